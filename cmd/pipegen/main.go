@@ -1,0 +1,171 @@
+// Command pipegen compiles a stream pipeline into one Go program.
+//
+// Usage:
+//
+//	pipegen check PIPELINE.yaml
+//	pipegen generate [-o DIR] [-dump-ir] PIPELINE.yaml
+//	pipegen build [-o BINARY] PIPELINE.yaml
+//
+// check parses the pipeline and type-checks it against the Go package it
+// names (`package:`, loaded with the go command from the pipeline file's
+// directory). Every problem is printed as file:line:col: message, paths
+// relative to the working directory; the exit status is 1 when there are
+// problems and 2 for a wrong command line.
+//
+// generate writes the generated main package (main.go and pipeline.go) into
+// DIR, by default a directory named after the pipeline next to the
+// pipeline file. Nothing is written when the pipeline has problems.
+// -dump-ir prints the compiled graph as JSON instead.
+//
+// build generates the program and builds it with `go build` inside the
+// module of the pipeline's package, so that the module's go.mod decides
+// every dependency's version; that module must require
+// github.com/pipegen/pipegen. The binary goes to BINARY, by default the
+// pipeline's name in the working directory.
+//
+// The generated program runs with
+//
+//	BINARY run [--parallelism N] [--checkpoint-dir DIR] [--set KEY=VALUE]...
+//
+// and BINARY --help lists every setting --set can change.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/pipegen/pipegen/compile"
+)
+
+const usage = `usage:
+  pipegen check PIPELINE.yaml                    report problems, change nothing
+  pipegen generate [-o DIR] [-dump-ir] PIPELINE.yaml  write the generated Go program
+  pipegen build [-o BINARY] PIPELINE.yaml        generate and go build the program
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// errUsage marks a wrong command line (exit status 2).
+var errUsage = errors.New("usage")
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "check":
+		err = check(args[1:], stdout)
+	case "generate":
+		err = generate(args[1:], stdout)
+	case "build":
+		err = build(args[1:], stdout)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "pipegen: unknown command %q\n%s", args[0], usage)
+		return 2
+	}
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, errUsage) {
+		fmt.Fprintf(stderr, "pipegen %s: %v\n%s", args[0], errors.Unwrap(err), usage)
+		return 2
+	}
+	if l, ok := compile.IsDiagnostics(err); ok {
+		wd, _ := os.Getwd()
+		fmt.Fprint(stderr, l.Format(wd))
+		return 1
+	}
+	fmt.Fprintf(stderr, "pipegen %s: %v\n", args[0], err)
+	return 1
+}
+
+// parse parses a subcommand's flags and returns its one pipeline file.
+func parse(fs *flag.FlagSet, args []string) (string, error) {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		return "", fmt.Errorf("%w", wrapUsage(err))
+	}
+	if fs.NArg() != 1 {
+		return "", wrapUsage(fmt.Errorf("want one pipeline file, got %d arguments", fs.NArg()))
+	}
+	return fs.Arg(0), nil
+}
+
+func wrapUsage(err error) error { return fmt.Errorf("%w%w", errUsage, err) }
+
+func check(args []string, stdout io.Writer) error {
+	path, err := parse(flag.NewFlagSet("check", flag.ContinueOnError), args)
+	if err != nil {
+		return err
+	}
+	p, err := compile.Check(path)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: pipeline %s is fine: %d nodes\n", path, p.Name, len(p.Nodes))
+	return nil
+}
+
+func generate(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
+	out := fs.String("o", "", "")
+	dump := fs.Bool("dump-ir", false, "")
+	path, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	res, err := compile.Generate(path)
+	if err != nil {
+		return err
+	}
+	if *dump {
+		b, err := compile.DumpIR(res.IR)
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(b)
+		return err
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join(filepath.Dir(path), res.IR.Name)
+	}
+	if err := res.Commit(dir); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %d files to %s\n", len(res.Files), dir)
+	return nil
+}
+
+func build(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("build", flag.ContinueOnError)
+	out := fs.String("o", "", "")
+	path, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	res, err := compile.Generate(path)
+	if err != nil {
+		return err
+	}
+	bin := *out
+	if bin == "" {
+		bin = res.IR.Name
+	}
+	if err := res.Build(bin); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "built %s\n", bin)
+	return nil
+}

@@ -1,0 +1,115 @@
+// Package compile drives the compiler: front end, type check, code
+// generation, and go build. cmd/pipegen is a thin shell around it.
+//
+// Generating returns the files and the diagnostics and writes nothing;
+// writing (Commit) and building are separate steps, so that `pipegen check`
+// is cheap and nothing is half-written when a pipeline has errors.
+package compile
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/pipegen/pipegen/codegen"
+	"github.com/pipegen/pipegen/diag"
+	"github.com/pipegen/pipegen/dsl"
+	"github.com/pipegen/pipegen/ir"
+)
+
+// Result is a compiled pipeline: its IR and its generated files.
+type Result struct {
+	IR    *ir.Pipeline
+	Files []codegen.File
+}
+
+// Check parses and type-checks the pipeline file at path. The returned
+// error is a *diag.List when the pipeline has problems.
+func Check(path string) (*ir.Pipeline, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read pipeline: %w", err)
+	}
+	spec, diags := dsl.ParseYAML(path, data)
+	if spec.Version == 0 {
+		// Not YAML, or another version: nothing more can be checked.
+		return nil, diags
+	}
+	// Resolve even when the structure has problems, so that the user sees
+	// every problem at once; the resolver skips what it cannot check.
+	p, more := dsl.Resolve(spec)
+	diags.Append(more)
+	if diags.Len() > 0 {
+		return nil, diags
+	}
+	return p, nil
+}
+
+// Generate compiles the pipeline file at path into Go source.
+func Generate(path string) (*Result, error) {
+	p, err := Check(path)
+	if err != nil {
+		return nil, err
+	}
+	files, err := codegen.Generate(p)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{IR: p, Files: files}, nil
+}
+
+// DumpIR renders the IR as indented JSON, for debugging and for comparing
+// front ends.
+func DumpIR(p *ir.Pipeline) ([]byte, error) {
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Commit writes the generated files into dir, each through a temporary file
+// and a rename, so that a reader never sees a half-written file.
+func (r *Result) Commit(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, f := range r.Files {
+		if err := writeFileAtomic(filepath.Join(dir, f.Name), f.Content); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
+
+// IsDiagnostics reports whether err lists problems in the pipeline (as
+// opposed to a failure of the tool), and returns them.
+func IsDiagnostics(err error) (*diag.List, bool) {
+	var l *diag.List
+	ok := errors.As(err, &l)
+	return l, ok
+}

@@ -1,0 +1,363 @@
+package dsl
+
+import (
+	"fmt"
+	"go/token"
+	"go/types"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/tools/go/packages"
+
+	"github.com/pipegen/pipegen/diag"
+	"github.com/pipegen/pipegen/ir"
+)
+
+// userPackage is the user's Go package, loaded with its types.
+type userPackage struct {
+	pkg *packages.Package
+	// moduleDir is the root of the user's module: IR positions are
+	// relative to it.
+	moduleDir string
+	// rootPkg is github.com/pipegen/pipegen as the user's package imports
+	// it (nil when it does not), for pipegen.Window.
+	rootPkg *types.Package
+}
+
+// pipegenPath is the import path of the package user code uses for the
+// types the runtime hands to it (pipegen.Window).
+const pipegenPath = "github.com/pipegen/pipegen"
+
+// loadMode asks go/packages for exactly what the checks use: names and
+// types of the user's package, positions, and the module it lives in.
+//
+// NeedSyntax makes go/packages type-check the package from source rather
+// than read export data, which holds only exported names: a pipeline that
+// names an unexported function gets "must be exported", not "unknown".
+const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedImports | packages.NeedModule
+
+// loadPackage loads the package named by pattern (a directory relative to
+// dir, or an import path) and reports its errors at their Go positions.
+func loadPackage(dir, pattern string, at diag.Pos, diags *diag.List) *userPackage {
+	cfg := &packages.Config{Mode: loadMode, Dir: dir, Tests: false}
+	pkgs, err := packages.Load(cfg, pattern)
+	if err != nil {
+		diags.Add(at, "cannot load Go package %q: %v", pattern, err)
+		return nil
+	}
+	if len(pkgs) != 1 {
+		diags.Add(at, "package %q names %d Go packages, want exactly one", pattern, len(pkgs))
+		return nil
+	}
+	pkg := pkgs[0]
+	if len(pkg.Errors) > 0 {
+		for _, e := range pkg.Errors {
+			diags.Add(goErrorPos(e.Pos, at), "%s", e.Msg)
+		}
+		diags.Add(at, "package %q has errors: fix them, then compile the pipeline again", pattern)
+		return nil
+	}
+	if pkg.Types == nil {
+		diags.Add(at, "package %q has no Go files", pattern)
+		return nil
+	}
+	if pkg.Name == "main" {
+		diags.Add(at, "package %s is a main package, which the generated program cannot import: put the pipeline's types and functions in a package of their own", pkg.PkgPath)
+		return nil
+	}
+	up := &userPackage{pkg: pkg}
+	if pkg.Module != nil {
+		up.moduleDir = pkg.Module.Dir
+	}
+	for _, imp := range pkg.Types.Imports() {
+		if imp.Path() == pipegenPath {
+			up.rootPkg = imp
+		}
+	}
+	return up
+}
+
+// goErrorPos parses the "file:line:col" of a go/packages error.
+func goErrorPos(s string, fallback diag.Pos) diag.Pos {
+	if s == "" || s == "-" {
+		return fallback
+	}
+	parts := strings.Split(s, ":")
+	p := diag.Pos{File: parts[0]}
+	if len(parts) > 1 {
+		fmt.Sscan(parts[1], &p.Line)
+	}
+	if len(parts) > 2 {
+		fmt.Sscan(parts[2], &p.Col)
+	}
+	return p
+}
+
+// position returns a Go position with the file relative to the working
+// directory, as diagnostics print it (positions also appear inside
+// messages, where diag.List cannot shorten them).
+func (u *userPackage) position(pos token.Pos) diag.Pos {
+	p := u.pkg.Fset.Position(pos)
+	file := p.Filename
+	if wd, err := os.Getwd(); err == nil && filepath.IsAbs(file) {
+		if rel, err := filepath.Rel(wd, file); err == nil {
+			file = rel
+		}
+	}
+	return diag.Pos{File: file, Line: p.Line, Col: p.Column}
+}
+
+// irPos makes a position relative to the module root.
+func (u *userPackage) irPos(p diag.Pos) ir.Pos {
+	return ir.Pos{File: u.rel(p.File), Line: p.Line, Col: p.Col}
+}
+
+func (u *userPackage) rel(file string) string {
+	if file == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil || u.moduleDir == "" {
+		return filepath.ToSlash(file)
+	}
+	rel, err := filepath.Rel(u.moduleDir, abs)
+	if err != nil {
+		return filepath.ToSlash(file)
+	}
+	return filepath.ToSlash(rel)
+}
+
+// qualifier prints the user's own types unqualified and others by package
+// name, the way the user reads them in their code.
+func (u *userPackage) qualifier(p *types.Package) string {
+	if p == u.pkg.Types {
+		return ""
+	}
+	return p.Name()
+}
+
+func (u *userPackage) typeString(t types.Type) string {
+	return types.TypeString(t, u.qualifier)
+}
+
+// lookupFunc finds a package-level function of the user's package.
+func (u *userPackage) lookupFunc(name Str, diags *diag.List) *types.Func {
+	obj := u.pkg.Types.Scope().Lookup(name.V)
+	if obj == nil {
+		diags.Add(name.Pos, "unknown function %q in package %s%s", name.V, u.pkg.PkgPath, suggest(name.V, u.names(func(o types.Object) bool { _, ok := o.(*types.Func); return ok })))
+		return nil
+	}
+	fn, ok := obj.(*types.Func)
+	if !ok {
+		diags.Add(name.Pos, "%s is a %s, not a function (declared at %s)", name.V, objectKind(obj), u.position(obj.Pos()))
+		return nil
+	}
+	if !fn.Exported() {
+		diags.Add(name.Pos, "function %s must be exported (start with a capital letter): the generated program calls it from another package", name.V)
+		return nil
+	}
+	if sig := fn.Type().(*types.Signature); sig.TypeParams().Len() > 0 {
+		diags.Add(name.Pos, "function %s is generic: name a function with concrete types (declare a non-generic wrapper)", name.V)
+		return nil
+	}
+	return fn
+}
+
+// lookupType finds a type of the user's package.
+func (u *userPackage) lookupType(name Str, diags *diag.List) types.Type {
+	obj := u.pkg.Types.Scope().Lookup(name.V)
+	if obj == nil {
+		diags.Add(name.Pos, "unknown type %q in package %s%s", name.V, u.pkg.PkgPath, suggest(name.V, u.names(func(o types.Object) bool { _, ok := o.(*types.TypeName); return ok })))
+		return nil
+	}
+	tn, ok := obj.(*types.TypeName)
+	if !ok {
+		diags.Add(name.Pos, "%s is a %s, not a type", name.V, objectKind(obj))
+		return nil
+	}
+	if !tn.Exported() {
+		diags.Add(name.Pos, "type %s must be exported (start with a capital letter): the generated program uses it from another package", name.V)
+		return nil
+	}
+	return tn.Type()
+}
+
+func (u *userPackage) names(keep func(types.Object) bool) []string {
+	var names []string
+	scope := u.pkg.Types.Scope()
+	for _, n := range scope.Names() {
+		if keep(scope.Lookup(n)) {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+func objectKind(obj types.Object) string {
+	switch obj.(type) {
+	case *types.Var:
+		return "variable"
+	case *types.Const:
+		return "constant"
+	case *types.TypeName:
+		return "type"
+	case *types.Func:
+		return "function"
+	}
+	return "name"
+}
+
+// typeConverter turns go/types types into IR types.
+type typeConverter struct {
+	u *userPackage
+	// expanding holds the defined types being converted, so that a
+	// recursive type (a tree of pointers to itself) ends.
+	expanding map[*types.TypeName]bool
+}
+
+func (c *typeConverter) convert(t types.Type) *ir.Type {
+	switch t := t.(type) {
+	case *types.Alias:
+		return c.convert(types.Unalias(t))
+	case *types.Basic:
+		switch {
+		case t.Info()&(types.IsBoolean|types.IsInteger|types.IsFloat|types.IsString) != 0 && t.Kind() != types.UnsafePointer && t.Info()&types.IsUntyped == 0:
+			return &ir.Type{Kind: ir.BasicType, Name: t.Name()}
+		}
+		return &ir.Type{Kind: ir.OpaqueType, Expr: t.Name()}
+	case *types.Named:
+		obj := t.Obj()
+		out := &ir.Type{Kind: ir.NamedType, Name: obj.Name()}
+		if obj.Pkg() != nil {
+			out.PkgPath = obj.Pkg().Path()
+			out.PkgName = obj.Pkg().Name()
+		}
+		if t.TypeArgs().Len() > 0 {
+			return &ir.Type{Kind: ir.OpaqueType, Expr: c.u.typeString(t)}
+		}
+		out.Stringer = hasStringMethod(t)
+		if c.expanding == nil {
+			c.expanding = map[*types.TypeName]bool{}
+		}
+		if !c.expanding[obj] && !isTimeType(t) {
+			c.expanding[obj] = true
+			out.Underlying = c.convert(t.Underlying())
+			delete(c.expanding, obj)
+		}
+		return out
+	case *types.Pointer:
+		return &ir.Type{Kind: ir.PointerType, Elem: c.convert(t.Elem())}
+	case *types.Slice:
+		return &ir.Type{Kind: ir.SliceType, Elem: c.convert(t.Elem())}
+	case *types.Array:
+		return &ir.Type{Kind: ir.ArrayType, Len: t.Len(), Elem: c.convert(t.Elem())}
+	case *types.Map:
+		return &ir.Type{Kind: ir.MapType, Key: c.convert(t.Key()), Elem: c.convert(t.Elem())}
+	case *types.Struct:
+		out := &ir.Type{Kind: ir.StructType}
+		for i := range t.NumFields() {
+			f := t.Field(i)
+			out.Fields = append(out.Fields, ir.Field{
+				Name:     f.Name(),
+				Type:     c.convert(f.Type()),
+				Exported: f.Exported(),
+				Tag:      t.Tag(i),
+				Pos:      c.u.irPos(c.u.position(f.Pos())),
+			})
+		}
+		return out
+	}
+	return &ir.Type{Kind: ir.OpaqueType, Expr: c.u.typeString(t)}
+}
+
+// isTimeType reports time.Time and time.Duration, which serializers treat
+// as basic values rather than by their fields.
+func isTimeType(t *types.Named) bool {
+	obj := t.Obj()
+	return obj.Pkg() != nil && obj.Pkg().Path() == "time" && (obj.Name() == "Time" || obj.Name() == "Duration")
+}
+
+func hasStringMethod(t types.Type) bool {
+	ms := types.NewMethodSet(t)
+	for i := range ms.Len() {
+		f := ms.At(i).Obj().(*types.Func)
+		if f.Name() != "String" {
+			continue
+		}
+		sig := f.Type().(*types.Signature)
+		return sig.Params().Len() == 0 && sig.Results().Len() == 1 && types.Identical(sig.Results().At(0).Type(), types.Typ[types.String])
+	}
+	return false
+}
+
+// keyProblem explains why t cannot be a key, or returns "": a key must be
+// comparable and hash the same in every process, so pointers, interfaces,
+// channels and complex numbers are out.
+func keyProblem(t types.Type, u *userPackage) string {
+	switch tt := t.Underlying().(type) {
+	case *types.Basic:
+		if tt.Info()&(types.IsBoolean|types.IsInteger|types.IsFloat|types.IsString) != 0 {
+			return ""
+		}
+		return fmt.Sprintf("%s cannot be hashed the same way in every run", u.typeString(t))
+	case *types.Struct:
+		for i := range tt.NumFields() {
+			f := tt.Field(i)
+			if !f.Exported() && f.Pkg() != nil && f.Pkg().Path() != u.pkg.PkgPath {
+				return fmt.Sprintf("field %s is unexported in package %s, so the generated code cannot hash it", f.Name(), f.Pkg().Path())
+			}
+			if !f.Exported() {
+				return fmt.Sprintf("field %s is unexported, so the generated code cannot hash it: export it", f.Name())
+			}
+			if p := keyProblem(f.Type(), u); p != "" {
+				return fmt.Sprintf("field %s: %s", f.Name(), p)
+			}
+		}
+		return ""
+	case *types.Array:
+		return keyProblem(tt.Elem(), u)
+	case *types.Pointer:
+		return fmt.Sprintf("%s is a pointer, and pointers hash differently in every run: key by a value", u.typeString(t))
+	}
+	if !types.Comparable(t) {
+		return fmt.Sprintf("%s is not comparable", u.typeString(t))
+	}
+	return fmt.Sprintf("%s cannot be hashed the same way in every run: use a string, a number, or a struct of them", u.typeString(t))
+}
+
+// jsonProblem explains why values of t cannot be written as JSON, or
+// returns "".
+func jsonProblem(t types.Type, u *userPackage, seen map[types.Type]bool) string {
+	if seen[t] {
+		return ""
+	}
+	seen[t] = true
+	switch tt := t.Underlying().(type) {
+	case *types.Signature, *types.Chan:
+		return fmt.Sprintf("%s cannot be written as JSON", u.typeString(t))
+	case *types.Basic:
+		if tt.Info()&types.IsComplex != 0 || tt.Kind() == types.UnsafePointer {
+			return fmt.Sprintf("%s cannot be written as JSON", u.typeString(t))
+		}
+	case *types.Pointer:
+		return jsonProblem(tt.Elem(), u, seen)
+	case *types.Slice:
+		return jsonProblem(tt.Elem(), u, seen)
+	case *types.Array:
+		return jsonProblem(tt.Elem(), u, seen)
+	case *types.Map:
+		return jsonProblem(tt.Elem(), u, seen)
+	case *types.Struct:
+		for i := range tt.NumFields() {
+			f := tt.Field(i)
+			if !f.Exported() {
+				continue
+			}
+			if p := jsonProblem(f.Type(), u, seen); p != "" {
+				return fmt.Sprintf("field %s: %s", f.Name(), p)
+			}
+		}
+	}
+	return ""
+}

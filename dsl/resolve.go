@@ -1,0 +1,836 @@
+package dsl
+
+import (
+	"fmt"
+	"go/types"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pipegen/pipegen/diag"
+	"github.com/pipegen/pipegen/ir"
+	"github.com/pipegen/pipegen/runtime/catalog"
+)
+
+// Defaults of the pipeline settings.
+const (
+	DefaultParallelism    = 1
+	DefaultMaxParallelism = 128
+	DefaultCheckpointMode = "exactly-once"
+	DefaultInterval       = 10 * time.Second
+	DefaultTimeout        = 10 * time.Minute
+	DefaultRetain         = 3
+	DefaultCheckpointDir  = "checkpoints"
+)
+
+// Resolve checks a spec against the user's Go package and builds the IR. It
+// reports every problem it can find in one pass; the IR is nil unless the
+// list is empty.
+func Resolve(spec *Spec) (*ir.Pipeline, *diag.List) {
+	r := &resolver{spec: spec, diags: &diag.List{}, byName: map[string]*rnode{}}
+	p := r.resolve()
+	if r.diags.Len() > 0 {
+		return nil, r.diags
+	}
+	return p, r.diags
+}
+
+type resolver struct {
+	spec  *Spec
+	diags *diag.List
+	u     *userPackage
+	conv  typeConverter
+
+	nodes  []*rnode // in declaration order
+	byName map[string]*rnode
+	order  []*rnode // topological
+}
+
+// rnode is a node being resolved.
+type rnode struct {
+	spec   *NodeSpec
+	decl   int // declaration index
+	inputs []rinput
+	// out is the type of the node's records, nil for sinks and when it
+	// could not be determined (an error was reported).
+	out types.Type
+	// ok is false once a problem was reported on the node: its types are
+	// not trusted, so that one mistake does not cascade into many.
+	ok bool
+	ir *ir.Node
+}
+
+type rinput struct {
+	from *rnode
+	side string
+	pos  diag.Pos
+}
+
+func (r *resolver) errorf(pos diag.Pos, format string, args ...any) {
+	r.diags.Add(pos, format, args...)
+}
+
+var pipelineName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+var nodeName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+func (r *resolver) resolve() *ir.Pipeline {
+	s := r.spec
+	p := &ir.Pipeline{
+		Name:           s.Name.V,
+		Parallelism:    orInt(s.Parallelism, DefaultParallelism),
+		MaxParallelism: orInt(s.MaxParallelism, DefaultMaxParallelism),
+		StateBackend:   "memory",
+	}
+	if s.Name.Set && !pipelineName.MatchString(s.Name.V) {
+		r.errorf(s.Name.Pos, "pipeline name %q must be lowercase letters, digits and dashes, starting with a letter: it names the program", s.Name.V)
+	}
+	if p.MaxParallelism < p.Parallelism {
+		r.errorf(s.MaxParallelism.Pos, "max-parallelism %d is less than parallelism %d: keyed operators need at least one key group per subtask", p.MaxParallelism, p.Parallelism)
+	}
+	if s.StateBackend.Set {
+		switch s.StateBackend.V {
+		case "memory":
+		case "pebble":
+			r.errorf(s.StateBackend.Pos, "state backend pebble is not supported yet: use memory")
+		default:
+			r.errorf(s.StateBackend.Pos, "unknown state backend %q: use memory", s.StateBackend.V)
+		}
+	}
+	p.Checkpoint = r.checkpoint(&s.Checkpoint)
+
+	r.declare()
+	r.link()
+	r.sort()
+
+	pkgPattern := "."
+	pkgPos := diag.Pos{File: s.File, Line: 1, Col: 1}
+	if s.Package.Set {
+		pkgPattern, pkgPos = s.Package.V, s.Package.Pos
+	}
+	dir := filepath.Dir(s.File)
+	r.u = loadPackage(dir, pkgPattern, pkgPos, r.diags)
+	if r.u == nil {
+		return nil
+	}
+	r.conv = typeConverter{u: r.u}
+	p.Package = ir.Package{Path: r.u.pkg.PkgPath, Name: r.u.pkg.Name}
+	p.Source = r.u.rel(s.File)
+	p.ModuleDir = r.u.moduleDir
+
+	for _, n := range r.order {
+		r.check(n)
+	}
+	for i, n := range r.order {
+		n.ir.ID = i
+		p.Nodes = append(p.Nodes, n.ir)
+	}
+	for _, n := range r.order {
+		for _, in := range n.inputs {
+			e := ir.Edge{From: in.from.ir.ID, Side: in.side, Partition: r.partition(in.from, n)}
+			if in.from.out != nil {
+				e.Type = r.conv.convert(in.from.out)
+			}
+			n.ir.Inputs = append(n.ir.Inputs, e)
+		}
+	}
+	return p
+}
+
+func orInt(v Int, def int) int {
+	if v.Set {
+		return v.V
+	}
+	return def
+}
+
+func (r *resolver) checkpoint(c *CheckpointSpec) ir.Checkpoint {
+	out := ir.Checkpoint{
+		Mode:     DefaultCheckpointMode,
+		Interval: DefaultInterval,
+		Timeout:  DefaultTimeout,
+		Retain:   orInt(c.Retain, DefaultRetain),
+		Dir:      DefaultCheckpointDir,
+	}
+	if c.Mode.Set {
+		switch c.Mode.V {
+		case "exactly-once", "at-least-once", "none":
+			out.Mode = c.Mode.V
+		default:
+			r.errorf(c.Mode.Pos, "checkpoint mode %q: use exactly-once, at-least-once or none", c.Mode.V)
+		}
+	}
+	dur := func(s Str, dst *time.Duration, zeroOK bool) {
+		if !s.Set {
+			return
+		}
+		d, err := catalog.ParseDuration(s.V)
+		switch {
+		case err != nil:
+			r.errorf(s.Pos, "%v", err)
+		case d == 0 && !zeroOK:
+			r.errorf(s.Pos, "must be more than 0")
+		default:
+			*dst = d
+		}
+	}
+	dur(c.Interval, &out.Interval, false)
+	dur(c.Timeout, &out.Timeout, false)
+	dur(c.MinPause, &out.MinPause, true)
+	if c.Dir.Set {
+		out.Dir = c.Dir.V
+	}
+	return out
+}
+
+// declare checks names and uids and indexes the nodes by name.
+func (r *resolver) declare() {
+	uids := map[string]*rnode{}
+	for i, ns := range r.spec.Nodes() {
+		n := &rnode{spec: ns, decl: i, ok: true}
+		r.nodes = append(r.nodes, n)
+		n.ir = &ir.Node{Name: ns.Name.V, Kind: ir.Kind(ns.Kind.V), Parallelism: ns.Parallelism.V}
+		if !ns.Name.Set {
+			n.ok = false
+			continue
+		}
+		if !nodeName.MatchString(ns.Name.V) {
+			r.errorf(ns.Name.Pos, "name %q: use letters, digits, '_' and '-', starting with a letter ('.' is kept for side outputs such as counts.late)", ns.Name.V)
+		}
+		if prev, dup := r.byName[ns.Name.V]; dup {
+			r.errorf(ns.Name.Pos, "duplicate name %q: %s %q is declared at %s too; every node needs its own name", ns.Name.V, prev.spec.Section.Singular(), ns.Name.V, prev.spec.Name.Pos)
+			n.ok = false
+			continue
+		}
+		r.byName[ns.Name.V] = n
+		uid := ns.Name.V
+		uidPos := ns.Name.Pos
+		if ns.UID.Set {
+			uid, uidPos = ns.UID.V, ns.UID.Pos
+			if uid == "" {
+				r.errorf(uidPos, "uid must not be empty")
+			}
+		}
+		if prev, dup := uids[uid]; dup {
+			r.errorf(uidPos, "uid %q of %q is taken by %q: a uid names one node's state, so every node needs its own", uid, ns.Name.V, prev.spec.Name.V)
+		}
+		uids[uid] = n
+		n.ir.UID = uid
+	}
+	if len(r.spec.Sources) == 0 {
+		r.errorf(diag.Pos{File: r.spec.File, Line: 1, Col: 1}, "the pipeline has no sources: add a `sources:` list")
+	}
+	if len(r.spec.Sinks) == 0 {
+		r.errorf(diag.Pos{File: r.spec.File, Line: 1, Col: 1}, "the pipeline has no sinks, so it would compute nothing anyone sees: add a `sinks:` list")
+	}
+}
+
+// link resolves every input name and checks the number of inputs.
+func (r *resolver) link() {
+	for _, n := range r.nodes {
+		ns := n.spec
+		for _, in := range ns.Inputs {
+			name, side, _ := strings.Cut(in.V, ".")
+			from, ok := r.byName[name]
+			if !ok {
+				r.errorf(in.Pos, "unknown input %q%s", in.V, suggest(name, slices.Sorted(mapsKeys(r.byName))))
+				n.ok = false
+				continue
+			}
+			if from.spec.Section == Sinks {
+				r.errorf(in.Pos, "input %q is a sink, which has no output", in.V)
+				n.ok = false
+				continue
+			}
+			if side != "" {
+				r.errorf(in.Pos, "side outputs (%s) are not supported yet: they come with windows and lateness", in.V)
+				n.ok = false
+				continue
+			}
+			if slices.ContainsFunc(n.inputs, func(i rinput) bool { return i.from == from && i.side == side }) {
+				r.errorf(in.Pos, "input %q is listed twice", in.V)
+				n.ok = false
+				continue
+			}
+			n.inputs = append(n.inputs, rinput{from: from, side: side, pos: in.Pos})
+		}
+		if ns.Section == Sources || !ns.Name.Set {
+			continue
+		}
+		want := 1
+		switch ns.Kind.V {
+		case "union":
+			want = -2
+		case "join":
+			want = 2
+		}
+		got := len(ns.Inputs)
+		switch {
+		case got == 0:
+			r.errorf(ns.Name.Pos, "%s %q has no input: add `input: NAME`", ns.Section.Singular(), ns.Name.V)
+			n.ok = false
+		case want == 1 && got > 1:
+			r.errorf(ns.Inputs[1].Pos, "%s %q has %d inputs but a %s takes one: merge streams with a union first", ns.Section.Singular(), ns.Name.V, got, ns.Kind.V)
+			n.ok = false
+		case want == 2 && got != 2:
+			r.errorf(ns.Name.Pos, "join %q takes exactly two inputs, got %d", ns.Name.V, got)
+			n.ok = false
+		case want == -2 && got < 2:
+			r.errorf(ns.Name.Pos, "union %q merges two or more inputs, got %d: list them under `inputs:`", ns.Name.V, got)
+			n.ok = false
+		}
+	}
+}
+
+func mapsKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// sort orders the nodes topologically, keeping the declaration order where
+// the graph allows, and reports cycles.
+func (r *resolver) sort() {
+	const (
+		unvisited = iota
+		visiting
+		done
+	)
+	state := map[*rnode]int{}
+	var visit func(n *rnode, path []*rnode)
+	visit = func(n *rnode, path []*rnode) {
+		switch state[n] {
+		case done:
+			return
+		case visiting:
+			i := slices.Index(path, n)
+			var names []string
+			// path runs from consumer to producer; show the data's way.
+			names = append(names, n.spec.Name.V)
+			for _, m := range slices.Backward(path[i:]) {
+				names = append(names, m.spec.Name.V)
+			}
+			r.errorf(n.spec.Name.Pos, "cycle: %s; a pipeline is a graph without loops", strings.Join(names, " -> "))
+			for _, m := range path[i:] {
+				m.ok = false
+			}
+			return
+		}
+		state[n] = visiting
+		for _, in := range n.inputs {
+			visit(in.from, append(path, n))
+		}
+		state[n] = done
+		r.order = append(r.order, n)
+	}
+	for _, n := range r.nodes {
+		visit(n, nil)
+	}
+}
+
+// check type-checks one node; its inputs are checked already.
+func (r *resolver) check(n *rnode) {
+	ns := n.spec
+	r.checkUnsupported(n)
+	var in types.Type
+	for _, i := range n.inputs {
+		if i.from.out == nil {
+			// The input's type is unknown, for a reason reported already.
+			return
+		}
+		if in == nil {
+			in = i.from.out
+		} else if !types.Identical(in, i.from.out) && ns.Kind.V != "join" {
+			r.errorf(i.pos, "input %q carries %s but %q carries %s: the inputs of a %s must carry the same type", i.from.spec.Name.V, r.u.typeString(i.from.out), n.inputs[0].from.spec.Name.V, r.u.typeString(in), ns.Kind.V)
+			n.ok = false
+			return
+		}
+	}
+	if !n.ok && ns.Section != Sources {
+		return
+	}
+	switch ns.Section {
+	case Sources:
+		n.out = r.checkSource(n)
+	case Sinks:
+		r.checkSink(n, in)
+	default:
+		n.out = r.checkOperator(n, in)
+	}
+	if n.out != nil {
+		n.ir.Out = r.conv.convert(n.out)
+	}
+}
+
+// checkUnsupported reports what this compiler parses but cannot run yet,
+// so that nothing in a pipeline is silently ignored. Such a node still
+// gets its type where it can, so that the nodes after it are checked.
+func (r *resolver) checkUnsupported(n *rnode) {
+	ns := n.spec
+	if ns.Kind.V == "process" || ns.Kind.V == "join" {
+		r.errorf(ns.Kind.Pos, "%s operators are not supported yet: they come with event time and timers", ns.Kind.V)
+		n.ok = false
+	}
+	if ns.Window != nil {
+		r.errorf(ns.Window.Pos, "windows are not supported yet: they come with event time")
+		n.ok = false
+	}
+	if ns.AllowedLateness.Set {
+		r.errorf(ns.AllowedLateness.Pos, "allowed-lateness is not supported yet: it comes with event-time windows")
+		n.ok = false
+	}
+	if ns.Timestamps != nil {
+		r.errorf(ns.Timestamps.Pos, "timestamps are not supported yet: they come with event time")
+		n.ok = false
+	}
+	if ns.OnTimer.Set {
+		r.errorf(ns.OnTimer.Pos, "on-timer is not supported yet: it comes with process operators and timers")
+		n.ok = false
+	}
+}
+
+func (r *resolver) fn(f *types.Func, shape string) *ir.Func {
+	return &ir.Func{
+		PkgPath:   f.Pkg().Path(),
+		Name:      f.Name(),
+		Shape:     shape,
+		Signature: r.u.typeString(f.Type()),
+		Pos:       r.u.irPos(r.u.position(f.Pos())),
+	}
+}
+
+// signatureError reports a function whose signature does not fit, showing
+// what was expected and what was found.
+func (r *resolver) signatureError(name Str, role string, f *types.Func, expected ...string) {
+	r.errorf(name.Pos, "%s %s has the wrong signature: expected %s, got %s (declared at %s)",
+		role, name.V, strings.Join(expected, " or "), r.u.typeString(f.Type()), r.u.position(f.Pos()))
+}
+
+func params(f *types.Func) (*types.Tuple, *types.Tuple) {
+	sig := f.Type().(*types.Signature)
+	if sig.Variadic() {
+		return nil, nil
+	}
+	return sig.Params(), sig.Results()
+}
+
+var errorType = types.Universe.Lookup("error").Type()
+
+func (r *resolver) checkSource(n *rnode) types.Type {
+	ns := n.spec
+	if !ns.Connector.Set {
+		return nil // reported by the front end
+	}
+	conn := catalog.Lookup(catalog.SourceRole, ns.Connector.V)
+	if conn == nil {
+		return nil
+	}
+	n.ir.Connector = conn.Name
+	opts := r.options(n, conn)
+	switch conn.Name {
+	case "file":
+		format := opts["format"]
+		n.ir.Format = format.V
+		typ, hasType := opts["type"]
+		if format.V == "lines" {
+			if hasType && typ.Set {
+				r.errorf(typ.Pos, "type is for the jsonl and csv formats; format lines gives strings")
+			}
+			return types.Typ[types.String]
+		}
+		if !hasType || !typ.Set {
+			r.errorf(ns.Name.Pos, "source %q reads %s: name the record type with `type: TypeName`", ns.Name.V, format.V)
+			n.ok = false
+			return nil
+		}
+		t := r.u.lookupType(typ.Value(), r.diags)
+		if t == nil {
+			n.ok = false
+			return nil
+		}
+		if format.V == "csv" {
+			if p := csvProblem(t, r.u); p != "" {
+				r.errorf(typ.Pos, "type %s cannot be read from csv: %s", typ.V, p)
+				n.ok = false
+				return nil
+			}
+		}
+		return t
+	case "generator":
+		gen, ok := opts["generate"]
+		if !ok {
+			return nil
+		}
+		f := r.u.lookupFunc(gen.Value(), r.diags)
+		if f == nil {
+			n.ok = false
+			return nil
+		}
+		ps, rs := params(f)
+		if ps != nil && ps.Len() == 1 && types.Identical(ps.At(0).Type(), types.Typ[types.Uint64]) &&
+			rs.Len() == 2 && types.Identical(rs.At(1).Type(), types.Typ[types.Bool]) {
+			n.ir.Fn = r.fn(f, "")
+			return rs.At(0).Type()
+		}
+		r.signatureError(gen.Value(), "generator", f, "func(seq uint64) (T, bool)")
+		n.ok = false
+	}
+	return nil
+}
+
+// optionValue is an option as written, or its default.
+type optionValue struct {
+	V   string
+	Pos diag.Pos
+	Set bool // written in the pipeline
+}
+
+func (o optionValue) Value() Str { return Str{V: o.V, Pos: o.Pos, Set: o.Set} }
+
+// options checks a connector's options and returns them with defaults.
+func (r *resolver) options(n *rnode, conn *catalog.Connector) map[string]optionValue {
+	ns := n.spec
+	out := map[string]optionValue{}
+	for _, o := range conn.Options {
+		if o.Default != "" {
+			out[o.Name] = optionValue{V: o.Default, Pos: ns.Connector.Pos}
+		}
+	}
+	for _, o := range ns.Options {
+		opt := conn.Option(o.Name.V)
+		if opt == nil {
+			continue // reported by the front end
+		}
+		if err := opt.Check(o.Value.V); err != nil {
+			r.errorf(o.Value.Pos, "%v", err)
+			n.ok = false
+			continue
+		}
+		out[o.Name.V] = optionValue{V: o.Value.V, Pos: o.Value.Pos, Set: true}
+		if !opt.Static {
+			n.ir.Options = append(n.ir.Options, ir.Option{Name: o.Name.V, Value: o.Value.V})
+		}
+	}
+	slices.SortFunc(n.ir.Options, func(a, b ir.Option) int { return strings.Compare(a.Name, b.Name) })
+	for _, o := range conn.Options {
+		if _, ok := out[o.Name]; !ok && o.Required {
+			r.errorf(ns.Name.Pos, "%s %q needs option %s: %s", conn.Role, ns.Name.V, o.Name, o.Doc)
+			n.ok = false
+		}
+	}
+	return out
+}
+
+func (r *resolver) checkSink(n *rnode, in types.Type) {
+	ns := n.spec
+	if !ns.Connector.Set {
+		return
+	}
+	conn := catalog.Lookup(catalog.SinkRole, ns.Connector.V)
+	if conn == nil {
+		return
+	}
+	n.ir.Connector = conn.Name
+	opts := r.options(n, conn)
+	if in == nil {
+		return
+	}
+	isString := types.Identical(in, types.Typ[types.String])
+	stringer := hasStringMethod(in)
+	format, set := opts["format"]
+	if !set {
+		switch {
+		case isString, stringer && conn.Name == "stdout":
+			format.V = "lines"
+		default:
+			format.V = "jsonl"
+		}
+	}
+	n.ir.Format = format.V
+	switch format.V {
+	case "lines":
+		if !isString && !stringer {
+			r.errorf(format.Pos, "format lines writes strings, and %s is neither a string nor has a String() string method: use format jsonl, or add a String method", r.u.typeString(in))
+			n.ok = false
+		}
+	case "jsonl":
+		if p := jsonProblem(in, r.u, map[types.Type]bool{}); p != "" {
+			r.errorf(ns.Name.Pos, "sink %q cannot write %s as JSON: %s", ns.Name.V, r.u.typeString(in), p)
+			n.ok = false
+		}
+	}
+}
+
+func (r *resolver) checkOperator(n *rnode, in types.Type) types.Type {
+	ns := n.spec
+	kind := ns.Kind.V
+	if in == nil {
+		return nil
+	}
+	stateful := ir.Kind(kind).Stateful()
+	if len(ns.Keys) > 0 && !stateful {
+		r.errorf(ns.Keys[0].Pos, "key is for reduce, aggregate, process and join; a %s keeps no state per key", kind)
+		n.ok = false
+	}
+	if ns.Emit.Set {
+		switch {
+		case kind != "reduce" && kind != "aggregate":
+			r.errorf(ns.Emit.Pos, "emit is for reduce and aggregate")
+			n.ok = false
+		case ns.Emit.V != "update" && ns.Emit.V != "final":
+			r.errorf(ns.Emit.Pos, "emit wants update (a result after every record) or final (one result per key when the input ends), got %q", ns.Emit.V)
+			n.ok = false
+		}
+	}
+	if kind == "process" || kind == "join" {
+		return nil // reported by checkUnsupported
+	}
+	var key types.Type
+	if stateful {
+		if len(ns.Keys) == 0 {
+			r.errorf(ns.Kind.Pos, "%s %q keeps state per key and needs one: add `key: KeyFunc` (func(%s) K)", kind, ns.Name.V, r.u.typeString(in))
+			n.ok = false
+		} else {
+			key = r.checkKey(n, ns.Keys[0], in)
+		}
+		n.ir.Emit = "update"
+		if ns.Emit.Set {
+			n.ir.Emit = ns.Emit.V
+		}
+	}
+	inS := r.u.typeString(in)
+	switch kind {
+	case "map":
+		f := r.u.lookupFunc(ns.Fn, r.diags)
+		if f == nil {
+			return nil
+		}
+		ps, rs := params(f)
+		if ps != nil && ps.Len() == 1 && types.Identical(ps.At(0).Type(), in) {
+			if rs.Len() == 1 {
+				n.ir.Fn = r.fn(f, "value")
+				return rs.At(0).Type()
+			}
+			if rs.Len() == 2 && types.Identical(rs.At(1).Type(), errorType) {
+				n.ir.Fn = r.fn(f, "error")
+				return rs.At(0).Type()
+			}
+		}
+		r.signatureError(ns.Fn, "map", f, fmt.Sprintf("func(%s) Out", inS), fmt.Sprintf("func(%s) (Out, error)", inS))
+	case "filter":
+		f := r.u.lookupFunc(ns.Fn, r.diags)
+		if f == nil {
+			return nil
+		}
+		ps, rs := params(f)
+		if ps != nil && ps.Len() == 1 && types.Identical(ps.At(0).Type(), in) && rs.Len() == 1 && types.Identical(rs.At(0).Type(), types.Typ[types.Bool]) {
+			n.ir.Fn = r.fn(f, "")
+			return in
+		}
+		r.signatureError(ns.Fn, "filter", f, fmt.Sprintf("func(%s) bool", inS))
+	case "flatmap":
+		f := r.u.lookupFunc(ns.Fn, r.diags)
+		if f == nil {
+			return nil
+		}
+		ps, rs := params(f)
+		if ps != nil && ps.Len() == 2 && types.Identical(ps.At(0).Type(), in) && rs.Len() == 0 {
+			if emit, ok := ps.At(1).Type().Underlying().(*types.Signature); ok && emit.Params().Len() == 1 && emit.Results().Len() == 0 && !emit.Variadic() {
+				n.ir.Fn = r.fn(f, "emit")
+				return emit.Params().At(0).Type()
+			}
+		}
+		if ps != nil && ps.Len() == 1 && types.Identical(ps.At(0).Type(), in) && rs.Len() == 1 {
+			if sl, ok := rs.At(0).Type().(*types.Slice); ok {
+				n.ir.Fn = r.fn(f, "slice")
+				return sl.Elem()
+			}
+		}
+		r.signatureError(ns.Fn, "flatmap", f, fmt.Sprintf("func(%s, func(Out))", inS), fmt.Sprintf("func(%s) []Out", inS))
+	case "reduce":
+		f := r.u.lookupFunc(ns.Fn, r.diags)
+		if f == nil {
+			return nil
+		}
+		ps, rs := params(f)
+		if ps != nil && ps.Len() == 2 && rs.Len() == 1 && types.Identical(ps.At(0).Type(), in) && types.Identical(ps.At(1).Type(), in) && types.Identical(rs.At(0).Type(), in) {
+			n.ir.Fn = r.fn(f, "")
+			r.checkState(n, ns.Fn, in)
+			return in
+		}
+		r.signatureError(ns.Fn, "reduce", f, fmt.Sprintf("func(acc, in %s) %s", inS, inS))
+	case "aggregate":
+		return r.checkAggregate(n, in, key)
+	case "union":
+		return in
+	}
+	n.ok = false
+	return nil
+}
+
+func (r *resolver) checkKey(n *rnode, name Str, in types.Type) types.Type {
+	f := r.u.lookupFunc(name, r.diags)
+	if f == nil {
+		n.ok = false
+		return nil
+	}
+	ps, rs := params(f)
+	if ps == nil || ps.Len() != 1 || rs.Len() != 1 || !types.Identical(ps.At(0).Type(), in) {
+		r.signatureError(name, "key", f, fmt.Sprintf("func(%s) K", r.u.typeString(in)))
+		n.ok = false
+		return nil
+	}
+	k := rs.At(0).Type()
+	if p := keyProblem(k, r.u); p != "" {
+		r.errorf(name.Pos, "key %s returns %s, which cannot be a key: %s", name.V, r.u.typeString(k), p)
+		n.ok = false
+		return nil
+	}
+	n.ir.Key = r.fn(f, "")
+	n.ir.KeyType = r.conv.convert(k)
+	return k
+}
+
+func (r *resolver) checkAggregate(n *rnode, in, key types.Type) types.Type {
+	ns := n.spec
+	if !ns.Add.Set {
+		return nil // reported by the front end
+	}
+	add := r.u.lookupFunc(ns.Add, r.diags)
+	if add == nil {
+		n.ok = false
+		return nil
+	}
+	inS := r.u.typeString(in)
+	ps, rs := params(add)
+	var acc types.Type
+	if ps != nil && ps.Len() == 2 && rs.Len() == 0 && types.Identical(ps.At(1).Type(), in) {
+		if ptr, ok := ps.At(0).Type().(*types.Pointer); ok {
+			acc = ptr.Elem()
+		}
+	}
+	if acc == nil {
+		r.signatureError(ns.Add, "aggregate add", add, fmt.Sprintf("func(acc *A, in %s)", inS))
+		n.ok = false
+		return nil
+	}
+	n.ir.Add = r.fn(add, "")
+	n.ir.Acc = r.conv.convert(acc)
+	r.checkState(n, ns.Add, acc)
+	if !ns.Result.Set {
+		// Without a result function the accumulator itself is emitted.
+		return acc
+	}
+	res := r.u.lookupFunc(ns.Result, r.diags)
+	if res == nil || key == nil {
+		n.ok = false
+		return nil
+	}
+	accPtr := types.NewPointer(acc)
+	ps, rs = params(res)
+	if ps != nil && ps.Len() == 2 && rs.Len() == 1 && types.Identical(ps.At(0).Type(), key) && types.Identical(ps.At(1).Type(), accPtr) {
+		n.ir.Result = r.fn(res, "")
+		return rs.At(0).Type()
+	}
+	if ps != nil && ps.Len() == 3 && rs.Len() == 1 && isWindowType(ps.At(1).Type()) {
+		r.errorf(ns.Result.Pos, "result %s takes a window, but %q has no window: drop the window parameter", ns.Result.V, ns.Name.V)
+		n.ok = false
+		return nil
+	}
+	r.signatureError(ns.Result, "aggregate result", res, fmt.Sprintf("func(key %s, acc %s) Out", r.u.typeString(key), r.u.typeString(accPtr)))
+	n.ok = false
+	return nil
+}
+
+func isWindowType(t types.Type) bool {
+	named, ok := t.(*types.Named)
+	return ok && named.Obj().Pkg() != nil && named.Obj().Pkg().Path() == pipegenPath && named.Obj().Name() == "Window"
+}
+
+// checkState makes sure a state type can be checkpointed.
+func (r *resolver) checkState(n *rnode, at Str, t types.Type) {
+	if p := stateProblem(t, r.u, map[types.Type]bool{}); p != "" {
+		r.errorf(at.Pos, "state of %q has type %s, which cannot be checkpointed: %s", n.spec.Name.V, r.u.typeString(t), p)
+		n.ok = false
+	}
+}
+
+// stateProblem explains why t cannot be stored in state, or returns "":
+// the supported types are those the generated serializers handle.
+func stateProblem(t types.Type, u *userPackage, seen map[types.Type]bool) string {
+	if seen[t] {
+		return ""
+	}
+	seen[t] = true
+	if named, ok := types.Unalias(t).(*types.Named); ok && isTimeType(named) {
+		return ""
+	}
+	switch tt := t.Underlying().(type) {
+	case *types.Basic:
+		if tt.Info()&(types.IsBoolean|types.IsInteger|types.IsFloat|types.IsString) != 0 && tt.Kind() != types.Uintptr {
+			return ""
+		}
+		return fmt.Sprintf("%s is not supported in state", u.typeString(t))
+	case *types.Pointer:
+		return stateProblem(tt.Elem(), u, seen)
+	case *types.Slice:
+		return stateProblem(tt.Elem(), u, seen)
+	case *types.Array:
+		return stateProblem(tt.Elem(), u, seen)
+	case *types.Map:
+		if p := stateProblem(tt.Key(), u, seen); p != "" {
+			return p
+		}
+		return stateProblem(tt.Elem(), u, seen)
+	case *types.Struct:
+		for i := range tt.NumFields() {
+			f := tt.Field(i)
+			if p := stateProblem(f.Type(), u, seen); p != "" {
+				return fmt.Sprintf("field %s (%s): %s", f.Name(), u.position(f.Pos()), p)
+			}
+		}
+		return ""
+	}
+	return fmt.Sprintf("%s (a func, chan or interface) cannot be serialized", u.typeString(t))
+}
+
+// csvProblem explains why t cannot be decoded from csv, or returns "".
+func csvProblem(t types.Type, u *userPackage) string {
+	st, ok := t.Underlying().(*types.Struct)
+	if !ok {
+		return "csv records decode into a struct"
+	}
+	for i := range st.NumFields() {
+		f := st.Field(i)
+		if !f.Exported() {
+			continue
+		}
+		ft := f.Type()
+		if named, ok := types.Unalias(ft).(*types.Named); ok && isTimeType(named) {
+			continue
+		}
+		b, ok := ft.Underlying().(*types.Basic)
+		if !ok || b.Info()&(types.IsBoolean|types.IsInteger|types.IsFloat|types.IsString) == 0 {
+			return fmt.Sprintf("field %s has type %s; csv fields are strings, numbers, bools, time.Time and time.Duration", f.Name(), u.typeString(ft))
+		}
+	}
+	return ""
+}
+
+// partition decides how records travel from one node to the next.
+func (r *resolver) partition(from, to *rnode) ir.Partition {
+	if to.ir.Kind.Stateful() {
+		return ir.Hash
+	}
+	if from.spec.Parallelism.V == to.spec.Parallelism.V {
+		// Both use the default, or both the same number: equal whatever
+		// --parallelism the program is run with.
+		return ir.Forward
+	}
+	return ir.Rebalance
+}

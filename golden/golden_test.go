@@ -1,0 +1,176 @@
+package golden
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/internal/goldenfile"
+)
+
+func cases(t *testing.T) []string {
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != "testdata" {
+			if _, err := os.Stat(filepath.Join(e.Name(), "pipeline.yaml")); err == nil {
+				names = append(names, e.Name())
+			}
+		}
+	}
+	if len(names) < 10 {
+		t.Fatalf("found %d golden cases, want at least 10", len(names))
+	}
+	return names
+}
+
+func TestGolden(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range cases(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			want := filepath.Join(name, "want")
+			got := map[string][]byte{}
+			res, err := compile.Generate(filepath.Join(name, "pipeline.yaml"))
+			if err != nil {
+				l, ok := compile.IsDiagnostics(err)
+				if !ok {
+					t.Fatalf("compiler failed without diagnostics: %v", err)
+				}
+				got["stderr.txt"] = []byte(l.Format(wd))
+			} else {
+				for _, f := range res.Files {
+					got[f.Name] = f.Content
+				}
+			}
+			compareDir(t, want, got, func(name string) bool { return name != "output.txt" })
+			if _, err := os.Stat(filepath.Join(name, "run.txt")); err == nil && res != nil {
+				runCase(t, name)
+			}
+		})
+	}
+}
+
+// compareDir checks that dir holds exactly the files of got (among those
+// that owned selects), or rewrites it with -update.
+func compareDir(t *testing.T, dir string, got map[string][]byte, owned func(string) bool) {
+	t.Helper()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if _, ok := got[e.Name()]; ok || !owned(e.Name()) {
+			continue
+		}
+		if *goldenfile.Update {
+			os.Remove(filepath.Join(dir, e.Name()))
+		} else {
+			t.Errorf("%s: the compiler no longer produces this file (run go test ./golden -update)", filepath.Join(dir, e.Name()))
+		}
+	}
+	for _, name := range slices.Sorted(mapKeys(got)) {
+		goldenfile.Check(t, filepath.Join(dir, name), got[name])
+	}
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// runCase builds the case's golden program (want/ is a main package) and
+// runs it on the case's input.
+func runCase(t *testing.T, name string) {
+	if testing.Short() {
+		t.Skip("running goldens is skipped in -short mode")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "prog")
+	build := exec.Command("go", "build", "-o", bin, "./"+filepath.Join(name, "want"))
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build of the golden program failed: %v\n%s", err, out)
+	}
+	work := filepath.Join(tmp, "work")
+	if err := os.CopyFS(work, os.DirFS(filepath.Join(name, "input"))); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	os.MkdirAll(work, 0o755)
+	argsData, err := os.ReadFile(filepath.Join(name, "run.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	for _, line := range strings.Split(strings.TrimSpace(string(argsData)), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			args = append(args, line)
+		}
+	}
+	before := listFiles(t, work)
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = work
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String())
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		if l != "" {
+			lines = append(lines, "stdout: "+l)
+		}
+	}
+	for _, f := range listFiles(t, work) {
+		if slices.Contains(before, f) {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(work, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			if l != "" {
+				lines = append(lines, filepath.ToSlash(filepath.Dir(f))+": "+l)
+			}
+		}
+	}
+	slices.Sort(lines)
+	got := strings.Join(lines, "\n") + "\n"
+	compareDir(t, filepath.Join(name, "want"), map[string][]byte{"output.txt": []byte(got)}, func(n string) bool { return n == "output.txt" })
+}
+
+// listFiles lists the regular files under dir whose names do not start
+// with '.', relative to dir.
+func listFiles(t *testing.T, dir string) []string {
+	var files []string
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(d.Name(), ".") && path != dir {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() {
+			rel, _ := filepath.Rel(dir, path)
+			files = append(files, rel)
+		}
+		return nil
+	})
+	return files
+}

@@ -1,0 +1,185 @@
+// Package ir is the typed pipeline graph: what both front ends (YAML and Go
+// annotations) produce and what codegen consumes.
+//
+// It is plain data. Nodes are kept in topological order and refer to each
+// other by index; every edge, key, state and function carries its Go type as
+// a Type tree that needs no go/types to read. A Pipeline can be dumped as JSON
+// (pipegen generate -dump-ir) and compared between front ends.
+package ir
+
+import "time"
+
+// Pipeline is one compiled pipeline.
+type Pipeline struct {
+	Name string `json:"name"`
+	// Source is the file the pipeline came from, slash-separated and relative
+	// to the user's module root, so that generated code is the same on every
+	// machine.
+	Source string `json:"source"`
+	// Package is the user's Go package that holds the pipeline's types and
+	// functions.
+	Package Package `json:"package"`
+	// Parallelism is the default for every node; the program's --parallelism
+	// flag overrides it.
+	Parallelism int `json:"parallelism"`
+	// MaxParallelism is the number of key groups.
+	MaxParallelism int        `json:"maxParallelism"`
+	Checkpoint     Checkpoint `json:"checkpoint"`
+	StateBackend   string     `json:"stateBackend"`
+	Nodes          []*Node    `json:"nodes"`
+
+	// ModuleDir is the absolute directory of the user's module on this
+	// machine, where the program is built. It is not part of the graph and
+	// not dumped.
+	ModuleDir string `json:"-"`
+}
+
+// Package names a Go package.
+type Package struct {
+	Path string `json:"path"`
+	Name string `json:"name"`
+}
+
+// Checkpoint holds the checkpoint settings with defaults applied.
+type Checkpoint struct {
+	Mode     string        `json:"mode"` // exactly-once | at-least-once | none
+	Interval time.Duration `json:"interval"`
+	Timeout  time.Duration `json:"timeout"`
+	MinPause time.Duration `json:"minPause"`
+	Retain   int           `json:"retain"`
+	Dir      string        `json:"dir"`
+}
+
+// Kind is a node's kind.
+type Kind string
+
+// The node kinds.
+const (
+	Source    Kind = "source"
+	Map       Kind = "map"
+	Filter    Kind = "filter"
+	FlatMap   Kind = "flatmap"
+	Reduce    Kind = "reduce"
+	Aggregate Kind = "aggregate"
+	Process   Kind = "process"
+	Join      Kind = "join"
+	Union     Kind = "union"
+	Sink      Kind = "sink"
+)
+
+// Stateful reports whether nodes of kind k keep keyed state.
+func (k Kind) Stateful() bool {
+	switch k {
+	case Reduce, Aggregate, Process, Join:
+		return true
+	}
+	return false
+}
+
+// Node is a source, an operator or a sink.
+type Node struct {
+	ID   int    `json:"id"` // index in Pipeline.Nodes
+	Name string `json:"name"`
+	// UID identifies the node's state across versions of the pipeline.
+	UID  string `json:"uid"`
+	Kind Kind   `json:"kind"`
+	// Parallelism is the node's own setting; 0 means the pipeline default.
+	Parallelism int    `json:"parallelism,omitempty"`
+	Inputs      []Edge `json:"inputs,omitempty"`
+	// Out is the type of the records the node emits; nil for sinks.
+	Out *Type `json:"out,omitempty"`
+
+	// Connector and Options configure sources and sinks. Options hold the
+	// values written in the pipeline (not the defaults), sorted by name.
+	Connector string   `json:"connector,omitempty"`
+	Options   []Option `json:"options,omitempty"`
+	// Format is the record format of a file or stdout connector.
+	Format string `json:"format,omitempty"`
+
+	// Fn is the node's function: map, filter, flatmap, reduce, a generator
+	// source's function.
+	Fn *Func `json:"fn,omitempty"`
+	// Key is the key function of a keyed node, KeyType its result.
+	Key     *Func `json:"key,omitempty"`
+	KeyType *Type `json:"keyType,omitempty"`
+	// Add and Result are an aggregate's functions; Acc the accumulator type.
+	Add    *Func `json:"add,omitempty"`
+	Result *Func `json:"result,omitempty"`
+	Acc    *Type `json:"acc,omitempty"`
+	// Emit says when a keyed node without a window emits: "update" after
+	// every record, or "final" once per key when its input ends.
+	Emit string `json:"emit,omitempty"`
+
+	Pos Pos `json:"pos"`
+}
+
+// In returns the type of the node's input records (all inputs of a node
+// carry the same type, except for joins).
+func (n *Node) In() *Type {
+	if len(n.Inputs) == 0 {
+		return nil
+	}
+	return n.Inputs[0].Type
+}
+
+// Option is a connector option as written in the pipeline.
+type Option struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Option returns the value of the named option and whether it was set.
+func (n *Node) Option(name string) (string, bool) {
+	for _, o := range n.Options {
+		if o.Name == name {
+			return o.Value, true
+		}
+	}
+	return "", false
+}
+
+// Partition is how records travel along an edge between subtasks.
+type Partition string
+
+// The partitionings.
+const (
+	// Forward sends subtask i's records to subtask i of the next node; it
+	// needs equal parallelism and lets codegen fuse the two nodes.
+	Forward Partition = "forward"
+	// Rebalance spreads records round-robin over the next node's subtasks.
+	Rebalance Partition = "rebalance"
+	// Hash sends each record to the subtask that owns its key group.
+	Hash Partition = "hash"
+	// Broadcast sends every record to every subtask.
+	Broadcast Partition = "broadcast"
+)
+
+// Edge is one input of a node.
+type Edge struct {
+	From int `json:"from"` // index of the upstream node
+	// Side names a side output of the upstream node ("" for its main output).
+	Side      string    `json:"side,omitempty"`
+	Partition Partition `json:"partition"`
+	Type      *Type     `json:"type"`
+}
+
+// Func is a user function.
+type Func struct {
+	PkgPath string `json:"pkgPath"`
+	Name    string `json:"name"`
+	// Shape tells codegen which of a kind's accepted signatures the function
+	// has, for example "emit" or "slice" for a flatmap.
+	Shape string `json:"shape,omitempty"`
+	// Signature is the function's type as the user wrote it, for comments in
+	// generated code.
+	Signature string `json:"signature"`
+	Pos       Pos    `json:"pos"`
+}
+
+// Pos is a position in a source file. File is relative to the user's module
+// root so that the IR is the same on every machine.
+type Pos struct {
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
+	Col  int    `json:"col,omitempty"`
+}

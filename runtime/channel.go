@@ -1,0 +1,338 @@
+package runtime
+
+// BatchSize is the number of records a sender collects for one receiver
+// before it hands them over: one channel operation per batch instead of
+// per record. A partial batch is handed over when the sender has nothing
+// else to do, and before every control event.
+const BatchSize = 256
+
+// inboxDepth is the number of messages an inbox holds before its senders
+// block: the bound on memory between two subtasks, and what turns a slow
+// consumer into backpressure.
+const inboxDepth = 16
+
+// MsgKind tells records from control events.
+type MsgKind uint8
+
+// The message kinds.
+const (
+	// Records carries a batch of records.
+	Records MsgKind = iota
+	// Barrier is checkpoint barrier ID.
+	Barrier
+	// Watermark says that no record with an event time at or before ID
+	// follows.
+	Watermark
+	// End is the end of input: nothing follows.
+	End
+)
+
+// Msg is what travels between subtasks: a batch of records or a control
+// event.
+type Msg[T any] struct {
+	Recs []T
+	ID   int64 // checkpoint id of a barrier, time of a watermark
+	From int32 // the sender, numbered within the receiving inbox
+	Kind MsgKind
+}
+
+// Inbox is the receiving side of one subtask: one channel shared by all the
+// subtasks that send to it (of one or several upstream nodes), and the
+// bookkeeping that turns their control events into one stream of events.
+//
+// Barrier alignment: a sender that has sent barrier n to an inbox sends it
+// nothing more until the inbox releases n, which it does once barrier n has
+// come from every sender and the receiver has taken its snapshot. Records
+// after the barrier therefore wait upstream (backpressure), not in a buffer,
+// and the receiver never has to stop reading its single channel. In
+// at-least-once mode senders do not wait: nothing blocks, and the records
+// that overtake a barrier are counted in the snapshot and replayed after a
+// restore.
+type Inbox[T any] struct {
+	c    chan Msg[T]
+	free chan []T
+	// release[s] wakes sender s after an alignment.
+	release []chan struct{}
+	done    <-chan struct{}
+	idle    func()
+	// aligned is true in exactly-once mode.
+	aligned bool
+	senders int
+
+	// The receiver's bookkeeping, touched only by the receiving goroutine.
+	barrier  int64 // the barrier being aligned, 0 when none
+	arrived  []bool
+	nArrived int
+	ended    []bool
+	nEnded   int
+	ready    []Msg[T] // events completed by one message, handed out in order
+}
+
+// NewInboxes makes the inboxes of a node's subtasks, each fed by senders
+// upstream subtasks.
+func NewInboxes[T any](j *Job, receivers, senders int) []*Inbox[T] {
+	ins := make([]*Inbox[T], receivers)
+	for i := range ins {
+		in := &Inbox[T]{
+			c:       make(chan Msg[T], inboxDepth),
+			free:    make(chan []T, inboxDepth+senders+1),
+			release: make([]chan struct{}, senders),
+			done:    j.ctx.Done(),
+			idle:    func() {},
+			aligned: j.Config.Checkpoint.Mode == ExactlyOnce,
+			senders: senders,
+			arrived: make([]bool, senders),
+			ended:   make([]bool, senders),
+		}
+		for s := range in.release {
+			in.release[s] = make(chan struct{}, 1)
+		}
+		ins[i] = in
+	}
+	return ins
+}
+
+// OnIdle sets what the receiver does when its inbox is empty, before it
+// blocks: flush its own partial batches downstream, so that records never
+// sit in a half-full batch while the pipeline is quiet.
+func (in *Inbox[T]) OnIdle(flush func()) { in.idle = flush }
+
+// Next returns the next batch of records, or a control event that holds for
+// all senders: a barrier once it has come from every sender that has not
+// ended (aligned), End once every sender has ended.
+func (in *Inbox[T]) Next() Msg[T] {
+	for {
+		if len(in.ready) > 0 {
+			m := in.ready[0]
+			in.ready = in.ready[1:]
+			return m
+		}
+		var m Msg[T]
+		select {
+		case m = <-in.c:
+		default:
+			in.idle()
+			select {
+			case m = <-in.c:
+			case <-in.done:
+				Abort(errCanceled)
+			}
+		}
+		switch m.Kind {
+		case Records:
+			return m
+		case Barrier:
+			in.arrive(m)
+		case End:
+			in.end(m)
+		}
+	}
+}
+
+func (in *Inbox[T]) arrive(m Msg[T]) {
+	switch {
+	case m.ID < in.barrier:
+		// A barrier of a checkpoint given up in favour of a newer one: let
+		// its sender go on at once.
+		in.releaseSender(int(m.From))
+		return
+	case m.ID > in.barrier:
+		// A newer checkpoint supersedes one that never completed here.
+		in.releaseAll()
+		in.barrier = m.ID
+	}
+	if !in.arrived[m.From] {
+		in.arrived[m.From] = true
+		in.nArrived++
+	}
+	in.checkAligned()
+}
+
+func (in *Inbox[T]) end(m Msg[T]) {
+	if in.ended[m.From] {
+		return
+	}
+	in.ended[m.From] = true
+	in.nEnded++
+	// A sender that ended takes part in no later barrier: the barrier being
+	// aligned may be complete now.
+	in.checkAligned()
+	if in.nEnded == in.senders {
+		in.ready = append(in.ready, Msg[T]{Kind: End})
+	}
+}
+
+func (in *Inbox[T]) checkAligned() {
+	if in.barrier != 0 && in.nArrived > 0 && in.nArrived+in.nEnded == in.senders {
+		in.ready = append(in.ready, Msg[T]{Kind: Barrier, ID: in.barrier})
+	}
+}
+
+// Release lets the senders of barrier id go on. The receiver calls it after
+// it has taken its snapshot and forwarded the barrier.
+func (in *Inbox[T]) Release(id int64) {
+	if id == in.barrier {
+		in.releaseAll()
+	}
+}
+
+func (in *Inbox[T]) releaseAll() {
+	for s, ok := range in.arrived {
+		if ok {
+			in.arrived[s] = false
+			in.releaseSender(s)
+		}
+	}
+	in.nArrived = 0
+}
+
+func (in *Inbox[T]) releaseSender(s int) {
+	if in.aligned {
+		// Each sender waits for one release per barrier it sent, so the
+		// buffered slot is always free here.
+		in.release[s] <- struct{}{}
+	}
+}
+
+// Recycle gives a batch back once its records are processed, for a sender
+// to fill again.
+func (in *Inbox[T]) Recycle(b []T) {
+	select {
+	case in.free <- b[:0]:
+	default:
+	}
+}
+
+func (in *Inbox[T]) batch() []T {
+	select {
+	case b := <-in.free:
+		return b
+	default:
+		return make([]T, 0, BatchSize)
+	}
+}
+
+// Out is the sending side of one subtask towards one downstream node: a
+// batch per receiving subtask, and the routing of records to receivers.
+type Out[T any] struct {
+	to    []*Inbox[T]
+	bufs  [][]T
+	gated []bool
+	from  int32
+	// route maps a key group to its receiver, for Hash.
+	route []int32
+	maxP  int
+	// next is the receiver Rebalance fills, moving on after every batch.
+	next int
+	done <-chan struct{}
+}
+
+// NewOut makes the output of the sender numbered from (within the inboxes'
+// senders) towards the inboxes to.
+func NewOut[T any](j *Job, to []*Inbox[T], from int) *Out[T] {
+	o := &Out[T]{
+		to:    to,
+		bufs:  make([][]T, len(to)),
+		gated: make([]bool, len(to)),
+		from:  int32(from),
+		maxP:  j.MaxParallelism(),
+		done:  j.ctx.Done(),
+	}
+	for i := range o.bufs {
+		o.bufs[i] = make([]T, 0, BatchSize)
+	}
+	o.route = make([]int32, o.maxP)
+	for kg := range o.route {
+		o.route[kg] = int32(KeyGroupOwner(kg, o.maxP, len(to)))
+	}
+	return o
+}
+
+// Send sends r to receiver i.
+func (o *Out[T]) Send(i int, r T) {
+	b := append(o.bufs[i], r)
+	o.bufs[i] = b
+	if len(b) == BatchSize {
+		o.flushTo(i)
+	}
+}
+
+// Hash sends r to the receiver that owns the key group of a key whose hash
+// is h.
+func (o *Out[T]) Hash(h uint64, r T) {
+	o.Send(int(o.route[KeyGroup(h, o.maxP)]), r)
+}
+
+// Rebalance spreads records over the receivers a batch at a time.
+func (o *Out[T]) Rebalance(r T) {
+	o.Send(o.next, r)
+}
+
+// Broadcast sends r to every receiver.
+func (o *Out[T]) Broadcast(r T) {
+	for i := range o.to {
+		o.Send(i, r)
+	}
+}
+
+// Flush hands over every partial batch.
+func (o *Out[T]) Flush() {
+	for i := range o.to {
+		o.flushTo(i)
+	}
+}
+
+// Barrier forwards checkpoint barrier id to every receiver, after the
+// records before it. In exactly-once mode the receiver gets nothing more
+// from this sender until it has aligned the barrier.
+func (o *Out[T]) Barrier(id int64) {
+	for i, in := range o.to {
+		o.flushTo(i)
+		o.send(i, Msg[T]{Kind: Barrier, ID: id, From: o.from})
+		o.gated[i] = in.aligned
+	}
+}
+
+// End tells every receiver that this sender has no more records.
+func (o *Out[T]) End() {
+	for i := range o.to {
+		o.flushTo(i)
+		o.send(i, Msg[T]{Kind: End, From: o.from})
+	}
+}
+
+func (o *Out[T]) flushTo(i int) {
+	b := o.bufs[i]
+	if len(b) == 0 {
+		return
+	}
+	o.send(i, Msg[T]{Recs: b, From: o.from})
+	o.bufs[i] = o.to[i].batch()
+	if i == o.next {
+		if o.next++; o.next == len(o.to) {
+			o.next = 0
+		}
+	}
+}
+
+func (o *Out[T]) send(i int, m Msg[T]) {
+	in := o.to[i]
+	if o.gated[i] {
+		select {
+		case <-in.release[o.from]:
+		case <-o.done:
+			Abort(errCanceled)
+		}
+		o.gated[i] = false
+	}
+	select {
+	case in.c <- m:
+	default:
+		// The receiver is behind: wait for it (backpressure).
+		select {
+		case in.c <- m:
+		case <-o.done:
+			Abort(errCanceled)
+		}
+	}
+}

@@ -1,0 +1,86 @@
+package runtime
+
+import (
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+)
+
+// progressEvery is how often a running job reports progress.
+const progressEvery = 5 * time.Second
+
+// SourceCtl is the control block of one source subtask: the barrier the
+// checkpoint coordinator wants injected, and the count of records read, for
+// the progress line.
+type SourceCtl struct {
+	barrier atomic.Int64
+	records atomic.Int64
+}
+
+// NewSourceCtl registers a source subtask with the job.
+func (j *Job) NewSourceCtl() *SourceCtl {
+	c := &SourceCtl{}
+	j.mu.Lock()
+	j.sources = append(j.sources, c)
+	j.mu.Unlock()
+	return c
+}
+
+// Poll returns the id of a barrier to inject before the next record, or 0.
+// Sources call it between records; it costs one atomic load.
+func (c *SourceCtl) Poll() int64 {
+	if c.barrier.Load() == 0 {
+		return 0
+	}
+	return c.barrier.Swap(0)
+}
+
+// Count adds n records to the progress count. Sources call it once per
+// batch of reads, not per record.
+func (c *SourceCtl) Count(n int) { c.records.Add(int64(n)) }
+
+func (j *Job) recordsRead() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var n int64
+	for _, s := range j.sources {
+		n += s.records.Load()
+	}
+	return n
+}
+
+// reportProgress prints a line every progressEvery until done is closed.
+func (j *Job) reportProgress(w io.Writer, done <-chan struct{}) {
+	t := time.NewTicker(progressEvery)
+	defer t.Stop()
+	start, last, lastN := time.Now(), time.Now(), int64(0)
+	for {
+		select {
+		case <-done:
+			return
+		case now := <-t.C:
+			n := j.recordsRead()
+			rate := float64(n-lastN) / now.Sub(last).Seconds()
+			fmt.Fprintf(w, "%s: %s: %s records read, %s/s\n", j.Config.Name, now.Sub(start).Round(time.Second), count(n), count(int64(rate)))
+			last, lastN = now, n
+		}
+	}
+}
+
+func (j *Job) summary() string {
+	return fmt.Sprintf("%s records read", count(j.recordsRead()))
+}
+
+// count prints a number the way people read it: 1234567 as 1.23M.
+func count(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2fG", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.2fM", float64(n)/1e6)
+	case n >= 1e4:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}

@@ -1,0 +1,65 @@
+package runtime
+
+import (
+	"io"
+	"os"
+	"sync"
+)
+
+// stdout is where stdout sinks write; tests replace it. stdoutMu makes the
+// write of a subtask's buffer whole: lines of different subtasks never mix.
+var (
+	stdoutMu sync.Mutex
+	stdout   io.Writer = os.Stdout
+)
+
+// stdoutFlushAt is the buffer size at which a stdout sink writes without
+// waiting for Flush: the bound on what one subtask holds back.
+const stdoutFlushAt = 64 << 10
+
+// StdoutSink is one subtask of a stdout sink. Several subtasks print to the
+// same standard output, so each collects whole lines and writes them in one
+// piece.
+type StdoutSink[T any] struct {
+	name string
+	enc  Encoder[T]
+	buf  []byte
+}
+
+// NewStdoutSink prepares subtask sub of the stdout sink node, encoding
+// records with enc.
+func NewStdoutSink[T any](j *Job, node, sub int, enc Encoder[T]) *StdoutSink[T] {
+	return &StdoutSink[T]{name: j.Node(node).Name, enc: enc, buf: make([]byte, 0, stdoutFlushAt+4<<10)}
+}
+
+// Write prints one record.
+func (s *StdoutSink[T]) Write(v T) {
+	b, err := s.enc(s.buf, v)
+	if err != nil {
+		Abortf("sinks.%s: encode record: %w", s.name, err)
+	}
+	s.buf = append(b, '\n')
+	if len(s.buf) >= stdoutFlushAt {
+		s.Flush()
+	}
+}
+
+// Flush writes the buffered lines.
+func (s *StdoutSink[T]) Flush() {
+	if len(s.buf) == 0 {
+		return
+	}
+	stdoutMu.Lock()
+	_, err := stdout.Write(s.buf)
+	stdoutMu.Unlock()
+	s.buf = s.buf[:0]
+	if err != nil {
+		Abortf("sinks.%s: write standard output: %w", s.name, err)
+	}
+}
+
+// Barrier is called at checkpoint barrier id.
+func (s *StdoutSink[T]) Barrier(id int64) { s.Flush() }
+
+// End writes what is buffered.
+func (s *StdoutSink[T]) End() { s.Flush() }
