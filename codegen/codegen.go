@@ -147,6 +147,9 @@ func (g *gen) config(f *jen.File) {
 		if n.Parallelism != 0 {
 			kv = append(kv, field("Parallelism", jen.Lit(n.Parallelism)))
 		}
+		if head := g.chainOf[n.ID].head; head != n {
+			kv = append(kv, field("FusedWith", jen.Lit(head.Name)))
+		}
 		if n.Connector != "" {
 			kv = append(kv, field("Connector", jen.Lit(n.Connector)))
 		}

@@ -58,6 +58,10 @@ type NodeConfig struct {
 	Options map[string]string
 	// ParallelismSet records that the node has a parallelism of its own.
 	ParallelismSet bool
+	// FusedWith names the node that heads the node's chain ("" for a
+	// head): a fused node runs in its head's goroutine, so it has the
+	// head's parallelism.
+	FusedWith string
 }
 
 // Option returns a connector option's value (defaults included once the
@@ -81,6 +85,15 @@ func (c *Config) node(section, name string) *NodeConfig {
 		}
 	}
 	return nil
+}
+
+func (c *Config) nodeNamed(name string) *NodeConfig {
+	for i := range c.Nodes {
+		if c.Nodes[i].Name == name {
+			return &c.Nodes[i]
+		}
+	}
+	panic("runtime: no node " + name)
 }
 
 func (n *NodeConfig) connector() *catalog.Connector {
@@ -122,7 +135,7 @@ func (c *Config) set(key, value string) error {
 		if n == nil {
 			return fmt.Errorf("no %s named %q (there are: %s)", strings.TrimSuffix(parts[0], "s"), parts[1], strings.Join(c.names(parts[0]), ", "))
 		}
-		return n.set(parts[2], value, c.Source)
+		return c.setNode(n, parts[2], value)
 	}
 	return fmt.Errorf("unknown setting %q: settings are parallelism, max-parallelism, checkpoint.mode|interval|timeout|min-pause|retain|dir, sources.NAME.OPTION, operators.NAME.parallelism and sinks.NAME.OPTION", key)
 }
@@ -176,11 +189,19 @@ func (c *Config) setCheckpoint(key, value string) error {
 	return fmt.Errorf("unknown checkpoint setting %q (there are: mode, interval, timeout, min-pause, retain, dir)", key)
 }
 
-func (n *NodeConfig) set(key, value, source string) error {
+func (c *Config) setNode(n *NodeConfig, key, value string) error {
 	if key == "parallelism" {
+		if n.FusedWith != "" {
+			head := c.nodeNamed(n.FusedWith)
+			return fmt.Errorf("%s runs fused with %s (in its goroutine, records passed by plain calls), so it has the parallelism of %s: set %s.%s.parallelism instead", n.Name, head.Name, head.Name, head.Section, head.Name)
+		}
 		n.ParallelismSet = true
 		return setPositive(&n.Parallelism, value)
 	}
+	return n.set(key, value, c.Source)
+}
+
+func (n *NodeConfig) set(key, value, source string) error {
 	conn := n.connector()
 	if conn == nil {
 		return fmt.Errorf("operator %q has no option %q: only its parallelism can be set at run time", n.Name, key)
@@ -216,7 +237,11 @@ func setPositive(dst *int, value string) error {
 func (c *Config) resolve() error {
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
-		if !n.ParallelismSet {
+		switch {
+		case n.FusedWith != "":
+			// Heads come before the nodes fused with them.
+			n.Parallelism = c.nodeNamed(n.FusedWith).Parallelism
+		case !n.ParallelismSet:
 			n.Parallelism = c.Parallelism
 		}
 		if conn := n.connector(); conn != nil {

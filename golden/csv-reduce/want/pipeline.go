@@ -29,8 +29,8 @@ var config = &runtime.Config{
 	Nodes: []runtime.NodeConfig{
 		{Name: "sales", UID: "sales", Kind: "source", Section: "sources", Connector: "file", Options: map[string]string{"path": "sales.csv"}},
 		{Name: "totals", UID: "totals", Kind: "reduce", Section: "operators"},
-		{Name: "report", UID: "report", Kind: "map", Section: "operators"},
-		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", Connector: "file", Options: map[string]string{"path": "report"}},
+		{Name: "report", UID: "report", Kind: "map", Section: "operators", FusedWith: "totals"},
+		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "totals", Connector: "file", Options: map[string]string{"path": "report"}},
 	},
 }
 

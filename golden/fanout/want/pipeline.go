@@ -30,10 +30,10 @@ var config = &runtime.Config{
 		{Name: "orders", UID: "orders", Kind: "source", Section: "sources", Connector: "generator"},
 		{Name: "large", UID: "large", Kind: "filter", Section: "operators", Parallelism: 3},
 		{Name: "described", UID: "described", Kind: "map", Section: "operators"},
-		{Name: "lines", UID: "lines", Kind: "flatmap", Section: "operators"},
+		{Name: "lines", UID: "lines", Kind: "flatmap", Section: "operators", FusedWith: "orders"},
 		{Name: "by-size", UID: "by-size", Kind: "aggregate", Section: "operators"},
-		{Name: "large-orders", UID: "large-orders", Kind: "sink", Section: "sinks", Connector: "file", Options: map[string]string{"path": "large"}},
-		{Name: "tallies", UID: "tallies", Kind: "sink", Section: "sinks", Connector: "stdout"},
+		{Name: "large-orders", UID: "large-orders", Kind: "sink", Section: "sinks", FusedWith: "described", Connector: "file", Options: map[string]string{"path": "large"}},
+		{Name: "tallies", UID: "tallies", Kind: "sink", Section: "sinks", FusedWith: "by-size", Connector: "stdout"},
 	},
 }
 

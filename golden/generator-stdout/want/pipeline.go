@@ -27,9 +27,9 @@ var config = &runtime.Config{
 	StateBackend: "memory",
 	Nodes: []runtime.NodeConfig{
 		{Name: "sensors", UID: "sensors", Kind: "source", Section: "sources", Connector: "generator"},
-		{Name: "warm", UID: "warm", Kind: "filter", Section: "operators"},
-		{Name: "calibrated", UID: "calibrated", Kind: "map", Section: "operators"},
-		{Name: "print", UID: "print", Kind: "sink", Section: "sinks", Connector: "stdout"},
+		{Name: "warm", UID: "warm", Kind: "filter", Section: "operators", FusedWith: "sensors"},
+		{Name: "calibrated", UID: "calibrated", Kind: "map", Section: "operators", FusedWith: "sensors"},
+		{Name: "print", UID: "print", Kind: "sink", Section: "sinks", FusedWith: "sensors", Connector: "stdout"},
 	},
 }
 

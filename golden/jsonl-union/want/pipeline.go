@@ -33,9 +33,9 @@ var config = &runtime.Config{
 			"path":     "app.jsonl",
 		}},
 		{Name: "all", UID: "all", Kind: "union", Section: "operators"},
-		{Name: "visits", UID: "visits", Kind: "map", Section: "operators"},
+		{Name: "visits", UID: "visits", Kind: "map", Section: "operators", FusedWith: "all"},
 		{Name: "sections", UID: "sections", Kind: "aggregate", Section: "operators"},
-		{Name: "print", UID: "print", Kind: "sink", Section: "sinks", Connector: "stdout"},
+		{Name: "print", UID: "print", Kind: "sink", Section: "sinks", FusedWith: "sections", Connector: "stdout"},
 	},
 }
 

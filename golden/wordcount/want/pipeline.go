@@ -28,9 +28,9 @@ var config = &runtime.Config{
 	StateBackend: "memory",
 	Nodes: []runtime.NodeConfig{
 		{Name: "lines", UID: "lines", Kind: "source", Section: "sources", Connector: "file", Options: map[string]string{"path": "input.txt"}},
-		{Name: "words", UID: "words", Kind: "flatmap", Section: "operators"},
+		{Name: "words", UID: "words", Kind: "flatmap", Section: "operators", FusedWith: "lines"},
 		{Name: "counts", UID: "counts", Kind: "aggregate", Section: "operators"},
-		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", Connector: "file", Options: map[string]string{"path": "out"}},
+		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "counts", Connector: "file", Options: map[string]string{"path": "out"}},
 	},
 }
 
