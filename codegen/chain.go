@@ -58,7 +58,7 @@ func (g *gen) chainCode(f *jen.File, c *chain) {
 	for _, e := range c.outs {
 		params = append(params, jen.Id(g.outField(e)).Op("*").Qual(runtimePath, "Out").Types(typeCode(e.from.Out)))
 	}
-	f.Func().Id("new"+upperFirst(typ)).Params(params...).Op("*").Id(typ).BlockFunc(func(b *jen.Group) {
+	f.Func().Id("new" + upperFirst(typ)).Params(params...).Op("*").Id(typ).BlockFunc(func(b *jen.Group) {
 		fields := jen.Dict{jen.Id("sub"): jen.Id("sub")}
 		if h.Kind != ir.Source {
 			fields[jen.Id("in")] = jen.Id("in")
@@ -74,7 +74,7 @@ func (g *gen) chainCode(f *jen.File, c *chain) {
 		for _, n := range c.nodes {
 			switch {
 			case n.Kind == ir.Sink:
-				b.Id("c").Dot(g.id(n)+"Sink").Op("=").Add(g.newSink(n))
+				b.Id("c").Dot(g.id(n) + "Sink").Op("=").Add(g.newSink(n))
 			case n.Kind.Stateful():
 				b.Id("c").Dot(g.id(n)+"State").Op("=").Qual(statePath, "NewMemory").Types(typeCode(n.KeyType), g.stateValueType(n)).Call()
 			}
@@ -344,7 +344,7 @@ func (g *gen) emitMethod(f *jen.File, c *chain, n *ir.Node, recv *jen.Statement)
 		doc = fmt.Sprintf("emit%s drops the records of %q: nothing reads them.", g.pascal(n), n.Name)
 	}
 	f.Comment(doc)
-	f.Func().Params(recv).Id("emit"+g.pascal(n)).Params(jen.Id("r").Add(typeCode(n.Out))).Block(body...)
+	f.Func().Params(recv).Id("emit" + g.pascal(n)).Params(jen.Id("r").Add(typeCode(n.Out))).Block(body...)
 }
 
 // hashCall hashes the key x of keyed node n.
@@ -363,7 +363,7 @@ func (g *gen) keyHashes(f *jen.File) {
 		}
 		f.Comment(fmt.Sprintf("hashKey%s hashes a key of %q field by field; the hash decides the key", g.pascal(n), n.Name))
 		f.Comment("group, so it must never change.")
-		f.Func().Id("hashKey"+g.pascal(n)).Params(jen.Id("k").Add(typeCode(n.KeyType))).Uint64().BlockFunc(func(b *jen.Group) {
+		f.Func().Id("hashKey" + g.pascal(n)).Params(jen.Id("k").Add(typeCode(n.KeyType))).Uint64().BlockFunc(func(b *jen.Group) {
 			b.Var().Id("h").Uint64()
 			hashStmts(b, jen.Id("k"), n.KeyType, 0)
 			b.Return(jen.Id("h"))

@@ -130,7 +130,7 @@ func durationCode(d time.Duration) jen.Code {
 	}
 	for _, u := range units {
 		if d%u.d == 0 {
-			return jen.Lit(int(d / u.d)).Op("*").Qual("time", u.name)
+			return jen.Lit(int(d/u.d)).Op("*").Qual("time", u.name)
 		}
 	}
 	return jen.Qual("time", "Duration").Call(jen.Lit(int64(d)))
