@@ -27,6 +27,7 @@ func (g *gen) chainCode(f *jen.File, c *chain) {
 	f.Comment(doc + ".")
 	f.Type().Id(typ).StructFunc(func(s *jen.Group) {
 		s.Id("sub").Int().Comment("the subtask's index")
+		s.Id("task").Op("*").Qual(runtimePath, "Task").Comment("its part in checkpoints")
 		switch h.Kind {
 		case ir.Source:
 			s.Id("src").Op("*").Qual(runtimePath, sourceType(h)).Types(typeCode(h.Out))
@@ -66,6 +67,7 @@ func (g *gen) chainCode(f *jen.File, c *chain) {
 		for _, e := range c.outs {
 			fields[jen.Id(g.outField(e))] = jen.Id(g.outField(e))
 		}
+		fields[jen.Id("task")] = jen.Id("j").Dot("Task").Call(jen.Id(g.constName(h)), jen.Id("sub"))
 		b.Id("c").Op(":=").Op("&").Id(typ).Values(fields)
 		if h.Kind == ir.Source {
 			b.Id("c").Dot("src").Op("=").Add(g.newSource(h))
@@ -77,6 +79,7 @@ func (g *gen) chainCode(f *jen.File, c *chain) {
 				b.Id("c").Dot(g.id(n) + "Sink").Op("=").Add(g.newSink(n))
 			case n.Kind.Stateful():
 				b.Id("c").Dot(g.id(n)+"State").Op("=").Qual(statePath, "NewMemory").Types(typeCode(n.KeyType), g.stateValueType(n)).Call()
+				b.Qual(runtimePath, "RestoreMemory").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Id("c").Dot(g.id(n)+"State"), jen.Id("decode"+g.pascal(n)+"Entry"))
 			}
 			if n.Kind == ir.FlatMap && n.Fn.Shape == "emit" {
 				b.Id("c").Dot("emit" + g.pascal(n) + "Fn").Op("=").Id("c").Dot("emit" + g.pascal(n))
@@ -147,10 +150,15 @@ func (g *gen) newSink(n *ir.Node) jen.Code {
 }
 
 func (g *gen) stateValueType(n *ir.Node) jen.Code {
+	return typeCode(g.stateValue(n))
+}
+
+// stateValue is the type of a keyed node's state per key.
+func (g *gen) stateValue(n *ir.Node) *ir.Type {
 	if n.Kind == ir.Aggregate {
-		return typeCode(n.Acc)
+		return n.Acc
 	}
-	return typeCode(n.In())
+	return n.In()
 }
 
 func (g *gen) stateValueName(n *ir.Node) string {
@@ -165,14 +173,14 @@ func (g *gen) stateValueName(n *ir.Node) string {
 func (g *gen) loop(f *jen.File, c *chain, recv *jen.Statement) {
 	h := c.head
 	if h.Kind == ir.Source {
-		f.Comment(fmt.Sprintf("run reads source %q until its input ends. Between records it injects the", h.Name))
-		f.Comment("checkpoint barriers the coordinator asks for, and when nothing can be read now")
-		f.Comment("it hands partial batches downstream.")
+		f.Comment(fmt.Sprintf("run reads source %q until its input ends (and every other source's has). Between", h.Name))
+		f.Comment("records it injects the checkpoint barriers the coordinator asks for, and when")
+		f.Comment("nothing can be read now it hands partial batches downstream.")
 		f.Func().Params(recv).Id("run").Params().Block(
 			jen.For().Block(
 				jen.If(jen.List(jen.Id("r"), jen.Id("ok")).Op(":=").Id("c").Dot("src").Dot("Next").Call(), jen.Id("ok")).Block(
 					jen.Id("c").Dot("emit"+g.pascal(h)).Call(jen.Id("r")),
-				).Else().If(jen.Id("c").Dot("src").Dot("Done").Call()).Block(
+				).Else().If(jen.Id("c").Dot("src").Dot("Done").Call().Op("&&").Id("c").Dot("ctl").Dot("AtEnd").Call()).Block(
 					jen.Break(),
 				).Else().Block(
 					jen.Id("c").Dot("flush").Call(),
@@ -189,7 +197,7 @@ func (g *gen) loop(f *jen.File, c *chain, recv *jen.Statement) {
 	f.Comment("input has ended. The inbox aligns barriers: one arrives here once it came from")
 	f.Comment("every input, and the senders wait until Release.")
 	f.Func().Params(recv).Id("run").Params().Block(
-		jen.Id("c").Dot("in").Dot("OnIdle").Call(jen.Id("c").Dot("flush")),
+		jen.Id("c").Dot("in").Dot("Bind").Call(jen.Id("c").Dot("task"), jen.Id("c").Dot("flush")),
 		jen.For().Block(
 			jen.Id("m").Op(":=").Id("c").Dot("in").Dot("Next").Call(),
 			jen.Switch(jen.Id("m").Dot("Kind")).Block(
@@ -349,32 +357,69 @@ func (g *gen) emitMethod(f *jen.File, c *chain, n *ir.Node, recv *jen.Statement)
 
 // hashCall hashes the key x of keyed node n.
 func (g *gen) hashCall(n *ir.Node, x jen.Code) jen.Code {
-	if b := basicOf(n.KeyType); b != nil {
-		return hashExpr(x, n.KeyType, b)
-	}
 	return jen.Id("hashKey" + g.pascal(n)).Call(x)
 }
 
-// keyHashes emits a hash function for every composite key type.
-func (g *gen) keyHashes(f *jen.File) {
+// keyedFuncs emits, for every keyed node, the hash of its key and the
+// serializers of its state's entries.
+func (g *gen) keyedFuncs(f *jen.File) {
+	cg := newCodecGen(f)
 	for _, n := range g.p.Nodes {
-		if n.KeyType == nil || basicOf(n.KeyType) != nil {
+		if n.KeyType == nil {
 			continue
 		}
-		f.Comment(fmt.Sprintf("hashKey%s hashes a key of %q field by field; the hash decides the key", g.pascal(n), n.Name))
-		f.Comment("group, so it must never change.")
+		f.Comment(fmt.Sprintf("hashKey%s hashes a key of %q. The hash decides the key group, which", g.pascal(n), n.Name))
+		f.Comment("checkpoints keep: it must never change.")
 		f.Func().Id("hashKey" + g.pascal(n)).Params(jen.Id("k").Add(typeCode(n.KeyType))).Uint64().BlockFunc(func(b *jen.Group) {
+			if basic := basicOf(n.KeyType); basic != nil {
+				b.Return(hashExpr(jen.Id("k"), n.KeyType, basic))
+				return
+			}
 			b.Var().Id("h").Uint64()
 			hashStmts(b, jen.Id("k"), n.KeyType, 0)
 			b.Return(jen.Id("h"))
 		})
+		val := g.stateValue(n)
+		f.Comment(fmt.Sprintf("The schema of the state of %q, recorded in every checkpoint.", n.Name))
+		f.Const().Defs(
+			jen.Id(g.id(n)+"KeySchema").Op("=").Lit(schema(n.KeyType)),
+			jen.Id(g.id(n)+"ValueSchema").Op("=").Lit(schema(val)),
+		)
+		f.Comment(fmt.Sprintf("encode%sEntry writes one key and value of the state of %q.", g.pascal(n), n.Name))
+		f.Func().Id("encode"+g.pascal(n)+"Entry").Params(jen.Id("w").Op("*").Qual(codecPath, "Writer"), jen.Id("k").Add(typeCode(n.KeyType)), jen.Id("v").Op("*").Add(typeCode(val))).BlockFunc(func(b *jen.Group) {
+			cg.encode(b, jen.Id("k"), n.KeyType, 0)
+			cg.encodePtr(b, jen.Id("v"), val)
+		})
+		f.Comment(fmt.Sprintf("decode%sEntry reads one key and value of the state of %q.", g.pascal(n), n.Name))
+		f.Func().Id("decode"+g.pascal(n)+"Entry").Params(jen.Id("r").Op("*").Qual(codecPath, "Reader")).Params(typeCode(n.KeyType), jen.Op("*").Add(typeCode(val))).BlockFunc(func(b *jen.Group) {
+			b.Var().Id("k").Add(typeCode(n.KeyType))
+			b.Id("v").Op(":=").New(typeCode(val))
+			cg.decode(b, "r", jen.Id("k"), n.KeyType, 0)
+			cg.decodePtr(b, jen.Id("v"), val)
+			b.Return(jen.Id("k"), jen.Id("v"))
+		})
 	}
+	cg.flush()
 }
 
 // controlMethods emits flush, barrier and end: what the chain does on
 // idle, on a checkpoint barrier and at the end of its input.
 func (g *gen) controlMethods(f *jen.File, c *chain, recv *jen.Statement) {
 	var flush, barrier, end []jen.Code
+	snap := jen.Id("s")
+	// The snapshot: the source's position, every keyed state, the sinks'
+	// pre-commit. Taken before the barrier goes on, so that it holds the
+	// effect of exactly the records before the barrier.
+	barrier = append(barrier, jen.Id("s").Op(":=").Id("c").Dot("task").Dot("Begin").Call(jen.Id("id")))
+	if c.head.Kind == ir.Source {
+		barrier = append(barrier, jen.Id("c").Dot("src").Dot("Snapshot").Call(snap, jen.Id(g.constName(c.head))))
+	}
+	for _, n := range c.nodes {
+		if n.Kind.Stateful() {
+			barrier = append(barrier, jen.Qual(runtimePath, "SnapshotMemory").Call(snap, jen.Id(g.constName(n)), jen.Id("c").Dot(g.id(n)+"State"),
+				jen.Id("hashKey"+g.pascal(n)), jen.Id("encode"+g.pascal(n)+"Entry"), jen.Id(g.id(n)+"KeySchema"), jen.Id(g.id(n)+"ValueSchema")))
+		}
+	}
 	for _, n := range c.nodes {
 		if n.Kind.Stateful() && n.Emit == "final" {
 			st := jen.Id("c").Dot(g.id(n) + "State")
@@ -390,26 +435,34 @@ func (g *gen) controlMethods(f *jen.File, c *chain, recv *jen.Statement) {
 				))
 		}
 	}
+	end = append(end, jen.Id("s").Op(":=").Id("c").Dot("task").Dot("Final").Call())
+	if c.head.Kind == ir.Source {
+		end = append(end, jen.Id("c").Dot("src").Dot("Snapshot").Call(snap, jen.Id(g.constName(c.head))))
+	}
+	for _, n := range c.nodes {
+		if n.Kind == ir.Sink {
+			sink := jen.Id("c").Dot(g.id(n) + "Sink")
+			flush = append(flush, jen.Add(sink).Dot("Flush").Call())
+			barrier = append(barrier, jen.Add(sink).Dot("PreCommit").Call(snap, jen.Id(g.constName(n))))
+			end = append(end, jen.Add(sink).Dot("PreCommit").Call(snap, jen.Id(g.constName(n))), jen.Add(sink).Dot("End").Call())
+		}
+	}
 	for _, e := range c.outs {
 		out := jen.Id("c").Dot(g.outField(e))
 		flush = append(flush, jen.Add(out).Dot("Flush").Call())
 		barrier = append(barrier, jen.Add(out).Dot("Barrier").Call(jen.Id("id")))
 		end = append(end, jen.Add(out).Dot("End").Call())
 	}
-	for _, n := range c.nodes {
-		if n.Kind == ir.Sink {
-			sink := jen.Id("c").Dot(g.id(n) + "Sink")
-			flush = append(flush, jen.Add(sink).Dot("Flush").Call())
-			barrier = append(barrier, jen.Add(sink).Dot("Barrier").Call(jen.Id("id")))
-			end = append(end, jen.Add(sink).Dot("End").Call())
-		}
-	}
+	barrier = append(barrier, jen.Id("c").Dot("task").Dot("Submit").Call(snap))
+	end = append(end, jen.Id("c").Dot("task").Dot("Submit").Call(snap))
 	f.Comment("flush hands partial batches downstream; the chain calls it when it has nothing")
 	f.Comment("to do.")
 	f.Func().Params(recv).Id("flush").Params().Block(flush...)
-	f.Comment("barrier passes checkpoint barrier id downstream, after the records before it.")
+	f.Comment("barrier takes the chain's snapshot for checkpoint id, passes the barrier on after")
+	f.Comment("the records before it, and hands the snapshot to the writer.")
 	f.Func().Params(recv).Id("barrier").Params(jen.Id("id").Int64()).Block(barrier...)
-	f.Comment("end runs when the chain's input has ended: it emits what waited for the end and")
-	f.Comment("tells every receiver that nothing follows.")
+	f.Comment("end runs when the chain's input has ended: it emits what waited for the end, takes")
+	f.Comment("the chain's part of the final checkpoint, and tells every receiver that nothing")
+	f.Comment("follows.")
 	f.Func().Params(recv).Id("end").Params().Block(end...)
 }

@@ -59,17 +59,36 @@ type gen struct {
 func newGen(p *ir.Pipeline) *gen {
 	g := &gen{p: p, ids: map[int]string{}}
 	g.chains, g.chainOf = buildChains(p)
+	// A node takes every name derived from its identifier, so that no two
+	// nodes' generated names meet: "orders" and "new-orders" would both
+	// declare newOrdersChain, "words" and "words-fn" both emitWordsFn.
 	used := map[string]bool{}
+	taken := func(id string) bool {
+		return slices.ContainsFunc(derivedNames(id), func(s string) bool { return used[s] })
+	}
 	for _, n := range p.Nodes {
 		id := lowerCamel(n.Name)
 		base := id
-		for i := 2; used[id]; i++ {
+		for i := 2; taken(id); i++ {
 			id = fmt.Sprintf("%s%d", base, i)
 		}
-		used[id] = true
+		for _, s := range derivedNames(id) {
+			used[s] = true
+		}
 		g.ids[n.ID] = id
 	}
 	return g
+}
+
+// derivedNames are the names generated code makes of a node's identifier,
+// by the accessors below and in chain.go.
+func derivedNames(id string) []string {
+	p := upperFirst(id)
+	return []string{
+		id, "node" + p, id + "Chain", "new" + p + "Chain", "to" + p, "emit" + p, "emit" + p + "Fn",
+		id + "State", id + "Sink", id + "In", "hashKey" + p,
+		id + "KeySchema", id + "ValueSchema", "encode" + p + "Entry", "decode" + p + "Entry",
+	}
 }
 
 // Names of generated identifiers, so that one node's code reads the same
@@ -102,6 +121,7 @@ func (g *gen) pipelineFile() ([]byte, error) {
 	}
 	pkgs[runtimePath] = "runtime"
 	pkgs[statePath] = "state"
+	pkgs[codecPath] = "codec"
 	f.ImportNames(pkgs)
 
 	g.config(f)
@@ -109,7 +129,7 @@ func (g *gen) pipelineFile() ([]byte, error) {
 	for _, c := range g.chains {
 		g.chainCode(f, c)
 	}
-	g.keyHashes(f)
+	g.keyedFuncs(f)
 
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {

@@ -66,6 +66,9 @@ func imports(t *ir.Type, dst map[string]string) {
 // basicOf returns the basic type underneath t, or nil.
 func basicOf(t *ir.Type) *ir.Type {
 	for t != nil && t.Kind == ir.NamedType {
+		if isDuration(t) {
+			return &ir.Type{Kind: ir.BasicType, Name: "int64"}
+		}
 		if t.PkgPath == "time" {
 			return nil
 		}

@@ -67,13 +67,21 @@ func (l *List) Append(other *List) {
 func (l *List) Len() int { return len(l.items) }
 
 // Items returns the diagnostics sorted by file, line and column; problems at
-// the same position keep the order they were found in.
+// the same position keep the order they were found in. A problem found
+// twice is listed once.
 func (l *List) Items() []Diagnostic {
-	out := slices.Clone(l.items)
+	out := make([]Diagnostic, 0, len(l.items))
+	seen := make(map[Diagnostic]bool, len(l.items))
+	for _, d := range l.items {
+		if !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
 	slices.SortStableFunc(out, func(a, b Diagnostic) int {
 		return cmp.Or(cmp.Compare(a.Pos.File, b.Pos.File), cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col))
 	})
-	return slices.CompactFunc(out, func(a, b Diagnostic) bool { return a == b })
+	return out
 }
 
 // Err returns the list as an error, or nil when it is empty.

@@ -53,6 +53,12 @@ func loadPackage(dir, pattern string, at diag.Pos, diags *diag.List) *userPackag
 	pkg := pkgs[0]
 	if len(pkg.Errors) > 0 {
 		for _, e := range pkg.Errors {
+			// The go command's compiler output comes as one error without
+			// a position ("# path\n./p.go:5:44: ..."), which the type
+			// checker reports again, with positions.
+			if e.Kind == packages.ListError && e.Pos == "" && strings.HasPrefix(e.Msg, "# ") && len(pkg.Errors) > 1 {
+				continue
+			}
 			diags.Add(goErrorPos(e.Pos, at), "%s", e.Msg)
 		}
 		diags.Add(at, "package %q has errors: fix them, then compile the pipeline again", pattern)
@@ -143,6 +149,9 @@ func (u *userPackage) typeString(t types.Type) string {
 
 // lookupFunc finds a package-level function of the user's package.
 func (u *userPackage) lookupFunc(name Str, diags *diag.List) *types.Func {
+	if !name.Set {
+		return nil // a value of the wrong shape, reported by the front end
+	}
 	obj := u.pkg.Types.Scope().Lookup(name.V)
 	if obj == nil {
 		diags.Add(name.Pos, "unknown function %q in package %s%s", name.V, u.pkg.PkgPath, suggest(name.V, u.names(func(o types.Object) bool { _, ok := o.(*types.Func); return ok })))
@@ -166,6 +175,9 @@ func (u *userPackage) lookupFunc(name Str, diags *diag.List) *types.Func {
 
 // lookupType finds a type of the user's package.
 func (u *userPackage) lookupType(name Str, diags *diag.List) types.Type {
+	if !name.Set {
+		return nil // a value of the wrong shape, reported by the front end
+	}
 	obj := u.pkg.Types.Scope().Lookup(name.V)
 	if obj == nil {
 		diags.Add(name.Pos, "unknown type %q in package %s%s", name.V, u.pkg.PkgPath, suggest(name.V, u.names(func(o types.Object) bool { _, ok := o.(*types.TypeName); return ok })))

@@ -124,6 +124,7 @@ func (r *resolver) resolve() *ir.Pipeline {
 	}
 	for i, n := range r.order {
 		n.ir.ID = i
+		n.ir.Pos = r.u.irPos(n.spec.Pos)
 		p.Nodes = append(p.Nodes, n.ir)
 	}
 	for _, n := range r.order {
@@ -231,6 +232,10 @@ func (r *resolver) link() {
 	for _, n := range r.nodes {
 		ns := n.spec
 		for _, in := range ns.Inputs {
+			if !in.Set {
+				n.ok = false // a value of the wrong shape, reported by the front end
+				continue
+			}
 			name, side, _ := strings.Cut(in.V, ".")
 			from, ok := r.byName[name]
 			if !ok {
@@ -255,7 +260,7 @@ func (r *resolver) link() {
 			}
 			n.inputs = append(n.inputs, rinput{from: from, side: side, pos: in.Pos})
 		}
-		if ns.Section == Sources || !ns.Name.Set {
+		if ns.Section == Sources || !ns.Name.Set || slices.ContainsFunc(ns.Inputs, func(in Str) bool { return !in.Set }) {
 			continue
 		}
 		want := 1
@@ -506,6 +511,13 @@ func (r *resolver) options(n *rnode, conn *catalog.Connector) map[string]optionV
 		if opt == nil {
 			continue // reported by the front end
 		}
+		if !o.Value.Set {
+			// A value of the wrong shape, reported by the front end; the
+			// option is there all the same.
+			out[o.Name.V] = optionValue{Pos: o.Value.Pos}
+			n.ok = false
+			continue
+		}
 		if err := opt.Check(o.Value.V); err != nil {
 			r.errorf(o.Value.Pos, "%v", err)
 			n.ok = false
@@ -575,6 +587,9 @@ func (r *resolver) checkOperator(n *rnode, in types.Type) types.Type {
 	stateful := ir.Kind(kind).Stateful()
 	if len(ns.Keys) > 0 && !stateful {
 		r.errorf(ns.Keys[0].Pos, "key is for reduce, aggregate, process and join; a %s keeps no state per key", kind)
+		n.ok = false
+	} else if len(ns.Keys) > 1 && kind != "join" {
+		r.errorf(ns.Keys[1].Pos, "%s %q has %d key functions but takes one: a list of keys is for join, one per input", kind, ns.Name.V, len(ns.Keys))
 		n.ok = false
 	}
 	if ns.Emit.Set {

@@ -120,7 +120,8 @@ func (p *yamlParser) parse(data []byte) *Spec {
 		return true
 	}, "version", "name", "package", "parallelism", "max-parallelism", "checkpoint", "state", "sources", "operators", "sinks")
 
-	if !spec.Name.Set {
+	// A name without a value is reported where it is written.
+	if k, _ := lookup(root, "name"); k == nil {
 		p.errorf(root, "missing name: add `name: my-pipeline` (lowercase letters, digits and dashes)")
 	}
 	return spec
@@ -204,6 +205,13 @@ func (p *yamlParser) node(m *yaml.Node, section Section) *NodeSpec {
 			if section != Operators {
 				return false
 			}
+			if val.Kind != yaml.SequenceNode {
+				// Reported by strs; an unset input keeps the resolver
+				// from reporting the node as having none.
+				p.strs(k, val)
+				n.Inputs = append(n.Inputs, Str{Pos: p.pos(val)})
+				return true
+			}
 			n.Inputs = append(n.Inputs, p.strs(k, val)...)
 		case "connector":
 			if section == Operators {
@@ -263,7 +271,7 @@ func (p *yamlParser) node(m *yaml.Node, section Section) *NodeSpec {
 		return true
 	}, known...)
 
-	if !n.Name.Set {
+	if k, _ := lookup(m, "name"); k == nil {
 		p.errorf(m, "%s without a name: add `name:`", section.Singular())
 	}
 	if section == Operators && !n.Kind.Set {

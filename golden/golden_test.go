@@ -119,6 +119,8 @@ func runCase(t *testing.T, name string) {
 			args = append(args, line)
 		}
 	}
+	// Checkpoints go elsewhere: the output is what the sinks committed.
+	args = append(args, "--checkpoint-dir", filepath.Join(tmp, "checkpoints"))
 	before := listFiles(t, work)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = work

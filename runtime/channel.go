@@ -1,5 +1,7 @@
 package runtime
 
+import "time"
+
 // BatchSize is the number of records a sender collects for one receiver
 // before it hands them over: one channel operation per batch instead of
 // per record. A partial batch is handed over when the sender has nothing
@@ -55,6 +57,9 @@ type Inbox[T any] struct {
 	release []chan struct{}
 	done    <-chan struct{}
 	idle    func()
+	task    *Task
+	// alignStart is when the barrier being aligned first arrived.
+	alignStart time.Time
 	// aligned is true in exactly-once mode.
 	aligned bool
 	senders int
@@ -96,6 +101,13 @@ func NewInboxes[T any](j *Job, receivers, senders int) []*Inbox[T] {
 // blocks: flush its own partial batches downstream, so that records never
 // sit in a half-full batch while the pipeline is quiet.
 func (in *Inbox[T]) OnIdle(flush func()) { in.idle = flush }
+
+// Bind sets the receiving subtask's checkpoint task, which learns how long
+// each barrier took to align, and its idle function (see OnIdle).
+func (in *Inbox[T]) Bind(t *Task, idle func()) {
+	in.task = t
+	in.idle = idle
+}
 
 // Next returns the next batch of records, or a control event that holds for
 // all senders: a barrier once it has come from every sender that has not
@@ -140,6 +152,9 @@ func (in *Inbox[T]) arrive(m Msg[T]) {
 		// A newer checkpoint supersedes one that never completed here.
 		in.releaseAll()
 		in.barrier = m.ID
+		if in.task != nil {
+			in.alignStart = time.Now()
+		}
 	}
 	if !in.arrived[m.From] {
 		in.arrived[m.From] = true
@@ -163,9 +178,19 @@ func (in *Inbox[T]) end(m Msg[T]) {
 }
 
 func (in *Inbox[T]) checkAligned() {
-	if in.barrier != 0 && in.nArrived > 0 && in.nArrived+in.nEnded == in.senders {
-		in.ready = append(in.ready, Msg[T]{Kind: Barrier, ID: in.barrier})
+	if in.barrier == 0 || in.nArrived == 0 {
+		return
 	}
+	// Every sender must have sent the barrier or ended. In at-least-once
+	// mode nothing holds a sender back between its barrier and its end, so
+	// one sender can have done both: count senders, not events. This runs
+	// only on control events.
+	for s := range in.senders {
+		if !in.arrived[s] && !in.ended[s] {
+			return
+		}
+	}
+	in.ready = append(in.ready, Msg[T]{Kind: Barrier, ID: in.barrier})
 }
 
 // Release lets the senders of barrier id go on. The receiver calls it after

@@ -86,14 +86,20 @@ func run(p Program, args []string, stdout, stderr io.Writer) int {
 			bad = true
 		}
 	}
-	if *parallelism != 0 {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["parallelism"] {
 		if *parallelism < 1 {
 			fmt.Fprintf(stderr, "%s run: --parallelism wants a whole number of at least 1, got %d\n", name, *parallelism)
 			bad = true
 		}
 		cfg.Parallelism = *parallelism
 	}
-	if *checkpointDir != "" {
+	if given["checkpoint-dir"] {
+		if *checkpointDir == "" {
+			fmt.Fprintf(stderr, "%s run: --checkpoint-dir must not be empty\n", name)
+			bad = true
+		}
 		cfg.Checkpoint.Dir = *checkpointDir
 	}
 	if bad {
@@ -157,7 +163,10 @@ Settings for --set (compiled value in brackets):
 		if n.Parallelism != 0 {
 			p = fmt.Sprint(n.Parallelism)
 		}
-		add(prefix+"parallelism", p, "subtasks of "+n.Name)
+		if n.FusedWith == "" {
+			// A fused node has its head's parallelism: --set refuses it.
+			add(prefix+"parallelism", p, "subtasks of "+n.Name)
+		}
 		var conn *catalog.Connector
 		if conn = n.connector(); conn == nil {
 			continue

@@ -195,8 +195,11 @@ func (c *Config) setNode(n *NodeConfig, key, value string) error {
 			head := c.nodeNamed(n.FusedWith)
 			return fmt.Errorf("%s runs fused with %s (in its goroutine, records passed by plain calls), so it has the parallelism of %s: set %s.%s.parallelism instead", n.Name, head.Name, head.Name, head.Section, head.Name)
 		}
+		if err := setPositive(&n.Parallelism, value); err != nil {
+			return err
+		}
 		n.ParallelismSet = true
-		return setPositive(&n.Parallelism, value)
+		return nil
 	}
 	return n.set(key, value, c.Source)
 }

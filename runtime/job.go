@@ -8,6 +8,9 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
+
+	"github.com/pipegen/pipegen/runtime/vfs"
 )
 
 // Job is one run of a pipeline: its settings after the command line, and
@@ -25,12 +28,47 @@ type Job struct {
 	sources  []*SourceCtl
 	progress io.Writer
 	log      io.Writer
+	quiet    bool
+
+	// fs is where checkpoints and transactional sinks write.
+	fs vfs.FS
+	// from is the checkpoint to resume from (--from-checkpoint).
+	from string
+	// restored is the checkpoint the job resumes from, nil for a fresh
+	// start.
+	restored *Loaded
+	// nextID is the id of the next checkpoint.
+	nextID int64
+	// committed is the id of the newest completed checkpoint.
+	committed atomic.Int64
+	// tasks counts the chain subtasks, each of which acknowledges every
+	// checkpoint.
+	tasks int
+	// writes carries snapshots to the writer, acks the written ones to the
+	// coordinator.
+	writes chan *Snapshot
+	acks   chan ack
+	// atEnd counts the source subtasks at the end of their input;
+	// allEnded is closed once all are.
+	atEnd    atomic.Int64
+	allEnded chan struct{}
+	// building is set while build runs; pending are the subtasks it
+	// started, which run once it is done.
+	building bool
+	pending  []func()
 }
 
 // NewJob prepares a run of the pipeline with the given settings.
 func NewJob(ctx context.Context, cfg *Config) *Job {
 	ctx, cancel := context.WithCancelCause(ctx)
-	return &Job{Config: cfg, ctx: ctx, cancel: cancel, log: os.Stderr}
+	return &Job{Config: cfg, ctx: ctx, cancel: cancel, log: os.Stderr, fs: vfs.Default,
+		writes: make(chan *Snapshot, 64), acks: make(chan ack, 64), allEnded: make(chan struct{})}
+}
+
+func (j *Job) taskCount() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.tasks
 }
 
 // Logf writes one line to the job's log (standard error), prefixed with
@@ -56,8 +94,16 @@ func (j *Job) Node(id int) *NodeConfig { return &j.Config.Nodes[id] }
 // Go runs subtask sub of node (the head of a chain) in its own goroutine. A
 // panic in fn, from user code or from Abort, fails the job with the node and
 // subtask named.
+//
+// While the job is being built, the goroutine waits to start until the
+// build is done, so that every subtask is registered (for the
+// checkpoint coordinator) before any runs.
 func (j *Job) Go(node string, sub int, fn func()) {
 	j.wg.Add(1)
+	if j.building {
+		j.pending = append(j.pending, func() { j.Go(node, sub, fn); j.wg.Done() })
+		return
+	}
 	go func() {
 		defer j.wg.Done()
 		defer func() {
@@ -135,21 +181,99 @@ func (e *PanicError) Error() string {
 	return fmt.Sprintf("%s[%d]: panic: %v\n\n%s", e.Node, e.Subtask, e.Value, e.Stack)
 }
 
+// fatalError is a failure that a restart cannot mend: a bad setting, a
+// missing input file, a checkpoint that does not fit the program.
+type fatalError struct{ err error }
+
+func (e *fatalError) Error() string { return e.err.Error() }
+func (e *fatalError) Unwrap() error { return e.err }
+
 // Run starts the job with build and waits until every subtask has finished
-// or one has failed.
+// and the final checkpoint has committed the output, or one has failed.
 func (j *Job) Run(build func(j *Job)) error {
 	done := make(chan struct{})
 	defer close(done)
+	cp := j.Config.Checkpoint
+	st := &Storage{FS: j.fs, Dir: cp.Dir}
+	if err := j.prepareRun(st, j.from); err != nil {
+		if errors.Is(err, errFinished) {
+			j.Logf("checkpoint %d is final: the job ran to the end of its input already, and its output is committed (remove %s to run it again)", j.restored.Manifest.ID, cp.Dir)
+			return nil
+		}
+		return &fatalError{err}
+	}
 	if j.progress != nil {
 		go j.reportProgress(j.progress, done)
 	}
+	var buildErr error
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
-				j.Fail(taskError("build", 0, r))
+				buildErr = taskError("build", 0, r)
+				j.Fail(buildErr)
 			}
 		}()
+		j.building = true
+		defer func() { j.building = false }()
 		build(j)
 	}()
-	return j.Wait()
+	if buildErr != nil {
+		for range j.pending {
+			j.wg.Done()
+		}
+		j.wg.Wait()
+		return &fatalError{buildErr}
+	}
+	if len(j.sources) == 0 {
+		close(j.allEnded)
+	}
+	for _, start := range j.pending {
+		start()
+	}
+	var coord *coordinator
+	if cp.Mode != NoCheckpoints {
+		coord = newCoordinator(j, st, j.nextID)
+		for range 2 {
+			go j.writer(st)
+		}
+		go coord.run()
+	}
+	if err := j.Wait(); err != nil {
+		return err
+	}
+	if coord != nil {
+		select {
+		case <-coord.done:
+			if coord.finalErr != nil {
+				return fmt.Errorf("final checkpoint: %w", coord.finalErr)
+			}
+		case <-j.ctx.Done():
+			return context.Cause(j.ctx)
+		}
+	}
+	j.cancel(errStopped)
+	return nil
+}
+
+// errStopped ends the job's helpers (writer, coordinator) after success.
+var errStopped = errors.New("job finished")
+
+// sourceAtEnd records that a source subtask has read all of its input.
+func (j *Job) sourceAtEnd() {
+	j.mu.Lock()
+	n := len(j.sources)
+	j.mu.Unlock()
+	if j.atEnd.Add(1) == int64(n) {
+		close(j.allEnded)
+	}
+}
+
+// allAtEnd reports whether every source subtask has read all its input.
+func (j *Job) allAtEnd() bool {
+	select {
+	case <-j.allEnded:
+		return true
+	default:
+		return false
+	}
 }

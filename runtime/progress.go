@@ -16,11 +16,14 @@ const progressEvery = 5 * time.Second
 type SourceCtl struct {
 	barrier atomic.Int64
 	records atomic.Int64
+	j       *Job
+	ended   bool
+	wait    *time.Timer
 }
 
 // NewSourceCtl registers a source subtask with the job.
 func (j *Job) NewSourceCtl() *SourceCtl {
-	c := &SourceCtl{}
+	c := &SourceCtl{j: j}
 	j.mu.Lock()
 	j.sources = append(j.sources, c)
 	j.mu.Unlock()
@@ -34,6 +37,44 @@ func (c *SourceCtl) Poll() int64 {
 		return 0
 	}
 	return c.barrier.Swap(0)
+}
+
+// atEndWait is how long a source at the end of its input waits for the
+// other sources before it looks for a barrier again.
+const atEndWait = 10 * time.Millisecond
+
+// AtEnd is called by a source subtask that has read all of its input. It
+// reports whether the subtask may end: once every source subtask of the job
+// is at its end. Until then the subtask stays, injecting the barriers of the
+// checkpoints taken meanwhile (with its final position), so that every
+// checkpoint has every subtask and the ones that ended early need no
+// special case.
+func (c *SourceCtl) AtEnd() bool {
+	if !c.ended {
+		c.ended = true
+		c.j.sourceAtEnd()
+	}
+	if c.j.Config.Checkpoint.Mode == NoCheckpoints {
+		return true
+	}
+	if c.barrier.Load() != 0 {
+		return false
+	}
+	if c.j.allAtEnd() {
+		return true
+	}
+	if c.wait == nil {
+		c.wait = time.NewTimer(atEndWait)
+	} else {
+		c.wait.Reset(atEndWait)
+	}
+	select {
+	case <-c.j.allEnded:
+	case <-c.wait.C:
+	case <-c.j.ctx.Done():
+		Abort(errCanceled)
+	}
+	return false
 }
 
 // Count adds n records to the progress count. Sources call it once per

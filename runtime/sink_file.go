@@ -2,45 +2,82 @@ package runtime
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
+
+	"github.com/pipegen/pipegen/runtime/vfs"
 )
 
 // writeBufferSize is the write buffer of a file sink.
 const writeBufferSize = 256 << 10
 
 // FileSink is one subtask of a file sink: it writes its records, one per
-// line, into its own part file of the sink's directory.
+// line, into part files of the sink's directory.
+//
+// With checkpoints it is exactly-once by two-phase commit. Records go to an
+// in-progress file (.part-SUB-SEQ.inprogress). At a barrier the file is
+// closed; the checkpoint's writer syncs it and renames it to
+// .part-SUB-SEQ.pending (pre-commit), and once the checkpoint is complete
+// the coordinator renames it to part-SUB-SEQ (commit). After a crash the
+// restored checkpoint's pending files are committed and every other hidden
+// file is removed. The committed output is exactly the directory's files
+// whose names do not start with '.'.
+//
+// Without checkpoints (mode none) records go straight to part-SUB-SEQ.
 type FileSink[T any] struct {
+	j    *Job
 	name string
+	sub  int
+	dir  string
 	enc  Encoder[T]
-	part *partFile
+	fs   vfs.FS
+	// transactional is false in mode none.
+	transactional bool
+
+	cur     vfs.File // the file being written, nil between files
+	curSeq  uint64
+	w       *bufio.Writer
+	nextSeq uint64
+	// pending are closed files not known to be committed, with the
+	// checkpoint that covers each.
+	pending []pendingPart
+}
+
+type pendingPart struct {
+	PendingFile
+	inProgress string
+	checkpoint int64 // 0 until a checkpoint covers it
 }
 
 // NewFileSink prepares subtask sub of the file sink node, encoding records
-// with enc. It creates the directory and the subtask's part file.
+// with enc.
 func NewFileSink[T any](j *Job, node, sub int, enc Encoder[T]) *FileSink[T] {
 	n := j.Node(node)
-	s := &FileSink[T]{name: n.Name, enc: enc}
-	dir := n.Option("path")
-	if dir == "" {
-		Abortf("sinks.%s: path is empty", s.name)
+	s := &FileSink[T]{j: j, name: n.Name, sub: sub, enc: enc, fs: j.fs,
+		transactional: j.Config.Checkpoint.Mode != NoCheckpoints}
+	dir, err := filepath.Abs(n.Option("path"))
+	if err != nil || n.Option("path") == "" {
+		Abortf("sinks.%s: bad path %q", s.name, n.Option("path"))
 	}
-	if err := os.MkdirAll(dir, 0o777); err != nil {
+	s.dir = dir
+	if err := s.fs.MkdirAll(dir, 0o755); err != nil {
 		Abortf("sinks.%s: %w", s.name, err)
 	}
-	part, err := createPart(filepath.Join(dir, fmt.Sprintf("part-%d-0", sub)))
-	if err != nil {
-		Abortf("sinks.%s: %w", s.name, err)
+	if st, ok := j.restoredSink(node, sub); ok {
+		s.nextSeq = st.NextSeq
 	}
-	s.part = part
+	s.w = bufio.NewWriterSize(nil, writeBufferSize)
 	return s
 }
 
 // Write writes one record.
 func (s *FileSink[T]) Write(v T) {
-	w := s.part.w
+	if s.cur == nil {
+		s.open()
+	}
+	w := s.w
 	// Encoding straight into the writer's free space spares a copy.
 	b, err := s.enc(w.AvailableBuffer(), v)
 	if err != nil {
@@ -51,55 +88,142 @@ func (s *FileSink[T]) Write(v T) {
 	}
 }
 
+func (s *FileSink[T]) partName(seq uint64) string {
+	return fmt.Sprintf("part-%d-%d", s.sub, seq)
+}
+
+func (s *FileSink[T]) open() {
+	s.curSeq = s.nextSeq
+	s.nextSeq++
+	name := s.partName(s.curSeq)
+	if s.transactional {
+		name = "." + name + ".inprogress"
+	}
+	f, err := s.fs.Create(filepath.Join(s.dir, name))
+	if err != nil {
+		Abortf("sinks.%s: %w", s.name, err)
+	}
+	s.cur = f
+	s.w.Reset(f)
+}
+
 // Flush hands the buffered records to the operating system.
 func (s *FileSink[T]) Flush() {
-	if err := s.part.w.Flush(); err != nil {
+	if s.cur == nil {
+		return
+	}
+	if err := s.w.Flush(); err != nil {
 		s.fail(err)
 	}
 }
 
-// Barrier is called at checkpoint barrier id.
-func (s *FileSink[T]) Barrier(id int64) { s.Flush() }
-
-// End writes what is buffered and closes the part file.
-func (s *FileSink[T]) End() {
-	if s.part == nil {
+// closeCurrent closes the file being written; the next record opens a new
+// one.
+func (s *FileSink[T]) closeCurrent() {
+	if s.cur == nil {
 		return
 	}
-	p := s.part
-	s.part = nil
-	if err := p.close(); err != nil {
-		Abortf("sinks.%s: %w", s.name, err)
+	s.Flush()
+	if err := s.cur.Close(); err != nil {
+		Abortf("sinks.%s: close %s: %w", s.name, s.cur.Name(), err)
 	}
+	s.cur = nil
+	if !s.transactional {
+		return
+	}
+	final := s.partName(s.curSeq)
+	s.pending = append(s.pending, pendingPart{
+		PendingFile: PendingFile{Seq: s.curSeq, Pending: filepath.Join(s.dir, "."+final+".pending"), Final: filepath.Join(s.dir, final)},
+		inProgress:  filepath.Join(s.dir, "."+final+".inprogress"),
+	})
+}
+
+// PreCommit is the sink's part of a checkpoint: the file written since the
+// last one is closed, and the snapshot carries every file not committed
+// yet, to be made durable under its pending name by the checkpoint's
+// writer and committed by the coordinator.
+func (s *FileSink[T]) PreCommit(snap *Snapshot, node int) {
+	if !s.transactional {
+		s.Flush()
+		return
+	}
+	s.closeCurrent()
+	committed := s.j.committed.Load()
+	kept := s.pending[:0]
+	for _, p := range s.pending {
+		if p.checkpoint == 0 || p.checkpoint > committed {
+			kept = append(kept, p)
+		}
+	}
+	s.pending = kept
+	st := SinkState{Subtask: s.sub, NextSeq: s.nextSeq, Dir: s.dir}
+	var work []pendingPart
+	for i := range s.pending {
+		p := &s.pending[i]
+		if !snap.Final && p.checkpoint == 0 {
+			p.checkpoint = snap.ID
+		}
+		st.Pending = append(st.Pending, p.PendingFile)
+		work = append(work, *p)
+	}
+	snap.sinks = append(snap.sinks, sinkSnapshot{node: node, state: st})
+	if len(work) > 0 {
+		fsys, dir := s.fs, s.dir
+		snap.async = append(snap.async, func() error { return preCommit(fsys, dir, work) })
+	}
+}
+
+// preCommit makes closed files durable under their pending names. It is
+// idempotent: a file a failed checkpoint left in progress is synced and
+// renamed by the next one.
+func preCommit(fsys vfs.FS, dir string, parts []pendingPart) error {
+	renamed := false
+	for _, p := range parts {
+		f, err := fsys.Open(p.inProgress)
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, serr := fsys.Stat(p.Pending); serr == nil {
+				continue // pre-committed before
+			}
+			if _, serr := fsys.Stat(p.Final); serr == nil {
+				continue // committed
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("pre-commit %s: %w", p.inProgress, err)
+		}
+		serr := f.Sync()
+		cerr := f.Close()
+		if err := errors.Join(serr, cerr); err != nil {
+			return fmt.Errorf("pre-commit %s: %w", p.inProgress, err)
+		}
+		if err := fsys.Rename(p.inProgress, p.Pending); err != nil {
+			return fmt.Errorf("pre-commit %s: %w", p.inProgress, err)
+		}
+		renamed = true
+	}
+	if renamed {
+		return vfs.SyncDir(fsys, dir)
+	}
+	return nil
+}
+
+// End closes the sink. With checkpoints its last file was pre-committed by
+// the final snapshot; without, the file is synced in place.
+func (s *FileSink[T]) End() {
+	if s.cur == nil {
+		return
+	}
+	f := s.cur
+	s.Flush()
+	if err := f.Sync(); err != nil {
+		s.fail(err)
+	}
+	s.closeCurrent()
 }
 
 func (s *FileSink[T]) fail(err error) {
-	s.part.f.Close()
+	if s.cur != nil {
+		s.cur.Close()
+	}
 	Abortf("sinks.%s: %w", s.name, err)
-}
-
-// partFile is a part file being written. It is apart from FileSink so that
-// the files a sink writes can come and go (one per checkpoint, renamed at
-// commit) around the same writing code.
-type partFile struct {
-	path string
-	f    *os.File
-	w    *bufio.Writer
-}
-
-func createPart(path string) (*partFile, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	return &partFile{path: path, f: f, w: bufio.NewWriterSize(f, writeBufferSize)}, nil
-}
-
-// close flushes and closes the file; errors name it.
-func (p *partFile) close() error {
-	err := p.w.Flush()
-	if cerr := p.f.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	return err
 }

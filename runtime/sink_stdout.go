@@ -58,8 +58,10 @@ func (s *StdoutSink[T]) Flush() {
 	}
 }
 
-// Barrier is called at checkpoint barrier id.
-func (s *StdoutSink[T]) Barrier(id int64) { s.Flush() }
+// PreCommit writes what is buffered: standard output cannot take back what
+// it printed, so a stdout sink is at-least-once (records after the last
+// checkpoint are printed again after a restart).
+func (s *StdoutSink[T]) PreCommit(*Snapshot, int) { s.Flush() }
 
 // End writes what is buffered.
 func (s *StdoutSink[T]) End() { s.Flush() }

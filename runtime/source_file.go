@@ -105,6 +105,7 @@ func NewFileSource[T any](j *Job, node, sub int, format Format[T]) *FileSource[T
 	}
 	s.files = files
 	s.ctl = j.NewSourceCtl()
+	s.restore(j, node)
 	return s
 }
 

@@ -54,6 +54,7 @@ func NewGeneratorSource[T any](j *Job, node, sub int, fn func(seq uint64) (T, bo
 		}
 	}
 	s.ctl = j.NewSourceCtl()
+	s.restore(j, node)
 	return s
 }
 

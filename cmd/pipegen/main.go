@@ -51,8 +51,11 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// errUsage marks a wrong command line (exit status 2).
-var errUsage = errors.New("usage")
+// usageError marks a wrong command line (exit status 2).
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
@@ -77,8 +80,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	if errors.Is(err, errUsage) {
-		fmt.Fprintf(stderr, "pipegen %s: %v\n%s", args[0], errors.Unwrap(err), usage)
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "pipegen %s: %v\n%s", args[0], ue.err, usage)
 		return 2
 	}
 	if l, ok := compile.IsDiagnostics(err); ok {
@@ -94,7 +98,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func parse(fs *flag.FlagSet, args []string) (string, error) {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
-		return "", fmt.Errorf("%w", wrapUsage(err))
+		return "", wrapUsage(err)
 	}
 	if fs.NArg() != 1 {
 		return "", wrapUsage(fmt.Errorf("want one pipeline file, got %d arguments", fs.NArg()))
@@ -102,7 +106,7 @@ func parse(fs *flag.FlagSet, args []string) (string, error) {
 	return fs.Arg(0), nil
 }
 
-func wrapUsage(err error) error { return fmt.Errorf("%w%w", errUsage, err) }
+func wrapUsage(err error) error { return &usageError{err} }
 
 func check(args []string, stdout io.Writer) error {
 	path, err := parse(flag.NewFlagSet("check", flag.ContinueOnError), args)

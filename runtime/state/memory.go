@@ -1,5 +1,11 @@
 package state
 
+import (
+	"fmt"
+
+	"github.com/pipegen/pipegen/runtime/codec"
+)
+
 // Keyed is one value of type V per key of type K.
 type Keyed[K comparable, V any] interface {
 	// Get returns the value of k, or nil when k has none.
@@ -49,3 +55,46 @@ func (s *Memory[K, V]) All(yield func(K, *V) bool) {
 }
 
 var _ Keyed[string, int] = (*Memory[string, int])(nil)
+
+// Sections collects a snapshot's encoded entries, one section per key
+// group of a subtask's range [Start, Start+len(W)).
+type Sections struct {
+	Start int
+	W     []codec.Writer
+}
+
+// NewSections prepares the sections of key groups [start, end).
+func NewSections(start, end int) *Sections {
+	return &Sections{Start: start, W: make([]codec.Writer, end-start)}
+}
+
+// Snapshot encodes every entry into the section of its key group. It runs
+// on the operator's goroutine at the barrier: the encoded bytes are the
+// copy that is written while processing goes on.
+func (s *Memory[K, V]) Snapshot(sec *Sections, keyGroup func(K) int, enc func(w *codec.Writer, k K, v *V)) error {
+	for k, v := range s.m {
+		kg := keyGroup(k)
+		i := kg - sec.Start
+		if i < 0 || i >= len(sec.W) {
+			return fmt.Errorf("key %v is in key group %d, outside this subtask's range [%d, %d)", k, kg, sec.Start, sec.Start+len(sec.W))
+		}
+		w := &sec.W[i]
+		mark := w.Begin()
+		enc(w, k, v)
+		w.End(mark)
+	}
+	return nil
+}
+
+// Restore adds the entries of one key group's section.
+func (s *Memory[K, V]) Restore(section []byte, dec func(r *codec.Reader) (K, *V)) error {
+	r := codec.NewReader(section)
+	for r.More() {
+		k, v := dec(r.Nested())
+		if r.Err() != nil {
+			break
+		}
+		s.m[k] = v
+	}
+	return r.Err()
+}

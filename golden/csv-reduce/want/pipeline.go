@@ -6,6 +6,7 @@ package main
 import (
 	"github.com/pipegen/pipegen/golden/csv-reduce"
 	"github.com/pipegen/pipegen/runtime"
+	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
 	"time"
 )
@@ -56,7 +57,8 @@ func build(j *runtime.Job) {
 
 // salesChain is one subtask of source "sales".
 type salesChain struct {
-	sub           int // the subtask's index
+	sub           int           // the subtask's index
+	task          *runtime.Task // its part in checkpoints
 	src           *runtime.FileSource[sales.Sale]
 	ctl           *runtime.SourceCtl
 	salesToTotals *runtime.Out[sales.Sale] // to totals, hash
@@ -66,20 +68,21 @@ func newSalesChain(j *runtime.Job, sub int, salesToTotals *runtime.Out[sales.Sal
 	c := &salesChain{
 		salesToTotals: salesToTotals,
 		sub:           sub,
+		task:          j.Task(nodeSales, sub),
 	}
 	c.src = runtime.NewFileSource(j, nodeSales, sub, runtime.CSVFormatFor[sales.Sale](j, nodeSales))
 	c.ctl = c.src.Ctl()
 	return c
 }
 
-// run reads source "sales" until its input ends. Between records it injects the
-// checkpoint barriers the coordinator asks for, and when nothing can be read now
-// it hands partial batches downstream.
+// run reads source "sales" until its input ends (and every other source's has). Between
+// records it injects the checkpoint barriers the coordinator asks for, and when
+// nothing can be read now it hands partial batches downstream.
 func (c *salesChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			c.emitSales(r)
-		} else if c.src.Done() {
+		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
 			c.flush()
@@ -102,20 +105,29 @@ func (c *salesChain) flush() {
 	c.salesToTotals.Flush()
 }
 
-// barrier passes checkpoint barrier id downstream, after the records before it.
+// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
+// the records before it, and hands the snapshot to the writer.
 func (c *salesChain) barrier(id int64) {
+	s := c.task.Begin(id)
+	c.src.Snapshot(s, nodeSales)
 	c.salesToTotals.Barrier(id)
+	c.task.Submit(s)
 }
 
-// end runs when the chain's input has ended: it emits what waited for the end and
-// tells every receiver that nothing follows.
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
 func (c *salesChain) end() {
+	s := c.task.Final()
+	c.src.Snapshot(s, nodeSales)
 	c.salesToTotals.End()
+	c.task.Submit(s)
 }
 
 // totalsChain is one subtask of reduce "totals" and the nodes fused with it: report, out.
 type totalsChain struct {
-	sub         int // the subtask's index
+	sub         int           // the subtask's index
+	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[sales.Sale]
 	totalsState *state.Memory[sales.RegionProduct, sales.Sale] // state of totals: one sales.Sale per key
 	outSink     *runtime.FileSink[string]
@@ -123,10 +135,12 @@ type totalsChain struct {
 
 func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[sales.Sale]) *totalsChain {
 	c := &totalsChain{
-		in:  in,
-		sub: sub,
+		in:   in,
+		sub:  sub,
+		task: j.Task(nodeTotals, sub),
 	}
 	c.totalsState = state.NewMemory[sales.RegionProduct, sales.Sale]()
+	runtime.RestoreMemory(c.task, nodeTotals, c.totalsState, decodeTotalsEntry)
 	c.outSink = runtime.NewFileSink(j, nodeOut, sub, runtime.EncodeString)
 	return c
 }
@@ -135,7 +149,7 @@ func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[sales.Sale]) *tot
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *totalsChain) run() {
-	c.in.OnIdle(c.flush)
+	c.in.Bind(c.task, c.flush)
 	for {
 		m := c.in.Next()
 		switch m.Kind {
@@ -192,22 +206,135 @@ func (c *totalsChain) flush() {
 	c.outSink.Flush()
 }
 
-// barrier passes checkpoint barrier id downstream, after the records before it.
+// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
+// the records before it, and hands the snapshot to the writer.
 func (c *totalsChain) barrier(id int64) {
-	c.outSink.Barrier(id)
+	s := c.task.Begin(id)
+	runtime.SnapshotMemory(s, nodeTotals, c.totalsState, hashKeyTotals, encodeTotalsEntry, totalsKeySchema, totalsValueSchema)
+	c.outSink.PreCommit(s, nodeOut)
+	c.task.Submit(s)
 }
 
-// end runs when the chain's input has ended: it emits what waited for the end and
-// tells every receiver that nothing follows.
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
 func (c *totalsChain) end() {
+	s := c.task.Final()
+	c.outSink.PreCommit(s, nodeOut)
 	c.outSink.End()
+	c.task.Submit(s)
 }
 
-// hashKeyTotals hashes a key of "totals" field by field; the hash decides the key
-// group, so it must never change.
+// hashKeyTotals hashes a key of "totals". The hash decides the key group, which
+// checkpoints keep: it must never change.
 func hashKeyTotals(k sales.RegionProduct) uint64 {
 	var h uint64
 	h = runtime.HashCombine(h, runtime.HashString(k.Region))
 	h = runtime.HashCombine(h, runtime.HashString(k.Product))
 	return h
+}
+
+// The schema of the state of "totals", recorded in every checkpoint.
+const (
+	totalsKeySchema   = "github.com/pipegen/pipegen/golden/csv-reduce.RegionProduct{1 Region string; 2 Product string}"
+	totalsValueSchema = "github.com/pipegen/pipegen/golden/csv-reduce.Sale{1 Region string; 2 Product string; 3 Units int; 4 Price float64}"
+)
+
+// encodeTotalsEntry writes one key and value of the state of "totals".
+func encodeTotalsEntry(w *codec.Writer, k sales.RegionProduct, v *sales.Sale) {
+	encodeRegionProduct(w, &k)
+	encodeSale(w, v)
+}
+
+// decodeTotalsEntry reads one key and value of the state of "totals".
+func decodeTotalsEntry(r *codec.Reader) (sales.RegionProduct, *sales.Sale) {
+	var k sales.RegionProduct
+	v := new(sales.Sale)
+	decodeRegionProduct(r, &k)
+	decodeSale(r, v)
+	return k, v
+}
+
+// encodeRegionProduct writes a sales.RegionProduct of checkpointed state, field by field.
+func encodeRegionProduct(w *codec.Writer, v *sales.RegionProduct) {
+	m := w.Begin()
+	if v.Region != "" {
+		w.Tag(1, codec.Bytes)
+		w.String(v.Region)
+	}
+	if v.Product != "" {
+		w.Tag(2, codec.Bytes)
+		w.String(v.Product)
+	}
+	w.End(m)
+}
+
+// decodeRegionProduct reads a sales.RegionProduct; fields it does not know are skipped.
+func decodeRegionProduct(r *codec.Reader, v *sales.RegionProduct) {
+	r = r.Nested()
+	for r.More() {
+		id, wt := r.Tag()
+		switch id {
+		case 1:
+			if r.Want(id, wt, codec.Bytes) {
+				v.Region = r.String()
+			}
+		case 2:
+			if r.Want(id, wt, codec.Bytes) {
+				v.Product = r.String()
+			}
+		default:
+			r.Skip(wt)
+		}
+	}
+}
+
+// encodeSale writes a sales.Sale of checkpointed state, field by field.
+func encodeSale(w *codec.Writer, v *sales.Sale) {
+	m := w.Begin()
+	if v.Region != "" {
+		w.Tag(1, codec.Bytes)
+		w.String(v.Region)
+	}
+	if v.Product != "" {
+		w.Tag(2, codec.Bytes)
+		w.String(v.Product)
+	}
+	if v.Units != 0 {
+		w.Tag(3, codec.Varint)
+		w.Varint(int64(v.Units))
+	}
+	if v.Price != 0 {
+		w.Tag(4, codec.Fixed64)
+		w.Float64(v.Price)
+	}
+	w.End(m)
+}
+
+// decodeSale reads a sales.Sale; fields it does not know are skipped.
+func decodeSale(r *codec.Reader, v *sales.Sale) {
+	r = r.Nested()
+	for r.More() {
+		id, wt := r.Tag()
+		switch id {
+		case 1:
+			if r.Want(id, wt, codec.Bytes) {
+				v.Region = r.String()
+			}
+		case 2:
+			if r.Want(id, wt, codec.Bytes) {
+				v.Product = r.String()
+			}
+		case 3:
+			if r.Want(id, wt, codec.Varint) {
+				v.Units = int(r.Varint())
+			}
+		case 4:
+			if r.Want(id, wt, codec.Fixed64) {
+				v.Price = r.Float64()
+			}
+		default:
+			r.Skip(wt)
+		}
+	}
 }

@@ -6,6 +6,7 @@ package main
 import (
 	"github.com/pipegen/pipegen/golden/fanout"
 	"github.com/pipegen/pipegen/runtime"
+	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
 	"time"
 )
@@ -70,7 +71,8 @@ func build(j *runtime.Job) {
 
 // ordersChain is one subtask of source "orders" and the nodes fused with it: lines.
 type ordersChain struct {
-	sub           int // the subtask's index
+	sub           int           // the subtask's index
+	task          *runtime.Task // its part in checkpoints
 	src           *runtime.GeneratorSource[fan.Order]
 	ctl           *runtime.SourceCtl
 	ordersToLarge *runtime.Out[fan.Order] // to large, rebalance
@@ -82,20 +84,21 @@ func newOrdersChain(j *runtime.Job, sub int, ordersToLarge *runtime.Out[fan.Orde
 		linesToBySize: linesToBySize,
 		ordersToLarge: ordersToLarge,
 		sub:           sub,
+		task:          j.Task(nodeOrders, sub),
 	}
 	c.src = runtime.NewGeneratorSource(j, nodeOrders, sub, fan.NextOrder)
 	c.ctl = c.src.Ctl()
 	return c
 }
 
-// run reads source "orders" until its input ends. Between records it injects the
-// checkpoint barriers the coordinator asks for, and when nothing can be read now
-// it hands partial batches downstream.
+// run reads source "orders" until its input ends (and every other source's has). Between
+// records it injects the checkpoint barriers the coordinator asks for, and when
+// nothing can be read now it hands partial batches downstream.
 func (c *ordersChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			c.emitOrders(r)
-		} else if c.src.Done() {
+		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
 			c.flush()
@@ -122,7 +125,7 @@ func (c *ordersChain) toLines(r fan.Order) {
 
 // emitLines passes the records of "lines" to by-size.
 func (c *ordersChain) emitLines(r fan.Line) {
-	c.linesToBySize.Hash(runtime.HashUint64(uint64(fan.BySize(r))), r)
+	c.linesToBySize.Hash(hashKeyBySize(fan.BySize(r)), r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -132,22 +135,31 @@ func (c *ordersChain) flush() {
 	c.linesToBySize.Flush()
 }
 
-// barrier passes checkpoint barrier id downstream, after the records before it.
+// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
+// the records before it, and hands the snapshot to the writer.
 func (c *ordersChain) barrier(id int64) {
+	s := c.task.Begin(id)
+	c.src.Snapshot(s, nodeOrders)
 	c.ordersToLarge.Barrier(id)
 	c.linesToBySize.Barrier(id)
+	c.task.Submit(s)
 }
 
-// end runs when the chain's input has ended: it emits what waited for the end and
-// tells every receiver that nothing follows.
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
 func (c *ordersChain) end() {
+	s := c.task.Final()
+	c.src.Snapshot(s, nodeOrders)
 	c.ordersToLarge.End()
 	c.linesToBySize.End()
+	c.task.Submit(s)
 }
 
 // largeChain is one subtask of filter "large".
 type largeChain struct {
-	sub              int // the subtask's index
+	sub              int           // the subtask's index
+	task             *runtime.Task // its part in checkpoints
 	in               *runtime.Inbox[fan.Order]
 	largeToDescribed *runtime.Out[fan.Order] // to described, rebalance
 }
@@ -157,6 +169,7 @@ func newLargeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Order], largeT
 		in:               in,
 		largeToDescribed: largeToDescribed,
 		sub:              sub,
+		task:             j.Task(nodeLarge, sub),
 	}
 	return c
 }
@@ -165,7 +178,7 @@ func newLargeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Order], largeT
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *largeChain) run() {
-	c.in.OnIdle(c.flush)
+	c.in.Bind(c.task, c.flush)
 	for {
 		m := c.in.Next()
 		switch m.Kind {
@@ -202,28 +215,36 @@ func (c *largeChain) flush() {
 	c.largeToDescribed.Flush()
 }
 
-// barrier passes checkpoint barrier id downstream, after the records before it.
+// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
+// the records before it, and hands the snapshot to the writer.
 func (c *largeChain) barrier(id int64) {
+	s := c.task.Begin(id)
 	c.largeToDescribed.Barrier(id)
+	c.task.Submit(s)
 }
 
-// end runs when the chain's input has ended: it emits what waited for the end and
-// tells every receiver that nothing follows.
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
 func (c *largeChain) end() {
+	s := c.task.Final()
 	c.largeToDescribed.End()
+	c.task.Submit(s)
 }
 
 // describedChain is one subtask of map "described" and the nodes fused with it: large-orders.
 type describedChain struct {
-	sub             int // the subtask's index
+	sub             int           // the subtask's index
+	task            *runtime.Task // its part in checkpoints
 	in              *runtime.Inbox[fan.Order]
 	largeOrdersSink *runtime.FileSink[string]
 }
 
 func newDescribedChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Order]) *describedChain {
 	c := &describedChain{
-		in:  in,
-		sub: sub,
+		in:   in,
+		sub:  sub,
+		task: j.Task(nodeDescribed, sub),
 	}
 	c.largeOrdersSink = runtime.NewFileSink(j, nodeLargeOrders, sub, runtime.EncodeString)
 	return c
@@ -233,7 +254,7 @@ func newDescribedChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Order]) *d
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *describedChain) run() {
-	c.in.OnIdle(c.flush)
+	c.in.Bind(c.task, c.flush)
 	for {
 		m := c.in.Next()
 		switch m.Kind {
@@ -273,20 +294,28 @@ func (c *describedChain) flush() {
 	c.largeOrdersSink.Flush()
 }
 
-// barrier passes checkpoint barrier id downstream, after the records before it.
+// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
+// the records before it, and hands the snapshot to the writer.
 func (c *describedChain) barrier(id int64) {
-	c.largeOrdersSink.Barrier(id)
+	s := c.task.Begin(id)
+	c.largeOrdersSink.PreCommit(s, nodeLargeOrders)
+	c.task.Submit(s)
 }
 
-// end runs when the chain's input has ended: it emits what waited for the end and
-// tells every receiver that nothing follows.
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
 func (c *describedChain) end() {
+	s := c.task.Final()
+	c.largeOrdersSink.PreCommit(s, nodeLargeOrders)
 	c.largeOrdersSink.End()
+	c.task.Submit(s)
 }
 
 // bySizeChain is one subtask of aggregate "by-size" and the nodes fused with it: tallies.
 type bySizeChain struct {
-	sub         int // the subtask's index
+	sub         int           // the subtask's index
+	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[fan.Line]
 	bySizeState *state.Memory[int64, fan.Tally] // state of by-size: one fan.Tally per key
 	talliesSink *runtime.StdoutSink[fan.SizeTally]
@@ -294,10 +323,12 @@ type bySizeChain struct {
 
 func newBySizeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Line]) *bySizeChain {
 	c := &bySizeChain{
-		in:  in,
-		sub: sub,
+		in:   in,
+		sub:  sub,
+		task: j.Task(nodeBySize, sub),
 	}
 	c.bySizeState = state.NewMemory[int64, fan.Tally]()
+	runtime.RestoreMemory(c.task, nodeBySize, c.bySizeState, decodeBySizeEntry)
 	c.talliesSink = runtime.NewStdoutSink(j, nodeTallies, sub, runtime.EncodeJSON[fan.SizeTally])
 	return c
 }
@@ -306,7 +337,7 @@ func newBySizeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Line]) *bySiz
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *bySizeChain) run() {
-	c.in.OnIdle(c.flush)
+	c.in.Bind(c.task, c.flush)
 	for {
 		m := c.in.Next()
 		switch m.Kind {
@@ -352,17 +383,78 @@ func (c *bySizeChain) flush() {
 	c.talliesSink.Flush()
 }
 
-// barrier passes checkpoint barrier id downstream, after the records before it.
+// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
+// the records before it, and hands the snapshot to the writer.
 func (c *bySizeChain) barrier(id int64) {
-	c.talliesSink.Barrier(id)
+	s := c.task.Begin(id)
+	runtime.SnapshotMemory(s, nodeBySize, c.bySizeState, hashKeyBySize, encodeBySizeEntry, bySizeKeySchema, bySizeValueSchema)
+	c.talliesSink.PreCommit(s, nodeTallies)
+	c.task.Submit(s)
 }
 
-// end runs when the chain's input has ended: it emits what waited for the end and
-// tells every receiver that nothing follows.
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
 func (c *bySizeChain) end() {
 	// by-size emits one result per key now that its input has ended.
 	for k, v := range c.bySizeState.All {
 		c.emitBySize(fan.Result(k, v))
 	}
+	s := c.task.Final()
+	c.talliesSink.PreCommit(s, nodeTallies)
 	c.talliesSink.End()
+	c.task.Submit(s)
+}
+
+// hashKeyBySize hashes a key of "by-size". The hash decides the key group, which
+// checkpoints keep: it must never change.
+func hashKeyBySize(k int64) uint64 {
+	return runtime.HashUint64(uint64(k))
+}
+
+// The schema of the state of "by-size", recorded in every checkpoint.
+const (
+	bySizeKeySchema   = "int64"
+	bySizeValueSchema = "github.com/pipegen/pipegen/golden/fanout.Tally{1 Items int}"
+)
+
+// encodeBySizeEntry writes one key and value of the state of "by-size".
+func encodeBySizeEntry(w *codec.Writer, k int64, v *fan.Tally) {
+	w.Varint(k)
+	encodeTally(w, v)
+}
+
+// decodeBySizeEntry reads one key and value of the state of "by-size".
+func decodeBySizeEntry(r *codec.Reader) (int64, *fan.Tally) {
+	var k int64
+	v := new(fan.Tally)
+	k = r.Varint()
+	decodeTally(r, v)
+	return k, v
+}
+
+// encodeTally writes a fan.Tally of checkpointed state, field by field.
+func encodeTally(w *codec.Writer, v *fan.Tally) {
+	m := w.Begin()
+	if v.Items != 0 {
+		w.Tag(1, codec.Varint)
+		w.Varint(int64(v.Items))
+	}
+	w.End(m)
+}
+
+// decodeTally reads a fan.Tally; fields it does not know are skipped.
+func decodeTally(r *codec.Reader, v *fan.Tally) {
+	r = r.Nested()
+	for r.More() {
+		id, wt := r.Tag()
+		switch id {
+		case 1:
+			if r.Want(id, wt, codec.Varint) {
+				v.Items = int(r.Varint())
+			}
+		default:
+			r.Skip(wt)
+		}
+	}
 }

@@ -51,28 +51,32 @@ func build(j *runtime.Job) {
 
 // sensorsChain is one subtask of source "sensors" and the nodes fused with it: warm, calibrated, print.
 type sensorsChain struct {
-	sub       int // the subtask's index
+	sub       int           // the subtask's index
+	task      *runtime.Task // its part in checkpoints
 	src       *runtime.GeneratorSource[gen.Reading]
 	ctl       *runtime.SourceCtl
 	printSink *runtime.StdoutSink[gen.Reading]
 }
 
 func newSensorsChain(j *runtime.Job, sub int) *sensorsChain {
-	c := &sensorsChain{sub: sub}
+	c := &sensorsChain{
+		sub:  sub,
+		task: j.Task(nodeSensors, sub),
+	}
 	c.src = runtime.NewGeneratorSource(j, nodeSensors, sub, gen.Next)
 	c.ctl = c.src.Ctl()
 	c.printSink = runtime.NewStdoutSink(j, nodePrint, sub, runtime.EncodeStringer[gen.Reading])
 	return c
 }
 
-// run reads source "sensors" until its input ends. Between records it injects the
-// checkpoint barriers the coordinator asks for, and when nothing can be read now
-// it hands partial batches downstream.
+// run reads source "sensors" until its input ends (and every other source's has). Between
+// records it injects the checkpoint barriers the coordinator asks for, and when
+// nothing can be read now it hands partial batches downstream.
 func (c *sensorsChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			c.emitSensors(r)
-		} else if c.src.Done() {
+		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
 			c.flush()
@@ -122,13 +126,22 @@ func (c *sensorsChain) flush() {
 	c.printSink.Flush()
 }
 
-// barrier passes checkpoint barrier id downstream, after the records before it.
+// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
+// the records before it, and hands the snapshot to the writer.
 func (c *sensorsChain) barrier(id int64) {
-	c.printSink.Barrier(id)
+	s := c.task.Begin(id)
+	c.src.Snapshot(s, nodeSensors)
+	c.printSink.PreCommit(s, nodePrint)
+	c.task.Submit(s)
 }
 
-// end runs when the chain's input has ended: it emits what waited for the end and
-// tells every receiver that nothing follows.
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
 func (c *sensorsChain) end() {
+	s := c.task.Final()
+	c.src.Snapshot(s, nodeSensors)
+	c.printSink.PreCommit(s, nodePrint)
 	c.printSink.End()
+	c.task.Submit(s)
 }

@@ -6,6 +6,7 @@ package main
 import (
 	"github.com/pipegen/pipegen/golden/jsonl-union"
 	"github.com/pipegen/pipegen/runtime"
+	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
 	"time"
 )
@@ -70,7 +71,8 @@ func build(j *runtime.Job) {
 
 // webChain is one subtask of source "web".
 type webChain struct {
-	sub      int // the subtask's index
+	sub      int           // the subtask's index
+	task     *runtime.Task // its part in checkpoints
 	src      *runtime.FileSource[clicks.Click]
 	ctl      *runtime.SourceCtl
 	webToAll *runtime.Out[clicks.Click] // to all, forward
@@ -79,6 +81,7 @@ type webChain struct {
 func newWebChain(j *runtime.Job, sub int, webToAll *runtime.Out[clicks.Click]) *webChain {
 	c := &webChain{
 		sub:      sub,
+		task:     j.Task(nodeWeb, sub),
 		webToAll: webToAll,
 	}
 	c.src = runtime.NewFileSource(j, nodeWeb, sub, runtime.JSONFormat[clicks.Click]())
@@ -86,14 +89,14 @@ func newWebChain(j *runtime.Job, sub int, webToAll *runtime.Out[clicks.Click]) *
 	return c
 }
 
-// run reads source "web" until its input ends. Between records it injects the
-// checkpoint barriers the coordinator asks for, and when nothing can be read now
-// it hands partial batches downstream.
+// run reads source "web" until its input ends (and every other source's has). Between
+// records it injects the checkpoint barriers the coordinator asks for, and when
+// nothing can be read now it hands partial batches downstream.
 func (c *webChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			c.emitWeb(r)
-		} else if c.src.Done() {
+		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
 			c.flush()
@@ -116,20 +119,29 @@ func (c *webChain) flush() {
 	c.webToAll.Flush()
 }
 
-// barrier passes checkpoint barrier id downstream, after the records before it.
+// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
+// the records before it, and hands the snapshot to the writer.
 func (c *webChain) barrier(id int64) {
+	s := c.task.Begin(id)
+	c.src.Snapshot(s, nodeWeb)
 	c.webToAll.Barrier(id)
+	c.task.Submit(s)
 }
 
-// end runs when the chain's input has ended: it emits what waited for the end and
-// tells every receiver that nothing follows.
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
 func (c *webChain) end() {
+	s := c.task.Final()
+	c.src.Snapshot(s, nodeWeb)
 	c.webToAll.End()
+	c.task.Submit(s)
 }
 
 // appChain is one subtask of source "app".
 type appChain struct {
-	sub      int // the subtask's index
+	sub      int           // the subtask's index
+	task     *runtime.Task // its part in checkpoints
 	src      *runtime.FileSource[clicks.Click]
 	ctl      *runtime.SourceCtl
 	appToAll *runtime.Out[clicks.Click] // to all, forward
@@ -139,20 +151,21 @@ func newAppChain(j *runtime.Job, sub int, appToAll *runtime.Out[clicks.Click]) *
 	c := &appChain{
 		appToAll: appToAll,
 		sub:      sub,
+		task:     j.Task(nodeApp, sub),
 	}
 	c.src = runtime.NewFileSource(j, nodeApp, sub, runtime.JSONFormat[clicks.Click]())
 	c.ctl = c.src.Ctl()
 	return c
 }
 
-// run reads source "app" until its input ends. Between records it injects the
-// checkpoint barriers the coordinator asks for, and when nothing can be read now
-// it hands partial batches downstream.
+// run reads source "app" until its input ends (and every other source's has). Between
+// records it injects the checkpoint barriers the coordinator asks for, and when
+// nothing can be read now it hands partial batches downstream.
 func (c *appChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			c.emitApp(r)
-		} else if c.src.Done() {
+		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
 			c.flush()
@@ -175,20 +188,29 @@ func (c *appChain) flush() {
 	c.appToAll.Flush()
 }
 
-// barrier passes checkpoint barrier id downstream, after the records before it.
+// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
+// the records before it, and hands the snapshot to the writer.
 func (c *appChain) barrier(id int64) {
+	s := c.task.Begin(id)
+	c.src.Snapshot(s, nodeApp)
 	c.appToAll.Barrier(id)
+	c.task.Submit(s)
 }
 
-// end runs when the chain's input has ended: it emits what waited for the end and
-// tells every receiver that nothing follows.
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
 func (c *appChain) end() {
+	s := c.task.Final()
+	c.src.Snapshot(s, nodeApp)
 	c.appToAll.End()
+	c.task.Submit(s)
 }
 
 // allChain is one subtask of union "all" and the nodes fused with it: visits.
 type allChain struct {
-	sub              int // the subtask's index
+	sub              int           // the subtask's index
+	task             *runtime.Task // its part in checkpoints
 	in               *runtime.Inbox[clicks.Click]
 	visitsToSections *runtime.Out[clicks.Visit] // to sections, hash
 }
@@ -197,6 +219,7 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Click], visit
 	c := &allChain{
 		in:               in,
 		sub:              sub,
+		task:             j.Task(nodeAll, sub),
 		visitsToSections: visitsToSections,
 	}
 	return c
@@ -206,7 +229,7 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Click], visit
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *allChain) run() {
-	c.in.OnIdle(c.flush)
+	c.in.Bind(c.task, c.flush)
 	for {
 		m := c.in.Next()
 		switch m.Kind {
@@ -246,7 +269,7 @@ func (c *allChain) toVisits(r clicks.Click) {
 
 // emitVisits passes the records of "visits" to sections.
 func (c *allChain) emitVisits(r clicks.Visit) {
-	c.visitsToSections.Hash(runtime.HashString(clicks.BySection(r)), r)
+	c.visitsToSections.Hash(hashKeySections(clicks.BySection(r)), r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -255,20 +278,27 @@ func (c *allChain) flush() {
 	c.visitsToSections.Flush()
 }
 
-// barrier passes checkpoint barrier id downstream, after the records before it.
+// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
+// the records before it, and hands the snapshot to the writer.
 func (c *allChain) barrier(id int64) {
+	s := c.task.Begin(id)
 	c.visitsToSections.Barrier(id)
+	c.task.Submit(s)
 }
 
-// end runs when the chain's input has ended: it emits what waited for the end and
-// tells every receiver that nothing follows.
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
 func (c *allChain) end() {
+	s := c.task.Final()
 	c.visitsToSections.End()
+	c.task.Submit(s)
 }
 
 // sectionsChain is one subtask of aggregate "sections" and the nodes fused with it: print.
 type sectionsChain struct {
-	sub           int // the subtask's index
+	sub           int           // the subtask's index
+	task          *runtime.Task // its part in checkpoints
 	in            *runtime.Inbox[clicks.Visit]
 	sectionsState *state.Memory[string, clicks.Stats] // state of sections: one clicks.Stats per key
 	printSink     *runtime.StdoutSink[clicks.Stats]
@@ -276,10 +306,12 @@ type sectionsChain struct {
 
 func newSectionsChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Visit]) *sectionsChain {
 	c := &sectionsChain{
-		in:  in,
-		sub: sub,
+		in:   in,
+		sub:  sub,
+		task: j.Task(nodeSections, sub),
 	}
 	c.sectionsState = state.NewMemory[string, clicks.Stats]()
+	runtime.RestoreMemory(c.task, nodeSections, c.sectionsState, decodeSectionsEntry)
 	c.printSink = runtime.NewStdoutSink(j, nodePrint, sub, runtime.EncodeJSON[clicks.Stats])
 	return c
 }
@@ -288,7 +320,7 @@ func newSectionsChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Visit]) 
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *sectionsChain) run() {
-	c.in.OnIdle(c.flush)
+	c.in.Bind(c.task, c.flush)
 	for {
 		m := c.in.Next()
 		switch m.Kind {
@@ -334,17 +366,86 @@ func (c *sectionsChain) flush() {
 	c.printSink.Flush()
 }
 
-// barrier passes checkpoint barrier id downstream, after the records before it.
+// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
+// the records before it, and hands the snapshot to the writer.
 func (c *sectionsChain) barrier(id int64) {
-	c.printSink.Barrier(id)
+	s := c.task.Begin(id)
+	runtime.SnapshotMemory(s, nodeSections, c.sectionsState, hashKeySections, encodeSectionsEntry, sectionsKeySchema, sectionsValueSchema)
+	c.printSink.PreCommit(s, nodePrint)
+	c.task.Submit(s)
 }
 
-// end runs when the chain's input has ended: it emits what waited for the end and
-// tells every receiver that nothing follows.
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
 func (c *sectionsChain) end() {
 	// sections emits one result per key now that its input has ended.
 	for _, v := range c.sectionsState.All {
 		c.emitSections(*v)
 	}
+	s := c.task.Final()
+	c.printSink.PreCommit(s, nodePrint)
 	c.printSink.End()
+	c.task.Submit(s)
+}
+
+// hashKeySections hashes a key of "sections". The hash decides the key group, which
+// checkpoints keep: it must never change.
+func hashKeySections(k string) uint64 {
+	return runtime.HashString(k)
+}
+
+// The schema of the state of "sections", recorded in every checkpoint.
+const (
+	sectionsKeySchema   = "string"
+	sectionsValueSchema = "github.com/pipegen/pipegen/golden/jsonl-union.Stats{1 Section string; 2 Visits int}"
+)
+
+// encodeSectionsEntry writes one key and value of the state of "sections".
+func encodeSectionsEntry(w *codec.Writer, k string, v *clicks.Stats) {
+	w.String(k)
+	encodeStats(w, v)
+}
+
+// decodeSectionsEntry reads one key and value of the state of "sections".
+func decodeSectionsEntry(r *codec.Reader) (string, *clicks.Stats) {
+	var k string
+	v := new(clicks.Stats)
+	k = r.String()
+	decodeStats(r, v)
+	return k, v
+}
+
+// encodeStats writes a clicks.Stats of checkpointed state, field by field.
+func encodeStats(w *codec.Writer, v *clicks.Stats) {
+	m := w.Begin()
+	if v.Section != "" {
+		w.Tag(1, codec.Bytes)
+		w.String(v.Section)
+	}
+	if v.Visits != 0 {
+		w.Tag(2, codec.Varint)
+		w.Varint(int64(v.Visits))
+	}
+	w.End(m)
+}
+
+// decodeStats reads a clicks.Stats; fields it does not know are skipped.
+func decodeStats(r *codec.Reader, v *clicks.Stats) {
+	r = r.Nested()
+	for r.More() {
+		id, wt := r.Tag()
+		switch id {
+		case 1:
+			if r.Want(id, wt, codec.Bytes) {
+				v.Section = r.String()
+			}
+		case 2:
+			if r.Want(id, wt, codec.Varint) {
+				v.Visits = int(r.Varint())
+			}
+		default:
+			r.Skip(wt)
+		}
+	}
 }

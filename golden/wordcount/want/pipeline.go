@@ -6,6 +6,7 @@ package main
 import (
 	"github.com/pipegen/pipegen/golden/wordcount"
 	"github.com/pipegen/pipegen/runtime"
+	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
 	"time"
 )
@@ -56,7 +57,8 @@ func build(j *runtime.Job) {
 
 // linesChain is one subtask of source "lines" and the nodes fused with it: words.
 type linesChain struct {
-	sub           int // the subtask's index
+	sub           int           // the subtask's index
+	task          *runtime.Task // its part in checkpoints
 	src           *runtime.FileSource[string]
 	ctl           *runtime.SourceCtl
 	wordsToCounts *runtime.Out[wc.Word] // to counts, hash
@@ -66,6 +68,7 @@ type linesChain struct {
 func newLinesChain(j *runtime.Job, sub int, wordsToCounts *runtime.Out[wc.Word]) *linesChain {
 	c := &linesChain{
 		sub:           sub,
+		task:          j.Task(nodeLines, sub),
 		wordsToCounts: wordsToCounts,
 	}
 	c.src = runtime.NewFileSource(j, nodeLines, sub, runtime.LinesFormat())
@@ -74,14 +77,14 @@ func newLinesChain(j *runtime.Job, sub int, wordsToCounts *runtime.Out[wc.Word])
 	return c
 }
 
-// run reads source "lines" until its input ends. Between records it injects the
-// checkpoint barriers the coordinator asks for, and when nothing can be read now
-// it hands partial batches downstream.
+// run reads source "lines" until its input ends (and every other source's has). Between
+// records it injects the checkpoint barriers the coordinator asks for, and when
+// nothing can be read now it hands partial batches downstream.
 func (c *linesChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			c.emitLines(r)
-		} else if c.src.Done() {
+		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
 			c.flush()
@@ -105,7 +108,7 @@ func (c *linesChain) toWords(r string) {
 
 // emitWords passes the records of "words" to counts.
 func (c *linesChain) emitWords(r wc.Word) {
-	c.wordsToCounts.Hash(runtime.HashString(wc.WordKey(r)), r)
+	c.wordsToCounts.Hash(hashKeyCounts(wc.WordKey(r)), r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -114,20 +117,29 @@ func (c *linesChain) flush() {
 	c.wordsToCounts.Flush()
 }
 
-// barrier passes checkpoint barrier id downstream, after the records before it.
+// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
+// the records before it, and hands the snapshot to the writer.
 func (c *linesChain) barrier(id int64) {
+	s := c.task.Begin(id)
+	c.src.Snapshot(s, nodeLines)
 	c.wordsToCounts.Barrier(id)
+	c.task.Submit(s)
 }
 
-// end runs when the chain's input has ended: it emits what waited for the end and
-// tells every receiver that nothing follows.
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
 func (c *linesChain) end() {
+	s := c.task.Final()
+	c.src.Snapshot(s, nodeLines)
 	c.wordsToCounts.End()
+	c.task.Submit(s)
 }
 
 // countsChain is one subtask of aggregate "counts" and the nodes fused with it: out.
 type countsChain struct {
-	sub         int // the subtask's index
+	sub         int           // the subtask's index
+	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[wc.Word]
 	countsState *state.Memory[string, wc.Count] // state of counts: one wc.Count per key
 	outSink     *runtime.FileSink[wc.WordCount]
@@ -135,10 +147,12 @@ type countsChain struct {
 
 func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[wc.Word]) *countsChain {
 	c := &countsChain{
-		in:  in,
-		sub: sub,
+		in:   in,
+		sub:  sub,
+		task: j.Task(nodeCounts, sub),
 	}
 	c.countsState = state.NewMemory[string, wc.Count]()
+	runtime.RestoreMemory(c.task, nodeCounts, c.countsState, decodeCountsEntry)
 	c.outSink = runtime.NewFileSink(j, nodeOut, sub, runtime.EncodeJSON[wc.WordCount])
 	return c
 }
@@ -147,7 +161,7 @@ func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[wc.Word]) *counts
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *countsChain) run() {
-	c.in.OnIdle(c.flush)
+	c.in.Bind(c.task, c.flush)
 	for {
 		m := c.in.Next()
 		switch m.Kind {
@@ -193,17 +207,78 @@ func (c *countsChain) flush() {
 	c.outSink.Flush()
 }
 
-// barrier passes checkpoint barrier id downstream, after the records before it.
+// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
+// the records before it, and hands the snapshot to the writer.
 func (c *countsChain) barrier(id int64) {
-	c.outSink.Barrier(id)
+	s := c.task.Begin(id)
+	runtime.SnapshotMemory(s, nodeCounts, c.countsState, hashKeyCounts, encodeCountsEntry, countsKeySchema, countsValueSchema)
+	c.outSink.PreCommit(s, nodeOut)
+	c.task.Submit(s)
 }
 
-// end runs when the chain's input has ended: it emits what waited for the end and
-// tells every receiver that nothing follows.
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
 func (c *countsChain) end() {
 	// counts emits one result per key now that its input has ended.
 	for k, v := range c.countsState.All {
 		c.emitCounts(wc.EmitCount(k, v))
 	}
+	s := c.task.Final()
+	c.outSink.PreCommit(s, nodeOut)
 	c.outSink.End()
+	c.task.Submit(s)
+}
+
+// hashKeyCounts hashes a key of "counts". The hash decides the key group, which
+// checkpoints keep: it must never change.
+func hashKeyCounts(k string) uint64 {
+	return runtime.HashString(k)
+}
+
+// The schema of the state of "counts", recorded in every checkpoint.
+const (
+	countsKeySchema   = "string"
+	countsValueSchema = "github.com/pipegen/pipegen/golden/wordcount.Count{1 N int64}"
+)
+
+// encodeCountsEntry writes one key and value of the state of "counts".
+func encodeCountsEntry(w *codec.Writer, k string, v *wc.Count) {
+	w.String(k)
+	encodeCount(w, v)
+}
+
+// decodeCountsEntry reads one key and value of the state of "counts".
+func decodeCountsEntry(r *codec.Reader) (string, *wc.Count) {
+	var k string
+	v := new(wc.Count)
+	k = r.String()
+	decodeCount(r, v)
+	return k, v
+}
+
+// encodeCount writes a wc.Count of checkpointed state, field by field.
+func encodeCount(w *codec.Writer, v *wc.Count) {
+	m := w.Begin()
+	if v.N != 0 {
+		w.Tag(1, codec.Varint)
+		w.Varint(v.N)
+	}
+	w.End(m)
+}
+
+// decodeCount reads a wc.Count; fields it does not know are skipped.
+func decodeCount(r *codec.Reader, v *wc.Count) {
+	r = r.Nested()
+	for r.More() {
+		id, wt := r.Tag()
+		switch id {
+		case 1:
+			if r.Want(id, wt, codec.Varint) {
+				v.N = r.Varint()
+			}
+		default:
+			r.Skip(wt)
+		}
+	}
 }

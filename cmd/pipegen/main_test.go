@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
+	"github.com/pipegen/pipegen/ir"
+)
+
+var (
+	good   = filepath.Join("testdata", "good", "pipeline.yaml")
+	bad    = filepath.Join("testdata", "bad", "pipeline.yaml")
+	broken = filepath.Join("testdata", "broken-go", "pipeline.yaml")
+)
+
+// pipegen runs the command line and returns its exit status and output.
+func pipegen(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // the first line of stderr
+	}{
+		{nil, "usage:"},
+		{[]string{"frobnicate", good}, `pipegen: unknown command "frobnicate"`},
+		{[]string{"check"}, "pipegen check: want one pipeline file, got 0 arguments"},
+		{[]string{"check", good, bad}, "pipegen check: want one pipeline file, got 2 arguments"},
+		{[]string{"generate", good, "-o", "x"}, "pipegen generate: want one pipeline file, got 3 arguments"},
+		{[]string{"generate", "-x", good}, "pipegen generate: flag provided but not defined: -x"},
+		{[]string{"check", "-o", "x", good}, "pipegen check: flag provided but not defined: -o"},
+		{[]string{"build", "-o"}, "pipegen build: flag needs an argument: -o"},
+		{[]string{"generate", "-dump-ir=maybe", good}, `pipegen generate: invalid boolean value "maybe" for -dump-ir`},
+	} {
+		code, stdout, stderr := pipegen(t, tc.args...)
+		if code != 2 {
+			t.Errorf("pipegen %q: exit status %d, want 2\n%s", tc.args, code, stderr)
+		}
+		first, rest, _ := strings.Cut(stderr, "\n")
+		if !strings.HasPrefix(first, tc.want) {
+			t.Errorf("pipegen %q: stderr starts with %q, want %q", tc.args, first, tc.want)
+		}
+		if !strings.Contains(rest+first, "pipegen generate [-o DIR] [-dump-ir] PIPELINE.yaml") {
+			t.Errorf("pipegen %q: stderr has no usage:\n%s", tc.args, stderr)
+		}
+		if stdout != "" {
+			t.Errorf("pipegen %q: printed %q on stdout", tc.args, stdout)
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	code, stdout, stderr := pipegen(t, "help")
+	if code != 0 || !strings.HasPrefix(stdout, "usage:") || stderr != "" {
+		t.Errorf("pipegen help: exit status %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+func TestCheckGood(t *testing.T) {
+	code, stdout, stderr := pipegen(t, "check", good)
+	if code != 0 {
+		t.Fatalf("exit status %d\n%s", code, stderr)
+	}
+	if want := good + ": pipeline good is fine: 3 nodes\n"; stdout != want || stderr != "" {
+		t.Errorf("stdout %q, stderr %q; want %q and nothing", stdout, stderr, want)
+	}
+}
+
+// badWant is what check says about testdata/bad, with paths relative to
+// dir.
+func badWant(dir string) string {
+	return filepath.Join(dir, "pipeline.yaml") + `:7:5: unknown key "rte" in source "numbers", did you mean "rate"? (the generator source takes generate, rate)` + "\n" +
+		filepath.Join(dir, "pipeline.yaml") + `:11:10: map Square has the wrong signature: expected func(int) Out or func(int) (Out, error), got func(n *int) int (declared at ` + filepath.Join(dir, "bad.go") + ":7:6)\n"
+}
+
+func TestCheckBad(t *testing.T) {
+	abs, err := filepath.Abs(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Named relatively or absolutely, the file is shown relative to the
+	// working directory.
+	for _, path := range []string{bad, abs} {
+		code, stdout, stderr := pipegen(t, "check", path)
+		if code != 1 {
+			t.Errorf("check %s: exit status %d, want 1", path, code)
+		}
+		if want := badWant(filepath.Join("testdata", "bad")); stderr != want {
+			t.Errorf("check %s: stderr\n%s\nwant\n%s", path, stderr, want)
+		}
+		if stdout != "" {
+			t.Errorf("check %s: stdout %q", path, stdout)
+		}
+	}
+}
+
+func TestCheckBadFromOtherDirectory(t *testing.T) {
+	abs, err := filepath.Abs(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir("testdata")
+	for _, path := range []string{filepath.Join("bad", "pipeline.yaml"), abs} {
+		code, _, stderr := pipegen(t, "check", path)
+		if code != 1 {
+			t.Errorf("check %s: exit status %d, want 1", path, code)
+		}
+		if want := badWant("bad"); stderr != want {
+			t.Errorf("check %s in testdata: stderr\n%s\nwant\n%s", path, stderr, want)
+		}
+	}
+}
+
+func TestCheckGoErrors(t *testing.T) {
+	code, _, stderr := pipegen(t, "check", broken)
+	if code != 1 {
+		t.Errorf("exit status %d, want 1", code)
+	}
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	goFile := filepath.Join("testdata", "broken-go", "broken.go") + ":5:44: "
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], goFile) || !strings.Contains(lines[0], "cannot use seq") ||
+		!strings.HasPrefix(lines[1], broken+`:1:1: package "." has errors`) {
+		t.Errorf("stderr:\n%s\nwant the Go error at %s... and the package's error", stderr, goFile)
+	}
+	if strings.Contains(stderr, "/work") || strings.Contains(stderr, "/tmp") {
+		t.Errorf("an absolute path in:\n%s", stderr)
+	}
+}
+
+func TestGenerate(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := pipegen(t, "generate", "-o", out, good)
+	if code != 0 {
+		t.Fatalf("exit status %d\n%s", code, stderr)
+	}
+	if want := "wrote 2 files to " + out + "\n"; stdout != want {
+		t.Errorf("stdout %q, want %q", stdout, want)
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{"main.go", "pipeline.go"}) {
+		t.Errorf("generate wrote %v", names)
+	}
+}
+
+func TestGenerateDefaultDirectory(t *testing.T) {
+	dir := filepath.Join("testdata", "good", "good")
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	code, stdout, stderr := pipegen(t, "generate", good)
+	if code != 0 {
+		t.Fatalf("exit status %d\n%s", code, stderr)
+	}
+	if want := "wrote 2 files to " + dir + "\n"; stdout != want {
+		t.Errorf("stdout %q, want %q", stdout, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pipeline.go")); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestGenerateErrorsWriteNothing(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := pipegen(t, "generate", "-o", out, bad)
+	if code != 1 || stderr != badWant(filepath.Join("testdata", "bad")) || stdout != "" {
+		t.Errorf("exit status %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("generate created %s for a pipeline with errors (%v)", out, err)
+	}
+	// Nor the default directory, next to the pipeline.
+	if code, _, _ := pipegen(t, "generate", bad); code != 1 {
+		t.Errorf("exit status %d, want 1", code)
+	}
+	if _, err := os.Stat(filepath.Join("testdata", "bad", "bad")); !os.IsNotExist(err) {
+		t.Errorf("generate created testdata/bad/bad for a pipeline with errors (%v)", err)
+	}
+}
+
+func TestGenerateDumpIR(t *testing.T) {
+	code, stdout, stderr := pipegen(t, "generate", "-dump-ir", good)
+	if code != 0 {
+		t.Fatalf("exit status %d\n%s", code, stderr)
+	}
+	var p ir.Pipeline
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		t.Fatalf("-dump-ir printed no ir.Pipeline: %v\n%s", err, stdout)
+	}
+	if p.Name != "good" || len(p.Nodes) != 3 || p.Source != "cmd/pipegen/testdata/good/pipeline.yaml" {
+		t.Errorf("decoded: name %q, %d nodes, source %q", p.Name, len(p.Nodes), p.Source)
+	}
+	if _, err := os.Stat(filepath.Join("testdata", "good", "good")); !os.IsNotExist(err) {
+		t.Errorf("-dump-ir wrote the program too (%v)", err)
+	}
+}
+
+func TestBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("go build is skipped in -short mode")
+	}
+	bin := filepath.Join(t.TempDir(), "prog")
+	code, stdout, stderr := pipegen(t, "build", "-o", bin, good)
+	if code != 0 {
+		t.Fatalf("exit status %d\n%s", code, stderr)
+	}
+	if stdout != "built "+bin+"\n" {
+		t.Errorf("stdout %q", stdout)
+	}
+	if out, err := exec.Command(bin, "--help").CombinedOutput(); err != nil {
+		t.Errorf("%s --help: %v\n%s", bin, err, out)
+	}
+	if code, _, stderr := pipegen(t, "build", "-o", bin+"2", bad); code != 1 || !strings.Contains(stderr, "unknown key") {
+		t.Errorf("build of a bad pipeline: exit status %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(bin + "2"); !os.IsNotExist(err) {
+		t.Errorf("build of a bad pipeline wrote a binary (%v)", err)
+	}
+}

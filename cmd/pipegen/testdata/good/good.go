@@ -1,0 +1,7 @@
+// Package good is a fixture of pipegen's tests: a pipeline without
+// problems.
+package good
+
+func Next(seq uint64) (int, bool) { return int(seq), seq < 5 }
+
+func Square(n int) int { return n * n }

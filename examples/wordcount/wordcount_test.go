@@ -1,0 +1,173 @@
+package wordcount_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/examples/wordcount"
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
+)
+
+var (
+	buildOnce sync.Once
+	binary    string
+	buildErr  error
+)
+
+// program builds the example's pipeline once per test process.
+func program(t testing.TB) string {
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "wordcount-bin-*")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		res, err := compile.Generate("pipeline.yaml")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binary = filepath.Join(dir, "wordcount")
+		buildErr = res.Build(binary)
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binary
+}
+
+func writeCorpus(t testing.TB, dir string, words int) string {
+	path := filepath.Join(dir, "input.txt")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := wordcount.Corpus(f, words, 42); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// readCounts reads every part file the sink wrote.
+func readCounts(t testing.TB, dir string) map[string]int64 {
+	files, err := filepath.Glob(filepath.Join(dir, "part-*"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no output in %s (%v)", dir, err)
+	}
+	counts := map[string]int64{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		for sc.Scan() {
+			var wc wordcount.WordCount
+			if err := json.Unmarshal(sc.Bytes(), &wc); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if _, dup := counts[wc.Word]; dup {
+				t.Fatalf("word %q counted twice in the output", wc.Word)
+			}
+			counts[wc.Word] = wc.Count
+		}
+	}
+	return counts
+}
+
+func run(t testing.TB, dir string, args ...string) {
+	cmd := exec.Command(program(t), append([]string{"run", "--quiet"}, args...)...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("wordcount %v: %v\n%s", args, err, out)
+	}
+}
+
+// TestMatchesHandCount runs the generated program at several parallelisms
+// and compares its output with the hand-written count of the same text.
+func TestMatchesHandCount(t *testing.T) {
+	dir := t.TempDir()
+	input := writeCorpus(t, dir, 300_000)
+	f, err := os.Open(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := wordcount.CountWords(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []int{1, 2, 3} {
+		out := filepath.Join(dir, fmt.Sprintf("out-%d", p))
+		run(t, dir, fmt.Sprintf("--parallelism=%d", p), "--set", "sinks.out.path="+out)
+		got := readCounts(t, out)
+		if len(got) != len(want) {
+			t.Errorf("parallelism %d: %d distinct words, want %d", p, len(got), len(want))
+		}
+		for w, n := range want {
+			if got[w] != n {
+				t.Errorf("parallelism %d: %q counted %d times, want %d", p, w, got[w], n)
+				break
+			}
+		}
+	}
+}
+
+// BenchmarkWordcount runs the generated program (parallelism 1) and the
+// hand-written loop over the same corpus in turns, and reports both
+// throughputs and their ratio:
+//
+//	go test ./examples/wordcount -run '^$' -bench Wordcount -benchtime 5x
+func BenchmarkWordcount(b *testing.B) {
+	dir := b.TempDir()
+	const words = 5_000_000
+	input := writeCorpus(b, dir, words)
+	bin := program(b)
+	var hand, gen time.Duration
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		f, err := os.Open(input)
+		if err != nil {
+			b.Fatal(err)
+		}
+		counts, err := wordcount.CountWords(f)
+		f.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		// The hand loop writes its result too, as the program does.
+		out, err := os.Create(filepath.Join(dir, "hand.jsonl"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		w := bufio.NewWriter(out)
+		enc := json.NewEncoder(w)
+		for word, n := range counts {
+			enc.Encode(wordcount.WordCount{Word: word, Count: n})
+		}
+		w.Flush()
+		out.Close()
+		hand += time.Since(start)
+
+		start = time.Now()
+		cmd := exec.Command(bin, "run", "--quiet", "--parallelism=1", "--set", "sources.lines.path="+input, "--set", "sinks.out.path="+filepath.Join(dir, fmt.Sprintf("gen-%d", i)))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%v\n%s", err, out)
+		}
+		gen += time.Since(start)
+	}
+	n := float64(b.N) * words
+	b.ReportMetric(n/hand.Seconds(), "hand-words/s")
+	b.ReportMetric(n/gen.Seconds(), "gen-words/s")
+	b.ReportMetric(hand.Seconds()/gen.Seconds(), "gen/hand")
+}

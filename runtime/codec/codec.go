@@ -1,0 +1,354 @@
+// Package codec is the binary format of checkpointed state, and the small
+// set of primitives that generated serializers are made of.
+//
+// A struct is a sequence of fields, each a tag (field id and wire type)
+// followed by its value; a field id is the field's position in the struct
+// declaration, counted from 1, and zero-valued fields are left out. Every
+// value that is not a number is length-delimited, so a reader can skip a
+// field it does not know: a struct that gained a field in a later version
+// reads an older snapshot with that field at its zero value, and an older
+// version skips fields it has never heard of.
+//
+// The Reader never panics and never allocates more than its input could
+// hold: every length is checked against the bytes that remain. Its error is
+// sticky, so generated decoders read a whole value and check Err once.
+package codec
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// WireType says how a field's value is encoded, so that unknown fields can
+// be skipped.
+type WireType uint8
+
+// The wire types.
+const (
+	Varint  WireType = 0 // bool, integers (signed ones zigzag-encoded), durations
+	Fixed64 WireType = 1 // float64
+	Bytes   WireType = 2 // strings, []byte, structs, slices, maps, arrays, times
+	Fixed32 WireType = 5 // float32
+)
+
+// Writer appends encoded values to a buffer.
+type Writer struct {
+	buf []byte
+}
+
+// NewWriter returns a writer that appends to buf.
+func NewWriter(buf []byte) *Writer { return &Writer{buf: buf} }
+
+// Bytes returns the encoded bytes.
+func (w *Writer) Bytes() []byte { return w.buf }
+
+// Len is the number of bytes written.
+func (w *Writer) Len() int { return len(w.buf) }
+
+// Reset empties the buffer, keeping its memory.
+func (w *Writer) Reset() { w.buf = w.buf[:0] }
+
+// Tag writes a field's tag.
+func (w *Writer) Tag(id uint32, wt WireType) {
+	w.Uvarint(uint64(id)<<3 | uint64(wt))
+}
+
+// Uvarint writes an unsigned integer.
+func (w *Writer) Uvarint(x uint64) { w.buf = binary.AppendUvarint(w.buf, x) }
+
+// Varint writes a signed integer, zigzag-encoded so that small negative
+// numbers stay short.
+func (w *Writer) Varint(x int64) { w.buf = binary.AppendVarint(w.buf, x) }
+
+// Bool writes a bool as a varint.
+func (w *Writer) Bool(b bool) {
+	if b {
+		w.buf = append(w.buf, 1)
+	} else {
+		w.buf = append(w.buf, 0)
+	}
+}
+
+// Float64 writes a float64 as 8 little-endian bytes.
+func (w *Writer) Float64(f float64) {
+	w.buf = binary.LittleEndian.AppendUint64(w.buf, math.Float64bits(f))
+}
+
+// Float32 writes a float32 as 4 little-endian bytes.
+func (w *Writer) Float32(f float32) {
+	w.buf = binary.LittleEndian.AppendUint32(w.buf, math.Float32bits(f))
+}
+
+// String writes a length-prefixed string.
+func (w *Writer) String(s string) {
+	w.Uvarint(uint64(len(s)))
+	w.buf = append(w.buf, s...)
+}
+
+// ByteSlice writes a length-prefixed []byte.
+func (w *Writer) ByteSlice(b []byte) {
+	w.Uvarint(uint64(len(b)))
+	w.buf = append(w.buf, b...)
+}
+
+// Time writes a time as seconds and nanoseconds since the Unix epoch, in a
+// length-delimited value; the location is not kept (times read back are in
+// UTC), and neither is the monotonic clock reading.
+func (w *Writer) Time(t time.Time) {
+	mark := w.Begin()
+	w.Varint(t.Unix())
+	w.Uvarint(uint64(t.Nanosecond()))
+	w.End(mark)
+}
+
+// Begin starts a length-delimited value (a struct, a slice, a map, a
+// time). Every length-delimited value, strings included, is a uvarint
+// length and then the bytes, so that any of them can be skipped alike.
+func (w *Writer) Begin() int {
+	// One byte is reserved for the length; End moves the value when its
+	// length needs more, which values under 128 bytes never do.
+	w.buf = append(w.buf, 0)
+	return len(w.buf)
+}
+
+// End finishes the value Begin started.
+func (w *Writer) End(mark int) {
+	n := len(w.buf) - mark
+	if n < 0x80 {
+		w.buf[mark-1] = byte(n)
+		return
+	}
+	var tmp [binary.MaxVarintLen64]byte
+	k := binary.PutUvarint(tmp[:], uint64(n))
+	w.buf = append(w.buf, tmp[:k-1]...)
+	copy(w.buf[mark-1+k:], w.buf[mark:mark+n])
+	copy(w.buf[mark-1:], tmp[:k])
+}
+
+// Reader decodes values from a buffer. Its first error sticks: later reads
+// return zero values, and Err reports it.
+type Reader struct {
+	buf []byte
+	off int
+	err error
+	// root is the reader a nested reader came from: an error anywhere
+	// fails the whole value.
+	root *Reader
+}
+
+// NewReader returns a reader of buf.
+func NewReader(buf []byte) *Reader { return &Reader{buf: buf} }
+
+// Err is the first error met, or nil.
+func (r *Reader) Err() error {
+	if r.root != nil && r.root.err != nil {
+		return r.root.err
+	}
+	return r.err
+}
+
+// More reports whether bytes remain and no error occurred.
+func (r *Reader) More() bool { return r.Err() == nil && r.off < len(r.buf) }
+
+// Remaining is the number of unread bytes.
+func (r *Reader) Remaining() int { return len(r.buf) - r.off }
+
+// ErrCorrupt is wrapped by every decoding error.
+var ErrCorrupt = errors.New("corrupt state")
+
+// Fail records an error (the first one sticks), in this reader and in the
+// one it is nested in.
+func (r *Reader) Fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: at byte %d: %s", ErrCorrupt, r.off, fmt.Sprintf(format, args...))
+		r.off = len(r.buf)
+	}
+	if r.root != nil && r.root.err == nil {
+		r.root.err = r.err
+	}
+}
+
+// Tag reads a field's tag.
+func (r *Reader) Tag() (id uint32, wt WireType) {
+	x := r.Uvarint()
+	if x>>3 > math.MaxUint32 {
+		r.Fail("field id %d out of range", x>>3)
+		return 0, 0
+	}
+	return uint32(x >> 3), WireType(x & 7)
+}
+
+// Uvarint reads an unsigned integer.
+func (r *Reader) Uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	x, n := binary.Uvarint(r.buf[r.off:])
+	if n <= 0 {
+		r.Fail("bad varint")
+		return 0
+	}
+	r.off += n
+	return x
+}
+
+// Varint reads a signed integer.
+func (r *Reader) Varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	x, n := binary.Varint(r.buf[r.off:])
+	if n <= 0 {
+		r.Fail("bad varint")
+		return 0
+	}
+	r.off += n
+	return x
+}
+
+// Bool reads a bool.
+func (r *Reader) Bool() bool {
+	switch r.Uvarint() {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	r.Fail("bad bool")
+	return false
+}
+
+func (r *Reader) fixed(n int) []byte {
+	if r.err != nil {
+		return nil
+	}
+	if r.Remaining() < n {
+		r.Fail("want %d bytes, %d remain", n, r.Remaining())
+		return nil
+	}
+	b := r.buf[r.off : r.off+n]
+	r.off += n
+	return b
+}
+
+// Float64 reads a float64.
+func (r *Reader) Float64() float64 {
+	b := r.fixed(8)
+	if b == nil {
+		return 0
+	}
+	return math.Float64frombits(binary.LittleEndian.Uint64(b))
+}
+
+// Float32 reads a float32.
+func (r *Reader) Float32() float32 {
+	b := r.fixed(4)
+	if b == nil {
+		return 0
+	}
+	return math.Float32frombits(binary.LittleEndian.Uint32(b))
+}
+
+// length reads a length prefix and checks it against what remains.
+func (r *Reader) length() int {
+	n := r.Uvarint()
+	if r.err == nil && n > uint64(r.Remaining()) {
+		r.Fail("length %d exceeds the %d bytes that remain", n, r.Remaining())
+		return 0
+	}
+	return int(n)
+}
+
+// String reads a string.
+func (r *Reader) String() string {
+	n := r.length()
+	if r.err != nil {
+		return ""
+	}
+	s := string(r.buf[r.off : r.off+n])
+	r.off += n
+	return s
+}
+
+// ByteSlice reads a []byte (a copy: the reader's buffer may be reused).
+func (r *Reader) ByteSlice() []byte {
+	n := r.length()
+	if r.err != nil {
+		return nil
+	}
+	b := append([]byte(nil), r.buf[r.off:r.off+n]...)
+	r.off += n
+	return b
+}
+
+// Time reads a time written by Writer.Time, in UTC.
+func (r *Reader) Time() time.Time {
+	sub := r.Nested()
+	sec := sub.Varint()
+	nsec := sub.Uvarint()
+	if sub.Err() == nil && nsec >= 1e9 {
+		sub.Fail("nanoseconds %d out of range", nsec)
+	}
+	if sub.Err() != nil {
+		return time.Time{}
+	}
+	return time.Unix(sec, int64(nsec)).UTC()
+}
+
+// Nested returns a reader of the length-delimited value at the current
+// position and moves past it.
+func (r *Reader) Nested() *Reader {
+	n := r.length()
+	root := r
+	if r.root != nil {
+		root = r.root
+	}
+	if r.err != nil {
+		return &Reader{err: r.err, root: root}
+	}
+	sub := &Reader{buf: r.buf[r.off : r.off+n], root: root}
+	r.off += n
+	return sub
+}
+
+// Count reads the number of elements of a slice or map, each of which takes
+// at least one byte: a count larger than what remains is corrupt, so that
+// a decoder never allocates more than its input could fill.
+func (r *Reader) Count() int {
+	n := r.Uvarint()
+	if r.err == nil && n > uint64(r.Remaining()) {
+		r.Fail("count %d exceeds the %d bytes that remain", n, r.Remaining())
+		return 0
+	}
+	return int(n)
+}
+
+// Skip moves past a field's value of wire type wt: the field is unknown to
+// this version of the type.
+func (r *Reader) Skip(wt WireType) {
+	switch wt {
+	case Varint:
+		r.Uvarint()
+	case Fixed64:
+		r.fixed(8)
+	case Fixed32:
+		r.fixed(4)
+	case Bytes:
+		r.Nested()
+	default:
+		r.Fail("unknown wire type %d", wt)
+	}
+}
+
+// Want checks that a known field has the wire type its Go type needs; a
+// field whose type changed between versions cannot be read.
+func (r *Reader) Want(id uint32, got, want WireType) bool {
+	if got == want {
+		return true
+	}
+	r.Fail("field %d has wire type %d, want %d: its type changed", id, got, want)
+	return false
+}

@@ -1,0 +1,132 @@
+package vfs
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// File is an open file or directory of an FS. *os.File implements it.
+type File interface {
+	io.Reader
+	io.ReaderAt
+	io.Writer
+	io.Closer
+	// Sync makes the file's contents durable; on a directory (see
+	// FS.OpenDir) it makes the directory's entries durable.
+	Sync() error
+	Stat() (os.FileInfo, error)
+	// Name is the name the file was opened with.
+	Name() string
+}
+
+// FS is the filesystem interface. Names are paths with the host's
+// separator, as with package os.
+type FS interface {
+	// Create creates the file name, or truncates it if it exists, and opens
+	// it for writing (reading may work too).
+	Create(name string) (File, error)
+	// Open opens the file or directory name for reading.
+	Open(name string) (File, error)
+	// OpenDir opens the directory name so that its Sync makes the
+	// directory's entries durable. It fails when name is not a directory.
+	OpenDir(name string) (File, error)
+	// Rename renames oldname to newname, replacing newname if it is a file.
+	Rename(oldname, newname string) error
+	// Remove removes a file or an empty directory.
+	Remove(name string) error
+	// RemoveAll removes name and everything under it; a missing name is
+	// not an error.
+	RemoveAll(name string) error
+	// MkdirAll creates the directory name and any missing parents.
+	MkdirAll(name string, perm os.FileMode) error
+	// ReadDir returns the entries of the directory name, sorted by name.
+	ReadDir(name string) ([]os.DirEntry, error)
+	Stat(name string) (os.FileInfo, error)
+}
+
+// WriteFileSync creates (or truncates) name, writes data, fsyncs the file
+// and closes it. It does not sync the parent directory: a new file's entry
+// is durable only after SyncDir of its parent.
+func WriteFileSync(fs FS, name string, data []byte) error {
+	f, err := fs.Create(name)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// AtomicWriteFile replaces the contents of name with data so that a crash
+// leaves either the old contents or the new ones, never a mix: it writes
+// name+".tmp", fsyncs and closes it, renames it to name and fsyncs the
+// parent directory. When it returns nil, the new contents are durable.
+// This is the commit-point write (a checkpoint's manifest).
+//
+// On failure after the temporary file was created, it removes the
+// temporary file (ignoring the error of that removal).
+func AtomicWriteFile(fs FS, name string, data []byte) error {
+	tmp := name + ".tmp"
+	f, err := fs.Create(tmp)
+	if err != nil {
+		return err
+	}
+	fail := func(err error) error {
+		fs.Remove(tmp)
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		return fail(err)
+	}
+	if err := fs.Rename(tmp, name); err != nil {
+		return fail(err)
+	}
+	return SyncDir(fs, filepath.Dir(name))
+}
+
+// SyncDir fsyncs the directory dir, which makes its entries (files created,
+// renamed or removed in it) durable.
+func SyncDir(fs FS, dir string) error {
+	d, err := fs.OpenDir(dir)
+	if err != nil {
+		return err
+	}
+	if err := d.Sync(); err != nil {
+		d.Close()
+		return err
+	}
+	return d.Close()
+}
+
+// ReadFile returns the contents of the file name.
+func ReadFile(fs FS, name string) ([]byte, error) {
+	f, err := fs.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var b bytes.Buffer
+	if info, err := f.Stat(); err == nil && info.Size() > 0 {
+		b.Grow(int(info.Size()) + 1)
+	}
+	if _, err := b.ReadFrom(f); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
