@@ -174,9 +174,11 @@ func (g *gen) loop(f *jen.File, c *chain, recv *jen.Statement) {
 	h := c.head
 	if h.Kind == ir.Source {
 		f.Comment(fmt.Sprintf("run reads source %q until its input ends (and every other source's has). Between", h.Name))
-		f.Comment("records it injects the checkpoint barriers the coordinator asks for, and when")
-		f.Comment("nothing can be read now it hands partial batches downstream.")
+		f.Comment("records it injects the checkpoint barriers the coordinator asks for; it hands")
+		f.Comment("partial batches downstream when nothing can be read now, and at least every")
+		f.Comment("runtime.Linger.")
 		f.Func().Params(recv).Id("run").Params().Block(
+			jen.Defer().Id("c").Dot("src").Dot("Recover").Call().Comment("a panic names the record's file and line"),
 			jen.For().Block(
 				jen.If(jen.List(jen.Id("r"), jen.Id("ok")).Op(":=").Id("c").Dot("src").Dot("Next").Call(), jen.Id("ok")).Block(
 					jen.Id("c").Dot("emit"+g.pascal(h)).Call(jen.Id("r")),
@@ -185,8 +187,10 @@ func (g *gen) loop(f *jen.File, c *chain, recv *jen.Statement) {
 				).Else().Block(
 					jen.Id("c").Dot("flush").Call(),
 				),
-				jen.If(jen.Id("id").Op(":=").Id("c").Dot("ctl").Dot("Poll").Call(), jen.Id("id").Op("!=").Lit(0)).Block(
+				jen.If(jen.Id("id").Op(":=").Id("c").Dot("ctl").Dot("Poll").Call(), jen.Id("id").Op(">").Lit(0)).Block(
 					jen.Id("c").Dot("barrier").Call(jen.Id("id")),
+				).Else().If(jen.Id("id").Op("<").Lit(0)).Block(
+					jen.Id("c").Dot("flush").Call(),
 				),
 			),
 			jen.Id("c").Dot("end").Call(),
@@ -202,9 +206,7 @@ func (g *gen) loop(f *jen.File, c *chain, recv *jen.Statement) {
 			jen.Id("m").Op(":=").Id("c").Dot("in").Dot("Next").Call(),
 			jen.Switch(jen.Id("m").Dot("Kind")).Block(
 				jen.Case(jen.Qual(runtimePath, "Records")).Block(
-					jen.For(jen.List(jen.Id("_"), jen.Id("r")).Op(":=").Range().Id("m").Dot("Recs")).Block(
-						jen.Id("c").Dot("to"+g.pascal(h)).Call(jen.Id("r")),
-					),
+					jen.Id("c").Dot("records").Call(jen.Id("m").Dot("Recs")),
 					jen.Id("c").Dot("in").Dot("Recycle").Call(jen.Id("m").Dot("Recs")),
 				),
 				jen.Case(jen.Qual(runtimePath, "Barrier")).Block(
@@ -216,6 +218,19 @@ func (g *gen) loop(f *jen.File, c *chain, recv *jen.Statement) {
 					jen.Return(),
 				),
 			),
+		),
+	)
+	f.Comment(fmt.Sprintf("records passes a batch to %q. A panic in user code is reported with the", h.Name))
+	f.Comment("record that caused it; the deferred check costs nothing per record.")
+	f.Func().Params(recv).Id("records").Params(jen.Id("recs").Index().Add(typeCode(h.In()))).Block(
+		jen.Id("i").Op(":=").Lit(0),
+		jen.Defer().Func().Params().Block(
+			jen.If(jen.Id("p").Op(":=").Recover(), jen.Id("p").Op("!=").Nil()).Block(
+				jen.Qual(runtimePath, "PanicWithRecord").Call(jen.Id("p"), jen.Id("recs").Index(jen.Id("i"))),
+			),
+		).Call(),
+		jen.For(jen.Empty(), jen.Id("i").Op("<").Len(jen.Id("recs")), jen.Id("i").Op("++")).Block(
+			jen.Id("c").Dot("to"+g.pascal(h)).Call(jen.Id("recs").Index(jen.Id("i"))),
 		),
 	)
 }
@@ -340,7 +355,7 @@ func (g *gen) emitMethod(f *jen.File, c *chain, n *ir.Node, recv *jen.Statement)
 			key := e.to.Key
 			body = append(body, jen.Add(out).Dot("Hash").Call(g.hashCall(e.to, jen.Qual(key.PkgPath, key.Name).Call(jen.Id("r"))), jen.Id("r")))
 		case ir.Forward:
-			body = append(body, jen.Add(out).Dot("Send").Call(jen.Id("c").Dot("sub"), jen.Id("r")))
+			body = append(body, jen.Add(out).Dot("Forward").Call(jen.Id("r")))
 		case ir.Broadcast:
 			body = append(body, jen.Add(out).Dot("Broadcast").Call(jen.Id("r")))
 		default:

@@ -173,6 +173,9 @@ func (g *gen) config(f *jen.File) {
 		if n.Connector != "" {
 			kv = append(kv, field("Connector", jen.Lit(n.Connector)))
 		}
+		if n.Format != "" {
+			kv = append(kv, field("Format", jen.Lit(n.Format)))
+		}
 		if len(n.Options) > 0 {
 			opts := jen.Dict{}
 			for _, o := range n.Options {
@@ -196,6 +199,15 @@ func (g *gen) config(f *jen.File) {
 			field("MinPause", durationCode(cp.MinPause)),
 			field("Retain", jen.Lit(cp.Retain)),
 			field("Dir", jen.Lit(cp.Dir)),
+		)),
+		field("Restart", jen.Qual(runtimePath, "RestartConfig").Custom(multi,
+			field("Strategy", jen.Lit(p.Restart.Strategy)),
+			field("Attempts", jen.Lit(p.Restart.Attempts)),
+			field("Delay", durationCode(p.Restart.Delay)),
+			field("MaxDelay", durationCode(p.Restart.MaxDelay)),
+			field("Multiplier", jen.Lit(p.Restart.Multiplier)),
+			field("MaxFailures", jen.Lit(p.Restart.MaxFailures)),
+			field("Interval", durationCode(p.Restart.Interval)),
 		)),
 		field("StateBackend", jen.Lit(p.StateBackend)),
 		field("Nodes", jen.Index().Qual(runtimePath, "NodeConfig").Custom(multi, nodes...)),

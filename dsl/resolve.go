@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -99,6 +100,7 @@ func (r *resolver) resolve() *ir.Pipeline {
 		}
 	}
 	p.Checkpoint = r.checkpoint(&s.Checkpoint)
+	p.Restart = r.restart(&s.Restart)
 
 	r.declare()
 	r.link()
@@ -185,6 +187,73 @@ func (r *resolver) checkpoint(c *CheckpointSpec) ir.Checkpoint {
 	return out
 }
 
+// Defaults of the restart strategy.
+const (
+	DefaultRestartStrategy = "fixed-delay"
+	DefaultRestartAttempts = 3
+	DefaultRestartDelay    = time.Second
+	DefaultMaxDelay        = time.Minute
+	DefaultMultiplier      = 2.0
+	DefaultMaxFailures     = 3
+	DefaultFailureInterval = time.Minute
+)
+
+func (r *resolver) restart(c *RestartSpec) ir.Restart {
+	out := ir.Restart{
+		Strategy:    DefaultRestartStrategy,
+		Attempts:    DefaultRestartAttempts,
+		Delay:       DefaultRestartDelay,
+		MaxDelay:    DefaultMaxDelay,
+		Multiplier:  DefaultMultiplier,
+		MaxFailures: DefaultMaxFailures,
+		Interval:    DefaultFailureInterval,
+	}
+	if c.Strategy.Set {
+		switch c.Strategy.V {
+		case "fixed-delay", "failure-rate", "exponential-backoff", "none":
+			out.Strategy = c.Strategy.V
+		default:
+			r.errorf(c.Strategy.Pos, "restart strategy %q: use fixed-delay, failure-rate, exponential-backoff or none", c.Strategy.V)
+		}
+	}
+	count := func(s Str, dst *int, what string) {
+		if !s.Set {
+			return
+		}
+		n, err := strconv.Atoi(s.V)
+		if err != nil || n < 0 {
+			r.errorf(s.Pos, "%s wants a whole number >= 0 (0 for no limit), got %q", what, s.V)
+			return
+		}
+		*dst = n
+	}
+	count(c.Attempts, &out.Attempts, "attempts")
+	count(c.MaxFailures, &out.MaxFailures, "max-failures")
+	for _, d := range []struct {
+		s   Str
+		dst *time.Duration
+	}{{c.Delay, &out.Delay}, {c.MaxDelay, &out.MaxDelay}, {c.Interval, &out.Interval}} {
+		if !d.s.Set {
+			continue
+		}
+		v, err := catalog.ParseDuration(d.s.V)
+		if err != nil {
+			r.errorf(d.s.Pos, "%v", err)
+			continue
+		}
+		*d.dst = v
+	}
+	if c.Multiplier.Set {
+		m, err := strconv.ParseFloat(c.Multiplier.V, 64)
+		if err != nil || m < 1 {
+			r.errorf(c.Multiplier.Pos, "multiplier wants a number >= 1, got %q", c.Multiplier.V)
+		} else {
+			out.Multiplier = m
+		}
+	}
+	return out
+}
+
 // declare checks names and uids and indexes the nodes by name.
 func (r *resolver) declare() {
 	uids := map[string]*rnode{}
@@ -197,7 +266,7 @@ func (r *resolver) declare() {
 			continue
 		}
 		if !nodeName.MatchString(ns.Name.V) {
-			r.errorf(ns.Name.Pos, "name %q: use letters, digits, '_' and '-', starting with a letter ('.' is kept for side outputs such as counts.late)", ns.Name.V)
+			r.errorf(ns.Name.Pos, "name %q: use letters, digits, '_' and '-', starting with a letter or '_' ('.' is kept for side outputs such as counts.late)", ns.Name.V)
 		}
 		if prev, dup := r.byName[ns.Name.V]; dup {
 			r.errorf(ns.Name.Pos, "duplicate name %q: %s %q is declared at %s too; every node needs its own name", ns.Name.V, prev.spec.Section.Singular(), ns.Name.V, prev.spec.Name.Pos)
@@ -441,6 +510,7 @@ func (r *resolver) checkSource(n *rnode) types.Type {
 	case "file":
 		format := opts["format"]
 		n.ir.Format = format.V
+		r.checkFormatOptions(n, conn, format.V)
 		typ, hasType := opts["type"]
 		if format.V == "lines" {
 			if hasType && typ.Set {
@@ -486,6 +556,17 @@ func (r *resolver) checkSource(n *rnode) types.Type {
 		n.ok = false
 	}
 	return nil
+}
+
+// checkFormatOptions reports options set for a format they do not apply
+// to, such as a csv header on a lines source.
+func (r *resolver) checkFormatOptions(n *rnode, conn *catalog.Connector, format string) {
+	for _, o := range n.spec.Options {
+		if opt := conn.Option(o.Name.V); opt != nil && !opt.AppliesTo(format) {
+			r.errorf(o.Name.Pos, "%s applies to format %s only, and %s %q reads %s", o.Name.V, strings.Join(opt.Formats, ", "), conn.Role, n.spec.Name.V, format)
+			n.ok = false
+		}
+	}
 }
 
 // optionValue is an option as written, or its default.

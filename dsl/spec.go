@@ -15,6 +15,7 @@ type Spec struct {
 	Parallelism    Int
 	MaxParallelism Int
 	Checkpoint     CheckpointSpec
+	Restart        RestartSpec
 	StateBackend   Str
 	Sources        []*NodeSpec
 	Operators      []*NodeSpec
@@ -38,6 +39,18 @@ type CheckpointSpec struct {
 	MinPause Str
 	Retain   Int
 	Dir      Str
+}
+
+// RestartSpec is the `restart:` section.
+type RestartSpec struct {
+	Pos         diag.Pos
+	Strategy    Str
+	Attempts    Str
+	Delay       Str
+	MaxDelay    Str
+	Multiplier  Str
+	MaxFailures Str
+	Interval    Str
 }
 
 // Section says where a node was declared.

@@ -100,6 +100,8 @@ func (p *yamlParser) parse(data []byte) *Spec {
 			spec.MaxParallelism = p.positive(k, val)
 		case "checkpoint":
 			p.checkpoint(&spec.Checkpoint, k, val)
+		case "restart":
+			p.restart(&spec.Restart, k, val)
 		case "state":
 			p.mapping(val, "state", func(key string, k, val *yaml.Node) bool {
 				if key != "backend" {
@@ -118,7 +120,7 @@ func (p *yamlParser) parse(data []byte) *Spec {
 			return false
 		}
 		return true
-	}, "version", "name", "package", "parallelism", "max-parallelism", "checkpoint", "state", "sources", "operators", "sinks")
+	}, "version", "name", "package", "parallelism", "max-parallelism", "checkpoint", "restart", "state", "sources", "operators", "sinks")
 
 	// A name without a value is reported where it is written.
 	if k, _ := lookup(root, "name"); k == nil {
@@ -148,6 +150,31 @@ func (p *yamlParser) checkpoint(c *CheckpointSpec, k, val *yaml.Node) {
 		}
 		return true
 	}, "mode", "interval", "timeout", "min-pause", "retain", "dir")
+}
+
+func (p *yamlParser) restart(c *RestartSpec, k, val *yaml.Node) {
+	c.Pos = p.pos(k)
+	p.mapping(val, "restart", func(key string, k, val *yaml.Node) bool {
+		switch key {
+		case "strategy":
+			c.Strategy = p.str(k, val)
+		case "attempts":
+			c.Attempts = p.str(k, val)
+		case "delay":
+			c.Delay = p.str(k, val)
+		case "max-delay":
+			c.MaxDelay = p.str(k, val)
+		case "multiplier":
+			c.Multiplier = p.str(k, val)
+		case "max-failures":
+			c.MaxFailures = p.str(k, val)
+		case "interval":
+			c.Interval = p.str(k, val)
+		default:
+			return false
+		}
+		return true
+	}, "strategy", "attempts", "delay", "max-delay", "multiplier", "max-failures", "interval")
 }
 
 // operatorKinds are the keys that give an operator its kind.

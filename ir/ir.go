@@ -25,6 +25,7 @@ type Pipeline struct {
 	// MaxParallelism is the number of key groups.
 	MaxParallelism int        `json:"maxParallelism"`
 	Checkpoint     Checkpoint `json:"checkpoint"`
+	Restart        Restart    `json:"restart"`
 	StateBackend   string     `json:"stateBackend"`
 	Nodes          []*Node    `json:"nodes"`
 
@@ -48,6 +49,18 @@ type Checkpoint struct {
 	MinPause time.Duration `json:"minPause"`
 	Retain   int           `json:"retain"`
 	Dir      string        `json:"dir"`
+}
+
+// Restart is the restart strategy with defaults applied: what the program
+// does when a subtask fails (a panic in user code, a failed write).
+type Restart struct {
+	Strategy    string        `json:"strategy"` // fixed-delay | failure-rate | exponential-backoff | none
+	Attempts    int           `json:"attempts"` // 0: no limit
+	Delay       time.Duration `json:"delay"`
+	MaxDelay    time.Duration `json:"maxDelay"`
+	Multiplier  float64       `json:"multiplier"`
+	MaxFailures int           `json:"maxFailures"`
+	Interval    time.Duration `json:"interval"`
 }
 
 // Kind is a node's kind.

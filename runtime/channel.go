@@ -1,12 +1,20 @@
 package runtime
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // BatchSize is the number of records a sender collects for one receiver
 // before it hands them over: one channel operation per batch instead of
 // per record. A partial batch is handed over when the sender has nothing
 // else to do, and before every control event.
 const BatchSize = 256
+
+// Linger is the longest a record waits in a partial batch while its
+// subtask is busy: every Linger, each subtask hands its partial batches on
+// (an idle subtask does so at once).
+const Linger = 20 * time.Millisecond
 
 // inboxDepth is the number of messages an inbox holds before its senders
 // block: the bound on memory between two subtasks, and what turns a slow
@@ -60,6 +68,8 @@ type Inbox[T any] struct {
 	task    *Task
 	// alignStart is when the barrier being aligned first arrived.
 	alignStart time.Time
+	// linger is set every Linger by the job: flush partial batches.
+	linger *atomic.Bool
 	// aligned is true in exactly-once mode.
 	aligned bool
 	senders int
@@ -92,6 +102,7 @@ func NewInboxes[T any](j *Job, receivers, senders int) []*Inbox[T] {
 		for s := range in.release {
 			in.release[s] = make(chan struct{}, 1)
 		}
+		in.linger = j.lingerFlag()
 		ins[i] = in
 	}
 	return ins
@@ -118,6 +129,10 @@ func (in *Inbox[T]) Next() Msg[T] {
 			m := in.ready[0]
 			in.ready = in.ready[1:]
 			return m
+		}
+		if in.linger.Load() {
+			in.linger.Store(false)
+			in.idle()
 		}
 		var m Msg[T]
 		select {
@@ -249,6 +264,8 @@ type Out[T any] struct {
 	maxP  int
 	// next is the receiver Rebalance fills, moving on after every batch.
 	next int
+	// fwd is the receiver of Forward.
+	fwd  int
 	done <-chan struct{}
 }
 
@@ -260,6 +277,7 @@ func NewOut[T any](j *Job, to []*Inbox[T], from int) *Out[T] {
 		bufs:  make([][]T, len(to)),
 		gated: make([]bool, len(to)),
 		from:  int32(from),
+		fwd:   from % len(to),
 		maxP:  j.MaxParallelism(),
 		done:  j.ctx.Done(),
 	}
@@ -280,6 +298,12 @@ func (o *Out[T]) Send(i int, r T) {
 	if len(b) == BatchSize {
 		o.flushTo(i)
 	}
+}
+
+// Forward sends r to the receiver of the same index as the sender (the
+// parallelisms are equal) or, when --set made them differ, to a fixed one.
+func (o *Out[T]) Forward(r T) {
+	o.Send(o.fwd, r)
 }
 
 // Hash sends r to the receiver that owns the key group of a key whose hash

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pipegen/pipegen/runtime/catalog"
+	"github.com/pipegen/pipegen/runtime/vfs"
 )
 
 // Program is what a generated main package hands to Main: the compiled
@@ -64,6 +65,7 @@ func run(p Program, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	parallelism := fs.Int("parallelism", 0, "")
 	checkpointDir := fs.String("checkpoint-dir", "", "")
+	fromCheckpoint := fs.String("from-checkpoint", "", "")
 	quiet := fs.Bool("quiet", false, "")
 	var sets setFlags
 	fs.Var(&sets, "set", "")
@@ -112,19 +114,83 @@ func run(p Program, args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	j := NewJob(ctx, cfg)
-	j.log = stderr
-	if !*quiet {
-		j.progress = stderr
-	}
 	start := time.Now()
-	err := j.Run(p.Build)
+	r := &restarter{cfg: cfg.Restart}
+	from := *fromCheckpoint
+	for {
+		j := NewJob(ctx, cfg)
+		j.log = stderr
+		j.quiet = *quiet
+		j.from = from
+		if !*quiet {
+			j.progress = stderr
+		}
+		err := j.Run(p.Build)
+		if err == nil {
+			if !*quiet {
+				fmt.Fprintf(stderr, "%s: done in %s: %s\n", name, time.Since(start).Round(time.Millisecond), j.summary())
+			}
+			return exitOK
+		}
+		var fatal *fatalError
+		if errors.As(err, &fatal) || ctx.Err() != nil || cfg.Checkpoint.Mode == NoCheckpoints {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return exitFail
+		}
+		delay, why, ok := r.next(time.Now())
+		if !ok {
+			fmt.Fprintf(stderr, "%s: %v\n%s: giving up: %s\n", name, err, name, why)
+			return exitFail
+		}
+		fmt.Fprintf(stderr, "%s: %v\n%s: restarting in %s from the newest checkpoint in %s (%s)\n", name, err, name, delay, cfg.Checkpoint.Dir, r.attemptsText())
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return exitFail
+		}
+		// A restart resumes from the newest checkpoint, which may be one
+		// the failed attempt took.
+		from = ""
+	}
+}
+
+// listCheckpoints prints the checkpoints of a checkpoint directory.
+func listCheckpoints(cfg *Config, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(cfg.Name+" checkpoints", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dir := fs.String("checkpoint-dir", cfg.Checkpoint.Dir, "")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "usage: %s checkpoints [--checkpoint-dir DIR]\n", cfg.Name)
+		return exitUsage
+	}
+	st := &Storage{FS: vfs.Default, Dir: *dir}
+	entries, err := st.List()
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		fmt.Fprintf(stderr, "%s checkpoints: %v\n", cfg.Name, err)
 		return exitFail
 	}
-	if !*quiet {
-		fmt.Fprintf(stderr, "%s: done in %s: %s\n", name, time.Since(start).Round(time.Millisecond), j.summary())
+	if len(entries) == 0 {
+		fmt.Fprintf(stdout, "no checkpoints in %s\n", *dir)
+		return exitOK
+	}
+	fmt.Fprintf(stdout, "%-8s %-20s %-10s %10s %10s %12s  %s\n", "ID", "TIME", "STATUS", "DURATION", "ALIGNMENT", "STATE", "PATH")
+	for _, e := range entries {
+		path := st.path(e.ID)
+		if !e.Complete {
+			fmt.Fprintf(stdout, "%-8d %-20s %-10s %10s %10s %12s  %s\n", e.ID, "-", "incomplete", "-", "-", "-", path)
+			continue
+		}
+		m, err := st.ReadManifest(e.ID)
+		if err != nil {
+			fmt.Fprintf(stdout, "%-8d %-20s %-10s %10s %10s %12s  %s (%v)\n", e.ID, "-", "damaged", "-", "-", "-", path, err)
+			continue
+		}
+		status := "complete"
+		if m.Final {
+			status = "final"
+		}
+		fmt.Fprintf(stdout, "%-8d %-20s %-10s %10s %10s %12s  %s\n", m.ID, m.Time.Local().Format("2006-01-02 15:04:05"), status,
+			m.Stats.Duration.Round(time.Millisecond), m.Stats.Alignment.Round(time.Microsecond), size(m.Stats.StateSize), path)
 	}
 	return exitOK
 }
@@ -134,11 +200,14 @@ func usage(w io.Writer, cfg *Config) {
 
 Usage:
   %[1]s run [flags]
+  %[1]s checkpoints [--checkpoint-dir DIR]   list the checkpoints
 
 Flags of run:
   --parallelism N        subtasks per node, for every node without a parallelism
                          of its own (default %[3]d)
-  --checkpoint-dir DIR   where checkpoints are kept (default %[4]q)
+  --checkpoint-dir DIR   where checkpoints are kept (default %[4]q); run resumes
+                         from the newest complete one there
+  --from-checkpoint DIR  resume from this checkpoint (a chk-NNNNNN folder)
   --set KEY=VALUE        override a setting by its path in the pipeline file;
                          may be given many times
   --quiet                no progress lines on standard error
@@ -157,6 +226,14 @@ Settings for --set (compiled value in brackets):
 	add("checkpoint.min-pause", cfg.Checkpoint.MinPause.String(), "least time between two checkpoints")
 	add("checkpoint.retain", fmt.Sprint(cfg.Checkpoint.Retain), "completed checkpoints kept")
 	add("checkpoint.dir", cfg.Checkpoint.Dir, "same as --checkpoint-dir")
+	rs := cfg.Restart
+	add("restart.strategy", rs.Strategy, "fixed-delay, failure-rate, exponential-backoff or none")
+	add("restart.attempts", fmt.Sprint(rs.Attempts), "restarts allowed by fixed-delay and exponential-backoff; 0 for no limit")
+	add("restart.delay", rs.Delay.String(), "wait before a restart (the first, for exponential-backoff)")
+	add("restart.max-delay", rs.MaxDelay.String(), "exponential-backoff: longest wait")
+	add("restart.multiplier", fmt.Sprint(rs.Multiplier), "exponential-backoff: growth of the wait per failure")
+	add("restart.max-failures", fmt.Sprint(rs.MaxFailures), "failure-rate: failures within restart.interval before giving up")
+	add("restart.interval", rs.Interval.String(), "failure-rate: the window failures are counted in")
 	for _, n := range cfg.Nodes {
 		prefix := n.Section + "." + n.Name + "."
 		p := "default"
@@ -172,7 +249,7 @@ Settings for --set (compiled value in brackets):
 			continue
 		}
 		for _, o := range conn.Options {
-			if o.Static {
+			if o.Static || n.Format != "" && !o.AppliesTo(n.Format) {
 				continue
 			}
 			v, ok := n.Options[o.Name]

@@ -330,6 +330,7 @@ func checkHelp(t *testing.T, help string) {
 	want := []string{
 		"parallelism", "max-parallelism",
 		"checkpoint.mode", "checkpoint.interval", "checkpoint.timeout", "checkpoint.min-pause", "checkpoint.retain", "checkpoint.dir",
+		"restart.strategy", "restart.attempts", "restart.delay", "restart.max-delay", "restart.multiplier", "restart.max-failures", "restart.interval",
 		"sources.lines.parallelism", "sources.lines.path", "sources.lines.on-error", "sources.lines.header", "sources.lines.delimiter",
 		"operators.counts.parallelism",
 		"sinks.out.path",
@@ -343,6 +344,7 @@ func checkHelp(t *testing.T, help string) {
 		"parallelism": "2", "max-parallelism": "8",
 		"checkpoint.mode": "none", "checkpoint.interval": "10s", "checkpoint.timeout": "10m0s",
 		"checkpoint.min-pause": "0s", "checkpoint.retain": "3", "checkpoint.dir": "checkpoints",
+		"restart.strategy": "fixed-delay", "restart.attempts": "3", "restart.delay": "1s", "restart.multiplier": "2",
 		"sources.lines.parallelism": "default", "sources.lines.path": "input.txt", "sources.lines.on-error": "fail",
 		"sources.lines.header": "true", "sources.lines.delimiter": ",",
 		"sources.gen.parallelism": "1", "sources.gen.rate": "0", "sinks.out.path": "out",

@@ -27,6 +27,7 @@ type Config struct {
 	Parallelism    int
 	MaxParallelism int
 	Checkpoint     CheckpointConfig
+	Restart        RestartConfig
 	StateBackend   string
 	Nodes          []NodeConfig
 }
@@ -50,6 +51,8 @@ type NodeConfig struct {
 	// Section is sources, operators or sinks.
 	Section   string
 	Connector string
+	// Format is the record format of a file or stdout connector.
+	Format string
 	// Parallelism is the node's own setting (0 for the pipeline's default)
 	// in compiled settings, and the number of subtasks once resolved.
 	Parallelism int
@@ -128,6 +131,8 @@ func (c *Config) set(key, value string) error {
 		return setPositive(&c.MaxParallelism, value)
 	case parts[0] == "checkpoint" && len(parts) == 2:
 		return c.setCheckpoint(parts[1], value)
+	case parts[0] == "restart" && len(parts) == 2:
+		return c.setRestart(parts[1], value)
 	case parts[0] == "state" && len(parts) == 2 && parts[1] == "backend":
 		return fmt.Errorf("the state backend is chosen when the pipeline is compiled: change state.backend in %s and rebuild", c.Source)
 	case (parts[0] == "sources" || parts[0] == "operators" || parts[0] == "sinks") && len(parts) == 3:
@@ -137,7 +142,7 @@ func (c *Config) set(key, value string) error {
 		}
 		return c.setNode(n, parts[2], value)
 	}
-	return fmt.Errorf("unknown setting %q: settings are parallelism, max-parallelism, checkpoint.mode|interval|timeout|min-pause|retain|dir, sources.NAME.OPTION, operators.NAME.parallelism and sinks.NAME.OPTION", key)
+	return fmt.Errorf("unknown setting %q: settings are parallelism, max-parallelism, checkpoint.mode|interval|timeout|min-pause|retain|dir, restart.strategy|attempts|delay|max-delay|multiplier|max-failures|interval, sources.NAME.OPTION, operators.NAME.parallelism and sinks.NAME.OPTION", key)
 }
 
 func (c *Config) names(section string) []string {
@@ -172,6 +177,9 @@ func (c *Config) setCheckpoint(key, value string) error {
 			}
 			cp.Interval = d
 		case "timeout":
+			if d == 0 {
+				return fmt.Errorf("checkpoint.timeout must be more than 0")
+			}
 			cp.Timeout = d
 		default:
 			cp.MinPause = d
@@ -215,6 +223,9 @@ func (n *NodeConfig) set(key, value, source string) error {
 	}
 	if o.Static {
 		return fmt.Errorf("%s is fixed when the pipeline is compiled: change it in %s and rebuild", key, source)
+	}
+	if n.Format != "" && !o.AppliesTo(n.Format) {
+		return fmt.Errorf("%s applies to format %s only, and %s %q reads %s", key, strings.Join(o.Formats, ", "), conn.Role, n.Name, n.Format)
 	}
 	if err := o.Check(value); err != nil {
 		return err

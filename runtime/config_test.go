@@ -28,6 +28,7 @@ func demoConfig() *Config {
 			Retain:   3,
 			Dir:      "checkpoints",
 		},
+		Restart:      RestartConfig{Strategy: "fixed-delay", Attempts: 3, Delay: time.Second, MaxDelay: time.Minute, Multiplier: 2, MaxFailures: 3, Interval: time.Minute},
 		StateBackend: "memory",
 		Nodes: []NodeConfig{
 			{Name: "lines", UID: "lines", Kind: "source", Section: "sources", Connector: "file", Options: map[string]string{"path": "input.txt"}},
@@ -52,7 +53,6 @@ func TestConfigSet(t *testing.T) {
 		{"checkpoint.mode=none", func(c *Config) any { return c.Checkpoint.Mode }, NoCheckpoints},
 		{"checkpoint.mode=exactly-once", func(c *Config) any { return c.Checkpoint.Mode }, ExactlyOnce},
 		{"checkpoint.interval=1m30s", func(c *Config) any { return c.Checkpoint.Interval }, 90 * time.Second},
-		{"checkpoint.timeout=0", func(c *Config) any { return c.Checkpoint.Timeout }, time.Duration(0)},
 		{"checkpoint.timeout=500ms", func(c *Config) any { return c.Checkpoint.Timeout }, 500 * time.Millisecond},
 		{"checkpoint.min-pause=2s", func(c *Config) any { return c.Checkpoint.MinPause }, 2 * time.Second},
 		{"checkpoint.retain=10", func(c *Config) any { return c.Checkpoint.Retain }, 10},
@@ -112,6 +112,7 @@ func TestConfigSetErrors(t *testing.T) {
 		{"checkpoint.mode=exactly_once", []string{"checkpoint.mode wants exactly-once, at-least-once or none", `"exactly_once"`}},
 		{"checkpoint.mode=", []string{"checkpoint.mode wants"}},
 		{"checkpoint.interval=0", []string{"checkpoint.interval must be more than 0", "checkpoint.mode=none"}},
+		{"checkpoint.timeout=0", []string{"checkpoint.timeout must be more than 0"}},
 		{"checkpoint.interval=10", []string{`"10" is not a duration`, "10s"}},
 		{"checkpoint.interval=-5s", []string{`"-5s" must not be negative`}},
 		{"checkpoint.timeout=soon", []string{`"soon" is not a duration`}},

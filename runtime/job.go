@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -26,6 +27,7 @@ type Job struct {
 	err error
 
 	sources  []*SourceCtl
+	lingers  []*atomic.Bool
 	progress io.Writer
 	log      io.Writer
 	quiet    bool
@@ -163,22 +165,80 @@ func taskError(node string, sub int, r any) error {
 			return v.err
 		}
 		return fmt.Errorf("%s[%d]: %w", node, sub, v.err)
+	case *recordPanic:
+		return &PanicError{Node: node, Subtask: sub, Value: v.value, Record: v.record, Origin: v.origin, Stack: v.stack}
 	default:
 		return &PanicError{Node: node, Subtask: sub, Value: r, Stack: debug.Stack()}
 	}
 }
 
 // PanicError is a panic in user code, with the node and subtask it
-// happened in.
+// happened in and, where known, the record it was processing and where
+// that record came from.
 type PanicError struct {
 	Node    string
 	Subtask int
 	Value   any
+	Record  string // the record, printed with %+v
+	Origin  string // file:line of the record, for a file source's chain
 	Stack   []byte
 }
 
 func (e *PanicError) Error() string {
-	return fmt.Sprintf("%s[%d]: panic: %v\n\n%s", e.Node, e.Subtask, e.Value, e.Stack)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s[%d]: panic: %v", e.Node, e.Subtask, e.Value)
+	if e.Record != "" {
+		fmt.Fprintf(&b, "\nrecord: %s", e.Record)
+	}
+	if e.Origin != "" {
+		fmt.Fprintf(&b, "\nfrom: %s", e.Origin)
+	}
+	fmt.Fprintf(&b, "\n\n%s", e.Stack)
+	return b.String()
+}
+
+// recordPanic is a panic annotated, on its way up, with the record that
+// caused it.
+type recordPanic struct {
+	value  any
+	record string
+	origin string
+	stack  []byte
+}
+
+// maxRecordText bounds how much of a record a panic message shows.
+const maxRecordText = 300
+
+// PanicWithRecord panics again with p annotated with the record being
+// processed. Generated code calls it from a deferred recover around each
+// batch: no cost per record until something panics.
+func PanicWithRecord[T any](p any, rec T) {
+	switch p.(type) {
+	case abort, *recordPanic:
+		panic(p)
+	}
+	text := fmt.Sprintf("%+v", rec)
+	if len(text) > maxRecordText {
+		text = text[:maxRecordText] + "..."
+	}
+	// The stack still holds the frames of the panic: deferred calls run on
+	// top of them.
+	panic(&recordPanic{value: p, record: text, stack: debug.Stack()})
+}
+
+// panicWithOrigin panics again with p annotated with where the record came
+// from.
+func panicWithOrigin(p any, origin string) {
+	switch v := p.(type) {
+	case abort:
+		panic(p)
+	case *recordPanic:
+		if v.origin == "" {
+			v.origin = origin
+		}
+		panic(v)
+	}
+	panic(&recordPanic{value: p, origin: origin, stack: debug.Stack()})
 }
 
 // fatalError is a failure that a restart cannot mend: a bad setting, a
@@ -230,6 +290,7 @@ func (j *Job) Run(build func(j *Job)) error {
 	for _, start := range j.pending {
 		start()
 	}
+	go j.linger(done)
 	var coord *coordinator
 	if cp.Mode != NoCheckpoints {
 		coord = newCoordinator(j, st, j.nextID)

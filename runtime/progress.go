@@ -30,13 +30,44 @@ func (j *Job) NewSourceCtl() *SourceCtl {
 	return c
 }
 
-// Poll returns the id of a barrier to inject before the next record, or 0.
-// Sources call it between records; it costs one atomic load.
+// Poll returns the id of a barrier to inject before the next record, -1
+// when the subtask should hand its partial batches on (Linger has passed),
+// or 0. Sources call it between records; it costs one atomic load.
 func (c *SourceCtl) Poll() int64 {
 	if c.barrier.Load() == 0 {
 		return 0
 	}
 	return c.barrier.Swap(0)
+}
+
+// lingerFlag registers a flag that the job sets every Linger.
+func (j *Job) lingerFlag() *atomic.Bool {
+	f := new(atomic.Bool)
+	j.mu.Lock()
+	j.lingers = append(j.lingers, f)
+	j.mu.Unlock()
+	return f
+}
+
+// linger asks every subtask, every Linger, to hand its partial batches on.
+func (j *Job) linger(done <-chan struct{}) {
+	t := time.NewTicker(Linger)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			j.mu.Lock()
+			for _, s := range j.sources {
+				s.barrier.CompareAndSwap(0, -1)
+			}
+			for _, f := range j.lingers {
+				f.Store(true)
+			}
+			j.mu.Unlock()
+		}
+	}
 }
 
 // atEndWait is how long a source at the end of its input waits for the

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"fmt"
+
 	"github.com/pipegen/pipegen/runtime/codec"
 )
 
@@ -51,4 +53,25 @@ func (s *GeneratorSource[T]) restore(j *Job, node int) {
 	}
 	s.SetSeq(seq)
 	s.done = st.AtEnd
+}
+
+// Recover, deferred by the chain of a file source, adds to a panic the file
+// and line of the record being processed.
+func (s *FileSource[T]) Recover() {
+	if p := recover(); p != nil {
+		p2 := s.Position()
+		origin := fmt.Sprintf("sources.%s", s.name)
+		if p2.Name != "" {
+			origin = fmt.Sprintf("%s:%d", p2.Name, p2.Line-1)
+		}
+		panicWithOrigin(p, origin)
+	}
+}
+
+// Recover, deferred by the chain of a generator source, adds to a panic the
+// sequence number of the record being processed.
+func (s *GeneratorSource[T]) Recover() {
+	if p := recover(); p != nil {
+		panicWithOrigin(p, fmt.Sprintf("sources.%s, sequence number %d", s.name, s.seq-s.step))
+	}
 }

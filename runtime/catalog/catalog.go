@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Role says whether a connector reads or writes records.
@@ -33,6 +34,7 @@ const (
 	Bool     ValueKind = "bool"
 	Enum     ValueKind = "enum"
 	Ident    ValueKind = "identifier" // a Go type or function name in the user's package
+	Char     ValueKind = "character"  // exactly one character
 )
 
 // Option describes one connector option.
@@ -47,7 +49,15 @@ type Option struct {
 	// they are fixed when the pipeline is compiled and cannot be overridden
 	// with `run --set`.
 	Static bool
-	Doc    string
+	// Formats, when set, are the only formats the option applies to.
+	Formats []string
+	Doc     string
+}
+
+// AppliesTo reports whether the option means something for a connector
+// reading or writing format.
+func (o *Option) AppliesTo(format string) bool {
+	return len(o.Formats) == 0 || slices.Contains(o.Formats, format)
 }
 
 // Connector describes a built-in connector.
@@ -87,8 +97,8 @@ var Connectors = []*Connector{
 			{Name: "format", Kind: Enum, Values: []string{"lines", "jsonl", "csv"}, Default: "lines", Static: true, Doc: "lines gives strings; jsonl and csv decode into `type`"},
 			{Name: "type", Kind: Ident, Static: true, Doc: "record type for jsonl and csv, a type of the pipeline's package"},
 			{Name: "on-error", Kind: Enum, Values: []string{"fail", "skip"}, Default: "fail", Doc: "what a malformed record does: fail the job, or skip it and count it"},
-			{Name: "header", Kind: Bool, Default: "true", Doc: "csv: the first line names the columns (matched to field names or `csv` tags); without it columns map to fields in order"},
-			{Name: "delimiter", Kind: String, Default: ",", Doc: "csv: the field separator, one character"},
+			{Name: "header", Kind: Bool, Default: "true", Formats: []string{"csv"}, Doc: "csv: the first line names the columns (matched to field names or `csv` tags); without it columns map to fields in order"},
+			{Name: "delimiter", Kind: Char, Default: ",", Formats: []string{"csv"}, Doc: "csv: the field separator, one character"},
 		},
 	},
 	{
@@ -160,6 +170,10 @@ func (o *Option) Check(value string) error {
 	case Enum:
 		if !slices.Contains(o.Values, value) {
 			return fmt.Errorf("%s wants one of %s, got %q", o.Name, strings.Join(o.Values, ", "), value)
+		}
+	case Char:
+		if utf8.RuneCountInString(value) != 1 || value == "\n" || value == "\r" || value == "\"" {
+			return fmt.Errorf("%s wants one character other than a quote or a line break, got %q", o.Name, value)
 		}
 	case String:
 		if value == "" && o.Required {

@@ -5,7 +5,8 @@
 //
 // Usage:
 //
-//	sales run [--parallelism N] [--checkpoint-dir DIR] [--set KEY=VALUE]...
+//	sales run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet]
+//	sales checkpoints [--checkpoint-dir DIR]
 //
 // Run "sales --help" for every setting. The pipeline's operators are in
 // pipeline.go: each chain of fused operators is one goroutine per subtask.

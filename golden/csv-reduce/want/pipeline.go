@@ -26,12 +26,21 @@ var config = &runtime.Config{
 		Retain:   3,
 		Dir:      "checkpoints",
 	},
+	Restart: runtime.RestartConfig{
+		Strategy:    "fixed-delay",
+		Attempts:    3,
+		Delay:       1 * time.Second,
+		MaxDelay:    1 * time.Minute,
+		Multiplier:  2.0,
+		MaxFailures: 3,
+		Interval:    1 * time.Minute,
+	},
 	StateBackend: "memory",
 	Nodes: []runtime.NodeConfig{
-		{Name: "sales", UID: "sales", Kind: "source", Section: "sources", Connector: "file", Options: map[string]string{"path": "sales.csv"}},
+		{Name: "sales", UID: "sales", Kind: "source", Section: "sources", Connector: "file", Format: "csv", Options: map[string]string{"path": "sales.csv"}},
 		{Name: "totals", UID: "totals", Kind: "reduce", Section: "operators"},
 		{Name: "report", UID: "report", Kind: "map", Section: "operators", FusedWith: "totals"},
-		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "totals", Connector: "file", Options: map[string]string{"path": "report"}},
+		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "totals", Connector: "file", Format: "lines", Options: map[string]string{"path": "report"}},
 	},
 }
 
@@ -76,9 +85,11 @@ func newSalesChain(j *runtime.Job, sub int, salesToTotals *runtime.Out[sales.Sal
 }
 
 // run reads source "sales" until its input ends (and every other source's has). Between
-// records it injects the checkpoint barriers the coordinator asks for, and when
-// nothing can be read now it hands partial batches downstream.
+// records it injects the checkpoint barriers the coordinator asks for; it hands
+// partial batches downstream when nothing can be read now, and at least every
+// runtime.Linger.
 func (c *salesChain) run() {
+	defer c.src.Recover() // a panic names the record's file and line
 	for {
 		if r, ok := c.src.Next(); ok {
 			c.emitSales(r)
@@ -87,8 +98,10 @@ func (c *salesChain) run() {
 		} else {
 			c.flush()
 		}
-		if id := c.ctl.Poll(); id != 0 {
+		if id := c.ctl.Poll(); id > 0 {
 			c.barrier(id)
+		} else if id < 0 {
+			c.flush()
 		}
 	}
 	c.end()
@@ -154,9 +167,7 @@ func (c *totalsChain) run() {
 		m := c.in.Next()
 		switch m.Kind {
 		case runtime.Records:
-			for _, r := range m.Recs {
-				c.toTotals(r)
-			}
+			c.records(m.Recs)
 			c.in.Recycle(m.Recs)
 		case runtime.Barrier:
 			c.barrier(m.ID)
@@ -165,6 +176,20 @@ func (c *totalsChain) run() {
 			c.end()
 			return
 		}
+	}
+}
+
+// records passes a batch to "totals". A panic in user code is reported with the
+// record that caused it; the deferred check costs nothing per record.
+func (c *totalsChain) records(recs []sales.Sale) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, recs[i])
+		}
+	}()
+	for ; i < len(recs); i++ {
+		c.toTotals(recs[i])
 	}
 }
 

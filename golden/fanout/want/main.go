@@ -5,7 +5,8 @@
 //
 // Usage:
 //
-//	fanout run [--parallelism N] [--checkpoint-dir DIR] [--set KEY=VALUE]...
+//	fanout run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet]
+//	fanout checkpoints [--checkpoint-dir DIR]
 //
 // Run "fanout --help" for every setting. The pipeline's operators are in
 // pipeline.go: each chain of fused operators is one goroutine per subtask.

@@ -26,6 +26,15 @@ var config = &runtime.Config{
 		Retain:   3,
 		Dir:      "checkpoints",
 	},
+	Restart: runtime.RestartConfig{
+		Strategy:    "fixed-delay",
+		Attempts:    3,
+		Delay:       1 * time.Second,
+		MaxDelay:    1 * time.Minute,
+		Multiplier:  2.0,
+		MaxFailures: 3,
+		Interval:    1 * time.Minute,
+	},
 	StateBackend: "memory",
 	Nodes: []runtime.NodeConfig{
 		{Name: "orders", UID: "orders", Kind: "source", Section: "sources", Connector: "generator"},
@@ -33,8 +42,8 @@ var config = &runtime.Config{
 		{Name: "described", UID: "described", Kind: "map", Section: "operators"},
 		{Name: "lines", UID: "lines", Kind: "flatmap", Section: "operators", FusedWith: "orders"},
 		{Name: "by-size", UID: "by-size", Kind: "aggregate", Section: "operators"},
-		{Name: "large-orders", UID: "large-orders", Kind: "sink", Section: "sinks", FusedWith: "described", Connector: "file", Options: map[string]string{"path": "large"}},
-		{Name: "tallies", UID: "tallies", Kind: "sink", Section: "sinks", FusedWith: "by-size", Connector: "stdout"},
+		{Name: "large-orders", UID: "large-orders", Kind: "sink", Section: "sinks", FusedWith: "described", Connector: "file", Format: "lines", Options: map[string]string{"path": "large"}},
+		{Name: "tallies", UID: "tallies", Kind: "sink", Section: "sinks", FusedWith: "by-size", Connector: "stdout", Format: "jsonl"},
 	},
 }
 
@@ -92,9 +101,11 @@ func newOrdersChain(j *runtime.Job, sub int, ordersToLarge *runtime.Out[fan.Orde
 }
 
 // run reads source "orders" until its input ends (and every other source's has). Between
-// records it injects the checkpoint barriers the coordinator asks for, and when
-// nothing can be read now it hands partial batches downstream.
+// records it injects the checkpoint barriers the coordinator asks for; it hands
+// partial batches downstream when nothing can be read now, and at least every
+// runtime.Linger.
 func (c *ordersChain) run() {
+	defer c.src.Recover() // a panic names the record's file and line
 	for {
 		if r, ok := c.src.Next(); ok {
 			c.emitOrders(r)
@@ -103,8 +114,10 @@ func (c *ordersChain) run() {
 		} else {
 			c.flush()
 		}
-		if id := c.ctl.Poll(); id != 0 {
+		if id := c.ctl.Poll(); id > 0 {
 			c.barrier(id)
+		} else if id < 0 {
+			c.flush()
 		}
 	}
 	c.end()
@@ -183,9 +196,7 @@ func (c *largeChain) run() {
 		m := c.in.Next()
 		switch m.Kind {
 		case runtime.Records:
-			for _, r := range m.Recs {
-				c.toLarge(r)
-			}
+			c.records(m.Recs)
 			c.in.Recycle(m.Recs)
 		case runtime.Barrier:
 			c.barrier(m.ID)
@@ -194,6 +205,20 @@ func (c *largeChain) run() {
 			c.end()
 			return
 		}
+	}
+}
+
+// records passes a batch to "large". A panic in user code is reported with the
+// record that caused it; the deferred check costs nothing per record.
+func (c *largeChain) records(recs []fan.Order) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, recs[i])
+		}
+	}()
+	for ; i < len(recs); i++ {
+		c.toLarge(recs[i])
 	}
 }
 
@@ -259,9 +284,7 @@ func (c *describedChain) run() {
 		m := c.in.Next()
 		switch m.Kind {
 		case runtime.Records:
-			for _, r := range m.Recs {
-				c.toDescribed(r)
-			}
+			c.records(m.Recs)
 			c.in.Recycle(m.Recs)
 		case runtime.Barrier:
 			c.barrier(m.ID)
@@ -270,6 +293,20 @@ func (c *describedChain) run() {
 			c.end()
 			return
 		}
+	}
+}
+
+// records passes a batch to "described". A panic in user code is reported with the
+// record that caused it; the deferred check costs nothing per record.
+func (c *describedChain) records(recs []fan.Order) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, recs[i])
+		}
+	}()
+	for ; i < len(recs); i++ {
+		c.toDescribed(recs[i])
 	}
 }
 
@@ -342,9 +379,7 @@ func (c *bySizeChain) run() {
 		m := c.in.Next()
 		switch m.Kind {
 		case runtime.Records:
-			for _, r := range m.Recs {
-				c.toBySize(r)
-			}
+			c.records(m.Recs)
 			c.in.Recycle(m.Recs)
 		case runtime.Barrier:
 			c.barrier(m.ID)
@@ -353,6 +388,20 @@ func (c *bySizeChain) run() {
 			c.end()
 			return
 		}
+	}
+}
+
+// records passes a batch to "by-size". A panic in user code is reported with the
+// record that caused it; the deferred check costs nothing per record.
+func (c *bySizeChain) records(recs []fan.Line) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, recs[i])
+		}
+	}()
+	for ; i < len(recs); i++ {
+		c.toBySize(recs[i])
 	}
 }
 

@@ -5,7 +5,8 @@
 //
 // Usage:
 //
-//	readings run [--parallelism N] [--checkpoint-dir DIR] [--set KEY=VALUE]...
+//	readings run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet]
+//	readings checkpoints [--checkpoint-dir DIR]
 //
 // Run "readings --help" for every setting. The pipeline's operators are in
 // pipeline.go: each chain of fused operators is one goroutine per subtask.

@@ -24,12 +24,21 @@ var config = &runtime.Config{
 		Retain:   3,
 		Dir:      "checkpoints",
 	},
+	Restart: runtime.RestartConfig{
+		Strategy:    "fixed-delay",
+		Attempts:    3,
+		Delay:       1 * time.Second,
+		MaxDelay:    1 * time.Minute,
+		Multiplier:  2.0,
+		MaxFailures: 3,
+		Interval:    1 * time.Minute,
+	},
 	StateBackend: "memory",
 	Nodes: []runtime.NodeConfig{
 		{Name: "sensors", UID: "sensors", Kind: "source", Section: "sources", Connector: "generator"},
 		{Name: "warm", UID: "warm", Kind: "filter", Section: "operators", FusedWith: "sensors"},
 		{Name: "calibrated", UID: "calibrated", Kind: "map", Section: "operators", FusedWith: "sensors"},
-		{Name: "print", UID: "print", Kind: "sink", Section: "sinks", FusedWith: "sensors", Connector: "stdout"},
+		{Name: "print", UID: "print", Kind: "sink", Section: "sinks", FusedWith: "sensors", Connector: "stdout", Format: "lines"},
 	},
 }
 
@@ -70,9 +79,11 @@ func newSensorsChain(j *runtime.Job, sub int) *sensorsChain {
 }
 
 // run reads source "sensors" until its input ends (and every other source's has). Between
-// records it injects the checkpoint barriers the coordinator asks for, and when
-// nothing can be read now it hands partial batches downstream.
+// records it injects the checkpoint barriers the coordinator asks for; it hands
+// partial batches downstream when nothing can be read now, and at least every
+// runtime.Linger.
 func (c *sensorsChain) run() {
+	defer c.src.Recover() // a panic names the record's file and line
 	for {
 		if r, ok := c.src.Next(); ok {
 			c.emitSensors(r)
@@ -81,8 +92,10 @@ func (c *sensorsChain) run() {
 		} else {
 			c.flush()
 		}
-		if id := c.ctl.Poll(); id != 0 {
+		if id := c.ctl.Poll(); id > 0 {
 			c.barrier(id)
+		} else if id < 0 {
+			c.flush()
 		}
 	}
 	c.end()

@@ -5,7 +5,8 @@
 //
 // Usage:
 //
-//	clicks run [--parallelism N] [--checkpoint-dir DIR] [--set KEY=VALUE]...
+//	clicks run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet]
+//	clicks checkpoints [--checkpoint-dir DIR]
 //
 // Run "clicks --help" for every setting. The pipeline's operators are in
 // pipeline.go: each chain of fused operators is one goroutine per subtask.

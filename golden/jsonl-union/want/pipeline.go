@@ -26,17 +26,26 @@ var config = &runtime.Config{
 		Retain:   3,
 		Dir:      "checkpoints",
 	},
+	Restart: runtime.RestartConfig{
+		Strategy:    "fixed-delay",
+		Attempts:    3,
+		Delay:       1 * time.Second,
+		MaxDelay:    1 * time.Minute,
+		Multiplier:  2.0,
+		MaxFailures: 3,
+		Interval:    1 * time.Minute,
+	},
 	StateBackend: "memory",
 	Nodes: []runtime.NodeConfig{
-		{Name: "web", UID: "web", Kind: "source", Section: "sources", Connector: "file", Options: map[string]string{"path": "web.jsonl"}},
-		{Name: "app", UID: "app", Kind: "source", Section: "sources", Connector: "file", Options: map[string]string{
+		{Name: "web", UID: "web", Kind: "source", Section: "sources", Connector: "file", Format: "jsonl", Options: map[string]string{"path": "web.jsonl"}},
+		{Name: "app", UID: "app", Kind: "source", Section: "sources", Connector: "file", Format: "jsonl", Options: map[string]string{
 			"on-error": "skip",
 			"path":     "app.jsonl",
 		}},
 		{Name: "all", UID: "all", Kind: "union", Section: "operators"},
 		{Name: "visits", UID: "visits", Kind: "map", Section: "operators", FusedWith: "all"},
 		{Name: "sections", UID: "sections", Kind: "aggregate", Section: "operators"},
-		{Name: "print", UID: "print", Kind: "sink", Section: "sinks", FusedWith: "sections", Connector: "stdout"},
+		{Name: "print", UID: "print", Kind: "sink", Section: "sinks", FusedWith: "sections", Connector: "stdout", Format: "jsonl"},
 	},
 }
 
@@ -90,9 +99,11 @@ func newWebChain(j *runtime.Job, sub int, webToAll *runtime.Out[clicks.Click]) *
 }
 
 // run reads source "web" until its input ends (and every other source's has). Between
-// records it injects the checkpoint barriers the coordinator asks for, and when
-// nothing can be read now it hands partial batches downstream.
+// records it injects the checkpoint barriers the coordinator asks for; it hands
+// partial batches downstream when nothing can be read now, and at least every
+// runtime.Linger.
 func (c *webChain) run() {
+	defer c.src.Recover() // a panic names the record's file and line
 	for {
 		if r, ok := c.src.Next(); ok {
 			c.emitWeb(r)
@@ -101,8 +112,10 @@ func (c *webChain) run() {
 		} else {
 			c.flush()
 		}
-		if id := c.ctl.Poll(); id != 0 {
+		if id := c.ctl.Poll(); id > 0 {
 			c.barrier(id)
+		} else if id < 0 {
+			c.flush()
 		}
 	}
 	c.end()
@@ -110,7 +123,7 @@ func (c *webChain) run() {
 
 // emitWeb passes the records of "web" to all.
 func (c *webChain) emitWeb(r clicks.Click) {
-	c.webToAll.Send(c.sub, r)
+	c.webToAll.Forward(r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -159,9 +172,11 @@ func newAppChain(j *runtime.Job, sub int, appToAll *runtime.Out[clicks.Click]) *
 }
 
 // run reads source "app" until its input ends (and every other source's has). Between
-// records it injects the checkpoint barriers the coordinator asks for, and when
-// nothing can be read now it hands partial batches downstream.
+// records it injects the checkpoint barriers the coordinator asks for; it hands
+// partial batches downstream when nothing can be read now, and at least every
+// runtime.Linger.
 func (c *appChain) run() {
+	defer c.src.Recover() // a panic names the record's file and line
 	for {
 		if r, ok := c.src.Next(); ok {
 			c.emitApp(r)
@@ -170,8 +185,10 @@ func (c *appChain) run() {
 		} else {
 			c.flush()
 		}
-		if id := c.ctl.Poll(); id != 0 {
+		if id := c.ctl.Poll(); id > 0 {
 			c.barrier(id)
+		} else if id < 0 {
+			c.flush()
 		}
 	}
 	c.end()
@@ -179,7 +196,7 @@ func (c *appChain) run() {
 
 // emitApp passes the records of "app" to all.
 func (c *appChain) emitApp(r clicks.Click) {
-	c.appToAll.Send(c.sub, r)
+	c.appToAll.Forward(r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -234,9 +251,7 @@ func (c *allChain) run() {
 		m := c.in.Next()
 		switch m.Kind {
 		case runtime.Records:
-			for _, r := range m.Recs {
-				c.toAll(r)
-			}
+			c.records(m.Recs)
 			c.in.Recycle(m.Recs)
 		case runtime.Barrier:
 			c.barrier(m.ID)
@@ -245,6 +260,20 @@ func (c *allChain) run() {
 			c.end()
 			return
 		}
+	}
+}
+
+// records passes a batch to "all". A panic in user code is reported with the
+// record that caused it; the deferred check costs nothing per record.
+func (c *allChain) records(recs []clicks.Click) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, recs[i])
+		}
+	}()
+	for ; i < len(recs); i++ {
+		c.toAll(recs[i])
 	}
 }
 
@@ -325,9 +354,7 @@ func (c *sectionsChain) run() {
 		m := c.in.Next()
 		switch m.Kind {
 		case runtime.Records:
-			for _, r := range m.Recs {
-				c.toSections(r)
-			}
+			c.records(m.Recs)
 			c.in.Recycle(m.Recs)
 		case runtime.Barrier:
 			c.barrier(m.ID)
@@ -336,6 +363,20 @@ func (c *sectionsChain) run() {
 			c.end()
 			return
 		}
+	}
+}
+
+// records passes a batch to "sections". A panic in user code is reported with the
+// record that caused it; the deferred check costs nothing per record.
+func (c *sectionsChain) records(recs []clicks.Visit) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, recs[i])
+		}
+	}()
+	for ; i < len(recs); i++ {
+		c.toSections(recs[i])
 	}
 }
 

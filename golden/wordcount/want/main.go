@@ -5,7 +5,8 @@
 //
 // Usage:
 //
-//	wordcount run [--parallelism N] [--checkpoint-dir DIR] [--set KEY=VALUE]...
+//	wordcount run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet]
+//	wordcount checkpoints [--checkpoint-dir DIR]
 //
 // Run "wordcount --help" for every setting. The pipeline's operators are in
 // pipeline.go: each chain of fused operators is one goroutine per subtask.

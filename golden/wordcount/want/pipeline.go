@@ -26,12 +26,21 @@ var config = &runtime.Config{
 		Retain:   3,
 		Dir:      "checkpoints",
 	},
+	Restart: runtime.RestartConfig{
+		Strategy:    "fixed-delay",
+		Attempts:    3,
+		Delay:       1 * time.Second,
+		MaxDelay:    1 * time.Minute,
+		Multiplier:  2.0,
+		MaxFailures: 3,
+		Interval:    1 * time.Minute,
+	},
 	StateBackend: "memory",
 	Nodes: []runtime.NodeConfig{
-		{Name: "lines", UID: "lines", Kind: "source", Section: "sources", Connector: "file", Options: map[string]string{"path": "input.txt"}},
+		{Name: "lines", UID: "lines", Kind: "source", Section: "sources", Connector: "file", Format: "lines", Options: map[string]string{"path": "input.txt"}},
 		{Name: "words", UID: "words", Kind: "flatmap", Section: "operators", FusedWith: "lines"},
 		{Name: "counts", UID: "counts", Kind: "aggregate", Section: "operators"},
-		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "counts", Connector: "file", Options: map[string]string{"path": "out"}},
+		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "counts", Connector: "file", Format: "jsonl", Options: map[string]string{"path": "out"}},
 	},
 }
 
@@ -78,9 +87,11 @@ func newLinesChain(j *runtime.Job, sub int, wordsToCounts *runtime.Out[wc.Word])
 }
 
 // run reads source "lines" until its input ends (and every other source's has). Between
-// records it injects the checkpoint barriers the coordinator asks for, and when
-// nothing can be read now it hands partial batches downstream.
+// records it injects the checkpoint barriers the coordinator asks for; it hands
+// partial batches downstream when nothing can be read now, and at least every
+// runtime.Linger.
 func (c *linesChain) run() {
+	defer c.src.Recover() // a panic names the record's file and line
 	for {
 		if r, ok := c.src.Next(); ok {
 			c.emitLines(r)
@@ -89,8 +100,10 @@ func (c *linesChain) run() {
 		} else {
 			c.flush()
 		}
-		if id := c.ctl.Poll(); id != 0 {
+		if id := c.ctl.Poll(); id > 0 {
 			c.barrier(id)
+		} else if id < 0 {
+			c.flush()
 		}
 	}
 	c.end()
@@ -166,9 +179,7 @@ func (c *countsChain) run() {
 		m := c.in.Next()
 		switch m.Kind {
 		case runtime.Records:
-			for _, r := range m.Recs {
-				c.toCounts(r)
-			}
+			c.records(m.Recs)
 			c.in.Recycle(m.Recs)
 		case runtime.Barrier:
 			c.barrier(m.ID)
@@ -177,6 +188,20 @@ func (c *countsChain) run() {
 			c.end()
 			return
 		}
+	}
+}
+
+// records passes a batch to "counts". A panic in user code is reported with the
+// record that caused it; the deferred check costs nothing per record.
+func (c *countsChain) records(recs []wc.Word) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, recs[i])
+		}
+	}()
+	for ; i < len(recs); i++ {
+		c.toCounts(recs[i])
 	}
 }
 

@@ -1,0 +1,132 @@
+package runtime
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/pipegen/pipegen/runtime/catalog"
+)
+
+// RestartConfig is the restart strategy: what the program does when a
+// subtask fails (a panic in user code, a failed write). The job restarts in
+// the same process from its newest checkpoint, after a delay, as long as
+// the strategy allows; then the program exits with the failure.
+type RestartConfig struct {
+	// Strategy is fixed-delay, failure-rate, exponential-backoff or none.
+	Strategy string
+	// Attempts bounds the restarts of fixed-delay and exponential-backoff
+	// (0: no bound).
+	Attempts int
+	// Delay is the wait before a restart (the first one, for
+	// exponential-backoff).
+	Delay time.Duration
+	// MaxDelay caps exponential-backoff's wait, which grows by Multiplier
+	// after every failure.
+	MaxDelay   time.Duration
+	Multiplier float64
+	// MaxFailures within Interval make failure-rate give up.
+	MaxFailures int
+	Interval    time.Duration
+}
+
+// restarter decides, failure after failure, whether and when to restart.
+type restarter struct {
+	cfg      RestartConfig
+	restarts int
+	delay    time.Duration
+	failures []time.Time
+}
+
+// next records a failure at now and returns the delay before the restart,
+// or false when the strategy gives up, with the reason.
+func (r *restarter) next(now time.Time) (time.Duration, string, bool) {
+	c := r.cfg
+	r.restarts++
+	switch c.Strategy {
+	case "none":
+		return 0, "the restart strategy is none", false
+	case "fixed-delay":
+		if c.Attempts > 0 && r.restarts > c.Attempts {
+			return 0, fmt.Sprintf("%d restarts were allowed (restart.attempts)", c.Attempts), false
+		}
+		return c.Delay, "", true
+	case "exponential-backoff":
+		if c.Attempts > 0 && r.restarts > c.Attempts {
+			return 0, fmt.Sprintf("%d restarts were allowed (restart.attempts)", c.Attempts), false
+		}
+		if r.delay == 0 {
+			r.delay = c.Delay
+		} else {
+			r.delay = min(time.Duration(float64(r.delay)*c.Multiplier), c.MaxDelay)
+		}
+		return r.delay, "", true
+	case "failure-rate":
+		recent := r.failures[:0]
+		for _, t := range r.failures {
+			if now.Sub(t) < c.Interval {
+				recent = append(recent, t)
+			}
+		}
+		r.failures = append(recent, now)
+		if len(r.failures) > c.MaxFailures {
+			return 0, fmt.Sprintf("%d failures within %s (restart.max-failures, restart.interval)", len(r.failures), c.Interval), false
+		}
+		return c.Delay, "", true
+	}
+	return 0, "unknown restart strategy " + c.Strategy, false
+}
+
+// attemptsText describes the restart about to happen, for the log.
+func (r *restarter) attemptsText() string {
+	if (r.cfg.Strategy == "fixed-delay" || r.cfg.Strategy == "exponential-backoff") && r.cfg.Attempts > 0 {
+		return fmt.Sprintf("restart %d of %d", r.restarts, r.cfg.Attempts)
+	}
+	return fmt.Sprintf("restart %d", r.restarts)
+}
+
+func (c *Config) setRestart(key, value string) error {
+	r := &c.Restart
+	switch key {
+	case "strategy":
+		switch value {
+		case "fixed-delay", "failure-rate", "exponential-backoff", "none":
+			r.Strategy = value
+			return nil
+		}
+		return fmt.Errorf("restart.strategy wants fixed-delay, failure-rate, exponential-backoff or none, got %q", value)
+	case "attempts", "max-failures":
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 0 {
+			return fmt.Errorf("restart.%s wants a whole number >= 0, got %q", key, value)
+		}
+		if key == "attempts" {
+			r.Attempts = n
+		} else {
+			r.MaxFailures = n
+		}
+		return nil
+	case "delay", "max-delay", "interval":
+		d, err := catalog.ParseDuration(value)
+		if err != nil {
+			return err
+		}
+		switch key {
+		case "delay":
+			r.Delay = d
+		case "max-delay":
+			r.MaxDelay = d
+		default:
+			r.Interval = d
+		}
+		return nil
+	case "multiplier":
+		m, err := strconv.ParseFloat(value, 64)
+		if err != nil || m < 1 {
+			return fmt.Errorf("restart.multiplier wants a number >= 1, got %q", value)
+		}
+		r.Multiplier = m
+		return nil
+	}
+	return fmt.Errorf("unknown restart setting %q (there are: strategy, attempts, delay, max-delay, multiplier, max-failures, interval)", key)
+}
