@@ -206,6 +206,9 @@ func (in *Inbox[T]) checkAligned() {
 		}
 	}
 	in.ready = append(in.ready, Msg[T]{Kind: Barrier, ID: in.barrier})
+	if in.task != nil {
+		in.task.align = time.Since(in.alignStart)
+	}
 }
 
 // Release lets the senders of barrier id go on. The receiver calls it after

@@ -49,11 +49,13 @@ func run(p Program, args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "run":
+	case "checkpoints":
+		return listCheckpoints(p.Config, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		usage(stdout, p.Config)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "%s: unknown command %q: the command is run (see '%s --help')\n", name, args[0], name)
+		fmt.Fprintf(stderr, "%s: unknown command %q: the commands are run and checkpoints (see '%s --help')\n", name, args[0], name)
 		return exitUsage
 	}
 

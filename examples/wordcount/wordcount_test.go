@@ -171,3 +171,93 @@ func BenchmarkWordcount(b *testing.B) {
 	b.ReportMetric(n/gen.Seconds(), "gen-words/s")
 	b.ReportMetric(hand.Seconds()/gen.Seconds(), "gen/hand")
 }
+
+// BenchmarkCheckpointOverhead runs the generated word count at parallelism
+// 2 over a corpus of two files (one per source subtask), in turns with
+// checkpoints every second and with checkpoint.mode=none, and reports the
+// throughput ratio and the checkpoints' figures from their manifests:
+//
+//	go test ./examples/wordcount -run '^$' -bench CheckpointOverhead -benchtime 3x
+func BenchmarkCheckpointOverhead(b *testing.B) {
+	dir := b.TempDir()
+	const words = 25_000_000 // per file
+	input := filepath.Join(dir, "input")
+	os.MkdirAll(input, 0o755)
+	for i := range 2 {
+		f, err := os.Create(filepath.Join(input, fmt.Sprintf("part-%d.txt", i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := wordcount.Corpus(f, words, uint64(i+1)); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+	bin := program(b)
+	var with, without time.Duration
+	var stats []checkpointStats
+	for i := 0; b.Loop(); i++ {
+		for _, mode := range []string{"none", "exactly-once"} {
+			ckpt := filepath.Join(dir, fmt.Sprintf("ckpt-%d-%s", i, mode))
+			start := time.Now()
+			cmd := exec.Command(bin, "run", "--quiet", "--parallelism=2",
+				"--set", "sources.lines.path="+input,
+				"--set", "sinks.out.path="+filepath.Join(dir, fmt.Sprintf("out-%d-%s", i, mode)),
+				"--set", "checkpoint.mode="+mode, "--set", "checkpoint.interval=1s", "--set", "checkpoint.retain=1000",
+				"--checkpoint-dir", ckpt)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("%v\n%s", err, out)
+			}
+			if mode == "none" {
+				without += time.Since(start)
+			} else {
+				with += time.Since(start)
+				stats = append(stats, readStats(b, ckpt)...)
+			}
+		}
+	}
+	n := float64(b.N) * 2 * words
+	b.ReportMetric(n/without.Seconds(), "none-words/s")
+	b.ReportMetric(n/with.Seconds(), "ckpt-words/s")
+	b.ReportMetric(without.Seconds()/with.Seconds(), "ckpt/none")
+	var dur, align time.Duration
+	for _, s := range stats {
+		dur += s.Duration
+		align = max(align, s.Alignment)
+	}
+	if len(stats) > 0 {
+		b.ReportMetric(float64(len(stats))/float64(b.N), "checkpoints/run")
+		b.ReportMetric(float64(dur.Milliseconds())/float64(len(stats)), "ckpt-ms/op")
+		b.ReportMetric(float64(align.Microseconds())/1000, "max-align-ms")
+	}
+}
+
+type checkpointStats struct {
+	Duration  time.Duration `json:"duration"`
+	Alignment time.Duration `json:"alignment"`
+}
+
+// readStats reads the figures of a run's periodic (not final) checkpoints.
+func readStats(b *testing.B, dir string) []checkpointStats {
+	manifests, _ := filepath.Glob(filepath.Join(dir, "chk-*", "MANIFEST"))
+	var out []checkpointStats
+	for _, m := range manifests {
+		data, err := os.ReadFile(m)
+		if err != nil {
+			b.Fatal(err)
+		}
+		// The manifest is JSON followed by a checksum line.
+		data = data[:bytes.LastIndex(data, []byte("crc32c "))]
+		var man struct {
+			Final bool            `json:"final"`
+			Stats checkpointStats `json:"stats"`
+		}
+		if err := json.Unmarshal(data, &man); err != nil {
+			b.Fatal(err)
+		}
+		if !man.Final {
+			out = append(out, man.Stats)
+		}
+	}
+	return out
+}

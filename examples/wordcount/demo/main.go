@@ -1,7 +1,10 @@
 // Command demo runs the word count example end to end: it writes a corpus,
-// runs the program pipegen compiled from ../pipeline.yaml on it, prints the
+// runs the program pipegen compiled from ../pipeline.yaml on it with
+// checkpoints, kills it with SIGKILL in the middle of its work, runs the
+// same command again (it resumes from its newest checkpoint), prints the
 // most frequent words, and checks every count against an independent,
-// hand-written count of the same text.
+// hand-written count of the same text: the output is exact, as if the crash
+// had not happened.
 //
 //	go run ./examples/wordcount/demo -program bin/wordcount -work bin/demo
 //
@@ -26,7 +29,7 @@ import (
 func main() {
 	program := flag.String("program", "bin/wordcount", "the compiled word count program")
 	work := flag.String("work", "bin/demo", "working directory for input and output")
-	words := flag.Int("words", 2_000_000, "words in the generated corpus")
+	words := flag.Int("words", 20_000_000, "words in the generated corpus")
 	flag.Parse()
 	if err := demo(*program, *work, *words); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
@@ -45,17 +48,56 @@ func demo(program, work string, words int) error {
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return err
 	}
-	input := filepath.Join(work, "input.txt")
+	// Two files, so that both source subtasks have work.
+	input := filepath.Join(work, "input")
 	step("writing a corpus of %d words to %s", words, input)
 	if err := writeCorpus(input, words); err != nil {
 		return err
 	}
+	args := []string{"run", "--parallelism=2", "--set", "sources.lines.path=input", "--set", "checkpoint.interval=200ms"}
 
-	step("running %s (parallelism 2)", filepath.Base(program))
-	cmd := exec.Command(program, "run", "--parallelism=2")
+	step("running %s (parallelism 2, a checkpoint every 200ms)", filepath.Base(program))
+	cmd := exec.Command(program, args...)
 	cmd.Dir = work
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// Kill it once two checkpoints are complete: in the middle of its work.
+	killed := false
+	for !killed {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("the program ended (%v) before it could be killed: run the demo with more -words", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+		if m, _ := filepath.Glob(filepath.Join(work, "checkpoints", "chk-*", "MANIFEST")); len(m) >= 2 {
+			step("kill -9 after %s", time.Since(start).Round(time.Millisecond))
+			if err := cmd.Process.Kill(); err != nil {
+				return err
+			}
+			<-exited
+			killed = true
+		}
+	}
+	partial, _ := readOutput(filepath.Join(work, "out"))
+	step("committed output after the crash: %d words (the rest comes with the final checkpoint)", len(partial))
+
+	step("%s checkpoints", filepath.Base(program))
+	list := exec.Command(program, "checkpoints")
+	list.Dir = work
+	list.Stdout, list.Stderr = os.Stdout, os.Stderr
+	if err := list.Run(); err != nil {
+		return err
+	}
+
+	step("running the same command again: it resumes from its newest checkpoint")
+	cmd = exec.Command(program, args...)
+	cmd.Dir = work
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("the program failed: %w", err)
 	}
@@ -65,7 +107,7 @@ func demo(program, work string, words int) error {
 	if err != nil {
 		return err
 	}
-	step("top words of %d distinct (%.1fM words/s):", len(got), float64(words)/elapsed.Seconds()/1e6)
+	step("top words of %d distinct (%.1fM words/s, crash and recovery included):", len(got), float64(words)/elapsed.Seconds()/1e6)
 	top := slices.SortedFunc(func(yield func(wordcount.WordCount) bool) {
 		for w, n := range got {
 			if !yield(wordcount.WordCount{Word: w, Count: n}) {
@@ -77,19 +119,26 @@ func demo(program, work string, words int) error {
 		fmt.Printf("  %-10s %8d\n", wc.Word, wc.Count)
 	}
 
-	f, err := os.Open(input)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	want, err := wordcount.CountWords(f)
-	if err != nil {
-		return err
+	want := map[string]int64{}
+	files, _ := filepath.Glob(filepath.Join(input, "*.txt"))
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		counts, err := wordcount.CountWords(f)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		for w, n := range counts {
+			want[w] += n
+		}
 	}
 	if diff := compare(got, want); diff != "" {
 		return fmt.Errorf("the output differs from an independent count: %s", diff)
 	}
-	step("exact: every one of the %d counts matches an independent count of the input", len(want))
+	step("exact: every one of the %d counts matches an independent count of the input, despite the crash", len(want))
 	return nil
 }
 
@@ -97,16 +146,24 @@ func step(format string, args ...any) {
 	fmt.Printf("==> "+format+"\n", args...)
 }
 
-func writeCorpus(path string, words int) error {
-	f, err := os.Create(path)
-	if err != nil {
+func writeCorpus(dir string, words int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := wordcount.Corpus(f, words, 1); err != nil {
-		f.Close()
-		return err
+	for i := range 2 {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("part-%d.txt", i)))
+		if err != nil {
+			return err
+		}
+		if err := wordcount.Corpus(f, words/2, uint64(i+1)); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
 	}
-	return f.Close()
+	return nil
 }
 
 // readOutput reads the committed output: the sink directory's files whose
