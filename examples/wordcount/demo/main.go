@@ -114,7 +114,9 @@ func demo(program, work string, words int) error {
 				return
 			}
 		}
-	}, func(a, b wordcount.WordCount) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Word, b.Word)) })
+	}, func(a, b wordcount.WordCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Word, b.Word))
+	})
 	for _, wc := range top[:min(10, len(top))] {
 		fmt.Printf("  %-10s %8d\n", wc.Word, wc.Count)
 	}
