@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin
 
-.PHONY: all demo test test-short bench golden vet fmt clean
+.PHONY: all demo test test-short bench golden vet fmt clean crash-test
 
 all: $(BIN)/pipegen
 
@@ -25,6 +25,12 @@ test-short:
 
 vet:
 	$(GO) vet ./...
+
+# Kill the running-count example 20 times at random moments and check that
+# its committed output equals a clean run's (make test runs a shorter
+# version); SEED=N replays the kill moments of a failure.
+crash-test: $(BIN)/pipegen
+	$(BIN)/pipegen verify -kills 20 $(if $(SEED),-seed $(SEED)) -set sources.events.rate=50000 examples/runningcount/pipeline.yaml
 
 # Benchmarks; each reports its ratio to a hand-written Go loop.
 bench:

@@ -88,7 +88,16 @@ func (r *resolver) resolve() *ir.Pipeline {
 		r.errorf(s.Name.Pos, "pipeline name %q must be lowercase letters, digits and dashes, starting with a letter: it names the program", s.Name.V)
 	}
 	if p.MaxParallelism < p.Parallelism {
-		r.errorf(s.MaxParallelism.Pos, "max-parallelism %d is less than parallelism %d: keyed operators need at least one key group per subtask", p.MaxParallelism, p.Parallelism)
+		at := s.MaxParallelism.Pos
+		if !s.MaxParallelism.Set {
+			at = s.Parallelism.Pos
+		}
+		r.errorf(at, "max-parallelism %d is less than parallelism %d: keyed operators need at least one key group per subtask; set max-parallelism to %d or more", p.MaxParallelism, p.Parallelism, p.Parallelism)
+	}
+	for _, ns := range s.Operators {
+		if ir.Kind(ns.Kind.V).Stateful() && ns.Parallelism.Set && ns.Parallelism.V > p.MaxParallelism {
+			r.errorf(ns.Parallelism.Pos, "parallelism %d of keyed operator %q exceeds max-parallelism %d: it needs at least one key group per subtask", ns.Parallelism.V, ns.Name.V, p.MaxParallelism)
+		}
 	}
 	if s.StateBackend.Set {
 		switch s.StateBackend.V {

@@ -5,6 +5,7 @@
 //	pipegen check PIPELINE.yaml
 //	pipegen generate [-o DIR] [-dump-ir] PIPELINE.yaml
 //	pipegen build [-o BINARY] PIPELINE.yaml
+//	pipegen verify [-kills N] [-seed S] [-parallelism P] [-o DIR] [-keep-interval] [-set KEY=VALUE]... [-timeout D] PIPELINE.yaml
 //
 // check parses the pipeline and type-checks it against the Go package it
 // names (`package:`, loaded with the go command from the pipeline file's
@@ -23,9 +24,36 @@
 // github.com/pipegen/pipegen. The binary goes to BINARY, by default the
 // pipeline's name in the working directory.
 //
+// verify checks that the pipeline's output is exactly-once. It builds the
+// program (into DIR, by default a temporary directory, removed when the
+// check passes), runs it once on its bounded input without failures, then
+// once more from scratch killing it with SIGKILL N times (default 5) at
+// random moments and restarting the same command line after each kill, so
+// that it resumes from its newest complete checkpoint, until it exits 0.
+// It then compares what every file sink committed in the two runs (the
+// sink directory's files whose names do not start with '.') as multisets
+// of lines: file boundaries differ between runs, the lines must not.
+// Stdout sinks are not transactional and are skipped, with a warning.
+//
+// Each run has its own checkpoint directory and sink directories (set with
+// `--set sinks.NAME.path=...`); input paths are used as configured,
+// relative to the working directory. The kill moments are N points drawn
+// uniformly over the clean run's duration from the seed S (by default
+// from the clock), sorted: the i-th process is killed the gap between
+// points i-1 and i after it starts. The killed run checkpoints every tenth
+// of the clean run's duration (within 20ms..1s) so that checkpoints
+// complete between kills, unless -keep-interval is given. -parallelism
+// and each -set KEY=VALUE are passed to every run. -timeout (default
+// 10m) bounds the clean run; each process of the killed run is bounded by
+// 20 times the clean run's duration plus 30s. Progress lines (each kill,
+// each restart) go to standard error; the report, with the seed to replay
+// a failure with -seed, to standard output. The exit status is 0 when the
+// outputs are identical and 1 when they differ or a run failed by itself.
+//
 // The generated program runs with
 //
-//	BINARY run [--parallelism N] [--checkpoint-dir DIR] [--set KEY=VALUE]...
+//	BINARY run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet]
+//	BINARY checkpoints [--checkpoint-dir DIR]
 //
 // and BINARY --help lists every setting --set can change.
 package main
@@ -45,6 +73,8 @@ const usage = `usage:
   pipegen check PIPELINE.yaml                    report problems, change nothing
   pipegen generate [-o DIR] [-dump-ir] PIPELINE.yaml  write the generated Go program
   pipegen build [-o BINARY] PIPELINE.yaml        generate and go build the program
+  pipegen verify [-kills N] [-seed S] [-parallelism P] [-o DIR] PIPELINE.yaml
+                                                 run it clean and with crashes, compare outputs
 `
 
 func main() {
@@ -70,6 +100,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = generate(args[1:], stdout)
 	case "build":
 		err = build(args[1:], stdout)
+	case "verify":
+		err = verify(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

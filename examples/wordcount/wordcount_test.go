@@ -109,7 +109,7 @@ func TestMatchesHandCount(t *testing.T) {
 	}
 	for _, p := range []int{1, 2, 3} {
 		out := filepath.Join(dir, fmt.Sprintf("out-%d", p))
-		run(t, dir, fmt.Sprintf("--parallelism=%d", p), "--set", "sinks.out.path="+out)
+		run(t, dir, fmt.Sprintf("--parallelism=%d", p), "--set", "sinks.out.path="+out, "--checkpoint-dir", out+"-checkpoints")
 		got := readCounts(t, out)
 		if len(got) != len(want) {
 			t.Errorf("parallelism %d: %d distinct words, want %d", p, len(got), len(want))
