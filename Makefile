@@ -47,3 +47,15 @@ clean:
 	rm -rf $(BIN)
 
 FORCE:
+
+# Fuzz every Fuzz target (the decoders of checkpointed state), FUZZTIME
+# each. Not part of make test, whose go test runs only their seed corpora.
+FUZZTIME ?= 10s
+.PHONY: fuzz
+fuzz:
+	@for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+		for f in $$(grep -h '^func Fuzz' $$dir/*_test.go | sed 's/^func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
+			echo "$(GO) test $$dir -run '^$$' -fuzz '^$$f$$' -fuzztime $(FUZZTIME)"; \
+			$(GO) test $$dir -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) || exit 1; \
+		done; \
+	done

@@ -14,34 +14,138 @@ import (
 // the format: structs are tagged fields (id = declaration position from 1)
 // inside a length-delimited value, so that a field added later reads as its
 // zero value from an older checkpoint.
+//
+// Every named struct type, and every named type that contains itself (a
+// tree of pointers, a slice of its own type), gets an encode and a decode
+// function; everything else is written inline, where it is used. Inline
+// code names its variables by nesting depth: m0 marks the value that
+// Begin started at depth 0, r1 reads it, i0, k0 and v0 walk it.
 
 const codecPath = "github.com/pipegen/pipegen/runtime/codec"
 
 // codecGen emits serializers and remembers the ones emitted, so that each
-// named struct type gets one encode and one decode function.
+// named type gets one encode and one decode function.
 type codecGen struct {
 	f *jen.File
 	// names maps a named type to its function suffix.
 	names map[string]string
+	// types maps a named type to its expanded description: the IR leaves
+	// the type's references to itself unexpanded (Underlying nil).
+	types map[string]*ir.Type
 	used  map[string]bool
-	// queue holds named struct types whose functions are still to emit.
+	// derefs maps the expressions *p that deref made to p.
+	derefs map[*jen.Statement]*jen.Statement
+	// queue holds named types whose functions are still to emit.
 	queue []*ir.Type
 }
 
 func newCodecGen(f *jen.File) *codecGen {
-	return &codecGen{f: f, names: map[string]string{}, used: map[string]bool{}}
+	return &codecGen{f: f, names: map[string]string{}, types: map[string]*ir.Type{}, used: map[string]bool{}, derefs: map[*jen.Statement]*jen.Statement{}}
 }
 
 func typeKey(t *ir.Type) string { return t.PkgPath + "." + t.Name }
 
-// structName returns the suffix of a named struct type's functions, and
-// queues them.
-func (c *codecGen) structName(t *ir.Type) string {
+// resolve returns t, or the expanded type when t is a reference to a
+// recursive type inside its own definition. The expansion comes first
+// (the reference is inside it), and resolve remembers it.
+func (c *codecGen) resolve(t *ir.Type) *ir.Type {
+	if t.Kind != ir.NamedType || isTime(t) || isDuration(t) {
+		return t
+	}
+	if t.Underlying != nil {
+		if _, ok := c.types[typeKey(t)]; !ok {
+			c.types[typeKey(t)] = t
+		}
+		return t
+	}
+	if full, ok := c.types[typeKey(t)]; ok {
+		return full
+	}
+	return t
+}
+
+// under is t's structure: its underlying type, through defined types
+// (time.Time and time.Duration are values of their own).
+func (c *codecGen) under(t *ir.Type) *ir.Type {
+	t = c.resolve(t)
+	for t.Kind == ir.NamedType && t.Underlying != nil && !isTime(t) && !isDuration(t) {
+		t = c.resolve(t.Underlying)
+	}
+	return t
+}
+
+// hasFunc reports whether values of t are written by functions of their
+// own: named structs, and named types that contain themselves.
+func (c *codecGen) hasFunc(t *ir.Type) bool {
+	t = c.resolve(t)
+	if t.Kind != ir.NamedType || t.Underlying == nil || isTime(t) || isDuration(t) {
+		return false
+	}
+	return t.Underlying.Kind == ir.StructType || containsRef(t.Underlying, typeKey(t))
+}
+
+// containsRef reports whether t refers to the named type key without
+// expanding it: whether the type containing t is recursive.
+func containsRef(t *ir.Type, key string) bool {
+	if t == nil {
+		return false
+	}
+	if t.Kind == ir.NamedType {
+		return t.Underlying == nil && typeKey(t) == key || containsRef(t.Underlying, key)
+	}
+	if containsRef(t.Elem, key) || containsRef(t.Key, key) {
+		return true
+	}
+	for _, f := range t.Fields {
+		if containsRef(f.Type, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// nests reports whether values of t can nest without bound: whether t is
+// or contains a reference to a type that contains itself.
+func nests(t *ir.Type) bool {
+	return nestsIn(t, map[string]bool{})
+}
+
+func nestsIn(t *ir.Type, seen map[string]bool) bool {
+	if t == nil {
+		return false
+	}
+	if t.Kind == ir.NamedType {
+		if isTime(t) || isDuration(t) || seen[typeKey(t)] {
+			return false
+		}
+		if t.Underlying == nil {
+			return true // a reference to a type being defined
+		}
+		seen[typeKey(t)] = true
+		return nestsIn(t.Underlying, seen)
+	}
+	if nestsIn(t.Elem, seen) || nestsIn(t.Key, seen) {
+		return true
+	}
+	for _, f := range t.Fields {
+		if nestsIn(f.Type, seen) {
+			return true
+		}
+	}
+	return false
+}
+
+// funcName returns the suffix of a named type's functions, and queues
+// them.
+func (c *codecGen) funcName(t *ir.Type) string {
+	t = c.resolve(t)
 	if n, ok := c.names[typeKey(t)]; ok {
 		return n
 	}
 	n := upperFirst(t.Name)
-	for i := 2; c.used[n]; i++ {
+	// encode<Node>Entry are the entry functions: a type named CountsEntry
+	// must not take their names.
+	for i := 2; c.used[n] || strings.HasSuffix(n, "Entry"); i++ {
 		n = fmt.Sprintf("%s%d", upperFirst(t.Name), i)
 	}
 	c.used[n] = true
@@ -50,58 +154,37 @@ func (c *codecGen) structName(t *ir.Type) string {
 	return n
 }
 
-// flush emits the functions of every queued struct type.
+// flush emits the functions of every queued type.
 func (c *codecGen) flush() {
 	for len(c.queue) > 0 {
 		t := c.queue[0]
 		c.queue = c.queue[1:]
 		n := c.names[typeKey(t)]
-		st := t.Struct()
-		c.f.Comment(fmt.Sprintf("encode%s writes a %s of checkpointed state, field by field.", n, t))
-		c.f.Func().Id("encode"+n).Params(jen.Id("w").Op("*").Qual(codecPath, "Writer"), jen.Id("v").Op("*").Add(typeCode(t))).BlockFunc(func(g *jen.Group) {
-			g.Id("m").Op(":=").Id("w").Dot("Begin").Call()
-			c.encodeFields(g, jen.Id("v"), st, 0)
-			g.Id("w").Dot("End").Call(jen.Id("m"))
-		})
-		c.f.Comment(fmt.Sprintf("decode%s reads a %s; fields it does not know are skipped.", n, t))
-		c.f.Func().Id("decode"+n).Params(jen.Id("r").Op("*").Qual(codecPath, "Reader"), jen.Id("v").Op("*").Add(typeCode(t))).BlockFunc(func(g *jen.Group) {
-			g.Id("r").Op("=").Id("r").Dot("Nested").Call()
-			c.decodeFields(g, jen.Id("v"), st, 0)
-		})
-	}
-}
-
-// wireType is how a value of t is framed as a struct field.
-func wireType(t *ir.Type) string {
-	if isTime(t) {
-		return "Bytes"
-	}
-	if isDuration(t) {
-		return "Varint"
-	}
-	if b := basicOf(t); b != nil {
-		switch {
-		case b.Name == "string":
-			return "Bytes"
-		case b.Name == "float64":
-			return "Fixed64"
-		case b.Name == "float32":
-			return "Fixed32"
+		v := jen.Id("v")
+		if st := t.Underlying; st.Kind == ir.StructType {
+			c.f.Comment(fmt.Sprintf("encode%s writes a %s of checkpointed state, field by field.", n, t))
+			c.f.Func().Id("encode"+n).Params(jen.Id("w").Op("*").Qual(codecPath, "Writer"), jen.Id("v").Op("*").Add(typeCode(t))).BlockFunc(func(g *jen.Group) {
+				g.Id("m").Op(":=").Id("w").Dot("Begin").Call()
+				c.encodeFields(g, v, st, 0)
+				g.Id("w").Dot("End").Call(jen.Id("m"))
+			})
+			c.f.Comment(fmt.Sprintf("decode%s reads a %s; fields it does not know are skipped.", n, t))
+			c.f.Func().Id("decode"+n).Params(jen.Id("r").Op("*").Qual(codecPath, "Reader"), jen.Id("v").Op("*").Add(typeCode(t))).BlockFunc(func(g *jen.Group) {
+				g.Id("r").Op("=").Id("r").Dot("Nested").Call()
+				c.decodeFields(g, "r", v, st, 0)
+			})
+			continue
 		}
-		return "Varint"
+		// A type that contains itself, such as type Tree []Tree.
+		c.f.Comment(fmt.Sprintf("encode%s writes a %s of checkpointed state.", n, t))
+		c.f.Func().Id("encode"+n).Params(jen.Id("w").Op("*").Qual(codecPath, "Writer"), jen.Id("v").Op("*").Add(typeCode(t))).BlockFunc(func(g *jen.Group) {
+			c.encodeValue(g, c.deref(v), t, c.under(t), 0)
+		})
+		c.f.Comment(fmt.Sprintf("decode%s reads a %s.", n, t))
+		c.f.Func().Id("decode"+n).Params(jen.Id("r").Op("*").Qual(codecPath, "Reader"), jen.Id("v").Op("*").Add(typeCode(t))).BlockFunc(func(g *jen.Group) {
+			c.decodeValue(g, "r", c.deref(v), t, c.under(t), 0)
+		})
 	}
-	u := underlying(t)
-	if u.Kind == ir.PointerType {
-		return wireType(u.Elem)
-	}
-	return "Bytes"
-}
-
-func underlying(t *ir.Type) *ir.Type {
-	for t.Kind == ir.NamedType && t.Underlying != nil && !isTime(t) && !isDuration(t) {
-		t = t.Underlying
-	}
-	return t
 }
 
 func isTime(t *ir.Type) bool {
@@ -112,30 +195,63 @@ func isDuration(t *ir.Type) bool {
 	return t.Kind == ir.NamedType && t.PkgPath == "time" && t.Name == "Duration"
 }
 
-func isBytes(t *ir.Type) bool {
-	u := underlying(t)
+func (c *codecGen) isBytes(t *ir.Type) bool {
+	u := c.under(t)
 	return u.Kind == ir.SliceType && u.Elem.Kind == ir.BasicType && (u.Elem.Name == "uint8" || u.Elem.Name == "byte")
+}
+
+// framed reports whether a value of t is one value on the wire, as a
+// field's value must be: every value is, except a pointer's (a presence
+// flag and then the value).
+func (c *codecGen) framed(t *ir.Type) bool {
+	return c.under(t).Kind != ir.PointerType
+}
+
+// wireType is how a framed value of t is tagged as a struct field.
+func (c *codecGen) wireType(t *ir.Type) string {
+	if isTime(t) {
+		return "Bytes"
+	}
+	if b := basicOf(c.resolve(t)); b != nil {
+		switch b.Name {
+		case "string":
+			return "Bytes"
+		case "float64":
+			return "Fixed64"
+		case "float32":
+			return "Fixed32"
+		}
+		return "Varint"
+	}
+	return "Bytes"
 }
 
 // zeroCheck returns the condition under which a field holds a value worth
 // writing, or nil when it is always written.
-func zeroCheck(x *jen.Statement, t *ir.Type) jen.Code {
+func (c *codecGen) zeroCheck(x *jen.Statement, t *ir.Type) jen.Code {
 	switch {
 	case isTime(t):
 		return jen.Op("!").Add(x).Dot("IsZero").Call()
 	case isDuration(t):
 		return jen.Add(x).Op("!=").Lit(0)
 	}
-	if b := basicOf(t); b != nil {
+	if b := basicOf(c.resolve(t)); b != nil {
 		switch b.Name {
 		case "bool":
 			return x
 		case "string":
 			return jen.Add(x).Op("!=").Lit("")
+		case "float64", "float32":
+			// By the bits, so that -0 is written and reads back as -0.
+			bits := "Float64bits"
+			if b.Name == "float32" {
+				bits = "Float32bits"
+			}
+			return jen.Qual("math", bits).Call(convert(x, c.resolve(t), b.Name)).Op("!=").Lit(0)
 		}
 		return jen.Add(x).Op("!=").Lit(0)
 	}
-	switch underlying(t).Kind {
+	switch c.under(t).Kind {
 	case ir.SliceType, ir.MapType:
 		return jen.Len(x).Op(">").Lit(0)
 	case ir.PointerType:
@@ -144,72 +260,183 @@ func zeroCheck(x *jen.Statement, t *ir.Type) jen.Code {
 	return nil
 }
 
+// declares reports whether the inline code of a value of t declares
+// variables in the scope it is emitted in: two such values in one scope
+// need a block each.
+func (c *codecGen) declares(t *ir.Type) bool {
+	if c.hasFunc(t) || isTime(t) || isDuration(t) || c.isBytes(t) || basicOf(c.resolve(t)) != nil {
+		return false
+	}
+	switch c.under(t).Kind {
+	case ir.StructType, ir.SliceType, ir.ArrayType, ir.MapType:
+		return true
+	}
+	return false
+}
+
+// deref returns *p. Where the result is indexed or selected from, operand
+// puts it in parentheses; addr turns it back into p.
+func (c *codecGen) deref(p *jen.Statement) *jen.Statement {
+	x := jen.Op("*").Add(p)
+	c.derefs[x] = p
+	return x
+}
+
+// operand returns x ready to be indexed or selected from.
+func (c *codecGen) operand(x *jen.Statement) *jen.Statement {
+	if c.derefs[x] != nil {
+		return jen.Parens(x)
+	}
+	return jen.Add(x)
+}
+
+// addr returns &x.
+func (c *codecGen) addr(x *jen.Statement) *jen.Statement {
+	if p := c.derefs[x]; p != nil {
+		return jen.Add(p)
+	}
+	return jen.Op("&").Add(x)
+}
+
 func (c *codecGen) encodeFields(g *jen.Group, v *jen.Statement, st *ir.Type, depth int) {
 	for i, f := range st.Fields {
-		x := jen.Add(v).Dot(f.Name)
-		body := []jen.Code{jen.Id("w").Dot("Tag").Call(jen.Lit(i+1), jen.Qual(codecPath, wireType(f.Type)))}
-		write := func(g *jen.Group) {
-			if underlying(f.Type).Kind == ir.PointerType {
-				// A nil pointer field is left out; a set one is its value.
-				c.encode(g, jen.Op("*").Add(x), underlying(f.Type).Elem, depth)
-			} else {
+		if f.Name == "_" {
+			continue // a blank field holds nothing; its id stays taken
+		}
+		x := c.operand(v).Dot(f.Name)
+		tag := func(wt string) jen.Code {
+			return jen.Id("w").Dot("Tag").Call(jen.Lit(i+1), jen.Qual(codecPath, wt))
+		}
+		u := c.under(f.Type)
+		switch {
+		case u.Kind == ir.PointerType && c.framed(u.Elem):
+			// A nil pointer field is left out; a set one is its value.
+			g.If(jen.Add(x).Op("!=").Nil()).BlockFunc(func(g *jen.Group) {
+				g.Add(tag(c.wireType(u.Elem)))
+				c.encodeThrough(g, x, u.Elem, depth)
+			})
+		case u.Kind == ir.PointerType:
+			// A pointer to a pointer: the presence flags of the inner
+			// pointers need a frame, to be one value.
+			g.If(jen.Add(x).Op("!=").Nil()).BlockFunc(func(g *jen.Group) {
+				g.Add(tag("Bytes"))
+				m := fmt.Sprintf("m%d", depth)
+				g.Id(m).Op(":=").Id("w").Dot("Begin").Call()
+				c.encode(g, c.deref(x), u.Elem, depth+1)
+				g.Id("w").Dot("End").Call(jen.Id(m))
+			})
+		default:
+			cond := c.zeroCheck(x, f.Type)
+			switch {
+			case cond != nil:
+				g.If(cond).BlockFunc(func(g *jen.Group) {
+					g.Add(tag(c.wireType(f.Type)))
+					c.encode(g, x, f.Type, depth)
+				})
+			case c.declares(f.Type):
+				g.Add(tag(c.wireType(f.Type)))
+				g.BlockFunc(func(g *jen.Group) { c.encode(g, x, f.Type, depth) })
+			default:
+				g.Add(tag(c.wireType(f.Type)))
 				c.encode(g, x, f.Type, depth)
 			}
-		}
-		if cond := zeroCheck(jen.Add(x), f.Type); cond != nil {
-			g.If(cond).BlockFunc(func(g *jen.Group) {
-				g.Add(body...)
-				write(g)
-			})
-		} else {
-			g.Add(body...)
-			write(g)
 		}
 	}
 }
 
-func (c *codecGen) decodeFields(g *jen.Group, v *jen.Statement, st *ir.Type, depth int) {
-	g.For(jen.Id("r").Dot("More").Call()).BlockFunc(func(g *jen.Group) {
-		g.List(jen.Id("id"), jen.Id("wt")).Op(":=").Id("r").Dot("Tag").Call()
+// decodeFields reads the fields of struct st from the reader named r, a
+// reader of the struct's bytes, into v.
+func (c *codecGen) decodeFields(g *jen.Group, r string, v *jen.Statement, st *ir.Type, depth int) {
+	rd := jen.Id(r)
+	g.For(jen.Add(rd).Dot("More").Call()).BlockFunc(func(g *jen.Group) {
+		g.List(jen.Id("id"), jen.Id("wt")).Op(":=").Add(rd).Dot("Tag").Call()
 		g.Switch(jen.Id("id")).BlockFunc(func(g *jen.Group) {
 			for i, f := range st.Fields {
-				x := jen.Add(v).Dot(f.Name)
-				g.Case(jen.Lit(i + 1)).Block(
-					jen.If(jen.Id("r").Dot("Want").Call(jen.Id("id"), jen.Id("wt"), jen.Qual(codecPath, wireType(f.Type)))).BlockFunc(func(g *jen.Group) {
-						if u := underlying(f.Type); u.Kind == ir.PointerType {
-							g.Add(x).Op("=").New(typeCode(u.Elem))
-							c.decode(g, "r", jen.Op("*").Add(x), u.Elem, depth)
-						} else {
-							c.decode(g, "r", x, f.Type, depth)
-						}
-					}),
-				)
+				if f.Name == "_" {
+					continue
+				}
+				x := c.operand(v).Dot(f.Name)
+				want := func(wt string, body func(g *jen.Group)) {
+					g.Case(jen.Lit(i + 1)).Block(
+						jen.If(jen.Add(rd).Dot("Want").Call(jen.Id("id"), jen.Id("wt"), jen.Qual(codecPath, wt))).BlockFunc(body),
+					)
+				}
+				u := c.under(f.Type)
+				switch {
+				case u.Kind == ir.PointerType && c.framed(u.Elem):
+					want(c.wireType(u.Elem), func(g *jen.Group) {
+						g.Add(x).Op("=").New(typeCode(u.Elem))
+						c.decodeThrough(g, r, x, u.Elem, depth)
+					})
+				case u.Kind == ir.PointerType:
+					want("Bytes", func(g *jen.Group) {
+						sub := fmt.Sprintf("r%d", depth+1)
+						g.Id(sub).Op(":=").Add(rd).Dot("Nested").Call()
+						g.Add(x).Op("=").New(typeCode(u.Elem))
+						c.decode(g, sub, c.deref(x), u.Elem, depth+1)
+					})
+				default:
+					want(c.wireType(f.Type), func(g *jen.Group) {
+						c.decode(g, r, x, f.Type, depth)
+					})
+				}
 			}
-			g.Default().Id("r").Dot("Skip").Call(jen.Id("wt"))
+			g.Default().Add(rd).Dot("Skip").Call(jen.Id("wt"))
 		})
 	})
 }
 
-// encodePtr writes *p, of type t.
+// encodePtr writes *p, of type t: the value of an entry.
 func (c *codecGen) encodePtr(g *jen.Group, p *jen.Statement, t *ir.Type) {
-	if t.Kind == ir.NamedType && t.Struct() != nil {
-		g.Id("encode"+c.structName(t)).Call(jen.Id("w"), p)
-		return
-	}
-	c.encode(g, jen.Op("*").Add(p), t, 0)
+	c.scoped(g, t, func(g *jen.Group) { c.encodeThrough(g, p, t, 0) })
 }
 
-// decodePtr reads *p, of type t, from the reader r.
+// decodePtr reads *p, of type t, from the reader r: the value of an entry.
 func (c *codecGen) decodePtr(g *jen.Group, p *jen.Statement, t *ir.Type) {
-	if t.Kind == ir.NamedType && t.Struct() != nil {
-		g.Id("decode"+c.structName(t)).Call(jen.Id("r"), p)
-		return
-	}
-	c.decode(g, "r", jen.Op("*").Add(p), t, 0)
+	c.scoped(g, t, func(g *jen.Group) { c.decodeThrough(g, "r", p, t, 0) })
 }
 
-// encode writes x, an addressable value of type t, without a tag.
+// scoped emits body in a block of its own when the code of a t declares
+// variables: the value of an entry follows its key, and the value of a map
+// entry its key, in one scope.
+func (c *codecGen) scoped(g *jen.Group, t *ir.Type, body func(g *jen.Group)) {
+	if c.declares(t) {
+		g.BlockFunc(body)
+		return
+	}
+	body(g)
+}
+
+// encodeThrough writes *p, of type t.
+func (c *codecGen) encodeThrough(g *jen.Group, p *jen.Statement, t *ir.Type, depth int) {
+	if c.hasFunc(t) {
+		g.Id("encode"+c.funcName(t)).Call(jen.Id("w"), p)
+		return
+	}
+	c.encode(g, c.deref(p), t, depth)
+}
+
+// decodeThrough reads *p, of type t, from the reader named r.
+func (c *codecGen) decodeThrough(g *jen.Group, r string, p *jen.Statement, t *ir.Type, depth int) {
+	if c.hasFunc(t) {
+		g.Id("decode"+c.funcName(t)).Call(jen.Id(r), p)
+		return
+	}
+	c.decode(g, r, c.deref(p), t, depth)
+}
+
+// encode writes x, an addressable value of type t, without a tag. The code
+// may declare variables in g's scope (see declares).
 func (c *codecGen) encode(g *jen.Group, x *jen.Statement, t *ir.Type, depth int) {
+	if c.hasFunc(t) {
+		g.Id("encode"+c.funcName(t)).Call(jen.Id("w"), c.addr(x))
+		return
+	}
+	c.encodeValue(g, x, t, c.under(t), depth)
+}
+
+// encodeValue writes x, of type t whose structure is u.
+func (c *codecGen) encodeValue(g *jen.Group, x *jen.Statement, t, u *ir.Type, depth int) {
 	w := jen.Id("w")
 	switch {
 	case isTime(t):
@@ -218,20 +445,15 @@ func (c *codecGen) encode(g *jen.Group, x *jen.Statement, t *ir.Type, depth int)
 	case isDuration(t):
 		g.Add(w).Dot("Varint").Call(jen.Int64().Call(x))
 		return
-	case isBytes(t):
+	case c.isBytes(t):
 		g.Add(w).Dot("ByteSlice").Call(x)
 		return
 	}
-	if b := basicOf(t); b != nil {
+	if b := basicOf(u); b != nil {
 		method, conv := basicCodec(b)
-		g.Add(w).Dot(method).Call(convert(x, t, conv))
+		g.Add(w).Dot(method).Call(convert(x, c.resolve(t), conv))
 		return
 	}
-	if t.Kind == ir.NamedType && t.Struct() != nil {
-		g.Id("encode"+c.structName(t)).Call(w, jen.Op("&").Add(x))
-		return
-	}
-	u := underlying(t)
 	i := fmt.Sprintf("i%d", depth)
 	m := fmt.Sprintf("m%d", depth)
 	switch u.Kind {
@@ -244,13 +466,13 @@ func (c *codecGen) encode(g *jen.Group, x *jen.Statement, t *ir.Type, depth int)
 			jen.Add(w).Dot("Bool").Call(jen.False()),
 		).Else().BlockFunc(func(g *jen.Group) {
 			g.Add(w).Dot("Bool").Call(jen.True())
-			c.encode(g, jen.Op("*").Add(x), u.Elem, depth+1)
+			c.encodeThrough(g, x, u.Elem, depth+1)
 		})
 	case ir.SliceType, ir.ArrayType:
 		g.Id(m).Op(":=").Add(w).Dot("Begin").Call()
 		g.Add(w).Dot("Uvarint").Call(jen.Uint64().Call(jen.Len(x)))
 		g.For(jen.Id(i).Op(":=").Range().Add(x)).BlockFunc(func(g *jen.Group) {
-			c.encode(g, jen.Add(x).Index(jen.Id(i)), u.Elem, depth+1)
+			c.encode(g, c.operand(x).Index(jen.Id(i)), u.Elem, depth+1)
 		})
 		g.Add(w).Dot("End").Call(jen.Id(m))
 	case ir.MapType:
@@ -258,7 +480,7 @@ func (c *codecGen) encode(g *jen.Group, x *jen.Statement, t *ir.Type, depth int)
 		g.Id(m).Op(":=").Add(w).Dot("Begin").Call()
 		g.Add(w).Dot("Uvarint").Call(jen.Uint64().Call(jen.Len(x)))
 		g.For(jen.List(jen.Id(k), jen.Id(v)).Op(":=").Range().Add(x)).BlockFunc(func(g *jen.Group) {
-			c.encode(g, jen.Id(k), u.Key, depth+1)
+			c.scoped(g, u.Key, func(g *jen.Group) { c.encode(g, jen.Id(k), u.Key, depth+1) })
 			c.encode(g, jen.Id(v), u.Elem, depth+1)
 		})
 		g.Add(w).Dot("End").Call(jen.Id(m))
@@ -268,8 +490,18 @@ func (c *codecGen) encode(g *jen.Group, x *jen.Statement, t *ir.Type, depth int)
 }
 
 // decode reads into dst, an assignable expression of type t, from the
-// reader named r.
+// reader named r. The code may declare variables in g's scope (see
+// declares).
 func (c *codecGen) decode(g *jen.Group, r string, dst *jen.Statement, t *ir.Type, depth int) {
+	if c.hasFunc(t) {
+		g.Id("decode"+c.funcName(t)).Call(jen.Id(r), c.addr(dst))
+		return
+	}
+	c.decodeValue(g, r, dst, t, c.under(t), depth)
+}
+
+// decodeValue reads dst, of type t whose structure is u.
+func (c *codecGen) decodeValue(g *jen.Group, r string, dst *jen.Statement, t, u *ir.Type, depth int) {
 	rd := jen.Id(r)
 	switch {
 	case isTime(t):
@@ -278,69 +510,76 @@ func (c *codecGen) decode(g *jen.Group, r string, dst *jen.Statement, t *ir.Type
 	case isDuration(t):
 		g.Add(dst).Op("=").Add(typeCode(t)).Call(jen.Add(rd).Dot("Varint").Call())
 		return
-	case isBytes(t):
+	case c.isBytes(t):
 		g.Add(dst).Op("=").Add(rd).Dot("ByteSlice").Call()
 		return
 	}
-	if b := basicOf(t); b != nil {
-		method, _ := basicCodec(b)
+	if b := basicOf(u); b != nil {
+		method, conv := basicCodec(b)
 		read := jen.Add(rd).Dot(method).Call()
-		if t.Kind == ir.BasicType && (b.Name == "string" || b.Name == "bool" || b.Name == "int64" || b.Name == "uint64" || b.Name == "float64" || b.Name == "float32") {
+		if t.Kind == ir.BasicType && b.Name == conv {
 			g.Add(dst).Op("=").Add(read)
 		} else {
 			g.Add(dst).Op("=").Add(typeCode(t)).Call(read)
 		}
 		return
 	}
-	if t.Kind == ir.NamedType && t.Struct() != nil {
-		g.Id("decode"+c.structName(t)).Call(rd, jen.Op("&").Add(dst))
-		return
-	}
-	u := underlying(t)
 	sub := fmt.Sprintf("r%d", depth+1)
 	i := fmt.Sprintf("i%d", depth)
+	n := fmt.Sprintf("n%d", depth)
 	switch u.Kind {
 	case ir.StructType:
-		g.BlockFunc(func(g *jen.Group) {
-			g.Id("r").Op(":=").Add(rd).Dot("Nested").Call()
-			c.decodeFields(g, dst, u, depth+1)
-		})
+		g.Id(sub).Op(":=").Add(rd).Dot("Nested").Call()
+		c.decodeFields(g, sub, dst, u, depth+1)
 	case ir.PointerType:
 		g.If(jen.Add(rd).Dot("Bool").Call()).BlockFunc(func(g *jen.Group) {
 			g.Add(dst).Op("=").New(typeCode(u.Elem))
-			c.decode(g, r, jen.Op("*").Add(dst), u.Elem, depth+1)
+			c.decodeThrough(g, r, dst, u.Elem, depth+1)
 		})
 	case ir.SliceType:
-		g.BlockFunc(func(g *jen.Group) {
-			g.Id(sub).Op(":=").Add(rd).Dot("Nested").Call()
+		g.Id(sub).Op(":=").Add(rd).Dot("Nested").Call()
+		if !nests(u.Elem) {
 			g.Add(dst).Op("=").Make(typeCode(t), jen.Id(sub).Dot("Count").Call())
 			g.For(jen.Id(i).Op(":=").Range().Add(dst)).BlockFunc(func(g *jen.Group) {
-				c.decode(g, sub, jen.Add(dst).Index(jen.Id(i)), u.Elem, depth+1)
+				c.decode(g, sub, c.operand(dst).Index(jen.Id(i)), u.Elem, depth+1)
 			})
+			return
+		}
+		// The elements nest without bound, and the count of every level
+		// could claim all the bytes that remain: the slice grows with the
+		// elements read instead, so that memory stays linear in the input.
+		e := fmt.Sprintf("e%d", depth)
+		g.Id(n).Op(":=").Id(sub).Dot("Count").Call()
+		g.Add(dst).Op("=").Make(typeCode(t), jen.Lit(0))
+		g.For(jen.Id(i).Op(":=").Lit(0), jen.Id(i).Op("<").Id(n).Op("&&").Id(sub).Dot("More").Call(), jen.Id(i).Op("++")).BlockFunc(func(g *jen.Group) {
+			g.Var().Id(e).Add(typeCode(u.Elem))
+			c.decode(g, sub, jen.Id(e), u.Elem, depth+1)
+			g.Add(dst).Op("=").Append(dst, jen.Id(e))
 		})
 	case ir.ArrayType:
-		g.BlockFunc(func(g *jen.Group) {
-			g.Id(sub).Op(":=").Add(rd).Dot("Nested").Call()
-			n := fmt.Sprintf("n%d", depth)
-			g.Id(n).Op(":=").Id(sub).Dot("Count").Call()
-			g.For(jen.Id(i).Op(":=").Lit(0), jen.Id(i).Op("<").Id(n).Op("&&").Id(i).Op("<").Len(dst), jen.Id(i).Op("++")).BlockFunc(func(g *jen.Group) {
-				c.decode(g, sub, jen.Add(dst).Index(jen.Id(i)), u.Elem, depth+1)
-			})
+		// Elements beyond the array's length (it was longer when written)
+		// are ignored; missing ones stay zero.
+		g.Id(sub).Op(":=").Add(rd).Dot("Nested").Call()
+		g.Id(n).Op(":=").Id(sub).Dot("Count").Call()
+		g.For(jen.Id(i).Op(":=").Lit(0), jen.Id(i).Op("<").Id(n).Op("&&").Id(i).Op("<").Len(dst), jen.Id(i).Op("++")).BlockFunc(func(g *jen.Group) {
+			c.decode(g, sub, c.operand(dst).Index(jen.Id(i)), u.Elem, depth+1)
 		})
 	case ir.MapType:
-		g.BlockFunc(func(g *jen.Group) {
-			g.Id(sub).Op(":=").Add(rd).Dot("Nested").Call()
-			n := fmt.Sprintf("n%d", depth)
-			k, v := fmt.Sprintf("k%d", depth), fmt.Sprintf("v%d", depth)
-			g.Id(n).Op(":=").Id(sub).Dot("Count").Call()
+		k, v := fmt.Sprintf("k%d", depth), fmt.Sprintf("v%d", depth)
+		g.Id(sub).Op(":=").Add(rd).Dot("Nested").Call()
+		g.Id(n).Op(":=").Id(sub).Dot("Count").Call()
+		if nests(u.Key) || nests(u.Elem) {
+			// Without a size: see the slice above.
+			g.Add(dst).Op("=").Make(typeCode(t))
+		} else {
 			g.Add(dst).Op("=").Make(typeCode(t), jen.Id(n))
-			g.For(jen.Id(i).Op(":=").Lit(0), jen.Id(i).Op("<").Id(n).Op("&&").Id(sub).Dot("More").Call(), jen.Id(i).Op("++")).BlockFunc(func(g *jen.Group) {
-				g.Var().Id(k).Add(typeCode(u.Key))
-				g.Var().Id(v).Add(typeCode(u.Elem))
-				c.decode(g, sub, jen.Id(k), u.Key, depth+1)
-				c.decode(g, sub, jen.Id(v), u.Elem, depth+1)
-				g.Add(dst).Index(jen.Id(k)).Op("=").Id(v)
-			})
+		}
+		g.For(jen.Id(i).Op(":=").Lit(0), jen.Id(i).Op("<").Id(n).Op("&&").Id(sub).Dot("More").Call(), jen.Id(i).Op("++")).BlockFunc(func(g *jen.Group) {
+			g.Var().Id(k).Add(typeCode(u.Key))
+			g.Var().Id(v).Add(typeCode(u.Elem))
+			c.scoped(g, u.Key, func(g *jen.Group) { c.decode(g, sub, jen.Id(k), u.Key, depth+1) })
+			c.decode(g, sub, jen.Id(v), u.Elem, depth+1)
+			g.Add(c.operand(dst)).Index(jen.Id(k)).Op("=").Id(v)
 		})
 	default:
 		g.Add(rd).Dot("Fail").Call(jen.Lit(fmt.Sprintf("%s cannot be deserialized", t)))

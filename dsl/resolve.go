@@ -893,8 +893,17 @@ func stateProblem(t types.Type, u *userPackage, seen map[types.Type]bool) string
 		}
 		return stateProblem(tt.Elem(), u, seen)
 	case *types.Struct:
+		if ts := u.timeStruct(); ts != nil && types.Identical(tt, ts) {
+			return fmt.Sprintf("%s is defined on time.Time, whose fields are hidden: use time.Time itself", u.typeString(t))
+		}
 		for i := range tt.NumFields() {
 			f := tt.Field(i)
+			if f.Name() == "_" {
+				continue
+			}
+			if !f.Exported() {
+				return fmt.Sprintf("field %s (%s) is unexported, so the generated serializer cannot reach it: export it", f.Name(), u.position(f.Pos()))
+			}
 			if p := stateProblem(f.Type(), u, seen); p != "" {
 				return fmt.Sprintf("field %s (%s): %s", f.Name(), u.position(f.Pos()), p)
 			}
@@ -902,6 +911,19 @@ func stateProblem(t types.Type, u *userPackage, seen map[types.Type]bool) string
 		return ""
 	}
 	return fmt.Sprintf("%s (a func, chan or interface) cannot be serialized", u.typeString(t))
+}
+
+// timeStruct is time.Time's underlying struct, when the user's package
+// imports time.
+func (u *userPackage) timeStruct() types.Type {
+	for _, imp := range u.pkg.Types.Imports() {
+		if imp.Path() == "time" {
+			if obj := imp.Scope().Lookup("Time"); obj != nil {
+				return obj.Type().Underlying()
+			}
+		}
+	}
+	return nil
 }
 
 // csvProblem explains why t cannot be decoded from csv, or returns "".

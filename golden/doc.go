@@ -12,4 +12,8 @@
 //	go test ./golden -update
 //
 // rewrites want/ from the current compiler; review the diff like code.
+//
+// Files named *_test.go in want/ are written by hand and left alone: tests
+// of the generated code in its own package, such as the round trips and
+// fuzz targets of the state serializers (`make fuzz` runs the fuzzers).
 package golden

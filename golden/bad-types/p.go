@@ -26,3 +26,9 @@ func ByX(a A) int    { return a.X }
 func AddHook(acc *WithFunc, a A) {}
 
 func ToChan(a A) WithChan { return WithChan{} }
+
+// Hidden keeps its count in an unexported field, which generated code
+// cannot serialize.
+type Hidden struct{ n int }
+
+func AddHidden(h *Hidden, a A) { h.n++ }

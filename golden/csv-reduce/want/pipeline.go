@@ -8,6 +8,7 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
+	"math"
 	"time"
 )
 
@@ -329,7 +330,7 @@ func encodeSale(w *codec.Writer, v *sales.Sale) {
 		w.Tag(3, codec.Varint)
 		w.Varint(int64(v.Units))
 	}
-	if v.Price != 0 {
+	if math.Float64bits(v.Price) != 0 {
 		w.Tag(4, codec.Fixed64)
 		w.Float64(v.Price)
 	}
