@@ -32,6 +32,11 @@ type File struct {
 
 // Generate returns the files of the program for pipeline p.
 func Generate(p *ir.Pipeline) ([]File, error) {
+	for _, n := range p.Nodes {
+		if n.Timestamps != nil || n.Window != nil || n.Kind == ir.Process || n.Kind == ir.Join {
+			return nil, fmt.Errorf("%s:%d:%d: %s %q: event time (timestamps, windows, process and join) is not generated yet", n.Pos.File, n.Pos.Line, n.Pos.Col, n.Kind, n.Name)
+		}
+	}
 	g := newGen(p)
 	pipeline, err := g.pipelineFile()
 	if err != nil {

@@ -54,6 +54,10 @@ type rnode struct {
 	spec   *NodeSpec
 	decl   int // declaration index
 	inputs []rinput
+	// in is the type of the input records; joinIn those of each input of
+	// a join.
+	in     types.Type
+	joinIn []types.Type
 	// out is the type of the node's records, nil for sinks and when it
 	// could not be determined (an error was reported).
 	out types.Type
@@ -326,8 +330,8 @@ func (r *resolver) link() {
 				n.ok = false
 				continue
 			}
-			if side != "" {
-				r.errorf(in.Pos, "side outputs (%s) are not supported yet: they come with windows and lateness", in.V)
+			if side != "" && side != "late" {
+				r.errorf(in.Pos, "unknown side output %q of %s: the side output is %s.late (records too late for its window)", side, name, name)
 				n.ok = false
 				continue
 			}
@@ -364,6 +368,15 @@ func (r *resolver) link() {
 			n.ok = false
 		}
 	}
+}
+
+// boolIndex returns k when b, else 0: the input that is (or is not) timed
+// in a mismatch message.
+func boolIndex(b bool, k int) int {
+	if b {
+		return k
+	}
+	return 0
 }
 
 func mapsKeys[V any](m map[string]V) func(func(string) bool) {
@@ -419,27 +432,57 @@ func (r *resolver) sort() {
 // check type-checks one node; its inputs are checked already.
 func (r *resolver) check(n *rnode) {
 	ns := n.spec
-	r.checkUnsupported(n)
 	var in types.Type
-	for _, i := range n.inputs {
-		if i.from.out == nil {
+	for k, i := range n.inputs {
+		out := i.from.out
+		// A source whose timestamps section has a mistake still counts
+		// as timed, so that the mistake is reported once.
+		timed := i.from.ir.Timed || i.from.spec.Timestamps != nil
+		if i.side == "late" {
+			if i.from.ir.Window == nil || i.from.ir.Window.Processing || (i.from.ir.Kind != ir.Aggregate && i.from.ir.Kind != ir.Reduce) {
+				if i.from.ok && i.from.out != nil {
+					r.errorf(i.pos, "%s has no side output late: only event-time windows of reduce and aggregate send late records there", i.from.spec.Name.V)
+				}
+				n.ok = false
+				return
+			}
+			out = i.from.in
+			timed = true
+		}
+		if out == nil {
 			// The input's type is unknown, for a reason reported already.
 			return
 		}
+		if k == 0 {
+			n.ir.Timed = timed
+		} else if timed != n.ir.Timed {
+			r.errorf(i.pos, "input %q carries event time and %q does not: merge inputs that both come from sources with timestamps, or both without", n.inputs[boolIndex(timed, k)].from.spec.Name.V, n.inputs[boolIndex(!timed, k)].from.spec.Name.V)
+			n.ok = false
+			return
+		}
+		if ns.Kind.V == "join" {
+			n.joinIn = append(n.joinIn, out)
+			if in == nil {
+				in = out
+			}
+			continue
+		}
 		if in == nil {
-			in = i.from.out
-		} else if !types.Identical(in, i.from.out) && ns.Kind.V != "join" {
+			in = out
+		} else if !types.Identical(in, out) {
 			r.errorf(i.pos, "input %q carries %s but %q carries %s: the inputs of a %s must carry the same type", i.from.spec.Name.V, r.u.typeString(i.from.out), n.inputs[0].from.spec.Name.V, r.u.typeString(in), ns.Kind.V)
 			n.ok = false
 			return
 		}
 	}
+	n.in = in
 	if !n.ok && ns.Section != Sources {
 		return
 	}
 	switch ns.Section {
 	case Sources:
 		n.out = r.checkSource(n)
+		r.checkTimestamps(n, n.out)
 	case Sinks:
 		r.checkSink(n, in)
 	default:
@@ -447,33 +490,6 @@ func (r *resolver) check(n *rnode) {
 	}
 	if n.out != nil {
 		n.ir.Out = r.conv.convert(n.out)
-	}
-}
-
-// checkUnsupported reports what this compiler parses but cannot run yet,
-// so that nothing in a pipeline is silently ignored. Such a node still
-// gets its type where it can, so that the nodes after it are checked.
-func (r *resolver) checkUnsupported(n *rnode) {
-	ns := n.spec
-	if ns.Kind.V == "process" || ns.Kind.V == "join" {
-		r.errorf(ns.Kind.Pos, "%s operators are not supported yet: they come with event time and timers", ns.Kind.V)
-		n.ok = false
-	}
-	if ns.Window != nil {
-		r.errorf(ns.Window.Pos, "windows are not supported yet: they come with event time")
-		n.ok = false
-	}
-	if ns.AllowedLateness.Set {
-		r.errorf(ns.AllowedLateness.Pos, "allowed-lateness is not supported yet: it comes with event-time windows")
-		n.ok = false
-	}
-	if ns.Timestamps != nil {
-		r.errorf(ns.Timestamps.Pos, "timestamps are not supported yet: they come with event time")
-		n.ok = false
-	}
-	if ns.OnTimer.Set {
-		r.errorf(ns.OnTimer.Pos, "on-timer is not supported yet: it comes with process operators and timers")
-		n.ok = false
 	}
 }
 
@@ -692,8 +708,9 @@ func (r *resolver) checkOperator(n *rnode, in types.Type) types.Type {
 			n.ok = false
 		}
 	}
-	if kind == "process" || kind == "join" {
-		return nil // reported by checkUnsupported
+	r.checkWindow(n)
+	if kind == "join" {
+		return r.checkJoin(n)
 	}
 	var key types.Type
 	if stateful {
@@ -703,10 +720,18 @@ func (r *resolver) checkOperator(n *rnode, in types.Type) types.Type {
 		} else {
 			key = r.checkKey(n, ns.Keys[0], in)
 		}
-		n.ir.Emit = "update"
-		if ns.Emit.Set {
-			n.ir.Emit = ns.Emit.V
+		if kind == "reduce" || kind == "aggregate" {
+			n.ir.Emit = "update"
+			if ns.Emit.Set {
+				n.ir.Emit = ns.Emit.V
+			}
+			if ns.Window != nil {
+				n.ir.Emit = "window"
+			}
 		}
+	}
+	if kind == "process" {
+		return r.checkProcess(n, in, key)
 	}
 	inS := r.u.typeString(in)
 	switch kind {
@@ -827,6 +852,7 @@ func (r *resolver) checkAggregate(n *rnode, in, key types.Type) types.Type {
 	n.ir.Add = r.fn(add, "")
 	n.ir.Acc = r.conv.convert(acc)
 	r.checkState(n, ns.Add, acc)
+	r.checkMerge(n, acc)
 	if !ns.Result.Set {
 		// Without a result function the accumulator itself is emitted.
 		return acc
@@ -842,14 +868,54 @@ func (r *resolver) checkAggregate(n *rnode, in, key types.Type) types.Type {
 		n.ir.Result = r.fn(res, "")
 		return rs.At(0).Type()
 	}
-	if ps != nil && ps.Len() == 3 && rs.Len() == 1 && isWindowType(ps.At(1).Type()) {
-		r.errorf(ns.Result.Pos, "result %s takes a window, but %q has no window: drop the window parameter", ns.Result.V, ns.Name.V)
-		n.ok = false
-		return nil
+	if ps != nil && ps.Len() == 3 && rs.Len() == 1 && types.Identical(ps.At(0).Type(), key) && isWindowType(ps.At(1).Type()) && types.Identical(ps.At(2).Type(), accPtr) {
+		if ns.Window == nil {
+			r.errorf(ns.Result.Pos, "result %s takes a window, but %q has no window: drop the window parameter", ns.Result.V, ns.Name.V)
+			n.ok = false
+			return nil
+		}
+		n.ir.Result = r.fn(res, "window")
+		return rs.At(0).Type()
 	}
-	r.signatureError(ns.Result, "aggregate result", res, fmt.Sprintf("func(key %s, acc %s) Out", r.u.typeString(key), r.u.typeString(accPtr)))
+	want := []string{fmt.Sprintf("func(key %s, acc %s) Out", r.u.typeString(key), r.u.typeString(accPtr))}
+	if ns.Window != nil {
+		want = append(want, fmt.Sprintf("func(key %s, w pipegen.Window, acc %s) Out", r.u.typeString(key), r.u.typeString(accPtr)))
+	}
+	r.signatureError(ns.Result, "aggregate result", res, want...)
 	n.ok = false
 	return nil
+}
+
+// checkMerge checks an aggregate's merge function, which session windows
+// need to join two sessions' accumulators.
+func (r *resolver) checkMerge(n *rnode, acc types.Type) {
+	ns := n.spec
+	session := n.ir.Window != nil && n.ir.Window.Kind == "session"
+	if !ns.Merge.Set {
+		if session {
+			r.errorf(ns.Kind.Pos, "an aggregate on session windows needs `merge: MergeFunc` (func(dst, src *%s)): sessions that grow together merge their accumulators", r.u.typeString(acc))
+			n.ok = false
+		}
+		return
+	}
+	if !session {
+		r.errorf(ns.Merge.Pos, "merge is for aggregates on session windows")
+		n.ok = false
+		return
+	}
+	f := r.u.lookupFunc(ns.Merge, r.diags)
+	if f == nil {
+		n.ok = false
+		return
+	}
+	ptr := types.NewPointer(acc)
+	ps, rs := params(f)
+	if ps == nil || ps.Len() != 2 || rs.Len() != 0 || !types.Identical(ps.At(0).Type(), ptr) || !types.Identical(ps.At(1).Type(), ptr) {
+		r.signatureError(ns.Merge, "aggregate merge", f, fmt.Sprintf("func(dst, src %s)", r.u.typeString(ptr)))
+		n.ok = false
+		return
+	}
+	n.ir.Merge = r.fn(f, "")
 }
 
 func isWindowType(t types.Type) bool {

@@ -84,9 +84,10 @@ type NodeSpec struct {
 	Fn Str
 	// Key names the key function; a join has one per input.
 	Keys []Str
-	// Add and Result are an aggregate's functions.
+	// Add, Result and Merge are an aggregate's functions.
 	Add    Str
 	Result Str
+	Merge  Str
 	// OnTimer is a process node's timer callback.
 	OnTimer Str
 	// Apply and Between describe a join.

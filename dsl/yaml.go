@@ -320,11 +320,13 @@ func (p *yamlParser) kindValue(n *NodeSpec, kind string, k, val *yaml.Node) {
 				n.Add = p.str(k, val)
 			case "result":
 				n.Result = p.str(k, val)
+			case "merge":
+				n.Merge = p.str(k, val)
 			default:
 				return false
 			}
 			return true
-		}, "add", "result")
+		}, "add", "result", "merge")
 		if val.Kind == yaml.MappingNode && !n.Add.Set {
 			p.errorf(val, "aggregate needs `add: AddFunc` (func(acc *A, in In))")
 		}

@@ -296,12 +296,12 @@ operators:
       add: A
       reslt: R
 `,
-			want: []want{{"9:7", `unknown key "reslt" in aggregate, did you mean "result"? (known keys: add, result)`}},
+			want: []want{{"9:7", `unknown key "reslt" in aggregate, did you mean "result"? (known keys: add, result, merge)`}},
 		},
 		{
 			name: "aggregate as a value",
 			src:  "version: 1\nname: x\noperators:\n  - name: agg\n    input: s\n    key: K\n    aggregate: Add\n",
-			want: []want{{"7:16", `aggregate wants a mapping of keys (add, result), got a value ("Add")`}},
+			want: []want{{"7:16", `aggregate wants a mapping of keys (add, result, merge), got a value ("Add")`}},
 		},
 		{
 			name: "join without apply",

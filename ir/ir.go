@@ -123,7 +123,50 @@ type Node struct {
 	// every record, or "final" once per key when its input ends.
 	Emit string `json:"emit,omitempty"`
 
+	// Timed is set when the node's input records carry an event time
+	// (they descend from a source with timestamps).
+	Timed bool `json:"timed,omitempty"`
+	// Timestamps is a source's event-time setup.
+	Timestamps *Timestamps `json:"timestamps,omitempty"`
+	// Window makes an aggregate or reduce emit once per key and window; a
+	// join's window pairs records of the same key and window.
+	Window *Window `json:"window,omitempty"`
+	// Lateness is the allowed lateness of a window: records up to it late
+	// update a fired window, later ones go to the side output "late".
+	Lateness time.Duration `json:"lateness,omitempty"`
+	// Merge merges two accumulators, for aggregates on session windows.
+	Merge *Func `json:"merge,omitempty"`
+	// State is a process node's per-key state type; OnTimer its timer
+	// callback.
+	State   *Type `json:"state,omitempty"`
+	OnTimer *Func `json:"onTimer,omitempty"`
+	// Keys are a join's key functions, one per input; Apply its pair
+	// function; Between an interval join's bounds relative to the left
+	// record's time.
+	Keys    []*Func         `json:"keys,omitempty"`
+	Apply   *Func           `json:"apply,omitempty"`
+	Between []time.Duration `json:"between,omitempty"`
+
 	Pos Pos `json:"pos"`
+}
+
+// Timestamps is how a source's records get their event time.
+type Timestamps struct {
+	// Extract is func(T) time.Time (Shape "time") or func(T) int64 in Unix
+	// milliseconds (Shape "millis").
+	Extract           *Func         `json:"extract"`
+	MaxOutOfOrderness time.Duration `json:"maxOutOfOrderness"`
+	IdleTimeout       time.Duration `json:"idleTimeout,omitempty"`
+}
+
+// Window is a window definition.
+type Window struct {
+	Kind  string        `json:"kind"` // tumbling | sliding | session
+	Size  time.Duration `json:"size,omitempty"`
+	Every time.Duration `json:"every,omitempty"` // sliding
+	Gap   time.Duration `json:"gap,omitempty"`   // session
+	// Processing is set for processing-time windows.
+	Processing bool `json:"processing,omitempty"`
 }
 
 // In returns the type of the node's input records (all inputs of a node
