@@ -36,9 +36,11 @@ crash-test: $(BIN)/pipegen
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./examples/wordcount
 
-# Rewrite every golden file from the current compiler; review the diff.
+# Rewrite every golden file from the current compiler, and the generated
+# code of examples/annotated (a module of its own); review the diff.
 golden:
 	$(GO) test ./... -update
+	cd examples/annotated && $(GO) generate ./...
 
 fmt:
 	gofmt -w $$(git ls-files '*.go' | grep -v '^golden/.*/want/')

@@ -9,13 +9,150 @@ import (
 	"github.com/pipegen/pipegen/ir"
 )
 
-// chainCode emits one chain: its type, constructor, loop, and a method per
-// node.
-func (g *gen) chainCode(f *jen.File, c *chain) {
-	typ := g.chainType(c)
-	recv := jen.Id("c").Op("*").Id(typ)
-	h := c.head
+// chainGen emits one chain: its type, constructor, loop, a method per node
+// and the control methods (flush, barrier, watermark, tick, end). What a
+// node contributes to each comes from its nodeGen.
+type chainGen struct {
+	g     *gen
+	c     *chain
+	f     *jen.File
+	recv  *jen.Statement
+	nodes []nodeGen
+	// timed is set when the chain's records carry an event time: then
+	// every per-record method takes it as a second argument.
+	timed bool
+}
 
+// nodeGen is what one node contributes to its chain's code. base gives
+// every method a default that contributes nothing.
+type nodeGen interface {
+	node() *ir.Node
+	// fields declares the node's fields in the chain struct.
+	fields(s *jen.Group)
+	// init makes them in the constructor (j and sub are in scope).
+	init(b *jen.Group)
+	// doc describes the node for its method's comment.
+	doc() string
+	// record is the body of the node's per-record method (r, and ts when
+	// timed, are in scope).
+	record(b *jen.Group)
+	// watermark runs when the chain's watermark reaches w.
+	watermark(b *jen.Group)
+	// tick runs every runtime.Linger, for processing time.
+	tick(b *jen.Group)
+	// snapshot adds the node's state to snapshot s.
+	snapshot(b *jen.Group)
+	// end runs when the input has ended, before the final snapshot.
+	end(b *jen.Group)
+	// final adds to the final snapshot s (sinks pre-commit there).
+	final(b *jen.Group)
+	// flush hands buffered output on.
+	flush(b *jen.Group)
+	// inputWatermark and ticks say what the chain's loop must provide.
+	inputWatermark() bool
+	ticks() bool
+}
+
+// base is the default nodeGen.
+type base struct {
+	cg *chainGen
+	n  *ir.Node
+}
+
+func (b *base) node() *ir.Node     { return b.n }
+func (b *base) doc() string        { return string(b.n.Kind) }
+func (*base) fields(*jen.Group)    {}
+func (*base) init(*jen.Group)      {}
+func (*base) record(*jen.Group)    {}
+func (*base) watermark(*jen.Group) {}
+func (*base) tick(*jen.Group)      {}
+func (*base) snapshot(*jen.Group)  {}
+func (*base) end(*jen.Group)       {}
+func (*base) final(*jen.Group)     {}
+func (*base) flush(*jen.Group)     {}
+func (*base) inputWatermark() bool { return false }
+func (*base) ticks() bool          { return false }
+func (b *base) c() *jen.Statement  { return jen.Id("c") }
+func (b *base) field(s string) *jen.Statement {
+	return jen.Id("c").Dot(b.cg.g.id(b.n) + s)
+}
+
+// emit calls the node's emit method with x (and the event time ts).
+func (b *base) emit(x jen.Code, ts jen.Code) jen.Code {
+	return b.cg.emitCall(b.n, x, ts)
+}
+
+// fn names a user function.
+func fn(f *ir.Func) *jen.Statement { return jen.Qual(f.PkgPath, f.Name) }
+
+// chainCode emits one chain.
+func (g *gen) chainCode(f *jen.File, c *chain) {
+	cg := &chainGen{g: g, c: c, f: f, recv: jen.Id("c").Op("*").Id(g.chainType(c))}
+	h := c.head
+	cg.timed = h.Timed || h.Timestamps != nil
+	for _, n := range c.nodes {
+		cg.nodes = append(cg.nodes, g.nodeGen(cg, n))
+	}
+	cg.structType()
+	cg.constructor()
+	cg.loop()
+	for _, ng := range cg.nodes {
+		n := ng.node()
+		if n.Kind != ir.Source && n.Kind != ir.Join {
+			cg.nodeMethod(ng)
+		}
+		switch x := ng.(type) {
+		case *windowGen:
+			x.resultMethod()
+		case *processGen:
+			x.timerMethod()
+		case *joinGen:
+			x.methods()
+		}
+		if n.Kind != ir.Sink {
+			cg.emitMethod(n, "")
+			if n.Window != nil && !n.Window.Processing && (n.Kind == ir.Aggregate || n.Kind == ir.Reduce) {
+				cg.emitMethod(n, "late")
+			}
+		}
+	}
+	cg.controlMethods()
+}
+
+// recordType is the type of the records of node n's output as they travel
+// between goroutines: with their event time when the chain is timed.
+func (cg *chainGen) wireType(t *ir.Type) jen.Code {
+	if cg.timed {
+		return jen.Qual(runtimePath, "Timed").Types(typeCode(t))
+	}
+	return typeCode(t)
+}
+
+// params are the parameters of a per-record method taking a record of
+// type t.
+func (cg *chainGen) params(t *ir.Type) []jen.Code {
+	ps := []jen.Code{jen.Id("r").Add(typeCode(t))}
+	if cg.timed {
+		ps = append(ps, jen.Id("ts").Int64())
+	}
+	return ps
+}
+
+// args passes a record x (and its event time ts) to a per-record method.
+func (cg *chainGen) args(x, ts jen.Code) []jen.Code {
+	if cg.timed {
+		return []jen.Code{x, ts}
+	}
+	return []jen.Code{x}
+}
+
+func (cg *chainGen) emitCall(n *ir.Node, x, ts jen.Code) jen.Code {
+	return jen.Id("c").Dot("emit" + cg.g.pascal(n)).Call(cg.args(x, ts)...)
+}
+
+func (cg *chainGen) structType() {
+	g, c, h := cg.g, cg.c, cg.c.head
+	typ := g.chainType(c)
 	var names []string
 	for _, n := range c.nodes[1:] {
 		names = append(names, n.Name)
@@ -24,44 +161,75 @@ func (g *gen) chainCode(f *jen.File, c *chain) {
 	if len(names) > 0 {
 		doc += fmt.Sprintf(" and the nodes fused with it: %s", strings.Join(names, ", "))
 	}
-	f.Comment(doc + ".")
-	f.Type().Id(typ).StructFunc(func(s *jen.Group) {
+	cg.f.Comment(doc + ".")
+	cg.f.Type().Id(typ).StructFunc(func(s *jen.Group) {
 		s.Id("sub").Int().Comment("the subtask's index")
 		s.Id("task").Op("*").Qual(runtimePath, "Task").Comment("its part in checkpoints")
 		switch h.Kind {
 		case ir.Source:
 			s.Id("src").Op("*").Qual(runtimePath, sourceType(h)).Types(typeCode(h.Out))
 			s.Id("ctl").Op("*").Qual(runtimePath, "SourceCtl")
+			if h.Timestamps != nil {
+				s.Id("wm").Op("*").Qual(runtimePath, "Watermarks").Comment("the source's event-time progress")
+			}
+		case ir.Join:
+			s.Id("in").Op("*").Qual(runtimePath, "Pair").Types(cg.wireType(h.Inputs[0].Type), cg.wireType(h.Inputs[1].Type)).Comment("the left and right inputs")
+			s.Id("inputWM").Int64().Comment("watermark of the sender of the batch being processed")
 		default:
-			s.Id("in").Op("*").Qual(runtimePath, "Inbox").Types(typeCode(h.In()))
+			s.Id("in").Op("*").Qual(runtimePath, "Inbox").Types(cg.wireType(h.In()))
+			if cg.needsInputWM() {
+				s.Id("inputWM").Int64().Comment("watermark of the sender of the batch being processed")
+			}
 		}
 		for _, e := range c.outs {
-			s.Id(g.outField(e)).Op("*").Qual(runtimePath, "Out").Types(typeCode(e.from.Out)).Comment(fmt.Sprintf("to %s, %s", e.to.Name, e.to.Inputs[e.input].Partition))
+			s.Id(g.outField(e)).Op("*").Qual(runtimePath, "Out").Types(cg.wireType(e.to.Inputs[e.input].Type)).Comment(fmt.Sprintf("to %s, %s", e.to.Name, e.to.Inputs[e.input].Partition))
 		}
-		for _, n := range c.nodes {
-			switch {
-			case n.Kind == ir.Sink:
-				s.Id(g.id(n)+"Sink").Op("*").Qual(runtimePath, sinkType(n)).Types(typeCode(n.In()))
-			case n.Kind.Stateful():
-				s.Id(g.id(n)+"State").Op("*").Qual(statePath, "Memory").Types(typeCode(n.KeyType), g.stateValueType(n)).Comment(fmt.Sprintf("state of %s: one %s per key", n.Name, g.stateValueName(n)))
-			}
-			if n.Kind == ir.FlatMap && n.Fn.Shape == "emit" {
-				s.Id("emit" + g.pascal(n) + "Fn").Func().Params(typeCode(n.Out)).Comment("emit" + g.pascal(n) + ", made once")
-			}
+		for _, ng := range cg.nodes {
+			ng.fields(s)
 		}
 	})
+}
 
-	// Constructor.
+func (cg *chainGen) needsInputWM() bool {
+	for _, ng := range cg.nodes {
+		if ng.inputWatermark() {
+			return true
+		}
+	}
+	return false
+}
+
+func (cg *chainGen) needsTicks() bool {
+	for _, ng := range cg.nodes {
+		if ng.ticks() {
+			return true
+		}
+	}
+	return false
+}
+
+func (cg *chainGen) constructor() {
+	g, c, h := cg.g, cg.c, cg.c.head
+	typ := g.chainType(c)
 	params := []jen.Code{jen.Id("j").Op("*").Qual(runtimePath, "Job"), jen.Id("sub").Int()}
-	if h.Kind != ir.Source {
-		params = append(params, jen.Id("in").Op("*").Qual(runtimePath, "Inbox").Types(typeCode(h.In())))
+	switch h.Kind {
+	case ir.Source:
+	case ir.Join:
+		params = append(params, jen.Id("left").Op("*").Qual(runtimePath, "Inbox").Types(cg.wireType(h.Inputs[0].Type)),
+			jen.Id("right").Op("*").Qual(runtimePath, "Inbox").Types(cg.wireType(h.Inputs[1].Type)))
+	default:
+		params = append(params, jen.Id("in").Op("*").Qual(runtimePath, "Inbox").Types(cg.wireType(h.In())))
 	}
 	for _, e := range c.outs {
-		params = append(params, jen.Id(g.outField(e)).Op("*").Qual(runtimePath, "Out").Types(typeCode(e.from.Out)))
+		params = append(params, jen.Id(g.outField(e)).Op("*").Qual(runtimePath, "Out").Types(cg.wireType(e.to.Inputs[e.input].Type)))
 	}
-	f.Func().Id("new" + upperFirst(typ)).Params(params...).Op("*").Id(typ).BlockFunc(func(b *jen.Group) {
+	cg.f.Func().Id("new" + upperFirst(typ)).Params(params...).Op("*").Id(typ).BlockFunc(func(b *jen.Group) {
 		fields := jen.Dict{jen.Id("sub"): jen.Id("sub")}
-		if h.Kind != ir.Source {
+		switch h.Kind {
+		case ir.Source:
+		case ir.Join:
+			fields[jen.Id("in")] = jen.Qual(runtimePath, "NewPair").Call(jen.Id("left"), jen.Id("right"))
+		default:
 			fields[jen.Id("in")] = jen.Id("in")
 		}
 		for _, e := range c.outs {
@@ -72,32 +240,347 @@ func (g *gen) chainCode(f *jen.File, c *chain) {
 		if h.Kind == ir.Source {
 			b.Id("c").Dot("src").Op("=").Add(g.newSource(h))
 			b.Id("c").Dot("ctl").Op("=").Id("c").Dot("src").Dot("Ctl").Call()
+			if h.Timestamps != nil {
+				b.Id("c").Dot("wm").Op("=").Qual(runtimePath, "NewWatermarks").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(h)))
+			}
+		} else if cg.timed {
+			b.Id("c").Dot("task").Dot("RestoreWatermarks").Call(jen.Id(g.constName(h)), jen.Id("c").Dot("in"))
 		}
-		for _, n := range c.nodes {
-			switch {
-			case n.Kind == ir.Sink:
-				b.Id("c").Dot(g.id(n) + "Sink").Op("=").Add(g.newSink(n))
-			case n.Kind.Stateful():
-				b.Id("c").Dot(g.id(n)+"State").Op("=").Qual(statePath, "NewMemory").Types(typeCode(n.KeyType), g.stateValueType(n)).Call()
-				b.Qual(runtimePath, "RestoreMemory").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Id("c").Dot(g.id(n)+"State"), jen.Id("decode"+g.pascal(n)+"Entry"))
-			}
-			if n.Kind == ir.FlatMap && n.Fn.Shape == "emit" {
-				b.Id("c").Dot("emit" + g.pascal(n) + "Fn").Op("=").Id("c").Dot("emit" + g.pascal(n))
-			}
+		for _, ng := range cg.nodes {
+			ng.init(b)
 		}
 		b.Return(jen.Id("c"))
 	})
+}
 
-	g.loop(f, c, recv)
-	for _, n := range c.nodes {
-		if n.Kind != ir.Source {
-			g.nodeMethod(f, c, n, recv)
+// loop emits the chain's run method: a source's read loop, or an inbox's
+// receive loop, with the control events in band.
+func (cg *chainGen) loop() {
+	g, h, f := cg.g, cg.c.head, cg.f
+	c := jen.Id("c")
+	if h.Kind == ir.Source {
+		f.Comment(fmt.Sprintf("run reads source %q until its input ends (and every other source's has). Between", h.Name))
+		f.Comment("records it injects the checkpoint barriers the coordinator asks for; it hands")
+		f.Comment("partial batches downstream when nothing can be read now, and at least every")
+		f.Comment("runtime.Linger.")
+		if h.Timestamps != nil {
+			f.Comment("Every record gets its event time; the watermark follows the records, at fixed")
+			f.Comment("record counts, so that it falls at the same places in every run.")
 		}
-		if n.Kind != ir.Sink {
-			g.emitMethod(f, c, n, recv)
+		var got, done, idle []jen.Code
+		if ts := h.Timestamps; ts != nil {
+			extract := fn(ts.Extract).Call(jen.Id("r"))
+			if ts.Extract.Shape == "time" {
+				extract = jen.Qual(runtimePath, "TimeMillis").Call(extract)
+			}
+			got = append(got,
+				jen.Id("ts").Op(":=").Add(extract),
+				jen.Add(c).Dot("emit"+g.pascal(h)).Call(jen.Id("r"), jen.Id("ts")),
+				jen.If(jen.List(jen.Id("w"), jen.Id("ok")).Op(":=").Add(c).Dot("wm").Dot("Observe").Call(jen.Id("ts")), jen.Id("ok")).Block(
+					jen.Add(c).Dot("watermark").Call(jen.Id("w")),
+				),
+			)
+			done = append(done,
+				jen.If(jen.List(jen.Id("w"), jen.Id("ok")).Op(":=").Add(c).Dot("wm").Dot("Finish").Call(), jen.Id("ok")).Block(
+					jen.Add(c).Dot("watermark").Call(jen.Id("w")).Comment("the end of time: every window fires"),
+				),
+				jen.If(jen.Add(c).Dot("ctl").Dot("AtEnd").Call()).Block(jen.Break()),
+				jen.Add(c).Dot("flush").Call(),
+			)
+			idle = append(idle,
+				jen.If(jen.List(jen.Id("w"), jen.Id("ok")).Op(":=").Add(c).Dot("wm").Dot("Pending").Call(), jen.Id("ok")).Block(
+					jen.Add(c).Dot("watermark").Call(jen.Id("w")).Comment("nothing to read now: event time goes on"),
+				),
+				jen.Add(c).Dot("flush").Call(),
+			)
+			if ts.IdleTimeout > 0 {
+				idle = append(idle, jen.If(jen.Add(c).Dot("wm").Dot("Idle").Call(jen.Qual("time", "Now").Call())).Block(
+					jen.Add(c).Dot("idle").Call(),
+				))
+			}
+		} else {
+			got = append(got, jen.Add(c).Dot("emit"+g.pascal(h)).Call(jen.Id("r")))
+		}
+		var step jen.Code
+		if h.Timestamps != nil {
+			step = jen.If(jen.List(jen.Id("r"), jen.Id("ok")).Op(":=").Add(c).Dot("src").Dot("Next").Call(), jen.Id("ok")).Block(got...).
+				Else().If(jen.Add(c).Dot("src").Dot("Done").Call()).Block(done...).
+				Else().Block(idle...)
+		} else {
+			step = jen.If(jen.List(jen.Id("r"), jen.Id("ok")).Op(":=").Add(c).Dot("src").Dot("Next").Call(), jen.Id("ok")).Block(got...).
+				Else().If(jen.Add(c).Dot("src").Dot("Done").Call().Op("&&").Add(c).Dot("ctl").Dot("AtEnd").Call()).Block(jen.Break()).
+				Else().Block(jen.Add(c).Dot("flush").Call())
+		}
+		f.Func().Params(cg.recv).Id("run").Params().Block(
+			jen.Defer().Add(c).Dot("src").Dot("Recover").Call().Comment("a panic names the record's file and line"),
+			jen.For().Block(
+				step,
+				jen.If(jen.Id("id").Op(":=").Add(c).Dot("ctl").Dot("Poll").Call(), jen.Id("id").Op(">").Lit(0)).Block(
+					jen.Add(c).Dot("barrier").Call(jen.Id("id")),
+				).Else().If(jen.Id("id").Op("<").Lit(0)).Block(
+					jen.Add(c).Dot("flush").Call(),
+				),
+			),
+			jen.Add(c).Dot("end").Call(),
+		)
+		return
+	}
+	f.Comment(fmt.Sprintf("run takes records and control events from the inbox of %q until every", h.Name))
+	f.Comment("input has ended. The inbox aligns barriers: one arrives here once it came from")
+	f.Comment("every input, and the senders wait until Release.")
+	records := jen.Case(jen.Qual(runtimePath, "Records")).BlockFunc(func(b *jen.Group) {
+		if cg.needsInputWM() {
+			b.Add(c).Dot("inputWM").Op("=").Add(c).Dot("in").Dot("SenderWatermark").Call(jen.Id("m").Dot("From"))
+		}
+		b.Add(c).Dot("records").Call(jen.Id("m").Dot("Recs"))
+		b.Add(c).Dot("in").Dot("Recycle").Call(jen.Id("m").Dot("Recs"))
+	})
+	if h.Kind == ir.Join {
+		side := func(s, recs string) []jen.Code {
+			return []jen.Code{
+				jen.Add(c).Dot("inputWM").Op("=").Add(c).Dot("in").Dot(s).Dot("SenderWatermark").Call(jen.Id("m").Dot("From")),
+				jen.Add(c).Dot("records" + s).Call(jen.Id("m").Dot(recs)),
+				jen.Add(c).Dot("in").Dot(s).Dot("Recycle").Call(jen.Id("m").Dot(recs)),
+			}
+		}
+		records = jen.Case(jen.Qual(runtimePath, "Records")).Block(
+			jen.If(jen.Id("m").Dot("Side").Op("==").Lit(0)).Block(side("Left", "Left")...).Else().Block(side("Right", "Right")...),
+		)
+	}
+	cases := []jen.Code{
+		records,
+		jen.Case(jen.Qual(runtimePath, "Barrier")).Block(
+			jen.Add(c).Dot("barrier").Call(jen.Id("m").Dot("ID")),
+			jen.Add(c).Dot("in").Dot("Release").Call(jen.Id("m").Dot("ID")),
+		),
+	}
+	if cg.timed {
+		cases = append(cases, jen.Case(jen.Qual(runtimePath, "Watermark")).Block(
+			jen.Add(c).Dot("watermark").Call(jen.Id("m").Dot("ID")),
+		))
+	}
+	if cg.needsTicks() {
+		cases = append(cases, jen.Case(jen.Qual(runtimePath, "Tick")).Block(
+			jen.Add(c).Dot("tick").Call(),
+		))
+	}
+	cases = append(cases, jen.Case(jen.Qual(runtimePath, "End")).Block(
+		jen.Add(c).Dot("end").Call(),
+		jen.Return(),
+	))
+	f.Func().Params(cg.recv).Id("run").Params().BlockFunc(func(b *jen.Group) {
+		b.Add(c).Dot("in").Dot("Bind").Call(jen.Add(c).Dot("task"), jen.Add(c).Dot("flush"))
+		if cg.needsTicks() {
+			b.Add(c).Dot("in").Dot("Ticks").Call()
+		}
+		b.For().Block(
+			jen.Id("m").Op(":=").Add(c).Dot("in").Dot("Next").Call(),
+			jen.Switch(jen.Id("m").Dot("Kind")).Block(cases...),
+		)
+	})
+	if h.Kind == ir.Join {
+		cg.records("recordsLeft", "to"+g.pascal(h)+"Left", h.Inputs[0].Type, fmt.Sprintf("the left input of %q", h.Name))
+		cg.records("recordsRight", "to"+g.pascal(h)+"Right", h.Inputs[1].Type, fmt.Sprintf("the right input of %q", h.Name))
+		return
+	}
+	cg.records("records", "to"+g.pascal(h), h.In(), fmt.Sprintf("%q", h.Name))
+}
+
+// records emits the method that passes a batch of records to the method
+// to, guarded so that a panic in user code names its record.
+func (cg *chainGen) records(name, to string, t *ir.Type, what string) {
+	c, f := jen.Id("c"), cg.f
+	rec := jen.Id("recs").Index(jen.Id("i"))
+	var call jen.Code = jen.Add(c).Dot(to).Call(rec)
+	if cg.timed {
+		call = jen.Add(c).Dot(to).Call(jen.Add(rec).Dot("V"), jen.Add(rec).Dot("TS"))
+	}
+	f.Comment(fmt.Sprintf("%s passes a batch to %s. A panic in user code is reported with the", name, what))
+	f.Comment("record that caused it; the deferred check costs nothing per record.")
+	f.Func().Params(cg.recv).Id(name).Params(jen.Id("recs").Index().Add(cg.wireType(t))).Block(
+		jen.Id("i").Op(":=").Lit(0),
+		jen.Defer().Func().Params().Block(
+			jen.If(jen.Id("p").Op(":=").Recover(), jen.Id("p").Op("!=").Nil()).Block(
+				jen.Qual(runtimePath, "PanicWithRecord").Call(jen.Id("p"), jen.Id("recs").Index(jen.Id("i"))),
+			),
+		).Call(),
+		jen.For(jen.Empty(), jen.Id("i").Op("<").Len(jen.Id("recs")), jen.Id("i").Op("++")).Block(call),
+	)
+}
+
+// nodeMethod emits toX, the per-record method of node X.
+func (cg *chainGen) nodeMethod(ng nodeGen) {
+	n := ng.node()
+	name := "to" + cg.g.pascal(n)
+	cg.f.Comment(fmt.Sprintf("%s is %s %q: %s.", name, section(n)[:len(section(n))-1], n.Name, ng.doc()))
+	cg.f.Func().Params(cg.recv).Id(name).Params(cg.params(n.In())...).BlockFunc(ng.record)
+}
+
+// emitMethod emits emitX, which passes node X's output records on (or, for
+// side "late", the records too late for its window): by a call to every
+// consumer fused in this chain, and through an Out to every other.
+func (cg *chainGen) emitMethod(n *ir.Node, side string) {
+	g := cg.g
+	var body []jen.Code
+	var to []string
+	t := n.Out
+	name := "emit" + g.pascal(n)
+	if side == "late" {
+		t = n.In()
+		name += "Late"
+	}
+	for _, e := range consumersOf(g.p, n, side) {
+		to = append(to, e.to.Name)
+		if g.chainOf[e.to.ID] == cg.c {
+			body = append(body, jen.Id("c").Dot("to"+g.pascal(e.to)).Call(cg.args(jen.Id("r"), jen.Id("ts"))...))
+			continue
+		}
+		out := jen.Id("c").Dot(g.outField(e))
+		rec := jen.Id("r")
+		if cg.timed {
+			rec = jen.Qual(runtimePath, "Timed").Types(typeCode(t)).Values(jen.Dict{jen.Id("TS"): jen.Id("ts"), jen.Id("V"): jen.Id("r")})
+		}
+		switch e.to.Inputs[e.input].Partition {
+		case ir.Hash:
+			key := e.to.Key
+			if len(e.to.Keys) == 2 {
+				key = e.to.Keys[e.input]
+			}
+			body = append(body, jen.Add(out).Dot("Hash").Call(g.hashCall(e.to, fn(key).Call(jen.Id("r"))), rec))
+		case ir.Forward:
+			body = append(body, jen.Add(out).Dot("Forward").Call(rec))
+		case ir.Broadcast:
+			body = append(body, jen.Add(out).Dot("Broadcast").Call(rec))
+		default:
+			body = append(body, jen.Add(out).Dot("Rebalance").Call(rec))
 		}
 	}
-	g.controlMethods(f, c, recv)
+	what := fmt.Sprintf("the records of %q", n.Name)
+	if side == "late" {
+		what = fmt.Sprintf("the records too late for the windows of %q", n.Name)
+	}
+	doc := fmt.Sprintf("%s passes %s to %s.", name, what, strings.Join(to, ", "))
+	if len(to) == 0 {
+		doc = fmt.Sprintf("%s drops %s: nothing reads them.", name, what)
+	}
+	cg.f.Comment(doc)
+	cg.f.Func().Params(cg.recv).Id(name).Params(cg.params(t)...).Block(body...)
+}
+
+// consumersOf returns the nodes that read node n's output side ("" for the
+// main output).
+func consumersOf(p *ir.Pipeline, n *ir.Node, side string) []crossEdge {
+	var out []crossEdge
+	for _, m := range p.Nodes {
+		for i, e := range m.Inputs {
+			if e.From == n.ID && e.Side == side {
+				out = append(out, crossEdge{from: n, to: m, input: i})
+			}
+		}
+	}
+	return out
+}
+
+// controlMethods emits flush, barrier, watermark, tick and end: what the
+// chain does on idle, on a checkpoint barrier, when event time advances,
+// on a processing-time tick and at the end of its input.
+func (cg *chainGen) controlMethods() {
+	g, c, f := cg.g, cg.c, cg.f
+	h := c.head
+	s := jen.Id("s")
+
+	f.Comment("flush hands partial batches downstream; the chain calls it when it has nothing")
+	f.Comment("to do, and at least every runtime.Linger.")
+	f.Func().Params(cg.recv).Id("flush").Params().BlockFunc(func(b *jen.Group) {
+		for _, ng := range cg.nodes {
+			ng.flush(b)
+		}
+		for _, e := range c.outs {
+			b.Id("c").Dot(g.outField(e)).Dot("Flush").Call()
+		}
+	})
+
+	// The snapshot: the source's position, every keyed state, the sinks'
+	// pre-commit. Taken before the barrier goes on, so that it holds the
+	// effect of exactly the records before the barrier.
+	f.Comment("barrier takes the chain's snapshot for checkpoint id, passes the barrier on after")
+	f.Comment("the records before it, and hands the snapshot to the writer.")
+	f.Func().Params(cg.recv).Id("barrier").Params(jen.Id("id").Int64()).BlockFunc(func(b *jen.Group) {
+		b.Add(s).Op(":=").Id("c").Dot("task").Dot("Begin").Call(jen.Id("id"))
+		cg.positions(b)
+		for _, ng := range cg.nodes {
+			ng.snapshot(b)
+		}
+		for _, e := range c.outs {
+			b.Id("c").Dot(g.outField(e)).Dot("Barrier").Call(jen.Id("id"))
+		}
+		b.Id("c").Dot("task").Dot("Submit").Call(s)
+	})
+
+	if cg.timed {
+		f.Comment("watermark moves the chain's event time to w: what waited for it fires, then the")
+		f.Comment("watermark goes on downstream, after the records it released.")
+		f.Func().Params(cg.recv).Id("watermark").Params(jen.Id("w").Int64()).BlockFunc(func(b *jen.Group) {
+			for _, ng := range cg.nodes {
+				ng.watermark(b)
+			}
+			for _, e := range c.outs {
+				b.Id("c").Dot(g.outField(e)).Dot("Watermark").Call(jen.Id("w"))
+			}
+		})
+		if h.Timestamps != nil && h.Timestamps.IdleTimeout > 0 {
+			f.Comment("idle tells the receivers that this source subtask has had no records for its")
+			f.Comment("idle timeout: their watermarks go on without it until it sends again.")
+			f.Func().Params(cg.recv).Id("idle").Params().BlockFunc(func(b *jen.Group) {
+				for _, e := range c.outs {
+					b.Id("c").Dot(g.outField(e)).Dot("Idle").Call()
+				}
+			})
+		}
+	}
+	if cg.needsTicks() {
+		f.Comment("tick runs every runtime.Linger: processing time has moved.")
+		f.Func().Params(cg.recv).Id("tick").Params().BlockFunc(func(b *jen.Group) {
+			for _, ng := range cg.nodes {
+				ng.tick(b)
+			}
+		})
+	}
+
+	f.Comment("end runs when the chain's input has ended: it emits what waited for the end, takes")
+	f.Comment("the chain's part of the final checkpoint, and tells every receiver that nothing")
+	f.Comment("follows.")
+	f.Func().Params(cg.recv).Id("end").Params().BlockFunc(func(b *jen.Group) {
+		for _, ng := range cg.nodes {
+			ng.end(b)
+		}
+		b.Add(s).Op(":=").Id("c").Dot("task").Dot("Final").Call()
+		cg.positions(b)
+		for _, ng := range cg.nodes {
+			ng.final(b)
+		}
+		for _, e := range c.outs {
+			b.Id("c").Dot(g.outField(e)).Dot("End").Call()
+		}
+		b.Id("c").Dot("task").Dot("Submit").Call(s)
+	})
+}
+
+// positions adds the chain's own progress to snapshot s: a source's read
+// position and watermark generator, or the event time of an inbox's
+// senders.
+func (cg *chainGen) positions(b *jen.Group) {
+	h := cg.c.head
+	node := jen.Id(cg.g.constName(h))
+	switch {
+	case h.Kind == ir.Source:
+		b.Id("c").Dot("src").Dot("Snapshot").Call(jen.Id("s"), node)
+		if h.Timestamps != nil {
+			b.Id("s").Dot("Watermarks").Call(node, jen.Id("c").Dot("wm"))
+		}
+	case cg.timed:
+		b.Id("s").Dot("InboxWatermarks").Call(node, jen.Id("c").Dot("in").Dot("Watermarks").Call())
+	}
 }
 
 func sourceType(n *ir.Node) string {
@@ -117,7 +600,7 @@ func sinkType(n *ir.Node) string {
 func (g *gen) newSource(n *ir.Node) jen.Code {
 	args := []jen.Code{jen.Id("j"), jen.Id(g.constName(n)), jen.Id("sub")}
 	if n.Connector == "generator" {
-		return jen.Qual(runtimePath, "NewGeneratorSource").Call(append(args, jen.Qual(n.Fn.PkgPath, n.Fn.Name))...)
+		return jen.Qual(runtimePath, "NewGeneratorSource").Call(append(args, fn(n.Fn))...)
 	}
 	var format jen.Code
 	switch n.Format {
@@ -131,202 +614,24 @@ func (g *gen) newSource(n *ir.Node) jen.Code {
 	return jen.Qual(runtimePath, "NewFileSource").Call(append(args, format)...)
 }
 
-func (g *gen) newSink(n *ir.Node) jen.Code {
-	in := n.In()
-	var enc jen.Code
-	switch {
-	case n.Format == "jsonl":
-		enc = jen.Qual(runtimePath, "EncodeJSON").Types(typeCode(in))
-	case in.IsString():
-		enc = jen.Qual(runtimePath, "EncodeString")
-	default:
-		enc = jen.Qual(runtimePath, "EncodeStringer").Types(typeCode(in))
-	}
-	ctor := "NewFileSink"
-	if n.Connector == "stdout" {
-		ctor = "NewStdoutSink"
-	}
-	return jen.Qual(runtimePath, ctor).Call(jen.Id("j"), jen.Id(g.constName(n)), jen.Id("sub"), enc)
-}
-
+// stateValueType is the type of a keyed node's state per key.
 func (g *gen) stateValueType(n *ir.Node) jen.Code {
 	return typeCode(g.stateValue(n))
 }
 
 // stateValue is the type of a keyed node's state per key.
 func (g *gen) stateValue(n *ir.Node) *ir.Type {
-	if n.Kind == ir.Aggregate {
+	switch n.Kind {
+	case ir.Aggregate:
 		return n.Acc
+	case ir.Process:
+		return n.State
 	}
 	return n.In()
 }
 
 func (g *gen) stateValueName(n *ir.Node) string {
-	if n.Kind == ir.Aggregate {
-		return n.Acc.String()
-	}
-	return n.In().String()
-}
-
-// loop emits the chain's run method: a source's read loop, or an inbox's
-// receive loop, with the control events in band.
-func (g *gen) loop(f *jen.File, c *chain, recv *jen.Statement) {
-	h := c.head
-	if h.Kind == ir.Source {
-		f.Comment(fmt.Sprintf("run reads source %q until its input ends (and every other source's has). Between", h.Name))
-		f.Comment("records it injects the checkpoint barriers the coordinator asks for; it hands")
-		f.Comment("partial batches downstream when nothing can be read now, and at least every")
-		f.Comment("runtime.Linger.")
-		f.Func().Params(recv).Id("run").Params().Block(
-			jen.Defer().Id("c").Dot("src").Dot("Recover").Call().Comment("a panic names the record's file and line"),
-			jen.For().Block(
-				jen.If(jen.List(jen.Id("r"), jen.Id("ok")).Op(":=").Id("c").Dot("src").Dot("Next").Call(), jen.Id("ok")).Block(
-					jen.Id("c").Dot("emit"+g.pascal(h)).Call(jen.Id("r")),
-				).Else().If(jen.Id("c").Dot("src").Dot("Done").Call().Op("&&").Id("c").Dot("ctl").Dot("AtEnd").Call()).Block(
-					jen.Break(),
-				).Else().Block(
-					jen.Id("c").Dot("flush").Call(),
-				),
-				jen.If(jen.Id("id").Op(":=").Id("c").Dot("ctl").Dot("Poll").Call(), jen.Id("id").Op(">").Lit(0)).Block(
-					jen.Id("c").Dot("barrier").Call(jen.Id("id")),
-				).Else().If(jen.Id("id").Op("<").Lit(0)).Block(
-					jen.Id("c").Dot("flush").Call(),
-				),
-			),
-			jen.Id("c").Dot("end").Call(),
-		)
-		return
-	}
-	f.Comment(fmt.Sprintf("run takes records and control events from the inbox of %q until every", h.Name))
-	f.Comment("input has ended. The inbox aligns barriers: one arrives here once it came from")
-	f.Comment("every input, and the senders wait until Release.")
-	f.Func().Params(recv).Id("run").Params().Block(
-		jen.Id("c").Dot("in").Dot("Bind").Call(jen.Id("c").Dot("task"), jen.Id("c").Dot("flush")),
-		jen.For().Block(
-			jen.Id("m").Op(":=").Id("c").Dot("in").Dot("Next").Call(),
-			jen.Switch(jen.Id("m").Dot("Kind")).Block(
-				jen.Case(jen.Qual(runtimePath, "Records")).Block(
-					jen.Id("c").Dot("records").Call(jen.Id("m").Dot("Recs")),
-					jen.Id("c").Dot("in").Dot("Recycle").Call(jen.Id("m").Dot("Recs")),
-				),
-				jen.Case(jen.Qual(runtimePath, "Barrier")).Block(
-					jen.Id("c").Dot("barrier").Call(jen.Id("m").Dot("ID")),
-					jen.Id("c").Dot("in").Dot("Release").Call(jen.Id("m").Dot("ID")),
-				),
-				jen.Case(jen.Qual(runtimePath, "End")).Block(
-					jen.Id("c").Dot("end").Call(),
-					jen.Return(),
-				),
-			),
-		),
-	)
-	f.Comment(fmt.Sprintf("records passes a batch to %q. A panic in user code is reported with the", h.Name))
-	f.Comment("record that caused it; the deferred check costs nothing per record.")
-	f.Func().Params(recv).Id("records").Params(jen.Id("recs").Index().Add(typeCode(h.In()))).Block(
-		jen.Id("i").Op(":=").Lit(0),
-		jen.Defer().Func().Params().Block(
-			jen.If(jen.Id("p").Op(":=").Recover(), jen.Id("p").Op("!=").Nil()).Block(
-				jen.Qual(runtimePath, "PanicWithRecord").Call(jen.Id("p"), jen.Id("recs").Index(jen.Id("i"))),
-			),
-		).Call(),
-		jen.For(jen.Empty(), jen.Id("i").Op("<").Len(jen.Id("recs")), jen.Id("i").Op("++")).Block(
-			jen.Id("c").Dot("to"+g.pascal(h)).Call(jen.Id("recs").Index(jen.Id("i"))),
-		),
-	)
-}
-
-// nodeMethod emits toX, the per-record method of node X.
-func (g *gen) nodeMethod(f *jen.File, c *chain, n *ir.Node, recv *jen.Statement) {
-	in := n.In()
-	name := "to" + g.pascal(n)
-	emit := jen.Id("c").Dot("emit" + g.pascal(n))
-	fn := func(fn *ir.Func) *jen.Statement { return jen.Qual(fn.PkgPath, fn.Name) }
-	var doc string
-	var body []jen.Code
-	r := jen.Id("r")
-	switch n.Kind {
-	case ir.Map:
-		doc = fmt.Sprintf("map %s, %s", n.Fn.Name, n.Fn.Signature)
-		if n.Fn.Shape == "error" {
-			body = append(body,
-				jen.List(jen.Id("out"), jen.Err()).Op(":=").Add(fn(n.Fn)).Call(r),
-				jen.If(jen.Err().Op("!=").Nil()).Block(
-					jen.Qual(runtimePath, "Abortf").Call(jen.Lit(fmt.Sprintf("operators.%s: %s: %%w", n.Name, n.Fn.Name)), jen.Err()),
-				),
-				jen.Add(emit).Call(jen.Id("out")),
-			)
-		} else {
-			body = append(body, jen.Add(emit).Call(fn(n.Fn).Call(r)))
-		}
-	case ir.Filter:
-		doc = fmt.Sprintf("filter %s, %s", n.Fn.Name, n.Fn.Signature)
-		body = append(body, jen.If(fn(n.Fn).Call(r)).Block(jen.Add(emit).Call(r)))
-	case ir.FlatMap:
-		doc = fmt.Sprintf("flatmap %s, %s", n.Fn.Name, n.Fn.Signature)
-		if n.Fn.Shape == "emit" {
-			body = append(body, fn(n.Fn).Call(r, jen.Id("c").Dot("emit"+g.pascal(n)+"Fn")))
-		} else {
-			body = append(body, jen.For(jen.List(jen.Id("_"), jen.Id("out")).Op(":=").Range().Add(fn(n.Fn)).Call(r)).Block(
-				jen.Add(emit).Call(jen.Id("out")),
-			))
-		}
-	case ir.Union:
-		doc = "union of " + g.inputNames(n)
-		body = append(body, jen.Add(emit).Call(r))
-	case ir.Reduce:
-		doc = fmt.Sprintf("reduce %s by %s, emitting %s", n.Fn.Name, n.Key.Name, emitDoc(n))
-		st := jen.Id("c").Dot(g.id(n) + "State")
-		body = append(body,
-			jen.Id("k").Op(":=").Add(fn(n.Key)).Call(r),
-			jen.If(jen.Id("acc").Op(":=").Add(st).Dot("Get").Call(jen.Id("k")), jen.Id("acc").Op("!=").Nil()).Block(
-				jen.Op("*").Id("acc").Op("=").Add(fn(n.Fn)).Call(jen.Op("*").Id("acc"), r),
-				jen.Id("r").Op("=").Op("*").Id("acc"),
-			).Else().Block(
-				jen.Add(st).Dot("Put").Call(jen.Id("k"), jen.Op("&").Id("r")),
-			),
-		)
-		if n.Emit == "update" {
-			body = append(body, jen.Add(emit).Call(r))
-		}
-	case ir.Aggregate:
-		doc = fmt.Sprintf("aggregate by %s: add %s", n.Key.Name, n.Add.Name)
-		if n.Result != nil {
-			doc += ", result " + n.Result.Name
-		}
-		doc += ", emitting " + emitDoc(n)
-		st := jen.Id("c").Dot(g.id(n) + "State")
-		body = append(body,
-			jen.Id("k").Op(":=").Add(fn(n.Key)).Call(r),
-			jen.Id("acc").Op(":=").Add(st).Dot("Get").Call(jen.Id("k")),
-			jen.If(jen.Id("acc").Op("==").Nil()).Block(
-				jen.Id("acc").Op("=").New(typeCode(n.Acc)),
-				jen.Add(st).Dot("Put").Call(jen.Id("k"), jen.Id("acc")),
-			),
-			fn(n.Add).Call(jen.Id("acc"), r),
-		)
-		if n.Emit == "update" {
-			body = append(body, jen.Add(emit).Call(g.aggregateResult(n, jen.Id("k"), jen.Id("acc"))))
-		}
-	case ir.Sink:
-		doc = fmt.Sprintf("%s sink, format %s", n.Connector, n.Format)
-		body = append(body, jen.Id("c").Dot(g.id(n)+"Sink").Dot("Write").Call(r))
-	}
-	f.Comment(fmt.Sprintf("%s is %s %q: %s.", name, section(n)[:len(section(n))-1], n.Name, doc))
-	f.Func().Params(recv).Id(name).Params(jen.Id("r").Add(typeCode(in))).Block(body...)
-}
-
-func emitDoc(n *ir.Node) string {
-	if n.Emit == "final" {
-		return "one result per key when the input ends"
-	}
-	return "a result after every record"
-}
-
-func (g *gen) aggregateResult(n *ir.Node, k, acc jen.Code) jen.Code {
-	if n.Result == nil {
-		return jen.Op("*").Add(acc)
-	}
-	return jen.Qual(n.Result.PkgPath, n.Result.Name).Call(k, acc)
+	return g.stateValue(n).String()
 }
 
 func (g *gen) inputNames(n *ir.Node) string {
@@ -337,147 +642,7 @@ func (g *gen) inputNames(n *ir.Node) string {
 	return strings.Join(names, ", ")
 }
 
-// emitMethod emits emitX, which passes node X's output records on: by a
-// call to every consumer fused in this chain, and through an Out to every
-// other.
-func (g *gen) emitMethod(f *jen.File, c *chain, n *ir.Node, recv *jen.Statement) {
-	var body []jen.Code
-	var to []string
-	for _, e := range consumers(g.p, n) {
-		to = append(to, e.to.Name)
-		if g.chainOf[e.to.ID] == c {
-			body = append(body, jen.Id("c").Dot("to"+g.pascal(e.to)).Call(jen.Id("r")))
-			continue
-		}
-		out := jen.Id("c").Dot(g.outField(e))
-		switch e.to.Inputs[e.input].Partition {
-		case ir.Hash:
-			key := e.to.Key
-			body = append(body, jen.Add(out).Dot("Hash").Call(g.hashCall(e.to, jen.Qual(key.PkgPath, key.Name).Call(jen.Id("r"))), jen.Id("r")))
-		case ir.Forward:
-			body = append(body, jen.Add(out).Dot("Forward").Call(jen.Id("r")))
-		case ir.Broadcast:
-			body = append(body, jen.Add(out).Dot("Broadcast").Call(jen.Id("r")))
-		default:
-			body = append(body, jen.Add(out).Dot("Rebalance").Call(jen.Id("r")))
-		}
-	}
-	doc := fmt.Sprintf("emit%s passes the records of %q to %s.", g.pascal(n), n.Name, strings.Join(to, ", "))
-	if len(to) == 0 {
-		doc = fmt.Sprintf("emit%s drops the records of %q: nothing reads them.", g.pascal(n), n.Name)
-	}
-	f.Comment(doc)
-	f.Func().Params(recv).Id("emit" + g.pascal(n)).Params(jen.Id("r").Add(typeCode(n.Out))).Block(body...)
-}
-
 // hashCall hashes the key x of keyed node n.
 func (g *gen) hashCall(n *ir.Node, x jen.Code) jen.Code {
 	return jen.Id("hashKey" + g.pascal(n)).Call(x)
-}
-
-// keyedFuncs emits, for every keyed node, the hash of its key and the
-// serializers of its state's entries.
-func (g *gen) keyedFuncs(f *jen.File) {
-	cg := newCodecGen(f)
-	for _, n := range g.p.Nodes {
-		if n.KeyType == nil {
-			continue
-		}
-		f.Comment(fmt.Sprintf("hashKey%s hashes a key of %q. The hash decides the key group, which", g.pascal(n), n.Name))
-		f.Comment("checkpoints keep: it must never change.")
-		f.Func().Id("hashKey" + g.pascal(n)).Params(jen.Id("k").Add(typeCode(n.KeyType))).Uint64().BlockFunc(func(b *jen.Group) {
-			if basic := basicOf(n.KeyType); basic != nil {
-				b.Return(hashExpr(jen.Id("k"), n.KeyType, basic))
-				return
-			}
-			b.Var().Id("h").Uint64()
-			hashStmts(b, jen.Id("k"), n.KeyType, 0)
-			b.Return(jen.Id("h"))
-		})
-		val := g.stateValue(n)
-		f.Comment(fmt.Sprintf("The schema of the state of %q, recorded in every checkpoint.", n.Name))
-		f.Const().Defs(
-			jen.Id(g.id(n)+"KeySchema").Op("=").Lit(schema(n.KeyType)),
-			jen.Id(g.id(n)+"ValueSchema").Op("=").Lit(schema(val)),
-		)
-		f.Comment(fmt.Sprintf("encode%sEntry writes one key and value of the state of %q.", g.pascal(n), n.Name))
-		f.Func().Id("encode"+g.pascal(n)+"Entry").Params(jen.Id("w").Op("*").Qual(codecPath, "Writer"), jen.Id("k").Add(typeCode(n.KeyType)), jen.Id("v").Op("*").Add(typeCode(val))).BlockFunc(func(b *jen.Group) {
-			cg.encode(b, jen.Id("k"), n.KeyType, 0)
-			cg.encodePtr(b, jen.Id("v"), val)
-		})
-		f.Comment(fmt.Sprintf("decode%sEntry reads one key and value of the state of %q.", g.pascal(n), n.Name))
-		f.Func().Id("decode"+g.pascal(n)+"Entry").Params(jen.Id("r").Op("*").Qual(codecPath, "Reader")).Params(typeCode(n.KeyType), jen.Op("*").Add(typeCode(val))).BlockFunc(func(b *jen.Group) {
-			b.Var().Id("k").Add(typeCode(n.KeyType))
-			b.Id("v").Op(":=").New(typeCode(val))
-			cg.decode(b, "r", jen.Id("k"), n.KeyType, 0)
-			cg.decodePtr(b, jen.Id("v"), val)
-			b.Return(jen.Id("k"), jen.Id("v"))
-		})
-	}
-	cg.flush()
-}
-
-// controlMethods emits flush, barrier and end: what the chain does on
-// idle, on a checkpoint barrier and at the end of its input.
-func (g *gen) controlMethods(f *jen.File, c *chain, recv *jen.Statement) {
-	var flush, barrier, end []jen.Code
-	snap := jen.Id("s")
-	// The snapshot: the source's position, every keyed state, the sinks'
-	// pre-commit. Taken before the barrier goes on, so that it holds the
-	// effect of exactly the records before the barrier.
-	barrier = append(barrier, jen.Id("s").Op(":=").Id("c").Dot("task").Dot("Begin").Call(jen.Id("id")))
-	if c.head.Kind == ir.Source {
-		barrier = append(barrier, jen.Id("c").Dot("src").Dot("Snapshot").Call(snap, jen.Id(g.constName(c.head))))
-	}
-	for _, n := range c.nodes {
-		if n.Kind.Stateful() {
-			barrier = append(barrier, jen.Qual(runtimePath, "SnapshotMemory").Call(snap, jen.Id(g.constName(n)), jen.Id("c").Dot(g.id(n)+"State"),
-				jen.Id("hashKey"+g.pascal(n)), jen.Id("encode"+g.pascal(n)+"Entry"), jen.Id(g.id(n)+"KeySchema"), jen.Id(g.id(n)+"ValueSchema")))
-		}
-	}
-	for _, n := range c.nodes {
-		if n.Kind.Stateful() && n.Emit == "final" {
-			st := jen.Id("c").Dot(g.id(n) + "State")
-			var val jen.Code = jen.Op("*").Id("v")
-			k := jen.Id("_")
-			if n.Kind == ir.Aggregate && n.Result != nil {
-				val = g.aggregateResult(n, jen.Id("k"), jen.Id("v"))
-				k = jen.Id("k")
-			}
-			end = append(end, jen.Comment(fmt.Sprintf("%s emits one result per key now that its input has ended.", n.Name)),
-				jen.For(jen.List(k, jen.Id("v")).Op(":=").Range().Add(st).Dot("All")).Block(
-					jen.Id("c").Dot("emit"+g.pascal(n)).Call(val),
-				))
-		}
-	}
-	end = append(end, jen.Id("s").Op(":=").Id("c").Dot("task").Dot("Final").Call())
-	if c.head.Kind == ir.Source {
-		end = append(end, jen.Id("c").Dot("src").Dot("Snapshot").Call(snap, jen.Id(g.constName(c.head))))
-	}
-	for _, n := range c.nodes {
-		if n.Kind == ir.Sink {
-			sink := jen.Id("c").Dot(g.id(n) + "Sink")
-			flush = append(flush, jen.Add(sink).Dot("Flush").Call())
-			barrier = append(barrier, jen.Add(sink).Dot("PreCommit").Call(snap, jen.Id(g.constName(n))))
-			end = append(end, jen.Add(sink).Dot("PreCommit").Call(snap, jen.Id(g.constName(n))), jen.Add(sink).Dot("End").Call())
-		}
-	}
-	for _, e := range c.outs {
-		out := jen.Id("c").Dot(g.outField(e))
-		flush = append(flush, jen.Add(out).Dot("Flush").Call())
-		barrier = append(barrier, jen.Add(out).Dot("Barrier").Call(jen.Id("id")))
-		end = append(end, jen.Add(out).Dot("End").Call())
-	}
-	barrier = append(barrier, jen.Id("c").Dot("task").Dot("Submit").Call(snap))
-	end = append(end, jen.Id("c").Dot("task").Dot("Submit").Call(snap))
-	f.Comment("flush hands partial batches downstream; the chain calls it when it has nothing")
-	f.Comment("to do.")
-	f.Func().Params(recv).Id("flush").Params().Block(flush...)
-	f.Comment("barrier takes the chain's snapshot for checkpoint id, passes the barrier on after")
-	f.Comment("the records before it, and hands the snapshot to the writer.")
-	f.Func().Params(recv).Id("barrier").Params(jen.Id("id").Int64()).Block(barrier...)
-	f.Comment("end runs when the chain's input has ended: it emits what waited for the end, takes")
-	f.Comment("the chain's part of the final checkpoint, and tells every receiver that nothing")
-	f.Comment("follows.")
-	f.Func().Params(recv).Id("end").Params().Block(end...)
 }

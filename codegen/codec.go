@@ -43,7 +43,12 @@ func newCodecGen(f *jen.File) *codecGen {
 	return &codecGen{f: f, names: map[string]string{}, types: map[string]*ir.Type{}, used: map[string]bool{}, derefs: map[*jen.Statement]*jen.Statement{}}
 }
 
-func typeKey(t *ir.Type) string { return t.PkgPath + "." + t.Name }
+func typeKey(t *ir.Type) string {
+	if len(t.TypeArgs) > 0 {
+		return t.PkgPath + "." + t.Name + "[" + t.TypeArgs[0].String() + "]"
+	}
+	return t.PkgPath + "." + t.Name
+}
 
 // resolve returns t, or the expanded type when t is a reference to a
 // recursive type inside its own definition. The expansion comes first

@@ -30,14 +30,14 @@ type File struct {
 	Content []byte
 }
 
-// Generate returns the files of the program for pipeline p.
-func Generate(p *ir.Pipeline) ([]File, error) {
-	for _, n := range p.Nodes {
-		if n.Timestamps != nil || n.Window != nil || n.Kind == ir.Process || n.Kind == ir.Join {
-			return nil, fmt.Errorf("%s:%d:%d: %s %q: event time (timestamps, windows, process and join) is not generated yet", n.Pos.File, n.Pos.Line, n.Pos.Col, n.Kind, n.Name)
-		}
-	}
+// Generate returns the files of the program for pipeline p: a main package
+// (main.go and pipeline.go), or with Options.Package files of the user's
+// package (see package.go). opts is at most one Options.
+func Generate(p *ir.Pipeline, opts ...Options) ([]File, error) {
 	g := newGen(p)
+	if len(opts) > 0 && opts[0].Package {
+		return g.packageFiles(opts[0])
+	}
 	pipeline, err := g.pipelineFile()
 	if err != nil {
 		return nil, err
@@ -93,6 +93,10 @@ func derivedNames(id string) []string {
 		id, "node" + p, id + "Chain", "new" + p + "Chain", "to" + p, "emit" + p, "emit" + p + "Fn",
 		id + "State", id + "Sink", id + "In", "hashKey" + p,
 		id + "KeySchema", id + "ValueSchema", "encode" + p + "Entry", "decode" + p + "Entry",
+		"encode" + p + "Key", "decode" + p + "Key", "encode" + p + "Value", "decode" + p + "Value",
+		"encode" + p + "Right", "decode" + p + "Right", "emit" + p + "Late", id + "Fire", id + "Result",
+		id + "LeftIn", id + "RightIn", "to" + p + "Left", "to" + p + "Right", id + "Pair", id + "WindowPair",
+		id + "Timers", id + "Ctx", id + "EmitFn", id + "TS", id + "Timer",
 	}
 }
 
@@ -109,6 +113,11 @@ func (g *gen) outField(e crossEdge) string {
 	return g.id(e.from) + "To" + g.pascal(e.to)
 }
 func (g *gen) inboxVar(n *ir.Node) string { return g.id(n) + "In" }
+
+// joinInbox names the inboxes of a join's input i.
+func (g *gen) joinInbox(n *ir.Node, i int) string {
+	return g.id(n) + []string{"Left", "Right"}[i] + "In"
+}
 
 func (g *gen) pipelineFile() ([]byte, error) {
 	f := jen.NewFilePathName("main", "main")
@@ -180,6 +189,12 @@ func (g *gen) config(f *jen.File) {
 		}
 		if n.Format != "" {
 			kv = append(kv, field("Format", jen.Lit(n.Format)))
+		}
+		if ts := n.Timestamps; ts != nil {
+			kv = append(kv, field("Watermark", jen.Qual(runtimePath, "WatermarkConfig").Values(jen.Dict{
+				jen.Id("MaxOutOfOrderness"): durationCode(ts.MaxOutOfOrderness),
+				jen.Id("IdleTimeout"):       durationCode(ts.IdleTimeout),
+			})))
 		}
 		if len(n.Options) > 0 {
 			opts := jen.Dict{}
@@ -256,20 +271,36 @@ func (g *gen) build(f *jen.File) {
 			if h.Kind == ir.Source {
 				continue
 			}
+			if h.Kind == ir.Join {
+				// A join reads each input from an inbox of its own type.
+				for i, e := range h.Inputs {
+					b.Id(g.joinInbox(h, i)).Op(":=").Qual(runtimePath, "NewInboxes").Types(wire(h.Timed, e.Type)).Call(
+						jen.Id("j"), g.par(h), g.par(g.p.Nodes[e.From]))
+				}
+				continue
+			}
 			var senders []jen.Code
 			for _, e := range h.Inputs {
 				senders = append(senders, g.par(g.p.Nodes[e.From]))
 			}
-			b.Id(g.inboxVar(h)).Op(":=").Qual(runtimePath, "NewInboxes").Types(typeCode(h.In())).Call(
+			b.Id(g.inboxVar(h)).Op(":=").Qual(runtimePath, "NewInboxes").Types(inboxType(h)).Call(
 				jen.Id("j"), g.par(h), joinPlus(senders))
 		}
 		for _, c := range g.chains {
 			h := c.head
 			args := []jen.Code{jen.Id("j"), jen.Id("i")}
-			if h.Kind != ir.Source {
+			switch h.Kind {
+			case ir.Source:
+			case ir.Join:
+				args = append(args, jen.Id(g.joinInbox(h, 0)).Index(jen.Id("i")), jen.Id(g.joinInbox(h, 1)).Index(jen.Id("i")))
+			default:
 				args = append(args, jen.Id(g.inboxVar(h)).Index(jen.Id("i")))
 			}
 			for _, e := range c.outs {
+				if e.to.Kind == ir.Join {
+					args = append(args, jen.Qual(runtimePath, "NewOut").Call(jen.Id("j"), jen.Id(g.joinInbox(e.to, e.input)), jen.Id("i")))
+					continue
+				}
 				// Senders are numbered within the receiving inbox: the
 				// subtasks of the receiver's earlier inputs come first.
 				var from []jen.Code
@@ -337,4 +368,17 @@ func upperFirst(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// inboxType is the element type of the inbox of chain head h: its input
+// records, with their event time when they have one.
+func inboxType(h *ir.Node) jen.Code { return wire(h.Timed, h.In()) }
+
+// wire is the type of records of type t between goroutines: with their
+// event time when timed.
+func wire(timed bool, t *ir.Type) jen.Code {
+	if timed {
+		return jen.Qual(runtimePath, "Timed").Types(typeCode(t))
+	}
+	return typeCode(t)
 }

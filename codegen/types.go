@@ -23,6 +23,13 @@ func typeCode(t *ir.Type) jen.Code {
 		if t.PkgPath == "" {
 			return jen.Id(t.Name)
 		}
+		if len(t.TypeArgs) > 0 {
+			var args []jen.Code
+			for _, a := range t.TypeArgs {
+				args = append(args, typeCode(a))
+			}
+			return jen.Qual(t.PkgPath, t.Name).Types(args...)
+		}
 		return jen.Qual(t.PkgPath, t.Name)
 	case ir.PointerType:
 		return jen.Op("*").Add(typeCode(t.Elem))

@@ -37,10 +37,16 @@ const pipegenPath = "github.com/pipegen/pipegen"
 // names an unexported function gets "must be exported", not "unknown".
 const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedImports | packages.NeedModule
 
+// generatedTag is the build tag that excludes generated files
+// (codegen.BuildTag; dsl does not import codegen).
+const generatedTag = "pipegen"
+
 // loadPackage loads the package named by pattern (a directory relative to
 // dir, or an import path) and reports its errors at their Go positions.
 func loadPackage(dir, pattern string, at diag.Pos, diags *diag.List) *userPackage {
-	cfg := &packages.Config{Mode: loadMode, Dir: dir, Tests: false}
+	// The tag leaves out the files pipegen generated into the package
+	// (//go:build !pipegen): a stale one must not stop the next generate.
+	cfg := &packages.Config{Mode: loadMode, Dir: dir, Tests: false, BuildFlags: []string{"-tags=" + generatedTag}}
 	pkgs, err := packages.Load(cfg, pattern)
 	if err != nil {
 		diags.Add(at, "cannot load Go package %q: %v", pattern, err)

@@ -125,7 +125,10 @@ func (r *resolver) resolve() *ir.Pipeline {
 		pkgPattern, pkgPos = s.Package.V, s.Package.Pos
 	}
 	dir := filepath.Dir(s.File)
-	r.u = loadPackage(dir, pkgPattern, pkgPos, r.diags)
+	r.u = s.pkg
+	if r.u == nil {
+		r.u = loadPackage(dir, pkgPattern, pkgPos, r.diags)
+	}
 	if r.u == nil {
 		return nil
 	}
@@ -145,7 +148,11 @@ func (r *resolver) resolve() *ir.Pipeline {
 	for _, n := range r.order {
 		for _, in := range n.inputs {
 			e := ir.Edge{From: in.from.ir.ID, Side: in.side, Partition: r.partition(in.from, n)}
-			if in.from.out != nil {
+			switch {
+			case in.side == "late" && in.from.in != nil:
+				// Late records are the window's input records.
+				e.Type = r.conv.convert(in.from.in)
+			case in.from.out != nil:
 				e.Type = r.conv.convert(in.from.out)
 			}
 			n.ir.Inputs = append(n.ir.Inputs, e)

@@ -20,6 +20,10 @@ type Spec struct {
 	Sources        []*NodeSpec
 	Operators      []*NodeSpec
 	Sinks          []*NodeSpec
+
+	// pkg is the user's package when the front end has loaded it already
+	// (the annotations' package); Resolve loads Package otherwise.
+	pkg *userPackage
 }
 
 // Nodes returns sources, operators and sinks in the order written.

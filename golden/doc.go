@@ -16,4 +16,13 @@
 // Files named *_test.go in want/ are written by hand and left alone: tests
 // of the generated code in its own package, such as the round trips and
 // fuzz targets of the state serializers (`make fuzz` runs the fuzzers).
+//
+// The cases of the annotation front end (annotated-*) have no
+// pipeline.yaml: their input is the Go package of the directory, with its
+// //pipegen: directives. want/ holds what `pipegen generate -cmd` writes
+// into that package, each file with a .golden suffix (NAME_pipegen.go.golden,
+// cmd/NAME/main.go.golden), which keeps the go command from compiling a
+// file of the package alone; or stderr.txt. With run.txt, the case's
+// command is built and the package vetted with the generated files laid
+// over it (go build -overlay), then run as above.
 package golden

@@ -108,6 +108,14 @@ func runCase(t *testing.T, name string) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build of the golden program failed: %v\n%s", err, out)
 	}
+	runProgram(t, name, bin)
+}
+
+// runProgram runs the case's program bin on the case's input (the files
+// of input/) with the arguments of run.txt, and compares what it printed
+// and the files it wrote with want/output.txt.
+func runProgram(t *testing.T, name, bin string) {
+	tmp := t.TempDir()
 	work := filepath.Join(tmp, "work")
 	if err := os.CopyFS(work, os.DirFS(filepath.Join(name, "input"))); err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)

@@ -36,6 +36,9 @@ type Type struct {
 	Len        int64   `json:"len,omitempty"`
 	Fields     []Field `json:"fields,omitempty"`
 	Underlying *Type   `json:"underlying,omitempty"`
+	// TypeArgs instantiate a generic defined type (codegen's own
+	// runtime.ReduceAcc[T]; user types are never generic).
+	TypeArgs []*Type `json:"typeArgs,omitempty"`
 	// Stringer is set when the type has a String() string method.
 	Stringer bool `json:"stringer,omitempty"`
 	// Expr is the Go expression of an Opaque type, for messages.

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -35,6 +36,12 @@ const (
 	Watermark
 	// End is the end of input: nothing follows.
 	End
+	// Idle says that the sender has no records for a while: the watermark
+	// goes on without it until it sends again.
+	Idle
+	// Tick is handed out by an inbox that asked for ticks (processing-time
+	// windows and timers) every Linger.
+	Tick
 )
 
 // Msg is what travels between subtasks: a batch of records or a control
@@ -70,6 +77,13 @@ type Inbox[T any] struct {
 	alignStart time.Time
 	// linger is set every Linger by the job: flush partial batches.
 	linger *atomic.Bool
+	// ticks makes the inbox hand out a Tick every Linger.
+	ticks bool
+	// wms are the senders' watermarks; wm is their minimum over the
+	// senders that are not idle, as last handed out.
+	wms        []int64
+	idleSender []bool
+	wm         int64
 	// aligned is true in exactly-once mode.
 	aligned bool
 	senders int
@@ -98,6 +112,13 @@ func NewInboxes[T any](j *Job, receivers, senders int) []*Inbox[T] {
 			senders: senders,
 			arrived: make([]bool, senders),
 			ended:   make([]bool, senders),
+			wms:     make([]int64, senders),
+			wm:      MinTime,
+
+			idleSender: make([]bool, senders),
+		}
+		for s := range in.wms {
+			in.wms[s] = MinTime
 		}
 		for s := range in.release {
 			in.release[s] = make(chan struct{}, 1)
@@ -122,17 +143,13 @@ func (in *Inbox[T]) Bind(t *Task, idle func()) {
 
 // Next returns the next batch of records, or a control event that holds for
 // all senders: a barrier once it has come from every sender that has not
-// ended (aligned), End once every sender has ended.
+// ended (aligned), a watermark when the minimum over the senders'
+// watermarks advances, End once every sender has ended, and Tick every
+// Linger when the receiver asked for ticks.
 func (in *Inbox[T]) Next() Msg[T] {
 	for {
-		if len(in.ready) > 0 {
-			m := in.ready[0]
-			in.ready = in.ready[1:]
+		if m, ok := in.pending(); ok {
 			return m
-		}
-		if in.linger.Load() {
-			in.linger.Store(false)
-			in.idle()
 		}
 		var m Msg[T]
 		select {
@@ -145,15 +162,113 @@ func (in *Inbox[T]) Next() Msg[T] {
 				Abort(errCanceled)
 			}
 		}
-		switch m.Kind {
-		case Records:
+		if m, ok := in.handle(m); ok {
 			return m
-		case Barrier:
-			in.arrive(m)
-		case End:
-			in.end(m)
 		}
 	}
+}
+
+// pending returns an event that is ready without receiving: one completed
+// by an earlier message, or a tick.
+func (in *Inbox[T]) pending() (Msg[T], bool) {
+	if len(in.ready) > 0 {
+		m := in.ready[0]
+		in.ready = in.ready[1:]
+		return m, true
+	}
+	if in.linger.Load() {
+		in.linger.Store(false)
+		in.idle()
+		if in.ticks {
+			return Msg[T]{Kind: Tick}, true
+		}
+	}
+	return Msg[T]{}, false
+}
+
+// handle takes one message off the channel: records are handed out at
+// once; control events update the bookkeeping and may complete an event.
+func (in *Inbox[T]) handle(m Msg[T]) (Msg[T], bool) {
+	switch m.Kind {
+	case Records:
+		if in.idleSender[m.From] {
+			in.idleSender[m.From] = false
+		}
+		return m, true
+	case Barrier:
+		in.arrive(m)
+	case Watermark:
+		in.idleSender[m.From] = false
+		if m.ID > in.wms[m.From] {
+			in.wms[m.From] = m.ID
+			in.advance()
+		}
+	case Idle:
+		in.idleSender[m.From] = true
+		in.advance()
+	case End:
+		// A sender with event time sends the watermark MaxTime before it
+		// ends (every window fires); End itself moves no watermark.
+		in.end(m)
+	}
+	if m, ok := in.pending(); ok {
+		return m, true
+	}
+	return Msg[T]{}, false
+}
+
+// advance recomputes the watermark, the minimum over the senders that are
+// not idle, and hands it out when it moved.
+func (in *Inbox[T]) advance() {
+	wm := MaxTime
+	active := false
+	for s, w := range in.wms {
+		if in.idleSender[s] {
+			continue
+		}
+		active = true
+		wm = min(wm, w)
+	}
+	if !active {
+		return // all idle: nothing is known
+	}
+	if wm > in.wm {
+		in.wm = wm
+		in.ready = append(in.ready, Msg[T]{Kind: Watermark, ID: wm})
+	}
+}
+
+// Watermark is the receiver's watermark: the minimum over its senders.
+func (in *Inbox[T]) Watermark() int64 { return in.wm }
+
+// SenderWatermark is the watermark of one sender, against which the
+// lateness of that sender's records is judged: every record of a sender
+// comes after the watermarks it sent before it, whatever the other senders
+// do, so the judgement is the same in every run.
+func (in *Inbox[T]) SenderWatermark(from int32) int64 { return in.wms[from] }
+
+// Ticks asks for a Tick event every Linger.
+func (in *Inbox[T]) Ticks() { in.ticks = true }
+
+// Watermarks returns every sender's watermark, for a checkpoint.
+func (in *Inbox[T]) Watermarks() []int64 { return slices.Clone(in.wms) }
+
+// RestoreWatermarks sets the senders' watermarks from a checkpoint. With
+// another number of senders than when it was taken, every sender starts
+// from the lowest of them.
+func (in *Inbox[T]) RestoreWatermarks(wms []int64) {
+	if len(wms) == 0 {
+		return
+	}
+	if len(wms) != len(in.wms) {
+		low := slices.Min(wms)
+		wms = make([]int64, len(in.wms))
+		for i := range wms {
+			wms[i] = low
+		}
+	}
+	copy(in.wms, wms)
+	in.wm = slices.Min(in.wms)
 }
 
 func (in *Inbox[T]) arrive(m Msg[T]) {
@@ -342,6 +457,24 @@ func (o *Out[T]) Barrier(id int64) {
 		o.flushTo(i)
 		o.send(i, Msg[T]{Kind: Barrier, ID: id, From: o.from})
 		o.gated[i] = in.aligned
+	}
+}
+
+// Watermark tells every receiver, after the records before it, that no
+// record at or before time w follows from this sender.
+func (o *Out[T]) Watermark(w int64) {
+	for i := range o.to {
+		o.flushTo(i)
+		o.send(i, Msg[T]{Kind: Watermark, ID: w, From: o.from})
+	}
+}
+
+// Idle tells every receiver that this sender has no records for a while,
+// so that their watermarks need not wait for it.
+func (o *Out[T]) Idle() {
+	for i := range o.to {
+		o.flushTo(i)
+		o.send(i, Msg[T]{Kind: Idle, From: o.from})
 	}
 }
 

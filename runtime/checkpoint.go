@@ -143,6 +143,7 @@ func (c *coordinator) receive(a ack) {
 		m.Files = append(m.Files, n.Files...)
 		m.Sources = append(m.Sources, n.Sources...)
 		m.Sinks = append(m.Sinks, n.Sinks...)
+		m.Subtasks = append(m.Subtasks, n.Subtasks...)
 		if n.KeySchema != "" {
 			m.KeySchema, m.ValueSchema = n.KeySchema, n.ValueSchema
 		}
@@ -188,7 +189,8 @@ func (c *coordinator) complete(cur *inflight) error {
 	for _, n := range cfg.Nodes {
 		ns := NodeState{UID: n.UID, Name: n.Name, Kind: n.Kind, Parallelism: n.Parallelism}
 		if got := cur.nodes[n.UID]; got != nil {
-			ns.Files, ns.Sources, ns.Sinks = got.Files, got.Sources, got.Sinks
+			ns.Files, ns.Sources, ns.Sinks, ns.Subtasks = got.Files, got.Sources, got.Sinks, got.Subtasks
+			sortBySubtask(ns.Subtasks, func(s SubtaskState) int { return s.Subtask })
 			ns.KeySchema, ns.ValueSchema = got.KeySchema, got.ValueSchema
 			sortBySubtask(ns.Files, func(f StateFile) int { return f.Subtask })
 			sortBySubtask(ns.Sources, func(s SourceState) int { return s.Subtask })
@@ -197,6 +199,7 @@ func (c *coordinator) complete(cur *inflight) error {
 				stateSize += f.Size
 			}
 		}
+		ns.Sinks = append(ns.Sinks, c.j.retiredSinks(&n)...)
 		m.Nodes = append(m.Nodes, ns)
 	}
 	m.Stats = Stats{Duration: time.Since(cur.start), Alignment: cur.align, BytesWritten: cur.bytes, StateSize: stateSize}
@@ -326,6 +329,9 @@ func (j *Job) write(st *Storage, s *Snapshot) ack {
 	for _, k := range s.keyed {
 		n := j.Node(k.node)
 		name := fmt.Sprintf("%s-%d.state", n.UID, s.task.sub)
+		if k.state != "" {
+			name = fmt.Sprintf("%s-%s-%d.state", n.UID, k.state, s.task.sub)
+		}
 		size, crc, err := st.WriteState(s.ID, name, EncodeStateFile(k.start, k.sections))
 		if err != nil {
 			a.err = fmt.Errorf("%s: %w", filepath.Join(checkpointName(s.ID), name), err)
@@ -333,10 +339,13 @@ func (j *Job) write(st *Storage, s *Snapshot) ack {
 		}
 		a.bytes += size
 		a.nodes = append(a.nodes, NodeState{UID: n.UID, KeySchema: k.keySchema, ValueSchema: k.valueSchema,
-			Files: []StateFile{{Subtask: s.task.sub, Name: name, KeyGroups: [2]int{k.start, k.start + len(k.sections)}, Size: size, CRC: crc}}})
+			Files: []StateFile{{Subtask: s.task.sub, State: k.state, Name: name, KeyGroups: [2]int{k.start, k.start + len(k.sections)}, Size: size, CRC: crc}}})
 	}
 	for _, src := range s.sources {
 		a.nodes = append(a.nodes, NodeState{UID: j.Node(src.node).UID, Sources: []SourceState{src.state}})
+	}
+	for _, st := range s.subtasks {
+		a.nodes = append(a.nodes, NodeState{UID: j.Node(st.node).UID, Subtasks: []SubtaskState{st.state}})
 	}
 	for _, fn := range s.async {
 		if err := fn(); err != nil {

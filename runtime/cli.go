@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -27,6 +28,15 @@ type Program struct {
 // Main is the generated program's command line. It never returns.
 func Main(p Program) {
 	os.Exit(run(p, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Run is the same command line for a pipeline generated into the user's
+// package (pipegen generate from //pipegen: directives): args are the
+// arguments without the program's name, and Run returns the exit status
+// (0 done, 1 failed, 2 wrong command line) instead of exiting, so that the
+// user's own main decides what happens next.
+func Run(p Program, args []string) int {
+	return run(p, args, os.Stdout, os.Stderr)
 }
 
 // Exit codes of a generated program.
@@ -69,6 +79,7 @@ func run(p Program, args []string, stdout, stderr io.Writer) int {
 	checkpointDir := fs.String("checkpoint-dir", "", "")
 	fromCheckpoint := fs.String("from-checkpoint", "", "")
 	quiet := fs.Bool("quiet", false, "")
+	cpuProfile := fs.String("cpuprofile", "", "")
 	var sets setFlags
 	fs.Var(&sets, "set", "")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -114,6 +125,19 @@ func run(p Program, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s run: --cpuprofile: %v\n", name, err)
+			return exitUsage
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "%s run: --cpuprofile: %v\n", name, err)
+			return exitUsage
+		}
+		defer pprof.StopCPUProfile()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
@@ -213,6 +237,7 @@ Flags of run:
   --set KEY=VALUE        override a setting by its path in the pipeline file;
                          may be given many times
   --quiet                no progress lines on standard error
+  --cpuprofile FILE      write a CPU profile (go tool pprof) of the run
 
 Settings for --set (compiled value in brackets):
 `, cfg.Name, cfg.Source, cfg.Parallelism, cfg.Checkpoint.Dir)

@@ -61,6 +61,8 @@ type NodeConfig struct {
 	Options map[string]string
 	// ParallelismSet records that the node has a parallelism of its own.
 	ParallelismSet bool
+	// Watermark is a source's event-time setup (zero without timestamps).
+	Watermark WatermarkConfig
 	// FusedWith names the node that heads the node's chain ("" for a
 	// head): a fused node runs in its head's goroutine, so it has the
 	// head's parallelism.

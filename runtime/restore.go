@@ -138,6 +138,29 @@ func (j *Job) restoredSink(node, sub int) (state SinkState, ok bool) {
 	return SinkState{Subtask: sub, NextSeq: highest}, true
 }
 
+// retiredSinks returns the sink states of node n's subtasks in the
+// checkpoint the job resumes from that this run does not have (its
+// parallelism is lower), without pending files (prepareRun committed
+// them). Every checkpoint carries them on, so that a subtask that comes
+// back with a higher parallelism numbers its files after the ones it
+// committed before instead of overwriting them.
+func (j *Job) retiredSinks(n *NodeConfig) []SinkState {
+	if j.restored == nil {
+		return nil
+	}
+	ns := j.restored.Manifest.Node(n.UID)
+	if ns == nil {
+		return nil
+	}
+	var retired []SinkState
+	for _, s := range ns.Sinks {
+		if s.Subtask >= n.Parallelism {
+			retired = append(retired, SinkState{Subtask: s.Subtask, NextSeq: s.NextSeq, Dir: s.Dir})
+		}
+	}
+	return retired
+}
+
 // cleanSinkDirs removes from every file sink's directory the files that no
 // completed checkpoint commits: in-progress and pending files, and, when
 // resuming, committed files newer than the checkpoint (from a newer one

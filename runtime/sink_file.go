@@ -62,7 +62,7 @@ func NewFileSink[T any](j *Job, node, sub int, enc Encoder[T]) *FileSink[T] {
 		Abortf("sinks.%s: bad path %q", s.name, n.Option("path"))
 	}
 	s.dir = dir
-	if err := s.fs.MkdirAll(dir, 0o755); err != nil {
+	if err := mkdirAllDurable(s.fs, dir); err != nil {
 		Abortf("sinks.%s: %w", s.name, err)
 	}
 	if st, ok := j.restoredSink(node, sub); ok {
@@ -175,18 +175,27 @@ func (s *FileSink[T]) PreCommit(snap *Snapshot, node int) {
 
 // preCommit makes closed files durable under their pending names. It is
 // idempotent: a file a failed checkpoint left in progress is synced and
-// renamed by the next one.
+// renamed by the next one. Two writers may run it on the same files at
+// once (the final snapshot's and that of a checkpoint it superseded), so
+// a file renamed under its feet is no error.
 func preCommit(fsys vfs.FS, dir string, parts []pendingPart) error {
-	renamed := false
+	// done reports whether p was pre-committed (or committed) already.
+	done := func(p pendingPart) bool {
+		if _, err := fsys.Stat(p.Pending); err == nil {
+			return true
+		}
+		_, err := fsys.Stat(p.Final)
+		return err == nil
+	}
+	// The directory is synced even when every file was renamed before: by
+	// a failed checkpoint whose sync of the directory may have failed, or
+	// by the other writer, which may not have synced it yet.
+	syncDir := false
 	for _, p := range parts {
 		f, err := fsys.Open(p.inProgress)
-		if errors.Is(err, fs.ErrNotExist) {
-			if _, serr := fsys.Stat(p.Pending); serr == nil {
-				continue // pre-committed before
-			}
-			if _, serr := fsys.Stat(p.Final); serr == nil {
-				continue // committed
-			}
+		if errors.Is(err, fs.ErrNotExist) && done(p) {
+			syncDir = true
+			continue
 		}
 		if err != nil {
 			return fmt.Errorf("pre-commit %s: %w", p.inProgress, err)
@@ -196,12 +205,12 @@ func preCommit(fsys vfs.FS, dir string, parts []pendingPart) error {
 		if err := errors.Join(serr, cerr); err != nil {
 			return fmt.Errorf("pre-commit %s: %w", p.inProgress, err)
 		}
-		if err := fsys.Rename(p.inProgress, p.Pending); err != nil {
+		if err := fsys.Rename(p.inProgress, p.Pending); err != nil && !(errors.Is(err, fs.ErrNotExist) && done(p)) {
 			return fmt.Errorf("pre-commit %s: %w", p.inProgress, err)
 		}
-		renamed = true
+		syncDir = true
 	}
-	if renamed {
+	if syncDir {
 		return vfs.SyncDir(fsys, dir)
 	}
 	return nil

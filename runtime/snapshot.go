@@ -36,15 +36,17 @@ type Snapshot struct {
 	task  *Task
 	keyed []keyedSnapshot
 	// sources, sinks and async are filled by connectors.
-	sources []sourceSnapshot
-	sinks   []sinkSnapshot
-	async   []func() error
-	align   time.Duration
-	err     error
+	sources  []sourceSnapshot
+	sinks    []sinkSnapshot
+	subtasks []subtaskSnapshot
+	async    []func() error
+	align    time.Duration
+	err      error
 }
 
 type keyedSnapshot struct {
 	node        int
+	state       string // "" for the node's main state
 	start       int
 	sections    [][]byte
 	keySchema   string
@@ -54,6 +56,51 @@ type keyedSnapshot struct {
 type sourceSnapshot struct {
 	node  int
 	state SourceState
+}
+
+type subtaskSnapshot struct {
+	node  int
+	state SubtaskState
+}
+
+// Watermarks adds a source subtask's watermark generator to the snapshot.
+func (s *Snapshot) Watermarks(node int, g *Watermarks) {
+	w := codec.NewWriter(nil)
+	g.encode(w)
+	s.subtasks = append(s.subtasks, subtaskSnapshot{node: node, state: SubtaskState{Subtask: s.task.sub, Generator: w.Bytes()}})
+}
+
+// InboxWatermarks adds the watermarks of a subtask's senders to the
+// snapshot: after a recovery, lateness is judged as it was.
+func (s *Snapshot) InboxWatermarks(node int, wms []int64) {
+	s.subtasks = append(s.subtasks, subtaskSnapshot{node: node, state: SubtaskState{Subtask: s.task.sub, Watermarks: wms}})
+}
+
+// restoredSubtask returns the event-time progress a subtask of node
+// resumes from, or nil.
+func (t *Task) restoredSubtask(node int) *SubtaskState {
+	l := t.j.restored
+	if l == nil {
+		return nil
+	}
+	ns := l.Manifest.Node(t.j.Node(node).UID)
+	if ns == nil {
+		return nil
+	}
+	for i := range ns.Subtasks {
+		if ns.Subtasks[i].Subtask == t.sub {
+			return &ns.Subtasks[i]
+		}
+	}
+	return nil
+}
+
+// RestoreWatermarks sets an inbox's senders' watermarks from the checkpoint
+// the job resumes from.
+func (t *Task) RestoreWatermarks(node int, in interface{ RestoreWatermarks([]int64) }) {
+	if st := t.restoredSubtask(node); st != nil {
+		in.RestoreWatermarks(st.Watermarks)
+	}
 }
 
 type sinkSnapshot struct {
@@ -126,7 +173,7 @@ func RestoreMemory[K comparable, V any](t *Task, node int, st *state.Memory[K, V
 	}
 	start, end := t.keyRange(node)
 	for _, f := range ns.Files {
-		if f.KeyGroups[1] <= start || f.KeyGroups[0] >= end {
+		if f.State != "" || f.KeyGroups[1] <= start || f.KeyGroups[0] >= end {
 			continue
 		}
 		fileStart, sections, err := DecodeStateFile(l.files[f.Name])
@@ -139,6 +186,57 @@ func RestoreMemory[K comparable, V any](t *Task, node int, st *state.Memory[K, V
 				continue
 			}
 			if err := st.Restore(sec, dec); err != nil {
+				Abortf("restore %s: %s, key group %d: %w", n.Name, f.Name, kg, err)
+			}
+		}
+	}
+}
+
+// SnapshotKeyed captures keyed state of any shape (windows, timers, join
+// buffers) that writes itself into key-group sections. name tells apart
+// the states of one node ("" for its main state).
+func SnapshotKeyed[K comparable](s *Snapshot, node int, name string, hash func(K) uint64, keySchema, valueSchema string, write func(sec *state.Sections, keyGroup func(K) int) error) {
+	start, end := s.task.keyRange(node)
+	sec := state.NewSections(start, end)
+	maxP := s.task.j.MaxParallelism()
+	if err := write(sec, func(k K) int { return KeyGroup(hash(k), maxP) }); err != nil {
+		s.err = fmt.Errorf("%s[%d]: %w", s.task.j.Node(node).Name, s.task.sub, err)
+		return
+	}
+	ks := keyedSnapshot{node: node, state: name, start: start, keySchema: keySchema, valueSchema: valueSchema}
+	for i := range sec.W {
+		ks.sections = append(ks.sections, sec.W[i].Bytes())
+	}
+	s.keyed = append(s.keyed, ks)
+}
+
+// RestoreKeyed hands read the sections of the key groups this subtask owns
+// of the named state of node, from the checkpoint the job resumes from.
+func RestoreKeyed(t *Task, node int, name string, read func(section []byte) error) {
+	l := t.j.restored
+	if l == nil {
+		return
+	}
+	n := t.j.Node(node)
+	ns := l.Manifest.Node(n.UID)
+	if ns == nil {
+		return // a node new in this version starts empty
+	}
+	start, end := t.keyRange(node)
+	for _, f := range ns.Files {
+		if f.State != name || f.KeyGroups[1] <= start || f.KeyGroups[0] >= end {
+			continue
+		}
+		fileStart, sections, err := DecodeStateFile(l.files[f.Name])
+		if err != nil {
+			Abortf("restore %s: %s: %w", n.Name, f.Name, err)
+		}
+		for i, sec := range sections {
+			kg := fileStart + i
+			if kg < start || kg >= end {
+				continue
+			}
+			if err := read(sec); err != nil {
 				Abortf("restore %s: %s, key group %d: %w", n.Name, f.Name, kg, err)
 			}
 		}

@@ -58,11 +58,23 @@ type NodeState struct {
 	Files       []StateFile   `json:"files,omitempty"`
 	Sources     []SourceState `json:"sources,omitempty"`
 	Sinks       []SinkState   `json:"sinks,omitempty"`
+	// Subtasks hold each subtask's event-time progress.
+	Subtasks []SubtaskState `json:"subtasks,omitempty"`
+}
+
+// SubtaskState is the event-time progress of one subtask: the watermarks
+// of its inbox's senders, or its source's watermark generator.
+type SubtaskState struct {
+	Subtask    int     `json:"subtask"`
+	Watermarks []int64 `json:"watermarks,omitempty"`
+	Generator  []byte  `json:"generator,omitempty"`
 }
 
 // StateFile is the keyed state of one subtask.
 type StateFile struct {
-	Subtask   int    `json:"subtask"`
+	Subtask int `json:"subtask"`
+	// State names one of several states of a node ("" for its main one).
+	State     string `json:"state,omitempty"`
 	Name      string `json:"name"`
 	KeyGroups [2]int `json:"keyGroups"` // [start, end)
 	Size      int64  `json:"size"`
@@ -126,10 +138,42 @@ func (s *Storage) path(id int64, name ...string) string {
 
 // Prepare creates the folder of checkpoint id and makes its entry durable.
 func (s *Storage) Prepare(id int64) error {
+	if err := mkdirAllDurable(s.FS, s.Dir); err != nil {
+		return err
+	}
 	if err := s.FS.MkdirAll(s.path(id), 0o755); err != nil {
 		return err
 	}
 	return vfs.SyncDir(s.FS, s.Dir)
+}
+
+// mkdirAllDurable is MkdirAll that also syncs the parent of every
+// directory it creates: a file is durable only when every directory entry
+// on its path is, and a checkpoint directory (or a sink's) made by the
+// first run of a job is new.
+func mkdirAllDurable(fsys vfs.FS, dir string) error {
+	if info, err := fsys.Stat(dir); err == nil && info.IsDir() {
+		return nil
+	}
+	var missing []string // deepest first
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := fsys.Stat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := vfs.SyncDir(fsys, filepath.Dir(missing[i])); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stateMagic starts every state file.
@@ -239,7 +283,7 @@ func readManifest(fsys vfs.FS, path string) (*Manifest, error) {
 		return nil, fmt.Errorf("%s: no checksum line", path)
 	}
 	var want uint32
-	if _, err := fmt.Sscanf(string(data[i:]), "crc32c %08x\n", &want); err != nil {
+	if _, err := fmt.Sscanf(string(data[i:]), "crc32c %08x\n", &want); err != nil || string(data[i:]) != fmt.Sprintf("crc32c %08x\n", want) {
 		return nil, fmt.Errorf("%s: bad checksum line", path)
 	}
 	if got := crc32.Checksum(data[:i], castagnoli); got != want {

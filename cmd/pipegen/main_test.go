@@ -35,7 +35,11 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{nil, "usage:"},
 		{[]string{"frobnicate", good}, `pipegen: unknown command "frobnicate"`},
-		{[]string{"check"}, "pipegen check: want one pipeline file, got 0 arguments"},
+		{[]string{"check", "-pkg", "testdata", good}, "pipegen check: want a pipeline file or -pkg DIR, not both"},
+		{[]string{"generate", "-pkg", "testdata", "-o", "x"}, "pipegen generate: -o is for a pipeline file"},
+		{[]string{"generate", "-cmd", good}, "pipegen generate: -cmd is for the //pipegen: directives of a package"},
+		{[]string{"generate", "-check", "-dump-ir"}, "pipegen generate: -dump-ir and -check do not go together"},
+		{[]string{"build", "-cmd", good}, "pipegen build: flag provided but not defined: -cmd"},
 		{[]string{"check", good, bad}, "pipegen check: want one pipeline file, got 2 arguments"},
 		{[]string{"generate", good, "-o", "x"}, "pipegen generate: want one pipeline file, got 3 arguments"},
 		{[]string{"generate", "-x", good}, "pipegen generate: flag provided but not defined: -x"},

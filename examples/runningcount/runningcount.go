@@ -2,11 +2,13 @@
 // output grows record by record, so that the file sink's two-phase commit
 // is at work all the time, not only at the end of the input.
 //
-// pipeline.yaml wires these functions into a job: a generator makes Events
-// deterministic events, each for one of Keys keys; Weigh turns an event
-// into an Item with its key's name and amount; an aggregate keyed by ByKey
-// counts and sums every key's items and emits the key's running Line after
-// every record (emit: update); a file sink writes the lines as JSON.
+// pipeline.yaml wires these functions into a job (and so do the //pipegen:
+// directives below, its twin in Go; see docs/annotations.md): a generator
+// makes Events deterministic events, each for one of Keys keys; Weigh
+// turns an event into an Item with its key's name and amount; an
+// aggregate keyed by ByKey counts and sums every key's items and emits the
+// key's running Line after every record (emit: update); a file sink writes
+// the lines as JSON.
 //
 // The output does not depend on the order in which the records of a key
 // arrive (which differs between runs, since the two source subtasks feed
@@ -18,6 +20,9 @@
 package runningcount
 
 import "fmt"
+
+//pipegen:pipeline runningcount parallelism=2
+//pipegen:sink out input=totals connector=file path=out format=jsonl
 
 // Events is the number of events the generator makes.
 const Events = 200_000
@@ -52,6 +57,8 @@ type Line struct {
 }
 
 // Generate makes event seq; there are Events of them.
+//
+//pipegen:source events connector=generator
 func Generate(seq uint64) (Event, bool) {
 	if seq >= Events {
 		return Event{}, false
@@ -76,12 +83,16 @@ func KeyName(k int) string { return fmt.Sprintf("k%03d", k) }
 func Weight(k int) int64 { return int64(k%9 + 1) }
 
 // Weigh makes the item of an event.
+//
+//pipegen:map items input=events
 func Weigh(e Event) Item { return Item{Key: KeyName(e.Key), Amount: Weight(e.Key)} }
 
 // ByKey keys an item by its key's name.
 func ByKey(it Item) string { return it.Key }
 
 // Add counts one more item of a key.
+//
+//pipegen:aggregate totals input=items key=ByKey result=Running emit=update
 func Add(acc *Total, it Item) {
 	acc.Count++
 	acc.Sum += it.Amount

@@ -2,10 +2,16 @@
 //
 // pipeline.yaml wires these functions into a job: read lines, split them
 // into words, count the words per word (keyed state), and write one count
-// per word when the input ends.
+// per word when the input ends. The //pipegen: directives below describe
+// the same job in Go (docs/annotations.md); a test checks that both give
+// the same program.
 package wordcount
 
 import "strings"
+
+//pipegen:pipeline wordcount parallelism=2
+//pipegen:source lines connector=file path=input.txt
+//pipegen:sink out input=counts connector=file path=out format=jsonl
 
 // Word is one word of the text.
 type Word struct {
@@ -24,6 +30,8 @@ type WordCount struct {
 }
 
 // SplitWords emits the words of a line: runs of characters between spaces.
+//
+//pipegen:flatmap words input=lines
 func SplitWords(line string, emit func(Word)) {
 	for w := range strings.FieldsSeq(line) {
 		emit(Word{Text: w})
@@ -34,6 +42,8 @@ func SplitWords(line string, emit func(Word)) {
 func WordKey(w Word) string { return w.Text }
 
 // AddWord counts one more occurrence.
+//
+//pipegen:aggregate counts input=words key=WordKey result=EmitCount emit=final
 func AddWord(acc *Count, _ Word) { acc.N++ }
 
 // EmitCount makes the output record of a word.

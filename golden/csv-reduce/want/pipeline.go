@@ -114,7 +114,7 @@ func (c *salesChain) emitSales(r sales.Sale) {
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
-// to do.
+// to do, and at least every runtime.Linger.
 func (c *salesChain) flush() {
 	c.salesToTotals.Flush()
 }
@@ -227,7 +227,7 @@ func (c *totalsChain) toOut(r string) {
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
-// to do.
+// to do, and at least every runtime.Linger.
 func (c *totalsChain) flush() {
 	c.outSink.Flush()
 }
@@ -266,19 +266,35 @@ const (
 	totalsValueSchema = "github.com/pipegen/pipegen/golden/csv-reduce.Sale{1 Region string; 2 Product string; 3 Units int; 4 Price float64}"
 )
 
+// encodeTotalsKey and decodeTotalsKey write and read a key of "totals".
+func encodeTotalsKey(w *codec.Writer, k sales.RegionProduct) {
+	encodeRegionProduct(w, &k)
+}
+func decodeTotalsKey(r *codec.Reader) sales.RegionProduct {
+	var k sales.RegionProduct
+	decodeRegionProduct(r, &k)
+	return k
+}
+
+// encodeTotalsValue and decodeTotalsValue write and read a sales.Sale of the state of "totals".
+func encodeTotalsValue(w *codec.Writer, v *sales.Sale) {
+	encodeSale(w, v)
+}
+func decodeTotalsValue(r *codec.Reader) *sales.Sale {
+	v := new(sales.Sale)
+	decodeSale(r, v)
+	return v
+}
+
 // encodeTotalsEntry writes one key and value of the state of "totals".
 func encodeTotalsEntry(w *codec.Writer, k sales.RegionProduct, v *sales.Sale) {
-	encodeRegionProduct(w, &k)
-	encodeSale(w, v)
+	encodeTotalsKey(w, k)
+	encodeTotalsValue(w, v)
 }
 
 // decodeTotalsEntry reads one key and value of the state of "totals".
 func decodeTotalsEntry(r *codec.Reader) (sales.RegionProduct, *sales.Sale) {
-	var k sales.RegionProduct
-	v := new(sales.Sale)
-	decodeRegionProduct(r, &k)
-	decodeSale(r, v)
-	return k, v
+	return decodeTotalsKey(r), decodeTotalsValue(r)
 }
 
 // encodeRegionProduct writes a sales.RegionProduct of checkpointed state, field by field.

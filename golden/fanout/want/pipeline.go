@@ -142,7 +142,7 @@ func (c *ordersChain) emitLines(r fan.Line) {
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
-// to do.
+// to do, and at least every runtime.Linger.
 func (c *ordersChain) flush() {
 	c.ordersToLarge.Flush()
 	c.linesToBySize.Flush()
@@ -235,7 +235,7 @@ func (c *largeChain) emitLarge(r fan.Order) {
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
-// to do.
+// to do, and at least every runtime.Linger.
 func (c *largeChain) flush() {
 	c.largeToDescribed.Flush()
 }
@@ -326,7 +326,7 @@ func (c *describedChain) toLargeOrders(r string) {
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
-// to do.
+// to do, and at least every runtime.Linger.
 func (c *describedChain) flush() {
 	c.largeOrdersSink.Flush()
 }
@@ -427,7 +427,7 @@ func (c *bySizeChain) toTallies(r fan.SizeTally) {
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
-// to do.
+// to do, and at least every runtime.Linger.
 func (c *bySizeChain) flush() {
 	c.talliesSink.Flush()
 }
@@ -467,19 +467,35 @@ const (
 	bySizeValueSchema = "github.com/pipegen/pipegen/golden/fanout.Tally{1 Items int}"
 )
 
+// encodeBySizeKey and decodeBySizeKey write and read a key of "by-size".
+func encodeBySizeKey(w *codec.Writer, k int64) {
+	w.Varint(k)
+}
+func decodeBySizeKey(r *codec.Reader) int64 {
+	var k int64
+	k = r.Varint()
+	return k
+}
+
+// encodeBySizeValue and decodeBySizeValue write and read a fan.Tally of the state of "by-size".
+func encodeBySizeValue(w *codec.Writer, v *fan.Tally) {
+	encodeTally(w, v)
+}
+func decodeBySizeValue(r *codec.Reader) *fan.Tally {
+	v := new(fan.Tally)
+	decodeTally(r, v)
+	return v
+}
+
 // encodeBySizeEntry writes one key and value of the state of "by-size".
 func encodeBySizeEntry(w *codec.Writer, k int64, v *fan.Tally) {
-	w.Varint(k)
-	encodeTally(w, v)
+	encodeBySizeKey(w, k)
+	encodeBySizeValue(w, v)
 }
 
 // decodeBySizeEntry reads one key and value of the state of "by-size".
 func decodeBySizeEntry(r *codec.Reader) (int64, *fan.Tally) {
-	var k int64
-	v := new(fan.Tally)
-	k = r.Varint()
-	decodeTally(r, v)
-	return k, v
+	return decodeBySizeKey(r), decodeBySizeValue(r)
 }
 
 // encodeTally writes a fan.Tally of checkpointed state, field by field.

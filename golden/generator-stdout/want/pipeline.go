@@ -134,7 +134,7 @@ func (c *sensorsChain) toPrint(r gen.Reading) {
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
-// to do.
+// to do, and at least every runtime.Linger.
 func (c *sensorsChain) flush() {
 	c.printSink.Flush()
 }

@@ -127,7 +127,7 @@ func (c *webChain) emitWeb(r clicks.Click) {
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
-// to do.
+// to do, and at least every runtime.Linger.
 func (c *webChain) flush() {
 	c.webToAll.Flush()
 }
@@ -200,7 +200,7 @@ func (c *appChain) emitApp(r clicks.Click) {
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
-// to do.
+// to do, and at least every runtime.Linger.
 func (c *appChain) flush() {
 	c.appToAll.Flush()
 }
@@ -302,7 +302,7 @@ func (c *allChain) emitVisits(r clicks.Visit) {
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
-// to do.
+// to do, and at least every runtime.Linger.
 func (c *allChain) flush() {
 	c.visitsToSections.Flush()
 }
@@ -402,7 +402,7 @@ func (c *sectionsChain) toPrint(r clicks.Stats) {
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
-// to do.
+// to do, and at least every runtime.Linger.
 func (c *sectionsChain) flush() {
 	c.printSink.Flush()
 }
@@ -442,19 +442,35 @@ const (
 	sectionsValueSchema = "github.com/pipegen/pipegen/golden/jsonl-union.Stats{1 Section string; 2 Visits int}"
 )
 
+// encodeSectionsKey and decodeSectionsKey write and read a key of "sections".
+func encodeSectionsKey(w *codec.Writer, k string) {
+	w.String(k)
+}
+func decodeSectionsKey(r *codec.Reader) string {
+	var k string
+	k = r.String()
+	return k
+}
+
+// encodeSectionsValue and decodeSectionsValue write and read a clicks.Stats of the state of "sections".
+func encodeSectionsValue(w *codec.Writer, v *clicks.Stats) {
+	encodeStats(w, v)
+}
+func decodeSectionsValue(r *codec.Reader) *clicks.Stats {
+	v := new(clicks.Stats)
+	decodeStats(r, v)
+	return v
+}
+
 // encodeSectionsEntry writes one key and value of the state of "sections".
 func encodeSectionsEntry(w *codec.Writer, k string, v *clicks.Stats) {
-	w.String(k)
-	encodeStats(w, v)
+	encodeSectionsKey(w, k)
+	encodeSectionsValue(w, v)
 }
 
 // decodeSectionsEntry reads one key and value of the state of "sections".
 func decodeSectionsEntry(r *codec.Reader) (string, *clicks.Stats) {
-	var k string
-	v := new(clicks.Stats)
-	k = r.String()
-	decodeStats(r, v)
-	return k, v
+	return decodeSectionsKey(r), decodeSectionsValue(r)
 }
 
 // encodeStats writes a clicks.Stats of checkpointed state, field by field.

@@ -143,7 +143,7 @@ func (c *eventsChain) emitPaced(r statetypes.Event) {
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
-// to do.
+// to do, and at least every runtime.Linger.
 func (c *eventsChain) flush() {
 	c.pacedToAccs.Flush()
 	c.pacedToReadings.Flush()
@@ -248,7 +248,7 @@ func (c *accsChain) toAccOut(r string) {
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
-// to do.
+// to do, and at least every runtime.Linger.
 func (c *accsChain) flush() {
 	c.accOutSink.Flush()
 }
@@ -340,7 +340,7 @@ func (c *readingsChain) emitReadings(r statetypes.Reading) {
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
-// to do.
+// to do, and at least every runtime.Linger.
 func (c *readingsChain) flush() {
 	c.readingsToSensors.Flush()
 }
@@ -450,7 +450,7 @@ func (c *sensorsChain) toSensorOut(r string) {
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
-// to do.
+// to do, and at least every runtime.Linger.
 func (c *sensorsChain) flush() {
 	c.sensorOutSink.Flush()
 }
@@ -493,19 +493,35 @@ const (
 	accsValueSchema = "github.com/pipegen/pipegen/golden/state-types.Acc{1 Count uint32; 2 Small uint8; 3 Delta int16; 4 Big uint64; 5 Neg int64; 6 Tiny int8; 7 Wide uint16; 8 Total float64; 9 Max github.com/pipegen/pipegen/golden/state-types.Celsius(float64); 10 Label github.com/pipegen/pipegen/golden/state-types.Label(string); 11 Seen bool; 12 Span github.com/pipegen/pipegen/golden/state-types.Span{1 First time.Time; 2 Last time.Time; 3 Width time.Duration}; 13 Meta {1 Sensors int; 2 Last string; 3 Hot *github.com/pipegen/pipegen/golden/state-types.Inner{1 Name string; 2 Count int32; 3 Ratio float32}}; 14 Hottest *github.com/pipegen/pipegen/golden/state-types.Inner; 15 Best *int; 16 Never *github.com/pipegen/pipegen/golden/state-types.Inner; 17 Items []github.com/pipegen/pipegen/golden/state-types.Inner; 18 Blob []byte; 19 ByTag map[string][]int; 20 ByID map[int64]*github.com/pipegen/pipegen/golden/state-types.Inner; 21 Top [3]float32; 22 Grid [2][2]int8; 23 Labels []github.com/pipegen/pipegen/golden/state-types.Label; 24 Pauses []*int; 25 Stamps map[github.com/pipegen/pipegen/golden/state-types.Label]time.Time; 26 Temps []github.com/pipegen/pipegen/golden/state-types.Celsius; 27 Depth **int; 28 Notes []{1 N int; 2 S *string}; 29 TagLists [][]string; 30 Gaps []time.Duration; 31 Extra *[]uint32; 32 Words github.com/pipegen/pipegen/golden/state-types.Trie(map[rune]github.com/pipegen/pipegen/golden/state-types.Trie); 33 Tags github.com/pipegen/pipegen/golden/state-types.Tags([]github.com/pipegen/pipegen/golden/state-types.Label); 34 Tree github.com/pipegen/pipegen/golden/state-types.Node{1 Name github.com/pipegen/pipegen/golden/state-types.Label; 2 Kids []github.com/pipegen/pipegen/golden/state-types.Node}}"
 )
 
+// encodeAccsKey and decodeAccsKey write and read a key of "accs".
+func encodeAccsKey(w *codec.Writer, k statetypes.Key) {
+	encodeKey(w, &k)
+}
+func decodeAccsKey(r *codec.Reader) statetypes.Key {
+	var k statetypes.Key
+	decodeKey(r, &k)
+	return k
+}
+
+// encodeAccsValue and decodeAccsValue write and read a statetypes.Acc of the state of "accs".
+func encodeAccsValue(w *codec.Writer, v *statetypes.Acc) {
+	encodeAcc(w, v)
+}
+func decodeAccsValue(r *codec.Reader) *statetypes.Acc {
+	v := new(statetypes.Acc)
+	decodeAcc(r, v)
+	return v
+}
+
 // encodeAccsEntry writes one key and value of the state of "accs".
 func encodeAccsEntry(w *codec.Writer, k statetypes.Key, v *statetypes.Acc) {
-	encodeKey(w, &k)
-	encodeAcc(w, v)
+	encodeAccsKey(w, k)
+	encodeAccsValue(w, v)
 }
 
 // decodeAccsEntry reads one key and value of the state of "accs".
 func decodeAccsEntry(r *codec.Reader) (statetypes.Key, *statetypes.Acc) {
-	var k statetypes.Key
-	v := new(statetypes.Acc)
-	decodeKey(r, &k)
-	decodeAcc(r, v)
-	return k, v
+	return decodeAccsKey(r), decodeAccsValue(r)
 }
 
 // hashKeySensors hashes a key of "sensors". The hash decides the key group, which
@@ -520,19 +536,35 @@ const (
 	sensorsValueSchema = "github.com/pipegen/pipegen/golden/state-types.Reading{1 Sensor github.com/pipegen/pipegen/golden/state-types.Label(string); 2 Temp github.com/pipegen/pipegen/golden/state-types.Celsius(float64); 3 Max github.com/pipegen/pipegen/golden/state-types.Celsius; 4 Count int; 5 At time.Time; 6 Every time.Duration; 7 Flags [2]bool; 8 Notes map[string]string; 9 Prev *github.com/pipegen/pipegen/golden/state-types.Reading}"
 )
 
+// encodeSensorsKey and decodeSensorsKey write and read a key of "sensors".
+func encodeSensorsKey(w *codec.Writer, k statetypes.Label) {
+	w.String(string(k))
+}
+func decodeSensorsKey(r *codec.Reader) statetypes.Label {
+	var k statetypes.Label
+	k = statetypes.Label(r.String())
+	return k
+}
+
+// encodeSensorsValue and decodeSensorsValue write and read a statetypes.Reading of the state of "sensors".
+func encodeSensorsValue(w *codec.Writer, v *statetypes.Reading) {
+	encodeReading(w, v)
+}
+func decodeSensorsValue(r *codec.Reader) *statetypes.Reading {
+	v := new(statetypes.Reading)
+	decodeReading(r, v)
+	return v
+}
+
 // encodeSensorsEntry writes one key and value of the state of "sensors".
 func encodeSensorsEntry(w *codec.Writer, k statetypes.Label, v *statetypes.Reading) {
-	w.String(string(k))
-	encodeReading(w, v)
+	encodeSensorsKey(w, k)
+	encodeSensorsValue(w, v)
 }
 
 // decodeSensorsEntry reads one key and value of the state of "sensors".
 func decodeSensorsEntry(r *codec.Reader) (statetypes.Label, *statetypes.Reading) {
-	var k statetypes.Label
-	v := new(statetypes.Reading)
-	k = statetypes.Label(r.String())
-	decodeReading(r, v)
-	return k, v
+	return decodeSensorsKey(r), decodeSensorsValue(r)
 }
 
 // encodeKey writes a statetypes.Key of checkpointed state, field by field.

@@ -125,7 +125,7 @@ func (c *linesChain) emitWords(r wc.Word) {
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
-// to do.
+// to do, and at least every runtime.Linger.
 func (c *linesChain) flush() {
 	c.wordsToCounts.Flush()
 }
@@ -227,7 +227,7 @@ func (c *countsChain) toOut(r wc.WordCount) {
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
-// to do.
+// to do, and at least every runtime.Linger.
 func (c *countsChain) flush() {
 	c.outSink.Flush()
 }
@@ -267,19 +267,35 @@ const (
 	countsValueSchema = "github.com/pipegen/pipegen/golden/wordcount.Count{1 N int64}"
 )
 
+// encodeCountsKey and decodeCountsKey write and read a key of "counts".
+func encodeCountsKey(w *codec.Writer, k string) {
+	w.String(k)
+}
+func decodeCountsKey(r *codec.Reader) string {
+	var k string
+	k = r.String()
+	return k
+}
+
+// encodeCountsValue and decodeCountsValue write and read a wc.Count of the state of "counts".
+func encodeCountsValue(w *codec.Writer, v *wc.Count) {
+	encodeCount(w, v)
+}
+func decodeCountsValue(r *codec.Reader) *wc.Count {
+	v := new(wc.Count)
+	decodeCount(r, v)
+	return v
+}
+
 // encodeCountsEntry writes one key and value of the state of "counts".
 func encodeCountsEntry(w *codec.Writer, k string, v *wc.Count) {
-	w.String(k)
-	encodeCount(w, v)
+	encodeCountsKey(w, k)
+	encodeCountsValue(w, v)
 }
 
 // decodeCountsEntry reads one key and value of the state of "counts".
 func decodeCountsEntry(r *codec.Reader) (string, *wc.Count) {
-	var k string
-	v := new(wc.Count)
-	k = r.String()
-	decodeCount(r, v)
-	return k, v
+	return decodeCountsKey(r), decodeCountsValue(r)
 }
 
 // encodeCount writes a wc.Count of checkpointed state, field by field.

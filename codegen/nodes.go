@@ -1,0 +1,652 @@
+package codegen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/pipegen/pipegen/ir"
+)
+
+// nodeGen returns the generator of node n's part of its chain.
+func (g *gen) nodeGen(cg *chainGen, n *ir.Node) nodeGen {
+	b := base{cg: cg, n: n}
+	switch n.Kind {
+	case ir.Source:
+		return &b
+	case ir.Map:
+		return &mapGen{b}
+	case ir.Filter:
+		return &filterGen{b}
+	case ir.FlatMap:
+		return &flatMapGen{b}
+	case ir.Union:
+		return &unionGen{b}
+	case ir.Sink:
+		return &sinkGen{b}
+	case ir.Reduce, ir.Aggregate:
+		if n.Window != nil {
+			return &windowGen{b}
+		}
+		return &keyedGen{b}
+	case ir.Process:
+		return &processGen{b}
+	case ir.Join:
+		return &joinGen{b}
+	}
+	panic("codegen: no generator for node kind " + string(n.Kind))
+}
+
+type mapGen struct{ base }
+
+func (m *mapGen) doc() string { return fmt.Sprintf("map %s, %s", m.n.Fn.Name, m.n.Fn.Signature) }
+
+func (m *mapGen) record(b *jen.Group) {
+	n := m.n
+	if n.Fn.Shape == "error" {
+		b.List(jen.Id("out"), jen.Err()).Op(":=").Add(fn(n.Fn)).Call(jen.Id("r"))
+		b.If(jen.Err().Op("!=").Nil()).Block(
+			jen.Qual(runtimePath, "Abortf").Call(jen.Lit(fmt.Sprintf("operators.%s: %s: %%w", n.Name, n.Fn.Name)), jen.Err()),
+		)
+		b.Add(m.emit(jen.Id("out"), jen.Id("ts")))
+		return
+	}
+	b.Add(m.emit(fn(n.Fn).Call(jen.Id("r")), jen.Id("ts")))
+}
+
+type filterGen struct{ base }
+
+func (f *filterGen) doc() string { return fmt.Sprintf("filter %s, %s", f.n.Fn.Name, f.n.Fn.Signature) }
+
+func (f *filterGen) record(b *jen.Group) {
+	b.If(fn(f.n.Fn).Call(jen.Id("r"))).Block(f.emit(jen.Id("r"), jen.Id("ts")))
+}
+
+type flatMapGen struct{ base }
+
+func (f *flatMapGen) doc() string {
+	return fmt.Sprintf("flatmap %s, %s", f.n.Fn.Name, f.n.Fn.Signature)
+}
+
+// emitFn is the field holding the function a flatmap's emit shape calls:
+// a method value made once, not per record.
+func (f *flatMapGen) emitFn() string { return "emit" + f.cg.g.pascal(f.n) + "Fn" }
+
+func (f *flatMapGen) fields(s *jen.Group) {
+	if f.n.Fn.Shape == "emit" {
+		s.Id(f.emitFn()).Func().Params(typeCode(f.n.Out)).Comment("emit" + f.cg.g.pascal(f.n) + ", made once")
+		if f.cg.timed {
+			s.Id(f.cg.g.id(f.n) + "TS").Int64().Comment("event time of the record " + f.n.Name + " is splitting")
+		}
+	}
+}
+
+func (f *flatMapGen) init(b *jen.Group) {
+	if f.n.Fn.Shape != "emit" {
+		return
+	}
+	target := "emit" + f.cg.g.pascal(f.n)
+	if f.cg.timed {
+		// The user's emit function takes the record alone; its event time
+		// is the input record's.
+		ts := f.field("TS")
+		b.Id("c").Dot(f.emitFn()).Op("=").Func().Params(jen.Id("r").Add(typeCode(f.n.Out))).Block(
+			jen.Id("c").Dot(target).Call(jen.Id("r"), ts),
+		)
+		return
+	}
+	b.Id("c").Dot(f.emitFn()).Op("=").Id("c").Dot(target)
+}
+
+func (f *flatMapGen) record(b *jen.Group) {
+	n := f.n
+	if n.Fn.Shape == "emit" {
+		if f.cg.timed {
+			b.Add(f.field("TS")).Op("=").Id("ts")
+		}
+		b.Add(fn(n.Fn)).Call(jen.Id("r"), jen.Id("c").Dot(f.emitFn()))
+		return
+	}
+	b.For(jen.List(jen.Id("_"), jen.Id("out")).Op(":=").Range().Add(fn(n.Fn)).Call(jen.Id("r"))).Block(
+		f.emit(jen.Id("out"), jen.Id("ts")),
+	)
+}
+
+type unionGen struct{ base }
+
+func (u *unionGen) doc() string { return "union of " + u.cg.g.inputNames(u.n) }
+
+func (u *unionGen) record(b *jen.Group) { b.Add(u.emit(jen.Id("r"), jen.Id("ts"))) }
+
+type sinkGen struct{ base }
+
+func (s *sinkGen) sink() *jen.Statement { return s.field("Sink") }
+
+func (s *sinkGen) doc() string { return fmt.Sprintf("%s sink, format %s", s.n.Connector, s.n.Format) }
+
+func (s *sinkGen) fields(g *jen.Group) {
+	g.Id(s.cg.g.id(s.n)+"Sink").Op("*").Qual(runtimePath, sinkType(s.n)).Types(typeCode(s.n.In()))
+}
+
+func (s *sinkGen) init(b *jen.Group) {
+	n := s.n
+	in := n.In()
+	var enc jen.Code
+	switch {
+	case n.Format == "jsonl":
+		enc = jen.Qual(runtimePath, "EncodeJSON").Types(typeCode(in))
+	case in.IsString():
+		enc = jen.Qual(runtimePath, "EncodeString")
+	default:
+		enc = jen.Qual(runtimePath, "EncodeStringer").Types(typeCode(in))
+	}
+	ctor := "NewFileSink"
+	if n.Connector == "stdout" {
+		ctor = "NewStdoutSink"
+	}
+	b.Add(s.sink()).Op("=").Qual(runtimePath, ctor).Call(jen.Id("j"), jen.Id(s.cg.g.constName(n)), jen.Id("sub"), enc)
+}
+
+func (s *sinkGen) record(b *jen.Group) { b.Add(s.sink()).Dot("Write").Call(jen.Id("r")) }
+
+func (s *sinkGen) flush(b *jen.Group) { b.Add(s.sink()).Dot("Flush").Call() }
+
+func (s *sinkGen) snapshot(b *jen.Group) {
+	b.Add(s.sink()).Dot("PreCommit").Call(jen.Id("s"), jen.Id(s.cg.g.constName(s.n)))
+}
+
+func (s *sinkGen) final(b *jen.Group) {
+	s.snapshot(b)
+	b.Add(s.sink()).Dot("End").Call()
+}
+
+// keyedGen is a reduce or aggregate without a window: one value per key in
+// memory, emitting after every record or once per key at the end.
+type keyedGen struct{ base }
+
+func (k *keyedGen) state() *jen.Statement { return k.field("State") }
+
+func (k *keyedGen) doc() string {
+	n := k.n
+	if n.Kind == ir.Reduce {
+		return fmt.Sprintf("reduce %s by %s, emitting %s", n.Fn.Name, n.Key.Name, emitDoc(n))
+	}
+	doc := fmt.Sprintf("aggregate by %s: add %s", n.Key.Name, n.Add.Name)
+	if n.Result != nil {
+		doc += ", result " + n.Result.Name
+	}
+	return doc + ", emitting " + emitDoc(n)
+}
+
+func (k *keyedGen) fields(s *jen.Group) {
+	g := k.cg.g
+	s.Id(g.id(k.n)+"State").Op("*").Qual(statePath, "Memory").Types(typeCode(k.n.KeyType), g.stateValueType(k.n)).Comment(fmt.Sprintf("state of %s: one %s per key", k.n.Name, g.stateValueName(k.n)))
+}
+
+func (k *keyedGen) init(b *jen.Group) {
+	g, n := k.cg.g, k.n
+	b.Add(k.state()).Op("=").Qual(statePath, "NewMemory").Types(typeCode(n.KeyType), g.stateValueType(n)).Call()
+	b.Qual(runtimePath, "RestoreMemory").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), k.state(), jen.Id("decode"+g.pascal(n)+"Entry"))
+}
+
+func (k *keyedGen) record(b *jen.Group) {
+	n := k.n
+	st := k.state()
+	r := jen.Id("r")
+	b.Id("k").Op(":=").Add(fn(n.Key)).Call(r)
+	if n.Kind == ir.Reduce {
+		b.If(jen.Id("acc").Op(":=").Add(st).Dot("Get").Call(jen.Id("k")), jen.Id("acc").Op("!=").Nil()).Block(
+			jen.Op("*").Id("acc").Op("=").Add(fn(n.Fn)).Call(jen.Op("*").Id("acc"), r),
+			jen.Id("r").Op("=").Op("*").Id("acc"),
+		).Else().Block(
+			jen.Add(st).Dot("Put").Call(jen.Id("k"), jen.Op("&").Id("r")),
+		)
+		if n.Emit == "update" {
+			b.Add(k.emit(r, jen.Id("ts")))
+		}
+		return
+	}
+	b.Id("acc").Op(":=").Add(st).Dot("Get").Call(jen.Id("k"))
+	b.If(jen.Id("acc").Op("==").Nil()).Block(
+		jen.Id("acc").Op("=").New(typeCode(n.Acc)),
+		jen.Add(st).Dot("Put").Call(jen.Id("k"), jen.Id("acc")),
+	)
+	b.Add(fn(n.Add)).Call(jen.Id("acc"), r)
+	if n.Emit == "update" {
+		b.Add(k.emit(aggregateResult(n, jen.Id("k"), jen.Id("acc"), nil), jen.Id("ts")))
+	}
+}
+
+func (k *keyedGen) snapshot(b *jen.Group) {
+	g, n := k.cg.g, k.n
+	b.Qual(runtimePath, "SnapshotMemory").Call(jen.Id("s"), jen.Id(g.constName(n)), k.state(),
+		jen.Id("hashKey"+g.pascal(n)), jen.Id("encode"+g.pascal(n)+"Entry"), jen.Id(g.id(n)+"KeySchema"), jen.Id(g.id(n)+"ValueSchema"))
+}
+
+func (k *keyedGen) end(b *jen.Group) {
+	n := k.n
+	if n.Emit != "final" {
+		return
+	}
+	var val jen.Code = jen.Op("*").Id("v")
+	key := jen.Id("_")
+	if n.Kind == ir.Aggregate && n.Result != nil {
+		val = aggregateResult(n, jen.Id("k"), jen.Id("v"), nil)
+		key = jen.Id("k")
+	}
+	// Results at the end of input carry the end of time as event time.
+	b.Comment(fmt.Sprintf("%s emits one result per key now that its input has ended.", n.Name))
+	b.For(jen.List(key, jen.Id("v")).Op(":=").Range().Add(k.state()).Dot("All")).Block(
+		k.emit(val, jen.Qual(runtimePath, "MaxTime")),
+	)
+}
+
+func emitDoc(n *ir.Node) string {
+	if n.Emit == "final" {
+		return "one result per key when the input ends"
+	}
+	return "a result after every record"
+}
+
+// aggregateResult makes an aggregate's output from key k and accumulator
+// acc (and window w, when the result function takes one).
+func aggregateResult(n *ir.Node, k, acc, w jen.Code) jen.Code {
+	if n.Result == nil {
+		return jen.Op("*").Add(acc)
+	}
+	if n.Result.Shape == "window" {
+		return fn(n.Result).Call(k, w, acc)
+	}
+	return fn(n.Result).Call(k, acc)
+}
+
+// windowGen is a reduce or aggregate on windows: per key and window an
+// accumulator, fired when the watermark (or the wall clock) passes the
+// window's end.
+type windowGen struct{ base }
+
+func (w *windowGen) state() *jen.Statement { return w.field("State") }
+func (w *windowGen) fire() *jen.Statement  { return w.field("Fire") }
+func (w *windowGen) acc() *ir.Type         { return w.cg.g.keyedValue(w.n) }
+
+func (w *windowGen) doc() string {
+	n := w.n
+	win := n.Window
+	what := win.Kind + " " + win.Size.String()
+	switch win.Kind {
+	case "sliding":
+		what += " every " + win.Every.String()
+	case "session":
+		what = "session gap " + win.Gap.String()
+	}
+	clock := "event time"
+	if win.Processing {
+		clock = "processing time"
+	}
+	var op string
+	if n.Kind == ir.Reduce {
+		op = "reduce " + n.Fn.Name
+	} else {
+		op = "aggregate: add " + n.Add.Name
+		if n.Result != nil {
+			op += ", result " + n.Result.Name
+		}
+	}
+	doc := fmt.Sprintf("%s by %s on %s windows (%s)", op, n.Key.Name, what, clock)
+	if n.Lateness > 0 {
+		doc += fmt.Sprintf(", allowed lateness %s", n.Lateness)
+	}
+	return doc + ", emitting once per key and window"
+}
+
+func (w *windowGen) fields(s *jen.Group) {
+	g, n := w.cg.g, w.n
+	s.Id(g.id(n)+"State").Op("*").Qual(runtimePath, "WindowState").Types(typeCode(n.KeyType), typeCode(w.acc())).Comment(fmt.Sprintf("open windows of %s per key", n.Name))
+	s.Id(g.id(n)+"Fire").Func().Params(typeCode(n.KeyType), jen.Qual(runtimePath, "Window"), jen.Op("*").Add(typeCode(w.acc()))).Comment(g.id(n) + "Result, made once")
+}
+
+func assigner(win *ir.Window) jen.Code {
+	d := jen.Dict{}
+	switch win.Kind {
+	case "tumbling":
+		d[jen.Id("Kind")] = jen.Qual(runtimePath, "Tumbling")
+		d[jen.Id("Size")] = jen.Lit(int(win.Size.Milliseconds()))
+	case "sliding":
+		d[jen.Id("Kind")] = jen.Qual(runtimePath, "Sliding")
+		d[jen.Id("Size")] = jen.Lit(int(win.Size.Milliseconds()))
+		d[jen.Id("Slide")] = jen.Lit(int(win.Every.Milliseconds()))
+	case "session":
+		d[jen.Id("Kind")] = jen.Qual(runtimePath, "Session")
+		d[jen.Id("Gap")] = jen.Lit(int(win.Gap.Milliseconds()))
+	}
+	return jen.Qual(runtimePath, "WindowAssigner").Values(d)
+}
+
+func (w *windowGen) init(b *jen.Group) {
+	g, n := w.cg.g, w.n
+	var merge jen.Code = jen.Nil()
+	switch {
+	case n.Window.Kind != "session":
+	case n.Kind == ir.Reduce:
+		merge = jen.Qual(runtimePath, "MergeReduce").Call(fn(n.Fn))
+	default:
+		merge = fn(n.Merge)
+	}
+	b.Add(w.state()).Op("=").Qual(runtimePath, "NewWindowState").Types(typeCode(n.KeyType), typeCode(w.acc())).Call(
+		assigner(n.Window), jen.Lit(int(n.Lateness.Milliseconds())), merge)
+	b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit(""),
+		jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
+			jen.Return(jen.Add(w.state()).Dot("Restore").Call(jen.Id("sec"), jen.Id("decode"+g.pascal(n)+"Key"), jen.Id("decode"+g.pascal(n)+"Value"))),
+		))
+	b.Add(w.fire()).Op("=").Id("c").Dot(g.id(n) + "Result")
+}
+
+func (w *windowGen) inputWatermark() bool { return !w.n.Window.Processing }
+func (w *windowGen) ticks() bool          { return w.n.Window.Processing }
+
+func (w *windowGen) record(b *jen.Group) {
+	n := w.n
+	ts, wm := jen.Id("ts"), jen.Id("c").Dot("inputWM")
+	if n.Window.Processing {
+		// Processing time: the record belongs to the windows of now, and
+		// no record is late.
+		ts, wm = jen.Qual(runtimePath, "NowMillis").Call(), jen.Qual(runtimePath, "MinTime")
+	}
+	var add jen.Code
+	if n.Kind == ir.Reduce {
+		add = jen.Id("acc").Dot("Add").Call(jen.Id("r"), fn(n.Fn))
+	} else {
+		add = fn(n.Add).Call(jen.Id("acc"), jen.Id("r"))
+	}
+	b.Id("k").Op(":=").Add(fn(n.Key)).Call(jen.Id("r"))
+	addFn := jen.Func().Params(jen.Id("acc").Op("*").Add(typeCode(w.acc()))).Block(add)
+	if n.Window.Processing {
+		b.Add(w.state()).Dot("Add").Call(jen.Id("k"), ts, wm, addFn, w.fire())
+		return
+	}
+	// A record later than its window's end plus the allowed lateness, as
+	// judged by its sender's watermark, goes to the side output.
+	b.If(jen.Op("!").Add(w.state()).Dot("Add").Call(jen.Id("k"), ts, wm, addFn, w.fire())).Block(
+		jen.Id("c").Dot("emit" + w.cg.g.pascal(n) + "Late").Call(w.cg.args(jen.Id("r"), jen.Id("ts"))...),
+	)
+}
+
+func (w *windowGen) watermark(b *jen.Group) {
+	if !w.n.Window.Processing {
+		b.Add(w.state()).Dot("Advance").Call(jen.Id("w"), w.fire())
+	}
+}
+
+func (w *windowGen) tick(b *jen.Group) {
+	if w.n.Window.Processing {
+		b.Add(w.state()).Dot("Advance").Call(jen.Qual(runtimePath, "NowMillis").Call(), w.fire())
+	}
+}
+
+func (w *windowGen) end(b *jen.Group) {
+	if w.n.Window.Processing {
+		b.Comment("The input has ended: every window fires.")
+		b.Add(w.state()).Dot("Advance").Call(jen.Qual(runtimePath, "MaxTime"), w.fire())
+	}
+}
+
+func (w *windowGen) snapshot(b *jen.Group) {
+	g, n := w.cg.g, w.n
+	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit(""), jen.Id("hashKey"+g.pascal(n)), jen.Id(g.id(n)+"KeySchema"), jen.Id(g.id(n)+"ValueSchema"),
+		jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int()).Error().Block(
+			jen.Return(jen.Add(w.state()).Dot("Snapshot").Call(jen.Id("sec"), jen.Id("kg"), jen.Id("encode"+g.pascal(n)+"Key"), jen.Id("encode"+g.pascal(n)+"Value"))),
+		))
+}
+
+// resultMethod emits xResult, which turns a fired window into the node's
+// output record; its event time is the window's last millisecond.
+func (w *windowGen) resultMethod() {
+	g, n, f := w.cg.g, w.n, w.cg.f
+	var out jen.Code
+	if n.Kind == ir.Reduce {
+		out = jen.Id("acc").Dot("V")
+	} else {
+		out = aggregateResult(n, jen.Id("k"), jen.Id("acc"), jen.Qual(runtimePath, "UserWindow").Call(jen.Id("w")))
+	}
+	f.Comment(fmt.Sprintf("%sResult emits the result of a window of %q that fired (or, within the", g.id(n), n.Name))
+	f.Comment("allowed lateness, changed after it fired).")
+	f.Func().Params(w.cg.recv).Id(g.id(n)+"Result").Params(jen.Id("k").Add(typeCode(n.KeyType)), jen.Id("w").Qual(runtimePath, "Window"), jen.Id("acc").Op("*").Add(typeCode(w.acc()))).Block(
+		w.emit(out, jen.Id("w").Dot("MaxTimestamp").Call()),
+	)
+}
+
+// processGen is a process operator: the user's function with per-key state,
+// timers and an emit function.
+type processGen struct{ base }
+
+func (p *processGen) state() *jen.Statement  { return p.field("State") }
+func (p *processGen) timers() *jen.Statement { return p.field("Timers") }
+func (p *processGen) ctx() *jen.Statement    { return p.field("Ctx") }
+func (p *processGen) emitFn() *jen.Statement { return p.field("EmitFn") }
+
+func (p *processGen) doc() string {
+	d := fmt.Sprintf("process %s by %s, %s", p.n.Fn.Name, p.n.Key.Name, p.n.Fn.Signature)
+	if p.n.OnTimer != nil {
+		d += ", timers " + p.n.OnTimer.Name
+	}
+	return d
+}
+
+func (p *processGen) fields(s *jen.Group) {
+	g, n := p.cg.g, p.n
+	s.Id(g.id(n)+"State").Op("*").Qual(statePath, "Memory").Types(typeCode(n.KeyType), typeCode(n.State)).Comment(fmt.Sprintf("state of %s: one %s per key", n.Name, n.State))
+	s.Id(g.id(n)+"Timers").Op("*").Qual(runtimePath, "TimerService").Types(typeCode(n.KeyType))
+	s.Id(g.id(n)+"Ctx").Op("*").Qual(runtimePath, "ProcessContext").Types(typeCode(n.KeyType))
+	s.Id(g.id(n) + "EmitFn").Func().Params(typeCode(n.Out)).Comment("the emit function " + n.Name + " gets, made once")
+	if p.cg.timed {
+		s.Id(g.id(n) + "TS").Int64().Comment("event time of what " + n.Name + " emits")
+	}
+}
+
+func (p *processGen) init(b *jen.Group) {
+	g, n := p.cg.g, p.n
+	b.Add(p.state()).Op("=").Qual(statePath, "NewMemory").Types(typeCode(n.KeyType), typeCode(n.State)).Call()
+	b.Qual(runtimePath, "RestoreMemory").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), p.state(), jen.Id("decode"+g.pascal(n)+"Entry"))
+	b.Add(p.timers()).Op("=").Qual(runtimePath, "NewTimerService").Types(typeCode(n.KeyType)).Call()
+	b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit("timers"),
+		jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
+			jen.Return(jen.Add(p.timers()).Dot("Restore").Call(jen.Id("sec"), jen.Id("decode"+g.pascal(n)+"Key"))),
+		))
+	b.Add(p.ctx()).Op("=").Qual(runtimePath, "NewProcessContext").Call(p.timers())
+	if p.cg.timed {
+		b.Add(p.ctx()).Dot("SetWatermark").Call(jen.Id("in").Dot("Watermark").Call())
+		b.Add(p.emitFn()).Op("=").Func().Params(jen.Id("r").Add(typeCode(n.Out))).Block(
+			jen.Id("c").Dot("emit"+g.pascal(n)).Call(jen.Id("r"), p.field("TS")),
+		)
+	} else {
+		b.Add(p.emitFn()).Op("=").Id("c").Dot("emit" + g.pascal(n))
+	}
+}
+
+func (p *processGen) ticks() bool { return p.n.OnTimer != nil }
+
+// call runs fn (the process function or the timer callback) for key k with
+// its state, then drops the state if the function cleared it.
+func (p *processGen) call(b *jen.Group, f *ir.Func, arg jen.Code) {
+	b.Id("st").Op(":=").Add(p.state()).Dot("Get").Call(jen.Id("k"))
+	b.If(jen.Id("st").Op("==").Nil()).Block(
+		jen.Id("st").Op("=").New(typeCode(p.n.State)),
+		jen.Add(p.state()).Dot("Put").Call(jen.Id("k"), jen.Id("st")),
+	)
+	b.Add(p.ctx()).Dot("Begin").Call(jen.Id("k"))
+	b.Add(fn(f)).Call(jen.Id("k"), jen.Id("st"), arg, p.ctx(), p.emitFn())
+	b.If(p.ctx().Dot("Cleared").Call()).Block(jen.Add(p.state()).Dot("Delete").Call(jen.Id("k")))
+}
+
+func (p *processGen) record(b *jen.Group) {
+	b.Id("k").Op(":=").Add(fn(p.n.Key)).Call(jen.Id("r"))
+	if p.cg.timed {
+		b.Add(p.field("TS")).Op("=").Id("ts")
+	}
+	p.call(b, p.n.Fn, jen.Id("r"))
+}
+
+func (p *processGen) watermark(b *jen.Group) {
+	b.Add(p.ctx()).Dot("SetWatermark").Call(jen.Id("w"))
+	if p.n.OnTimer != nil {
+		b.Add(p.timers()).Dot("AdvanceEvent").Call(jen.Id("w"), jen.Id("c").Dot(p.cg.g.id(p.n)+"Timer"))
+	}
+}
+
+func (p *processGen) tick(b *jen.Group) {
+	if p.n.OnTimer != nil {
+		b.Add(p.timers()).Dot("AdvanceProcessing").Call(jen.Qual(runtimePath, "NowMillis").Call(), jen.Id("c").Dot(p.cg.g.id(p.n)+"Timer"))
+	}
+}
+
+func (p *processGen) snapshot(b *jen.Group) {
+	g, n := p.cg.g, p.n
+	b.Qual(runtimePath, "SnapshotMemory").Call(jen.Id("s"), jen.Id(g.constName(n)), p.state(),
+		jen.Id("hashKey"+g.pascal(n)), jen.Id("encode"+g.pascal(n)+"Entry"), jen.Id(g.id(n)+"KeySchema"), jen.Id(g.id(n)+"ValueSchema"))
+	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit("timers"), jen.Id("hashKey"+g.pascal(n)), jen.Id(g.id(n)+"KeySchema"), jen.Lit("timers"),
+		jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int()).Error().Block(
+			jen.Return(jen.Add(p.timers()).Dot("Snapshot").Call(jen.Id("sec"), jen.Id("kg"), jen.Id("encode"+g.pascal(n)+"Key"))),
+		))
+}
+
+// timerMethod emits xTimer, which runs the on-timer callback for a due
+// timer; what it emits has the timer's time as event time.
+func (p *processGen) timerMethod() {
+	g, n, f := p.cg.g, p.n, p.cg.f
+	if n.OnTimer == nil {
+		return
+	}
+	f.Comment(fmt.Sprintf("%sTimer runs %s for a timer of %q that is due.", g.id(n), n.OnTimer.Name, n.Name))
+	f.Func().Params(p.cg.recv).Id(g.id(n)+"Timer").Params(jen.Id("k").Add(typeCode(n.KeyType)), jen.Id("at").Int64()).BlockFunc(func(b *jen.Group) {
+		if p.cg.timed {
+			b.Add(p.field("TS")).Op("=").Id("at")
+		}
+		p.call(b, n.OnTimer, jen.Qual(runtimePath, "MillisTime").Call(jen.Id("at")))
+	})
+}
+
+// joinGen is a join of two keyed inputs: a window join (every pair of a
+// key's records in a window) or an interval join (pairs whose times are
+// within bounds), with buffers of both sides as state.
+type joinGen struct{ base }
+
+func (j *joinGen) state() *jen.Statement { return j.field("State") }
+func (j *joinGen) left() *ir.Type        { return j.cg.g.p.Nodes[j.n.Inputs[0].From].Out }
+func (j *joinGen) right() *ir.Type       { return j.cg.g.p.Nodes[j.n.Inputs[1].From].Out }
+func (j *joinGen) interval() bool        { return j.n.Between != nil }
+func (j *joinGen) processing() bool      { return j.n.Window != nil && j.n.Window.Processing }
+
+func (j *joinGen) stateType() *jen.Statement {
+	kind := "WindowJoin"
+	if j.interval() {
+		kind = "IntervalJoin"
+	}
+	return jen.Qual(runtimePath, kind).Types(typeCode(j.n.KeyType), typeCode(j.left()), typeCode(j.right()))
+}
+
+func (j *joinGen) doc() string {
+	n := j.n
+	how := ""
+	if j.interval() {
+		how = fmt.Sprintf("right records between %s and %s of a left record's time", n.Between[0], n.Between[1])
+	} else {
+		how = n.Window.Kind + " windows"
+	}
+	return fmt.Sprintf("join by %s and %s, %s, apply %s", n.Keys[0].Name, n.Keys[1].Name, how, n.Apply.Name)
+}
+
+func (j *joinGen) fields(s *jen.Group) {
+	g, n := j.cg.g, j.n
+	s.Id(g.id(n) + "State").Op("*").Add(j.stateType()).Comment("buffered records of both sides, per key")
+	s.Id(g.id(n)+"Pair").Func().Params(typeCode(j.left()), typeCode(j.right()), jen.Int64()).Comment(g.id(n) + "Result, made once")
+}
+
+func (j *joinGen) init(b *jen.Group) {
+	g, n := j.cg.g, j.n
+	if j.interval() {
+		b.Add(j.state()).Op("=").Qual(runtimePath, "NewIntervalJoin").Types(typeCode(n.KeyType), typeCode(j.left()), typeCode(j.right())).Call(
+			jen.Lit(int(n.Between[0].Milliseconds())), jen.Lit(int(n.Between[1].Milliseconds())))
+	} else {
+		b.Add(j.state()).Op("=").Qual(runtimePath, "NewWindowJoin").Types(typeCode(n.KeyType), typeCode(j.left()), typeCode(j.right())).Call(
+			assigner(n.Window), jen.Lit(int(n.Lateness.Milliseconds())))
+	}
+	b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit(""),
+		jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
+			jen.Return(jen.Add(j.state()).Dot("Restore").Call(jen.Id("sec"), jen.Id("decode"+g.pascal(n)+"Key"), jen.Id("decode"+g.pascal(n)+"Value"), jen.Id("decode"+g.pascal(n)+"Right"))),
+		))
+	b.Add(j.field("Pair")).Op("=").Id("c").Dot(g.id(n) + "Result")
+}
+
+func (j *joinGen) ticks() bool { return j.processing() }
+
+// methods emits the per-record methods of both sides and the result
+// method.
+func (j *joinGen) methods() {
+	g, n, f, cg := j.cg.g, j.n, j.cg.f, j.cg
+	for i, side := range []string{"Left", "Right"} {
+		t := j.left()
+		if i == 1 {
+			t = j.right()
+		}
+		name := "to" + g.pascal(n) + side
+		f.Comment(fmt.Sprintf("%s takes a record of the %s input of join %q: %s.", name, strings.ToLower(side), n.Name, j.doc()))
+		f.Func().Params(cg.recv).Id(name).Params(cg.params(t)...).BlockFunc(func(b *jen.Group) {
+			ts, wm := jen.Id("ts"), jen.Id("c").Dot("inputWM")
+			if j.processing() {
+				ts, wm = jen.Qual(runtimePath, "NowMillis").Call(), jen.Qual(runtimePath, "MinTime")
+			}
+			args := []jen.Code{fn(n.Keys[i]).Call(jen.Id("r")), jen.Id("r"), ts, wm}
+			if j.interval() {
+				args = append(args, j.field("Pair"))
+			}
+			b.Comment("A record too late to be paired is dropped.")
+			b.Add(j.state()).Dot("Add" + side).Call(args...)
+		})
+	}
+	f.Comment(fmt.Sprintf("%sResult applies %s to a pair of %q.", g.id(n), n.Apply.Name, n.Name))
+	f.Func().Params(cg.recv).Id(g.id(n)+"Result").Params(jen.Id("l").Add(typeCode(j.left())), jen.Id("r").Add(typeCode(j.right())), jen.Id("ts").Int64()).Block(
+		j.emit(fn(n.Apply).Call(jen.Id("l"), jen.Id("r")), jen.Id("ts")),
+	)
+	if !j.interval() {
+		f.Comment(fmt.Sprintf("%sWindowPair emits a pair of a window of %q that fired.", g.id(n), n.Name))
+		f.Func().Params(cg.recv).Id(g.id(n)+"WindowPair").Params(jen.Id("l").Add(typeCode(j.left())), jen.Id("r").Add(typeCode(j.right())), jen.Id("w").Qual(runtimePath, "Window")).Block(
+			jen.Id("c").Dot(g.id(n)+"Result").Call(jen.Id("l"), jen.Id("r"), jen.Id("w").Dot("MaxTimestamp").Call()),
+		)
+	}
+}
+
+func (j *joinGen) advance(b *jen.Group, to jen.Code) {
+	if j.interval() {
+		b.Add(j.state()).Dot("Advance").Call(to)
+		return
+	}
+	b.Add(j.state()).Dot("Advance").Call(to, jen.Id("c").Dot(j.cg.g.id(j.n)+"WindowPair"))
+}
+
+func (j *joinGen) watermark(b *jen.Group) {
+	if !j.processing() {
+		j.advance(b, jen.Id("w"))
+	}
+}
+
+func (j *joinGen) tick(b *jen.Group) {
+	if j.processing() {
+		j.advance(b, jen.Qual(runtimePath, "NowMillis").Call())
+	}
+}
+
+func (j *joinGen) end(b *jen.Group) {
+	if j.processing() {
+		b.Comment("The input has ended: every window fires.")
+		j.advance(b, jen.Qual(runtimePath, "MaxTime"))
+	}
+}
+
+func (j *joinGen) snapshot(b *jen.Group) {
+	g, n := j.cg.g, j.n
+	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit(""), jen.Id("hashKey"+g.pascal(n)), jen.Id(g.id(n)+"KeySchema"), jen.Id(g.id(n)+"ValueSchema"),
+		jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int()).Error().Block(
+			jen.Return(jen.Add(j.state()).Dot("Snapshot").Call(jen.Id("sec"), jen.Id("kg"), jen.Id("encode"+g.pascal(n)+"Key"), jen.Id("encode"+g.pascal(n)+"Value"), jen.Id("encode"+g.pascal(n)+"Right"))),
+		))
+}

@@ -1,0 +1,20 @@
+module example.com/annotated
+
+go 1.26.0
+
+tool github.com/pipegen/pipegen/cmd/pipegen
+
+require github.com/pipegen/pipegen v0.0.0
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/dave/jennifer v1.7.1 // indirect
+	golang.org/x/mod v0.42.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/tools v0.52.0 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
+)
+
+// The example builds against the pipegen next to it; a module of your own
+// requires a released version instead.
+replace github.com/pipegen/pipegen => ../..

@@ -1,0 +1,497 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
+	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/state"
+	"github.com/pipegen/pipegen/runtime/vfs"
+)
+
+// This file builds a small job by hand, the way generated code does, for
+// the checkpoint and recovery tests: a generator source "gen" sends int64
+// keys, hashed by key, to the aggregate "sum", which keeps a count per key
+// in memory state and writes "key,count" for every record to the file sink
+// "out", fused with it. A run that processes every record exactly once
+// writes, for every key k seen n times, the lines "k,1" ... "k,n", each
+// exactly once: a lost or replayed record shows as a missing or duplicate
+// line.
+
+// The nodes of the sum job.
+const (
+	sumGen = 0
+	sumSum = 1
+	sumOut = 2
+)
+
+// Where the sum job writes, on a MemFS.
+const (
+	sumCkptDir = "/ckpt"
+	sumOutDir  = "/out"
+)
+
+// jobHangGuard is how long a job of a test may run before it is called a
+// hang; it is never what a test asserts.
+const jobHangGuard = 20 * time.Second
+
+// sumJob describes one run of the sum job.
+type sumJob struct {
+	p    int    // subtasks of every node
+	sumP int    // subtasks of "sum" and "out", when not p
+	n    uint64 // records, sequence numbers 0..n-1
+	keys uint64 // distinct keys
+	// keyFn, if set, gives the key of a sequence number instead.
+	keyFn    func(seq uint64) int64
+	interval time.Duration
+	minPause time.Duration
+	retain   int
+	fs       vfs.FS
+	// ctx stops the job when cancelled (nil: never).
+	ctx context.Context
+	// pauses are record indexes (per source subtask, counting from 0) at
+	// which a source subtask waits until the coordinator has triggered a
+	// new checkpoint, so that every pause point is separated from the
+	// next by a barrier: a run takes at least len(pauses) checkpoints
+	// before its final one, however fast the machine.
+	pauses []uint64
+	// hook, if set, runs in the source function before record index i of
+	// source subtask c, after the pause (if any) at i.
+	hook func(c *sumSource, i uint64)
+	// holdPolls, unlike generated code, makes source subtasks poll their
+	// control block (for barriers and linger flushes) only from record
+	// index holdPolls on: a barrier asked for earlier is injected there,
+	// and no record leaves the source before it.
+	holdPolls uint64
+	// started, if set, is called with the job before it runs.
+	started func(j *Job)
+	// from is the checkpoint folder to resume from (--from-checkpoint).
+	from string
+}
+
+// defaultSumJob is a job of p subtasks that takes at least three
+// checkpoints before the final one.
+func defaultSumJob(p int, fsys vfs.FS) *sumJob {
+	return &sumJob{p: p, n: 900, keys: 13, interval: time.Millisecond, retain: 10, fs: fsys, pauses: []uint64{40, 120, 200}}
+}
+
+// sumKey is the key of the record with sequence number seq.
+func (o *sumJob) sumKey(seq uint64) int64 {
+	if o.keyFn != nil {
+		return o.keyFn(seq)
+	}
+	return int64(seq * 7 % o.keys)
+}
+
+// config returns the job's settings, resolved.
+func (o *sumJob) config(t testing.TB) *Config {
+	t.Helper()
+	cfg := &Config{
+		Name:           "sum",
+		Parallelism:    o.p,
+		MaxParallelism: 128,
+		Checkpoint: CheckpointConfig{
+			Mode:     ExactlyOnce,
+			Interval: o.interval,
+			Timeout:  time.Minute,
+			MinPause: o.minPause,
+			Retain:   o.retain,
+			Dir:      sumCkptDir,
+		},
+		StateBackend: "memory",
+		Nodes: []NodeConfig{
+			{Name: "gen", UID: "gen", Kind: "source", Section: "sources", Connector: "generator", Options: map[string]string{"generate": "Gen"}},
+			{Name: "sum", UID: "sum", Kind: "aggregate", Section: "operators", Parallelism: o.sumP, ParallelismSet: o.sumP != 0},
+			{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "sum", Connector: "file", Options: map[string]string{"path": sumOutDir}},
+		},
+	}
+	if err := cfg.resolve(); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// syncBuffer is a log that goroutines of a job may write while a test
+// reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// sumRun is a finished run of the sum job.
+type sumRun struct {
+	j   *Job
+	err error
+	log *syncBuffer
+}
+
+// run runs the job to its end (or until o.ctx is cancelled) and returns
+// what Run returned; it fails the test if the job hangs.
+func (o *sumJob) run(t testing.TB) *sumRun {
+	t.Helper()
+	ctx := o.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	j := NewJob(ctx, o.config(t))
+	j.fs = o.fs
+	j.from = o.from
+	r := &sumRun{j: j, log: new(syncBuffer)}
+	j.log = r.log
+	if o.started != nil {
+		o.started(j)
+	}
+	done := make(chan error, 1)
+	go func() { done <- j.Run(o.build) }()
+	select {
+	case r.err = <-done:
+	case <-time.After(jobHangGuard):
+		t.Fatalf("hang: the job still runs after %v\nlog:\n%s\n%s", jobHangGuard, r.log, stacks())
+	}
+	return r
+}
+
+// mustRun runs the job and fails the test unless it succeeds.
+func (o *sumJob) mustRun(t testing.TB) *sumRun {
+	t.Helper()
+	r := o.run(t)
+	if r.err != nil {
+		t.Fatalf("Run: %v\nlog:\n%s", r.err, r.log)
+	}
+	return r
+}
+
+// restoredID is the checkpoint the run resumed from, 0 for none.
+func (r *sumRun) restoredID() int64 {
+	if r.j.restored == nil {
+		return 0
+	}
+	return r.j.restored.Manifest.ID
+}
+
+func (o *sumJob) build(j *Job) {
+	ins := NewInboxes[int64](j, j.Parallelism(sumSum), j.Parallelism(sumGen))
+	for i := range j.Parallelism(sumGen) {
+		j.Go("gen", i, newSumSource(j, o, i, NewOut(j, ins, i)).run)
+	}
+	for i := range j.Parallelism(sumSum) {
+		j.Go("sum", i, newSumChain(j, i, ins[i]).run)
+	}
+}
+
+// sumSource is one subtask of source "gen".
+type sumSource struct {
+	j     *Job
+	o     *sumJob
+	sub   int
+	task  *Task
+	src   *GeneratorSource[int64]
+	ctl   *SourceCtl
+	toSum *Out[int64]
+	// nextPause indexes o.pauses.
+	nextPause int
+}
+
+func newSumSource(j *Job, o *sumJob, sub int, toSum *Out[int64]) *sumSource {
+	c := &sumSource{j: j, o: o, sub: sub, task: j.Task(sumGen, sub), toSum: toSum}
+	c.src = NewGeneratorSource(j, sumGen, sub, c.generate)
+	c.ctl = c.src.Ctl()
+	return c
+}
+
+// generate is the generator's function.
+func (c *sumSource) generate(seq uint64) (int64, bool) {
+	if seq >= c.o.n {
+		return 0, false
+	}
+	i := seq / uint64(c.o.p)
+	if c.nextPause < len(c.o.pauses) && i >= c.o.pauses[c.nextPause] {
+		// After a restore, pause points already passed count as one.
+		for c.nextPause < len(c.o.pauses) && i >= c.o.pauses[c.nextPause] {
+			c.nextPause++
+		}
+		c.awaitBarrier()
+	}
+	if c.o.hook != nil {
+		c.o.hook(c, i)
+	}
+	return c.o.sumKey(seq), true
+}
+
+// awaitUntil blocks the source subtask until cond holds; the deadline only
+// guards against a hang.
+func (c *sumSource) awaitUntil(what string, cond func() bool) {
+	deadline := time.Now().Add(jobHangGuard)
+	for !cond() {
+		select {
+		case <-c.j.ctx.Done():
+			Abort(errCanceled)
+		default:
+		}
+		if time.Now().After(deadline) {
+			Abortf("test hang: source waited %v for %s", jobHangGuard, what)
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
+}
+
+// awaitBarrier waits until the coordinator has asked for a barrier that
+// this subtask has not injected yet: the checkpoint before it is over.
+// (A negative value asks for a linger flush.)
+func (c *sumSource) awaitBarrier() {
+	c.awaitUntil("a checkpoint barrier", func() bool { return c.ctl.barrier.Load() > 0 })
+}
+
+// awaitCommitted waits until checkpoint id (or a later one) is complete
+// and its output committed.
+func (c *sumSource) awaitCommitted(id int64) {
+	c.awaitUntil(fmt.Sprintf("checkpoint %d to complete", id), func() bool { return c.j.committed.Load() >= id })
+}
+
+func (c *sumSource) run() {
+	for {
+		if r, ok := c.src.Next(); ok {
+			c.toSum.Hash(HashInt64(r), r)
+		} else if c.src.Done() && c.ctl.AtEnd() {
+			break
+		} else {
+			c.toSum.Flush()
+		}
+		if c.o.holdPolls > 0 && c.src.Seq()/uint64(c.o.p) <= c.o.holdPolls && !c.src.Done() {
+			continue
+		}
+		if id := c.ctl.Poll(); id > 0 {
+			c.barrier(id)
+		} else if id < 0 {
+			c.toSum.Flush()
+		}
+	}
+	c.end()
+}
+
+func (c *sumSource) barrier(id int64) {
+	s := c.task.Begin(id)
+	c.src.Snapshot(s, sumGen)
+	c.toSum.Barrier(id)
+	c.task.Submit(s)
+}
+
+func (c *sumSource) end() {
+	s := c.task.Final()
+	c.src.Snapshot(s, sumGen)
+	c.toSum.End()
+	c.task.Submit(s)
+}
+
+// sumChain is one subtask of aggregate "sum" and sink "out" fused with it.
+type sumChain struct {
+	sub   int
+	task  *Task
+	in    *Inbox[int64]
+	state *state.Memory[int64, int64]
+	out   *FileSink[string]
+}
+
+func newSumChain(j *Job, sub int, in *Inbox[int64]) *sumChain {
+	c := &sumChain{sub: sub, task: j.Task(sumSum, sub), in: in, state: state.NewMemory[int64, int64]()}
+	RestoreMemory(c.task, sumSum, c.state, decodeSumEntry)
+	c.out = NewFileSink(j, sumOut, sub, EncodeString)
+	return c
+}
+
+func (c *sumChain) run() {
+	c.in.Bind(c.task, c.out.Flush)
+	for {
+		m := c.in.Next()
+		switch m.Kind {
+		case Records:
+			for _, r := range m.Recs {
+				c.add(r)
+			}
+			c.in.Recycle(m.Recs)
+		case Barrier:
+			c.barrier(m.ID)
+			c.in.Release(m.ID)
+		case End:
+			c.end()
+			return
+		}
+	}
+}
+
+func (c *sumChain) add(k int64) {
+	n := c.state.Get(k)
+	if n == nil {
+		n = new(int64)
+		c.state.Put(k, n)
+	}
+	*n++
+	c.out.Write(fmt.Sprintf("%d,%d", k, *n))
+}
+
+func (c *sumChain) barrier(id int64) {
+	s := c.task.Begin(id)
+	SnapshotMemory(s, sumSum, c.state, HashInt64, encodeSumEntry, "int64", "int64")
+	c.out.PreCommit(s, sumOut)
+	c.task.Submit(s)
+}
+
+func (c *sumChain) end() {
+	s := c.task.Final()
+	c.out.PreCommit(s, sumOut)
+	c.out.End()
+	c.task.Submit(s)
+}
+
+func encodeSumEntry(w *codec.Writer, k int64, v *int64) {
+	w.Varint(k)
+	w.Varint(*v)
+}
+
+func decodeSumEntry(r *codec.Reader) (int64, *int64) {
+	k := r.Varint()
+	v := r.Varint()
+	return k, &v
+}
+
+// wantCounts is the count of every key, computed without the job.
+func (o *sumJob) wantCounts() map[int64]int {
+	want := map[int64]int{}
+	for seq := range o.n {
+		want[o.sumKey(seq)]++
+	}
+	return want
+}
+
+// outputFiles returns the committed output: the sink directory's files
+// whose names do not start with '.', by name.
+func outputFiles(t testing.TB, fsys vfs.FS) map[string][]byte {
+	t.Helper()
+	entries, err := fsys.ReadDir(sumOutDir)
+	if err != nil {
+		return nil
+	}
+	files := map[string][]byte{}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		data, err := vfs.ReadFile(fsys, filepath.Join(sumOutDir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = data
+	}
+	return files
+}
+
+// hiddenFiles lists the sink directory's files whose names start with '.'.
+func hiddenFiles(fsys vfs.FS) []string {
+	entries, _ := fsys.ReadDir(sumOutDir)
+	var names []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// checkOutput fails the test unless the committed output in fsys is
+// exactly what a run without failures writes: every line "k,i" for
+// i = 1..count(k), each once.
+func (o *sumJob) checkOutput(t testing.TB, fsys vfs.FS) {
+	t.Helper()
+	got := map[string]int{}
+	for _, data := range outputFiles(t, fsys) {
+		for line := range strings.Lines(string(data)) {
+			got[line]++
+		}
+	}
+	want := map[string]int{}
+	for k, n := range o.wantCounts() {
+		for i := 1; i <= n; i++ {
+			want[fmt.Sprintf("%d,%d\n", k, i)] = 1
+		}
+	}
+	if maps.Equal(got, want) {
+		return
+	}
+	var problems []string
+	for _, line := range slices.Sorted(maps.Keys(want)) {
+		if got[line] == 0 {
+			problems = append(problems, fmt.Sprintf("missing %q", line))
+		}
+	}
+	for _, line := range slices.Sorted(maps.Keys(got)) {
+		switch {
+		case want[line] == 0:
+			problems = append(problems, fmt.Sprintf("unexpected %q ×%d", line, got[line]))
+		case got[line] > 1:
+			problems = append(problems, fmt.Sprintf("duplicate %q ×%d", line, got[line]))
+		}
+	}
+	if len(problems) > 20 {
+		problems = append(problems[:20], fmt.Sprintf("and %d more", len(problems)-20))
+	}
+	t.Errorf("the committed output is not exactly once (%d lines, want %d):\n%s", len(got), len(want), strings.Join(problems, "\n"))
+}
+
+// checkpoints lists the checkpoints in fsys: id -> its manifest, nil for
+// a folder without one.
+func checkpoints(t testing.TB, fsys vfs.FS) map[int64]*Manifest {
+	t.Helper()
+	st := &Storage{FS: fsys, Dir: sumCkptDir}
+	entries, err := st.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64]*Manifest{}
+	for _, e := range entries {
+		out[e.ID] = nil
+		if e.Complete {
+			m, err := st.ReadManifest(e.ID)
+			if err != nil {
+				t.Fatalf("checkpoint %d: %v", e.ID, err)
+			}
+			out[e.ID] = m
+		}
+	}
+	return out
+}
+
+// rewriteFile replaces a file of a MemFS with edit's result, durably.
+func rewriteFile(t testing.TB, fsys vfs.FS, name string, edit func([]byte) []byte) {
+	t.Helper()
+	data, err := vfs.ReadFile(fsys, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := vfs.WriteFileSync(fsys, name, edit(data)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var _ io.Writer = (*syncBuffer)(nil)

@@ -1,0 +1,56 @@
+package runtime
+
+import (
+	"time"
+
+	"github.com/pipegen/pipegen"
+)
+
+// ProcessContext is the pipegen.Context a process operator's functions get:
+// the key being processed, the operator's event time and its timers. One
+// per subtask, reused for every call.
+type ProcessContext[K comparable] struct {
+	timers  *TimerService[K]
+	key     K
+	wm      int64
+	cleared bool
+}
+
+var _ pipegen.Context = (*ProcessContext[string])(nil)
+
+// NewProcessContext makes the context of a process operator's subtask.
+func NewProcessContext[K comparable](timers *TimerService[K]) *ProcessContext[K] {
+	return &ProcessContext[K]{timers: timers, wm: MinTime}
+}
+
+// Begin prepares the context for a call about key k.
+func (c *ProcessContext[K]) Begin(k K) {
+	c.key = k
+	c.cleared = false
+}
+
+// Cleared reports whether the call asked to drop its key's state.
+func (c *ProcessContext[K]) Cleared() bool { return c.cleared }
+
+// SetWatermark moves the operator's event time.
+func (c *ProcessContext[K]) SetWatermark(w int64) { c.wm = w }
+
+// Watermark is the operator's event-time watermark (the zero time before
+// the first one).
+func (c *ProcessContext[K]) Watermark() time.Time {
+	if c.wm == MinTime {
+		return time.Time{}
+	}
+	return MillisTime(c.wm)
+}
+
+// TimerAt registers an event-time timer for the current key.
+func (c *ProcessContext[K]) TimerAt(t time.Time) { c.timers.Register(c.key, t.UnixMilli(), false) }
+
+// ProcessingTimerAt registers a processing-time timer for the current key.
+func (c *ProcessContext[K]) ProcessingTimerAt(t time.Time) {
+	c.timers.Register(c.key, t.UnixMilli(), true)
+}
+
+// Clear drops the current key's state once the call returns.
+func (c *ProcessContext[K]) Clear() { c.cleared = true }

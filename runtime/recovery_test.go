@@ -1,0 +1,485 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
+	"github.com/pipegen/pipegen/runtime/vfs"
+)
+
+func TestSumJobExactlyOnce(t *testing.T) {
+	for _, p := range []int{1, 2, 3} {
+		t.Run(fmt.Sprint("p=", p), func(t *testing.T) {
+			mem := vfs.NewMem()
+			o := defaultSumJob(p, mem)
+			o.mustRun(t)
+			o.checkOutput(t, mem)
+			if h := hiddenFiles(mem); len(h) > 0 {
+				t.Errorf("hidden files left after a completed run: %v", h)
+			}
+			ms := checkpoints(t, mem)
+			var complete []int64
+			for id, m := range ms {
+				if m == nil {
+					t.Errorf("checkpoint %d has no manifest after a completed run", id)
+					continue
+				}
+				complete = append(complete, id)
+			}
+			slices.Sort(complete)
+			// Two pause points before the last are two checkpoints that
+			// the final one cannot supersede.
+			if len(complete) < 3 || !ms[complete[len(complete)-1]].Final {
+				t.Errorf("checkpoints %v, want at least two and a final one", complete)
+			}
+		})
+	}
+}
+
+// crashPoint is the filesystem a crash would leave just before one
+// operation of a run.
+type crashPoint struct {
+	op vfs.Op
+	fs *vfs.MemFS
+	// committed is the newest checkpoint the run had completed, its output
+	// committed: it must survive the crash.
+	committed int64
+}
+
+// crashRecorder is an injector that fails nothing and keeps a crash point
+// before every operation that changes the filesystem.
+type crashRecorder struct {
+	mem *vfs.MemFS
+	job atomic.Pointer[Job]
+
+	mu     sync.Mutex
+	points []crashPoint
+}
+
+func (c *crashRecorder) MaybeError(op vfs.Op) error {
+	switch op.Kind {
+	case vfs.OpOpen, vfs.OpOpenDir, vfs.OpReadDir, vfs.OpStat, vfs.OpRead:
+		return nil
+	}
+	var committed int64
+	if j := c.job.Load(); j != nil {
+		committed = j.committed.Load()
+	}
+	clone := c.mem.CrashClone()
+	c.mu.Lock()
+	c.points = append(c.points, crashPoint{op: op, fs: clone, committed: committed})
+	c.mu.Unlock()
+	return nil
+}
+
+// taken returns the crash points so far. Run may return before a writer
+// of a checkpoint superseded by the final one has finished, so points may
+// still come in.
+func (c *crashRecorder) taken() []crashPoint {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.points)
+}
+
+// recordCrashes makes o run on mem through a crashRecorder.
+func recordCrashes(o *sumJob, mem *vfs.MemFS) *crashRecorder {
+	c := &crashRecorder{mem: mem}
+	o.fs = vfs.NewErrorFS(mem, c)
+	o.started = func(j *Job) { c.job.Store(j) }
+	return c
+}
+
+// newestComplete is the newest checkpoint of fsys with an intact manifest,
+// 0 for none.
+func newestIntact(fsys vfs.FS) int64 {
+	st := &Storage{FS: fsys, Dir: sumCkptDir}
+	entries, _ := st.List()
+	for i := len(entries) - 1; i >= 0; i-- {
+		if _, err := st.Load(entries[i].ID); err == nil {
+			return entries[i].ID
+		}
+	}
+	return 0
+}
+
+// checkRecovery restarts the job on the filesystem a crash left, runs it
+// to its end and checks the output: exactly once, with every file that
+// was committed at the crash still there, unchanged, and resumed from a
+// checkpoint no older than the newest one completed before the crash.
+func checkRecovery(t *testing.T, o *sumJob, cp crashPoint, nested bool) {
+	t.Helper()
+	before := outputFiles(t, cp.fs)
+	intact := newestIntact(cp.fs)
+	if intact < cp.committed {
+		t.Errorf("crash before %v: checkpoint %d was complete, but the newest that survives is %d", cp.op, cp.committed, intact)
+	}
+	o2 := *o
+	o2.fs = cp.fs
+	var rec *crashRecorder
+	if nested {
+		rec = recordCrashes(&o2, cp.fs)
+	}
+	r := o2.run(t)
+	if r.err != nil {
+		t.Fatalf("crash before %v: the restart failed: %v\nlog:\n%s", cp.op, r.err, r.log)
+	}
+	if got := r.restoredID(); got != intact {
+		t.Errorf("crash before %v: resumed from checkpoint %d, want %d", cp.op, got, intact)
+	}
+	o.checkOutput(t, cp.fs)
+	after := outputFiles(t, cp.fs)
+	for name, data := range before {
+		if !bytes.Equal(after[name], data) {
+			t.Errorf("crash before %v: committed file %s changed in recovery:\n%q\nnow\n%q", cp.op, name, data, after[name])
+		}
+	}
+	if h := hiddenFiles(cp.fs); len(h) > 0 {
+		t.Errorf("crash before %v: hidden files left after recovery: %v", cp.op, h)
+	}
+	if t.Failed() {
+		t.Logf("log of the restart:\n%s", r.log)
+		t.FailNow()
+	}
+	if !nested {
+		return
+	}
+	if points := rec.taken(); len(points) > 0 {
+		// A crash in the middle of recovery.
+		checkRecovery(t, o, points[len(points)/2], false)
+	}
+}
+
+// TestCrashRecovery crashes a run before each of its file operations and
+// checks that a restart from what the crash left writes exactly the
+// output of a run without a crash.
+func TestCrashRecovery(t *testing.T) {
+	for _, p := range []int{1, 2} {
+		t.Run(fmt.Sprint("p=", p), func(t *testing.T) {
+			mem := vfs.NewMem()
+			o := defaultSumJob(p, nil)
+			rec := recordCrashes(o, mem)
+			o.mustRun(t)
+			o.checkOutput(t, mem)
+			end := mem.CrashClone()
+			points := append(rec.taken(), crashPoint{op: vfs.Op{Path: "(after the run)"}, fs: end, committed: newestIntact(end)})
+			t.Logf("%d crash points", len(points))
+			o.started = nil
+			for i, cp := range points {
+				checkRecovery(t, o, cp, i%8 == 3)
+			}
+		})
+	}
+}
+
+// stoppedRun runs the job until at least three checkpoints are complete
+// and returns what a crash then leaves, with the newest complete one.
+func stoppedRun(t *testing.T) (o *sumJob, crashed *vfs.MemFS, newest int64) {
+	t.Helper()
+	mem := vfs.NewMem()
+	o = defaultSumJob(2, mem)
+	o.pauses = []uint64{40, 120, 200, 280}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o.ctx = ctx
+	var once sync.Once
+	o.hook = func(c *sumSource, i uint64) {
+		if i >= o.pauses[3] {
+			// Three checkpoints are over: a fourth is asked for.
+			once.Do(func() {
+				crashed = mem.CrashClone()
+				cancel()
+			})
+		}
+	}
+	if r := o.run(t); !stopped(r.err) || crashed == nil {
+		t.Fatalf("Run = %v, want it stopped", r.err)
+	}
+	ms := checkpoints(t, crashed)
+	for id, m := range ms {
+		if m != nil {
+			newest = max(newest, id)
+		}
+	}
+	for id := int64(1); id <= newest; id++ {
+		if ms[id] == nil {
+			t.Fatalf("checkpoint %d is not complete: %v", id, ms)
+		}
+	}
+	if newest < 3 {
+		t.Fatalf("checkpoints %v, want at least 3 complete", ms)
+	}
+	o.ctx, o.hook, o.fs = nil, nil, nil
+	return o, crashed, newest
+}
+
+// committedBy returns the names of the sink files that checkpoints up to
+// id commit: for every subtask, its files numbered below the next number
+// of checkpoint id.
+func committedBy(t *testing.T, fsys vfs.FS, id int64) []string {
+	t.Helper()
+	m, err := (&Storage{FS: fsys, Dir: sumCkptDir}).ReadManifest(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range m.Node("out").Sinks {
+		for seq := range s.NextSeq {
+			names = append(names, fmt.Sprintf("part-%d-%d", s.Subtask, seq))
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+func damage(t *testing.T, fsys *vfs.MemFS, id int64, how string) {
+	t.Helper()
+	dir := filepath.Join(sumCkptDir, checkpointName(id))
+	state := filepath.Join(dir, "sum-1.state")
+	manifest := filepath.Join(dir, "MANIFEST")
+	switch how {
+	case "flip a state byte":
+		rewriteFile(t, fsys, state, func(b []byte) []byte { b[len(b)/2] ^= 0x10; return b })
+	case "flip a state checksum byte":
+		rewriteFile(t, fsys, state, func(b []byte) []byte { b[len(b)-1] ^= 0x01; return b })
+	case "truncate state":
+		rewriteFile(t, fsys, state, func(b []byte) []byte { return b[:len(b)-3] })
+	case "extend state":
+		rewriteFile(t, fsys, state, func(b []byte) []byte { return append(b, 0) })
+	case "empty state":
+		rewriteFile(t, fsys, state, func(b []byte) []byte { return nil })
+	case "remove state":
+		if err := fsys.Remove(state); err != nil {
+			t.Fatal(err)
+		}
+	case "flip a manifest byte":
+		rewriteFile(t, fsys, manifest, func(b []byte) []byte { b[len(b)/3] ^= 0x02; return b })
+	case "truncate manifest":
+		rewriteFile(t, fsys, manifest, func(b []byte) []byte { return b[:len(b)/2] })
+	case "remove manifest":
+		if err := fsys.Remove(manifest); err != nil {
+			t.Fatal(err)
+		}
+	default:
+		t.Fatalf("no damage %q", how)
+	}
+	if err := vfs.SyncDir(fsys, dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var damages = []string{"flip a state byte", "flip a state checksum byte", "truncate state", "extend state", "empty state", "remove state", "flip a manifest byte", "truncate manifest", "remove manifest"}
+
+// TestRestoreSkipsDamaged damages the newest checkpoint: a restart skips
+// it with a warning, resumes from the one before, removes the output that
+// only the damaged one committed, and writes the output exactly once.
+func TestRestoreSkipsDamaged(t *testing.T) {
+	o, base, newest := stoppedRun(t)
+	prev := newest - 1
+	later := committedBy(t, base, newest)
+	earlier := committedBy(t, base, prev)
+	for _, how := range damages {
+		t.Run(how, func(t *testing.T) {
+			fsys := base.CrashClone()
+			damage(t, fsys, newest, how)
+			warning := fmt.Sprintf("checkpoint %d is damaged, skipping it: ", newest)
+			if how == "remove manifest" {
+				warning = fmt.Sprintf("checkpoint %d is incomplete (no manifest): skipping it", newest)
+			}
+
+			// What the restart finds and removes, before it runs.
+			j := NewJob(context.Background(), o.config(t))
+			j.fs = fsys.CrashClone()
+			log := new(syncBuffer)
+			j.log = log
+			if err := j.prepareRun(&Storage{FS: j.fs, Dir: sumCkptDir}, ""); err != nil {
+				t.Fatal(err)
+			}
+			if got := j.restored.Manifest.ID; got != prev {
+				t.Errorf("resumes from checkpoint %d, want %d", got, prev)
+			}
+			if !strings.Contains(log.String(), warning) {
+				t.Errorf("no warning %q in the log:\n%s", warning, log)
+			}
+			// The files that only the damaged checkpoint committed are
+			// gone.
+			if n := len(later) - len(earlier); n > 0 && !strings.Contains(log.String(), fmt.Sprintf("sinks.out: removed %d files no checkpoint commits", n)) {
+				t.Errorf("the log does not tell the removal of %d files:\n%s", n, log)
+			}
+			if got := slices.Sorted(maps.Keys(outputFiles(t, j.fs))); !slices.Equal(got, earlier) {
+				t.Errorf("after prepareRun the output is %v, want the files of checkpoint %d: %v", got, prev, earlier)
+			}
+			if h := hiddenFiles(j.fs); len(h) > 0 {
+				t.Errorf("hidden files left: %v", h)
+			}
+			if got := j.nextID; got <= newest {
+				t.Errorf("the next checkpoint is %d, want one after every folder (> %d)", got, newest)
+			}
+
+			// The run.
+			o.fs = fsys
+			r := o.mustRun(t)
+			if r.restoredID() != prev {
+				t.Errorf("resumed from checkpoint %d, want %d", r.restoredID(), prev)
+			}
+			o.checkOutput(t, fsys)
+		})
+	}
+}
+
+// TestRestoreSkipsDamagedAfterEnd damages the final checkpoint of a run
+// that ended, or removes it and damages the one before: a restart resumes
+// from the newest intact one and the output is exactly once.
+func TestRestoreSkipsDamagedAfterEnd(t *testing.T) {
+	mem := vfs.NewMem()
+	o := defaultSumJob(2, mem)
+	o.mustRun(t)
+	var complete []int64
+	for id, m := range checkpoints(t, mem) {
+		if m != nil {
+			complete = append(complete, id)
+		}
+	}
+	slices.Sort(complete)
+	n := len(complete)
+	if n < 3 {
+		t.Fatalf("checkpoints %v, want at least 3", complete)
+	}
+	final, prev, prev2 := complete[n-1], complete[n-2], complete[n-3]
+	cases := []struct {
+		name   string
+		damage func(fsys *vfs.MemFS)
+		want   int64
+	}{
+		{"final manifest flipped", func(fsys *vfs.MemFS) { damage(t, fsys, final, "flip a manifest byte") }, prev},
+		{"final removed, state before flipped", func(fsys *vfs.MemFS) {
+			damage(t, fsys, final, "remove manifest")
+			damage(t, fsys, prev, "flip a state byte")
+		}, prev2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fsys := mem.CrashClone()
+			c.damage(fsys)
+			o.fs = fsys
+			r := o.mustRun(t)
+			if r.restoredID() != c.want {
+				t.Errorf("resumed from checkpoint %d, want %d\n%s", r.restoredID(), c.want, r.log)
+			}
+			if !strings.Contains(r.log.String(), "removed") {
+				t.Errorf("no output removed:\n%s", r.log)
+			}
+			o.checkOutput(t, fsys)
+			if h := hiddenFiles(fsys); len(h) > 0 {
+				t.Errorf("hidden files left: %v", h)
+			}
+		})
+	}
+}
+
+// TestResumeFromCheckpointFolder resumes a job that ran to its end from
+// an older checkpoint named by its folder (--from-checkpoint): the output
+// after it is written again, exactly once.
+func TestResumeFromCheckpointFolder(t *testing.T) {
+	mem := vfs.NewMem()
+	o := defaultSumJob(2, mem)
+	o.mustRun(t)
+	o.from = filepath.Join(sumCkptDir, checkpointName(2))
+	r := o.mustRun(t)
+	if r.restoredID() != 2 || !strings.Contains(r.log.String(), "resuming from checkpoint 2 ("+o.from+")") {
+		t.Errorf("resumed from checkpoint %d, want 2:\n%s", r.restoredID(), r.log)
+	}
+	if !strings.Contains(r.log.String(), "files no checkpoint commits") {
+		t.Errorf("no output removed:\n%s", r.log)
+	}
+	o.checkOutput(t, mem)
+	if h := hiddenFiles(mem); len(h) > 0 {
+		t.Errorf("hidden files left: %v", h)
+	}
+}
+
+// TestRescaleRecovery resumes a job stopped after some checkpoints with
+// another parallelism of its keyed operator and sink: the key groups move
+// to other subtasks, and the output is exactly once.
+func TestRescaleRecovery(t *testing.T) {
+	o, base, newest := stoppedRun(t)
+	for _, p := range []int{1, 3, 4} {
+		t.Run(fmt.Sprint("p=", p), func(t *testing.T) {
+			fsys := base.CrashClone()
+			o2 := *o
+			o2.fs, o2.sumP = fsys, p
+			r := o2.mustRun(t)
+			if r.restoredID() != newest {
+				t.Errorf("resumed from checkpoint %d, want %d", r.restoredID(), newest)
+			}
+			o2.checkOutput(t, fsys)
+			if h := hiddenFiles(fsys); len(h) > 0 {
+				t.Errorf("hidden files left: %v", h)
+			}
+		})
+	}
+}
+
+// stopAt runs o on fsys (a MemFS) until source subtask 0 reaches record
+// index at, and returns what a crash then leaves.
+func stopAt(t *testing.T, o *sumJob, fsys *vfs.MemFS, at uint64) (*vfs.MemFS, *sumRun) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o2 := *o
+	o2.fs, o2.ctx = fsys, ctx
+	var (
+		once    sync.Once
+		crashed *vfs.MemFS
+	)
+	o2.hook = func(c *sumSource, i uint64) {
+		if c.sub == 0 && i >= at {
+			once.Do(func() {
+				crashed = fsys.CrashClone()
+				cancel()
+			})
+		}
+	}
+	r := o2.run(t)
+	if !stopped(r.err) || crashed == nil {
+		t.Fatalf("Run = %v, want it stopped at record %d\n%s", r.err, at, r.log)
+	}
+	return crashed, r
+}
+
+// TestRescaleDownUp takes the keyed operator and its sink from 3 subtasks
+// to 2 and back to 3. Subtask 2 comes back after subtask 1 wrote fewer
+// files than it had: it must not number its files after subtask 1's and
+// overwrite the ones it committed before.
+func TestRescaleDownUp(t *testing.T) {
+	// Every key is owned by subtask 2 of 3 (and 1 of 2).
+	var keys []int64
+	for k := int64(0); len(keys) < 5; k++ {
+		if KeyGroupOwner(KeyGroup(HashInt64(k), 128), 128, 3) == 2 {
+			keys = append(keys, k)
+		}
+	}
+	o := defaultSumJob(1, nil)
+	o.keyFn = func(seq uint64) int64 { return keys[seq%uint64(len(keys))] }
+	o.pauses = []uint64{100, 200, 300, 400, 500, 600, 700, 800}
+
+	o.sumP = 3
+	fsys, _ := stopAt(t, o, vfs.NewMem(), 750)
+	o.sumP = 2
+	fsys, r := stopAt(t, o, fsys, 810)
+	if r.restoredID() < 5 {
+		t.Fatalf("the second run resumed from checkpoint %d, want one after several files", r.restoredID())
+	}
+	o.sumP = 3
+	o.fs = fsys
+	o.mustRun(t)
+	o.checkOutput(t, fsys)
+}
