@@ -80,9 +80,13 @@ type sumJob struct {
 }
 
 // defaultSumJob is a job of p subtasks that takes at least three
-// checkpoints before the final one.
+// checkpoints before the final one. Checkpoint 1 comes after record 40 of
+// every source subtask, however early the coordinator asks for it, so
+// that it has sink files, and checkpoint 2 is over before any source
+// subtask ends.
 func defaultSumJob(p int, fsys vfs.FS) *sumJob {
-	return &sumJob{p: p, n: 900, keys: 13, interval: time.Millisecond, retain: 10, fs: fsys, pauses: []uint64{40, 120, 200}}
+	return &sumJob{p: p, n: 900, keys: 13, interval: time.Millisecond, retain: 10, fs: fsys,
+		pauses: []uint64{40, 120, 200}, holdPolls: 40}
 }
 
 // sumKey is the key of the record with sequence number seq.

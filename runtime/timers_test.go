@@ -130,7 +130,7 @@ func applyTimerOp(t *TimerService[int], o testOp) []string {
 func TestTimersAgainstModel(t *testing.T) {
 	t.Parallel()
 	fired := 0
-	for seed := range seeds(300) {
+	for seed := range seeds(200) {
 		rng := rand.New(rand.NewPCG(seed, 11))
 		ops := genTimerOps(rng, 50+rng.IntN(300))
 		ts := NewTimerService[int]()

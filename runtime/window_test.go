@@ -266,7 +266,7 @@ func TestWindowStateAgainstModel(t *testing.T) {
 	t.Parallel()
 	for _, kind := range []WindowKind{Tumbling, Sliding, Session} {
 		late, updates, fires := 0, 0, 0
-		for seed := range seeds(200) {
+		for seed := range seeds(150) {
 			rng := rand.New(rand.NewPCG(seed, uint64(kind)))
 			a := randomAssigner(rng, kind)
 			lateness := randomLateness(rng)
