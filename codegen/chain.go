@@ -164,7 +164,9 @@ func (cg *chainGen) structType() {
 	cg.f.Comment(doc + ".")
 	cg.f.Type().Id(typ).StructFunc(func(s *jen.Group) {
 		s.Id("sub").Int().Comment("the subtask's index")
-		s.Id("task").Op("*").Qual(runtimePath, "Task").Comment("its part in checkpoints")
+		if cg.snapshots() {
+			s.Id("task").Op("*").Qual(runtimePath, "Task").Comment("its part in checkpoints")
+		}
 		switch h.Kind {
 		case ir.Source:
 			s.Id("src").Op("*").Qual(runtimePath, sourceType(h)).Types(typeCode(h.Out))
@@ -188,6 +190,23 @@ func (cg *chainGen) structType() {
 			ng.fields(s)
 		}
 	})
+}
+
+// snapshots reports whether the chain has anything to checkpoint: a source
+// position, keyed state, a sink's pending files, or its senders'
+// watermarks. A chain of stateless operators only passes barriers on, and
+// the coordinator expects nothing from it.
+func (cg *chainGen) snapshots() bool {
+	h := cg.c.head
+	if h.Kind == ir.Source || cg.timed {
+		return true
+	}
+	for _, n := range cg.c.nodes {
+		if n.Kind.Stateful() || n.Kind == ir.Sink {
+			return true
+		}
+	}
+	return false
 }
 
 func (cg *chainGen) needsInputWM() bool {
@@ -235,7 +254,9 @@ func (cg *chainGen) constructor() {
 		for _, e := range c.outs {
 			fields[jen.Id(g.outField(e))] = jen.Id(g.outField(e))
 		}
-		fields[jen.Id("task")] = jen.Id("j").Dot("Task").Call(jen.Id(g.constName(h)), jen.Id("sub"))
+		if cg.snapshots() {
+			fields[jen.Id("task")] = jen.Id("j").Dot("Task").Call(jen.Id(g.constName(h)), jen.Id("sub"))
+		}
 		b.Id("c").Op(":=").Op("&").Id(typ).Values(fields)
 		if h.Kind == ir.Source {
 			b.Id("c").Dot("src").Op("=").Add(g.newSource(h))
@@ -369,7 +390,11 @@ func (cg *chainGen) loop() {
 		jen.Return(),
 	))
 	f.Func().Params(cg.recv).Id("run").Params().BlockFunc(func(b *jen.Group) {
-		b.Add(c).Dot("in").Dot("Bind").Call(jen.Add(c).Dot("task"), jen.Add(c).Dot("flush"))
+		task := jen.Add(c).Dot("task")
+		if !cg.snapshots() {
+			task = jen.Nil()
+		}
+		b.Add(c).Dot("in").Dot("Bind").Call(task, jen.Add(c).Dot("flush"))
 		if cg.needsTicks() {
 			b.Add(c).Dot("in").Dot("Ticks").Call()
 		}
@@ -505,16 +530,24 @@ func (cg *chainGen) controlMethods() {
 	// effect of exactly the records before the barrier.
 	f.Comment("barrier takes the chain's snapshot for checkpoint id, passes the barrier on after")
 	f.Comment("the records before it, and hands the snapshot to the writer.")
+	if !cg.snapshots() {
+		f.Comment("barrier passes checkpoint barrier id downstream, after the records before it:")
+		f.Comment("the chain has no state of its own to snapshot.")
+	}
 	f.Func().Params(cg.recv).Id("barrier").Params(jen.Id("id").Int64()).BlockFunc(func(b *jen.Group) {
-		b.Add(s).Op(":=").Id("c").Dot("task").Dot("Begin").Call(jen.Id("id"))
-		cg.positions(b)
-		for _, ng := range cg.nodes {
-			ng.snapshot(b)
+		if cg.snapshots() {
+			b.Add(s).Op(":=").Id("c").Dot("task").Dot("Begin").Call(jen.Id("id"))
+			cg.positions(b)
+			for _, ng := range cg.nodes {
+				ng.snapshot(b)
+			}
 		}
 		for _, e := range c.outs {
 			b.Id("c").Dot(g.outField(e)).Dot("Barrier").Call(jen.Id("id"))
 		}
-		b.Id("c").Dot("task").Dot("Submit").Call(s)
+		if cg.snapshots() {
+			b.Id("c").Dot("task").Dot("Submit").Call(s)
+		}
 	})
 
 	if cg.timed {
@@ -554,15 +587,19 @@ func (cg *chainGen) controlMethods() {
 		for _, ng := range cg.nodes {
 			ng.end(b)
 		}
-		b.Add(s).Op(":=").Id("c").Dot("task").Dot("Final").Call()
-		cg.positions(b)
-		for _, ng := range cg.nodes {
-			ng.final(b)
+		if cg.snapshots() {
+			b.Add(s).Op(":=").Id("c").Dot("task").Dot("Final").Call()
+			cg.positions(b)
+			for _, ng := range cg.nodes {
+				ng.final(b)
+			}
 		}
 		for _, e := range c.outs {
 			b.Id("c").Dot(g.outField(e)).Dot("End").Call()
 		}
-		b.Id("c").Dot("task").Dot("Submit").Call(s)
+		if cg.snapshots() {
+			b.Id("c").Dot("task").Dot("Submit").Call(s)
+		}
 	})
 }
 

@@ -56,10 +56,14 @@ func (g *gen) keyedFuncs(f *jen.File) {
 			b.Return(jen.Id("h"))
 		})
 		val := g.keyedValue(n)
+		valueSchema := schema(val)
+		if n.Kind == ir.Join {
+			valueSchema += " + " + schema(g.p.Nodes[n.Inputs[1].From].Out)
+		}
 		f.Comment(fmt.Sprintf("The schema of the state of %q, recorded in every checkpoint.", n.Name))
 		f.Const().Defs(
 			jen.Id(g.id(n)+"KeySchema").Op("=").Lit(schema(key)),
-			jen.Id(g.id(n)+"ValueSchema").Op("=").Lit(schema(val)),
+			jen.Id(g.id(n)+"ValueSchema").Op("=").Lit(valueSchema),
 		)
 		f.Comment(fmt.Sprintf("encode%sKey and decode%sKey write and read a key of %q.", p, p, n.Name))
 		f.Func().Id("encode"+p+"Key").Params(w, jen.Id("k").Add(typeCode(key))).BlockFunc(func(b *jen.Group) {

@@ -453,7 +453,7 @@ func (p *processGen) init(b *jen.Group) {
 		jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
 			jen.Return(jen.Add(p.timers()).Dot("Restore").Call(jen.Id("sec"), jen.Id("decode"+g.pascal(n)+"Key"))),
 		))
-	b.Add(p.ctx()).Op("=").Qual(runtimePath, "NewProcessContext").Call(p.timers())
+	b.Add(p.ctx()).Op("=").Qual(runtimePath, "NewProcessContext").Call(jen.Lit(n.Name), p.timers(), jen.Lit(n.OnTimer != nil), jen.Lit(p.cg.timed))
 	if p.cg.timed {
 		b.Add(p.ctx()).Dot("SetWatermark").Call(jen.Id("in").Dot("Watermark").Call())
 		b.Add(p.emitFn()).Op("=").Func().Params(jen.Id("r").Add(typeCode(n.Out))).Block(

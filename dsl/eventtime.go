@@ -122,8 +122,8 @@ func (r *resolver) checkWindow(n *rnode) {
 			n.ok = false
 			continue
 		}
-		if d <= 0 {
-			r.errorf(k.s.Pos, "a %s window needs a size of more than 0", k.name)
+		if d < time.Millisecond {
+			r.errorf(k.s.Pos, "a %s window needs a size of at least 1ms (event time counts milliseconds)", k.name)
 			n.ok = false
 		}
 		out.Kind = k.name
@@ -148,8 +148,8 @@ func (r *resolver) checkWindow(n *rnode) {
 			r.errorf(w.Every.Pos, "every is for sliding windows")
 			n.ok = false
 		} else if d, ok := r.duration(w.Every, false); ok {
-			if d <= 0 || d > out.Size {
-				r.errorf(w.Every.Pos, "every (the slide) must be more than 0 and at most the window size %s", out.Size)
+			if d < time.Millisecond || d > out.Size {
+				r.errorf(w.Every.Pos, "every (the slide) must be at least 1ms and at most the window size %s", out.Size)
 				n.ok = false
 			}
 			out.Every = d

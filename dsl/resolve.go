@@ -740,6 +740,10 @@ func (r *resolver) checkOperator(n *rnode, in types.Type) types.Type {
 	if kind == "process" {
 		return r.checkProcess(n, in, key)
 	}
+	if ns.OnTimer.Set {
+		r.errorf(ns.OnTimer.Pos, "on-timer is for process operators; a %s has no timers", kind)
+		n.ok = false
+	}
 	inS := r.u.typeString(in)
 	switch kind {
 	case "map":

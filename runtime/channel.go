@@ -77,8 +77,10 @@ type Inbox[T any] struct {
 	alignStart time.Time
 	// linger is set every Linger by the job: flush partial batches.
 	linger *atomic.Bool
-	// ticks makes the inbox hand out a Tick every Linger.
+	// ticks makes the inbox hand out a Tick every Linger; tick wakes an
+	// inbox that waits for records.
 	ticks bool
+	tick  <-chan time.Time
 	// wms are the senders' watermarks; wm is their minimum over the
 	// senders that are not idle, as last handed out.
 	wms        []int64
@@ -158,6 +160,9 @@ func (in *Inbox[T]) Next() Msg[T] {
 			in.idle()
 			select {
 			case m = <-in.c:
+			case <-in.tick:
+				// Nothing arrives, but processing time goes on.
+				return Msg[T]{Kind: Tick}
 			case <-in.done:
 				Abort(errCanceled)
 			}
@@ -247,8 +252,11 @@ func (in *Inbox[T]) Watermark() int64 { return in.wm }
 // do, so the judgement is the same in every run.
 func (in *Inbox[T]) SenderWatermark(from int32) int64 { return in.wms[from] }
 
-// Ticks asks for a Tick event every Linger.
-func (in *Inbox[T]) Ticks() { in.ticks = true }
+// Ticks asks for a Tick event every Linger, also while nothing arrives.
+func (in *Inbox[T]) Ticks() {
+	in.ticks = true
+	in.tick = time.NewTicker(Linger).C
+}
 
 // Watermarks returns every sender's watermark, for a checkpoint.
 func (in *Inbox[T]) Watermarks() []int64 { return slices.Clone(in.wms) }

@@ -159,7 +159,11 @@ func (c *coordinator) receive(a ack) {
 		close(c.done)
 		return
 	}
-	if err != nil {
+	var uncommitted *uncommittedError
+	switch {
+	case errors.As(err, &uncommitted):
+		c.j.Logf("%v", err)
+	case err != nil:
 		c.j.Logf("checkpoint %d failed and is given up, processing goes on: %v", cur.id, err)
 	}
 }
@@ -208,7 +212,7 @@ func (c *coordinator) complete(cur *inflight) error {
 	}
 	// The checkpoint is complete: its output may become visible.
 	if err := commitSinks(c.j.fs, m); err != nil {
-		return fmt.Errorf("checkpoint %d is complete but its output is not all committed (a restart commits it): %w", m.ID, err)
+		return &uncommittedError{id: m.ID, err: err}
 	}
 	c.j.committed.Store(m.ID)
 	if c.j.progress != nil {
@@ -221,6 +225,19 @@ func (c *coordinator) complete(cur *inflight) error {
 	c.prune()
 	return nil
 }
+
+// uncommittedError is a completed checkpoint whose output could not all be
+// committed: the next checkpoint, or a restart, commits it.
+type uncommittedError struct {
+	id  int64
+	err error
+}
+
+func (e *uncommittedError) Error() string {
+	return fmt.Sprintf("checkpoint %d is complete, but committing its output failed (the next checkpoint or a restart commits it): %v", e.id, e.err)
+}
+
+func (e *uncommittedError) Unwrap() error { return e.err }
 
 func sortBySubtask[T any](xs []T, sub func(T) int) {
 	for i := 1; i < len(xs); i++ {
@@ -338,8 +355,14 @@ func (j *Job) write(st *Storage, s *Snapshot) ack {
 			return a
 		}
 		a.bytes += size
-		a.nodes = append(a.nodes, NodeState{UID: n.UID, KeySchema: k.keySchema, ValueSchema: k.valueSchema,
-			Files: []StateFile{{Subtask: s.task.sub, State: k.state, Name: name, KeyGroups: [2]int{k.start, k.start + len(k.sections)}, Size: size, CRC: crc}}})
+		ns := NodeState{UID: n.UID, Files: []StateFile{{Subtask: s.task.sub, State: k.state, Name: name,
+			KeyGroups: [2]int{k.start, k.start + len(k.sections)}, Size: size, CRC: crc}}}
+		if k.state == "" {
+			// The schemas are the node's main state's; the others (timers)
+			// are the runtime's own.
+			ns.KeySchema, ns.ValueSchema = k.keySchema, k.valueSchema
+		}
+		a.nodes = append(a.nodes, ns)
 	}
 	for _, src := range s.sources {
 		a.nodes = append(a.nodes, NodeState{UID: j.Node(src.node).UID, Sources: []SourceState{src.state}})

@@ -337,7 +337,7 @@ func TestCheckpointCommitFails(t *testing.T) {
 	inj := &failCommit{}
 	o := defaultSumJob(2, vfs.NewErrorFS(mem, inj))
 	r := o.mustRun(t)
-	if !strings.Contains(r.log.String(), "checkpoint 1 is complete but its output is not all committed (a restart commits it): commit "+inj.final) {
+	if !strings.Contains(r.log.String(), "checkpoint 1 is complete, but committing its output failed (the next checkpoint or a restart commits it): commit "+inj.final) {
 		t.Errorf("the log does not tell that %s was not committed:\n%s", inj.final, r.log)
 	}
 	o.checkOutput(t, mem)

@@ -22,6 +22,8 @@ type Job struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup
+	// helpers counts the goroutines beside the subtasks.
+	helpers sync.WaitGroup
 
 	mu  sync.Mutex
 	err error
@@ -252,7 +254,6 @@ func (e *fatalError) Unwrap() error { return e.err }
 // and the final checkpoint has committed the output, or one has failed.
 func (j *Job) Run(build func(j *Job)) error {
 	done := make(chan struct{})
-	defer close(done)
 	cp := j.Config.Checkpoint
 	st := &Storage{FS: j.fs, Dir: cp.Dir}
 	if err := j.prepareRun(st, j.from); err != nil {
@@ -262,8 +263,16 @@ func (j *Job) Run(build func(j *Job)) error {
 		}
 		return &fatalError{err}
 	}
+	// The helpers (progress, linger, writers, coordinator) stop with the
+	// job, and Run waits for them: a restart must not begin while the last
+	// attempt still writes a manifest or commits files.
+	defer func() {
+		close(done)
+		j.cancel(errStopped)
+		j.helpers.Wait()
+	}()
 	if j.progress != nil {
-		go j.reportProgress(j.progress, done)
+		j.helper(func() { j.reportProgress(j.progress, done) })
 	}
 	var buildErr error
 	func() {
@@ -290,14 +299,14 @@ func (j *Job) Run(build func(j *Job)) error {
 	for _, start := range j.pending {
 		start()
 	}
-	go j.linger(done)
+	j.helper(func() { j.linger(done) })
 	var coord *coordinator
 	if cp.Mode != NoCheckpoints {
 		coord = newCoordinator(j, st, j.nextID)
 		for range 2 {
-			go j.writer(st)
+			j.helper(func() { j.writer(st) })
 		}
-		go coord.run()
+		j.helper(coord.run)
 	}
 	if err := j.Wait(); err != nil {
 		return err
@@ -312,8 +321,16 @@ func (j *Job) Run(build func(j *Job)) error {
 			return context.Cause(j.ctx)
 		}
 	}
-	j.cancel(errStopped)
 	return nil
+}
+
+// helper runs fn in a goroutine that Run waits for.
+func (j *Job) helper(fn func()) {
+	j.helpers.Add(1)
+	go func() {
+		defer j.helpers.Done()
+		fn()
+	}()
 }
 
 // errStopped ends the job's helpers (writer, coordinator) after success.

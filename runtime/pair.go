@@ -76,6 +76,8 @@ func (p *Pair[L, R]) Next() PairMsg[L, R] {
 			p.leftMsg(m)
 		case m := <-p.Right.c:
 			p.rightMsg(m)
+		case <-p.Left.tick:
+			return PairMsg[L, R]{Kind: Tick}
 		case <-p.done:
 			Abort(errCanceled)
 		}

@@ -25,7 +25,7 @@ type RestartConfig struct {
 	// after every failure.
 	MaxDelay   time.Duration
 	Multiplier float64
-	// MaxFailures within Interval make failure-rate give up.
+	// MaxFailures within Interval make failure-rate give up (0: never).
 	MaxFailures int
 	Interval    time.Duration
 }
@@ -69,7 +69,7 @@ func (r *restarter) next(now time.Time) (time.Duration, string, bool) {
 			}
 		}
 		r.failures = append(recent, now)
-		if len(r.failures) > c.MaxFailures {
+		if c.MaxFailures > 0 && len(r.failures) > c.MaxFailures {
 			return 0, fmt.Sprintf("%d failures within %s (restart.max-failures, restart.interval)", len(r.failures), c.Interval), false
 		}
 		return c.Delay, "", true

@@ -71,7 +71,7 @@
 //
 // The generated program runs with
 //
-//	BINARY run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet]
+//	BINARY run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet] [--cpuprofile FILE]
 //	BINARY checkpoints [--checkpoint-dir DIR]
 //
 // and BINARY --help lists every setting --set can change.
@@ -96,7 +96,8 @@ const usage = `usage:
                                                  generate the annotated pipelines into their package
                                                  (-check: exit 1 if the generated files are stale)
   pipegen build [-o BINARY] PIPELINE.yaml        generate and go build the program
-  pipegen verify [-kills N] [-seed S] [-parallelism P] [-o DIR] PIPELINE.yaml
+  pipegen verify [-kills N] [-seed S] [-parallelism P] [-o DIR] [-keep-interval]
+                 [-set KEY=VALUE]... [-timeout D] PIPELINE.yaml
                                                  run it clean and with crashes, compare outputs
 `
 

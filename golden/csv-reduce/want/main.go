@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	sales run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet]
+//	sales run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet] [--cpuprofile FILE]
 //	sales checkpoints [--checkpoint-dir DIR]
 //
 // Run "sales --help" for every setting. The pipeline's operators are in

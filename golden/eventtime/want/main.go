@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	eventtime run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet]
+//	eventtime run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet] [--cpuprofile FILE]
 //	eventtime checkpoints [--checkpoint-dir DIR]
 //
 // Run "eventtime --help" for every setting. The pipeline's operators are in

@@ -680,7 +680,7 @@ func newWatchChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.C
 	runtime.RestoreKeyed(c.task, nodeWatch, "timers", func(sec []byte) error {
 		return c.watchTimers.Restore(sec, decodeWatchKey)
 	})
-	c.watchCtx = runtime.NewProcessContext(c.watchTimers)
+	c.watchCtx = runtime.NewProcessContext("watch", c.watchTimers, true, true)
 	c.watchCtx.SetWatermark(in.Watermark())
 	c.watchEmitFn = func(r string) {
 		c.emitWatch(r, c.watchTS)
@@ -1324,7 +1324,7 @@ func hashKeyPaired(k string) uint64 {
 // The schema of the state of "paired", recorded in every checkpoint.
 const (
 	pairedKeySchema   = "string"
-	pairedValueSchema = "github.com/pipegen/pipegen/golden/eventtime.Click{1 User string; 2 Page string; 3 Ms int64}"
+	pairedValueSchema = "github.com/pipegen/pipegen/golden/eventtime.Click{1 User string; 2 Page string; 3 Ms int64} + github.com/pipegen/pipegen/golden/eventtime.View{1 Page string; 2 At string}"
 )
 
 // encodePairedKey and decodePairedKey write and read a key of "paired".
@@ -1366,7 +1366,7 @@ func hashKeyWindowedPairs(k string) uint64 {
 // The schema of the state of "windowed-pairs", recorded in every checkpoint.
 const (
 	windowedPairsKeySchema   = "string"
-	windowedPairsValueSchema = "github.com/pipegen/pipegen/golden/eventtime.Click{1 User string; 2 Page string; 3 Ms int64}"
+	windowedPairsValueSchema = "github.com/pipegen/pipegen/golden/eventtime.Click{1 User string; 2 Page string; 3 Ms int64} + github.com/pipegen/pipegen/golden/eventtime.View{1 Page string; 2 At string}"
 )
 
 // encodeWindowedPairsKey and decodeWindowedPairsKey write and read a key of "windowed-pairs".

@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	fanout run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet]
+//	fanout run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet] [--cpuprofile FILE]
 //	fanout checkpoints [--checkpoint-dir DIR]
 //
 // Run "fanout --help" for every setting. The pipeline's operators are in

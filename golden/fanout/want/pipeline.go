@@ -171,8 +171,7 @@ func (c *ordersChain) end() {
 
 // largeChain is one subtask of filter "large".
 type largeChain struct {
-	sub              int           // the subtask's index
-	task             *runtime.Task // its part in checkpoints
+	sub              int // the subtask's index
 	in               *runtime.Inbox[fan.Order]
 	largeToDescribed *runtime.Out[fan.Order] // to described, rebalance
 }
@@ -182,7 +181,6 @@ func newLargeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Order], largeT
 		in:               in,
 		largeToDescribed: largeToDescribed,
 		sub:              sub,
-		task:             j.Task(nodeLarge, sub),
 	}
 	return c
 }
@@ -191,7 +189,7 @@ func newLargeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Order], largeT
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *largeChain) run() {
-	c.in.Bind(c.task, c.flush)
+	c.in.Bind(nil, c.flush)
 	for {
 		m := c.in.Next()
 		switch m.Kind {
@@ -242,19 +240,17 @@ func (c *largeChain) flush() {
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
 // the records before it, and hands the snapshot to the writer.
+// barrier passes checkpoint barrier id downstream, after the records before it:
+// the chain has no state of its own to snapshot.
 func (c *largeChain) barrier(id int64) {
-	s := c.task.Begin(id)
 	c.largeToDescribed.Barrier(id)
-	c.task.Submit(s)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
 // the chain's part of the final checkpoint, and tells every receiver that nothing
 // follows.
 func (c *largeChain) end() {
-	s := c.task.Final()
 	c.largeToDescribed.End()
-	c.task.Submit(s)
 }
 
 // describedChain is one subtask of map "described" and the nodes fused with it: large-orders.

@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	readings run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet]
+//	readings run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet] [--cpuprofile FILE]
 //	readings checkpoints [--checkpoint-dir DIR]
 //
 // Run "readings --help" for every setting. The pipeline's operators are in

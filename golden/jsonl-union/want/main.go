@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	clicks run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet]
+//	clicks run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet] [--cpuprofile FILE]
 //	clicks checkpoints [--checkpoint-dir DIR]
 //
 // Run "clicks --help" for every setting. The pipeline's operators are in

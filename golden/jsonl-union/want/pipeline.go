@@ -226,8 +226,7 @@ func (c *appChain) end() {
 
 // allChain is one subtask of union "all" and the nodes fused with it: visits.
 type allChain struct {
-	sub              int           // the subtask's index
-	task             *runtime.Task // its part in checkpoints
+	sub              int // the subtask's index
 	in               *runtime.Inbox[clicks.Click]
 	visitsToSections *runtime.Out[clicks.Visit] // to sections, hash
 }
@@ -236,7 +235,6 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Click], visit
 	c := &allChain{
 		in:               in,
 		sub:              sub,
-		task:             j.Task(nodeAll, sub),
 		visitsToSections: visitsToSections,
 	}
 	return c
@@ -246,7 +244,7 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Click], visit
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *allChain) run() {
-	c.in.Bind(c.task, c.flush)
+	c.in.Bind(nil, c.flush)
 	for {
 		m := c.in.Next()
 		switch m.Kind {
@@ -309,19 +307,17 @@ func (c *allChain) flush() {
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
 // the records before it, and hands the snapshot to the writer.
+// barrier passes checkpoint barrier id downstream, after the records before it:
+// the chain has no state of its own to snapshot.
 func (c *allChain) barrier(id int64) {
-	s := c.task.Begin(id)
 	c.visitsToSections.Barrier(id)
-	c.task.Submit(s)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
 // the chain's part of the final checkpoint, and tells every receiver that nothing
 // follows.
 func (c *allChain) end() {
-	s := c.task.Final()
 	c.visitsToSections.End()
-	c.task.Submit(s)
 }
 
 // sectionsChain is one subtask of aggregate "sections" and the nodes fused with it: print.

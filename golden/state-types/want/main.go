@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	statetypes run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet]
+//	statetypes run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet] [--cpuprofile FILE]
 //	statetypes checkpoints [--checkpoint-dir DIR]
 //
 // Run "statetypes --help" for every setting. The pipeline's operators are in

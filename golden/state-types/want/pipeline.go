@@ -278,8 +278,7 @@ func (c *accsChain) end() {
 
 // readingsChain is one subtask of map "readings".
 type readingsChain struct {
-	sub               int           // the subtask's index
-	task              *runtime.Task // its part in checkpoints
+	sub               int // the subtask's index
 	in                *runtime.Inbox[statetypes.Event]
 	readingsToSensors *runtime.Out[statetypes.Reading] // to sensors, hash
 }
@@ -289,7 +288,6 @@ func newReadingsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Even
 		in:                in,
 		readingsToSensors: readingsToSensors,
 		sub:               sub,
-		task:              j.Task(nodeReadings, sub),
 	}
 	return c
 }
@@ -298,7 +296,7 @@ func newReadingsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Even
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *readingsChain) run() {
-	c.in.Bind(c.task, c.flush)
+	c.in.Bind(nil, c.flush)
 	for {
 		m := c.in.Next()
 		switch m.Kind {
@@ -347,19 +345,17 @@ func (c *readingsChain) flush() {
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
 // the records before it, and hands the snapshot to the writer.
+// barrier passes checkpoint barrier id downstream, after the records before it:
+// the chain has no state of its own to snapshot.
 func (c *readingsChain) barrier(id int64) {
-	s := c.task.Begin(id)
 	c.readingsToSensors.Barrier(id)
-	c.task.Submit(s)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
 // the chain's part of the final checkpoint, and tells every receiver that nothing
 // follows.
 func (c *readingsChain) end() {
-	s := c.task.Final()
 	c.readingsToSensors.End()
-	c.task.Submit(s)
 }
 
 // sensorsChain is one subtask of reduce "sensors" and the nodes fused with it: sensor-lines, sensor-out.

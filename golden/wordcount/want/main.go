@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	wordcount run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet]
+//	wordcount run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet] [--cpuprofile FILE]
 //	wordcount checkpoints [--checkpoint-dir DIR]
 //
 // Run "wordcount --help" for every setting. The pipeline's operators are in
