@@ -160,7 +160,8 @@ func BenchmarkWordcount(b *testing.B) {
 		hand += time.Since(start)
 
 		start = time.Now()
-		cmd := exec.Command(bin, "run", "--quiet", "--parallelism=1", "--set", "sources.lines.path="+input, "--set", "sinks.out.path="+filepath.Join(dir, fmt.Sprintf("gen-%d", i)))
+		cmd := exec.Command(bin, "run", "--quiet", "--parallelism=1", "--set", "sources.lines.path="+input, "--set", "sinks.out.path="+filepath.Join(dir, fmt.Sprintf("gen-%d", i)),
+			"--checkpoint-dir", filepath.Join(dir, fmt.Sprintf("ckpt-%d", i)))
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("%v\n%s", err, out)
 		}
