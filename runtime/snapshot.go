@@ -144,52 +144,16 @@ func (t *Task) keyRange(node int) (start, end int) {
 // SnapshotMemory captures keyed state held in memory: every entry encoded
 // into the section of its key group.
 func SnapshotMemory[K comparable, V any](s *Snapshot, node int, st *state.Memory[K, V], hash func(K) uint64, enc func(*codec.Writer, K, *V), keySchema, valueSchema string) {
-	start, end := s.task.keyRange(node)
-	sec := state.NewSections(start, end)
-	maxP := s.task.j.MaxParallelism()
-	if err := st.Snapshot(sec, func(k K) int { return KeyGroup(hash(k), maxP) }, enc); err != nil {
-		s.err = fmt.Errorf("%s[%d]: %w", s.task.j.Node(node).Name, s.task.sub, err)
-		return
-	}
-	ks := keyedSnapshot{node: node, start: start, keySchema: keySchema, valueSchema: valueSchema}
-	for i := range sec.W {
-		ks.sections = append(ks.sections, sec.W[i].Bytes())
-	}
-	s.keyed = append(s.keyed, ks)
+	SnapshotKeyed(s, node, "", hash, keySchema, valueSchema, func(sec *state.Sections, keyGroup func(K) int) error {
+		return st.Snapshot(sec, keyGroup, enc)
+	})
 }
 
 // RestoreMemory fills keyed state held in memory from the checkpoint the
 // job resumes from: the sections of the key groups this subtask owns, from
 // whichever files hold them (the parallelism may have changed).
 func RestoreMemory[K comparable, V any](t *Task, node int, st *state.Memory[K, V], dec func(*codec.Reader) (K, *V)) {
-	l := t.j.restored
-	if l == nil {
-		return
-	}
-	n := t.j.Node(node)
-	ns := l.Manifest.Node(n.UID)
-	if ns == nil {
-		return // a node new in this version starts empty
-	}
-	start, end := t.keyRange(node)
-	for _, f := range ns.Files {
-		if f.State != "" || f.KeyGroups[1] <= start || f.KeyGroups[0] >= end {
-			continue
-		}
-		fileStart, sections, err := DecodeStateFile(l.files[f.Name])
-		if err != nil {
-			Abortf("restore %s: %s: %w", n.Name, f.Name, err)
-		}
-		for i, sec := range sections {
-			kg := fileStart + i
-			if kg < start || kg >= end {
-				continue
-			}
-			if err := st.Restore(sec, dec); err != nil {
-				Abortf("restore %s: %s, key group %d: %w", n.Name, f.Name, kg, err)
-			}
-		}
-	}
+	RestoreKeyed(t, node, "", func(section []byte) error { return st.Restore(section, dec) })
 }
 
 // SnapshotKeyed captures keyed state of any shape (windows, timers, join
@@ -210,8 +174,8 @@ func SnapshotKeyed[K comparable](s *Snapshot, node int, name string, hash func(K
 	s.keyed = append(s.keyed, ks)
 }
 
-// RestoreKeyed hands read the sections of the key groups this subtask owns
-// of the named state of node, from the checkpoint the job resumes from.
+// RestoreKeyed hands to read the sections of the key groups this subtask owns
+// in the named state of node, from the checkpoint the job resumes from.
 func RestoreKeyed(t *Task, node int, name string, read func(section []byte) error) {
 	l := t.j.restored
 	if l == nil {
