@@ -74,6 +74,10 @@ func SessionLine(user string, w pipegen.Window, s *Session) string {
 	return fmt.Sprintf("session %s [%d,%d) clicks=%d first=%d last=%d", user, w.Start.UnixMilli(), w.End.UnixMilli(), s.Clicks, s.First, s.Last)
 }
 
+func PageLine(page string, w pipegen.Window, s *Session) string {
+	return fmt.Sprintf("page %s [%d,%d) clicks=%d", page, w.Start.UnixMilli(), w.End.UnixMilli(), s.Clicks)
+}
+
 // Seen counts a user's clicks and reports them 1s of event time after the
 // first one, then starts again.
 type Seen struct {

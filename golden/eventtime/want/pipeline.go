@@ -49,6 +49,7 @@ var config = &runtime.Config{
 		{Name: "latest-lines", UID: "latest-lines", Kind: "map", Section: "operators", FusedWith: "latest"},
 		{Name: "late-lines", UID: "late-lines", Kind: "map", Section: "operators", FusedWith: "latest"},
 		{Name: "sessions", UID: "sessions", Kind: "aggregate", Section: "operators"},
+		{Name: "per-page", UID: "per-page", Kind: "aggregate", Section: "operators"},
 		{Name: "watch", UID: "watch", Kind: "process", Section: "operators"},
 		{Name: "paired", UID: "paired", Kind: "join", Section: "operators"},
 		{Name: "windowed-pairs", UID: "windowed-pairs", Kind: "join", Section: "operators"},
@@ -65,11 +66,12 @@ const (
 	nodeLatestLines   = 3
 	nodeLateLines     = 4
 	nodeSessions      = 5
-	nodeWatch         = 6
-	nodePaired        = 7
-	nodeWindowedPairs = 8
-	nodeAll           = 9
-	nodeOut           = 10
+	nodePerPage       = 6
+	nodeWatch         = 7
+	nodePaired        = 8
+	nodeWindowedPairs = 9
+	nodeAll           = 10
+	nodeOut           = 11
 )
 
 // build wires one run of the job and starts the goroutine of every subtask of
@@ -77,14 +79,15 @@ const (
 func build(j *runtime.Job) {
 	latestIn := runtime.NewInboxes[runtime.Timed[et.Click]](j, j.Parallelism(nodeLatest), j.Parallelism(nodeClicks))
 	sessionsIn := runtime.NewInboxes[runtime.Timed[et.Click]](j, j.Parallelism(nodeSessions), j.Parallelism(nodeClicks))
+	perPageIn := runtime.NewInboxes[runtime.Timed[et.Click]](j, j.Parallelism(nodePerPage), j.Parallelism(nodeClicks))
 	watchIn := runtime.NewInboxes[runtime.Timed[et.Click]](j, j.Parallelism(nodeWatch), j.Parallelism(nodeClicks))
 	pairedLeftIn := runtime.NewInboxes[runtime.Timed[et.Click]](j, j.Parallelism(nodePaired), j.Parallelism(nodeClicks))
 	pairedRightIn := runtime.NewInboxes[runtime.Timed[et.View]](j, j.Parallelism(nodePaired), j.Parallelism(nodeViews))
 	windowedPairsLeftIn := runtime.NewInboxes[runtime.Timed[et.Click]](j, j.Parallelism(nodeWindowedPairs), j.Parallelism(nodeClicks))
 	windowedPairsRightIn := runtime.NewInboxes[runtime.Timed[et.View]](j, j.Parallelism(nodeWindowedPairs), j.Parallelism(nodeViews))
-	allIn := runtime.NewInboxes[runtime.Timed[string]](j, j.Parallelism(nodeAll), j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodeWatch)+j.Parallelism(nodePaired)+j.Parallelism(nodeWindowedPairs))
+	allIn := runtime.NewInboxes[runtime.Timed[string]](j, j.Parallelism(nodeAll), j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeWatch)+j.Parallelism(nodePaired)+j.Parallelism(nodeWindowedPairs))
 	for i := range j.Parallelism(nodeClicks) {
-		j.Go("clicks", i, newClicksChain(j, i, runtime.NewOut(j, latestIn, i), runtime.NewOut(j, sessionsIn, i), runtime.NewOut(j, watchIn, i), runtime.NewOut(j, pairedLeftIn, i), runtime.NewOut(j, windowedPairsLeftIn, i)).run)
+		j.Go("clicks", i, newClicksChain(j, i, runtime.NewOut(j, latestIn, i), runtime.NewOut(j, sessionsIn, i), runtime.NewOut(j, perPageIn, i), runtime.NewOut(j, watchIn, i), runtime.NewOut(j, pairedLeftIn, i), runtime.NewOut(j, windowedPairsLeftIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeViews) {
 		j.Go("views", i, newViewsChain(j, i, runtime.NewOut(j, pairedRightIn, i), runtime.NewOut(j, windowedPairsRightIn, i)).run)
@@ -95,14 +98,17 @@ func build(j *runtime.Job) {
 	for i := range j.Parallelism(nodeSessions) {
 		j.Go("sessions", i, newSessionsChain(j, i, sessionsIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+i)).run)
 	}
+	for i := range j.Parallelism(nodePerPage) {
+		j.Go("per-page", i, newPerPageChain(j, i, perPageIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+i)).run)
+	}
 	for i := range j.Parallelism(nodeWatch) {
-		j.Go("watch", i, newWatchChain(j, i, watchIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+i)).run)
+		j.Go("watch", i, newWatchChain(j, i, watchIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+i)).run)
 	}
 	for i := range j.Parallelism(nodePaired) {
-		j.Go("paired", i, newPairedChain(j, i, pairedLeftIn[i], pairedRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodeWatch)+i)).run)
+		j.Go("paired", i, newPairedChain(j, i, pairedLeftIn[i], pairedRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeWatch)+i)).run)
 	}
 	for i := range j.Parallelism(nodeWindowedPairs) {
-		j.Go("windowed-pairs", i, newWindowedPairsChain(j, i, windowedPairsLeftIn[i], windowedPairsRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodeWatch)+j.Parallelism(nodePaired)+i)).run)
+		j.Go("windowed-pairs", i, newWindowedPairsChain(j, i, windowedPairsLeftIn[i], windowedPairsRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeWatch)+j.Parallelism(nodePaired)+i)).run)
 	}
 	for i := range j.Parallelism(nodeAll) {
 		j.Go("all", i, newAllChain(j, i, allIn[i]).run)
@@ -118,15 +124,17 @@ type clicksChain struct {
 	wm                    *runtime.Watermarks                   // the source's event-time progress
 	clicksToLatest        *runtime.Out[runtime.Timed[et.Click]] // to latest, hash
 	clicksToSessions      *runtime.Out[runtime.Timed[et.Click]] // to sessions, hash
+	clicksToPerPage       *runtime.Out[runtime.Timed[et.Click]] // to per-page, hash
 	clicksToWatch         *runtime.Out[runtime.Timed[et.Click]] // to watch, hash
 	clicksToPaired        *runtime.Out[runtime.Timed[et.Click]] // to paired, hash
 	clicksToWindowedPairs *runtime.Out[runtime.Timed[et.Click]] // to windowed-pairs, hash
 }
 
-func newClicksChain(j *runtime.Job, sub int, clicksToLatest *runtime.Out[runtime.Timed[et.Click]], clicksToSessions *runtime.Out[runtime.Timed[et.Click]], clicksToWatch *runtime.Out[runtime.Timed[et.Click]], clicksToPaired *runtime.Out[runtime.Timed[et.Click]], clicksToWindowedPairs *runtime.Out[runtime.Timed[et.Click]]) *clicksChain {
+func newClicksChain(j *runtime.Job, sub int, clicksToLatest *runtime.Out[runtime.Timed[et.Click]], clicksToSessions *runtime.Out[runtime.Timed[et.Click]], clicksToPerPage *runtime.Out[runtime.Timed[et.Click]], clicksToWatch *runtime.Out[runtime.Timed[et.Click]], clicksToPaired *runtime.Out[runtime.Timed[et.Click]], clicksToWindowedPairs *runtime.Out[runtime.Timed[et.Click]]) *clicksChain {
 	c := &clicksChain{
 		clicksToLatest:        clicksToLatest,
 		clicksToPaired:        clicksToPaired,
+		clicksToPerPage:       clicksToPerPage,
 		clicksToSessions:      clicksToSessions,
 		clicksToWatch:         clicksToWatch,
 		clicksToWindowedPairs: clicksToWindowedPairs,
@@ -177,13 +185,17 @@ func (c *clicksChain) run() {
 	c.end()
 }
 
-// emitClicks passes the records of "clicks" to latest, sessions, watch, paired, windowed-pairs.
+// emitClicks passes the records of "clicks" to latest, sessions, per-page, watch, paired, windowed-pairs.
 func (c *clicksChain) emitClicks(r et.Click, ts int64) {
 	c.clicksToLatest.Hash(hashKeyLatest(et.ByUser(r)), runtime.Timed[et.Click]{
 		TS: ts,
 		V:  r,
 	})
 	c.clicksToSessions.Hash(hashKeySessions(et.ByUser(r)), runtime.Timed[et.Click]{
+		TS: ts,
+		V:  r,
+	})
+	c.clicksToPerPage.Hash(hashKeyPerPage(et.ByPage(r)), runtime.Timed[et.Click]{
 		TS: ts,
 		V:  r,
 	})
@@ -206,6 +218,7 @@ func (c *clicksChain) emitClicks(r et.Click, ts int64) {
 func (c *clicksChain) flush() {
 	c.clicksToLatest.Flush()
 	c.clicksToSessions.Flush()
+	c.clicksToPerPage.Flush()
 	c.clicksToWatch.Flush()
 	c.clicksToPaired.Flush()
 	c.clicksToWindowedPairs.Flush()
@@ -219,6 +232,7 @@ func (c *clicksChain) barrier(id int64) {
 	s.Watermarks(nodeClicks, c.wm)
 	c.clicksToLatest.Barrier(id)
 	c.clicksToSessions.Barrier(id)
+	c.clicksToPerPage.Barrier(id)
 	c.clicksToWatch.Barrier(id)
 	c.clicksToPaired.Barrier(id)
 	c.clicksToWindowedPairs.Barrier(id)
@@ -230,6 +244,7 @@ func (c *clicksChain) barrier(id int64) {
 func (c *clicksChain) watermark(w int64) {
 	c.clicksToLatest.Watermark(w)
 	c.clicksToSessions.Watermark(w)
+	c.clicksToPerPage.Watermark(w)
 	c.clicksToWatch.Watermark(w)
 	c.clicksToPaired.Watermark(w)
 	c.clicksToWindowedPairs.Watermark(w)
@@ -244,6 +259,7 @@ func (c *clicksChain) end() {
 	s.Watermarks(nodeClicks, c.wm)
 	c.clicksToLatest.End()
 	c.clicksToSessions.End()
+	c.clicksToPerPage.End()
 	c.clicksToWatch.End()
 	c.clicksToPaired.End()
 	c.clicksToWindowedPairs.End()
@@ -650,6 +666,136 @@ func (c *sessionsChain) end() {
 	s := c.task.Final()
 	s.InboxWatermarks(nodeSessions, c.in.Watermarks())
 	c.sessionsToAll.End()
+	c.task.Submit(s)
+}
+
+// perPageChain is one subtask of aggregate "per-page".
+type perPageChain struct {
+	sub          int           // the subtask's index
+	task         *runtime.Task // its part in checkpoints
+	in           *runtime.Inbox[runtime.Timed[et.Click]]
+	inputWM      int64                                     // watermark of the sender of the batch being processed
+	perPageToAll *runtime.Out[runtime.Timed[string]]       // to all, forward
+	perPageState *runtime.WindowState[string, et.Session]  // open windows of per-page per key
+	perPageFire  func(string, runtime.Window, *et.Session) // perPageResult, made once
+}
+
+func newPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.Click]], perPageToAll *runtime.Out[runtime.Timed[string]]) *perPageChain {
+	c := &perPageChain{
+		in:           in,
+		perPageToAll: perPageToAll,
+		sub:          sub,
+		task:         j.Task(nodePerPage, sub),
+	}
+	c.task.RestoreWatermarks(nodePerPage, c.in)
+	c.perPageState = runtime.NewWindowState[string, et.Session](runtime.WindowAssigner{
+		Kind: runtime.Tumbling,
+		Size: 5000,
+	}, 0, nil)
+	runtime.RestoreKeyed(c.task, nodePerPage, "", func(sec []byte) error {
+		return c.perPageState.Restore(sec, decodePerPageKey, decodePerPageValue)
+	})
+	c.perPageFire = c.perPageResult
+	return c
+}
+
+// run takes records and control events from the inbox of "per-page" until every
+// input has ended. The inbox aligns barriers: one arrives here once it came from
+// every input, and the senders wait until Release.
+func (c *perPageChain) run() {
+	c.in.Bind(c.task, c.flush)
+	for {
+		m := c.in.Next()
+		switch m.Kind {
+		case runtime.Records:
+			c.inputWM = c.in.SenderWatermark(m.From)
+			c.records(m.Recs)
+			c.in.Recycle(m.Recs)
+		case runtime.Barrier:
+			c.barrier(m.ID)
+			c.in.Release(m.ID)
+		case runtime.Watermark:
+			c.watermark(m.ID)
+		case runtime.End:
+			c.end()
+			return
+		}
+	}
+}
+
+// records passes a batch to "per-page". A panic in user code is reported with the
+// record that caused it; the deferred check costs nothing per record.
+func (c *perPageChain) records(recs []runtime.Timed[et.Click]) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, recs[i])
+		}
+	}()
+	for ; i < len(recs); i++ {
+		c.toPerPage(recs[i].V, recs[i].TS)
+	}
+}
+
+// toPerPage is operator "per-page": aggregate: add AddClick, result PageLine by ByPage on tumbling 5s windows (event time), emitting once per key and window.
+func (c *perPageChain) toPerPage(r et.Click, ts int64) {
+	k := et.ByPage(r)
+	if !c.perPageState.Add(k, ts, c.inputWM, func(acc *et.Session) {
+		et.AddClick(acc, r)
+	}, c.perPageFire) {
+		c.emitPerPageLate(r, ts)
+	}
+}
+
+// perPageResult emits the result of a window of "per-page" that fired (or, within the
+// allowed lateness, changed after it fired).
+func (c *perPageChain) perPageResult(k string, w runtime.Window, acc *et.Session) {
+	c.emitPerPage(et.PageLine(k, runtime.UserWindow(w), acc), w.MaxTimestamp())
+}
+
+// emitPerPage passes the records of "per-page" to all.
+func (c *perPageChain) emitPerPage(r string, ts int64) {
+	c.perPageToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
+}
+
+// emitPerPageLate drops the records too late for the windows of "per-page": nothing reads them.
+func (c *perPageChain) emitPerPageLate(r et.Click, ts int64) {}
+
+// flush hands partial batches downstream; the chain calls it when it has nothing
+// to do, and at least every runtime.Linger.
+func (c *perPageChain) flush() {
+	c.perPageToAll.Flush()
+}
+
+// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
+// the records before it, and hands the snapshot to the writer.
+func (c *perPageChain) barrier(id int64) {
+	s := c.task.Begin(id)
+	s.InboxWatermarks(nodePerPage, c.in.Watermarks())
+	runtime.SnapshotKeyed(s, nodePerPage, "", hashKeyPerPage, perPageKeySchema, perPageValueSchema, func(sec *state.Sections, kg func(string) int) error {
+		return c.perPageState.Snapshot(sec, kg, encodePerPageKey, encodePerPageValue)
+	})
+	c.perPageToAll.Barrier(id)
+	c.task.Submit(s)
+}
+
+// watermark moves the chain's event time to w: what waited for it fires, then the
+// watermark goes on downstream, after the records it released.
+func (c *perPageChain) watermark(w int64) {
+	c.perPageState.Advance(w, c.perPageFire)
+	c.perPageToAll.Watermark(w)
+}
+
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
+func (c *perPageChain) end() {
+	s := c.task.Final()
+	s.InboxWatermarks(nodePerPage, c.in.Watermarks())
+	c.perPageToAll.End()
 	c.task.Submit(s)
 }
 
@@ -1163,7 +1309,7 @@ func (c *allChain) records(recs []runtime.Timed[string]) {
 	}
 }
 
-// toAll is operator "all": union of latest-lines, late-lines, sessions, watch, paired, windowed-pairs.
+// toAll is operator "all": union of latest-lines, late-lines, sessions, per-page, watch, paired, windowed-pairs.
 func (c *allChain) toAll(r string, ts int64) {
 	c.emitAll(r, ts)
 }
@@ -1267,6 +1413,38 @@ func encodeSessionsValue(w *codec.Writer, v *et.Session) {
 	encodeSession(w, v)
 }
 func decodeSessionsValue(r *codec.Reader) *et.Session {
+	v := new(et.Session)
+	decodeSession(r, v)
+	return v
+}
+
+// hashKeyPerPage hashes a key of "per-page". The hash decides the key group, which
+// checkpoints keep: it must never change.
+func hashKeyPerPage(k string) uint64 {
+	return runtime.HashString(k)
+}
+
+// The schema of the state of "per-page", recorded in every checkpoint.
+const (
+	perPageKeySchema   = "string"
+	perPageValueSchema = "github.com/pipegen/pipegen/golden/eventtime.Session{1 Clicks int; 2 First int64; 3 Last int64}"
+)
+
+// encodePerPageKey and decodePerPageKey write and read a key of "per-page".
+func encodePerPageKey(w *codec.Writer, k string) {
+	w.String(k)
+}
+func decodePerPageKey(r *codec.Reader) string {
+	var k string
+	k = r.String()
+	return k
+}
+
+// encodePerPageValue and decodePerPageValue write and read a et.Session of the state of "per-page".
+func encodePerPageValue(w *codec.Writer, v *et.Session) {
+	encodeSession(w, v)
+}
+func decodePerPageValue(r *codec.Reader) *et.Session {
 	v := new(et.Session)
 	decodeSession(r, v)
 	return v
