@@ -72,7 +72,6 @@ func (*base) final(*jen.Group)     {}
 func (*base) flush(*jen.Group)     {}
 func (*base) inputWatermark() bool { return false }
 func (*base) ticks() bool          { return false }
-func (b *base) c() *jen.Statement  { return jen.Id("c") }
 func (b *base) field(s string) *jen.Statement {
 	return jen.Id("c").Dot(b.cg.g.id(b.n) + s)
 }

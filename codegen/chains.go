@@ -56,17 +56,3 @@ func buildChains(p *ir.Pipeline) ([]*chain, map[int]*chain) {
 	}
 	return chains, chainOf
 }
-
-// consumers returns the nodes that read node n's main output, with the
-// index of the input through which they do.
-func consumers(p *ir.Pipeline, n *ir.Node) []crossEdge {
-	var out []crossEdge
-	for _, m := range p.Nodes {
-		for i, e := range m.Inputs {
-			if e.From == n.ID && e.Side == "" {
-				out = append(out, crossEdge{from: n, to: m, input: i})
-			}
-		}
-	}
-	return out
-}
