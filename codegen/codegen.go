@@ -20,7 +20,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/pipegen/pipegen/ir"
-	"github.com/pipegen/pipegen/runtime"
+	"github.com/pipegen/pipegen/runtime/version"
 	"github.com/pipegen/pipegen/templates"
 )
 
@@ -42,7 +42,7 @@ func Generate(p *ir.Pipeline, opts ...Options) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	main, err := templates.Render("main.go.tmpl", templates.Main{Name: p.Name, Source: p.Source, GenVersion: runtime.GenVersion})
+	main, err := templates.Render("main.go.tmpl", templates.Main{Name: p.Name, Source: p.Source, GenVersion: version.Gen})
 	if err != nil {
 		return nil, fmt.Errorf("main.go: %w", err)
 	}

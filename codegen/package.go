@@ -17,7 +17,7 @@ import (
 	"golang.org/x/tools/go/ast/astutil"
 
 	"github.com/pipegen/pipegen/ir"
-	"github.com/pipegen/pipegen/runtime"
+	"github.com/pipegen/pipegen/runtime/version"
 	"github.com/pipegen/pipegen/templates"
 )
 
@@ -316,7 +316,7 @@ func (f importerFunc) Import(path string) (*types.Package, error) { return f(pat
 // entry is what main.go holds in a main package: the runtime version guard
 // and the entry point.
 func entry(p *ir.Pipeline, rt, prefix string) string {
-	v := runtime.GenVersion
+	v := version.Gen
 	run := RunFunc(p.Name)
 	return fmt.Sprintf(`// This code was generated for version %[1]d of the runtime's contract; a runtime
 // that cannot run it fails to compile here.
