@@ -13,6 +13,9 @@ import (
 	"testing"
 
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
+	"github.com/pipegen/pipegen/runtime/internal/job"
+	"github.com/pipegen/pipegen/runtime/internal/keygroup"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
 
@@ -72,7 +75,7 @@ func (c *crashRecorder) MaybeError(op vfs.Op) error {
 	}
 	var committed int64
 	if j := c.job.Load(); j != nil {
-		committed = j.committed.Load()
+		committed = j.Checkpointer().Committed()
 	}
 	clone := c.mem.CrashClone()
 	c.mu.Lock()
@@ -101,7 +104,7 @@ func recordCrashes(o *sumJob, mem *vfs.MemFS) *crashRecorder {
 // newestComplete is the newest checkpoint of fsys with an intact manifest,
 // 0 for none.
 func newestIntact(fsys vfs.FS) int64 {
-	st := &Storage{FS: fsys, Dir: sumCkptDir}
+	st := &storage.Storage{FS: fsys, Dir: sumCkptDir}
 	entries, _ := st.List()
 	for i := len(entries) - 1; i >= 0; i-- {
 		if _, err := st.Load(entries[i].ID); err == nil {
@@ -226,7 +229,7 @@ func stoppedRun(t *testing.T) (o *sumJob, crashed *vfs.MemFS, newest int64) {
 // of checkpoint id.
 func committedBy(t *testing.T, fsys vfs.FS, id int64) []string {
 	t.Helper()
-	m, err := (&Storage{FS: fsys, Dir: sumCkptDir}).ReadManifest(id)
+	m, err := (&storage.Storage{FS: fsys, Dir: sumCkptDir}).ReadManifest(id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +245,7 @@ func committedBy(t *testing.T, fsys vfs.FS, id int64) []string {
 
 func damage(t *testing.T, fsys *vfs.MemFS, id int64, how string) {
 	t.Helper()
-	dir := filepath.Join(sumCkptDir, checkpointName(id))
+	dir := filepath.Join(sumCkptDir, storage.FolderName(id))
 	state := filepath.Join(dir, "sum-1.state")
 	manifest := filepath.Join(dir, "MANIFEST")
 	switch how {
@@ -296,14 +299,14 @@ func TestRestoreSkipsDamaged(t *testing.T) {
 			}
 
 			// What the restart finds and removes, before it runs.
-			j := NewJob(context.Background(), o.config(t))
-			j.fs = fsys.CrashClone()
+			restartFS := fsys.CrashClone()
 			log := new(syncBuffer)
-			j.log = log
-			if err := j.prepareRun(&Storage{FS: j.fs, Dir: sumCkptDir}, ""); err != nil {
+			j := job.New(context.Background(), o.config(t), job.Options{Log: log, FS: restartFS})
+			cp := j.Checkpointer()
+			if err := cp.Recover("", false); err != nil {
 				t.Fatal(err)
 			}
-			if got := j.restored.Manifest.ID; got != prev {
+			if got := cp.Restored().Manifest.ID; got != prev {
 				t.Errorf("resumes from checkpoint %d, want %d", got, prev)
 			}
 			if !strings.Contains(log.String(), warning) {
@@ -314,13 +317,13 @@ func TestRestoreSkipsDamaged(t *testing.T) {
 			if n := len(later) - len(earlier); n > 0 && !strings.Contains(log.String(), fmt.Sprintf("sinks.out: removed %d files no checkpoint commits", n)) {
 				t.Errorf("the log does not tell the removal of %d files:\n%s", n, log)
 			}
-			if got := slices.Sorted(maps.Keys(outputFiles(t, j.fs))); !slices.Equal(got, earlier) {
-				t.Errorf("after prepareRun the output is %v, want the files of checkpoint %d: %v", got, prev, earlier)
+			if got := slices.Sorted(maps.Keys(outputFiles(t, restartFS))); !slices.Equal(got, earlier) {
+				t.Errorf("after Recover the output is %v, want the files of checkpoint %d: %v", got, prev, earlier)
 			}
-			if h := hiddenFiles(j.fs); len(h) > 0 {
+			if h := hiddenFiles(restartFS); len(h) > 0 {
 				t.Errorf("hidden files left: %v", h)
 			}
-			if got := j.nextID; got <= newest {
+			if got := cp.NextID(); got <= newest {
 				t.Errorf("the next checkpoint is %d, want one after every folder (> %d)", got, newest)
 			}
 
@@ -392,7 +395,7 @@ func TestResumeFromCheckpointFolder(t *testing.T) {
 	mem := vfs.NewMem()
 	o := defaultSumJob(2, mem)
 	o.mustRun(t)
-	o.from = filepath.Join(sumCkptDir, checkpointName(2))
+	o.from = filepath.Join(sumCkptDir, storage.FolderName(2))
 	r := o.mustRun(t)
 	if r.restoredID() != 2 || !strings.Contains(r.log.String(), "resuming from checkpoint 2 ("+o.from+")") {
 		t.Errorf("resumed from checkpoint %d, want 2:\n%s", r.restoredID(), r.log)
@@ -463,7 +466,7 @@ func TestRescaleDownUp(t *testing.T) {
 	// Every key is owned by subtask 2 of 3 (and 1 of 2).
 	var keys []int64
 	for k := int64(0); len(keys) < 5; k++ {
-		if KeyGroupOwner(KeyGroup(HashInt64(k), 128), 128, 3) == 2 {
+		if keygroup.Owner(keygroup.Of(HashInt64(k), 128), 128, 3) == 2 {
 			keys = append(keys, k)
 		}
 	}
@@ -482,4 +485,26 @@ func TestRescaleDownUp(t *testing.T) {
 	o.fs = fsys
 	o.mustRun(t)
 	o.checkOutput(t, fsys)
+}
+
+// TestRetain runs the job with retain 2: the two newest checkpoints are
+// left, both complete.
+func TestRetain(t *testing.T) {
+	mem := vfs.NewMem()
+	o := defaultSumJob(2, mem)
+	o.retain = 2
+	o.mustRun(t)
+	ms := checkpoints(t, mem)
+	var ids []int64
+	for id, m := range ms {
+		if m == nil {
+			t.Errorf("checkpoint %d is left incomplete", id)
+		}
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	if len(ids) != 2 || !ms[ids[1]].Final || ms[ids[0]].Final || ids[1] < 4 {
+		t.Errorf("checkpoints %v left, want the last periodic one and the final one", ids)
+	}
+	o.checkOutput(t, mem)
 }

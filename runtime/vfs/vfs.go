@@ -2,7 +2,9 @@ package vfs
 
 import (
 	"bytes"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -129,4 +131,33 @@ func ReadFile(fs FS, name string) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// MkdirAllDurable is MkdirAll that also syncs the parent of every
+// directory it creates: a file is durable only when every directory entry
+// on its path is, and a checkpoint directory (or a sink's) made by the
+// first run of a job is new.
+func MkdirAllDurable(fsys FS, dir string) error {
+	if info, err := fsys.Stat(dir); err == nil && info.IsDir() {
+		return nil
+	}
+	var missing []string // deepest first
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := fsys.Stat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := SyncDir(fsys, filepath.Dir(missing[i])); err != nil {
+			return err
+		}
+	}
+	return nil
 }

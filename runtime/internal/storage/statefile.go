@@ -1,0 +1,37 @@
+package storage
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/pipegen/pipegen/runtime/codec"
+)
+
+// stateMagic starts every state file.
+var stateMagic = []byte("PGS1")
+
+// EncodeStateFile lays out the sections of key groups [start, end).
+func EncodeStateFile(start int, sections [][]byte) []byte {
+	w := codec.NewWriter(append([]byte(nil), stateMagic...))
+	w.Uvarint(uint64(start))
+	w.Uvarint(uint64(len(sections)))
+	for _, sec := range sections {
+		w.ByteSlice(sec)
+	}
+	return w.Bytes()
+}
+
+// DecodeStateFile returns the first key group and the sections of a state
+// file's content (without its checksum).
+func DecodeStateFile(data []byte) (start int, sections [][]byte, err error) {
+	if !bytes.HasPrefix(data, stateMagic) {
+		return 0, nil, fmt.Errorf("not a state file")
+	}
+	r := codec.NewReader(data[len(stateMagic):])
+	start = int(r.Uvarint())
+	n := r.Count()
+	for range n {
+		sections = append(sections, r.ByteSlice())
+	}
+	return start, sections, r.Err()
+}
