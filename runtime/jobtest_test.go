@@ -16,6 +16,7 @@ import (
 
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
 	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/job"
@@ -82,6 +83,8 @@ type sumJob struct {
 	started func(j *Job)
 	// from is the checkpoint folder to resume from (--from-checkpoint).
 	from string
+	// events, if set, receives the run's events.
+	events *events.Writer
 }
 
 // defaultSumJob is a job of p subtasks that takes at least three
@@ -165,7 +168,7 @@ func (o *sumJob) run(t testing.TB) *sumRun {
 		ctx = context.Background()
 	}
 	log := new(syncBuffer)
-	j := job.New(ctx, o.config(t), job.Options{Log: log, FS: o.fs, From: o.from})
+	j := job.New(ctx, o.config(t), job.Options{Log: log, FS: o.fs, From: o.from, Events: o.events})
 	r := &sumRun{j: j, log: log}
 	if o.started != nil {
 		o.started(j)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
+	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/runtime/internal/job"
 	"github.com/pipegen/pipegen/runtime/internal/keygroup"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
@@ -396,7 +397,27 @@ func TestResumeFromCheckpointFolder(t *testing.T) {
 	o := defaultSumJob(2, mem)
 	o.mustRun(t)
 	o.from = filepath.Join(sumCkptDir, storage.FolderName(2))
+	var ev bytes.Buffer
+	o.events = events.NewWriter(&ev, "sum")
 	r := o.mustRun(t)
+	// The events say where the run resumed from and which checkpoints
+	// completed, the last one final.
+	got, err := events.Read(&ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) < 2 || got[0].Kind != events.Resume || got[0].Checkpoint != 2 || got[0].Path != o.from {
+		t.Fatalf("first event %+v, want a resume from checkpoint 2 in %s", got, o.from)
+	}
+	last := got[len(got)-1]
+	if last.Kind != events.Checkpoint || !last.Final {
+		t.Errorf("last event %+v, want the final checkpoint", last)
+	}
+	for _, e := range got[1:] {
+		if e.Kind != events.Checkpoint || e.Checkpoint <= 2 {
+			t.Errorf("event %+v, want only checkpoints after 2", e)
+		}
+	}
 	if r.restoredID() != 2 || !strings.Contains(r.log.String(), "resuming from checkpoint 2 ("+o.from+")") {
 		t.Errorf("resumed from checkpoint %d, want 2:\n%s", r.restoredID(), r.log)
 	}

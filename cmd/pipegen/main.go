@@ -125,7 +125,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "build":
 		err = build(args[1:], stdout)
 	case "verify":
-		err = verify(args[1:], stdout, stderr)
+		err = runVerify(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/vfs"
@@ -29,12 +30,13 @@ type Output interface {
 // tasks and the sources' control blocks, the checkpoint the run resumes
 // from, and the coordinator and writers while it runs.
 type Checkpointer struct {
-	cfg  *config.Config
-	ctx  context.Context
-	logf func(format string, args ...any)
-	fs   vfs.FS
-	st   *storage.Storage
-	out  Output
+	cfg    *config.Config
+	ctx    context.Context
+	logf   func(format string, args ...any)
+	fs     vfs.FS
+	st     *storage.Storage
+	out    Output
+	events *events.Writer
 	// verbose logs a line per completed checkpoint.
 	verbose bool
 
@@ -62,12 +64,25 @@ type Checkpointer struct {
 	coord *coordinator
 }
 
+// Options are what a Checkpointer writes through and reports to.
+type Options struct {
+	// FS is where checkpoints and transactional sinks write.
+	FS vfs.FS
+	// Output is the job's transactional sinks.
+	Output Output
+	// Logf writes a line to the job's log; Verbose adds a line per
+	// completed checkpoint.
+	Logf    func(format string, args ...any)
+	Verbose bool
+	// Events receives the machine-readable events (nil for none).
+	Events *events.Writer
+}
+
 // New prepares the checkpoints of one run of a job with settings cfg,
-// stopped by ctx, writing through fsys; logf writes a line to the job's
-// log, verbose adds a line per completed checkpoint.
-func New(ctx context.Context, cfg *config.Config, fsys vfs.FS, out Output, logf func(string, ...any), verbose bool) *Checkpointer {
-	return &Checkpointer{cfg: cfg, ctx: ctx, logf: logf, fs: fsys, out: out, verbose: verbose,
-		st:     &storage.Storage{FS: fsys, Dir: cfg.Checkpoint.Dir},
+// stopped by ctx.
+func New(ctx context.Context, cfg *config.Config, o Options) *Checkpointer {
+	return &Checkpointer{cfg: cfg, ctx: ctx, logf: o.Logf, fs: o.FS, out: o.Output, verbose: o.Verbose, events: o.Events,
+		st:     &storage.Storage{FS: o.FS, Dir: cfg.Checkpoint.Dir},
 		writes: make(chan *Snapshot, 64), acks: make(chan ack, 64), allEnded: make(chan struct{})}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 )
 
@@ -74,6 +75,7 @@ func (c *coordinator) run() {
 		case now := <-tick.C:
 			if c.cur != nil && !c.cur.final && now.Sub(c.cur.start) > cp.Timeout {
 				c.cp.logf("checkpoint %d expired after %s and is given up; the next one includes its data", c.cur.id, cp.Timeout)
+				c.cp.events.Emit(events.Event{Kind: events.CheckpointFailed, Checkpoint: c.cur.id, Error: fmt.Sprintf("expired after %s", cp.Timeout)})
 				c.cur = nil
 				c.lastEnd = now
 			}
@@ -163,6 +165,7 @@ func (c *coordinator) receive(a ack) {
 		c.cp.logf("%v", err)
 	case err != nil:
 		c.cp.logf("checkpoint %d failed and is given up, processing goes on: %v", cur.id, err)
+		c.cp.events.Emit(events.Event{Kind: events.CheckpointFailed, Checkpoint: cur.id, Error: err.Error()})
 	}
 }
 
@@ -212,6 +215,7 @@ func (c *coordinator) complete(cur *inflight) error {
 		return &uncommittedError{id: m.ID, err: err}
 	}
 	c.cp.committed.Store(m.ID)
+	c.cp.events.Emit(events.Event{Kind: events.Checkpoint, Checkpoint: m.ID, Final: m.Final, Duration: m.Stats.Duration, Bytes: m.Stats.BytesWritten})
 	if c.cp.verbose {
 		what := "checkpoint"
 		if m.Final {

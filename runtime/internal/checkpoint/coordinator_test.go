@@ -42,7 +42,7 @@ func TestPrune(t *testing.T) {
 				}
 			}
 			cfg := &config.Config{Name: "sum", MaxParallelism: 128, Checkpoint: config.CheckpointConfig{Mode: config.ExactlyOnce, Retain: c.retain, Dir: "/ckpt"}}
-			cp := New(context.Background(), cfg, mem, nil, t.Logf, false)
+			cp := New(context.Background(), cfg, Options{FS: mem, Logf: t.Logf})
 			co := newCoordinator(cp, 9)
 			if c.underway != 0 {
 				co.cur = &inflight{id: c.underway}

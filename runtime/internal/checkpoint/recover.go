@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 )
@@ -64,6 +65,7 @@ func (c *Checkpointer) Recover(from string, quiet bool) error {
 	if l.Manifest.Final {
 		return ErrFinished
 	}
+	c.events.Emit(events.Event{Kind: events.Resume, Checkpoint: l.Manifest.ID, Path: l.Dir})
 	if !quiet {
 		c.logf("resuming from checkpoint %d (%s)", l.Manifest.ID, l.Dir)
 	}

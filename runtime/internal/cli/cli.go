@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pipegen/pipegen/runtime/catalog"
+	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/job"
@@ -87,6 +88,7 @@ func run(p Program, args []string, stdout, stderr io.Writer) int {
 	fromCheckpoint := fs.String("from-checkpoint", "", "")
 	quiet := fs.Bool("quiet", false, "")
 	cpuProfile := fs.String("cpuprofile", "", "")
+	eventsFile := fs.String("events", "", "")
 	var sets setFlags
 	fs.Var(&sets, "set", "")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -145,19 +147,31 @@ func run(p Program, args []string, stdout, stderr io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	var ev *events.Writer
+	if *eventsFile != "" {
+		w, c, err := events.Create(*eventsFile, name)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s run: --events: %v\n", name, err)
+			return exitUsage
+		}
+		defer c.Close()
+		ev = w
+	}
+	ev.Emit(events.Event{Kind: events.Start})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
 	r := job.NewRestarter(cfg.Restart)
 	from := *fromCheckpoint
 	for {
-		opts := job.Options{Log: stderr, Quiet: *quiet, From: from}
+		opts := job.Options{Log: stderr, Quiet: *quiet, From: from, Events: ev}
 		if !*quiet {
 			opts.Progress = stderr
 		}
 		j := job.New(ctx, cfg, opts)
 		err := j.Run(p.Build)
 		if err == nil {
+			ev.Emit(events.Event{Kind: events.Done, Records: j.RecordsRead()})
 			if !*quiet {
 				fmt.Fprintf(stderr, "%s: done in %s: %s\n", name, time.Since(start).Round(time.Millisecond), j.Summary())
 			}
@@ -165,14 +179,17 @@ func run(p Program, args []string, stdout, stderr io.Writer) int {
 		}
 		var fatal *fault.Fatal
 		if errors.As(err, &fatal) || ctx.Err() != nil || cfg.Checkpoint.Mode == config.NoCheckpoints {
+			ev.Emit(events.Event{Kind: events.Fail, Error: firstLine(err)})
 			fmt.Fprintf(stderr, "%s: %v\n", name, err)
 			return exitFail
 		}
 		delay, why, ok := r.Next(time.Now())
 		if !ok {
+			ev.Emit(events.Event{Kind: events.Fail, Error: firstLine(err)})
 			fmt.Fprintf(stderr, "%s: %v\n%s: giving up: %s\n", name, err, name, why)
 			return exitFail
 		}
+		ev.Emit(events.Event{Kind: events.Restart, Error: firstLine(err), Delay: delay, Attempt: r.Restarts()})
 		fmt.Fprintf(stderr, "%s: %v\n%s: restarting in %s from the newest checkpoint in %s (%s)\n", name, err, name, delay, cfg.Checkpoint.Dir, r.AttemptsText())
 		select {
 		case <-time.After(delay):
@@ -183,6 +200,13 @@ func run(p Program, args []string, stdout, stderr io.Writer) int {
 		// the failed attempt took.
 		from = ""
 	}
+}
+
+// firstLine is the first line of an error's message: a panic's carries the
+// record and the stack after it.
+func firstLine(err error) string {
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return line
 }
 
 // listCheckpoints prints the checkpoints of a checkpoint directory.
@@ -243,6 +267,8 @@ Flags of run:
                          may be given many times
   --quiet                no progress lines on standard error
   --cpuprofile FILE      write a CPU profile (go tool pprof) of the run
+  --events FILE          append machine-readable events (JSON lines: start,
+                         resume, checkpoint, restart, fail, done) to FILE
 
 Settings for --set (compiled value in brackets):
 `, cfg.Name, cfg.Source, cfg.Parallelism, cfg.Checkpoint.Dir)

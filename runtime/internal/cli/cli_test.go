@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
+	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/config/configtest"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
@@ -170,6 +171,43 @@ func TestRunTaskFails(t *testing.T) {
 			}
 			if stdout != "" {
 				t.Errorf("stdout %q, want nothing", stdout)
+			}
+		})
+	}
+}
+
+// TestRunEvents checks the machine-readable events of a run that ends and
+// of one that fails.
+func TestRunEvents(t *testing.T) {
+	cases := []struct {
+		fail  string
+		kinds []events.Kind
+		err   string // the error of the last event
+	}{
+		{"", []events.Kind{events.Start, events.Done}, ""},
+		{"panic", []events.Kind{events.Start, events.Fail}, "counts[1]: panic: boom value"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.fail, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "events.jsonl")
+			runDemo(t, &demoProgram{fail: tc.fail}, "run", "--quiet", "--events", path)
+			got, err := events.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kinds []events.Kind
+			for _, e := range got {
+				kinds = append(kinds, e.Kind)
+			}
+			if !slices.Equal(kinds, tc.kinds) {
+				t.Fatalf("events %v, want %v", kinds, tc.kinds)
+			}
+			last := got[len(got)-1]
+			if last.Error != tc.err {
+				t.Errorf("last event's error %q, want %q", last.Error, tc.err)
+			}
+			if tc.fail == "" && last.Records != perGen { // gen has one subtask
+				t.Errorf("done event counts %d records, want %d", last.Records, perGen)
 			}
 		})
 	}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/connector"
@@ -37,6 +38,8 @@ type Options struct {
 	// FS is where checkpoints and transactional sinks write (the
 	// operating system's file system when nil).
 	FS vfs.FS
+	// Events receives the machine-readable events (nil for none).
+	Events *events.Writer
 }
 
 // Job is one run of a pipeline: its settings after the command line, and
@@ -73,7 +76,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) *Job {
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	j := &Job{Config: cfg, opts: opts, ctx: ctx, cancel: cancel}
-	j.cp = checkpoint.New(ctx, cfg, opts.FS, output{j}, j.Logf, opts.Progress != nil)
+	j.cp = checkpoint.New(ctx, cfg, checkpoint.Options{FS: opts.FS, Output: output{j}, Logf: j.Logf, Verbose: opts.Progress != nil, Events: opts.Events})
 	return j
 }
 

@@ -60,6 +60,9 @@ func (j *Job) reportProgress(w io.Writer, done <-chan struct{}) {
 	}
 }
 
+// RecordsRead is the number of records the sources have read.
+func (j *Job) RecordsRead() int64 { return j.cp.RecordsRead() }
+
 // Summary is the line about the run's work printed when it is done.
 func (j *Job) Summary() string {
 	return fmt.Sprintf("%s records read", count(j.cp.RecordsRead()))

@@ -57,6 +57,9 @@ func (r *Restarter) Next(now time.Time) (time.Duration, string, bool) {
 	return 0, "unknown restart strategy " + c.Strategy, false
 }
 
+// Restarts is the number of restarts so far.
+func (r *Restarter) Restarts() int { return r.restarts }
+
 // AttemptsText describes the restart about to happen, for the log.
 func (r *Restarter) AttemptsText() string {
 	if (r.cfg.Strategy == "fixed-delay" || r.cfg.Strategy == "exponential-backoff") && r.cfg.Attempts > 0 {

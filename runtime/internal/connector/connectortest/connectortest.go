@@ -57,7 +57,7 @@ func New(t testing.TB, p int, nodes ...config.NodeConfig) *Env {
 // SetFS makes fsys where checkpoints and sinks write; it starts the
 // checkpoint side afresh, with the current settings.
 func (e *Env) SetFS(fsys vfs.FS) {
-	e.ckpt = &Checkpoints{Checkpointer: checkpoint.New(e.ctx, e.Config, fsys, noOutput{}, e.Logf, false)}
+	e.ckpt = &Checkpoints{Checkpointer: checkpoint.New(e.ctx, e.Config, checkpoint.Options{FS: fsys, Output: noOutput{}, Logf: e.Logf})}
 }
 
 // Restore makes m the checkpoint the run resumes from, as recovery does: it

@@ -1,4 +1,4 @@
-package compile_test
+package verify_test
 
 import (
 	"fmt"
@@ -14,6 +14,8 @@ import (
 	"github.com/pipegen/pipegen/compile"
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
 	"github.com/pipegen/pipegen/ir"
+	"github.com/pipegen/pipegen/runtime/events"
+	"github.com/pipegen/pipegen/verify"
 )
 
 // fakeVar makes the test binary play a generated program (see fakeJob).
@@ -37,21 +39,31 @@ const fakeLines = 40
 // line twice); fail (exits 1); hang (never ends); flaky (reports a failure
 // and an in-process restart once).
 func fakeJob(mode string, args []string) int {
-	var ckpt, out string
+	var ckpt, out, eventsFile string
 	for i := 0; i < len(args); i++ {
 		switch {
 		case args[i] == "--checkpoint-dir":
 			i++
 			ckpt = args[i]
+		case args[i] == "--events":
+			i++
+			eventsFile = args[i]
 		case args[i] == "--set" && strings.HasPrefix(args[i+1], "sinks.out.path="):
 			i++
 			out = strings.TrimPrefix(args[i], "sinks.out.path=")
 		}
 	}
-	if args[0] != "run" || ckpt == "" || out == "" {
+	if args[0] != "run" || ckpt == "" || out == "" || eventsFile == "" {
 		fmt.Fprintf(os.Stderr, "fake: bad command line %q\n", args)
 		return 2
 	}
+	ev, c, err := events.Create(eventsFile, "fake")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer c.Close()
+	ev.Emit(events.Event{Kind: events.Start})
 	switch mode {
 	case "fail":
 		fmt.Fprintln(os.Stderr, "fake: boom")
@@ -59,7 +71,10 @@ func fakeJob(mode string, args []string) int {
 	case "hang":
 		time.Sleep(time.Hour)
 	case "flaky":
-		fmt.Fprintln(os.Stderr, "fake: sinks.out: disk on fire\nfake: restarting in 1ms from the newest checkpoint in "+ckpt+" (restart 1 of 3)")
+		// The log's wording is not the verifier's business: only the
+		// events are.
+		fmt.Fprintln(os.Stderr, "fake: something went wrong, trying again")
+		ev.Emit(events.Event{Kind: events.Restart, Error: "sinks.out: disk on fire", Delay: time.Millisecond, Attempt: 1})
 	}
 	for _, d := range []string{ckpt, out} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -79,7 +94,7 @@ func fakeJob(mode string, args []string) int {
 	next := 0
 	if b, err := os.ReadFile(filepath.Join(ckpt, "next")); err == nil {
 		next, _ = strconv.Atoi(string(b))
-		fmt.Fprintf(os.Stderr, "fake: resuming from checkpoint %d (%s)\n", next, ckpt)
+		ev.Emit(events.Event{Kind: events.Resume, Checkpoint: int64(next), Path: ckpt})
 		if mode == "dup" && next > 0 {
 			write(filepath.Join(out, "part-dup"), fmt.Sprintf("line %d\n", next-1))
 		}
@@ -96,13 +111,13 @@ func fakeJob(mode string, args []string) int {
 }
 
 // fakeVerifier returns a verifier that runs the fake job in mode.
-func fakeVerifier(t *testing.T, mode string) *compile.Verifier {
+func fakeVerifier(t *testing.T, mode string) *verify.Verifier {
 	t.Setenv(fakeVar, mode)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &compile.Verifier{Binary: exe, Pipeline: "fake", Mode: "exactly-once", Dir: t.TempDir(), Sinks: []string{"out"}, Timeout: time.Minute}
+	return &verify.Verifier{Binary: exe, Pipeline: "fake", Mode: "exactly-once", Dir: t.TempDir(), Sinks: []string{"out"}, Timeout: time.Minute}
 }
 
 func fakeWant() []string {
@@ -211,7 +226,7 @@ func TestRunFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Failures != 1 || r.FirstFailure != "fake: sinks.out: disk on fire" {
+	if r.Failures != 1 || r.FirstFailure != "sinks.out: disk on fire" {
 		t.Errorf("%d failures, first %q", r.Failures, r.FirstFailure)
 	}
 }
@@ -221,11 +236,11 @@ func TestVerifierVerify(t *testing.T) {
 	v.Skipped = []string{"print"}
 	var log strings.Builder
 	v.Log = &log
-	rep, err := v.Verify(compile.VerifyOptions{Kills: 2, Seed: 7, Parallelism: 3, Sets: []string{"sources.x.rate=5"}})
+	rep, err := v.Verify(verify.Options{Kills: 2, Seed: 7, Parallelism: 3, Sets: []string{"sources.x.rate=5"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	interval := compile.CheckpointInterval(rep.Clean.Duration)
+	interval := verify.CheckpointInterval(rep.Clean.Duration)
 	if !rep.Identical() || rep.Seed != 7 || rep.Requested != 2 || rep.Interval != interval {
 		t.Errorf("report %+v", rep)
 	}
@@ -255,7 +270,7 @@ func TestVerifierVerify(t *testing.T) {
 
 func TestVerifierFindsDuplicates(t *testing.T) {
 	v := fakeVerifier(t, "dup")
-	rep, err := v.Verify(compile.VerifyOptions{Kills: 3, Seed: 1, KeepInterval: true})
+	rep, err := v.Verify(verify.Options{Kills: 3, Seed: 1, KeepInterval: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,8 +297,8 @@ func TestVerifierFindsDuplicates(t *testing.T) {
 
 func TestKillDelays(t *testing.T) {
 	span := 2 * time.Second
-	a := compile.KillDelays(rand.New(rand.NewPCG(3, 4)), 10, span)
-	b := compile.KillDelays(rand.New(rand.NewPCG(3, 4)), 10, span)
+	a := verify.KillDelays(rand.New(rand.NewPCG(3, 4)), 10, span)
+	b := verify.KillDelays(rand.New(rand.NewPCG(3, 4)), 10, span)
 	if !slices.Equal(a, b) {
 		t.Errorf("the same seed drew %v and %v", a, b)
 	}
@@ -304,7 +319,7 @@ func TestKillDelays(t *testing.T) {
 	if sum < span/2 {
 		t.Logf("the last moment is at %s of %s (possible, but rare)", sum, span)
 	}
-	if d := compile.KillDelays(rand.New(rand.NewPCG(1, 1)), 3, 0); len(d) != 3 {
+	if d := verify.KillDelays(rand.New(rand.NewPCG(1, 1)), 3, 0); len(d) != 3 {
 		t.Errorf("a zero span: %v", d)
 	}
 }
@@ -317,24 +332,24 @@ func TestCheckpointInterval(t *testing.T) {
 		{2345 * time.Millisecond, 235 * time.Millisecond},
 		{time.Minute, time.Second},
 	} {
-		if got := compile.CheckpointInterval(tc.clean); got != tc.want {
+		if got := verify.CheckpointInterval(tc.clean); got != tc.want {
 			t.Errorf("CheckpointInterval(%s) = %s, want %s", tc.clean, got, tc.want)
 		}
 	}
-	if got := compile.KilledTimeout(time.Second); got != 50*time.Second {
+	if got := verify.KilledTimeout(time.Second); got != 50*time.Second {
 		t.Errorf("KilledTimeout(1s) = %s", got)
 	}
 }
 
 func TestCompareLines(t *testing.T) {
-	d := compile.CompareLines([]string{"a", "b", "b", "c", "e"}, []string{"a", "b", "c", "c", "d", "e", "f"}, 1)
+	d := verify.CompareLines([]string{"a", "b", "b", "c", "e"}, []string{"a", "b", "c", "c", "d", "e", "f"}, 1)
 	if d.Equal() || d.Missing != 1 || d.Extra != 3 || !slices.Equal(d.FirstMissing, []string{"b"}) || !slices.Equal(d.FirstExtra, []string{"c"}) {
 		t.Errorf("diff %+v", d)
 	}
-	if d := compile.CompareLines([]string{"x", "x"}, []string{"x", "x"}, 5); !d.Equal() {
+	if d := verify.CompareLines([]string{"x", "x"}, []string{"x", "x"}, 5); !d.Equal() {
 		t.Errorf("equal multisets: %+v", d)
 	}
-	if d := compile.CompareLines(nil, []string{"x"}, 5); d.Extra != 1 || d.Missing != 0 {
+	if d := verify.CompareLines(nil, []string{"x"}, 5); d.Extra != 1 || d.Missing != 0 {
 		t.Errorf("against nothing: %+v", d)
 	}
 }
@@ -360,14 +375,14 @@ func TestReadCommitted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := compile.ReadCommitted(dir)
+	got, err := verify.ReadCommitted(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"a", "a", "b", "c", "no newline"}; !slices.Equal(got, want) {
 		t.Errorf("ReadCommitted = %q, want %q", got, want)
 	}
-	if got, err := compile.ReadCommitted(filepath.Join(dir, "missing")); err != nil || got != nil {
+	if got, err := verify.ReadCommitted(filepath.Join(dir, "missing")); err != nil || got != nil {
 		t.Errorf("a missing directory: %q, %v", got, err)
 	}
 }
@@ -378,7 +393,7 @@ func TestNewVerifierWithoutFileSink(t *testing.T) {
 		{Name: "print", Kind: ir.Sink, Connector: "stdout"},
 	}}}
 	dir := filepath.Join(t.TempDir(), "work")
-	_, err := compile.NewVerifier(res, dir)
+	_, err := verify.NewVerifier(res, dir)
 	if err == nil || !strings.Contains(err.Error(), "pipeline printer has no file sink") {
 		t.Errorf("NewVerifier: %v", err)
 	}

@@ -1,13 +1,14 @@
-package compile
-
-// Verification of exactly-once: run a compiled pipeline's program once
-// without failures and once with SIGKILLs at random moments (restarting it
-// after each kill, so that it resumes from its newest complete checkpoint),
-// and compare what the two runs committed.
+// Package verify checks exactly-once for a pipeline: it runs the
+// pipeline's program once without failures and once with SIGKILLs at
+// random moments (restarting it after each kill, so that it resumes from
+// its newest complete checkpoint), and compares what the two runs
+// committed. What each process did (resumed from a checkpoint, restarted
+// its job after a failure) it learns from the program's events (`run
+// --events`, package runtime/events), not from its log.
+package verify
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -19,23 +20,25 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pipegen/pipegen/compile"
 	"github.com/pipegen/pipegen/ir"
+	"github.com/pipegen/pipegen/runtime/events"
 )
 
-// DefaultKills is the number of kills of Verify when VerifyOptions.Kills
+// DefaultKills is the number of kills of Verify when Options.Kills
 // is 0.
 const DefaultKills = 5
 
 // DefaultCleanTimeout bounds the clean run of Verify when
-// VerifyOptions.Timeout is 0.
+// Options.Timeout is 0.
 const DefaultCleanTimeout = 10 * time.Minute
 
 // maxShownLines is how many differing lines a report shows per sink and
 // direction.
 const maxShownLines = 5
 
-// VerifyOptions configure Verify.
-type VerifyOptions struct {
+// Options configure Verify.
+type Options struct {
 	// Kills is the number of SIGKILLs of the killed run; 0 means
 	// DefaultKills.
 	Kills int
@@ -67,9 +70,9 @@ type VerifyOptions struct {
 // An error means the verification could not be done (the pipeline does not
 // compile, a run failed by itself or did not finish); a difference in the
 // outputs is reported by the Report, not as an error.
-func Verify(path string, opt VerifyOptions) (*Report, error) {
+func Verify(path string, opt Options) (*Report, error) {
 	log := logger(opt.Log)
-	res, err := Generate(path)
+	res, err := compile.Generate(path)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +109,8 @@ func Verify(path string, opt VerifyOptions) (*Report, error) {
 // directory of its own under Dir: the checkpoints in DIR/RUN/checkpoints,
 // each file sink's output in DIR/RUN/sinks/NAME (set with --set
 // sinks.NAME.path), the program's standard output and error in
-// DIR/RUN/stdout.txt and stderr.txt. Input paths are left as configured:
+// DIR/RUN/stdout.txt and stderr.txt, its events in DIR/RUN/events.jsonl.
+// Input paths are left as configured:
 // they resolve against the working directory.
 type Verifier struct {
 	// Binary is the program.
@@ -130,7 +134,7 @@ type Verifier struct {
 }
 
 // NewVerifier builds the program of res into dir and prepares runs of it.
-func NewVerifier(res *Result, dir string) (*Verifier, error) {
+func NewVerifier(res *compile.Result, dir string) (*Verifier, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -161,7 +165,7 @@ func NewVerifier(res *Result, dir string) (*Verifier, error) {
 
 // Verify runs the clean run ("clean") and the killed run ("killed") and
 // compares them, as the package function Verify does.
-func (v *Verifier) Verify(opt VerifyOptions) (*Report, error) {
+func (v *Verifier) Verify(opt Options) (*Report, error) {
 	log := logger(v.Log)
 	kills := opt.Kills
 	if kills <= 0 {
@@ -274,11 +278,11 @@ type RunResult struct {
 	// after the first.
 	Kills, Restarts int
 	// Resumed counts the processes that resumed from a checkpoint (as
-	// their standard error says).
+	// their events say).
 	Resumed int
 	// Failures counts the times the job failed by itself and the program
-	// restarted it in-process (its restart strategy), as its standard
-	// error says; FirstFailure is the first such error line.
+	// restarted it in-process (its restart strategy), as its events say;
+	// FirstFailure is the first such failure.
 	Failures     int
 	FirstFailure string
 	// Output holds the committed lines of every file sink, sorted.
@@ -310,7 +314,8 @@ func (v *Verifier) run(name string, delays []time.Duration, timeout time.Duratio
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	cmdArgs := []string{"run", "--checkpoint-dir", filepath.Join(dir, "checkpoints")}
+	eventsFile := filepath.Join(dir, "events.jsonl")
+	cmdArgs := []string{"run", "--checkpoint-dir", filepath.Join(dir, "checkpoints"), "--events", eventsFile}
 	for _, s := range v.Sinks {
 		cmdArgs = append(cmdArgs, "--set", "sinks."+s+".path="+v.sinkDir(name, s))
 	}
@@ -338,7 +343,7 @@ func (v *Verifier) run(name string, delays []time.Duration, timeout time.Duratio
 		if attempt <= len(delays) {
 			killAfter = delays[attempt-1]
 		}
-		killed, err := v.attempt(r, cmdArgs, killAfter, timeout, stdout, stderr, attempt)
+		killed, err := v.attempt(cmdArgs, killAfter, timeout, stdout, stderr, attempt)
 		if err != nil {
 			return nil, fmt.Errorf("%s run, process %d: %w (see %s)", name, attempt, err, dir)
 		}
@@ -349,6 +354,11 @@ func (v *Verifier) run(name string, delays []time.Duration, timeout time.Duratio
 		log("%s run: kill %d/%d: process %d killed %s after its start", name, r.Kills, len(delays), attempt, round(killAfter))
 	}
 	r.Duration = time.Since(start)
+	evs, err := events.ReadFile(eventsFile)
+	if err != nil {
+		return nil, fmt.Errorf("%s run: %w", name, err)
+	}
+	r.count(evs)
 	if r.Kills < len(delays) {
 		log("%s run: the job finished before kill %d/%d", name, r.Kills+1, len(delays))
 	}
@@ -371,21 +381,19 @@ func (v *Verifier) sinkDir(run, sink string) string {
 }
 
 // attempt runs one process, killing it after killAfter unless that is
-// negative, and adds what its standard error says to r. killed reports
-// that the kill ended it.
-func (v *Verifier) attempt(r *RunResult, args []string, killAfter, timeout time.Duration, stdout, stderr *os.File, n int) (killed bool, err error) {
+// negative. killed reports that the kill ended it. An error carries the
+// end of the process's standard error.
+func (v *Verifier) attempt(args []string, killAfter, timeout time.Duration, stdout, stderr *os.File, n int) (killed bool, err error) {
 	fmt.Fprintf(stderr, "=== process %d: %s %s\n", n, v.Binary, strings.Join(args, " "))
 	offset, err := stderr.Seek(0, io.SeekCurrent)
 	if err != nil {
 		return false, err
 	}
 	defer func() {
-		out, rerr := readFrom(stderr.Name(), offset)
-		if rerr != nil {
+		if err == nil {
 			return
 		}
-		r.scanLog(out)
-		if err != nil {
+		if out, rerr := readFrom(stderr.Name(), offset); rerr == nil {
 			err = fmt.Errorf("%w; its standard error ends with:\n%s", err, tail(out, 20))
 		}
 	}()
@@ -428,22 +436,22 @@ func (v *Verifier) attempt(r *RunResult, args []string, killAfter, timeout time.
 	}
 }
 
-// scanLog counts, in one process's standard error, a resume from a
+// count takes from a run's events the processes that resumed from a
 // checkpoint and the failures after which the program restarted the job.
-func (r *RunResult) scanLog(out []byte) {
-	if bytes.Contains(out, []byte(": resuming from checkpoint ")) {
-		r.Resumed++
-	}
-	lines := strings.Split(string(out), "\n")
-	for i, l := range lines {
-		if !strings.Contains(l, ": restarting in ") {
-			continue
+func (r *RunResult) count(evs []events.Event) {
+	resumed := map[int]bool{}
+	for _, e := range evs {
+		switch e.Kind {
+		case events.Resume:
+			resumed[e.PID] = true
+		case events.Restart:
+			r.Failures++
+			if r.FirstFailure == "" {
+				r.FirstFailure = e.Error
+			}
 		}
-		r.Failures++
-		if r.FirstFailure == "" && i > 0 {
-			r.FirstFailure = lines[i-1]
-		}
 	}
+	r.Resumed = len(resumed)
 }
 
 // errTimeout is the error of a process that did not end in time.
