@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -85,6 +86,8 @@ type sumJob struct {
 	from string
 	// events, if set, receives the run's events.
 	events *events.Writer
+	// ckptDir is the checkpoint directory; "" for sumCkptDir.
+	ckptDir string
 }
 
 // defaultSumJob is a job of p subtasks that takes at least three
@@ -118,7 +121,7 @@ func (o *sumJob) config(t testing.TB) *Config {
 			Timeout:  time.Minute,
 			MinPause: o.minPause,
 			Retain:   o.retain,
-			Dir:      sumCkptDir,
+			Dir:      cmp.Or(o.ckptDir, sumCkptDir),
 		},
 		StateBackend: "memory",
 		Nodes: []config.NodeConfig{

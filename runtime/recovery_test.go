@@ -3,7 +3,9 @@ package runtime
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -14,6 +16,7 @@ import (
 
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
 	"github.com/pipegen/pipegen/runtime/events"
+	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/job"
 	"github.com/pipegen/pipegen/runtime/internal/keygroup"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
@@ -528,4 +531,75 @@ func TestRetain(t *testing.T) {
 		t.Errorf("checkpoints %v left, want the last periodic one and the final one", ids)
 	}
 	o.checkOutput(t, mem)
+}
+
+// TestSecondInstanceRefused runs a second instance of the job while the
+// first one runs: on the same checkpoint directory, then on another one
+// but the same sink directory. The second fails at once with a message
+// that names the directory, and the first one's output is exact.
+func TestSecondInstanceRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name, ckptDir, want string
+	}{
+		{"same checkpoint directory", sumCkptDir, "checkpoint directory " + sumCkptDir + " is in use by another instance of this job"},
+		{"same sink directory", "/other-ckpt", "sinks.out: output directory " + sumOutDir + " is in use by another instance"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := vfs.NewMem()
+			first := defaultSumJob(2, mem)
+			running, finish := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			first.hook = func(c *sumSource, i uint64) {
+				if i == 100 {
+					once.Do(func() { close(running) })
+					<-finish
+				}
+			}
+			done := make(chan *sumRun, 1)
+			go func() { done <- first.run(t) }()
+			<-running
+
+			second := defaultSumJob(2, mem)
+			second.ckptDir = tc.ckptDir
+			r := second.run(t)
+			var fatal *fault.Fatal
+			if !errors.As(r.err, &fatal) || !strings.Contains(r.err.Error(), tc.want) {
+				t.Errorf("second instance: %v, want a fatal error with %q", r.err, tc.want)
+			}
+			close(finish)
+			if r := <-done; r.err != nil {
+				t.Fatalf("first instance: %v\n%s", r.err, r.log)
+			}
+			first.checkOutput(t, mem)
+		})
+	}
+}
+
+// TestUnwritableCheckpointDirFailsAtStart: a checkpoint directory that
+// cannot be written to is found before any record is read, and is fatal
+// (a restart would not mend it).
+func TestUnwritableCheckpointDirFailsAtStart(t *testing.T) {
+	mem := vfs.NewMem()
+	readOnly := errors.New("read-only file system")
+	o := defaultSumJob(2, vfs.NewErrorFS(mem, vfs.Always(vfs.OpCreate, sumCkptDir+"/", readOnly)))
+	r := o.run(t)
+	var fatal *fault.Fatal
+	if !errors.As(r.err, &fatal) || !errors.Is(r.err, readOnly) || !strings.Contains(r.err.Error(), "checkpoint directory "+sumCkptDir+" cannot be written to") {
+		t.Fatalf("Run = %v, want a fatal error saying the checkpoint directory cannot be written to", r.err)
+	}
+	if n := r.j.RecordsRead(); n != 0 {
+		t.Errorf("%d records read before the failure, want none", n)
+	}
+}
+
+// TestEmptyCheckpointDirRefused: checkpoint.dir ” is refused at start.
+func TestEmptyCheckpointDirRefused(t *testing.T) {
+	o := defaultSumJob(2, vfs.NewMem())
+	cfg := o.config(t)
+	cfg.Checkpoint.Dir = ""
+	j := job.New(context.Background(), cfg, job.Options{Log: io.Discard, FS: o.fs})
+	err := j.Run(o.build)
+	if err == nil || !strings.Contains(err.Error(), "checkpoint.dir is empty") {
+		t.Fatalf("Run = %v, want checkpoint.dir is empty", err)
+	}
 }

@@ -76,6 +76,7 @@ func (c *coordinator) run() {
 			if c.cur != nil && !c.cur.final && now.Sub(c.cur.start) > cp.Timeout {
 				c.cp.logf("checkpoint %d expired after %s and is given up; the next one includes its data", c.cur.id, cp.Timeout)
 				c.cp.events.Emit(events.Event{Kind: events.CheckpointFailed, Checkpoint: c.cur.id, Error: fmt.Sprintf("expired after %s", cp.Timeout)})
+				c.discard(c.cur.id)
 				c.cur = nil
 				c.lastEnd = now
 			}
@@ -166,6 +167,16 @@ func (c *coordinator) receive(a ack) {
 	case err != nil:
 		c.cp.logf("checkpoint %d failed and is given up, processing goes on: %v", cur.id, err)
 		c.cp.events.Emit(events.Event{Kind: events.CheckpointFailed, Checkpoint: cur.id, Error: err.Error()})
+		c.discard(cur.id)
+	}
+}
+
+// discard removes the folder of a checkpoint given up: its files may be
+// what filled the disk, and no manifest will ever name them. A writer still
+// at work on it fails, and its acknowledgement is ignored.
+func (c *coordinator) discard(id int64) {
+	if err := c.st.Remove(id); err != nil {
+		c.cp.logf("cannot remove checkpoint %d, which was given up: %v", id, err)
 	}
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -19,6 +20,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/job"
 	"github.com/pipegen/pipegen/runtime/internal/keygroup"
 	"github.com/pipegen/pipegen/runtime/internal/stream"
+	"github.com/pipegen/pipegen/runtime/vfs"
 )
 
 // The node indexes of demoConfig.
@@ -424,5 +426,26 @@ func TestUsageListsEveryNode(t *testing.T) {
 		if !strings.Contains(b.String(), line) || !strings.Contains(b.String(), fmt.Sprintf("subtasks of extra%d [%d]", i, i+1)) {
 			t.Errorf("usage lacks %s [%d]:\n%s", line, i+1, b.String())
 		}
+	}
+}
+
+// TestRunRefusesSecondInstance holds the lock of the checkpoint directory
+// as a running instance of the job would: run fails at once, exit 1,
+// naming the holder's pid.
+func TestRunRefusesSecondInstance(t *testing.T) {
+	ckpt := t.TempDir()
+	lock, err := vfs.Default.Lock(filepath.Join(ckpt, "LOCK"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	d := new(demoProgram)
+	code, _, stderr := runDemo(t, d, "run", "--set", "checkpoint.mode=exactly-once", "--checkpoint-dir", ckpt)
+	want := fmt.Sprintf("checkpoint directory %s is in use by another instance of this job (pid %d)", ckpt, os.Getpid())
+	if code != exitFail || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and %q", code, stderr, want)
+	}
+	if d.counted.Load() != 0 {
+		t.Error("the second instance processed records")
 	}
 }

@@ -166,6 +166,11 @@ func (j *Job) Wait() error {
 // A failure that a restart cannot mend is a *fault.Fatal.
 func (j *Job) Run(build func(j *Job)) error {
 	done := make(chan struct{})
+	release, err := j.acquire()
+	if err != nil {
+		return &fault.Fatal{Err: err}
+	}
+	defer release()
 	if err := j.cp.Recover(j.opts.From, j.opts.Quiet); err != nil {
 		if errors.Is(err, checkpoint.ErrFinished) {
 			j.Logf("checkpoint %d is final: the job ran to the end of its input already, and its output is committed (remove %s to run it again)", j.cp.Restored().Manifest.ID, j.Config.Checkpoint.Dir)
