@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,26 +55,7 @@ func TestGeneratePackageMode(t *testing.T) {
 		}
 	}
 	// Every package-level name but the entry point has the prefix.
-	var names []string
-	for _, d := range f.Decls {
-		switch d := d.(type) {
-		case *ast.FuncDecl:
-			if d.Recv == nil {
-				names = append(names, d.Name.Name)
-			}
-		case *ast.GenDecl:
-			for _, s := range d.Specs {
-				switch s := s.(type) {
-				case *ast.TypeSpec:
-					names = append(names, s.Name.Name)
-				case *ast.ValueSpec:
-					for _, n := range s.Names {
-						names = append(names, n.Name)
-					}
-				}
-			}
-		}
-	}
+	names := topNames(f)
 	prefixed := 0
 	for _, n := range names {
 		switch {
@@ -125,4 +107,59 @@ func TestGeneratePackageModeNames(t *testing.T) {
 	if err != nil || len(files) != 2 || files[0].Name != "main.go" {
 		t.Errorf("Generate without Package: %v, %v", files, err)
 	}
+}
+
+// TestGeneratePackageModeDeclared: names the user's package declares are
+// not the generated file's: its declarations and its imports take others.
+func TestGeneratePackageModeDeclared(t *testing.T) {
+	mine := []string{"pipegenWordsConfig", "pipegenWordsLongestChain", "pipegenWordsHashKeyLongest", "state", "runtime"}
+	files, err := codegen.Generate(packagePipeline(), codegen.Options{Package: true, Declared: func(name string) bool { return slices.Contains(mine, name) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFile(t, files[0])
+	src := string(files[0].Content)
+	wantContains(t, src,
+		"\truntime2 \"github.com/pipegen/pipegen/runtime\"\n",
+		"\tstate2 \"github.com/pipegen/pipegen/runtime/state\"\n",
+		"return runtime2.Run(runtime2.Program{Config: pipegenWordsConfig2, Build: pipegenWordsBuild}, args)",
+		"// pipegenWordsConfig2 holds the settings",
+		"type pipegenWordsLongestChain2 struct",
+		"*state2.Memory[string, string]",
+		"func pipegenWordsHashKeyLongest2(k string) uint64",
+	)
+	f, err := parser.ParseFile(token.NewFileSet(), files[0].Name, src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range topNames(f) {
+		if slices.Contains(mine, name) {
+			t.Errorf("the file declares %s, the user's", name)
+		}
+	}
+}
+
+// topNames lists the names a file declares at package level.
+func topNames(f *ast.File) []string {
+	var names []string
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Recv == nil {
+				names = append(names, d.Name.Name)
+			}
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					names = append(names, s.Name.Name)
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						names = append(names, n.Name)
+					}
+				}
+			}
+		}
+	}
+	return names
 }
