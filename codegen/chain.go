@@ -95,9 +95,10 @@ func fn(f *ir.Func) *jen.Statement { return jen.Qual(f.PkgPath, f.Name) }
 
 // chainCode emits one chain.
 func (g *gen) chainCode(f *jen.File, c *chain) {
-	// The chain type's own fields and methods (sub, in, run, flush, ...)
-	// are not named by members: each is one word or ends in one that no
-	// name made of a node's identifier ends in.
+	// The chain type's own fields and methods (sub, in, inputWM, run,
+	// recordsLeft, flush, ...) are not named by members: none of them is a
+	// name that a pattern of a member makes (toX, emitX, toXLeft, xState,
+	// xTimer, xToY, ...).
 	cg := &chainGen{g: g, c: c, f: f, recv: jen.Id("c").Op("*").Id(g.chainType(c)), members: newNamer("", nil, nil)}
 	h := c.head
 	cg.timed = h.Timed || h.Timestamps != nil

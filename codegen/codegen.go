@@ -153,12 +153,12 @@ func newGen(p *ir.Pipeline, opts Options) *gen {
 	return g
 }
 
-// Names of generated identifiers, so that one node's code reads the same
-// everywhere: nodeCounts (its index), countsChain (its chain's type),
-// hashKeyCounts, and in its chain toCounts (its per-record method),
-// emitCounts (where its output goes), countsState, countsSink.
-func (g *gen) id(n *ir.Node) string     { return g.ids[n.ID] }
-func (g *gen) pascal(n *ir.Node) string { return upperFirst(g.ids[n.ID]) }
+// id is node n's identifier. The names of its code are made of it, so
+// that one node's code reads the same everywhere: nodeCounts (its index),
+// countsChain (its chain's type), hashKeyCounts, and in its chain
+// toCounts (its per-record method), emitCounts (where its output goes),
+// countsState, countsSink.
+func (g *gen) id(n *ir.Node) string { return g.ids[n.ID] }
 
 // global is the package-level name that pattern makes of node n's
 // identifier (see derive): global("hashKey%s", counts) is hashKeyCounts.
@@ -208,11 +208,16 @@ func (g *gen) pipelineFile(name string) ([]byte, error) {
 }
 
 // nameImports names the packages the file may import, once every name the
-// file declares is known: as each package names itself unless the file or
-// the user's package has that name. The runtime's packages come first,
-// then the standard library's and the user's, by path.
+// file declares is known: as each package names itself, unless the file
+// or the user's package has that name. The runtime's packages come first,
+// so that they keep their names; then the others by path.
 func (g *gen) nameImports(f *jen.File) {
-	pkgs := map[string]string{}
+	order := []string{runtimePath, statePath, codecPath}
+	pkgs := map[string]string{
+		runtimePath: "runtime", statePath: "state", codecPath: "codec",
+		"time": "time", "math": "math", // the standard library's that generated code uses
+		g.p.Package.Path: g.p.Package.Name,
+	}
 	for _, n := range g.p.Nodes {
 		imports(n.Out, pkgs)
 		imports(n.KeyType, pkgs)
@@ -221,17 +226,13 @@ func (g *gen) nameImports(f *jen.File) {
 			imports(e.Type, pkgs)
 		}
 	}
-	pkgs[g.p.Package.Path] = g.p.Package.Name
-	pkgs["time"], pkgs["math"] = "time", "math"
 	delete(pkgs, g.pkgPath) // the file's own package is not imported
-	paths := []string{runtimePath, statePath, codecPath}
 	for _, path := range slices.Sorted(maps.Keys(pkgs)) {
-		if !slices.Contains(paths, path) {
-			paths = append(paths, path)
+		if !slices.Contains(order, path) {
+			order = append(order, path)
 		}
 	}
-	pkgs[runtimePath], pkgs[statePath], pkgs[codecPath] = "runtime", "state", "codec"
-	for _, path := range paths {
+	for _, path := range order {
 		if name := g.names.importName(path, pkgs[path]); name != pkgs[path] {
 			f.ImportAlias(path, name)
 		} else {
