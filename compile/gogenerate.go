@@ -32,6 +32,7 @@ import (
 
 // PackageOptions shape GeneratePackage.
 type PackageOptions struct {
+	Options // what the headers record
 	// Cmd also generates cmd/<name>/main.go for every pipeline.
 	Cmd bool
 }
@@ -116,8 +117,10 @@ func GeneratePackage(dir string, opts PackageOptions) (*Package, error) {
 		_, ok := pk.annotations.Declared(name)
 		return ok
 	}
+	copts := opts.codegen()
+	copts.Package, copts.Cmd, copts.Declared = true, opts.Cmd, declared
 	for _, r := range pk.Pipelines {
-		files, err := codegen.Generate(r.IR, codegen.Options{Package: true, Cmd: opts.Cmd, Declared: declared})
+		files, err := codegen.Generate(r.IR, copts)
 		if err != nil {
 			return nil, err
 		}

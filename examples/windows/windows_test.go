@@ -61,7 +61,7 @@ func verifier(t testing.TB) *compile.Verifier {
 	if testing.Short() {
 		t.Skip("builds and runs the job")
 	}
-	res, err := compile.Generate("pipeline.yaml")
+	res, err := compile.Generate("pipeline.yaml", compile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
