@@ -306,21 +306,18 @@ func (w *windowGen) fields(s *jen.Group) {
 	s.Id(w.member("%sFire")).Func().Params(typeCode(n.KeyType), jen.Qual(runtimePath, "Window"), jen.Op("*").Add(typeCode(w.acc()))).Comment(w.member("%sResult") + ", made once")
 }
 
+// assigner is the runtime.WindowAssigner of win: its kind, then its sizes.
 func assigner(win *ir.Window) jen.Code {
-	d := jen.Dict{}
+	var kv []jen.Code
 	switch win.Kind {
 	case "tumbling":
-		d[jen.Id("Kind")] = jen.Qual(runtimePath, "Tumbling")
-		d[jen.Id("Size")] = jen.Lit(int(win.Size.Milliseconds()))
+		kv = append(kv, field("Kind", jen.Qual(runtimePath, "Tumbling")), field("Size", millisCode(win.Size)))
 	case "sliding":
-		d[jen.Id("Kind")] = jen.Qual(runtimePath, "Sliding")
-		d[jen.Id("Size")] = jen.Lit(int(win.Size.Milliseconds()))
-		d[jen.Id("Slide")] = jen.Lit(int(win.Every.Milliseconds()))
+		kv = append(kv, field("Kind", jen.Qual(runtimePath, "Sliding")), field("Size", millisCode(win.Size)), field("Slide", millisCode(win.Every)))
 	case "session":
-		d[jen.Id("Kind")] = jen.Qual(runtimePath, "Session")
-		d[jen.Id("Gap")] = jen.Lit(int(win.Gap.Milliseconds()))
+		kv = append(kv, field("Kind", jen.Qual(runtimePath, "Session")), field("Gap", millisCode(win.Gap)))
 	}
-	return jen.Qual(runtimePath, "WindowAssigner").Values(d)
+	return jen.Qual(runtimePath, "WindowAssigner").Custom(multi, kv...)
 }
 
 func (w *windowGen) init(b *jen.Group) {
@@ -334,7 +331,7 @@ func (w *windowGen) init(b *jen.Group) {
 		merge = fn(n.Merge)
 	}
 	b.Add(w.state()).Op("=").Qual(runtimePath, "NewWindowState").Types(typeCode(n.KeyType), typeCode(w.acc())).Call(
-		assigner(n.Window), jen.Lit(int(n.Lateness.Milliseconds())), merge)
+		assigner(n.Window), millisCode(n.Lateness), merge)
 	b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit(""),
 		jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
 			jen.Return(jen.Add(w.state()).Dot("Restore").Call(jen.Id("sec"), jen.Id(g.global("decode%sKey", n)), jen.Id(g.global("decode%sValue", n)))),
@@ -567,10 +564,10 @@ func (j *joinGen) init(b *jen.Group) {
 	g, n := j.cg.g, j.n
 	if j.interval() {
 		b.Add(j.state()).Op("=").Qual(runtimePath, "NewIntervalJoin").Types(typeCode(n.KeyType), typeCode(j.left()), typeCode(j.right())).Call(
-			jen.Lit(int(n.Between[0].Milliseconds())), jen.Lit(int(n.Between[1].Milliseconds())))
+			millisCode(n.Between[0]), millisCode(n.Between[1]))
 	} else {
 		b.Add(j.state()).Op("=").Qual(runtimePath, "NewWindowJoin").Types(typeCode(n.KeyType), typeCode(j.left()), typeCode(j.right())).Call(
-			assigner(n.Window), jen.Lit(int(n.Lateness.Milliseconds())))
+			assigner(n.Window), millisCode(n.Lateness))
 	}
 	b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit(""),
 		jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(

@@ -401,8 +401,8 @@ func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.
 	c.task.RestoreWatermarks(nodeLatest, c.in)
 	c.latestState = runtime.NewWindowState[string, runtime.ReduceAcc[et.Click]](runtime.WindowAssigner{
 		Kind:  runtime.Sliding,
-		Size:  2000,
-		Slide: 1000,
+		Size:  int64(2 * time.Second / time.Millisecond),
+		Slide: int64(1 * time.Second / time.Millisecond),
 	}, 0, nil)
 	runtime.RestoreKeyed(c.task, nodeLatest, "", func(sec []byte) error {
 		return c.latestState.Restore(sec, decodeLatestKey, decodeLatestValue)
@@ -560,9 +560,9 @@ func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[e
 	}
 	c.task.RestoreWatermarks(nodeSessions, c.in)
 	c.sessionsState = runtime.NewWindowState[string, et.Session](runtime.WindowAssigner{
-		Gap:  1000,
 		Kind: runtime.Session,
-	}, 10000, et.MergeSessions)
+		Gap:  int64(1 * time.Second / time.Millisecond),
+	}, int64(10*time.Second/time.Millisecond), et.MergeSessions)
 	runtime.RestoreKeyed(c.task, nodeSessions, "", func(sec []byte) error {
 		return c.sessionsState.Restore(sec, decodeSessionsKey, decodeSessionsValue)
 	})
@@ -691,7 +691,7 @@ func newPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et
 	c.task.RestoreWatermarks(nodePerPage, c.in)
 	c.perPageState = runtime.NewWindowState[string, et.Session](runtime.WindowAssigner{
 		Kind: runtime.Tumbling,
-		Size: 5000,
+		Size: int64(5 * time.Second / time.Millisecond),
 	}, 0, nil)
 	runtime.RestoreKeyed(c.task, nodePerPage, "", func(sec []byte) error {
 		return c.perPageState.Restore(sec, decodePerPageKey, decodePerPageValue)
@@ -975,7 +975,7 @@ func newPairedChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[e
 		task:        j.Task(nodePaired, sub),
 	}
 	c.task.RestoreWatermarks(nodePaired, c.in)
-	c.pairedState = runtime.NewIntervalJoin[string, et.Click, et.View](-1000, 1000)
+	c.pairedState = runtime.NewIntervalJoin[string, et.Click, et.View](int64(-1*time.Second/time.Millisecond), int64(1*time.Second/time.Millisecond))
 	runtime.RestoreKeyed(c.task, nodePaired, "", func(sec []byte) error {
 		return c.pairedState.Restore(sec, decodePairedKey, decodePairedValue, decodePairedRight)
 	})
@@ -1122,7 +1122,7 @@ func newWindowedPairsChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.
 	c.task.RestoreWatermarks(nodeWindowedPairs, c.in)
 	c.windowedPairsState = runtime.NewWindowJoin[string, et.Click, et.View](runtime.WindowAssigner{
 		Kind: runtime.Tumbling,
-		Size: 5000,
+		Size: int64(5 * time.Second / time.Millisecond),
 	}, 0)
 	runtime.RestoreKeyed(c.task, nodeWindowedPairs, "", func(sec []byte) error {
 		return c.windowedPairsState.Restore(sec, decodeWindowedPairsKey, decodeWindowedPairsValue, decodeWindowedPairsRight)
