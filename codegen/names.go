@@ -25,8 +25,10 @@ import (
 type namer struct {
 	// prefix starts every name given, in the user's package.
 	prefix string
-	// declared reports the names declared outside the generated file: the
-	// user's package scope (nil: none).
+	// declared reports the names declared outside the generated file that
+	// it must not redeclare or hide: for the package-level namer the
+	// predeclared names and, in package mode, the user's package scope
+	// (nil: none).
 	declared func(string) bool
 	// outer is the enclosing scope, whose names this one must not hide.
 	outer *namer
@@ -62,7 +64,7 @@ func (nm *namer) pick(key nameKey, want string) string {
 	}
 	name := want
 	sep := ""
-	if last := want[len(want)-1]; '0' <= last && last <= '9' {
+	if n := len(want); n > 0 && '0' <= want[n-1] && want[n-1] <= '9' {
 		sep = "_" // step1 and a second step1: step1_2, not step12
 	}
 	for i := 2; nm.taken(name); i++ {
@@ -89,9 +91,9 @@ func (nm *namer) importName(path, pkgName string) string {
 	return nm.pick(nameKey{pattern: "import", of: path}, pkgName)
 }
 
-// derive applies pattern to a node's identifier: at the start of the name
-// as it is ("%sChain": countsChain), elsewhere capitalized ("hashKey%s":
-// hashKeyCounts, "%sTo%s" twice).
+// derive applies pattern to node identifiers, one per %s: at the start of
+// the name as it is ("%sChain": countsChain), elsewhere capitalized
+// ("hashKey%s": hashKeyCounts; "%sTo%s": wordsToCounts).
 func derive(pattern string, ids ...string) string {
 	for i, id := range ids {
 		if i > 0 || !strings.HasPrefix(pattern, "%s") {
