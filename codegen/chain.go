@@ -387,13 +387,13 @@ func (cg *chainGen) loop() {
 	cases := []jen.Code{
 		records,
 		jen.Case(jen.Qual(runtimePath, "Barrier")).Block(
-			jen.Add(c).Dot("barrier").Call(jen.Id("m").Dot("ID")),
-			jen.Add(c).Dot("in").Dot("Release").Call(jen.Id("m").Dot("ID")),
+			jen.Add(c).Dot("barrier").Call(jen.Id("m").Dot("Checkpoint")),
+			jen.Add(c).Dot("in").Dot("Release").Call(jen.Id("m").Dot("Checkpoint")),
 		),
 	}
 	if cg.timed {
 		cases = append(cases, jen.Case(jen.Qual(runtimePath, "Watermark")).Block(
-			jen.Add(c).Dot("watermark").Call(jen.Id("m").Dot("ID")),
+			jen.Add(c).Dot("watermark").Call(jen.Id("m").Dot("Time")),
 		))
 	}
 	if cg.needsTicks() {

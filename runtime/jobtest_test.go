@@ -346,8 +346,8 @@ func (c *sumChain) run() {
 			}
 			c.in.Recycle(m.Recs)
 		case Barrier:
-			c.barrier(m.ID)
-			c.in.Release(m.ID)
+			c.barrier(m.Checkpoint)
+			c.in.Release(m.Checkpoint)
 		case End:
 			c.end()
 			return

@@ -220,8 +220,8 @@ func (c *pipegenPageviewsPerPageChain) run() {
 			c.records(m.Recs)
 			c.in.Recycle(m.Recs)
 		case runtime.Barrier:
-			c.barrier(m.ID)
-			c.in.Release(m.ID)
+			c.barrier(m.Checkpoint)
+			c.in.Release(m.Checkpoint)
 		case runtime.End:
 			c.end()
 			return

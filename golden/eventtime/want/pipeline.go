@@ -424,10 +424,10 @@ func (c *latestChain) run() {
 			c.records(m.Recs)
 			c.in.Recycle(m.Recs)
 		case runtime.Barrier:
-			c.barrier(m.ID)
-			c.in.Release(m.ID)
+			c.barrier(m.Checkpoint)
+			c.in.Release(m.Checkpoint)
 		case runtime.Watermark:
-			c.watermark(m.ID)
+			c.watermark(m.Time)
 		case runtime.End:
 			c.end()
 			return
@@ -583,10 +583,10 @@ func (c *sessionsChain) run() {
 			c.records(m.Recs)
 			c.in.Recycle(m.Recs)
 		case runtime.Barrier:
-			c.barrier(m.ID)
-			c.in.Release(m.ID)
+			c.barrier(m.Checkpoint)
+			c.in.Release(m.Checkpoint)
 		case runtime.Watermark:
-			c.watermark(m.ID)
+			c.watermark(m.Time)
 		case runtime.End:
 			c.end()
 			return
@@ -713,10 +713,10 @@ func (c *perPageChain) run() {
 			c.records(m.Recs)
 			c.in.Recycle(m.Recs)
 		case runtime.Barrier:
-			c.barrier(m.ID)
-			c.in.Release(m.ID)
+			c.barrier(m.Checkpoint)
+			c.in.Release(m.Checkpoint)
 		case runtime.Watermark:
-			c.watermark(m.ID)
+			c.watermark(m.Time)
 		case runtime.End:
 			c.end()
 			return
@@ -848,10 +848,10 @@ func (c *watchChain) run() {
 			c.records(m.Recs)
 			c.in.Recycle(m.Recs)
 		case runtime.Barrier:
-			c.barrier(m.ID)
-			c.in.Release(m.ID)
+			c.barrier(m.Checkpoint)
+			c.in.Release(m.Checkpoint)
 		case runtime.Watermark:
-			c.watermark(m.ID)
+			c.watermark(m.Time)
 		case runtime.Tick:
 			c.tick()
 		case runtime.End:
@@ -1002,10 +1002,10 @@ func (c *pairedChain) run() {
 				c.in.Right.Recycle(m.Right)
 			}
 		case runtime.Barrier:
-			c.barrier(m.ID)
-			c.in.Release(m.ID)
+			c.barrier(m.Checkpoint)
+			c.in.Release(m.Checkpoint)
 		case runtime.Watermark:
-			c.watermark(m.ID)
+			c.watermark(m.Time)
 		case runtime.End:
 			c.end()
 			return
@@ -1150,10 +1150,10 @@ func (c *windowedPairsChain) run() {
 				c.in.Right.Recycle(m.Right)
 			}
 		case runtime.Barrier:
-			c.barrier(m.ID)
-			c.in.Release(m.ID)
+			c.barrier(m.Checkpoint)
+			c.in.Release(m.Checkpoint)
 		case runtime.Watermark:
-			c.watermark(m.ID)
+			c.watermark(m.Time)
 		case runtime.End:
 			c.end()
 			return
@@ -1285,10 +1285,10 @@ func (c *allChain) run() {
 			c.records(m.Recs)
 			c.in.Recycle(m.Recs)
 		case runtime.Barrier:
-			c.barrier(m.ID)
-			c.in.Release(m.ID)
+			c.barrier(m.Checkpoint)
+			c.in.Release(m.Checkpoint)
 		case runtime.Watermark:
-			c.watermark(m.ID)
+			c.watermark(m.Time)
 		case runtime.End:
 			c.end()
 			return

@@ -198,8 +198,8 @@ func (c *largeChain) run() {
 			c.records(m.Recs)
 			c.in.Recycle(m.Recs)
 		case runtime.Barrier:
-			c.barrier(m.ID)
-			c.in.Release(m.ID)
+			c.barrier(m.Checkpoint)
+			c.in.Release(m.Checkpoint)
 		case runtime.End:
 			c.end()
 			return
@@ -284,8 +284,8 @@ func (c *describedChain) run() {
 			c.records(m.Recs)
 			c.in.Recycle(m.Recs)
 		case runtime.Barrier:
-			c.barrier(m.ID)
-			c.in.Release(m.ID)
+			c.barrier(m.Checkpoint)
+			c.in.Release(m.Checkpoint)
 		case runtime.End:
 			c.end()
 			return
@@ -379,8 +379,8 @@ func (c *bySizeChain) run() {
 			c.records(m.Recs)
 			c.in.Recycle(m.Recs)
 		case runtime.Barrier:
-			c.barrier(m.ID)
-			c.in.Release(m.ID)
+			c.barrier(m.Checkpoint)
+			c.in.Release(m.Checkpoint)
 		case runtime.End:
 			c.end()
 			return

@@ -253,8 +253,8 @@ func (c *allChain) run() {
 			c.records(m.Recs)
 			c.in.Recycle(m.Recs)
 		case runtime.Barrier:
-			c.barrier(m.ID)
-			c.in.Release(m.ID)
+			c.barrier(m.Checkpoint)
+			c.in.Release(m.Checkpoint)
 		case runtime.End:
 			c.end()
 			return
@@ -354,8 +354,8 @@ func (c *sectionsChain) run() {
 			c.records(m.Recs)
 			c.in.Recycle(m.Recs)
 		case runtime.Barrier:
-			c.barrier(m.ID)
-			c.in.Release(m.ID)
+			c.barrier(m.Checkpoint)
+			c.in.Release(m.Checkpoint)
 		case runtime.End:
 			c.end()
 			return

@@ -183,8 +183,8 @@ func (c *countsChain) run() {
 			c.records(m.Recs)
 			c.in.Recycle(m.Recs)
 		case runtime.Barrier:
-			c.barrier(m.ID)
-			c.in.Release(m.ID)
+			c.barrier(m.Checkpoint)
+			c.in.Release(m.Checkpoint)
 		case runtime.End:
 			c.end()
 			return

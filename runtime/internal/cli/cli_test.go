@@ -98,7 +98,7 @@ func (d *demoProgram) build(j *job.Job) {
 					d.counted.Add(int64(len(m.Recs)))
 					in.Recycle(m.Recs)
 				case stream.Barrier:
-					in.Release(m.ID)
+					in.Release(m.Checkpoint)
 				case stream.End:
 					return
 				}
