@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
 	"github.com/pipegen/pipegen/runtime/events"
@@ -601,5 +602,42 @@ func TestEmptyCheckpointDirRefused(t *testing.T) {
 	err := j.Run(o.build)
 	if err == nil || !strings.Contains(err.Error(), "checkpoint.dir is empty") {
 		t.Fatalf("Run = %v, want checkpoint.dir is empty", err)
+	}
+}
+
+// TestStopAtCheckpoint stops the job in the middle of its input, as a
+// signal does: Run returns the checkpoint it stopped at, complete and
+// committed, and a new run resumes from it to an exact output.
+func TestStopAtCheckpoint(t *testing.T) {
+	mem := vfs.NewMem()
+	o := defaultSumJob(2, mem)
+	o.interval = time.Hour // only the stop takes a checkpoint
+	o.pauses, o.holdPolls = nil, 0
+	o.n = 200_000 // the stop is over long before the input
+	var running atomic.Pointer[job.Job]
+	o.started = func(j *job.Job) { running.Store(j) }
+	var once sync.Once
+	o.hook = func(c *sumSource, i uint64) {
+		if i == 200 {
+			once.Do(func() { running.Load().Stop() })
+		}
+	}
+	r := o.run(t)
+	var stopped *job.Stopped
+	if !errors.As(r.err, &stopped) {
+		t.Fatalf("Run = %v, want a stop at a checkpoint\n%s", r.err, r.log)
+	}
+	m := checkpoints(t, mem)[stopped.Checkpoint]
+	if m == nil || m.Final {
+		t.Fatalf("checkpoint %d, which the job stopped at, is %+v: want it complete and not final", stopped.Checkpoint, m)
+	}
+	o.hook, o.started = nil, nil
+	r = o.mustRun(t)
+	if r.restoredID() != stopped.Checkpoint {
+		t.Errorf("resumed from checkpoint %d, want %d", r.restoredID(), stopped.Checkpoint)
+	}
+	o.checkOutput(t, mem)
+	if h := hiddenFiles(mem); len(h) > 0 {
+		t.Errorf("hidden files left: %v", h)
 	}
 }

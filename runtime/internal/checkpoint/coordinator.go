@@ -40,11 +40,14 @@ type inflight struct {
 }
 
 type coordinator struct {
-	cp      *Checkpointer
-	st      *storage.Storage
-	next    int64
-	cur     *inflight
-	lastEnd time.Time
+	cp *Checkpointer
+	// stopping is set once a stop is requested: the next checkpoint is
+	// taken at once, and the job stops when one completes.
+	stopping bool
+	st       *storage.Storage
+	next     int64
+	cur      *inflight
+	lastEnd  time.Time
 	// done is closed when the final checkpoint is complete; finalErr is
 	// its outcome.
 	done     chan struct{}
@@ -72,6 +75,12 @@ func (c *coordinator) run() {
 			if c.cur == nil && c.finished() {
 				return
 			}
+		case <-c.cp.stopReq:
+			c.stopping = true
+			if now := time.Now(); c.cur == nil && !c.cp.allAtEnd() {
+				lastTrigger = now
+				c.trigger(now)
+			}
 		case now := <-tick.C:
 			if c.cur != nil && !c.cur.final && now.Sub(c.cur.start) > cp.Timeout {
 				c.cp.logf("checkpoint %d expired after %s and is given up; the next one includes its data", c.cur.id, cp.Timeout)
@@ -80,7 +89,8 @@ func (c *coordinator) run() {
 				c.cur = nil
 				c.lastEnd = now
 			}
-			if c.cur == nil && now.Sub(lastTrigger) >= cp.Interval && now.Sub(c.lastEnd) >= cp.MinPause && !c.cp.allAtEnd() {
+			due := now.Sub(lastTrigger) >= cp.Interval && now.Sub(c.lastEnd) >= cp.MinPause
+			if c.cur == nil && (due || c.stopping) && !c.cp.allAtEnd() {
 				lastTrigger = now
 				c.trigger(now)
 			}
@@ -162,6 +172,10 @@ func (c *coordinator) receive(a ack) {
 	}
 	var uncommitted *uncommittedError
 	switch {
+	case err == nil && c.stopping:
+		c.cp.stoppedAt.Store(cur.id)
+		close(c.cp.stopped)
+		c.stopping = false
 	case errors.As(err, &uncommitted):
 		c.cp.logf("%v", err)
 	case err != nil:

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -35,7 +36,7 @@ type Program struct {
 
 // Main is the generated program's command line. It never returns.
 func Main(p Program) {
-	os.Exit(run(p, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(p, os.Args[1:], os.Stdout, os.Stderr, notify()))
 }
 
 // Run is the same command line for a pipeline generated into the user's
@@ -44,7 +45,7 @@ func Main(p Program) {
 // (0 done, 1 failed, 2 wrong command line) instead of exiting, so that the
 // user's own main decides what happens next.
 func Run(p Program, args []string) int {
-	return run(p, args, os.Stdout, os.Stderr)
+	return run(p, args, os.Stdout, os.Stderr, notify())
 }
 
 // Exit codes of a generated program.
@@ -59,7 +60,19 @@ type setFlags []string
 func (s *setFlags) String() string     { return strings.Join(*s, " ") }
 func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 
-func run(p Program, args []string, stdout, stderr io.Writer) int {
+// notify delivers the signals that stop a job: SIGTERM, which orchestrators
+// send before SIGKILL, and SIGINT (Ctrl-C).
+func notify() <-chan os.Signal {
+	c := make(chan os.Signal, 2)
+	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+	return c
+}
+
+// DefaultStopTimeout bounds the stop that a signal starts: Kubernetes, for
+// one, sends SIGKILL 30 s after SIGTERM.
+const DefaultStopTimeout = 20 * time.Second
+
+func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.Signal) int {
 	name := p.Config.Name
 	if len(args) == 0 {
 		fmt.Fprintf(stderr, "usage: %s run [flags]\nrun '%s run --help' for the flags\n", name, name)
@@ -89,6 +102,7 @@ func run(p Program, args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("quiet", false, "")
 	cpuProfile := fs.String("cpuprofile", "", "")
 	eventsFile := fs.String("events", "", "")
+	stopTimeout := fs.Duration("stop-timeout", DefaultStopTimeout, "")
 	var sets setFlags
 	fs.Var(&sets, "set", "")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -158,8 +172,10 @@ func run(p Program, args []string, stdout, stderr io.Writer) int {
 		ev = w
 	}
 	ev.Emit(events.Event{Kind: events.Start})
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sv := &supervisor{name: name, stderr: stderr, ev: ev, timeout: *stopTimeout, cancel: cancel, stopping: make(chan struct{})}
+	go sv.watch(ctx, signals)
 	start := time.Now()
 	r := job.NewRestarter(cfg.Restart)
 	from := *fromCheckpoint
@@ -169,16 +185,26 @@ func run(p Program, args []string, stdout, stderr io.Writer) int {
 			opts.Progress = stderr
 		}
 		j := job.New(ctx, cfg, opts)
+		sv.running(j)
 		err := j.Run(p.Build)
-		if err == nil {
+		var stopped *job.Stopped
+		switch {
+		case err == nil:
 			ev.Emit(events.Event{Kind: events.Done, Records: j.RecordsRead()})
 			if !*quiet {
 				fmt.Fprintf(stderr, "%s: done in %s: %s\n", name, time.Since(start).Round(time.Millisecond), j.Summary())
 			}
 			return exitOK
+		case errors.As(err, &stopped):
+			ev.Emit(events.Event{Kind: events.Stop, Checkpoint: stopped.Checkpoint})
+			fmt.Fprintf(stderr, "%s: stopped at checkpoint %d, its output committed; run again to resume from it\n", name, stopped.Checkpoint)
+			return exitOK
 		}
 		var fatal *fault.Fatal
-		if errors.As(err, &fatal) || ctx.Err() != nil || cfg.Checkpoint.Mode == config.NoCheckpoints {
+		if errors.As(err, &fatal) || ctx.Err() != nil || sv.stopRequested() || cfg.Checkpoint.Mode == config.NoCheckpoints {
+			if cause := context.Cause(ctx); cause != nil {
+				err = cause
+			}
 			ev.Emit(events.Event{Kind: events.Fail, Error: firstLine(err)})
 			fmt.Fprintf(stderr, "%s: %v\n", name, err)
 			return exitFail
@@ -193,12 +219,77 @@ func run(p Program, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %v\n%s: restarting in %s from the newest checkpoint in %s (%s)\n", name, err, name, delay, cfg.Checkpoint.Dir, r.AttemptsText())
 		select {
 		case <-time.After(delay):
+		case <-sv.stopping:
+			fmt.Fprintf(stderr, "%s: stopped while waiting to restart; the next run resumes from the newest checkpoint in %s\n", name, cfg.Checkpoint.Dir)
+			return exitFail
 		case <-ctx.Done():
 			return exitFail
 		}
 		// A restart resumes from the newest checkpoint, which may be one
 		// the failed attempt took.
 		from = ""
+	}
+}
+
+// supervisor turns signals into a stop of the running job: the first one
+// asks it to stop at a checkpoint taken now, which ends it cleanly; a
+// second one, or the timeout, cancels it at once.
+type supervisor struct {
+	name    string
+	stderr  io.Writer
+	ev      *events.Writer
+	timeout time.Duration
+	cancel  context.CancelCauseFunc
+	// stopping is closed on the first signal.
+	stopping chan struct{}
+
+	mu  sync.Mutex
+	cur *job.Job
+}
+
+// running makes j the job a signal stops; one that came already stops it
+// at once.
+func (s *supervisor) running(j *job.Job) {
+	s.mu.Lock()
+	s.cur = j
+	s.mu.Unlock()
+	if s.stopRequested() {
+		j.Stop()
+	}
+}
+
+func (s *supervisor) stopRequested() bool {
+	select {
+	case <-s.stopping:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *supervisor) watch(ctx context.Context, signals <-chan os.Signal) {
+	var sig os.Signal
+	select {
+	case sig = <-signals:
+	case <-ctx.Done():
+		return
+	}
+	fmt.Fprintf(s.stderr, "%s: %v: stopping at a checkpoint taken now (within %s; %v again stops at once)\n", s.name, sig, s.timeout, sig)
+	close(s.stopping)
+	s.mu.Lock()
+	j := s.cur
+	s.mu.Unlock()
+	if j != nil {
+		j.Stop()
+	}
+	t := time.NewTimer(s.timeout)
+	defer t.Stop()
+	select {
+	case again := <-signals:
+		s.cancel(fmt.Errorf("stopped at once by a second %v: the next run resumes from the newest checkpoint", again))
+	case <-t.C:
+		s.cancel(fmt.Errorf("no checkpoint completed within %s of %v (--stop-timeout): stopped at once; the next run resumes from the newest checkpoint", s.timeout, sig))
+	case <-ctx.Done():
 	}
 }
 
@@ -267,6 +358,8 @@ Flags of run:
                          may be given many times
   --quiet                no progress lines on standard error
   --cpuprofile FILE      write a CPU profile (go tool pprof) of the run
+  --stop-timeout D       on SIGTERM or SIGINT the job stops at a checkpoint
+                         taken then; after D (default 20s) it stops at once
   --events FILE          append machine-readable events (JSON lines: start,
                          resume, checkpoint, restart, fail, done) to FILE
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
 	"github.com/pipegen/pipegen/runtime/events"
@@ -73,9 +74,14 @@ func (d *demoProgram) build(j *job.Job) {
 		out := stream.NewOut(j, countsIn, i)
 		ctl := j.Checkpointer().NewSourceCtl()
 		j.Go("gen", i, func() {
-			for k := range perGen {
+			for k := 0; k < perGen || d.fail == "endless"; k++ {
 				out.Hash(keygroup.HashUint64(uint64(k)), k)
 				ctl.Count(1)
+				if d.fail == "endless" {
+					// It injects no barrier: no checkpoint ever completes.
+					out.Flush()
+					time.Sleep(time.Millisecond)
+				}
 			}
 			out.End()
 		})
@@ -111,10 +117,16 @@ func (d *demoProgram) build(j *job.Job) {
 // whatever the run writes stays out of the source tree.
 func runDemo(t *testing.T, d *demoProgram, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runDemoSignalled(t, d, nil, args...)
+}
+
+// runDemoSignalled is runDemo with the signals that stop the job.
+func runDemoSignalled(t *testing.T, d *demoProgram, signals <-chan os.Signal, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	t.Chdir(t.TempDir())
 	var out, errOut bytes.Buffer
 	p := d.program()
-	code = run(p, args, &out, &errOut)
+	code = run(p, args, &out, &errOut, signals)
 	if !reflect.DeepEqual(p.Config, cliConfig()) {
 		t.Errorf("run %q changed the compiled settings: %+v", args, p.Config)
 	}
@@ -447,5 +459,53 @@ func TestRunRefusesSecondInstance(t *testing.T) {
 	}
 	if d.counted.Load() != 0 {
 		t.Error("the second instance processed records")
+	}
+}
+
+// TestRunStopBounded stops a job whose checkpoints never complete: a second
+// signal, or else the stop timeout, stops it at once, with exit status 1
+// and a message that says so.
+func TestRunStopBounded(t *testing.T) {
+	cases := []struct {
+		name    string
+		signals int
+		want    string
+	}{
+		{"timeout", 1, "no checkpoint completed within 100ms of interrupt (--stop-timeout): stopped at once"},
+		{"second signal", 2, "stopped at once by a second interrupt"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			signals := make(chan os.Signal, 2)
+			go func() {
+				time.Sleep(50 * time.Millisecond)
+				for range tc.signals {
+					signals <- os.Interrupt
+				}
+			}()
+			start := time.Now()
+			code, _, stderr := runDemoSignalled(t, &demoProgram{fail: "endless"}, signals, "run", "--quiet",
+				"--set", "checkpoint.mode=exactly-once", "--checkpoint-dir", t.TempDir(), "--stop-timeout", "100ms")
+			if code != exitFail || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and %q", code, stderr, tc.want)
+			}
+			if took := time.Since(start); took > 30*time.Second {
+				t.Errorf("the stop took %s", took)
+			}
+		})
+	}
+}
+
+// TestRunStopWithoutCheckpoints: a job without checkpoints stops at once on
+// a signal, exit 1, and says that the next run starts over.
+func TestRunStopWithoutCheckpoints(t *testing.T) {
+	signals := make(chan os.Signal, 1)
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		signals <- os.Interrupt
+	}()
+	code, _, stderr := runDemoSignalled(t, &demoProgram{fail: "endless"}, signals, "run", "--quiet")
+	if code != exitFail || !strings.Contains(stderr, "checkpoint.mode is none, so a new run starts from the beginning") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
 }

@@ -171,7 +171,7 @@ func (j *Job) Run(build func(j *Job)) error {
 		return &fault.Fatal{Err: err}
 	}
 	defer release()
-	if err := j.cp.Recover(j.opts.From, j.opts.Quiet); err != nil {
+	if err = j.cp.Recover(j.opts.From, j.opts.Quiet); err != nil {
 		if errors.Is(err, checkpoint.ErrFinished) {
 			j.Logf("checkpoint %d is final: the job ran to the end of its input already, and its output is committed (remove %s to run it again)", j.cp.Restored().Manifest.ID, j.Config.Checkpoint.Dir)
 			return nil
@@ -213,11 +213,45 @@ func (j *Job) Run(build func(j *Job)) error {
 	}
 	j.helper(func() { j.linger(done) })
 	j.cp.Start(j.helper)
-	if err := j.Wait(); err != nil {
+	j.helper(func() {
+		select {
+		case <-j.cp.Stopped():
+			j.cancel(errStopped)
+		case <-done:
+		}
+	})
+	err = j.Wait()
+	if id := j.cp.StoppedAt(); id > 0 {
+		return &Stopped{Checkpoint: id}
+	}
+	if err != nil {
 		return err
 	}
 	return j.cp.Final()
 }
+
+// Stop asks the run to stop at a checkpoint taken now: once it is complete
+// and its output committed, Run returns a *Stopped, and the next run
+// resumes from it. A job without checkpoints stops at once: Run returns
+// ErrStoppedUncheckpointed.
+func (j *Job) Stop() {
+	if !j.cp.Enabled() {
+		j.Fail(ErrStoppedUncheckpointed)
+		return
+	}
+	j.cp.RequestStop()
+}
+
+// Stopped is what Run returns when Stop stopped it at a checkpoint.
+type Stopped struct{ Checkpoint int64 }
+
+func (s *Stopped) Error() string {
+	return fmt.Sprintf("stopped at checkpoint %d", s.Checkpoint)
+}
+
+// ErrStoppedUncheckpointed is what Run returns when Stop stopped a job that
+// takes no checkpoints: there is nothing to resume from.
+var ErrStoppedUncheckpointed = errors.New("stopped before the end of the input; checkpoint.mode is none, so a new run starts from the beginning")
 
 // helper runs fn in a goroutine that Run waits for.
 func (j *Job) helper(fn func()) {
