@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pipegen/pipegen/diag"
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
@@ -145,12 +146,16 @@ func TestResolveDefaults(t *testing.T) {
 			t.Errorf("%s (%s): emit %q, want %q", n.Name, n.Kind, n.Emit, wantEmit)
 		}
 	}
-	if p.MaxParallelism != DefaultMaxParallelism || p.StateBackend != "memory" {
-		t.Errorf("max-parallelism %d, state backend %q; want the defaults %d, memory", p.MaxParallelism, p.StateBackend, DefaultMaxParallelism)
+	if p.MaxParallelism != 128 || p.StateBackend != "memory" {
+		t.Errorf("max-parallelism %d, state backend %q; want the defaults 128, memory", p.MaxParallelism, p.StateBackend)
 	}
-	want := ir.Checkpoint{Mode: DefaultCheckpointMode, Interval: DefaultInterval, Timeout: DefaultTimeout, Retain: DefaultRetain, Dir: DefaultCheckpointDir}
+	want := ir.Checkpoint{Mode: "exactly-once", Interval: 10 * time.Second, Timeout: 10 * time.Minute, Retain: 3, Dir: "checkpoints"}
 	if p.Checkpoint != want {
 		t.Errorf("checkpoint %+v, want the defaults %+v", p.Checkpoint, want)
+	}
+	wantRestart := ir.Restart{Strategy: "fixed-delay", Attempts: 3, Delay: time.Second, MaxDelay: time.Minute, Multiplier: 2, MaxFailures: 3, Interval: time.Minute}
+	if p.Restart != wantRestart {
+		t.Errorf("restart %+v, want the defaults %+v", p.Restart, wantRestart)
 	}
 	counts := node(t, p, "counts")
 	if counts.Key == nil || counts.Key.Name != "Key" || counts.Fn == nil || counts.Fn.Name != "Sum" {
