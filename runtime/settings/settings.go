@@ -151,7 +151,6 @@ func (s *Setting) Parent() string {
 // For reports whether an operator of the kind takes the key.
 func (s *Setting) For(kind string) bool { return s.Kinds == nil || slices.Contains(s.Kinds, kind) }
 
-
 // AppliesTo reports whether a connector option means something for a
 // connector reading or writing format.
 func (s *Setting) AppliesTo(format string) bool {
