@@ -126,8 +126,10 @@ func (r *resolver) resolve() *ir.Pipeline {
 	p.ModuleDir = r.u.moduleDir
 
 	for _, n := range r.order {
+		r.nodeName = n.spec.Name.V
 		r.check(n)
 	}
+	r.nodeName = ""
 	for i, n := range r.order {
 		n.ir.ID = i
 		n.ir.Pos = r.u.irPos(n.spec.Pos)
@@ -208,8 +210,10 @@ func (r *resolver) declare() {
 
 // link resolves every input name and checks the number of inputs.
 func (r *resolver) link() {
+	defer func() { r.nodeName = "" }()
 	for _, n := range r.nodes {
 		ns := n.spec
+		r.nodeName = ns.Name.V
 		for _, in := range ns.Inputs {
 			if !in.Set {
 				n.ok = false // a value of the wrong shape, reported by the front end
@@ -289,6 +293,7 @@ func mapsKeys[V any](m map[string]V) func(func(string) bool) {
 // sort orders the nodes topologically, keeping the declaration order where
 // the graph allows, and reports cycles.
 func (r *resolver) sort() {
+	defer func() { r.nodeName = "" }()
 	const (
 		unvisited = iota
 		visiting
@@ -308,6 +313,7 @@ func (r *resolver) sort() {
 			for _, m := range slices.Backward(path[i:]) {
 				names = append(names, m.spec.Name.V)
 			}
+			r.nodeName = n.spec.Name.V
 			r.report(n.spec.Name.Pos, diag.Graph, "cycle: %s; a pipeline is a graph without loops", strings.Join(names, " -> "))
 			for _, m := range path[i:] {
 				m.ok = false
@@ -595,17 +601,23 @@ func (r *resolver) checkOperator(n *rnode, in types.Type) types.Type {
 	if in == nil {
 		return nil
 	}
-	stateful := ir.Kind(kind).Stateful()
+	stateful := slices.Contains(settings.KindsOf("key"), kind)
 	if len(ns.Keys) > 0 && !stateful {
 		r.notFor(n, ns.Keys[0].Pos, "key", "keeps no state per key")
 	} else if len(ns.Keys) > 1 && kind != "join" {
 		r.report(ns.Keys[1].Pos, diag.BadValue, "%s %q has %d key functions but takes one: a list of keys is for join, one per input", kind, ns.Name.V, len(ns.Keys))
 		n.ok = false
 	}
-	if ns.Emit.Set && !slices.Contains(settings.KindsOf("emit"), kind) {
+	emit := settings.Node(settings.Operator, kind, "emit")
+	if ns.Emit.Set && !emit.For(kind) {
 		r.notFor(n, ns.Emit.Pos, "emit", "")
-	} else if _, ok := r.parse(settings.Node(settings.Operator, kind, "emit"), ns.Emit); !ok && ns.Emit.Set {
+	} else if v, ok := r.parse(emit, ns.Emit); ok {
+		n.ir.Emit = v.(string)
+	} else if ns.Emit.Set {
 		n.ok = false
+	}
+	if ns.OnTimer.Set && !slices.Contains(settings.KindsOf("on-timer"), kind) {
+		r.notFor(n, ns.OnTimer.Pos, "on-timer", "has no timers")
 	}
 	r.checkWindow(n)
 	if kind == "join" {
@@ -619,21 +631,17 @@ func (r *resolver) checkOperator(n *rnode, in types.Type) types.Type {
 		} else {
 			key = r.checkKey(n, ns.Keys[0], in)
 		}
-		if kind == "reduce" || kind == "aggregate" {
-			n.ir.Emit = "update"
-			if ns.Emit.Set {
-				n.ir.Emit = ns.Emit.V
-			}
-			if ns.Window != nil {
-				n.ir.Emit = "window"
-			}
+		switch {
+		case !emit.For(kind):
+			n.ir.Emit = ""
+		case ns.Window != nil:
+			n.ir.Emit = "window"
+		case n.ir.Emit == "":
+			n.ir.Emit = emit.Default
 		}
 	}
 	if kind == "process" {
 		return r.checkProcess(n, in, key)
-	}
-	if ns.OnTimer.Set {
-		r.notFor(n, ns.OnTimer.Pos, "on-timer", "has no timers")
 	}
 	inS := r.u.typeString(in)
 	switch kind {

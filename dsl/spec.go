@@ -196,10 +196,3 @@ type Str struct {
 	Pos diag.Pos
 	Set bool
 }
-
-// Int is an integer value and where it was written.
-type Int struct {
-	V   int
-	Pos diag.Pos
-	Set bool
-}
