@@ -44,7 +44,7 @@ func (s *Setting) parse(value string) (any, *Error) {
 		return s.duration(value)
 	case Bool:
 		b, err := strconv.ParseBool(value)
-		if err != nil || len(s.Values) > 0 && !slices.Contains(s.Values, strconv.FormatBool(b)) {
+		if err != nil || len(s.Values) > 0 && !slices.Contains(s.Values, value) {
 			return nil, &Error{Want: orList(s.boolValues())}
 		}
 		return b, nil
