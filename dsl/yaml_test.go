@@ -2,11 +2,14 @@ package dsl
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/pipegen/pipegen/diag"
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
+	"github.com/pipegen/pipegen/runtime/settings"
 )
 
 // want is one expected diagnostic: its exact "line:col" and a part of its
@@ -315,6 +318,12 @@ operators:
 			_, got := parse(t, tc.src)
 			checkDiags(t, got, tc.want)
 		})
+	}
+}
+
+func TestSupportedVersionIsTheTables(t *testing.T) {
+	if v := settings.Lookup("version").Values; !slices.Equal(v, []string{strconv.Itoa(SupportedVersion)}) {
+		t.Errorf("the settings table takes version %v, the parser %d", v, SupportedVersion)
 	}
 }
 

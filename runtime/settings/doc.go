@@ -19,16 +19,16 @@
 //
 // # Using it for --set
 //
-// A generated program applies `--set KEY=VALUE` like this (errors are
-// *Error; their Error method words keys as --set does):
+// A generated program applies `--set KEY=VALUE` like this; an error of
+// Parse is an *Error, whose Error method names keys as --set does:
 //
 //	// A pipeline-wide setting: parallelism, max-parallelism, checkpoint.*, restart.*.
 //	s := settings.Lookup(key)
 //	switch {
-//	case s == nil || s.Kind == settings.Mapping:
+//	case s == nil || !s.HasValue():
 //		// unknown: settings.Overridable() lists what --set can change
 //	case s.Static:
-//		// fixed when compiled (state.backend, name, ...): refuse, "rebuild"
+//		// fixed when compiled (state.backend): refuse, "rebuild"
 //	}
 //	v, err := s.Parse(value) // "checkpoint.interval must be more than 0: ..."
 //	if err != nil {
@@ -36,18 +36,21 @@
 //	}
 //	cfg.Checkpoint.Interval = v.(time.Duration) // Parse's Go type follows s.Kind
 //
-//	// A node's key, SECTION.NAME.KEY: find node NAME in SECTION first.
+//	// SECTION.NAME.KEY: a node's key. Find node NAME in SECTION first.
 //	scope := settings.ScopeOf(section) // settings.Source for "sources"
-//	s = settings.Node(scope, "", key)  // parallelism (Static for every other node key)
-//	if s == nil {                      // not a node key: a connector option
+//	s = settings.Node(scope, "", key)  // parallelism; every other node key is Static
+//	if s == nil && node.Connector != "" {
 //		s = settings.LookupConnector(scope, node.Connector).Option(key)
 //	}
-//	// then as above; an option also checks s.CheckFormat(node.Format).
+//	// then as above; a connector option is also refused when
+//	// s.CheckFormat(node.Format) says it does not apply to the format.
+//
+// Each setting's Help is a line for `--help`; its Default, parsed by
+// DefaultValue, is what a pipeline that does not set it gets.
 //
 // Parse returns int for Int, float64 for Float, time.Duration for Duration,
 // bool for Bool and string for every other kind; a list's items are parsed
-// one by one. Defaults are written as a pipeline would write them
-// ([Setting.Default]); [Setting.DefaultValue] parses one.
+// one by one.
 //
 // The package is a leaf: it imports only the standard library, so that
 // both the compiler and every generated program can link it.

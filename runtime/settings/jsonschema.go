@@ -220,7 +220,7 @@ func describe(s *Setting) string {
 	if len(s.Kinds) > 0 && !slices.Contains(OperatorKinds, s.Path) && s.Parent() == "" {
 		b.WriteString(". For " + andList(s.Kinds))
 	}
-	if !s.Static && s.Kind != Mapping && s.Kind != Nodes {
+	if !s.Static && s.HasValue() {
 		b.WriteString(". run --set can change it")
 	}
 	b.WriteString(".")

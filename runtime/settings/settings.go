@@ -148,6 +148,10 @@ func (s *Setting) Parent() string {
 	return ""
 }
 
+// HasValue reports whether the key holds a value, rather than a section
+// of keys (checkpoint, window) or a list of nodes (sources).
+func (s *Setting) HasValue() bool { return s.Kind != Mapping && s.Kind != Nodes }
+
 // For reports whether an operator of the kind takes the key.
 func (s *Setting) For(kind string) bool { return s.Kinds == nil || slices.Contains(s.Kinds, kind) }
 
@@ -290,7 +294,7 @@ func Names(list []*Setting) []string {
 func Overridable() []*Setting {
 	var out []*Setting
 	for _, s := range All(Pipeline) {
-		if !s.Static && s.Kind != Mapping && s.Kind != Nodes {
+		if !s.Static && s.HasValue() {
 			out = append(out, s)
 		}
 	}
