@@ -157,8 +157,9 @@ type reporter struct {
 	nodeName string
 }
 
-// report records a problem at pos. args may hold parts (key, example,
-// addNode, *settings.Error), written in the reporter's syntax.
+// report records a problem at pos. args may hold parts (keyRef, example,
+// addNode, *settings.Error), written in the reporter's syntax; the first
+// key they name is the diagnostic's Key.
 func (r *reporter) report(pos diag.Pos, kind diag.Kind, format string, args ...any) {
 	d := diag.Diagnostic{Pos: pos, Kind: kind, Node: r.nodeName}
 	args = slices.Clone(args)
@@ -221,7 +222,7 @@ func (r *reporter) connectorOptions(n *NodeSpec, nodeKeys []string, keys []Str, 
 		return nil
 	}
 	if _, ok := r.parse(settings.Node(scope, "", "connector"), n.Connector); !ok {
-		return nil // a connector of the wrong shape was reported by the front end
+		return nil // of the wrong shape or unknown: reported
 	}
 	conn := settings.LookupConnector(scope, n.Connector.V)
 	var out []OptionSpec

@@ -15,6 +15,7 @@ import (
 	"github.com/pipegen/pipegen/diag"
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
 	"github.com/pipegen/pipegen/ir"
+	"github.com/pipegen/pipegen/runtime/settings"
 )
 
 // The fixtures are Go packages of this module under testdata/, invisible to
@@ -422,5 +423,27 @@ func TestResolveNoCascade(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("diagnostics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestResolveReadsEverySetting gives every pipeline-wide setting a value it
+// does not take: each must be reported, under its key, so that no setting
+// of the table is left unread.
+func TestResolveReadsEverySetting(t *testing.T) {
+	spec := &Spec{File: filepath.Join("testdata", "partition", "pipeline.yaml"), Version: SupportedVersion}
+	for _, s := range settings.All(settings.Pipeline) {
+		if s.HasValue() && s.Path != "version" {
+			spec.set(s.Path, Str{V: "", Pos: diag.Pos{File: spec.File, Line: 1, Col: 1}, Set: true})
+		}
+	}
+	_, diags := Resolve(spec)
+	reported := map[string]bool{}
+	for _, d := range diags.Items() {
+		reported[d.Key] = true
+	}
+	for _, s := range settings.All(settings.Pipeline) {
+		if s.HasValue() && s.Path != "version" && !reported[s.Path] {
+			t.Errorf("%s: an empty value is not reported", s.Path)
+		}
 	}
 }

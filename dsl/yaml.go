@@ -237,7 +237,7 @@ func (p *yamlParser) kindValue(n *NodeSpec, s *settings.Setting, val *yaml.Node)
 	switch s.Path {
 	case "aggregate", "join":
 		p.section(val, s.Path, settings.Operator, s.Path, func(s *settings.Setting, k, val *yaml.Node) {
-			if s.List {
+			if s.Path == "join.between" {
 				n.Between = p.strs(s.Path, val)
 			} else {
 				*n.field(s.Path) = p.str(s.Path, val)
@@ -250,6 +250,8 @@ func (p *yamlParser) kindValue(n *NodeSpec, s *settings.Setting, val *yaml.Node)
 			p.report(p.pos(val), diag.Missing, "join needs %v (func(L, R) Out)", exIn("join.apply", "JoinFunc"))
 		}
 	case "union":
+		// Only YAML writes the value of union (a directive writes the
+		// kind), so it is checked here rather than by Resolve.
 		p.parse(s, p.str(s.Path, val))
 	default:
 		*n.field(s.Path) = p.str(s.Path, val)
