@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/pipegen/pipegen/internal/goldenfile"
+	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
 
@@ -129,7 +132,7 @@ func TestCheckpointFileOpsOrderParallel(t *testing.T) {
 //     after; every file a manifest names is committed;
 //   - a directory made on the way is durable (its parent synced) before
 //     the next manifest is renamed into place.
-func checkCommitOrder(t *testing.T, ops []string, ms map[int64]*Manifest) {
+func checkCommitOrder(t *testing.T, ops []string, ms map[int64]*storage.Manifest) {
 	t.Helper()
 	rel := func(p string) string { return strings.TrimPrefix(filepath.ToSlash(p), "/") }
 	// index returns the position of the first op equal to want at or
@@ -179,7 +182,7 @@ func checkCommitOrder(t *testing.T, ops []string, ms map[int64]*Manifest) {
 		if m == nil {
 			continue
 		}
-		dir := rel(filepath.Join(sumCkptDir, checkpointName(id)))
+		dir := rel(filepath.Join(sumCkptDir, storage.FolderName(id)))
 		mkdir := index("mkdirall "+dir, 0)
 		prepared := index("sync-dir "+rel(sumCkptDir), mkdir)
 		tmp := dir + "/MANIFEST.tmp"
@@ -402,7 +405,7 @@ func TestCommitFailsThenCrash(t *testing.T) {
 		t.Fatalf("%s was committed", inj.final)
 	}
 	want := newestIntact(crashed)
-	if m, err := (&Storage{FS: crashed, Dir: sumCkptDir}).ReadManifest(want); err != nil || !slices.Contains(sinkFinals(m), inj.final) {
+	if m, err := (&storage.Storage{FS: crashed, Dir: sumCkptDir}).ReadManifest(want); err != nil || !slices.Contains(sinkFinals(m), inj.final) {
 		t.Fatalf("the newest checkpoint %d does not commit %s: %v", want, inj.final, err)
 	}
 	o2 := defaultSumJob(2, crashed)
@@ -414,7 +417,7 @@ func TestCommitFailsThenCrash(t *testing.T) {
 }
 
 // sinkFinals lists the final names of the files a checkpoint commits.
-func sinkFinals(m *Manifest) []string {
+func sinkFinals(m *storage.Manifest) []string {
 	var names []string
 	for _, n := range m.Nodes {
 		for _, s := range n.Sinks {
@@ -429,7 +432,7 @@ func sinkFinals(m *Manifest) []string {
 // stopped reports whether err is what Run returns when its context is
 // cancelled.
 func stopped(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, errCanceled)
+	return errors.Is(err, context.Canceled) || errors.Is(err, fault.ErrCanceled)
 }
 
 // lockedFS does one operation at a time, so that the log of a RecordingFS
@@ -483,6 +486,12 @@ func (l *lockedFS) RemoveAll(name string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.inner.RemoveAll(name)
+}
+
+func (l *lockedFS) Lock(name string) (io.Closer, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.inner.Lock(name)
 }
 
 func (l *lockedFS) MkdirAll(name string, perm os.FileMode) error {

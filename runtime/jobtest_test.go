@@ -2,11 +2,13 @@ package runtime
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"maps"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +17,11 @@ import (
 
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
 	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/events"
+	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/job"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
@@ -77,6 +84,10 @@ type sumJob struct {
 	started func(j *Job)
 	// from is the checkpoint folder to resume from (--from-checkpoint).
 	from string
+	// events, if set, receives the run's events.
+	events *events.Writer
+	// ckptDir is the checkpoint directory; "" for sumCkptDir.
+	ckptDir string
 }
 
 // defaultSumJob is a job of p subtasks that takes at least three
@@ -100,26 +111,26 @@ func (o *sumJob) sumKey(seq uint64) int64 {
 // config returns the job's settings, resolved.
 func (o *sumJob) config(t testing.TB) *Config {
 	t.Helper()
-	cfg := &Config{
+	cfg := &config.Config{
 		Name:           "sum",
 		Parallelism:    o.p,
 		MaxParallelism: 128,
-		Checkpoint: CheckpointConfig{
-			Mode:     ExactlyOnce,
+		Checkpoint: config.CheckpointConfig{
+			Mode:     config.ExactlyOnce,
 			Interval: o.interval,
 			Timeout:  time.Minute,
 			MinPause: o.minPause,
 			Retain:   o.retain,
-			Dir:      sumCkptDir,
+			Dir:      cmp.Or(o.ckptDir, sumCkptDir),
 		},
 		StateBackend: "memory",
-		Nodes: []NodeConfig{
+		Nodes: []config.NodeConfig{
 			{Name: "gen", UID: "gen", Kind: "source", Section: "sources", Connector: "generator", Options: map[string]string{"generate": "Gen"}},
 			{Name: "sum", UID: "sum", Kind: "aggregate", Section: "operators", Parallelism: o.sumP, ParallelismSet: o.sumP != 0},
 			{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "sum", Connector: "file", Options: map[string]string{"path": sumOutDir}},
 		},
 	}
-	if err := cfg.resolve(); err != nil {
+	if err := cfg.Resolve(); err != nil {
 		t.Fatal(err)
 	}
 	return cfg
@@ -159,11 +170,9 @@ func (o *sumJob) run(t testing.TB) *sumRun {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	j := NewJob(ctx, o.config(t))
-	j.fs = o.fs
-	j.from = o.from
-	r := &sumRun{j: j, log: new(syncBuffer)}
-	j.log = r.log
+	log := new(syncBuffer)
+	j := job.New(ctx, o.config(t), job.Options{Log: log, FS: o.fs, From: o.from, Events: o.events})
+	r := &sumRun{j: j, log: log}
 	if o.started != nil {
 		o.started(j)
 	}
@@ -189,10 +198,11 @@ func (o *sumJob) mustRun(t testing.TB) *sumRun {
 
 // restoredID is the checkpoint the run resumed from, 0 for none.
 func (r *sumRun) restoredID() int64 {
-	if r.j.restored == nil {
+	l := r.j.Checkpointer().Restored()
+	if l == nil {
 		return 0
 	}
-	return r.j.restored.Manifest.ID
+	return l.Manifest.ID
 }
 
 func (o *sumJob) build(j *Job) {
@@ -250,12 +260,12 @@ func (c *sumSource) awaitUntil(what string, cond func() bool) {
 	deadline := time.Now().Add(jobHangGuard)
 	for !cond() {
 		select {
-		case <-c.j.ctx.Done():
-			Abort(errCanceled)
+		case <-c.j.Context().Done():
+			fault.Abort(fault.ErrCanceled)
 		default:
 		}
 		if time.Now().After(deadline) {
-			Abortf("test hang: source waited %v for %s", jobHangGuard, what)
+			fault.Abortf("test hang: source waited %v for %s", jobHangGuard, what)
 		}
 		time.Sleep(20 * time.Microsecond)
 	}
@@ -265,13 +275,13 @@ func (c *sumSource) awaitUntil(what string, cond func() bool) {
 // this subtask has not injected yet: the checkpoint before it is over.
 // (A negative value asks for a linger flush.)
 func (c *sumSource) awaitBarrier() {
-	c.awaitUntil("a checkpoint barrier", func() bool { return c.ctl.barrier.Load() > 0 })
+	c.awaitUntil("a checkpoint barrier", c.ctl.BarrierDue)
 }
 
 // awaitCommitted waits until checkpoint id (or a later one) is complete
 // and its output committed.
 func (c *sumSource) awaitCommitted(id int64) {
-	c.awaitUntil(fmt.Sprintf("checkpoint %d to complete", id), func() bool { return c.j.committed.Load() >= id })
+	c.awaitUntil(fmt.Sprintf("checkpoint %d to complete", id), func() bool { return c.j.Checkpointer().Committed() >= id })
 }
 
 func (c *sumSource) run() {
@@ -336,8 +346,8 @@ func (c *sumChain) run() {
 			}
 			c.in.Recycle(m.Recs)
 		case Barrier:
-			c.barrier(m.ID)
-			c.in.Release(m.ID)
+			c.barrier(m.Checkpoint)
+			c.in.Release(m.Checkpoint)
 		case End:
 			c.end()
 			return
@@ -465,14 +475,14 @@ func (o *sumJob) checkOutput(t testing.TB, fsys vfs.FS) {
 
 // checkpoints lists the checkpoints in fsys: id -> its manifest, nil for
 // a folder without one.
-func checkpoints(t testing.TB, fsys vfs.FS) map[int64]*Manifest {
+func checkpoints(t testing.TB, fsys vfs.FS) map[int64]*storage.Manifest {
 	t.Helper()
-	st := &Storage{FS: fsys, Dir: sumCkptDir}
+	st := &storage.Storage{FS: fsys, Dir: sumCkptDir}
 	entries, err := st.List()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[int64]*Manifest{}
+	out := map[int64]*storage.Manifest{}
 	for _, e := range entries {
 		out[e.ID] = nil
 		if e.Complete {
@@ -499,3 +509,15 @@ func rewriteFile(t testing.TB, fsys vfs.FS, name string, edit func([]byte) []byt
 }
 
 var _ io.Writer = (*syncBuffer)(nil)
+
+// stacks returns the stacks of every goroutine, for a hang's message.
+func stacks() string {
+	buf := make([]byte, 1<<16)
+	for {
+		n := goruntime.Stack(buf, true)
+		if n < len(buf) {
+			return string(buf[:n])
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}

@@ -3,7 +3,9 @@ package runtime
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -13,6 +15,11 @@ import (
 	"testing"
 
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
+	"github.com/pipegen/pipegen/runtime/events"
+	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/job"
+	"github.com/pipegen/pipegen/runtime/internal/keygroup"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
 
@@ -72,7 +79,7 @@ func (c *crashRecorder) MaybeError(op vfs.Op) error {
 	}
 	var committed int64
 	if j := c.job.Load(); j != nil {
-		committed = j.committed.Load()
+		committed = j.Checkpointer().Committed()
 	}
 	clone := c.mem.CrashClone()
 	c.mu.Lock()
@@ -101,7 +108,7 @@ func recordCrashes(o *sumJob, mem *vfs.MemFS) *crashRecorder {
 // newestComplete is the newest checkpoint of fsys with an intact manifest,
 // 0 for none.
 func newestIntact(fsys vfs.FS) int64 {
-	st := &Storage{FS: fsys, Dir: sumCkptDir}
+	st := &storage.Storage{FS: fsys, Dir: sumCkptDir}
 	entries, _ := st.List()
 	for i := len(entries) - 1; i >= 0; i-- {
 		if _, err := st.Load(entries[i].ID); err == nil {
@@ -226,7 +233,7 @@ func stoppedRun(t *testing.T) (o *sumJob, crashed *vfs.MemFS, newest int64) {
 // of checkpoint id.
 func committedBy(t *testing.T, fsys vfs.FS, id int64) []string {
 	t.Helper()
-	m, err := (&Storage{FS: fsys, Dir: sumCkptDir}).ReadManifest(id)
+	m, err := (&storage.Storage{FS: fsys, Dir: sumCkptDir}).ReadManifest(id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +249,7 @@ func committedBy(t *testing.T, fsys vfs.FS, id int64) []string {
 
 func damage(t *testing.T, fsys *vfs.MemFS, id int64, how string) {
 	t.Helper()
-	dir := filepath.Join(sumCkptDir, checkpointName(id))
+	dir := filepath.Join(sumCkptDir, storage.FolderName(id))
 	state := filepath.Join(dir, "sum-1.state")
 	manifest := filepath.Join(dir, "MANIFEST")
 	switch how {
@@ -296,14 +303,14 @@ func TestRestoreSkipsDamaged(t *testing.T) {
 			}
 
 			// What the restart finds and removes, before it runs.
-			j := NewJob(context.Background(), o.config(t))
-			j.fs = fsys.CrashClone()
+			restartFS := fsys.CrashClone()
 			log := new(syncBuffer)
-			j.log = log
-			if err := j.prepareRun(&Storage{FS: j.fs, Dir: sumCkptDir}, ""); err != nil {
+			j := job.New(context.Background(), o.config(t), job.Options{Log: log, FS: restartFS})
+			cp := j.Checkpointer()
+			if err := cp.Recover("", false); err != nil {
 				t.Fatal(err)
 			}
-			if got := j.restored.Manifest.ID; got != prev {
+			if got := cp.Restored().Manifest.ID; got != prev {
 				t.Errorf("resumes from checkpoint %d, want %d", got, prev)
 			}
 			if !strings.Contains(log.String(), warning) {
@@ -314,13 +321,13 @@ func TestRestoreSkipsDamaged(t *testing.T) {
 			if n := len(later) - len(earlier); n > 0 && !strings.Contains(log.String(), fmt.Sprintf("sinks.out: removed %d files no checkpoint commits", n)) {
 				t.Errorf("the log does not tell the removal of %d files:\n%s", n, log)
 			}
-			if got := slices.Sorted(maps.Keys(outputFiles(t, j.fs))); !slices.Equal(got, earlier) {
-				t.Errorf("after prepareRun the output is %v, want the files of checkpoint %d: %v", got, prev, earlier)
+			if got := slices.Sorted(maps.Keys(outputFiles(t, restartFS))); !slices.Equal(got, earlier) {
+				t.Errorf("after Recover the output is %v, want the files of checkpoint %d: %v", got, prev, earlier)
 			}
-			if h := hiddenFiles(j.fs); len(h) > 0 {
+			if h := hiddenFiles(restartFS); len(h) > 0 {
 				t.Errorf("hidden files left: %v", h)
 			}
-			if got := j.nextID; got <= newest {
+			if got := cp.NextID(); got <= newest {
 				t.Errorf("the next checkpoint is %d, want one after every folder (> %d)", got, newest)
 			}
 
@@ -392,8 +399,28 @@ func TestResumeFromCheckpointFolder(t *testing.T) {
 	mem := vfs.NewMem()
 	o := defaultSumJob(2, mem)
 	o.mustRun(t)
-	o.from = filepath.Join(sumCkptDir, checkpointName(2))
+	o.from = filepath.Join(sumCkptDir, storage.FolderName(2))
+	var ev bytes.Buffer
+	o.events = events.NewWriter(&ev, "sum")
 	r := o.mustRun(t)
+	// The events say where the run resumed from and which checkpoints
+	// completed, the last one final.
+	got, err := events.Read(&ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) < 2 || got[0].Kind != events.Resume || got[0].Checkpoint != 2 || got[0].Path != o.from {
+		t.Fatalf("first event %+v, want a resume from checkpoint 2 in %s", got, o.from)
+	}
+	last := got[len(got)-1]
+	if last.Kind != events.Checkpoint || !last.Final {
+		t.Errorf("last event %+v, want the final checkpoint", last)
+	}
+	for _, e := range got[1:] {
+		if e.Kind != events.Checkpoint || e.Checkpoint <= 2 {
+			t.Errorf("event %+v, want only checkpoints after 2", e)
+		}
+	}
 	if r.restoredID() != 2 || !strings.Contains(r.log.String(), "resuming from checkpoint 2 ("+o.from+")") {
 		t.Errorf("resumed from checkpoint %d, want 2:\n%s", r.restoredID(), r.log)
 	}
@@ -463,7 +490,7 @@ func TestRescaleDownUp(t *testing.T) {
 	// Every key is owned by subtask 2 of 3 (and 1 of 2).
 	var keys []int64
 	for k := int64(0); len(keys) < 5; k++ {
-		if KeyGroupOwner(KeyGroup(HashInt64(k), 128), 128, 3) == 2 {
+		if keygroup.Owner(keygroup.Of(HashInt64(k), 128), 128, 3) == 2 {
 			keys = append(keys, k)
 		}
 	}
@@ -482,4 +509,97 @@ func TestRescaleDownUp(t *testing.T) {
 	o.fs = fsys
 	o.mustRun(t)
 	o.checkOutput(t, fsys)
+}
+
+// TestRetain runs the job with retain 2: the two newest checkpoints are
+// left, both complete.
+func TestRetain(t *testing.T) {
+	mem := vfs.NewMem()
+	o := defaultSumJob(2, mem)
+	o.retain = 2
+	o.mustRun(t)
+	ms := checkpoints(t, mem)
+	var ids []int64
+	for id, m := range ms {
+		if m == nil {
+			t.Errorf("checkpoint %d is left incomplete", id)
+		}
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	if len(ids) != 2 || !ms[ids[1]].Final || ms[ids[0]].Final || ids[1] < 4 {
+		t.Errorf("checkpoints %v left, want the last periodic one and the final one", ids)
+	}
+	o.checkOutput(t, mem)
+}
+
+// TestSecondInstanceRefused runs a second instance of the job while the
+// first one runs: on the same checkpoint directory, then on another one
+// but the same sink directory. The second fails at once with a message
+// that names the directory, and the first one's output is exact.
+func TestSecondInstanceRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name, ckptDir, want string
+	}{
+		{"same checkpoint directory", sumCkptDir, "checkpoint directory " + sumCkptDir + " is in use by another instance of this job"},
+		{"same sink directory", "/other-ckpt", "sinks.out: output directory " + sumOutDir + " is in use by another instance"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := vfs.NewMem()
+			first := defaultSumJob(2, mem)
+			running, finish := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			first.hook = func(c *sumSource, i uint64) {
+				if i == 100 {
+					once.Do(func() { close(running) })
+					<-finish
+				}
+			}
+			done := make(chan *sumRun, 1)
+			go func() { done <- first.run(t) }()
+			<-running
+
+			second := defaultSumJob(2, mem)
+			second.ckptDir = tc.ckptDir
+			r := second.run(t)
+			var fatal *fault.Fatal
+			if !errors.As(r.err, &fatal) || !strings.Contains(r.err.Error(), tc.want) {
+				t.Errorf("second instance: %v, want a fatal error with %q", r.err, tc.want)
+			}
+			close(finish)
+			if r := <-done; r.err != nil {
+				t.Fatalf("first instance: %v\n%s", r.err, r.log)
+			}
+			first.checkOutput(t, mem)
+		})
+	}
+}
+
+// TestUnwritableCheckpointDirFailsAtStart: a checkpoint directory that
+// cannot be written to is found before any record is read, and is fatal
+// (a restart would not mend it).
+func TestUnwritableCheckpointDirFailsAtStart(t *testing.T) {
+	mem := vfs.NewMem()
+	readOnly := errors.New("read-only file system")
+	o := defaultSumJob(2, vfs.NewErrorFS(mem, vfs.Always(vfs.OpCreate, sumCkptDir+"/", readOnly)))
+	r := o.run(t)
+	var fatal *fault.Fatal
+	if !errors.As(r.err, &fatal) || !errors.Is(r.err, readOnly) || !strings.Contains(r.err.Error(), "checkpoint directory "+sumCkptDir+" cannot be written to") {
+		t.Fatalf("Run = %v, want a fatal error saying the checkpoint directory cannot be written to", r.err)
+	}
+	if n := r.j.RecordsRead(); n != 0 {
+		t.Errorf("%d records read before the failure, want none", n)
+	}
+}
+
+// TestEmptyCheckpointDirRefused: checkpoint.dir ” is refused at start.
+func TestEmptyCheckpointDirRefused(t *testing.T) {
+	o := defaultSumJob(2, vfs.NewMem())
+	cfg := o.config(t)
+	cfg.Checkpoint.Dir = ""
+	j := job.New(context.Background(), cfg, job.Options{Log: io.Discard, FS: o.fs})
+	err := j.Run(o.build)
+	if err == nil || !strings.Contains(err.Error(), "checkpoint.dir is empty") {
+		t.Fatalf("Run = %v, want checkpoint.dir is empty", err)
+	}
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/verify"
 )
 
 // errDifferent is verify's failure when the outputs differ; the report on
@@ -20,15 +20,15 @@ type stringList []string
 func (s *stringList) String() string     { return strings.Join(*s, " ") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
-func verify(args []string, stdout, stderr io.Writer) error {
+func runVerify(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
-	opt := compile.VerifyOptions{Log: stderr}
-	fs.IntVar(&opt.Kills, "kills", compile.DefaultKills, "")
+	opt := verify.Options{Log: stderr}
+	fs.IntVar(&opt.Kills, "kills", verify.DefaultKills, "")
 	fs.Uint64Var(&opt.Seed, "seed", 0, "")
 	fs.IntVar(&opt.Parallelism, "parallelism", 0, "")
 	fs.StringVar(&opt.Dir, "o", "", "")
 	fs.BoolVar(&opt.KeepInterval, "keep-interval", false, "")
-	fs.DurationVar(&opt.Timeout, "timeout", compile.DefaultCleanTimeout, "")
+	fs.DurationVar(&opt.Timeout, "timeout", verify.DefaultCleanTimeout, "")
 	var sets stringList
 	fs.Var(&sets, "set", "")
 	path, err := parse(fs, args)
@@ -52,7 +52,7 @@ func verify(args []string, stdout, stderr io.Writer) error {
 	if opt.Seed == 0 {
 		opt.Seed = uint64(time.Now().UnixNano())
 	}
-	rep, err := compile.Verify(path, opt)
+	rep, err := verify.Verify(path, opt)
 	if err != nil {
 		return err
 	}

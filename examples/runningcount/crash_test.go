@@ -11,6 +11,7 @@ import (
 	"github.com/pipegen/pipegen/compile"
 	"github.com/pipegen/pipegen/examples/runningcount"
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
+	"github.com/pipegen/pipegen/verify"
 )
 
 // seedVar names the environment variable that replays a crash test.
@@ -69,7 +70,7 @@ func duplicates(lines []string) []string {
 	return dup
 }
 
-func diff(t *testing.T, what string, d compile.LineDiff) {
+func diff(t *testing.T, what string, d verify.LineDiff) {
 	t.Helper()
 	if d.Equal() {
 		return
@@ -98,11 +99,11 @@ func TestCrash(t *testing.T) {
 				seed, seedVar, seed, seed, rate)
 		}
 	}()
-	res, err := compile.Generate("pipeline.yaml")
+	res, err := compile.Generate("pipeline.yaml", compile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := compile.NewVerifier(res, t.TempDir())
+	v, err := verify.NewVerifier(res, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestCrash(t *testing.T) {
 	want := expected()
 
 	const kills = 6
-	rep, err := v.Verify(compile.VerifyOptions{Kills: kills, Seed: seed, Sets: []string{rate}})
+	rep, err := v.Verify(verify.Options{Kills: kills, Seed: seed, Sets: []string{rate}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,8 +129,8 @@ func TestCrash(t *testing.T) {
 	if !rep.Identical() {
 		t.Errorf("the killed run's output differs from the clean run's:\n%s", rep)
 	}
-	diff(t, "clean run against the expected output", compile.CompareLines(want, clean, 5))
-	diff(t, "killed run against the expected output", compile.CompareLines(want, killed, 5))
+	diff(t, "clean run against the expected output", verify.CompareLines(want, clean, 5))
+	diff(t, "killed run against the expected output", verify.CompareLines(want, killed, 5))
 	if dup := duplicates(killed); len(dup) > 0 {
 		t.Errorf("the killed run committed %d lines more than once, first %s", len(dup), dup[0])
 	}
@@ -137,8 +138,8 @@ func TestCrash(t *testing.T) {
 	// At-least-once: barriers are not aligned, so a replay may duplicate,
 	// but every expected line must be there.
 	rng := rand.New(rand.NewPCG(seed, 1))
-	delays := compile.KillDelays(rng, 5, rep.Clean.Duration)
-	v.Timeout = compile.KilledTimeout(rep.Clean.Duration)
+	delays := verify.KillDelays(rng, 5, rep.Clean.Duration)
+	v.Timeout = verify.KilledTimeout(rep.Clean.Duration)
 	alo, err := v.RunWithKills("at-least-once", delays, "--set", rate, "--set", "checkpoint.mode=at-least-once",
 		"--set", "checkpoint.interval="+rep.Interval.String())
 	if err != nil {
@@ -150,7 +151,7 @@ func TestCrash(t *testing.T) {
 	if alo.Kills < 5 {
 		t.Errorf("at-least-once: only %d kills landed, want 5", alo.Kills)
 	}
-	if d := compile.CompareLines(want, alo.Output["out"], 5); d.Missing > 0 {
+	if d := verify.CompareLines(want, alo.Output["out"], 5); d.Missing > 0 {
 		t.Errorf("at-least-once: %d expected lines are missing, first %q", d.Missing, d.FirstMissing)
 	}
 }
@@ -158,7 +159,7 @@ func TestCrash(t *testing.T) {
 // failures logs the failures of the job that were not kills, after
 // which the program restarted it by itself. They are not the test's
 // subject (the output must be exact anyway), but they are bugs.
-func failures(t *testing.T, r *compile.RunResult) {
+func failures(t *testing.T, r *verify.RunResult) {
 	if r.Failures > 0 {
 		t.Logf("warning: in the %s run the job failed by itself %d times (the program restarted it); first: %s", r.Name, r.Failures, r.FirstFailure)
 	}

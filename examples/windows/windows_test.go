@@ -13,6 +13,7 @@ import (
 	"github.com/pipegen/pipegen/compile"
 	"github.com/pipegen/pipegen/examples/windows"
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
+	"github.com/pipegen/pipegen/verify"
 )
 
 // expected computes the job's output from the documented semantics,
@@ -57,15 +58,15 @@ func expected(parallelism int) (counts, late []string) {
 	return counts, late
 }
 
-func verifier(t testing.TB) *compile.Verifier {
+func verifier(t testing.TB) *verify.Verifier {
 	if testing.Short() {
 		t.Skip("builds and runs the job")
 	}
-	res, err := compile.Generate("pipeline.yaml")
+	res, err := compile.Generate("pipeline.yaml", compile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := compile.NewVerifier(res, t.TempDir())
+	v, err := verify.NewVerifier(res, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestWindows(t *testing.T) {
 		t.Fatalf("the model finds %d late clicks, the generator makes %d", len(wantLate), windows.Clicks/1000)
 	}
 	const seed = 20261129
-	rep, err := v.Verify(compile.VerifyOptions{Kills: 5, Seed: seed})
+	rep, err := v.Verify(verify.Options{Kills: 5, Seed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,9 +94,9 @@ func TestWindows(t *testing.T) {
 	if rep.Killed.Resumed == 0 {
 		t.Errorf("no restarted process resumed from a checkpoint: recovery was not exercised")
 	}
-	for _, run := range []*compile.RunResult{rep.Clean, rep.Killed} {
+	for _, run := range []*verify.RunResult{rep.Clean, rep.Killed} {
 		for sink, want := range map[string][]string{"out": wantCounts, "late": wantLate} {
-			if d := compile.CompareLines(want, run.Output[sink], 3); !d.Equal() {
+			if d := verify.CompareLines(want, run.Output[sink], 3); !d.Equal() {
 				t.Errorf("%s run, sink %s: %d lines missing (first %q), %d extra (first %q)", run.Name, sink, d.Missing, d.FirstMissing, d.Extra, d.FirstExtra)
 			}
 		}

@@ -2,7 +2,9 @@ package vfs
 
 import (
 	"bytes"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -44,6 +46,25 @@ type FS interface {
 	// ReadDir returns the entries of the directory name, sorted by name.
 	ReadDir(name string) ([]os.DirEntry, error)
 	Stat(name string) (os.FileInfo, error)
+	// Lock takes an exclusive lock on the file name (created if missing),
+	// held until the returned Closer is closed or the process ends: a
+	// killed process never leaves a lock behind. When another holder has
+	// it, Lock fails at once with a *LockedError.
+	Lock(name string) (io.Closer, error)
+}
+
+// LockedError is the error of Lock when another holder has the lock.
+type LockedError struct {
+	Path string
+	// Holder says who holds it ("pid 1234"), "" when that is unknown.
+	Holder string
+}
+
+func (e *LockedError) Error() string {
+	if e.Holder == "" {
+		return e.Path + " is locked by another process"
+	}
+	return e.Path + " is locked by another process (" + e.Holder + ")"
 }
 
 // WriteFileSync creates (or truncates) name, writes data, fsyncs the file
@@ -129,4 +150,33 @@ func ReadFile(fs FS, name string) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// MkdirAllDurable is MkdirAll that also syncs the parent of every
+// directory it creates: a file is durable only when every directory entry
+// on its path is, and a checkpoint directory (or a sink's) made by the
+// first run of a job is new.
+func MkdirAllDurable(fsys FS, dir string) error {
+	if info, err := fsys.Stat(dir); err == nil && info.IsDir() {
+		return nil
+	}
+	var missing []string // deepest first
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := fsys.Stat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := SyncDir(fsys, filepath.Dir(missing[i])); err != nil {
+			return err
+		}
+	}
+	return nil
 }

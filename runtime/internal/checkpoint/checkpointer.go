@@ -1,0 +1,150 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/pipegen/pipegen/runtime/events"
+	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/vfs"
+)
+
+// Output is what the protocol needs of a job's transactional sinks: their
+// files become visible when a checkpoint completes, and what no completed
+// checkpoint commits is removed when a run starts.
+type Output interface {
+	// Commit makes the output of completed checkpoint m visible. It is
+	// idempotent: recovery runs it again for the checkpoint it resumes
+	// from.
+	Commit(m *storage.Manifest) error
+	// Clean removes the sink files that no completed checkpoint commits,
+	// before a run starts: those of m's newer, failed attempts, or, when m
+	// is nil (a fresh start), every earlier output.
+	Clean(m *storage.Manifest) error
+}
+
+// Checkpointer is the checkpoint side of one run of a job: the subtasks'
+// tasks and the sources' control blocks, the checkpoint the run resumes
+// from, and the coordinator and writers while it runs.
+type Checkpointer struct {
+	cfg    *config.Config
+	ctx    context.Context
+	logf   func(format string, args ...any)
+	fs     vfs.FS
+	st     *storage.Storage
+	out    Output
+	events *events.Writer
+	// verbose logs a line per completed checkpoint.
+	verbose bool
+
+	mu sync.Mutex
+	// tasks counts the chain subtasks, each of which acknowledges every
+	// checkpoint.
+	tasks   int
+	sources []*SourceCtl
+	// restored is the checkpoint the run resumes from, nil for a fresh
+	// start.
+	restored *storage.Loaded
+	// nextID is the id of the next checkpoint.
+	nextID int64
+	// committed is the id of the newest completed checkpoint.
+	committed atomic.Int64
+	// writes carries snapshots to the writer, acks the written ones to the
+	// coordinator.
+	writes chan *Snapshot
+	acks   chan ack
+	// atEnd counts the source subtasks at the end of their input;
+	// allEnded is closed once all are.
+	atEnd    atomic.Int64
+	allEnded chan struct{}
+	// coord is the coordinator, once Start has run.
+	coord *coordinator
+}
+
+// Options are what a Checkpointer writes through and reports to.
+type Options struct {
+	// FS is where checkpoints and transactional sinks write.
+	FS vfs.FS
+	// Output is the job's transactional sinks.
+	Output Output
+	// Logf writes a line to the job's log; Verbose adds a line per
+	// completed checkpoint.
+	Logf    func(format string, args ...any)
+	Verbose bool
+	// Events receives the machine-readable events (nil for none).
+	Events *events.Writer
+}
+
+// New prepares the checkpoints of one run of a job with settings cfg,
+// stopped by ctx.
+func New(ctx context.Context, cfg *config.Config, o Options) *Checkpointer {
+	return &Checkpointer{cfg: cfg, ctx: ctx, logf: o.Logf, fs: o.FS, out: o.Output, verbose: o.Verbose, events: o.Events,
+		st:     &storage.Storage{FS: o.FS, Dir: cfg.Checkpoint.Dir},
+		writes: make(chan *Snapshot, 64), acks: make(chan ack, 64), allEnded: make(chan struct{})}
+}
+
+// Enabled reports whether the job takes checkpoints.
+func (c *Checkpointer) Enabled() bool { return c.cfg.Checkpoint.Mode != config.NoCheckpoints }
+
+// Storage is the checkpoint directory.
+func (c *Checkpointer) Storage() *storage.Storage { return c.st }
+
+// FS is where checkpoints and transactional sinks write.
+func (c *Checkpointer) FS() vfs.FS { return c.fs }
+
+// Committed is the id of the newest completed checkpoint, 0 before the
+// first.
+func (c *Checkpointer) Committed() int64 { return c.committed.Load() }
+
+// NextID is the id the next checkpoint takes.
+func (c *Checkpointer) NextID() int64 { return c.nextID }
+
+// Restored is the checkpoint the run resumes from, nil for a fresh start.
+func (c *Checkpointer) Restored() *storage.Loaded { return c.restored }
+
+func (c *Checkpointer) taskCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tasks
+}
+
+// Start runs the coordinator and the writers in goroutines started by
+// spawn, once every subtask is registered; a job that has no source ends
+// its input at once.
+func (c *Checkpointer) Start(spawn func(func())) {
+	c.mu.Lock()
+	n := len(c.sources)
+	c.mu.Unlock()
+	if n == 0 {
+		close(c.allEnded)
+	}
+	if !c.Enabled() {
+		return
+	}
+	c.coord = newCoordinator(c, c.nextID)
+	for range 2 {
+		spawn(c.writer)
+	}
+	spawn(c.coord.run)
+}
+
+// Final waits for the job's final checkpoint, which commits the rest of the
+// output, once every subtask has ended; it returns at once when the job
+// takes no checkpoints.
+func (c *Checkpointer) Final() error {
+	if c.coord == nil {
+		return nil
+	}
+	select {
+	case <-c.coord.done:
+		if c.coord.finalErr != nil {
+			return fmt.Errorf("final checkpoint: %w", c.coord.finalErr)
+		}
+		return nil
+	case <-c.ctx.Done():
+		return context.Cause(c.ctx)
+	}
+}

@@ -1,0 +1,289 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pipegen/pipegen/runtime/events"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
+)
+
+// The checkpoint coordinator runs the Asynchronous Barrier Snapshot
+// protocol: it injects barrier n into every source, collects one snapshot
+// acknowledgement from every chain subtask, writes the manifest (the commit
+// point) and then commits the sinks' pending files. One checkpoint runs at
+// a time; one that takes longer than the timeout, or whose writes fail, is
+// given up and the job goes on: the next checkpoint includes its data.
+
+// ack is a chain subtask's written snapshot.
+type ack struct {
+	id    int64
+	final bool
+	task  *Task
+	nodes []storage.NodeState // contributions, merged by uid
+	bytes int64
+	align time.Duration
+	err   error
+}
+
+// inflight is the checkpoint being taken.
+type inflight struct {
+	id    int64
+	final bool
+	start time.Time
+	got   int
+	nodes map[string]*storage.NodeState
+	bytes int64
+	align time.Duration
+	err   error
+}
+
+type coordinator struct {
+	cp      *Checkpointer
+	st      *storage.Storage
+	next    int64
+	cur     *inflight
+	lastEnd time.Time
+	// done is closed when the final checkpoint is complete; finalErr is
+	// its outcome.
+	done     chan struct{}
+	finalErr error
+}
+
+func newCoordinator(cp *Checkpointer, next int64) *coordinator {
+	return &coordinator{cp: cp, st: cp.st, next: next, done: make(chan struct{})}
+}
+
+// run triggers checkpoints on the interval and completes them as their
+// acknowledgements come in, until the final checkpoint completes or the
+// job stops.
+func (c *coordinator) run() {
+	cp := c.cp.cfg.Checkpoint
+	tick := time.NewTicker(min(cp.Interval/4+time.Millisecond, 100*time.Millisecond))
+	defer tick.Stop()
+	lastTrigger := time.Now()
+	for {
+		select {
+		case <-c.cp.ctx.Done():
+			return
+		case a := <-c.cp.acks:
+			c.receive(a)
+			if c.cur == nil && c.finished() {
+				return
+			}
+		case now := <-tick.C:
+			if c.cur != nil && !c.cur.final && now.Sub(c.cur.start) > cp.Timeout {
+				c.cp.logf("checkpoint %d expired after %s and is given up; the next one includes its data", c.cur.id, cp.Timeout)
+				c.cp.events.Emit(events.Event{Kind: events.CheckpointFailed, Checkpoint: c.cur.id, Error: fmt.Sprintf("expired after %s", cp.Timeout)})
+				c.discard(c.cur.id)
+				c.cur = nil
+				c.lastEnd = now
+			}
+			if c.cur == nil && now.Sub(lastTrigger) >= cp.Interval && now.Sub(c.lastEnd) >= cp.MinPause && !c.cp.allAtEnd() {
+				lastTrigger = now
+				c.trigger(now)
+			}
+		}
+	}
+}
+
+func (c *coordinator) finished() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// trigger starts checkpoint c.next.
+func (c *coordinator) trigger(now time.Time) {
+	id := c.next
+	c.next++
+	if err := c.st.Prepare(id); err != nil {
+		c.cp.logf("checkpoint %d not started: %v", id, err)
+		c.lastEnd = now
+		return
+	}
+	c.cur = &inflight{id: id, start: now, nodes: map[string]*storage.NodeState{}}
+	c.cp.mu.Lock()
+	sources := c.cp.sources
+	c.cp.mu.Unlock()
+	for _, s := range sources {
+		s.inject(id)
+	}
+}
+
+func (c *coordinator) receive(a ack) {
+	if a.final {
+		if c.cur == nil || !c.cur.final {
+			// The input has ended: whatever checkpoint was under way can
+			// no longer complete (sources that ended inject no barrier),
+			// and the final one supersedes it.
+			id := c.next
+			c.next++
+			c.cur = &inflight{id: id, final: true, start: time.Now(), nodes: map[string]*storage.NodeState{}}
+		}
+	} else if c.cur == nil || c.cur.final || a.id != c.cur.id {
+		return // a checkpoint given up already
+	}
+	cur := c.cur
+	cur.got++
+	cur.bytes += a.bytes
+	cur.align = max(cur.align, a.align)
+	if a.err != nil && cur.err == nil {
+		cur.err = a.err
+	}
+	for _, n := range a.nodes {
+		m := cur.nodes[n.UID]
+		if m == nil {
+			m = &storage.NodeState{UID: n.UID}
+			cur.nodes[n.UID] = m
+		}
+		m.Files = append(m.Files, n.Files...)
+		m.Sources = append(m.Sources, n.Sources...)
+		m.Sinks = append(m.Sinks, n.Sinks...)
+		m.Subtasks = append(m.Subtasks, n.Subtasks...)
+		if n.KeySchema != "" {
+			m.KeySchema, m.ValueSchema = n.KeySchema, n.ValueSchema
+		}
+	}
+	if cur.got < c.cp.taskCount() {
+		return
+	}
+	c.cur = nil
+	c.lastEnd = time.Now()
+	err := c.complete(cur)
+	if cur.final {
+		c.finalErr = err
+		close(c.done)
+		return
+	}
+	var uncommitted *uncommittedError
+	switch {
+	case errors.As(err, &uncommitted):
+		c.cp.logf("%v", err)
+	case err != nil:
+		c.cp.logf("checkpoint %d failed and is given up, processing goes on: %v", cur.id, err)
+		c.cp.events.Emit(events.Event{Kind: events.CheckpointFailed, Checkpoint: cur.id, Error: err.Error()})
+		c.discard(cur.id)
+	}
+}
+
+// discard removes the folder of a checkpoint given up: its files may be
+// what filled the disk, and no manifest will ever name them. A writer still
+// at work on it fails, and its acknowledgement is ignored.
+func (c *coordinator) discard(id int64) {
+	if err := c.st.Remove(id); err != nil {
+		c.cp.logf("cannot remove checkpoint %d, which was given up: %v", id, err)
+	}
+}
+
+// complete writes the manifest of a checkpoint whose every subtask has
+// acknowledged, then commits the sinks' files.
+func (c *coordinator) complete(cur *inflight) error {
+	if cur.err != nil {
+		return cur.err
+	}
+	if cur.final {
+		if err := c.st.Prepare(cur.id); err != nil {
+			return err
+		}
+	}
+	cfg := c.cp.cfg
+	m := &storage.Manifest{
+		ID:             cur.id,
+		Job:            cfg.Name,
+		Time:           time.Now().UTC(),
+		Final:          cur.final,
+		Mode:           cfg.Checkpoint.Mode,
+		MaxParallelism: cfg.MaxParallelism,
+	}
+	var stateSize int64
+	for _, n := range cfg.Nodes {
+		ns := storage.NodeState{UID: n.UID, Name: n.Name, Kind: n.Kind, Parallelism: n.Parallelism, Connector: n.Connector}
+		if got := cur.nodes[n.UID]; got != nil {
+			ns.Files, ns.Sources, ns.Sinks, ns.Subtasks = got.Files, got.Sources, got.Sinks, got.Subtasks
+			sortBySubtask(ns.Subtasks, func(s storage.SubtaskState) int { return s.Subtask })
+			ns.KeySchema, ns.ValueSchema = got.KeySchema, got.ValueSchema
+			sortBySubtask(ns.Files, func(f storage.StateFile) int { return f.Subtask })
+			sortBySubtask(ns.Sources, func(s storage.SourceState) int { return s.Subtask })
+			sortBySubtask(ns.Sinks, func(s storage.SinkState) int { return s.Subtask })
+			for _, f := range ns.Files {
+				stateSize += f.Size
+			}
+		}
+		ns.Sinks = append(ns.Sinks, c.cp.retiredSinks(&n)...)
+		m.Nodes = append(m.Nodes, ns)
+	}
+	m.Stats = storage.Stats{Duration: time.Since(cur.start), Alignment: cur.align, BytesWritten: cur.bytes, StateSize: stateSize}
+	if err := c.st.Commit(m); err != nil {
+		return fmt.Errorf("write manifest: %w", err)
+	}
+	// The checkpoint is complete: its output may become visible.
+	if err := c.cp.out.Commit(m); err != nil {
+		return &uncommittedError{id: m.ID, err: err}
+	}
+	c.cp.committed.Store(m.ID)
+	c.cp.events.Emit(events.Event{Kind: events.Checkpoint, Checkpoint: m.ID, Final: m.Final, Duration: m.Stats.Duration, Bytes: m.Stats.BytesWritten})
+	if c.cp.verbose {
+		what := "checkpoint"
+		if m.Final {
+			what = "final checkpoint"
+		}
+		c.cp.logf("%s %d done in %s: alignment %s, %s written, state %s", what, m.ID, m.Stats.Duration.Round(time.Millisecond), m.Stats.Alignment.Round(time.Microsecond), storage.Size(m.Stats.BytesWritten), storage.Size(m.Stats.StateSize))
+	}
+	c.prune()
+	return nil
+}
+
+// uncommittedError is a completed checkpoint whose output could not all be
+// committed: the next checkpoint, or a restart, commits it.
+type uncommittedError struct {
+	id  int64
+	err error
+}
+
+func (e *uncommittedError) Error() string {
+	return fmt.Sprintf("checkpoint %d is complete, but committing its output failed (the next checkpoint or a restart commits it): %v", e.id, e.err)
+}
+
+func (e *uncommittedError) Unwrap() error { return e.err }
+
+func sortBySubtask[T any](xs []T, sub func(T) int) {
+	for i := 1; i < len(xs); i++ {
+		for k := i; k > 0 && sub(xs[k]) < sub(xs[k-1]); k-- {
+			xs[k], xs[k-1] = xs[k-1], xs[k]
+		}
+	}
+}
+
+// prune removes completed checkpoints beyond the newest retain, and
+// folders of checkpoints older than the newest complete one that never
+// completed.
+func (c *coordinator) prune() {
+	entries, err := c.st.List()
+	if err != nil {
+		return
+	}
+	kept := 0
+	newest := int64(0)
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if e.Complete {
+			if newest == 0 {
+				newest = e.ID
+			}
+			kept++
+			if kept <= c.cp.cfg.Checkpoint.Retain {
+				continue
+			}
+		} else if newest == 0 || c.cur != nil && e.ID >= c.cur.id {
+			continue // under way
+		}
+		if err := c.st.Remove(e.ID); err != nil {
+			c.cp.logf("cannot remove old checkpoint %d: %v", e.ID, err)
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package checkpoint
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/pipegen/pipegen/runtime/internal/fault"
+)
+
+// SourceCtl is the control block of one source subtask: the barrier the
+// coordinator wants injected (or a request to flush), whether the subtask
+// has read all its input, and the count of records read, for the progress
+// line.
+type SourceCtl struct {
+	barrier atomic.Int64
+	records atomic.Int64
+	cp      *Checkpointer
+	ended   bool
+	wait    *time.Timer
+}
+
+// NewSourceCtl registers a source subtask.
+func (c *Checkpointer) NewSourceCtl() *SourceCtl {
+	s := &SourceCtl{cp: c}
+	c.mu.Lock()
+	c.sources = append(c.sources, s)
+	c.mu.Unlock()
+	return s
+}
+
+// Poll returns the id of a barrier to inject before the next record, -1
+// when the subtask should hand its partial batches on (Linger has passed),
+// or 0. Sources call it between records; it costs one atomic load.
+func (s *SourceCtl) Poll() int64 {
+	if s.barrier.Load() == 0 {
+		return 0
+	}
+	return s.barrier.Swap(0)
+}
+
+// BarrierDue reports whether the coordinator has asked for a barrier that
+// the subtask has not injected yet.
+func (s *SourceCtl) BarrierDue() bool { return s.barrier.Load() > 0 }
+
+// inject asks the source subtask to inject barrier id.
+func (s *SourceCtl) inject(id int64) { s.barrier.Store(id) }
+
+// RequestFlush asks every source subtask to hand its partial batches on at
+// its next Poll, unless a barrier is due, which flushes them anyway.
+func (c *Checkpointer) RequestFlush() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.sources {
+		s.barrier.CompareAndSwap(0, -1)
+	}
+}
+
+// atEndWait is how long a source at the end of its input waits for the
+// other sources before it looks for a barrier again.
+const atEndWait = 10 * time.Millisecond
+
+// AtEnd is called by a source subtask that has read all of its input. It
+// reports whether the subtask may end: once every source subtask of the job
+// is at its end. Until then the subtask stays, injecting the barriers of the
+// checkpoints taken meanwhile (with its final position), so that every
+// checkpoint has every subtask and the ones that ended early need no
+// special case.
+func (s *SourceCtl) AtEnd() bool {
+	c := s.cp
+	if !s.ended {
+		s.ended = true
+		c.sourceAtEnd()
+	}
+	if !c.Enabled() {
+		return true
+	}
+	if s.barrier.Load() != 0 {
+		return false
+	}
+	if c.allAtEnd() {
+		return true
+	}
+	if s.wait == nil {
+		s.wait = time.NewTimer(atEndWait)
+	} else {
+		s.wait.Reset(atEndWait)
+	}
+	select {
+	case <-c.allEnded:
+	case <-s.wait.C:
+	case <-c.ctx.Done():
+		fault.Abort(fault.ErrCanceled)
+	}
+	return false
+}
+
+// Count adds n records to the progress count. Sources call it once per
+// batch of reads, not per record.
+func (s *SourceCtl) Count(n int) { s.records.Add(int64(n)) }
+
+// RecordsRead is the number of records every source subtask has read.
+func (c *Checkpointer) RecordsRead() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var n int64
+	for _, s := range c.sources {
+		n += s.records.Load()
+	}
+	return n
+}
+
+// sourceAtEnd records that a source subtask has read all of its input.
+func (c *Checkpointer) sourceAtEnd() {
+	c.mu.Lock()
+	n := len(c.sources)
+	c.mu.Unlock()
+	if c.atEnd.Add(1) == int64(n) {
+		close(c.allEnded)
+	}
+}
+
+// allAtEnd reports whether every source subtask has read all its input.
+func (c *Checkpointer) allAtEnd() bool {
+	select {
+	case <-c.allEnded:
+		return true
+	default:
+		return false
+	}
+}

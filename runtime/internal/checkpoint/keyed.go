@@ -1,0 +1,79 @@
+package checkpoint
+
+import (
+	"fmt"
+
+	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/keygroup"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/state"
+)
+
+// keyRange is the key groups a subtask of node owns.
+func (t *Task) keyRange(node int) (start, end int) {
+	return keygroup.Range(t.sub, t.cp.cfg.MaxParallelism, t.cp.cfg.Nodes[node].Parallelism)
+}
+
+// SnapshotMemory captures keyed state held in memory: every entry encoded
+// into the section of its key group.
+func SnapshotMemory[K comparable, V any](s *Snapshot, node int, st *state.Memory[K, V], hash func(K) uint64, enc func(*codec.Writer, K, *V), keySchema, valueSchema string) {
+	SnapshotKeyed(s, node, "", hash, keySchema, valueSchema, func(sec *state.Sections, keyGroup func(K) int) error {
+		return st.Snapshot(sec, keyGroup, enc)
+	})
+}
+
+// RestoreMemory fills keyed state held in memory from the checkpoint the
+// job resumes from: the sections of the key groups this subtask owns, from
+// whichever files hold them (the parallelism may have changed).
+func RestoreMemory[K comparable, V any](t *Task, node int, st *state.Memory[K, V], dec func(*codec.Reader) (K, *V)) {
+	RestoreKeyed(t, node, "", func(section []byte) error { return st.Restore(section, dec) })
+}
+
+// SnapshotKeyed captures keyed state of any shape (windows, timers, join
+// buffers) that writes itself into key-group sections. name tells apart
+// the states of one node ("" for its main state).
+func SnapshotKeyed[K comparable](s *Snapshot, node int, name string, hash func(K) uint64, keySchema, valueSchema string, write func(sec *state.Sections, keyGroup func(K) int) error) {
+	start, end := s.task.keyRange(node)
+	sec := state.NewSections(start, end)
+	maxP := s.task.cp.cfg.MaxParallelism
+	if err := write(sec, func(k K) int { return keygroup.Of(hash(k), maxP) }); err != nil {
+		s.err = fmt.Errorf("%s[%d]: %w", s.task.cp.cfg.Nodes[node].Name, s.task.sub, err)
+		return
+	}
+	ks := keyedSnapshot{node: node, state: name, start: start, keySchema: keySchema, valueSchema: valueSchema}
+	for i := range sec.W {
+		ks.sections = append(ks.sections, sec.W[i].Bytes())
+	}
+	s.keyed = append(s.keyed, ks)
+}
+
+// RestoreKeyed hands to read the sections of the key groups this subtask owns
+// in the named state of node, from the checkpoint the job resumes from.
+func RestoreKeyed(t *Task, node int, name string, read func(section []byte) error) {
+	l := t.cp.restored
+	ns := t.cp.restoredNode(node)
+	if ns == nil {
+		return // a fresh start, or a node new in this version: it starts empty
+	}
+	n := &t.cp.cfg.Nodes[node]
+	start, end := t.keyRange(node)
+	for _, f := range ns.Files {
+		if f.State != name || f.KeyGroups[1] <= start || f.KeyGroups[0] >= end {
+			continue
+		}
+		fileStart, sections, err := storage.DecodeStateFile(l.File(f.Name))
+		if err != nil {
+			fault.Abortf("restore %s: %s: %w", n.Name, f.Name, err)
+		}
+		for i, sec := range sections {
+			kg := fileStart + i
+			if kg < start || kg >= end {
+				continue
+			}
+			if err := read(sec); err != nil {
+				fault.Abortf("restore %s: %s, key group %d: %w", n.Name, f.Name, kg, err)
+			}
+		}
+	}
+}

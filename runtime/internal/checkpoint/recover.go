@@ -1,0 +1,164 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/pipegen/pipegen/runtime/events"
+	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
+)
+
+// ErrFinished is returned by Recover when the checkpoint to resume from is
+// a final one: the job ran to the end of its input already.
+var ErrFinished = errors.New("finished")
+
+// Recover decides where the run starts: from a checkpoint (the folder from,
+// or the newest complete and intact one in the checkpoint directory) or
+// from the beginning. It commits the restored checkpoint's output, has the
+// output cleaned of what no checkpoint commits, and sets the number of the
+// next checkpoint. quiet leaves out the lines that say what it did.
+func (c *Checkpointer) Recover(from string, quiet bool) error {
+	entries, err := c.st.List()
+	if err != nil {
+		return fmt.Errorf("read checkpoint directory %s: %w", c.st.Dir, err)
+	}
+	c.nextID = 1
+	if len(entries) > 0 {
+		c.nextID = entries[len(entries)-1].ID + 1
+	}
+	var l *storage.Loaded
+	switch {
+	case from != "":
+		if l, err = storage.LoadDir(c.fs, from); err != nil {
+			return fmt.Errorf("--from-checkpoint %s: %w", from, err)
+		}
+	case c.Enabled():
+		for i := len(entries) - 1; i >= 0 && l == nil; i-- {
+			e := entries[i]
+			if !e.Complete {
+				if e.ID > newestComplete(entries) {
+					c.logf("checkpoint %d is incomplete (no manifest): skipping it", e.ID)
+				}
+				continue
+			}
+			if l, err = c.st.Load(e.ID); err != nil {
+				c.logf("checkpoint %d is damaged, skipping it: %v", e.ID, err)
+				l = nil
+			}
+		}
+	}
+	if l == nil {
+		return c.out.Clean(nil)
+	}
+	if err := c.checkCompatible(l.Manifest); err != nil {
+		return fmt.Errorf("cannot resume from %s: %w", l.Dir, err)
+	}
+	if err := c.out.Commit(l.Manifest); err != nil {
+		return fmt.Errorf("commit the output of %s: %w", l.Dir, err)
+	}
+	c.committed.Store(l.Manifest.ID)
+	if err := c.out.Clean(l.Manifest); err != nil {
+		return err
+	}
+	c.restored = l
+	if l.Manifest.Final {
+		return ErrFinished
+	}
+	c.events.Emit(events.Event{Kind: events.Resume, Checkpoint: l.Manifest.ID, Path: l.Dir})
+	if !quiet {
+		c.logf("resuming from checkpoint %d (%s)", l.Manifest.ID, l.Dir)
+	}
+	return nil
+}
+
+func newestComplete(entries []storage.Entry) int64 {
+	for i := len(entries) - 1; i >= 0; i-- {
+		if entries[i].Complete {
+			return entries[i].ID
+		}
+	}
+	return 0
+}
+
+// checkCompatible refuses a checkpoint this program cannot resume from.
+func (c *Checkpointer) checkCompatible(m *storage.Manifest) error {
+	cfg := c.cfg
+	if m.MaxParallelism != cfg.MaxParallelism {
+		return fmt.Errorf("it has %d key groups (max-parallelism) and this run %d: max-parallelism is fixed for the life of the state", m.MaxParallelism, cfg.MaxParallelism)
+	}
+	for _, n := range cfg.Nodes {
+		ns := m.Node(n.UID)
+		if ns == nil || n.Kind != "source" || len(ns.Sources) == 0 {
+			continue
+		}
+		if ns.Parallelism != n.Parallelism {
+			return fmt.Errorf("source %s ran with %d subtasks and this run has %d: sources cannot change parallelism yet; run with --set sources.%s.parallelism=%d", n.Name, ns.Parallelism, n.Parallelism, n.Name, ns.Parallelism)
+		}
+	}
+	return nil
+}
+
+// restoredNode is what node contributed to the checkpoint the run resumes
+// from, nil for a fresh start or a node new in this version.
+func (c *Checkpointer) restoredNode(node int) *storage.NodeState {
+	if c.restored == nil {
+		return nil
+	}
+	return c.restored.Manifest.Node(c.cfg.Nodes[node].UID)
+}
+
+// RestoredSource returns the read position a source subtask resumes from,
+// or nil when it starts from the beginning.
+func (c *Checkpointer) RestoredSource(node, sub int) *storage.SourceState {
+	ns := c.restoredNode(node)
+	if ns == nil {
+		return nil
+	}
+	for i := range ns.Sources {
+		if ns.Sources[i].Subtask == sub {
+			return &ns.Sources[i]
+		}
+	}
+	return nil
+}
+
+// RestoredSink returns the state a sink subtask resumes from: its own, or,
+// for a subtask new in this run, a next file number above every other.
+func (c *Checkpointer) RestoredSink(node, sub int) (state storage.SinkState, ok bool) {
+	ns := c.restoredNode(node)
+	if ns == nil {
+		return storage.SinkState{}, false
+	}
+	var highest uint64
+	for _, s := range ns.Sinks {
+		if s.Subtask == sub {
+			return s, true
+		}
+		highest = max(highest, s.NextSeq)
+	}
+	return storage.SinkState{Subtask: sub, NextSeq: highest}, true
+}
+
+// retiredSinks returns the sink states of node n's subtasks in the
+// checkpoint the job resumes from that this run does not have (its
+// parallelism is lower), without pending files (Recover committed them).
+// Every checkpoint carries them on, so that a subtask that comes back with
+// a higher parallelism numbers its files after the ones it committed
+// before instead of overwriting them.
+func (c *Checkpointer) retiredSinks(n *config.NodeConfig) []storage.SinkState {
+	if c.restored == nil {
+		return nil
+	}
+	ns := c.restored.Manifest.Node(n.UID)
+	if ns == nil {
+		return nil
+	}
+	var retired []storage.SinkState
+	for _, s := range ns.Sinks {
+		if s.Subtask >= n.Parallelism {
+			retired = append(retired, storage.SinkState{Subtask: s.Subtask, NextSeq: s.NextSeq, Dir: s.Dir})
+		}
+	}
+	return retired
+}

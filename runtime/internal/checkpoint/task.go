@@ -1,0 +1,203 @@
+package checkpoint
+
+import (
+	"time"
+
+	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
+)
+
+// Task is the checkpoint handle of one subtask of a chain. Generated code
+// makes one per chain subtask; the coordinator expects one acknowledgement
+// from each for every checkpoint.
+type Task struct {
+	cp   *Checkpointer
+	name string // the chain head's name
+	sub  int
+	// align is how long the last barrier took to align in the inbox.
+	align time.Duration
+}
+
+// Task registers subtask sub of the chain headed by node head.
+func (c *Checkpointer) Task(head, sub int) *Task {
+	c.mu.Lock()
+	c.tasks++
+	c.mu.Unlock()
+	return &Task{cp: c, name: c.cfg.Nodes[head].Name, sub: sub}
+}
+
+// Aligned records how long the subtask's last barrier took to align, for
+// the checkpoint's statistics.
+func (t *Task) Aligned(d time.Duration) { t.align = d }
+
+// Subtask is the index of the task's subtask.
+func (t *Task) Subtask() int { return t.sub }
+
+// Snapshot collects what one chain subtask contributes to a checkpoint. It
+// is filled on the subtask's goroutine at the barrier, then written by the
+// job's writer while the subtask goes on.
+type Snapshot struct {
+	ID    int64
+	Final bool
+	task  *Task
+	keyed []keyedSnapshot
+	// sources, sinks and async are filled by connectors.
+	sources  []sourceSnapshot
+	sinks    []sinkSnapshot
+	subtasks []subtaskSnapshot
+	async    []func() error
+	align    time.Duration
+	err      error
+}
+
+type keyedSnapshot struct {
+	node        int
+	state       string // "" for the node's main state
+	start       int
+	sections    [][]byte
+	keySchema   string
+	valueSchema string
+}
+
+type sourceSnapshot struct {
+	node  int
+	state storage.SourceState
+}
+
+type subtaskSnapshot struct {
+	node  int
+	state storage.SubtaskState
+}
+
+type sinkSnapshot struct {
+	node  int
+	state storage.SinkState
+}
+
+// Subtask is the index of the subtask the snapshot is of.
+func (s *Snapshot) Subtask() int { return s.task.sub }
+
+// AddSource adds a source subtask's read position.
+func (s *Snapshot) AddSource(node int, st storage.SourceState) {
+	s.sources = append(s.sources, sourceSnapshot{node: node, state: st})
+}
+
+// AddSink adds a transactional sink subtask's state.
+func (s *Snapshot) AddSink(node int, st storage.SinkState) {
+	s.sinks = append(s.sinks, sinkSnapshot{node: node, state: st})
+}
+
+// Async adds work that the writer does before it acknowledges the
+// snapshot, while the subtask goes on: a sink's fsync and rename.
+func (s *Snapshot) Async(fn func() error) {
+	s.async = append(s.async, fn)
+}
+
+// RunAsync does the asynchronous work of the snapshot, as the writer does
+// before it acknowledges it.
+func (s *Snapshot) RunAsync() error {
+	for _, fn := range s.async {
+		if err := fn(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Sinks returns the sink states added to the snapshot.
+func (s *Snapshot) Sinks() []storage.SinkState {
+	var out []storage.SinkState
+	for _, sk := range s.sinks {
+		out = append(out, sk.state)
+	}
+	return out
+}
+
+// Encoder is event-time progress kept in a checkpoint: a source's
+// watermark generator.
+type Encoder interface {
+	Encode() []byte
+}
+
+// Watermarks adds a source subtask's watermark generator to the snapshot.
+func (s *Snapshot) Watermarks(node int, g Encoder) {
+	s.subtasks = append(s.subtasks, subtaskSnapshot{node: node, state: storage.SubtaskState{Subtask: s.task.sub, Generator: g.Encode()}})
+}
+
+// InboxWatermarks adds the watermarks of a subtask's senders to the
+// snapshot: after a recovery, lateness is judged as it was.
+func (s *Snapshot) InboxWatermarks(node int, wms []int64) {
+	s.subtasks = append(s.subtasks, subtaskSnapshot{node: node, state: storage.SubtaskState{Subtask: s.task.sub, Watermarks: wms}})
+}
+
+// restoredSubtask returns the event-time progress a subtask of node
+// resumes from, or nil.
+func (t *Task) restoredSubtask(node int) *storage.SubtaskState {
+	ns := t.cp.restoredNode(node)
+	if ns == nil {
+		return nil
+	}
+	for i := range ns.Subtasks {
+		if ns.Subtasks[i].Subtask == t.sub {
+			return &ns.Subtasks[i]
+		}
+	}
+	return nil
+}
+
+// RestoreWatermarks sets an inbox's senders' watermarks from the checkpoint
+// the job resumes from.
+func (t *Task) RestoreWatermarks(node int, in interface{ RestoreWatermarks([]int64) }) {
+	if st := t.restoredSubtask(node); st != nil {
+		in.RestoreWatermarks(st.Watermarks)
+	}
+}
+
+// Decoder is event-time progress restored from a checkpoint.
+type Decoder interface {
+	Decode([]byte) error
+}
+
+// RestoreGenerator sets a source subtask's watermark generator as the
+// checkpoint the job resumes from left it.
+func (t *Task) RestoreGenerator(node int, g Decoder) {
+	st := t.restoredSubtask(node)
+	if st == nil || st.Generator == nil {
+		return
+	}
+	if err := g.Decode(st.Generator); err != nil {
+		fault.Abortf("sources.%s[%d]: restore watermarks: %w", t.cp.cfg.Nodes[node].Name, t.sub, err)
+	}
+}
+
+// Enabled reports whether the job takes checkpoints.
+func (t *Task) Enabled() bool { return t.cp.Enabled() }
+
+// Begin starts the subtask's snapshot for checkpoint id.
+func (t *Task) Begin(id int64) *Snapshot {
+	s := &Snapshot{ID: id, task: t, align: t.align}
+	t.align = 0
+	return s
+}
+
+// Final starts the subtask's last snapshot, taken when its input has
+// ended: the job's final checkpoint, which commits the rest of the output.
+func (t *Task) Final() *Snapshot {
+	return &Snapshot{Final: true, task: t}
+}
+
+// Submit hands a filled snapshot to the job's writer.
+func (t *Task) Submit(s *Snapshot) {
+	if !t.Enabled() {
+		return
+	}
+	select {
+	case t.cp.writes <- s:
+	case <-t.cp.ctx.Done():
+		fault.Abort(fault.ErrCanceled)
+	}
+}
+
+// Node returns the settings of node id.
+func (t *Task) Node(id int) *config.NodeConfig { return &t.cp.cfg.Nodes[id] }

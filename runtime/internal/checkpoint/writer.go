@@ -1,0 +1,70 @@
+package checkpoint
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/pipegen/pipegen/runtime/internal/storage"
+)
+
+// writer writes submitted snapshots: state files, then the connectors'
+// asynchronous parts (a sink's fsync and rename), then acknowledges. It
+// runs beside the subtasks, so that processing goes on while bytes go to
+// storage.
+func (c *Checkpointer) writer() {
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case s := <-c.writes:
+			a := c.write(s)
+			select {
+			case c.acks <- a:
+			case <-c.ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+func (c *Checkpointer) write(s *Snapshot) ack {
+	a := ack{id: s.ID, final: s.Final, task: s.task, align: s.align, err: s.err}
+	if a.err != nil {
+		return a
+	}
+	for _, k := range s.keyed {
+		n := &c.cfg.Nodes[k.node]
+		name := fmt.Sprintf("%s-%d.state", n.UID, s.task.sub)
+		if k.state != "" {
+			name = fmt.Sprintf("%s-%s-%d.state", n.UID, k.state, s.task.sub)
+		}
+		size, crc, err := c.st.WriteState(s.ID, name, storage.EncodeStateFile(k.start, k.sections))
+		if err != nil {
+			a.err = fmt.Errorf("%s: %w", filepath.Join(storage.FolderName(s.ID), name), err)
+			return a
+		}
+		a.bytes += size
+		ns := storage.NodeState{UID: n.UID, Files: []storage.StateFile{{Subtask: s.task.sub, State: k.state, Name: name,
+			KeyGroups: [2]int{k.start, k.start + len(k.sections)}, Size: size, CRC: crc}}}
+		if k.state == "" {
+			// The schemas are the node's main state's; the others (timers)
+			// are the runtime's own.
+			ns.KeySchema, ns.ValueSchema = k.keySchema, k.valueSchema
+		}
+		a.nodes = append(a.nodes, ns)
+	}
+	for _, src := range s.sources {
+		a.nodes = append(a.nodes, storage.NodeState{UID: c.cfg.Nodes[src.node].UID, Sources: []storage.SourceState{src.state}})
+	}
+	for _, st := range s.subtasks {
+		a.nodes = append(a.nodes, storage.NodeState{UID: c.cfg.Nodes[st.node].UID, Subtasks: []storage.SubtaskState{st.state}})
+	}
+	if err := s.RunAsync(); err != nil {
+		a.err = err
+		return a
+	}
+	for _, sk := range s.sinks {
+		a.nodes = append(a.nodes, storage.NodeState{UID: c.cfg.Nodes[sk.node].UID, Sinks: []storage.SinkState{sk.state}})
+	}
+	return a
+}

@@ -1,0 +1,97 @@
+// Package connector is what the built-in connectors (file, generator,
+// stdout; Kafka and PostgreSQL later) share: Env, what a connector needs of
+// the job that runs it, and the registry of transactional sinks, whose
+// output the checkpoint protocol commits.
+package connector
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
+	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/vfs"
+)
+
+// Env is what a connector needs of the job that runs it.
+type Env interface {
+	// Node returns the settings of node id.
+	Node(id int) *config.NodeConfig
+	// Parallelism returns the number of subtasks of node id.
+	Parallelism(id int) int
+	// Context is cancelled when the job fails or is stopped.
+	Context() context.Context
+	// Logf writes one line to the job's log.
+	Logf(format string, args ...any)
+	// Checkpoints is the checkpoint side of the run.
+	Checkpoints() Checkpoints
+}
+
+// Checkpoints is what a connector needs of the checkpoint side of a run
+// (a *checkpoint.Checkpointer).
+type Checkpoints interface {
+	// Enabled reports whether the job takes checkpoints: only then is a
+	// sink transactional.
+	Enabled() bool
+	// FS is where checkpoints and transactional sinks write.
+	FS() vfs.FS
+	// Committed is the id of the newest completed checkpoint.
+	Committed() int64
+	// NewSourceCtl registers a source subtask.
+	NewSourceCtl() *checkpoint.SourceCtl
+	// RestoredSource is the read position a source subtask resumes from,
+	// nil for the beginning.
+	RestoredSource(node, sub int) *storage.SourceState
+	// RestoredSink is the state a sink subtask resumes from.
+	RestoredSink(node, sub int) (storage.SinkState, bool)
+}
+
+// CountEvery is how many records a source reads between two updates of its
+// progress count (and two checks that the job is still running).
+const CountEvery = 1024
+
+// Committer is the part of a transactional sink that outlives one run: it
+// makes the output of a completed checkpoint visible, and cleans up what no
+// completed checkpoint commits.
+type Committer interface {
+	// Commit makes the output that sink subtask state s holds for its
+	// checkpoint visible. It is idempotent: recovery commits the
+	// checkpoint it resumes from again.
+	Commit(fsys vfs.FS, s storage.SinkState) error
+	// Clean removes the output of sink n that no completed checkpoint
+	// commits, before a run starts; committed is what n's subtasks
+	// committed in the checkpoint the run resumes from, nil for a fresh
+	// start (whose earlier output is replaced). It returns what it removed,
+	// for the log.
+	Clean(fsys vfs.FS, n *config.NodeConfig, committed *storage.NodeState) (removed string, err error)
+	// Lock takes sink n's output for this process until the Closer is
+	// closed or the process ends: two instances of a job must not write
+	// into one sink. It fails at once when another process has it.
+	Lock(fsys vfs.FS, n *config.NodeConfig) (io.Closer, error)
+}
+
+var (
+	mu         sync.Mutex
+	committers = map[string]Committer{}
+)
+
+// Register makes c the committer of the sinks of connector name.
+func Register(name string, c Committer) {
+	mu.Lock()
+	defer mu.Unlock()
+	if committers[name] != nil {
+		panic(fmt.Sprintf("connector: committer of %s registered twice", name))
+	}
+	committers[name] = c
+}
+
+// CommitterOf returns the committer of connector name, nil for a sink that
+// is not transactional.
+func CommitterOf(name string) Committer {
+	mu.Lock()
+	defer mu.Unlock()
+	return committers[name]
+}

@@ -1,0 +1,132 @@
+package file
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/connector"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/vfs"
+)
+
+func init() { connector.Register("file", committer{}) }
+
+// committer commits and cleans up the part files of file sinks.
+type committer struct{}
+
+// Commit renames the pending part files of a sink subtask to their final
+// names. A file renamed before (the checkpoint is committed again on
+// recovery) is skipped.
+func (committer) Commit(fsys vfs.FS, s storage.SinkState) error {
+	var errs []error
+	renamed := false
+	for _, p := range s.Pending {
+		err := fsys.Rename(p.Pending, p.Final)
+		if err == nil {
+			renamed = true
+			continue
+		}
+		if _, serr := fsys.Stat(p.Final); serr == nil && errors.Is(err, fs.ErrNotExist) {
+			continue // committed before
+		}
+		errs = append(errs, fmt.Errorf("commit %s: %w", p.Final, err))
+	}
+	if renamed {
+		if err := vfs.SyncDir(fsys, s.Dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Clean removes from sink n's directory the files that no completed
+// checkpoint commits: in-progress and pending files, and, when resuming,
+// committed files newer than the checkpoint (from a newer one that was
+// found damaged). Starting from the beginning, the sink's earlier output is
+// removed: the run replaces it.
+func (committer) Clean(fsys vfs.FS, n *config.NodeConfig, committed *storage.NodeState) (string, error) {
+	dir, err := filepath.Abs(n.Option("path"))
+	if err != nil {
+		return "", err
+	}
+	var next map[int]uint64
+	if committed != nil {
+		next = map[int]uint64{}
+		for _, s := range committed.Sinks {
+			next[s.Subtask] = s.NextSeq
+		}
+	}
+	entries, err := fsys.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	removed := 0
+	for _, e := range entries {
+		sub, seq, hidden, ok := parsePartName(e.Name())
+		if !ok {
+			continue
+		}
+		stale := hidden || next == nil
+		if !stale {
+			limit, known := next[sub]
+			stale = known && seq >= limit
+		}
+		if !stale {
+			continue
+		}
+		if err := fsys.Remove(filepath.Join(dir, e.Name())); err != nil {
+			return "", err
+		}
+		removed++
+	}
+	if removed == 0 {
+		return "", nil
+	}
+	if err := vfs.SyncDir(fsys, dir); err != nil {
+		return "", err
+	}
+	what := "files no checkpoint commits"
+	if next == nil {
+		what = "files of an earlier run"
+	}
+	return fmt.Sprintf("%d %s from %s", removed, what, dir), nil
+}
+
+// parsePartName reads a sink file name: part-SUB-SEQ when committed,
+// .part-SUB-SEQ.inprogress or .part-SUB-SEQ.pending before.
+func parsePartName(name string) (sub int, seq uint64, hidden, ok bool) {
+	base := name
+	if strings.HasPrefix(name, ".") {
+		hidden = true
+		base = strings.TrimPrefix(name, ".")
+		if b, cut := strings.CutSuffix(base, ".inprogress"); cut {
+			base = b
+		} else if b, cut := strings.CutSuffix(base, ".pending"); cut {
+			base = b
+		} else {
+			return 0, 0, false, false
+		}
+	}
+	rest, cut := strings.CutPrefix(base, "part-")
+	if !cut {
+		return 0, 0, false, false
+	}
+	subText, seqText, cut := strings.Cut(rest, "-")
+	if !cut {
+		return 0, 0, false, false
+	}
+	s, err1 := strconv.Atoi(subText)
+	q, err2 := strconv.ParseUint(seqText, 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, false, false
+	}
+	return s, q, hidden, true
+}

@@ -1,0 +1,243 @@
+package file
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
+	"github.com/pipegen/pipegen/runtime/internal/connector"
+	"github.com/pipegen/pipegen/runtime/internal/connector/format"
+	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/vfs"
+)
+
+// writeBufferSize is the write buffer of a file sink.
+const writeBufferSize = 256 << 10
+
+// Sink is one subtask of a file sink: it writes its records, one per
+// line, into part files of the sink's directory.
+//
+// With checkpoints it is exactly-once by two-phase commit. Records go to an
+// in-progress file (.part-SUB-SEQ.inprogress). At a barrier the file is
+// closed; the checkpoint's writer syncs it and renames it to
+// .part-SUB-SEQ.pending (pre-commit), and once the checkpoint is complete
+// the coordinator renames it to part-SUB-SEQ (commit). After a crash the
+// restored checkpoint's pending files are committed and every other hidden
+// file is removed. The committed output is exactly the directory's files
+// whose names do not start with '.'.
+//
+// Without checkpoints (mode none) records go straight to part-SUB-SEQ.
+type Sink[T any] struct {
+	cp   connector.Checkpoints
+	name string
+	sub  int
+	dir  string
+	enc  format.Encoder[T]
+	fs   vfs.FS
+	// transactional is false in mode none.
+	transactional bool
+
+	cur     vfs.File // the file being written, nil between files
+	curSeq  uint64
+	w       *bufio.Writer
+	nextSeq uint64
+	// pending are closed files not known to be committed, with the
+	// checkpoint that covers each.
+	pending []pendingPart
+}
+
+type pendingPart struct {
+	storage.PendingFile
+	inProgress string
+	checkpoint int64 // 0 until a checkpoint covers it
+}
+
+// NewSink prepares subtask sub of the file sink node, encoding records
+// with enc.
+func NewSink[T any](env connector.Env, node, sub int, enc format.Encoder[T]) *Sink[T] {
+	n := env.Node(node)
+	cp := env.Checkpoints()
+	s := &Sink[T]{cp: cp, name: n.Name, sub: sub, enc: enc, fs: cp.FS(), transactional: cp.Enabled()}
+	dir, err := filepath.Abs(n.Option("path"))
+	if err != nil || n.Option("path") == "" {
+		fault.Abortf("sinks.%s: bad path %q", s.name, n.Option("path"))
+	}
+	s.dir = dir
+	if err := vfs.MkdirAllDurable(s.fs, dir); err != nil {
+		fault.Abortf("sinks.%s: %w", s.name, err)
+	}
+	if st, ok := cp.RestoredSink(node, sub); ok {
+		s.nextSeq = st.NextSeq
+	}
+	s.w = bufio.NewWriterSize(nil, writeBufferSize)
+	return s
+}
+
+// Write writes one record.
+func (s *Sink[T]) Write(v T) {
+	if s.cur == nil {
+		s.open()
+	}
+	w := s.w
+	// Encoding straight into the writer's free space spares a copy.
+	b, err := s.enc(w.AvailableBuffer(), v)
+	if err != nil {
+		fault.Abortf("sinks.%s: encode record: %w", s.name, err)
+	}
+	if _, err := w.Write(append(b, '\n')); err != nil {
+		s.fail(err)
+	}
+}
+
+func (s *Sink[T]) partName(seq uint64) string {
+	return fmt.Sprintf("part-%d-%d", s.sub, seq)
+}
+
+func (s *Sink[T]) open() {
+	s.curSeq = s.nextSeq
+	s.nextSeq++
+	name := s.partName(s.curSeq)
+	if s.transactional {
+		name = "." + name + ".inprogress"
+	}
+	f, err := s.fs.Create(filepath.Join(s.dir, name))
+	if err != nil {
+		fault.Abortf("sinks.%s: %w", s.name, err)
+	}
+	s.cur = f
+	s.w.Reset(f)
+}
+
+// Flush hands the buffered records to the operating system.
+func (s *Sink[T]) Flush() {
+	if s.cur == nil {
+		return
+	}
+	if err := s.w.Flush(); err != nil {
+		s.fail(err)
+	}
+}
+
+// closeCurrent closes the file being written; the next record opens a new
+// one.
+func (s *Sink[T]) closeCurrent() {
+	if s.cur == nil {
+		return
+	}
+	s.Flush()
+	if err := s.cur.Close(); err != nil {
+		fault.Abortf("sinks.%s: close %s: %w", s.name, s.cur.Name(), err)
+	}
+	s.cur = nil
+	if !s.transactional {
+		return
+	}
+	final := s.partName(s.curSeq)
+	s.pending = append(s.pending, pendingPart{
+		PendingFile: storage.PendingFile{Seq: s.curSeq, Pending: filepath.Join(s.dir, "."+final+".pending"), Final: filepath.Join(s.dir, final)},
+		inProgress:  filepath.Join(s.dir, "."+final+".inprogress"),
+	})
+}
+
+// PreCommit is the sink's part of a checkpoint: the file written since the
+// last one is closed, and the snapshot carries every file not committed
+// yet, to be made durable under its pending name by the checkpoint's
+// writer and committed by the coordinator.
+func (s *Sink[T]) PreCommit(snap *checkpoint.Snapshot, node int) {
+	if !s.transactional {
+		s.Flush()
+		return
+	}
+	s.closeCurrent()
+	committed := s.cp.Committed()
+	kept := s.pending[:0]
+	for _, p := range s.pending {
+		if p.checkpoint == 0 || p.checkpoint > committed {
+			kept = append(kept, p)
+		}
+	}
+	s.pending = kept
+	st := storage.SinkState{Subtask: s.sub, NextSeq: s.nextSeq, Dir: s.dir}
+	var work []pendingPart
+	for i := range s.pending {
+		p := &s.pending[i]
+		if !snap.Final && p.checkpoint == 0 {
+			p.checkpoint = snap.ID
+		}
+		st.Pending = append(st.Pending, p.PendingFile)
+		work = append(work, *p)
+	}
+	snap.AddSink(node, st)
+	if len(work) > 0 {
+		fsys, dir := s.fs, s.dir
+		snap.Async(func() error { return preCommit(fsys, dir, work) })
+	}
+}
+
+// preCommit makes closed files durable under their pending names. It is
+// idempotent: a file a failed checkpoint left in progress is synced and
+// renamed by the next one. Two writers may run it on the same files at
+// once (the final snapshot's and that of a checkpoint it superseded), so
+// a file renamed under its feet is no error.
+func preCommit(fsys vfs.FS, dir string, parts []pendingPart) error {
+	// done reports whether p was pre-committed (or committed) already.
+	done := func(p pendingPart) bool {
+		if _, err := fsys.Stat(p.Pending); err == nil {
+			return true
+		}
+		_, err := fsys.Stat(p.Final)
+		return err == nil
+	}
+	// The directory is synced even when every file was renamed before: by
+	// a failed checkpoint whose sync of the directory may have failed, or
+	// by the other writer, which may not have synced it yet.
+	syncDir := false
+	for _, p := range parts {
+		f, err := fsys.Open(p.inProgress)
+		if errors.Is(err, fs.ErrNotExist) && done(p) {
+			syncDir = true
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("pre-commit %s: %w", p.inProgress, err)
+		}
+		serr := f.Sync()
+		cerr := f.Close()
+		if err := errors.Join(serr, cerr); err != nil {
+			return fmt.Errorf("pre-commit %s: %w", p.inProgress, err)
+		}
+		if err := fsys.Rename(p.inProgress, p.Pending); err != nil && !(errors.Is(err, fs.ErrNotExist) && done(p)) {
+			return fmt.Errorf("pre-commit %s: %w", p.inProgress, err)
+		}
+		syncDir = true
+	}
+	if syncDir {
+		return vfs.SyncDir(fsys, dir)
+	}
+	return nil
+}
+
+// End closes the sink. With checkpoints its last file was pre-committed by
+// the final snapshot; without, the file is synced in place.
+func (s *Sink[T]) End() {
+	if s.cur == nil {
+		return
+	}
+	f := s.cur
+	s.Flush()
+	if err := f.Sync(); err != nil {
+		s.fail(err)
+	}
+	s.closeCurrent()
+}
+
+func (s *Sink[T]) fail(err error) {
+	if s.cur != nil {
+		s.cur.Close()
+	}
+	fault.Abortf("sinks.%s: %w", s.name, err)
+}

@@ -1,0 +1,412 @@
+// Package file is the file connector: a source that reads a file, a
+// folder or a glob of files, split over its subtasks, in the line formats
+// of package format; and a transactional sink that writes part files,
+// committed by renaming when a checkpoint completes (two-phase commit).
+package file
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
+	"github.com/pipegen/pipegen/runtime/internal/connector"
+	"github.com/pipegen/pipegen/runtime/internal/connector/format"
+	"github.com/pipegen/pipegen/runtime/internal/fault"
+)
+
+// readBufferSize is the read buffer of a file source: large enough that a
+// read system call costs little per line.
+const readBufferSize = 256 << 10
+
+// utf8BOM is dropped from the start of every file: editors and spreadsheets
+// write it, and it would otherwise end up in the first record (or break the
+// first JSON value, or the first csv column name).
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// Position is where a file source stands: the next record is read from
+// byte Offset of the file, which is line Line (from 1).
+type Position struct {
+	// File is the index of the file in the source's sorted list of
+	// matched files (for every subtask), the length of that list once the
+	// subtask has read all its files.
+	File int
+	// Name is the file's path, to check that the list of files is still
+	// the same when a position is restored.
+	Name   string
+	Offset int64
+	Line   int64
+}
+
+// Source is one subtask of a file source: it reads its share of the
+// matched files, one after the other, and decodes their lines with a
+// Format.
+type Source[T any] struct {
+	name   string
+	sub    int
+	env    connector.Env
+	ctl    *checkpoint.SourceCtl
+	format format.Format[T]
+	skip   bool // on-error=skip
+	cancel <-chan struct{}
+
+	// files are all matched files, sorted; this subtask reads files
+	// cur, cur+step, ...
+	files []string
+	cur   int
+	step  int
+
+	f   *os.File // nil when the file cur is not open yet
+	r   *bufio.Reader
+	dec format.Decoder[T]
+	// header mirrors dec.NeedsHeader, to spare a call per line.
+	header bool
+	// long assembles a line longer than the read buffer.
+	long []byte
+	off  int64 // offset of the next line in the file
+	line int64 // number of the next line
+
+	uncounted int
+	skipped   int64
+	firstSkip string
+	done      bool
+}
+
+// NewSource prepares subtask sub of the file source node, decoding
+// records with format. It only lists the files: they are opened when read.
+func NewSource[T any](env connector.Env, node, sub int, f format.Format[T]) *Source[T] {
+	n := env.Node(node)
+	s := &Source[T]{
+		name:   n.Name,
+		sub:    sub,
+		env:    env,
+		format: f,
+		cancel: env.Context().Done(),
+		cur:    sub,
+		step:   env.Parallelism(node),
+		line:   1,
+	}
+	switch onErr := n.Option("on-error"); onErr {
+	case "", "fail":
+	case "skip":
+		s.skip = true
+	default:
+		fault.Abortf("sources.%s: on-error wants fail or skip, got %q", s.name, onErr)
+	}
+	path := n.Option("path")
+	files, err := matchFiles(path)
+	if err != nil {
+		fault.Abortf("sources.%s: %w", s.name, err)
+	}
+	if len(files) == 0 {
+		fault.Abortf("sources.%s: path %q matches no file", s.name, path)
+	}
+	s.files = files
+	s.ctl = env.Checkpoints().NewSourceCtl()
+	s.restore(node)
+	return s
+}
+
+// matchFiles lists the files that path names, sorted: the file itself, the
+// regular files of a directory (not in its subdirectories, and without the
+// hidden files that start with . or _), or the files matching a glob
+// pattern.
+func matchFiles(path string) ([]string, error) {
+	if path == "" {
+		return nil, errors.New("path is empty")
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && !fi.IsDir():
+		return []string{path}, nil
+	case err == nil:
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return nil, err
+		}
+		var files []string
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") || strings.HasPrefix(e.Name(), "_") {
+				continue
+			}
+			p := filepath.Join(path, e.Name())
+			if isRegular(p, e.Type()) {
+				files = append(files, p)
+			}
+		}
+		slices.Sort(files)
+		return files, nil
+	case errors.Is(err, fs.ErrNotExist):
+		matches, err := filepath.Glob(path)
+		if err != nil {
+			return nil, fmt.Errorf("path %q: %w", path, err)
+		}
+		var files []string
+		for _, p := range matches {
+			if isRegular(p, 0) {
+				files = append(files, p)
+			}
+		}
+		slices.Sort(files)
+		return files, nil
+	}
+	return nil, err
+}
+
+func isRegular(path string, mode fs.FileMode) bool {
+	if mode.IsRegular() {
+		return true
+	}
+	// A symbolic link (or an entry whose type is not known yet) counts by
+	// what it points to.
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// Ctl is the source's control block, polled for barriers between records.
+func (s *Source[T]) Ctl() *checkpoint.SourceCtl { return s.ctl }
+
+// Done reports that the source has read all its files; it is meaningful
+// after Next returned false.
+func (s *Source[T]) Done() bool { return s.done }
+
+// Next returns the next record. It returns false only once every file is
+// read: reading a file never has to wait for more.
+func (s *Source[T]) Next() (T, bool) {
+	for {
+		if s.f == nil && !s.open() {
+			var zero T
+			return zero, false
+		}
+		raw, err := s.readLine()
+		if err != nil {
+			if err != io.EOF {
+				s.fail(err)
+			}
+			s.closeFile()
+			s.cur += s.step
+			continue
+		}
+		lineNo := s.line
+		s.line++
+		s.off += int64(len(raw))
+		line := raw
+		if n := len(line); n > 0 && line[n-1] == '\n' {
+			line = line[:n-1]
+		}
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
+		if lineNo == 1 {
+			line = bytes.TrimPrefix(line, utf8BOM)
+		}
+		if s.header {
+			if len(line) == 0 {
+				continue
+			}
+			if err := s.dec.Header(line); err != nil {
+				fault.Abortf("sources.%s: %s:%d: %w", s.name, s.files[s.cur], lineNo, err)
+			}
+			s.header = false
+			continue
+		}
+		rec, ok, err := s.dec.Decode(line)
+		if err != nil {
+			s.malformed(lineNo, err)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if s.uncounted++; s.uncounted == connector.CountEvery {
+			s.count()
+		}
+		return rec, true
+	}
+}
+
+// readLine returns the next line with its line ending, or io.EOF at the end
+// of the file. The line is valid until the next read.
+func (s *Source[T]) readLine() ([]byte, error) {
+	line, err := s.r.ReadSlice('\n')
+	if err == nil {
+		return line, nil
+	}
+	if err == bufio.ErrBufferFull {
+		s.long = append(s.long[:0], line...)
+		for err == bufio.ErrBufferFull {
+			line, err = s.r.ReadSlice('\n')
+			s.long = append(s.long, line...)
+		}
+		line = s.long
+	}
+	switch {
+	case err == io.EOF && len(line) > 0:
+		// The last line of a file without a final line break; the next
+		// read reports the end.
+		return line, nil
+	case err == io.EOF:
+		return nil, io.EOF
+	case err != nil:
+		return nil, err
+	}
+	return line, nil
+}
+
+// open opens the file the source stands at; false when there is none left.
+func (s *Source[T]) open() bool {
+	if s.cur >= len(s.files) {
+		s.finish()
+		return false
+	}
+	if err := s.openFile(); err != nil {
+		s.fail(err)
+	}
+	return true
+}
+
+func (s *Source[T]) openFile() error {
+	f, err := os.Open(s.files[s.cur])
+	if err != nil {
+		return err
+	}
+	s.f = f
+	if s.r == nil {
+		s.r = bufio.NewReaderSize(f, readBufferSize)
+	} else {
+		s.r.Reset(f)
+	}
+	s.dec = s.format.NewDecoder()
+	s.header = s.dec.NeedsHeader()
+	s.off, s.line = 0, 1
+	return nil
+}
+
+func (s *Source[T]) closeFile() {
+	if s.f != nil {
+		s.f.Close() // read only: nothing to lose
+		s.f = nil
+	}
+	s.off, s.line = 0, 1
+	if cap(s.long) > 4*readBufferSize {
+		s.long = nil // one huge line should not pin its memory for good
+	}
+}
+
+func (s *Source[T]) fail(err error) {
+	s.closeFile()
+	fault.Abortf("sources.%s: %w", s.name, err)
+}
+
+func (s *Source[T]) malformed(lineNo int64, err error) {
+	if !s.skip {
+		s.closeFile()
+		fault.Abortf("sources.%s: %s:%d: %w", s.name, s.files[s.cur], lineNo, err)
+	}
+	if s.skipped == 0 {
+		s.firstSkip = fmt.Sprintf("%s:%d: %v", s.files[s.cur], lineNo, err)
+	}
+	s.skipped++
+}
+
+func (s *Source[T]) count() {
+	s.ctl.Count(s.uncounted)
+	s.uncounted = 0
+	// A source that never waits on a full channel would otherwise go on
+	// reading after the job has failed.
+	select {
+	case <-s.cancel:
+		s.closeFile()
+		fault.Abort(fault.ErrCanceled)
+	default:
+	}
+}
+
+func (s *Source[T]) finish() {
+	if s.done {
+		return
+	}
+	s.done = true
+	s.ctl.Count(s.uncounted)
+	s.uncounted = 0
+	if s.skipped > 0 {
+		s.env.Logf("sources.%s[%d]: skipped %d malformed records (first: %s)", s.name, s.sub, s.skipped, s.firstSkip)
+	}
+}
+
+// Position returns where the next record will be read from.
+func (s *Source[T]) Position() Position {
+	if s.cur >= len(s.files) {
+		return Position{File: len(s.files), Line: 1}
+	}
+	return Position{File: s.cur, Name: s.files[s.cur], Offset: s.off, Line: s.line}
+}
+
+// Seek makes the next record the one at p, a position taken from a source
+// reading the same files with the same parallelism. The files of this
+// subtask before p's are not read.
+func (s *Source[T]) Seek(p Position) error {
+	s.closeFile()
+	s.done = false
+	if p.File >= len(s.files) {
+		s.cur = len(s.files)
+		return nil
+	}
+	switch {
+	case p.File < 0 || p.File%s.step != s.sub%s.step:
+		return fmt.Errorf("sources.%s[%d]: position in file %d belongs to another subtask", s.name, s.sub, p.File)
+	case s.files[p.File] != p.Name:
+		return fmt.Errorf("sources.%s[%d]: position in %s, but file %d is now %s: the files changed", s.name, s.sub, p.Name, p.File, s.files[p.File])
+	case p.Offset < 0 || p.Line < 1:
+		return fmt.Errorf("sources.%s[%d]: bad position %s:%d at offset %d", s.name, s.sub, p.Name, p.Line, p.Offset)
+	}
+	s.cur = p.File
+	err := s.seek(p)
+	if err != nil {
+		s.closeFile()
+		return fmt.Errorf("sources.%s[%d]: %w", s.name, s.sub, err)
+	}
+	return nil
+}
+
+func (s *Source[T]) seek(p Position) error {
+	if err := s.openFile(); err != nil {
+		return err
+	}
+	fi, err := s.f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() < p.Offset {
+		return fmt.Errorf("%s has %d bytes, fewer than the position's offset %d: the file changed", p.Name, fi.Size(), p.Offset)
+	}
+	// The records past the header need the binding that the header makes.
+	for s.header && s.off < p.Offset {
+		raw, err := s.readLine()
+		if err != nil {
+			return fmt.Errorf("read header of %s: %w", p.Name, err)
+		}
+		s.off += int64(len(raw))
+		line := bytes.TrimPrefix(bytes.TrimRight(raw, "\r\n"), utf8BOM)
+		if len(line) == 0 {
+			continue
+		}
+		if err := s.dec.Header(line); err != nil {
+			return fmt.Errorf("%s: %w", p.Name, err)
+		}
+		s.header = false
+	}
+	if _, err := s.f.Seek(p.Offset, io.SeekStart); err != nil {
+		return err
+	}
+	s.r.Reset(s.f)
+	s.off, s.line = p.Offset, p.Line
+	return nil
+}

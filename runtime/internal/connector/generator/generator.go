@@ -1,0 +1,149 @@
+// Package generator is the generator connector: a source that calls a
+// function of the user's package for each sequence number, spread over its
+// subtasks, optionally at a fixed rate.
+package generator
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
+	"github.com/pipegen/pipegen/runtime/internal/connector"
+	"github.com/pipegen/pipegen/runtime/internal/fault"
+)
+
+// maxGeneratorWait is the longest a rate-limited generator sleeps in Next,
+// so that its subtask still flushes batches and injects barriers while it
+// waits for the next record to be due.
+const maxGeneratorWait = 10 * time.Millisecond
+
+// maxGeneratorLag is how far a rate-limited generator may fall behind its
+// schedule (held up downstream) and still catch up; beyond it, the
+// schedule starts over rather than emitting a burst.
+const maxGeneratorLag = time.Second
+
+// Source is one subtask of a generator source: it calls a function
+// of the pipeline for the sequence numbers sub, sub+P, sub+2P, ...
+type Source[T any] struct {
+	name   string
+	fn     func(seq uint64) (T, bool)
+	ctl    *checkpoint.SourceCtl
+	cancel <-chan struct{}
+	seq    uint64
+	step   uint64
+	done   bool
+
+	uncounted int
+
+	// With a rate, record n since start is due at start + n*interval.
+	interval time.Duration
+	start    time.Time
+	n        int64
+}
+
+// NewSource prepares subtask sub of the generator source node.
+func NewSource[T any](env connector.Env, node, sub int, fn func(seq uint64) (T, bool)) *Source[T] {
+	n := env.Node(node)
+	s := &Source[T]{
+		name:   n.Name,
+		fn:     fn,
+		cancel: env.Context().Done(),
+		seq:    uint64(sub),
+		step:   uint64(env.Parallelism(node)),
+	}
+	if r := n.Option("rate"); r != "" {
+		rate, err := strconv.ParseFloat(r, 64)
+		if err != nil || rate < 0 {
+			fault.Abortf("sources.%s: rate wants a number of records per second >= 0, got %q", s.name, r)
+		}
+		if rate > 0 {
+			s.interval = max(time.Duration(float64(time.Second)/rate), 1)
+		}
+	}
+	s.ctl = env.Checkpoints().NewSourceCtl()
+	s.restore(env, node)
+	return s
+}
+
+// Ctl is the source's control block, polled for barriers between records.
+func (s *Source[T]) Ctl() *checkpoint.SourceCtl { return s.ctl }
+
+// Done reports that the function has no more records; it is meaningful
+// after Next returned false.
+func (s *Source[T]) Done() bool { return s.done }
+
+// Seq returns the sequence number of the next record.
+func (s *Source[T]) Seq() uint64 { return s.seq }
+
+// SetSeq makes seq the sequence number of the next record, when the
+// source resumes from a checkpoint. It should be one of this subtask's.
+func (s *Source[T]) SetSeq(seq uint64) {
+	s.seq = seq
+	s.done = false
+	s.start = time.Time{}
+}
+
+// Next returns the next record. With a rate, it returns false (not done)
+// when the next record is not due yet.
+func (s *Source[T]) Next() (T, bool) {
+	var zero T
+	if s.done {
+		return zero, false
+	}
+	if s.interval > 0 && !s.due() {
+		return zero, false
+	}
+	rec, ok := s.fn(s.seq)
+	if !ok {
+		s.done = true
+		s.ctl.Count(s.uncounted)
+		s.uncounted = 0
+		return zero, false
+	}
+	s.seq += s.step
+	s.n++
+	if s.uncounted++; s.uncounted == connector.CountEvery {
+		s.ctl.Count(s.uncounted)
+		s.uncounted = 0
+		s.checkCancel()
+	}
+	return rec, true
+}
+
+// due reports whether the next record is due, after sleeping for it a
+// little if it is almost.
+func (s *Source[T]) due() bool {
+	now := time.Now()
+	if s.start.IsZero() {
+		s.start, s.n = now, 0
+		return true
+	}
+	at := s.start.Add(time.Duration(s.n) * s.interval)
+	wait := at.Sub(now)
+	if wait <= 0 {
+		if -wait > maxGeneratorLag {
+			s.start, s.n = now, 0
+		}
+		return true
+	}
+	// Records read so far show up in progress while the source is slow.
+	if s.uncounted > 0 {
+		s.ctl.Count(s.uncounted)
+		s.uncounted = 0
+	}
+	s.checkCancel()
+	if wait > maxGeneratorWait {
+		time.Sleep(maxGeneratorWait)
+		return false
+	}
+	time.Sleep(wait)
+	return true
+}
+
+func (s *Source[T]) checkCancel() {
+	select {
+	case <-s.cancel:
+		fault.Abort(fault.ErrCanceled)
+	default:
+	}
+}

@@ -1,0 +1,134 @@
+package generator
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pipegen/pipegen/runtime/internal/connector"
+	"github.com/pipegen/pipegen/runtime/internal/connector/connectortest"
+	"github.com/pipegen/pipegen/runtime/internal/fault"
+)
+
+func generatorJob(t testing.TB, p int, rate string) *connectortest.Env {
+	options := map[string]string{"generate": "Gen"}
+	if rate != "" {
+		options["rate"] = rate
+	}
+	return connectortest.New(t, p, connectortest.SourceNode("gen", "generator", options))
+}
+
+// upTo generates seq for seq < n.
+func upTo(n uint64) func(uint64) (uint64, bool) {
+	return func(seq uint64) (uint64, bool) { return seq, seq < n }
+}
+
+func TestGeneratorInterleavesSubtasks(t *testing.T) {
+	cases := []struct {
+		p    int
+		n    uint64
+		want [][]uint64
+	}{
+		{1, 4, [][]uint64{{0, 1, 2, 3}}},
+		{3, 10, [][]uint64{{0, 3, 6, 9}, {1, 4, 7}, {2, 5, 8}}},
+		{3, 2, [][]uint64{{0}, {1}, nil}},
+		{2, 0, [][]uint64{nil, nil}},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("p=%d n=%d", c.p, c.n), func(t *testing.T) {
+			j := generatorJob(t, c.p, "")
+			for sub := range c.p {
+				g := NewSource(j, 0, sub, upTo(c.n))
+				if got := connectortest.ReadAll[uint64](g); !slices.Equal(got, c.want[sub]) {
+					t.Errorf("subtask %d: got %v, want %v", sub, got, c.want[sub])
+				}
+				if _, ok := g.Next(); ok || !g.Done() {
+					t.Errorf("subtask %d: not done after the end", sub)
+				}
+			}
+			if got := j.Ckpt().RecordsRead(); got != int64(c.n) {
+				t.Errorf("progress counted %d records, want %d", got, c.n)
+			}
+		})
+	}
+}
+
+func TestGeneratorSeq(t *testing.T) {
+	j := generatorJob(t, 3, "")
+	g := NewSource(j, 0, 1, upTo(100))
+	for range 5 {
+		g.Next()
+	}
+	if g.Seq() != 16 {
+		t.Fatalf("seq after 5 records of subtask 1 of 3: %d, want 16", g.Seq())
+	}
+	g2 := NewSource(j, 0, 1, upTo(100))
+	g2.SetSeq(g.Seq())
+	want := connectortest.ReadAll[uint64](g)
+	if got := connectortest.ReadAll[uint64](g2); !slices.Equal(got, want) || got[0] != 16 {
+		t.Errorf("resumed at %d: got %v, want %v", g.Seq(), got, want)
+	}
+}
+
+func TestGeneratorRate(t *testing.T) {
+	const rate, n = 200, 21 // one record every 5ms: 100ms for 21 records
+	j := generatorJob(t, 2, fmt.Sprint(rate))
+	g := NewSource(j, 0, 1, upTo(2*n))
+	start := time.Now()
+	var got []uint64
+	for {
+		if rec, ok := g.Next(); ok {
+			got = append(got, rec)
+		} else if g.Done() {
+			break
+		}
+	}
+	elapsed := time.Since(start)
+	if len(got) != n {
+		t.Fatalf("got %d records, want %d", len(got), n)
+	}
+	if min := time.Duration(n-1) * time.Second / rate; elapsed < min {
+		t.Errorf("%d records at %d/s took %v, want at least %v", n, rate, elapsed, min)
+	}
+
+	// A slow rate: Next comes back within about 10ms without a record, so
+	// the loop can flush and take barriers.
+	j = generatorJob(t, 1, "2")
+	g = NewSource(j, 0, 0, upTo(10))
+	if _, ok := g.Next(); !ok {
+		t.Fatal("first record not produced at once")
+	}
+	start = time.Now()
+	if _, ok := g.Next(); ok || g.Done() {
+		t.Fatalf("second record at 2/s: got ok=%v done=%v, want no record yet", ok, g.Done())
+	}
+	if d := time.Since(start); d > 200*time.Millisecond {
+		t.Errorf("Next waited %v for a record that is not due", d)
+	}
+}
+
+func TestGeneratorBadRate(t *testing.T) {
+	j := generatorJob(t, 1, "fast")
+	err := connectortest.Catch(func() { NewSource(j, 0, 0, upTo(1)) })
+	if err == nil || !strings.Contains(err.Error(), `sources.gen: rate wants a number`) {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestGeneratorStopsWhenJobFails(t *testing.T) {
+	j := generatorJob(t, 1, "")
+	g := NewSource(j, 0, 0, upTo(1<<62))
+	j.Cancel(fmt.Errorf("elsewhere"))
+	n := 0
+	err := connectortest.Catch(func() {
+		for {
+			g.Next()
+			n++
+		}
+	})
+	if err != fault.ErrCanceled || n > connector.CountEvery {
+		t.Errorf("ran %d records and got %v, want to stop with %v", n, err, fault.ErrCanceled)
+	}
+}

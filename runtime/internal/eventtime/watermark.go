@@ -1,0 +1,133 @@
+package eventtime
+
+import (
+	"time"
+
+	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/internal/config"
+)
+
+// watermarkEvery is how many records a source reads between two looks at
+// its watermark. Watermarks are derived from the records alone, at fixed
+// record counts, never from a wall-clock timer: a bounded input gets its
+// watermarks at the same places in every run and after every recovery, so
+// windows and late records come out the same (deterministic replay).
+const watermarkEvery = 64
+
+// Watermarks generates a source subtask's watermarks: the highest event
+// time seen minus the out-of-orderness bound, minus one (no record at or
+// before the watermark is expected any more).
+type Watermarks struct {
+	bound   int64
+	maxTS   int64
+	emitted int64
+	n       int
+	// idle is set once the subtask told its receivers it is idle; seen
+	// counts records, lastSeen is the count at the last look, lastRecord
+	// when it changed.
+	idle        bool
+	idleTimeout time.Duration
+	seen        uint64
+	lastSeen    uint64
+	lastRecord  time.Time
+}
+
+// NewWatermarks makes the watermark generator of a source subtask with
+// event-time setup cfg.
+func NewWatermarks(cfg config.WatermarkConfig) *Watermarks {
+	return &Watermarks{bound: cfg.MaxOutOfOrderness.Milliseconds(), maxTS: MinTime, emitted: MinTime, idleTimeout: cfg.IdleTimeout}
+}
+
+// Observe takes the event time of the record just emitted. It returns a
+// watermark to send (true) every watermarkEvery records when the watermark
+// has moved.
+func (g *Watermarks) Observe(ts int64) (int64, bool) {
+	if ts > g.maxTS {
+		g.maxTS = ts
+	}
+	g.n++
+	g.seen++
+	if g.n < watermarkEvery {
+		return 0, false
+	}
+	g.n = 0
+	w := g.maxTS - g.bound - 1
+	if g.maxTS == MinTime || w <= g.emitted {
+		return 0, false
+	}
+	g.emitted = w
+	return w, true
+}
+
+// Pending returns the watermark the records so far allow, when it is ahead
+// of the last one sent: a source with nothing to read sends it at once, so
+// that a slow stream's windows do not wait for the next records. (A bounded
+// input read at full speed is never without something to read before its
+// end, so its watermarks stay at the same places in every run.)
+func (g *Watermarks) Pending() (int64, bool) {
+	if g.maxTS == MinTime {
+		return 0, false
+	}
+	w := g.maxTS - g.bound - 1
+	if w <= g.emitted || g.emitted == MaxTime {
+		return 0, false
+	}
+	g.emitted = w
+	return w, true
+}
+
+// Finish returns, the first time the source has read all its input, the
+// watermark that ends it: the end of time, at which every window fires.
+func (g *Watermarks) Finish() (int64, bool) {
+	if g.emitted == MaxTime {
+		return 0, false
+	}
+	g.emitted = MaxTime
+	return MaxTime, true
+}
+
+// Idle reports, when the source has nothing to read, whether it has been
+// without records for the idle timeout and should say so (once).
+func (g *Watermarks) Idle(now time.Time) bool {
+	if g.idleTimeout == 0 {
+		return false
+	}
+	if g.seen != g.lastSeen || g.lastRecord.IsZero() {
+		// Records came since the last look: the clock starts again (and
+		// those records' watermarks made the subtask active again).
+		g.lastSeen, g.lastRecord, g.idle = g.seen, now, false
+		return false
+	}
+	if g.idle || now.Sub(g.lastRecord) < g.idleTimeout {
+		return false
+	}
+	g.idle = true
+	return true
+}
+
+// Encode and Decode keep a generator's state in a checkpoint, so that after
+// a recovery the watermarks come at the same records as before.
+func (g *Watermarks) Encode() []byte {
+	w := codec.NewWriter(nil)
+	w.Varint(g.maxTS)
+	w.Varint(g.emitted)
+	w.Uvarint(uint64(g.n))
+	return w.Bytes()
+}
+
+// Decode restores what Encode kept.
+func (g *Watermarks) Decode(b []byte) error {
+	r := codec.NewReader(b)
+	maxTS, emitted, n := r.Varint(), r.Varint(), r.Uvarint()
+	if err := r.Err(); err != nil {
+		return err
+	}
+	g.maxTS, g.emitted, g.n = maxTS, emitted, int(n)
+	return nil
+}
+
+// TimeMillis converts an event time to Unix milliseconds.
+func TimeMillis(t time.Time) int64 { return t.UnixMilli() }
+
+// MillisTime converts Unix milliseconds to a time in UTC.
+func MillisTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }

@@ -1,0 +1,579 @@
+package eventtime
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/state"
+)
+
+// WindowState is the state of one subtask of a windowed keyed aggregate or
+// reduce: the open windows of every key, each with its accumulator.
+//
+// A window of a key is open from its first record until the watermark
+// passes its MaxTimestamp plus the allowed lateness. It fires once, when
+// the combined watermark (Advance) reaches its MaxTimestamp; a record that
+// arrives for it after that and within the allowed lateness updates it, and
+// the caller re-emits the result (Add's onUpdate). A window that gets its
+// first record after its MaxTimestamp has passed (but within lateness) has
+// no firing of its own: onUpdate reports it at once.
+//
+// Session windows merge: a record's window [ts, ts+Gap) merges with every
+// session of its key that it overlaps or touches (Flink's rule: [a, b) and
+// [c, d) merge when a <= d and c <= b), and so may bridge two sessions into
+// one. The merged accumulator is the one of the earliest session, into which
+// the others are merged in ascending Start (merge(dst, src)), and then the
+// record is added. A merged window is a new window: it counts as fired when
+// its own MaxTimestamp has been reached (then onUpdate reports it), and
+// otherwise fires when it is reached, even if one of the sessions it grew
+// from had fired already (as in Flink; the earlier result stays emitted).
+// Lateness of a session record is judged on the merged window: a record
+// whose own window is late can still join a session that is not.
+//
+// Windows due at the same watermark fire in ascending window end; windows
+// with equal ends (those of different keys) in the order they were created.
+// That order is kept by snapshots; after a restore that merged the
+// snapshots of several subtasks, windows of equal end that different
+// subtasks created fire in an unspecified but deterministic order.
+//
+// Tumbling and sliding windows are kept per window: a pane holds the
+// accumulators of every key with records in one window, side by side, so
+// that adding a record costs two lookups and firing a window walks an
+// array. Sessions are kept per key.
+type WindowState[K comparable, A any] struct {
+	assign   WindowAssigner
+	lateness int64
+	merge    func(dst, src *A)
+
+	wm       int64 // the largest watermark of Advance
+	n        int
+	seq      uint64 // the creation number of the next window of a key
+	restored bool
+	buf      []Window
+
+	// Tumbling and sliding windows: a pane per window, by Start. paneHeap
+	// holds every pane at its MaxTimestamp until it has fired, then at the
+	// time it is dropped.
+	panes    map[int64]*pane[K, A]
+	last     *pane[K, A] // the pane of the last record
+	paneHeap timeHeap[*pane[K, A]]
+
+	// Session windows: the sessions of every key, sorted by Start, and all
+	// of them in a heap like the panes.
+	sessions    map[K][]*winEntry[K, A]
+	sessionHeap timeHeap[*winEntry[K, A]]
+}
+
+// pane is one tumbling or sliding window, with the accumulator of every
+// key that has records in it, in the order of their creation numbers.
+type pane[K comparable, A any] struct {
+	heapSlot
+	w     Window
+	fired bool
+	// unsorted is set when a restore added keys out of creation order;
+	// the pane is sorted before it fires.
+	unsorted bool
+	// early holds the keys that had fired already in a snapshot that was
+	// restored into a pane that had not: after a change of parallelism,
+	// subtasks with different watermarks may meet. Usually nil.
+	early map[int32]bool
+	idx   map[K]int32
+	keys  []K
+	seqs  []uint64
+	accs  []A
+}
+
+// winEntry is one session of one key.
+type winEntry[K comparable, A any] struct {
+	heapSlot // seq is the session's creation number
+	key      K
+	w        Window
+	fired    bool
+	dead     bool
+	acc      A
+}
+
+// winRef names a key's window that was updated or restored: a pane and a
+// key, or a session.
+type winRef[K comparable, A any] struct {
+	p *pane[K, A]
+	k K
+	e *winEntry[K, A]
+}
+
+// dropped reports whether the window is no longer open.
+func (r winRef[K, A]) dropped() bool {
+	if r.e != nil {
+		return r.e.dead
+	}
+	return r.p.hi < 0
+}
+
+// resolve returns the window, its creation number, whether it has fired,
+// and its accumulator, valid until the next change of s.
+func (r winRef[K, A]) resolve() (w Window, seq uint64, fired bool, acc *A) {
+	if e := r.e; e != nil {
+		return e.w, e.seq, e.fired, &e.acc
+	}
+	p := r.p
+	i := p.idx[r.k]
+	return p.w, p.seqs[i], p.fired || p.early[i], &p.accs[i]
+}
+
+// NewWindowState returns an empty window state. merge combines the
+// accumulators of merging sessions and is required for session windows
+// (nil otherwise). lateness is the allowed lateness in milliseconds. It
+// panics on an invalid assigner: the compiler checks them.
+func NewWindowState[K comparable, A any](a WindowAssigner, lateness int64, merge func(dst, src *A)) *WindowState[K, A] {
+	if err := a.Validate(); err != nil {
+		panic(err)
+	}
+	if lateness < 0 {
+		panic(fmt.Sprintf("allowed lateness must not be negative, got %dms", lateness))
+	}
+	if a.Kind == Session && merge == nil {
+		panic("session windows need a merge function")
+	}
+	return &WindowState[K, A]{assign: a, lateness: lateness, merge: merge, wm: MinTime,
+		panes: make(map[int64]*pane[K, A]), sessions: make(map[K][]*winEntry[K, A])}
+}
+
+// Len is the number of open windows, counted per key.
+func (s *WindowState[K, A]) Len() int { return s.n }
+
+// Watermark is the largest watermark Advance has seen (after a restore, the
+// snapshot's), MinTime at first.
+func (s *WindowState[K, A]) Watermark() int64 { return s.wm }
+
+// cleanup is the time at which w is dropped.
+func (s *WindowState[K, A]) cleanup(w Window) int64 { return addSat(w.MaxTimestamp(), s.lateness) }
+
+// Add adds a record of key k at time ts, which came from an input whose
+// watermark is inputWatermark: add folds the record into the accumulator of
+// each window the record belongs to and that is not late for it (a new
+// window's accumulator starts as the zero A). It returns false when the
+// record belongs to windows and all of them are late: nothing changed, the
+// caller sends the record to the side output. (A sliding window's record
+// that falls between windows belongs to none: it is not late, and it
+// changes nothing.)
+//
+// onUpdate is called, after add, for each window that got the record and
+// has fired already, in ascending window order: the caller re-emits its
+// result. acc is valid only during the call, which must not call s.
+func (s *WindowState[K, A]) Add(k K, ts, inputWatermark int64, add func(acc *A), onUpdate func(k K, w Window, acc *A)) bool {
+	return s.add(k, ts, inputWatermark, add, onUpdate, nil)
+}
+
+// add is Add that also reports updated windows to onRef.
+func (s *WindowState[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A), onUpdate func(k K, w Window, acc *A), onRef func(winRef[K, A])) bool {
+	wm := max(inputWatermark, s.wm)
+	if s.assign.Kind == Session {
+		return s.addSession(k, ts, wm, add, onUpdate, onRef)
+	}
+	s.buf = s.assign.Assign(ts, s.buf)
+	ws := s.buf
+	if len(ws) == 0 {
+		return true
+	}
+	// Windows are in ascending order, and so are their cleanup times: the
+	// late ones come first.
+	first := 0
+	for first < len(ws) && s.cleanup(ws[first]) <= wm {
+		first++
+	}
+	if first == len(ws) {
+		return false
+	}
+	for _, w := range ws[first:] {
+		p := s.pane(w)
+		i, ok := p.idx[k]
+		if !ok {
+			i = int32(len(p.keys))
+			p.idx[k] = i
+			p.keys = append(p.keys, k)
+			p.seqs = append(p.seqs, s.seq)
+			s.seq++
+			var zero A
+			p.accs = append(p.accs, zero)
+			s.n++
+		}
+		acc := &p.accs[i]
+		add(acc)
+		if p.fired || p.early != nil && p.early[i] {
+			if onUpdate != nil {
+				onUpdate(k, w, acc)
+			}
+			if onRef != nil {
+				onRef(winRef[K, A]{p: p, k: k})
+			}
+		}
+	}
+	return true
+}
+
+// pane returns the pane of w, making it when it is new: due at its
+// MaxTimestamp, or fired at once if the watermark has passed that already.
+func (s *WindowState[K, A]) pane(w Window) *pane[K, A] {
+	if p := s.last; p != nil && p.w.Start == w.Start {
+		return p
+	}
+	p := s.panes[w.Start]
+	if p == nil {
+		hint := 0
+		if s.last != nil {
+			hint = len(s.last.keys) // the next window has about as many keys
+		}
+		p = &pane[K, A]{w: w, idx: make(map[K]int32, hint)}
+		p.fired = w.MaxTimestamp() <= s.wm
+		s.schedulePane(p)
+		s.panes[w.Start] = p
+		s.paneHeap.push(p)
+	}
+	s.last = p
+	return p
+}
+
+func (s *WindowState[K, A]) schedulePane(p *pane[K, A]) {
+	if p.fired {
+		p.at = s.cleanup(p.w)
+	} else {
+		p.at = p.w.MaxTimestamp()
+	}
+}
+
+// sort puts a restored pane's keys in creation order.
+func (p *pane[K, A]) sort() {
+	if !p.unsorted {
+		return
+	}
+	p.unsorted = false
+	perm := make([]int32, len(p.keys))
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortStableFunc(perm, func(a, b int32) int { return cmp.Compare(p.seqs[a], p.seqs[b]) })
+	keys, seqs, accs := make([]K, len(perm)), make([]uint64, len(perm)), make([]A, len(perm))
+	var early map[int32]bool
+	for to, from := range perm {
+		keys[to], seqs[to], accs[to] = p.keys[from], p.seqs[from], p.accs[from]
+		p.idx[keys[to]] = int32(to)
+		if p.early[from] {
+			if early == nil {
+				early = make(map[int32]bool)
+			}
+			early[int32(to)] = true
+		}
+	}
+	p.keys, p.seqs, p.accs, p.early = keys, seqs, accs, early
+}
+
+func (s *WindowState[K, A]) addSession(k K, ts, wm int64, add func(acc *A), onUpdate func(k K, w Window, acc *A), onRef func(winRef[K, A])) bool {
+	s.buf = s.assign.Assign(ts, s.buf)
+	c := s.buf[0]
+	wins := s.sessions[k]
+	// Sessions of a key are disjoint and apart, sorted by Start (so also by
+	// End): those that c overlaps or touches are a run [i, j).
+	i := 0
+	for i < len(wins) && wins[i].w.End < c.Start {
+		i++
+	}
+	j := i
+	m := c
+	for j < len(wins) && wins[j].w.Start <= c.End {
+		m.Start = min(m.Start, wins[j].w.Start)
+		m.End = max(m.End, wins[j].w.End)
+		j++
+	}
+	if s.cleanup(m) <= wm {
+		return false
+	}
+	var e *winEntry[K, A]
+	if i == j {
+		e = &winEntry[K, A]{key: k, w: m}
+		e.seq = s.seq
+		s.seq++
+		s.n++
+		s.scheduleSession(e)
+		s.sessionHeap.push(e)
+		s.sessions[k] = slices.Insert(wins, i, e)
+	} else {
+		e = wins[i]
+		for _, o := range wins[i+1 : j] {
+			s.merge(&e.acc, &o.acc)
+			s.dropSession(o)
+		}
+		if j > i+1 {
+			s.sessions[k] = slices.Delete(wins, i+1, j)
+		}
+		if m != e.w {
+			e.w = m
+			s.scheduleSession(e)
+			s.sessionHeap.fix(e.hi)
+		}
+	}
+	add(&e.acc)
+	if e.fired {
+		if onUpdate != nil {
+			onUpdate(k, e.w, &e.acc)
+		}
+		if onRef != nil {
+			onRef(winRef[K, A]{e: e})
+		}
+	}
+	return true
+}
+
+// scheduleSession sets whether e has fired, from its window and the
+// watermark, and its time in the heap.
+func (s *WindowState[K, A]) scheduleSession(e *winEntry[K, A]) {
+	e.fired = e.w.MaxTimestamp() <= s.wm
+	if e.fired {
+		e.at = s.cleanup(e.w)
+	} else {
+		e.at = e.w.MaxTimestamp()
+	}
+}
+
+// dropSession takes e out of the heap and the count; the caller takes it
+// out of its key's sessions.
+func (s *WindowState[K, A]) dropSession(e *winEntry[K, A]) {
+	s.sessionHeap.remove(e.hi)
+	e.dead = true
+	s.n--
+}
+
+// Advance moves the combined watermark to wm: every open window with
+// MaxTimestamp <= wm that has not fired fires once, in ascending window
+// end; then windows with MaxTimestamp + lateness <= wm are dropped. acc is
+// valid only during the call, which must not call s. Advance costs next to
+// nothing when no window is due.
+func (s *WindowState[K, A]) Advance(wm int64, fire func(k K, w Window, acc *A)) {
+	s.wm = max(s.wm, wm)
+	wm = s.wm
+	for len(s.paneHeap) > 0 && s.paneHeap[0].at <= wm {
+		p := s.paneHeap[0]
+		if !p.fired {
+			p.fired = true
+			if fire != nil {
+				p.sort()
+				for i := range p.keys {
+					if p.early == nil || !p.early[int32(i)] {
+						fire(p.keys[i], p.w, &p.accs[i])
+					}
+				}
+			}
+			p.early = nil
+			if c := s.cleanup(p.w); c > wm {
+				p.at = c
+				s.paneHeap.fix(0)
+				continue
+			}
+		}
+		s.paneHeap.remove(0)
+		delete(s.panes, p.w.Start)
+		if s.last == p {
+			s.last = nil
+		}
+		s.n -= len(p.keys)
+	}
+	for len(s.sessionHeap) > 0 && s.sessionHeap[0].at <= wm {
+		e := s.sessionHeap[0]
+		if !e.fired {
+			e.fired = true
+			if fire != nil {
+				fire(e.key, e.w, &e.acc)
+			}
+			if c := s.cleanup(e.w); c > wm {
+				e.at = c
+				s.sessionHeap.fix(0)
+				continue
+			}
+		}
+		s.dropSession(e)
+		wins := s.sessions[e.key]
+		i := slices.Index(wins, e)
+		wins = slices.Delete(wins, i, i+1)
+		if len(wins) == 0 {
+			delete(s.sessions, e.key)
+		} else {
+			s.sessions[e.key] = wins
+		}
+	}
+}
+
+// Snapshot writes every open window of every key into the section of the
+// key's group: one entry per key and window, with the key (encK), the
+// window's bounds, its creation number, whether it fired, and its
+// accumulator (encA). Every section starts with the watermark. It runs on
+// the operator's goroutine at the barrier.
+func (s *WindowState[K, A]) Snapshot(sec *state.Sections, keyGroup func(K) int, encK func(*codec.Writer, K), encA func(*codec.Writer, *A)) error {
+	return s.snapshot(sec, keyGroup, encK, encA, sectionHeader{})
+}
+
+func (s *WindowState[K, A]) snapshot(sec *state.Sections, keyGroup func(K) int, encK func(*codec.Writer, K), encA func(*codec.Writer, *A), h sectionHeader) error {
+	h.wm, h.seq = s.wm, s.seq
+	writeSectionHeaders(sec, h)
+	write := func(k K, win Window, seq uint64, fired bool, acc *A) error {
+		w, err := keySection(sec, keyGroup, k)
+		if err != nil {
+			return err
+		}
+		m := w.Begin()
+		encK(w, k)
+		w.Varint(win.Start)
+		w.Varint(win.End)
+		w.Uvarint(seq)
+		w.Bool(fired)
+		encA(w, acc)
+		w.End(m)
+		return nil
+	}
+	for _, p := range s.panes {
+		for i, k := range p.keys {
+			if err := write(k, p.w, p.seqs[i], p.fired || p.early[int32(i)], &p.accs[i]); err != nil {
+				return err
+			}
+		}
+	}
+	for k, wins := range s.sessions {
+		for _, e := range wins {
+			if err := write(k, e.w, e.seq, e.fired, &e.acc); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Restore adds the windows of one key group's section to a state that
+// holds none of its keys (a fresh one, into which the sections of a
+// subtask's key groups are restored one by one). The watermark becomes the
+// section's, or the lowest of the sections' when they differ.
+func (s *WindowState[K, A]) Restore(section []byte, decK func(*codec.Reader) K, decA func(*codec.Reader) *A) error {
+	_, err := s.restore(section, decK, decA, nil)
+	return err
+}
+
+func (s *WindowState[K, A]) restore(section []byte, decK func(*codec.Reader) K, decA func(*codec.Reader) *A, onRef func(winRef[K, A], bool, *A)) (sectionHeader, error) {
+	r := codec.NewReader(section)
+	h, ok := readSectionHeader(r)
+	if !ok {
+		return h, r.Err()
+	}
+	s.wm = restoredWatermark(s.wm, !s.restored, h.wm)
+	s.restored = true
+	s.seq = max(s.seq, h.seq)
+	for r.More() {
+		er := r.Nested()
+		k := decK(er)
+		var w Window
+		w.Start = er.Varint()
+		w.End = er.Varint()
+		seq := er.Uvarint()
+		fired := er.Bool()
+		a := decA(er)
+		if r.Err() != nil {
+			break
+		}
+		if err := s.fits(w); err != nil {
+			return h, fmt.Errorf("%w: window %v of key %v: %w", codec.ErrCorrupt, w, k, err)
+		}
+		if a == nil {
+			a = new(A)
+		}
+		s.seq = max(s.seq, seq+1)
+		var ref winRef[K, A]
+		var acc *A
+		if s.assign.Kind == Session {
+			e, err := s.restoreSession(k, w, seq, fired, a)
+			if err != nil {
+				return h, err
+			}
+			ref, acc = winRef[K, A]{e: e}, &e.acc
+		} else {
+			p, i, err := s.restorePane(k, w, seq, fired, a)
+			if err != nil {
+				return h, err
+			}
+			ref, acc = winRef[K, A]{p: p, k: k}, &p.accs[i]
+		}
+		s.n++
+		if onRef != nil {
+			onRef(ref, fired, acc)
+		}
+	}
+	return h, r.Err()
+}
+
+// fits checks a restored window against the assigner.
+func (s *WindowState[K, A]) fits(w Window) error {
+	if w.End <= w.Start {
+		return fmt.Errorf("empty")
+	}
+	if s.assign.Kind != Session && w.End-w.Start != s.assign.Size && w.Start != MinTime && w.End != MaxTime {
+		return fmt.Errorf("the windows are %dms long now: the window size changed", s.assign.Size)
+	}
+	return nil
+}
+
+func (s *WindowState[K, A]) restorePane(k K, w Window, seq uint64, fired bool, a *A) (*pane[K, A], int32, error) {
+	p := s.panes[w.Start]
+	if p == nil {
+		p = &pane[K, A]{w: w, idx: make(map[K]int32), fired: fired}
+		s.schedulePane(p)
+		s.panes[w.Start] = p
+		s.paneHeap.push(p)
+	}
+	if _, dup := p.idx[k]; dup {
+		return nil, 0, fmt.Errorf("%w: window %v of key %v restored twice", codec.ErrCorrupt, w, k)
+	}
+	i := int32(len(p.keys))
+	if i > 0 && p.seqs[i-1] > seq {
+		p.unsorted = true
+	}
+	p.idx[k] = i
+	p.keys = append(p.keys, k)
+	p.seqs = append(p.seqs, seq)
+	p.accs = append(p.accs, *a)
+	switch {
+	case p.fired && !fired:
+		// The window fired in another subtask's snapshot but not in this
+		// one's: it fires again for this key only.
+		p.fired = false
+		p.early = make(map[int32]bool)
+		for j := range i {
+			p.early[j] = true
+		}
+		s.schedulePane(p)
+		s.paneHeap.fix(p.hi)
+	case !p.fired && fired:
+		if p.early == nil {
+			p.early = make(map[int32]bool)
+		}
+		p.early[i] = true
+	}
+	return p, i, nil
+}
+
+func (s *WindowState[K, A]) restoreSession(k K, w Window, seq uint64, fired bool, a *A) (*winEntry[K, A], error) {
+	wins := s.sessions[k]
+	i := 0
+	for i < len(wins) && wins[i].w.Start < w.Start {
+		i++
+	}
+	if i > 0 && wins[i-1].w.End >= w.Start || i < len(wins) && wins[i].w.Start <= w.End {
+		return nil, fmt.Errorf("%w: session %v of key %v overlaps another", codec.ErrCorrupt, w, k)
+	}
+	e := &winEntry[K, A]{key: k, w: w, fired: fired, acc: *a}
+	e.seq = seq
+	if fired {
+		e.at = s.cleanup(w)
+	} else {
+		e.at = w.MaxTimestamp()
+	}
+	s.sessionHeap.push(e)
+	s.sessions[k] = slices.Insert(wins, i, e)
+	return e, nil
+}

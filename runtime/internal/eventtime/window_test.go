@@ -1,0 +1,792 @@
+package eventtime
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
+	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/internal/keygroup"
+	"github.com/pipegen/pipegen/runtime/state"
+)
+
+// testAcc collects the numbers of the records a window got.
+type testAcc struct{ ids []int }
+
+func encTestAcc(w *codec.Writer, a *testAcc) {
+	m := w.Begin()
+	w.Uvarint(uint64(len(a.ids)))
+	for _, id := range a.ids {
+		w.Varint(int64(id))
+	}
+	w.End(m)
+}
+
+func decTestAcc(r *codec.Reader) *testAcc {
+	sub := r.Nested()
+	n := sub.Count()
+	a := &testAcc{}
+	for range n {
+		a.ids = append(a.ids, int(sub.Varint()))
+	}
+	return a
+}
+
+func encTestKey(w *codec.Writer, k int) { w.Varint(int64(k)) }
+func decTestKey(r *codec.Reader) int    { return int(r.Varint()) }
+
+func mergeTestAcc(dst, src *testAcc) { dst.ids = append(dst.ids, src.ids...) }
+
+// wemit is a window's result: fired ('F') by Advance or updated ('U') by Add.
+type wemit struct {
+	how byte
+	key int
+	w   Window
+	ids []int
+}
+
+func (e wemit) String() string { return fmt.Sprintf("%c key=%d %v %v", e.how, e.key, e.w, e.ids) }
+
+func sortEmits(es []wemit) {
+	slices.SortFunc(es, func(a, b wemit) int {
+		return cmp.Or(cmp.Compare(a.w.End, b.w.End), cmp.Compare(a.w.Start, b.w.Start), cmp.Compare(a.key, b.key))
+	})
+}
+
+// A windowModel computes windows' results from scratch, the way the
+// semantics are stated, to check WindowState against.
+type windowModel interface {
+	add(key int, ts, iwm int64, id int) (bool, []wemit)
+	advance(wm int64) []wemit
+}
+
+// fixedModel is tumbling and sliding windows: it keeps the records each
+// window accepted, forever, and finds windows by trying every start.
+type fixedModel struct {
+	size, slide, lateness, wm int64
+	acc                       map[fixedKey][]int
+}
+
+type fixedKey struct {
+	key int
+	w   Window
+}
+
+func (m *fixedModel) windows(ts int64) []Window {
+	var out []Window
+	for n := (ts-m.size)/m.slide - 2; n*m.slide <= ts; n++ {
+		if s := n * m.slide; s <= ts && ts < s+m.size {
+			out = append(out, Window{s, s + m.size})
+		}
+	}
+	return out
+}
+
+func (m *fixedModel) add(key int, ts, iwm int64, id int) (bool, []wemit) {
+	wm := max(iwm, m.wm)
+	all := m.windows(ts)
+	var live []Window
+	for _, w := range all {
+		if w.End-1+m.lateness > wm {
+			live = append(live, w)
+		}
+	}
+	if len(all) > 0 && len(live) == 0 {
+		return false, nil
+	}
+	var ups []wemit
+	for _, w := range live {
+		k := fixedKey{key, w}
+		m.acc[k] = append(m.acc[k], id)
+		if w.End-1 <= m.wm {
+			ups = append(ups, wemit{'U', key, w, slices.Clone(m.acc[k])})
+		}
+	}
+	return true, ups
+}
+
+func (m *fixedModel) advance(wm int64) []wemit {
+	var out []wemit
+	for k, ids := range m.acc {
+		if mt := k.w.End - 1; m.wm < mt && mt <= wm {
+			out = append(out, wemit{'F', k.key, k.w, slices.Clone(ids)})
+		}
+	}
+	m.wm = max(m.wm, wm)
+	sortEmits(out)
+	return out
+}
+
+// sessionModel is session windows: it keeps the records of each key's
+// sessions that are not closed yet and computes the sessions anew from
+// them every time, by sorting their times.
+type sessionModel struct {
+	gap, lateness, wm int64
+	open              map[int][]modelRec
+	closed            [][]int // the records of every closed session
+}
+
+type modelRec struct {
+	ts int64
+	id int
+}
+
+type modelSession struct {
+	w   Window
+	ids []int
+}
+
+func (m *sessionModel) sessions(recs []modelRec) []modelSession {
+	recs = slices.Clone(recs)
+	slices.SortFunc(recs, func(a, b modelRec) int { return cmp.Compare(a.ts, b.ts) })
+	var out []modelSession
+	for _, r := range recs {
+		if n := len(out); n > 0 && r.ts <= out[n-1].w.End {
+			out[n-1].w.End = max(out[n-1].w.End, r.ts+m.gap)
+			out[n-1].ids = append(out[n-1].ids, r.id)
+			continue
+		}
+		out = append(out, modelSession{Window{r.ts, r.ts + m.gap}, []int{r.id}})
+	}
+	for _, s := range out {
+		slices.Sort(s.ids)
+	}
+	return out
+}
+
+func (m *sessionModel) add(key int, ts, iwm int64, id int) (bool, []wemit) {
+	wm := max(iwm, m.wm)
+	recs := append(slices.Clone(m.open[key]), modelRec{ts, id})
+	for _, s := range m.sessions(recs) {
+		if !slices.Contains(s.ids, id) {
+			continue
+		}
+		if s.w.End-1+m.lateness <= wm {
+			return false, nil
+		}
+		m.open[key] = recs
+		if s.w.End-1 <= m.wm {
+			return true, []wemit{{'U', key, s.w, s.ids}}
+		}
+		return true, nil
+	}
+	panic("record in no session")
+}
+
+func (m *sessionModel) advance(wm int64) []wemit {
+	var out []wemit
+	old := m.wm
+	m.wm = max(m.wm, wm)
+	keys := make([]int, 0, len(m.open))
+	for k := range m.open {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		var keep []modelRec
+		for _, s := range m.sessions(m.open[k]) {
+			if mt := s.w.End - 1; old < mt && mt <= m.wm {
+				out = append(out, wemit{'F', k, s.w, s.ids})
+			}
+			if s.w.End-1+m.lateness <= m.wm {
+				m.closed = append(m.closed, s.ids)
+				continue
+			}
+			for _, r := range m.open[k] {
+				if slices.Contains(s.ids, r.id) {
+					keep = append(keep, r)
+				}
+			}
+		}
+		m.open[k] = keep
+	}
+	sortEmits(out)
+	return out
+}
+
+func newWindowModel(a WindowAssigner, lateness int64) windowModel {
+	switch a.Kind {
+	case Tumbling:
+		return &fixedModel{size: a.Size, slide: a.Size, lateness: lateness, wm: MinTime, acc: map[fixedKey][]int{}}
+	case Sliding:
+		return &fixedModel{size: a.Size, slide: a.Slide, lateness: lateness, wm: MinTime, acc: map[fixedKey][]int{}}
+	}
+	return &sessionModel{gap: a.Gap, lateness: lateness, wm: MinTime, open: map[int][]modelRec{}}
+}
+
+func randomAssigner(rng *rand.Rand, kind WindowKind) WindowAssigner {
+	switch kind {
+	case Tumbling:
+		return WindowAssigner{Kind: Tumbling, Size: 1 + rng.Int64N(20)}
+	case Sliding:
+		return WindowAssigner{Kind: Sliding, Size: 1 + rng.Int64N(20), Slide: 1 + rng.Int64N(25)}
+	}
+	return WindowAssigner{Kind: Session, Gap: 1 + rng.Int64N(10)}
+}
+
+func randomLateness(rng *rand.Rand) int64 {
+	if rng.IntN(3) == 0 {
+		return 0
+	}
+	return rng.Int64N(20)
+}
+
+// applyWindowOp runs one op on a WindowState and returns what it emitted.
+func applyWindowOp(s *WindowState[int, testAcc], o testOp, sortIDs bool) (bool, []wemit) {
+	var out []wemit
+	emit := func(how byte) func(k int, w Window, a *testAcc) {
+		return func(k int, w Window, a *testAcc) {
+			ids := slices.Clone(a.ids)
+			if sortIDs {
+				slices.Sort(ids)
+			}
+			out = append(out, wemit{how, k, w, ids})
+		}
+	}
+	if o.kind == opAdd {
+		ok := s.Add(o.key, o.ts, o.iwm, func(a *testAcc) { a.ids = append(a.ids, o.id) }, emit('U'))
+		return ok, out
+	}
+	s.Advance(o.ts, emit('F'))
+	return true, out
+}
+
+func newTestWindowState(a WindowAssigner, lateness int64) *WindowState[int, testAcc] {
+	var merge func(dst, src *testAcc)
+	if a.Kind == Session {
+		merge = mergeTestAcc
+	}
+	return NewWindowState[int, testAcc](a, lateness, merge)
+}
+
+func TestWindowStateAgainstModel(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []WindowKind{Tumbling, Sliding, Session} {
+		late, updates, fires := 0, 0, 0
+		for seed := range seeds(150) {
+			rng := rand.New(rand.NewPCG(seed, uint64(kind)))
+			a := randomAssigner(rng, kind)
+			lateness := randomLateness(rng)
+			ops := genStream(rng, 50+rng.IntN(250))
+			s := newTestWindowState(a, lateness)
+			m := newWindowModel(a, lateness)
+			session := kind == Session
+			for i, o := range ops {
+				ok, got := applyWindowOp(s, o, session)
+				var want []wemit
+				wantOK := true
+				if o.kind == opAdd {
+					wantOK, want = m.add(o.key, o.ts, o.iwm, o.id)
+					if !ok {
+						late++
+					}
+				} else {
+					for j := 1; j < len(got); j++ {
+						if got[j].w.End < got[j-1].w.End {
+							t.Fatalf("%v seed %d op %d: fired %v before %v", kind, seed, i, got[j-1], got[j])
+						}
+					}
+					sortEmits(got)
+					want = m.advance(o.ts)
+				}
+				for _, e := range got {
+					if e.how == 'U' {
+						updates++
+					} else {
+						fires++
+					}
+				}
+				if ok != wantOK || fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("%v size=%d slide=%d gap=%d lateness=%d seed %d, op %d %v:\ngot  %v %v\nwant %v %v",
+						kind, a.Size, a.Slide, a.Gap, lateness, seed, i, o, ok, got, wantOK, want)
+				}
+			}
+			if s.Len() != 0 || len(s.panes)+len(s.paneHeap)+len(s.sessions)+len(s.sessionHeap) != 0 {
+				t.Fatalf("%v seed %d: %d windows left at the end of time", kind, seed, s.Len())
+			}
+		}
+		t.Logf("%v: %d late records, %d updates, %d fired", kind, late, updates, fires)
+		if late == 0 || updates == 0 || fires == 0 {
+			t.Errorf("%v: the streams did not exercise late records, updates and firings", kind)
+		}
+	}
+}
+
+// TestWindowStateLenTracksLateness checks that windows are dropped exactly
+// when the watermark passes their end plus the allowed lateness.
+func TestWindowStateLenTracksLateness(t *testing.T) {
+	s := newTestWindowState(WindowAssigner{Kind: Tumbling, Size: 10}, 5)
+	add := func(ts int64) bool { return s.Add(1, ts, MinTime, func(a *testAcc) {}, nil) }
+	add(3)
+	add(13)
+	if s.Len() != 2 {
+		t.Fatalf("Len = %d, want 2", s.Len())
+	}
+	var fired []Window
+	fire := func(_ int, w Window, _ *testAcc) { fired = append(fired, w) }
+	s.Advance(9, fire) // fires [0, 10), which stays until 14
+	s.Advance(13, fire)
+	if s.Len() != 2 || len(fired) != 1 {
+		t.Fatalf("at 13: Len = %d, fired %v", s.Len(), fired)
+	}
+	s.Advance(14, fire)
+	if s.Len() != 1 {
+		t.Fatalf("at 14: Len = %d, want 1", s.Len())
+	}
+	if add(5) {
+		t.Fatal("a record for a dropped window is not late")
+	}
+	if !add(10) {
+		t.Fatal("a record within lateness of [10, 20) is late")
+	}
+	s.Advance(MaxTime, fire)
+	if s.Len() != 0 || len(s.panes) != 0 || !slices.Equal(fired, []Window{{0, 10}, {10, 20}}) {
+		t.Fatalf("at the end: Len = %d, %d panes, fired %v", s.Len(), len(s.panes), fired)
+	}
+}
+
+// TestWindowStateLatenessPerInput checks that lateness is judged against
+// the record's input's watermark, not the combined one.
+func TestWindowStateLatenessPerInput(t *testing.T) {
+	s := newTestWindowState(WindowAssigner{Kind: Tumbling, Size: 10}, 0)
+	nop := func(*testAcc) {}
+	s.Advance(5, nil) // the combined watermark: another input is at 5
+	if s.Add(1, 7, 9, nop, nil) {
+		t.Error("a record at 7 from an input at 9 is not late for [0, 10)")
+	}
+	if !s.Add(1, 7, 8, nop, nil) {
+		t.Error("a record at 7 from an input at 8 is late for [0, 10)")
+	}
+	// The combined watermark counts too, should an input lag behind it.
+	s.Advance(9, nil)
+	if s.Add(1, 8, 3, nop, nil) {
+		t.Error("a record for a window the combined watermark dropped is not late")
+	}
+}
+
+func TestSessionMerging(t *testing.T) {
+	type step struct {
+		ts, iwm int64
+		wm      int64 // advance to wm after the record, if not 0
+		ok      bool
+		emits   string
+	}
+	cases := []struct {
+		name     string
+		gap      int64
+		lateness int64
+		steps    []step
+	}{
+		{"bridge", 5, 0, []step{
+			{ts: 0, ok: true},
+			{ts: 20, ok: true},
+			{ts: 10, ok: true},  // [10, 15) touches neither [0, 5) nor [20, 25)
+			{ts: 5, ok: true},   // [5, 10) touches [0, 5) and [10, 15): [0, 15)
+			{ts: 15, ok: true},  // touches [0, 15) and [20, 25): [0, 25)
+			{wm: 23, emits: ""}, // not due
+			{wm: 24, emits: "F key=1 [0, 25) [0 1 2 3 4]"},
+			{ts: 19, iwm: 24},           // [19, 24) is late, and the session it touched is gone
+			{ts: 25, iwm: 24, ok: true}, // [25, 30)
+			{wm: MaxTime, emits: "F key=1 [25, 30) [8]"},
+		}},
+		{"merge a fired session within lateness", 5, 10, []step{
+			{ts: 0, ok: true},
+			{wm: 6, emits: "F key=1 [0, 5) [0]"},
+			{ts: 8, iwm: 6, ok: true}, // [8, 13), apart from [0, 5)
+			{ts: 4, iwm: 6, ok: true}, // [4, 9): bridges to [0, 13), not due
+			{wm: 12, emits: "F key=1 [0, 13) [0 2 3]"},
+			{ts: 2, iwm: 12, ok: true, emits: "U key=1 [0, 13) [0 2 3 5]"}, // within lateness, no change of window
+			{ts: 9, iwm: 12, ok: true},                                     // [9, 14): extends to [0, 14), which fires at 13
+			{wm: 13, emits: "F key=1 [0, 14) [0 2 3 5 6]"},
+			{ts: 1, iwm: 13, ok: true, emits: "U key=1 [0, 14) [0 2 3 5 6 8]"},
+			{ts: -10, iwm: 13, ok: false},                                           // [-10, -5) is late; it touches nothing
+			{ts: -5, iwm: 13, ok: true, emits: "U key=1 [-5, 14) [0 2 3 5 6 8 10]"}, // late alone, but it touches [0, 14): due, so an update
+			{wm: MaxTime},
+		}},
+		{"a late record that joins a session that is not late", 10, 0, []step{
+			{ts: 100, iwm: 0, ok: true},
+			{ts: 95, iwm: 105, ok: true}, // [95, 105) is late, [95, 110) is not
+			{ts: 80, iwm: 105, ok: false},
+			{wm: 110, emits: "F key=1 [95, 110) [0 1]"},
+		}},
+	}
+	for _, c := range cases {
+		s := newTestWindowState(WindowAssigner{Kind: Session, Gap: c.gap}, c.lateness)
+		for i, st := range c.steps {
+			var op testOp
+			if st.wm != 0 {
+				op = testOp{kind: opAdvance, ts: st.wm}
+			} else {
+				op = testOp{kind: opAdd, key: 1, ts: st.ts, iwm: cmp.Or(st.iwm, MinTime), id: i}
+			}
+			ok, got := applyWindowOp(s, op, true)
+			var gots []string
+			for _, e := range got {
+				gots = append(gots, e.String())
+			}
+			if g := strings.Join(gots, "; "); g != st.emits && (st.wm != MaxTime || st.emits != "") || st.wm == 0 && ok != st.ok {
+				t.Errorf("%s: step %d, %v: got %v %q, want %v %q", c.name, i, op, ok, g, st.ok, st.emits)
+			}
+		}
+		if s.Len() != 0 {
+			t.Errorf("%s: %d windows left", c.name, s.Len())
+		}
+	}
+}
+
+// TestWindowStateFiringOrder checks that windows of equal end fire in the
+// order of their creation, and updates come in ascending window order.
+func TestWindowStateFiringOrder(t *testing.T) {
+	s := newTestWindowState(WindowAssigner{Kind: Sliding, Size: 10, Slide: 5}, 100)
+	nop := func(*testAcc) {}
+	for _, k := range []int{5, 3, 9, 1} {
+		s.Add(k, 7, MinTime, nop, nil)
+	}
+	var got []string
+	s.Advance(20, func(k int, w Window, _ *testAcc) { got = append(got, fmt.Sprint(k, w)) })
+	want := "[5 [0, 10) 3 [0, 10) 9 [0, 10) 1 [0, 10) 5 [5, 15) 3 [5, 15) 9 [5, 15) 1 [5, 15)]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("fired %v, want %v", got, want)
+	}
+	got = nil
+	s.Add(3, 8, MinTime, nop, func(k int, w Window, _ *testAcc) { got = append(got, fmt.Sprint(k, w)) })
+	if want := "[3 [0, 10) 3 [5, 15)]"; fmt.Sprint(got) != want {
+		t.Errorf("updated %v, want %v", got, want)
+	}
+}
+
+// windowEngine is a WindowState under the restore test.
+type windowEngine struct {
+	s       *WindowState[int, testAcc]
+	session bool
+}
+
+func (e *windowEngine) apply(o testOp) []string {
+	ok, emits := applyWindowOp(e.s, o, false)
+	var out []string
+	if o.kind == opAdd {
+		out = append(out, fmt.Sprintf("add#%d %v", o.id, ok))
+	}
+	for _, em := range emits {
+		out = append(out, em.String())
+	}
+	return out
+}
+
+func (e *windowEngine) len() int { return e.s.Len() }
+
+func (e *windowEngine) snapshot(sec *state.Sections, keyGroup func(int) int) error {
+	return e.s.Snapshot(sec, keyGroup, encTestKey, encTestAcc)
+}
+
+func (e *windowEngine) restore(section []byte) error {
+	return e.s.Restore(section, decTestKey, decTestAcc)
+}
+
+func TestWindowStateRestore(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []WindowKind{Tumbling, Sliding, Session} {
+		for seed := range seeds(80) {
+			rng := rand.New(rand.NewPCG(seed, 100+uint64(kind)))
+			a := randomAssigner(rng, kind)
+			lateness := randomLateness(rng)
+			ops := genStream(rng, 50+rng.IntN(200))
+			name := fmt.Sprintf("%v size=%d slide=%d gap=%d lateness=%d seed %d", kind, a.Size, a.Slide, a.Gap, lateness, seed)
+			checkRestores(t, name, rng, ops, func() testEngine {
+				return &windowEngine{s: newTestWindowState(a, lateness), session: kind == Session}
+			})
+		}
+	}
+}
+
+// TestWindowStateRestoreThenAdvance checks that advancing a restored state
+// to the watermark it was snapshotted at emits nothing.
+func TestWindowStateRestoreThenAdvance(t *testing.T) {
+	for seed := range seeds(100) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		kind := WindowKind(rng.IntN(3))
+		a := randomAssigner(rng, kind)
+		lateness := randomLateness(rng)
+		ops := genStream(rng, 200)
+		s := newTestWindowState(a, lateness)
+		for _, o := range ops[:rng.IntN(len(ops))] {
+			applyWindowOp(s, o, false)
+		}
+		sec := state.NewSections(0, testMaxParallelism)
+		if err := s.Snapshot(sec, testKeyGroup, encTestKey, encTestAcc); err != nil {
+			t.Fatal(err)
+		}
+		r := newTestWindowState(a, lateness)
+		for i := range sec.W {
+			if err := r.Restore(sec.W[i].Bytes(), decTestKey, decTestAcc); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if r.Watermark() != s.Watermark() || r.Len() != s.Len() {
+			t.Fatalf("seed %d: restored watermark %d and %d windows, want %d and %d", seed, r.Watermark(), r.Len(), s.Watermark(), s.Len())
+		}
+		r.Advance(s.Watermark(), func(k int, w Window, _ *testAcc) {
+			t.Fatalf("seed %d: restored state fired %v of key %d again", seed, w, k)
+		})
+	}
+}
+
+func TestWindowStateRestoreErrors(t *testing.T) {
+	s := newTestWindowState(WindowAssigner{Kind: Tumbling, Size: 10}, 0)
+	s.Add(1, 5, MinTime, func(a *testAcc) { a.ids = append(a.ids, 1) }, nil)
+	sec := state.NewSections(0, testMaxParallelism)
+	if err := s.Snapshot(sec, testKeyGroup, encTestKey, encTestAcc); err != nil {
+		t.Fatal(err)
+	}
+	data := sec.W[testKeyGroup(1)].Bytes()
+	r := newTestWindowState(WindowAssigner{Kind: Tumbling, Size: 10}, 0)
+	if err := r.Restore(data, decTestKey, decTestAcc); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Restore(data, decTestKey, decTestAcc); err == nil {
+		t.Error("a key restored twice is no error")
+	}
+	// Cut anywhere but right after the header (what an empty key group
+	// holds), the section is corrupt.
+	header := len(sec.W[(testKeyGroup(1)+1)%testMaxParallelism].Bytes())
+	for n := range len(data) {
+		r := newTestWindowState(WindowAssigner{Kind: Tumbling, Size: 10}, 0)
+		if err := r.Restore(data[:n], decTestKey, decTestAcc); err == nil && n > 0 && n != header {
+			t.Errorf("a section cut to %d of %d bytes is no error", n, len(data))
+		}
+	}
+	// A key group outside the range.
+	small := state.NewSections(0, 0)
+	if err := s.Snapshot(small, testKeyGroup, encTestKey, encTestAcc); err == nil {
+		t.Error("a key outside the subtask's key groups is no error")
+	}
+}
+
+// BenchmarkWindowStateTumbling counts per key in tumbling windows of one
+// second: 10k keys, records in time order with a little disorder, the
+// watermark advanced every 1000 records. dense: 100 records per key and
+// window; sparse: 1 (every record opens a window).
+func BenchmarkWindowStateTumbling(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		perMS int64 // records per millisecond of event time
+	}{{"dense", 1000}, {"sparse", 10}} {
+		b.Run(bc.name, func(b *testing.B) {
+			const keys = 10_000
+			rng := rand.New(rand.NewPCG(1, 1))
+			ks := make([]uint64, 1<<16)
+			for i := range ks {
+				ks[i] = rng.Uint64N(keys)
+			}
+			s := NewWindowState[uint64, int64](WindowAssigner{Kind: Tumbling, Size: 1000}, 0, nil)
+			var fired int64
+			fire := func(_ uint64, _ Window, acc *int64) { fired += *acc }
+			add := func(acc *int64) { *acc++ }
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range int64(b.N) {
+				ts := i/bc.perMS - int64(ks[i&0xffff]&7)
+				s.Add(ks[i&0xffff], ts, MinTime, add, nil)
+				if i%1000 == 999 {
+					s.Advance(i/bc.perMS-50, fire)
+				}
+			}
+			s.Advance(MaxTime, fire)
+			b.StopTimer()
+			if fired != int64(b.N) {
+				b.Fatalf("counted %d of %d records", fired, b.N)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+}
+
+// BenchmarkWindowStateSlidingSession is the same count in sliding windows
+// of 10s every 1s (10 windows per record) and in sessions with a gap of
+// 100ms, 100 records per key and second.
+func BenchmarkWindowStateSlidingSession(b *testing.B) {
+	for _, a := range []WindowAssigner{{Kind: Sliding, Size: 10_000, Slide: 1000}, {Kind: Session, Gap: 100}} {
+		b.Run(a.Kind.String(), func(b *testing.B) {
+			const keys = 10_000
+			rng := rand.New(rand.NewPCG(1, 1))
+			ks := make([]uint64, 1<<16)
+			for i := range ks {
+				ks[i] = rng.Uint64N(keys)
+			}
+			var merge func(dst, src *int64)
+			if a.Kind == Session {
+				merge = func(dst, src *int64) { *dst += *src }
+			}
+			s := NewWindowState[uint64, int64](a, 0, merge)
+			var fired int64
+			fire := func(_ uint64, _ Window, acc *int64) { fired += *acc }
+			add := func(acc *int64) { *acc++ }
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range int64(b.N) {
+				ts := i/1000 - int64(ks[i&0xffff]&7)
+				s.Add(ks[i&0xffff], ts, MinTime, add, nil)
+				if i%1000 == 999 {
+					s.Advance(i/1000-50, fire)
+				}
+			}
+			s.Advance(MaxTime, fire)
+			b.StopTimer()
+			if a.Kind == Session && fired != int64(b.N) {
+				b.Fatalf("counted %d of %d records", fired, b.N)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+}
+
+// BenchmarkTumblingHandWritten is the same count as a Go loop written for
+// it, for comparison.
+func BenchmarkTumblingHandWritten(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		perMS int64
+	}{{"dense", 1000}, {"sparse", 10}} {
+		b.Run(bc.name, func(b *testing.B) {
+			const keys = 10_000
+			rng := rand.New(rand.NewPCG(1, 1))
+			ks := make([]uint64, 1<<16)
+			for i := range ks {
+				ks[i] = rng.Uint64N(keys)
+			}
+			type kw struct {
+				k     uint64
+				start int64
+			}
+			counts := map[kw]int64{}
+			var fired int64
+			flush := func(wm int64) {
+				for k, n := range counts {
+					if k.start+999 <= wm {
+						fired += n
+						delete(counts, k)
+					}
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			flushed := int64(MinTime) // windows ending at or before this have been flushed
+			for i := range int64(b.N) {
+				ts := i/bc.perMS - int64(ks[i&0xffff]&7)
+				start := ts - ((ts%1000)+1000)%1000
+				counts[kw{ks[i&0xffff], start}]++
+				if i%1000 == 999 {
+					if wm := i/bc.perMS - 50; floorMultiple(wm+1, 1000) > flushed {
+						flush(wm)
+						flushed = floorMultiple(wm+1, 1000)
+					}
+				}
+			}
+			flush(MaxTime)
+			b.StopTimer()
+			if fired != int64(b.N) {
+				b.Fatalf("counted %d of %d records", fired, b.N)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+}
+
+// twoSubtaskKeys returns a key of each of two subtasks.
+func twoSubtaskKeys() (kA, kB int) {
+	kA, kB = -1, -1
+	for k := 0; kA < 0 || kB < 0; k++ {
+		if keygroup.Owner(testKeyGroup(k), testMaxParallelism, 2) == 0 {
+			kA = max(kA, k)
+		} else {
+			kB = max(kB, k)
+		}
+	}
+	return kA, kB
+}
+
+// TestWindowStateRestoreMixedWatermarks restores, into one state, the
+// snapshots of two subtasks that had fired a window for their keys at
+// different times: each key's window fires once.
+func TestWindowStateRestoreMixedWatermarks(t *testing.T) {
+	kA, kB := twoSubtaskKeys()
+	a := WindowAssigner{Kind: Tumbling, Size: 10}
+	id := 0
+	add := func(s *WindowState[int, testAcc], k int, ts, iwm int64) []wemit {
+		id++
+		_, out := applyWindowOp(s, testOp{kind: opAdd, key: k, ts: ts, iwm: iwm, id: id}, false)
+		return out
+	}
+	advance := func(s *WindowState[int, testAcc], wm int64) []wemit {
+		_, out := applyWindowOp(s, testOp{kind: opAdvance, ts: wm}, false)
+		return out
+	}
+	for _, tc := range []struct{ reverse, again bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		reverse, again := tc.reverse, tc.again
+		sa, sb := newTestWindowState(a, 100), newTestWindowState(a, 100)
+		add(sa, kA, 5, MinTime)
+		idA := id
+		add(sb, kB, 5, MinTime)
+		idB := id
+		if got := fmt.Sprint(advance(sa, 9)); got != fmt.Sprintf("[F key=%d [0, 10) [%d]]", kA, idA) {
+			t.Fatalf("subtask 0 fired %s", got)
+		}
+		advance(sb, 5)
+		sections := make([][]byte, testMaxParallelism)
+		for i, s := range []*WindowState[int, testAcc]{sa, sb} {
+			start, end := keygroup.Range(i, testMaxParallelism, 2)
+			sec := state.NewSections(start, end)
+			if err := s.Snapshot(sec, testKeyGroup, encTestKey, encTestAcc); err != nil {
+				t.Fatal(err)
+			}
+			for j := range sec.W {
+				sections[start+j] = sec.W[j].Bytes()
+			}
+		}
+		if reverse {
+			slices.Reverse(sections)
+		}
+		c := newTestWindowState(a, 100)
+		for _, sec := range sections {
+			if err := c.Restore(sec, decTestKey, decTestAcc); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if again {
+			// The merged state's snapshot keeps which key fired.
+			sec := state.NewSections(0, testMaxParallelism)
+			if err := c.Snapshot(sec, testKeyGroup, encTestKey, encTestAcc); err != nil {
+				t.Fatal(err)
+			}
+			c = newTestWindowState(a, 100)
+			for i := range sec.W {
+				if err := c.Restore(sec.W[i].Bytes(), decTestKey, decTestAcc); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if c.Watermark() != 5 || c.Len() != 2 {
+			t.Fatalf("restored watermark %d and %d windows, want 5 and 2", c.Watermark(), c.Len())
+		}
+		if got, want := fmt.Sprint(add(c, kA, 6, 9)), fmt.Sprintf("[U key=%d [0, 10) [%d %d]]", kA, idA, id); got != want {
+			t.Errorf("reverse=%v: a record for the window that fired before: %s, want %s", reverse, got, want)
+		}
+		if got := add(c, kB, 7, 5); len(got) != 0 {
+			t.Errorf("reverse=%v: a record for the window that had not fired: %v", reverse, got)
+		}
+		idB2 := id
+		if got, want := fmt.Sprint(advance(c, 9)), fmt.Sprintf("[F key=%d [0, 10) [%d %d]]", kB, idB, idB2); got != want {
+			t.Errorf("reverse=%v: fired %s, want %s", reverse, got, want)
+		}
+		if got, want := fmt.Sprint(add(c, kB, 8, 9)), fmt.Sprintf("[U key=%d [0, 10) [%d %d %d]]", kB, idB, idB2, id); got != want {
+			t.Errorf("reverse=%v: a late record: %s, want %s", reverse, got, want)
+		}
+		if got := advance(c, MaxTime); len(got) != 0 || c.Len() != 0 {
+			t.Errorf("reverse=%v: at the end, fired %v, %d windows left", reverse, got, c.Len())
+		}
+	}
+}

@@ -1,0 +1,232 @@
+// Package job supervises one run of a pipeline: it starts the subtasks'
+// goroutines, fails the run on the first error or panic, flushes partial
+// batches every Linger, reports progress, and, with package checkpoint,
+// resumes from the newest checkpoint and waits for the final one. Restart
+// decides when a failed run is tried again.
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/pipegen/pipegen/runtime/events"
+	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
+	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/connector"
+	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/vfs"
+)
+
+// Options are how one run of a job reports and where it resumes from.
+type Options struct {
+	// Log receives the job's log lines (standard error when nil).
+	Log io.Writer
+	// Progress, when set, receives a progress line every few seconds and a
+	// line per completed checkpoint.
+	Progress io.Writer
+	// Quiet leaves out the lines about where the run resumes from and what
+	// it cleaned up.
+	Quiet bool
+	// From is the checkpoint folder to resume from (--from-checkpoint); ""
+	// for the newest complete one in the checkpoint directory.
+	From string
+	// FS is where checkpoints and transactional sinks write (the
+	// operating system's file system when nil).
+	FS vfs.FS
+	// Events receives the machine-readable events (nil for none).
+	Events *events.Writer
+}
+
+// Job is one run of a pipeline: its settings after the command line, and
+// the goroutines of its subtasks.
+type Job struct {
+	Config *config.Config
+	opts   Options
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	wg     sync.WaitGroup
+	// helpers counts the goroutines beside the subtasks.
+	helpers sync.WaitGroup
+
+	mu  sync.Mutex
+	err error
+
+	lingers []*atomic.Bool
+	cp      *checkpoint.Checkpointer
+
+	// building is set while build runs; pending are the subtasks it
+	// started, which run once it is done.
+	building bool
+	pending  []func()
+}
+
+// New prepares a run of the pipeline with the given settings.
+func New(ctx context.Context, cfg *config.Config, opts Options) *Job {
+	if opts.Log == nil {
+		opts.Log = os.Stderr
+	}
+	if opts.FS == nil {
+		opts.FS = vfs.Default
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	j := &Job{Config: cfg, opts: opts, ctx: ctx, cancel: cancel}
+	j.cp = checkpoint.New(ctx, cfg, checkpoint.Options{FS: opts.FS, Output: output{j}, Logf: j.Logf, Verbose: opts.Progress != nil, Events: opts.Events})
+	return j
+}
+
+// Logf writes one line to the job's log (standard error), prefixed with
+// the pipeline's name.
+func (j *Job) Logf(format string, args ...any) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	fmt.Fprintf(j.opts.Log, j.Config.Name+": "+format+"\n", args...)
+}
+
+// Context is cancelled when the job fails or is stopped.
+func (j *Job) Context() context.Context { return j.ctx }
+
+// Done is closed when the job fails or is stopped.
+func (j *Job) Done() <-chan struct{} { return j.ctx.Done() }
+
+// Parallelism returns the number of subtasks of node id.
+func (j *Job) Parallelism(node int) int { return j.Config.Nodes[node].Parallelism }
+
+// MaxParallelism is the number of key groups.
+func (j *Job) MaxParallelism() int { return j.Config.MaxParallelism }
+
+// Aligned reports whether checkpoint barriers are aligned (exactly-once).
+func (j *Job) Aligned() bool { return j.Config.Checkpoint.Mode == config.ExactlyOnce }
+
+// Node returns the settings of node id.
+func (j *Job) Node(id int) *config.NodeConfig { return &j.Config.Nodes[id] }
+
+// Checkpointer is the checkpoint side of the run.
+func (j *Job) Checkpointer() *checkpoint.Checkpointer { return j.cp }
+
+// Checkpoints is the checkpoint side of the run as connectors see it.
+func (j *Job) Checkpoints() connector.Checkpoints { return j.cp }
+
+// Task registers subtask sub of the chain headed by node head with the
+// checkpoints.
+func (j *Job) Task(head, sub int) *checkpoint.Task { return j.cp.Task(head, sub) }
+
+// Go runs subtask sub of node (the head of a chain) in its own goroutine. A
+// panic in fn, from user code or from fault.Abort, fails the job with the
+// node and subtask named.
+//
+// While the job is being built, the goroutine waits to start until the
+// build is done, so that every subtask is registered (for the
+// checkpoint coordinator) before any runs.
+func (j *Job) Go(node string, sub int, fn func()) {
+	j.wg.Add(1)
+	if j.building {
+		j.pending = append(j.pending, func() { j.Go(node, sub, fn); j.wg.Done() })
+		return
+	}
+	go func() {
+		defer j.wg.Done()
+		defer func() {
+			if r := recover(); r != nil {
+				j.Fail(fault.FromPanic(node, sub, r))
+			}
+		}()
+		fn()
+	}()
+}
+
+// Fail stops the job with err; the first failure wins.
+func (j *Job) Fail(err error) {
+	j.mu.Lock()
+	if j.err == nil {
+		j.err = err
+	}
+	j.mu.Unlock()
+	j.cancel(err)
+}
+
+// Wait waits for every subtask and returns the job's first failure.
+func (j *Job) Wait() error {
+	j.wg.Wait()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err == nil && j.ctx.Err() != nil {
+		return context.Cause(j.ctx)
+	}
+	return j.err
+}
+
+// Run starts the job with build and waits until every subtask has finished
+// and the final checkpoint has committed the output, or one has failed.
+// A failure that a restart cannot mend is a *fault.Fatal.
+func (j *Job) Run(build func(j *Job)) error {
+	done := make(chan struct{})
+	release, err := j.acquire()
+	if err != nil {
+		return &fault.Fatal{Err: err}
+	}
+	defer release()
+	if err := j.cp.Recover(j.opts.From, j.opts.Quiet); err != nil {
+		if errors.Is(err, checkpoint.ErrFinished) {
+			j.Logf("checkpoint %d is final: the job ran to the end of its input already, and its output is committed (remove %s to run it again)", j.cp.Restored().Manifest.ID, j.Config.Checkpoint.Dir)
+			return nil
+		}
+		return &fault.Fatal{Err: err}
+	}
+	// The helpers (progress, linger, writers, coordinator) stop with the
+	// job, and Run waits for them: a restart must not begin while the last
+	// attempt still writes a manifest or commits files.
+	defer func() {
+		close(done)
+		j.cancel(errStopped)
+		j.helpers.Wait()
+	}()
+	if j.opts.Progress != nil {
+		j.helper(func() { j.reportProgress(j.opts.Progress, done) })
+	}
+	var buildErr error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				buildErr = fault.FromPanic("build", 0, r)
+				j.Fail(buildErr)
+			}
+		}()
+		j.building = true
+		defer func() { j.building = false }()
+		build(j)
+	}()
+	if buildErr != nil {
+		for range j.pending {
+			j.wg.Done()
+		}
+		j.wg.Wait()
+		return &fault.Fatal{Err: buildErr}
+	}
+	for _, start := range j.pending {
+		start()
+	}
+	j.helper(func() { j.linger(done) })
+	j.cp.Start(j.helper)
+	if err := j.Wait(); err != nil {
+		return err
+	}
+	return j.cp.Final()
+}
+
+// helper runs fn in a goroutine that Run waits for.
+func (j *Job) helper(fn func()) {
+	j.helpers.Add(1)
+	go func() {
+		defer j.helpers.Done()
+		fn()
+	}()
+}
+
+// errStopped ends the job's helpers (writer, coordinator) after success.
+var errStopped = errors.New("job finished")

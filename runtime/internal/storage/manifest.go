@@ -1,0 +1,111 @@
+package storage
+
+import (
+	"time"
+)
+
+// manifestFormat is the version of the checkpoint layout.
+const manifestFormat = 1
+
+// Manifest describes one completed checkpoint.
+type Manifest struct {
+	Format         int         `json:"format"`
+	ID             int64       `json:"id"`
+	Job            string      `json:"job"`
+	Time           time.Time   `json:"time"`
+	Final          bool        `json:"final,omitempty"`
+	Mode           string      `json:"mode"`
+	MaxParallelism int         `json:"maxParallelism"`
+	Nodes          []NodeState `json:"nodes"`
+	Stats          Stats       `json:"stats"`
+}
+
+// NodeState is what one node contributed to a checkpoint.
+type NodeState struct {
+	UID         string `json:"uid"`
+	Name        string `json:"name"`
+	Kind        string `json:"kind"`
+	Parallelism int    `json:"parallelism"`
+	// Connector is a source's or sink's connector.
+	Connector string `json:"connector,omitempty"`
+	// KeySchema and ValueSchema describe the keyed state's types, field
+	// ids included, so that a later version can tell what it reads.
+	KeySchema   string        `json:"keySchema,omitempty"`
+	ValueSchema string        `json:"valueSchema,omitempty"`
+	Files       []StateFile   `json:"files,omitempty"`
+	Sources     []SourceState `json:"sources,omitempty"`
+	Sinks       []SinkState   `json:"sinks,omitempty"`
+	// Subtasks hold each subtask's event-time progress.
+	Subtasks []SubtaskState `json:"subtasks,omitempty"`
+}
+
+// SubtaskState is the event-time progress of one subtask: the watermarks
+// of its inbox's senders, or its source's watermark generator.
+type SubtaskState struct {
+	Subtask    int     `json:"subtask"`
+	Watermarks []int64 `json:"watermarks,omitempty"`
+	Generator  []byte  `json:"generator,omitempty"`
+}
+
+// StateFile is the keyed state of one subtask.
+type StateFile struct {
+	Subtask int `json:"subtask"`
+	// State names one of several states of a node ("" for its main one).
+	State     string `json:"state,omitempty"`
+	Name      string `json:"name"`
+	KeyGroups [2]int `json:"keyGroups"` // [start, end)
+	Size      int64  `json:"size"`
+	CRC       uint32 `json:"crc"`
+}
+
+// SourceState is a source subtask's read position.
+type SourceState struct {
+	Subtask  int    `json:"subtask"`
+	Position []byte `json:"position"`
+	// AtEnd is set when the subtask had read all of its input.
+	AtEnd bool `json:"atEnd,omitempty"`
+}
+
+// SinkState is a transactional sink subtask's state: the files that hold
+// records up to this checkpoint and are not committed yet, and the number
+// its next file takes.
+type SinkState struct {
+	Subtask int           `json:"subtask"`
+	NextSeq uint64        `json:"nextSeq"`
+	Dir     string        `json:"dir"`
+	Pending []PendingFile `json:"pending,omitempty"`
+}
+
+// PendingFile is a sink file that the checkpoint commits.
+type PendingFile struct {
+	Seq     uint64 `json:"seq"`
+	Pending string `json:"pending"` // hidden name while pending
+	Final   string `json:"final"`   // visible name once committed
+}
+
+// Stats are a checkpoint's figures, as logged when it completes.
+type Stats struct {
+	Duration     time.Duration `json:"duration"`
+	Alignment    time.Duration `json:"alignment"`
+	BytesWritten int64         `json:"bytesWritten"`
+	StateSize    int64         `json:"stateSize"`
+}
+
+// SinkConnector is the connector that commits the node's sink files: file
+// in manifests written before connectors were recorded.
+func (n *NodeState) SinkConnector() string {
+	if n.Connector == "" {
+		return "file"
+	}
+	return n.Connector
+}
+
+// Node returns the state of the node with the given uid, or nil.
+func (m *Manifest) Node(uid string) *NodeState {
+	for i := range m.Nodes {
+		if m.Nodes[i].UID == uid {
+			return &m.Nodes[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,210 @@
+package storage
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pipegen/pipegen/runtime/vfs"
+)
+
+// Storage is a checkpoint directory.
+type Storage struct {
+	FS  vfs.FS
+	Dir string
+}
+
+// FolderName is the name of checkpoint id's folder: chk-000007.
+func FolderName(id int64) string { return fmt.Sprintf("chk-%06d", id) }
+
+// Path is the path of checkpoint id's folder, or of a file in it.
+func (s *Storage) Path(id int64, name ...string) string {
+	return filepath.Join(append([]string{s.Dir, FolderName(id)}, name...)...)
+}
+
+// Prepare creates the folder of checkpoint id and makes its entry durable.
+func (s *Storage) Prepare(id int64) error {
+	if err := vfs.MkdirAllDurable(s.FS, s.Dir); err != nil {
+		return err
+	}
+	if err := s.FS.MkdirAll(s.Path(id), 0o755); err != nil {
+		return err
+	}
+	return vfs.SyncDir(s.FS, s.Dir)
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// WriteState writes a state file of checkpoint id, with its checksum, and
+// syncs it.
+func (s *Storage) WriteState(id int64, name string, content []byte) (size int64, crc uint32, err error) {
+	crc = crc32.Checksum(content, castagnoli)
+	data := binary.LittleEndian.AppendUint32(content, crc)
+	if err := vfs.WriteFileSync(s.FS, s.Path(id, name), data); err != nil {
+		return 0, 0, err
+	}
+	return int64(len(data)), crc, nil
+}
+
+// Commit writes the manifest of a checkpoint whose state files are all
+// written: the checkpoint is complete once it returns.
+// A manifest without a format is written in this program's.
+func (s *Storage) Commit(m *Manifest) error {
+	if m.Format == 0 {
+		m.Format = manifestFormat
+	}
+	// The state files' directory entries must be durable before the
+	// manifest that names them.
+	if err := vfs.SyncDir(s.FS, s.Path(m.ID)); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	data = fmt.Appendf(data, "crc32c %08x\n", crc32.Checksum(data, castagnoli))
+	return vfs.AtomicWriteFile(s.FS, s.Path(m.ID, "MANIFEST"), data)
+}
+
+// Entry is one folder of the checkpoint directory.
+type Entry struct {
+	ID int64
+	// Complete is set when the folder has a manifest.
+	Complete bool
+}
+
+// MaxID is the largest checkpoint id: ids count up from 1, and a folder
+// with a larger number (chk-9223372036854775807, say, made by hand) is not
+// taken for a checkpoint, so that the next id cannot overflow.
+const MaxID = 1e15
+
+// List returns the checkpoint folders, oldest first.
+func (s *Storage) List() ([]Entry, error) {
+	dirs, err := s.FS.ReadDir(s.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, d := range dirs {
+		idText, ok := strings.CutPrefix(d.Name(), "chk-")
+		if !ok || !d.IsDir() {
+			continue
+		}
+		id, err := strconv.ParseInt(idText, 10, 64)
+		if err != nil || id < 1 || id > MaxID {
+			continue
+		}
+		_, err = s.FS.Stat(s.Path(id, "MANIFEST"))
+		out = append(out, Entry{ID: id, Complete: err == nil})
+	}
+	slices.SortFunc(out, func(a, b Entry) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// ReadManifest reads and verifies the manifest of checkpoint id.
+func (s *Storage) ReadManifest(id int64) (*Manifest, error) {
+	return readManifest(s.FS, s.Path(id, "MANIFEST"))
+}
+
+func readManifest(fsys vfs.FS, path string) (*Manifest, error) {
+	data, err := vfs.ReadFile(fsys, path)
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.LastIndex(data, []byte("crc32c "))
+	if i < 0 {
+		return nil, fmt.Errorf("%s: no checksum line", path)
+	}
+	var want uint32
+	if _, err := fmt.Sscanf(string(data[i:]), "crc32c %08x\n", &want); err != nil || string(data[i:]) != fmt.Sprintf("crc32c %08x\n", want) {
+		return nil, fmt.Errorf("%s: bad checksum line", path)
+	}
+	if got := crc32.Checksum(data[:i], castagnoli); got != want {
+		return nil, fmt.Errorf("%s: checksum mismatch (%08x, want %08x): the file is damaged", path, got, want)
+	}
+	var m Manifest
+	if err := json.Unmarshal(data[:i], &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if m.Format != manifestFormat {
+		return nil, fmt.Errorf("%s: checkpoint format %d, this program reads %d", path, m.Format, manifestFormat)
+	}
+	return &m, nil
+}
+
+// Loaded is a verified checkpoint: its manifest and the content of its
+// state files.
+type Loaded struct {
+	Manifest *Manifest
+	Dir      string
+	files    map[string][]byte
+}
+
+// Load reads checkpoint id and verifies every file against its checksum.
+func (s *Storage) Load(id int64) (*Loaded, error) {
+	return LoadDir(s.FS, s.Path(id))
+}
+
+// LoadDir reads the checkpoint in folder dir (a chk-NNNNNN folder named
+// on the command line) and verifies every file against its checksum.
+func LoadDir(fsys vfs.FS, dir string) (*Loaded, error) {
+	m, err := readManifest(fsys, filepath.Join(dir, "MANIFEST"))
+	if err != nil {
+		return nil, err
+	}
+	l := &Loaded{Manifest: m, Dir: dir, files: map[string][]byte{}}
+	for _, n := range m.Nodes {
+		for _, f := range n.Files {
+			path := filepath.Join(dir, f.Name)
+			data, err := vfs.ReadFile(fsys, path)
+			if err != nil {
+				return nil, err
+			}
+			if int64(len(data)) != f.Size || len(data) < 4 {
+				return nil, fmt.Errorf("%s: %d bytes, the manifest says %d: the file is truncated or damaged", path, len(data), f.Size)
+			}
+			content := data[:len(data)-4]
+			crc := binary.LittleEndian.Uint32(data[len(data)-4:])
+			if got := crc32.Checksum(content, castagnoli); got != crc || crc != f.CRC {
+				return nil, fmt.Errorf("%s: checksum mismatch: the file is damaged", path)
+			}
+			l.files[f.Name] = content
+		}
+	}
+	return l, nil
+}
+
+// File returns the content of a state file of the checkpoint, checksum
+// verified, without the checksum.
+func (l *Loaded) File(name string) []byte { return l.files[name] }
+
+// Remove deletes checkpoint id.
+func (s *Storage) Remove(id int64) error {
+	return s.FS.RemoveAll(s.Path(id))
+}
+
+// Size prints a byte count the way people read it.
+func Size(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,304 @@
+package storage
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
+	"github.com/pipegen/pipegen/runtime/vfs"
+)
+
+func testManifest(id int64) *Manifest {
+	return &Manifest{
+		Format:         manifestFormat,
+		ID:             id,
+		Job:            "sum",
+		Time:           time.Date(2025, 3, 4, 5, 6, 7, 890, time.UTC),
+		Mode:           "exactly-once",
+		MaxParallelism: 128,
+		Nodes: []NodeState{
+			{UID: "gen", Name: "gen", Kind: "source", Parallelism: 2, Sources: []SourceState{
+				{Subtask: 0, Position: []byte{1, 2}}, {Subtask: 1, Position: []byte{3}, AtEnd: true}}},
+			{UID: "sum", Name: "sum", Kind: "aggregate", Parallelism: 2, KeySchema: "int64", ValueSchema: "int64"},
+			{UID: "out", Name: "out", Kind: "sink", Parallelism: 2, Sinks: []SinkState{
+				{Subtask: 0, NextSeq: 3, Dir: "/out", Pending: []PendingFile{{Seq: 2, Pending: "/out/.part-0-2.pending", Final: "/out/part-0-2"}}}}},
+		},
+		Stats: Stats{Duration: time.Second, Alignment: time.Millisecond, BytesWritten: 99, StateSize: 42},
+	}
+}
+
+// writeCheckpoint writes checkpoint id with a state file for each of
+// contents, named sum-SUB.state.
+func writeCheckpoint(t *testing.T, st *Storage, id int64, contents ...[]byte) *Manifest {
+	t.Helper()
+	if err := st.Prepare(id); err != nil {
+		t.Fatal(err)
+	}
+	m := testManifest(id)
+	for sub, c := range contents {
+		name := fmt.Sprintf("sum-%d.state", sub)
+		size, crc, err := st.WriteState(id, name, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if size != int64(len(c))+4 || crc != crc32.Checksum(c, castagnoli) {
+			t.Errorf("WriteState = %d, %08x; want %d, the CRC-32C of the content", size, crc, len(c)+4)
+		}
+		m.Nodes[1].Files = append(m.Nodes[1].Files, StateFile{Subtask: sub, Name: name, KeyGroups: [2]int{sub * 64, sub*64 + 64}, Size: size, CRC: crc})
+	}
+	if err := st.Commit(m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestManifestRoundTrip(t *testing.T) {
+	mem := vfs.NewMem()
+	st := &Storage{FS: mem, Dir: "/data/ckpt"}
+	want := writeCheckpoint(t, st, 7, []byte("zero"), []byte("one"))
+	// Durable once Commit returns, with nothing left behind.
+	crashed := &Storage{FS: mem.CrashClone(), Dir: st.Dir}
+	for _, s := range []*Storage{st, crashed} {
+		got, err := s.ReadManifest(7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("read back\n%+v\nwant\n%+v", got, want)
+		}
+		entries, _ := s.FS.ReadDir(s.Path(7))
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if !slices.Equal(names, []string{"MANIFEST", "sum-0.state", "sum-1.state"}) {
+			t.Errorf("the folder holds %v", names)
+		}
+	}
+
+	data, err := vfs.ReadFile(mem, st.Path(7, "MANIFEST"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, line, ok := bytes.Cut(data, []byte("}\ncrc32c "))
+	if !ok {
+		t.Fatalf("no checksum line:\n%s", data)
+	}
+	body = append(body, "}\n"...)
+	if want := fmt.Sprintf("%08x\n", crc32.Checksum(body, castagnoli)); string(line) != want {
+		t.Errorf("checksum line %q, want %q", line, want)
+	}
+
+	// Any damage is found.
+	for i := range data {
+		for _, bit := range []byte{0x01, 0x20, 0x40} {
+			bad := slices.Clone(data)
+			bad[i] ^= bit
+			if m, err := readManifestBytes(t, bad); err == nil {
+				t.Fatalf("a manifest with byte %d (%q) flipped reads without error: %+v", i, data[i], m)
+			}
+		}
+	}
+	for n := range len(data) {
+		if _, err := readManifestBytes(t, data[:n]); err == nil {
+			t.Fatalf("a manifest cut to %d of %d bytes reads without error", n, len(data))
+		}
+	}
+
+	// A manifest of another format is refused, however intact.
+	other := testManifest(8)
+	other.Format = manifestFormat + 1
+	if err := st.Prepare(8); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Commit(other); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ReadManifest(8); err == nil || !strings.Contains(err.Error(), "checkpoint format 2, this program reads 1") {
+		t.Errorf("ReadManifest of format 2 = %v", err)
+	}
+}
+
+func readManifestBytes(t *testing.T, data []byte) (*Manifest, error) {
+	t.Helper()
+	mem := vfs.NewMem()
+	if err := vfs.WriteFileSync(mem, "/MANIFEST", data); err != nil {
+		t.Fatal(err)
+	}
+	return readManifest(mem, "/MANIFEST")
+}
+
+func TestStorageList(t *testing.T) {
+	mem := vfs.NewMem()
+	st := &Storage{FS: mem, Dir: "/ckpt"}
+	if entries, err := st.List(); err != nil || entries != nil {
+		t.Errorf("List of a missing directory = %v, %v; want nothing", entries, err)
+	}
+	for _, d := range []string{"chk-000010", "chk-000002", "chk-000100", "chk-1", "chk-abc", "other", "chk-000003.old", "chk-1000000", "chk-9223372036854775807", "chk-0", "chk--4"} {
+		if err := mem.MkdirAll(filepath.Join(st.Dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"chk-000005", "chk-000010/MANIFEST", "chk-000100/MANIFEST", "chk-1000000/MANIFEST", "chk-000002/MANIFEST.tmp", "chk-9223372036854775807/MANIFEST"} {
+		if err := vfs.WriteFileSync(mem, filepath.Join(st.Dir, f), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, err := st.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Entry{{1, false}, {2, false}, {10, true}, {100, true}, {1000000, true}}
+	if !slices.Equal(entries, want) {
+		t.Errorf("List = %v, want %v", entries, want)
+	}
+	if got := FolderName(7); got != "chk-000007" {
+		t.Errorf("FolderName(7) = %s", got)
+	}
+}
+
+func TestStorageLoad(t *testing.T) {
+	zero, one := EncodeStateFile(0, [][]byte{[]byte("a"), nil}), EncodeStateFile(64, [][]byte{[]byte("bc")})
+	newStorage := func(t *testing.T) (*Storage, *Manifest) {
+		st := &Storage{FS: vfs.NewMem(), Dir: "/ckpt"}
+		return st, writeCheckpoint(t, st, 3, zero, one)
+	}
+	st, m := newStorage(t)
+	l, err := st.Load(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(l.Manifest, m) || l.Dir != st.Path(3) {
+		t.Errorf("Load: manifest %+v in %s", l.Manifest, l.Dir)
+	}
+	if !bytes.Equal(l.files["sum-0.state"], zero) || !bytes.Equal(l.files["sum-1.state"], one) || len(l.files) != 2 {
+		t.Errorf("Load: files %q", l.files)
+	}
+	// The file on disk is the content and its CRC-32C, little-endian.
+	data, _ := vfs.ReadFile(st.FS, st.Path(3, "sum-1.state"))
+	if !bytes.Equal(data, binary.LittleEndian.AppendUint32(slices.Clone(one), crc32.Checksum(one, castagnoli))) {
+		t.Errorf("state file %x", data)
+	}
+
+	cases := []struct {
+		name   string
+		damage func(st *Storage, m *Manifest)
+		want   string
+	}{
+		{"size in manifest", func(st *Storage, m *Manifest) { m.Nodes[1].Files[1].Size++ }, "the file is truncated or damaged"},
+		{"crc in manifest", func(st *Storage, m *Manifest) { m.Nodes[1].Files[0].CRC++ }, "checksum mismatch: the file is damaged"},
+		{"flipped byte", func(st *Storage, m *Manifest) {
+			rewriteFile(t, st.FS, st.Path(3, "sum-0.state"), func(b []byte) []byte { b[2] ^= 4; return b })
+		}, "checksum mismatch: the file is damaged"},
+		{"flipped checksum", func(st *Storage, m *Manifest) {
+			rewriteFile(t, st.FS, st.Path(3, "sum-1.state"), func(b []byte) []byte { b[len(b)-2] ^= 4; return b })
+		}, "checksum mismatch: the file is damaged"},
+		{"truncated", func(st *Storage, m *Manifest) {
+			rewriteFile(t, st.FS, st.Path(3, "sum-1.state"), func(b []byte) []byte { return b[:len(b)-1] })
+		}, "the file is truncated or damaged"},
+		{"tiny", func(st *Storage, m *Manifest) {
+			rewriteFile(t, st.FS, st.Path(3, "sum-1.state"), func(b []byte) []byte { return b[:2] })
+			m.Nodes[1].Files[1].Size = 2
+		}, "the file is truncated or damaged"},
+		{"missing", func(st *Storage, m *Manifest) { st.FS.Remove(st.Path(3, "sum-0.state")) }, "no such file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st, m := newStorage(t)
+			c.damage(st, m)
+			if err := st.Commit(m); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.Load(3); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Load = %v, want an error with %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestStateFileRoundTrip(t *testing.T) {
+	cases := []struct {
+		start    int
+		sections [][]byte
+	}{
+		{0, nil},
+		{5, [][]byte{nil}},
+		{64, [][]byte{[]byte("a"), nil, bytes.Repeat([]byte{0xff}, 300), {0}}},
+		{1 << 20, [][]byte{[]byte("x")}},
+	}
+	for _, c := range cases {
+		data := EncodeStateFile(c.start, c.sections)
+		if !bytes.HasPrefix(data, []byte("PGS1")) {
+			t.Errorf("no magic: %q", data)
+		}
+		start, sections, err := DecodeStateFile(data)
+		if err != nil {
+			t.Fatalf("DecodeStateFile: %v", err)
+		}
+		if start != c.start || len(sections) != len(c.sections) {
+			t.Fatalf("decoded start %d and %d sections, want %d and %d", start, len(sections), c.start, len(c.sections))
+		}
+		for i := range sections {
+			if !bytes.Equal(sections[i], c.sections[i]) {
+				t.Errorf("section %d: %q, want %q", i, sections[i], c.sections[i])
+			}
+		}
+		for n := range len(data) {
+			if _, _, err := DecodeStateFile(data[:n]); err == nil {
+				t.Errorf("a state file cut to %d of %d bytes decodes without error", n, len(data))
+			}
+		}
+	}
+	// Bytes after the last section are refused, not ignored.
+	if _, _, err := DecodeStateFile(append(EncodeStateFile(3, [][]byte{[]byte("a")}), 0)); err == nil || !strings.Contains(err.Error(), "1 bytes after the last of 1 sections") {
+		t.Errorf("trailing bytes: %v", err)
+	}
+	if _, _, err := DecodeStateFile([]byte("PGS2\x00\x00")); err == nil {
+		t.Error("a file with another magic decodes")
+	}
+	// A count of sections larger than the file can hold is refused before
+	// anything is allocated.
+	if _, _, err := DecodeStateFile([]byte("PGS1\x00\xff\xff\xff\xff\x0f")); err == nil {
+		t.Error("a huge section count decodes")
+	}
+}
+
+func TestPrepareDurable(t *testing.T) {
+	mem := vfs.NewMem()
+	st := &Storage{FS: mem, Dir: "/var/lib/job/ckpt"}
+	if err := st.Prepare(1); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := mem.CrashClone().Stat(st.Path(1)); err != nil || !info.IsDir() {
+		t.Errorf("after a crash: %v", err)
+	}
+	if err := vfs.WriteFileSync(mem, "/file", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&Storage{FS: mem, Dir: "/file"}).Prepare(1); err == nil {
+		t.Error("Prepare in a file succeeds")
+	}
+	if err := vfs.MkdirAllDurable(mem, "/file/sub"); err == nil {
+		t.Error("mkdirAllDurable under a file succeeds")
+	}
+}
+
+// rewriteFile replaces the content of a file with edit's result.
+func rewriteFile(t testing.TB, fsys vfs.FS, name string, edit func([]byte) []byte) {
+	t.Helper()
+	data, err := vfs.ReadFile(fsys, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := vfs.WriteFileSync(fsys, name, edit(data)); err != nil {
+		t.Fatal(err)
+	}
+}

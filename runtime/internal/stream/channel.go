@@ -1,0 +1,565 @@
+package stream
+
+import (
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/keygroup"
+)
+
+// Env is what the data plane needs of the job it runs in.
+type Env interface {
+	// Done is closed when the job stops: a blocked send or receive gives
+	// up.
+	Done() <-chan struct{}
+	// Aligned reports whether barriers are aligned (exactly-once).
+	Aligned() bool
+	// MaxParallelism is the number of key groups, which Hash routes by.
+	MaxParallelism() int
+	// LingerFlag registers a flag that the job sets every Linger.
+	LingerFlag() *atomic.Bool
+}
+
+// AlignmentRecorder learns how long each barrier took to align in an
+// inbox: a subtask's checkpoint task, for the checkpoint's statistics.
+type AlignmentRecorder interface {
+	Aligned(d time.Duration)
+}
+
+// BatchSize is the number of records a sender collects for one receiver
+// before it hands them over: one channel operation per batch instead of
+// per record. A partial batch is handed over when the sender has nothing
+// else to do, and before every control event.
+const BatchSize = 256
+
+// Linger is the longest a record waits in a partial batch while its
+// subtask is busy: every Linger, each subtask hands its partial batches on
+// (an idle subtask does so at once).
+const Linger = 20 * time.Millisecond
+
+// inboxDepth is the number of messages an inbox holds before its senders
+// block: the bound on memory between two subtasks, and what turns a slow
+// consumer into backpressure.
+const inboxDepth = 16
+
+// MsgKind tells records from control events.
+type MsgKind uint8
+
+// The message kinds.
+const (
+	// Records carries a batch of records.
+	Records MsgKind = iota
+	// Barrier is the barrier of checkpoint Checkpoint.
+	Barrier
+	// Watermark says that no record with an event time at or before Time
+	// follows.
+	Watermark
+	// End is the end of input: nothing follows.
+	End
+	// Idle says that the sender has no records for a while: the watermark
+	// goes on without it until it sends again.
+	Idle
+	// Tick is handed out by an inbox that asked for ticks (processing-time
+	// windows and timers) every Linger.
+	Tick
+)
+
+// Msg is what travels between subtasks: a batch of records or a control
+// event.
+type Msg[T any] struct {
+	Recs []T
+	// Checkpoint is the checkpoint id of a barrier.
+	Checkpoint int64
+	// Time is the event time of a watermark.
+	Time int64
+	From int32 // the sender, numbered within the receiving inbox
+	Kind MsgKind
+}
+
+// Inbox is the receiving side of one subtask: one channel shared by all the
+// subtasks that send to it (of one or several upstream nodes), and the
+// bookkeeping that turns their control events into one stream of events.
+//
+// Barrier alignment: a sender that has sent barrier n to an inbox sends it
+// nothing more until the inbox releases n, which it does once barrier n has
+// come from every sender and the receiver has taken its snapshot. Records
+// after the barrier therefore wait upstream (backpressure), not in a buffer,
+// and the receiver never has to stop reading its single channel. In
+// at-least-once mode senders do not wait: nothing blocks, and the records
+// that overtake a barrier are counted in the snapshot and replayed after a
+// restore.
+type Inbox[T any] struct {
+	c    chan Msg[T]
+	free chan []T
+	// release[s] wakes sender s after an alignment.
+	release []chan struct{}
+	done    <-chan struct{}
+	idle    func()
+	task    AlignmentRecorder
+	// alignStart is when the barrier being aligned first arrived.
+	alignStart time.Time
+	// linger is set every Linger by the job: flush partial batches.
+	linger *atomic.Bool
+	// ticks makes the inbox hand out a Tick every Linger; tick wakes an
+	// inbox that waits for records.
+	ticks bool
+	tick  <-chan time.Time
+	// wms are the senders' watermarks; wm is their minimum over the
+	// senders that are not idle, as last handed out.
+	wms        []int64
+	idleSender []bool
+	wm         int64
+	// aligned is true in exactly-once mode.
+	aligned bool
+	senders int
+
+	// The receiver's bookkeeping, touched only by the receiving goroutine.
+	barrier  int64 // the barrier being aligned, 0 when none
+	arrived  []bool
+	nArrived int
+	ended    []bool
+	nEnded   int
+	ready    []Msg[T] // events completed by one message, handed out in order
+}
+
+// NewInboxes makes the inboxes of a node's subtasks, each fed by senders
+// upstream subtasks.
+func NewInboxes[T any](j Env, receivers, senders int) []*Inbox[T] {
+	ins := make([]*Inbox[T], receivers)
+	for i := range ins {
+		in := &Inbox[T]{
+			c:       make(chan Msg[T], inboxDepth),
+			free:    make(chan []T, inboxDepth+senders+1),
+			release: make([]chan struct{}, senders),
+			done:    j.Done(),
+			idle:    func() {},
+			aligned: j.Aligned(),
+			senders: senders,
+			arrived: make([]bool, senders),
+			ended:   make([]bool, senders),
+			wms:     make([]int64, senders),
+			wm:      MinTime,
+
+			idleSender: make([]bool, senders),
+		}
+		for s := range in.wms {
+			in.wms[s] = MinTime
+		}
+		for s := range in.release {
+			in.release[s] = make(chan struct{}, 1)
+		}
+		in.linger = j.LingerFlag()
+		ins[i] = in
+	}
+	return ins
+}
+
+// OnIdle sets what the receiver does when its inbox is empty, before it
+// blocks: flush its own partial batches downstream, so that records never
+// sit in a half-full batch while the pipeline is quiet.
+func (in *Inbox[T]) OnIdle(flush func()) { in.idle = flush }
+
+// Bind sets the receiving subtask's checkpoint task, which learns how long
+// each barrier took to align, and its idle function (see OnIdle).
+func (in *Inbox[T]) Bind(t AlignmentRecorder, idle func()) {
+	in.task = t
+	in.idle = idle
+}
+
+// Next returns the next batch of records, or a control event that holds for
+// all senders: a barrier once it has come from every sender that has not
+// ended (aligned), a watermark when the minimum over the senders'
+// watermarks advances, End once every sender has ended, and Tick every
+// Linger when the receiver asked for ticks.
+func (in *Inbox[T]) Next() Msg[T] {
+	for {
+		if m, ok := in.pending(); ok {
+			return m
+		}
+		var m Msg[T]
+		select {
+		case m = <-in.c:
+		default:
+			in.idle()
+			select {
+			case m = <-in.c:
+			case <-in.tick:
+				// Nothing arrives, but processing time goes on.
+				return Msg[T]{Kind: Tick}
+			case <-in.done:
+				fault.Abort(fault.ErrCanceled)
+			}
+		}
+		if m, ok := in.handle(m); ok {
+			return m
+		}
+	}
+}
+
+// pending returns an event that is ready without receiving: one completed
+// by an earlier message, or a tick.
+func (in *Inbox[T]) pending() (Msg[T], bool) {
+	if len(in.ready) > 0 {
+		m := in.ready[0]
+		in.ready = in.ready[1:]
+		return m, true
+	}
+	if in.linger.Load() {
+		in.linger.Store(false)
+		in.idle()
+		if in.ticks {
+			return Msg[T]{Kind: Tick}, true
+		}
+	}
+	return Msg[T]{}, false
+}
+
+// handle takes one message off the channel: records are handed out at
+// once; control events update the bookkeeping and may complete an event.
+func (in *Inbox[T]) handle(m Msg[T]) (Msg[T], bool) {
+	switch m.Kind {
+	case Records:
+		if in.idleSender[m.From] {
+			in.idleSender[m.From] = false
+		}
+		return m, true
+	case Barrier:
+		in.arrive(m)
+	case Watermark:
+		in.idleSender[m.From] = false
+		if m.Time > in.wms[m.From] {
+			in.wms[m.From] = m.Time
+			in.advance()
+		}
+	case Idle:
+		in.idleSender[m.From] = true
+		in.advance()
+	case End:
+		// A sender with event time sends the watermark MaxTime before it
+		// ends (every window fires); End itself moves no watermark.
+		in.end(m)
+	}
+	if m, ok := in.pending(); ok {
+		return m, true
+	}
+	return Msg[T]{}, false
+}
+
+// advance recomputes the watermark, the minimum over the senders that are
+// not idle, and hands it out when it moved.
+func (in *Inbox[T]) advance() {
+	wm := MaxTime
+	active := false
+	for s, w := range in.wms {
+		if in.idleSender[s] {
+			continue
+		}
+		active = true
+		wm = min(wm, w)
+	}
+	if !active {
+		return // all idle: nothing is known
+	}
+	if wm > in.wm {
+		in.wm = wm
+		in.ready = append(in.ready, Msg[T]{Kind: Watermark, Time: wm})
+	}
+}
+
+// channel, ticker and stopped are what a Pair selects on besides its
+// other inbox.
+func (in *Inbox[T]) channel() <-chan Msg[T]   { return in.c }
+func (in *Inbox[T]) ticker() <-chan time.Time { return in.tick }
+func (in *Inbox[T]) stopped() <-chan struct{} { return in.done }
+
+// SenderCount is the number of subtasks that send to the inbox.
+func (in *Inbox[T]) SenderCount() int { return in.senders }
+
+// Watermark is the receiver's watermark: the minimum over its senders.
+func (in *Inbox[T]) Watermark() int64 { return in.wm }
+
+// SenderWatermark is the watermark of one sender, against which the
+// lateness of that sender's records is judged: every record of a sender
+// comes after the watermarks it sent before it, whatever the other senders
+// do, so the judgement is the same in every run.
+func (in *Inbox[T]) SenderWatermark(from int32) int64 { return in.wms[from] }
+
+// Ticks asks for a Tick event every Linger, also while nothing arrives.
+func (in *Inbox[T]) Ticks() {
+	in.ticks = true
+	in.tick = time.NewTicker(Linger).C
+}
+
+// Watermarks returns every sender's watermark, for a checkpoint.
+func (in *Inbox[T]) Watermarks() []int64 { return slices.Clone(in.wms) }
+
+// RestoreWatermarks sets the senders' watermarks from a checkpoint. With
+// another number of senders than when it was taken, every sender starts
+// from the lowest of them.
+func (in *Inbox[T]) RestoreWatermarks(wms []int64) {
+	if len(wms) == 0 {
+		return
+	}
+	if len(wms) != len(in.wms) {
+		low := slices.Min(wms)
+		wms = make([]int64, len(in.wms))
+		for i := range wms {
+			wms[i] = low
+		}
+	}
+	copy(in.wms, wms)
+	in.wm = slices.Min(in.wms)
+}
+
+func (in *Inbox[T]) arrive(m Msg[T]) {
+	switch {
+	case m.Checkpoint < in.barrier:
+		// A barrier of a checkpoint given up in favour of a newer one: let
+		// its sender go on at once.
+		in.releaseSender(int(m.From))
+		return
+	case m.Checkpoint > in.barrier:
+		// A newer checkpoint supersedes one that never completed here.
+		in.releaseAll()
+		in.barrier = m.Checkpoint
+		if in.task != nil {
+			in.alignStart = time.Now()
+		}
+	}
+	if !in.arrived[m.From] {
+		in.arrived[m.From] = true
+		in.nArrived++
+	}
+	in.checkAligned()
+}
+
+func (in *Inbox[T]) end(m Msg[T]) {
+	if in.ended[m.From] {
+		return
+	}
+	in.ended[m.From] = true
+	in.nEnded++
+	// A sender that ended takes part in no later barrier: the barrier being
+	// aligned may be complete now.
+	in.checkAligned()
+	if in.nEnded == in.senders {
+		in.ready = append(in.ready, Msg[T]{Kind: End})
+	}
+}
+
+func (in *Inbox[T]) checkAligned() {
+	if in.barrier == 0 || in.nArrived == 0 {
+		return
+	}
+	// Every sender must have sent the barrier or ended. In at-least-once
+	// mode nothing holds a sender back between its barrier and its end, so
+	// one sender can have done both: count senders, not events. This runs
+	// only on control events.
+	for s := range in.senders {
+		if !in.arrived[s] && !in.ended[s] {
+			return
+		}
+	}
+	in.ready = append(in.ready, Msg[T]{Kind: Barrier, Checkpoint: in.barrier})
+	if in.task != nil {
+		in.task.Aligned(time.Since(in.alignStart))
+	}
+}
+
+// Release lets the senders of barrier id go on. The receiver calls it after
+// it has taken its snapshot and forwarded the barrier.
+func (in *Inbox[T]) Release(id int64) {
+	if id == in.barrier {
+		in.releaseAll()
+	}
+}
+
+func (in *Inbox[T]) releaseAll() {
+	for s, ok := range in.arrived {
+		if ok {
+			in.arrived[s] = false
+			in.releaseSender(s)
+		}
+	}
+	in.nArrived = 0
+}
+
+func (in *Inbox[T]) releaseSender(s int) {
+	if in.aligned {
+		// Each sender waits for one release per barrier it sent, so the
+		// buffered slot is always free here.
+		in.release[s] <- struct{}{}
+	}
+}
+
+// Recycle gives a batch back once its records are processed, for a sender
+// to fill again.
+func (in *Inbox[T]) Recycle(b []T) {
+	select {
+	case in.free <- b[:0]:
+	default:
+	}
+}
+
+func (in *Inbox[T]) batch() []T {
+	select {
+	case b := <-in.free:
+		return b
+	default:
+		return make([]T, 0, BatchSize)
+	}
+}
+
+// Out is the sending side of one subtask towards one downstream node: a
+// batch per receiving subtask, and the routing of records to receivers.
+type Out[T any] struct {
+	to    []*Inbox[T]
+	bufs  [][]T
+	gated []bool
+	from  int32
+	// route maps a key group to its receiver, for Hash.
+	route []int32
+	maxP  int
+	// next is the receiver Rebalance fills, moving on after every batch.
+	next int
+	// fwd is the receiver of Forward.
+	fwd  int
+	done <-chan struct{}
+}
+
+// NewOut makes the output of the sender numbered from (within the inboxes'
+// senders) towards the inboxes to.
+func NewOut[T any](j Env, to []*Inbox[T], from int) *Out[T] {
+	o := &Out[T]{
+		to:    to,
+		bufs:  make([][]T, len(to)),
+		gated: make([]bool, len(to)),
+		from:  int32(from),
+		fwd:   from % len(to),
+		maxP:  j.MaxParallelism(),
+		done:  j.Done(),
+	}
+	for i := range o.bufs {
+		o.bufs[i] = make([]T, 0, BatchSize)
+	}
+	o.route = make([]int32, o.maxP)
+	for kg := range o.route {
+		o.route[kg] = int32(keygroup.Owner(kg, o.maxP, len(to)))
+	}
+	return o
+}
+
+// Send sends r to receiver i.
+func (o *Out[T]) Send(i int, r T) {
+	b := append(o.bufs[i], r)
+	o.bufs[i] = b
+	if len(b) == BatchSize {
+		o.flushTo(i)
+	}
+}
+
+// Forward sends r to the receiver of the same index as the sender (the
+// parallelisms are equal) or, when --set made them differ, to a fixed one.
+func (o *Out[T]) Forward(r T) {
+	o.Send(o.fwd, r)
+}
+
+// Hash sends r to the receiver that owns the key group of a key whose hash
+// is h.
+func (o *Out[T]) Hash(h uint64, r T) {
+	o.Send(int(o.route[keygroup.Of(h, o.maxP)]), r)
+}
+
+// Rebalance spreads records over the receivers a batch at a time.
+func (o *Out[T]) Rebalance(r T) {
+	o.Send(o.next, r)
+}
+
+// Broadcast sends r to every receiver.
+func (o *Out[T]) Broadcast(r T) {
+	for i := range o.to {
+		o.Send(i, r)
+	}
+}
+
+// Flush hands over every partial batch.
+func (o *Out[T]) Flush() {
+	for i := range o.to {
+		o.flushTo(i)
+	}
+}
+
+// Barrier forwards checkpoint barrier id to every receiver, after the
+// records before it. In exactly-once mode the receiver gets nothing more
+// from this sender until it has aligned the barrier.
+func (o *Out[T]) Barrier(id int64) {
+	for i, in := range o.to {
+		o.flushTo(i)
+		o.send(i, Msg[T]{Kind: Barrier, Checkpoint: id, From: o.from})
+		o.gated[i] = in.aligned
+	}
+}
+
+// Watermark tells every receiver, after the records before it, that no
+// record at or before time w follows from this sender.
+func (o *Out[T]) Watermark(w int64) {
+	for i := range o.to {
+		o.flushTo(i)
+		o.send(i, Msg[T]{Kind: Watermark, Time: w, From: o.from})
+	}
+}
+
+// Idle tells every receiver that this sender has no records for a while,
+// so that their watermarks need not wait for it.
+func (o *Out[T]) Idle() {
+	for i := range o.to {
+		o.flushTo(i)
+		o.send(i, Msg[T]{Kind: Idle, From: o.from})
+	}
+}
+
+// End tells every receiver that this sender has no more records.
+func (o *Out[T]) End() {
+	for i := range o.to {
+		o.flushTo(i)
+		o.send(i, Msg[T]{Kind: End, From: o.from})
+	}
+}
+
+func (o *Out[T]) flushTo(i int) {
+	b := o.bufs[i]
+	if len(b) == 0 {
+		return
+	}
+	o.send(i, Msg[T]{Recs: b, From: o.from})
+	o.bufs[i] = o.to[i].batch()
+	if i == o.next {
+		if o.next++; o.next == len(o.to) {
+			o.next = 0
+		}
+	}
+}
+
+func (o *Out[T]) send(i int, m Msg[T]) {
+	in := o.to[i]
+	if o.gated[i] {
+		select {
+		case <-in.release[o.from]:
+		case <-o.done:
+			fault.Abort(fault.ErrCanceled)
+		}
+		o.gated[i] = false
+	}
+	select {
+	case in.c <- m:
+	default:
+		// The receiver is behind: wait for it (backpressure).
+		select {
+		case in.c <- m:
+		case <-o.done:
+			fault.Abort(fault.ErrCanceled)
+		}
+	}
+}

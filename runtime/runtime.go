@@ -1,0 +1,280 @@
+package runtime
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/pipegen/pipegen"
+	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
+	"github.com/pipegen/pipegen/runtime/internal/cli"
+	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/connector/file"
+	"github.com/pipegen/pipegen/runtime/internal/connector/format"
+	"github.com/pipegen/pipegen/runtime/internal/connector/generator"
+	"github.com/pipegen/pipegen/runtime/internal/connector/stdout"
+	"github.com/pipegen/pipegen/runtime/internal/eventtime"
+	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/job"
+	"github.com/pipegen/pipegen/runtime/internal/keygroup"
+	"github.com/pipegen/pipegen/runtime/internal/stream"
+	"github.com/pipegen/pipegen/runtime/state"
+)
+
+// The command line (package cli).
+
+// Program is what a generated main package hands to Main: the compiled
+// settings and the function that wires a run of the job.
+type Program = cli.Program
+
+// Main is the generated program's command line. It never returns.
+func Main(p Program) { cli.Main(p) }
+
+// Run is the same command line for a pipeline generated into the user's
+// package: args are the arguments without the program's name, and Run
+// returns the exit status (0 done, 1 failed, 2 wrong command line).
+func Run(p Program, args []string) int { return cli.Run(p, args) }
+
+// Settings (package config).
+
+type (
+	Config           = config.Config
+	CheckpointConfig = config.CheckpointConfig
+	RestartConfig    = config.RestartConfig
+	NodeConfig       = config.NodeConfig
+	WatermarkConfig  = config.WatermarkConfig
+)
+
+// A run of the job (package job) and its checkpoint side (package
+// checkpoint).
+
+type (
+	Job       = job.Job
+	Task      = checkpoint.Task
+	Snapshot  = checkpoint.Snapshot
+	SourceCtl = checkpoint.SourceCtl
+)
+
+// SnapshotMemory captures keyed state held in memory.
+func SnapshotMemory[K comparable, V any](s *Snapshot, node int, st *state.Memory[K, V], hash func(K) uint64, enc func(*codec.Writer, K, *V), keySchema, valueSchema string) {
+	checkpoint.SnapshotMemory(s, node, st, hash, enc, keySchema, valueSchema)
+}
+
+// RestoreMemory fills keyed state held in memory from the checkpoint the
+// job resumes from.
+func RestoreMemory[K comparable, V any](t *Task, node int, st *state.Memory[K, V], dec func(*codec.Reader) (K, *V)) {
+	checkpoint.RestoreMemory(t, node, st, dec)
+}
+
+// SnapshotKeyed captures keyed state of any shape that writes itself into
+// key-group sections.
+func SnapshotKeyed[K comparable](s *Snapshot, node int, name string, hash func(K) uint64, keySchema, valueSchema string, write func(sec *state.Sections, keyGroup func(K) int) error) {
+	checkpoint.SnapshotKeyed(s, node, name, hash, keySchema, valueSchema, write)
+}
+
+// RestoreKeyed hands to read the sections of the key groups the task's
+// subtask owns in the named state of node.
+func RestoreKeyed(t *Task, node int, name string, read func(section []byte) error) {
+	checkpoint.RestoreKeyed(t, node, name, read)
+}
+
+// Failures (package fault).
+
+// Abort stops the calling subtask with err.
+func Abort(err error) { fault.Abort(err) }
+
+// Abortf is Abort with a formatted error.
+func Abortf(format string, args ...any) { fault.Abort(fmt.Errorf(format, args...)) }
+
+// PanicWithRecord panics again with p annotated with the record being
+// processed.
+func PanicWithRecord[T any](p any, rec T) { fault.PanicWithRecord(p, rec) }
+
+// The data plane (package stream).
+
+type (
+	Msg[T any]        = stream.Msg[T]
+	MsgKind           = stream.MsgKind
+	Inbox[T any]      = stream.Inbox[T]
+	Out[T any]        = stream.Out[T]
+	Pair[L, R any]    = stream.Pair[L, R]
+	PairMsg[L, R any] = stream.PairMsg[L, R]
+	Timed[T any]      = stream.Timed[T]
+)
+
+// The message kinds.
+const (
+	Records   = stream.Records
+	Barrier   = stream.Barrier
+	Watermark = stream.Watermark
+	End       = stream.End
+	Idle      = stream.Idle
+	Tick      = stream.Tick
+)
+
+// The bounds of event time, and how often partial batches move on.
+const (
+	MinTime = stream.MinTime
+	MaxTime = stream.MaxTime
+	Linger  = stream.Linger
+)
+
+// NewInboxes makes the inboxes of a node's subtasks.
+func NewInboxes[T any](j *Job, receivers, senders int) []*Inbox[T] {
+	return stream.NewInboxes[T](j, receivers, senders)
+}
+
+// NewOut makes the output of sender from towards the inboxes to.
+func NewOut[T any](j *Job, to []*Inbox[T], from int) *Out[T] { return stream.NewOut(j, to, from) }
+
+// NewPair reads the inboxes of one join subtask.
+func NewPair[L, R any](left *Inbox[L], right *Inbox[R]) *Pair[L, R] {
+	return stream.NewPair(left, right)
+}
+
+// Key hashing (package keygroup): generated code picks the function by the
+// key's type and combines the fields of struct and array keys.
+
+// HashString hashes a string key.
+func HashString(s string) uint64 { return keygroup.HashString(s) }
+
+// HashBytes hashes a []byte key.
+func HashBytes(b []byte) uint64 { return keygroup.HashBytes(b) }
+
+// HashUint64 hashes an integer key of any width.
+func HashUint64(x uint64) uint64 { return keygroup.HashUint64(x) }
+
+// HashInt64 hashes a signed integer key.
+func HashInt64(x int64) uint64 { return keygroup.HashInt64(x) }
+
+// HashFloat64 hashes a float key.
+func HashFloat64(f float64) uint64 { return keygroup.HashFloat64(f) }
+
+// HashBool hashes a bool key.
+func HashBool(b bool) uint64 { return keygroup.HashBool(b) }
+
+// HashCombine folds the hash of one more field into h.
+func HashCombine(h, field uint64) uint64 { return keygroup.HashCombine(h, field) }
+
+// Event time (package eventtime).
+
+type (
+	Window                               = eventtime.Window
+	WindowKind                           = eventtime.WindowKind
+	WindowAssigner                       = eventtime.WindowAssigner
+	WindowState[K comparable, A any]     = eventtime.WindowState[K, A]
+	IntervalJoin[K comparable, L, R any] = eventtime.IntervalJoin[K, L, R]
+	WindowJoin[K comparable, L, R any]   = eventtime.WindowJoin[K, L, R]
+	TimerService[K comparable]           = eventtime.TimerService[K]
+	ProcessContext[K comparable]         = eventtime.ProcessContext[K]
+	ReduceAcc[T any]                     = eventtime.ReduceAcc[T]
+	Watermarks                           = eventtime.Watermarks
+)
+
+// The window kinds.
+const (
+	Tumbling = eventtime.Tumbling
+	Sliding  = eventtime.Sliding
+	Session  = eventtime.Session
+)
+
+// NewWindowState makes the open windows of a keyed window operator.
+func NewWindowState[K comparable, A any](a WindowAssigner, lateness int64, merge func(dst, src *A)) *WindowState[K, A] {
+	return eventtime.NewWindowState[K](a, lateness, merge)
+}
+
+// NewIntervalJoin makes an interval join's buffers.
+func NewIntervalJoin[K comparable, L, R any](lower, upper int64) *IntervalJoin[K, L, R] {
+	return eventtime.NewIntervalJoin[K, L, R](lower, upper)
+}
+
+// NewWindowJoin makes a window join's buffers.
+func NewWindowJoin[K comparable, L, R any](a WindowAssigner, lateness int64) *WindowJoin[K, L, R] {
+	return eventtime.NewWindowJoin[K, L, R](a, lateness)
+}
+
+// NewTimerService makes the timers of a process operator's subtask.
+func NewTimerService[K comparable]() *TimerService[K] { return eventtime.NewTimerService[K]() }
+
+// NewProcessContext makes the context of a subtask of a process operator.
+func NewProcessContext[K comparable](name string, timers *TimerService[K], onTimer, timed bool) *ProcessContext[K] {
+	return eventtime.NewProcessContext(name, timers, onTimer, timed)
+}
+
+// NewWatermarks makes the watermark generator of a source subtask, as the
+// checkpoint the job resumes from left it.
+func NewWatermarks(t *Task, node int) *Watermarks {
+	g := eventtime.NewWatermarks(t.Node(node).Watermark)
+	t.RestoreGenerator(node, g)
+	return g
+}
+
+// MergeReduce returns the merge of two reduce accumulators with f.
+func MergeReduce[T any](f func(acc, in T) T) func(dst, src *ReduceAcc[T]) {
+	return eventtime.MergeReduce(f)
+}
+
+// UserWindow is the window a result function sees.
+func UserWindow(w Window) pipegen.Window { return eventtime.UserWindow(w) }
+
+// NowMillis is processing time in Unix milliseconds.
+func NowMillis() int64 { return eventtime.NowMillis() }
+
+// TimeMillis converts an event time to Unix milliseconds.
+func TimeMillis(t time.Time) int64 { return eventtime.TimeMillis(t) }
+
+// MillisTime converts Unix milliseconds to a time in UTC.
+func MillisTime(ms int64) time.Time { return eventtime.MillisTime(ms) }
+
+// Connectors (packages file, generator, stdout) and their record formats
+// (package format).
+
+type (
+	FileSource[T any]      = file.Source[T]
+	FileSink[T any]        = file.Sink[T]
+	GeneratorSource[T any] = generator.Source[T]
+	StdoutSink[T any]      = stdout.Sink[T]
+	Format[T any]          = format.Format[T]
+	Encoder[T any]         = format.Encoder[T]
+)
+
+// NewFileSource prepares subtask sub of the file source node.
+func NewFileSource[T any](j *Job, node, sub int, f Format[T]) *FileSource[T] {
+	return file.NewSource(j, node, sub, f)
+}
+
+// NewFileSink prepares subtask sub of the file sink node.
+func NewFileSink[T any](j *Job, node, sub int, enc Encoder[T]) *FileSink[T] {
+	return file.NewSink(j, node, sub, enc)
+}
+
+// NewGeneratorSource prepares subtask sub of the generator source node.
+func NewGeneratorSource[T any](j *Job, node, sub int, fn func(seq uint64) (T, bool)) *GeneratorSource[T] {
+	return generator.NewSource(j, node, sub, fn)
+}
+
+// NewStdoutSink prepares subtask sub of the stdout sink node.
+func NewStdoutSink[T any](j *Job, node, sub int, enc Encoder[T]) *StdoutSink[T] {
+	return stdout.NewSink(j, node, sub, enc)
+}
+
+// LinesFormat reads every line as a string.
+func LinesFormat() Format[string] { return format.LinesFormat() }
+
+// JSONFormat reads one JSON value per line into T.
+func JSONFormat[T any]() Format[T] { return format.JSONFormat[T]() }
+
+// CSVFormatFor reads CSV into T with the header and delimiter options of
+// source node.
+func CSVFormatFor[T any](j *Job, node int) Format[T] { return format.CSVFormatFor[T](j.Node(node)) }
+
+// EncodeString writes a string record as it is.
+func EncodeString(dst []byte, v string) ([]byte, error) { return format.EncodeString(dst, v) }
+
+// EncodeStringer writes a record with its String method.
+func EncodeStringer[T fmt.Stringer](dst []byte, v T) ([]byte, error) {
+	return format.EncodeStringer(dst, v)
+}
+
+// EncodeJSON writes a record as one line of JSON.
+func EncodeJSON[T any](dst []byte, v T) ([]byte, error) { return format.EncodeJSON(dst, v) }
