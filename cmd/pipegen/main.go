@@ -8,6 +8,7 @@
 //	pipegen generate [-pkg DIR] [-cmd] [-dump-ir] [-check]
 //	pipegen build [-o BINARY] PIPELINE.yaml
 //	pipegen verify [-kills N] [-seed S] [-parallelism P] [-o DIR] [-keep-interval] [-set KEY=VALUE]... [-timeout D] PIPELINE.yaml
+//	pipegen schema
 //
 // check parses the pipeline and type-checks it against the Go package it
 // names (`package:`, loaded with the go command from the pipeline file's
@@ -79,6 +80,12 @@
 // a failure with -seed, to standard output. The exit status is 0 when the
 // outputs are identical and 1 when they differ or a run failed by itself.
 //
+// schema prints a JSON Schema (draft-07) of pipeline files, made from the
+// same table of settings the compiler checks pipelines against, so that an
+// editor with a YAML language server completes and checks pipeline.yaml as
+// it is written. docs/pipeline.schema.json is its output; docs/dsl.md says
+// how to point an editor at it.
+//
 // The generated program runs with
 //
 //	BINARY run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet] [--cpuprofile FILE]
@@ -96,6 +103,7 @@ import (
 	"path/filepath"
 
 	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/runtime/settings"
 )
 
 const usage = `usage:
@@ -109,6 +117,7 @@ const usage = `usage:
   pipegen verify [-kills N] [-seed S] [-parallelism P] [-o DIR] [-keep-interval]
                  [-set KEY=VALUE]... [-timeout D] PIPELINE.yaml
                                                  run it clean and with crashes, compare outputs
+  pipegen schema                                 print the JSON Schema of pipeline files, for editors
 `
 
 func main() {
@@ -136,6 +145,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = build(args[1:], stdout)
 	case "verify":
 		err = runVerify(args[1:], stdout, stderr)
+	case "schema":
+		err = schema(args[1:], stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -290,6 +301,19 @@ func generate(args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "wrote %d files to %s\n", len(res.Files), dir)
 	return nil
+}
+
+func schema(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("schema", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		return wrapUsage(err)
+	}
+	if fs.NArg() > 0 {
+		return wrapUsage(fmt.Errorf("takes no arguments, got %d", fs.NArg()))
+	}
+	_, err := stdout.Write(settings.JSONSchema())
+	return err
 }
 
 func build(args []string, stdout io.Writer) error {
