@@ -136,7 +136,7 @@ sinks:
 		yaml string // the message in YAML; in a directive, with each `key` written key=
 	}
 	want := map[string]problem{
-		"parallelism":         {diag.BadValue, "", `parallelism wants a whole number of at least 1, got "0"`},
+		"parallelism":         {diag.BadValue, "", `parallelism wants a whole number from 1 to 32768, got "0"`},
 		"checkpoint.interval": {diag.BadValue, "", "checkpoint.interval must be more than 0: to turn checkpoints off, use `checkpoint: {mode: none}`"},
 		"checkpoint.mode":     {diag.BadValue, "", `checkpoint.mode wants exactly-once, at-least-once or none, got "twice"`},
 		"state.backend":       {diag.Unsupported, "", "state.backend pebble is not supported yet: use memory"},

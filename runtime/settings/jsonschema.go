@@ -177,6 +177,9 @@ func scalarSchema(s *Setting) object {
 			}
 			return object{{"enum", vs}}
 		}
+		if s.Max != 0 {
+			return object{{"type", "integer"}, {"minimum", s.Min}, {"maximum", s.Max}}
+		}
 		return object{{"type", "integer"}, {"minimum", s.Min}}
 	case Float:
 		return object{{"type", "number"}, {"minimum", s.Min}}

@@ -27,6 +27,9 @@ func (s *Setting) parse(value string) (any, *Error) {
 	switch s.Kind {
 	case Int:
 		n, err := strconv.Atoi(value)
+		if s.Max != 0 && (err != nil || float64(n) < s.Min || float64(n) > s.Max) {
+			return nil, &Error{Want: fmt.Sprintf("a whole number from %g to %g", s.Min, s.Max)}
+		}
 		if err != nil || float64(n) < s.Min {
 			return nil, &Error{Want: fmt.Sprintf("a whole number of at least %g", s.Min)}
 		}

@@ -74,6 +74,12 @@ func ScopeOf(section string) Scope {
 // key named after its kind (map: F, aggregate: {...}, union: true).
 var OperatorKinds = []string{"map", "filter", "flatmap", "reduce", "aggregate", "process", "join", "union"}
 
+// MaxParallelism bounds max-parallelism, the number of key groups, as
+// Flink bounds it: each key group has its own section in every state file
+// and an entry in every routing table, so a bound keeps a typo from taking
+// gigabytes. It bounds every parallelism too.
+const MaxParallelism = 32768
+
 // Setting describes one key of a pipeline file.
 type Setting struct {
 	// Path is the key's place, dotted: "parallelism", "checkpoint.interval".
@@ -96,8 +102,9 @@ type Setting struct {
 	// words.
 	Pattern    *regexp.Regexp
 	PatternDoc string
-	// Min is the least value of an Int or Float.
-	Min float64
+	// Min is the least value of an Int or Float; Max, when not 0, the
+	// largest of an Int.
+	Min, Max float64
 	// MinDuration is the least value of a Duration (0: any duration that
 	// is not negative). Signed durations may be negative.
 	MinDuration time.Duration

@@ -7,9 +7,12 @@ import (
 
 // The value shapes several keys share.
 var (
-	pipelineName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
-	nodeName     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
-	nodeRef      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)?$`)
+	// Names become names of files and folders (the program, checkpoint
+	// state files): bounded in length and free of path separators.
+	pipelineName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,63}$`)
+	nodeName     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
+	nodeRef      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}(\.[A-Za-z_][A-Za-z0-9_-]{0,63})?$`)
+	nodeUID      = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
 )
 
 // table is every key of a pipeline file but the connectors' options, in
@@ -18,13 +21,13 @@ var table = []*Setting{
 	// The pipeline.
 	{Path: "version", Scope: Pipeline, Kind: Int, Min: 1, Values: []string{"1"}, Required: true, Static: true,
 		Help: "the version of the pipeline format; read first"},
-	{Path: "name", Scope: Pipeline, Kind: Name, Pattern: pipelineName, PatternDoc: "lowercase letters, digits and dashes, starting with a letter (it names the program)", Required: true, Static: true,
+	{Path: "name", Scope: Pipeline, Kind: Name, Pattern: pipelineName, PatternDoc: "lowercase letters, digits and dashes, starting with a letter, at most 64 (it names the program)", Required: true, Static: true,
 		Help: "the pipeline's name: names the program and its log lines"},
 	{Path: "package", Scope: Pipeline, Kind: String, Default: ".", Static: true,
 		Help: "the Go package with the pipeline's types and functions: a directory relative to the pipeline file, or an import path"},
-	{Path: "parallelism", Scope: Pipeline, Kind: Int, Min: 1, Default: "1",
+	{Path: "parallelism", Scope: Pipeline, Kind: Int, Min: 1, Max: MaxParallelism, Default: "1",
 		Help: "subtasks of every node without a parallelism of its own"},
-	{Path: "max-parallelism", Scope: Pipeline, Kind: Int, Min: 1, Default: "128",
+	{Path: "max-parallelism", Scope: Pipeline, Kind: Int, Min: 1, Max: MaxParallelism, Default: "128",
 		Help: "number of key groups, at least the parallelism of every keyed node; fixed for the life of the state"},
 
 	{Path: "checkpoint", Scope: Pipeline, Kind: Mapping, Help: "when and where the job takes checkpoints"},
@@ -67,11 +70,11 @@ var table = []*Setting{
 	{Path: "sinks", Scope: Pipeline, Kind: Nodes, Nodes: Sink, Required: true, Static: true, Help: "the nodes that write records"},
 
 	// Every node.
-	{Path: "name", Scope: AnyNode, Kind: Name, Pattern: nodeName, PatternDoc: "letters, digits, '_' and '-', starting with a letter or '_' ('.' is kept for side outputs such as counts.late)", Required: true, Static: true,
+	{Path: "name", Scope: AnyNode, Kind: Name, Pattern: nodeName, PatternDoc: "letters, digits, '_' and '-', starting with a letter or '_', at most 64 ('.' is kept for side outputs such as counts.late)", Required: true, Static: true,
 		Help: "the node's name, unique in the pipeline"},
-	{Path: "uid", Scope: AnyNode, Kind: String, DefaultDoc: "the node's name", Static: true,
+	{Path: "uid", Scope: AnyNode, Kind: Name, Pattern: nodeUID, PatternDoc: "letters, digits, '_', '-' and '.', starting with a letter, digit or '_', at most 64 (it names the node's files in checkpoints)", DefaultDoc: "the node's name", Static: true,
 		Help: "the identity of the node's state across versions of the pipeline; unique"},
-	{Path: "parallelism", Scope: AnyNode, Kind: Int, Min: 1, DefaultDoc: "the pipeline's parallelism",
+	{Path: "parallelism", Scope: AnyNode, Kind: Int, Min: 1, Max: MaxParallelism, DefaultDoc: "the pipeline's parallelism",
 		Help: "subtasks of the node"},
 	{Path: "input", Scope: Operator | Sink, Kind: NodeRef, Pattern: nodeRef, PatternDoc: "a node's name, or NODE.late for its side output", Static: true,
 		Help: "the node the records come from (NODE.late: the records too late for NODE's windows)"},

@@ -17,12 +17,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pipegen/pipegen/runtime/catalog"
 	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/job"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/settings"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
 
@@ -96,8 +96,8 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 	}
 	fs := flag.NewFlagSet(name+" run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	parallelism := fs.Int("parallelism", 0, "")
-	checkpointDir := fs.String("checkpoint-dir", "", "")
+	fs.String("parallelism", "", "")
+	fs.String("checkpoint-dir", "", "")
 	fromCheckpoint := fs.String("from-checkpoint", "", "")
 	quiet := fs.Bool("quiet", false, "")
 	cpuProfile := fs.String("cpuprofile", "", "")
@@ -126,19 +126,16 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if given["parallelism"] {
-		if *parallelism < 1 {
-			fmt.Fprintf(stderr, "%s run: --parallelism wants a whole number of at least 1, got %d\n", name, *parallelism)
+	// The two flags are --set of their settings, applied last.
+	for _, f := range [][2]string{{"parallelism", "parallelism"}, {"checkpoint-dir", "checkpoint.dir"}} {
+		flag, key := f[0], f[1]
+		if !given[flag] {
+			continue
+		}
+		if err := cfg.Set(key + "=" + fs.Lookup(flag).Value.String()); err != nil {
+			fmt.Fprintf(stderr, "%s run: --%s: %v\n", name, flag, errors.Unwrap(err))
 			bad = true
 		}
-		cfg.Parallelism = *parallelism
-	}
-	if given["checkpoint-dir"] {
-		if *checkpointDir == "" {
-			fmt.Fprintf(stderr, "%s run: --checkpoint-dir must not be empty\n", name)
-			bad = true
-		}
-		cfg.Checkpoint.Dir = *checkpointDir
 	}
 	if bad {
 		return exitUsage
@@ -361,7 +358,7 @@ Flags of run:
   --stop-timeout D       on SIGTERM or SIGINT the job stops at a checkpoint
                          taken then; after D (default 20s) it stops at once
   --events FILE          append machine-readable events (JSON lines: start,
-                         resume, checkpoint, restart, fail, done) to FILE
+                         resume, checkpoint, restart, stop, fail, done) to FILE
 
 Settings for --set (compiled value in brackets):
 `, cfg.Name, cfg.Source, cfg.Parallelism, cfg.Checkpoint.Dir)
@@ -369,22 +366,13 @@ Settings for --set (compiled value in brackets):
 	add := func(key, value, doc string) {
 		lines = append(lines, fmt.Sprintf("  %-34s %s [%s]", key, doc, value))
 	}
-	add("parallelism", fmt.Sprint(cfg.Parallelism), "default subtasks per node")
-	add("max-parallelism", fmt.Sprint(cfg.MaxParallelism), "key groups; keep it for the life of the state")
-	add("checkpoint.mode", cfg.Checkpoint.Mode, "exactly-once, at-least-once or none")
-	add("checkpoint.interval", cfg.Checkpoint.Interval.String(), "time between checkpoints")
-	add("checkpoint.timeout", cfg.Checkpoint.Timeout.String(), "a checkpoint not done by then is given up")
-	add("checkpoint.min-pause", cfg.Checkpoint.MinPause.String(), "least time between two checkpoints")
-	add("checkpoint.retain", fmt.Sprint(cfg.Checkpoint.Retain), "completed checkpoints kept")
-	add("checkpoint.dir", cfg.Checkpoint.Dir, "same as --checkpoint-dir")
-	rs := cfg.Restart
-	add("restart.strategy", rs.Strategy, "fixed-delay, failure-rate, exponential-backoff or none")
-	add("restart.attempts", fmt.Sprint(rs.Attempts), "restarts allowed by fixed-delay and exponential-backoff; 0 for no limit")
-	add("restart.delay", rs.Delay.String(), "wait before a restart (the first, for exponential-backoff)")
-	add("restart.max-delay", rs.MaxDelay.String(), "exponential-backoff: longest wait")
-	add("restart.multiplier", fmt.Sprint(rs.Multiplier), "exponential-backoff: growth of the wait per failure")
-	add("restart.max-failures", fmt.Sprint(rs.MaxFailures), "failure-rate: failures within restart.interval before giving up")
-	add("restart.interval", rs.Interval.String(), "failure-rate: the window failures are counted in")
+	for _, st := range settings.Overridable() {
+		f, ok := cfg.Field(st.Path)
+		if !ok {
+			continue
+		}
+		add(st.Path, fmt.Sprint(f.Interface()), st.Help)
+	}
 	for _, n := range cfg.Nodes {
 		prefix := n.Section + "." + n.Name + "."
 		p := "default"
@@ -395,19 +383,19 @@ Settings for --set (compiled value in brackets):
 			// A fused node has its head's parallelism: --set refuses it.
 			add(prefix+"parallelism", p, "subtasks of "+n.Name)
 		}
-		var conn *catalog.Connector
-		if conn = n.Catalog(); conn == nil {
+		conn := n.Catalog()
+		if conn == nil {
 			continue
 		}
 		for _, o := range conn.Options {
 			if o.Static || n.Format != "" && !o.AppliesTo(n.Format) {
 				continue
 			}
-			v, ok := n.Options[o.Name]
+			v, ok := n.Options[o.Path]
 			if !ok {
 				v = o.Default
 			}
-			add(prefix+o.Name, v, o.Doc)
+			add(prefix+o.Path, v, o.Help)
 		}
 	}
 	fmt.Fprintln(w, strings.Join(lines, "\n"))
