@@ -285,6 +285,9 @@ func (g *gen) config(f *jen.File) {
 				jen.Id("IdleTimeout"):       durationCode(ts.IdleTimeout),
 			})))
 		}
+		if n.KeyType != nil {
+			kv = append(kv, field("KeySchema", jen.Id(g.global("%sKeySchema", n))), field("ValueSchema", jen.Id(g.global("%sValueSchema", n))))
+		}
 		if len(n.Options) > 0 {
 			opts := jen.Dict{}
 			for _, o := range n.Options {
@@ -300,6 +303,7 @@ func (g *gen) config(f *jen.File) {
 	f.Var().Id(config).Op("=").Op("&").Qual(runtimePath, "Config").Custom(multi,
 		field("Name", jen.Lit(p.Name)),
 		field("Source", jen.Lit(p.Source)),
+		field("Fingerprint", jen.Lit(g.fingerprint())),
 		field("Parallelism", jen.Lit(p.Parallelism)),
 		field("MaxParallelism", jen.Lit(p.MaxParallelism)),
 		field("Checkpoint", jen.Qual(runtimePath, "CheckpointConfig").Custom(multi,

@@ -1,6 +1,7 @@
 package codegen
 
 import (
+	"crypto/sha256"
 	"fmt"
 
 	"github.com/dave/jennifer/jen"
@@ -19,6 +20,35 @@ func (g *gen) keyedValue(n *ir.Node) *ir.Type {
 		return reduceAccType(n.In())
 	}
 	return g.stateValue(n)
+}
+
+// stateSchemas are the schemas of a keyed node's key and state, as
+// checkpoints record them: a join's state schema is its two sides'.
+func (g *gen) stateSchemas(n *ir.Node) (key, value string) {
+	value = schema(g.keyedValue(n))
+	if n.Kind == ir.Join {
+		value += " + " + schema(g.p.Nodes[n.Inputs[1].From].Out)
+	}
+	return schema(n.KeyType), value
+}
+
+// fingerprint identifies the job's topology and state: every node's uid,
+// kind, connector, format, inputs and state schemas. A checkpoint records
+// it; a run whose fingerprint differs checks in detail what changed.
+func (g *gen) fingerprint() string {
+	h := sha256.New()
+	for _, n := range g.p.Nodes {
+		fmt.Fprintf(h, "%s %s %s %s %s", n.UID, n.Kind, section(n), n.Connector, n.Format)
+		for _, e := range n.Inputs {
+			fmt.Fprintf(h, " <%s.%s", g.p.Nodes[e.From].UID, e.Side)
+		}
+		if n.KeyType != nil {
+			key, value := g.stateSchemas(n)
+			fmt.Fprintf(h, " [%s] %s", key, value)
+		}
+		h.Write([]byte{'\n'})
+	}
+	return fmt.Sprintf("%x", h.Sum(nil)[:12])
 }
 
 // reduceAccType is runtime.ReduceAcc[T] as an IR type, so that the codec
@@ -56,13 +86,10 @@ func (g *gen) keyedFuncs(f *jen.File) {
 			b.Return(jen.Id("h"))
 		})
 		val := g.keyedValue(n)
-		valueSchema := schema(val)
-		if n.Kind == ir.Join {
-			valueSchema += " + " + schema(g.p.Nodes[n.Inputs[1].From].Out)
-		}
+		keySchema, valueSchema := g.stateSchemas(n)
 		f.Comment(fmt.Sprintf("The schema of the state of %q, recorded in every checkpoint.", n.Name))
 		f.Const().Defs(
-			jen.Id(g.global("%sKeySchema", n)).Op("=").Lit(schema(key)),
+			jen.Id(g.global("%sKeySchema", n)).Op("=").Lit(keySchema),
 			jen.Id(g.global("%sValueSchema", n)).Op("=").Lit(valueSchema),
 		)
 		encodeKey, decodeKey := g.global("encode%sKey", n), g.global("decode%sKey", n)

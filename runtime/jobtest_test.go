@@ -88,6 +88,8 @@ type sumJob struct {
 	events *events.Writer
 	// ckptDir is the checkpoint directory; "" for sumCkptDir.
 	ckptDir string
+	// configure, if set, changes the settings before they are resolved.
+	configure func(*config.Config)
 }
 
 // defaultSumJob is a job of p subtasks that takes at least three
@@ -129,6 +131,9 @@ func (o *sumJob) config(t testing.TB) *Config {
 			{Name: "sum", UID: "sum", Kind: "aggregate", Section: "operators", Parallelism: o.sumP, ParallelismSet: o.sumP != 0},
 			{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "sum", Connector: "file", Options: map[string]string{"path": sumOutDir}},
 		},
+	}
+	if o.configure != nil {
+		o.configure(cfg)
 	}
 	if err := cfg.Resolve(); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
 	"github.com/pipegen/pipegen/runtime/events"
+	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/job"
 	"github.com/pipegen/pipegen/runtime/internal/keygroup"
@@ -192,8 +193,16 @@ func TestCrashRecovery(t *testing.T) {
 // and returns what a crash then leaves, with the newest complete one.
 func stoppedRun(t *testing.T) (o *sumJob, crashed *vfs.MemFS, newest int64) {
 	t.Helper()
+	return stoppedRunConfigured(t, nil)
+}
+
+// stoppedRunConfigured is stoppedRun of the job with its settings changed
+// by configure.
+func stoppedRunConfigured(t *testing.T, configure func(*config.Config)) (o *sumJob, crashed *vfs.MemFS, newest int64) {
+	t.Helper()
 	mem := vfs.NewMem()
 	o = defaultSumJob(2, mem)
+	o.configure = configure
 	o.pauses = []uint64{40, 120, 200, 280}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -639,5 +648,69 @@ func TestStopAtCheckpoint(t *testing.T) {
 	o.checkOutput(t, mem)
 	if h := hiddenFiles(mem); len(h) > 0 {
 		t.Errorf("hidden files left: %v", h)
+	}
+}
+
+// TestCheckpointOfAnotherJobRefused: a job started on the checkpoint
+// directory of another one refuses to resume from its checkpoints, saying
+// what to do, and touches nothing.
+func TestCheckpointOfAnotherJobRefused(t *testing.T) {
+	o, crashed, _ := stoppedRun(t)
+	before := outputFiles(t, crashed)
+	other := *o
+	other.fs, other.ctx, other.hook = crashed, nil, nil
+	other.configure = func(c *config.Config) { c.Name = "other" }
+	r := other.run(t)
+	var fatal *fault.Fatal
+	want := "it is a checkpoint of job sum, not of other: two jobs share the checkpoint directory /ckpt"
+	if !errors.As(r.err, &fatal) || !strings.Contains(r.err.Error(), want) || !strings.Contains(r.err.Error(), "run --fresh") {
+		t.Fatalf("Run = %v, want a fatal error with %q and run --fresh", r.err, want)
+	}
+	if after := outputFiles(t, crashed); !maps.EqualFunc(before, after, bytes.Equal) {
+		t.Errorf("the refused run changed the committed output")
+	}
+}
+
+// TestChangedStateTypeRefused: the same job with the type of its state
+// changed (an int64 count that became uint64; a key that became a
+// string) refuses to resume, naming the node and the types, before any
+// state is decoded; a field added at the end resumes.
+func TestChangedStateTypeRefused(t *testing.T) {
+	const acc = "example.com/sum.Acc{1 Count int64}"
+	cases := []struct {
+		name, key, value, want string
+	}{
+		{"int64 to uint64", "int64", "example.com/sum.Acc{1 Count uint64}", `the state of "sum" (uid sum) in checkpoint 3 cannot be read by this version: sum.Acc.Count was int64 in the checkpoint and is uint64 now`},
+		{"key type", "string", acc, `the key of "sum" (uid sum) was int64 in checkpoint 3 and is string now`},
+		{"field added", "int64", "example.com/sum.Acc{1 Count int64; 2 Last string}", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o, base, newest := stoppedRunConfigured(t, func(c *config.Config) {
+				c.Fingerprint, c.Nodes[sumSum].KeySchema, c.Nodes[sumSum].ValueSchema = "v1", "int64", acc
+			})
+			if newest != 3 {
+				t.Fatalf("stopped after checkpoint %d, want 3", newest)
+			}
+			next := *o
+			next.fs, next.ctx, next.hook = base.CrashClone(), nil, nil
+			next.configure = func(c *config.Config) {
+				c.Fingerprint, c.Nodes[sumSum].KeySchema, c.Nodes[sumSum].ValueSchema = "v2", tc.key, tc.value
+			}
+			r := next.run(t)
+			if tc.want == "" {
+				if r.err != nil {
+					t.Fatalf("Run = %v, want it to resume", r.err)
+				}
+				if !strings.Contains(r.log.String(), "the job changed since checkpoint 3") {
+					t.Errorf("the log does not say the job changed:\n%s", r.log)
+				}
+				return
+			}
+			var fatal *fault.Fatal
+			if !errors.As(r.err, &fatal) || !strings.Contains(r.err.Error(), tc.want) {
+				t.Fatalf("Run = %v, want a fatal error with %q", r.err, tc.want)
+			}
+		})
 	}
 }

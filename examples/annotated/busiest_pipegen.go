@@ -39,6 +39,7 @@ func RunBusiest(args []string) int {
 var pipegenBusiestConfig = &runtime.Config{
 	Name:           "busiest",
 	Source:         "busiest.go",
+	Fingerprint:    "864ddd7e32bd3fd1a4b80fe9",
 	Parallelism:    2,
 	MaxParallelism: 128,
 	Checkpoint: runtime.CheckpointConfig{
@@ -61,7 +62,7 @@ var pipegenBusiestConfig = &runtime.Config{
 	StateBackend: "memory",
 	Nodes: []runtime.NodeConfig{
 		{Name: "demo", UID: "demo", Kind: "source", Section: "sources", Connector: "generator"},
-		{Name: "longest", UID: "longest", Kind: "reduce", Section: "operators"},
+		{Name: "longest", UID: "longest", Kind: "reduce", Section: "operators", KeySchema: pipegenBusiestLongestKeySchema, ValueSchema: pipegenBusiestLongestValueSchema},
 		{Name: "print", UID: "print", Kind: "sink", Section: "sinks", FusedWith: "longest", Connector: "stdout", Format: "lines"},
 	},
 }

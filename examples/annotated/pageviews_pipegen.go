@@ -39,6 +39,7 @@ func RunPageviews(args []string) int {
 var pipegenPageviewsConfig = &runtime.Config{
 	Name:           "pageviews",
 	Source:         "views.go",
+	Fingerprint:    "b7b245f15c12a74dd27fa0c4",
 	Parallelism:    2,
 	MaxParallelism: 128,
 	Checkpoint: runtime.CheckpointConfig{
@@ -66,7 +67,7 @@ var pipegenPageviewsConfig = &runtime.Config{
 		}},
 		{Name: "humans", UID: "humans", Kind: "filter", Section: "operators", FusedWith: "views"},
 		{Name: "visits", UID: "visits", Kind: "map", Section: "operators", FusedWith: "views"},
-		{Name: "per-page", UID: "per-page", Kind: "aggregate", Section: "operators"},
+		{Name: "per-page", UID: "per-page", Kind: "aggregate", Section: "operators", KeySchema: pipegenPageviewsPerPageKeySchema, ValueSchema: pipegenPageviewsPerPageValueSchema},
 		{Name: "pages", UID: "pages", Kind: "sink", Section: "sinks", FusedWith: "per-page", Connector: "file", Format: "jsonl", Options: map[string]string{"path": "out"}},
 	},
 }

@@ -18,6 +18,7 @@ import (
 var config = &runtime.Config{
 	Name:           "sales",
 	Source:         "golden/csv-reduce/pipeline.yaml",
+	Fingerprint:    "4bc5dfaa185eeabd4aea9668",
 	Parallelism:    2,
 	MaxParallelism: 16,
 	Checkpoint: runtime.CheckpointConfig{
@@ -40,7 +41,7 @@ var config = &runtime.Config{
 	StateBackend: "memory",
 	Nodes: []runtime.NodeConfig{
 		{Name: "sales", UID: "sales", Kind: "source", Section: "sources", Connector: "file", Format: "csv", Options: map[string]string{"path": "sales.csv"}},
-		{Name: "totals", UID: "totals", Kind: "reduce", Section: "operators"},
+		{Name: "totals", UID: "totals", Kind: "reduce", Section: "operators", KeySchema: totalsKeySchema, ValueSchema: totalsValueSchema},
 		{Name: "report", UID: "report", Kind: "map", Section: "operators", FusedWith: "totals"},
 		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "totals", Connector: "file", Format: "lines", Options: map[string]string{"path": "report"}},
 	},

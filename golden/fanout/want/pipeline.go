@@ -17,6 +17,7 @@ import (
 var config = &runtime.Config{
 	Name:           "fanout",
 	Source:         "golden/fanout/pipeline.yaml",
+	Fingerprint:    "d7e7583076f2d8e11275825c",
 	Parallelism:    2,
 	MaxParallelism: 128,
 	Checkpoint: runtime.CheckpointConfig{
@@ -42,7 +43,7 @@ var config = &runtime.Config{
 		{Name: "large", UID: "large", Kind: "filter", Section: "operators", Parallelism: 3},
 		{Name: "described", UID: "described", Kind: "map", Section: "operators"},
 		{Name: "lines", UID: "lines", Kind: "flatmap", Section: "operators", FusedWith: "orders"},
-		{Name: "by-size", UID: "by-size", Kind: "aggregate", Section: "operators"},
+		{Name: "by-size", UID: "by-size", Kind: "aggregate", Section: "operators", KeySchema: bySizeKeySchema, ValueSchema: bySizeValueSchema},
 		{Name: "large-orders", UID: "large-orders", Kind: "sink", Section: "sinks", FusedWith: "described", Connector: "file", Format: "lines", Options: map[string]string{"path": "large"}},
 		{Name: "tallies", UID: "tallies", Kind: "sink", Section: "sinks", FusedWith: "by-size", Connector: "stdout", Format: "jsonl"},
 	},

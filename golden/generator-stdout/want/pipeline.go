@@ -15,6 +15,7 @@ import (
 var config = &runtime.Config{
 	Name:           "readings",
 	Source:         "golden/generator-stdout/pipeline.yaml",
+	Fingerprint:    "20e461dcc4c5968b10df6c8c",
 	Parallelism:    1,
 	MaxParallelism: 128,
 	Checkpoint: runtime.CheckpointConfig{

@@ -17,6 +17,7 @@ import (
 var config = &runtime.Config{
 	Name:           "clicks",
 	Source:         "golden/jsonl-union/pipeline.yaml",
+	Fingerprint:    "eb65abe02299b5f026ff65c1",
 	Parallelism:    2,
 	MaxParallelism: 128,
 	Checkpoint: runtime.CheckpointConfig{
@@ -45,7 +46,7 @@ var config = &runtime.Config{
 		}},
 		{Name: "all", UID: "all", Kind: "union", Section: "operators"},
 		{Name: "visits", UID: "visits", Kind: "map", Section: "operators", FusedWith: "all"},
-		{Name: "sections", UID: "sections", Kind: "aggregate", Section: "operators"},
+		{Name: "sections", UID: "sections", Kind: "aggregate", Section: "operators", KeySchema: sectionsKeySchema, ValueSchema: sectionsValueSchema},
 		{Name: "print", UID: "print", Kind: "sink", Section: "sinks", FusedWith: "sections", Connector: "stdout", Format: "jsonl"},
 	},
 }

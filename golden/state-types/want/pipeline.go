@@ -18,6 +18,7 @@ import (
 var config = &runtime.Config{
 	Name:           "statetypes",
 	Source:         "golden/state-types/pipeline.yaml",
+	Fingerprint:    "cdfa4efa4b7ffe7e9c3fec91",
 	Parallelism:    2,
 	MaxParallelism: 128,
 	Checkpoint: runtime.CheckpointConfig{
@@ -41,9 +42,9 @@ var config = &runtime.Config{
 	Nodes: []runtime.NodeConfig{
 		{Name: "events", UID: "events", Kind: "source", Section: "sources", Parallelism: 1, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "events.jsonl"}},
 		{Name: "paced", UID: "paced", Kind: "map", Section: "operators", Parallelism: 1, FusedWith: "events"},
-		{Name: "accs", UID: "accs", Kind: "aggregate", Section: "operators"},
+		{Name: "accs", UID: "accs", Kind: "aggregate", Section: "operators", KeySchema: accsKeySchema, ValueSchema: accsValueSchema},
 		{Name: "readings", UID: "readings", Kind: "map", Section: "operators"},
-		{Name: "sensors", UID: "sensors", Kind: "reduce", Section: "operators"},
+		{Name: "sensors", UID: "sensors", Kind: "reduce", Section: "operators", KeySchema: sensorsKeySchema, ValueSchema: sensorsValueSchema},
 		{Name: "sensor-lines", UID: "sensor-lines", Kind: "map", Section: "operators", FusedWith: "sensors"},
 		{Name: "acc-out", UID: "acc-out", Kind: "sink", Section: "sinks", FusedWith: "accs", Connector: "file", Format: "lines", Options: map[string]string{"path": "accs"}},
 		{Name: "sensor-out", UID: "sensor-out", Kind: "sink", Section: "sinks", FusedWith: "sensors", Connector: "file", Format: "lines", Options: map[string]string{"path": "sensors"}},

@@ -17,6 +17,7 @@ import (
 var config = &runtime.Config{
 	Name:           "wordcount",
 	Source:         "golden/wordcount/pipeline.yaml",
+	Fingerprint:    "5d308c06a16af6f601175937",
 	Parallelism:    2,
 	MaxParallelism: 128,
 	Checkpoint: runtime.CheckpointConfig{
@@ -40,7 +41,7 @@ var config = &runtime.Config{
 	Nodes: []runtime.NodeConfig{
 		{Name: "lines", UID: "lines", Kind: "source", Section: "sources", Connector: "file", Format: "lines", Options: map[string]string{"path": "input.txt"}},
 		{Name: "words", UID: "words", Kind: "flatmap", Section: "operators", FusedWith: "lines"},
-		{Name: "counts", UID: "counts", Kind: "aggregate", Section: "operators"},
+		{Name: "counts", UID: "counts", Kind: "aggregate", Section: "operators", KeySchema: countsKeySchema, ValueSchema: countsValueSchema},
 		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "counts", Connector: "file", Format: "jsonl", Options: map[string]string{"path": "out"}},
 	},
 }

@@ -209,6 +209,7 @@ func (c *coordinator) complete(cur *inflight) error {
 	m := &storage.Manifest{
 		ID:             cur.id,
 		Job:            cfg.Name,
+		Fingerprint:    cfg.Fingerprint,
 		Time:           time.Now().UTC(),
 		Final:          cur.final,
 		Mode:           cfg.Checkpoint.Mode,
@@ -216,11 +217,16 @@ func (c *coordinator) complete(cur *inflight) error {
 	}
 	var stateSize int64
 	for _, n := range cfg.Nodes {
-		ns := storage.NodeState{UID: n.UID, Name: n.Name, Kind: n.Kind, Parallelism: n.Parallelism, Connector: n.Connector}
+		ns := storage.NodeState{UID: n.UID, Name: n.Name, Kind: n.Kind, Parallelism: n.Parallelism, Connector: n.Connector,
+			KeySchema: n.KeySchema, ValueSchema: n.ValueSchema}
 		if got := cur.nodes[n.UID]; got != nil {
 			ns.Files, ns.Sources, ns.Sinks, ns.Subtasks = got.Files, got.Sources, got.Sinks, got.Subtasks
 			sortBySubtask(ns.Subtasks, func(s storage.SubtaskState) int { return s.Subtask })
-			ns.KeySchema, ns.ValueSchema = got.KeySchema, got.ValueSchema
+			if ns.KeySchema == "" {
+				// Settings built without the compiler (tests) have no
+				// schemas: the snapshots tell them.
+				ns.KeySchema, ns.ValueSchema = got.KeySchema, got.ValueSchema
+			}
 			sortBySubtask(ns.Files, func(f storage.StateFile) int { return f.Subtask })
 			sortBySubtask(ns.Sources, func(s storage.SourceState) int { return s.Subtask })
 			sortBySubtask(ns.Sinks, func(s storage.SinkState) int { return s.Subtask })

@@ -26,7 +26,11 @@ const (
 type Config struct {
 	Name string
 	// Source is the pipeline file the program was generated from.
-	Source         string
+	Source string
+	// Fingerprint identifies the job's topology and state schemas: a
+	// checkpoint records it, and a run whose fingerprint differs checks
+	// in detail whether it can resume.
+	Fingerprint    string
 	Parallelism    int `setting:"parallelism"`
 	MaxParallelism int `setting:"max-parallelism"`
 	Checkpoint     CheckpointConfig
@@ -92,6 +96,9 @@ type NodeConfig struct {
 	// head): a fused node runs in its head's goroutine, so it has the
 	// head's parallelism.
 	FusedWith string
+	// KeySchema and ValueSchema describe a keyed node's key and state
+	// types, field ids included (package schema reads them).
+	KeySchema, ValueSchema string
 }
 
 // Option returns a connector option's value (defaults included once the
