@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -19,38 +20,62 @@ import (
 	"github.com/pipegen/pipegen/ir"
 )
 
-// Result is a compiled pipeline: its IR and its generated files.
+// Result is a compiled pipeline: its IR, its generated files, and the
+// warnings the compiler printed about it.
 type Result struct {
-	IR    *ir.Pipeline
-	Files []codegen.File
+	IR       *ir.Pipeline
+	Files    []codegen.File
+	Warnings *diag.List
+}
+
+// Stderr is where the compiler prints its warnings ("file:line:col:
+// warning: ..."), which stop nothing: Check, Generate, CheckPackage and
+// GeneratePackage print them once the pipeline has no errors. (With errors,
+// the *diag.List they return holds the warnings too.)
+var Stderr io.Writer = os.Stderr
+
+// warn prints the warnings of a list that holds no errors, with paths
+// relative to the working directory.
+func warn(l *diag.List) {
+	if l.Len() > 0 {
+		wd, _ := os.Getwd()
+		fmt.Fprint(Stderr, l.Format(wd))
+	}
 }
 
 // Check parses and type-checks the pipeline file at path. The returned
 // error is a *diag.List when the pipeline has problems.
 func Check(path string) (*ir.Pipeline, error) {
+	p, _, err := check(path)
+	return p, err
+}
+
+// check is Check, returning the warnings it printed too.
+func check(path string) (*ir.Pipeline, *diag.List, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read pipeline: %w", err)
+		return nil, nil, fmt.Errorf("cannot read pipeline: %w", err)
 	}
 	spec, diags := dsl.ParseYAML(path, data)
 	if spec.Version == 0 {
 		// Not YAML, or another version: nothing more can be checked.
-		return nil, diags
+		return nil, nil, diags
 	}
 	// Resolve even when the structure has problems, so that the user sees
 	// every problem at once; the resolver skips what it cannot check.
 	p, more := dsl.Resolve(spec)
 	diags.Append(more)
-	if diags.Len() > 0 {
-		return nil, diags
+	if diags.HasErrors() {
+		return nil, nil, diags
 	}
-	return p, nil
+	warn(diags)
+	return p, diags, nil
 }
 
 // Generate compiles the pipeline file at path into Go source, whose
 // headers record opts.
 func Generate(path string, opts Options) (*Result, error) {
-	p, err := Check(path)
+	p, warnings, err := check(path)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +83,7 @@ func Generate(path string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{IR: p, Files: files}, nil
+	return &Result{IR: p, Files: files, Warnings: warnings}, nil
 }
 
 // DumpIR renders the IR as indented JSON, for debugging and for comparing

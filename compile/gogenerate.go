@@ -97,9 +97,10 @@ func checkPackage(dir string) (*Package, error) {
 			pk.Pipelines = append(pk.Pipelines, &Result{IR: p})
 		}
 	}
-	if diags.Len() > 0 {
+	if diags.HasErrors() {
 		return nil, diags
 	}
+	warn(diags)
 	pk.annotations = a
 	return pk, nil
 }

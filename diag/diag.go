@@ -4,6 +4,11 @@
 // The front ends and the type checker collect all problems before giving up,
 // so a user fixes a pipeline in one round instead of one error at a time.
 //
+// A diagnostic is an error or a warning. An error stops the compiler; a
+// warning, printed as "file:line:col: warning: message", points at a
+// pipeline that compiles and runs but probably not as its author means
+// (its output changes from run to run, say), and stops nothing.
+//
 // A diagnostic carries its structure beside its text: what kind of problem
 // it is, the key it is about (a path of the settings table, such as
 // checkpoint.interval or window.every) and the node. The text is written by
@@ -58,6 +63,18 @@ const (
 	Type        Kind = "type"        // a Go type that cannot be used where it is
 	Unsupported Kind = "unsupported" // valid, but not supported yet
 	GoPackage   Kind = "go-package"  // the user's Go package does not load
+	// Order is a warning: records of one key may reach a keyed node in
+	// another order on every run.
+	Order Kind = "order"
+)
+
+// Severity says whether a diagnostic stops the compiler.
+type Severity int
+
+// The severities; the zero value is Error.
+const (
+	Error   Severity = iota // the pipeline cannot be compiled
+	Warning                 // it compiles, but probably does not do what its author means
 )
 
 // Diagnostic is one problem at one position.
@@ -73,13 +90,19 @@ type Diagnostic struct {
 	Node string
 	// Msg is the message, written in the syntax of the front end.
 	Msg string
+	// Severity is Error (the zero value) or Warning.
+	Severity Severity
 }
 
 func (d Diagnostic) Error() string {
-	if s := d.Pos.String(); s != "" {
-		return s + ": " + d.Msg
+	msg := d.Msg
+	if d.Severity == Warning {
+		msg = "warning: " + msg
 	}
-	return d.Msg
+	if s := d.Pos.String(); s != "" {
+		return s + ": " + msg
+	}
+	return msg
 }
 
 // List collects diagnostics. The zero value is ready to use.
@@ -102,8 +125,19 @@ func (l *List) Append(other *List) {
 	}
 }
 
-// Len is the number of problems recorded.
+// Len is the number of problems recorded, warnings included.
 func (l *List) Len() int { return len(l.items) }
+
+// HasErrors reports whether any problem recorded is an error, not a
+// warning.
+func (l *List) HasErrors() bool {
+	for _, d := range l.items {
+		if d.Severity == Error {
+			return true
+		}
+	}
+	return false
+}
 
 // Items returns the diagnostics sorted by file, line and column; problems at
 // the same position keep the order they were found in. A problem found
@@ -112,11 +146,12 @@ func (l *List) Items() []Diagnostic {
 	type printed struct {
 		pos Pos
 		msg string
+		sev Severity
 	}
 	out := make([]Diagnostic, 0, len(l.items))
 	seen := make(map[printed]bool, len(l.items))
 	for _, d := range l.items {
-		if p := (printed{d.Pos, d.Msg}); !seen[p] {
+		if p := (printed{d.Pos, d.Msg, d.Severity}); !seen[p] {
 			seen[p] = true
 			out = append(out, d)
 		}
@@ -127,9 +162,10 @@ func (l *List) Items() []Diagnostic {
 	return out
 }
 
-// Err returns the list as an error, or nil when it is empty.
+// Err returns the list as an error, or nil when it holds no error (only
+// warnings, or nothing).
 func (l *List) Err() error {
-	if l.Len() == 0 {
+	if !l.HasErrors() {
 		return nil
 	}
 	return l
@@ -137,8 +173,9 @@ func (l *List) Err() error {
 
 func (l *List) Error() string { return l.Format("") }
 
-// Format renders one diagnostic per line. Absolute file names are shown
-// relative to dir when dir is not empty.
+// Format renders one diagnostic per line, errors and warnings in the order
+// of their positions. Absolute file names are shown relative to dir when
+// dir is not empty.
 func (l *List) Format(dir string) string {
 	var b strings.Builder
 	for _, d := range l.Items() {

@@ -114,6 +114,30 @@ func TestErr(t *testing.T) {
 	}
 }
 
+// TestWarnings checks that a warning prints as "file:line:col: warning:
+// message" among the errors, and that a list of warnings alone is no error.
+func TestWarnings(t *testing.T) {
+	var l diag.List
+	warning := diag.Diagnostic{Pos: diag.Pos{File: "p.yaml", Line: 14, Col: 18}, Kind: diag.Order, Key: "parallelism", Node: "wide", Msg: "parallelism 3 of \"wide\" spreads the records", Severity: diag.Warning}
+	l.Report(warning)
+	if l.HasErrors() || l.Err() != nil || l.Len() != 1 {
+		t.Errorf("a warning alone: HasErrors() = %v, Err() = %v, Len() = %d; want false, nil, 1", l.HasErrors(), l.Err(), l.Len())
+	}
+	if got, want := l.Format(""), "p.yaml:14:18: warning: parallelism 3 of \"wide\" spreads the records\n"; got != want {
+		t.Errorf("Format() = %q, want %q", got, want)
+	}
+	// The same message as an error is another diagnostic.
+	l.Report(diag.Diagnostic{Pos: warning.Pos, Msg: warning.Msg})
+	l.Add(diag.Pos{File: "p.yaml", Line: 2, Col: 1}, "an error")
+	if !l.HasErrors() || l.Err() == nil {
+		t.Errorf("with errors: HasErrors() = %v, Err() = %v; want true, the list", l.HasErrors(), l.Err())
+	}
+	want := []string{"p.yaml:2:1: an error", "p.yaml:14:18: warning: parallelism 3 of \"wide\" spreads the records", "p.yaml:14:18: parallelism 3 of \"wide\" spreads the records"}
+	if got := messages(l.Items()); !slices.Equal(got, want) {
+		t.Errorf("Items() =\n%q\nwant\n%q", got, want)
+	}
+}
+
 func TestAppend(t *testing.T) {
 	var a, b diag.List
 	a.Add(diag.Pos{File: "p.yaml", Line: 5, Col: 1}, "from a")

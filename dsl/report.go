@@ -161,7 +161,17 @@ type reporter struct {
 // addNode, *settings.Error), written in the reporter's syntax; the first
 // key they name is the diagnostic's Key.
 func (r *reporter) report(pos diag.Pos, kind diag.Kind, format string, args ...any) {
-	d := diag.Diagnostic{Pos: pos, Kind: kind, Node: r.nodeName}
+	r.diagnose(diag.Error, pos, kind, format, args...)
+}
+
+// warn records a warning at pos: the pipeline compiles, but probably does
+// not do what its author means. args are as for report.
+func (r *reporter) warn(pos diag.Pos, kind diag.Kind, format string, args ...any) {
+	r.diagnose(diag.Warning, pos, kind, format, args...)
+}
+
+func (r *reporter) diagnose(sev diag.Severity, pos diag.Pos, kind diag.Kind, format string, args ...any) {
+	d := diag.Diagnostic{Pos: pos, Kind: kind, Node: r.nodeName, Severity: sev}
 	args = slices.Clone(args)
 	for i, a := range args {
 		var path string

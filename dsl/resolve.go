@@ -15,7 +15,7 @@ import (
 
 // Resolve checks a spec against the user's Go package and builds the IR. It
 // reports every problem it can find in one pass; the IR is nil unless the
-// list is empty. Every value is checked against the settings table
+// list holds no error (it may hold warnings). Every value is checked against the settings table
 // (runtime/settings), and a missing one takes the table's default.
 func Resolve(spec *Spec) (*ir.Pipeline, *diag.List) {
 	syn := spec.syntax
@@ -24,7 +24,7 @@ func Resolve(spec *Spec) (*ir.Pipeline, *diag.List) {
 	}
 	r := &resolver{reporter: reporter{diags: &diag.List{}, syntax: syn}, spec: spec, byName: map[string]*rnode{}}
 	p := r.resolve()
-	if r.diags.Len() > 0 {
+	if r.diags.HasErrors() {
 		return nil, r.diags
 	}
 	return p, r.diags
@@ -59,6 +59,10 @@ type rnode struct {
 	// not trusted, so that one mistake does not cascade into many.
 	ok bool
 	ir *ir.Node
+	// par is the parallelism the node runs at as far as the compiler
+	// knows: its own, its input's for a node that inherits it, 0 for the
+	// pipeline's default (which run --parallelism may change).
+	par int
 }
 
 type rinput struct {
@@ -135,9 +139,10 @@ func (r *resolver) resolve() *ir.Pipeline {
 		n.ir.Pos = r.u.irPos(n.spec.Pos)
 		p.Nodes = append(p.Nodes, n.ir)
 	}
+	r.inheritParallelism()
 	for _, n := range r.order {
 		for _, in := range n.inputs {
-			e := ir.Edge{From: in.from.ir.ID, Side: in.side, Partition: r.partition(in.from, n)}
+			e := ir.Edge{From: in.from.ir.ID, Side: in.side, Partition: partition(in.from, n)}
 			switch {
 			case in.side == "late" && in.from.in != nil:
 				// Late records are the window's input records.
@@ -147,6 +152,9 @@ func (r *resolver) resolve() *ir.Pipeline {
 			}
 			n.ir.Inputs = append(n.ir.Inputs, e)
 		}
+	}
+	if !r.diags.HasErrors() {
+		r.warnReordering()
 	}
 	return p
 }
@@ -923,17 +931,4 @@ func csvProblem(t types.Type, u *userPackage) string {
 		}
 	}
 	return ""
-}
-
-// partition decides how records travel from one node to the next.
-func (r *resolver) partition(from, to *rnode) ir.Partition {
-	if to.ir.Kind.Stateful() {
-		return ir.Hash
-	}
-	if from.spec.Parallelism.V == to.spec.Parallelism.V {
-		// Both use the default, or both the same number: equal whatever
-		// --parallelism the program is run with.
-		return ir.Forward
-	}
-	return ir.Rebalance
 }

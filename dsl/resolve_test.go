@@ -37,17 +37,36 @@ func resolveFile(t *testing.T, path string) (*ir.Pipeline, *diag.List) {
 	return Resolve(spec)
 }
 
-// resolveOK resolves testdata/<name>/pipeline.yaml, which must be right.
+// resolveOK resolves testdata/<name>/pipeline.yaml, which must be right:
+// no errors, no warnings.
 func resolveOK(t *testing.T, name string) *ir.Pipeline {
 	t.Helper()
+	p, warnings := resolveWarned(t, name)
+	if len(warnings) > 0 {
+		t.Fatalf("Resolve(%s) warns:\n%s", name, strings.Join(warnings, "\n"))
+	}
+	return p
+}
+
+// resolveWarned resolves testdata/<name>/pipeline.yaml, which must have no
+// errors, and returns its IR and its warnings.
+func resolveWarned(t *testing.T, name string) (*ir.Pipeline, []string) {
+	t.Helper()
 	p, diags := resolveFile(t, filepath.Join("testdata", name, "pipeline.yaml"))
-	if diags.Len() > 0 {
+	if diags.HasErrors() {
 		t.Fatalf("Resolve(%s):\n%s", name, diags.Format(""))
 	}
 	if p == nil {
-		t.Fatalf("Resolve(%s) returned no IR and no diagnostics", name)
+		t.Fatalf("Resolve(%s) returned no IR and no errors", name)
 	}
-	return p
+	var warnings []string
+	for _, d := range diags.Items() {
+		if d.Severity != diag.Warning || d.Kind != diag.Order {
+			t.Errorf("Resolve(%s): %s: severity %v, kind %q; want a warning of kind order", name, d.Error(), d.Severity, d.Kind)
+		}
+		warnings = append(warnings, d.Error())
+	}
+	return p, warnings
 }
 
 func nodeNames(p *ir.Pipeline) []string {
@@ -86,7 +105,7 @@ func checkIndexes(t *testing.T, p *ir.Pipeline) {
 }
 
 func TestResolvePartitioning(t *testing.T) {
-	p := resolveOK(t, "partition")
+	p, _ := resolveWarned(t, "partition")
 	checkIndexes(t, p)
 	if p.Parallelism != 2 {
 		t.Errorf("pipeline parallelism %d, want 2", p.Parallelism)
@@ -100,22 +119,35 @@ func TestResolvePartitioning(t *testing.T) {
 		{"same", "src", 0, ir.Forward, "both use the default"},
 		{"wide", "same", 3, ir.Rebalance, "default to 3"},
 		{"wide2", "wide", 3, ir.Forward, "3 to 3"},
-		{"narrow", "wide2", 0, ir.Rebalance, "3 to the default"},
-		{"explicit", "narrow", 2, ir.Rebalance, "the default to 2, which the default equals only until run --parallelism changes it"},
+		{"narrow", "wide2", 0, ir.Forward, "a map without a parallelism of its own runs at its input's, 3"},
+		{"explicit", "narrow", 2, ir.Rebalance, "3 (inherited by narrow) to 2"},
 		{"counts", "explicit", 2, ir.Hash, "a keyed node, though both have 2"},
+		{"after", "counts", 0, ir.Forward, "a map runs at the parallelism of its keyed input, 2"},
+		{"inherited", "one", 0, ir.Forward, "a filter runs at its source's parallelism, 1"},
+		{"spread", "inherited", 4, ir.Rebalance, "1 (inherited) to 4"},
+		{"tally", "spread", 0, ir.Hash, "a keyed node"},
+		{"both", "after", 0, ir.Forward, "a union without a parallelism of its own passes each sender's records on in order"},
+		{"both", "one", 0, ir.Forward, "the same from a source at 1"},
+		{"merged", "after", 2, ir.Forward, "2 (inherited by after) to 2"},
+		{"merged", "one", 2, ir.Rebalance, "1 to 2"},
+		{"latest", "merged", 0, ir.Hash, "a keyed node"},
 		{"out", "counts", 2, ir.Forward, "2 to 2"},
+		{"tallies", "tally", 0, ir.Forward, "a sink runs at its input's parallelism, the default"},
+		{"all", "both", 0, ir.Forward, "a sink runs at its input's parallelism, the union's default"},
 	} {
 		n := node(t, p, tc.node)
 		if n.Parallelism != tc.parallelism {
-			t.Errorf("%s: parallelism %d, want %d", tc.node, n.Parallelism, tc.parallelism)
+			t.Errorf("%s: parallelism %d, want %d (inheriting one is not having one)", tc.node, n.Parallelism, tc.parallelism)
 		}
-		if len(n.Inputs) != 1 {
-			t.Errorf("%s: %d inputs, want 1", tc.node, len(n.Inputs))
+		var e *ir.Edge
+		for i := range n.Inputs {
+			if p.Nodes[n.Inputs[i].From].Name == tc.from {
+				e = &n.Inputs[i]
+			}
+		}
+		if e == nil {
+			t.Errorf("%s does not read from %s", tc.node, tc.from)
 			continue
-		}
-		e := n.Inputs[0]
-		if from := p.Nodes[e.From].Name; from != tc.from {
-			t.Errorf("%s reads from %s, want %s", tc.node, from, tc.from)
 		}
 		if e.Partition != tc.want {
 			t.Errorf("%s <- %s: partition %s, want %s (%s)", tc.node, tc.from, e.Partition, tc.want, tc.why)
@@ -129,8 +161,24 @@ func TestResolvePartitioning(t *testing.T) {
 	}
 }
 
+// TestResolveWarnsReordering checks the warnings of the partition fixture:
+// one at the parallelism of every node behind a rebalance edge whose
+// records reach an order-sensitive keyed node, none for spread, whose
+// records reach only an aggregate that emits once per key.
+func TestResolveWarnsReordering(t *testing.T) {
+	_, got := resolveWarned(t, "partition")
+	want := []string{
+		`testdata/partition/pipeline.yaml:18:18: warning: parallelism 3 of "wide" spreads the records of "same" over its subtasks, so reduce "counts" may see the records of a key in another order on every run: drop ` + "`parallelism: 3`" + ` to run "wide" at the parallelism of "same", fused behind it, or key the records before they reach "wide"`,
+		`testdata/partition/pipeline.yaml:29:18: warning: parallelism 2 of "explicit" spreads the records of "narrow" over its subtasks, so reduce "counts" may see the records of a key in another order on every run: drop ` + "`parallelism: 2`" + ` to run "explicit" at the parallelism of "narrow", fused behind it, or key the records before they reach "explicit"`,
+		`testdata/partition/pipeline.yaml:57:18: warning: parallelism 2 of "merged" spreads the records of "one" over its subtasks, so reduce "latest" may see the records of a key in another order on every run: drop ` + "`parallelism: 2`" + ` so that "merged" passes the records of each input subtask on in order, or key the records before they reach "merged"`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func TestResolveDefaults(t *testing.T) {
-	p := resolveOK(t, "partition")
+	p, _ := resolveWarned(t, "partition")
 	for _, n := range p.Nodes {
 		wantUID := n.Name
 		if n.Name == "counts" {
@@ -140,7 +188,10 @@ func TestResolveDefaults(t *testing.T) {
 			t.Errorf("%s: uid %q, want %q", n.Name, n.UID, wantUID)
 		}
 		wantEmit := ""
-		if n.Kind.Stateful() {
+		switch {
+		case n.Name == "tally":
+			wantEmit = "final"
+		case n.Kind.Stateful():
 			wantEmit = "update" // the default of keyed nodes
 		}
 		if n.Emit != wantEmit {
@@ -169,7 +220,8 @@ func TestResolveDefaults(t *testing.T) {
 
 func TestResolveOrder(t *testing.T) {
 	// Declaration order is kept when the graph allows it.
-	if got, want := nodeNames(resolveOK(t, "partition")), []string{"src", "same", "wide", "wide2", "narrow", "explicit", "counts", "out"}; !slices.Equal(got, want) {
+	partition, _ := resolveWarned(t, "partition")
+	if got, want := nodeNames(partition), []string{"src", "one", "same", "wide", "wide2", "narrow", "explicit", "counts", "after", "inherited", "spread", "tally", "both", "merged", "latest", "out", "tallies", "all"}; !slices.Equal(got, want) {
 		t.Errorf("partition: order %v, want the declaration order %v", got, want)
 	}
 	// b is declared before its input a: it moves after it, and nothing
@@ -294,7 +346,7 @@ func TestResolveNoAbsolutePaths(t *testing.T) {
 	for _, name := range []string{"shapes", "keys-ok", "partition"} {
 		rel := filepath.Join("testdata", name, "pipeline.yaml")
 		p, diags := resolveFile(t, filepath.Join(wd, rel))
-		if diags.Len() > 0 {
+		if diags.HasErrors() {
 			t.Fatalf("%s:\n%s", name, diags.Format(""))
 		}
 		abs := dumpJSON(t, p)
@@ -306,7 +358,7 @@ func TestResolveNoAbsolutePaths(t *testing.T) {
 		if !strings.Contains(abs, `"file": "dsl/testdata/`+name+`/`) {
 			t.Errorf("%s: the IR has no position relative to the module root:\n%s", name, abs)
 		}
-		if relJSON := dumpJSON(t, resolveOK(t, name)); relJSON != abs {
+		if rel, _ := resolveWarned(t, name); dumpJSON(t, rel) != abs {
 			t.Errorf("%s: the IR differs when the pipeline is named by a relative path", name)
 		}
 	}
@@ -314,8 +366,9 @@ func TestResolveNoAbsolutePaths(t *testing.T) {
 
 func TestResolveDeterministic(t *testing.T) {
 	for _, name := range []string{"shapes", "keys-ok", "partition", "order"} {
-		first := dumpJSON(t, resolveOK(t, name))
-		second := dumpJSON(t, resolveOK(t, name))
+		p1, _ := resolveWarned(t, name)
+		p2, _ := resolveWarned(t, name)
+		first, second := dumpJSON(t, p1), dumpJSON(t, p2)
 		if first != second {
 			t.Errorf("%s: two runs of Resolve differ:\n%s\n%s", name, first, second)
 		}

@@ -2,7 +2,9 @@
 // with a pipeline.yaml and the user's Go package, and want/ holds what the
 // compiler must produce for it: the generated program (main.go and
 // pipeline.go, which `go build ./...` compiles like any package), or
-// stderr.txt with the diagnostics of a pipeline that must fail.
+// stderr.txt with the diagnostics of a pipeline that must fail. A pipeline
+// that compiles with warnings has both: its program, and its warnings in
+// stderr.txt.
 //
 // A case with a run.txt is also built and run: run.txt holds the program's
 // arguments (one per line), files in input/ are copied into its working
@@ -16,6 +18,9 @@
 // Files named *_test.go in want/ are written by hand and left alone: tests
 // of the generated code in its own package, such as the round trips and
 // fuzz targets of the state serializers (`make fuzz` runs the fuzzers).
+//
+// determinism_test.go runs the running-totals program at several
+// parallelisms and checks that its output is the same every time.
 //
 // The cases of the annotation front end (annotated-*) have no
 // pipeline.yaml: their input is the Go package of the directory, with its

@@ -2,6 +2,7 @@ package golden
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +33,11 @@ func cases(t *testing.T) []string {
 	return names
 }
 
+func init() {
+	// Warnings are compared with want/stderr.txt, not printed.
+	compile.Stderr = io.Discard
+}
+
 // version is the version of pipegen the goldens record: fixed, so that
 // they stay the same from one release to the next.
 const version = "(devel)"
@@ -56,6 +62,10 @@ func TestGolden(t *testing.T) {
 			} else {
 				for _, f := range res.Files {
 					got[f.Name] = f.Content
+				}
+				if res.Warnings.Len() > 0 {
+					// Warnings stop nothing; stderr.txt pins them.
+					got["stderr.txt"] = []byte(res.Warnings.Format(wd))
 				}
 			}
 			// output.txt is the run's, and *_test.go files are written by

@@ -41,10 +41,10 @@ var config = &runtime.Config{
 	Nodes: []runtime.NodeConfig{
 		{Name: "orders", UID: "orders", Kind: "source", Section: "sources", Connector: "generator"},
 		{Name: "large", UID: "large", Kind: "filter", Section: "operators", Parallelism: 3},
-		{Name: "described", UID: "described", Kind: "map", Section: "operators"},
+		{Name: "described", UID: "described", Kind: "map", Section: "operators", FusedWith: "large"},
 		{Name: "lines", UID: "lines", Kind: "flatmap", Section: "operators", FusedWith: "orders"},
 		{Name: "by-size", UID: "by-size", Kind: "aggregate", Section: "operators", KeySchema: bySizeKeySchema, ValueSchema: bySizeValueSchema},
-		{Name: "large-orders", UID: "large-orders", Kind: "sink", Section: "sinks", FusedWith: "described", Connector: "file", Format: "lines", Options: map[string]string{"path": "large"}},
+		{Name: "large-orders", UID: "large-orders", Kind: "sink", Section: "sinks", FusedWith: "large", Connector: "file", Format: "lines", Options: map[string]string{"path": "large"}},
 		{Name: "tallies", UID: "tallies", Kind: "sink", Section: "sinks", FusedWith: "by-size", Connector: "stdout", Format: "jsonl"},
 	},
 }
@@ -64,16 +64,12 @@ const (
 // every chain.
 func build(j *runtime.Job) {
 	largeIn := runtime.NewInboxes[fan.Order](j, j.Parallelism(nodeLarge), j.Parallelism(nodeOrders))
-	describedIn := runtime.NewInboxes[fan.Order](j, j.Parallelism(nodeDescribed), j.Parallelism(nodeLarge))
 	bySizeIn := runtime.NewInboxes[fan.Line](j, j.Parallelism(nodeBySize), j.Parallelism(nodeLines))
 	for i := range j.Parallelism(nodeOrders) {
 		j.Go("orders", i, newOrdersChain(j, i, runtime.NewOut(j, largeIn, i), runtime.NewOut(j, bySizeIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeLarge) {
-		j.Go("large", i, newLargeChain(j, i, largeIn[i], runtime.NewOut(j, describedIn, i)).run)
-	}
-	for i := range j.Parallelism(nodeDescribed) {
-		j.Go("described", i, newDescribedChain(j, i, describedIn[i]).run)
+		j.Go("large", i, newLargeChain(j, i, largeIn[i]).run)
 	}
 	for i := range j.Parallelism(nodeBySize) {
 		j.Go("by-size", i, newBySizeChain(j, i, bySizeIn[i]).run)
@@ -171,19 +167,21 @@ func (c *ordersChain) end() {
 	c.task.Submit(s)
 }
 
-// largeChain is one subtask of filter "large".
+// largeChain is one subtask of filter "large" and the nodes fused with it: described, large-orders.
 type largeChain struct {
-	sub              int // the subtask's index
-	in               *runtime.Inbox[fan.Order]
-	largeToDescribed *runtime.Out[fan.Order] // to described, rebalance
+	sub             int           // the subtask's index
+	task            *runtime.Task // its part in checkpoints
+	in              *runtime.Inbox[fan.Order]
+	largeOrdersSink *runtime.FileSink[string]
 }
 
-func newLargeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Order], largeToDescribed *runtime.Out[fan.Order]) *largeChain {
+func newLargeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Order]) *largeChain {
 	c := &largeChain{
-		in:               in,
-		largeToDescribed: largeToDescribed,
-		sub:              sub,
+		in:   in,
+		sub:  sub,
+		task: j.Task(nodeLarge, sub),
 	}
+	c.largeOrdersSink = runtime.NewFileSink(j, nodeLargeOrders, sub, runtime.EncodeString)
 	return c
 }
 
@@ -191,7 +189,7 @@ func newLargeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Order], largeT
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *largeChain) run() {
-	c.in.Bind(nil, c.flush)
+	c.in.Bind(c.task, c.flush)
 	for {
 		m := c.in.Next()
 		switch m.Kind {
@@ -231,107 +229,33 @@ func (c *largeChain) toLarge(r fan.Order) {
 
 // emitLarge passes the records of "large" to described.
 func (c *largeChain) emitLarge(r fan.Order) {
-	c.largeToDescribed.Rebalance(r)
-}
-
-// flush hands partial batches downstream; the chain calls it when it has nothing
-// to do, and at least every runtime.Linger.
-func (c *largeChain) flush() {
-	c.largeToDescribed.Flush()
-}
-
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
-// barrier passes checkpoint barrier id downstream, after the records before it:
-// the chain has no state of its own to snapshot.
-func (c *largeChain) barrier(id int64) {
-	c.largeToDescribed.Barrier(id)
-}
-
-// end runs when the chain's input has ended: it emits what waited for the end, takes
-// the chain's part of the final checkpoint, and tells every receiver that nothing
-// follows.
-func (c *largeChain) end() {
-	c.largeToDescribed.End()
-}
-
-// describedChain is one subtask of map "described" and the nodes fused with it: large-orders.
-type describedChain struct {
-	sub             int           // the subtask's index
-	task            *runtime.Task // its part in checkpoints
-	in              *runtime.Inbox[fan.Order]
-	largeOrdersSink *runtime.FileSink[string]
-}
-
-func newDescribedChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Order]) *describedChain {
-	c := &describedChain{
-		in:   in,
-		sub:  sub,
-		task: j.Task(nodeDescribed, sub),
-	}
-	c.largeOrdersSink = runtime.NewFileSink(j, nodeLargeOrders, sub, runtime.EncodeString)
-	return c
-}
-
-// run takes records and control events from the inbox of "described" until every
-// input has ended. The inbox aligns barriers: one arrives here once it came from
-// every input, and the senders wait until Release.
-func (c *describedChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
-	}
-}
-
-// records passes a batch to "described". A panic in user code is reported with the
-// record that caused it; the deferred check costs nothing per record.
-func (c *describedChain) records(recs []fan.Order) {
-	i := 0
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, recs[i])
-		}
-	}()
-	for ; i < len(recs); i++ {
-		c.toDescribed(recs[i])
-	}
+	c.toDescribed(r)
 }
 
 // toDescribed is operator "described": map Describe, func(o Order) string.
-func (c *describedChain) toDescribed(r fan.Order) {
+func (c *largeChain) toDescribed(r fan.Order) {
 	c.emitDescribed(fan.Describe(r))
 }
 
 // emitDescribed passes the records of "described" to large-orders.
-func (c *describedChain) emitDescribed(r string) {
+func (c *largeChain) emitDescribed(r string) {
 	c.toLargeOrders(r)
 }
 
 // toLargeOrders is sink "large-orders": file sink, format lines.
-func (c *describedChain) toLargeOrders(r string) {
+func (c *largeChain) toLargeOrders(r string) {
 	c.largeOrdersSink.Write(r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
 // to do, and at least every runtime.Linger.
-func (c *describedChain) flush() {
+func (c *largeChain) flush() {
 	c.largeOrdersSink.Flush()
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
 // the records before it, and hands the snapshot to the writer.
-func (c *describedChain) barrier(id int64) {
+func (c *largeChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.largeOrdersSink.PreCommit(s, nodeLargeOrders)
 	c.task.Submit(s)
@@ -340,7 +264,7 @@ func (c *describedChain) barrier(id int64) {
 // end runs when the chain's input has ended: it emits what waited for the end, takes
 // the chain's part of the final checkpoint, and tells every receiver that nothing
 // follows.
-func (c *describedChain) end() {
+func (c *largeChain) end() {
 	s := c.task.Final()
 	c.largeOrdersSink.PreCommit(s, nodeLargeOrders)
 	c.largeOrdersSink.End()

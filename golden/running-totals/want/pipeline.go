@@ -40,7 +40,7 @@ var config = &runtime.Config{
 	StateBackend: "memory",
 	Nodes: []runtime.NodeConfig{
 		{Name: "orders", UID: "orders", Kind: "source", Section: "sources", Parallelism: 1, Connector: "generator"},
-		{Name: "priced", UID: "priced", Kind: "map", Section: "operators"},
+		{Name: "priced", UID: "priced", Kind: "map", Section: "operators", FusedWith: "orders"},
 		{Name: "running", UID: "running", Kind: "reduce", Section: "operators", KeySchema: runningKeySchema, ValueSchema: runningValueSchema},
 		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "running", Connector: "file", Format: "jsonl", Options: map[string]string{"path": "out"}},
 	},
@@ -57,33 +57,29 @@ const (
 // build wires one run of the job and starts the goroutine of every subtask of
 // every chain.
 func build(j *runtime.Job) {
-	pricedIn := runtime.NewInboxes[totals.Order](j, j.Parallelism(nodePriced), j.Parallelism(nodeOrders))
 	runningIn := runtime.NewInboxes[totals.Total](j, j.Parallelism(nodeRunning), j.Parallelism(nodePriced))
 	for i := range j.Parallelism(nodeOrders) {
-		j.Go("orders", i, newOrdersChain(j, i, runtime.NewOut(j, pricedIn, i)).run)
-	}
-	for i := range j.Parallelism(nodePriced) {
-		j.Go("priced", i, newPricedChain(j, i, pricedIn[i], runtime.NewOut(j, runningIn, i)).run)
+		j.Go("orders", i, newOrdersChain(j, i, runtime.NewOut(j, runningIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeRunning) {
 		j.Go("running", i, newRunningChain(j, i, runningIn[i]).run)
 	}
 }
 
-// ordersChain is one subtask of source "orders".
+// ordersChain is one subtask of source "orders" and the nodes fused with it: priced.
 type ordersChain struct {
-	sub            int           // the subtask's index
-	task           *runtime.Task // its part in checkpoints
-	src            *runtime.GeneratorSource[totals.Order]
-	ctl            *runtime.SourceCtl
-	ordersToPriced *runtime.Out[totals.Order] // to priced, rebalance
+	sub             int           // the subtask's index
+	task            *runtime.Task // its part in checkpoints
+	src             *runtime.GeneratorSource[totals.Order]
+	ctl             *runtime.SourceCtl
+	pricedToRunning *runtime.Out[totals.Total] // to running, hash
 }
 
-func newOrdersChain(j *runtime.Job, sub int, ordersToPriced *runtime.Out[totals.Order]) *ordersChain {
+func newOrdersChain(j *runtime.Job, sub int, pricedToRunning *runtime.Out[totals.Total]) *ordersChain {
 	c := &ordersChain{
-		ordersToPriced: ordersToPriced,
-		sub:            sub,
-		task:           j.Task(nodeOrders, sub),
+		pricedToRunning: pricedToRunning,
+		sub:             sub,
+		task:            j.Task(nodeOrders, sub),
 	}
 	c.src = runtime.NewGeneratorSource(j, nodeOrders, sub, totals.NextOrder)
 	c.ctl = c.src.Ctl()
@@ -115,13 +111,23 @@ func (c *ordersChain) run() {
 
 // emitOrders passes the records of "orders" to priced.
 func (c *ordersChain) emitOrders(r totals.Order) {
-	c.ordersToPriced.Rebalance(r)
+	c.toPriced(r)
+}
+
+// toPriced is operator "priced": map Price, func(o Order) Total.
+func (c *ordersChain) toPriced(r totals.Order) {
+	c.emitPriced(totals.Price(r))
+}
+
+// emitPriced passes the records of "priced" to running.
+func (c *ordersChain) emitPriced(r totals.Total) {
+	c.pricedToRunning.Hash(hashKeyRunning(totals.ByCustomer(r)), r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
 // to do, and at least every runtime.Linger.
 func (c *ordersChain) flush() {
-	c.ordersToPriced.Flush()
+	c.pricedToRunning.Flush()
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -129,7 +135,7 @@ func (c *ordersChain) flush() {
 func (c *ordersChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, nodeOrders)
-	c.ordersToPriced.Barrier(id)
+	c.pricedToRunning.Barrier(id)
 	c.task.Submit(s)
 }
 
@@ -139,90 +145,8 @@ func (c *ordersChain) barrier(id int64) {
 func (c *ordersChain) end() {
 	s := c.task.Final()
 	c.src.Snapshot(s, nodeOrders)
-	c.ordersToPriced.End()
-	c.task.Submit(s)
-}
-
-// pricedChain is one subtask of map "priced".
-type pricedChain struct {
-	sub             int // the subtask's index
-	in              *runtime.Inbox[totals.Order]
-	pricedToRunning *runtime.Out[totals.Total] // to running, hash
-}
-
-func newPricedChain(j *runtime.Job, sub int, in *runtime.Inbox[totals.Order], pricedToRunning *runtime.Out[totals.Total]) *pricedChain {
-	c := &pricedChain{
-		in:              in,
-		pricedToRunning: pricedToRunning,
-		sub:             sub,
-	}
-	return c
-}
-
-// run takes records and control events from the inbox of "priced" until every
-// input has ended. The inbox aligns barriers: one arrives here once it came from
-// every input, and the senders wait until Release.
-func (c *pricedChain) run() {
-	c.in.Bind(nil, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
-	}
-}
-
-// records passes a batch to "priced". A panic in user code is reported with the
-// record that caused it; the deferred check costs nothing per record.
-func (c *pricedChain) records(recs []totals.Order) {
-	i := 0
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, recs[i])
-		}
-	}()
-	for ; i < len(recs); i++ {
-		c.toPriced(recs[i])
-	}
-}
-
-// toPriced is operator "priced": map Price, func(o Order) Total.
-func (c *pricedChain) toPriced(r totals.Order) {
-	c.emitPriced(totals.Price(r))
-}
-
-// emitPriced passes the records of "priced" to running.
-func (c *pricedChain) emitPriced(r totals.Total) {
-	c.pricedToRunning.Hash(hashKeyRunning(totals.ByCustomer(r)), r)
-}
-
-// flush hands partial batches downstream; the chain calls it when it has nothing
-// to do, and at least every runtime.Linger.
-func (c *pricedChain) flush() {
-	c.pricedToRunning.Flush()
-}
-
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
-// barrier passes checkpoint barrier id downstream, after the records before it:
-// the chain has no state of its own to snapshot.
-func (c *pricedChain) barrier(id int64) {
-	c.pricedToRunning.Barrier(id)
-}
-
-// end runs when the chain's input has ended: it emits what waited for the end, takes
-// the chain's part of the final checkpoint, and tells every receiver that nothing
-// follows.
-func (c *pricedChain) end() {
 	c.pricedToRunning.End()
+	c.task.Submit(s)
 }
 
 // runningChain is one subtask of reduce "running" and the nodes fused with it: out.

@@ -43,7 +43,7 @@ var config = &runtime.Config{
 		{Name: "events", UID: "events", Kind: "source", Section: "sources", Parallelism: 1, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "events.jsonl"}},
 		{Name: "paced", UID: "paced", Kind: "map", Section: "operators", Parallelism: 1, FusedWith: "events"},
 		{Name: "accs", UID: "accs", Kind: "aggregate", Section: "operators", KeySchema: accsKeySchema, ValueSchema: accsValueSchema},
-		{Name: "readings", UID: "readings", Kind: "map", Section: "operators"},
+		{Name: "readings", UID: "readings", Kind: "map", Section: "operators", FusedWith: "events"},
 		{Name: "sensors", UID: "sensors", Kind: "reduce", Section: "operators", KeySchema: sensorsKeySchema, ValueSchema: sensorsValueSchema},
 		{Name: "sensor-lines", UID: "sensor-lines", Kind: "map", Section: "operators", FusedWith: "sensors"},
 		{Name: "acc-out", UID: "acc-out", Kind: "sink", Section: "sinks", FusedWith: "accs", Connector: "file", Format: "lines", Options: map[string]string{"path": "accs"}},
@@ -67,38 +67,34 @@ const (
 // every chain.
 func build(j *runtime.Job) {
 	accsIn := runtime.NewInboxes[statetypes.Event](j, j.Parallelism(nodeAccs), j.Parallelism(nodePaced))
-	readingsIn := runtime.NewInboxes[statetypes.Event](j, j.Parallelism(nodeReadings), j.Parallelism(nodePaced))
 	sensorsIn := runtime.NewInboxes[statetypes.Reading](j, j.Parallelism(nodeSensors), j.Parallelism(nodeReadings))
 	for i := range j.Parallelism(nodeEvents) {
-		j.Go("events", i, newEventsChain(j, i, runtime.NewOut(j, accsIn, i), runtime.NewOut(j, readingsIn, i)).run)
+		j.Go("events", i, newEventsChain(j, i, runtime.NewOut(j, accsIn, i), runtime.NewOut(j, sensorsIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeAccs) {
 		j.Go("accs", i, newAccsChain(j, i, accsIn[i]).run)
-	}
-	for i := range j.Parallelism(nodeReadings) {
-		j.Go("readings", i, newReadingsChain(j, i, readingsIn[i], runtime.NewOut(j, sensorsIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeSensors) {
 		j.Go("sensors", i, newSensorsChain(j, i, sensorsIn[i]).run)
 	}
 }
 
-// eventsChain is one subtask of source "events" and the nodes fused with it: paced.
+// eventsChain is one subtask of source "events" and the nodes fused with it: paced, readings.
 type eventsChain struct {
-	sub             int           // the subtask's index
-	task            *runtime.Task // its part in checkpoints
-	src             *runtime.FileSource[statetypes.Event]
-	ctl             *runtime.SourceCtl
-	pacedToAccs     *runtime.Out[statetypes.Event] // to accs, hash
-	pacedToReadings *runtime.Out[statetypes.Event] // to readings, rebalance
+	sub               int           // the subtask's index
+	task              *runtime.Task // its part in checkpoints
+	src               *runtime.FileSource[statetypes.Event]
+	ctl               *runtime.SourceCtl
+	pacedToAccs       *runtime.Out[statetypes.Event]   // to accs, hash
+	readingsToSensors *runtime.Out[statetypes.Reading] // to sensors, hash
 }
 
-func newEventsChain(j *runtime.Job, sub int, pacedToAccs *runtime.Out[statetypes.Event], pacedToReadings *runtime.Out[statetypes.Event]) *eventsChain {
+func newEventsChain(j *runtime.Job, sub int, pacedToAccs *runtime.Out[statetypes.Event], readingsToSensors *runtime.Out[statetypes.Reading]) *eventsChain {
 	c := &eventsChain{
-		pacedToAccs:     pacedToAccs,
-		pacedToReadings: pacedToReadings,
-		sub:             sub,
-		task:            j.Task(nodeEvents, sub),
+		pacedToAccs:       pacedToAccs,
+		readingsToSensors: readingsToSensors,
+		sub:               sub,
+		task:              j.Task(nodeEvents, sub),
 	}
 	c.src = runtime.NewFileSource(j, nodeEvents, sub, runtime.JSONFormat[statetypes.Event]())
 	c.ctl = c.src.Ctl()
@@ -141,14 +137,24 @@ func (c *eventsChain) toPaced(r statetypes.Event) {
 // emitPaced passes the records of "paced" to accs, readings.
 func (c *eventsChain) emitPaced(r statetypes.Event) {
 	c.pacedToAccs.Hash(hashKeyAccs(statetypes.ByKey(r)), r)
-	c.pacedToReadings.Rebalance(r)
+	c.toReadings(r)
+}
+
+// toReadings is operator "readings": map ToReading, func(e Event) Reading.
+func (c *eventsChain) toReadings(r statetypes.Event) {
+	c.emitReadings(statetypes.ToReading(r))
+}
+
+// emitReadings passes the records of "readings" to sensors.
+func (c *eventsChain) emitReadings(r statetypes.Reading) {
+	c.readingsToSensors.Hash(hashKeySensors(statetypes.BySensor(r)), r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
 // to do, and at least every runtime.Linger.
 func (c *eventsChain) flush() {
 	c.pacedToAccs.Flush()
-	c.pacedToReadings.Flush()
+	c.readingsToSensors.Flush()
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -157,7 +163,7 @@ func (c *eventsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, nodeEvents)
 	c.pacedToAccs.Barrier(id)
-	c.pacedToReadings.Barrier(id)
+	c.readingsToSensors.Barrier(id)
 	c.task.Submit(s)
 }
 
@@ -168,7 +174,7 @@ func (c *eventsChain) end() {
 	s := c.task.Final()
 	c.src.Snapshot(s, nodeEvents)
 	c.pacedToAccs.End()
-	c.pacedToReadings.End()
+	c.readingsToSensors.End()
 	c.task.Submit(s)
 }
 
@@ -276,88 +282,6 @@ func (c *accsChain) end() {
 	c.accOutSink.PreCommit(s, nodeAccOut)
 	c.accOutSink.End()
 	c.task.Submit(s)
-}
-
-// readingsChain is one subtask of map "readings".
-type readingsChain struct {
-	sub               int // the subtask's index
-	in                *runtime.Inbox[statetypes.Event]
-	readingsToSensors *runtime.Out[statetypes.Reading] // to sensors, hash
-}
-
-func newReadingsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Event], readingsToSensors *runtime.Out[statetypes.Reading]) *readingsChain {
-	c := &readingsChain{
-		in:                in,
-		readingsToSensors: readingsToSensors,
-		sub:               sub,
-	}
-	return c
-}
-
-// run takes records and control events from the inbox of "readings" until every
-// input has ended. The inbox aligns barriers: one arrives here once it came from
-// every input, and the senders wait until Release.
-func (c *readingsChain) run() {
-	c.in.Bind(nil, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
-	}
-}
-
-// records passes a batch to "readings". A panic in user code is reported with the
-// record that caused it; the deferred check costs nothing per record.
-func (c *readingsChain) records(recs []statetypes.Event) {
-	i := 0
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, recs[i])
-		}
-	}()
-	for ; i < len(recs); i++ {
-		c.toReadings(recs[i])
-	}
-}
-
-// toReadings is operator "readings": map ToReading, func(e Event) Reading.
-func (c *readingsChain) toReadings(r statetypes.Event) {
-	c.emitReadings(statetypes.ToReading(r))
-}
-
-// emitReadings passes the records of "readings" to sensors.
-func (c *readingsChain) emitReadings(r statetypes.Reading) {
-	c.readingsToSensors.Hash(hashKeySensors(statetypes.BySensor(r)), r)
-}
-
-// flush hands partial batches downstream; the chain calls it when it has nothing
-// to do, and at least every runtime.Linger.
-func (c *readingsChain) flush() {
-	c.readingsToSensors.Flush()
-}
-
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
-// barrier passes checkpoint barrier id downstream, after the records before it:
-// the chain has no state of its own to snapshot.
-func (c *readingsChain) barrier(id int64) {
-	c.readingsToSensors.Barrier(id)
-}
-
-// end runs when the chain's input has ended: it emits what waited for the end, takes
-// the chain's part of the final checkpoint, and tells every receiver that nothing
-// follows.
-func (c *readingsChain) end() {
-	c.readingsToSensors.End()
 }
 
 // sensorsChain is one subtask of reduce "sensors" and the nodes fused with it: sensor-lines, sensor-out.
