@@ -246,3 +246,41 @@ func TestBuildOutsideModule(t *testing.T) {
 		t.Errorf("Build without a module: %v, want advice to run go mod init", err)
 	}
 }
+
+// TestWarnings compiles a pipeline with a warning, as a pipeline file and
+// as directives: it compiles, the warning is printed on compile.Stderr in
+// the syntax of its front end, and Generate keeps it in Result.Warnings.
+func TestWarnings(t *testing.T) {
+	var printed bytes.Buffer
+	compile.Stderr = &printed
+	t.Cleanup(func() { compile.Stderr = os.Stderr })
+	dir := filepath.Join("testdata", "reorder")
+	file := filepath.Join(dir, "pipeline.yaml")
+	const spread = ` on "priced" spreads the records of "orders" over its subtasks, so reduce "running" may see each key's records in a different order from run to run: drop it to run "priced" at the parallelism of "orders", fused behind it, or key the records before "priced"` + "\n"
+	fromYAML := file + ":11:18: warning: `parallelism: 4`" + spread
+	if p, err := compile.Check(file); err != nil || p == nil {
+		t.Fatalf("Check(%s) = %v, %v; want the IR and no error: a warning stops nothing", file, p, err)
+	}
+	if got := printed.String(); got != fromYAML {
+		t.Errorf("Check printed:\n%s\nwant:\n%s", got, fromYAML)
+	}
+	printed.Reset()
+	res, err := compile.Generate(file, compile.Options{})
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	if got := printed.String(); got != fromYAML {
+		t.Errorf("Generate printed:\n%s\nwant:\n%s", got, fromYAML)
+	}
+	if got := res.Warnings.Format(""); got != fromYAML {
+		t.Errorf("Result.Warnings:\n%s\nwant:\n%s", got, fromYAML)
+	}
+	printed.Reset()
+	if _, err := compile.CheckPackage(dir); err != nil {
+		t.Fatalf("CheckPackage(%s): %v", dir, err)
+	}
+	fromGo := filepath.Join(dir, "reorder.go") + ":20:47: warning: parallelism=4" + spread
+	if got := printed.String(); got != fromGo {
+		t.Errorf("CheckPackage printed:\n%s\nwant:\n%s", got, fromGo)
+	}
+}

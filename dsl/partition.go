@@ -119,8 +119,8 @@ func (r *resolver) warnReordering() {
 		if n.ir.Kind == ir.Union {
 			fix = fmt.Sprintf("so that %q passes the records of each input subtask on in order", n.spec.Name.V)
 		}
-		r.warn(n.spec.Parallelism.Pos, diag.Order, "%v %d of %q spreads the records of %s over its subtasks, so %s may see the records of a key in another order on every run: drop %v %s, or key the records before they reach %q",
-			keyRef("parallelism"), n.ir.Parallelism, n.spec.Name.V, andList(spread), andList(reached), ex("parallelism", fmt.Sprint(n.ir.Parallelism)), fix, n.spec.Name.V)
+		r.warn(n.spec.Parallelism.Pos, diag.Order, "%v on %q spreads the records of %s over its subtasks, so %s may see each key's records in a different order from run to run: drop it %s, or key the records before %q",
+			ex("parallelism", fmt.Sprint(n.ir.Parallelism)), n.spec.Name.V, andList(spread), andList(reached), fix, n.spec.Name.V)
 	}
 }
 
