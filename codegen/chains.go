@@ -23,7 +23,10 @@ type crossEdge struct {
 }
 
 // fused reports whether node n runs in its input's goroutine: it has one
-// input, connected forward (equal parallelism, no repartitioning).
+// input, connected forward (no repartitioning: the same parallelism, or
+// none of its own, which makes a map, filter, flatmap or sink run at its
+// input's; see dsl/partition.go). At run time it has its head's
+// parallelism.
 func fused(n *ir.Node) bool {
 	return n.Kind != ir.Source && len(n.Inputs) == 1 && n.Inputs[0].Partition == ir.Forward
 }

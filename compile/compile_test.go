@@ -256,7 +256,7 @@ func TestWarnings(t *testing.T) {
 	t.Cleanup(func() { compile.Stderr = os.Stderr })
 	dir := filepath.Join("testdata", "reorder")
 	file := filepath.Join(dir, "pipeline.yaml")
-	const spread = ` on "priced" spreads the records of "orders" over its subtasks, so reduce "running" may see each key's records in a different order from run to run: drop it to run "priced" at the parallelism of "orders", fused behind it, or key the records before "priced"` + "\n"
+	const spread = ` on "priced" spreads the records of "orders" over its subtasks, so reduce "running" may see each key's records in a different order from run to run: drop it to run "priced" at the parallelism of "orders", fused behind it, or key the records before they are spread: a process keyed like "running" in place of "priced" keeps each key on one subtask` + "\n"
 	fromYAML := file + ":11:18: warning: `parallelism: 4`" + spread
 	if p, err := compile.Check(file); err != nil || p == nil {
 		t.Fatalf("Check(%s) = %v, %v; want the IR and no error: a warning stops nothing", file, p, err)

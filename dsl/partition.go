@@ -105,22 +105,25 @@ func (r *resolver) warnReordering() {
 		if len(spread) == 0 {
 			continue
 		}
+		var keyed []*rnode
 		var reached []string
 		for _, k := range keyedBehind(n, consumers) {
 			if orderSensitive(k) {
+				keyed = append(keyed, k)
 				reached = append(reached, fmt.Sprintf("%s %q", k.ir.Kind, k.spec.Name.V))
 			}
 		}
-		if len(reached) == 0 {
+		if len(keyed) == 0 {
 			continue
 		}
 		r.nodeName = n.spec.Name.V
-		fix := fmt.Sprintf("to run %q at the parallelism of %s, fused behind it", n.spec.Name.V, spread[0])
+		first := keyed[0]
+		fix := fmt.Sprintf("drop it to run %q at the parallelism of %s, fused behind it, or key the records before they are spread: a process keyed like %q in place of %q keeps each key on one subtask", n.spec.Name.V, spread[0], first.spec.Name.V, n.spec.Name.V)
 		if n.ir.Kind == ir.Union {
-			fix = fmt.Sprintf("so that %q passes the records of each input subtask on in order", n.spec.Name.V)
+			fix = fmt.Sprintf("drop it so that %q passes the records of each input subtask on in order", n.spec.Name.V)
 		}
-		r.warn(n.spec.Parallelism.Pos, diag.Order, "%v on %q spreads the records of %s over its subtasks, so %s may see each key's records in a different order from run to run: drop it %s, or key the records before %q",
-			ex("parallelism", fmt.Sprint(n.ir.Parallelism)), n.spec.Name.V, andList(spread), andList(reached), fix, n.spec.Name.V)
+		r.warn(n.spec.Parallelism.Pos, diag.Order, "%v on %q spreads the records of %s over its subtasks, so %s may see each key's records in a different order from run to run: %s",
+			ex("parallelism", fmt.Sprint(n.ir.Parallelism)), n.spec.Name.V, andList(spread), andList(reached), fix)
 	}
 }
 

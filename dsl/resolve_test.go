@@ -168,9 +168,9 @@ func TestResolvePartitioning(t *testing.T) {
 func TestResolveWarnsReordering(t *testing.T) {
 	_, got := resolveWarned(t, "partition")
 	want := []string{
-		"testdata/partition/pipeline.yaml:18:18: warning: `parallelism: 3` on \"wide\" spreads the records of \"same\" over its subtasks, so reduce \"counts\" may see each key's records in a different order from run to run: drop it to run \"wide\" at the parallelism of \"same\", fused behind it, or key the records before \"wide\"",
-		"testdata/partition/pipeline.yaml:29:18: warning: `parallelism: 2` on \"explicit\" spreads the records of \"narrow\" over its subtasks, so reduce \"counts\" may see each key's records in a different order from run to run: drop it to run \"explicit\" at the parallelism of \"narrow\", fused behind it, or key the records before \"explicit\"",
-		"testdata/partition/pipeline.yaml:57:18: warning: `parallelism: 2` on \"merged\" spreads the records of \"one\" over its subtasks, so reduce \"latest\" may see each key's records in a different order from run to run: drop it so that \"merged\" passes the records of each input subtask on in order, or key the records before \"merged\"",
+		"testdata/partition/pipeline.yaml:18:18: warning: `parallelism: 3` on \"wide\" spreads the records of \"same\" over its subtasks, so reduce \"counts\" may see each key's records in a different order from run to run: drop it to run \"wide\" at the parallelism of \"same\", fused behind it, or key the records before they are spread: a process keyed like \"counts\" in place of \"wide\" keeps each key on one subtask",
+		"testdata/partition/pipeline.yaml:29:18: warning: `parallelism: 2` on \"explicit\" spreads the records of \"narrow\" over its subtasks, so reduce \"counts\" may see each key's records in a different order from run to run: drop it to run \"explicit\" at the parallelism of \"narrow\", fused behind it, or key the records before they are spread: a process keyed like \"counts\" in place of \"explicit\" keeps each key on one subtask",
+		"testdata/partition/pipeline.yaml:57:18: warning: `parallelism: 2` on \"merged\" spreads the records of \"one\" over its subtasks, so reduce \"latest\" may see each key's records in a different order from run to run: drop it so that \"merged\" passes the records of each input subtask on in order",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

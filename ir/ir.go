@@ -96,7 +96,10 @@ type Node struct {
 	// UID identifies the node's state across versions of the pipeline.
 	UID  string `json:"uid"`
 	Kind Kind   `json:"kind"`
-	// Parallelism is the node's own setting; 0 means the pipeline default.
+	// Parallelism is the node's own setting, 0 for none: a map, filter,
+	// flatmap or sink without one runs at its input's parallelism (its
+	// input edge is forward, so it is fused behind it), any other node at
+	// the pipeline default.
 	Parallelism int    `json:"parallelism,omitempty"`
 	Inputs      []Edge `json:"inputs,omitempty"`
 	// Out is the type of the records the node emits; nil for sinks.
@@ -199,10 +202,14 @@ type Partition string
 
 // The partitionings.
 const (
-	// Forward sends subtask i's records to subtask i of the next node; it
-	// needs equal parallelism and lets codegen fuse the two nodes.
+	// Forward sends subtask i's records to subtask i of the next node (in
+	// general, every sender to one receiver), keeping their order; codegen
+	// fuses a node whose one input is forward behind that input.
 	Forward Partition = "forward"
-	// Rebalance spreads records round-robin over the next node's subtasks.
+	// Rebalance spreads records round-robin over the next node's subtasks,
+	// so records of one sender that meet again downstream (at a keyed
+	// node) do so in an order that changes from run to run. Only a node's
+	// own parallelism makes one.
 	Rebalance Partition = "rebalance"
 	// Hash sends each record to the subtask that owns its key group.
 	Hash Partition = "hash"

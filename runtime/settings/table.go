@@ -74,7 +74,7 @@ var table = []*Setting{
 		Help: "the node's name, unique in the pipeline"},
 	{Path: "uid", Scope: AnyNode, Kind: Name, Pattern: nodeUID, PatternDoc: "letters, digits, '_', '-' and '.', starting with a letter, digit or '_', at most 64 (it names the node's files in checkpoints)", DefaultDoc: "the node's name", Static: true,
 		Help: "the identity of the node's state across versions of the pipeline; unique"},
-	{Path: "parallelism", Scope: AnyNode, Kind: Int, Min: 1, Max: MaxParallelism, DefaultDoc: "the pipeline's parallelism",
+	{Path: "parallelism", Scope: AnyNode, Kind: Int, Min: 1, Max: MaxParallelism, DefaultDoc: "its input's for a map, filter, flatmap or sink (fused behind it), else the pipeline's parallelism",
 		Help: "subtasks of the node"},
 	{Path: "input", Scope: Operator | Sink, Kind: NodeRef, Pattern: nodeRef, PatternDoc: "a node's name, or NODE.late for its side output", Static: true,
 		Help: "the node the records come from (NODE.late: the records too late for NODE's windows)"},
