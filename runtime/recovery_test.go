@@ -237,7 +237,7 @@ func committedBy(t *testing.T, fsys vfs.FS, id int64) []string {
 	var names []string
 	for _, s := range m.Node("out").Sinks {
 		for seq := range s.NextSeq {
-			names = append(names, fmt.Sprintf("part-%d-%d", s.Subtask, seq))
+			names = append(names, fmt.Sprintf("part-%05d-%010d", s.Subtask, seq))
 		}
 	}
 	slices.Sort(names)

@@ -101,7 +101,9 @@ func (committer) Clean(fsys vfs.FS, n *config.NodeConfig, committed *storage.Nod
 }
 
 // parsePartName reads a sink file name: part-SUB-SEQ when committed,
-// .part-SUB-SEQ.inprogress or .part-SUB-SEQ.pending before.
+// .part-SUB-SEQ.inprogress or .part-SUB-SEQ.pending before. The numbers
+// may be zero-padded (partName) or not (what earlier versions wrote), so
+// that cleaning up recognises the files of either.
 func parsePartName(name string) (sub int, seq uint64, hidden, ok bool) {
 	base := name
 	if strings.HasPrefix(name, ".") {
@@ -125,8 +127,13 @@ func parsePartName(name string) (sub int, seq uint64, hidden, ok bool) {
 	}
 	s, err1 := strconv.Atoi(subText)
 	q, err2 := strconv.ParseUint(seqText, 10, 64)
-	if err1 != nil || err2 != nil {
+	if err1 != nil || err2 != nil || !digits(subText) || !digits(seqText) {
 		return 0, 0, false, false
 	}
 	return s, q, hidden, true
+}
+
+// digits reports whether s is decimal digits only: Atoi also takes a sign.
+func digits(s string) bool {
+	return strings.Trim(s, "0123456789") == ""
 }

@@ -93,14 +93,20 @@ func (s *Sink[T]) Write(v T) {
 	}
 }
 
-func (s *Sink[T]) partName(seq uint64) string {
-	return fmt.Sprintf("part-%d-%d", s.sub, seq)
+// partName is the committed name of file seq of sink subtask sub:
+// part-00003-0000000012. Both numbers are zero-padded so that a listing
+// sorted by name is in the order the files were written: the subtask to 5
+// digits (max-parallelism is at most 32768), the sequence number to 10
+// (a file per checkpoint, every second, for 300 years). A larger number
+// still parses, it only sorts out of order.
+func partName(sub int, seq uint64) string {
+	return fmt.Sprintf("part-%05d-%010d", sub, seq)
 }
 
 func (s *Sink[T]) open() {
 	s.curSeq = s.nextSeq
 	s.nextSeq++
-	name := s.partName(s.curSeq)
+	name := partName(s.sub, s.curSeq)
 	if s.transactional {
 		name = "." + name + ".inprogress"
 	}
@@ -136,7 +142,7 @@ func (s *Sink[T]) closeCurrent() {
 	if !s.transactional {
 		return
 	}
-	final := s.partName(s.curSeq)
+	final := partName(s.sub, s.curSeq)
 	s.pending = append(s.pending, pendingPart{
 		PendingFile: storage.PendingFile{Seq: s.curSeq, Pending: filepath.Join(s.dir, "."+final+".pending"), Final: filepath.Join(s.dir, final)},
 		inProgress:  filepath.Join(s.dir, "."+final+".inprogress"),
