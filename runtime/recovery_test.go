@@ -529,3 +529,35 @@ func TestRetain(t *testing.T) {
 	}
 	o.checkOutput(t, mem)
 }
+
+// TestResumeRemovesFilesOfUnknownSubtasks resumes, at sink parallelism
+// 2, from a checkpoint taken at 2, after a run at 4 that resumed from it
+// has committed files of subtasks 2 and 3 (as when the newer checkpoints
+// are damaged, or with --from-checkpoint): the older checkpoint knows no
+// subtask 3, so no checkpoint it continues commits those files, and they
+// must go.
+func TestResumeRemovesFilesOfUnknownSubtasks(t *testing.T) {
+	o, base, newest := stoppedRun(t)
+	wider := *o
+	wider.sumP = 4
+	wider.pauses = []uint64{40, 120, 200, 280, 320, 360}
+	fsys, _ := stopAt(t, &wider, base.CrashClone(), 400)
+	var high []string
+	for name := range outputFiles(t, fsys) {
+		if sub, _, _ := strings.Cut(strings.TrimPrefix(name, "part-"), "-"); sub == "00002" || sub == "00003" {
+			high = append(high, name)
+		}
+	}
+	if len(high) == 0 {
+		t.Fatalf("the run at parallelism 4 committed no file of subtask 2 or 3: %v", slices.Sorted(maps.Keys(outputFiles(t, fsys))))
+	}
+	o.fs = fsys
+	o.from = filepath.Join(sumCkptDir, storage.FolderName(newest))
+	o.mustRun(t)
+	o.checkOutput(t, fsys)
+	for _, name := range high {
+		if _, ok := outputFiles(t, fsys)[name]; ok {
+			t.Errorf("%s, committed by no checkpoint the run continues, is left", name)
+		}
+	}
+}

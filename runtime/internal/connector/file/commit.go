@@ -47,8 +47,9 @@ func (committer) Commit(fsys vfs.FS, s storage.SinkState) error {
 // Clean removes from sink n's directory the files that no completed
 // checkpoint commits: in-progress and pending files, and, when resuming,
 // committed files newer than the checkpoint (from a newer one that was
-// found damaged). Starting from the beginning, the sink's earlier output is
-// removed: the run replaces it.
+// found damaged), also those of subtasks the checkpoint does not know (a
+// newer one ran with more). Starting from the beginning, the sink's
+// earlier output is removed: the run replaces it.
 func (committer) Clean(fsys vfs.FS, n *config.NodeConfig, committed *storage.NodeState) (string, error) {
 	dir, err := filepath.Abs(n.Option("path"))
 	if err != nil {
@@ -76,8 +77,11 @@ func (committer) Clean(fsys vfs.FS, n *config.NodeConfig, committed *storage.Nod
 		}
 		stale := hidden || next == nil
 		if !stale {
+			// Every checkpoint lists every subtask that ever committed
+			// a file of its lineage (retired ones too), so a subtask it
+			// does not know committed nothing in it.
 			limit, known := next[sub]
-			stale = known && seq >= limit
+			stale = !known || seq >= limit
 		}
 		if !stale {
 			continue
