@@ -102,10 +102,13 @@ func recordCrashes(o *sumJob, mem *vfs.MemFS) *crashRecorder {
 	return c
 }
 
-// newestComplete is the newest checkpoint of fsys with an intact manifest,
+// newestIntact is the newest checkpoint of fsys with an intact manifest,
 // 0 for none.
-func newestIntact(fsys vfs.FS) int64 {
-	st := &storage.Storage{FS: fsys, Dir: sumCkptDir}
+func newestIntact(fsys vfs.FS) int64 { return newestIntactIn(fsys, sumCkptDir) }
+
+// newestIntactIn is newestIntact of the checkpoint directory dir.
+func newestIntactIn(fsys vfs.FS, dir string) int64 {
+	st := &storage.Storage{FS: fsys, Dir: dir}
 	entries, _ := st.List()
 	for i := len(entries) - 1; i >= 0; i-- {
 		if _, err := st.Load(entries[i].ID); err == nil {

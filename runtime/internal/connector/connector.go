@@ -58,8 +58,11 @@ const CountEvery = 1024
 type Committer interface {
 	// Commit makes the output that sink subtask state s holds for its
 	// checkpoint visible. It is idempotent: recovery commits the
-	// checkpoint it resumes from again.
-	Commit(fsys vfs.FS, s storage.SinkState) error
+	// checkpoint it resumes from again. n is the sink's settings in this
+	// run, nil when this version of the job no longer has the sink: the
+	// output is where this run's settings say, so that a job folder can
+	// be moved or copied.
+	Commit(fsys vfs.FS, n *config.NodeConfig, s storage.SinkState) error
 	// Clean removes the output of sink n that no completed checkpoint
 	// commits, before a run starts; committed is what n's subtasks
 	// committed in the checkpoint the run resumes from, nil for a fresh

@@ -56,7 +56,7 @@ func runAsync(t *testing.T, s *checkpoint.Snapshot) {
 func commit(t *testing.T, j *connectortest.Env, s *checkpoint.Snapshot) {
 	t.Helper()
 	for _, st := range s.Sinks() {
-		if err := (committer{}).Commit(j.Ckpt().FS(), st); err != nil {
+		if err := (committer{}).Commit(j.Ckpt().FS(), j.Node(0), st); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -89,8 +89,10 @@ func TestFileSinkTwoPhaseCommit(t *testing.T) {
 	if s.cur != nil {
 		t.Error("PreCommit left the file open")
 	}
-	want := storage.SinkState{Subtask: 1, NextSeq: 1, Dir: sumOutDir, Pending: []storage.PendingFile{
-		{Seq: 0, Pending: "/out/.part-00001-0000000000.pending", Final: "/out/part-00001-0000000000"},
+	// The files are named within the sink's directory, which the
+	// checkpoint holds only as it was set.
+	want := storage.SinkState{Subtask: 1, NextSeq: 1, Path: sumOutDir, Pending: []storage.PendingFile{
+		{Seq: 0, Pending: ".part-00001-0000000000.pending", Final: "part-00001-0000000000"},
 	}}
 	if len(snap.Sinks()) != 1 || !sinkStateEqual(snap.Sinks()[0], want) {
 		t.Fatalf("sink state %+v, want %+v", snap.Sinks(), want)
@@ -135,7 +137,7 @@ func TestFileSinkTwoPhaseCommit(t *testing.T) {
 }
 
 func sinkStateEqual(a, b storage.SinkState) bool {
-	return a.Subtask == b.Subtask && a.NextSeq == b.NextSeq && a.Dir == b.Dir && slices.Equal(a.Pending, b.Pending)
+	return a.Subtask == b.Subtask && a.NextSeq == b.NextSeq && a.Path == b.Path && slices.Equal(a.Pending, b.Pending)
 }
 
 func TestPartNames(t *testing.T) {
@@ -181,10 +183,10 @@ func TestPartNames(t *testing.T) {
 	s.PreCommit(&checkpoint.Snapshot{ID: 1}, 0)
 	p := s.pending[0]
 	for name, want := range map[string]string{p.inProgress: ".part-00004-0000000009.inprogress", p.Pending: ".part-00004-0000000009.pending", p.Final: "part-00004-0000000009"} {
-		if filepath.Base(name) != want || filepath.Dir(name) != sumOutDir {
-			t.Errorf("file name %s, want %s in %s", name, want, sumOutDir)
+		if name != want {
+			t.Errorf("file name %s, want %s", name, want)
 		}
-		sub, seq, hidden, ok := parsePartName(filepath.Base(name))
+		sub, seq, hidden, ok := parsePartName(name)
 		if !ok || sub != 4 || seq != 9 || hidden != strings.HasPrefix(want, ".") {
 			t.Errorf("parsePartName(%s) = %d, %d, %v, %v", want, sub, seq, hidden, ok)
 		}
@@ -359,8 +361,9 @@ func TestPreCommitIdempotent(t *testing.T) {
 		if err := preCommit(mem, sumOutDir, ps); err != nil {
 			t.Fatal(err)
 		}
-		st := storage.SinkState{Dir: sumOutDir, Pending: []storage.PendingFile{ps[0].PendingFile, ps[1].PendingFile}}
-		if err := (committer{}).Commit(mem, st); err != nil {
+		st := storage.SinkState{Pending: []storage.PendingFile{ps[0].PendingFile, ps[1].PendingFile}}
+		n := connectortest.SinkNode("out", "file", map[string]string{"path": sumOutDir})
+		if err := (committer{}).Commit(mem, &n, st); err != nil {
 			t.Fatal(err)
 		}
 		if err := preCommit(mem, sumOutDir, ps); err != nil {
@@ -464,7 +467,7 @@ func TestFileSinkModeNone(t *testing.T) {
 func TestFileSinkRestoredNextSeq(t *testing.T) {
 	j := memSinkJob(t, config.ExactlyOnce, vfs.NewMem())
 	j.Restore(t, &storage.Manifest{ID: 3, MaxParallelism: 128, Nodes: []storage.NodeState{{UID: j.Node(0).UID, Sinks: []storage.SinkState{
-		{Subtask: 0, NextSeq: 5, Dir: sumOutDir}, {Subtask: 1, NextSeq: 8, Dir: sumOutDir},
+		{Subtask: 0, NextSeq: 5}, {Subtask: 1, NextSeq: 8},
 	}}}})
 	for sub, want := range []uint64{5, 8, 8} {
 		if got := NewSink(j, 0, sub, format.EncodeString).nextSeq; got != want {
@@ -499,4 +502,40 @@ func visibleFiles(fsys vfs.FS) []string {
 		}
 	}
 	return names
+}
+
+// TestCommitDirectory checks where Commit renames: in the sink's
+// directory as this run has it, or, for a sink this version of the job no
+// longer has, as the checkpoint recorded it; and never outside it.
+func TestCommitDirectory(t *testing.T) {
+	mem := vfs.NewMem()
+	for _, dir := range []string{"/now", "/then"} {
+		if err := mem.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := vfs.WriteFileSync(mem, filepath.Join(dir, ".part-00000-0000000000.pending"), []byte("x\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := storage.SinkState{Path: "/then", Pending: []storage.PendingFile{{Pending: ".part-00000-0000000000.pending", Final: "part-00000-0000000000"}}}
+	n := connectortest.SinkNode("out", "file", map[string]string{"path": "/now"})
+	if err := (committer{}).Commit(mem, &n, st); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := listDir(t, mem, "/now"), []string{"part-00000-0000000000=x|"}; !slices.Equal(got, want) {
+		t.Errorf("/now: %q, want %q", got, want)
+	}
+	if got, want := listDir(t, mem, "/then"), []string{".part-00000-0000000000.pending=x|"}; !slices.Equal(got, want) {
+		t.Errorf("/then, which this run's settings do not name: %q, want %q", got, want)
+	}
+	if err := (committer{}).Commit(mem, nil, st); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := listDir(t, mem, "/then"), []string{"part-00000-0000000000=x|"}; !slices.Equal(got, want) {
+		t.Errorf("/then, for a sink the job no longer has: %q, want %q", got, want)
+	}
+	bad := storage.SinkState{Pending: []storage.PendingFile{{Pending: "../now/part-00000-0000000000", Final: "stolen"}}}
+	if err := (committer{}).Commit(mem, &n, bad); err == nil || !strings.Contains(err.Error(), "not a file name in the sink's directory") {
+		t.Errorf("Commit of a path = %v, want it refused", err)
+	}
 }
