@@ -1,7 +1,8 @@
 // Package connector is what the built-in connectors (file, generator,
 // stdout; Kafka and PostgreSQL later) share: Env, what a connector needs of
-// the job that runs it, and the registry of transactional sinks, whose
-// output the checkpoint protocol commits.
+// the job that runs it, the registry of transactional sinks, whose output
+// the checkpoint protocol commits, and that of sources whose input a
+// finished job checks.
 package connector
 
 import (
@@ -71,10 +72,40 @@ type Committer interface {
 	Clean(fsys vfs.FS, n *config.NodeConfig, committed *storage.NodeState) (removed string, err error)
 }
 
+// InputChecker is the part of a source connector that looks at its input
+// before a run: a job that finished must not report its old output as the
+// result of input that changed since.
+type InputChecker interface {
+	// CheckFinished returns an error, saying what changed, unless the
+	// input that source n's settings name now is what its subtasks read
+	// to the end in a final checkpoint, which recorded read.
+	CheckFinished(n *config.NodeConfig, read *storage.NodeState) error
+}
+
 var (
 	mu         sync.Mutex
 	committers = map[string]Committer{}
+	checkers   = map[string]InputChecker{}
 )
+
+// RegisterInput makes c the input checker of the sources of connector
+// name.
+func RegisterInput(name string, c InputChecker) {
+	mu.Lock()
+	defer mu.Unlock()
+	if checkers[name] != nil {
+		panic(fmt.Sprintf("connector: input checker of %s registered twice", name))
+	}
+	checkers[name] = c
+}
+
+// InputCheckerOf returns the input checker of connector name, nil for a
+// source whose input cannot change (a generator).
+func InputCheckerOf(name string) InputChecker {
+	mu.Lock()
+	defer mu.Unlock()
+	return checkers[name]
+}
 
 // Register makes c the committer of the sinks of connector name.
 func Register(name string, c Committer) {

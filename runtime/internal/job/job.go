@@ -168,6 +168,9 @@ func (j *Job) Run(build func(j *Job)) error {
 	done := make(chan struct{})
 	if err := j.cp.Recover(j.opts.From, j.opts.Quiet); err != nil {
 		if errors.Is(err, checkpoint.ErrFinished) {
+			if err := j.checkFinishedInput(j.cp.Restored().Manifest); err != nil {
+				return &fault.Fatal{Err: err}
+			}
 			j.Logf("checkpoint %d is final: the job ran to the end of its input already, and its output is committed (remove %s to run it again)", j.cp.Restored().Manifest.ID, j.Config.Checkpoint.Dir)
 			return nil
 		}

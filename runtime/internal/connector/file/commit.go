@@ -14,7 +14,10 @@ import (
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
 
-func init() { connector.Register("file", committer{}) }
+func init() {
+	connector.Register("file", committer{})
+	connector.RegisterInput("file", input{})
+}
 
 // committer commits and cleans up the part files of file sinks.
 type committer struct{}

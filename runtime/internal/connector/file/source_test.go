@@ -3,6 +3,7 @@ package file
 import (
 	"bufio"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -555,12 +556,14 @@ func TestFileSourcePosition(t *testing.T) {
 	c := writeFile(t, filepath.Join(dir, "c.txt"), "c1\nc2\n")
 	j := fileSourceJob(t, 2, map[string]string{"path": dir})
 	src := NewSource(j, 0, 0, format.LinesFormat()) // reads a and c
+	// CRC is the checksum of what was read of the file.
+	crc := func(read string) uint32 { return crc32.Checksum([]byte(read), castagnoli) }
 	want := []Position{
 		{File: 0, Name: a, Offset: 0, Line: 1},
-		{File: 0, Name: a, Offset: 4, Line: 2},
-		{File: 0, Name: a, Offset: 7, Line: 3},
-		{File: 2, Name: c, Offset: 3, Line: 2},
-		{File: 2, Name: c, Offset: 6, Line: 3},
+		{File: 0, Name: a, Offset: 4, Line: 2, CRC: crc("a1\r\n")},
+		{File: 0, Name: a, Offset: 7, Line: 3, CRC: crc("a1\r\na2\n")},
+		{File: 2, Name: c, Offset: 3, Line: 2, CRC: crc("c1\n")},
+		{File: 2, Name: c, Offset: 6, Line: 3, CRC: crc("c1\nc2\n")},
 		{File: 3, Line: 1},
 	}
 	for i, w := range want {
