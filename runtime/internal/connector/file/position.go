@@ -99,6 +99,11 @@ func decodePosition(data []byte) (savedPosition, error) {
 
 // Snapshot adds the source's read position to a checkpoint.
 func (s *Source[T]) Snapshot(snap *checkpoint.Snapshot, node int) {
+	snap.AddSource(node, s.saved())
+}
+
+// saved is the source's part of a checkpoint.
+func (s *Source[T]) saved() storage.SourceState {
 	p := savedPosition{Position: s.Position()}
 	if s.f != nil {
 		fi, err := s.f.Stat()
@@ -110,7 +115,7 @@ func (s *Source[T]) Snapshot(snap *checkpoint.Snapshot, node int) {
 	if s.done {
 		p.finished = s.finished
 	}
-	snap.AddSource(node, storage.SourceState{Subtask: s.sub, Position: p.encode(), AtEnd: s.done})
+	return storage.SourceState{Subtask: s.sub, Position: p.encode(), AtEnd: s.done}
 }
 
 // restore moves the source to the position of the checkpoint the job

@@ -557,7 +557,7 @@ func TestFileSourcePosition(t *testing.T) {
 	j := fileSourceJob(t, 2, map[string]string{"path": dir})
 	src := NewSource(j, 0, 0, format.LinesFormat()) // reads a and c
 	// CRC is the checksum of what was read of the file.
-	crc := func(read string) uint32 { return crc32.Checksum([]byte(read), castagnoli) }
+	crc := crcOf
 	want := []Position{
 		{File: 0, Name: a, Offset: 0, Line: 1},
 		{File: 0, Name: a, Offset: 4, Line: 2, CRC: crc("a1\r\n")},
@@ -699,3 +699,6 @@ func BenchmarkFileSourceLines(b *testing.B) {
 	b.Run("FileSource+wordcount", func(b *testing.B) { source(b, wordcount) })
 	b.Run("Scanner+wordcount", func(b *testing.B) { scanner(b, wordcount) })
 }
+
+// crcOf is the checksum a source keeps of what it read.
+func crcOf(read string) uint32 { return crc32.Checksum([]byte(read), castagnoli) }
