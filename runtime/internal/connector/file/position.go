@@ -158,7 +158,7 @@ func checkRead(p savedPosition) error {
 	}
 	now := statOf(fi)
 	changed := func(what string) error {
-		return fmt.Errorf("%s changed since the checkpoint: %s (then %v, now %v)", p.Name, what, p.at, now)
+		return fmt.Errorf("%s changed since the checkpoint: %s (then %v; now %v)", p.Name, what, p.at, now)
 	}
 	if now.Size < p.Offset {
 		return changed(fmt.Sprintf("it has fewer bytes than the %d read before the checkpoint", p.Offset))
@@ -218,7 +218,8 @@ func (input) CheckFinished(n *config.NodeConfig, ns *storage.NodeState) error {
 			for _, f := range p.finished {
 				then = append(then, f.Name)
 			}
-			return fmt.Errorf("subtask %d read %s, but path %q now gives it %s", st.Subtask, fileList(then), path, fileList(mine))
+			problems = append(problems, fmt.Errorf("subtask %d read %s, but path %q now gives it %s", st.Subtask, fileList(then), path, fileList(mine)))
+			continue
 		}
 		for i, name := range mine {
 			fi, err := os.Stat(name)
@@ -226,7 +227,7 @@ func (input) CheckFinished(n *config.NodeConfig, ns *storage.NodeState) error {
 				return err
 			}
 			if now := statOf(fi); now != p.finished[i].fileStat {
-				problems = append(problems, fmt.Errorf("%s changed since it was read (then %v, now %v)", name, p.finished[i].fileStat, now))
+				problems = append(problems, fmt.Errorf("%s changed since it was read (then %v; now %v)", name, p.finished[i].fileStat, now))
 			}
 		}
 	}
