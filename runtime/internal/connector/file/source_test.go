@@ -464,6 +464,24 @@ func TestFileSourceErrors(t *testing.T) {
 	}
 }
 
+// TestFileSourceMissingRelative checks that a relative path that matches
+// nothing is reported with the folder it was resolved against: the
+// working directory, which need not be the pipeline file's.
+func TestFileSourceMissingRelative(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := fileSourceJob(t, 1, map[string]string{"path": filepath.Join("data", "*.csv")})
+	err = connectortest.Catch(func() { NewSource(j, 0, 0, format.LinesFormat()) })
+	want := fmt.Sprintf("sources.src: path %q (resolved against the working directory %s) matches no file", filepath.Join("data", "*.csv"), wd)
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
 func TestFileSourceStopsWhenJobFails(t *testing.T) {
 	path := writeFile(t, filepath.Join(t.TempDir(), "in.txt"), strings.Repeat("x\n", 10*connector.CountEvery))
 	j := fileSourceJob(t, 1, map[string]string{"path": path})
