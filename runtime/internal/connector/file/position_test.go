@@ -1,6 +1,7 @@
 package file
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -99,5 +100,41 @@ func TestFileSourceChecksumGoesOn(t *testing.T) {
 	}
 	if got, err := resumeSource(t, options, resumed.saved()); err != nil || !slices.Equal(got, []string{"d"}) {
 		t.Errorf("resumed again: %q, %v; want [d]", got, err)
+	}
+}
+
+// TestFileSourceChecksum reads a file of several read buffers, with lines
+// of every length, one longer than the buffer, and a last line without a
+// line break, and checks every 37 records (so that lines read between two
+// looks add up) that the position's checksum is that of the bytes before
+// its offset.
+func TestFileSourceChecksum(t *testing.T) {
+	var b strings.Builder
+	r := rand.New(rand.NewPCG(3, 4))
+	for b.Len() < 3*readBufferSize {
+		if b.Len() > readBufferSize && b.Len() < readBufferSize+100 {
+			b.WriteString(longLine + "\r\n")
+		}
+		b.WriteString(strings.Repeat("x", r.IntN(300)) + "\n")
+	}
+	b.WriteString("last")
+	content := b.String()
+	path := writeFile(t, filepath.Join(t.TempDir(), "in.txt"), content)
+	src := NewSource(fileSourceJob(t, 1, map[string]string{"path": path}), 0, 0, format.LinesFormat())
+	n := 0
+	for {
+		if n%37 == 0 {
+			p := src.Position()
+			if want := crcOf(content[:p.Offset]); p.File == 0 && p.CRC != want {
+				t.Fatalf("before record %d (offset %d): checksum %08x, want %08x", n, p.Offset, p.CRC, want)
+			}
+		}
+		if _, ok := src.Next(); !ok {
+			break
+		}
+		n++
+	}
+	if n < 1000 {
+		t.Errorf("read %d records", n)
 	}
 }

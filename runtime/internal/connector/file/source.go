@@ -81,9 +81,14 @@ type Source[T any] struct {
 	long []byte
 	off  int64 // offset of the next line in the file
 	line int64 // number of the next line
-	// crc is the CRC-32C of the file's bytes before off, kept as lines
-	// are read.
-	crc uint32
+	// crc is the CRC-32C of the file's bytes before off, but for the
+	// lines taken from window: readLine takes lines from a view of the
+	// read buffer (window, which starts as all of view) without calling
+	// the reader, and release hands them back to it and adds them to
+	// the checksum at once. Summing a run, not line by line, keeps the
+	// checksum cheap.
+	crc          uint32
+	view, window []byte
 	// finished identifies the files of this subtask once it has read
 	// them all, for the final checkpoint (input.CheckFinished).
 	finished []finishedFile
@@ -263,6 +268,23 @@ func (s *Source[T]) Next() (T, bool) {
 // of the file, and adds it to the checksum of what was read. The line is
 // valid until the next read.
 func (s *Source[T]) readLine() ([]byte, error) {
+	if i := bytes.IndexByte(s.window, '\n'); i >= 0 {
+		line := s.window[:i+1]
+		s.window = s.window[i+1:]
+		return line, nil
+	}
+	// Reading more moves the buffer's content: first release the lines
+	// taken; then take from all that is in the buffer, if it holds a
+	// whole line.
+	s.release()
+	if n := s.r.Buffered(); n > 0 {
+		s.view, _ = s.r.Peek(n)
+		if i := bytes.IndexByte(s.view, '\n'); i >= 0 {
+			s.window = s.view[i+1:]
+			return s.view[:i+1], nil
+		}
+		s.view = nil
+	}
 	line, err := s.r.ReadSlice('\n')
 	if err == nil {
 		s.crc = crc32.Update(s.crc, castagnoli, line)
@@ -316,8 +338,20 @@ func (s *Source[T]) openFile() error {
 	}
 	s.dec = s.format.NewDecoder()
 	s.header = s.dec.NeedsHeader()
-	s.off, s.line, s.crc = 0, 1, 0
+	s.off, s.line, s.crc, s.view, s.window = 0, 1, 0, nil, nil
 	return nil
+}
+
+// release consumes, in the reader, the lines taken from the window, and
+// adds them to the checksum.
+func (s *Source[T]) release() {
+	if s.view == nil {
+		return
+	}
+	taken := len(s.view) - len(s.window)
+	s.crc = crc32.Update(s.crc, castagnoli, s.view[:taken])
+	s.r.Discard(taken)
+	s.view, s.window = nil, nil
 }
 
 func (s *Source[T]) closeFile() {
@@ -325,7 +359,7 @@ func (s *Source[T]) closeFile() {
 		s.f.Close() // read only: nothing to lose
 		s.f = nil
 	}
-	s.off, s.line, s.crc = 0, 1, 0
+	s.off, s.line, s.crc, s.view, s.window = 0, 1, 0, nil, nil
 	if cap(s.long) > 4*readBufferSize {
 		s.long = nil // one huge line should not pin its memory for good
 	}
@@ -381,6 +415,7 @@ func (s *Source[T]) Position() Position {
 	if s.cur >= len(s.files) {
 		return Position{File: len(s.files), Line: 1}
 	}
+	s.release()
 	return Position{File: s.cur, Name: s.files[s.cur], Offset: s.off, Line: s.line, CRC: s.crc}
 }
 
@@ -443,6 +478,6 @@ func (s *Source[T]) seek(p Position) error {
 		return err
 	}
 	s.r.Reset(s.f)
-	s.off, s.line, s.crc = p.Offset, p.Line, p.CRC
+	s.off, s.line, s.crc, s.view, s.window = p.Offset, p.Line, p.CRC, nil, nil
 	return nil
 }
