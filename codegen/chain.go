@@ -18,6 +18,9 @@ type chainGen struct {
 	f     *jen.File
 	recv  *jen.Statement
 	nodes []nodeGen
+	// members names the fields and methods of the chain's type that are
+	// made of a node's identifier.
+	members *namer
 	// timed is set when the chain's records carry an event time: then
 	// every per-record method takes it as a second argument.
 	timed bool
@@ -72,8 +75,14 @@ func (*base) final(*jen.Group)     {}
 func (*base) flush(*jen.Group)     {}
 func (*base) inputWatermark() bool { return false }
 func (*base) ticks() bool          { return false }
-func (b *base) field(s string) *jen.Statement {
-	return jen.Id("c").Dot(b.cg.g.id(b.n) + s)
+
+// member is the name that pattern makes of the node's identifier in its
+// chain's type (see chainGen.member).
+func (b *base) member(pattern string) string { return b.cg.member(pattern, b.n) }
+
+// field is c.xSuffix, a field of node x in its chain.
+func (b *base) field(suffix string) *jen.Statement {
+	return jen.Id("c").Dot(b.member("%s" + suffix))
 }
 
 // emit calls the node's emit method with x (and the event time ts).
@@ -86,7 +95,11 @@ func fn(f *ir.Func) *jen.Statement { return jen.Qual(f.PkgPath, f.Name) }
 
 // chainCode emits one chain.
 func (g *gen) chainCode(f *jen.File, c *chain) {
-	cg := &chainGen{g: g, c: c, f: f, recv: jen.Id("c").Op("*").Id(g.chainType(c))}
+	// The chain type's own fields and methods (sub, in, inputWM, run,
+	// recordsLeft, flush, ...) are not named by members: none of them is a
+	// name that a pattern of a member makes (toX, emitX, toXLeft, xState,
+	// xTimer, xToY, ...).
+	cg := &chainGen{g: g, c: c, f: f, recv: jen.Id("c").Op("*").Id(g.chainType(c)), members: newNamer("", nil, nil)}
 	h := c.head
 	cg.timed = h.Timed || h.Timestamps != nil
 	for _, n := range c.nodes {
@@ -118,13 +131,17 @@ func (g *gen) chainCode(f *jen.File, c *chain) {
 	cg.controlMethods()
 }
 
-// recordType is the type of the records of node n's output as they travel
-// between goroutines: with their event time when the chain is timed.
-func (cg *chainGen) wireType(t *ir.Type) jen.Code {
-	if cg.timed {
-		return jen.Qual(runtimePath, "Timed").Types(typeCode(t))
-	}
-	return typeCode(t)
+// member is the name that pattern makes of node n's identifier (see
+// derive) among the fields and methods of the chain's type: member("to%s",
+// counts) is toCounts.
+func (cg *chainGen) member(pattern string, n *ir.Node) string {
+	return cg.members.name(nameKey{pattern: pattern, of: n.Name}, derive(pattern, cg.g.id(n)))
+}
+
+// outField is the field that holds the Out of edge e: wordsToCounts.
+func (cg *chainGen) outField(e crossEdge) string {
+	key := nameKey{pattern: "%sTo%s", of: fmt.Sprintf("%s %s %d", e.from.Name, e.to.Name, e.input)}
+	return cg.members.name(key, derive(key.pattern, cg.g.id(e.from), cg.g.id(e.to)))
 }
 
 // params are the parameters of a per-record method taking a record of
@@ -146,7 +163,7 @@ func (cg *chainGen) args(x, ts jen.Code) []jen.Code {
 }
 
 func (cg *chainGen) emitCall(n *ir.Node, x, ts jen.Code) jen.Code {
-	return jen.Id("c").Dot("emit" + cg.g.pascal(n)).Call(cg.args(x, ts)...)
+	return jen.Id("c").Dot(cg.member("emit%s", n)).Call(cg.args(x, ts)...)
 }
 
 func (cg *chainGen) structType() {
@@ -174,16 +191,16 @@ func (cg *chainGen) structType() {
 				s.Id("wm").Op("*").Qual(runtimePath, "Watermarks").Comment("the source's event-time progress")
 			}
 		case ir.Join:
-			s.Id("in").Op("*").Qual(runtimePath, "Pair").Types(cg.wireType(h.Inputs[0].Type), cg.wireType(h.Inputs[1].Type)).Comment("the left and right inputs")
+			s.Id("in").Op("*").Qual(runtimePath, "Pair").Types(crossRecord(cg.timed, h.Inputs[0].Type), crossRecord(cg.timed, h.Inputs[1].Type)).Comment("the left and right inputs")
 			s.Id("inputWM").Int64().Comment("watermark of the sender of the batch being processed")
 		default:
-			s.Id("in").Op("*").Qual(runtimePath, "Inbox").Types(cg.wireType(h.In()))
+			s.Id("in").Op("*").Qual(runtimePath, "Inbox").Types(crossRecord(cg.timed, h.In()))
 			if cg.needsInputWM() {
 				s.Id("inputWM").Int64().Comment("watermark of the sender of the batch being processed")
 			}
 		}
 		for _, e := range c.outs {
-			s.Id(g.outField(e)).Op("*").Qual(runtimePath, "Out").Types(cg.wireType(e.to.Inputs[e.input].Type)).Comment(fmt.Sprintf("to %s, %s", e.to.Name, e.to.Inputs[e.input].Partition))
+			s.Id(cg.outField(e)).Op("*").Qual(runtimePath, "Out").Types(crossRecord(cg.timed, e.to.Inputs[e.input].Type)).Comment(fmt.Sprintf("to %s, %s", e.to.Name, e.to.Inputs[e.input].Partition))
 		}
 		for _, ng := range cg.nodes {
 			ng.fields(s)
@@ -233,15 +250,15 @@ func (cg *chainGen) constructor() {
 	switch h.Kind {
 	case ir.Source:
 	case ir.Join:
-		params = append(params, jen.Id("left").Op("*").Qual(runtimePath, "Inbox").Types(cg.wireType(h.Inputs[0].Type)),
-			jen.Id("right").Op("*").Qual(runtimePath, "Inbox").Types(cg.wireType(h.Inputs[1].Type)))
+		params = append(params, jen.Id("left").Op("*").Qual(runtimePath, "Inbox").Types(crossRecord(cg.timed, h.Inputs[0].Type)),
+			jen.Id("right").Op("*").Qual(runtimePath, "Inbox").Types(crossRecord(cg.timed, h.Inputs[1].Type)))
 	default:
-		params = append(params, jen.Id("in").Op("*").Qual(runtimePath, "Inbox").Types(cg.wireType(h.In())))
+		params = append(params, jen.Id("in").Op("*").Qual(runtimePath, "Inbox").Types(crossRecord(cg.timed, h.In())))
 	}
 	for _, e := range c.outs {
-		params = append(params, jen.Id(g.outField(e)).Op("*").Qual(runtimePath, "Out").Types(cg.wireType(e.to.Inputs[e.input].Type)))
+		params = append(params, jen.Id(cg.outField(e)).Op("*").Qual(runtimePath, "Out").Types(crossRecord(cg.timed, e.to.Inputs[e.input].Type)))
 	}
-	cg.f.Func().Id("new" + upperFirst(typ)).Params(params...).Op("*").Id(typ).BlockFunc(func(b *jen.Group) {
+	cg.f.Func().Id(g.chainNew(c)).Params(params...).Op("*").Id(typ).BlockFunc(func(b *jen.Group) {
 		fields := jen.Dict{jen.Id("sub"): jen.Id("sub")}
 		switch h.Kind {
 		case ir.Source:
@@ -251,7 +268,7 @@ func (cg *chainGen) constructor() {
 			fields[jen.Id("in")] = jen.Id("in")
 		}
 		for _, e := range c.outs {
-			fields[jen.Id(g.outField(e))] = jen.Id(g.outField(e))
+			fields[jen.Id(cg.outField(e))] = jen.Id(cg.outField(e))
 		}
 		if cg.snapshots() {
 			fields[jen.Id("task")] = jen.Id("j").Dot("Task").Call(jen.Id(g.constName(h)), jen.Id("sub"))
@@ -276,7 +293,7 @@ func (cg *chainGen) constructor() {
 // loop emits the chain's run method: a source's read loop, or an inbox's
 // receive loop, with the control events in band.
 func (cg *chainGen) loop() {
-	g, h, f := cg.g, cg.c.head, cg.f
+	h, f := cg.c.head, cg.f
 	c := jen.Id("c")
 	if h.Kind == ir.Source {
 		f.Comment(fmt.Sprintf("run reads source %q until its input ends (and every other source's has). Between", h.Name))
@@ -295,7 +312,7 @@ func (cg *chainGen) loop() {
 			}
 			got = append(got,
 				jen.Id("ts").Op(":=").Add(extract),
-				jen.Add(c).Dot("emit"+g.pascal(h)).Call(jen.Id("r"), jen.Id("ts")),
+				jen.Add(c).Dot(cg.member("emit%s", h)).Call(jen.Id("r"), jen.Id("ts")),
 				jen.If(jen.List(jen.Id("w"), jen.Id("ok")).Op(":=").Add(c).Dot("wm").Dot("Observe").Call(jen.Id("ts")), jen.Id("ok")).Block(
 					jen.Add(c).Dot("watermark").Call(jen.Id("w")),
 				),
@@ -319,7 +336,7 @@ func (cg *chainGen) loop() {
 				))
 			}
 		} else {
-			got = append(got, jen.Add(c).Dot("emit"+g.pascal(h)).Call(jen.Id("r")))
+			got = append(got, jen.Add(c).Dot(cg.member("emit%s", h)).Call(jen.Id("r")))
 		}
 		var step jen.Code
 		if h.Timestamps != nil {
@@ -370,13 +387,13 @@ func (cg *chainGen) loop() {
 	cases := []jen.Code{
 		records,
 		jen.Case(jen.Qual(runtimePath, "Barrier")).Block(
-			jen.Add(c).Dot("barrier").Call(jen.Id("m").Dot("ID")),
-			jen.Add(c).Dot("in").Dot("Release").Call(jen.Id("m").Dot("ID")),
+			jen.Add(c).Dot("barrier").Call(jen.Id("m").Dot("Checkpoint")),
+			jen.Add(c).Dot("in").Dot("Release").Call(jen.Id("m").Dot("Checkpoint")),
 		),
 	}
 	if cg.timed {
 		cases = append(cases, jen.Case(jen.Qual(runtimePath, "Watermark")).Block(
-			jen.Add(c).Dot("watermark").Call(jen.Id("m").Dot("ID")),
+			jen.Add(c).Dot("watermark").Call(jen.Id("m").Dot("Time")),
 		))
 	}
 	if cg.needsTicks() {
@@ -403,11 +420,11 @@ func (cg *chainGen) loop() {
 		)
 	})
 	if h.Kind == ir.Join {
-		cg.records("recordsLeft", "to"+g.pascal(h)+"Left", h.Inputs[0].Type, fmt.Sprintf("the left input of %q", h.Name))
-		cg.records("recordsRight", "to"+g.pascal(h)+"Right", h.Inputs[1].Type, fmt.Sprintf("the right input of %q", h.Name))
+		cg.records("recordsLeft", cg.member("to%sLeft", h), h.Inputs[0].Type, fmt.Sprintf("the left input of %q", h.Name))
+		cg.records("recordsRight", cg.member("to%sRight", h), h.Inputs[1].Type, fmt.Sprintf("the right input of %q", h.Name))
 		return
 	}
-	cg.records("records", "to"+g.pascal(h), h.In(), fmt.Sprintf("%q", h.Name))
+	cg.records("records", cg.member("to%s", h), h.In(), fmt.Sprintf("%q", h.Name))
 }
 
 // records emits the method that passes a batch of records to the method
@@ -421,7 +438,7 @@ func (cg *chainGen) records(name, to string, t *ir.Type, what string) {
 	}
 	f.Comment(fmt.Sprintf("%s passes a batch to %s. A panic in user code is reported with the", name, what))
 	f.Comment("record that caused it; the deferred check costs nothing per record.")
-	f.Func().Params(cg.recv).Id(name).Params(jen.Id("recs").Index().Add(cg.wireType(t))).Block(
+	f.Func().Params(cg.recv).Id(name).Params(jen.Id("recs").Index().Add(crossRecord(cg.timed, t))).Block(
 		jen.Id("i").Op(":=").Lit(0),
 		jen.Defer().Func().Params().Block(
 			jen.If(jen.Id("p").Op(":=").Recover(), jen.Id("p").Op("!=").Nil()).Block(
@@ -435,7 +452,7 @@ func (cg *chainGen) records(name, to string, t *ir.Type, what string) {
 // nodeMethod emits toX, the per-record method of node X.
 func (cg *chainGen) nodeMethod(ng nodeGen) {
 	n := ng.node()
-	name := "to" + cg.g.pascal(n)
+	name := cg.member("to%s", n)
 	cg.f.Comment(fmt.Sprintf("%s is %s %q: %s.", name, section(n)[:len(section(n))-1], n.Name, ng.doc()))
 	cg.f.Func().Params(cg.recv).Id(name).Params(cg.params(n.In())...).BlockFunc(ng.record)
 }
@@ -448,18 +465,18 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 	var body []jen.Code
 	var to []string
 	t := n.Out
-	name := "emit" + g.pascal(n)
+	name := cg.member("emit%s", n)
 	if side == "late" {
 		t = n.In()
-		name += "Late"
+		name = cg.member("emit%sLate", n)
 	}
 	for _, e := range consumersOf(g.p, n, side) {
 		to = append(to, e.to.Name)
 		if g.chainOf[e.to.ID] == cg.c {
-			body = append(body, jen.Id("c").Dot("to"+g.pascal(e.to)).Call(cg.args(jen.Id("r"), jen.Id("ts"))...))
+			body = append(body, jen.Id("c").Dot(cg.member("to%s", e.to)).Call(cg.args(jen.Id("r"), jen.Id("ts"))...))
 			continue
 		}
-		out := jen.Id("c").Dot(g.outField(e))
+		out := jen.Id("c").Dot(cg.outField(e))
 		rec := jen.Id("r")
 		if cg.timed {
 			rec = jen.Qual(runtimePath, "Timed").Types(typeCode(t)).Values(jen.Dict{jen.Id("TS"): jen.Id("ts"), jen.Id("V"): jen.Id("r")})
@@ -509,7 +526,7 @@ func consumersOf(p *ir.Pipeline, n *ir.Node, side string) []crossEdge {
 // chain does on idle, on a checkpoint barrier, when event time advances,
 // on a processing-time tick and at the end of its input.
 func (cg *chainGen) controlMethods() {
-	g, c, f := cg.g, cg.c, cg.f
+	c, f := cg.c, cg.f
 	h := c.head
 	s := jen.Id("s")
 
@@ -520,7 +537,7 @@ func (cg *chainGen) controlMethods() {
 			ng.flush(b)
 		}
 		for _, e := range c.outs {
-			b.Id("c").Dot(g.outField(e)).Dot("Flush").Call()
+			b.Id("c").Dot(cg.outField(e)).Dot("Flush").Call()
 		}
 	})
 
@@ -542,7 +559,7 @@ func (cg *chainGen) controlMethods() {
 			}
 		}
 		for _, e := range c.outs {
-			b.Id("c").Dot(g.outField(e)).Dot("Barrier").Call(jen.Id("id"))
+			b.Id("c").Dot(cg.outField(e)).Dot("Barrier").Call(jen.Id("id"))
 		}
 		if cg.snapshots() {
 			b.Id("c").Dot("task").Dot("Submit").Call(s)
@@ -557,7 +574,7 @@ func (cg *chainGen) controlMethods() {
 				ng.watermark(b)
 			}
 			for _, e := range c.outs {
-				b.Id("c").Dot(g.outField(e)).Dot("Watermark").Call(jen.Id("w"))
+				b.Id("c").Dot(cg.outField(e)).Dot("Watermark").Call(jen.Id("w"))
 			}
 		})
 		if h.Timestamps != nil && h.Timestamps.IdleTimeout > 0 {
@@ -565,7 +582,7 @@ func (cg *chainGen) controlMethods() {
 			f.Comment("idle timeout: their watermarks go on without it until it sends again.")
 			f.Func().Params(cg.recv).Id("idle").Params().BlockFunc(func(b *jen.Group) {
 				for _, e := range c.outs {
-					b.Id("c").Dot(g.outField(e)).Dot("Idle").Call()
+					b.Id("c").Dot(cg.outField(e)).Dot("Idle").Call()
 				}
 			})
 		}
@@ -594,7 +611,7 @@ func (cg *chainGen) controlMethods() {
 			}
 		}
 		for _, e := range c.outs {
-			b.Id("c").Dot(g.outField(e)).Dot("End").Call()
+			b.Id("c").Dot(cg.outField(e)).Dot("End").Call()
 		}
 		if cg.snapshots() {
 			b.Id("c").Dot("task").Dot("Submit").Call(s)
@@ -667,7 +684,7 @@ func (g *gen) stateValue(n *ir.Node) *ir.Type {
 }
 
 func (g *gen) stateValueName(n *ir.Node) string {
-	return g.stateValue(n).String()
+	return g.typeString(g.stateValue(n))
 }
 
 func (g *gen) inputNames(n *ir.Node) string {
@@ -680,5 +697,5 @@ func (g *gen) inputNames(n *ir.Node) string {
 
 // hashCall hashes the key x of keyed node n.
 func (g *gen) hashCall(n *ir.Node, x jen.Code) jen.Code {
-	return jen.Id("hashKey" + g.pascal(n)).Call(x)
+	return jen.Id(g.global("hashKey%s", n)).Call(x)
 }

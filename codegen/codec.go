@@ -27,20 +27,20 @@ const codecPath = "github.com/pipegen/pipegen/runtime/codec"
 // named type gets one encode and one decode function.
 type codecGen struct {
 	f *jen.File
-	// names maps a named type to its function suffix.
-	names map[string]string
+	g *gen
+	// queued holds the named types whose functions are emitted or queued.
+	queued map[string]bool
 	// types maps a named type to its expanded description: the IR leaves
 	// the type's references to itself unexpanded (Underlying nil).
 	types map[string]*ir.Type
-	used  map[string]bool
 	// derefs maps the expressions *p that deref made to p.
 	derefs map[*jen.Statement]*jen.Statement
 	// queue holds named types whose functions are still to emit.
 	queue []*ir.Type
 }
 
-func newCodecGen(f *jen.File) *codecGen {
-	return &codecGen{f: f, names: map[string]string{}, types: map[string]*ir.Type{}, used: map[string]bool{}, derefs: map[*jen.Statement]*jen.Statement{}}
+func newCodecGen(f *jen.File, g *gen) *codecGen {
+	return &codecGen{f: f, g: g, queued: map[string]bool{}, types: map[string]*ir.Type{}, derefs: map[*jen.Statement]*jen.Statement{}}
 }
 
 func typeKey(t *ir.Type) string {
@@ -140,23 +140,18 @@ func nestsIn(t *ir.Type, seen map[string]bool) bool {
 	return false
 }
 
-// funcName returns the suffix of a named type's functions, and queues
-// them.
-func (c *codecGen) funcName(t *ir.Type) string {
+// encodeFunc and decodeFunc name the functions of a named type (see
+// hasFunc), and queue them.
+func (c *codecGen) encodeFunc(t *ir.Type) string { return c.funcName("encode%s", t) }
+func (c *codecGen) decodeFunc(t *ir.Type) string { return c.funcName("decode%s", t) }
+
+func (c *codecGen) funcName(pattern string, t *ir.Type) string {
 	t = c.resolve(t)
-	if n, ok := c.names[typeKey(t)]; ok {
-		return n
+	if !c.queued[typeKey(t)] {
+		c.queued[typeKey(t)] = true
+		c.queue = append(c.queue, t)
 	}
-	n := upperFirst(t.Name)
-	// encode<Node>Entry are the entry functions: a type named CountsEntry
-	// must not take their names.
-	for i := 2; c.used[n] || strings.HasSuffix(n, "Entry"); i++ {
-		n = fmt.Sprintf("%s%d", upperFirst(t.Name), i)
-	}
-	c.used[n] = true
-	c.names[typeKey(t)] = n
-	c.queue = append(c.queue, t)
-	return n
+	return c.g.names.name(nameKey{pattern: pattern, of: typeKey(t)}, derive(pattern, t.Name))
 }
 
 // flush emits the functions of every queued type.
@@ -164,31 +159,31 @@ func (c *codecGen) flush() {
 	for len(c.queue) > 0 {
 		t := c.queue[0]
 		c.queue = c.queue[1:]
-		n := c.names[typeKey(t)]
 		v := jen.Id("v")
+		encodeDoc, decodeDoc := "%s writes a %s of checkpointed state.", "%s reads a %s."
+		encode := func(g *jen.Group) { c.encodeValue(g, c.deref(v), t, c.under(t), 0) }
+		decode := func(g *jen.Group) { c.decodeValue(g, "r", c.deref(v), t, c.under(t), 0) }
+		// A struct, field by field; otherwise a type that contains itself,
+		// such as type Tree []Tree.
 		if st := t.Underlying; st.Kind == ir.StructType {
-			c.f.Comment(fmt.Sprintf("encode%s writes a %s of checkpointed state, field by field.", n, t))
-			c.f.Func().Id("encode"+n).Params(jen.Id("w").Op("*").Qual(codecPath, "Writer"), jen.Id("v").Op("*").Add(typeCode(t))).BlockFunc(func(g *jen.Group) {
+			encodeDoc = "%s writes a %s of checkpointed state, field by field."
+			decodeDoc = "%s reads a %s; fields it does not know are skipped."
+			encode = func(g *jen.Group) {
 				g.Id("m").Op(":=").Id("w").Dot("Begin").Call()
 				c.encodeFields(g, v, st, 0)
 				g.Id("w").Dot("End").Call(jen.Id("m"))
-			})
-			c.f.Comment(fmt.Sprintf("decode%s reads a %s; fields it does not know are skipped.", n, t))
-			c.f.Func().Id("decode"+n).Params(jen.Id("r").Op("*").Qual(codecPath, "Reader"), jen.Id("v").Op("*").Add(typeCode(t))).BlockFunc(func(g *jen.Group) {
+			}
+			decode = func(g *jen.Group) {
 				g.Id("r").Op("=").Id("r").Dot("Nested").Call()
 				c.decodeFields(g, "r", v, st, 0)
-			})
-			continue
+			}
 		}
-		// A type that contains itself, such as type Tree []Tree.
-		c.f.Comment(fmt.Sprintf("encode%s writes a %s of checkpointed state.", n, t))
-		c.f.Func().Id("encode"+n).Params(jen.Id("w").Op("*").Qual(codecPath, "Writer"), jen.Id("v").Op("*").Add(typeCode(t))).BlockFunc(func(g *jen.Group) {
-			c.encodeValue(g, c.deref(v), t, c.under(t), 0)
-		})
-		c.f.Comment(fmt.Sprintf("decode%s reads a %s.", n, t))
-		c.f.Func().Id("decode"+n).Params(jen.Id("r").Op("*").Qual(codecPath, "Reader"), jen.Id("v").Op("*").Add(typeCode(t))).BlockFunc(func(g *jen.Group) {
-			c.decodeValue(g, "r", c.deref(v), t, c.under(t), 0)
-		})
+		name, ts := c.encodeFunc(t), c.g.typeString(t)
+		c.f.Comment(fmt.Sprintf(encodeDoc, name, ts))
+		c.f.Func().Id(name).Params(jen.Id("w").Op("*").Qual(codecPath, "Writer"), jen.Id("v").Op("*").Add(typeCode(t))).BlockFunc(encode)
+		name = c.decodeFunc(t)
+		c.f.Comment(fmt.Sprintf(decodeDoc, name, ts))
+		c.f.Func().Id(name).Params(jen.Id("r").Op("*").Qual(codecPath, "Reader"), jen.Id("v").Op("*").Add(typeCode(t))).BlockFunc(decode)
 	}
 }
 
@@ -212,8 +207,9 @@ func (c *codecGen) framed(t *ir.Type) bool {
 	return c.under(t).Kind != ir.PointerType
 }
 
-// wireType is how a framed value of t is tagged as a struct field.
-func (c *codecGen) wireType(t *ir.Type) string {
+// codecWireType names the codec.WireType that tags a framed value of t as
+// a struct field.
+func (c *codecGen) codecWireType(t *ir.Type) string {
 	if isTime(t) {
 		return "Bytes"
 	}
@@ -317,7 +313,7 @@ func (c *codecGen) encodeFields(g *jen.Group, v *jen.Statement, st *ir.Type, dep
 		case u.Kind == ir.PointerType && c.framed(u.Elem):
 			// A nil pointer field is left out; a set one is its value.
 			g.If(jen.Add(x).Op("!=").Nil()).BlockFunc(func(g *jen.Group) {
-				g.Add(tag(c.wireType(u.Elem)))
+				g.Add(tag(c.codecWireType(u.Elem)))
 				c.encodeThrough(g, x, u.Elem, depth)
 			})
 		case u.Kind == ir.PointerType:
@@ -335,14 +331,14 @@ func (c *codecGen) encodeFields(g *jen.Group, v *jen.Statement, st *ir.Type, dep
 			switch {
 			case cond != nil:
 				g.If(cond).BlockFunc(func(g *jen.Group) {
-					g.Add(tag(c.wireType(f.Type)))
+					g.Add(tag(c.codecWireType(f.Type)))
 					c.encode(g, x, f.Type, depth)
 				})
 			case c.declares(f.Type):
-				g.Add(tag(c.wireType(f.Type)))
+				g.Add(tag(c.codecWireType(f.Type)))
 				g.BlockFunc(func(g *jen.Group) { c.encode(g, x, f.Type, depth) })
 			default:
-				g.Add(tag(c.wireType(f.Type)))
+				g.Add(tag(c.codecWireType(f.Type)))
 				c.encode(g, x, f.Type, depth)
 			}
 		}
@@ -369,7 +365,7 @@ func (c *codecGen) decodeFields(g *jen.Group, r string, v *jen.Statement, st *ir
 				u := c.under(f.Type)
 				switch {
 				case u.Kind == ir.PointerType && c.framed(u.Elem):
-					want(c.wireType(u.Elem), func(g *jen.Group) {
+					want(c.codecWireType(u.Elem), func(g *jen.Group) {
 						g.Add(x).Op("=").New(typeCode(u.Elem))
 						c.decodeThrough(g, r, x, u.Elem, depth)
 					})
@@ -381,7 +377,7 @@ func (c *codecGen) decodeFields(g *jen.Group, r string, v *jen.Statement, st *ir
 						c.decode(g, sub, c.deref(x), u.Elem, depth+1)
 					})
 				default:
-					want(c.wireType(f.Type), func(g *jen.Group) {
+					want(c.codecWireType(f.Type), func(g *jen.Group) {
 						c.decode(g, r, x, f.Type, depth)
 					})
 				}
@@ -415,7 +411,7 @@ func (c *codecGen) scoped(g *jen.Group, t *ir.Type, body func(g *jen.Group)) {
 // encodeThrough writes *p, of type t.
 func (c *codecGen) encodeThrough(g *jen.Group, p *jen.Statement, t *ir.Type, depth int) {
 	if c.hasFunc(t) {
-		g.Id("encode"+c.funcName(t)).Call(jen.Id("w"), p)
+		g.Id(c.encodeFunc(t)).Call(jen.Id("w"), p)
 		return
 	}
 	c.encode(g, c.deref(p), t, depth)
@@ -424,7 +420,7 @@ func (c *codecGen) encodeThrough(g *jen.Group, p *jen.Statement, t *ir.Type, dep
 // decodeThrough reads *p, of type t, from the reader named r.
 func (c *codecGen) decodeThrough(g *jen.Group, r string, p *jen.Statement, t *ir.Type, depth int) {
 	if c.hasFunc(t) {
-		g.Id("decode"+c.funcName(t)).Call(jen.Id(r), p)
+		g.Id(c.decodeFunc(t)).Call(jen.Id(r), p)
 		return
 	}
 	c.decode(g, r, c.deref(p), t, depth)
@@ -434,7 +430,7 @@ func (c *codecGen) decodeThrough(g *jen.Group, r string, p *jen.Statement, t *ir
 // may declare variables in g's scope (see declares).
 func (c *codecGen) encode(g *jen.Group, x *jen.Statement, t *ir.Type, depth int) {
 	if c.hasFunc(t) {
-		g.Id("encode"+c.funcName(t)).Call(jen.Id("w"), c.addr(x))
+		g.Id(c.encodeFunc(t)).Call(jen.Id("w"), c.addr(x))
 		return
 	}
 	c.encodeValue(g, x, t, c.under(t), depth)
@@ -499,7 +495,7 @@ func (c *codecGen) encodeValue(g *jen.Group, x *jen.Statement, t, u *ir.Type, de
 // declares).
 func (c *codecGen) decode(g *jen.Group, r string, dst *jen.Statement, t *ir.Type, depth int) {
 	if c.hasFunc(t) {
-		g.Id("decode"+c.funcName(t)).Call(jen.Id(r), c.addr(dst))
+		g.Id(c.decodeFunc(t)).Call(jen.Id(r), c.addr(dst))
 		return
 	}
 	c.decodeValue(g, r, dst, t, c.under(t), depth)

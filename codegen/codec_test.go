@@ -61,7 +61,7 @@ func emitEntry(t *testing.T, decls string, key, val *ir.Type) string {
 	t.Helper()
 	f := jen.NewFilePathName("example.com/state", "main")
 	f.NoFormat = true
-	cg := newCodecGen(f)
+	cg := newCodecGen(f, newGen(&ir.Pipeline{Name: "test"}, Options{}))
 	f.Func().Id("encodeTestEntry").Params(jen.Id("w").Op("*").Qual(codecPath, "Writer"), jen.Id("k").Add(typeCode(key)), jen.Id("v").Op("*").Add(typeCode(val))).BlockFunc(func(b *jen.Group) {
 		cg.encode(b, jen.Id("k"), key, 0)
 		cg.encodePtr(b, jen.Id("v"), val)
@@ -311,19 +311,23 @@ func TestCodecEntryScopes(t *testing.T) {
 	}
 }
 
-// TestCodecFuncNames: named types that share a name, or end in Entry like
-// the entry functions, get functions of their own names.
+// TestCodecFuncNames: named types that share a name, or whose functions
+// would meet another name of the file (a type CountsEntry and the entry
+// functions of node counts), get functions of their own names.
 func TestCodecFuncNames(t *testing.T) {
-	f := jen.NewFile("main")
-	cg := newCodecGen(f)
+	g := newGen(&ir.Pipeline{Name: "test"}, Options{})
+	cg := newCodecGen(jen.NewFile("main"), g)
+	entry := g.names.name(nameKey{pattern: "encode%sEntry", of: "counts"}, "encodeCountsEntry")
 	got := []string{
-		cg.funcName(&ir.Type{Kind: ir.NamedType, PkgPath: "a", Name: "Item", Underlying: structOf()}),
-		cg.funcName(&ir.Type{Kind: ir.NamedType, PkgPath: "b", Name: "Item", Underlying: structOf()}),
-		cg.funcName(&ir.Type{Kind: ir.NamedType, PkgPath: "a", Name: "Item", Underlying: structOf()}),
-		cg.funcName(&ir.Type{Kind: ir.NamedType, PkgPath: "a", Name: "CountsEntry", Underlying: structOf()}),
-		cg.funcName(&ir.Type{Kind: ir.NamedType, PkgPath: "a", Name: "item", Underlying: structOf()}),
+		entry,
+		cg.encodeFunc(&ir.Type{Kind: ir.NamedType, PkgPath: "a", Name: "Item", Underlying: structOf()}),
+		cg.encodeFunc(&ir.Type{Kind: ir.NamedType, PkgPath: "b", Name: "Item", Underlying: structOf()}),
+		cg.encodeFunc(&ir.Type{Kind: ir.NamedType, PkgPath: "a", Name: "Item", Underlying: structOf()}),
+		cg.encodeFunc(&ir.Type{Kind: ir.NamedType, PkgPath: "a", Name: "CountsEntry", Underlying: structOf()}),
+		cg.decodeFunc(&ir.Type{Kind: ir.NamedType, PkgPath: "a", Name: "CountsEntry", Underlying: structOf()}),
+		cg.encodeFunc(&ir.Type{Kind: ir.NamedType, PkgPath: "a", Name: "item", Underlying: structOf()}),
 	}
-	want := []string{"Item", "Item2", "Item", "CountsEntry2", "Item3"}
+	want := []string{"encodeCountsEntry", "encodeItem", "encodeItem2", "encodeItem", "encodeCountsEntry2", "decodeCountsEntry", "encodeItem3"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("function names %v, want %v", got, want)
 	}

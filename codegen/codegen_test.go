@@ -442,7 +442,7 @@ func TestGenerateNodeIdentifiers(t *testing.T) {
 // suffixed, and builds the program: parsing is not enough to catch a
 // field and a method of one name.
 func TestGenerateNamesBuild(t *testing.T) {
-	res, err := compile.Generate(filepath.Join("..", "compile", "testdata", "names", "pipeline.yaml"))
+	res, err := compile.Generate(filepath.Join("..", "compile", "testdata", "names", "pipeline.yaml"), compile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

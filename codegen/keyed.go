@@ -1,6 +1,7 @@
 package codegen
 
 import (
+	"crypto/sha256"
 	"fmt"
 
 	"github.com/dave/jennifer/jen"
@@ -21,6 +22,35 @@ func (g *gen) keyedValue(n *ir.Node) *ir.Type {
 	return g.stateValue(n)
 }
 
+// stateSchemas are the schemas of a keyed node's key and state, as
+// checkpoints record them: a join's state schema is its two sides'.
+func (g *gen) stateSchemas(n *ir.Node) (key, value string) {
+	value = schema(g.keyedValue(n))
+	if n.Kind == ir.Join {
+		value += " + " + schema(g.p.Nodes[n.Inputs[1].From].Out)
+	}
+	return schema(n.KeyType), value
+}
+
+// fingerprint identifies the job's topology and state: every node's uid,
+// kind, connector, format, inputs and state schemas. A checkpoint records
+// it; a run whose fingerprint differs checks in detail what changed.
+func (g *gen) fingerprint() string {
+	h := sha256.New()
+	for _, n := range g.p.Nodes {
+		fmt.Fprintf(h, "%s %s %s %s %s", n.UID, n.Kind, section(n), n.Connector, n.Format)
+		for _, e := range n.Inputs {
+			fmt.Fprintf(h, " <%s.%s", g.p.Nodes[e.From].UID, e.Side)
+		}
+		if n.KeyType != nil {
+			key, value := g.stateSchemas(n)
+			fmt.Fprintf(h, " [%s] %s", key, value)
+		}
+		h.Write([]byte{'\n'})
+	}
+	return fmt.Sprintf("%x", h.Sum(nil)[:12])
+}
+
 // reduceAccType is runtime.ReduceAcc[T] as an IR type, so that the codec
 // generator can write it: a struct of Set bool and V T.
 func reduceAccType(t *ir.Type) *ir.Type {
@@ -35,18 +65,18 @@ func reduceAccType(t *ir.Type) *ir.Type {
 // serializers of its state: key and value apart (windows, timers and joins
 // write them in their own layout), and as an entry for state in a map.
 func (g *gen) keyedFuncs(f *jen.File) {
-	cg := newCodecGen(f)
+	cg := newCodecGen(f, g)
 	w := jen.Id("w").Op("*").Qual(codecPath, "Writer")
 	r := jen.Id("r").Op("*").Qual(codecPath, "Reader")
 	for _, n := range g.p.Nodes {
 		if n.KeyType == nil {
 			continue
 		}
-		p := g.pascal(n)
 		key := n.KeyType
-		f.Comment(fmt.Sprintf("hashKey%s hashes a key of %q. The hash decides the key group, which", p, n.Name))
+		hash := g.global("hashKey%s", n)
+		f.Comment(fmt.Sprintf("%s hashes a key of %q. The hash decides the key group, which", hash, n.Name))
 		f.Comment("checkpoints keep: it must never change.")
-		f.Func().Id("hashKey" + p).Params(jen.Id("k").Add(typeCode(key))).Uint64().BlockFunc(func(b *jen.Group) {
+		f.Func().Id(hash).Params(jen.Id("k").Add(typeCode(key))).Uint64().BlockFunc(func(b *jen.Group) {
 			if basic := basicOf(key); basic != nil {
 				b.Return(hashExpr(jen.Id("k"), key, basic))
 				return
@@ -56,20 +86,18 @@ func (g *gen) keyedFuncs(f *jen.File) {
 			b.Return(jen.Id("h"))
 		})
 		val := g.keyedValue(n)
-		valueSchema := schema(val)
-		if n.Kind == ir.Join {
-			valueSchema += " + " + schema(g.p.Nodes[n.Inputs[1].From].Out)
-		}
+		keySchema, valueSchema := g.stateSchemas(n)
 		f.Comment(fmt.Sprintf("The schema of the state of %q, recorded in every checkpoint.", n.Name))
 		f.Const().Defs(
-			jen.Id(g.id(n)+"KeySchema").Op("=").Lit(schema(key)),
-			jen.Id(g.id(n)+"ValueSchema").Op("=").Lit(valueSchema),
+			jen.Id(g.global("%sKeySchema", n)).Op("=").Lit(keySchema),
+			jen.Id(g.global("%sValueSchema", n)).Op("=").Lit(valueSchema),
 		)
-		f.Comment(fmt.Sprintf("encode%sKey and decode%sKey write and read a key of %q.", p, p, n.Name))
-		f.Func().Id("encode"+p+"Key").Params(w, jen.Id("k").Add(typeCode(key))).BlockFunc(func(b *jen.Group) {
+		encodeKey, decodeKey := g.global("encode%sKey", n), g.global("decode%sKey", n)
+		f.Comment(fmt.Sprintf("%s and %s write and read a key of %q.", encodeKey, decodeKey, n.Name))
+		f.Func().Id(encodeKey).Params(w, jen.Id("k").Add(typeCode(key))).BlockFunc(func(b *jen.Group) {
 			cg.encode(b, jen.Id("k"), key, 0)
 		})
-		f.Func().Id("decode" + p + "Key").Params(r).Add(typeCode(key)).BlockFunc(func(b *jen.Group) {
+		f.Func().Id(decodeKey).Params(r).Add(typeCode(key)).BlockFunc(func(b *jen.Group) {
 			b.Var().Id("k").Add(typeCode(key))
 			cg.decode(b, "r", jen.Id("k"), key, 0)
 			b.Return(jen.Id("k"))
@@ -79,14 +107,15 @@ func (g *gen) keyedFuncs(f *jen.File) {
 			g.valueCodec(f, cg, n, "Right", g.p.Nodes[n.Inputs[1].From].Out)
 		}
 		if n.Window == nil && n.Kind != ir.Join {
-			f.Comment(fmt.Sprintf("encode%sEntry writes one key and value of the state of %q.", p, n.Name))
-			f.Func().Id("encode"+p+"Entry").Params(w, jen.Id("k").Add(typeCode(key)), jen.Id("v").Op("*").Add(typeCode(val))).Block(
-				jen.Id("encode"+p+"Key").Call(jen.Id("w"), jen.Id("k")),
-				jen.Id("encode"+p+"Value").Call(jen.Id("w"), jen.Id("v")),
+			encode, decode := g.global("encode%sEntry", n), g.global("decode%sEntry", n)
+			f.Comment(fmt.Sprintf("%s writes one key and value of the state of %q.", encode, n.Name))
+			f.Func().Id(encode).Params(w, jen.Id("k").Add(typeCode(key)), jen.Id("v").Op("*").Add(typeCode(val))).Block(
+				jen.Id(encodeKey).Call(jen.Id("w"), jen.Id("k")),
+				jen.Id(g.global("encode%sValue", n)).Call(jen.Id("w"), jen.Id("v")),
 			)
-			f.Comment(fmt.Sprintf("decode%sEntry reads one key and value of the state of %q.", p, n.Name))
-			f.Func().Id("decode"+p+"Entry").Params(r).Params(typeCode(key), jen.Op("*").Add(typeCode(val))).Block(
-				jen.Return(jen.Id("decode"+p+"Key").Call(jen.Id("r")), jen.Id("decode"+p+"Value").Call(jen.Id("r"))),
+			f.Comment(fmt.Sprintf("%s reads one key and value of the state of %q.", decode, n.Name))
+			f.Func().Id(decode).Params(r).Params(typeCode(key), jen.Op("*").Add(typeCode(val))).Block(
+				jen.Return(jen.Id(decodeKey).Call(jen.Id("r")), jen.Id(g.global("decode%sValue", n)).Call(jen.Id("r"))),
 			)
 		}
 	}
@@ -95,12 +124,12 @@ func (g *gen) keyedFuncs(f *jen.File) {
 
 // valueCodec emits encodeXSuffix and decodeXSuffix for values of type t.
 func (g *gen) valueCodec(f *jen.File, cg *codecGen, n *ir.Node, suffix string, t *ir.Type) {
-	p := g.pascal(n)
-	f.Comment(fmt.Sprintf("encode%s%s and decode%s%s write and read a %s of the state of %q.", p, suffix, p, suffix, t, n.Name))
-	f.Func().Id("encode"+p+suffix).Params(jen.Id("w").Op("*").Qual(codecPath, "Writer"), jen.Id("v").Op("*").Add(typeCode(t))).BlockFunc(func(b *jen.Group) {
+	encode, decode := g.global("encode%s"+suffix, n), g.global("decode%s"+suffix, n)
+	f.Comment(fmt.Sprintf("%s and %s write and read a %s of the state of %q.", encode, decode, g.typeString(t), n.Name))
+	f.Func().Id(encode).Params(jen.Id("w").Op("*").Qual(codecPath, "Writer"), jen.Id("v").Op("*").Add(typeCode(t))).BlockFunc(func(b *jen.Group) {
 		cg.encodePtr(b, jen.Id("v"), t)
 	})
-	f.Func().Id("decode" + p + suffix).Params(jen.Id("r").Op("*").Qual(codecPath, "Reader")).Op("*").Add(typeCode(t)).BlockFunc(func(b *jen.Group) {
+	f.Func().Id(decode).Params(jen.Id("r").Op("*").Qual(codecPath, "Reader")).Op("*").Add(typeCode(t)).BlockFunc(func(b *jen.Group) {
 		b.Id("v").Op(":=").New(typeCode(t))
 		cg.decodePtr(b, jen.Id("v"), t)
 		b.Return(jen.Id("v"))

@@ -71,13 +71,13 @@ func (f *flatMapGen) doc() string {
 
 // emitFn is the field holding the function a flatmap's emit shape calls:
 // a method value made once, not per record.
-func (f *flatMapGen) emitFn() string { return "emit" + f.cg.g.pascal(f.n) + "Fn" }
+func (f *flatMapGen) emitFn() string { return f.member("emit%sFn") }
 
 func (f *flatMapGen) fields(s *jen.Group) {
 	if f.n.Fn.Shape == "emit" {
-		s.Id(f.emitFn()).Func().Params(typeCode(f.n.Out)).Comment("emit" + f.cg.g.pascal(f.n) + ", made once")
+		s.Id(f.emitFn()).Func().Params(typeCode(f.n.Out)).Comment(f.member("emit%s") + ", made once")
 		if f.cg.timed {
-			s.Id(f.cg.g.id(f.n) + "TS").Int64().Comment("event time of the record " + f.n.Name + " is splitting")
+			s.Id(f.member("%sTS")).Int64().Comment("event time of the record " + f.n.Name + " is splitting")
 		}
 	}
 }
@@ -86,7 +86,7 @@ func (f *flatMapGen) init(b *jen.Group) {
 	if f.n.Fn.Shape != "emit" {
 		return
 	}
-	target := "emit" + f.cg.g.pascal(f.n)
+	target := f.member("emit%s")
 	if f.cg.timed {
 		// The user's emit function takes the record alone; its event time
 		// is the input record's.
@@ -126,7 +126,7 @@ func (s *sinkGen) sink() *jen.Statement { return s.field("Sink") }
 func (s *sinkGen) doc() string { return fmt.Sprintf("%s sink, format %s", s.n.Connector, s.n.Format) }
 
 func (s *sinkGen) fields(g *jen.Group) {
-	g.Id(s.cg.g.id(s.n)+"Sink").Op("*").Qual(runtimePath, sinkType(s.n)).Types(typeCode(s.n.In()))
+	g.Id(s.member("%sSink")).Op("*").Qual(runtimePath, sinkType(s.n)).Types(typeCode(s.n.In()))
 }
 
 func (s *sinkGen) init(b *jen.Group) {
@@ -181,13 +181,13 @@ func (k *keyedGen) doc() string {
 
 func (k *keyedGen) fields(s *jen.Group) {
 	g := k.cg.g
-	s.Id(g.id(k.n)+"State").Op("*").Qual(statePath, "Memory").Types(typeCode(k.n.KeyType), g.stateValueType(k.n)).Comment(fmt.Sprintf("state of %s: one %s per key", k.n.Name, g.stateValueName(k.n)))
+	s.Id(k.member("%sState")).Op("*").Qual(statePath, "Memory").Types(typeCode(k.n.KeyType), g.stateValueType(k.n)).Comment(fmt.Sprintf("state of %s: one %s per key", k.n.Name, g.stateValueName(k.n)))
 }
 
 func (k *keyedGen) init(b *jen.Group) {
 	g, n := k.cg.g, k.n
 	b.Add(k.state()).Op("=").Qual(statePath, "NewMemory").Types(typeCode(n.KeyType), g.stateValueType(n)).Call()
-	b.Qual(runtimePath, "RestoreMemory").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), k.state(), jen.Id("decode"+g.pascal(n)+"Entry"))
+	b.Qual(runtimePath, "RestoreMemory").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), k.state(), jen.Id(g.global("decode%sEntry", n)))
 }
 
 func (k *keyedGen) record(b *jen.Group) {
@@ -221,7 +221,7 @@ func (k *keyedGen) record(b *jen.Group) {
 func (k *keyedGen) snapshot(b *jen.Group) {
 	g, n := k.cg.g, k.n
 	b.Qual(runtimePath, "SnapshotMemory").Call(jen.Id("s"), jen.Id(g.constName(n)), k.state(),
-		jen.Id("hashKey"+g.pascal(n)), jen.Id("encode"+g.pascal(n)+"Entry"), jen.Id(g.id(n)+"KeySchema"), jen.Id(g.id(n)+"ValueSchema"))
+		jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("encode%sEntry", n)), jen.Id(g.global("%sKeySchema", n)), jen.Id(g.global("%sValueSchema", n)))
 }
 
 func (k *keyedGen) end(b *jen.Group) {
@@ -301,26 +301,23 @@ func (w *windowGen) doc() string {
 }
 
 func (w *windowGen) fields(s *jen.Group) {
-	g, n := w.cg.g, w.n
-	s.Id(g.id(n)+"State").Op("*").Qual(runtimePath, "WindowState").Types(typeCode(n.KeyType), typeCode(w.acc())).Comment(fmt.Sprintf("open windows of %s per key", n.Name))
-	s.Id(g.id(n)+"Fire").Func().Params(typeCode(n.KeyType), jen.Qual(runtimePath, "Window"), jen.Op("*").Add(typeCode(w.acc()))).Comment(g.id(n) + "Result, made once")
+	n := w.n
+	s.Id(w.member("%sState")).Op("*").Qual(runtimePath, "WindowState").Types(typeCode(n.KeyType), typeCode(w.acc())).Comment(fmt.Sprintf("open windows of %s per key", n.Name))
+	s.Id(w.member("%sFire")).Func().Params(typeCode(n.KeyType), jen.Qual(runtimePath, "Window"), jen.Op("*").Add(typeCode(w.acc()))).Comment(w.member("%sResult") + ", made once")
 }
 
+// assigner is the runtime.WindowAssigner of win: its kind, then its sizes.
 func assigner(win *ir.Window) jen.Code {
-	d := jen.Dict{}
+	var kv []jen.Code
 	switch win.Kind {
 	case "tumbling":
-		d[jen.Id("Kind")] = jen.Qual(runtimePath, "Tumbling")
-		d[jen.Id("Size")] = jen.Lit(int(win.Size.Milliseconds()))
+		kv = append(kv, field("Kind", jen.Qual(runtimePath, "Tumbling")), field("Size", millisCode(win.Size)))
 	case "sliding":
-		d[jen.Id("Kind")] = jen.Qual(runtimePath, "Sliding")
-		d[jen.Id("Size")] = jen.Lit(int(win.Size.Milliseconds()))
-		d[jen.Id("Slide")] = jen.Lit(int(win.Every.Milliseconds()))
+		kv = append(kv, field("Kind", jen.Qual(runtimePath, "Sliding")), field("Size", millisCode(win.Size)), field("Slide", millisCode(win.Every)))
 	case "session":
-		d[jen.Id("Kind")] = jen.Qual(runtimePath, "Session")
-		d[jen.Id("Gap")] = jen.Lit(int(win.Gap.Milliseconds()))
+		kv = append(kv, field("Kind", jen.Qual(runtimePath, "Session")), field("Gap", millisCode(win.Gap)))
 	}
-	return jen.Qual(runtimePath, "WindowAssigner").Values(d)
+	return jen.Qual(runtimePath, "WindowAssigner").Custom(multi, kv...)
 }
 
 func (w *windowGen) init(b *jen.Group) {
@@ -334,12 +331,12 @@ func (w *windowGen) init(b *jen.Group) {
 		merge = fn(n.Merge)
 	}
 	b.Add(w.state()).Op("=").Qual(runtimePath, "NewWindowState").Types(typeCode(n.KeyType), typeCode(w.acc())).Call(
-		assigner(n.Window), jen.Lit(int(n.Lateness.Milliseconds())), merge)
+		assigner(n.Window), millisCode(n.Lateness), merge)
 	b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit(""),
 		jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
-			jen.Return(jen.Add(w.state()).Dot("Restore").Call(jen.Id("sec"), jen.Id("decode"+g.pascal(n)+"Key"), jen.Id("decode"+g.pascal(n)+"Value"))),
+			jen.Return(jen.Add(w.state()).Dot("Restore").Call(jen.Id("sec"), jen.Id(g.global("decode%sKey", n)), jen.Id(g.global("decode%sValue", n)))),
 		))
-	b.Add(w.fire()).Op("=").Id("c").Dot(g.id(n) + "Result")
+	b.Add(w.fire()).Op("=").Id("c").Dot(w.member("%sResult"))
 }
 
 func (w *windowGen) inputWatermark() bool { return !w.n.Window.Processing }
@@ -368,7 +365,7 @@ func (w *windowGen) record(b *jen.Group) {
 	// A record later than its window's end plus the allowed lateness, as
 	// judged by its sender's watermark, goes to the side output.
 	b.If(jen.Op("!").Add(w.state()).Dot("Add").Call(jen.Id("k"), ts, wm, addFn, w.fire())).Block(
-		jen.Id("c").Dot("emit" + w.cg.g.pascal(n) + "Late").Call(w.cg.args(jen.Id("r"), jen.Id("ts"))...),
+		jen.Id("c").Dot(w.member("emit%sLate")).Call(w.cg.args(jen.Id("r"), jen.Id("ts"))...),
 	)
 }
 
@@ -393,25 +390,26 @@ func (w *windowGen) end(b *jen.Group) {
 
 func (w *windowGen) snapshot(b *jen.Group) {
 	g, n := w.cg.g, w.n
-	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit(""), jen.Id("hashKey"+g.pascal(n)), jen.Id(g.id(n)+"KeySchema"), jen.Id(g.id(n)+"ValueSchema"),
+	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit(""), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Id(g.global("%sValueSchema", n)),
 		jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int()).Error().Block(
-			jen.Return(jen.Add(w.state()).Dot("Snapshot").Call(jen.Id("sec"), jen.Id("kg"), jen.Id("encode"+g.pascal(n)+"Key"), jen.Id("encode"+g.pascal(n)+"Value"))),
+			jen.Return(jen.Add(w.state()).Dot("Snapshot").Call(jen.Id("sec"), jen.Id("kg"), jen.Id(g.global("encode%sKey", n)), jen.Id(g.global("encode%sValue", n)))),
 		))
 }
 
 // resultMethod emits xResult, which turns a fired window into the node's
 // output record; its event time is the window's last millisecond.
 func (w *windowGen) resultMethod() {
-	g, n, f := w.cg.g, w.n, w.cg.f
+	n, f := w.n, w.cg.f
 	var out jen.Code
 	if n.Kind == ir.Reduce {
 		out = jen.Id("acc").Dot("V")
 	} else {
 		out = aggregateResult(n, jen.Id("k"), jen.Id("acc"), jen.Qual(runtimePath, "UserWindow").Call(jen.Id("w")))
 	}
-	f.Comment(fmt.Sprintf("%sResult emits the result of a window of %q that fired (or, within the", g.id(n), n.Name))
+	name := w.member("%sResult")
+	f.Comment(fmt.Sprintf("%s emits the result of a window of %q that fired (or, within the", name, n.Name))
 	f.Comment("allowed lateness, changed after it fired).")
-	f.Func().Params(w.cg.recv).Id(g.id(n)+"Result").Params(jen.Id("k").Add(typeCode(n.KeyType)), jen.Id("w").Qual(runtimePath, "Window"), jen.Id("acc").Op("*").Add(typeCode(w.acc()))).Block(
+	f.Func().Params(w.cg.recv).Id(name).Params(jen.Id("k").Add(typeCode(n.KeyType)), jen.Id("w").Qual(runtimePath, "Window"), jen.Id("acc").Op("*").Add(typeCode(w.acc()))).Block(
 		w.emit(out, jen.Id("w").Dot("MaxTimestamp").Call()),
 	)
 }
@@ -435,32 +433,32 @@ func (p *processGen) doc() string {
 
 func (p *processGen) fields(s *jen.Group) {
 	g, n := p.cg.g, p.n
-	s.Id(g.id(n)+"State").Op("*").Qual(statePath, "Memory").Types(typeCode(n.KeyType), typeCode(n.State)).Comment(fmt.Sprintf("state of %s: one %s per key", n.Name, n.State))
-	s.Id(g.id(n)+"Timers").Op("*").Qual(runtimePath, "TimerService").Types(typeCode(n.KeyType))
-	s.Id(g.id(n)+"Ctx").Op("*").Qual(runtimePath, "ProcessContext").Types(typeCode(n.KeyType))
-	s.Id(g.id(n) + "EmitFn").Func().Params(typeCode(n.Out)).Comment("the emit function " + n.Name + " gets, made once")
+	s.Id(p.member("%sState")).Op("*").Qual(statePath, "Memory").Types(typeCode(n.KeyType), typeCode(n.State)).Comment(fmt.Sprintf("state of %s: one %s per key", n.Name, g.typeString(n.State)))
+	s.Id(p.member("%sTimers")).Op("*").Qual(runtimePath, "TimerService").Types(typeCode(n.KeyType))
+	s.Id(p.member("%sCtx")).Op("*").Qual(runtimePath, "ProcessContext").Types(typeCode(n.KeyType))
+	s.Id(p.member("%sEmitFn")).Func().Params(typeCode(n.Out)).Comment("the emit function " + n.Name + " gets, made once")
 	if p.cg.timed {
-		s.Id(g.id(n) + "TS").Int64().Comment("event time of what " + n.Name + " emits")
+		s.Id(p.member("%sTS")).Int64().Comment("event time of what " + n.Name + " emits")
 	}
 }
 
 func (p *processGen) init(b *jen.Group) {
 	g, n := p.cg.g, p.n
 	b.Add(p.state()).Op("=").Qual(statePath, "NewMemory").Types(typeCode(n.KeyType), typeCode(n.State)).Call()
-	b.Qual(runtimePath, "RestoreMemory").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), p.state(), jen.Id("decode"+g.pascal(n)+"Entry"))
+	b.Qual(runtimePath, "RestoreMemory").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), p.state(), jen.Id(g.global("decode%sEntry", n)))
 	b.Add(p.timers()).Op("=").Qual(runtimePath, "NewTimerService").Types(typeCode(n.KeyType)).Call()
 	b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit("timers"),
 		jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
-			jen.Return(jen.Add(p.timers()).Dot("Restore").Call(jen.Id("sec"), jen.Id("decode"+g.pascal(n)+"Key"))),
+			jen.Return(jen.Add(p.timers()).Dot("Restore").Call(jen.Id("sec"), jen.Id(g.global("decode%sKey", n)))),
 		))
 	b.Add(p.ctx()).Op("=").Qual(runtimePath, "NewProcessContext").Call(jen.Lit(n.Name), p.timers(), jen.Lit(n.OnTimer != nil), jen.Lit(p.cg.timed))
 	if p.cg.timed {
 		b.Add(p.ctx()).Dot("SetWatermark").Call(jen.Id("in").Dot("Watermark").Call())
 		b.Add(p.emitFn()).Op("=").Func().Params(jen.Id("r").Add(typeCode(n.Out))).Block(
-			jen.Id("c").Dot("emit"+g.pascal(n)).Call(jen.Id("r"), p.field("TS")),
+			jen.Id("c").Dot(p.member("emit%s")).Call(jen.Id("r"), p.field("TS")),
 		)
 	} else {
-		b.Add(p.emitFn()).Op("=").Id("c").Dot("emit" + g.pascal(n))
+		b.Add(p.emitFn()).Op("=").Id("c").Dot(p.member("emit%s"))
 	}
 }
 
@@ -490,35 +488,36 @@ func (p *processGen) record(b *jen.Group) {
 func (p *processGen) watermark(b *jen.Group) {
 	b.Add(p.ctx()).Dot("SetWatermark").Call(jen.Id("w"))
 	if p.n.OnTimer != nil {
-		b.Add(p.timers()).Dot("AdvanceEvent").Call(jen.Id("w"), jen.Id("c").Dot(p.cg.g.id(p.n)+"Timer"))
+		b.Add(p.timers()).Dot("AdvanceEvent").Call(jen.Id("w"), jen.Id("c").Dot(p.member("%sTimer")))
 	}
 }
 
 func (p *processGen) tick(b *jen.Group) {
 	if p.n.OnTimer != nil {
-		b.Add(p.timers()).Dot("AdvanceProcessing").Call(jen.Qual(runtimePath, "NowMillis").Call(), jen.Id("c").Dot(p.cg.g.id(p.n)+"Timer"))
+		b.Add(p.timers()).Dot("AdvanceProcessing").Call(jen.Qual(runtimePath, "NowMillis").Call(), jen.Id("c").Dot(p.member("%sTimer")))
 	}
 }
 
 func (p *processGen) snapshot(b *jen.Group) {
 	g, n := p.cg.g, p.n
 	b.Qual(runtimePath, "SnapshotMemory").Call(jen.Id("s"), jen.Id(g.constName(n)), p.state(),
-		jen.Id("hashKey"+g.pascal(n)), jen.Id("encode"+g.pascal(n)+"Entry"), jen.Id(g.id(n)+"KeySchema"), jen.Id(g.id(n)+"ValueSchema"))
-	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit("timers"), jen.Id("hashKey"+g.pascal(n)), jen.Id(g.id(n)+"KeySchema"), jen.Lit("timers"),
+		jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("encode%sEntry", n)), jen.Id(g.global("%sKeySchema", n)), jen.Id(g.global("%sValueSchema", n)))
+	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit("timers"), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Lit("timers"),
 		jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int()).Error().Block(
-			jen.Return(jen.Add(p.timers()).Dot("Snapshot").Call(jen.Id("sec"), jen.Id("kg"), jen.Id("encode"+g.pascal(n)+"Key"))),
+			jen.Return(jen.Add(p.timers()).Dot("Snapshot").Call(jen.Id("sec"), jen.Id("kg"), jen.Id(g.global("encode%sKey", n)))),
 		))
 }
 
 // timerMethod emits xTimer, which runs the on-timer callback for a due
 // timer; what it emits has the timer's time as event time.
 func (p *processGen) timerMethod() {
-	g, n, f := p.cg.g, p.n, p.cg.f
+	n, f := p.n, p.cg.f
 	if n.OnTimer == nil {
 		return
 	}
-	f.Comment(fmt.Sprintf("%sTimer runs %s for a timer of %q that is due.", g.id(n), n.OnTimer.Name, n.Name))
-	f.Func().Params(p.cg.recv).Id(g.id(n)+"Timer").Params(jen.Id("k").Add(typeCode(n.KeyType)), jen.Id("at").Int64()).BlockFunc(func(b *jen.Group) {
+	name := p.member("%sTimer")
+	f.Comment(fmt.Sprintf("%s runs %s for a timer of %q that is due.", name, n.OnTimer.Name, n.Name))
+	f.Func().Params(p.cg.recv).Id(name).Params(jen.Id("k").Add(typeCode(n.KeyType)), jen.Id("at").Int64()).BlockFunc(func(b *jen.Group) {
 		if p.cg.timed {
 			b.Add(p.field("TS")).Op("=").Id("at")
 		}
@@ -557,25 +556,24 @@ func (j *joinGen) doc() string {
 }
 
 func (j *joinGen) fields(s *jen.Group) {
-	g, n := j.cg.g, j.n
-	s.Id(g.id(n) + "State").Op("*").Add(j.stateType()).Comment("buffered records of both sides, per key")
-	s.Id(g.id(n)+"Pair").Func().Params(typeCode(j.left()), typeCode(j.right()), jen.Int64()).Comment(g.id(n) + "Result, made once")
+	s.Id(j.member("%sState")).Op("*").Add(j.stateType()).Comment("buffered records of both sides, per key")
+	s.Id(j.member("%sPair")).Func().Params(typeCode(j.left()), typeCode(j.right()), jen.Int64()).Comment(j.member("%sResult") + ", made once")
 }
 
 func (j *joinGen) init(b *jen.Group) {
 	g, n := j.cg.g, j.n
 	if j.interval() {
 		b.Add(j.state()).Op("=").Qual(runtimePath, "NewIntervalJoin").Types(typeCode(n.KeyType), typeCode(j.left()), typeCode(j.right())).Call(
-			jen.Lit(int(n.Between[0].Milliseconds())), jen.Lit(int(n.Between[1].Milliseconds())))
+			millisCode(n.Between[0]), millisCode(n.Between[1]))
 	} else {
 		b.Add(j.state()).Op("=").Qual(runtimePath, "NewWindowJoin").Types(typeCode(n.KeyType), typeCode(j.left()), typeCode(j.right())).Call(
-			assigner(n.Window), jen.Lit(int(n.Lateness.Milliseconds())))
+			assigner(n.Window), millisCode(n.Lateness))
 	}
 	b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit(""),
 		jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
-			jen.Return(jen.Add(j.state()).Dot("Restore").Call(jen.Id("sec"), jen.Id("decode"+g.pascal(n)+"Key"), jen.Id("decode"+g.pascal(n)+"Value"), jen.Id("decode"+g.pascal(n)+"Right"))),
+			jen.Return(jen.Add(j.state()).Dot("Restore").Call(jen.Id("sec"), jen.Id(g.global("decode%sKey", n)), jen.Id(g.global("decode%sValue", n)), jen.Id(g.global("decode%sRight", n)))),
 		))
-	b.Add(j.field("Pair")).Op("=").Id("c").Dot(g.id(n) + "Result")
+	b.Add(j.field("Pair")).Op("=").Id("c").Dot(j.member("%sResult"))
 }
 
 func (j *joinGen) ticks() bool { return j.processing() }
@@ -583,13 +581,13 @@ func (j *joinGen) ticks() bool { return j.processing() }
 // methods emits the per-record methods of both sides and the result
 // method.
 func (j *joinGen) methods() {
-	g, n, f, cg := j.cg.g, j.n, j.cg.f, j.cg
+	n, f, cg := j.n, j.cg.f, j.cg
 	for i, side := range []string{"Left", "Right"} {
 		t := j.left()
 		if i == 1 {
 			t = j.right()
 		}
-		name := "to" + g.pascal(n) + side
+		name := j.member("to%s" + side)
 		f.Comment(fmt.Sprintf("%s takes a record of the %s input of join %q: %s.", name, strings.ToLower(side), n.Name, j.doc()))
 		f.Func().Params(cg.recv).Id(name).Params(cg.params(t)...).BlockFunc(func(b *jen.Group) {
 			ts, wm := jen.Id("ts"), jen.Id("c").Dot("inputWM")
@@ -604,14 +602,16 @@ func (j *joinGen) methods() {
 			b.Add(j.state()).Dot("Add" + side).Call(args...)
 		})
 	}
-	f.Comment(fmt.Sprintf("%sResult applies %s to a pair of %q.", g.id(n), n.Apply.Name, n.Name))
-	f.Func().Params(cg.recv).Id(g.id(n)+"Result").Params(jen.Id("l").Add(typeCode(j.left())), jen.Id("r").Add(typeCode(j.right())), jen.Id("ts").Int64()).Block(
+	result := j.member("%sResult")
+	f.Comment(fmt.Sprintf("%s applies %s to a pair of %q.", result, n.Apply.Name, n.Name))
+	f.Func().Params(cg.recv).Id(result).Params(jen.Id("l").Add(typeCode(j.left())), jen.Id("r").Add(typeCode(j.right())), jen.Id("ts").Int64()).Block(
 		j.emit(fn(n.Apply).Call(jen.Id("l"), jen.Id("r")), jen.Id("ts")),
 	)
 	if !j.interval() {
-		f.Comment(fmt.Sprintf("%sWindowPair emits a pair of a window of %q that fired.", g.id(n), n.Name))
-		f.Func().Params(cg.recv).Id(g.id(n)+"WindowPair").Params(jen.Id("l").Add(typeCode(j.left())), jen.Id("r").Add(typeCode(j.right())), jen.Id("w").Qual(runtimePath, "Window")).Block(
-			jen.Id("c").Dot(g.id(n)+"Result").Call(jen.Id("l"), jen.Id("r"), jen.Id("w").Dot("MaxTimestamp").Call()),
+		pair := j.member("%sWindowPair")
+		f.Comment(fmt.Sprintf("%s emits a pair of a window of %q that fired.", pair, n.Name))
+		f.Func().Params(cg.recv).Id(pair).Params(jen.Id("l").Add(typeCode(j.left())), jen.Id("r").Add(typeCode(j.right())), jen.Id("w").Qual(runtimePath, "Window")).Block(
+			jen.Id("c").Dot(result).Call(jen.Id("l"), jen.Id("r"), jen.Id("w").Dot("MaxTimestamp").Call()),
 		)
 	}
 }
@@ -621,7 +621,7 @@ func (j *joinGen) advance(b *jen.Group, to jen.Code) {
 		b.Add(j.state()).Dot("Advance").Call(to)
 		return
 	}
-	b.Add(j.state()).Dot("Advance").Call(to, jen.Id("c").Dot(j.cg.g.id(j.n)+"WindowPair"))
+	b.Add(j.state()).Dot("Advance").Call(to, jen.Id("c").Dot(j.member("%sWindowPair")))
 }
 
 func (j *joinGen) watermark(b *jen.Group) {
@@ -645,8 +645,8 @@ func (j *joinGen) end(b *jen.Group) {
 
 func (j *joinGen) snapshot(b *jen.Group) {
 	g, n := j.cg.g, j.n
-	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit(""), jen.Id("hashKey"+g.pascal(n)), jen.Id(g.id(n)+"KeySchema"), jen.Id(g.id(n)+"ValueSchema"),
+	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit(""), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Id(g.global("%sValueSchema", n)),
 		jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int()).Error().Block(
-			jen.Return(jen.Add(j.state()).Dot("Snapshot").Call(jen.Id("sec"), jen.Id("kg"), jen.Id("encode"+g.pascal(n)+"Key"), jen.Id("encode"+g.pascal(n)+"Value"), jen.Id("encode"+g.pascal(n)+"Right"))),
+			jen.Return(jen.Add(j.state()).Dot("Snapshot").Call(jen.Id("sec"), jen.Id("kg"), jen.Id(g.global("encode%sKey", n)), jen.Id(g.global("encode%sValue", n)), jen.Id(g.global("encode%sRight", n)))),
 		))
 }

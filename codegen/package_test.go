@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"slices"
 	"strings"
 	"testing"
 
@@ -124,5 +125,32 @@ func TestGeneratePackageModeNames(t *testing.T) {
 	files, err = codegen.Generate(packagePipeline(), codegen.Options{Cmd: true})
 	if err != nil || len(files) != 2 || files[0].Name != "main.go" {
 		t.Errorf("Generate without Package: %v, %v", files, err)
+	}
+}
+
+// TestGeneratePackageModeDeclared: names the user's package declares are
+// not the generated file's: its declarations and its imports take others.
+func TestGeneratePackageModeDeclared(t *testing.T) {
+	mine := []string{"pipegenWordsConfig", "pipegenWordsLongestChain", "pipegenWordsHashKeyLongest", "state", "runtime"}
+	files, err := codegen.Generate(packagePipeline(), codegen.Options{Package: true, Declared: func(name string) bool { return slices.Contains(mine, name) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFile(t, files[0])
+	src := string(files[0].Content)
+	wantContains(t, src,
+		"\truntime2 \"github.com/pipegen/pipegen/runtime\"\n",
+		"\tstate2 \"github.com/pipegen/pipegen/runtime/state\"\n",
+		"return runtime2.Run(runtime2.Program{Config: pipegenWordsConfig2, Build: pipegenWordsBuild}, args)",
+		"// pipegenWordsConfig2 holds the settings",
+		"type pipegenWordsLongestChain2 struct",
+		"*state2.Memory[string, string]",
+		"func pipegenWordsHashKeyLongest2(k string) uint64",
+	)
+	for _, decl := range []string{"var pipegenWordsConfig ", "type pipegenWordsLongestChain ", "func pipegenWordsHashKeyLongest(",
+		"\t\"github.com/pipegen/pipegen/runtime\"\n", "\t\"github.com/pipegen/pipegen/runtime/state\"\n"} {
+		if strings.Contains(src, decl) {
+			t.Errorf("the file still has %q, the user's name", decl)
+		}
 	}
 }

@@ -129,6 +129,17 @@ func hashStmts(g *jen.Group, x *jen.Statement, t *ir.Type, depth int) {
 	}
 }
 
+// millisCode renders a duration as the milliseconds the runtime's
+// event-time engines take, still readable as a duration and a constant:
+// int64(10 * time.Second / time.Millisecond). A duration of milliseconds
+// (or zero) is its number, already in the unit.
+func millisCode(d time.Duration) jen.Code {
+	if d%time.Second != 0 || d == 0 {
+		return jen.Lit(int(d.Milliseconds()))
+	}
+	return jen.Int64().Call(jen.Add(durationCode(d)).Op("/").Qual("time", "Millisecond"))
+}
+
 // durationCode renders a duration the way a person writes it.
 func durationCode(d time.Duration) jen.Code {
 	units := []struct {

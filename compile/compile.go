@@ -47,13 +47,14 @@ func Check(path string) (*ir.Pipeline, error) {
 	return p, nil
 }
 
-// Generate compiles the pipeline file at path into Go source.
-func Generate(path string) (*Result, error) {
+// Generate compiles the pipeline file at path into Go source, whose
+// headers record opts.
+func Generate(path string, opts Options) (*Result, error) {
 	p, err := Check(path)
 	if err != nil {
 		return nil, err
 	}
-	files, err := codegen.Generate(p)
+	files, err := codegen.Generate(p, opts.codegen())
 	if err != nil {
 		return nil, err
 	}

@@ -108,7 +108,7 @@ func listDir(t *testing.T, dir string) []string {
 
 func TestGenerateAndCommit(t *testing.T) {
 	before := listDir(t, filepath.Dir(good))
-	res, err := compile.Generate(good)
+	res, err := compile.Generate(good, compile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestGenerateAndCommit(t *testing.T) {
 }
 
 func TestCommitFailureLeavesNoTemporaryFiles(t *testing.T) {
-	res, err := compile.Generate(good)
+	res, err := compile.Generate(good, compile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestCommitFailureLeavesNoTemporaryFiles(t *testing.T) {
 
 func TestGenerateFailureWritesNothing(t *testing.T) {
 	before := listDir(t, filepath.Dir(bad))
-	res, err := compile.Generate(bad)
+	res, err := compile.Generate(bad, compile.Options{})
 	if res != nil {
 		t.Error("Generate returned files for a pipeline with problems")
 	}
@@ -181,7 +181,7 @@ func TestGenerateFailureWritesNothing(t *testing.T) {
 }
 
 func TestDumpIR(t *testing.T) {
-	res, err := compile.Generate(good)
+	res, err := compile.Generate(good, compile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("go build is skipped in -short mode")
 	}
-	res, err := compile.Generate(good)
+	res, err := compile.Generate(good, compile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"go/types"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -33,6 +32,7 @@ import (
 
 // PackageOptions shape GeneratePackage.
 type PackageOptions struct {
+	Options // what the headers record
 	// Cmd also generates cmd/<name>/main.go for every pipeline.
 	Cmd bool
 }
@@ -113,8 +113,14 @@ func GeneratePackage(dir string, opts PackageOptions) (*Package, error) {
 	if err != nil {
 		return nil, err
 	}
+	declared := func(name string) bool {
+		_, ok := pk.annotations.Declared(name)
+		return ok
+	}
+	copts := opts.codegen()
+	copts.Package, copts.Cmd, copts.Declared = true, opts.Cmd, declared
 	for _, r := range pk.Pipelines {
-		files, err := codegen.Generate(r.IR, codegen.Options{Package: true, Cmd: opts.Cmd})
+		files, err := codegen.Generate(r.IR, copts)
 		if err != nil {
 			return nil, err
 		}
@@ -138,9 +144,9 @@ func GeneratePackage(dir string, opts PackageOptions) (*Package, error) {
 
 // checkNames makes sure that the generated files do not take a name the
 // user's package declares, nor the same name twice: every package-level
-// name of a generated file, the names it imports packages as, and the
-// predeclared names it uses (a package that declares its own len would
-// change what the generated code calls).
+// name of a generated file (codegen gives all but the entry point other
+// names than the user's), and the predeclared names it uses (a package
+// that declares its own len would change what the generated code calls).
 func (pk *Package) checkNames() error {
 	diags := &diag.List{}
 	first := map[string]string{} // name -> pipeline that generated it
@@ -162,13 +168,6 @@ func (pk *Package) checkNames() error {
 			}
 			first[name] = r.IR.Name
 			declares(name, "a name")
-		}
-		for _, imp := range f.Imports {
-			name := path.Base(strings.Trim(imp.Path.Value, `"`))
-			if imp.Name != nil {
-				name = imp.Name.Name
-			}
-			declares(name, "the name of an import")
 		}
 		for _, name := range predeclared(src) {
 			declares(name, "a predeclared name")

@@ -258,7 +258,7 @@ func TestCheckPackage(t *testing.T) {
 }
 
 func TestResultStale(t *testing.T) {
-	res, err := compile.Generate(good)
+	res, err := compile.Generate(good, compile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

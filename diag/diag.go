@@ -3,6 +3,14 @@
 //
 // The front ends and the type checker collect all problems before giving up,
 // so a user fixes a pipeline in one round instead of one error at a time.
+//
+// A diagnostic carries its structure beside its text: what kind of problem
+// it is, the key it is about (a path of the settings table, such as
+// checkpoint.interval or window.every) and the node. The text is written by
+// the front end the pipeline came from, which names keys in its own syntax
+// (`checkpoint.interval` in YAML, `checkpoint.interval=` in a //pipegen:
+// directive); the structure is the same for both, for tools that act on a
+// problem rather than print it.
 package diag
 
 import (
@@ -33,9 +41,37 @@ func (p Pos) String() string {
 	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
 }
 
+// Kind says what kind of problem a diagnostic reports.
+type Kind string
+
+// The kinds of problems.
+const (
+	Syntax      Kind = "syntax"      // malformed YAML or directive
+	UnknownKey  Kind = "unknown-key" // a key the place does not have
+	Duplicate   Kind = "duplicate"   // a key, name, uid or pipeline given twice
+	Missing     Kind = "missing"     // a required key or value is absent
+	BadValue    Kind = "bad-value"   // a value the key does not take
+	Misplaced   Kind = "misplaced"   // a key that does not apply where it is (emit on a map)
+	Conflict    Kind = "conflict"    // keys or values that exclude each other
+	Graph       Kind = "graph"       // inputs, cycles
+	Function    Kind = "function"    // a Go function that is missing or does not fit
+	Type        Kind = "type"        // a Go type that cannot be used where it is
+	Unsupported Kind = "unsupported" // valid, but not supported yet
+	GoPackage   Kind = "go-package"  // the user's Go package does not load
+)
+
 // Diagnostic is one problem at one position.
 type Diagnostic struct {
 	Pos Pos
+	// Kind is what kind of problem it is; "" when not classified.
+	Kind Kind
+	// Key is the path of the key the problem is about, as in the settings
+	// table (runtime/settings): "checkpoint.interval" for a pipeline's key,
+	// "window.every" or "path" for a node's; "" when none.
+	Key string
+	// Node is the name of the node the problem is about, "" when none.
+	Node string
+	// Msg is the message, written in the syntax of the front end.
 	Msg string
 }
 
@@ -56,6 +92,9 @@ func (l *List) Add(pos Pos, format string, args ...any) {
 	l.items = append(l.items, Diagnostic{Pos: pos, Msg: fmt.Sprintf(format, args...)})
 }
 
+// Report records a diagnostic.
+func (l *List) Report(d Diagnostic) { l.items = append(l.items, d) }
+
 // Append adds every diagnostic of other.
 func (l *List) Append(other *List) {
 	if other != nil {
@@ -68,13 +107,17 @@ func (l *List) Len() int { return len(l.items) }
 
 // Items returns the diagnostics sorted by file, line and column; problems at
 // the same position keep the order they were found in. A problem found
-// twice is listed once.
+// twice (the same message at the same position) is listed once.
 func (l *List) Items() []Diagnostic {
+	type printed struct {
+		pos Pos
+		msg string
+	}
 	out := make([]Diagnostic, 0, len(l.items))
-	seen := make(map[Diagnostic]bool, len(l.items))
+	seen := make(map[printed]bool, len(l.items))
 	for _, d := range l.items {
-		if !seen[d] {
-			seen[d] = true
+		if p := (printed{d.Pos, d.Msg}); !seen[p] {
+			seen[p] = true
 			out = append(out, d)
 		}
 	}

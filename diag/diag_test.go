@@ -154,3 +154,23 @@ func TestFormatRelativizes(t *testing.T) {
 		t.Errorf(`Format("") = %q, want the path unchanged, %q`, got, want)
 	}
 }
+
+func TestReportKeepsStructure(t *testing.T) {
+	var l diag.List
+	at := diag.Pos{File: "p.yaml", Line: 3, Col: 14}
+	l.Report(diag.Diagnostic{Pos: at, Kind: diag.BadValue, Key: "checkpoint.interval", Msg: "checkpoint.interval must be more than 0"})
+	// The same problem found again, classified otherwise, is listed once.
+	l.Report(diag.Diagnostic{Pos: at, Key: "checkpoint.interval", Msg: "checkpoint.interval must be more than 0"})
+	l.Report(diag.Diagnostic{Pos: at, Kind: diag.Misplaced, Key: "emit", Node: "counts", Msg: "emit is for reduce and aggregate"})
+	got := l.Items()
+	want := []diag.Diagnostic{
+		{Pos: at, Kind: diag.BadValue, Key: "checkpoint.interval", Msg: "checkpoint.interval must be more than 0"},
+		{Pos: at, Kind: diag.Misplaced, Key: "emit", Node: "counts", Msg: "emit is for reduce and aggregate"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Items() = %+v\nwant %+v", got, want)
+	}
+	if s := l.Format(""); s != "p.yaml:3:14: checkpoint.interval must be more than 0\np.yaml:3:14: emit is for reduce and aggregate\n" {
+		t.Errorf("Format prints the structure:\n%s", s)
+	}
+}

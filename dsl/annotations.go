@@ -7,7 +7,6 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,7 +14,7 @@ import (
 
 	"github.com/pipegen/pipegen/diag"
 	"github.com/pipegen/pipegen/ir"
-	"github.com/pipegen/pipegen/runtime/catalog"
+	"github.com/pipegen/pipegen/runtime/settings"
 )
 
 // The annotation front end: pipelines written as //pipegen: directives in
@@ -68,13 +67,13 @@ func (a *Annotations) Declared(name string) (diag.Pos, bool) {
 // usable only when the list is empty (but Resolve can still check them, to
 // report everything at once).
 func ParseAnnotations(dir string) (*Annotations, *diag.List) {
-	diags := &diag.List{}
-	u := loadPackage(dir, ".", diag.Pos{File: dir}, diags)
+	p := &annotationParser{reporter: reporter{diags: &diag.List{}, syntax: directiveSyntax{}}}
+	u := loadPackage(dir, ".", diag.Pos{File: dir}, &p.reporter)
 	if u == nil {
-		return nil, diags
+		return nil, p.diags
 	}
 	a := &Annotations{PkgPath: u.pkg.PkgPath, PkgName: u.pkg.Name, Dir: dir, u: u}
-	p := &annotationParser{diags: diags, fset: u.pkg.Fset}
+	p.fset = u.pkg.Fset
 
 	// Files in name order, directives in line order.
 	files := slices.Clone(u.pkg.Syntax)
@@ -89,7 +88,7 @@ func ParseAnnotations(dir string) (*Annotations, *diag.List) {
 	for _, s := range a.Specs {
 		s.pkg = u
 	}
-	return a, diags
+	return a, p.diags
 }
 
 // directive is one //pipegen: line.
@@ -111,15 +110,11 @@ type arg struct {
 }
 
 // directiveKinds are the words that may follow //pipegen:.
-var directiveKinds = append([]string{"pipeline", "source", "sink"}, operatorKinds...)
+var directiveKinds = append([]string{"pipeline", "source", "sink"}, settings.OperatorKinds...)
 
 type annotationParser struct {
-	diags *diag.List
-	fset  *token.FileSet
-}
-
-func (p *annotationParser) errorf(pos diag.Pos, format string, args ...any) {
-	p.diags.Add(pos, format, args...)
+	reporter
+	fset *token.FileSet
 }
 
 // file finds the directives of one file.
@@ -138,7 +133,7 @@ func (p *annotationParser) file(f *ast.File) []*directive {
 			if !strings.HasPrefix(c.Text, directivePrefix) {
 				// "// pipegen:map" is a comment, not a directive: say so.
 				if rest, ok := strings.CutPrefix(c.Text, "// pipegen:"); ok && slices.Contains(directiveKinds, firstWord(rest)) {
-					p.errorf(at, "a directive has no space after //: write //pipegen:%s", firstWord(rest))
+					p.report(at, diag.Syntax, "a directive has no space after //: write //pipegen:%s", firstWord(rest))
 				}
 				continue
 			}
@@ -178,9 +173,9 @@ func (p *annotationParser) directive(text string, at diag.Pos) *directive {
 	d := &directive{pos: at, kind: Str{V: kind, Pos: col(off), Set: true}}
 	if !slices.Contains(directiveKinds, kind) {
 		if kind == "" {
-			p.errorf(col(off), "empty directive: write //pipegen:KIND NAME key=value..., KIND one of %s", strings.Join(directiveKinds, ", "))
+			p.report(col(off), diag.Syntax, "empty directive: write //pipegen:KIND NAME key=value..., KIND one of %s", strings.Join(directiveKinds, ", "))
 		} else {
-			p.errorf(col(off), "unknown directive //pipegen:%s%s (known: %s)", kind, suggest(kind, directiveKinds), strings.Join(directiveKinds, ", "))
+			p.report(col(off), diag.Syntax, "unknown directive //pipegen:%s%s (known: %s)", kind, suggest(kind, directiveKinds), strings.Join(directiveKinds, ", "))
 		}
 		return nil
 	}
@@ -199,7 +194,7 @@ func (p *annotationParser) directive(text string, at diag.Pos) *directive {
 		}
 		word := text[start:off]
 		if off < len(text) && text[off] == '"' {
-			p.errorf(col(off), "a quoted value follows a key: write key=\"...\"")
+			p.report(col(off), diag.Syntax, "a quoted value follows a key: write key=\"...\"")
 			return nil
 		}
 		if off >= len(text) || text[off] != '=' {
@@ -207,13 +202,13 @@ func (p *annotationParser) directive(text string, at diag.Pos) *directive {
 			if !d.name.Set && len(d.args) == 0 {
 				d.name = Str{V: word, Pos: col(start), Set: true}
 			} else {
-				p.errorf(col(start), "unexpected %q: after the name, options are written key=value", word)
+				p.report(col(start), diag.Syntax, "unexpected %q: after the name, options are written key=value", word)
 			}
 			continue
 		}
 		key := Str{V: word, Pos: col(start), Set: true}
 		if word == "" {
-			p.errorf(col(start), "a value without a key: write key=value")
+			p.report(col(start), diag.Syntax, "a value without a key: write key=value")
 		}
 		off++ // '='
 		a := arg{key: key}
@@ -222,7 +217,7 @@ func (p *annotationParser) directive(text string, at diag.Pos) *directive {
 		case off < len(text) && text[off] == '"':
 			end, ok := quotedEnd(text, off)
 			if !ok {
-				p.errorf(col(off), "%s: the quoted value does not end: close it with \"", word)
+				p.report(col(off), diag.Syntax, "%s: the quoted value does not end: close it with \"", word)
 				// The key is there, without a value.
 				a.value = Str{Pos: col(vstart)}
 				d.args = append(d.args, a)
@@ -230,7 +225,7 @@ func (p *annotationParser) directive(text string, at diag.Pos) *directive {
 			}
 			s, err := strconv.Unquote(text[off:end])
 			if err != nil {
-				p.errorf(col(off), "%s: malformed quoted value %s: %v", word, text[off:end], unquoteError(err))
+				p.report(col(off), diag.Syntax, "%s: malformed quoted value %s: %v", word, text[off:end], unquoteError(err))
 				off = end
 				continue
 			}
@@ -238,7 +233,7 @@ func (p *annotationParser) directive(text string, at diag.Pos) *directive {
 			a.value = Str{V: s, Pos: col(vstart), Set: true}
 			a.list = []Str{a.value}
 			if off < len(text) && text[off] != ' ' && text[off] != '\t' {
-				p.errorf(col(off), "%s: unexpected text after the quoted value: leave a space before the next key", word)
+				p.report(col(off), diag.Syntax, "%s: unexpected text after the quoted value: leave a space before the next key", word)
 				for off < len(text) && text[off] != ' ' && text[off] != '\t' {
 					off++
 				}
@@ -249,7 +244,7 @@ func (p *annotationParser) directive(text string, at diag.Pos) *directive {
 			}
 			v := text[vstart:off]
 			if v == "" {
-				p.errorf(col(start), "%s has no value", word)
+				p.report(col(start), diag.Missing, "%s has no value", word)
 				a.value = Str{Pos: col(vstart)}
 				break
 			}
@@ -265,19 +260,19 @@ func (p *annotationParser) directive(text string, at diag.Pos) *directive {
 			continue // reported
 		}
 		if word == "name" && !d.name.Set && len(d.args) == 0 {
-			p.errorf(key.Pos, "the name comes first, without name=: //pipegen:%s %s ...", kind, a.value.V)
+			p.report(key.Pos, diag.Syntax, "the name comes first, without name=: //pipegen:%s %s ...", kind, a.value.V)
 			d.name = a.value
 			continue
 		}
 		if prev, dup := seen[word]; dup {
-			p.errorf(key.Pos, "duplicate key %q in //pipegen:%s %s (first at column %d)", word, kind, d.name.V, prev.Pos.Col)
+			p.report(key.Pos, diag.Duplicate, "duplicate key %q in //pipegen:%s %s (first at column %d)", word, kind, d.name.V, prev.Pos.Col)
 			continue
 		}
 		seen[word] = key
 		d.args = append(d.args, a)
 	}
 	if !d.name.Set {
-		p.errorf(d.kind.Pos, "//pipegen:%s needs a name first: //pipegen:%s NAME key=value...", kind, kind)
+		p.report(d.kind.Pos, diag.Missing, "//pipegen:%s needs a name first: //pipegen:%s NAME key=value...", kind, kind)
 	}
 	return d
 }
@@ -310,10 +305,10 @@ func (p *annotationParser) assemble(ds []*directive) []*Spec {
 		if d.kind.V != "pipeline" {
 			continue
 		}
-		s := &Spec{File: d.file, Version: SupportedVersion, Name: d.name}
+		s := &Spec{File: d.file, Pos: d.name.Pos, Version: SupportedVersion, Name: d.name, syntax: directiveSyntax{}}
 		if d.name.Set {
 			if prev, dup := byName[d.name.V]; dup {
-				p.errorf(d.name.Pos, "pipeline %q is declared twice: first at %s", d.name.V, relative(prev.Name.Pos))
+				p.report(d.name.Pos, diag.Duplicate, "pipeline %q is declared twice: first at %s", d.name.V, relative(prev.Name.Pos))
 				continue
 			}
 			byName[d.name.V] = s
@@ -324,6 +319,10 @@ func (p *annotationParser) assemble(ds []*directive) []*Spec {
 	var names []string
 	for _, s := range specs {
 		names = append(names, s.Name.V)
+		if len(byName) > 1 {
+			// A node directive of s needs pipeline=.
+			s.syntax = directiveSyntax{pipeline: s.Name.V}
+		}
 	}
 	for _, d := range ds {
 		if d.kind.V == "pipeline" {
@@ -358,19 +357,19 @@ func (p *annotationParser) owner(d *directive, specs []*Spec, byName map[string]
 		}
 		s, ok := byName[a.value.V]
 		if !ok {
-			p.errorf(a.value.Pos, "unknown pipeline %q%s (the package declares %s)", a.value.V, suggest(a.value.V, names), declared(names))
+			p.report(a.value.Pos, diag.BadValue, "unknown pipeline %q%s (the package declares %s)", a.value.V, suggest(a.value.V, names), declared(names))
 			return nil
 		}
 		return s
 	}
 	switch len(specs) {
 	case 0:
-		p.errorf(d.pos, "//pipegen:%s %s belongs to no pipeline: declare one with //pipegen:pipeline NAME in this package", d.kind.V, d.name.V)
+		p.report(d.pos, diag.Missing, "//pipegen:%s %s belongs to no pipeline: declare one with //pipegen:pipeline NAME in this package", d.kind.V, d.name.V)
 		return nil
 	case 1:
 		return specs[0]
 	}
-	p.errorf(d.pos, "//pipegen:%s %s: the package declares %s; say which with pipeline=NAME", d.kind.V, d.name.V, declared(names))
+	p.report(d.pos, diag.Missing, "//pipegen:%s %s: the package declares %s; say which with pipeline=NAME", d.kind.V, d.name.V, declared(names))
 	return nil
 }
 
@@ -388,92 +387,56 @@ func declared(names []string) string {
 	return "pipelines " + strings.Join(q, ", ")
 }
 
-// keys of the pipeline directive, in the order of the YAML reference.
-var pipelineKeys = []string{
-	"parallelism", "max-parallelism",
-	"checkpoint.mode", "checkpoint.interval", "checkpoint.timeout", "checkpoint.min-pause", "checkpoint.retain", "checkpoint.dir",
-	"restart.strategy", "restart.attempts", "restart.delay", "restart.max-delay", "restart.multiplier", "restart.max-failures", "restart.interval",
-	"state.backend",
+// pipelineKeys are the keys of a //pipegen:pipeline directive: the
+// pipeline's settings a directive writes key=value, in the order of the
+// settings table.
+func pipelineKeys() []string {
+	var keys []string
+	for _, s := range settings.All(settings.Pipeline) {
+		if k, ok := directiveKey(s.Path); ok {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }
 
 func (p *annotationParser) pipeline(s *Spec, d *directive) {
 	if d.fn != nil {
 		// Harmless, but it reads as if the function played a part.
-		p.errorf(d.kind.Pos, "//pipegen:pipeline is in the doc comment of %s, which plays no part in it: put it in a comment of its own", d.fn.Name.Name)
+		p.report(d.kind.Pos, diag.Misplaced, "//pipegen:pipeline is in the doc comment of %s, which plays no part in it: put it in a comment of its own", d.fn.Name.Name)
 	}
+	known := pipelineKeys()
 	for _, a := range d.args {
-		k := a.key.V
-		section, _, _ := strings.Cut(k, ".")
-		if (section == "checkpoint" || section == "restart") && !slices.Contains(pipelineKeys, k) {
-			p.unknown(a.key, "pipeline", pipelineKeys)
-			continue
-		}
-		if section == "checkpoint" && s.Checkpoint.Pos.Line == 0 {
-			s.Checkpoint.Pos = a.key.Pos
-		}
-		if section == "restart" && s.Restart.Pos.Line == 0 {
-			s.Restart.Pos = a.key.Pos
-		}
-		switch k {
-		case "parallelism":
-			s.Parallelism = p.positive(a)
-		case "max-parallelism":
-			s.MaxParallelism = p.positive(a)
-		case "checkpoint.mode":
-			s.Checkpoint.Mode = p.str(a)
-		case "checkpoint.interval":
-			s.Checkpoint.Interval = p.str(a)
-		case "checkpoint.timeout":
-			s.Checkpoint.Timeout = p.str(a)
-		case "checkpoint.min-pause":
-			s.Checkpoint.MinPause = p.str(a)
-		case "checkpoint.retain":
-			s.Checkpoint.Retain = p.positive(a)
-		case "checkpoint.dir":
-			s.Checkpoint.Dir = p.str(a)
-		case "restart.strategy":
-			s.Restart.Strategy = p.str(a)
-		case "restart.attempts":
-			s.Restart.Attempts = p.str(a)
-		case "restart.delay":
-			s.Restart.Delay = p.str(a)
-		case "restart.max-delay":
-			s.Restart.MaxDelay = p.str(a)
-		case "restart.multiplier":
-			s.Restart.Multiplier = p.str(a)
-		case "restart.max-failures":
-			s.Restart.MaxFailures = p.str(a)
-		case "restart.interval":
-			s.Restart.Interval = p.str(a)
-		case "state.backend":
-			s.StateBackend = p.str(a)
-		case "package":
-			p.errorf(a.key.Pos, "a pipeline's package is the package of its directives: drop package=")
+		switch {
+		case a.key.V == "package":
+			p.report(a.key.Pos, diag.Misplaced, "a pipeline's package is the package of its directives: drop package=")
+		case slices.Contains(known, a.key.V):
+			s.set(a.key.V, a.value) // a pipeline's keys are their paths
 		default:
-			p.unknown(a.key, "pipeline", pipelineKeys)
+			p.unknownKey(a.key, "pipeline", known)
 		}
 	}
 }
 
-// Keys of node directives, besides a connector's options.
-var (
-	sourceKeys   = []string{"pipeline", "uid", "parallelism", "connector", "timestamps.extract", "timestamps.max-out-of-orderness", "timestamps.idle-timeout"}
-	sinkKeys     = []string{"pipeline", "uid", "parallelism", "input", "connector"}
-	operatorKeys = []string{"pipeline", "uid", "parallelism", "input", "inputs", "key",
-		"window.tumbling", "window.sliding", "window.every", "window.session", "window.time",
-		"allowed-lateness", "emit", "on-timer"}
-)
-
-// operatorKeysOf are the keys of one operator kind: an aggregate's result
-// and merge, a join's between (what YAML nests under the kind key).
-func operatorKeysOf(kind string) []string {
-	switch kind {
-	case "aggregate":
-		return append(slices.Clone(operatorKeys), "result", "merge")
-	case "join":
-		return append(slices.Clone(operatorKeys), "between")
+// nodeKeys lists the keys of a node directive of the scope and, for an
+// operator, the kind, besides pipeline= and a connector's options: the node
+// keys a directive writes key=value (for an operator, those of every kind
+// but the sections of other kinds: an aggregate takes result=, a join
+// between=), in the order of the settings table, with their paths.
+func nodeKeys(scope settings.Scope, kind string) (names []string, paths map[string]string) {
+	paths = map[string]string{}
+	for _, s := range settings.All(scope) {
+		k, ok := directiveKey(s.Path)
+		section, _, nested := strings.Cut(s.Path, ".")
+		if !ok || nested && slices.Contains(settings.OperatorKinds, section) && section != kind {
+			continue
+		}
+		if _, dup := paths[k]; !dup {
+			names = append(names, k)
+			paths[k] = s.Path
+		}
 	}
-	return operatorKeys
+	return names, paths
 }
 
 // functionRole names what the function under a directive is, per kind;
@@ -494,18 +457,17 @@ func (p *annotationParser) node(d *directive) *NodeSpec {
 		n.Section = Sinks
 	default:
 		n.Section = Operators
-		n.Kind = Str{V: kind, Pos: d.kind.Pos, Set: true}
 	}
-	if n.Section != Operators {
-		n.Kind = Str{V: kind, Pos: n.Pos}
-	}
+	n.Kind = Str{V: kind, Pos: d.kind.Pos, Set: n.Section == Operators}
+	p.nodeName = n.Name.V
+	defer func() { p.nodeName = "" }()
 	what := fmt.Sprintf("%s %q", n.Section.Singular(), n.Name.V)
 
 	// The function under the directive.
 	var fn Str
 	if d.fn != nil {
 		if d.fn.Recv != nil {
-			p.errorf(d.kind.Pos, "%s is a method: the function of a //pipegen: directive is a package-level function", d.fn.Name.Name)
+			p.report(d.kind.Pos, diag.Function, "%s is a method: the function of a //pipegen: directive is a package-level function", d.fn.Name.Name)
 		} else {
 			fn = Str{V: d.fn.Name.Name, Pos: d.kind.Pos, Set: true}
 		}
@@ -513,9 +475,9 @@ func (p *annotationParser) node(d *directive) *NodeSpec {
 	role, takesFn := functionRole[kind]
 	switch {
 	case n.Section == Operators && takesFn && d.fn == nil:
-		p.errorf(d.kind.Pos, "//pipegen:%s goes in the doc comment of the %s: the function under it is the %s", kind, role, role)
+		p.report(d.kind.Pos, diag.Missing, "//pipegen:%s goes in the doc comment of the %s: the function under it is the %s", kind, role, role)
 	case n.Section == Operators && !takesFn && d.fn != nil:
-		p.errorf(d.kind.Pos, "a %s takes no function, but this directive is in the doc comment of %s: put it in a comment of its own", kind, d.fn.Name.Name)
+		p.report(d.kind.Pos, diag.Misplaced, "a %s takes no function, but this directive is in the doc comment of %s: put it in a comment of its own", kind, d.fn.Name.Name)
 	}
 	switch kind {
 	case "map", "filter", "flatmap", "reduce", "process":
@@ -526,137 +488,84 @@ func (p *annotationParser) node(d *directive) *NodeSpec {
 		n.Apply = fn
 	}
 
-	var known []string
-	var extra []arg
-	switch n.Section {
-	case Sources:
-		known = sourceKeys
-	case Sinks:
-		known = sinkKeys
-	default:
-		known = operatorKeysOf(kind)
-	}
+	known, paths := nodeKeys(n.Section.scope(), kind)
+	known = append([]string{"pipeline"}, known...)
+	var extra []Str
 	for _, a := range d.args {
 		k := a.key.V
 		if k == "pipeline" {
 			continue // read by owner
 		}
-		if !slices.Contains(known, k) {
-			if n.Section == Operators || strings.Contains(k, ".") {
-				p.unknown(a.key, what, known)
+		path, ok := paths[k]
+		if !ok {
+			if n.Section == Operators || strings.Contains(k, ".") || settings.Node(settings.AnyNode, "", k) != nil {
+				p.unknownKey(a.key, what, known)
 			} else {
-				extra = append(extra, a)
+				extra = append(extra, a.key, a.value)
 			}
 			continue
 		}
-		switch k {
-		case "uid":
-			n.UID = p.str(a)
-		case "parallelism":
-			n.Parallelism = p.positive(a)
-		case "connector":
-			n.Connector = p.str(a)
-		case "input":
+		switch {
+		case path == "input":
 			if len(a.list) > 1 && n.Section == Sinks {
-				p.errorf(a.value.Pos, "a sink takes one input, got %s: merge them with a union first", a.value.V)
+				p.report(a.value.Pos, diag.BadValue, "a sink takes one input, got %s: merge them with a union first", a.value.V)
 				n.Inputs = append(n.Inputs, Str{Pos: a.value.Pos})
 				continue
 			}
 			if len(a.list) > 1 {
-				p.errorf(a.value.Pos, "input takes one name: for more, use inputs=%s", a.value.V)
+				p.report(a.value.Pos, diag.BadValue, "%v takes one name: for more, use %v", keyRef("input"), ex("inputs", a.value.V))
 				n.Inputs = append(n.Inputs, Str{Pos: a.value.Pos})
 				continue
 			}
-			n.Inputs = append(n.Inputs, p.str(a))
-		case "inputs":
+			n.Inputs = append(n.Inputs, a.value)
+		case path == "inputs":
 			n.Inputs = append(n.Inputs, p.list(a)...)
-		case "key":
+		case path == "key":
 			n.Keys = p.list(a)
-		case "window.tumbling", "window.sliding", "window.every", "window.session", "window.time":
-			if n.Window == nil {
+		case path == "join.between":
+			n.Between = p.list(a)
+		default:
+			if strings.HasPrefix(path, "window.") && n.Window == nil {
 				n.Window = &WindowSpec{Pos: a.key.Pos}
 			}
-			w := n.Window
-			dst := map[string]*Str{"window.tumbling": &w.Tumbling, "window.sliding": &w.Sliding, "window.every": &w.Every, "window.session": &w.Session, "window.time": &w.Time}[k]
-			*dst = p.str(a)
-		case "timestamps.extract", "timestamps.max-out-of-orderness", "timestamps.idle-timeout":
-			if n.Timestamps == nil {
+			if strings.HasPrefix(path, "timestamps.") && n.Timestamps == nil {
 				n.Timestamps = &TimestampsSpec{Pos: a.key.Pos}
 			}
-			t := n.Timestamps
-			dst := map[string]*Str{"timestamps.extract": &t.Extract, "timestamps.max-out-of-orderness": &t.MaxOutOfOrderness, "timestamps.idle-timeout": &t.IdleTimeout}[k]
-			*dst = p.str(a)
-		case "allowed-lateness":
-			n.AllowedLateness = p.str(a)
-		case "emit":
-			n.Emit = p.str(a)
-		case "on-timer":
-			n.OnTimer = p.str(a)
-		case "result":
-			n.Result = p.str(a)
-		case "merge":
-			n.Merge = p.str(a)
-		case "between":
-			n.Between = p.list(a)
+			*n.field(path) = a.value
 		}
 	}
 	if n.Section != Operators {
-		p.connectorOptions(n, d, fn, extra, known)
+		p.connectorOptions(n, d, fn, known, extra)
 	}
 	return n
 }
 
-// connectorOptions checks the keys of a source or sink that are not
-// common keys against its connector, and places a generator source's
-// function.
-func (p *annotationParser) connectorOptions(n *NodeSpec, d *directive, fn Str, extra []arg, known []string) {
-	role := catalog.SourceRole
-	if n.Section == Sinks {
-		role = catalog.SinkRole
-	}
-	var conn *catalog.Connector
-	if n.Connector.Set {
-		conn = catalog.Lookup(role, n.Connector.V)
-		if conn == nil {
-			p.errorf(n.Connector.Pos, "unknown %s connector %q: use one of %s", role, n.Connector.V, strings.Join(catalog.Names(role), ", "))
-		}
-	} else if n.Connector.Pos.Line == 0 {
-		p.errorf(d.kind.Pos, "%s %q has no connector: add connector= (one of %s)", role, n.Name.V, strings.Join(catalog.Names(role), ", "))
-	}
+// connectorOptions checks the keys of a source or sink that are not node
+// keys against its connector, and places a generator source's function.
+func (p *annotationParser) connectorOptions(n *NodeSpec, d *directive, fn Str, known []string, extra []Str) {
+	conn := settings.LookupConnector(n.Section.scope(), n.Connector.V)
 	generator := conn != nil && conn.Name == "generator"
 	switch {
 	case generator:
 		if d.fn == nil {
-			p.errorf(d.kind.Pos, "a generator source goes in the doc comment of its function, func(seq uint64) (T, bool)")
+			p.report(d.kind.Pos, diag.Missing, "a generator source goes in the doc comment of its function, func(seq uint64) (T, bool)")
 		}
 		// Without a function (reported), an option without a value keeps
 		// Resolve from asking for one.
 		n.Options = append(n.Options, OptionSpec{Name: Str{V: "generate", Pos: d.kind.Pos, Set: true}, Value: fn})
 	case conn != nil && d.fn != nil:
-		p.errorf(d.kind.Pos, "a %s %s takes no function, but this directive is in the doc comment of %s: put it in a comment of its own", conn.Name, role, d.fn.Name.Name)
+		p.report(d.kind.Pos, diag.Misplaced, "a %s %s takes no function, but this directive is in the doc comment of %s: put it in a comment of its own", conn.Name, n.Section.Singular(), d.fn.Name.Name)
 	}
-	for _, a := range extra {
-		if conn == nil {
-			continue // reported
-		}
-		if a.key.V == "generate" && generator {
-			p.errorf(a.key.Pos, "generate is the function under the directive: drop generate=")
+	var keys, values []Str
+	for i := 0; i+1 < len(extra); i += 2 {
+		if extra[i].V == "generate" && generator {
+			p.report(extra[i].Pos, diag.Misplaced, "generate is the function under the directive: drop generate=")
 			continue
 		}
-		if conn.Option(a.key.V) == nil {
-			all := append(slices.Clone(known), conn.OptionNames()...)
-			p.errorf(a.key.Pos, "unknown key %q in %s %q%s (the %s %s takes %s)", a.key.V, role, n.Name.V, suggest(a.key.V, all), conn.Name, role, strings.Join(conn.OptionNames(), ", "))
-			continue
-		}
-		n.Options = append(n.Options, OptionSpec{Name: a.key, Value: p.str(a)})
+		keys, values = append(keys, extra[i]), append(values, extra[i+1])
 	}
+	n.Options = append(n.Options, p.reporter.connectorOptions(n, known, keys, func(i int) Str { return values[i] })...)
 }
-
-func (p *annotationParser) unknown(key Str, what string, known []string) {
-	p.errorf(key.Pos, "unknown key %q in %s%s (known keys: %s)", key.V, what, suggest(key.V, known), strings.Join(known, ", "))
-}
-
-func (p *annotationParser) str(a arg) Str { return a.value }
 
 // list returns the items of a comma-separated value.
 func (p *annotationParser) list(a arg) []Str {
@@ -665,72 +574,13 @@ func (p *annotationParser) list(a arg) []Str {
 	}
 	for _, s := range a.list {
 		if !s.Set {
-			p.errorf(s.Pos, "%s has an empty item in %q: separate names with single commas", a.key.V, a.value.V)
+			p.report(s.Pos, diag.Syntax, "%s has an empty item in %q: separate names with single commas", a.key.V, a.value.V)
 		}
 	}
 	return a.list
 }
 
-func (p *annotationParser) positive(a arg) Int {
-	if !a.value.Set {
-		return Int{Pos: a.value.Pos}
-	}
-	v, err := strconv.Atoi(a.value.V)
-	if err != nil || v < 1 {
-		p.errorf(a.value.Pos, "%s wants a whole number of at least 1, got %q", a.key.V, a.value.V)
-		return Int{Pos: a.value.Pos}
-	}
-	return Int{V: v, Pos: a.value.Pos, Set: true}
-}
-
-// Resolve type-checks one of the package's pipelines, as Resolve does, and
-// words its messages for directives: the type checker speaks YAML ("add
-// `key: KeyFunc`"), which the directives write key=KeyFunc.
-func (a *Annotations) Resolve(s *Spec) (*ir.Pipeline, *diag.List) {
-	p, diags := Resolve(s)
-	if diags.Len() == 0 {
-		return p, diags
-	}
-	out := &diag.List{}
-	top := diag.Pos{File: s.File, Line: 1, Col: 1}
-	for _, d := range diags.Items() {
-		switch {
-		case d.Pos == top && strings.HasPrefix(d.Msg, "the pipeline has no sources"):
-			out.Add(s.Name.Pos, "pipeline %q has no source: add //pipegen:source NAME%s connector=...", s.Name.V, a.pipelineKey(s))
-		case d.Pos == top && strings.HasPrefix(d.Msg, "the pipeline has no sinks"):
-			out.Add(s.Name.Pos, "pipeline %q has no sink, so it would compute nothing anyone sees: add //pipegen:sink NAME%s input=... connector=...", s.Name.V, a.pipelineKey(s))
-		default:
-			out.Add(d.Pos, "%s", directiveWording(d.Msg))
-		}
-	}
-	return p, out
-}
-
-// pipelineKey is the pipeline= a node directive of s needs, if any.
-func (a *Annotations) pipelineKey(s *Spec) string {
-	if len(a.Specs) > 1 {
-		return " pipeline=" + s.Name.V
-	}
-	return ""
-}
-
-// yamlWording are the YAML snippets of the type checker's messages and
-// their directive form; backquoted `key: value` snippets not listed become
-// key=value.
-var yamlWording = strings.NewReplacer(
-	"list them under `inputs:`", "list them in inputs=a,b",
-	"`extract: Func`", "timestamps.extract=Func",
-	"`every: SLIDE`", "window.every=SLIDE",
-	"add `timestamps:` to the source", "add timestamps.extract=Func to the source",
-	"add `timestamps:` to their sources", "add timestamps.extract=Func to their sources",
-	"use time: processing", "use window.time=processing",
-	"key: [LeftKey, RightKey]", "key=LeftKey,RightKey",
-	"(window: {tumbling: 10s})", "(window.tumbling=10s)",
-	"(between: [-5s, 5s])", "(between=-5s,5s)",
-)
-
-var yamlSnippet = regexp.MustCompile("`([a-z-]+): ([^`]+)`")
-
-func directiveWording(msg string) string {
-	return yamlSnippet.ReplaceAllString(yamlWording.Replace(msg), "$1=$2")
-}
+// Resolve type-checks one of the package's pipelines, as Resolve does. Its
+// messages write keys as directives do (key=KeyFunc), because the spec
+// remembers the front end it came from.
+func (a *Annotations) Resolve(s *Spec) (*ir.Pipeline, *diag.List) { return Resolve(s) }

@@ -14,7 +14,7 @@ import (
 // directiveOf splits one directive, at line 7 column 1 of p.go.
 func directiveOf(t *testing.T, text string) (*directive, []diag.Diagnostic) {
 	t.Helper()
-	p := &annotationParser{diags: &diag.List{}}
+	p := &annotationParser{reporter: reporter{diags: &diag.List{}, syntax: directiveSyntax{}}}
 	d := p.directive(text, diag.Pos{File: "p.go", Line: 7, Col: 1})
 	return d, p.diags.Items()
 }
@@ -141,9 +141,10 @@ func Proc() {}
 	if one.Name.V != "one" || filepath.Base(one.File) != "a.go" || one.Version != SupportedVersion || one.pkg == nil {
 		t.Errorf("spec one: name %q, file %q, version %d", one.Name.V, one.File, one.Version)
 	}
-	if one.Parallelism.V != 2 || one.MaxParallelism.V != 16 || one.Checkpoint.Mode.V != "none" || one.Checkpoint.Retain.V != 4 ||
-		one.Restart.Strategy.V != "none" || one.StateBackend.V != "memory" || one.Checkpoint.Pos.Col != 57 {
-		t.Errorf("settings of one: %+v", one)
+	set := one.Settings
+	if set["parallelism"].V != "2" || set["max-parallelism"].V != "16" || set["checkpoint.mode"].V != "none" || set["checkpoint.retain"].V != "4" ||
+		set["restart.strategy"].V != "none" || set["state.backend"].V != "memory" || set["checkpoint.mode"].Pos.Col != 73 {
+		t.Errorf("settings of one: %+v", one.Settings)
 	}
 	if len(one.Sources) != 1 || len(one.Operators) != 1 || len(one.Sinks) != 1 || len(two.Sources) != 1 || len(two.Operators) != 3 {
 		t.Fatalf("nodes: one %d/%d/%d, two %d/%d", len(one.Sources), len(one.Operators), len(one.Sinks), len(two.Sources), len(two.Operators))
@@ -160,7 +161,7 @@ func Proc() {}
 	}
 	sum := one.Operators[0]
 	if sum.Kind.V != "aggregate" || sum.Add.V != "Sum" || sum.Result.V != "Res" || sum.Merge.V != "Merge" || sum.Emit.V != "final" ||
-		sum.UID.V != "sum-v2" || sum.Parallelism.V != 3 || sum.AllowedLateness.V != "0" ||
+		sum.UID.V != "sum-v2" || sum.Parallelism.V != "3" || sum.AllowedLateness.V != "0" ||
 		len(sum.Keys) != 1 || sum.Keys[0].V != "Key" || len(sum.Inputs) != 1 || sum.Inputs[0].V != "gen" {
 		t.Errorf("aggregate sum: %+v", sum)
 	}
@@ -190,18 +191,5 @@ func TestParseAnnotationsPackageErrors(t *testing.T) {
 	a, diags := ParseAnnotations(dir)
 	if a != nil || !strings.Contains(diags.Format(dir), "p.go:3:12: undefined: undefined") {
 		t.Errorf("ParseAnnotations of a broken package: %v\n%s", a, diags.Format(dir))
-	}
-}
-
-func TestDirectiveWording(t *testing.T) {
-	for in, want := range map[string]string{
-		`reduce "r" keeps state per key and needs one: add ` + "`key: KeyFunc`" + ` (func(T) K)`: `reduce "r" keeps state per key and needs one: add key=KeyFunc (func(T) K)`,
-		"union \"u\" merges two or more inputs, got 1: list them under `inputs:`":                `union "u" merges two or more inputs, got 1: list them in inputs=a,b`,
-		"join needs a window (window: {tumbling: 10s}) or an interval (between: [-5s, 5s])":      "join needs a window (window.tumbling=10s) or an interval (between=-5s,5s)",
-		"no snippet here": "no snippet here",
-	} {
-		if got := directiveWording(in); got != want {
-			t.Errorf("directiveWording(%q) = %q, want %q", in, got, want)
-		}
 	}
 }

@@ -3,10 +3,12 @@ package dsl
 import (
 	"fmt"
 	"go/types"
+	"slices"
 	"time"
 
+	"github.com/pipegen/pipegen/diag"
 	"github.com/pipegen/pipegen/ir"
-	"github.com/pipegen/pipegen/runtime/catalog"
+	"github.com/pipegen/pipegen/runtime/settings"
 )
 
 // Type checking of event time: a source's timestamps, windows, allowed
@@ -26,29 +28,14 @@ func isPipegenType(t types.Type, name string) bool {
 	return ok && named.Obj().Pkg() != nil && named.Obj().Pkg().Path() == pipegenPath && named.Obj().Name() == name
 }
 
-// duration reads a duration option; negative values are allowed only
-// where noted.
-func (r *resolver) duration(s Str, negative bool) (time.Duration, bool) {
-	if !s.Set {
+// duration reads the duration of the node key at path, reporting a value
+// the key does not take.
+func (r *resolver) duration(path string, s Str) (time.Duration, bool) {
+	v, ok := r.parse(settings.Node(settings.AnyNode, "", path), s)
+	if !ok {
 		return 0, false
 	}
-	if negative {
-		d, err := time.ParseDuration(s.V)
-		if s.V == "0" {
-			d, err = 0, nil
-		}
-		if err != nil {
-			r.errorf(s.Pos, "%q is not a duration: write it as -5s, 500ms, 10s or 1m", s.V)
-			return 0, false
-		}
-		return d, true
-	}
-	d, err := catalog.ParseDuration(s.V)
-	if err != nil {
-		r.errorf(s.Pos, "%v", err)
-		return 0, false
-	}
-	return d, true
+	return v.(time.Duration), true
 }
 
 // checkTimestamps checks a source's `timestamps:` section for records of
@@ -60,11 +47,11 @@ func (r *resolver) checkTimestamps(n *rnode, out types.Type) {
 	}
 	t := &ir.Timestamps{}
 	if !ts.Extract.Set {
-		r.errorf(ts.Pos, "timestamps needs `extract: Func` (func(%s) time.Time, or func(%s) int64 in Unix milliseconds)", r.u.typeString(out), r.u.typeString(out))
+		r.report(ts.Pos, diag.Missing, "timestamps needs %v (func(%s) time.Time, or func(%s) int64 in Unix milliseconds)", exIn("timestamps.extract", "Func"), r.u.typeString(out), r.u.typeString(out))
 		n.ok = false
 		return
 	}
-	if f := r.u.lookupFunc(ts.Extract, r.diags); f != nil {
+	if f := r.u.lookupFunc(ts.Extract, &r.reporter); f != nil {
 		ps, rs := params(f)
 		switch {
 		case ps != nil && ps.Len() == 1 && rs.Len() == 1 && types.Identical(ps.At(0).Type(), out) && isTime(rs.At(0).Type()):
@@ -80,10 +67,10 @@ func (r *resolver) checkTimestamps(n *rnode, out types.Type) {
 		n.ok = false
 		return
 	}
-	if d, ok := r.duration(ts.MaxOutOfOrderness, false); ok {
+	if d, ok := r.duration("timestamps.max-out-of-orderness", ts.MaxOutOfOrderness); ok {
 		t.MaxOutOfOrderness = d
 	}
-	if d, ok := r.duration(ts.IdleTimeout, false); ok {
+	if d, ok := r.duration("timestamps.idle-timeout", ts.IdleTimeout); ok {
 		t.IdleTimeout = d
 	}
 	n.ir.Timestamps = t
@@ -97,14 +84,13 @@ func (r *resolver) checkWindow(n *rnode) {
 	kind := ns.Kind.V
 	if w == nil {
 		if ns.AllowedLateness.Set {
-			r.errorf(ns.AllowedLateness.Pos, "allowed-lateness is for windows: add a window, or drop it")
+			r.report(ns.AllowedLateness.Pos, diag.Misplaced, "%v is for windows: add a window, or drop it", keyRef("allowed-lateness"))
 			n.ok = false
 		}
 		return
 	}
-	if kind != "reduce" && kind != "aggregate" && kind != "join" {
-		r.errorf(w.Pos, "window is for reduce, aggregate and join; a %s has no window", kind)
-		n.ok = false
+	if !slices.Contains(settings.KindsOf("window"), kind) {
+		r.notFor(n, w.Pos, "window", "has no window")
 		return
 	}
 	out := &ir.Window{}
@@ -117,14 +103,10 @@ func (r *resolver) checkWindow(n *rnode) {
 			continue
 		}
 		set++
-		d, ok := r.duration(k.s, false)
+		d, ok := r.duration("window."+k.name, k.s)
 		if !ok {
 			n.ok = false
 			continue
-		}
-		if d < time.Millisecond {
-			r.errorf(k.s.Pos, "a %s window needs a size of at least 1ms (event time counts milliseconds)", k.name)
-			n.ok = false
 		}
 		out.Kind = k.name
 		if k.name == "session" {
@@ -135,58 +117,61 @@ func (r *resolver) checkWindow(n *rnode) {
 	}
 	switch {
 	case set == 0:
-		r.errorf(w.Pos, "window needs one of tumbling: SIZE, sliding: SIZE with every: SLIDE, or session: GAP")
+		r.report(w.Pos, diag.Missing, "window needs one of %v, %v with %v, or %v", exIn("window.tumbling", "SIZE"), exIn("window.sliding", "SIZE"), exIn("window.every", "SLIDE"), exIn("window.session", "GAP"))
 		n.ok = false
 		return
 	case set > 1:
-		r.errorf(w.Pos, "window has more than one of tumbling, sliding and session: choose one")
+		r.report(w.Pos, diag.Conflict, "window has more than one of %v, %v and %v: choose one", keyRef("window.tumbling"), keyRef("window.sliding"), keyRef("window.session"))
 		n.ok = false
 		return
 	}
 	if w.Every.Set {
 		if out.Kind != "sliding" {
-			r.errorf(w.Every.Pos, "every is for sliding windows")
+			r.report(w.Every.Pos, diag.Misplaced, "%v is for sliding windows", keyRef("window.every"))
 			n.ok = false
-		} else if d, ok := r.duration(w.Every, false); ok {
-			if d < time.Millisecond || d > out.Size {
-				r.errorf(w.Every.Pos, "every (the slide) must be at least 1ms and at most the window size %s", out.Size)
-				n.ok = false
-			}
+		} else if d, ok := r.duration("window.every", w.Every); !ok {
+			n.ok = false
+		} else if d > out.Size && out.Size > 0 {
+			r.report(w.Every.Pos, diag.BadValue, "%v (the slide) must be at most the window's size %s, got %q", keyRef("window.every"), out.Size, w.Every.V)
+			n.ok = false
+		} else {
 			out.Every = d
 		}
 	} else if out.Kind == "sliding" {
-		r.errorf(w.Sliding.Pos, "a sliding window needs `every: SLIDE` (how often a window starts)")
+		r.report(w.Sliding.Pos, diag.Missing, "a sliding window needs %v (how often a window starts)", exIn("window.every", "SLIDE"))
 		n.ok = false
 	}
+	timeKind, timeOK := r.parse(settings.Node(settings.Operator, kind, "window.time"), w.Time)
 	switch {
-	case w.Time.Set && w.Time.V == "processing":
+	case timeOK && timeKind == "processing":
 		out.Processing = true
-	case w.Time.Set && w.Time.V == "event":
+	case timeOK && timeKind == "event":
 		if !n.ir.Timed {
-			r.errorf(w.Time.Pos, "an event-time window needs records with event time: add `timestamps:` to the source, or use time: processing")
+			r.report(w.Time.Pos, diag.Conflict, "an event-time window needs records with event time: add %v to the source, or use %v", ex("timestamps.extract", "Func"), exIn("window.time", "processing"))
 			n.ok = false
 		}
 	case w.Time.Set:
-		r.errorf(w.Time.Pos, "time wants event or processing, got %q", w.Time.V)
-		n.ok = false
+		n.ok = false // reported by parse
 	default:
 		// Event time where the records have it, processing time otherwise.
 		out.Processing = !n.ir.Timed
 	}
 	if ns.AllowedLateness.Set {
 		if out.Processing {
-			r.errorf(ns.AllowedLateness.Pos, "allowed-lateness is for event-time windows: in processing time no record is late")
+			r.report(ns.AllowedLateness.Pos, diag.Misplaced, "%v is for event-time windows: in processing time no record is late", keyRef("allowed-lateness"))
 			n.ok = false
-		} else if d, ok := r.duration(ns.AllowedLateness, false); ok {
+		} else if d, ok := r.duration("allowed-lateness", ns.AllowedLateness); ok {
 			n.ir.Lateness = d
+		} else {
+			n.ok = false
 		}
 	}
 	if ns.Emit.Set && kind != "join" {
-		r.errorf(ns.Emit.Pos, "emit is for reduce and aggregate without a window: a window emits once per key and window")
+		r.report(ns.Emit.Pos, diag.Conflict, "%v is for reduce and aggregate without a window: a window emits once per key and window", keyRef("emit"))
 		n.ok = false
 	}
 	if kind == "join" && ns.Between != nil {
-		r.errorf(w.Pos, "a join has a window or an interval (between), not both")
+		r.report(w.Pos, diag.Conflict, "a join has a window or an interval (%v), not both", keyRef("join.between"))
 		n.ok = false
 	}
 	n.ir.Window = out
@@ -196,7 +181,7 @@ func (r *resolver) checkWindow(n *rnode) {
 // and its timer callback.
 func (r *resolver) checkProcess(n *rnode, in, key types.Type) types.Type {
 	ns := n.spec
-	f := r.u.lookupFunc(ns.Fn, r.diags)
+	f := r.u.lookupFunc(ns.Fn, &r.reporter)
 	if f == nil || key == nil {
 		n.ok = false
 		return nil
@@ -221,7 +206,7 @@ func (r *resolver) checkProcess(n *rnode, in, key types.Type) types.Type {
 	n.ir.State = r.conv.convert(st.Elem())
 	r.checkState(n, ns.Fn, st.Elem())
 	if ns.OnTimer.Set {
-		t := r.u.lookupFunc(ns.OnTimer, r.diags)
+		t := r.u.lookupFunc(ns.OnTimer, &r.reporter)
 		if t == nil {
 			n.ok = false
 			return nil
@@ -251,7 +236,7 @@ func (r *resolver) checkJoin(n *rnode) types.Type {
 		if len(ns.Keys) > 0 {
 			at = ns.Keys[0].Pos
 		}
-		r.errorf(at, "join needs a key function per input: key: [LeftKey, RightKey] (func(%s) K and func(%s) K)", r.u.typeString(left), r.u.typeString(right))
+		r.report(at, diag.Missing, "join needs a key function per input: %v (func(%s) K and func(%s) K)", ex("key", "LeftKey", "RightKey"), r.u.typeString(left), r.u.typeString(right))
 		n.ok = false
 		return nil
 	}
@@ -264,7 +249,7 @@ func (r *resolver) checkJoin(n *rnode) types.Type {
 		return nil
 	}
 	if !types.Identical(kl, kr) {
-		r.errorf(ns.Keys[1].Pos, "the join's keys differ: %s returns %s and %s returns %s; both must return the same type", ns.Keys[0].V, r.u.typeString(kl), ns.Keys[1].V, r.u.typeString(kr))
+		r.report(ns.Keys[1].Pos, diag.Type, "the join's keys differ: %s returns %s and %s returns %s; both must return the same type", ns.Keys[0].V, r.u.typeString(kl), ns.Keys[1].V, r.u.typeString(kr))
 		n.ok = false
 		return nil
 	}
@@ -272,7 +257,7 @@ func (r *resolver) checkJoin(n *rnode) types.Type {
 	if !ns.Apply.Set {
 		return nil // reported by the front end
 	}
-	f := r.u.lookupFunc(ns.Apply, r.diags)
+	f := r.u.lookupFunc(ns.Apply, &r.reporter)
 	if f == nil {
 		n.ok = false
 		return nil
@@ -289,29 +274,29 @@ func (r *resolver) checkJoin(n *rnode) types.Type {
 	switch {
 	case ns.Between != nil:
 		if len(ns.Between) != 2 {
-			r.errorf(ns.Kind.Pos, "between wants two bounds, [LOWER, UPPER] such as [-5s, 5s]")
+			r.report(ns.Kind.Pos, diag.BadValue, "%v wants two bounds, LOWER and UPPER, such as %v", keyRef("join.between"), exIn("join.between", "-5s", "5s"))
 			n.ok = false
 			return nil
 		}
-		lo, ok1 := r.duration(ns.Between[0], true)
-		hi, ok2 := r.duration(ns.Between[1], true)
+		lo, ok1 := r.duration("join.between", ns.Between[0])
+		hi, ok2 := r.duration("join.between", ns.Between[1])
 		if !ok1 || !ok2 {
 			n.ok = false
 			return nil
 		}
 		if lo > hi {
-			r.errorf(ns.Between[0].Pos, "between's lower bound %s is above its upper bound %s", lo, hi)
+			r.report(ns.Between[0].Pos, diag.BadValue, "%v has its lower bound %s above its upper bound %s", keyRef("join.between"), lo, hi)
 			n.ok = false
 			return nil
 		}
 		if !n.ir.Timed {
-			r.errorf(ns.Kind.Pos, "an interval join pairs records by event time: its inputs need timestamps (add `timestamps:` to their sources)")
+			r.report(ns.Kind.Pos, diag.Conflict, "an interval join pairs records by event time: its inputs need timestamps (add %v to their sources)", ex("timestamps.extract", "Func"))
 			n.ok = false
 			return nil
 		}
 		n.ir.Between = []time.Duration{lo, hi}
 	case ns.Window == nil:
-		r.errorf(ns.Kind.Pos, "join needs a window (window: {tumbling: 10s}) or an interval (between: [-5s, 5s])")
+		r.report(ns.Kind.Pos, diag.Missing, "join needs a window (%v) or an interval (%v)", ex("window.tumbling", "10s"), exIn("join.between", "-5s", "5s"))
 		n.ok = false
 		return nil
 	}

@@ -43,17 +43,17 @@ const generatedTag = "pipegen"
 
 // loadPackage loads the package named by pattern (a directory relative to
 // dir, or an import path) and reports its errors at their Go positions.
-func loadPackage(dir, pattern string, at diag.Pos, diags *diag.List) *userPackage {
+func loadPackage(dir, pattern string, at diag.Pos, rep *reporter) *userPackage {
 	// The tag leaves out the files pipegen generated into the package
 	// (//go:build !pipegen): a stale one must not stop the next generate.
 	cfg := &packages.Config{Mode: loadMode, Dir: dir, Tests: false, BuildFlags: []string{"-tags=" + generatedTag}}
 	pkgs, err := packages.Load(cfg, pattern)
 	if err != nil {
-		diags.Add(at, "cannot load Go package %q: %v", pattern, err)
+		rep.report(at, diag.GoPackage, "cannot load Go package %q: %v", pattern, err)
 		return nil
 	}
 	if len(pkgs) != 1 {
-		diags.Add(at, "package %q names %d Go packages, want exactly one", pattern, len(pkgs))
+		rep.report(at, diag.GoPackage, "package %q names %d Go packages, want exactly one", pattern, len(pkgs))
 		return nil
 	}
 	pkg := pkgs[0]
@@ -65,17 +65,17 @@ func loadPackage(dir, pattern string, at diag.Pos, diags *diag.List) *userPackag
 			if e.Kind == packages.ListError && e.Pos == "" && strings.HasPrefix(e.Msg, "# ") && len(pkg.Errors) > 1 {
 				continue
 			}
-			diags.Add(goErrorPos(e.Pos, at), "%s", e.Msg)
+			rep.report(goErrorPos(e.Pos, at), diag.GoPackage, "%s", e.Msg)
 		}
-		diags.Add(at, "package %q has errors: fix them, then compile the pipeline again", pattern)
+		rep.report(at, diag.GoPackage, "package %q has errors: fix them, then compile the pipeline again", pattern)
 		return nil
 	}
 	if pkg.Types == nil {
-		diags.Add(at, "package %q has no Go files", pattern)
+		rep.report(at, diag.GoPackage, "package %q has no Go files", pattern)
 		return nil
 	}
 	if pkg.Name == "main" {
-		diags.Add(at, "package %s is a main package, which the generated program cannot import: put the pipeline's types and functions in a package of their own", pkg.PkgPath)
+		rep.report(at, diag.GoPackage, "package %s is a main package, which the generated program cannot import: put the pipeline's types and functions in a package of their own", pkg.PkgPath)
 		return nil
 	}
 	up := &userPackage{pkg: pkg}
@@ -154,48 +154,48 @@ func (u *userPackage) typeString(t types.Type) string {
 }
 
 // lookupFunc finds a package-level function of the user's package.
-func (u *userPackage) lookupFunc(name Str, diags *diag.List) *types.Func {
+func (u *userPackage) lookupFunc(name Str, rep *reporter) *types.Func {
 	if !name.Set {
 		return nil // a value of the wrong shape, reported by the front end
 	}
 	obj := u.pkg.Types.Scope().Lookup(name.V)
 	if obj == nil {
-		diags.Add(name.Pos, "unknown function %q in package %s%s", name.V, u.pkg.PkgPath, suggest(name.V, u.names(func(o types.Object) bool { _, ok := o.(*types.Func); return ok })))
+		rep.report(name.Pos, diag.Function, "unknown function %q in package %s%s", name.V, u.pkg.PkgPath, suggest(name.V, u.names(func(o types.Object) bool { _, ok := o.(*types.Func); return ok })))
 		return nil
 	}
 	fn, ok := obj.(*types.Func)
 	if !ok {
-		diags.Add(name.Pos, "%s is a %s, not a function (declared at %s)", name.V, objectKind(obj), u.position(obj.Pos()))
+		rep.report(name.Pos, diag.Function, "%s is a %s, not a function (declared at %s)", name.V, objectKind(obj), u.position(obj.Pos()))
 		return nil
 	}
 	if !fn.Exported() {
-		diags.Add(name.Pos, "function %s must be exported (start with a capital letter): the generated program calls it from another package", name.V)
+		rep.report(name.Pos, diag.Function, "function %s must be exported (start with a capital letter): the generated program calls it from another package", name.V)
 		return nil
 	}
 	if sig := fn.Type().(*types.Signature); sig.TypeParams().Len() > 0 {
-		diags.Add(name.Pos, "function %s is generic: name a function with concrete types (declare a non-generic wrapper)", name.V)
+		rep.report(name.Pos, diag.Function, "function %s is generic: name a function with concrete types (declare a non-generic wrapper)", name.V)
 		return nil
 	}
 	return fn
 }
 
 // lookupType finds a type of the user's package.
-func (u *userPackage) lookupType(name Str, diags *diag.List) types.Type {
+func (u *userPackage) lookupType(name Str, rep *reporter) types.Type {
 	if !name.Set {
 		return nil // a value of the wrong shape, reported by the front end
 	}
 	obj := u.pkg.Types.Scope().Lookup(name.V)
 	if obj == nil {
-		diags.Add(name.Pos, "unknown type %q in package %s%s", name.V, u.pkg.PkgPath, suggest(name.V, u.names(func(o types.Object) bool { _, ok := o.(*types.TypeName); return ok })))
+		rep.report(name.Pos, diag.Type, "unknown type %q in package %s%s", name.V, u.pkg.PkgPath, suggest(name.V, u.names(func(o types.Object) bool { _, ok := o.(*types.TypeName); return ok })))
 		return nil
 	}
 	tn, ok := obj.(*types.TypeName)
 	if !ok {
-		diags.Add(name.Pos, "%s is a %s, not a type", name.V, objectKind(obj))
+		rep.report(name.Pos, diag.Type, "%s is a %s, not a type", name.V, objectKind(obj))
 		return nil
 	}
 	if !tn.Exported() {
-		diags.Add(name.Pos, "type %s must be exported (start with a capital letter): the generated program uses it from another package", name.V)
+		rep.report(name.Pos, diag.Type, "type %s must be exported (start with a capital letter): the generated program uses it from another package", name.V)
 		return nil
 	}
 	return tn.Type()

@@ -4,33 +4,25 @@ import (
 	"fmt"
 	"go/types"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/pipegen/pipegen/diag"
 	"github.com/pipegen/pipegen/ir"
-	"github.com/pipegen/pipegen/runtime/catalog"
-)
-
-// Defaults of the pipeline settings.
-const (
-	DefaultParallelism    = 1
-	DefaultMaxParallelism = 128
-	DefaultCheckpointMode = "exactly-once"
-	DefaultInterval       = 10 * time.Second
-	DefaultTimeout        = 10 * time.Minute
-	DefaultRetain         = 3
-	DefaultCheckpointDir  = "checkpoints"
+	"github.com/pipegen/pipegen/runtime/settings"
 )
 
 // Resolve checks a spec against the user's Go package and builds the IR. It
 // reports every problem it can find in one pass; the IR is nil unless the
-// list is empty.
+// list is empty. Every value is checked against the settings table
+// (runtime/settings), and a missing one takes the table's default.
 func Resolve(spec *Spec) (*ir.Pipeline, *diag.List) {
-	r := &resolver{spec: spec, diags: &diag.List{}, byName: map[string]*rnode{}}
+	syn := spec.syntax
+	if syn == nil {
+		syn = yamlSyntax{}
+	}
+	r := &resolver{reporter: reporter{diags: &diag.List{}, syntax: syn}, spec: spec, byName: map[string]*rnode{}}
 	p := r.resolve()
 	if r.diags.Len() > 0 {
 		return nil, r.diags
@@ -39,14 +31,16 @@ func Resolve(spec *Spec) (*ir.Pipeline, *diag.List) {
 }
 
 type resolver struct {
-	spec  *Spec
-	diags *diag.List
-	u     *userPackage
-	conv  typeConverter
+	reporter
+	spec *Spec
+	u    *userPackage
+	conv typeConverter
 
 	nodes  []*rnode // in declaration order
 	byName map[string]*rnode
 	order  []*rnode // topological
+	// maxParallelism is the pipeline's number of key groups.
+	maxParallelism int
 }
 
 // rnode is a node being resolved.
@@ -73,47 +67,41 @@ type rinput struct {
 	pos  diag.Pos
 }
 
-func (r *resolver) errorf(pos diag.Pos, format string, args ...any) {
-	r.diags.Add(pos, format, args...)
-}
-
-var pipelineName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
-var nodeName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
-
 func (r *resolver) resolve() *ir.Pipeline {
 	s := r.spec
+	r.parse(settings.Lookup("name"), s.Name)
+	r.parse(settings.Lookup("package"), s.Package)
 	p := &ir.Pipeline{
 		Name:           s.Name.V,
-		Parallelism:    orInt(s.Parallelism, DefaultParallelism),
-		MaxParallelism: orInt(s.MaxParallelism, DefaultMaxParallelism),
-		StateBackend:   "memory",
-	}
-	if s.Name.Set && !pipelineName.MatchString(s.Name.V) {
-		r.errorf(s.Name.Pos, "pipeline name %q must be lowercase letters, digits and dashes, starting with a letter: it names the program", s.Name.V)
+		Parallelism:    value[int](r, "parallelism"),
+		MaxParallelism: value[int](r, "max-parallelism"),
+		StateBackend:   value[string](r, "state.backend"),
+		Checkpoint: ir.Checkpoint{
+			Mode:     value[string](r, "checkpoint.mode"),
+			Interval: value[time.Duration](r, "checkpoint.interval"),
+			Timeout:  value[time.Duration](r, "checkpoint.timeout"),
+			MinPause: value[time.Duration](r, "checkpoint.min-pause"),
+			Retain:   value[int](r, "checkpoint.retain"),
+			Dir:      value[string](r, "checkpoint.dir"),
+		},
+		Restart: ir.Restart{
+			Strategy:    value[string](r, "restart.strategy"),
+			Attempts:    value[int](r, "restart.attempts"),
+			Delay:       value[time.Duration](r, "restart.delay"),
+			MaxDelay:    value[time.Duration](r, "restart.max-delay"),
+			Multiplier:  value[float64](r, "restart.multiplier"),
+			MaxFailures: value[int](r, "restart.max-failures"),
+			Interval:    value[time.Duration](r, "restart.interval"),
+		},
 	}
 	if p.MaxParallelism < p.Parallelism {
-		at := s.MaxParallelism.Pos
-		if !s.MaxParallelism.Set {
-			at = s.Parallelism.Pos
+		at := s.Settings["max-parallelism"].Pos
+		if !s.Settings["max-parallelism"].Set {
+			at = s.Settings["parallelism"].Pos
 		}
-		r.errorf(at, "max-parallelism %d is less than parallelism %d: keyed operators need at least one key group per subtask; set max-parallelism to %d or more", p.MaxParallelism, p.Parallelism, p.Parallelism)
+		r.report(at, diag.Conflict, "%v %d is less than %v %d: keyed operators need at least one key group per subtask; set %v to %d or more", keyRef("max-parallelism"), p.MaxParallelism, keyRef("parallelism"), p.Parallelism, keyRef("max-parallelism"), p.Parallelism)
 	}
-	for _, ns := range s.Operators {
-		if ir.Kind(ns.Kind.V).Stateful() && ns.Parallelism.Set && ns.Parallelism.V > p.MaxParallelism {
-			r.errorf(ns.Parallelism.Pos, "parallelism %d of keyed operator %q exceeds max-parallelism %d: it needs at least one key group per subtask", ns.Parallelism.V, ns.Name.V, p.MaxParallelism)
-		}
-	}
-	if s.StateBackend.Set {
-		switch s.StateBackend.V {
-		case "memory":
-		case "pebble":
-			r.errorf(s.StateBackend.Pos, "state backend pebble is not supported yet: use memory")
-		default:
-			r.errorf(s.StateBackend.Pos, "unknown state backend %q: use memory", s.StateBackend.V)
-		}
-	}
-	p.Checkpoint = r.checkpoint(&s.Checkpoint)
-	p.Restart = r.restart(&s.Restart)
+	r.maxParallelism = p.MaxParallelism
 
 	r.declare()
 	r.link()
@@ -127,7 +115,7 @@ func (r *resolver) resolve() *ir.Pipeline {
 	dir := filepath.Dir(s.File)
 	r.u = s.pkg
 	if r.u == nil {
-		r.u = loadPackage(dir, pkgPattern, pkgPos, r.diags)
+		r.u = loadPackage(dir, pkgPattern, pkgPos, &r.reporter)
 	}
 	if r.u == nil {
 		return nil
@@ -138,8 +126,10 @@ func (r *resolver) resolve() *ir.Pipeline {
 	p.ModuleDir = r.u.moduleDir
 
 	for _, n := range r.order {
+		r.nodeName = n.spec.Name.V
 		r.check(n)
 	}
+	r.nodeName = ""
 	for i, n := range r.order {
 		n.ir.ID = i
 		n.ir.Pos = r.u.irPos(n.spec.Pos)
@@ -161,165 +151,69 @@ func (r *resolver) resolve() *ir.Pipeline {
 	return p
 }
 
-func orInt(v Int, def int) int {
-	if v.Set {
-		return v.V
+// value is the pipeline-wide setting at path as written, or its default
+// when it is missing or wrong (and reported).
+func value[T any](r *resolver, path string) T {
+	s := settings.Lookup(path)
+	if v, ok := r.parse(s, r.spec.Settings[path]); ok {
+		return v.(T)
 	}
-	return def
+	return s.DefaultValue().(T)
 }
 
-func (r *resolver) checkpoint(c *CheckpointSpec) ir.Checkpoint {
-	out := ir.Checkpoint{
-		Mode:     DefaultCheckpointMode,
-		Interval: DefaultInterval,
-		Timeout:  DefaultTimeout,
-		Retain:   orInt(c.Retain, DefaultRetain),
-		Dir:      DefaultCheckpointDir,
-	}
-	if c.Mode.Set {
-		switch c.Mode.V {
-		case "exactly-once", "at-least-once", "none":
-			out.Mode = c.Mode.V
-		default:
-			r.errorf(c.Mode.Pos, "checkpoint mode %q: use exactly-once, at-least-once or none", c.Mode.V)
-		}
-	}
-	dur := func(s Str, dst *time.Duration, zeroOK bool) {
-		if !s.Set {
-			return
-		}
-		d, err := catalog.ParseDuration(s.V)
-		switch {
-		case err != nil:
-			r.errorf(s.Pos, "%v", err)
-		case d == 0 && !zeroOK:
-			r.errorf(s.Pos, "must be more than 0")
-		default:
-			*dst = d
-		}
-	}
-	dur(c.Interval, &out.Interval, false)
-	dur(c.Timeout, &out.Timeout, false)
-	dur(c.MinPause, &out.MinPause, true)
-	if c.Dir.Set {
-		out.Dir = c.Dir.V
-	}
-	return out
-}
-
-// Defaults of the restart strategy.
-const (
-	DefaultRestartStrategy = "fixed-delay"
-	DefaultRestartAttempts = 3
-	DefaultRestartDelay    = time.Second
-	DefaultMaxDelay        = time.Minute
-	DefaultMultiplier      = 2.0
-	DefaultMaxFailures     = 3
-	DefaultFailureInterval = time.Minute
-)
-
-func (r *resolver) restart(c *RestartSpec) ir.Restart {
-	out := ir.Restart{
-		Strategy:    DefaultRestartStrategy,
-		Attempts:    DefaultRestartAttempts,
-		Delay:       DefaultRestartDelay,
-		MaxDelay:    DefaultMaxDelay,
-		Multiplier:  DefaultMultiplier,
-		MaxFailures: DefaultMaxFailures,
-		Interval:    DefaultFailureInterval,
-	}
-	if c.Strategy.Set {
-		switch c.Strategy.V {
-		case "fixed-delay", "failure-rate", "exponential-backoff", "none":
-			out.Strategy = c.Strategy.V
-		default:
-			r.errorf(c.Strategy.Pos, "restart strategy %q: use fixed-delay, failure-rate, exponential-backoff or none", c.Strategy.V)
-		}
-	}
-	count := func(s Str, dst *int, what string) {
-		if !s.Set {
-			return
-		}
-		n, err := strconv.Atoi(s.V)
-		if err != nil || n < 0 {
-			r.errorf(s.Pos, "%s wants a whole number >= 0 (0 for no limit), got %q", what, s.V)
-			return
-		}
-		*dst = n
-	}
-	count(c.Attempts, &out.Attempts, "attempts")
-	count(c.MaxFailures, &out.MaxFailures, "max-failures")
-	for _, d := range []struct {
-		s   Str
-		dst *time.Duration
-	}{{c.Delay, &out.Delay}, {c.MaxDelay, &out.MaxDelay}, {c.Interval, &out.Interval}} {
-		if !d.s.Set {
-			continue
-		}
-		v, err := catalog.ParseDuration(d.s.V)
-		if err != nil {
-			r.errorf(d.s.Pos, "%v", err)
-			continue
-		}
-		*d.dst = v
-	}
-	if c.Multiplier.Set {
-		m, err := strconv.ParseFloat(c.Multiplier.V, 64)
-		if err != nil || m < 1 {
-			r.errorf(c.Multiplier.Pos, "multiplier wants a number >= 1, got %q", c.Multiplier.V)
-		} else {
-			out.Multiplier = m
-		}
-	}
-	return out
-}
-
-// declare checks names and uids and indexes the nodes by name.
+// declare checks names, uids, parallelism and connectors, and indexes the
+// nodes by name.
 func (r *resolver) declare() {
 	uids := map[string]*rnode{}
 	for i, ns := range r.spec.Nodes() {
 		n := &rnode{spec: ns, decl: i, ok: true}
 		r.nodes = append(r.nodes, n)
-		n.ir = &ir.Node{Name: ns.Name.V, Kind: ir.Kind(ns.Kind.V), Parallelism: ns.Parallelism.V}
+		n.ir = &ir.Node{Name: ns.Name.V, Kind: ir.Kind(ns.Kind.V)}
 		if !ns.Name.Set {
 			n.ok = false
 			continue
 		}
-		if !nodeName.MatchString(ns.Name.V) {
-			r.errorf(ns.Name.Pos, "name %q: use letters, digits, '_' and '-', starting with a letter or '_' ('.' is kept for side outputs such as counts.late)", ns.Name.V)
-		}
+		r.nodeName = ns.Name.V
+		scope := ns.Section.scope()
+		r.parse(settings.Node(scope, "", "name"), ns.Name)
 		if prev, dup := r.byName[ns.Name.V]; dup {
-			r.errorf(ns.Name.Pos, "duplicate name %q: %s %q is declared at %s too; every node needs its own name", ns.Name.V, prev.spec.Section.Singular(), ns.Name.V, prev.spec.Name.Pos)
+			r.report(ns.Name.Pos, diag.Duplicate, "duplicate name %q: %s %q is declared at %s too; every node needs its own name", ns.Name.V, prev.spec.Section.Singular(), ns.Name.V, prev.spec.Name.Pos)
 			n.ok = false
 			continue
 		}
 		r.byName[ns.Name.V] = n
-		uid := ns.Name.V
-		uidPos := ns.Name.Pos
+		uid := Str{V: ns.Name.V, Pos: ns.Name.Pos}
 		if ns.UID.Set {
-			uid, uidPos = ns.UID.V, ns.UID.Pos
-			if uid == "" {
-				r.errorf(uidPos, "uid must not be empty")
+			uid = ns.UID
+			r.parse(settings.Node(scope, "", "uid"), uid)
+		}
+		if prev, dup := uids[uid.V]; dup {
+			r.report(uid.Pos, diag.Duplicate, "uid %q of %q is taken by %q: a uid names one node's state, so every node needs its own", uid.V, ns.Name.V, prev.spec.Name.V)
+		}
+		uids[uid.V] = n
+		n.ir.UID = uid.V
+		if v, ok := r.parse(settings.Node(scope, "", "parallelism"), ns.Parallelism); ok {
+			n.ir.Parallelism = v.(int)
+			if n.ir.Kind.Stateful() && n.ir.Parallelism > r.maxParallelism {
+				r.report(ns.Parallelism.Pos, diag.Conflict, "%v %d of keyed operator %q exceeds %v %d: it needs at least one key group per subtask", keyRef("parallelism"), n.ir.Parallelism, ns.Name.V, keyRef("max-parallelism"), r.maxParallelism)
 			}
 		}
-		if prev, dup := uids[uid]; dup {
-			r.errorf(uidPos, "uid %q of %q is taken by %q: a uid names one node's state, so every node needs its own", uid, ns.Name.V, prev.spec.Name.V)
-		}
-		uids[uid] = n
-		n.ir.UID = uid
 	}
+	r.nodeName = ""
 	if len(r.spec.Sources) == 0 {
-		r.errorf(diag.Pos{File: r.spec.File, Line: 1, Col: 1}, "the pipeline has no sources: add a `sources:` list")
+		r.report(r.spec.Pos, diag.Missing, "pipeline %q has no sources: add %v", r.spec.Name.V, addNode(settings.Source))
 	}
 	if len(r.spec.Sinks) == 0 {
-		r.errorf(diag.Pos{File: r.spec.File, Line: 1, Col: 1}, "the pipeline has no sinks, so it would compute nothing anyone sees: add a `sinks:` list")
+		r.report(r.spec.Pos, diag.Missing, "pipeline %q has no sinks, so it would compute nothing anyone sees: add %v", r.spec.Name.V, addNode(settings.Sink))
 	}
 }
 
 // link resolves every input name and checks the number of inputs.
 func (r *resolver) link() {
+	defer func() { r.nodeName = "" }()
 	for _, n := range r.nodes {
 		ns := n.spec
+		r.nodeName = ns.Name.V
 		for _, in := range ns.Inputs {
 			if !in.Set {
 				n.ok = false // a value of the wrong shape, reported by the front end
@@ -328,22 +222,22 @@ func (r *resolver) link() {
 			name, side, _ := strings.Cut(in.V, ".")
 			from, ok := r.byName[name]
 			if !ok {
-				r.errorf(in.Pos, "unknown input %q%s", in.V, suggest(name, slices.Sorted(mapsKeys(r.byName))))
+				r.report(in.Pos, diag.Graph, "unknown input %q%s", in.V, suggest(name, slices.Sorted(mapsKeys(r.byName))))
 				n.ok = false
 				continue
 			}
 			if from.spec.Section == Sinks {
-				r.errorf(in.Pos, "input %q is a sink, which has no output", in.V)
+				r.report(in.Pos, diag.Graph, "input %q is a sink, which has no output", in.V)
 				n.ok = false
 				continue
 			}
 			if side != "" && side != "late" {
-				r.errorf(in.Pos, "unknown side output %q of %s: the side output is %s.late (records too late for its window)", side, name, name)
+				r.report(in.Pos, diag.Graph, "unknown side output %q of %s: the side output is %s.late (records too late for its window)", side, name, name)
 				n.ok = false
 				continue
 			}
 			if slices.ContainsFunc(n.inputs, func(i rinput) bool { return i.from == from && i.side == side }) {
-				r.errorf(in.Pos, "input %q is listed twice", in.V)
+				r.report(in.Pos, diag.Duplicate, "input %q is listed twice", in.V)
 				n.ok = false
 				continue
 			}
@@ -362,16 +256,16 @@ func (r *resolver) link() {
 		got := len(ns.Inputs)
 		switch {
 		case got == 0:
-			r.errorf(ns.Name.Pos, "%s %q has no input: add `input: NAME`", ns.Section.Singular(), ns.Name.V)
+			r.report(ns.Name.Pos, diag.Missing, "%s %q has no input: add %v", ns.Section.Singular(), ns.Name.V, ex("input", "NAME"))
 			n.ok = false
 		case want == 1 && got > 1:
-			r.errorf(ns.Inputs[1].Pos, "%s %q has %d inputs but a %s takes one: merge streams with a union first", ns.Section.Singular(), ns.Name.V, got, ns.Kind.V)
+			r.report(ns.Inputs[1].Pos, diag.Graph, "%s %q has %d inputs but a %s takes one: merge streams with a union first", ns.Section.Singular(), ns.Name.V, got, ns.Kind.V)
 			n.ok = false
 		case want == 2 && got != 2:
-			r.errorf(ns.Name.Pos, "join %q takes exactly two inputs, got %d", ns.Name.V, got)
+			r.report(ns.Name.Pos, diag.Graph, "join %q takes exactly two inputs, got %d", ns.Name.V, got)
 			n.ok = false
 		case want == -2 && got < 2:
-			r.errorf(ns.Name.Pos, "union %q merges two or more inputs, got %d: list them under `inputs:`", ns.Name.V, got)
+			r.report(ns.Name.Pos, diag.Graph, "union %q merges two or more inputs, got %d: list them in %v", ns.Name.V, got, ex("inputs", "a", "b"))
 			n.ok = false
 		}
 	}
@@ -399,6 +293,7 @@ func mapsKeys[V any](m map[string]V) func(func(string) bool) {
 // sort orders the nodes topologically, keeping the declaration order where
 // the graph allows, and reports cycles.
 func (r *resolver) sort() {
+	defer func() { r.nodeName = "" }()
 	const (
 		unvisited = iota
 		visiting
@@ -418,7 +313,8 @@ func (r *resolver) sort() {
 			for _, m := range slices.Backward(path[i:]) {
 				names = append(names, m.spec.Name.V)
 			}
-			r.errorf(n.spec.Name.Pos, "cycle: %s; a pipeline is a graph without loops", strings.Join(names, " -> "))
+			r.nodeName = n.spec.Name.V
+			r.report(n.spec.Name.Pos, diag.Graph, "cycle: %s; a pipeline is a graph without loops", strings.Join(names, " -> "))
 			for _, m := range path[i:] {
 				m.ok = false
 			}
@@ -448,7 +344,7 @@ func (r *resolver) check(n *rnode) {
 		if i.side == "late" {
 			if i.from.ir.Window == nil || i.from.ir.Window.Processing || (i.from.ir.Kind != ir.Aggregate && i.from.ir.Kind != ir.Reduce) {
 				if i.from.ok && i.from.out != nil {
-					r.errorf(i.pos, "%s has no side output late: only event-time windows of reduce and aggregate send late records there", i.from.spec.Name.V)
+					r.report(i.pos, diag.Graph, "%s has no side output late: only event-time windows of reduce and aggregate send late records there", i.from.spec.Name.V)
 				}
 				n.ok = false
 				return
@@ -463,7 +359,7 @@ func (r *resolver) check(n *rnode) {
 		if k == 0 {
 			n.ir.Timed = timed
 		} else if timed != n.ir.Timed {
-			r.errorf(i.pos, "input %q carries event time and %q does not: merge inputs that both come from sources with timestamps, or both without", n.inputs[boolIndex(timed, k)].from.spec.Name.V, n.inputs[boolIndex(!timed, k)].from.spec.Name.V)
+			r.report(i.pos, diag.Type, "input %q carries event time and %q does not: merge inputs that both come from sources with timestamps, or both without", n.inputs[boolIndex(timed, k)].from.spec.Name.V, n.inputs[boolIndex(!timed, k)].from.spec.Name.V)
 			n.ok = false
 			return
 		}
@@ -477,7 +373,7 @@ func (r *resolver) check(n *rnode) {
 		if in == nil {
 			in = out
 		} else if !types.Identical(in, out) {
-			r.errorf(i.pos, "input %q carries %s but %q carries %s: the inputs of a %s must carry the same type", i.from.spec.Name.V, r.u.typeString(i.from.out), n.inputs[0].from.spec.Name.V, r.u.typeString(in), ns.Kind.V)
+			r.report(i.pos, diag.Type, "input %q carries %s but %q carries %s: the inputs of a %s must carry the same type", i.from.spec.Name.V, r.u.typeString(i.from.out), n.inputs[0].from.spec.Name.V, r.u.typeString(in), ns.Kind.V)
 			n.ok = false
 			return
 		}
@@ -513,7 +409,7 @@ func (r *resolver) fn(f *types.Func, shape string) *ir.Func {
 // signatureError reports a function whose signature does not fit, showing
 // what was expected and what was found.
 func (r *resolver) signatureError(name Str, role string, f *types.Func, expected ...string) {
-	r.errorf(name.Pos, "%s %s has the wrong signature: expected %s, got %s (declared at %s)",
+	r.report(name.Pos, diag.Function, "%s %s has the wrong signature: expected %s, got %s (declared at %s)",
 		role, name.V, strings.Join(expected, " or "), r.u.typeString(f.Type()), r.u.position(f.Pos()))
 }
 
@@ -529,12 +425,9 @@ var errorType = types.Universe.Lookup("error").Type()
 
 func (r *resolver) checkSource(n *rnode) types.Type {
 	ns := n.spec
-	if !ns.Connector.Set {
-		return nil // reported by the front end
-	}
-	conn := catalog.Lookup(catalog.SourceRole, ns.Connector.V)
-	if conn == nil {
-		return nil
+	conn := settings.LookupConnector(settings.Source, ns.Connector.V)
+	if !ns.Connector.Set || conn == nil {
+		return nil // reported by connector
 	}
 	n.ir.Connector = conn.Name
 	opts := r.options(n, conn)
@@ -546,23 +439,23 @@ func (r *resolver) checkSource(n *rnode) types.Type {
 		typ, hasType := opts["type"]
 		if format.V == "lines" {
 			if hasType && typ.Set {
-				r.errorf(typ.Pos, "type is for the jsonl and csv formats; format lines gives strings")
+				r.report(typ.Pos, diag.Misplaced, "%v is for the jsonl and csv formats; format lines gives strings", keyRef("type"))
 			}
 			return types.Typ[types.String]
 		}
 		if !hasType || !typ.Set {
-			r.errorf(ns.Name.Pos, "source %q reads %s: name the record type with `type: TypeName`", ns.Name.V, format.V)
+			r.report(ns.Name.Pos, diag.Missing, "source %q reads %s: name the record type with %v", ns.Name.V, format.V, ex("type", "TypeName"))
 			n.ok = false
 			return nil
 		}
-		t := r.u.lookupType(typ.Value(), r.diags)
+		t := r.u.lookupType(typ.Value(), &r.reporter)
 		if t == nil {
 			n.ok = false
 			return nil
 		}
 		if format.V == "csv" {
 			if p := csvProblem(t, r.u); p != "" {
-				r.errorf(typ.Pos, "type %s cannot be read from csv: %s", typ.V, p)
+				r.report(typ.Pos, diag.Type, "type %s cannot be read from csv: %s", typ.V, p)
 				n.ok = false
 				return nil
 			}
@@ -573,7 +466,7 @@ func (r *resolver) checkSource(n *rnode) types.Type {
 		if !ok {
 			return nil
 		}
-		f := r.u.lookupFunc(gen.Value(), r.diags)
+		f := r.u.lookupFunc(gen.Value(), &r.reporter)
 		if f == nil {
 			n.ok = false
 			return nil
@@ -592,13 +485,28 @@ func (r *resolver) checkSource(n *rnode) types.Type {
 
 // checkFormatOptions reports options set for a format they do not apply
 // to, such as a csv header on a lines source.
-func (r *resolver) checkFormatOptions(n *rnode, conn *catalog.Connector, format string) {
+func (r *resolver) checkFormatOptions(n *rnode, conn *settings.Connector, format string) {
 	for _, o := range n.spec.Options {
-		if opt := conn.Option(o.Name.V); opt != nil && !opt.AppliesTo(format) {
-			r.errorf(o.Name.Pos, "%s applies to format %s only, and %s %q reads %s", o.Name.V, strings.Join(opt.Formats, ", "), conn.Role, n.spec.Name.V, format)
-			n.ok = false
+		if opt := conn.Option(o.Name.V); opt != nil {
+			if err := opt.CheckFormat(format); err != nil {
+				r.report(o.Name.Pos, diag.Misplaced, "%v", err)
+				n.ok = false
+			}
 		}
 	}
+}
+
+// notFor reports a key that an operator of n's kind does not take: "KEY is
+// for KINDS; a KIND WHY".
+func (r *resolver) notFor(n *rnode, at diag.Pos, path, why string) {
+	msg := "%v is for %s"
+	args := []any{keyRef(path), settings.KindsText(path)}
+	if why != "" {
+		msg += "; a %s %s"
+		args = append(args, n.spec.Kind.V, why)
+	}
+	r.report(at, diag.Misplaced, msg, args...)
+	n.ok = false
 }
 
 // optionValue is an option as written, or its default.
@@ -611,12 +519,12 @@ type optionValue struct {
 func (o optionValue) Value() Str { return Str{V: o.V, Pos: o.Pos, Set: o.Set} }
 
 // options checks a connector's options and returns them with defaults.
-func (r *resolver) options(n *rnode, conn *catalog.Connector) map[string]optionValue {
+func (r *resolver) options(n *rnode, conn *settings.Connector) map[string]optionValue {
 	ns := n.spec
 	out := map[string]optionValue{}
 	for _, o := range conn.Options {
 		if o.Default != "" {
-			out[o.Name] = optionValue{V: o.Default, Pos: ns.Connector.Pos}
+			out[o.Path] = optionValue{V: o.Default, Pos: ns.Connector.Pos}
 		}
 	}
 	for _, o := range ns.Options {
@@ -631,8 +539,7 @@ func (r *resolver) options(n *rnode, conn *catalog.Connector) map[string]optionV
 			n.ok = false
 			continue
 		}
-		if err := opt.Check(o.Value.V); err != nil {
-			r.errorf(o.Value.Pos, "%v", err)
+		if _, ok := r.parse(opt, o.Value); !ok {
 			n.ok = false
 			continue
 		}
@@ -643,8 +550,8 @@ func (r *resolver) options(n *rnode, conn *catalog.Connector) map[string]optionV
 	}
 	slices.SortFunc(n.ir.Options, func(a, b ir.Option) int { return strings.Compare(a.Name, b.Name) })
 	for _, o := range conn.Options {
-		if _, ok := out[o.Name]; !ok && o.Required {
-			r.errorf(ns.Name.Pos, "%s %q needs option %s: %s", conn.Role, ns.Name.V, o.Name, o.Doc)
+		if _, ok := out[o.Path]; !ok && o.Required {
+			r.report(ns.Name.Pos, diag.Missing, "%s %q needs %v (%s)", conn.Scope, ns.Name.V, ex(o.Path), o.Help)
 			n.ok = false
 		}
 	}
@@ -653,12 +560,9 @@ func (r *resolver) options(n *rnode, conn *catalog.Connector) map[string]optionV
 
 func (r *resolver) checkSink(n *rnode, in types.Type) {
 	ns := n.spec
-	if !ns.Connector.Set {
-		return
-	}
-	conn := catalog.Lookup(catalog.SinkRole, ns.Connector.V)
-	if conn == nil {
-		return
+	conn := settings.LookupConnector(settings.Sink, ns.Connector.V)
+	if !ns.Connector.Set || conn == nil {
+		return // reported by connector
 	}
 	n.ir.Connector = conn.Name
 	opts := r.options(n, conn)
@@ -680,12 +584,12 @@ func (r *resolver) checkSink(n *rnode, in types.Type) {
 	switch format.V {
 	case "lines":
 		if !isString && !stringer {
-			r.errorf(format.Pos, "format lines writes strings, and %s is neither a string nor has a String() string method: use format jsonl, or add a String method", r.u.typeString(in))
+			r.report(format.Pos, diag.Type, "format lines writes strings, and %s is neither a string nor has a String() string method: use %v, or add a String method", r.u.typeString(in), ex("format", "jsonl"))
 			n.ok = false
 		}
 	case "jsonl":
 		if p := jsonProblem(in, r.u, map[types.Type]bool{}); p != "" {
-			r.errorf(ns.Name.Pos, "sink %q cannot write %s as JSON: %s", ns.Name.V, r.u.typeString(in), p)
+			r.report(ns.Name.Pos, diag.Type, "sink %q cannot write %s as JSON: %s", ns.Name.V, r.u.typeString(in), p)
 			n.ok = false
 		}
 	}
@@ -697,23 +601,23 @@ func (r *resolver) checkOperator(n *rnode, in types.Type) types.Type {
 	if in == nil {
 		return nil
 	}
-	stateful := ir.Kind(kind).Stateful()
+	stateful := slices.Contains(settings.KindsOf("key"), kind)
 	if len(ns.Keys) > 0 && !stateful {
-		r.errorf(ns.Keys[0].Pos, "key is for reduce, aggregate, process and join; a %s keeps no state per key", kind)
-		n.ok = false
+		r.notFor(n, ns.Keys[0].Pos, "key", "keeps no state per key")
 	} else if len(ns.Keys) > 1 && kind != "join" {
-		r.errorf(ns.Keys[1].Pos, "%s %q has %d key functions but takes one: a list of keys is for join, one per input", kind, ns.Name.V, len(ns.Keys))
+		r.report(ns.Keys[1].Pos, diag.BadValue, "%s %q has %d key functions but takes one: a list of keys is for join, one per input", kind, ns.Name.V, len(ns.Keys))
 		n.ok = false
 	}
-	if ns.Emit.Set {
-		switch {
-		case kind != "reduce" && kind != "aggregate":
-			r.errorf(ns.Emit.Pos, "emit is for reduce and aggregate")
-			n.ok = false
-		case ns.Emit.V != "update" && ns.Emit.V != "final":
-			r.errorf(ns.Emit.Pos, "emit wants update (a result after every record) or final (one result per key when the input ends), got %q", ns.Emit.V)
-			n.ok = false
-		}
+	emit := settings.Node(settings.Operator, kind, "emit")
+	if ns.Emit.Set && !emit.For(kind) {
+		r.notFor(n, ns.Emit.Pos, "emit", "")
+	} else if v, ok := r.parse(emit, ns.Emit); ok {
+		n.ir.Emit = v.(string)
+	} else if ns.Emit.Set {
+		n.ok = false
+	}
+	if ns.OnTimer.Set && !slices.Contains(settings.KindsOf("on-timer"), kind) {
+		r.notFor(n, ns.OnTimer.Pos, "on-timer", "has no timers")
 	}
 	r.checkWindow(n)
 	if kind == "join" {
@@ -722,32 +626,27 @@ func (r *resolver) checkOperator(n *rnode, in types.Type) types.Type {
 	var key types.Type
 	if stateful {
 		if len(ns.Keys) == 0 {
-			r.errorf(ns.Kind.Pos, "%s %q keeps state per key and needs one: add `key: KeyFunc` (func(%s) K)", kind, ns.Name.V, r.u.typeString(in))
+			r.report(ns.Kind.Pos, diag.Missing, "%s %q keeps state per key and needs one: add %v (func(%s) K)", kind, ns.Name.V, ex("key", "KeyFunc"), r.u.typeString(in))
 			n.ok = false
 		} else {
 			key = r.checkKey(n, ns.Keys[0], in)
 		}
-		if kind == "reduce" || kind == "aggregate" {
-			n.ir.Emit = "update"
-			if ns.Emit.Set {
-				n.ir.Emit = ns.Emit.V
-			}
-			if ns.Window != nil {
-				n.ir.Emit = "window"
-			}
+		switch {
+		case !emit.For(kind):
+			n.ir.Emit = ""
+		case ns.Window != nil:
+			n.ir.Emit = "window"
+		case n.ir.Emit == "":
+			n.ir.Emit = emit.Default
 		}
 	}
 	if kind == "process" {
 		return r.checkProcess(n, in, key)
 	}
-	if ns.OnTimer.Set {
-		r.errorf(ns.OnTimer.Pos, "on-timer is for process operators; a %s has no timers", kind)
-		n.ok = false
-	}
 	inS := r.u.typeString(in)
 	switch kind {
 	case "map":
-		f := r.u.lookupFunc(ns.Fn, r.diags)
+		f := r.u.lookupFunc(ns.Fn, &r.reporter)
 		if f == nil {
 			return nil
 		}
@@ -764,7 +663,7 @@ func (r *resolver) checkOperator(n *rnode, in types.Type) types.Type {
 		}
 		r.signatureError(ns.Fn, "map", f, fmt.Sprintf("func(%s) Out", inS), fmt.Sprintf("func(%s) (Out, error)", inS))
 	case "filter":
-		f := r.u.lookupFunc(ns.Fn, r.diags)
+		f := r.u.lookupFunc(ns.Fn, &r.reporter)
 		if f == nil {
 			return nil
 		}
@@ -775,7 +674,7 @@ func (r *resolver) checkOperator(n *rnode, in types.Type) types.Type {
 		}
 		r.signatureError(ns.Fn, "filter", f, fmt.Sprintf("func(%s) bool", inS))
 	case "flatmap":
-		f := r.u.lookupFunc(ns.Fn, r.diags)
+		f := r.u.lookupFunc(ns.Fn, &r.reporter)
 		if f == nil {
 			return nil
 		}
@@ -794,7 +693,7 @@ func (r *resolver) checkOperator(n *rnode, in types.Type) types.Type {
 		}
 		r.signatureError(ns.Fn, "flatmap", f, fmt.Sprintf("func(%s, func(Out))", inS), fmt.Sprintf("func(%s) []Out", inS))
 	case "reduce":
-		f := r.u.lookupFunc(ns.Fn, r.diags)
+		f := r.u.lookupFunc(ns.Fn, &r.reporter)
 		if f == nil {
 			return nil
 		}
@@ -815,7 +714,7 @@ func (r *resolver) checkOperator(n *rnode, in types.Type) types.Type {
 }
 
 func (r *resolver) checkKey(n *rnode, name Str, in types.Type) types.Type {
-	f := r.u.lookupFunc(name, r.diags)
+	f := r.u.lookupFunc(name, &r.reporter)
 	if f == nil {
 		n.ok = false
 		return nil
@@ -828,7 +727,7 @@ func (r *resolver) checkKey(n *rnode, name Str, in types.Type) types.Type {
 	}
 	k := rs.At(0).Type()
 	if p := keyProblem(k, r.u); p != "" {
-		r.errorf(name.Pos, "key %s returns %s, which cannot be a key: %s", name.V, r.u.typeString(k), p)
+		r.report(name.Pos, diag.Type, "key %s returns %s, which cannot be a key: %s", name.V, r.u.typeString(k), p)
 		n.ok = false
 		return nil
 	}
@@ -842,7 +741,7 @@ func (r *resolver) checkAggregate(n *rnode, in, key types.Type) types.Type {
 	if !ns.Add.Set {
 		return nil // reported by the front end
 	}
-	add := r.u.lookupFunc(ns.Add, r.diags)
+	add := r.u.lookupFunc(ns.Add, &r.reporter)
 	if add == nil {
 		n.ok = false
 		return nil
@@ -868,7 +767,7 @@ func (r *resolver) checkAggregate(n *rnode, in, key types.Type) types.Type {
 		// Without a result function the accumulator itself is emitted.
 		return acc
 	}
-	res := r.u.lookupFunc(ns.Result, r.diags)
+	res := r.u.lookupFunc(ns.Result, &r.reporter)
 	if res == nil || key == nil {
 		n.ok = false
 		return nil
@@ -881,7 +780,7 @@ func (r *resolver) checkAggregate(n *rnode, in, key types.Type) types.Type {
 	}
 	if ps != nil && ps.Len() == 3 && rs.Len() == 1 && types.Identical(ps.At(0).Type(), key) && isWindowType(ps.At(1).Type()) && types.Identical(ps.At(2).Type(), accPtr) {
 		if ns.Window == nil {
-			r.errorf(ns.Result.Pos, "result %s takes a window, but %q has no window: drop the window parameter", ns.Result.V, ns.Name.V)
+			r.report(ns.Result.Pos, diag.Function, "result %s takes a window, but %q has no window: drop the window parameter", ns.Result.V, ns.Name.V)
 			n.ok = false
 			return nil
 		}
@@ -904,17 +803,17 @@ func (r *resolver) checkMerge(n *rnode, acc types.Type) {
 	session := n.ir.Window != nil && n.ir.Window.Kind == "session"
 	if !ns.Merge.Set {
 		if session {
-			r.errorf(ns.Kind.Pos, "an aggregate on session windows needs `merge: MergeFunc` (func(dst, src *%s)): sessions that grow together merge their accumulators", r.u.typeString(acc))
+			r.report(ns.Kind.Pos, diag.Missing, "an aggregate on session windows needs %v (func(dst, src *%s)): sessions that grow together merge their accumulators", exIn("aggregate.merge", "MergeFunc"), r.u.typeString(acc))
 			n.ok = false
 		}
 		return
 	}
 	if !session {
-		r.errorf(ns.Merge.Pos, "merge is for aggregates on session windows")
+		r.report(ns.Merge.Pos, diag.Misplaced, "%v is for aggregates on session windows", keyRef("aggregate.merge"))
 		n.ok = false
 		return
 	}
-	f := r.u.lookupFunc(ns.Merge, r.diags)
+	f := r.u.lookupFunc(ns.Merge, &r.reporter)
 	if f == nil {
 		n.ok = false
 		return
@@ -937,7 +836,7 @@ func isWindowType(t types.Type) bool {
 // checkState makes sure a state type can be checkpointed.
 func (r *resolver) checkState(n *rnode, at Str, t types.Type) {
 	if p := stateProblem(t, r.u, map[types.Type]bool{}); p != "" {
-		r.errorf(at.Pos, "state of %q has type %s, which cannot be checkpointed: %s", n.spec.Name.V, r.u.typeString(t), p)
+		r.report(at.Pos, diag.Type, "state of %q has type %s, which cannot be checkpointed: %s", n.spec.Name.V, r.u.typeString(t), p)
 		n.ok = false
 	}
 }

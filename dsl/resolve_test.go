@@ -10,10 +10,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pipegen/pipegen/diag"
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
 	"github.com/pipegen/pipegen/ir"
+	"github.com/pipegen/pipegen/runtime/settings"
 )
 
 // The fixtures are Go packages of this module under testdata/, invisible to
@@ -145,12 +147,16 @@ func TestResolveDefaults(t *testing.T) {
 			t.Errorf("%s (%s): emit %q, want %q", n.Name, n.Kind, n.Emit, wantEmit)
 		}
 	}
-	if p.MaxParallelism != DefaultMaxParallelism || p.StateBackend != "memory" {
-		t.Errorf("max-parallelism %d, state backend %q; want the defaults %d, memory", p.MaxParallelism, p.StateBackend, DefaultMaxParallelism)
+	if p.MaxParallelism != 128 || p.StateBackend != "memory" {
+		t.Errorf("max-parallelism %d, state backend %q; want the defaults 128, memory", p.MaxParallelism, p.StateBackend)
 	}
-	want := ir.Checkpoint{Mode: DefaultCheckpointMode, Interval: DefaultInterval, Timeout: DefaultTimeout, Retain: DefaultRetain, Dir: DefaultCheckpointDir}
+	want := ir.Checkpoint{Mode: "exactly-once", Interval: 10 * time.Second, Timeout: 10 * time.Minute, Retain: 3, Dir: "checkpoints"}
 	if p.Checkpoint != want {
 		t.Errorf("checkpoint %+v, want the defaults %+v", p.Checkpoint, want)
+	}
+	wantRestart := ir.Restart{Strategy: "fixed-delay", Attempts: 3, Delay: time.Second, MaxDelay: time.Minute, Multiplier: 2, MaxFailures: 3, Interval: time.Minute}
+	if p.Restart != wantRestart {
+		t.Errorf("restart %+v, want the defaults %+v", p.Restart, wantRestart)
 	}
 	counts := node(t, p, "counts")
 	if counts.Key == nil || counts.Key.Name != "Key" || counts.Fn == nil || counts.Fn.Name != "Sum" {
@@ -417,5 +423,27 @@ func TestResolveNoCascade(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("diagnostics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestResolveReadsEverySetting gives every pipeline-wide setting a value it
+// does not take: each must be reported, under its key, so that no setting
+// of the table is left unread.
+func TestResolveReadsEverySetting(t *testing.T) {
+	spec := &Spec{File: filepath.Join("testdata", "partition", "pipeline.yaml"), Version: SupportedVersion}
+	for _, s := range settings.All(settings.Pipeline) {
+		if s.HasValue() && s.Path != "version" {
+			spec.set(s.Path, Str{V: "", Pos: diag.Pos{File: spec.File, Line: 1, Col: 1}, Set: true})
+		}
+	}
+	_, diags := Resolve(spec)
+	reported := map[string]bool{}
+	for _, d := range diags.Items() {
+		reported[d.Key] = true
+	}
+	for _, s := range settings.All(settings.Pipeline) {
+		if s.HasValue() && s.Path != "version" && !reported[s.Path] {
+			t.Errorf("%s: an empty value is not reported", s.Path)
+		}
 	}
 }

@@ -1,29 +1,50 @@
 package dsl
 
-import "github.com/pipegen/pipegen/diag"
+import (
+	"github.com/pipegen/pipegen/diag"
+	"github.com/pipegen/pipegen/runtime/settings"
+)
 
 // Spec is a pipeline as written, before any Go type is known: what a front
 // end reads from YAML or from //pipegen: directives. Every value keeps the
 // position it was written at, so that the type checker can point at it.
 type Spec struct {
-	File    string // the file the pipeline was read from, as given
+	File string // the file the pipeline was read from, as given
+	// Pos is where the pipeline is declared: the start of its file, or the
+	// name of its //pipegen:pipeline directive.
+	Pos     diag.Pos
 	Version int
 	Name    Str
 	// Package is the user's Go package: a directory relative to File's
 	// directory, or an import path.
-	Package        Str
-	Parallelism    Int
-	MaxParallelism Int
-	Checkpoint     CheckpointSpec
-	Restart        RestartSpec
-	StateBackend   Str
-	Sources        []*NodeSpec
-	Operators      []*NodeSpec
-	Sinks          []*NodeSpec
+	Package Str
+	// Settings are the pipeline's other settings as written, by their
+	// path in the settings table: "parallelism", "checkpoint.interval".
+	Settings  map[string]Str
+	Sources   []*NodeSpec
+	Operators []*NodeSpec
+	Sinks     []*NodeSpec
 
 	// pkg is the user's package when the front end has loaded it already
 	// (the annotations' package); Resolve loads Package otherwise.
 	pkg *userPackage
+	// syntax is how messages about the spec write keys: the front end's.
+	syntax syntax
+}
+
+// set records the value of the pipeline-wide setting at path.
+func (s *Spec) set(path string, v Str) {
+	switch path {
+	case "name":
+		s.Name = v
+	case "package":
+		s.Package = v
+	default:
+		if s.Settings == nil {
+			s.Settings = map[string]Str{}
+		}
+		s.Settings[path] = v
+	}
 }
 
 // Nodes returns sources, operators and sinks in the order written.
@@ -32,29 +53,6 @@ func (s *Spec) Nodes() []*NodeSpec {
 	all = append(all, s.Sources...)
 	all = append(all, s.Operators...)
 	return append(all, s.Sinks...)
-}
-
-// CheckpointSpec is the `checkpoint:` section.
-type CheckpointSpec struct {
-	Pos      diag.Pos
-	Mode     Str
-	Interval Str
-	Timeout  Str
-	MinPause Str
-	Retain   Int
-	Dir      Str
-}
-
-// RestartSpec is the `restart:` section.
-type RestartSpec struct {
-	Pos         diag.Pos
-	Strategy    Str
-	Attempts    Str
-	Delay       Str
-	MaxDelay    Str
-	Multiplier  Str
-	MaxFailures Str
-	Interval    Str
 }
 
 // Section says where a node was declared.
@@ -70,13 +68,16 @@ const (
 // Singular is "source", "operator" or "sink", for messages.
 func (s Section) Singular() string { return string(s[:len(s)-1]) }
 
+// scope is the section's scope in the settings table.
+func (s Section) scope() settings.Scope { return settings.ScopeOf(string(s)) }
+
 // NodeSpec is one source, operator or sink as written.
 type NodeSpec struct {
 	Section     Section
 	Pos         diag.Pos // the node's first key
 	Name        Str
 	UID         Str
-	Parallelism Int
+	Parallelism Str
 	// Inputs lists `input` or `inputs`.
 	Inputs []Str
 
@@ -107,6 +108,51 @@ type NodeSpec struct {
 	Options   []OptionSpec
 	// Timestamps is a source's `timestamps:` section.
 	Timestamps *TimestampsSpec
+}
+
+// field is where the node keeps the value of the key at path (see the
+// settings table), for the keys that hold a single value; nil for the
+// others. A window or timestamps key makes the section if it is missing.
+func (n *NodeSpec) field(path string) *Str {
+	switch path {
+	case "name":
+		return &n.Name
+	case "uid":
+		return &n.UID
+	case "parallelism":
+		return &n.Parallelism
+	case "connector":
+		return &n.Connector
+	case "map", "filter", "flatmap", "reduce", "process":
+		return &n.Fn
+	case "aggregate.add":
+		return &n.Add
+	case "aggregate.result":
+		return &n.Result
+	case "aggregate.merge":
+		return &n.Merge
+	case "join.apply":
+		return &n.Apply
+	case "allowed-lateness":
+		return &n.AllowedLateness
+	case "emit":
+		return &n.Emit
+	case "on-timer":
+		return &n.OnTimer
+	case "window.tumbling", "window.sliding", "window.every", "window.session", "window.time":
+		if n.Window == nil {
+			n.Window = &WindowSpec{}
+		}
+		w := n.Window
+		return map[string]*Str{"window.tumbling": &w.Tumbling, "window.sliding": &w.Sliding, "window.every": &w.Every, "window.session": &w.Session, "window.time": &w.Time}[path]
+	case "timestamps.extract", "timestamps.max-out-of-orderness", "timestamps.idle-timeout":
+		if n.Timestamps == nil {
+			n.Timestamps = &TimestampsSpec{}
+		}
+		t := n.Timestamps
+		return map[string]*Str{"timestamps.extract": &t.Extract, "timestamps.max-out-of-orderness": &t.MaxOutOfOrderness, "timestamps.idle-timeout": &t.IdleTimeout}[path]
+	}
+	return nil
 }
 
 // Option returns the named connector option.
@@ -147,13 +193,6 @@ type TimestampsSpec struct {
 // key was absent.
 type Str struct {
 	V   string
-	Pos diag.Pos
-	Set bool
-}
-
-// Int is an integer value and where it was written.
-type Int struct {
-	V   int
 	Pos diag.Pos
 	Set bool
 }

@@ -68,7 +68,7 @@ func TestGoldenAnnotations(t *testing.T) {
 			t.Parallel()
 			want := filepath.Join(name, "want")
 			got := map[string][]byte{}
-			pk, err := compile.GeneratePackage(name, compile.PackageOptions{Cmd: true})
+			pk, err := compile.GeneratePackage(name, compile.PackageOptions{Cmd: true, Options: compile.Options{Version: version, Command: "pipegen generate -cmd"}})
 			if err != nil {
 				l, ok := compile.IsDiagnostics(err)
 				if !ok {

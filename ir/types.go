@@ -113,13 +113,17 @@ func Identical(t, u *Type) bool {
 
 // String renders t as Go source, qualifying defined types by package name:
 // "Word", "time.Time", "[]*wc.Word".
-func (t *Type) String() string {
+func (t *Type) String() string { return t.StringIn("") }
+
+// StringIn renders t as Go source in the package pkgPath: as String, but
+// the package's own types unqualified ("[]*Word" in wc).
+func (t *Type) StringIn(pkgPath string) string {
 	var b strings.Builder
-	t.write(&b)
+	t.write(&b, pkgPath)
 	return b.String()
 }
 
-func (t *Type) write(b *strings.Builder) {
+func (t *Type) write(b *strings.Builder, pkgPath string) {
 	if t == nil {
 		b.WriteString("<nil>")
 		return
@@ -128,25 +132,25 @@ func (t *Type) write(b *strings.Builder) {
 	case BasicType:
 		b.WriteString(t.Name)
 	case NamedType:
-		if t.PkgName != "" {
+		if t.PkgName != "" && t.PkgPath != pkgPath {
 			b.WriteString(t.PkgName)
 			b.WriteByte('.')
 		}
 		b.WriteString(t.Name)
 	case PointerType:
 		b.WriteByte('*')
-		t.Elem.write(b)
+		t.Elem.write(b, pkgPath)
 	case SliceType:
 		b.WriteString("[]")
-		t.Elem.write(b)
+		t.Elem.write(b, pkgPath)
 	case ArrayType:
 		fmt.Fprintf(b, "[%d]", t.Len)
-		t.Elem.write(b)
+		t.Elem.write(b, pkgPath)
 	case MapType:
 		b.WriteString("map[")
-		t.Key.write(b)
+		t.Key.write(b, pkgPath)
 		b.WriteByte(']')
-		t.Elem.write(b)
+		t.Elem.write(b, pkgPath)
 	case StructType:
 		b.WriteString("struct{")
 		for i, f := range t.Fields {
@@ -155,7 +159,7 @@ func (t *Type) write(b *strings.Builder) {
 			}
 			b.WriteString(f.Name)
 			b.WriteByte(' ')
-			f.Type.write(b)
+			f.Type.write(b, pkgPath)
 		}
 		b.WriteByte('}')
 	case OpaqueType:

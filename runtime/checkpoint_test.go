@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -485,6 +486,12 @@ func (l *lockedFS) RemoveAll(name string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.inner.RemoveAll(name)
+}
+
+func (l *lockedFS) Lock(name string) (io.Closer, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.inner.Lock(name)
 }
 
 func (l *lockedFS) MkdirAll(name string, perm os.FileMode) error {

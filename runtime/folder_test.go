@@ -23,11 +23,11 @@ func uncommittedCrashes(t *testing.T, o *sumJob, points []crashPoint) []crashPoi
 	t.Helper()
 	var out []crashPoint
 	for _, cp := range points {
-		id := newestIntactIn(cp.fs, o.ckptDir())
+		id := newestIntactIn(cp.fs, o.checkpointDir())
 		if id == 0 {
 			continue
 		}
-		m, err := (&storage.Storage{FS: cp.fs, Dir: o.ckptDir()}).ReadManifest(id)
+		m, err := (&storage.Storage{FS: cp.fs, Dir: o.checkpointDir()}).ReadManifest(id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +115,7 @@ func TestMoveJobFolder(t *testing.T) {
 				t.Fatal(err)
 			}
 			moved.fs = fsys
-			want := newestIntactIn(fsys, moved.ckptDir())
+			want := newestIntactIn(fsys, moved.checkpointDir())
 			r := moved.mustRun(t)
 			if got := r.restoredID(); got != want || got == 0 {
 				t.Errorf("resumed from checkpoint %d, want %d", got, want)

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -88,10 +89,16 @@ type sumJob struct {
 	// dir is the job's folder, which holds its checkpoint directory and
 	// its sink's directory ("": the root).
 	dir string
+	// ckptDir is the checkpoint directory; "" for sumCkptDir in dir.
+	ckptDir string
+	// configure, if set, changes the settings before they are resolved.
+	configure func(*config.Config)
 }
 
-// ckptDir is the job's checkpoint directory.
-func (o *sumJob) ckptDir() string { return filepath.Join("/", o.dir, sumCkptDir) }
+// checkpointDir is the job's checkpoint directory.
+func (o *sumJob) checkpointDir() string {
+	return cmp.Or(o.ckptDir, filepath.Join("/", o.dir, sumCkptDir))
+}
 
 // outDir is the directory of the job's file sink.
 func (o *sumJob) outDir() string { return filepath.Join("/", o.dir, sumOutDir) }
@@ -127,7 +134,7 @@ func (o *sumJob) config(t testing.TB) *Config {
 			Timeout:  time.Minute,
 			MinPause: o.minPause,
 			Retain:   o.retain,
-			Dir:      o.ckptDir(),
+			Dir:      o.checkpointDir(),
 		},
 		StateBackend: "memory",
 		Nodes: []config.NodeConfig{
@@ -135,6 +142,9 @@ func (o *sumJob) config(t testing.TB) *Config {
 			{Name: "sum", UID: "sum", Kind: "aggregate", Section: "operators", Parallelism: o.sumP, ParallelismSet: o.sumP != 0},
 			{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "sum", Connector: "file", Options: map[string]string{"path": o.outDir()}},
 		},
+	}
+	if o.configure != nil {
+		o.configure(cfg)
 	}
 	if err := cfg.Resolve(); err != nil {
 		t.Fatal(err)
@@ -352,8 +362,8 @@ func (c *sumChain) run() {
 			}
 			c.in.Recycle(m.Recs)
 		case Barrier:
-			c.barrier(m.ID)
-			c.in.Release(m.ID)
+			c.barrier(m.Checkpoint)
+			c.in.Release(m.Checkpoint)
 		case End:
 			c.end()
 			return

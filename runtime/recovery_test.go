@@ -3,7 +3,9 @@ package runtime
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -11,9 +13,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
 	"github.com/pipegen/pipegen/runtime/events"
+	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/job"
 	"github.com/pipegen/pipegen/runtime/internal/keygroup"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
@@ -191,8 +196,16 @@ func TestCrashRecovery(t *testing.T) {
 // and returns what a crash then leaves, with the newest complete one.
 func stoppedRun(t *testing.T) (o *sumJob, crashed *vfs.MemFS, newest int64) {
 	t.Helper()
+	return stoppedRunConfigured(t, nil)
+}
+
+// stoppedRunConfigured is stoppedRun of the job with its settings changed
+// by configure.
+func stoppedRunConfigured(t *testing.T, configure func(*config.Config)) (o *sumJob, crashed *vfs.MemFS, newest int64) {
+	t.Helper()
 	mem := vfs.NewMem()
 	o = defaultSumJob(2, mem)
+	o.configure = configure
 	o.pauses = []uint64{40, 120, 200, 280}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -562,5 +575,177 @@ func TestResumeRemovesFilesOfUnknownSubtasks(t *testing.T) {
 		if _, ok := outputFiles(t, fsys)[name]; ok {
 			t.Errorf("%s, committed by no checkpoint the run continues, is left", name)
 		}
+	}
+}
+
+// TestSecondInstanceRefused runs a second instance of the job while the
+// first one runs: on the same checkpoint directory, then on another one
+// but the same sink directory. The second fails at once with a message
+// that names the directory, and the first one's output is exact.
+func TestSecondInstanceRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name, ckptDir, want string
+	}{
+		{"same checkpoint directory", sumCkptDir, "checkpoint directory " + sumCkptDir + " is in use by another instance of this job"},
+		{"same sink directory", "/other-ckpt", "sinks.out: output directory " + sumOutDir + " is in use by another instance"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := vfs.NewMem()
+			first := defaultSumJob(2, mem)
+			running, finish := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			first.hook = func(c *sumSource, i uint64) {
+				if i == 100 {
+					once.Do(func() { close(running) })
+					<-finish
+				}
+			}
+			done := make(chan *sumRun, 1)
+			go func() { done <- first.run(t) }()
+			<-running
+
+			second := defaultSumJob(2, mem)
+			second.ckptDir = tc.ckptDir
+			r := second.run(t)
+			var fatal *fault.Fatal
+			if !errors.As(r.err, &fatal) || !strings.Contains(r.err.Error(), tc.want) {
+				t.Errorf("second instance: %v, want a fatal error with %q", r.err, tc.want)
+			}
+			close(finish)
+			if r := <-done; r.err != nil {
+				t.Fatalf("first instance: %v\n%s", r.err, r.log)
+			}
+			first.checkOutput(t, mem)
+		})
+	}
+}
+
+// TestUnwritableCheckpointDirFailsAtStart: a checkpoint directory that
+// cannot be written to is found before any record is read, and is fatal
+// (a restart would not mend it).
+func TestUnwritableCheckpointDirFailsAtStart(t *testing.T) {
+	mem := vfs.NewMem()
+	readOnly := errors.New("read-only file system")
+	o := defaultSumJob(2, vfs.NewErrorFS(mem, vfs.Always(vfs.OpCreate, sumCkptDir+"/", readOnly)))
+	r := o.run(t)
+	var fatal *fault.Fatal
+	if !errors.As(r.err, &fatal) || !errors.Is(r.err, readOnly) || !strings.Contains(r.err.Error(), "checkpoint directory "+sumCkptDir+" cannot be written to") {
+		t.Fatalf("Run = %v, want a fatal error saying the checkpoint directory cannot be written to", r.err)
+	}
+	if n := r.j.RecordsRead(); n != 0 {
+		t.Errorf("%d records read before the failure, want none", n)
+	}
+}
+
+// TestEmptyCheckpointDirRefused: checkpoint.dir ” is refused at start.
+func TestEmptyCheckpointDirRefused(t *testing.T) {
+	o := defaultSumJob(2, vfs.NewMem())
+	cfg := o.config(t)
+	cfg.Checkpoint.Dir = ""
+	j := job.New(context.Background(), cfg, job.Options{Log: io.Discard, FS: o.fs})
+	err := j.Run(o.build)
+	if err == nil || !strings.Contains(err.Error(), "checkpoint.dir is empty") {
+		t.Fatalf("Run = %v, want checkpoint.dir is empty", err)
+	}
+}
+
+// TestStopAtCheckpoint stops the job in the middle of its input, as a
+// signal does: Run returns the checkpoint it stopped at, complete and
+// committed, and a new run resumes from it to an exact output.
+func TestStopAtCheckpoint(t *testing.T) {
+	mem := vfs.NewMem()
+	o := defaultSumJob(2, mem)
+	o.interval = time.Hour // only the stop takes a checkpoint
+	o.pauses, o.holdPolls = nil, 0
+	o.n = 200_000 // the stop is over long before the input
+	var running atomic.Pointer[job.Job]
+	o.started = func(j *job.Job) { running.Store(j) }
+	var once sync.Once
+	o.hook = func(c *sumSource, i uint64) {
+		if i == 200 {
+			once.Do(func() { running.Load().Stop() })
+		}
+	}
+	r := o.run(t)
+	var stopped *job.Stopped
+	if !errors.As(r.err, &stopped) {
+		t.Fatalf("Run = %v, want a stop at a checkpoint\n%s", r.err, r.log)
+	}
+	m := checkpoints(t, mem)[stopped.Checkpoint]
+	if m == nil || m.Final {
+		t.Fatalf("checkpoint %d, which the job stopped at, is %+v: want it complete and not final", stopped.Checkpoint, m)
+	}
+	o.hook, o.started = nil, nil
+	r = o.mustRun(t)
+	if r.restoredID() != stopped.Checkpoint {
+		t.Errorf("resumed from checkpoint %d, want %d", r.restoredID(), stopped.Checkpoint)
+	}
+	o.checkOutput(t, mem)
+	if h := hiddenFiles(mem); len(h) > 0 {
+		t.Errorf("hidden files left: %v", h)
+	}
+}
+
+// TestCheckpointOfAnotherJobRefused: a job started on the checkpoint
+// directory of another one refuses to resume from its checkpoints, saying
+// what to do, and touches nothing.
+func TestCheckpointOfAnotherJobRefused(t *testing.T) {
+	o, crashed, _ := stoppedRun(t)
+	before := outputFiles(t, crashed)
+	other := *o
+	other.fs, other.ctx, other.hook = crashed, nil, nil
+	other.configure = func(c *config.Config) { c.Name = "other" }
+	r := other.run(t)
+	var fatal *fault.Fatal
+	want := "it is a checkpoint of job sum, not of other: two jobs share the checkpoint directory /ckpt"
+	if !errors.As(r.err, &fatal) || !strings.Contains(r.err.Error(), want) || !strings.Contains(r.err.Error(), "run --fresh") {
+		t.Fatalf("Run = %v, want a fatal error with %q and run --fresh", r.err, want)
+	}
+	if after := outputFiles(t, crashed); !maps.EqualFunc(before, after, bytes.Equal) {
+		t.Errorf("the refused run changed the committed output")
+	}
+}
+
+// TestChangedStateTypeRefused: the same job with the type of its state
+// changed (an int64 count that became uint64; a key that became a
+// string) refuses to resume, naming the node and the types, before any
+// state is decoded; a field added at the end resumes.
+func TestChangedStateTypeRefused(t *testing.T) {
+	const acc = "example.com/sum.Acc{1 Count int64}"
+	cases := []struct {
+		name, key, value, want string
+	}{
+		{"int64 to uint64", "int64", "example.com/sum.Acc{1 Count uint64}", `the state of "sum" (uid sum) in checkpoint 3 cannot be read by this version: sum.Acc.Count was int64 in the checkpoint and is uint64 now`},
+		{"key type", "string", acc, `the key of "sum" (uid sum) was int64 in checkpoint 3 and is string now`},
+		{"field added", "int64", "example.com/sum.Acc{1 Count int64; 2 Last string}", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o, base, newest := stoppedRunConfigured(t, func(c *config.Config) {
+				c.Fingerprint, c.Nodes[sumSum].KeySchema, c.Nodes[sumSum].ValueSchema = "v1", "int64", acc
+			})
+			if newest != 3 {
+				t.Fatalf("stopped after checkpoint %d, want 3", newest)
+			}
+			next := *o
+			next.fs, next.ctx, next.hook = base.CrashClone(), nil, nil
+			next.configure = func(c *config.Config) {
+				c.Fingerprint, c.Nodes[sumSum].KeySchema, c.Nodes[sumSum].ValueSchema = "v2", tc.key, tc.value
+			}
+			r := next.run(t)
+			if tc.want == "" {
+				if r.err != nil {
+					t.Fatalf("Run = %v, want it to resume", r.err)
+				}
+				if !strings.Contains(r.log.String(), "the job changed since checkpoint 3") {
+					t.Errorf("the log does not say the job changed:\n%s", r.log)
+				}
+				return
+			}
+			var fatal *fault.Fatal
+			if !errors.As(r.err, &fatal) || !strings.Contains(r.err.Error(), tc.want) {
+				t.Fatalf("Run = %v, want a fatal error with %q", r.err, tc.want)
+			}
+		})
 	}
 }

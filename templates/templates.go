@@ -17,10 +17,13 @@ var all = template.Must(template.ParseFS(files, "*.tmpl"))
 
 // Main is the data of main.go.tmpl.
 type Main struct {
+	Header string // the generated-code header, lines ending in a newline
 	Name   string // the pipeline's name
-	Source string // the pipeline file, relative to the module root
 	// GenVersion is the runtime contract the code is generated for.
 	GenVersion int
+	// Config and Build are the names pipeline.go declares the compiled
+	// settings and the build function as.
+	Config, Build string
 }
 
 // Render executes the named template.

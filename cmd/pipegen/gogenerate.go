@@ -26,8 +26,8 @@ func checkPackage(dir string, stdout io.Writer) error {
 }
 
 // generatePackage is `pipegen generate` without a pipeline file.
-func generatePackage(dir string, cmd, dump, check bool, stdout io.Writer) error {
-	pk, err := compile.GeneratePackage(dir, compile.PackageOptions{Cmd: cmd})
+func generatePackage(dir string, opts compile.PackageOptions, dump, check bool, stdout io.Writer) error {
+	pk, err := compile.GeneratePackage(dir, opts)
 	if err != nil {
 		return err
 	}

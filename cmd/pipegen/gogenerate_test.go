@@ -58,6 +58,17 @@ func TestGenerateAnnotatedPackage(t *testing.T) {
 	if code != 0 || stdout != want {
 		t.Errorf("generate: exit status %d, stdout %q, want %q\n%s", code, stdout, want, stderr)
 	}
+	// The header records the command as go generate runs it, in the
+	// package's directory: without -pkg.
+	for _, name := range []string{"shout_pipegen.go", filepath.Join("cmd", "shout", "main.go")} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line := strings.Split(string(data), "\n")[2]; !strings.HasPrefix(line, "// version: pipegen ") || !strings.HasSuffix(line, "; command: pipegen generate -cmd") {
+			t.Errorf("%s: the third line is %q, want the version and the command", name, line)
+		}
+	}
 	// Up to date: quiet, exit 0.
 	for _, args := range [][]string{{"generate", "-pkg", dir, "-cmd"}, {"generate", "-pkg", dir, "-cmd", "-check"}} {
 		if code, stdout, stderr := pipegen(t, args...); code != 0 || stdout != "" || stderr != "" {

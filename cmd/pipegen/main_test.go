@@ -12,6 +12,7 @@ import (
 
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
 	"github.com/pipegen/pipegen/ir"
+	"github.com/pipegen/pipegen/runtime/settings"
 )
 
 var (
@@ -46,6 +47,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"check", "-o", "x", good}, "pipegen check: flag provided but not defined: -o"},
 		{[]string{"build", "-o"}, "pipegen build: flag needs an argument: -o"},
 		{[]string{"generate", "-dump-ir=maybe", good}, `pipegen generate: invalid boolean value "maybe" for -dump-ir`},
+		{[]string{"schema", good}, "pipegen schema: takes no arguments, got 1"},
 	} {
 		code, stdout, stderr := pipegen(t, tc.args...)
 		if code != 2 {
@@ -236,5 +238,16 @@ func TestBuild(t *testing.T) {
 	}
 	if _, err := os.Stat(bin + "2"); !os.IsNotExist(err) {
 		t.Errorf("build of a bad pipeline wrote a binary (%v)", err)
+	}
+}
+
+func TestSchema(t *testing.T) {
+	code, stdout, stderr := pipegen(t, "schema")
+	if code != 0 || stdout != string(settings.JSONSchema()) || stderr != "" {
+		t.Errorf("pipegen schema: exit status %d, %d bytes on stdout (want the %d of settings.JSONSchema), stderr:\n%s", code, len(stdout), len(settings.JSONSchema()), stderr)
+	}
+	var schema map[string]any
+	if err := json.Unmarshal([]byte(stdout), &schema); err != nil || schema["$schema"] != settings.SchemaDraft {
+		t.Errorf("pipegen schema does not print a %s schema: %v", settings.SchemaDraft, err)
 	}
 }

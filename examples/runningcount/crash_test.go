@@ -99,7 +99,7 @@ func TestCrash(t *testing.T) {
 				seed, seedVar, seed, seed, rate)
 		}
 	}()
-	res, err := compile.Generate("pipeline.yaml")
+	res, err := compile.Generate("pipeline.yaml", compile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func verifier(t testing.TB) *verify.Verifier {
 	if testing.Short() {
 		t.Skip("builds and runs the job")
 	}
-	res, err := compile.Generate("pipeline.yaml")
+	res, err := compile.Generate("pipeline.yaml", compile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

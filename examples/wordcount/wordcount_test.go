@@ -31,7 +31,7 @@ func program(t testing.TB) string {
 			buildErr = err
 			return
 		}
-		res, err := compile.Generate("pipeline.yaml")
+		res, err := compile.Generate("pipeline.yaml", compile.Options{})
 		if err != nil {
 			buildErr = err
 			return

@@ -1,5 +1,7 @@
-// Package p is the golden case of a package whose own names meet the
-// names of the code generated into it.
+// Package p is the golden case of a package whose own names meet names
+// that the code generated into it cannot change: its entry point, and a
+// predeclared name it uses. (Its other names give way: see
+// annotated-names.)
 package p
 
 //pipegen:pipeline clash
@@ -21,12 +23,6 @@ func First(s string) string { return s[:min(1, len(s))] }
 
 // RunClash is the user's own: the generated entry point takes its name.
 func RunClash() {}
-
-// pipegenClashConfig is a generated name too.
-var pipegenClashConfig = 1
-
-// state is the name the generated file imports pipegen's state package as.
-const state = "go"
 
 // recover changes what the generated code calls.
 func recover() any { return nil }

@@ -39,6 +39,9 @@ const (
 	Fail Kind = "fail"
 	// Done: the job ran to its end; Records counts the records read.
 	Done Kind = "done"
+	// Stop: a signal stopped the job at checkpoint Checkpoint, whose
+	// output is committed; the next run resumes from it.
+	Stop Kind = "stop"
 )
 
 // Event is one line of an events file.

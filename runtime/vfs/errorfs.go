@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -214,6 +215,8 @@ func (e *errorFS) ReadDir(name string) ([]os.DirEntry, error) {
 	}
 	return e.inner.ReadDir(name)
 }
+
+func (e *errorFS) Lock(name string) (io.Closer, error) { return e.inner.Lock(name) }
 
 func (e *errorFS) Stat(name string) (os.FileInfo, error) {
 	if err := e.maybe(OpStat, name); err != nil {

@@ -41,6 +41,9 @@ import (
 type MemFS struct {
 	mu   sync.Mutex
 	root *memNode
+	// locks are the names locked with Lock. They are held by the process,
+	// not stored: a CrashClone has none.
+	locks map[string]bool
 }
 
 // A memNode is a file or a directory (an inode). Directory entries point to
@@ -80,6 +83,33 @@ func (m *MemFS) CrashClone() *MemFS {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return &MemFS{root: crashCopy(m.root, map[*memNode]bool{})}
+}
+
+// Lock takes the in-memory lock of name; it does not create a file.
+func (m *MemFS) Lock(name string) (io.Closer, error) {
+	key := path.Join(cleanPath(name)...)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.locks[key] {
+		return nil, &LockedError{Path: name, Holder: "held in this process"}
+	}
+	if m.locks == nil {
+		m.locks = map[string]bool{}
+	}
+	m.locks[key] = true
+	return memLock{m, key}, nil
+}
+
+type memLock struct {
+	m   *MemFS
+	key string
+}
+
+func (l memLock) Close() error {
+	l.m.mu.Lock()
+	defer l.m.mu.Unlock()
+	delete(l.m.locks, l.key)
+	return nil
 }
 
 // crashCopy copies the durable state of n. Independent directory syncs can

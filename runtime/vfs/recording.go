@@ -128,6 +128,9 @@ func (r *recordingFS) MkdirAll(name string, perm os.FileMode) error {
 func (r *recordingFS) ReadDir(name string) ([]os.DirEntry, error) { return r.inner.ReadDir(name) }
 func (r *recordingFS) Stat(name string) (os.FileInfo, error)      { return r.inner.Stat(name) }
 
+// Lock is not recorded: a lock makes nothing durable.
+func (r *recordingFS) Lock(name string) (io.Closer, error) { return r.inner.Lock(name) }
+
 type recordingFile struct {
 	File
 	fs   *recordingFS

@@ -46,6 +46,25 @@ type FS interface {
 	// ReadDir returns the entries of the directory name, sorted by name.
 	ReadDir(name string) ([]os.DirEntry, error)
 	Stat(name string) (os.FileInfo, error)
+	// Lock takes an exclusive lock on the file name (created if missing),
+	// held until the returned Closer is closed or the process ends: a
+	// killed process never leaves a lock behind. When another holder has
+	// it, Lock fails at once with a *LockedError.
+	Lock(name string) (io.Closer, error)
+}
+
+// LockedError is the error of Lock when another holder has the lock.
+type LockedError struct {
+	Path string
+	// Holder says who holds it ("pid 1234"), "" when that is unknown.
+	Holder string
+}
+
+func (e *LockedError) Error() string {
+	if e.Holder == "" {
+		return e.Path + " is locked by another process"
+	}
+	return e.Path + " is locked by another process (" + e.Holder + ")"
 }
 
 // WriteFileSync creates (or truncates) name, writes data, fsyncs the file

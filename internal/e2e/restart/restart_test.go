@@ -18,7 +18,7 @@ func build(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("builds and runs a program")
 	}
-	res, err := compile.Generate("pipeline.yaml")
+	res, err := compile.Generate("pipeline.yaml", compile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,6 +62,12 @@ type Checkpointer struct {
 	allEnded chan struct{}
 	// coord is the coordinator, once Start has run.
 	coord *coordinator
+	// stopReq asks the coordinator to stop the job at the next completed
+	// checkpoint; stopped is closed once that checkpoint, stoppedAt, is
+	// complete and its output committed.
+	stopReq   chan struct{}
+	stopped   chan struct{}
+	stoppedAt atomic.Int64
 }
 
 // Options are what a Checkpointer writes through and reports to.
@@ -83,8 +89,26 @@ type Options struct {
 func New(ctx context.Context, cfg *config.Config, o Options) *Checkpointer {
 	return &Checkpointer{cfg: cfg, ctx: ctx, logf: o.Logf, fs: o.FS, out: o.Output, verbose: o.Verbose, events: o.Events,
 		st:     &storage.Storage{FS: o.FS, Dir: cfg.Checkpoint.Dir},
-		writes: make(chan *Snapshot, 64), acks: make(chan ack, 64), allEnded: make(chan struct{})}
+		writes: make(chan *Snapshot, 64), acks: make(chan ack, 64), allEnded: make(chan struct{}),
+		stopReq: make(chan struct{}, 1), stopped: make(chan struct{})}
 }
+
+// RequestStop asks for a checkpoint now, after which the job is to stop:
+// Stopped is closed once it is complete and its output committed. A
+// checkpoint that fails is tried again at once. The job may end first (the
+// final checkpoint), or never stop this way when it takes no checkpoints.
+func (c *Checkpointer) RequestStop() {
+	select {
+	case c.stopReq <- struct{}{}:
+	default:
+	}
+}
+
+// Stopped is closed when the checkpoint a stop asked for is complete.
+func (c *Checkpointer) Stopped() <-chan struct{} { return c.stopped }
+
+// StoppedAt is the checkpoint the job stopped at, 0 when it did not stop.
+func (c *Checkpointer) StoppedAt() int64 { return c.stoppedAt.Load() }
 
 // Enabled reports whether the job takes checkpoints.
 func (c *Checkpointer) Enabled() bool { return c.cfg.Checkpoint.Mode != config.NoCheckpoints }

@@ -40,11 +40,14 @@ type inflight struct {
 }
 
 type coordinator struct {
-	cp      *Checkpointer
-	st      *storage.Storage
-	next    int64
-	cur     *inflight
-	lastEnd time.Time
+	cp *Checkpointer
+	// stopping is set once a stop is requested: the next checkpoint is
+	// taken at once, and the job stops when one completes.
+	stopping bool
+	st       *storage.Storage
+	next     int64
+	cur      *inflight
+	lastEnd  time.Time
 	// done is closed when the final checkpoint is complete; finalErr is
 	// its outcome.
 	done     chan struct{}
@@ -72,14 +75,22 @@ func (c *coordinator) run() {
 			if c.cur == nil && c.finished() {
 				return
 			}
+		case <-c.cp.stopReq:
+			c.stopping = true
+			if now := time.Now(); c.cur == nil && !c.cp.allAtEnd() {
+				lastTrigger = now
+				c.trigger(now)
+			}
 		case now := <-tick.C:
 			if c.cur != nil && !c.cur.final && now.Sub(c.cur.start) > cp.Timeout {
 				c.cp.logf("checkpoint %d expired after %s and is given up; the next one includes its data", c.cur.id, cp.Timeout)
 				c.cp.events.Emit(events.Event{Kind: events.CheckpointFailed, Checkpoint: c.cur.id, Error: fmt.Sprintf("expired after %s", cp.Timeout)})
+				c.discard(c.cur.id)
 				c.cur = nil
 				c.lastEnd = now
 			}
-			if c.cur == nil && now.Sub(lastTrigger) >= cp.Interval && now.Sub(c.lastEnd) >= cp.MinPause && !c.cp.allAtEnd() {
+			due := now.Sub(lastTrigger) >= cp.Interval && now.Sub(c.lastEnd) >= cp.MinPause
+			if c.cur == nil && (due || c.stopping) && !c.cp.allAtEnd() {
 				lastTrigger = now
 				c.trigger(now)
 			}
@@ -161,11 +172,25 @@ func (c *coordinator) receive(a ack) {
 	}
 	var uncommitted *uncommittedError
 	switch {
+	case err == nil && c.stopping:
+		c.cp.stoppedAt.Store(cur.id)
+		close(c.cp.stopped)
+		c.stopping = false
 	case errors.As(err, &uncommitted):
 		c.cp.logf("%v", err)
 	case err != nil:
 		c.cp.logf("checkpoint %d failed and is given up, processing goes on: %v", cur.id, err)
 		c.cp.events.Emit(events.Event{Kind: events.CheckpointFailed, Checkpoint: cur.id, Error: err.Error()})
+		c.discard(cur.id)
+	}
+}
+
+// discard removes the folder of a checkpoint given up: its files may be
+// what filled the disk, and no manifest will ever name them. A writer still
+// at work on it fails, and its acknowledgement is ignored.
+func (c *coordinator) discard(id int64) {
+	if err := c.st.Remove(id); err != nil {
+		c.cp.logf("cannot remove checkpoint %d, which was given up: %v", id, err)
 	}
 }
 
@@ -184,6 +209,7 @@ func (c *coordinator) complete(cur *inflight) error {
 	m := &storage.Manifest{
 		ID:             cur.id,
 		Job:            cfg.Name,
+		Fingerprint:    cfg.Fingerprint,
 		Time:           time.Now().UTC(),
 		Final:          cur.final,
 		Mode:           cfg.Checkpoint.Mode,
@@ -191,11 +217,16 @@ func (c *coordinator) complete(cur *inflight) error {
 	}
 	var stateSize int64
 	for _, n := range cfg.Nodes {
-		ns := storage.NodeState{UID: n.UID, Name: n.Name, Kind: n.Kind, Parallelism: n.Parallelism, Connector: n.Connector}
+		ns := storage.NodeState{UID: n.UID, Name: n.Name, Kind: n.Kind, Parallelism: n.Parallelism, Connector: n.Connector,
+			KeySchema: n.KeySchema, ValueSchema: n.ValueSchema}
 		if got := cur.nodes[n.UID]; got != nil {
 			ns.Files, ns.Sources, ns.Sinks, ns.Subtasks = got.Files, got.Sources, got.Sinks, got.Subtasks
 			sortBySubtask(ns.Subtasks, func(s storage.SubtaskState) int { return s.Subtask })
-			ns.KeySchema, ns.ValueSchema = got.KeySchema, got.ValueSchema
+			if ns.KeySchema == "" {
+				// Settings built without the compiler (tests) have no
+				// schemas: the snapshots tell them.
+				ns.KeySchema, ns.ValueSchema = got.KeySchema, got.ValueSchema
+			}
 			sortBySubtask(ns.Files, func(f storage.StateFile) int { return f.Subtask })
 			sortBySubtask(ns.Sources, func(s storage.SourceState) int { return s.Subtask })
 			sortBySubtask(ns.Sinks, func(s storage.SinkState) int { return s.Subtask })

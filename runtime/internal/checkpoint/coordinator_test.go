@@ -2,9 +2,12 @@ package checkpoint
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
@@ -63,5 +66,24 @@ func TestPrune(t *testing.T) {
 				t.Errorf("left %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+// TestFailedCheckpointRemoved: the files of a checkpoint given up (a
+// writer failed, as on a full disk) do not stay behind until the next
+// checkpoint completes: its folder is removed at once.
+func TestFailedCheckpointRemoved(t *testing.T) {
+	mem := vfs.NewMem()
+	cfg := &config.Config{Name: "sum", MaxParallelism: 128, Checkpoint: config.CheckpointConfig{Mode: config.ExactlyOnce, Retain: 3, Dir: "/ckpt"}}
+	cp := New(context.Background(), cfg, Options{FS: mem, Logf: t.Logf})
+	co := newCoordinator(cp, 1)
+	co.trigger(time.Now())
+	partial := cp.st.Path(1, "counts-0.state")
+	if err := vfs.WriteFileSync(mem, partial, make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	co.receive(ack{id: 1, err: errors.New("no space left on device")})
+	if _, err := mem.Stat(cp.st.Path(1)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the folder of the failed checkpoint is still there: %v", err)
 	}
 }

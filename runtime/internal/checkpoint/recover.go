@@ -6,6 +6,7 @@ import (
 
 	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/schema"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 )
 
@@ -81,9 +82,23 @@ func newestComplete(entries []storage.Entry) int64 {
 	return 0
 }
 
-// checkCompatible refuses a checkpoint this program cannot resume from.
+// checkCompatible refuses a checkpoint this program cannot resume from:
+// one of another job, or of a version of this job whose state this one
+// would read wrong (compatible changes resume, and say so), or with
+// settings the state depends on changed.
 func (c *Checkpointer) checkCompatible(m *storage.Manifest) error {
 	cfg := c.cfg
+	if m.Job != "" && m.Job != cfg.Name {
+		return fmt.Errorf("it is a checkpoint of job %s, not of %s: two jobs share the checkpoint directory %s; give this one a directory of its own (checkpoint.dir, or run --checkpoint-dir), or start it over with run --fresh, which moves the old checkpoints aside", m.Job, cfg.Name, c.st.Dir)
+	}
+	if m.Fingerprint != cfg.Fingerprint {
+		if err := c.checkState(m); err != nil {
+			return fmt.Errorf("%w; to start this version over, run --fresh (the old checkpoints are moved aside, not deleted)", err)
+		}
+		if m.Fingerprint != "" && cfg.Fingerprint != "" {
+			c.logf("the job changed since checkpoint %d (its graph or state types); its state fits this version, which resumes from it", m.ID)
+		}
+	}
 	if m.MaxParallelism != cfg.MaxParallelism {
 		return fmt.Errorf("it has %d key groups (max-parallelism) and this run %d: max-parallelism is fixed for the life of the state", m.MaxParallelism, cfg.MaxParallelism)
 	}
@@ -94,6 +109,42 @@ func (c *Checkpointer) checkCompatible(m *storage.Manifest) error {
 		}
 		if ns.Parallelism != n.Parallelism {
 			return fmt.Errorf("source %s ran with %d subtasks and this run has %d: sources cannot change parallelism yet; run with --set sources.%s.parallelism=%d", n.Name, ns.Parallelism, n.Parallelism, n.Name, ns.Parallelism)
+		}
+	}
+	return nil
+}
+
+// checkState compares what each node of checkpoint m holds with what this
+// version of the job reads: state of a node it no longer has, of a node
+// of another kind, or under a schema its decoders cannot read, is refused
+// before anything is decoded.
+func (c *Checkpointer) checkState(m *storage.Manifest) error {
+	for _, old := range m.Nodes {
+		keyed, positions := len(old.Files) > 0, len(old.Sources) > 0
+		if !keyed && !positions {
+			continue // sink files are committed by the manifest; watermarks only inform
+		}
+		var now *config.NodeConfig
+		for i := range c.cfg.Nodes {
+			if c.cfg.Nodes[i].UID == old.UID {
+				now = &c.cfg.Nodes[i]
+			}
+		}
+		switch {
+		case now == nil:
+			return fmt.Errorf("checkpoint %d holds the state of %s %q (uid %s), which this version of the job does not have: it would be lost", m.ID, old.Kind, old.Name, old.UID)
+		case now.Kind != old.Kind:
+			return fmt.Errorf("%q (uid %s) was a %s in checkpoint %d and is a %s now: its state cannot be read", now.Name, old.UID, old.Kind, m.ID, now.Kind)
+		case positions && now.Connector != old.ConnectorOr(now.Connector):
+			return fmt.Errorf("source %q (uid %s) read with connector %s in checkpoint %d and with %s now: its read position cannot be used", now.Name, old.UID, old.Connector, m.ID, now.Connector)
+		case !keyed || now.KeySchema == "" || old.KeySchema == "":
+			continue
+		}
+		if old.KeySchema != now.KeySchema {
+			return fmt.Errorf("the key of %q (uid %s) was %s in checkpoint %d and is %s now: keys decide where state lives, so its state cannot be read", now.Name, old.UID, old.KeySchema, m.ID, now.KeySchema)
+		}
+		if err := schema.CompatibleStrings(old.ValueSchema, now.ValueSchema); err != nil {
+			return fmt.Errorf("the state of %q (uid %s) in checkpoint %d cannot be read by this version: %w", now.Name, old.UID, m.ID, err)
 		}
 	}
 	return nil

@@ -13,15 +13,16 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
-	"github.com/pipegen/pipegen/runtime/catalog"
 	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/job"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/settings"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
 
@@ -35,7 +36,7 @@ type Program struct {
 
 // Main is the generated program's command line. It never returns.
 func Main(p Program) {
-	os.Exit(run(p, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(p, os.Args[1:], os.Stdout, os.Stderr, notify()))
 }
 
 // Run is the same command line for a pipeline generated into the user's
@@ -44,7 +45,7 @@ func Main(p Program) {
 // (0 done, 1 failed, 2 wrong command line) instead of exiting, so that the
 // user's own main decides what happens next.
 func Run(p Program, args []string) int {
-	return run(p, args, os.Stdout, os.Stderr)
+	return run(p, args, os.Stdout, os.Stderr, notify())
 }
 
 // Exit codes of a generated program.
@@ -59,7 +60,19 @@ type setFlags []string
 func (s *setFlags) String() string     { return strings.Join(*s, " ") }
 func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 
-func run(p Program, args []string, stdout, stderr io.Writer) int {
+// notify delivers the signals that stop a job: SIGTERM, which orchestrators
+// send before SIGKILL, and SIGINT (Ctrl-C).
+func notify() <-chan os.Signal {
+	c := make(chan os.Signal, 2)
+	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+	return c
+}
+
+// DefaultStopTimeout bounds the stop that a signal starts: Kubernetes, for
+// one, sends SIGKILL 30 s after SIGTERM.
+const DefaultStopTimeout = 20 * time.Second
+
+func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.Signal) int {
 	name := p.Config.Name
 	if len(args) == 0 {
 		fmt.Fprintf(stderr, "usage: %s run [flags]\nrun '%s run --help' for the flags\n", name, name)
@@ -83,12 +96,13 @@ func run(p Program, args []string, stdout, stderr io.Writer) int {
 	}
 	fs := flag.NewFlagSet(name+" run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	parallelism := fs.Int("parallelism", 0, "")
-	checkpointDir := fs.String("checkpoint-dir", "", "")
+	fs.String("parallelism", "", "")
+	fs.String("checkpoint-dir", "", "")
 	fromCheckpoint := fs.String("from-checkpoint", "", "")
 	quiet := fs.Bool("quiet", false, "")
 	cpuProfile := fs.String("cpuprofile", "", "")
 	eventsFile := fs.String("events", "", "")
+	stopTimeout := fs.Duration("stop-timeout", DefaultStopTimeout, "")
 	var sets setFlags
 	fs.Var(&sets, "set", "")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -112,19 +126,16 @@ func run(p Program, args []string, stdout, stderr io.Writer) int {
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if given["parallelism"] {
-		if *parallelism < 1 {
-			fmt.Fprintf(stderr, "%s run: --parallelism wants a whole number of at least 1, got %d\n", name, *parallelism)
+	// The two flags are --set of their settings, applied last.
+	for _, f := range [][2]string{{"parallelism", "parallelism"}, {"checkpoint-dir", "checkpoint.dir"}} {
+		flag, key := f[0], f[1]
+		if !given[flag] {
+			continue
+		}
+		if err := cfg.Set(key + "=" + fs.Lookup(flag).Value.String()); err != nil {
+			fmt.Fprintf(stderr, "%s run: --%s: %v\n", name, flag, errors.Unwrap(err))
 			bad = true
 		}
-		cfg.Parallelism = *parallelism
-	}
-	if given["checkpoint-dir"] {
-		if *checkpointDir == "" {
-			fmt.Fprintf(stderr, "%s run: --checkpoint-dir must not be empty\n", name)
-			bad = true
-		}
-		cfg.Checkpoint.Dir = *checkpointDir
 	}
 	if bad {
 		return exitUsage
@@ -158,8 +169,10 @@ func run(p Program, args []string, stdout, stderr io.Writer) int {
 		ev = w
 	}
 	ev.Emit(events.Event{Kind: events.Start})
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sv := &supervisor{name: name, stderr: stderr, ev: ev, timeout: *stopTimeout, cancel: cancel, stopping: make(chan struct{})}
+	go sv.watch(ctx, signals)
 	start := time.Now()
 	r := job.NewRestarter(cfg.Restart)
 	from := *fromCheckpoint
@@ -169,16 +182,26 @@ func run(p Program, args []string, stdout, stderr io.Writer) int {
 			opts.Progress = stderr
 		}
 		j := job.New(ctx, cfg, opts)
+		sv.running(j)
 		err := j.Run(p.Build)
-		if err == nil {
+		var stopped *job.Stopped
+		switch {
+		case err == nil:
 			ev.Emit(events.Event{Kind: events.Done, Records: j.RecordsRead()})
 			if !*quiet {
 				fmt.Fprintf(stderr, "%s: done in %s: %s\n", name, time.Since(start).Round(time.Millisecond), j.Summary())
 			}
 			return exitOK
+		case errors.As(err, &stopped):
+			ev.Emit(events.Event{Kind: events.Stop, Checkpoint: stopped.Checkpoint})
+			fmt.Fprintf(stderr, "%s: stopped at checkpoint %d, its output committed; run again to resume from it\n", name, stopped.Checkpoint)
+			return exitOK
 		}
 		var fatal *fault.Fatal
-		if errors.As(err, &fatal) || ctx.Err() != nil || cfg.Checkpoint.Mode == config.NoCheckpoints {
+		if errors.As(err, &fatal) || ctx.Err() != nil || sv.stopRequested() || cfg.Checkpoint.Mode == config.NoCheckpoints {
+			if cause := context.Cause(ctx); cause != nil {
+				err = cause
+			}
 			ev.Emit(events.Event{Kind: events.Fail, Error: firstLine(err)})
 			fmt.Fprintf(stderr, "%s: %v\n", name, err)
 			return exitFail
@@ -193,12 +216,77 @@ func run(p Program, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %v\n%s: restarting in %s from the newest checkpoint in %s (%s)\n", name, err, name, delay, cfg.Checkpoint.Dir, r.AttemptsText())
 		select {
 		case <-time.After(delay):
+		case <-sv.stopping:
+			fmt.Fprintf(stderr, "%s: stopped while waiting to restart; the next run resumes from the newest checkpoint in %s\n", name, cfg.Checkpoint.Dir)
+			return exitFail
 		case <-ctx.Done():
 			return exitFail
 		}
 		// A restart resumes from the newest checkpoint, which may be one
 		// the failed attempt took.
 		from = ""
+	}
+}
+
+// supervisor turns signals into a stop of the running job: the first one
+// asks it to stop at a checkpoint taken now, which ends it cleanly; a
+// second one, or the timeout, cancels it at once.
+type supervisor struct {
+	name    string
+	stderr  io.Writer
+	ev      *events.Writer
+	timeout time.Duration
+	cancel  context.CancelCauseFunc
+	// stopping is closed on the first signal.
+	stopping chan struct{}
+
+	mu  sync.Mutex
+	cur *job.Job
+}
+
+// running makes j the job a signal stops; one that came already stops it
+// at once.
+func (s *supervisor) running(j *job.Job) {
+	s.mu.Lock()
+	s.cur = j
+	s.mu.Unlock()
+	if s.stopRequested() {
+		j.Stop()
+	}
+}
+
+func (s *supervisor) stopRequested() bool {
+	select {
+	case <-s.stopping:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *supervisor) watch(ctx context.Context, signals <-chan os.Signal) {
+	var sig os.Signal
+	select {
+	case sig = <-signals:
+	case <-ctx.Done():
+		return
+	}
+	fmt.Fprintf(s.stderr, "%s: %v: stopping at a checkpoint taken now (within %s; %v again stops at once)\n", s.name, sig, s.timeout, sig)
+	close(s.stopping)
+	s.mu.Lock()
+	j := s.cur
+	s.mu.Unlock()
+	if j != nil {
+		j.Stop()
+	}
+	t := time.NewTimer(s.timeout)
+	defer t.Stop()
+	select {
+	case again := <-signals:
+		s.cancel(fmt.Errorf("stopped at once by a second %v: the next run resumes from the newest checkpoint", again))
+	case <-t.C:
+		s.cancel(fmt.Errorf("no checkpoint completed within %s of %v (--stop-timeout): stopped at once; the next run resumes from the newest checkpoint", s.timeout, sig))
+	case <-ctx.Done():
 	}
 }
 
@@ -267,8 +355,10 @@ Flags of run:
                          may be given many times
   --quiet                no progress lines on standard error
   --cpuprofile FILE      write a CPU profile (go tool pprof) of the run
+  --stop-timeout D       on SIGTERM or SIGINT the job stops at a checkpoint
+                         taken then; after D (default 20s) it stops at once
   --events FILE          append machine-readable events (JSON lines: start,
-                         resume, checkpoint, restart, fail, done) to FILE
+                         resume, checkpoint, restart, stop, fail, done) to FILE
 
 Settings for --set (compiled value in brackets):
 `, cfg.Name, cfg.Source, cfg.Parallelism, cfg.Checkpoint.Dir)
@@ -276,22 +366,13 @@ Settings for --set (compiled value in brackets):
 	add := func(key, value, doc string) {
 		lines = append(lines, fmt.Sprintf("  %-34s %s [%s]", key, doc, value))
 	}
-	add("parallelism", fmt.Sprint(cfg.Parallelism), "default subtasks per node")
-	add("max-parallelism", fmt.Sprint(cfg.MaxParallelism), "key groups; keep it for the life of the state")
-	add("checkpoint.mode", cfg.Checkpoint.Mode, "exactly-once, at-least-once or none")
-	add("checkpoint.interval", cfg.Checkpoint.Interval.String(), "time between checkpoints")
-	add("checkpoint.timeout", cfg.Checkpoint.Timeout.String(), "a checkpoint not done by then is given up")
-	add("checkpoint.min-pause", cfg.Checkpoint.MinPause.String(), "least time between two checkpoints")
-	add("checkpoint.retain", fmt.Sprint(cfg.Checkpoint.Retain), "completed checkpoints kept")
-	add("checkpoint.dir", cfg.Checkpoint.Dir, "same as --checkpoint-dir")
-	rs := cfg.Restart
-	add("restart.strategy", rs.Strategy, "fixed-delay, failure-rate, exponential-backoff or none")
-	add("restart.attempts", fmt.Sprint(rs.Attempts), "restarts allowed by fixed-delay and exponential-backoff; 0 for no limit")
-	add("restart.delay", rs.Delay.String(), "wait before a restart (the first, for exponential-backoff)")
-	add("restart.max-delay", rs.MaxDelay.String(), "exponential-backoff: longest wait")
-	add("restart.multiplier", fmt.Sprint(rs.Multiplier), "exponential-backoff: growth of the wait per failure")
-	add("restart.max-failures", fmt.Sprint(rs.MaxFailures), "failure-rate: failures within restart.interval before giving up")
-	add("restart.interval", rs.Interval.String(), "failure-rate: the window failures are counted in")
+	for _, st := range settings.Overridable() {
+		f, ok := cfg.Field(st.Path)
+		if !ok {
+			continue
+		}
+		add(st.Path, fmt.Sprint(f.Interface()), st.Help)
+	}
 	for _, n := range cfg.Nodes {
 		prefix := n.Section + "." + n.Name + "."
 		p := "default"
@@ -302,19 +383,19 @@ Settings for --set (compiled value in brackets):
 			// A fused node has its head's parallelism: --set refuses it.
 			add(prefix+"parallelism", p, "subtasks of "+n.Name)
 		}
-		var conn *catalog.Connector
-		if conn = n.Catalog(); conn == nil {
+		conn := n.Catalog()
+		if conn == nil {
 			continue
 		}
 		for _, o := range conn.Options {
 			if o.Static || n.Format != "" && !o.AppliesTo(n.Format) {
 				continue
 			}
-			v, ok := n.Options[o.Name]
+			v, ok := n.Options[o.Path]
 			if !ok {
 				v = o.Default
 			}
-			add(prefix+o.Name, v, o.Doc)
+			add(prefix+o.Path, v, o.Help)
 		}
 	}
 	fmt.Fprintln(w, strings.Join(lines, "\n"))

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
 	"github.com/pipegen/pipegen/runtime/events"
@@ -19,6 +21,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/job"
 	"github.com/pipegen/pipegen/runtime/internal/keygroup"
 	"github.com/pipegen/pipegen/runtime/internal/stream"
+	"github.com/pipegen/pipegen/runtime/vfs"
 )
 
 // The node indexes of demoConfig.
@@ -71,9 +74,14 @@ func (d *demoProgram) build(j *job.Job) {
 		out := stream.NewOut(j, countsIn, i)
 		ctl := j.Checkpointer().NewSourceCtl()
 		j.Go("gen", i, func() {
-			for k := range perGen {
+			for k := 0; k < perGen || d.fail == "endless"; k++ {
 				out.Hash(keygroup.HashUint64(uint64(k)), k)
 				ctl.Count(1)
+				if d.fail == "endless" {
+					// It injects no barrier: no checkpoint ever completes.
+					out.Flush()
+					time.Sleep(time.Millisecond)
+				}
 			}
 			out.End()
 		})
@@ -96,7 +104,7 @@ func (d *demoProgram) build(j *job.Job) {
 					d.counted.Add(int64(len(m.Recs)))
 					in.Recycle(m.Recs)
 				case stream.Barrier:
-					in.Release(m.ID)
+					in.Release(m.Checkpoint)
 				case stream.End:
 					return
 				}
@@ -109,10 +117,16 @@ func (d *demoProgram) build(j *job.Job) {
 // whatever the run writes stays out of the source tree.
 func runDemo(t *testing.T, d *demoProgram, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runDemoSignalled(t, d, nil, args...)
+}
+
+// runDemoSignalled is runDemo with the signals that stop the job.
+func runDemoSignalled(t *testing.T, d *demoProgram, signals <-chan os.Signal, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	t.Chdir(t.TempDir())
 	var out, errOut bytes.Buffer
 	p := d.program()
-	code = run(p, args, &out, &errOut)
+	code = run(p, args, &out, &errOut, signals)
 	if !reflect.DeepEqual(p.Config, cliConfig()) {
 		t.Errorf("run %q changed the compiled settings: %+v", args, p.Config)
 	}
@@ -222,15 +236,15 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"start"}, []string{`demo: unknown command "start"`, "the commands are run and checkpoints"}},
 		{[]string{"--parallelism", "2"}, []string{`unknown command "--parallelism"`}},
 		{[]string{"run", "--bogus"}, []string{"demo run: flag provided but not defined: -bogus", "demo run --help"}},
-		{[]string{"run", "--parallelism", "many"}, []string{`invalid value "many" for flag -parallelism`}},
-		{[]string{"run", "--parallelism", "0"}, []string{"--parallelism wants a whole number of at least 1, got 0"}},
-		{[]string{"run", "--parallelism=-3"}, []string{"--parallelism wants a whole number of at least 1, got -3"}},
-		{[]string{"run", "--checkpoint-dir", ""}, []string{"--checkpoint-dir must not be empty"}},
+		{[]string{"run", "--parallelism", "many"}, []string{`--parallelism: parallelism wants a whole number from 1 to 32768, got "many"`}},
+		{[]string{"run", "--parallelism", "0"}, []string{`--parallelism: parallelism wants a whole number from 1 to 32768, got "0"`}},
+		{[]string{"run", "--parallelism=-3"}, []string{`--parallelism: parallelism wants a whole number from 1 to 32768, got "-3"`}},
+		{[]string{"run", "--checkpoint-dir", ""}, []string{"--checkpoint-dir: checkpoint.dir must not be empty"}},
 		{[]string{"run", "--set"}, []string{"flag needs an argument: -set"}},
 		{[]string{"run", "--set", "nope=1"}, []string{`demo run: --set nope=1: unknown setting "nope"`}},
 		{[]string{"run", "--set", "sources.lines.path"}, []string{`--set "sources.lines.path": write KEY=VALUE`}},
 		{[]string{"run", "--set", "parallelism=0", "--set", "sources.nope.path=x"}, []string{
-			"--set parallelism=0: want a whole number of at least 1",
+			"--set parallelism=0: parallelism wants a whole number from 1 to 32768, got \"0\"",
 			`--set sources.nope.path=x: no source named "nope"`, // every bad override is reported
 		}},
 		{[]string{"run", "--set", "operators.words.parallelism=3"}, []string{"set sources.lines.parallelism instead"}},
@@ -424,5 +438,74 @@ func TestUsageListsEveryNode(t *testing.T) {
 		if !strings.Contains(b.String(), line) || !strings.Contains(b.String(), fmt.Sprintf("subtasks of extra%d [%d]", i, i+1)) {
 			t.Errorf("usage lacks %s [%d]:\n%s", line, i+1, b.String())
 		}
+	}
+}
+
+// TestRunRefusesSecondInstance holds the lock of the checkpoint directory
+// as a running instance of the job would: run fails at once, exit 1,
+// naming the holder's pid.
+func TestRunRefusesSecondInstance(t *testing.T) {
+	ckpt := t.TempDir()
+	lock, err := vfs.Default.Lock(filepath.Join(ckpt, "LOCK"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	d := new(demoProgram)
+	code, _, stderr := runDemo(t, d, "run", "--set", "checkpoint.mode=exactly-once", "--checkpoint-dir", ckpt)
+	want := fmt.Sprintf("checkpoint directory %s is in use by another instance of this job (pid %d)", ckpt, os.Getpid())
+	if code != exitFail || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and %q", code, stderr, want)
+	}
+	if d.counted.Load() != 0 {
+		t.Error("the second instance processed records")
+	}
+}
+
+// TestRunStopBounded stops a job whose checkpoints never complete: a second
+// signal, or else the stop timeout, stops it at once, with exit status 1
+// and a message that says so.
+func TestRunStopBounded(t *testing.T) {
+	cases := []struct {
+		name    string
+		signals int
+		want    string
+	}{
+		{"timeout", 1, "no checkpoint completed within 100ms of interrupt (--stop-timeout): stopped at once"},
+		{"second signal", 2, "stopped at once by a second interrupt"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			signals := make(chan os.Signal, 2)
+			go func() {
+				time.Sleep(50 * time.Millisecond)
+				for range tc.signals {
+					signals <- os.Interrupt
+				}
+			}()
+			start := time.Now()
+			code, _, stderr := runDemoSignalled(t, &demoProgram{fail: "endless"}, signals, "run", "--quiet",
+				"--set", "checkpoint.mode=exactly-once", "--checkpoint-dir", t.TempDir(), "--stop-timeout", "100ms")
+			if code != exitFail || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and %q", code, stderr, tc.want)
+			}
+			if took := time.Since(start); took > 30*time.Second {
+				t.Errorf("the stop took %s", took)
+			}
+		})
+	}
+}
+
+// TestRunStopWithoutCheckpoints: a job without checkpoints stops at once on
+// a signal, exit 1, and says that the next run starts over.
+func TestRunStopWithoutCheckpoints(t *testing.T) {
+	signals := make(chan os.Signal, 1)
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		signals <- os.Interrupt
+	}()
+	code, _, stderr := runDemoSignalled(t, &demoProgram{fail: "endless"}, signals, "run", "--quiet")
+	if code != exitFail || !strings.Contains(stderr, "checkpoint.mode is none, so a new run starts from the beginning") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
 }

@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/pipegen/pipegen/runtime/catalog"
+	"github.com/pipegen/pipegen/runtime/settings"
 )
 
 // The checkpoint modes.
@@ -20,26 +18,57 @@ const (
 
 // Config is a pipeline's settings. Generated code holds the compiled ones;
 // the command line's flags and --set overrides apply to a copy.
+//
+// A field's `setting` tag is the path of the pipeline-wide setting it
+// holds: `--set` and `--help` find fields by it, and what a setting means,
+// allows and defaults to is in package settings, the one table that the
+// compiler reads too.
 type Config struct {
 	Name string
 	// Source is the pipeline file the program was generated from.
-	Source         string
-	Parallelism    int
-	MaxParallelism int
+	Source string
+	// Fingerprint identifies the job's topology and state schemas: a
+	// checkpoint records it, and a run whose fingerprint differs checks
+	// in detail whether it can resume.
+	Fingerprint    string
+	Parallelism    int `setting:"parallelism"`
+	MaxParallelism int `setting:"max-parallelism"`
 	Checkpoint     CheckpointConfig
 	Restart        RestartConfig
-	StateBackend   string
+	StateBackend   string `setting:"state.backend"`
 	Nodes          []NodeConfig
 }
 
 // CheckpointConfig holds the checkpoint settings.
 type CheckpointConfig struct {
-	Mode     string
-	Interval time.Duration
-	Timeout  time.Duration
-	MinPause time.Duration
-	Retain   int
-	Dir      string
+	Mode     string        `setting:"checkpoint.mode"`
+	Interval time.Duration `setting:"checkpoint.interval"`
+	Timeout  time.Duration `setting:"checkpoint.timeout"`
+	MinPause time.Duration `setting:"checkpoint.min-pause"`
+	Retain   int           `setting:"checkpoint.retain"`
+	Dir      string        `setting:"checkpoint.dir"`
+}
+
+// RestartConfig is the restart strategy: what the program does when a
+// subtask fails (a panic in user code, a failed write). The job restarts in
+// the same process from its newest checkpoint, after a delay, as long as
+// the strategy allows; then the program exits with the failure.
+type RestartConfig struct {
+	// Strategy is fixed-delay, failure-rate, exponential-backoff or none.
+	Strategy string `setting:"restart.strategy"`
+	// Attempts bounds the restarts of fixed-delay and exponential-backoff
+	// (0: no bound).
+	Attempts int `setting:"restart.attempts"`
+	// Delay is the wait before a restart (the first one, for
+	// exponential-backoff).
+	Delay time.Duration `setting:"restart.delay"`
+	// MaxDelay caps exponential-backoff's wait, which grows by Multiplier
+	// after every failure.
+	MaxDelay   time.Duration `setting:"restart.max-delay"`
+	Multiplier float64       `setting:"restart.multiplier"`
+	// MaxFailures within Interval make failure-rate give up (0: never).
+	MaxFailures int           `setting:"restart.max-failures"`
+	Interval    time.Duration `setting:"restart.interval"`
 }
 
 // NodeConfig holds one node's settings.
@@ -67,6 +96,9 @@ type NodeConfig struct {
 	// head): a fused node runs in its head's goroutine, so it has the
 	// head's parallelism.
 	FusedWith string
+	// KeySchema and ValueSchema describe a keyed node's key and state
+	// types, field ids included (package schema reads them).
+	KeySchema, ValueSchema string
 }
 
 // Option returns a connector option's value (defaults included once the
@@ -101,153 +133,13 @@ func (c *Config) nodeNamed(name string) *NodeConfig {
 	panic("runtime: no node " + name)
 }
 
-// Catalog returns the catalog entry of a source or sink's connector, nil
+// Catalog returns the table entry of a source's or sink's connector, nil
 // for an operator.
-func (n *NodeConfig) Catalog() *catalog.Connector {
-	switch n.Section {
-	case "sources":
-		return catalog.Lookup(catalog.SourceRole, n.Connector)
-	case "sinks":
-		return catalog.Lookup(catalog.SinkRole, n.Connector)
-	}
-	return nil
-}
-
-// Set applies one `--set KEY=VALUE` override, where KEY is the setting's
-// path in the pipeline file.
-func (c *Config) Set(kv string) error {
-	key, value, ok := strings.Cut(kv, "=")
-	if !ok || key == "" {
-		return fmt.Errorf("--set %q: write KEY=VALUE, for example --set sources.lines.path=big.txt", kv)
-	}
-	if err := c.set(key, value); err != nil {
-		return fmt.Errorf("--set %s: %w", kv, err)
-	}
-	return nil
-}
-
-func (c *Config) set(key, value string) error {
-	parts := strings.Split(key, ".")
-	switch {
-	case key == "parallelism":
-		return setPositive(&c.Parallelism, value)
-	case key == "max-parallelism":
-		return setPositive(&c.MaxParallelism, value)
-	case parts[0] == "checkpoint" && len(parts) == 2:
-		return c.setCheckpoint(parts[1], value)
-	case parts[0] == "restart" && len(parts) == 2:
-		return c.setRestart(parts[1], value)
-	case parts[0] == "state" && len(parts) == 2 && parts[1] == "backend":
-		return fmt.Errorf("the state backend is chosen when the pipeline is compiled: change state.backend in %s and rebuild", c.Source)
-	case (parts[0] == "sources" || parts[0] == "operators" || parts[0] == "sinks") && len(parts) == 3:
-		n := c.node(parts[0], parts[1])
-		if n == nil {
-			return fmt.Errorf("no %s named %q (there are: %s)", strings.TrimSuffix(parts[0], "s"), parts[1], strings.Join(c.names(parts[0]), ", "))
-		}
-		return c.setNode(n, parts[2], value)
-	}
-	return fmt.Errorf("unknown setting %q: settings are parallelism, max-parallelism, checkpoint.mode|interval|timeout|min-pause|retain|dir, restart.strategy|attempts|delay|max-delay|multiplier|max-failures|interval, sources.NAME.OPTION, operators.NAME.parallelism and sinks.NAME.OPTION", key)
-}
-
-func (c *Config) names(section string) []string {
-	var names []string
-	for _, n := range c.Nodes {
-		if n.Section == section {
-			names = append(names, n.Name)
-		}
-	}
-	return names
-}
-
-func (c *Config) setCheckpoint(key, value string) error {
-	cp := &c.Checkpoint
-	switch key {
-	case "mode":
-		switch value {
-		case ExactlyOnce, AtLeastOnce, NoCheckpoints:
-			cp.Mode = value
-			return nil
-		}
-		return fmt.Errorf("checkpoint.mode wants exactly-once, at-least-once or none, got %q", value)
-	case "interval", "timeout", "min-pause":
-		d, err := catalog.ParseDuration(value)
-		if err != nil {
-			return err
-		}
-		switch key {
-		case "interval":
-			if d == 0 {
-				return fmt.Errorf("checkpoint.interval must be more than 0; to turn checkpoints off set checkpoint.mode=none")
-			}
-			cp.Interval = d
-		case "timeout":
-			if d == 0 {
-				return fmt.Errorf("checkpoint.timeout must be more than 0")
-			}
-			cp.Timeout = d
-		default:
-			cp.MinPause = d
-		}
-		return nil
-	case "retain":
-		return setPositive(&cp.Retain, value)
-	case "dir":
-		if value == "" {
-			return fmt.Errorf("checkpoint.dir must not be empty")
-		}
-		cp.Dir = value
+func (n *NodeConfig) Catalog() *settings.Connector {
+	if n.Section != "sources" && n.Section != "sinks" {
 		return nil
 	}
-	return fmt.Errorf("unknown checkpoint setting %q (there are: mode, interval, timeout, min-pause, retain, dir)", key)
-}
-
-func (c *Config) setNode(n *NodeConfig, key, value string) error {
-	if key == "parallelism" {
-		if n.FusedWith != "" {
-			head := c.nodeNamed(n.FusedWith)
-			return fmt.Errorf("%s runs fused with %s (in its goroutine, records passed by plain calls), so it has the parallelism of %s: set %s.%s.parallelism instead", n.Name, head.Name, head.Name, head.Section, head.Name)
-		}
-		if err := setPositive(&n.Parallelism, value); err != nil {
-			return err
-		}
-		n.ParallelismSet = true
-		return nil
-	}
-	return n.set(key, value, c.Source)
-}
-
-func (n *NodeConfig) set(key, value, source string) error {
-	conn := n.Catalog()
-	if conn == nil {
-		return fmt.Errorf("operator %q has no option %q: only its parallelism can be set at run time", n.Name, key)
-	}
-	o := conn.Option(key)
-	if o == nil {
-		return fmt.Errorf("the %s %s %q has no option %q (it takes: %s)", conn.Name, conn.Role, n.Name, key, strings.Join(conn.OptionNames(), ", "))
-	}
-	if o.Static {
-		return fmt.Errorf("%s is fixed when the pipeline is compiled: change it in %s and rebuild", key, source)
-	}
-	if n.Format != "" && !o.AppliesTo(n.Format) {
-		return fmt.Errorf("%s applies to format %s only, and %s %q reads %s", key, strings.Join(o.Formats, ", "), conn.Role, n.Name, n.Format)
-	}
-	if err := o.Check(value); err != nil {
-		return err
-	}
-	if n.Options == nil {
-		n.Options = map[string]string{}
-	}
-	n.Options[key] = value
-	return nil
-}
-
-func setPositive(dst *int, value string) error {
-	v, err := strconv.Atoi(value)
-	if err != nil || v < 1 {
-		return fmt.Errorf("want a whole number of at least 1, got %q", value)
-	}
-	*dst = v
-	return nil
+	return settings.LookupConnector(settings.ScopeOf(n.Section), n.Connector)
 }
 
 // Resolve fills in every node's parallelism and every option's default, and
@@ -267,8 +159,8 @@ func (c *Config) Resolve() error {
 				n.Options = map[string]string{}
 			}
 			for _, o := range conn.Options {
-				if _, ok := n.Options[o.Name]; !ok && o.Default != "" {
-					n.Options[o.Name] = o.Default
+				if _, ok := n.Options[o.Path]; !ok && o.Default != "" {
+					n.Options[o.Path] = o.Default
 				}
 			}
 		}

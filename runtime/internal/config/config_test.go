@@ -8,9 +8,9 @@ import (
 	"time"
 
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
-	"github.com/pipegen/pipegen/runtime/catalog"
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/config/configtest"
+	"github.com/pipegen/pipegen/runtime/settings"
 )
 
 func TestConfigSet(t *testing.T) {
@@ -72,11 +72,13 @@ func TestConfigSetErrors(t *testing.T) {
 	}{
 		{"parallelism", []string{`--set "parallelism"`, "write KEY=VALUE", "--set sources.lines.path=big.txt"}},
 		{"=4", []string{`--set "=4"`, "write KEY=VALUE"}},
-		{"parallelism=0", []string{"at least 1", `"0"`}},
-		{"parallelism=-2", []string{"at least 1", `"-2"`}},
+		{"parallelism=0", []string{"from 1 to 32768", `"0"`}},
+		{"parallelism=-2", []string{"from 1 to 32768", `"-2"`}},
 		{"parallelism=two", []string{"whole number", `"two"`}},
 		{"parallelism=", []string{"whole number", `""`}},
-		{"max-parallelism=0", []string{"at least 1"}},
+		{"max-parallelism=0", []string{"from 1 to 32768"}},
+		{"max-parallelism=9223372036854775807", []string{"from 1 to 32768"}},
+		{"max-parallelism=1000000000", []string{"from 1 to 32768"}},
 		{"max-parallelism=1.5", []string{"whole number", `"1.5"`}},
 		{"paralelism=2", []string{`unknown setting "paralelism"`, "parallelism, max-parallelism, checkpoint.mode"}},
 		{"checkpoint=1", []string{`unknown setting "checkpoint"`}},
@@ -85,15 +87,15 @@ func TestConfigSetErrors(t *testing.T) {
 		{"checkpoint.mode=", []string{"checkpoint.mode wants"}},
 		{"checkpoint.interval=0", []string{"checkpoint.interval must be more than 0", "checkpoint.mode=none"}},
 		{"checkpoint.timeout=0", []string{"checkpoint.timeout must be more than 0"}},
-		{"checkpoint.interval=10", []string{`"10" is not a duration`, "10s"}},
-		{"checkpoint.interval=-5s", []string{`"-5s" must not be negative`}},
-		{"checkpoint.timeout=soon", []string{`"soon" is not a duration`}},
+		{"checkpoint.interval=10", []string{`checkpoint.interval wants a duration such as 500ms, 10s, 5m or 1h, got "10"`}},
+		{"checkpoint.interval=-5s", []string{`checkpoint.interval must not be negative`}},
+		{"checkpoint.timeout=soon", []string{`checkpoint.timeout wants a duration`, `got "soon"`}},
 		{"checkpoint.min-pause=-1s", []string{"must not be negative"}},
 		{"checkpoint.retain=0", []string{"at least 1"}},
 		{"checkpoint.retain=all", []string{"whole number", `"all"`}},
 		{"checkpoint.dir=", []string{"checkpoint.dir must not be empty"}},
-		{"checkpoint.intervall=5s", []string{`unknown checkpoint setting "intervall"`, "mode, interval, timeout, min-pause, retain, dir"}},
-		{"state.backend=pebble", []string{"chosen when the pipeline is compiled", "demo/pipeline.yaml", "rebuild"}},
+		{"checkpoint.intervall=5s", []string{`unknown setting "checkpoint.intervall"`, "checkpoint.mode, checkpoint.interval, checkpoint.timeout, checkpoint.min-pause, checkpoint.retain, checkpoint.dir"}},
+		{"state.backend=pebble", []string{"state.backend is fixed when the pipeline is compiled", "demo/pipeline.yaml", "rebuild"}},
 		{"sources.nope.path=x", []string{`no source named "nope"`, "(there are: lines, gen)"}},
 		{"sinks.nope.path=x", []string{`no sink named "nope"`, "(there are: out, show)"}},
 		{"operators.nope.parallelism=2", []string{`no operator named "nope"`, "(there are: words, counts)"}},
@@ -103,18 +105,18 @@ func TestConfigSetErrors(t *testing.T) {
 		{"sources.lines.format=csv", []string{"format is fixed when the pipeline is compiled", "demo/pipeline.yaml"}},
 		{"sources.gen.generate=Other", []string{"generate is fixed when the pipeline is compiled"}},
 		{"sinks.out.format=jsonl", []string{"format is fixed when the pipeline is compiled"}},
-		{"sources.lines.on-error=ignore", []string{"on-error wants one of fail, skip", `"ignore"`}},
+		{"sources.lines.on-error=ignore", []string{"on-error wants fail or skip, got \"ignore\"", `"ignore"`}},
 		{"sources.lines.header=yes", []string{"header wants true or false", `"yes"`}},
-		{"sources.gen.rate=fast", []string{"rate wants a number >= 0", `"fast"`}},
-		{"sources.gen.rate=-1", []string{"rate wants a number >= 0"}},
+		{"sources.gen.rate=fast", []string{"rate wants a number of at least 0", `"fast"`}},
+		{"sources.gen.rate=-1", []string{"rate wants a number of at least 0"}},
 		{"sources.lines.path=", []string{"path must not be empty"}},
 		{"operators.counts.key=Other", []string{`operator "counts" has no option "key"`, "only its parallelism"}},
-		{"operators.counts.parallelism=0", []string{"at least 1"}},
+		{"operators.counts.parallelism=0", []string{"from 1 to 32768"}},
 		{"sources.lines.parallelism=x", []string{"whole number"}},
 		{"operators.words.parallelism=4", []string{"words runs fused with lines", "set sources.lines.parallelism instead"}},
 		{"sinks.out.parallelism=4", []string{"out runs fused with counts", "set operators.counts.parallelism instead"}},
 		{"sources.lines=x", []string{`unknown setting "sources.lines"`}},
-		{"sources.lines.path.x=1", []string{`unknown setting "sources.lines.path.x"`}},
+		{"sources.lines.path.x=1", []string{`the file source "lines" has no option "path.x"`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.kv, func(t *testing.T) {
@@ -194,10 +196,10 @@ func TestConfigResolve(t *testing.T) {
 	if !maps.Equal(lines, wantLines) {
 		t.Errorf("lines options %v, want %v", lines, wantLines)
 	}
-	conn := catalog.Lookup(catalog.SourceRole, "file")
+	conn := settings.LookupConnector(settings.Source, "file")
 	for _, o := range conn.Options {
-		if o.Default != "" && lines[o.Name] != o.Default && o.Name != "path" {
-			t.Errorf("option %s = %q, want the catalog's default %q", o.Name, lines[o.Name], o.Default)
+		if o.Default != "" && lines[o.Path] != o.Default && o.Path != "path" {
+			t.Errorf("option %s = %q, want the table's default %q", o.Path, lines[o.Path], o.Default)
 		}
 	}
 	if got := c.Nodes[4].Option("rate"); got != "0" {
@@ -283,6 +285,23 @@ func TestConfigResolveMaxParallelism(t *testing.T) {
 		c := &config.Config{Name: "k", Parallelism: 4, MaxParallelism: 2, Nodes: []config.NodeConfig{{Name: "op", Kind: kind, Section: "operators"}}}
 		if err := c.Resolve(); err != nil {
 			t.Errorf("%s with parallelism 4 > max-parallelism 2: %v", kind, err)
+		}
+	}
+}
+
+// TestEverySettingHasAField: every pipeline-wide setting that --set can
+// change, and state.backend, is held by a field of Config (its setting
+// tag): the table and the struct cannot drift apart.
+func TestEverySettingHasAField(t *testing.T) {
+	c := configtest.Demo()
+	for _, s := range append(settings.Overridable(), settings.Lookup("state.backend")) {
+		f, ok := c.Field(s.Path)
+		if !ok {
+			t.Errorf("no field of Config holds %s", s.Path)
+			continue
+		}
+		if d := s.DefaultValue(); d != nil && !reflect.TypeOf(d).ConvertibleTo(f.Type()) {
+			t.Errorf("%s: field of type %s, the table parses %T", s.Path, f.Type(), d)
 		}
 	}
 }

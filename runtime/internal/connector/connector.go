@@ -8,6 +8,7 @@ package connector
 import (
 	"context"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
@@ -70,6 +71,10 @@ type Committer interface {
 	// start (whose earlier output is replaced). It returns what it removed,
 	// for the log.
 	Clean(fsys vfs.FS, n *config.NodeConfig, committed *storage.NodeState) (removed string, err error)
+	// Lock takes sink n's output for this process until the Closer is
+	// closed or the process ends: two instances of a job must not write
+	// into one sink. It fails at once when another process has it.
+	Lock(fsys vfs.FS, n *config.NodeConfig) (io.Closer, error)
 }
 
 // InputChecker is the part of a source connector that looks at its input

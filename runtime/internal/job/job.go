@@ -166,7 +166,12 @@ func (j *Job) Wait() error {
 // A failure that a restart cannot mend is a *fault.Fatal.
 func (j *Job) Run(build func(j *Job)) error {
 	done := make(chan struct{})
-	if err := j.cp.Recover(j.opts.From, j.opts.Quiet); err != nil {
+	release, err := j.acquire()
+	if err != nil {
+		return &fault.Fatal{Err: err}
+	}
+	defer release()
+	if err = j.cp.Recover(j.opts.From, j.opts.Quiet); err != nil {
 		if errors.Is(err, checkpoint.ErrFinished) {
 			if err := j.checkFinishedInput(j.cp.Restored().Manifest); err != nil {
 				return &fault.Fatal{Err: err}
@@ -211,11 +216,45 @@ func (j *Job) Run(build func(j *Job)) error {
 	}
 	j.helper(func() { j.linger(done) })
 	j.cp.Start(j.helper)
-	if err := j.Wait(); err != nil {
+	j.helper(func() {
+		select {
+		case <-j.cp.Stopped():
+			j.cancel(errStopped)
+		case <-done:
+		}
+	})
+	err = j.Wait()
+	if id := j.cp.StoppedAt(); id > 0 {
+		return &Stopped{Checkpoint: id}
+	}
+	if err != nil {
 		return err
 	}
 	return j.cp.Final()
 }
+
+// Stop asks the run to stop at a checkpoint taken now: once it is complete
+// and its output committed, Run returns a *Stopped, and the next run
+// resumes from it. A job without checkpoints stops at once: Run returns
+// ErrStoppedUncheckpointed.
+func (j *Job) Stop() {
+	if !j.cp.Enabled() {
+		j.Fail(ErrStoppedUncheckpointed)
+		return
+	}
+	j.cp.RequestStop()
+}
+
+// Stopped is what Run returns when Stop stopped it at a checkpoint.
+type Stopped struct{ Checkpoint int64 }
+
+func (s *Stopped) Error() string {
+	return fmt.Sprintf("stopped at checkpoint %d", s.Checkpoint)
+}
+
+// ErrStoppedUncheckpointed is what Run returns when Stop stopped a job that
+// takes no checkpoints: there is nothing to resume from.
+var ErrStoppedUncheckpointed = errors.New("stopped before the end of the input; checkpoint.mode is none, so a new run starts from the beginning")
 
 // helper runs fn in a goroutine that Run waits for.
 func (j *Job) helper(fn func()) {

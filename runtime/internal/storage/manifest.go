@@ -12,9 +12,11 @@ const manifestFormat = 2
 
 // Manifest describes one completed checkpoint.
 type Manifest struct {
-	Format         int         `json:"format"`
-	ID             int64       `json:"id"`
-	Job            string      `json:"job"`
+	Format int    `json:"format"`
+	ID     int64  `json:"id"`
+	Job    string `json:"job"`
+	// Fingerprint identifies the job's topology and state schemas.
+	Fingerprint    string      `json:"fingerprint,omitempty"`
 	Time           time.Time   `json:"time"`
 	Final          bool        `json:"final,omitempty"`
 	Mode           string      `json:"mode"`
@@ -108,6 +110,15 @@ type Stats struct {
 func (n *NodeState) SinkConnector() string {
 	if n.Connector == "" {
 		return "file"
+	}
+	return n.Connector
+}
+
+// ConnectorOr is the node's recorded connector, or def for a manifest
+// written before connectors were recorded.
+func (n *NodeState) ConnectorOr(def string) string {
+	if n.Connector == "" {
+		return def
 	}
 	return n.Connector
 }

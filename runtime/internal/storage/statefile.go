@@ -33,5 +33,13 @@ func DecodeStateFile(data []byte) (start int, sections [][]byte, err error) {
 	for range n {
 		sections = append(sections, r.ByteSlice())
 	}
-	return start, sections, r.Err()
+	if err := r.Err(); err != nil {
+		return 0, nil, err
+	}
+	if extra := r.Remaining(); extra > 0 {
+		// The checksum matched, so this is not damage but a file of
+		// another layout: refuse it rather than guess.
+		return 0, nil, fmt.Errorf("%d bytes after the last of %d sections", extra, n)
+	}
+	return start, sections, nil
 }

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -82,6 +83,11 @@ type Entry struct {
 	Complete bool
 }
 
+// MaxID is the largest checkpoint id: ids count up from 1, and a folder
+// with a larger number (chk-9223372036854775807, say, made by hand) is not
+// taken for a checkpoint, so that the next id cannot overflow.
+const MaxID = 1e15
+
 // List returns the checkpoint folders, oldest first.
 func (s *Storage) List() ([]Entry, error) {
 	dirs, err := s.FS.ReadDir(s.Dir)
@@ -98,13 +104,13 @@ func (s *Storage) List() ([]Entry, error) {
 			continue
 		}
 		id, err := strconv.ParseInt(idText, 10, 64)
-		if err != nil {
+		if err != nil || id < 1 || id > MaxID {
 			continue
 		}
 		_, err = s.FS.Stat(s.Path(id, "MANIFEST"))
 		out = append(out, Entry{ID: id, Complete: err == nil})
 	}
-	slices.SortFunc(out, func(a, b Entry) int { return int(a.ID - b.ID) })
+	slices.SortFunc(out, func(a, b Entry) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
 }
 

@@ -169,12 +169,12 @@ func TestStorageList(t *testing.T) {
 	if entries, err := st.List(); err != nil || entries != nil {
 		t.Errorf("List of a missing directory = %v, %v; want nothing", entries, err)
 	}
-	for _, d := range []string{"chk-000010", "chk-000002", "chk-000100", "chk-1", "chk-abc", "other", "chk-000003.old", "chk-1000000"} {
+	for _, d := range []string{"chk-000010", "chk-000002", "chk-000100", "chk-1", "chk-abc", "other", "chk-000003.old", "chk-1000000", "chk-9223372036854775807", "chk-0", "chk--4"} {
 		if err := mem.MkdirAll(filepath.Join(st.Dir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []string{"chk-000005", "chk-000010/MANIFEST", "chk-000100/MANIFEST", "chk-1000000/MANIFEST", "chk-000002/MANIFEST.tmp"} {
+	for _, f := range []string{"chk-000005", "chk-000010/MANIFEST", "chk-000100/MANIFEST", "chk-1000000/MANIFEST", "chk-000002/MANIFEST.tmp", "chk-9223372036854775807/MANIFEST"} {
 		if err := vfs.WriteFileSync(mem, filepath.Join(st.Dir, f), nil); err != nil {
 			t.Fatal(err)
 		}
@@ -283,6 +283,10 @@ func TestStateFileRoundTrip(t *testing.T) {
 				t.Errorf("a state file cut to %d of %d bytes decodes without error", n, len(data))
 			}
 		}
+	}
+	// Bytes after the last section are refused, not ignored.
+	if _, _, err := DecodeStateFile(append(EncodeStateFile(3, [][]byte{[]byte("a")}), 0)); err == nil || !strings.Contains(err.Error(), "1 bytes after the last of 1 sections") {
+		t.Errorf("trailing bytes: %v", err)
 	}
 	if _, _, err := DecodeStateFile([]byte("PGS2\x00\x00")); err == nil {
 		t.Error("a file with another magic decodes")

@@ -51,9 +51,9 @@ type MsgKind uint8
 const (
 	// Records carries a batch of records.
 	Records MsgKind = iota
-	// Barrier is checkpoint barrier ID.
+	// Barrier is the barrier of checkpoint Checkpoint.
 	Barrier
-	// Watermark says that no record with an event time at or before ID
+	// Watermark says that no record with an event time at or before Time
 	// follows.
 	Watermark
 	// End is the end of input: nothing follows.
@@ -70,7 +70,10 @@ const (
 // event.
 type Msg[T any] struct {
 	Recs []T
-	ID   int64 // checkpoint id of a barrier, time of a watermark
+	// Checkpoint is the checkpoint id of a barrier.
+	Checkpoint int64
+	// Time is the event time of a watermark.
+	Time int64
 	From int32 // the sender, numbered within the receiving inbox
 	Kind MsgKind
 }
@@ -226,8 +229,8 @@ func (in *Inbox[T]) handle(m Msg[T]) (Msg[T], bool) {
 		in.arrive(m)
 	case Watermark:
 		in.idleSender[m.From] = false
-		if m.ID > in.wms[m.From] {
-			in.wms[m.From] = m.ID
+		if m.Time > in.wms[m.From] {
+			in.wms[m.From] = m.Time
 			in.advance()
 		}
 	case Idle:
@@ -261,7 +264,7 @@ func (in *Inbox[T]) advance() {
 	}
 	if wm > in.wm {
 		in.wm = wm
-		in.ready = append(in.ready, Msg[T]{Kind: Watermark, ID: wm})
+		in.ready = append(in.ready, Msg[T]{Kind: Watermark, Time: wm})
 	}
 }
 
@@ -312,15 +315,15 @@ func (in *Inbox[T]) RestoreWatermarks(wms []int64) {
 
 func (in *Inbox[T]) arrive(m Msg[T]) {
 	switch {
-	case m.ID < in.barrier:
+	case m.Checkpoint < in.barrier:
 		// A barrier of a checkpoint given up in favour of a newer one: let
 		// its sender go on at once.
 		in.releaseSender(int(m.From))
 		return
-	case m.ID > in.barrier:
+	case m.Checkpoint > in.barrier:
 		// A newer checkpoint supersedes one that never completed here.
 		in.releaseAll()
-		in.barrier = m.ID
+		in.barrier = m.Checkpoint
 		if in.task != nil {
 			in.alignStart = time.Now()
 		}
@@ -359,7 +362,7 @@ func (in *Inbox[T]) checkAligned() {
 			return
 		}
 	}
-	in.ready = append(in.ready, Msg[T]{Kind: Barrier, ID: in.barrier})
+	in.ready = append(in.ready, Msg[T]{Kind: Barrier, Checkpoint: in.barrier})
 	if in.task != nil {
 		in.task.Aligned(time.Since(in.alignStart))
 	}
@@ -494,7 +497,7 @@ func (o *Out[T]) Flush() {
 func (o *Out[T]) Barrier(id int64) {
 	for i, in := range o.to {
 		o.flushTo(i)
-		o.send(i, Msg[T]{Kind: Barrier, ID: id, From: o.from})
+		o.send(i, Msg[T]{Kind: Barrier, Checkpoint: id, From: o.from})
 		o.gated[i] = in.aligned
 	}
 }
@@ -504,7 +507,7 @@ func (o *Out[T]) Barrier(id int64) {
 func (o *Out[T]) Watermark(w int64) {
 	for i := range o.to {
 		o.flushTo(i)
-		o.send(i, Msg[T]{Kind: Watermark, ID: w, From: o.from})
+		o.send(i, Msg[T]{Kind: Watermark, Time: w, From: o.from})
 	}
 }
 

@@ -132,7 +132,7 @@ func events(in *Inbox[int]) string {
 		case Records:
 			evs = append(evs, fmt.Sprintf("s%d%v", m.From, m.Recs))
 		case Barrier:
-			evs = append(evs, fmt.Sprintf("B%d", m.ID))
+			evs = append(evs, fmt.Sprintf("B%d", m.Checkpoint))
 		case End:
 			evs = append(evs, "E")
 		default:
@@ -170,7 +170,7 @@ func (l *receiverLog) add(m Msg[tagged]) {
 		l.recs = append(l.recs, m.Recs...)
 		l.batches = append(l.batches, len(m.Recs))
 	case Barrier:
-		l.barriers = append(l.barriers, m.ID)
+		l.barriers = append(l.barriers, m.Checkpoint)
 		l.barrierAt = append(l.barrierAt, len(l.recs))
 	case End:
 		l.ends++
@@ -203,9 +203,9 @@ func receive(in *Inbox[tagged], l *receiverLog, atBarrier func(id int64)) {
 			in.Recycle(m.Recs)
 		case Barrier:
 			if atBarrier != nil {
-				atBarrier(m.ID)
+				atBarrier(m.Checkpoint)
 			}
-			in.Release(m.ID)
+			in.Release(m.Checkpoint)
 		case End:
 			return
 		}

@@ -29,7 +29,10 @@ type PairMsg[L, R any] struct {
 	Left  []L
 	Right []R
 	From  int32
-	ID    int64
+	// Checkpoint is the checkpoint id of a barrier, Time the event time
+	// of a watermark.
+	Checkpoint int64
+	Time       int64
 }
 
 // NewPair reads the inboxes left and right of one join subtask.
@@ -103,7 +106,7 @@ func (p *Pair[L, R]) left(m Msg[L]) {
 		p.ready = append(p.ready, PairMsg[L, R]{Kind: Records, Side: 0, Left: m.Recs, From: m.From})
 		return
 	}
-	p.control(0, m.Kind, m.ID)
+	p.control(0, m.Kind, m.Checkpoint, m.Time)
 }
 
 func (p *Pair[L, R]) right(m Msg[R]) {
@@ -111,27 +114,27 @@ func (p *Pair[L, R]) right(m Msg[R]) {
 		p.ready = append(p.ready, PairMsg[L, R]{Kind: Records, Side: 1, Right: m.Recs, From: m.From})
 		return
 	}
-	p.control(1, m.Kind, m.ID)
+	p.control(1, m.Kind, m.Checkpoint, m.Time)
 }
 
 // control combines one side's control event with the other side's state.
-func (p *Pair[L, R]) control(side int, kind MsgKind, id int64) {
+func (p *Pair[L, R]) control(side int, kind MsgKind, checkpoint, time int64) {
 	other := 1 - side
 	switch kind {
 	case Barrier:
-		p.barrier[side] = id
-		if p.barrier[other] == id || p.ended[other] {
-			p.ready = append(p.ready, PairMsg[L, R]{Kind: Barrier, ID: id})
+		p.barrier[side] = checkpoint
+		if p.barrier[other] == checkpoint || p.ended[other] {
+			p.ready = append(p.ready, PairMsg[L, R]{Kind: Barrier, Checkpoint: checkpoint})
 		}
 	case Watermark:
-		p.wms[side] = id
+		p.wms[side] = time
 		p.advance()
 	case End:
 		p.ended[side] = true
 		p.wms[side] = MaxTime
 		// A barrier the other side aligned waits for this one no more.
 		if b := p.barrier[other]; b != 0 && p.barrier[side] != b {
-			p.ready = append(p.ready, PairMsg[L, R]{Kind: Barrier, ID: b})
+			p.ready = append(p.ready, PairMsg[L, R]{Kind: Barrier, Checkpoint: b})
 		}
 		p.advance()
 		if p.ended[other] {
@@ -145,7 +148,7 @@ func (p *Pair[L, R]) control(side int, kind MsgKind, id int64) {
 func (p *Pair[L, R]) advance() {
 	if wm := min(p.wms[0], p.wms[1]); wm > p.wm {
 		p.wm = wm
-		p.ready = append(p.ready, PairMsg[L, R]{Kind: Watermark, ID: wm})
+		p.ready = append(p.ready, PairMsg[L, R]{Kind: Watermark, Time: wm})
 	}
 }
 

@@ -1,0 +1,39 @@
+package job
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/pipegen/pipegen/runtime/internal/connector"
+)
+
+// acquire takes, for this run, the checkpoint directory and the output of
+// every transactional sink, so that a second instance of the job fails at
+// once instead of both writing; release gives them back.
+func (j *Job) acquire() (release func(), err error) {
+	var held []io.Closer
+	release = func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}
+	lock, err := j.cp.Acquire()
+	if err != nil {
+		return nil, err
+	}
+	held = append(held, lock)
+	for i := range j.Config.Nodes {
+		n := &j.Config.Nodes[i]
+		c := connector.CommitterOf(n.Connector)
+		if n.Section != "sinks" || c == nil {
+			continue
+		}
+		l, err := c.Lock(j.opts.FS, n)
+		if err != nil {
+			release()
+			return nil, fmt.Errorf("sinks.%s: %w", n.Name, err)
+		}
+		held = append(held, l)
+	}
+	return release, nil
+}

@@ -1,0 +1,193 @@
+package settings
+
+import (
+	"regexp"
+	"time"
+)
+
+// The value shapes several keys share.
+var (
+	// Names become names of files and folders (the program, checkpoint
+	// state files): bounded in length and free of path separators.
+	pipelineName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,63}$`)
+	nodeName     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
+	nodeRef      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}(\.[A-Za-z_][A-Za-z0-9_-]{0,63})?$`)
+	nodeUID      = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
+)
+
+// table is every key of a pipeline file but the connectors' options, in
+// the order of docs/dsl.md: a section comes before its keys.
+var table = []*Setting{
+	// The pipeline.
+	{Path: "version", Scope: Pipeline, Kind: Int, Min: 1, Values: []string{"1"}, Required: true, Static: true,
+		Help: "the version of the pipeline format; read first"},
+	{Path: "name", Scope: Pipeline, Kind: Name, Pattern: pipelineName, PatternDoc: "lowercase letters, digits and dashes, starting with a letter, at most 64 (it names the program)", Required: true, Static: true,
+		Help: "the pipeline's name: names the program and its log lines"},
+	{Path: "package", Scope: Pipeline, Kind: String, Default: ".", Static: true,
+		Help: "the Go package with the pipeline's types and functions: a directory relative to the pipeline file, or an import path"},
+	{Path: "parallelism", Scope: Pipeline, Kind: Int, Min: 1, Max: MaxParallelism, Default: "1",
+		Help: "subtasks of every node without a parallelism of its own"},
+	{Path: "max-parallelism", Scope: Pipeline, Kind: Int, Min: 1, Max: MaxParallelism, Default: "128",
+		Help: "number of key groups, at least the parallelism of every keyed node; fixed for the life of the state"},
+
+	{Path: "checkpoint", Scope: Pipeline, Kind: Mapping, Help: "when and where the job takes checkpoints"},
+	{Path: "checkpoint.mode", Scope: Pipeline, Kind: Enum, Values: []string{"exactly-once", "at-least-once", "none"}, Default: "exactly-once",
+		Help: "exactly-once aligns checkpoint barriers, at-least-once does not, none takes no checkpoints"},
+	{Path: "checkpoint.interval", Scope: Pipeline, Kind: Duration, MinDuration: time.Nanosecond, Default: "10s",
+		Hint: &Hint{Format: "to turn checkpoints off, use %s", Path: "checkpoint.mode", Value: "none"},
+		Help: "time between checkpoints"},
+	{Path: "checkpoint.timeout", Scope: Pipeline, Kind: Duration, MinDuration: time.Nanosecond, Default: "10m",
+		Help: "a checkpoint not complete by then is given up"},
+	{Path: "checkpoint.min-pause", Scope: Pipeline, Kind: Duration, Default: "0",
+		Help: "least time between the end of a checkpoint and the start of the next"},
+	{Path: "checkpoint.retain", Scope: Pipeline, Kind: Int, Min: 1, Default: "3",
+		Help: "completed checkpoints kept"},
+	{Path: "checkpoint.dir", Scope: Pipeline, Kind: String, Default: "checkpoints",
+		Help: "where checkpoints are kept (run --checkpoint-dir overrides it)"},
+
+	{Path: "restart", Scope: Pipeline, Kind: Mapping, Help: "what the program does when the job fails: restart it from its newest checkpoint, or give up"},
+	{Path: "restart.strategy", Scope: Pipeline, Kind: Enum, Values: []string{"fixed-delay", "failure-rate", "exponential-backoff", "none"}, Default: "fixed-delay",
+		Help: "how failures are restarted"},
+	{Path: "restart.attempts", Scope: Pipeline, Kind: Int, Min: 0, Default: "3",
+		Help: "restarts allowed by fixed-delay and exponential-backoff; 0 for no limit"},
+	{Path: "restart.delay", Scope: Pipeline, Kind: Duration, Default: "1s",
+		Help: "wait before a restart (the first one, for exponential-backoff)"},
+	{Path: "restart.max-delay", Scope: Pipeline, Kind: Duration, Default: "1m",
+		Help: "exponential-backoff: longest wait"},
+	{Path: "restart.multiplier", Scope: Pipeline, Kind: Float, Min: 1, Default: "2",
+		Help: "exponential-backoff: growth of the wait per failure"},
+	{Path: "restart.max-failures", Scope: Pipeline, Kind: Int, Min: 0, Default: "3",
+		Help: "failure-rate: failures within restart.interval before giving up; 0 gives up at the first"},
+	{Path: "restart.interval", Scope: Pipeline, Kind: Duration, Default: "1m",
+		Help: "failure-rate: the window failures are counted in"},
+
+	{Path: "state", Scope: Pipeline, Kind: Mapping, Help: "where keyed state is kept"},
+	{Path: "state.backend", Scope: Pipeline, Kind: Enum, Values: []string{"memory"}, Reserved: []string{"pebble"}, Default: "memory", Static: true,
+		Help: "the state backend"},
+
+	{Path: "sources", Scope: Pipeline, Kind: Nodes, Nodes: Source, Required: true, Static: true, Help: "the nodes that read records"},
+	{Path: "operators", Scope: Pipeline, Kind: Nodes, Nodes: Operator, Static: true, Help: "the nodes that transform records"},
+	{Path: "sinks", Scope: Pipeline, Kind: Nodes, Nodes: Sink, Required: true, Static: true, Help: "the nodes that write records"},
+
+	// Every node.
+	{Path: "name", Scope: AnyNode, Kind: Name, Pattern: nodeName, PatternDoc: "letters, digits, '_' and '-', starting with a letter or '_', at most 64 ('.' is kept for side outputs such as counts.late)", Required: true, Static: true,
+		Help: "the node's name, unique in the pipeline"},
+	{Path: "uid", Scope: AnyNode, Kind: Name, Pattern: nodeUID, PatternDoc: "letters, digits, '_', '-' and '.', starting with a letter, digit or '_', at most 64 (it names the node's files in checkpoints)", DefaultDoc: "the node's name", Static: true,
+		Help: "the identity of the node's state across versions of the pipeline; unique"},
+	{Path: "parallelism", Scope: AnyNode, Kind: Int, Min: 1, Max: MaxParallelism, DefaultDoc: "the pipeline's parallelism",
+		Help: "subtasks of the node"},
+	{Path: "input", Scope: Operator | Sink, Kind: NodeRef, Pattern: nodeRef, PatternDoc: "a node's name, or NODE.late for its side output", Static: true,
+		Help: "the node the records come from (NODE.late: the records too late for NODE's windows)"},
+	{Path: "inputs", Scope: Operator, Kind: NodeRef, List: true, Pattern: nodeRef, PatternDoc: "a node's name, or NODE.late for its side output", Static: true,
+		Help: "the nodes the records come from, for union and join (or any operator, with one item)"},
+	{Path: "connector", Scope: Source, Kind: Enum, Values: []string{"file", "generator"}, Required: true, Static: true,
+		Help: "what reads the records; its options are keys of the node"},
+	{Path: "connector", Scope: Sink, Kind: Enum, Values: []string{"file", "stdout"}, Required: true, Static: true,
+		Help: "what writes the records; its options are keys of the node"},
+
+	// Sources.
+	{Path: "timestamps", Scope: Source, Kind: Mapping, Static: true, Help: "the records' event time and the source's watermarks"},
+	{Path: "timestamps.extract", Scope: Source, Kind: Func, Required: true, Static: true,
+		Help: "func(T) time.Time, or func(T) int64 in Unix milliseconds: a record's event time"},
+	{Path: "timestamps.max-out-of-orderness", Scope: Source, Kind: Duration, Default: "0", Static: true,
+		Help: "how far behind the newest event time a record may arrive without being late"},
+	{Path: "timestamps.idle-timeout", Scope: Source, Kind: Duration, Default: "0", Static: true,
+		Help: "a subtask without records for this long stops holding the watermark back; 0 is off"},
+
+	// Operators: the kinds, then the keys of some kinds.
+	{Path: "map", Scope: Operator, Kind: Func, Kinds: []string{"map"}, Static: true,
+		Help: "func(In) Out or func(In) (Out, error): one record out per record in"},
+	{Path: "filter", Scope: Operator, Kind: Func, Kinds: []string{"filter"}, Static: true,
+		Help: "func(In) bool: keeps the records it returns true for"},
+	{Path: "flatmap", Scope: Operator, Kind: Func, Kinds: []string{"flatmap"}, Static: true,
+		Help: "func(In, func(Out)) or func(In) []Out: any number of records out per record in"},
+	{Path: "reduce", Scope: Operator, Kind: Func, Kinds: []string{"reduce"}, Static: true,
+		Help: "func(acc, in In) In: folds each key's records into one"},
+	{Path: "aggregate", Scope: Operator, Kind: Mapping, Kinds: []string{"aggregate"}, Static: true,
+		Help: "adds each key's records into an accumulator"},
+	{Path: "aggregate.add", Scope: Operator, Kind: Func, Kinds: []string{"aggregate"}, Required: true, Static: true,
+		Help: "func(acc *Acc, in In): adds a record to its key's accumulator"},
+	{Path: "aggregate.result", Scope: Operator, Kind: Func, Kinds: []string{"aggregate"}, Static: true,
+		Help: "func(key K, acc *Acc) Out, or on a window func(key K, w pipegen.Window, acc *Acc) Out; without it the accumulator is emitted"},
+	{Path: "aggregate.merge", Scope: Operator, Kind: Func, Kinds: []string{"aggregate"}, Static: true,
+		Help: "func(dst, src *Acc): merges two sessions' accumulators; session windows only"},
+	{Path: "process", Scope: Operator, Kind: Func, Kinds: []string{"process"}, Static: true,
+		Help: "func(key K, state *S, in In, ctx pipegen.Context, emit func(Out)): per-key state and timers"},
+	{Path: "join", Scope: Operator, Kind: Mapping, Kinds: []string{"join"}, Static: true,
+		Help: "pairs the records of two inputs with equal keys, within a window or an interval"},
+	{Path: "join.apply", Scope: Operator, Kind: Func, Kinds: []string{"join"}, Required: true, Static: true,
+		Help: "func(L, R) Out: makes a record of a pair"},
+	{Path: "join.between", Scope: Operator, Kind: Duration, List: true, Len: 2, Signed: true, Kinds: []string{"join"}, Static: true,
+		Help: "[LOWER, UPPER]: an interval join pairs a right record whose event time is within these bounds of the left one's"},
+	{Path: "union", Scope: Operator, Kind: Bool, Values: []string{"true"}, Kinds: []string{"union"}, Static: true,
+		Help: "merges two or more inputs of the same type, listed under inputs"},
+	{Path: "key", Scope: Operator, Kind: Func, Kinds: []string{"reduce", "aggregate", "process"}, Static: true,
+		Help: "func(In) K: the key the node keeps its state by"},
+	{Path: "key", Scope: Operator, Kind: Func, List: true, Len: 2, Kinds: []string{"join"}, Static: true,
+		Help: "[LeftKey, RightKey]: the key function of each input, returning the same type"},
+	{Path: "window", Scope: Operator, Kind: Mapping, Kinds: []string{"reduce", "aggregate", "join"}, Static: true,
+		Help: "windows of event or processing time; exactly one of tumbling, sliding (with every) and session"},
+	{Path: "window.tumbling", Scope: Operator, Kind: Duration, MinDuration: time.Millisecond, Kinds: []string{"reduce", "aggregate", "join"}, Static: true,
+		Help: "the size of windows that follow each other"},
+	{Path: "window.sliding", Scope: Operator, Kind: Duration, MinDuration: time.Millisecond, Kinds: []string{"reduce", "aggregate", "join"}, Static: true,
+		Help: "the size of windows that overlap; every says how often one starts"},
+	{Path: "window.every", Scope: Operator, Kind: Duration, MinDuration: time.Millisecond, Kinds: []string{"reduce", "aggregate", "join"}, Static: true,
+		Help: "how often a sliding window starts, at most its size"},
+	{Path: "window.session", Scope: Operator, Kind: Duration, MinDuration: time.Millisecond, Kinds: []string{"reduce", "aggregate", "join"}, Static: true,
+		Help: "the gap without records that closes a key's session"},
+	{Path: "window.time", Scope: Operator, Kind: Enum, Values: []string{"event", "processing"}, DefaultDoc: "event when the records have event time, else processing", Kinds: []string{"reduce", "aggregate", "join"}, Static: true,
+		Help: "the time windows are measured in"},
+	{Path: "allowed-lateness", Scope: Operator, Kind: Duration, Default: "0", Kinds: []string{"reduce", "aggregate", "join"}, Static: true,
+		Help: "event-time windows: how long after it fires a window still takes late records"},
+	{Path: "emit", Scope: Operator, Kind: Enum, Values: []string{"update", "final"}, Default: "update", Kinds: []string{"reduce", "aggregate"}, Static: true,
+		Help: "without a window: a result after every record (update), or one per key when the input ends (final)"},
+	{Path: "on-timer", Scope: Operator, Kind: Func, Kinds: []string{"process"}, Static: true,
+		Help: "func(key K, state *S, at time.Time, ctx pipegen.Context, emit func(Out)): runs for each due timer"},
+}
+
+// connectors are the built-in connectors.
+var connectors = []*Connector{
+	{
+		Name: "file", Scope: Source,
+		Help: "reads a file, or every file of a directory or glob (sorted by name, spread over the subtasks)",
+		Options: []*Setting{
+			{Path: "path", Kind: String, Required: true, Help: "file, directory or glob pattern; relative paths resolve against the working directory of the running program"},
+			{Path: "format", Kind: Enum, Values: []string{"lines", "jsonl", "csv"}, Default: "lines", Static: true, Help: "lines gives strings; jsonl and csv decode into `type`"},
+			{Path: "type", Kind: Type, Static: true, Help: "record type for jsonl and csv, a type of the pipeline's package"},
+			{Path: "on-error", Kind: Enum, Values: []string{"fail", "skip"}, Default: "fail", Help: "what a malformed record does: fail the job, or skip it and count it"},
+			{Path: "header", Kind: Bool, Default: "true", Formats: []string{"csv"}, Help: "csv: the first line names the columns (matched to field names or `csv` tags); without it columns map to fields in order"},
+			{Path: "delimiter", Kind: Char, Default: ",", Formats: []string{"csv"}, Help: "csv: the field separator, one character"},
+		},
+	},
+	{
+		Name: "generator", Scope: Source,
+		Help: "calls a function of the pipeline's package for each sequence number; subtask i of P takes i, i+P, i+2P, ...",
+		Options: []*Setting{
+			{Path: "generate", Kind: Func, Required: true, Static: true, Help: "func(seq uint64) (T, bool): the record for seq, false once there are no more (for every later seq too)"},
+			{Path: "rate", Kind: Float, Min: 0, Default: "0", Help: "records per second per subtask; 0 for as fast as possible"},
+		},
+	},
+	{
+		Name: "file", Scope: Sink,
+		Help: "writes part files into a directory, committed with the checkpoints",
+		Options: []*Setting{
+			{Path: "path", Kind: String, Required: true, Help: "output directory; relative paths resolve against the working directory of the running program"},
+			{Path: "format", Kind: Enum, Values: []string{"lines", "jsonl"}, DefaultDoc: "lines for string records, else jsonl", Static: true, Help: "lines for string or fmt.Stringer records, jsonl for any"},
+		},
+	},
+	{
+		Name: "stdout", Scope: Sink,
+		Help: "prints records on standard output, one per line",
+		Options: []*Setting{
+			{Path: "format", Kind: Enum, Values: []string{"lines", "jsonl"}, DefaultDoc: "lines for string and fmt.Stringer records, else jsonl", Static: true, Help: "lines for string or fmt.Stringer records, jsonl for any"},
+		},
+	},
+}
+
+func init() {
+	for _, c := range connectors {
+		for _, o := range c.Options {
+			o.Scope = c.Scope
+		}
+	}
+}
