@@ -93,6 +93,8 @@ type sumJob struct {
 	ckptDir string
 	// configure, if set, changes the settings before they are resolved.
 	configure func(*config.Config)
+	// fresh starts the run over (run --fresh).
+	fresh bool
 }
 
 // checkpointDir is the job's checkpoint directory.
@@ -187,7 +189,7 @@ func (o *sumJob) run(t testing.TB) *sumRun {
 		ctx = context.Background()
 	}
 	log := new(syncBuffer)
-	j := job.New(ctx, o.config(t), job.Options{Log: log, FS: o.fs, From: o.from, Events: o.events})
+	j := job.New(ctx, o.config(t), job.Options{Log: log, FS: o.fs, From: o.from, Events: o.events, Fresh: o.fresh})
 	r := &sumRun{j: j, log: log}
 	if o.started != nil {
 		o.started(j)

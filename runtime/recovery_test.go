@@ -749,3 +749,56 @@ func TestChangedStateTypeRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestFresh reruns a finished job: without --fresh it says it is done;
+// with it, the old checkpoints and output are moved aside, not deleted,
+// and the job runs again from the beginning to an exact output. A job
+// refused another job's checkpoint starts over the same way.
+func TestFresh(t *testing.T) {
+	mem := vfs.NewMem()
+	o := defaultSumJob(2, mem)
+	o.mustRun(t)
+	first := outputFiles(t, mem)
+	r := o.mustRun(t)
+	if !strings.Contains(r.log.String(), "is final: the job ran to the end of its input already") || !strings.Contains(r.log.String(), "run --fresh") {
+		t.Fatalf("a rerun of a finished job does not say so:\n%s", r.log)
+	}
+	o.fresh = true
+	r = o.mustRun(t)
+	if r.restoredID() != 0 || !strings.Contains(r.log.String(), "checkpoints aside to "+sumCkptDir+"/aside-") {
+		t.Fatalf("--fresh resumed from checkpoint %d, log:\n%s", r.restoredID(), r.log)
+	}
+	o.checkOutput(t, mem)
+	entries, _ := mem.ReadDir(sumCkptDir)
+	var aside string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "aside-") {
+			aside = filepath.Join(sumCkptDir, e.Name())
+		}
+	}
+	old, err := (&storage.Storage{FS: mem, Dir: aside}).List()
+	if err != nil || len(old) == 0 || !old[len(old)-1].Complete {
+		t.Errorf("the old checkpoints in %q: %v, %v", aside, old, err)
+	}
+	outEntries, _ := mem.ReadDir(sumOutDir)
+	moved := 0
+	for _, e := range outEntries {
+		if strings.HasPrefix(e.Name(), ".aside-") {
+			files, _ := mem.ReadDir(filepath.Join(sumOutDir, e.Name()))
+			moved += len(files)
+		}
+	}
+	if moved != len(first) {
+		t.Errorf("%d files of the first run's output moved aside, want %d", moved, len(first))
+	}
+
+	// Another job's checkpoints: refused, then started over with --fresh.
+	other := defaultSumJob(2, mem)
+	other.configure = func(c *config.Config) { c.Name = "other" }
+	if r := other.run(t); r.err == nil || !strings.Contains(r.err.Error(), "not of other") {
+		t.Fatalf("another job's checkpoint: %v", r.err)
+	}
+	other.fresh = true
+	other.mustRun(t)
+	other.checkOutput(t, mem)
+}

@@ -71,6 +71,10 @@ type Committer interface {
 	// start (whose earlier output is replaced). It returns what it removed,
 	// for the log.
 	Clean(fsys vfs.FS, n *config.NodeConfig, committed *storage.NodeState) (removed string, err error)
+	// MoveAside moves sink n's output into a place named after tag, for
+	// a run that starts over without deleting it (run --fresh), and says
+	// what it moved ("" for nothing).
+	MoveAside(fsys vfs.FS, n *config.NodeConfig, tag string) (moved string, err error)
 	// Lock takes sink n's output for this process until the Closer is
 	// closed or the process ends: two instances of a job must not write
 	// into one sink. It fails at once when another process has it.
