@@ -244,7 +244,7 @@ func (s *Source[T]) Next() (T, bool) {
 				continue
 			}
 			if err := s.dec.Header(line); err != nil {
-				fault.Abortf("sources.%s: %s:%d: %w", s.name, s.files[s.cur], lineNo, err)
+				fault.Abort(&fault.Fatal{Err: fmt.Errorf("sources.%s: %s:%d: %w", s.name, s.files[s.cur], lineNo, err)})
 			}
 			s.header = false
 			continue
@@ -373,7 +373,8 @@ func (s *Source[T]) fail(err error) {
 func (s *Source[T]) malformed(lineNo int64, err error) {
 	if !s.skip {
 		s.closeFile()
-		fault.Abortf("sources.%s: %s:%d: %w", s.name, s.files[s.cur], lineNo, err)
+		// Not worth a restart: the record is read again and fails again.
+		fault.Abort(&fault.Fatal{Err: fmt.Errorf("sources.%s: %s:%d: %w (a malformed record fails the job, and a restart would read it again: set sources.%s.on-error=skip to skip such records and count them)", s.name, s.files[s.cur], lineNo, err, s.name)})
 	}
 	if s.skipped == 0 {
 		s.firstSkip = fmt.Sprintf("%s:%d: %v", s.files[s.cur], lineNo, err)

@@ -2,6 +2,7 @@ package file
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
@@ -296,8 +297,11 @@ func TestCSVFormat(t *testing.T) {
 				}
 				return
 			}
-			if want := strings.ReplaceAll(c.err, "IN", path); err == nil || err.Error() != want {
-				t.Errorf("on-error=fail: got error\n\t%v\nwant\n\t%s", err, want)
+			// A malformed record is fatal, so that the job is not
+			// restarted to fail on it again.
+			var fatal *fault.Fatal
+			if want := strings.ReplaceAll(c.err, "IN", path); err == nil || !strings.HasPrefix(err.Error(), want) || !errors.As(err, &fatal) {
+				t.Errorf("on-error=fail: got error\n\t%v\nwant a fatal one that starts with\n\t%s", err, want)
 			}
 			j = fileSourceJob(t, 1, map[string]string{"path": path, "on-error": "skip"})
 			got, err = readFile(j, 0, format)
@@ -720,3 +724,16 @@ func BenchmarkFileSourceLines(b *testing.B) {
 
 // crcOf is the checksum a source keeps of what it read.
 func crcOf(read string) uint32 { return crc32.Checksum([]byte(read), castagnoli) }
+
+// TestMalformedRecordIsFatal: a record that does not decode fails the job
+// at once (no restart would mend it), and the message says where and what
+// to set to skip such records.
+func TestMalformedRecordIsFatal(t *testing.T) {
+	path := writeFile(t, filepath.Join(t.TempDir(), "in.jsonl"), "{\"S\":\"a\"}\n{\"S\":\n")
+	j := fileSourceJob(t, 1, map[string]string{"path": path})
+	_, err := readFile(j, 0, format.JSONFormat[struct{ S string }]())
+	var fatal *fault.Fatal
+	if !errors.As(err, &fatal) || !strings.Contains(err.Error(), path+":2: ") || !strings.Contains(err.Error(), "set sources.src.on-error=skip") {
+		t.Errorf("got %v, want a fatal error at line 2 that suggests on-error=skip", err)
+	}
+}
