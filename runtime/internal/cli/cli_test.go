@@ -392,7 +392,7 @@ func checkHelp(t *testing.T, help string) {
 		"parallelism", "max-parallelism",
 		"checkpoint.mode", "checkpoint.interval", "checkpoint.timeout", "checkpoint.min-pause", "checkpoint.retain", "checkpoint.dir",
 		"restart.strategy", "restart.attempts", "restart.delay", "restart.max-delay", "restart.multiplier", "restart.max-failures", "restart.interval",
-		"sources.lines.parallelism", "sources.lines.path", "sources.lines.on-error", "sources.lines.header", "sources.lines.delimiter",
+		"sources.lines.parallelism", "sources.lines.path", "sources.lines.on-error", "sources.lines.header", "sources.lines.delimiter", "sources.lines.strict",
 		"operators.counts.parallelism",
 		"sinks.out.path",
 		"sources.gen.parallelism", "sources.gen.rate",

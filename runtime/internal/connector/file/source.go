@@ -120,6 +120,13 @@ func NewSource[T any](env connector.Env, node, sub int, f format.Format[T]) *Sou
 	default:
 		fault.Abortf("sources.%s: on-error wants fail or skip, got %q", s.name, onErr)
 	}
+	if n.Option("strict") == "true" {
+		st, ok := f.(format.Strictable[T])
+		if !ok {
+			fault.Abortf("sources.%s: strict applies to formats jsonl and csv only", s.name)
+		}
+		s.format = st.Strict()
+	}
 	path := n.Option("path")
 	files, err := matchFiles(path)
 	if err != nil {

@@ -737,3 +737,21 @@ func TestMalformedRecordIsFatal(t *testing.T) {
 		t.Errorf("got %v, want a fatal error at line 2 that suggests on-error=skip", err)
 	}
 }
+
+// TestFileSourceStrict: with strict, a JSON key named time where the type
+// says ts is a malformed record instead of a record in the year 1.
+func TestFileSourceStrict(t *testing.T) {
+	type click struct {
+		User string    `json:"user"`
+		TS   time.Time `json:"ts"`
+	}
+	path := writeFile(t, filepath.Join(t.TempDir(), "in.jsonl"), "{\"user\":\"a\",\"time\":\"2024-03-01T08:00:00Z\"}\n")
+	got, err := readFile(fileSourceJob(t, 1, map[string]string{"path": path}), 0, format.JSONFormat[click]())
+	if err != nil || len(got) != 1 || !got[0].TS.IsZero() {
+		t.Fatalf("lenient: %v, %v; want one record with a zero time", got, err)
+	}
+	_, err = readFile(fileSourceJob(t, 1, map[string]string{"path": path, "strict": "true"}), 0, format.JSONFormat[click]())
+	if err == nil || !strings.Contains(err.Error(), `in.jsonl:1: bad JSON: unknown field "time" and missing field "ts" (strict)`) {
+		t.Errorf("strict: %v", err)
+	}
+}
