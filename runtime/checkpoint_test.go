@@ -221,12 +221,12 @@ func checkCommitOrder(t *testing.T, ops []string, ms map[int64]*storage.Manifest
 			}
 			for _, sk := range n.Sinks {
 				for _, pf := range sk.Pending {
-					pending, final := rel(pf.Pending), rel(pf.Final)
+					pending, final := rel(filepath.Join(sumOutDir, pf.Pending)), rel(filepath.Join(sumOutDir, pf.Final))
 					inprogress := strings.TrimSuffix(pending, ".pending") + ".inprogress"
 					pr := lastBefore("rename "+inprogress+" "+pending, rename)
 					ps := lastBefore("sync "+inprogress, pr)
 					pc := lastBefore("close "+inprogress, ps)
-					pd := index("sync-dir "+rel(sk.Dir), pr)
+					pd := index("sync-dir "+rel(sumOutDir), pr)
 					if pr < 0 || ps < 0 || pc < 0 || pd < 0 || pd > rename {
 						fail("checkpoint %d: %s closed at %d, synced at %d, renamed to pending at %d, directory synced at %d; the manifest is renamed at %d", id, inprogress, pc, ps, pr, pd, rename)
 					}
@@ -416,13 +416,13 @@ func TestCommitFailsThenCrash(t *testing.T) {
 	o2.checkOutput(t, crashed)
 }
 
-// sinkFinals lists the final names of the files a checkpoint commits.
+// sinkFinals lists the final paths of the files a checkpoint commits.
 func sinkFinals(m *storage.Manifest) []string {
 	var names []string
 	for _, n := range m.Nodes {
 		for _, s := range n.Sinks {
 			for _, p := range s.Pending {
-				names = append(names, p.Final)
+				names = append(names, filepath.Join(sumOutDir, p.Final))
 			}
 		}
 	}

@@ -42,7 +42,7 @@ const (
 	sumOut = 2
 )
 
-// Where the sum job writes, on a MemFS.
+// Where the sum job writes, on a MemFS, in the folder sumJob.dir.
 const (
 	sumCkptDir = "/ckpt"
 	sumOutDir  = "/out"
@@ -86,11 +86,24 @@ type sumJob struct {
 	from string
 	// events, if set, receives the run's events.
 	events *events.Writer
-	// ckptDir is the checkpoint directory; "" for sumCkptDir.
+	// dir is the job's folder, which holds its checkpoint directory and
+	// its sink's directory ("": the root).
+	dir string
+	// ckptDir is the checkpoint directory; "" for sumCkptDir in dir.
 	ckptDir string
 	// configure, if set, changes the settings before they are resolved.
 	configure func(*config.Config)
+	// fresh starts the run over (run --fresh).
+	fresh bool
 }
+
+// checkpointDir is the job's checkpoint directory.
+func (o *sumJob) checkpointDir() string {
+	return cmp.Or(o.ckptDir, filepath.Join("/", o.dir, sumCkptDir))
+}
+
+// outDir is the directory of the job's file sink.
+func (o *sumJob) outDir() string { return filepath.Join("/", o.dir, sumOutDir) }
 
 // defaultSumJob is a job of p subtasks that takes at least three
 // checkpoints before the final one. Checkpoint 1 comes after record 40 of
@@ -123,13 +136,13 @@ func (o *sumJob) config(t testing.TB) *Config {
 			Timeout:  time.Minute,
 			MinPause: o.minPause,
 			Retain:   o.retain,
-			Dir:      cmp.Or(o.ckptDir, sumCkptDir),
+			Dir:      o.checkpointDir(),
 		},
 		StateBackend: "memory",
 		Nodes: []config.NodeConfig{
 			{Name: "gen", UID: "gen", Kind: "source", Section: "sources", Connector: "generator", Options: map[string]string{"generate": "Gen"}},
 			{Name: "sum", UID: "sum", Kind: "aggregate", Section: "operators", Parallelism: o.sumP, ParallelismSet: o.sumP != 0},
-			{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "sum", Connector: "file", Options: map[string]string{"path": sumOutDir}},
+			{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "sum", Connector: "file", Options: map[string]string{"path": o.outDir()}},
 		},
 	}
 	if o.configure != nil {
@@ -176,7 +189,7 @@ func (o *sumJob) run(t testing.TB) *sumRun {
 		ctx = context.Background()
 	}
 	log := new(syncBuffer)
-	j := job.New(ctx, o.config(t), job.Options{Log: log, FS: o.fs, From: o.from, Events: o.events})
+	j := job.New(ctx, o.config(t), job.Options{Log: log, FS: o.fs, From: o.from, Events: o.events, Fresh: o.fresh})
 	r := &sumRun{j: j, log: log}
 	if o.started != nil {
 		o.started(j)
@@ -408,7 +421,13 @@ func (o *sumJob) wantCounts() map[int64]int {
 // whose names do not start with '.', by name.
 func outputFiles(t testing.TB, fsys vfs.FS) map[string][]byte {
 	t.Helper()
-	entries, err := fsys.ReadDir(sumOutDir)
+	return outputFilesIn(t, fsys, sumOutDir)
+}
+
+// outputFilesIn is outputFiles of the sink directory dir.
+func outputFilesIn(t testing.TB, fsys vfs.FS, dir string) map[string][]byte {
+	t.Helper()
+	entries, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
@@ -417,7 +436,7 @@ func outputFiles(t testing.TB, fsys vfs.FS) map[string][]byte {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		data, err := vfs.ReadFile(fsys, filepath.Join(sumOutDir, e.Name()))
+		data, err := vfs.ReadFile(fsys, filepath.Join(dir, e.Name()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -427,8 +446,11 @@ func outputFiles(t testing.TB, fsys vfs.FS) map[string][]byte {
 }
 
 // hiddenFiles lists the sink directory's files whose names start with '.'.
-func hiddenFiles(fsys vfs.FS) []string {
-	entries, _ := fsys.ReadDir(sumOutDir)
+func hiddenFiles(fsys vfs.FS) []string { return hiddenFilesIn(fsys, sumOutDir) }
+
+// hiddenFilesIn is hiddenFiles of the sink directory dir.
+func hiddenFilesIn(fsys vfs.FS, dir string) []string {
+	entries, _ := fsys.ReadDir(dir)
 	var names []string
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") {
@@ -444,7 +466,7 @@ func hiddenFiles(fsys vfs.FS) []string {
 func (o *sumJob) checkOutput(t testing.TB, fsys vfs.FS) {
 	t.Helper()
 	got := map[string]int{}
-	for _, data := range outputFiles(t, fsys) {
+	for _, data := range outputFilesIn(t, fsys, o.outDir()) {
 		for line := range strings.Lines(string(data)) {
 			got[line]++
 		}

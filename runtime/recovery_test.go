@@ -107,10 +107,13 @@ func recordCrashes(o *sumJob, mem *vfs.MemFS) *crashRecorder {
 	return c
 }
 
-// newestComplete is the newest checkpoint of fsys with an intact manifest,
+// newestIntact is the newest checkpoint of fsys with an intact manifest,
 // 0 for none.
-func newestIntact(fsys vfs.FS) int64 {
-	st := &storage.Storage{FS: fsys, Dir: sumCkptDir}
+func newestIntact(fsys vfs.FS) int64 { return newestIntactIn(fsys, sumCkptDir) }
+
+// newestIntactIn is newestIntact of the checkpoint directory dir.
+func newestIntactIn(fsys vfs.FS, dir string) int64 {
+	st := &storage.Storage{FS: fsys, Dir: dir}
 	entries, _ := st.List()
 	for i := len(entries) - 1; i >= 0; i-- {
 		if _, err := st.Load(entries[i].ID); err == nil {
@@ -250,7 +253,7 @@ func committedBy(t *testing.T, fsys vfs.FS, id int64) []string {
 	var names []string
 	for _, s := range m.Node("out").Sinks {
 		for seq := range s.NextSeq {
-			names = append(names, fmt.Sprintf("part-%d-%d", s.Subtask, seq))
+			names = append(names, fmt.Sprintf("part-%05d-%010d", s.Subtask, seq))
 		}
 	}
 	slices.Sort(names)
@@ -543,6 +546,38 @@ func TestRetain(t *testing.T) {
 	o.checkOutput(t, mem)
 }
 
+// TestResumeRemovesFilesOfUnknownSubtasks resumes, at sink parallelism
+// 2, from a checkpoint taken at 2, after a run at 4 that resumed from it
+// has committed files of subtasks 2 and 3 (as when the newer checkpoints
+// are damaged, or with --from-checkpoint): the older checkpoint knows no
+// subtask 3, so no checkpoint it continues commits those files, and they
+// must go.
+func TestResumeRemovesFilesOfUnknownSubtasks(t *testing.T) {
+	o, base, newest := stoppedRun(t)
+	wider := *o
+	wider.sumP = 4
+	wider.pauses = []uint64{40, 120, 200, 280, 320, 360}
+	fsys, _ := stopAt(t, &wider, base.CrashClone(), 400)
+	var high []string
+	for name := range outputFiles(t, fsys) {
+		if sub, _, _ := strings.Cut(strings.TrimPrefix(name, "part-"), "-"); sub == "00002" || sub == "00003" {
+			high = append(high, name)
+		}
+	}
+	if len(high) == 0 {
+		t.Fatalf("the run at parallelism 4 committed no file of subtask 2 or 3: %v", slices.Sorted(maps.Keys(outputFiles(t, fsys))))
+	}
+	o.fs = fsys
+	o.from = filepath.Join(sumCkptDir, storage.FolderName(newest))
+	o.mustRun(t)
+	o.checkOutput(t, fsys)
+	for _, name := range high {
+		if _, ok := outputFiles(t, fsys)[name]; ok {
+			t.Errorf("%s, committed by no checkpoint the run continues, is left", name)
+		}
+	}
+}
+
 // TestSecondInstanceRefused runs a second instance of the job while the
 // first one runs: on the same checkpoint directory, then on another one
 // but the same sink directory. The second fails at once with a message
@@ -713,4 +748,57 @@ func TestChangedStateTypeRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFresh reruns a finished job: without --fresh it says it is done;
+// with it, the old checkpoints and output are moved aside, not deleted,
+// and the job runs again from the beginning to an exact output. A job
+// refused another job's checkpoint starts over the same way.
+func TestFresh(t *testing.T) {
+	mem := vfs.NewMem()
+	o := defaultSumJob(2, mem)
+	o.mustRun(t)
+	first := outputFiles(t, mem)
+	r := o.mustRun(t)
+	if !strings.Contains(r.log.String(), "is final: the job ran to the end of its input already") || !strings.Contains(r.log.String(), "run --fresh") {
+		t.Fatalf("a rerun of a finished job does not say so:\n%s", r.log)
+	}
+	o.fresh = true
+	r = o.mustRun(t)
+	if r.restoredID() != 0 || !strings.Contains(r.log.String(), "checkpoints aside to "+sumCkptDir+"/aside-") {
+		t.Fatalf("--fresh resumed from checkpoint %d, log:\n%s", r.restoredID(), r.log)
+	}
+	o.checkOutput(t, mem)
+	entries, _ := mem.ReadDir(sumCkptDir)
+	var aside string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "aside-") {
+			aside = filepath.Join(sumCkptDir, e.Name())
+		}
+	}
+	old, err := (&storage.Storage{FS: mem, Dir: aside}).List()
+	if err != nil || len(old) == 0 || !old[len(old)-1].Complete {
+		t.Errorf("the old checkpoints in %q: %v, %v", aside, old, err)
+	}
+	outEntries, _ := mem.ReadDir(sumOutDir)
+	moved := 0
+	for _, e := range outEntries {
+		if strings.HasPrefix(e.Name(), ".aside-") {
+			files, _ := mem.ReadDir(filepath.Join(sumOutDir, e.Name()))
+			moved += len(files)
+		}
+	}
+	if moved != len(first) {
+		t.Errorf("%d files of the first run's output moved aside, want %d", moved, len(first))
+	}
+
+	// Another job's checkpoints: refused, then started over with --fresh.
+	other := defaultSumJob(2, mem)
+	other.configure = func(c *config.Config) { c.Name = "other" }
+	if r := other.run(t); r.err == nil || !strings.Contains(r.err.Error(), "not of other") {
+		t.Fatalf("another job's checkpoint: %v", r.err)
+	}
+	other.fresh = true
+	other.mustRun(t)
+	other.checkOutput(t, mem)
 }

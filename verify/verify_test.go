@@ -33,7 +33,7 @@ const fakeLines = 40
 
 // fakeJob is a stand-in for a generated program, for the verifier's
 // tests: `run --checkpoint-dir DIR --set sinks.out.path=OUT ...` writes
-// fakeLines lines "line N", one committed file each, about 2 ms apart; its
+// fakeLines lines "line N", one committed file each, about 5 ms apart; its
 // checkpoint is the number of the next line, in DIR/next. It resumes from
 // it like a real program. Modes: ok; dup (a resumed run writes its first
 // line twice); fail (exits 1); hang (never ends); flaky (reports a failure
@@ -104,7 +104,7 @@ func fakeJob(mode string, args []string) int {
 	for ; next < fakeLines; next++ {
 		write(filepath.Join(out, fmt.Sprintf("part-%d", next)), fmt.Sprintf("line %d\n", next))
 		write(filepath.Join(ckpt, "next"), strconv.Itoa(next+1))
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
 	fmt.Println("fake: printed")
 	return 0
@@ -164,7 +164,9 @@ func TestRunWithKills(t *testing.T) {
 	v := fakeVerifier(t, "ok")
 	var log strings.Builder
 	v.Log = &log
-	delays := []time.Duration{0, 25 * time.Millisecond, 20 * time.Millisecond}
+	// Long enough for a process to start and commit a few lines on a
+	// busy machine, short of the 200 ms the fake job takes.
+	delays := []time.Duration{0, 90 * time.Millisecond, 70 * time.Millisecond}
 	r, err := v.RunWithKills("killed", delays, "--set", "checkpoint.interval=20ms")
 	if err != nil {
 		t.Fatal(err)

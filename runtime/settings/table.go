@@ -157,6 +157,7 @@ var connectors = []*Connector{
 			{Path: "on-error", Kind: Enum, Values: []string{"fail", "skip"}, Default: "fail", Help: "what a malformed record does: fail the job, or skip it and count it"},
 			{Path: "header", Kind: Bool, Default: "true", Formats: []string{"csv"}, Help: "csv: the first line names the columns (matched to field names or `csv` tags); without it columns map to fields in order"},
 			{Path: "delimiter", Kind: Char, Default: ",", Formats: []string{"csv"}, Help: "csv: the field separator, one character"},
+			{Path: "strict", Kind: Bool, Default: "false", Formats: []string{"jsonl", "csv"}, Help: "every field of the record type must be in every record, and nothing else: an unknown or missing field (or a JSON line that is not an object) is a malformed record"},
 		},
 	},
 	{

@@ -3,6 +3,7 @@ package vfs
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -179,4 +180,16 @@ func MkdirAllDurable(fsys FS, dir string) error {
 		}
 	}
 	return nil
+}
+
+// Unused returns path, or path-2, path-3, ... the first that does not
+// exist (cannot be stat'd): a name for a new file or folder that cannot clobber an old one.
+func Unused(fsys FS, path string) string {
+	name := path
+	for i := 2; ; i++ {
+		if _, err := fsys.Stat(name); err != nil {
+			return name // missing; or unreadable, which the caller then finds
+		}
+		name = fmt.Sprintf("%s-%d", path, i)
+	}
 }

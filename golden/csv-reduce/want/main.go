@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	sales run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet] [--cpuprofile FILE]
+//	sales run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR | --fresh] [--set KEY=VALUE]... [--quiet] [--events FILE] [--stop-timeout D] [--cpuprofile FILE]
 //	sales checkpoints [--checkpoint-dir DIR]
 //
 // Run "sales --help" for every setting. The pipeline's operators are in

@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	eventtime run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet] [--cpuprofile FILE]
+//	eventtime run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR | --fresh] [--set KEY=VALUE]... [--quiet] [--events FILE] [--stop-timeout D] [--cpuprofile FILE]
 //	eventtime checkpoints [--checkpoint-dir DIR]
 //
 // Run "eventtime --help" for every setting. The pipeline's operators are in

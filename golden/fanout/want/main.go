@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	fanout run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet] [--cpuprofile FILE]
+//	fanout run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR | --fresh] [--set KEY=VALUE]... [--quiet] [--events FILE] [--stop-timeout D] [--cpuprofile FILE]
 //	fanout checkpoints [--checkpoint-dir DIR]
 //
 // Run "fanout --help" for every setting. The pipeline's operators are in

@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	readings run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet] [--cpuprofile FILE]
+//	readings run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR | --fresh] [--set KEY=VALUE]... [--quiet] [--events FILE] [--stop-timeout D] [--cpuprofile FILE]
 //	readings checkpoints [--checkpoint-dir DIR]
 //
 // Run "readings --help" for every setting. The pipeline's operators are in

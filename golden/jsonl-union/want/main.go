@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	clicks run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet] [--cpuprofile FILE]
+//	clicks run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR | --fresh] [--set KEY=VALUE]... [--quiet] [--events FILE] [--stop-timeout D] [--cpuprofile FILE]
 //	clicks checkpoints [--checkpoint-dir DIR]
 //
 // Run "clicks --help" for every setting. The pipeline's operators are in

@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	statetypes run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet] [--cpuprofile FILE]
+//	statetypes run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR | --fresh] [--set KEY=VALUE]... [--quiet] [--events FILE] [--stop-timeout D] [--cpuprofile FILE]
 //	statetypes checkpoints [--checkpoint-dir DIR]
 //
 // Run "statetypes --help" for every setting. The pipeline's operators are in

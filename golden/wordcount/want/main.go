@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	wordcount run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet] [--cpuprofile FILE]
+//	wordcount run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR | --fresh] [--set KEY=VALUE]... [--quiet] [--events FILE] [--stop-timeout D] [--cpuprofile FILE]
 //	wordcount checkpoints [--checkpoint-dir DIR]
 //
 // Run "wordcount --help" for every setting. The pipeline's operators are in

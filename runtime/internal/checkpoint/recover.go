@@ -208,7 +208,7 @@ func (c *Checkpointer) retiredSinks(n *config.NodeConfig) []storage.SinkState {
 	var retired []storage.SinkState
 	for _, s := range ns.Sinks {
 		if s.Subtask >= n.Parallelism {
-			retired = append(retired, storage.SinkState{Subtask: s.Subtask, NextSeq: s.NextSeq, Dir: s.Dir})
+			retired = append(retired, storage.SinkState{Subtask: s.Subtask, NextSeq: s.NextSeq, Path: s.Path})
 		}
 	}
 	return retired

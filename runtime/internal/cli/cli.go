@@ -99,6 +99,7 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 	fs.String("parallelism", "", "")
 	fs.String("checkpoint-dir", "", "")
 	fromCheckpoint := fs.String("from-checkpoint", "", "")
+	fresh := fs.Bool("fresh", false, "")
 	quiet := fs.Bool("quiet", false, "")
 	cpuProfile := fs.String("cpuprofile", "", "")
 	eventsFile := fs.String("events", "", "")
@@ -136,6 +137,10 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 			fmt.Fprintf(stderr, "%s run: --%s: %v\n", name, flag, errors.Unwrap(err))
 			bad = true
 		}
+	}
+	if *fresh && *fromCheckpoint != "" {
+		fmt.Fprintf(stderr, "%s run: --fresh starts over, --from-checkpoint resumes: give one of them\n", name)
+		bad = true
 	}
 	if bad {
 		return exitUsage
@@ -177,7 +182,7 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 	r := job.NewRestarter(cfg.Restart)
 	from := *fromCheckpoint
 	for {
-		opts := job.Options{Log: stderr, Quiet: *quiet, From: from, Events: ev}
+		opts := job.Options{Log: stderr, Quiet: *quiet, From: from, Events: ev, Fresh: *fresh}
 		if !*quiet {
 			opts.Progress = stderr
 		}
@@ -224,7 +229,7 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 		}
 		// A restart resumes from the newest checkpoint, which may be one
 		// the failed attempt took.
-		from = ""
+		from, *fresh = "", false
 	}
 }
 
@@ -351,6 +356,8 @@ Flags of run:
   --checkpoint-dir DIR   where checkpoints are kept (default %[4]q); run resumes
                          from the newest complete one there
   --from-checkpoint DIR  resume from this checkpoint (a chk-NNNNNN folder)
+  --fresh                start over: the checkpoints and output of earlier runs
+                         are moved aside (DIR/aside-TIME, OUT/.aside-TIME)
   --set KEY=VALUE        override a setting by its path in the pipeline file;
                          may be given many times
   --quiet                no progress lines on standard error

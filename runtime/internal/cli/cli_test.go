@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -95,6 +96,8 @@ func (d *demoProgram) build(j *job.Job) {
 					fault.Abortf("bad record %d", 7)
 				case "panic":
 					panic("boom value")
+				case "fatal":
+					fault.Abort(&fault.Fatal{Err: errors.New("bad record 7 (a restart would read it again)")})
 				}
 			}
 			for {
@@ -389,7 +392,7 @@ func checkHelp(t *testing.T, help string) {
 		"parallelism", "max-parallelism",
 		"checkpoint.mode", "checkpoint.interval", "checkpoint.timeout", "checkpoint.min-pause", "checkpoint.retain", "checkpoint.dir",
 		"restart.strategy", "restart.attempts", "restart.delay", "restart.max-delay", "restart.multiplier", "restart.max-failures", "restart.interval",
-		"sources.lines.parallelism", "sources.lines.path", "sources.lines.on-error", "sources.lines.header", "sources.lines.delimiter",
+		"sources.lines.parallelism", "sources.lines.path", "sources.lines.on-error", "sources.lines.header", "sources.lines.delimiter", "sources.lines.strict",
 		"operators.counts.parallelism",
 		"sinks.out.path",
 		"sources.gen.parallelism", "sources.gen.rate",
@@ -507,5 +510,15 @@ func TestRunStopWithoutCheckpoints(t *testing.T) {
 	code, _, stderr := runDemoSignalled(t, &demoProgram{fail: "endless"}, signals, "run", "--quiet")
 	if code != exitFail || !strings.Contains(stderr, "checkpoint.mode is none, so a new run starts from the beginning") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// TestRunFatalNoRestart: a failure that a restart cannot mend (a malformed
+// record, say) ends the program at once, even with checkpoints and a
+// restart strategy that would restart.
+func TestRunFatalNoRestart(t *testing.T) {
+	code, _, stderr := runDemo(t, &demoProgram{fail: "fatal"}, "run", "--quiet", "--set", "checkpoint.mode=exactly-once", "--checkpoint-dir", t.TempDir())
+	if code != exitFail || !strings.Contains(stderr, "counts[1]: bad record 7") || strings.Contains(stderr, "restarting") {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 1 at once, without a restart", code, stderr)
 	}
 }

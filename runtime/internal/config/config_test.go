@@ -100,7 +100,7 @@ func TestConfigSetErrors(t *testing.T) {
 		{"sinks.nope.path=x", []string{`no sink named "nope"`, "(there are: out, show)"}},
 		{"operators.nope.parallelism=2", []string{`no operator named "nope"`, "(there are: words, counts)"}},
 		{"operators.lines.parallelism=2", []string{`no operator named "lines"`}}, // a source, not an operator
-		{"sources.lines.pth=x", []string{`the file source "lines" has no option "pth"`, "(it takes: path, format, type, on-error, header, delimiter)"}},
+		{"sources.lines.pth=x", []string{`the file source "lines" has no option "pth"`, "(it takes: path, format, type, on-error, header, delimiter, strict)"}},
 		{"sinks.show.path=x", []string{`the stdout sink "show" has no option "path"`, "(it takes: format)"}},
 		{"sources.lines.format=csv", []string{"format is fixed when the pipeline is compiled", "demo/pipeline.yaml"}},
 		{"sources.gen.generate=Other", []string{"generate is fixed when the pipeline is compiled"}},
@@ -192,7 +192,7 @@ func TestConfigResolve(t *testing.T) {
 
 	// Defaults come from the catalog; what the pipeline set stays.
 	lines := c.Nodes[0].Options
-	wantLines := map[string]string{"path": "input.txt", "format": "lines", "on-error": "fail", "header": "true", "delimiter": ","}
+	wantLines := map[string]string{"path": "input.txt", "format": "lines", "on-error": "fail", "header": "true", "delimiter": ",", "strict": "false"}
 	if !maps.Equal(lines, wantLines) {
 		t.Errorf("lines options %v, want %v", lines, wantLines)
 	}

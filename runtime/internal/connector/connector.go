@@ -1,7 +1,8 @@
 // Package connector is what the built-in connectors (file, generator,
 // stdout; Kafka and PostgreSQL later) share: Env, what a connector needs of
-// the job that runs it, and the registry of transactional sinks, whose
-// output the checkpoint protocol commits.
+// the job that runs it, the registry of transactional sinks, whose output
+// the checkpoint protocol commits, and that of sources whose input a
+// finished job checks.
 package connector
 
 import (
@@ -59,24 +60,61 @@ const CountEvery = 1024
 type Committer interface {
 	// Commit makes the output that sink subtask state s holds for its
 	// checkpoint visible. It is idempotent: recovery commits the
-	// checkpoint it resumes from again.
-	Commit(fsys vfs.FS, s storage.SinkState) error
+	// checkpoint it resumes from again. n is the sink's settings in this
+	// run, nil when this version of the job no longer has the sink: the
+	// output is where this run's settings say, so that a job folder can
+	// be moved or copied.
+	Commit(fsys vfs.FS, n *config.NodeConfig, s storage.SinkState) error
 	// Clean removes the output of sink n that no completed checkpoint
 	// commits, before a run starts; committed is what n's subtasks
 	// committed in the checkpoint the run resumes from, nil for a fresh
 	// start (whose earlier output is replaced). It returns what it removed,
 	// for the log.
 	Clean(fsys vfs.FS, n *config.NodeConfig, committed *storage.NodeState) (removed string, err error)
+	// MoveAside moves sink n's output into a place named after tag, for
+	// a run that starts over without deleting it (run --fresh), and says
+	// what it moved ("" for nothing).
+	MoveAside(fsys vfs.FS, n *config.NodeConfig, tag string) (moved string, err error)
 	// Lock takes sink n's output for this process until the Closer is
 	// closed or the process ends: two instances of a job must not write
 	// into one sink. It fails at once when another process has it.
 	Lock(fsys vfs.FS, n *config.NodeConfig) (io.Closer, error)
 }
 
+// InputChecker is the part of a source connector that looks at its input
+// before a run: a job that finished must not report its old output as the
+// result of input that changed since.
+type InputChecker interface {
+	// CheckFinished returns an error, saying what changed, unless the
+	// input that source n's settings name now is what its subtasks read
+	// to the end in a final checkpoint, which recorded read.
+	CheckFinished(n *config.NodeConfig, read *storage.NodeState) error
+}
+
 var (
 	mu         sync.Mutex
 	committers = map[string]Committer{}
+	checkers   = map[string]InputChecker{}
 )
+
+// RegisterInput makes c the input checker of the sources of connector
+// name.
+func RegisterInput(name string, c InputChecker) {
+	mu.Lock()
+	defer mu.Unlock()
+	if checkers[name] != nil {
+		panic(fmt.Sprintf("connector: input checker of %s registered twice", name))
+	}
+	checkers[name] = c
+}
+
+// InputCheckerOf returns the input checker of connector name, nil for a
+// source whose input cannot change (a generator).
+func InputCheckerOf(name string) InputChecker {
+	mu.Lock()
+	defer mu.Unlock()
+	return checkers[name]
+}
 
 // Register makes c the committer of the sinks of connector name.
 func Register(name string, c Committer) {

@@ -37,3 +37,30 @@ func (j *Job) acquire() (release func(), err error) {
 	}
 	return release, nil
 }
+
+// moveAside moves the checkpoints and every transactional sink's output of
+// earlier runs aside, under names made of tag, for a run that starts over.
+func (j *Job) moveAside(tag string) error {
+	moved, err := j.cp.MoveAside(tag)
+	if err != nil {
+		return err
+	}
+	if moved != "" {
+		j.Logf("%s", moved)
+	}
+	for i := range j.Config.Nodes {
+		node := &j.Config.Nodes[i]
+		c := connector.CommitterOf(node.Connector)
+		if node.Section != "sinks" || c == nil {
+			continue
+		}
+		moved, err := c.MoveAside(j.opts.FS, node, tag)
+		if err != nil {
+			return fmt.Errorf("sinks.%s: %w", node.Name, err)
+		}
+		if moved != "" {
+			j.Logf("sinks.%s: %s", node.Name, moved)
+		}
+	}
+	return nil
+}

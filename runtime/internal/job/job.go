@@ -13,6 +13,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
@@ -40,6 +41,9 @@ type Options struct {
 	FS vfs.FS
 	// Events receives the machine-readable events (nil for none).
 	Events *events.Writer
+	// Fresh starts the job over: the checkpoints and the sinks' output of
+	// earlier runs are moved aside, not deleted (run --fresh).
+	Fresh bool
 }
 
 // Job is one run of a pipeline: its settings after the command line, and
@@ -171,9 +175,17 @@ func (j *Job) Run(build func(j *Job)) error {
 		return &fault.Fatal{Err: err}
 	}
 	defer release()
+	if j.opts.Fresh {
+		if err := j.moveAside(time.Now().UTC().Format("20060102T150405Z")); err != nil {
+			return &fault.Fatal{Err: fmt.Errorf("--fresh: %w", err)}
+		}
+	}
 	if err = j.cp.Recover(j.opts.From, j.opts.Quiet); err != nil {
 		if errors.Is(err, checkpoint.ErrFinished) {
-			j.Logf("checkpoint %d is final: the job ran to the end of its input already, and its output is committed (remove %s to run it again)", j.cp.Restored().Manifest.ID, j.Config.Checkpoint.Dir)
+			if err := j.checkFinishedInput(j.cp.Restored().Manifest); err != nil {
+				return &fault.Fatal{Err: err}
+			}
+			j.Logf("checkpoint %d is final: the job ran to the end of its input already, and its output is committed (run --fresh to run it again: the old checkpoints and output are moved aside)", j.cp.Restored().Manifest.ID)
 			return nil
 		}
 		return &fault.Fatal{Err: err}

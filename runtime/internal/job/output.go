@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/connector"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 )
@@ -26,13 +27,25 @@ func (o output) Commit(m *storage.Manifest) error {
 			errs = append(errs, fmt.Errorf("sinks.%s: checkpoint %d has output of connector %q, which this program cannot commit", n.Name, m.ID, n.SinkConnector()))
 			continue
 		}
+		cfg := o.node(n.UID)
 		for _, s := range n.Sinks {
-			if err := c.Commit(o.j.opts.FS, s); err != nil {
+			if err := c.Commit(o.j.opts.FS, cfg, s); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// node returns this run's settings of the node with the given uid, nil
+// when this version of the job has none.
+func (o output) node(uid string) *config.NodeConfig {
+	for i := range o.j.Config.Nodes {
+		if o.j.Config.Nodes[i].UID == uid {
+			return &o.j.Config.Nodes[i]
+		}
+	}
+	return nil
 }
 
 // Clean removes, from every transactional sink, the output that no

@@ -4,8 +4,11 @@ import (
 	"time"
 )
 
-// manifestFormat is the version of the checkpoint layout.
-const manifestFormat = 1
+// manifestFormat is the version of the checkpoint layout. Format 2 holds
+// no absolute paths: sink files are named relative to their sink's
+// directory, so that a job folder can be moved or copied. Format 1 is
+// read too (upgradeFormat1).
+const manifestFormat = 2
 
 // Manifest describes one completed checkpoint.
 type Manifest struct {
@@ -71,14 +74,23 @@ type SourceState struct {
 // SinkState is a transactional sink subtask's state: the files that hold
 // records up to this checkpoint and are not committed yet, and the number
 // its next file takes.
+//
+// The files are named relative to the sink's directory, which the run
+// that commits them resolves from its own settings: a moved job folder
+// commits its files where they are now, and a copy never touches the
+// original's.
 type SinkState struct {
-	Subtask int           `json:"subtask"`
-	NextSeq uint64        `json:"nextSeq"`
-	Dir     string        `json:"dir"`
+	Subtask int    `json:"subtask"`
+	NextSeq uint64 `json:"nextSeq"`
+	// Path is the sink's path as it was set (relative to the working
+	// directory unless written absolute). It is used only to commit the
+	// files of a sink that a later version of the job no longer has.
+	Path    string        `json:"path,omitempty"`
 	Pending []PendingFile `json:"pending,omitempty"`
 }
 
-// PendingFile is a sink file that the checkpoint commits.
+// PendingFile is a sink file that the checkpoint commits. Its names are
+// file names in the sink's directory, not paths.
 type PendingFile struct {
 	Seq     uint64 `json:"seq"`
 	Pending string `json:"pending"` // hidden name while pending

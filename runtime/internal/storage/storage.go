@@ -139,10 +139,45 @@ func readManifest(fsys vfs.FS, path string) (*Manifest, error) {
 	if err := json.Unmarshal(data[:i], &m); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if m.Format == 1 {
+		if err := upgradeFormat1(&m, data[:i]); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
 	if m.Format != manifestFormat {
-		return nil, fmt.Errorf("%s: checkpoint format %d, this program reads %d", path, m.Format, manifestFormat)
+		return nil, fmt.Errorf("%s: checkpoint format %d, this program reads formats 1 to %d", path, m.Format, manifestFormat)
 	}
 	return &m, nil
+}
+
+// upgradeFormat1 turns a manifest of format 1, whose sink states hold the
+// sink's absolute directory and absolute paths of its files, into format
+// 2: the files are named within the directory, which the run resolves
+// from its settings, and the directory is kept only for a sink the job no
+// longer has.
+func upgradeFormat1(m *Manifest, data []byte) error {
+	var old struct {
+		Nodes []struct {
+			Sinks []struct {
+				Dir string `json:"dir"`
+			} `json:"sinks"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal(data, &old); err != nil {
+		return err
+	}
+	for i := range m.Nodes {
+		for j := range m.Nodes[i].Sinks {
+			s := &m.Nodes[i].Sinks[j]
+			s.Path = old.Nodes[i].Sinks[j].Dir
+			for k := range s.Pending {
+				p := &s.Pending[k]
+				p.Pending, p.Final = filepath.Base(p.Pending), filepath.Base(p.Final)
+			}
+		}
+	}
+	m.Format = manifestFormat
+	return nil
 }
 
 // Loaded is a verified checkpoint: its manifest and the content of its

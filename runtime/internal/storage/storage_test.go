@@ -29,7 +29,7 @@ func testManifest(id int64) *Manifest {
 				{Subtask: 0, Position: []byte{1, 2}}, {Subtask: 1, Position: []byte{3}, AtEnd: true}}},
 			{UID: "sum", Name: "sum", Kind: "aggregate", Parallelism: 2, KeySchema: "int64", ValueSchema: "int64"},
 			{UID: "out", Name: "out", Kind: "sink", Parallelism: 2, Sinks: []SinkState{
-				{Subtask: 0, NextSeq: 3, Dir: "/out", Pending: []PendingFile{{Seq: 2, Pending: "/out/.part-0-2.pending", Final: "/out/part-0-2"}}}}},
+				{Subtask: 0, NextSeq: 3, Path: "out", Pending: []PendingFile{{Seq: 2, Pending: ".part-00000-0000000002.pending", Final: "part-00000-0000000002"}}}}},
 		},
 		Stats: Stats{Duration: time.Second, Alignment: time.Millisecond, BytesWritten: 99, StateSize: 42},
 	}
@@ -122,8 +122,35 @@ func TestManifestRoundTrip(t *testing.T) {
 	if err := st.Commit(other); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.ReadManifest(8); err == nil || !strings.Contains(err.Error(), "checkpoint format 2, this program reads 1") {
-		t.Errorf("ReadManifest of format 2 = %v", err)
+	if _, err := st.ReadManifest(8); err == nil || !strings.Contains(err.Error(), "checkpoint format 3, this program reads formats 1 to 2") {
+		t.Errorf("ReadManifest of format 3 = %v", err)
+	}
+}
+
+// TestReadManifestFormat1 reads a manifest of format 1, whose sink states
+// hold absolute paths: the files come out named within their sink's
+// directory, and the directory as the sink's path.
+func TestReadManifestFormat1(t *testing.T) {
+	body := `{"format": 1, "id": 4, "job": "sum", "mode": "exactly-once", "maxParallelism": 128, "nodes": [
+  {"uid": "out", "name": "out", "kind": "sink", "parallelism": 2, "sinks": [
+    {"subtask": 0, "nextSeq": 3, "dir": "/home/a/job/out", "pending": [
+      {"seq": 2, "pending": "/home/a/job/out/.part-0-2.pending", "final": "/home/a/job/out/part-0-2"}]},
+    {"subtask": 1, "nextSeq": 1, "dir": "/home/a/job/out"}]}]}
+`
+	data := fmt.Appendf([]byte(body), "crc32c %08x\n", crc32.Checksum([]byte(body), castagnoli))
+	m, err := readManifestBytes(t, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []SinkState{
+		{Subtask: 0, NextSeq: 3, Path: "/home/a/job/out", Pending: []PendingFile{{Seq: 2, Pending: ".part-0-2.pending", Final: "part-0-2"}}},
+		{Subtask: 1, NextSeq: 1, Path: "/home/a/job/out"},
+	}
+	if got := m.Node("out").Sinks; !reflect.DeepEqual(got, want) {
+		t.Errorf("sinks %+v, want %+v", got, want)
+	}
+	if m.Format != manifestFormat {
+		t.Errorf("format %d, want it upgraded to %d", m.Format, manifestFormat)
 	}
 }
 

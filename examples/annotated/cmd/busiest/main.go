@@ -7,7 +7,7 @@
 //
 // Usage:
 //
-//	busiest run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet]
+//	busiest run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR | --fresh] [--set KEY=VALUE]... [--quiet] [--events FILE] [--stop-timeout D]
 //	busiest checkpoints [--checkpoint-dir DIR]
 //
 // Run "busiest --help" for every setting. The pipeline's code is in

@@ -7,7 +7,7 @@
 //
 // Usage:
 //
-//	pageviews run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet]
+//	pageviews run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR | --fresh] [--set KEY=VALUE]... [--quiet] [--events FILE] [--stop-timeout D]
 //	pageviews checkpoints [--checkpoint-dir DIR]
 //
 // Run "pageviews --help" for every setting. The pipeline's code is in

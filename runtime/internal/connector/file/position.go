@@ -1,40 +1,248 @@
 package file
 
 import (
+	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
+	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 )
 
-// Snapshot adds the source's read position to a checkpoint.
-func (s *Source[T]) Snapshot(snap *checkpoint.Snapshot, node int) {
-	p := s.Position()
+// A file source's position in a checkpoint identifies what it read, so
+// that a run resuming from it refuses input that changed since: the name,
+// offset and line of the file it stands in, the CRC-32C of the bytes
+// before the offset (kept as lines are read), and the file's size and
+// modification time when the checkpoint was taken, which the error shows.
+// Once a subtask has read all its files, it adds each one's name, size
+// and modification time, so that a finished job rerun on other input
+// refuses to pretend it has read it (input.CheckFinished).
+//
+// The fields after Line were added with manifest format 2; a position of
+// format 1 has none and is restored without these checks.
+
+// fileStat is a file's size and modification time: what changes when the
+// file is written.
+type fileStat struct {
+	Size    int64
+	ModTime int64 // Unix nanoseconds
+}
+
+func statOf(fi os.FileInfo) fileStat {
+	return fileStat{Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
+}
+
+// finishedFile is a file that a source subtask has read to its end.
+type finishedFile struct {
+	Name string
+	fileStat
+}
+
+func (f fileStat) String() string {
+	return fmt.Sprintf("%d bytes, modified %s", f.Size, time.Unix(0, f.ModTime).UTC().Format(time.RFC3339Nano))
+}
+
+// savedPosition is a source subtask's part of a checkpoint.
+type savedPosition struct {
+	Position
+	// at is the file's size and modification time at the checkpoint.
+	at fileStat
+	// finished holds the subtask's files once it has read them all.
+	finished []finishedFile
+	// identified is false for a position of format 1.
+	identified bool
+}
+
+func (p *savedPosition) encode() []byte {
 	w := codec.NewWriter(nil)
 	w.Uvarint(uint64(p.File))
 	w.String(p.Name)
 	w.Varint(p.Offset)
 	w.Varint(p.Line)
-	snap.AddSource(node, storage.SourceState{Subtask: s.sub, Position: w.Bytes(), AtEnd: s.done})
+	w.Uvarint(uint64(p.CRC))
+	w.Varint(p.at.Size)
+	w.Varint(p.at.ModTime)
+	w.Uvarint(uint64(len(p.finished)))
+	for _, f := range p.finished {
+		w.String(f.Name)
+		w.Varint(f.Size)
+		w.Varint(f.ModTime)
+	}
+	return w.Bytes()
+}
+
+func decodePosition(data []byte) (savedPosition, error) {
+	r := codec.NewReader(data)
+	var p savedPosition
+	p.File, p.Name, p.Offset, p.Line = int(r.Uvarint()), r.String(), r.Varint(), r.Varint()
+	if r.More() {
+		p.identified = true
+		p.CRC = uint32(r.Uvarint())
+		p.at = fileStat{Size: r.Varint(), ModTime: r.Varint()}
+		if n := r.Count(); n > 0 {
+			p.finished = make([]finishedFile, n)
+			for i := range p.finished {
+				p.finished[i] = finishedFile{Name: r.String(), fileStat: fileStat{Size: r.Varint(), ModTime: r.Varint()}}
+			}
+		}
+	}
+	return p, r.Err()
+}
+
+// Snapshot adds the source's read position to a checkpoint.
+func (s *Source[T]) Snapshot(snap *checkpoint.Snapshot, node int) {
+	snap.AddSource(node, s.saved())
+}
+
+// saved is the source's part of a checkpoint.
+func (s *Source[T]) saved() storage.SourceState {
+	p := savedPosition{Position: s.Position()}
+	if s.f != nil {
+		fi, err := s.f.Stat()
+		if err != nil {
+			s.fail(err)
+		}
+		p.at = statOf(fi)
+	}
+	if s.done {
+		p.finished = s.finished
+	}
+	return storage.SourceState{Subtask: s.sub, Position: p.encode(), AtEnd: s.done}
 }
 
 // restore moves the source to the position of the checkpoint the job
-// resumes from.
+// resumes from, once it has checked that the file it stands in begins
+// with what was read of it then.
 func (s *Source[T]) restore(node int) {
 	st := s.env.Checkpoints().RestoredSource(node, s.sub)
 	if st == nil {
 		return
 	}
-	r := codec.NewReader(st.Position)
-	p := Position{File: int(r.Uvarint()), Name: r.String(), Offset: r.Varint(), Line: r.Varint()}
-	if err := r.Err(); err != nil {
+	p, err := decodePosition(st.Position)
+	if err != nil {
 		fault.Abortf("sources.%s[%d]: restore position: %w", s.name, s.sub, err)
 	}
-	if err := s.Seek(p); err != nil {
+	if p.identified && p.File >= 0 && p.File < len(s.files) && s.files[p.File] == p.Name {
+		if err := checkRead(p); err != nil {
+			fault.Abortf("sources.%s[%d]: %w; put the file back as it was, or run with --fresh to start the job over", s.name, s.sub, err)
+		}
+	}
+	if err := s.Seek(p.Position); err != nil {
 		fault.Abort(err)
 	}
+	if p.identified && p.File >= len(s.files) {
+		s.finished = p.finished
+	}
+}
+
+// checkRead returns an error, naming the file and what changed, unless
+// the file of p still begins with the p.Offset bytes that were read of it
+// before the checkpoint. What follows them may have been added since.
+func checkRead(p savedPosition) error {
+	f, err := os.Open(p.Name)
+	if err != nil {
+		return err
+	}
+	defer f.Close() // read only
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	now := statOf(fi)
+	changed := func(what string) error {
+		return fmt.Errorf("%s changed since the checkpoint: %s (then %v; now %v)", p.Name, what, p.at, now)
+	}
+	if now.Size < p.Offset {
+		return changed(fmt.Sprintf("it has fewer bytes than the %d read before the checkpoint", p.Offset))
+	}
+	h := crc32.New(castagnoli)
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, p.Offset)); err != nil {
+		return fmt.Errorf("%s: %w", p.Name, err)
+	}
+	if h.Sum32() != p.CRC {
+		return changed(fmt.Sprintf("its first %d bytes, read before the checkpoint, are not the same", p.Offset))
+	}
+	return nil
+}
+
+// statFiles returns the name, size and modification time of each of the
+// subtask's files.
+func (s *Source[T]) statFiles() []finishedFile {
+	out := []finishedFile{}
+	for i := s.sub; i < len(s.files); i += s.step {
+		fi, err := os.Stat(s.files[i])
+		if err != nil {
+			s.fail(err)
+		}
+		out = append(out, finishedFile{Name: s.files[i], fileStat: statOf(fi)})
+	}
+	return out
+}
+
+// input checks the files of file sources before a run.
+type input struct{}
+
+// CheckFinished returns an error unless the files that n's path matches
+// now are those that its subtasks read in a final checkpoint, unchanged
+// (same names, sizes and modification times): a finished job rerun on
+// other or changed input must not report the old output as its result.
+func (input) CheckFinished(n *config.NodeConfig, ns *storage.NodeState) error {
+	path := n.Option("path")
+	files, err := matchFiles(path)
+	if err != nil {
+		return err
+	}
+	var problems []error
+	for _, st := range ns.Sources {
+		p, err := decodePosition(st.Position)
+		if err != nil {
+			return fmt.Errorf("final position of subtask %d: %w", st.Subtask, err)
+		}
+		if !p.identified {
+			continue // format 1 recorded nothing to compare
+		}
+		var mine []string
+		for i := st.Subtask; i < len(files); i += ns.Parallelism {
+			mine = append(mine, files[i])
+		}
+		if !slices.EqualFunc(mine, p.finished, func(name string, f finishedFile) bool { return name == f.Name }) {
+			var then []string
+			for _, f := range p.finished {
+				then = append(then, f.Name)
+			}
+			problems = append(problems, fmt.Errorf("subtask %d read %s, but path %q now gives it %s", st.Subtask, fileList(then), path, fileList(mine)))
+			continue
+		}
+		for i, name := range mine {
+			fi, err := os.Stat(name)
+			if err != nil {
+				return err
+			}
+			if now := statOf(fi); now != p.finished[i].fileStat {
+				problems = append(problems, fmt.Errorf("%s changed since it was read (then %v; now %v)", name, p.finished[i].fileStat, now))
+			}
+		}
+	}
+	return errors.Join(problems...)
+}
+
+// fileList names files for a message, the first few of a long list.
+func fileList(names []string) string {
+	switch {
+	case len(names) == 0:
+		return "no file"
+	case len(names) > 3:
+		return fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
+	}
+	return strings.Join(names, ", ")
 }
 
 // Recover, deferred by the chain of a file source, adds to a panic the file

@@ -35,7 +35,8 @@ type Sink[T any] struct {
 	cp   connector.Checkpoints
 	name string
 	sub  int
-	dir  string
+	path string // as set: relative to the working directory, or absolute
+	dir  string // path made absolute
 	enc  format.Encoder[T]
 	fs   vfs.FS
 	// transactional is false in mode none.
@@ -50,6 +51,8 @@ type Sink[T any] struct {
 	pending []pendingPart
 }
 
+// pendingPart is a closed file; its names are names in the sink's
+// directory.
 type pendingPart struct {
 	storage.PendingFile
 	inProgress string
@@ -61,10 +64,10 @@ type pendingPart struct {
 func NewSink[T any](env connector.Env, node, sub int, enc format.Encoder[T]) *Sink[T] {
 	n := env.Node(node)
 	cp := env.Checkpoints()
-	s := &Sink[T]{cp: cp, name: n.Name, sub: sub, enc: enc, fs: cp.FS(), transactional: cp.Enabled()}
-	dir, err := filepath.Abs(n.Option("path"))
-	if err != nil || n.Option("path") == "" {
-		fault.Abortf("sinks.%s: bad path %q", s.name, n.Option("path"))
+	s := &Sink[T]{cp: cp, name: n.Name, sub: sub, path: n.Option("path"), enc: enc, fs: cp.FS(), transactional: cp.Enabled()}
+	dir, err := sinkDir(s.path)
+	if err != nil {
+		fault.Abortf("sinks.%s: bad path %q: %w", s.name, s.path, err)
 	}
 	s.dir = dir
 	if err := vfs.MkdirAllDurable(s.fs, dir); err != nil {
@@ -93,14 +96,20 @@ func (s *Sink[T]) Write(v T) {
 	}
 }
 
-func (s *Sink[T]) partName(seq uint64) string {
-	return fmt.Sprintf("part-%d-%d", s.sub, seq)
+// partName is the committed name of file seq of sink subtask sub:
+// part-00003-0000000012. Both numbers are zero-padded so that a listing
+// sorted by name is in the order the files were written: the subtask to 5
+// digits (max-parallelism is at most 32768), the sequence number to 10
+// (a file per checkpoint, every second, for 300 years). A larger number
+// still parses, it only sorts out of order.
+func partName(sub int, seq uint64) string {
+	return fmt.Sprintf("part-%05d-%010d", sub, seq)
 }
 
 func (s *Sink[T]) open() {
 	s.curSeq = s.nextSeq
 	s.nextSeq++
-	name := s.partName(s.curSeq)
+	name := partName(s.sub, s.curSeq)
 	if s.transactional {
 		name = "." + name + ".inprogress"
 	}
@@ -136,10 +145,10 @@ func (s *Sink[T]) closeCurrent() {
 	if !s.transactional {
 		return
 	}
-	final := s.partName(s.curSeq)
+	final := partName(s.sub, s.curSeq)
 	s.pending = append(s.pending, pendingPart{
-		PendingFile: storage.PendingFile{Seq: s.curSeq, Pending: filepath.Join(s.dir, "."+final+".pending"), Final: filepath.Join(s.dir, final)},
-		inProgress:  filepath.Join(s.dir, "."+final+".inprogress"),
+		PendingFile: storage.PendingFile{Seq: s.curSeq, Pending: "." + final + ".pending", Final: final},
+		inProgress:  "." + final + ".inprogress",
 	})
 }
 
@@ -161,7 +170,7 @@ func (s *Sink[T]) PreCommit(snap *checkpoint.Snapshot, node int) {
 		}
 	}
 	s.pending = kept
-	st := storage.SinkState{Subtask: s.sub, NextSeq: s.nextSeq, Dir: s.dir}
+	st := storage.SinkState{Subtask: s.sub, NextSeq: s.nextSeq, Path: s.path}
 	var work []pendingPart
 	for i := range s.pending {
 		p := &s.pending[i]
@@ -178,7 +187,8 @@ func (s *Sink[T]) PreCommit(snap *checkpoint.Snapshot, node int) {
 	}
 }
 
-// preCommit makes closed files durable under their pending names. It is
+// preCommit makes closed files of directory dir durable under their
+// pending names. It is
 // idempotent: a file a failed checkpoint left in progress is synced and
 // renamed by the next one. Two writers may run it on the same files at
 // once (the final snapshot's and that of a checkpoint it superseded), so
@@ -186,10 +196,10 @@ func (s *Sink[T]) PreCommit(snap *checkpoint.Snapshot, node int) {
 func preCommit(fsys vfs.FS, dir string, parts []pendingPart) error {
 	// done reports whether p was pre-committed (or committed) already.
 	done := func(p pendingPart) bool {
-		if _, err := fsys.Stat(p.Pending); err == nil {
+		if _, err := fsys.Stat(filepath.Join(dir, p.Pending)); err == nil {
 			return true
 		}
-		_, err := fsys.Stat(p.Final)
+		_, err := fsys.Stat(filepath.Join(dir, p.Final))
 		return err == nil
 	}
 	// The directory is synced even when every file was renamed before: by
@@ -197,21 +207,22 @@ func preCommit(fsys vfs.FS, dir string, parts []pendingPart) error {
 	// by the other writer, which may not have synced it yet.
 	syncDir := false
 	for _, p := range parts {
-		f, err := fsys.Open(p.inProgress)
+		inProgress := filepath.Join(dir, p.inProgress)
+		f, err := fsys.Open(inProgress)
 		if errors.Is(err, fs.ErrNotExist) && done(p) {
 			syncDir = true
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("pre-commit %s: %w", p.inProgress, err)
+			return fmt.Errorf("pre-commit %s: %w", inProgress, err)
 		}
 		serr := f.Sync()
 		cerr := f.Close()
 		if err := errors.Join(serr, cerr); err != nil {
-			return fmt.Errorf("pre-commit %s: %w", p.inProgress, err)
+			return fmt.Errorf("pre-commit %s: %w", inProgress, err)
 		}
-		if err := fsys.Rename(p.inProgress, p.Pending); err != nil && !(errors.Is(err, fs.ErrNotExist) && done(p)) {
-			return fmt.Errorf("pre-commit %s: %w", p.inProgress, err)
+		if err := fsys.Rename(inProgress, filepath.Join(dir, p.Pending)); err != nil && !(errors.Is(err, fs.ErrNotExist) && done(p)) {
+			return fmt.Errorf("pre-commit %s: %w", inProgress, err)
 		}
 		syncDir = true
 	}

@@ -3,7 +3,6 @@ package file
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -34,7 +33,7 @@ func TestFileSink(t *testing.T) {
 			want[sub].WriteByte('\n')
 			if i == 10 {
 				s.PreCommit(nil, 0)
-				if got, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("part-%d-0", sub))); string(got) != want[sub].String() {
+				if got, _ := os.ReadFile(filepath.Join(dir, partName(sub, 0))); string(got) != want[sub].String() {
 					t.Errorf("subtask %d: after a checkpoint the part file has %d bytes, want %d", sub, len(got), want[sub].Len())
 				}
 			}
@@ -43,22 +42,22 @@ func TestFileSink(t *testing.T) {
 		s.End()
 	}
 	for sub := range 2 {
-		got, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("part-%d-0", sub)))
+		got, err := os.ReadFile(filepath.Join(dir, partName(sub, 0)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if string(got) != want[sub].String() {
-			t.Errorf("part-%d-0: got %d bytes, want %d", sub, len(got), want[sub].Len())
+			t.Errorf("%s: got %d bytes, want %d", partName(sub, 0), len(got), want[sub].Len())
 		}
 		if !bytes.Contains(got, []byte(`"html":"<&>"`)) {
-			t.Errorf("part-%d-0: HTML characters escaped", sub)
+			t.Errorf("%s: HTML characters escaped", partName(sub, 0))
 		}
 	}
 
 	// A subtask without records leaves no file.
 	j = connectortest.New(t, 3, connectortest.SinkNode("out", "file", map[string]string{"path": dir}))
 	NewSink(j, 0, 2, format.EncodeString).End()
-	if _, err := os.Stat(filepath.Join(dir, "part-2-0")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, partName(2, 0))); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("empty subtask wrote a file: %v", err)
 	}
 }
@@ -82,7 +81,7 @@ func TestFileSinkErrors(t *testing.T) {
 	s2 := NewSink(j, 0, 0, format.EncodeString)
 	s2.Write("x")
 	s2.cur.Close()
-	if err := connectortest.Catch(s2.End); err == nil || !strings.Contains(err.Error(), "part-0-0") || !strings.HasPrefix(err.Error(), "sinks.out: ") {
+	if err := connectortest.Catch(s2.End); err == nil || !strings.Contains(err.Error(), partName(0, 0)) || !strings.HasPrefix(err.Error(), "sinks.out: ") {
 		t.Errorf("write to a closed file: got %v", err)
 	}
 }

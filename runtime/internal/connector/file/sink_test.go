@@ -56,7 +56,7 @@ func runAsync(t *testing.T, s *checkpoint.Snapshot) {
 func commit(t *testing.T, j *connectortest.Env, s *checkpoint.Snapshot) {
 	t.Helper()
 	for _, st := range s.Sinks() {
-		if err := (committer{}).Commit(j.Ckpt().FS(), st); err != nil {
+		if err := (committer{}).Commit(j.Ckpt().FS(), j.Node(0), st); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -80,7 +80,7 @@ func TestFileSinkTwoPhaseCommit(t *testing.T) {
 	s.Write("a")
 	s.Write("b")
 	s.Flush()
-	if got, want := listDir(t, mem, sumOutDir), []string{".part-1-0.inprogress=a|b|"}; !slices.Equal(got, want) {
+	if got, want := listDir(t, mem, sumOutDir), []string{".part-00001-0000000000.inprogress=a|b|"}; !slices.Equal(got, want) {
 		t.Errorf("while writing: %q, want %q", got, want)
 	}
 
@@ -89,8 +89,10 @@ func TestFileSinkTwoPhaseCommit(t *testing.T) {
 	if s.cur != nil {
 		t.Error("PreCommit left the file open")
 	}
-	want := storage.SinkState{Subtask: 1, NextSeq: 1, Dir: sumOutDir, Pending: []storage.PendingFile{
-		{Seq: 0, Pending: "/out/.part-1-0.pending", Final: "/out/part-1-0"},
+	// The files are named within the sink's directory, which the
+	// checkpoint holds only as it was set.
+	want := storage.SinkState{Subtask: 1, NextSeq: 1, Path: sumOutDir, Pending: []storage.PendingFile{
+		{Seq: 0, Pending: ".part-00001-0000000000.pending", Final: "part-00001-0000000000"},
 	}}
 	if len(snap.Sinks()) != 1 || !sinkStateEqual(snap.Sinks()[0], want) {
 		t.Fatalf("sink state %+v, want %+v", snap.Sinks(), want)
@@ -99,27 +101,27 @@ func TestFileSinkTwoPhaseCommit(t *testing.T) {
 	s.Write("c")
 	s.Flush()
 	runAsync(t, snap)
-	if got, want := listDir(t, mem, sumOutDir), []string{".part-1-0.pending=a|b|", ".part-1-1.inprogress=c|"}; !slices.Equal(got, want) {
+	if got, want := listDir(t, mem, sumOutDir), []string{".part-00001-0000000000.pending=a|b|", ".part-00001-0000000001.inprogress=c|"}; !slices.Equal(got, want) {
 		t.Errorf("pre-committed: %q, want %q", got, want)
 	}
 	// The pending file is durable before the checkpoint's manifest is
 	// written.
-	if got, want := listDir(t, mem.CrashClone(), sumOutDir), []string{".part-1-0.pending=a|b|", ".part-1-1.inprogress="}; !slices.Equal(got, want) {
+	if got, want := listDir(t, mem.CrashClone(), sumOutDir), []string{".part-00001-0000000000.pending=a|b|", ".part-00001-0000000001.inprogress="}; !slices.Equal(got, want) {
 		t.Errorf("after a crash: %q, want %q", got, want)
 	}
 	if files := visibleFiles(mem); len(files) != 0 {
 		t.Errorf("output visible before the checkpoint is complete: %v", files)
 	}
 	commit(t, j, snap)
-	if got, want := listDir(t, mem, sumOutDir), []string{".part-1-1.inprogress=c|", "part-1-0=a|b|"}; !slices.Equal(got, want) {
+	if got, want := listDir(t, mem, sumOutDir), []string{".part-00001-0000000001.inprogress=c|", "part-00001-0000000000=a|b|"}; !slices.Equal(got, want) {
 		t.Errorf("committed: %q, want %q", got, want)
 	}
-	if got, want := listDir(t, mem.CrashClone(), sumOutDir), []string{".part-1-1.inprogress=", "part-1-0=a|b|"}; !slices.Equal(got, want) {
+	if got, want := listDir(t, mem.CrashClone(), sumOutDir), []string{".part-00001-0000000001.inprogress=", "part-00001-0000000000=a|b|"}; !slices.Equal(got, want) {
 		t.Errorf("committed, after a crash: %q, want %q", got, want)
 	}
 	// Committing again (as recovery does) changes nothing.
 	commit(t, j, snap)
-	if got, want := listDir(t, mem, sumOutDir), []string{".part-1-1.inprogress=c|", "part-1-0=a|b|"}; !slices.Equal(got, want) {
+	if got, want := listDir(t, mem, sumOutDir), []string{".part-00001-0000000001.inprogress=c|", "part-00001-0000000000=a|b|"}; !slices.Equal(got, want) {
 		t.Errorf("committed twice: %q, want %q", got, want)
 	}
 
@@ -129,13 +131,13 @@ func TestFileSinkTwoPhaseCommit(t *testing.T) {
 	s.End()
 	runAsync(t, final)
 	commit(t, j, final)
-	if got, want := listDir(t, mem, sumOutDir), []string{"part-1-0=a|b|", "part-1-1=c|"}; !slices.Equal(got, want) {
+	if got, want := listDir(t, mem, sumOutDir), []string{"part-00001-0000000000=a|b|", "part-00001-0000000001=c|"}; !slices.Equal(got, want) {
 		t.Errorf("after the final checkpoint: %q, want %q", got, want)
 	}
 }
 
 func sinkStateEqual(a, b storage.SinkState) bool {
-	return a.Subtask == b.Subtask && a.NextSeq == b.NextSeq && a.Dir == b.Dir && slices.Equal(a.Pending, b.Pending)
+	return a.Subtask == b.Subtask && a.NextSeq == b.NextSeq && a.Path == b.Path && slices.Equal(a.Pending, b.Pending)
 }
 
 func TestPartNames(t *testing.T) {
@@ -158,6 +160,10 @@ func TestPartNames(t *testing.T) {
 		{"part-1--1", 0, 0, false, false, true},
 		{"README", 0, 0, false, false, true},
 		{".DS_Store", 0, 0, false, false, false},
+		// What this version writes, zero-padded.
+		{"part-00012-0000000345", 12, 345, false, true, true},
+		{".part-00003-0000000007.pending", 3, 7, true, true, false},
+		{"part-+1-2", 0, 0, false, false, true},
 	}
 	for _, c := range cases {
 		sub, seq, hidden, ok := parsePartName(c.name)
@@ -176,14 +182,37 @@ func TestPartNames(t *testing.T) {
 	s.Write("x")
 	s.PreCommit(&checkpoint.Snapshot{ID: 1}, 0)
 	p := s.pending[0]
-	for name, want := range map[string]string{p.inProgress: ".part-4-9.inprogress", p.Pending: ".part-4-9.pending", p.Final: "part-4-9"} {
-		if filepath.Base(name) != want || filepath.Dir(name) != sumOutDir {
-			t.Errorf("file name %s, want %s in %s", name, want, sumOutDir)
+	for name, want := range map[string]string{p.inProgress: ".part-00004-0000000009.inprogress", p.Pending: ".part-00004-0000000009.pending", p.Final: "part-00004-0000000009"} {
+		if name != want {
+			t.Errorf("file name %s, want %s", name, want)
 		}
-		sub, seq, hidden, ok := parsePartName(filepath.Base(name))
+		sub, seq, hidden, ok := parsePartName(name)
 		if !ok || sub != 4 || seq != 9 || hidden != strings.HasPrefix(want, ".") {
 			t.Errorf("parsePartName(%s) = %d, %d, %v, %v", want, sub, seq, hidden, ok)
 		}
+	}
+}
+
+// TestPartNamesSort checks that the names of a sink's part files sort in
+// the order they were written (by subtask, then by number), also past 9
+// and for numbers as large as a long-lived job reaches: part-0-10 must not
+// come before part-0-2.
+func TestPartNamesSort(t *testing.T) {
+	subs := []int{0, 1, 2, 9, 10, 11, 99, 100, 32767}
+	seqs := []uint64{0, 1, 2, 9, 10, 11, 99, 100, 12345, 999_999_999, 1_000_000_000, 9_999_999_999}
+	var want []string
+	for _, sub := range subs {
+		for _, seq := range seqs {
+			name := partName(sub, seq)
+			want = append(want, name)
+			gotSub, gotSeq, hidden, ok := parsePartName(name)
+			if !ok || hidden || gotSub != sub || gotSeq != seq {
+				t.Errorf("parsePartName(%q) = %d, %d, %v, %v; want %d, %d", name, gotSub, gotSeq, hidden, ok, sub, seq)
+			}
+		}
+	}
+	if got := slices.Sorted(slices.Values(want)); !slices.Equal(got, want) {
+		t.Errorf("part names sort as\n%q\nwant\n%q", got, want)
 	}
 }
 
@@ -219,7 +248,7 @@ func TestFileSinkPendingUntilCommitted(t *testing.T) {
 	}
 	runAsync(t, s3)
 	commit(t, j, s3)
-	if got, want := listDir(t, mem, sumOutDir), []string{"part-0-0=a|", "part-0-1=b|", "part-0-2=c|"}; !slices.Equal(got, want) {
+	if got, want := listDir(t, mem, sumOutDir), []string{"part-00000-0000000000=a|", "part-00000-0000000001=b|", "part-00000-0000000002=c|"}; !slices.Equal(got, want) {
 		t.Errorf("after checkpoint 3: %q, want %q", got, want)
 	}
 	// Files of a completed checkpoint drop out of the list.
@@ -263,7 +292,7 @@ func TestFileSinkCommitFailsThenLater(t *testing.T) {
 	}
 	runAsync(t, s2)
 	commit(t, j, s2)
-	if got, want := listDir(t, mem, sumOutDir), []string{"part-0-0=a|", "part-0-1=b|"}; !slices.Equal(got, want) {
+	if got, want := listDir(t, mem, sumOutDir), []string{"part-00000-0000000000=a|", "part-00000-0000000001=b|"}; !slices.Equal(got, want) {
 		t.Errorf("%q, want %q", got, want)
 	}
 }
@@ -287,7 +316,7 @@ func TestPreCommitIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := listDir(t, ref, sumOutDir)
-	if !slices.Equal(want, []string{".part-0-0.pending=x|", ".part-0-1.pending=xx|", ".part-0-2.pending=xxx|"}) {
+	if !slices.Equal(want, []string{".part-00000-0000000000.pending=x|", ".part-00000-0000000001.pending=xx|", ".part-00000-0000000002.pending=xxx|"}) {
 		t.Fatalf("pre-committed: %q", want)
 	}
 
@@ -307,7 +336,7 @@ func TestPreCommitIdempotent(t *testing.T) {
 		t.Run("after a failed "+op.String(), func(t *testing.T) {
 			mem := vfs.NewMem()
 			ps := parts(t, mem, 3)
-			sub := ".part-0-1"
+			sub := ".part-00000-0000000001"
 			if op == vfs.OpOpenDir {
 				sub = sumOutDir
 			}
@@ -332,14 +361,15 @@ func TestPreCommitIdempotent(t *testing.T) {
 		if err := preCommit(mem, sumOutDir, ps); err != nil {
 			t.Fatal(err)
 		}
-		st := storage.SinkState{Dir: sumOutDir, Pending: []storage.PendingFile{ps[0].PendingFile, ps[1].PendingFile}}
-		if err := (committer{}).Commit(mem, st); err != nil {
+		st := storage.SinkState{Pending: []storage.PendingFile{ps[0].PendingFile, ps[1].PendingFile}}
+		n := connectortest.SinkNode("out", "file", map[string]string{"path": sumOutDir})
+		if err := (committer{}).Commit(mem, &n, st); err != nil {
 			t.Fatal(err)
 		}
 		if err := preCommit(mem, sumOutDir, ps); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := listDir(t, mem, sumOutDir), []string{"part-0-0=x|", "part-0-1=xx|"}; !slices.Equal(got, want) {
+		if got, want := listDir(t, mem, sumOutDir), []string{"part-00000-0000000000=x|", "part-00000-0000000001=xx|"}; !slices.Equal(got, want) {
 			t.Errorf("%q, want %q", got, want)
 		}
 	})
@@ -351,7 +381,7 @@ func TestPreCommitIdempotent(t *testing.T) {
 // both succeed, and the files are durable under their pending names when
 // either returns.
 func TestPreCommitConcurrent(t *testing.T) {
-	want := []string{".part-0-0.pending=x|", ".part-0-1.pending=xx|"}
+	want := []string{".part-00000-0000000000.pending=x|", ".part-00000-0000000001.pending=xx|"}
 	t.Run("other renames first", func(t *testing.T) {
 		mem := vfs.NewMem()
 		ps := parts(t, mem, 2)
@@ -407,7 +437,7 @@ func TestFileSinkModeNone(t *testing.T) {
 	s := NewSink(j, 0, 0, format.EncodeString)
 	s.Write("a")
 	s.Flush()
-	if got, want := listDir(t, mem, sumOutDir), []string{"part-0-0=a|"}; !slices.Equal(got, want) {
+	if got, want := listDir(t, mem, sumOutDir), []string{"part-00000-0000000000=a|"}; !slices.Equal(got, want) {
 		t.Errorf("while writing: %q, want %q", got, want)
 	}
 	s.Write("b")
@@ -423,7 +453,7 @@ func TestFileSinkModeNone(t *testing.T) {
 	}
 	s.Write("c")
 	s.End()
-	if got, want := listDir(t, mem, sumOutDir), []string{"part-0-0=a|b|c|"}; !slices.Equal(got, want) {
+	if got, want := listDir(t, mem, sumOutDir), []string{"part-00000-0000000000=a|b|c|"}; !slices.Equal(got, want) {
 		t.Errorf("after End: %q, want %q", got, want)
 	}
 	if h := hiddenFiles(mem); len(h) != 0 {
@@ -437,7 +467,7 @@ func TestFileSinkModeNone(t *testing.T) {
 func TestFileSinkRestoredNextSeq(t *testing.T) {
 	j := memSinkJob(t, config.ExactlyOnce, vfs.NewMem())
 	j.Restore(t, &storage.Manifest{ID: 3, MaxParallelism: 128, Nodes: []storage.NodeState{{UID: j.Node(0).UID, Sinks: []storage.SinkState{
-		{Subtask: 0, NextSeq: 5, Dir: sumOutDir}, {Subtask: 1, NextSeq: 8, Dir: sumOutDir},
+		{Subtask: 0, NextSeq: 5}, {Subtask: 1, NextSeq: 8},
 	}}}})
 	for sub, want := range []uint64{5, 8, 8} {
 		if got := NewSink(j, 0, sub, format.EncodeString).nextSeq; got != want {
@@ -472,4 +502,40 @@ func visibleFiles(fsys vfs.FS) []string {
 		}
 	}
 	return names
+}
+
+// TestCommitDirectory checks where Commit renames: in the sink's
+// directory as this run has it, or, for a sink this version of the job no
+// longer has, as the checkpoint recorded it; and never outside it.
+func TestCommitDirectory(t *testing.T) {
+	mem := vfs.NewMem()
+	for _, dir := range []string{"/now", "/then"} {
+		if err := mem.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := vfs.WriteFileSync(mem, filepath.Join(dir, ".part-00000-0000000000.pending"), []byte("x\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := storage.SinkState{Path: "/then", Pending: []storage.PendingFile{{Pending: ".part-00000-0000000000.pending", Final: "part-00000-0000000000"}}}
+	n := connectortest.SinkNode("out", "file", map[string]string{"path": "/now"})
+	if err := (committer{}).Commit(mem, &n, st); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := listDir(t, mem, "/now"), []string{"part-00000-0000000000=x|"}; !slices.Equal(got, want) {
+		t.Errorf("/now: %q, want %q", got, want)
+	}
+	if got, want := listDir(t, mem, "/then"), []string{".part-00000-0000000000.pending=x|"}; !slices.Equal(got, want) {
+		t.Errorf("/then, which this run's settings do not name: %q, want %q", got, want)
+	}
+	if err := (committer{}).Commit(mem, nil, st); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := listDir(t, mem, "/then"), []string{"part-00000-0000000000=x|"}; !slices.Equal(got, want) {
+		t.Errorf("/then, for a sink the job no longer has: %q, want %q", got, want)
+	}
+	bad := storage.SinkState{Pending: []storage.PendingFile{{Pending: "../now/part-00000-0000000000", Final: "stolen"}}}
+	if err := (committer{}).Commit(mem, &n, bad); err == nil || !strings.Contains(err.Error(), "not a file name in the sink's directory") {
+		t.Errorf("Commit of a path = %v, want it refused", err)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -25,6 +26,10 @@ import (
 // readBufferSize is the read buffer of a file source: large enough that a
 // read system call costs little per line.
 const readBufferSize = 256 << 10
+
+// castagnoli is the CRC-32C table, which most processors compute in
+// hardware.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // utf8BOM is dropped from the start of every file: editors and spreadsheets
 // write it, and it would otherwise end up in the first record (or break the
@@ -43,6 +48,10 @@ type Position struct {
 	Name   string
 	Offset int64
 	Line   int64
+	// CRC is the CRC-32C of the file's bytes before Offset, the part the
+	// source has read: a restore compares it with the file's, so that a
+	// file changed since the checkpoint is refused (checkRead).
+	CRC uint32
 }
 
 // Source is one subtask of a file source: it reads its share of the
@@ -72,6 +81,17 @@ type Source[T any] struct {
 	long []byte
 	off  int64 // offset of the next line in the file
 	line int64 // number of the next line
+	// crc is the CRC-32C of the file's bytes before off, but for the
+	// lines taken from window: readLine takes lines from a view of the
+	// read buffer (window, which starts as all of view) without calling
+	// the reader, and release hands them back to it and adds them to
+	// the checksum at once. Summing a run, not line by line, keeps the
+	// checksum cheap.
+	crc          uint32
+	view, window []byte
+	// finished identifies the files of this subtask once it has read
+	// them all, for the final checkpoint (input.CheckFinished).
+	finished []finishedFile
 
 	uncounted int
 	skipped   int64
@@ -100,13 +120,17 @@ func NewSource[T any](env connector.Env, node, sub int, f format.Format[T]) *Sou
 	default:
 		fault.Abortf("sources.%s: on-error wants fail or skip, got %q", s.name, onErr)
 	}
+	if n.Option("strict") == "true" {
+		st, ok := f.(format.Strictable[T])
+		if !ok {
+			fault.Abortf("sources.%s: strict applies to formats jsonl and csv only", s.name)
+		}
+		s.format = st.Strict()
+	}
 	path := n.Option("path")
 	files, err := matchFiles(path)
 	if err != nil {
 		fault.Abortf("sources.%s: %w", s.name, err)
-	}
-	if len(files) == 0 {
-		fault.Abortf("sources.%s: path %q matches no file", s.name, path)
 	}
 	s.files = files
 	s.ctl = env.Checkpoints().NewSourceCtl()
@@ -117,8 +141,23 @@ func NewSource[T any](env connector.Env, node, sub int, f format.Format[T]) *Sou
 // matchFiles lists the files that path names, sorted: the file itself, the
 // regular files of a directory (not in its subdirectories, and without the
 // hidden files that start with . or _), or the files matching a glob
-// pattern.
+// pattern. A path that matches no file is an error.
 func matchFiles(path string) ([]string, error) {
+	files, err := listFiles(path)
+	if err == nil && len(files) == 0 {
+		err = fmt.Errorf("path %q matches no file", path)
+		if !filepath.IsAbs(path) {
+			// Data paths are relative to the working directory, which
+			// may not be the pipeline file's folder.
+			if wd, werr := os.Getwd(); werr == nil {
+				err = fmt.Errorf("path %q (resolved against the working directory %s) matches no file", path, wd)
+			}
+		}
+	}
+	return files, err
+}
+
+func listFiles(path string) ([]string, error) {
 	if path == "" {
 		return nil, errors.New("path is empty")
 	}
@@ -212,7 +251,7 @@ func (s *Source[T]) Next() (T, bool) {
 				continue
 			}
 			if err := s.dec.Header(line); err != nil {
-				fault.Abortf("sources.%s: %s:%d: %w", s.name, s.files[s.cur], lineNo, err)
+				fault.Abort(&fault.Fatal{Err: fmt.Errorf("sources.%s: %s:%d: %w", s.name, s.files[s.cur], lineNo, err)})
 			}
 			s.header = false
 			continue
@@ -233,10 +272,29 @@ func (s *Source[T]) Next() (T, bool) {
 }
 
 // readLine returns the next line with its line ending, or io.EOF at the end
-// of the file. The line is valid until the next read.
+// of the file, and adds it to the checksum of what was read. The line is
+// valid until the next read.
 func (s *Source[T]) readLine() ([]byte, error) {
+	if i := bytes.IndexByte(s.window, '\n'); i >= 0 {
+		line := s.window[:i+1]
+		s.window = s.window[i+1:]
+		return line, nil
+	}
+	// Reading more moves the buffer's content: first release the lines
+	// taken; then take from all that is in the buffer, if it holds a
+	// whole line.
+	s.release()
+	if n := s.r.Buffered(); n > 0 {
+		s.view, _ = s.r.Peek(n)
+		if i := bytes.IndexByte(s.view, '\n'); i >= 0 {
+			s.window = s.view[i+1:]
+			return s.view[:i+1], nil
+		}
+		s.view = nil
+	}
 	line, err := s.r.ReadSlice('\n')
 	if err == nil {
+		s.crc = crc32.Update(s.crc, castagnoli, line)
 		return line, nil
 	}
 	if err == bufio.ErrBufferFull {
@@ -251,12 +309,14 @@ func (s *Source[T]) readLine() ([]byte, error) {
 	case err == io.EOF && len(line) > 0:
 		// The last line of a file without a final line break; the next
 		// read reports the end.
+		s.crc = crc32.Update(s.crc, castagnoli, line)
 		return line, nil
 	case err == io.EOF:
 		return nil, io.EOF
 	case err != nil:
 		return nil, err
 	}
+	s.crc = crc32.Update(s.crc, castagnoli, line)
 	return line, nil
 }
 
@@ -285,8 +345,20 @@ func (s *Source[T]) openFile() error {
 	}
 	s.dec = s.format.NewDecoder()
 	s.header = s.dec.NeedsHeader()
-	s.off, s.line = 0, 1
+	s.off, s.line, s.crc, s.view, s.window = 0, 1, 0, nil, nil
 	return nil
+}
+
+// release consumes, in the reader, the lines taken from the window, and
+// adds them to the checksum.
+func (s *Source[T]) release() {
+	if s.view == nil {
+		return
+	}
+	taken := len(s.view) - len(s.window)
+	s.crc = crc32.Update(s.crc, castagnoli, s.view[:taken])
+	s.r.Discard(taken)
+	s.view, s.window = nil, nil
 }
 
 func (s *Source[T]) closeFile() {
@@ -294,7 +366,7 @@ func (s *Source[T]) closeFile() {
 		s.f.Close() // read only: nothing to lose
 		s.f = nil
 	}
-	s.off, s.line = 0, 1
+	s.off, s.line, s.crc, s.view, s.window = 0, 1, 0, nil, nil
 	if cap(s.long) > 4*readBufferSize {
 		s.long = nil // one huge line should not pin its memory for good
 	}
@@ -308,7 +380,8 @@ func (s *Source[T]) fail(err error) {
 func (s *Source[T]) malformed(lineNo int64, err error) {
 	if !s.skip {
 		s.closeFile()
-		fault.Abortf("sources.%s: %s:%d: %w", s.name, s.files[s.cur], lineNo, err)
+		// Not worth a restart: the record is read again and fails again.
+		fault.Abort(&fault.Fatal{Err: fmt.Errorf("sources.%s: %s:%d: %w (a malformed record fails the job, and a restart would read it again: set sources.%s.on-error=skip to skip such records and count them)", s.name, s.files[s.cur], lineNo, err, s.name)})
 	}
 	if s.skipped == 0 {
 		s.firstSkip = fmt.Sprintf("%s:%d: %v", s.files[s.cur], lineNo, err)
@@ -334,6 +407,10 @@ func (s *Source[T]) finish() {
 		return
 	}
 	s.done = true
+	if s.finished == nil {
+		// A subtask restored at its end keeps what it recorded then.
+		s.finished = s.statFiles()
+	}
 	s.ctl.Count(s.uncounted)
 	s.uncounted = 0
 	if s.skipped > 0 {
@@ -346,12 +423,14 @@ func (s *Source[T]) Position() Position {
 	if s.cur >= len(s.files) {
 		return Position{File: len(s.files), Line: 1}
 	}
-	return Position{File: s.cur, Name: s.files[s.cur], Offset: s.off, Line: s.line}
+	s.release()
+	return Position{File: s.cur, Name: s.files[s.cur], Offset: s.off, Line: s.line, CRC: s.crc}
 }
 
 // Seek makes the next record the one at p, a position taken from a source
 // reading the same files with the same parallelism. The files of this
-// subtask before p's are not read.
+// subtask before p's are not read. It takes p.CRC as the checksum of what
+// was read before p: checkRead verifies it.
 func (s *Source[T]) Seek(p Position) error {
 	s.closeFile()
 	s.done = false
@@ -407,6 +486,6 @@ func (s *Source[T]) seek(p Position) error {
 		return err
 	}
 	s.r.Reset(s.f)
-	s.off, s.line = p.Offset, p.Line
+	s.off, s.line, s.crc, s.view, s.window = p.Offset, p.Line, p.CRC, nil, nil
 	return nil
 }

@@ -2,7 +2,9 @@ package file
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -295,8 +297,11 @@ func TestCSVFormat(t *testing.T) {
 				}
 				return
 			}
-			if want := strings.ReplaceAll(c.err, "IN", path); err == nil || err.Error() != want {
-				t.Errorf("on-error=fail: got error\n\t%v\nwant\n\t%s", err, want)
+			// A malformed record is fatal, so that the job is not
+			// restarted to fail on it again.
+			var fatal *fault.Fatal
+			if want := strings.ReplaceAll(c.err, "IN", path); err == nil || !strings.HasPrefix(err.Error(), want) || !errors.As(err, &fatal) {
+				t.Errorf("on-error=fail: got error\n\t%v\nwant a fatal one that starts with\n\t%s", err, want)
 			}
 			j = fileSourceJob(t, 1, map[string]string{"path": path, "on-error": "skip"})
 			got, err = readFile(j, 0, format)
@@ -463,6 +468,24 @@ func TestFileSourceErrors(t *testing.T) {
 	}
 }
 
+// TestFileSourceMissingRelative checks that a relative path that matches
+// nothing is reported with the folder it was resolved against: the
+// working directory, which need not be the pipeline file's.
+func TestFileSourceMissingRelative(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := fileSourceJob(t, 1, map[string]string{"path": filepath.Join("data", "*.csv")})
+	err = connectortest.Catch(func() { NewSource(j, 0, 0, format.LinesFormat()) })
+	want := fmt.Sprintf("sources.src: path %q (resolved against the working directory %s) matches no file", filepath.Join("data", "*.csv"), wd)
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
 func TestFileSourceStopsWhenJobFails(t *testing.T) {
 	path := writeFile(t, filepath.Join(t.TempDir(), "in.txt"), strings.Repeat("x\n", 10*connector.CountEvery))
 	j := fileSourceJob(t, 1, map[string]string{"path": path})
@@ -555,12 +578,14 @@ func TestFileSourcePosition(t *testing.T) {
 	c := writeFile(t, filepath.Join(dir, "c.txt"), "c1\nc2\n")
 	j := fileSourceJob(t, 2, map[string]string{"path": dir})
 	src := NewSource(j, 0, 0, format.LinesFormat()) // reads a and c
+	// CRC is the checksum of what was read of the file.
+	crc := crcOf
 	want := []Position{
 		{File: 0, Name: a, Offset: 0, Line: 1},
-		{File: 0, Name: a, Offset: 4, Line: 2},
-		{File: 0, Name: a, Offset: 7, Line: 3},
-		{File: 2, Name: c, Offset: 3, Line: 2},
-		{File: 2, Name: c, Offset: 6, Line: 3},
+		{File: 0, Name: a, Offset: 4, Line: 2, CRC: crc("a1\r\n")},
+		{File: 0, Name: a, Offset: 7, Line: 3, CRC: crc("a1\r\na2\n")},
+		{File: 2, Name: c, Offset: 3, Line: 2, CRC: crc("c1\n")},
+		{File: 2, Name: c, Offset: 6, Line: 3, CRC: crc("c1\nc2\n")},
 		{File: 3, Line: 1},
 	}
 	for i, w := range want {
@@ -695,4 +720,38 @@ func BenchmarkFileSourceLines(b *testing.B) {
 	b.Run("Scanner", func(b *testing.B) { scanner(b, count) })
 	b.Run("FileSource+wordcount", func(b *testing.B) { source(b, wordcount) })
 	b.Run("Scanner+wordcount", func(b *testing.B) { scanner(b, wordcount) })
+}
+
+// crcOf is the checksum a source keeps of what it read.
+func crcOf(read string) uint32 { return crc32.Checksum([]byte(read), castagnoli) }
+
+// TestMalformedRecordIsFatal: a record that does not decode fails the job
+// at once (no restart would mend it), and the message says where and what
+// to set to skip such records.
+func TestMalformedRecordIsFatal(t *testing.T) {
+	path := writeFile(t, filepath.Join(t.TempDir(), "in.jsonl"), "{\"S\":\"a\"}\n{\"S\":\n")
+	j := fileSourceJob(t, 1, map[string]string{"path": path})
+	_, err := readFile(j, 0, format.JSONFormat[struct{ S string }]())
+	var fatal *fault.Fatal
+	if !errors.As(err, &fatal) || !strings.Contains(err.Error(), path+":2: ") || !strings.Contains(err.Error(), "set sources.src.on-error=skip") {
+		t.Errorf("got %v, want a fatal error at line 2 that suggests on-error=skip", err)
+	}
+}
+
+// TestFileSourceStrict: with strict, a JSON key named time where the type
+// says ts is a malformed record instead of a record in the year 1.
+func TestFileSourceStrict(t *testing.T) {
+	type click struct {
+		User string    `json:"user"`
+		TS   time.Time `json:"ts"`
+	}
+	path := writeFile(t, filepath.Join(t.TempDir(), "in.jsonl"), "{\"user\":\"a\",\"time\":\"2024-03-01T08:00:00Z\"}\n")
+	got, err := readFile(fileSourceJob(t, 1, map[string]string{"path": path}), 0, format.JSONFormat[click]())
+	if err != nil || len(got) != 1 || !got[0].TS.IsZero() {
+		t.Fatalf("lenient: %v, %v; want one record with a zero time", got, err)
+	}
+	_, err = readFile(fileSourceJob(t, 1, map[string]string{"path": path, "strict": "true"}), 0, format.JSONFormat[click]())
+	if err == nil || !strings.Contains(err.Error(), `in.jsonl:1: bad JSON: unknown field "time" and missing field "ts" (strict)`) {
+		t.Errorf("strict: %v", err)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,17 +69,29 @@ func (linesFormat) Header([]byte) error                      { return nil }
 func (linesFormat) Decode(line []byte) (string, bool, error) { return string(line), true, nil }
 
 // JSONFormat reads one JSON value per line into T with encoding/json;
-// blank lines hold no record.
-func JSONFormat[T any]() Format[T] { return jsonFormat[T]{} }
+// blank lines hold no record. A decode error names the field it is about.
+func JSONFormat[T any]() Format[T] {
+	return jsonFormat[T]{fields: jsonFields(reflect.TypeFor[T]())}
+}
 
-type jsonFormat[T any] struct{}
+type jsonFormat[T any] struct {
+	fields []jsonField
+	strict bool
+}
 
-func (jsonFormat[T]) NewDecoder() Decoder[T] { return &jsonDecoder[T]{rec: new(T)} }
+func (f jsonFormat[T]) NewDecoder() Decoder[T] { return &jsonDecoder[T]{rec: new(T), f: f} }
+
+// Strict reads only JSON objects with exactly T's fields.
+func (f jsonFormat[T]) Strict() Format[T] {
+	f.strict = true
+	return f
+}
 
 type jsonDecoder[T any] struct {
 	// rec is decoded into and copied out, so that the record does not need
 	// an allocation of its own on every line.
 	rec *T
+	f   jsonFormat[T]
 }
 
 func (*jsonDecoder[T]) NeedsHeader() bool   { return false }
@@ -89,11 +102,16 @@ func (d *jsonDecoder[T]) Decode(line []byte) (T, bool, error) {
 	if isBlank(line) {
 		return zero, false, nil
 	}
+	if d.f.strict {
+		if err := checkStrict(line, d.f.fields); err != nil {
+			return zero, false, &formatError{"JSON", err}
+		}
+	}
 	// A reused record must start empty, or fields missing from this line
 	// would keep the previous line's values.
 	*d.rec = zero
 	if err := json.Unmarshal(line, d.rec); err != nil {
-		return zero, false, &formatError{"JSON", err}
+		return zero, false, &formatError{"JSON", fieldError(line, d.f.fields, err)}
 	}
 	return *d.rec, true, nil
 }
@@ -172,6 +190,16 @@ type csvFormat[T any] struct {
 	// bind is the binding of a file without header.
 	bind []csvBinding
 	typ  reflect.Type
+	// strict wants a column for every field.
+	strict bool
+}
+
+// Strict reads only files whose header names every field of T (a file
+// without header has a column for every field already).
+func (f *csvFormat[T]) Strict() Format[T] {
+	s := *f
+	s.strict = true
+	return &s
 }
 
 // csvColumn is a field of the record type that a column can fill.
@@ -378,6 +406,17 @@ func (d *csvDecoder[T]) Header(line []byte) error {
 			}
 		}
 		bind[i] = csvBinding{name: string(name), col: col}
+	}
+	if d.f.strict {
+		var missing []string
+		for i := range d.f.cols {
+			if !slices.ContainsFunc(bind, func(b csvBinding) bool { return b.col == &d.f.cols[i] }) {
+				missing = append(missing, d.f.cols[i].name)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("csv header: no column for %s of %s (strict)", strings.Join(missing, ", "), d.f.typ.Name())
+		}
 	}
 	d.bind = bind
 	d.needHeader = false
