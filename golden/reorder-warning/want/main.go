@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	reorder run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet] [--cpuprofile FILE]
+//	reorder run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR | --fresh] [--set KEY=VALUE]... [--quiet] [--events FILE] [--stop-timeout D] [--cpuprofile FILE]
 //	reorder checkpoints [--checkpoint-dir DIR]
 //
 // Run "reorder --help" for every setting. The pipeline's operators are in

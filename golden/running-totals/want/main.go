@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	totals run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet] [--cpuprofile FILE]
+//	totals run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR | --fresh] [--set KEY=VALUE]... [--quiet] [--events FILE] [--stop-timeout D] [--cpuprofile FILE]
 //	totals checkpoints [--checkpoint-dir DIR]
 //
 // Run "totals --help" for every setting. The pipeline's operators are in
