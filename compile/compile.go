@@ -21,7 +21,7 @@ import (
 )
 
 // Result is a compiled pipeline: its IR, its generated files, and the
-// warnings the compiler printed about it.
+// warnings the compiler printed about it (nil or empty when none).
 type Result struct {
 	IR       *ir.Pipeline
 	Files    []codegen.File

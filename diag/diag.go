@@ -125,8 +125,14 @@ func (l *List) Append(other *List) {
 	}
 }
 
-// Len is the number of problems recorded, warnings included.
-func (l *List) Len() int { return len(l.items) }
+// Len is the number of problems recorded, warnings included; 0 for a nil
+// list.
+func (l *List) Len() int {
+	if l == nil {
+		return 0
+	}
+	return len(l.items)
+}
 
 // HasErrors reports whether any problem recorded is an error, not a
 // warning.
