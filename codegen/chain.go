@@ -126,6 +126,9 @@ func (g *gen) chainCode(f *jen.File, c *chain) {
 			if n.Window != nil && !n.Window.Processing && (n.Kind == ir.Aggregate || n.Kind == ir.Reduce) {
 				cg.emitMethod(n, "late")
 			}
+			if sendsDeadLetters(n) {
+				cg.emitMethod(n, deadLetter)
+			}
 		}
 	}
 	cg.controlMethods()
@@ -279,6 +282,16 @@ func (cg *chainGen) constructor() {
 			b.Id("c").Dot("ctl").Op("=").Id("c").Dot("src").Dot("Ctl").Call()
 			if h.Timestamps != nil {
 				b.Id("c").Dot("wm").Op("=").Qual(runtimePath, "NewWatermarks").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(h)))
+			}
+			if sendsDeadLetters(h) {
+				emit := jen.Id("c").Dot(cg.member("emit%sDeadLetter", h))
+				if cg.timed {
+					// A dead letter has the newest event time read so far:
+					// never late, and never ahead of the records.
+					emit = jen.Func().Params(jen.Id("r").String()).Block(
+						jen.Add(emit).Call(jen.Id("r"), jen.Id("c").Dot("wm").Dot("Latest").Call()))
+				}
+				b.Id("c").Dot("src").Dot("OnDeadLetter").Call(emit)
 			}
 		} else if cg.timed {
 			b.Id("c").Dot("task").Dot("RestoreWatermarks").Call(jen.Id(g.constName(h)), jen.Id("c").Dot("in"))
@@ -466,9 +479,13 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 	var to []string
 	t := n.Out
 	name := cg.member("emit%s", n)
-	if side == "late" {
+	switch side {
+	case "late":
 		t = n.In()
 		name = cg.member("emit%sLate", n)
+	case deadLetter:
+		t = ir.StringType
+		name = cg.member("emit%sDeadLetter", n)
 	}
 	for _, e := range consumersOf(g.p, n, side) {
 		to = append(to, e.to.Name)
@@ -497,8 +514,11 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 		}
 	}
 	what := fmt.Sprintf("the records of %q", n.Name)
-	if side == "late" {
+	switch side {
+	case "late":
 		what = fmt.Sprintf("the records too late for the windows of %q", n.Name)
+	case deadLetter:
+		what = fmt.Sprintf("the malformed records of %q (JSON objects: source, file, line, error, record)", n.Name)
 	}
 	doc := fmt.Sprintf("%s passes %s to %s.", name, what, strings.Join(to, ", "))
 	if len(to) == 0 {
@@ -506,6 +526,23 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 	}
 	cg.f.Comment(doc)
 	cg.f.Func().Params(cg.recv).Id(name).Params(cg.params(t)...).Block(body...)
+}
+
+// deadLetter is the side output of a file source's malformed records.
+const deadLetter = "dead-letter"
+
+// sendsDeadLetters reports whether n is a file source whose malformed
+// records go to its side output dead-letter.
+func sendsDeadLetters(n *ir.Node) bool {
+	if n.Kind != ir.Source || n.Connector != "file" {
+		return false
+	}
+	for _, o := range n.Options {
+		if o.Name == "on-error" {
+			return o.Value == deadLetter
+		}
+	}
+	return false
 }
 
 // consumersOf returns the nodes that read node n's output side ("" for the

@@ -110,6 +110,7 @@ func (r *resolver) resolve() *ir.Pipeline {
 	r.declare()
 	r.link()
 	r.sort()
+	r.checkDeadLetters()
 
 	pkgPattern := "."
 	pkgPos := diag.Pos{File: s.File, Line: 1, Col: 1}
@@ -144,6 +145,8 @@ func (r *resolver) resolve() *ir.Pipeline {
 		for _, in := range n.inputs {
 			e := ir.Edge{From: in.from.ir.ID, Side: in.side, Partition: partition(in.from, n)}
 			switch {
+			case in.side == deadLetter:
+				e.Type = ir.StringType
 			case in.side == "late" && in.from.in != nil:
 				// Late records are the window's input records.
 				e.Type = r.conv.convert(in.from.in)
@@ -239,8 +242,8 @@ func (r *resolver) link() {
 				n.ok = false
 				continue
 			}
-			if side != "" && side != "late" {
-				r.report(in.Pos, diag.Graph, "unknown side output %q of %s: the side output is %s.late (records too late for its window)", side, name, name)
+			if side != "" && side != "late" && side != deadLetter {
+				r.report(in.Pos, diag.Graph, "unknown side output %q of %s: the side outputs are %s.late (records too late for its window) and %s.dead-letter (malformed records of a file source with %v)", side, name, name, name, ex("on-error", deadLetter))
 				n.ok = false
 				continue
 			}
@@ -277,6 +280,36 @@ func (r *resolver) link() {
 			n.ok = false
 		}
 	}
+}
+
+// deadLetter is the side output of a file source's malformed records.
+const deadLetter = "dead-letter"
+
+// sendsDeadLetters reports whether a node is a file source whose
+// malformed records go to its side output dead-letter.
+func sendsDeadLetters(ns *NodeSpec) bool {
+	opt, ok := ns.Option("on-error")
+	return ns.Section == Sources && ns.Connector.V == "file" && ok && opt.Value.V == deadLetter
+}
+
+// checkDeadLetters reports a source that sends its malformed records to
+// its side output dead-letter, which nothing reads: they would vanish.
+func (r *resolver) checkDeadLetters() {
+	for _, n := range r.nodes {
+		if !sendsDeadLetters(n.spec) {
+			continue
+		}
+		read := false
+		for _, m := range r.nodes {
+			read = read || slices.ContainsFunc(m.inputs, func(in rinput) bool { return in.from == n && in.side == deadLetter })
+		}
+		if !read {
+			opt, _ := n.spec.Option("on-error")
+			r.nodeName = n.spec.Name.V
+			r.report(opt.Value.Pos, diag.Graph, "%v sends the malformed records of %q to %s.dead-letter, which nothing reads: add a sink with %v", ex("on-error", deadLetter), n.spec.Name.V, n.spec.Name.V, ex("input", n.spec.Name.V+".dead-letter"))
+		}
+	}
+	r.nodeName = ""
 }
 
 // boolIndex returns k when b, else 0: the input that is (or is not) timed
@@ -349,7 +382,18 @@ func (r *resolver) check(n *rnode) {
 		// A source whose timestamps section has a mistake still counts
 		// as timed, so that the mistake is reported once.
 		timed := i.from.ir.Timed || i.from.spec.Timestamps != nil
-		if i.side == "late" {
+		if i.side == deadLetter {
+			if !sendsDeadLetters(i.from.spec) {
+				if i.from.ok {
+					r.report(i.pos, diag.Graph, "%s has no side output dead-letter: a file source sends its malformed records there with %v", i.from.spec.Name.V, ex("on-error", deadLetter))
+				}
+				n.ok = false
+				return
+			}
+			// A dead letter keeps the event time the source has reached,
+			// so that it is never late.
+			out = types.Typ[types.String]
+		} else if i.side == "late" {
 			if i.from.ir.Window == nil || i.from.ir.Window.Processing || (i.from.ir.Kind != ir.Aggregate && i.from.ir.Kind != ir.Reduce) {
 				if i.from.ok && i.from.out != nil {
 					r.report(i.pos, diag.Graph, "%s has no side output late: only event-time windows of reduce and aggregate send late records there", i.from.spec.Name.V)

@@ -37,7 +37,8 @@ const (
 	Restart Kind = "restart"
 	// Fail: the job failed with Error and the program gives up.
 	Fail Kind = "fail"
-	// Done: the job ran to its end; Records counts the records read.
+	// Done: the job ran to its end; Records counts the records read,
+	// Malformed the malformed ones among them.
 	Done Kind = "done"
 	// Stop: a signal stopped the job at checkpoint Checkpoint, whose
 	// output is committed; the next run resumes from it.
@@ -59,8 +60,10 @@ type Event struct {
 	// Duration is how long a checkpoint took; Bytes what it wrote.
 	Duration time.Duration `json:"duration,omitempty"`
 	Bytes    int64         `json:"bytes,omitempty"`
-	// Records counts the records read, at the end.
-	Records int64 `json:"records,omitempty"`
+	// Records counts the records read, at the end, and Malformed those of
+	// them that were malformed (skipped or sent to dead letters).
+	Records   int64 `json:"records,omitempty"`
+	Malformed int64 `json:"malformed,omitempty"`
 	// Error is the failure of a restart, a failed job or checkpoint.
 	Error string `json:"error,omitempty"`
 	// Delay is the wait before a restart, Attempt its number.

@@ -154,7 +154,7 @@ var connectors = []*Connector{
 			{Path: "path", Kind: String, Required: true, Help: "file, directory or glob pattern; relative paths resolve against the working directory of the running program"},
 			{Path: "format", Kind: Enum, Values: []string{"lines", "jsonl", "csv"}, Default: "lines", Static: true, Help: "lines gives strings; jsonl and csv decode into `type`"},
 			{Path: "type", Kind: Type, Static: true, Help: "record type for jsonl and csv, a type of the pipeline's package"},
-			{Path: "on-error", Kind: Enum, Values: []string{"fail", "skip"}, Default: "fail", Help: "what a malformed record does: fail the job, or skip it and count it"},
+			{Path: "on-error", Kind: Enum, Values: []string{"fail", "skip", "dead-letter"}, Default: "fail", Help: "what a malformed record does: fail the job, skip it and count it, or send it with its file, line and error to the side output NAME.dead-letter"},
 			{Path: "header", Kind: Bool, Default: "true", Formats: []string{"csv"}, Help: "csv: the first line names the columns (matched to field names or `csv` tags); without it columns map to fields in order"},
 			{Path: "delimiter", Kind: Char, Default: ",", Formats: []string{"csv"}, Help: "csv: the field separator, one character"},
 			{Path: "strict", Kind: Bool, Default: "false", Formats: []string{"jsonl", "csv"}, Help: "every field of the record type must be in every record, and nothing else: an unknown or missing field (or a JSON line that is not an object) is a malformed record"},

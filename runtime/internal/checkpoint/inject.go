@@ -12,11 +12,12 @@ import (
 // has read all its input, and the count of records read, for the progress
 // line.
 type SourceCtl struct {
-	barrier atomic.Int64
-	records atomic.Int64
-	cp      *Checkpointer
-	ended   bool
-	wait    *time.Timer
+	barrier   atomic.Int64
+	records   atomic.Int64
+	malformed atomic.Int64
+	cp        *Checkpointer
+	ended     bool
+	wait      *time.Timer
 }
 
 // NewSourceCtl registers a source subtask.
@@ -97,6 +98,22 @@ func (s *SourceCtl) AtEnd() bool {
 // Count adds n records to the progress count. Sources call it once per
 // batch of reads, not per record.
 func (s *SourceCtl) Count(n int) { s.records.Add(int64(n)) }
+
+// Malformed counts one malformed record that the source skipped or sent
+// to its dead letters.
+func (s *SourceCtl) Malformed() { s.malformed.Add(1) }
+
+// MalformedRecords is the number of malformed records the sources skipped
+// or sent to their dead letters.
+func (c *Checkpointer) MalformedRecords() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var n int64
+	for _, s := range c.sources {
+		n += s.malformed.Load()
+	}
+	return n
+}
 
 // RecordsRead is the number of records every source subtask has read.
 func (c *Checkpointer) RecordsRead() int64 {

@@ -134,7 +134,7 @@ func (c *Checkpointer) checkState(m *storage.Manifest) error {
 		case now == nil:
 			return fmt.Errorf("checkpoint %d holds the state of %s %q (uid %s), which this version of the job does not have: it would be lost", m.ID, old.Kind, old.Name, old.UID)
 		case now.Kind != old.Kind:
-			return fmt.Errorf("%q (uid %s) was a %s in checkpoint %d and is a %s now: its state cannot be read", now.Name, old.UID, old.Kind, m.ID, now.Kind)
+			return fmt.Errorf("%q (uid %s) was of kind %s in checkpoint %d and is of kind %s now: its state cannot be read", now.Name, old.UID, old.Kind, m.ID, now.Kind)
 		case positions && now.Connector != old.ConnectorOr(now.Connector):
 			return fmt.Errorf("source %q (uid %s) read with connector %s in checkpoint %d and with %s now: its read position cannot be used", now.Name, old.UID, old.Connector, m.ID, now.Connector)
 		case !keyed || now.KeySchema == "" || old.KeySchema == "":

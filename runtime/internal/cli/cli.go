@@ -192,7 +192,7 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 		var stopped *job.Stopped
 		switch {
 		case err == nil:
-			ev.Emit(events.Event{Kind: events.Done, Records: j.RecordsRead()})
+			ev.Emit(events.Event{Kind: events.Done, Records: j.RecordsRead(), Malformed: j.MalformedRecords()})
 			if !*quiet {
 				fmt.Fprintf(stderr, "%s: done in %s: %s\n", name, time.Since(start).Round(time.Millisecond), j.Summary())
 			}

@@ -105,7 +105,7 @@ func TestConfigSetErrors(t *testing.T) {
 		{"sources.lines.format=csv", []string{"format is fixed when the pipeline is compiled", "demo/pipeline.yaml"}},
 		{"sources.gen.generate=Other", []string{"generate is fixed when the pipeline is compiled"}},
 		{"sinks.out.format=jsonl", []string{"format is fixed when the pipeline is compiled"}},
-		{"sources.lines.on-error=ignore", []string{"on-error wants fail or skip, got \"ignore\"", `"ignore"`}},
+		{"sources.lines.on-error=ignore", []string{"on-error wants fail, skip or dead-letter, got \"ignore\"", `"ignore"`}},
 		{"sources.lines.header=yes", []string{"header wants true or false", `"yes"`}},
 		{"sources.gen.rate=fast", []string{"rate wants a number of at least 0", `"fast"`}},
 		{"sources.gen.rate=-1", []string{"rate wants a number of at least 0"}},

@@ -59,6 +59,10 @@ func (g *Watermarks) Observe(ts int64) (int64, bool) {
 	return w, true
 }
 
+// Latest is the newest event time seen so far (MinTime before the first
+// record): a record with it is never late.
+func (g *Watermarks) Latest() int64 { return g.maxTS }
+
 // Pending returns the watermark the records so far allow, when it is ahead
 // of the last one sent: a source with nothing to read sends it at once, so
 // that a slow stream's windows do not wait for the next records. (A bounded

@@ -65,8 +65,15 @@ func (j *Job) RecordsRead() int64 { return j.cp.RecordsRead() }
 
 // Summary is the line about the run's work printed when it is done.
 func (j *Job) Summary() string {
+	if m := j.cp.MalformedRecords(); m > 0 {
+		return fmt.Sprintf("%s records read, %s malformed (skipped or sent to dead letters)", count(j.cp.RecordsRead()), count(m))
+	}
 	return fmt.Sprintf("%s records read", count(j.cp.RecordsRead()))
 }
+
+// MalformedRecords is the number of malformed records the sources skipped
+// or sent to their dead letters.
+func (j *Job) MalformedRecords() int64 { return j.cp.MalformedRecords() }
 
 // count prints a number the way people read it: 1234567 as 1.23M.
 func count(n int64) string {

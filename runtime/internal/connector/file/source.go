@@ -7,6 +7,7 @@ package file
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -64,7 +65,11 @@ type Source[T any] struct {
 	ctl    *checkpoint.SourceCtl
 	format format.Format[T]
 	skip   bool // on-error=skip
-	cancel <-chan struct{}
+	// deadLetter is set for on-error=dead-letter; dead is what takes the
+	// malformed records then (OnDeadLetter).
+	deadLetter bool
+	dead       func(string)
+	cancel     <-chan struct{}
 
 	// files are all matched files, sorted; this subtask reads files
 	// cur, cur+step, ...
@@ -117,8 +122,10 @@ func NewSource[T any](env connector.Env, node, sub int, f format.Format[T]) *Sou
 	case "", "fail":
 	case "skip":
 		s.skip = true
+	case "dead-letter":
+		s.deadLetter = true
 	default:
-		fault.Abortf("sources.%s: on-error wants fail or skip, got %q", s.name, onErr)
+		fault.Abortf("sources.%s: on-error wants fail, skip or dead-letter, got %q", s.name, onErr)
 	}
 	if n.Option("strict") == "true" {
 		st, ok := f.(format.Strictable[T])
@@ -258,7 +265,7 @@ func (s *Source[T]) Next() (T, bool) {
 		}
 		rec, ok, err := s.dec.Decode(line)
 		if err != nil {
-			s.malformed(lineNo, err)
+			s.malformed(lineNo, line, err)
 			continue
 		}
 		if !ok {
@@ -377,16 +384,41 @@ func (s *Source[T]) fail(err error) {
 	fault.Abortf("sources.%s: %w", s.name, err)
 }
 
-func (s *Source[T]) malformed(lineNo int64, err error) {
-	if !s.skip {
+func (s *Source[T]) malformed(lineNo int64, line []byte, err error) {
+	switch {
+	case s.deadLetter && s.dead != nil:
+		s.dead(deadLetterOf(s.name, s.files[s.cur], lineNo, line, err))
+	case s.deadLetter:
+		s.closeFile()
+		fault.Abort(&fault.Fatal{Err: fmt.Errorf("sources.%s: on-error dead-letter was set when the program was compiled without a reader of %s.dead-letter: add a sink with input: %s.dead-letter to the pipeline and rebuild", s.name, s.name, s.name)})
+	case !s.skip:
 		s.closeFile()
 		// Not worth a restart: the record is read again and fails again.
-		fault.Abort(&fault.Fatal{Err: fmt.Errorf("sources.%s: %s:%d: %w (a malformed record fails the job, and a restart would read it again: set sources.%s.on-error=skip to skip such records and count them)", s.name, s.files[s.cur], lineNo, err, s.name)})
+		fault.Abort(&fault.Fatal{Err: fmt.Errorf("sources.%s: %s:%d: %w (a malformed record fails the job, and a restart would read it again: set sources.%s.on-error to skip or dead-letter to go on without it)", s.name, s.files[s.cur], lineNo, err, s.name)})
 	}
 	if s.skipped == 0 {
 		s.firstSkip = fmt.Sprintf("%s:%d: %v", s.files[s.cur], lineNo, err)
 	}
 	s.skipped++
+	s.ctl.Malformed()
+}
+
+// OnDeadLetter sets what takes the malformed records of on-error
+// dead-letter: each as a JSON object with the source, file, line, error
+// and the record's text. Generated code passes the emit function of the
+// side output NAME.dead-letter.
+func (s *Source[T]) OnDeadLetter(fn func(string)) { s.dead = fn }
+
+// deadLetterOf writes a malformed record as one JSON object.
+func deadLetterOf(source, file string, line int64, record []byte, err error) string {
+	b, _ := json.Marshal(struct {
+		Source string `json:"source"`
+		File   string `json:"file"`
+		Line   int64  `json:"line"`
+		Error  string `json:"error"`
+		Record string `json:"record"`
+	}{source, file, line, err.Error(), string(record)})
+	return string(b)
 }
 
 func (s *Source[T]) count() {
@@ -413,7 +445,10 @@ func (s *Source[T]) finish() {
 	}
 	s.ctl.Count(s.uncounted)
 	s.uncounted = 0
-	if s.skipped > 0 {
+	switch {
+	case s.skipped > 0 && s.deadLetter:
+		s.env.Logf("sources.%s[%d]: sent %d malformed records to %s.dead-letter (first: %s)", s.name, s.sub, s.skipped, s.name, s.firstSkip)
+	case s.skipped > 0:
 		s.env.Logf("sources.%s[%d]: skipped %d malformed records (first: %s)", s.name, s.sub, s.skipped, s.firstSkip)
 	}
 }

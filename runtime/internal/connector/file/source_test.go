@@ -446,7 +446,7 @@ func TestFileSourceErrors(t *testing.T) {
 		{"empty glob", map[string]string{"path": filepath.Join(dir, "*.csv")}, "matches no file"},
 		{"only hidden files", map[string]string{"path": dir}, "matches no file"},
 		{"bad pattern", map[string]string{"path": filepath.Join(dir, "[")}, "syntax error in pattern"},
-		{"bad on-error", map[string]string{"path": dir, "on-error": "ignore"}, `sources.src: on-error wants fail or skip, got "ignore"`},
+		{"bad on-error", map[string]string{"path": dir, "on-error": "ignore"}, `sources.src: on-error wants fail, skip or dead-letter, got "ignore"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -733,7 +733,7 @@ func TestMalformedRecordIsFatal(t *testing.T) {
 	j := fileSourceJob(t, 1, map[string]string{"path": path})
 	_, err := readFile(j, 0, format.JSONFormat[struct{ S string }]())
 	var fatal *fault.Fatal
-	if !errors.As(err, &fatal) || !strings.Contains(err.Error(), path+":2: ") || !strings.Contains(err.Error(), "set sources.src.on-error=skip") {
+	if !errors.As(err, &fatal) || !strings.Contains(err.Error(), path+":2: ") || !strings.Contains(err.Error(), "set sources.src.on-error to skip or dead-letter") {
 		t.Errorf("got %v, want a fatal error at line 2 that suggests on-error=skip", err)
 	}
 }
