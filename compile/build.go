@@ -2,6 +2,7 @@ package compile
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // overlayDir is where the generated main package appears inside the user's
@@ -19,6 +21,13 @@ const overlayDir = "pipegen_build"
 // Build compiles the generated program into the binary out, inside the
 // user's module so that its go.mod decides every dependency's version, as
 // for any program of the module.
+//
+// It keeps the generated source in the user's cache (see sourceDir) and
+// sets SourceDir; the go command compiles a copy that starts with a
+// //line directive naming the kept file, so that the program's panics,
+// stack traces and the go command's errors name files that exist, at the
+// right lines. When there is no cache to keep it in, SourceDir stays empty
+// and the program names files that do not.
 func (r *Result) Build(out string) error {
 	if r.IR.ModuleDir == "" {
 		return fmt.Errorf("the pipeline's package is not in a Go module: run `go mod init` in its directory first")
@@ -29,11 +38,19 @@ func (r *Result) Build(out string) error {
 	}
 	defer os.RemoveAll(tmp)
 
+	r.SourceDir = ""
+	if dir, err := r.keepSource(); err == nil {
+		r.SourceDir = dir
+	}
 	pkgDir := filepath.Join(r.IR.ModuleDir, overlayDir, r.IR.Name)
 	overlay := struct{ Replace map[string]string }{Replace: map[string]string{}}
 	for _, f := range r.Files {
 		src := filepath.Join(tmp, f.Name)
-		if err := os.WriteFile(src, f.Content, 0o644); err != nil {
+		content := f.Content
+		if r.SourceDir != "" {
+			content = append([]byte("//line "+filepath.Join(r.SourceDir, f.Name)+":1\n"), content...)
+		}
+		if err := os.WriteFile(src, content, 0o644); err != nil {
 			return err
 		}
 		overlay.Replace[filepath.Join(pkgDir, f.Name)] = src
@@ -62,6 +79,64 @@ func (r *Result) Build(out string) error {
 		return fmt.Errorf("go build of the generated program failed: %v\n%s", err, msg)
 	}
 	return nil
+}
+
+// cacheTrim is how long a kept source stays in the cache unused: the
+// directory of a pipeline not built for that long is removed by the next
+// build of any pipeline.
+const cacheTrim = 7 * 24 * time.Hour
+
+// sourceDir is the directory of the user's cache where Build keeps the
+// generated source of the pipeline: os.UserCacheDir()/pipegen/NAME-HASH,
+// HASH the first 12 hex digits of the SHA-256 of the pipeline file's
+// absolute path, so that two pipelines of one name do not share it and
+// each build of a pipeline replaces its previous source.
+func (r *Result) sourceDir() (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(filepath.Join(r.IR.ModuleDir, filepath.FromSlash(r.IR.Source))))
+	return filepath.Join(cache, "pipegen", fmt.Sprintf("%s-%x", r.IR.Name, sum[:6])), nil
+}
+
+// keepSource writes the generated files into sourceDir, removes the files
+// there that the pipeline no longer generates, and the directories of
+// pipelines not built for cacheTrim.
+func (r *Result) keepSource() (string, error) {
+	dir, err := r.sourceDir()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	keep := map[string]bool{}
+	for _, f := range r.Files {
+		if err := writeFileAtomic(filepath.Join(dir, f.Name), f.Content); err != nil {
+			return "", err
+		}
+		keep[f.Name] = true
+	}
+	now := time.Now()
+	if err := os.Chtimes(dir, now, now); err != nil {
+		return "", err
+	}
+	if entries, err := os.ReadDir(dir); err == nil {
+		for _, e := range entries {
+			if !keep[e.Name()] {
+				os.RemoveAll(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	if others, err := os.ReadDir(filepath.Dir(dir)); err == nil {
+		for _, e := range others {
+			if info, err := e.Info(); err == nil && e.IsDir() && now.Sub(info.ModTime()) > cacheTrim {
+				os.RemoveAll(filepath.Join(filepath.Dir(dir), e.Name()))
+			}
+		}
+	}
+	return dir, nil
 }
 
 // toolPath is the package a module names in its tool directive to have

@@ -23,6 +23,10 @@ import (
 type Result struct {
 	IR    *ir.Pipeline
 	Files []codegen.File
+	// SourceDir is where the last Build kept the generated files, in the
+	// user's cache; empty before, or when there was no cache to keep
+	// them in.
+	SourceDir string
 }
 
 // Check parses and type-checks the pipeline file at path. The returned

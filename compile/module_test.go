@@ -17,14 +17,7 @@ func userModule(t *testing.T) string {
 	t.Helper()
 	t.Setenv("GOWORK", "off")
 	t.Setenv("GOFLAGS", "")
-	// Build keeps the generated source in the user's cache: a temporary
-	// one, but the go command's own stays where it is, warm.
-	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("GOCACHE", strings.TrimSpace(string(gocache)))
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	userCache(t)
 	dir := t.TempDir()
 	for _, name := range []string{"good.go", "pipeline.yaml"} {
 		data, err := os.ReadFile(filepath.Join("testdata", "good", name))
