@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -32,9 +33,9 @@ type Result struct {
 // Check parses and type-checks the pipeline file at path. The returned
 // error is a *diag.List when the pipeline has problems.
 func Check(path string) (*ir.Pipeline, error) {
-	data, err := os.ReadFile(path)
+	data, err := readPipeline(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read pipeline: %w", err)
+		return nil, err
 	}
 	spec, diags := dsl.ParseYAML(path, data)
 	if spec.Version == 0 {
@@ -49,6 +50,29 @@ func Check(path string) (*ir.Pipeline, error) {
 		return nil, diags
 	}
 	return p, nil
+}
+
+// MaxPipelineSize is the size of the largest pipeline file pipegen reads:
+// a pipeline is a few kilobytes; a larger file is the wrong one.
+const MaxPipelineSize = 4 << 20
+
+// readPipeline reads the pipeline file at path, up to MaxPipelineSize
+// bytes: /dev/zero or a log named by mistake gets a message, not all the
+// memory.
+func readPipeline(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read pipeline: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxPipelineSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read pipeline: %w", err)
+	}
+	if len(data) > MaxPipelineSize {
+		return nil, fmt.Errorf("cannot read pipeline: %s is larger than %d MiB: is it the pipeline file?", path, MaxPipelineSize>>20)
+	}
+	return data, nil
 }
 
 // Generate compiles the pipeline file at path into Go source, whose
