@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -157,13 +158,18 @@ func missingRequirement(msg string) bool {
 	return false
 }
 
+var goPos = regexp.MustCompile(`^\S+:\d+:\d+: `)
+
 // requirementError says which command, run in the module's directory,
 // gives the module what the generated program needs, going by what its
 // go.mod holds: without a requirement of pipegen, go get -tool adds one
 // (at the version of the pipegen that runs, whose generated code it
 // matches); with one, the tool directive and go mod tidy add the rest.
 func requirementError(dir, goMsg string) error {
+	// What is missing, as the go command says it first, without its
+	// position and its own advice (go get of a package at a version).
 	first, _, _ := strings.Cut(goMsg, "\n")
+	first, _, _ = strings.Cut(goPos.ReplaceAllString(first, ""), "; to add")
 	var mod struct {
 		Require []struct{ Path string }
 		Tool    []struct{ Path string }
