@@ -152,7 +152,7 @@ func (p *yamlParser) read(data []byte) *Spec {
 		root = root.Content[0]
 	}
 	if root.Kind != yaml.MappingNode {
-		p.report(p.pos(root), diag.Syntax, "a pipeline is a mapping of keys (version, name, sources, ...), not a %s", kindName(root))
+		p.report(p.pos(root), diag.Syntax, "a pipeline is a mapping of keys (version, name, sources, ...), not %s", kindName(root))
 		return spec
 	}
 
@@ -164,7 +164,7 @@ func (p *yamlParser) read(data []byte) *Spec {
 		return spec
 	}
 	if vval.Kind != yaml.ScalarNode {
-		p.report(p.pos(vval), diag.BadValue, "%v wants a number, got a %s", keyRef("version"), kindName(vval))
+		p.report(p.pos(vval), diag.BadValue, "%v wants a number, got %s", keyRef("version"), kindName(vval))
 		return spec
 	}
 	v, err := strconv.Atoi(vval.Value)
@@ -222,13 +222,13 @@ func (p *yamlParser) section(m *yaml.Node, what string, scope settings.Scope, pr
 func (p *yamlParser) nodes(s *settings.Setting, val *yaml.Node) []*NodeSpec {
 	section := Section(s.Path)
 	if val.Kind != yaml.SequenceNode {
-		p.report(p.pos(val), diag.BadValue, "%v wants a list of %s (each item starting with `- name:`), got a %s", keyRef(s.Path), section, kindName(val))
+		p.report(p.pos(val), diag.BadValue, "%v wants a list of %s (each item starting with `- name:`), got %s", keyRef(s.Path), section, kindName(val))
 		return nil
 	}
 	var out []*NodeSpec
 	for _, item := range val.Content {
 		if item.Kind != yaml.MappingNode {
-			p.report(p.pos(item), diag.BadValue, "each of %s is a mapping starting with `name:`, got a %s", section, kindName(item))
+			p.report(p.pos(item), diag.BadValue, "each of %s is a mapping starting with `name:`, got %s", section, kindName(item))
 			continue
 		}
 		out = append(out, p.node(item, section))
@@ -354,14 +354,14 @@ func (p *yamlParser) kindValue(n *NodeSpec, s *settings.Setting, val *yaml.Node)
 // suggestion. Duplicate keys are reported too.
 func (p *yamlParser) mapping(m *yaml.Node, what string, visit func(key string, k, val *yaml.Node) bool, known ...string) {
 	if m.Kind != yaml.MappingNode {
-		p.report(p.pos(m), diag.BadValue, "%s wants a mapping of keys (%s), got a %s", what, strings.Join(known, ", "), kindName(m))
+		p.report(p.pos(m), diag.BadValue, "%s wants a mapping of keys (%s), got %s", what, strings.Join(known, ", "), kindName(m))
 		return
 	}
 	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, val := m.Content[i], m.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			p.report(p.pos(k), diag.Syntax, "keys in %s must be plain words, got a %s", what, kindName(k))
+			p.report(p.pos(k), diag.Syntax, "keys in %s must be plain words, got %s", what, kindName(k))
 			continue
 		}
 		if prev, dup := seen[k.Value]; dup {
@@ -378,7 +378,7 @@ func (p *yamlParser) mapping(m *yaml.Node, what string, visit func(key string, k
 // str reads the single value of the key at path.
 func (p *yamlParser) str(path string, val *yaml.Node) Str {
 	if val.Kind != yaml.ScalarNode {
-		p.report(p.pos(val), diag.BadValue, "%v wants a single value, got a %s", keyRef(path), kindName(val))
+		p.report(p.pos(val), diag.BadValue, "%v wants a single value, got %s", keyRef(path), kindName(val))
 		return Str{Pos: p.pos(val)}
 	}
 	if val.Tag == "!!null" {
@@ -391,7 +391,7 @@ func (p *yamlParser) str(path string, val *yaml.Node) Str {
 // strs reads the list of values of the key at path.
 func (p *yamlParser) strs(path string, val *yaml.Node) []Str {
 	if val.Kind != yaml.SequenceNode {
-		p.report(p.pos(val), diag.BadValue, "%v wants a list such as [a, b], got a %s", keyRef(path), kindName(val))
+		p.report(p.pos(val), diag.BadValue, "%v wants a list such as [a, b], got %s", keyRef(path), kindName(val))
 		return nil
 	}
 	var out []Str
@@ -411,16 +411,17 @@ func lookup(m *yaml.Node, key string) (k, val *yaml.Node) {
 	return nil, nil
 }
 
+// kindName names what n is, with its article: "a list", "an alias".
 func kindName(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
-		return "mapping"
+		return "a mapping"
 	case yaml.SequenceNode:
-		return "list"
+		return "a list"
 	case yaml.ScalarNode:
-		return fmt.Sprintf("value (%q)", n.Value)
+		return fmt.Sprintf("a value (%q)", n.Value)
 	case yaml.AliasNode:
-		return "alias"
+		return "an alias"
 	}
-	return "document"
+	return "a document"
 }

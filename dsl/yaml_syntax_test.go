@@ -65,3 +65,9 @@ func TestParseYAMLSyntaxErrorPositions(t *testing.T) {
 		})
 	}
 }
+
+// TestParseYAMLAlias: an alias is rejected as "an alias", not "a alias".
+func TestParseYAMLAlias(t *testing.T) {
+	_, got := parse(t, "version: 1\nname: &n x\nparallelism: *n\n")
+	checkDiags(t, got, []want{{"3:14", "parallelism wants a single value, got an alias"}})
+}
