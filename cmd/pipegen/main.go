@@ -15,9 +15,9 @@
 // `pipegen COMMAND --help` (or -h, or pipegen help COMMAND) prints the
 // command's usage and flags.
 //
-// check parses the pipeline and type-checks it against the Go package it
-// names (`package:`, loaded with the go command from the pipeline file's
-// directory). Every problem is printed as file:line:col: message, paths
+// check parses the pipeline (a file of at most 4 MiB) and type-checks it
+// against the Go package it names (`package:`, loaded with the go command
+// from the pipeline file's directory). Every problem is printed as file:line:col: message, paths
 // relative to the working directory; the exit status is 1 when there are
 // problems and 2 for a wrong command line.
 //
