@@ -187,9 +187,9 @@ func requirementError(dir, goMsg string) error {
 		if !strings.HasPrefix(version, "v") {
 			version = "latest"
 		}
-		return fmt.Errorf("the module in %s does not require %s, whose runtime the generated program imports: run `go get -tool %s@%s` in %s", dir, modulePath, toolPath, version, dir)
+		return fmt.Errorf("the module does not require %s, whose runtime the generated program imports: run `go get -tool %s@%s` in %s", modulePath, toolPath, version, dir)
 	case !tool:
-		return fmt.Errorf("the module in %s requires %s but lacks modules the generated program needs (%s): run `go mod edit -tool=%s && go mod tidy` in %s; with pipegen as a tool, go mod tidy keeps them", dir, modulePath, first, toolPath, dir)
+		return fmt.Errorf("the module requires %s, but its go.mod or go.sum lacks modules the generated program needs (%s): run `go mod edit -tool=%s && go mod tidy` in %s; with pipegen as a tool, go mod tidy keeps them", modulePath, first, toolPath, dir)
 	}
 	return fmt.Errorf("the module's go.mod or go.sum lacks modules the generated program needs (%s): run `go mod tidy` in %s", first, dir)
 }
