@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin
 
-.PHONY: all demo test test-short bench golden vet fmt clean crash-test
+.PHONY: all demo test test-short bench golden vet tidy fmt clean crash-test
 
 all: $(BIN)/pipegen
 
@@ -15,8 +15,9 @@ demo: $(BIN)/pipegen
 	$(BIN)/pipegen build -o $(BIN)/wordcount examples/wordcount/pipeline.yaml
 	$(GO) run ./examples/wordcount/demo -program $(BIN)/wordcount -work $(BIN)/demo
 
-# Every test, vet and gofmt; what CI runs.
-test: vet
+# Every test, vet, gofmt, and tidy go.mod files (this module's and
+# examples/annotated's, a module of its own); what CI runs.
+test: vet tidy
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '^golden/.*/want/'))" || { gofmt -l $$(git ls-files '*.go' | grep -v '^golden/.*/want/'); echo 'gofmt needed'; exit 1; }
 	$(GO) test -count=1 -timeout 20m ./...
 
@@ -25,6 +26,12 @@ test-short:
 
 vet:
 	$(GO) vet ./...
+
+# go mod tidy would change nothing: every requirement is needed and marked
+# direct or indirect as it is.
+tidy:
+	@$(GO) mod tidy -diff || { echo 'go.mod is not tidy: run go mod tidy'; exit 1; }
+	@cd examples/annotated && $(GO) mod tidy -diff || { echo 'examples/annotated/go.mod is not tidy: run go mod tidy there'; exit 1; }
 
 # Kill the running-count example 20 times at random moments and check that
 # its committed output equals a clean run's (make test runs a shorter

@@ -2,12 +2,16 @@ package compile
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
+	"time"
 )
 
 // overlayDir is where the generated main package appears inside the user's
@@ -18,6 +22,13 @@ const overlayDir = "pipegen_build"
 // Build compiles the generated program into the binary out, inside the
 // user's module so that its go.mod decides every dependency's version, as
 // for any program of the module.
+//
+// It keeps the generated source in the user's cache (see sourceDir) and
+// sets SourceDir; the go command compiles a copy that starts with a
+// //line directive naming the kept file, so that the program's panics,
+// stack traces and the go command's errors name files that exist, at the
+// right lines. When there is no cache to keep it in, SourceDir stays empty
+// and the program names files that do not.
 func (r *Result) Build(out string) error {
 	if r.IR.ModuleDir == "" {
 		return fmt.Errorf("the pipeline's package is not in a Go module: run `go mod init` in its directory first")
@@ -28,11 +39,19 @@ func (r *Result) Build(out string) error {
 	}
 	defer os.RemoveAll(tmp)
 
+	r.SourceDir = ""
+	if dir, err := r.keepSource(); err == nil {
+		r.SourceDir = dir
+	}
 	pkgDir := filepath.Join(r.IR.ModuleDir, overlayDir, r.IR.Name)
 	overlay := struct{ Replace map[string]string }{Replace: map[string]string{}}
 	for _, f := range r.Files {
 		src := filepath.Join(tmp, f.Name)
-		if err := os.WriteFile(src, f.Content, 0o644); err != nil {
+		content := f.Content
+		if r.SourceDir != "" {
+			content = append([]byte("//line "+filepath.Join(r.SourceDir, f.Name)+":1\n"), content...)
+		}
+		if err := os.WriteFile(src, content, 0o644); err != nil {
 			return err
 		}
 		overlay.Replace[filepath.Join(pkgDir, f.Name)] = src
@@ -55,10 +74,122 @@ func (r *Result) Build(out string) error {
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(stderr.String())
-		if strings.Contains(msg, "github.com/pipegen/pipegen/runtime") && strings.Contains(msg, "no required module") {
-			return fmt.Errorf("go build: the module in %s does not require pipegen's runtime: run `go get github.com/pipegen/pipegen` there (or add a replace directive to a local copy)\n%s", r.IR.ModuleDir, msg)
+		if missingRequirement(msg) {
+			return requirementError(r.IR.ModuleDir, msg)
 		}
 		return fmt.Errorf("go build of the generated program failed: %v\n%s", err, msg)
 	}
 	return nil
+}
+
+// cacheTrim is how long a kept source stays in the cache unused: the
+// directory of a pipeline not built for that long is removed by the next
+// build of any pipeline.
+const cacheTrim = 7 * 24 * time.Hour
+
+// sourceDir is the directory of the user's cache where Build keeps the
+// generated source of the pipeline: os.UserCacheDir()/pipegen/NAME-HASH,
+// HASH the first 12 hex digits of the SHA-256 of the pipeline file's
+// absolute path, so that two pipelines of one name do not share it and
+// each build of a pipeline replaces its previous source.
+func (r *Result) sourceDir() (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(filepath.Join(r.IR.ModuleDir, filepath.FromSlash(r.IR.Source))))
+	return filepath.Join(cache, "pipegen", fmt.Sprintf("%s-%x", r.IR.Name, sum[:6])), nil
+}
+
+// keepSource writes the generated files into sourceDir, removes the files
+// there that the pipeline no longer generates, and the directories of
+// pipelines not built for cacheTrim.
+func (r *Result) keepSource() (string, error) {
+	dir, err := r.sourceDir()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	keep := map[string]bool{}
+	for _, f := range r.Files {
+		if err := writeFileAtomic(filepath.Join(dir, f.Name), f.Content); err != nil {
+			return "", err
+		}
+		keep[f.Name] = true
+	}
+	now := time.Now()
+	if err := os.Chtimes(dir, now, now); err != nil {
+		return "", err
+	}
+	if entries, err := os.ReadDir(dir); err == nil {
+		for _, e := range entries {
+			if !keep[e.Name()] {
+				os.RemoveAll(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	if others, err := os.ReadDir(filepath.Dir(dir)); err == nil {
+		for _, e := range others {
+			if info, err := e.Info(); err == nil && e.IsDir() && now.Sub(info.ModTime()) > cacheTrim {
+				os.RemoveAll(filepath.Join(filepath.Dir(dir), e.Name()))
+			}
+		}
+	}
+	return dir, nil
+}
+
+// toolPath is the package a module names in its tool directive to have
+// pipegen as a tool: `go tool pipegen` then runs the pipegen its go.mod
+// requires, and go.mod and go.sum keep every module the generated
+// programs need, since cmd/pipegen imports the runtime.
+const toolPath = modulePath + "/cmd/pipegen"
+
+// missingRequirement reports whether go build failed because the module's
+// go.mod or go.sum lacks a module, as the go command says it with and
+// without -mod=readonly.
+func missingRequirement(msg string) bool {
+	for _, s := range []string{"no required module provides package", "cannot find module providing package", "missing go.sum entry", "updates to go.mod needed"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+var goPos = regexp.MustCompile(`^\S+:\d+:\d+: `)
+
+// requirementError says which command, run in the module's directory,
+// gives the module what the generated program needs, going by what its
+// go.mod holds: without a requirement of pipegen, go get -tool adds one
+// (at the version of the pipegen that runs, whose generated code it
+// matches); with one, the tool directive and go mod tidy add the rest.
+func requirementError(dir, goMsg string) error {
+	// What is missing, as the go command says it first, without its
+	// position and its own advice (go get of a package at a version).
+	first, _, _ := strings.Cut(goMsg, "\n")
+	first, _, _ = strings.Cut(goPos.ReplaceAllString(first, ""), "; to add")
+	var mod struct {
+		Require []struct{ Path string }
+		Tool    []struct{ Path string }
+	}
+	cmd := exec.Command("go", "mod", "edit", "-json")
+	cmd.Dir = dir
+	if out, err := cmd.Output(); err != nil || json.Unmarshal(out, &mod) != nil {
+		return fmt.Errorf("go build of the generated program failed: the module in %s lacks a requirement\n%s", dir, goMsg)
+	}
+	required := slices.ContainsFunc(mod.Require, func(m struct{ Path string }) bool { return m.Path == modulePath })
+	tool := slices.ContainsFunc(mod.Tool, func(m struct{ Path string }) bool { return m.Path == toolPath })
+	switch {
+	case !required:
+		version := Version()
+		if !strings.HasPrefix(version, "v") {
+			version = "latest"
+		}
+		return fmt.Errorf("the module does not require %s, whose runtime the generated program imports: run `go get -tool %s@%s` in %s", modulePath, toolPath, version, dir)
+	case !tool:
+		return fmt.Errorf("the module requires %s, but its go.mod or go.sum lacks modules the generated program needs (%s): run `go mod edit -tool=%s && go mod tidy` in %s; with pipegen as a tool, go mod tidy keeps them", modulePath, first, toolPath, dir)
+	}
+	return fmt.Errorf("the module's go.mod or go.sum lacks modules the generated program needs (%s): run `go mod tidy` in %s", first, dir)
 }

@@ -26,6 +26,10 @@ type Result struct {
 	IR       *ir.Pipeline
 	Files    []codegen.File
 	Warnings *diag.List
+	// SourceDir is where the last Build kept the generated files, in the
+	// user's cache; empty before, or when there was no cache to keep
+	// them in.
+	SourceDir string
 }
 
 // Stderr is where the compiler prints its warnings ("file:line:col:
@@ -52,9 +56,9 @@ func Check(path string) (*ir.Pipeline, error) {
 
 // check is Check, returning the warnings it printed too.
 func check(path string) (*ir.Pipeline, *diag.List, error) {
-	data, err := os.ReadFile(path)
+	data, err := readPipeline(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cannot read pipeline: %w", err)
+		return nil, nil, err
 	}
 	spec, diags := dsl.ParseYAML(path, data)
 	if spec.Version == 0 {
@@ -70,6 +74,29 @@ func check(path string) (*ir.Pipeline, *diag.List, error) {
 	}
 	warn(diags)
 	return p, diags, nil
+}
+
+// MaxPipelineSize is the size of the largest pipeline file pipegen reads:
+// a pipeline is a few kilobytes; a larger file is the wrong one.
+const MaxPipelineSize = 4 << 20
+
+// readPipeline reads the pipeline file at path, up to MaxPipelineSize
+// bytes: /dev/zero or a log named by mistake gets a message, not all the
+// memory.
+func readPipeline(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read pipeline: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxPipelineSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read pipeline: %w", err)
+	}
+	if len(data) > MaxPipelineSize {
+		return nil, fmt.Errorf("cannot read pipeline: %s is larger than %d MiB: is it the pipeline file?", path, MaxPipelineSize>>20)
+	}
+	return data, nil
 }
 
 // Generate compiles the pipeline file at path into Go source, whose

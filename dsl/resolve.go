@@ -270,7 +270,7 @@ func (r *resolver) link() {
 			r.report(ns.Name.Pos, diag.Missing, "%s %q has no input: add %v", ns.Section.Singular(), ns.Name.V, ex("input", "NAME"))
 			n.ok = false
 		case want == 1 && got > 1:
-			r.report(ns.Inputs[1].Pos, diag.Graph, "%s %q has %d inputs but a %s takes one: merge streams with a union first", ns.Section.Singular(), ns.Name.V, got, ns.Kind.V)
+			r.report(ns.Inputs[1].Pos, diag.Graph, "%s %q has %d inputs but %s takes one: merge streams with a union first", ns.Section.Singular(), ns.Name.V, got, article(ns.Kind.V))
 			n.ok = false
 		case want == 2 && got != 2:
 			r.report(ns.Name.Pos, diag.Graph, "join %q takes exactly two inputs, got %d", ns.Name.V, got)
@@ -554,8 +554,8 @@ func (r *resolver) notFor(n *rnode, at diag.Pos, path, why string) {
 	msg := "%v is for %s"
 	args := []any{keyRef(path), settings.KindsText(path)}
 	if why != "" {
-		msg += "; a %s %s"
-		args = append(args, n.spec.Kind.V, why)
+		msg += "; %s %s"
+		args = append(args, article(n.spec.Kind.V), why)
 	}
 	r.report(at, diag.Misplaced, msg, args...)
 	n.ok = false

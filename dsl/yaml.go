@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -38,20 +40,109 @@ func (p *yamlParser) pos(n *yaml.Node) diag.Pos {
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
+// syntaxError returns the line, column and message of yaml.v3's error err
+// about data. yaml.v3 says "yaml: line N: message" for most problems, but
+// N is the problem's line only for the scanner's: the parser's name the
+// line before the mapping or list that the problem is in (or the
+// problem's 0-based line when that is the first); the reader's (control
+// characters, bad UTF-8) and unknown anchors have no line. So bad
+// characters are found in data, and any other problem at the first line,
+// not before N, through which data fails with the same message: where
+// reading the file goes wrong. The column is known for a bad character
+// and an unknown anchor; otherwise it is 1.
+func syntaxError(data []byte, err error) (line, col int, msg string) {
+	msg, from := strings.TrimPrefix(err.Error(), "yaml: "), 1
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		msg, from = m[2], max(n, 1)
+	}
+	if strings.HasPrefix(msg, "control characters") || strings.Contains(msg, "UTF-8") {
+		if line, col, r, ok := badChar(data); ok {
+			if r >= 0 {
+				msg += fmt.Sprintf(" (%U)", r)
+			}
+			return line, col, msg
+		}
+	}
+	// Line i (1-based) ends at ends[i-1].
+	var ends []int
+	for i, b := range data {
+		if b == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	if len(ends) == 0 || ends[len(ends)-1] < len(data) {
+		ends = append(ends, len(data))
+	}
+	// failsThrough reports whether the lines up to n fail with msg.
+	failsThrough := func(n int) bool {
+		var doc yaml.Node
+		err := yaml.NewDecoder(bytes.NewReader(data[:ends[n-1]])).Decode(&doc)
+		if err == nil {
+			return false
+		}
+		m := strings.TrimPrefix(err.Error(), "yaml: ")
+		if sub := yamlLine.FindStringSubmatch(err.Error()); sub != nil {
+			m = sub[2]
+		}
+		return m == msg
+	}
+	from = min(from, len(ends))
+	if from > 1 && failsThrough(1) {
+		// yaml.v3 gives the problem's line, not the line where what it
+		// is in starts, when that is the first: an unclosed quote there.
+		from = 1
+	}
+	line = from + sort.Search(len(ends)-from, func(i int) bool { return failsThrough(from + i) })
+	col = 1
+	if name, ok := strings.CutPrefix(msg, "unknown anchor '"); ok {
+		name = strings.TrimSuffix(name, "' referenced")
+		start := 0
+		if line > 1 {
+			start = ends[line-2]
+		}
+		if i := bytes.Index(data[start:ends[line-1]], []byte("*"+name)); i >= 0 {
+			col = utf8.RuneCount(data[start:start+i]) + 1
+		}
+	}
+	return line, col, msg
+}
+
+// badChar finds the first character of data that YAML does not allow:
+// bytes that are not UTF-8 (r is -1) and control characters.
+func badChar(data []byte) (line, col int, r rune, ok bool) {
+	line, col = 1, 1
+	for len(data) > 0 {
+		r, size := utf8.DecodeRune(data)
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			return line, col, -1, true
+		case !yamlPrintable(r):
+			return line, col, r, true
+		case r == '\n':
+			line, col = line+1, 0
+		}
+		data = data[size:]
+		col++
+	}
+	return 0, 0, 0, false
+}
+
+// yamlPrintable reports whether YAML 1.2 allows r in a file (its
+// c-printable production, which yaml.v3 checks).
+func yamlPrintable(r rune) bool {
+	return r == '\t' || r == '\n' || r == '\r' || (r >= 0x20 && r <= 0x7e) || r == 0x85 ||
+		(r >= 0xa0 && r <= 0xd7ff) || (r >= 0xe000 && r <= 0xfffd) || (r >= 0x10000 && r <= 0x10ffff)
+}
+
 func (p *yamlParser) read(data []byte) *Spec {
 	spec := &Spec{File: p.file, Pos: diag.Pos{File: p.file, Line: 1, Col: 1}, syntax: p.syntax}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
-		// yaml.v3 reports "yaml: line N: message"; keep the line.
-		pos := spec.Pos
-		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-			pos.Line, _ = strconv.Atoi(m[1])
-			msg = m[2]
-		}
-		if err.Error() == "EOF" {
-			msg = "the file is empty: a pipeline starts with `version: 1`"
+		pos, msg := spec.Pos, "the file is empty: a pipeline starts with `version: 1`"
+		if err.Error() != "EOF" {
+			pos.Line, pos.Col, msg = syntaxError(data, err)
 		}
 		p.report(pos, diag.Syntax, "malformed YAML: %s", msg)
 		return spec
@@ -61,7 +152,7 @@ func (p *yamlParser) read(data []byte) *Spec {
 		root = root.Content[0]
 	}
 	if root.Kind != yaml.MappingNode {
-		p.report(p.pos(root), diag.Syntax, "a pipeline is a mapping of keys (version, name, sources, ...), not a %s", kindName(root))
+		p.report(p.pos(root), diag.Syntax, "a pipeline is a mapping of keys (version, name, sources, ...), not %s", kindName(root))
 		return spec
 	}
 
@@ -73,7 +164,7 @@ func (p *yamlParser) read(data []byte) *Spec {
 		return spec
 	}
 	if vval.Kind != yaml.ScalarNode {
-		p.report(p.pos(vval), diag.BadValue, "%v wants a number, got a %s", keyRef("version"), kindName(vval))
+		p.report(p.pos(vval), diag.BadValue, "%v wants a number, got %s", keyRef("version"), kindName(vval))
 		return spec
 	}
 	v, err := strconv.Atoi(vval.Value)
@@ -131,13 +222,13 @@ func (p *yamlParser) section(m *yaml.Node, what string, scope settings.Scope, pr
 func (p *yamlParser) nodes(s *settings.Setting, val *yaml.Node) []*NodeSpec {
 	section := Section(s.Path)
 	if val.Kind != yaml.SequenceNode {
-		p.report(p.pos(val), diag.BadValue, "%v wants a list of %s (each item starting with `- name:`), got a %s", keyRef(s.Path), section, kindName(val))
+		p.report(p.pos(val), diag.BadValue, "%v wants a list of %s (each item starting with `- name:`), got %s", keyRef(s.Path), section, kindName(val))
 		return nil
 	}
 	var out []*NodeSpec
 	for _, item := range val.Content {
 		if item.Kind != yaml.MappingNode {
-			p.report(p.pos(item), diag.BadValue, "each of %s is a mapping starting with `name:`, got a %s", section, kindName(item))
+			p.report(p.pos(item), diag.BadValue, "each of %s is a mapping starting with `name:`, got %s", section, kindName(item))
 			continue
 		}
 		out = append(out, p.node(item, section))
@@ -263,14 +354,14 @@ func (p *yamlParser) kindValue(n *NodeSpec, s *settings.Setting, val *yaml.Node)
 // suggestion. Duplicate keys are reported too.
 func (p *yamlParser) mapping(m *yaml.Node, what string, visit func(key string, k, val *yaml.Node) bool, known ...string) {
 	if m.Kind != yaml.MappingNode {
-		p.report(p.pos(m), diag.BadValue, "%s wants a mapping of keys (%s), got a %s", what, strings.Join(known, ", "), kindName(m))
+		p.report(p.pos(m), diag.BadValue, "%s wants a mapping of keys (%s), got %s", what, strings.Join(known, ", "), kindName(m))
 		return
 	}
 	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, val := m.Content[i], m.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			p.report(p.pos(k), diag.Syntax, "keys in %s must be plain words, got a %s", what, kindName(k))
+			p.report(p.pos(k), diag.Syntax, "keys in %s must be plain words, got %s", what, kindName(k))
 			continue
 		}
 		if prev, dup := seen[k.Value]; dup {
@@ -287,7 +378,7 @@ func (p *yamlParser) mapping(m *yaml.Node, what string, visit func(key string, k
 // str reads the single value of the key at path.
 func (p *yamlParser) str(path string, val *yaml.Node) Str {
 	if val.Kind != yaml.ScalarNode {
-		p.report(p.pos(val), diag.BadValue, "%v wants a single value, got a %s", keyRef(path), kindName(val))
+		p.report(p.pos(val), diag.BadValue, "%v wants a single value, got %s", keyRef(path), kindName(val))
 		return Str{Pos: p.pos(val)}
 	}
 	if val.Tag == "!!null" {
@@ -300,7 +391,7 @@ func (p *yamlParser) str(path string, val *yaml.Node) Str {
 // strs reads the list of values of the key at path.
 func (p *yamlParser) strs(path string, val *yaml.Node) []Str {
 	if val.Kind != yaml.SequenceNode {
-		p.report(p.pos(val), diag.BadValue, "%v wants a list such as [a, b], got a %s", keyRef(path), kindName(val))
+		p.report(p.pos(val), diag.BadValue, "%v wants a list such as [a, b], got %s", keyRef(path), kindName(val))
 		return nil
 	}
 	var out []Str
@@ -320,16 +411,17 @@ func lookup(m *yaml.Node, key string) (k, val *yaml.Node) {
 	return nil, nil
 }
 
+// kindName names what n is, with its article: "a list", "an alias".
 func kindName(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
-		return "mapping"
+		return "a mapping"
 	case yaml.SequenceNode:
-		return "list"
+		return "a list"
 	case yaml.ScalarNode:
-		return fmt.Sprintf("value (%q)", n.Value)
+		return fmt.Sprintf("a value (%q)", n.Value)
 	case yaml.AliasNode:
-		return "alias"
+		return "an alias"
 	}
-	return "document"
+	return "a document"
 }

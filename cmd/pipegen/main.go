@@ -9,16 +9,24 @@
 //	pipegen build [-o BINARY] PIPELINE.yaml
 //	pipegen verify [-kills N] [-seed S] [-parallelism P] [-o DIR] [-keep-interval] [-set KEY=VALUE]... [-timeout D] PIPELINE.yaml
 //	pipegen schema
+//	pipegen version
+//	pipegen help [COMMAND]
 //
-// check parses the pipeline and type-checks it against the Go package it
-// names (`package:`, loaded with the go command from the pipeline file's
-// directory). Every problem is printed as file:line:col: message, paths
+// `pipegen COMMAND --help` (or -h, or pipegen help COMMAND) prints the
+// command's usage and flags.
+//
+// check parses the pipeline (a file of at most 4 MiB) and type-checks it
+// against the Go package it names (`package:`, loaded with the go command
+// from the pipeline file's directory). Every problem is printed as file:line:col: message, paths
 // relative to the working directory; the exit status is 1 when there are
 // problems and 2 for a wrong command line.
 //
 // generate writes the generated main package (main.go and pipeline.go) into
-// DIR, by default a directory named after the pipeline next to the
-// pipeline file. Nothing is written when the pipeline has problems.
+// DIR, by default cmd/NAME next to the pipeline file, NAME being the
+// pipeline's name: where Go keeps a module's commands, and where generate
+// -cmd writes the main packages of annotated pipelines; `go build
+// ./cmd/NAME` then builds the program NAME. Nothing is written when the
+// pipeline has problems.
 // -dump-ir prints the compiled graph as JSON instead. -check writes
 // nothing either: it lists the files in DIR that differ from what would be
 // generated, and exits 1 when there are any.
@@ -51,8 +59,18 @@
 // build generates the program and builds it with `go build` inside the
 // module of the pipeline's package, so that the module's go.mod decides
 // every dependency's version; that module must require
-// github.com/pipegen/pipegen. The binary goes to BINARY, by default the
-// pipeline's name in the working directory.
+// github.com/pipegen/pipegen, best as a tool (`go get -tool
+// github.com/pipegen/pipegen/cmd/pipegen`, then `go tool pipegen build`
+// runs the pipegen that go.mod requires): when it lacks a requirement,
+// build prints the command that adds it. The binary goes to BINARY, by
+// default NAME in the working directory, as go build names a program
+// after its directory, and never inside a directory of that name (build
+// stops and asks for -o; generate's default is cmd/NAME); when BINARY is an
+// existing directory or ends in a slash, to NAME inside it. build prints
+// the binary's path and where it kept the generated source:
+// os.UserCacheDir()/pipegen/NAME-HASH (HASH names the pipeline file),
+// replaced by the next build of the same pipeline, so that the file names
+// in the program's panics and stack traces are files that exist.
 //
 // verify checks that the pipeline's output is exactly-once. It builds the
 // program (into DIR, by default a temporary directory, removed when the
@@ -80,6 +98,10 @@
 // a failure with -seed, to standard output. The exit status is 0 when the
 // outputs are identical and 1 when they differ or a run failed by itself.
 //
+// version prints the version of pipegen, as go version -m reports it:
+// the version of the pipegen module that go install or go tool built, or
+// "(devel)" for a build from a checkout.
+//
 // schema prints a JSON Schema (draft-07) of pipeline files, made from the
 // same table of settings the compiler checks pipelines against, so that an
 // editor with a YAML language server completes and checks pipeline.yaml as
@@ -101,24 +123,114 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/pipegen/pipegen/compile"
 	"github.com/pipegen/pipegen/runtime/settings"
 )
 
-const usage = `usage:
-  pipegen check PIPELINE.yaml                    report problems, change nothing
-  pipegen check [-pkg DIR]                       the same for the //pipegen: directives of a package
-  pipegen generate [-o DIR] [-dump-ir] PIPELINE.yaml  write the generated Go program
-  pipegen generate [-pkg DIR] [-cmd] [-check] [-dump-ir]
-                                                 generate the annotated pipelines into their package
-                                                 (-check: exit 1 if the generated files are stale)
-  pipegen build [-o BINARY] PIPELINE.yaml        generate and go build the program
-  pipegen verify [-kills N] [-seed S] [-parallelism P] [-o DIR] [-keep-interval]
-                 [-set KEY=VALUE]... [-timeout D] PIPELINE.yaml
-                                                 run it clean and with crashes, compare outputs
-  pipegen schema                                 print the JSON Schema of pipeline files, for editors
-`
+// A command is one of pipegen's subcommands.
+type command struct {
+	name  string
+	forms []form
+	// flags defines the command's flags on fs and returns the function
+	// that runs the command once they are parsed.
+	flags func(fs *flag.FlagSet) func(fs *flag.FlagSet, stdout, stderr io.Writer) error
+}
+
+// A form is one way to call a command: its arguments, after "pipegen
+// NAME", and what it does.
+type form struct{ args, does string }
+
+// commands are pipegen's subcommands, in the order the usage lists them.
+var commands []*command
+
+func init() {
+	commands = []*command{
+		{name: "check", flags: checkFlags, forms: []form{
+			{"PIPELINE.yaml", "report problems, change nothing"},
+			{"[-pkg DIR]", "the same for the //pipegen: directives of a package"},
+		}},
+		{name: "generate", flags: generateFlags, forms: []form{
+			{"[-o DIR] [-dump-ir] [-check] PIPELINE.yaml", "write the generated Go program (-check: exit 1 if DIR is stale)"},
+			{"[-pkg DIR] [-cmd] [-dump-ir] [-check]", "generate the annotated pipelines into their package"},
+		}},
+		{name: "build", flags: buildFlags, forms: []form{
+			{"[-o BINARY] PIPELINE.yaml", "generate and go build the program"},
+		}},
+		{name: "verify", flags: verifyFlags, forms: []form{
+			{"[-kills N] [-seed S] [-parallelism P] [-o DIR] [-keep-interval]\n[-set KEY=VALUE]... [-timeout D] PIPELINE.yaml", "run it clean and with crashes, compare outputs"},
+		}},
+		{name: "schema", flags: noFlags(schema), forms: []form{
+			{"", "print the JSON Schema of pipeline files, for editors"},
+		}},
+		{name: "version", flags: noFlags(version), forms: []form{
+			{"", "print pipegen's version"},
+		}},
+	}
+}
+
+// usage lists every command, or only c's when c is not nil.
+func usage(c *command) string {
+	var b strings.Builder
+	b.WriteString("usage:\n")
+	const width = 47
+	for _, cmd := range commands {
+		if c != nil && cmd != c {
+			continue
+		}
+		for _, f := range cmd.forms {
+			prefix := "  pipegen " + cmd.name
+			lines := strings.Split(f.args, "\n")
+			for i, l := range lines {
+				line := prefix
+				if l != "" {
+					line += " " + l
+				}
+				if i == len(lines)-1 {
+					if len(line) < width {
+						line += strings.Repeat(" ", width-len(line)) + f.does
+					} else {
+						line += "\n" + strings.Repeat(" ", width) + f.does
+					}
+				}
+				b.WriteString(line + "\n")
+				prefix = strings.Repeat(" ", len(prefix))
+			}
+		}
+	}
+	if c == nil {
+		fmt.Fprintf(&b, "  pipegen help [COMMAND]%sthis, or a command's flags (pipegen COMMAND --help)\n", strings.Repeat(" ", width-len("  pipegen help [COMMAND]")))
+	}
+	return b.String()
+}
+
+// help is what `pipegen NAME --help` prints: the command's usage and
+// flags.
+func (c *command) help() string {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	c.flags(fs)
+	var b strings.Builder
+	b.WriteString(usage(c))
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		b.WriteString("\nflags:\n")
+		fs.SetOutput(&b)
+		fs.PrintDefaults()
+	}
+	b.WriteString("\nThe manual: go doc github.com/pipegen/pipegen/cmd/pipegen\n")
+	return b.String()
+}
+
+func lookup(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -130,36 +242,53 @@ type usageError struct{ err error }
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
+func wrapUsage(err error) error { return &usageError{err} }
+
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage(nil))
 		return 2
 	}
-	var err error
-	switch args[0] {
-	case "check":
-		err = check(args[1:], stdout)
-	case "generate":
-		err = generate(args[1:], stdout)
-	case "build":
-		err = build(args[1:], stdout)
-	case "verify":
-		err = runVerify(args[1:], stdout, stderr)
-	case "schema":
-		err = schema(args[1:], stdout)
+	name := args[0]
+	switch name {
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "pipegen: unknown command %q\n%s", args[0], usage)
+		switch {
+		case len(args) == 1:
+			fmt.Fprint(stdout, usage(nil))
+			return 0
+		case len(args) == 2 && lookup(args[1]) != nil:
+			fmt.Fprint(stdout, lookup(args[1]).help())
+			return 0
+		}
+		fmt.Fprintf(stderr, "pipegen help: want one command, got %q\n%s", strings.Join(args[1:], " "), usage(nil))
 		return 2
+	case "-version", "--version":
+		name = "version"
+	}
+	c := lookup(name)
+	if c == nil {
+		fmt.Fprintf(stderr, "pipegen: unknown command %q\n%s", name, usage(nil))
+		return 2
+	}
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	runCommand := c.flags(fs)
+	err := fs.Parse(args[1:])
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, c.help())
+		return 0
+	case err != nil:
+		err = wrapUsage(err)
+	default:
+		err = runCommand(fs, stdout, stderr)
 	}
 	if err == nil {
 		return 0
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(stderr, "pipegen %s: %v\n%s", args[0], ue.err, usage)
+		fmt.Fprintf(stderr, "pipegen %s: %v\n%srun `pipegen %s --help` for its flags\n", c.name, ue.err, usage(c), c.name)
 		return 2
 	}
 	if l, ok := compile.IsDiagnostics(err); ok {
@@ -167,46 +296,46 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, l.Format(wd))
 		return 1
 	}
-	fmt.Fprintf(stderr, "pipegen %s: %v\n", args[0], err)
+	fmt.Fprintf(stderr, "pipegen %s: %v\n", c.name, err)
 	return 1
 }
 
-// parse parses a subcommand's flags and returns its one pipeline file.
-func parse(fs *flag.FlagSet, args []string) (string, error) {
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		return "", wrapUsage(err)
+// noFlags is the flags function of a command without flags or arguments.
+func noFlags(f func(stdout io.Writer) error) func(*flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) error {
+	return func(*flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) error {
+		return func(fs *flag.FlagSet, stdout, _ io.Writer) error {
+			if fs.NArg() > 0 {
+				return wrapUsage(fmt.Errorf("takes no arguments, got %d", fs.NArg()))
+			}
+			return f(stdout)
+		}
 	}
+}
+
+// pipelineArg returns the one pipeline file of a command line.
+func pipelineArg(fs *flag.FlagSet) (string, error) {
 	if fs.NArg() != 1 {
 		return "", wrapUsage(fmt.Errorf("want one pipeline file, got %d arguments", fs.NArg()))
 	}
 	return fs.Arg(0), nil
 }
 
-// parseTarget parses the flags of check or generate, which compile a
-// pipeline file or the //pipegen: directives of the package in -pkg DIR
-// (by default the working directory) when no file is given.
-func parseTarget(fs *flag.FlagSet, args []string) (file, pkgDir string, err error) {
-	pkg := fs.String("pkg", "", "")
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		return "", "", wrapUsage(err)
-	}
+// target returns what check or generate compiles: a pipeline file, or
+// the //pipegen: directives of the package in pkg (by default the working
+// directory) when no file is given.
+func target(fs *flag.FlagSet, pkg string) (file, pkgDir string, err error) {
 	switch {
 	case fs.NArg() > 1:
 		return "", "", wrapUsage(fmt.Errorf("want one pipeline file, got %d arguments", fs.NArg()))
-	case fs.NArg() == 1 && *pkg != "":
+	case fs.NArg() == 1 && pkg != "":
 		return "", "", wrapUsage(fmt.Errorf("want a pipeline file or -pkg DIR, not both"))
 	case fs.NArg() == 1:
 		return fs.Arg(0), "", nil
-	}
-	if *pkg == "" {
+	case pkg == "":
 		return "", ".", nil
 	}
-	return "", *pkg, nil
+	return "", pkg, nil
 }
-
-func wrapUsage(err error) error { return &usageError{err} }
 
 // stamp is what the files that the subcommand fs generates record in
 // their header: pipegen's version and the command line, spelled one way
@@ -234,106 +363,133 @@ func stamp(fs *flag.FlagSet) compile.Options {
 	return compile.Options{Version: compile.Version(), Command: compile.Command(append(args, fs.Args()...), wd)}
 }
 
-func check(args []string, stdout io.Writer) error {
-	path, dir, err := parseTarget(flag.NewFlagSet("check", flag.ContinueOnError), args)
-	if err != nil {
-		return err
-	}
-	if path == "" {
-		return checkPackage(dir, stdout)
-	}
-	p, err := compile.Check(path)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%s: pipeline %s is fine: %d nodes\n", path, p.Name, len(p.Nodes))
-	return nil
-}
+const pkgUsage = "compile the //pipegen: directives of the Go package in `DIR` (without a pipeline file: the working directory)"
 
-func generate(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
-	out := fs.String("o", "", "")
-	dump := fs.Bool("dump-ir", false, "")
-	stale := fs.Bool("check", false, "")
-	cmd := fs.Bool("cmd", false, "")
-	path, pkgDir, err := parseTarget(fs, args)
-	if err != nil {
-		return err
-	}
-	if *dump && *stale {
-		return wrapUsage(fmt.Errorf("-dump-ir and -check do not go together"))
-	}
-	opts := stamp(fs)
-	if path == "" {
-		if *out != "" {
-			return wrapUsage(fmt.Errorf("-o is for a pipeline file: the pipelines of a package are generated into the package"))
-		}
-		return generatePackage(pkgDir, compile.PackageOptions{Options: opts, Cmd: *cmd}, *dump, *stale, stdout)
-	}
-	if *cmd {
-		return wrapUsage(fmt.Errorf("-cmd is for the //pipegen: directives of a package: a pipeline file generates a main package"))
-	}
-	res, err := compile.Generate(path, opts)
-	if err != nil {
-		return err
-	}
-	if *dump {
-		b, err := compile.DumpIR(res.IR)
+func checkFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) error {
+	pkg := fs.String("pkg", "", pkgUsage)
+	return func(fs *flag.FlagSet, stdout, _ io.Writer) error {
+		path, dir, err := target(fs, *pkg)
 		if err != nil {
 			return err
 		}
-		_, err = stdout.Write(b)
-		return err
-	}
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join(filepath.Dir(path), res.IR.Name)
-	}
-	if *stale {
-		changes, err := res.Stale(dir)
+		if path == "" {
+			return checkPackage(dir, stdout)
+		}
+		p, err := compile.Check(path)
 		if err != nil {
 			return err
 		}
-		return staleError(dir, changes)
+		fmt.Fprintf(stdout, "%s: pipeline %s is fine: %d nodes\n", path, p.Name, len(p.Nodes))
+		return nil
 	}
-	if err := res.Commit(dir); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "wrote %d files to %s\n", len(res.Files), dir)
-	return nil
 }
 
-func schema(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("schema", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		return wrapUsage(err)
+func generateFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) error {
+	out := fs.String("o", "", "write a pipeline file's program into `DIR` (default: cmd/NAME next to the pipeline file)")
+	pkg := fs.String("pkg", "", pkgUsage+", into that package")
+	cmd := fs.Bool("cmd", false, "for the directives of a package: also write a main package cmd/NAME/main.go per pipeline")
+	stale := fs.Bool("check", false, "write nothing: list the generated files that are not up to date and exit 1 if there are any (for CI)")
+	dump := fs.Bool("dump-ir", false, "write nothing: print the compiled graph as JSON")
+	return func(fs *flag.FlagSet, stdout, _ io.Writer) error {
+		path, pkgDir, err := target(fs, *pkg)
+		if err != nil {
+			return err
+		}
+		if *dump && *stale {
+			return wrapUsage(fmt.Errorf("-dump-ir and -check do not go together"))
+		}
+		opts := stamp(fs)
+		if path == "" {
+			if *out != "" {
+				return wrapUsage(fmt.Errorf("-o is for a pipeline file: the pipelines of a package are generated into the package"))
+			}
+			return generatePackage(pkgDir, compile.PackageOptions{Options: opts, Cmd: *cmd}, *dump, *stale, stdout)
+		}
+		if *cmd {
+			return wrapUsage(fmt.Errorf("-cmd is for the //pipegen: directives of a package: a pipeline file generates a main package"))
+		}
+		res, err := compile.Generate(path, opts)
+		if err != nil {
+			return err
+		}
+		if *dump {
+			b, err := compile.DumpIR(res.IR)
+			if err != nil {
+				return err
+			}
+			_, err = stdout.Write(b)
+			return err
+		}
+		dir := *out
+		if dir == "" {
+			dir = filepath.Join(filepath.Dir(path), "cmd", res.IR.Name)
+		}
+		if *stale {
+			changes, err := res.Stale(dir)
+			if err != nil {
+				return err
+			}
+			return staleError(dir, changes)
+		}
+		if err := res.Commit(dir); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %d files to %s\n", len(res.Files), dir)
+		return nil
 	}
-	if fs.NArg() > 0 {
-		return wrapUsage(fmt.Errorf("takes no arguments, got %d", fs.NArg()))
+}
+
+func buildFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) error {
+	out := fs.String("o", "", "write the program to `BINARY`, or to BINARY/NAME when BINARY is a directory (default: NAME, the pipeline's name, in the working directory)")
+	return func(fs *flag.FlagSet, stdout, _ io.Writer) error {
+		path, err := pipelineArg(fs)
+		if err != nil {
+			return err
+		}
+		res, err := compile.Generate(path, stamp(fs))
+		if err != nil {
+			return err
+		}
+		bin, err := binaryPath(*out, res.IR.Name)
+		if err != nil {
+			return err
+		}
+		if err := res.Build(bin); err != nil {
+			return err
+		}
+		if res.SourceDir == "" {
+			fmt.Fprintf(stdout, "built %s\n", bin)
+		} else {
+			fmt.Fprintf(stdout, "built %s (its generated source is in %s)\n", bin, res.SourceDir)
+		}
+		return nil
 	}
+}
+
+// binaryPath is where build writes the program of the pipeline name, given
+// -o out: out, or out/name when out is a directory (as for go build -o);
+// by default ./name, which must not be a directory (such as generate's
+// output of another version): go build would write into it.
+func binaryPath(out, name string) (string, error) {
+	if out == "" {
+		bin := "." + string(filepath.Separator) + name
+		if fi, err := os.Stat(bin); err == nil && fi.IsDir() {
+			return "", fmt.Errorf("%s is a directory: give the binary another path with -o", bin)
+		}
+		return bin, nil
+	}
+	if fi, err := os.Stat(out); (err == nil && fi.IsDir()) || strings.HasSuffix(out, string(filepath.Separator)) || strings.HasSuffix(out, "/") {
+		return filepath.Join(out, name), nil
+	}
+	return out, nil
+}
+
+func schema(stdout io.Writer) error {
 	_, err := stdout.Write(settings.JSONSchema())
 	return err
 }
 
-func build(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("build", flag.ContinueOnError)
-	out := fs.String("o", "", "")
-	path, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	res, err := compile.Generate(path, stamp(fs))
-	if err != nil {
-		return err
-	}
-	bin := *out
-	if bin == "" {
-		bin = res.IR.Name
-	}
-	if err := res.Build(bin); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "built %s\n", bin)
-	return nil
+func version(stdout io.Writer) error {
+	_, err := fmt.Fprintf(stdout, "pipegen %s\n", compile.Version())
+	return err
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -53,12 +54,20 @@ func TestUsageErrors(t *testing.T) {
 		if code != 2 {
 			t.Errorf("pipegen %q: exit status %d, want 2\n%s", tc.args, code, stderr)
 		}
-		first, rest, _ := strings.Cut(stderr, "\n")
+		first, _, _ := strings.Cut(stderr, "\n")
 		if !strings.HasPrefix(first, tc.want) {
 			t.Errorf("pipegen %q: stderr starts with %q, want %q", tc.args, first, tc.want)
 		}
-		if !strings.Contains(rest+first, "pipegen generate [-o DIR] [-dump-ir] PIPELINE.yaml") {
-			t.Errorf("pipegen %q: stderr has no usage:\n%s", tc.args, stderr)
+		// The usage of the command, or of all of them.
+		usage := ""
+		if len(tc.args) > 0 {
+			usage = "  pipegen " + tc.args[0] + " "
+		}
+		if strings.HasPrefix(first, "pipegen: ") || first == "usage:" {
+			usage = "  pipegen generate [-o DIR] [-dump-ir] [-check] PIPELINE.yaml"
+		}
+		if !strings.Contains(stderr, "usage:\n") || !strings.Contains(stderr, usage) {
+			t.Errorf("pipegen %q: stderr has no usage with %q:\n%s", tc.args, usage, stderr)
 		}
 		if stdout != "" {
 			t.Errorf("pipegen %q: printed %q on stdout", tc.args, stdout)
@@ -166,9 +175,12 @@ func TestGenerate(t *testing.T) {
 	}
 }
 
+// TestGenerateDefaultDirectory: generate writes cmd/NAME next to the
+// pipeline, where go build ./cmd/NAME makes the binary NAME, and where
+// pipegen build's binary NAME does not go.
 func TestGenerateDefaultDirectory(t *testing.T) {
-	dir := filepath.Join("testdata", "good", "good")
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := filepath.Join("testdata", "good", "cmd", "good")
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(dir)) })
 	code, stdout, stderr := pipegen(t, "generate", good)
 	if code != 0 {
 		t.Fatalf("exit status %d\n%s", code, stderr)
@@ -222,13 +234,22 @@ func TestBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("go build is skipped in -short mode")
 	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Skipf("no cache to keep the generated source in: %v", err)
+	}
 	bin := filepath.Join(t.TempDir(), "prog")
 	code, stdout, stderr := pipegen(t, "build", "-o", bin, good)
 	if code != 0 {
 		t.Fatalf("exit status %d\n%s", code, stderr)
 	}
-	if stdout != "built "+bin+"\n" {
-		t.Errorf("stdout %q", stdout)
+	// The line says where the generated source is kept, for the stacks
+	// of the program that name it.
+	src := regexp.MustCompile(`^built (.*) \(its generated source is in (.*)\)\n$`).FindStringSubmatch(stdout)
+	if src == nil || src[1] != bin || !strings.HasPrefix(src[2], filepath.Join(cache, "pipegen", "good-")) {
+		t.Errorf("stdout %q, want built %s and the generated source's directory in %s", stdout, bin, cache)
+	} else if _, err := os.Stat(filepath.Join(src[2], "pipeline.go")); err != nil {
+		t.Error(err)
 	}
 	if out, err := exec.Command(bin, "--help").CombinedOutput(); err != nil {
 		t.Errorf("%s --help: %v\n%s", bin, err, out)
@@ -249,5 +270,53 @@ func TestSchema(t *testing.T) {
 	var schema map[string]any
 	if err := json.Unmarshal([]byte(stdout), &schema); err != nil || schema["$schema"] != settings.SchemaDraft {
 		t.Errorf("pipegen schema does not print a %s schema: %v", settings.SchemaDraft, err)
+	}
+}
+
+// TestBuildOutput: by default the binary is ./NAME, as the line says, and
+// never inside a directory of that name; -o DIR/ and -o of an existing
+// directory write DIR/NAME.
+func TestBuildOutput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("go build is skipped in -short mode")
+	}
+	pipeline, err := filepath.Abs(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	code, stdout, stderr := pipegen(t, "build", pipeline)
+	if code != 0 {
+		t.Fatalf("pipegen build: exit status %d\n%s", code, stderr)
+	}
+	bin, _, _ := strings.Cut(strings.TrimPrefix(stdout, "built "), " (")
+	if fi, err := os.Stat(bin); err != nil || !fi.Mode().IsRegular() || filepath.Clean(bin) != "good" {
+		t.Errorf("pipegen build says %q, want the file ./good (%v)", stdout, err)
+	}
+	if err := os.Mkdir("bin", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ out, want string }{
+		{"", "." + string(filepath.Separator) + "good"},
+		{"bin", filepath.Join("bin", "good")}, // a directory
+		{"out/", filepath.Join("out", "good")},
+		{"prog", "prog"},
+	} {
+		if got, err := binaryPath(tc.out, "good"); err != nil || got != tc.want {
+			t.Errorf("build -o %q writes %q (%v), want %q", tc.out, got, err, tc.want)
+		}
+	}
+
+	// A directory named after the pipeline is in the way: build stops.
+	os.Remove("good")
+	if err := os.Mkdir("good", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = pipegen(t, "build", pipeline)
+	if want := "pipegen build: ./good is a directory"; code != 1 || stdout != "" || !strings.HasPrefix(stderr, want) {
+		t.Errorf("build with ./good a directory: exit status %d, stdout %q, stderr %q; want 1 and %q", code, stdout, stderr, want)
+	}
+	if entries, _ := os.ReadDir("good"); len(entries) != 0 {
+		t.Errorf("build wrote into the directory good: %v", entries)
 	}
 }

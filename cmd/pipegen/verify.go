@@ -20,21 +20,27 @@ type stringList []string
 func (s *stringList) String() string     { return strings.Join(*s, " ") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
-func runVerify(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
-	opt := verify.Options{Log: stderr}
-	fs.IntVar(&opt.Kills, "kills", verify.DefaultKills, "")
-	fs.Uint64Var(&opt.Seed, "seed", 0, "")
-	fs.IntVar(&opt.Parallelism, "parallelism", 0, "")
-	fs.StringVar(&opt.Dir, "o", "", "")
-	fs.BoolVar(&opt.KeepInterval, "keep-interval", false, "")
-	fs.DurationVar(&opt.Timeout, "timeout", verify.DefaultCleanTimeout, "")
+func verifyFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) error {
+	var opt verify.Options
+	fs.IntVar(&opt.Kills, "kills", verify.DefaultKills, "kill the program `N` times at random moments")
+	fs.Uint64Var(&opt.Seed, "seed", 0, "draw the kill moments from seed `S`, to replay a failure (default: from the clock)")
+	fs.IntVar(&opt.Parallelism, "parallelism", 0, "run the program with --parallelism `P` (default: the pipeline's)")
+	fs.StringVar(&opt.Dir, "o", "", "build and run in `DIR`, and keep it (default: a temporary directory, removed when the check passes)")
+	fs.BoolVar(&opt.KeepInterval, "keep-interval", false, "keep the pipeline's checkpoint interval (default: a tenth of the clean run's duration)")
+	fs.DurationVar(&opt.Timeout, "timeout", verify.DefaultCleanTimeout, "bound the clean run to `D`")
 	var sets stringList
-	fs.Var(&sets, "set", "")
-	path, err := parse(fs, args)
-	if err != nil {
-		return err
+	fs.Var(&sets, "set", "pass --set `KEY=VALUE` to every run (repeated)")
+	return func(fs *flag.FlagSet, stdout, stderr io.Writer) error {
+		opt.Log = stderr
+		path, err := pipelineArg(fs)
+		if err != nil {
+			return err
+		}
+		return runVerify(path, opt, sets, stdout)
 	}
+}
+
+func runVerify(path string, opt verify.Options, sets stringList, stdout io.Writer) error {
 	switch {
 	case opt.Kills < 1:
 		return wrapUsage(fmt.Errorf("-kills wants a whole number of at least 1, got %d", opt.Kills))

@@ -89,7 +89,7 @@ func kindShape(kind string) object {
 			keys = append(keys, s)
 		}
 	}
-	shape := closed("a "+kind+" operator: "+Node(Operator, kind, kind).Help, keys, Operator, kind, kind)
+	shape := closed("the "+kind+" operator: "+Node(Operator, kind, kind).Help, keys, Operator, kind, kind)
 	return append(shape, member{"anyOf", []any{object{{"required", []string{"input"}}}, object{{"required", []string{"inputs"}}}}})
 }
 
