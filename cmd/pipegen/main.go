@@ -245,6 +245,7 @@ func (e *usageError) Unwrap() error { return e.err }
 func wrapUsage(err error) error { return &usageError{err} }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	compile.Stderr = stderr // warnings go where the errors go
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage(nil))
 		return 2

@@ -320,3 +320,13 @@ func TestBuildOutput(t *testing.T) {
 		t.Errorf("build wrote into the directory good: %v", entries)
 	}
 }
+
+// TestCheckWarning: a warning goes to check's standard error, and check
+// still succeeds.
+func TestCheckWarning(t *testing.T) {
+	path := filepath.Join("..", "..", "golden", "reorder-warning", "pipeline.yaml")
+	code, stdout, stderr := pipegen(t, "check", path)
+	if code != 0 || !strings.Contains(stderr, "warning: `parallelism: 4` on \"priced\"") || !strings.Contains(stdout, "is fine") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 0, the warning on stderr", code, stdout, stderr)
+	}
+}
