@@ -343,7 +343,14 @@ func (v *Verifier) run(name string, delays []time.Duration, timeout time.Duratio
 		if attempt <= len(delays) {
 			killAfter = delays[attempt-1]
 		}
-		killed, err := v.attempt(cmdArgs, killAfter, timeout, stdout, stderr, attempt)
+		// The last kill waits, if need be, until the process has
+		// completed a checkpoint: on a slow machine every drawn moment can
+		// come before the first checkpoint, and no restart would resume.
+		waitFor := ""
+		if attempt == len(delays) {
+			waitFor = eventsFile
+		}
+		killed, err := v.attempt(cmdArgs, killAfter, timeout, stdout, stderr, attempt, waitFor)
 		if err != nil {
 			return nil, fmt.Errorf("%s run, process %d: %w (see %s)", name, attempt, err, dir)
 		}
@@ -383,7 +390,7 @@ func (v *Verifier) sinkDir(run, sink string) string {
 // attempt runs one process, killing it after killAfter unless that is
 // negative. killed reports that the kill ended it. An error carries the
 // end of the process's standard error.
-func (v *Verifier) attempt(args []string, killAfter, timeout time.Duration, stdout, stderr *os.File, n int) (killed bool, err error) {
+func (v *Verifier) attempt(args []string, killAfter, timeout time.Duration, stdout, stderr *os.File, n int, waitFor string) (killed bool, err error) {
 	fmt.Fprintf(stderr, "=== process %d: %s %s\n", n, v.Binary, strings.Join(args, " "))
 	offset, err := stderr.Seek(0, io.SeekCurrent)
 	if err != nil {
@@ -415,10 +422,31 @@ func (v *Verifier) attempt(args []string, killAfter, timeout time.Duration, stdo
 		defer t.Stop()
 		expire = t.C
 	}
-	select {
-	case err := <-done:
-		return false, exitError(err)
-	case <-kill:
+	var poll <-chan time.Time
+	for {
+		select {
+		case err := <-done:
+			return false, exitError(err)
+		case <-kill:
+			kill = nil
+			if waitFor != "" && !checkpointed(waitFor, cmd.Process.Pid) {
+				t := time.NewTicker(5 * time.Millisecond)
+				defer t.Stop()
+				poll = t.C
+				continue
+			}
+		case <-poll:
+			if !checkpointed(waitFor, cmd.Process.Pid) {
+				continue
+			}
+		case <-expire:
+			cmd.Process.Kill()
+			<-done
+			return false, fmt.Errorf("%w within %s", errTimeout, timeout)
+		}
+		break
+	}
+	{
 		cmd.Process.Kill()
 		err := <-done
 		if err == nil {
@@ -429,11 +457,14 @@ func (v *Verifier) attempt(args []string, killAfter, timeout time.Duration, stdo
 			return true, nil // ended by the signal
 		}
 		return false, exitError(err)
-	case <-expire:
-		cmd.Process.Kill()
-		<-done
-		return false, fmt.Errorf("%w within %s", errTimeout, timeout)
 	}
+}
+
+// checkpointed reports whether process pid has completed a checkpoint, as
+// the events file says.
+func checkpointed(eventsFile string, pid int) bool {
+	evs, _ := events.ReadFile(eventsFile)
+	return slices.ContainsFunc(evs, func(e events.Event) bool { return e.PID == pid && e.Kind == events.Checkpoint })
 }
 
 // count takes from a run's events the processes that resumed from a
