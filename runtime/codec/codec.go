@@ -272,9 +272,19 @@ type Unsigned interface {
 
 // Int reads a signed integer into a T. A value T cannot hold (written from
 // a wider type, or from an int on a 64-bit platform and read on a 32-bit
-// one) is an error, not a truncated value.
+// one) is an error, not a truncated value. It decodes the varint as Varint
+// does rather than call it: generated decoders call Int for most integers,
+// and the call would cost about as much as the range check.
 func Int[T Signed](r *Reader) T {
-	x := r.Varint()
+	if r.err != nil {
+		return 0
+	}
+	x, n := binary.Varint(r.buf[r.off:])
+	if n <= 0 {
+		r.Fail("bad varint")
+		return 0
+	}
+	r.off += n
 	if int64(T(x)) != x {
 		r.outOfRange(x, T(0))
 		return 0
@@ -284,7 +294,15 @@ func Int[T Signed](r *Reader) T {
 
 // Uint is Int for unsigned integers.
 func Uint[T Unsigned](r *Reader) T {
-	x := r.Uvarint()
+	if r.err != nil {
+		return 0
+	}
+	x, n := binary.Uvarint(r.buf[r.off:])
+	if n <= 0 {
+		r.Fail("bad varint")
+		return 0
+	}
+	r.off += n
 	if uint64(T(x)) != x {
 		r.outOfRange(x, T(0))
 		return 0

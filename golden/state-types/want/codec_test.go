@@ -937,3 +937,31 @@ func snapshotAccs(sec *state.Sections, v acc) error {
 	st.Put(statetypes.Key{Region: "ok"}, ptr(fullAcc()))
 	return st.Snapshot(sec, func(k statetypes.Key) int { return int(hashKeyAccs(k) % uint64(len(sec.W))) }, encodeAccsEntry)
 }
+
+// BenchmarkDecode decodes entries of "accs": one with every field set, and
+// one of mostly narrow integers (int, int32, uint32), whose range checks
+// are on the hot path of decoding.
+func BenchmarkDecode(b *testing.B) {
+	ints := acc{ByTag: map[string][]int{"k": make([]int, 4096)}, Extra: ptr(make([]uint32, 4096)), Items: make([]inner, 1024)}
+	for i := range 4096 {
+		ints.ByTag["k"][i] = i * 1000
+		(*ints.Extra)[i] = uint32(i) << 20
+	}
+	for i := range ints.Items {
+		ints.Items[i] = inner{Count: int32(i * 1000)}
+	}
+	for _, c := range []struct {
+		name string
+		v    acc
+	}{{"full", fullAcc()}, {"ints", ints}} {
+		data := encodeAccs(statetypes.Key{Region: "r", Shard: 1}, c.v)
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, _, err := decodeAccs(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
