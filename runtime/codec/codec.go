@@ -80,7 +80,7 @@ var ErrTooDeep = errors.New("state value nested too deep")
 // Enter is called by the encoder of a type that can hold itself before it
 // writes a value, and Leave after; typ names the type, for the error. Enter
 // reports false, and the encoder writes nothing, once the writer has
-// failed: it fails the writer when the value is MaxDepth levels deep.
+// failed, which Enter does to a value inside MaxDepth others.
 func (w *Writer) Enter(typ string) bool {
 	if w.depth >= MaxDepth || w.err != nil {
 		w.tooDeep(typ)

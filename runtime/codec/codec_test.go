@@ -144,7 +144,7 @@ func FuzzReader(f *testing.F) {
 		r := NewReader(data)
 		for r.More() {
 			id, wt := r.Tag()
-			switch id % 6 {
+			switch id % 7 {
 			case 0:
 				r.Skip(wt)
 			case 1:
@@ -165,6 +165,11 @@ func FuzzReader(f *testing.F) {
 			case 5:
 				r.Bool()
 				r.Float32()
+			case 6:
+				if x := Int[int8](r); x != 0 && r.Err() != nil {
+					t.Fatalf("Int read %d with the error %v", x, r.Err())
+				}
+				Uint[uint16](r)
 			}
 		}
 	})
