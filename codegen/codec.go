@@ -109,6 +109,43 @@ func containsRef(t *ir.Type, key string) bool {
 	return false
 }
 
+// holdsItself reports whether a value of the named type t can hold another
+// t, through any types: whether its values can form a cycle (x.Next = x),
+// on which its encoder would call itself without end.
+func (c *codecGen) holdsItself(t *ir.Type) bool {
+	key := typeKey(t)
+	seen := map[string]bool{}
+	var reaches func(u *ir.Type) bool
+	reaches = func(u *ir.Type) bool {
+		if u == nil {
+			return false
+		}
+		if u.Kind == ir.NamedType {
+			if isTime(u) || isDuration(u) || seen[typeKey(u)] {
+				return false
+			}
+			if typeKey(u) == key {
+				return true
+			}
+			seen[typeKey(u)] = true
+			if u = c.resolve(u); u.Underlying == nil {
+				return true // a reference not yet expanded: surely a cycle, maybe t's
+			}
+			return reaches(u.Underlying)
+		}
+		if reaches(u.Elem) || reaches(u.Key) {
+			return true
+		}
+		for _, f := range u.Fields {
+			if reaches(f.Type) {
+				return true
+			}
+		}
+		return false
+	}
+	return reaches(c.resolve(t).Underlying)
+}
+
 // nests reports whether values of t can nest without bound: whether t is
 // or contains a reference to a type that contains itself.
 func nests(t *ir.Type) bool {
@@ -179,6 +216,15 @@ func (c *codecGen) flush() {
 			}
 		}
 		name, ts := c.encodeFunc(t), c.g.typeString(t)
+		if c.holdsItself(t) {
+			body := encode
+			encode = func(g *jen.Group) {
+				g.Comment(fmt.Sprintf("A %s can hold itself: Enter fails the writer on a cycle.", ts))
+				g.If(jen.Op("!").Id("w").Dot("Enter").Call(jen.Lit(ts))).Block(jen.Return())
+				body(g)
+				g.Id("w").Dot("Leave").Call()
+			}
+		}
 		c.f.Comment(fmt.Sprintf(encodeDoc, name, ts))
 		c.f.Func().Id(name).Params(jen.Id("w").Op("*").Qual(codecPath, "Writer"), jen.Id("v").Op("*").Add(typeCode(t))).BlockFunc(encode)
 		name = c.decodeFunc(t)
@@ -517,6 +563,12 @@ func (c *codecGen) decodeValue(g *jen.Group, r string, dst *jen.Statement, t, u 
 	}
 	if b := basicOf(u); b != nil {
 		method, conv := basicCodec(b)
+		if read := checkedInt[conv]; read != "" && b.Name != conv {
+			// An integer narrower than 64 bits, or an int: Int and Uint
+			// refuse a value out of its range rather than truncate it.
+			g.Add(dst).Op("=").Qual(codecPath, read).Types(typeCode(t)).Call(rd)
+			return
+		}
 		read := jen.Add(rd).Dot(method).Call()
 		if t.Kind == ir.BasicType && b.Name == conv {
 			g.Add(dst).Op("=").Add(read)
@@ -586,6 +638,10 @@ func (c *codecGen) decodeValue(g *jen.Group, r string, dst *jen.Statement, t, u 
 		g.Add(rd).Dot("Fail").Call(jen.Lit(fmt.Sprintf("%s cannot be deserialized", t)))
 	}
 }
+
+// checkedInt maps the type that basicCodec converts an integer to, to the
+// codec function that reads the integer into a narrower type.
+var checkedInt = map[string]string{"int64": "Int", "uint64": "Uint"}
 
 // basicCodec returns the codec method of a basic type and the type the
 // value is converted to for it.

@@ -11,6 +11,7 @@ import (
 	"go/types"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -282,9 +283,24 @@ func TestCodecEveryKind(t *testing.T) {
 		// A type that nests without bound is not sized by its counts.
 		"*v = make(Trie)\n", "v.Kids = make([]Node, 0)\n", "*v = make(Tree, 0)\n",
 		"v.Items = make([]Inner, r1.Count())",
+		// Integers narrower than 64 bits, and ints, are read with a
+		// check of their range; 64-bit ones need none.
+		"v.I8 = codec.Int[int8](r)", "v.U = codec.Uint[uint](r)", "v.U64 = r.Uvarint()", "v.TO = Timeout(r.Varint())",
+		"*v.PI = codec.Int[int](r)", "v.Arr2[i0][i1] = codec.Int[int8](r2)", "k0 = codec.Int[rune](r1)",
+		// The encoder of a type that can hold itself stops a cycle.
+		"func encodeNode(w *codec.Writer, v *Node) {\n\t// A Node can hold itself: Enter fails the writer on a cycle.\n\tif !w.Enter(\"Node\") {\n\t\treturn\n\t}\n",
 	} {
 		if !strings.Contains(src, want) {
 			t.Errorf("the generated code lacks %q:\n%s", want, numbered(src))
+		}
+	}
+	// Those are the types whose values can form a cycle: A and B through
+	// each other; Every holds a Node, but no Every.
+	for _, typ := range []string{"Every", "Inner", "Key", "Node", "Tree", "Trie", "Loop", "A", "B"} {
+		body := src[strings.Index(src, "func encode"+typ+"("):]
+		body = body[:strings.Index(body, "\n}\n")]
+		if got, want := strings.Contains(body, "w.Enter("), !slices.Contains([]string{"Every", "Inner", "Key"}, typ); got != want {
+			t.Errorf("encode%s calls Enter: %t, want %t:\n%s", typ, got, want, body)
 		}
 	}
 }

@@ -104,6 +104,7 @@ func fakeJob(mode string, args []string) int {
 	for ; next < fakeLines; next++ {
 		write(filepath.Join(out, fmt.Sprintf("part-%d", next)), fmt.Sprintf("line %d\n", next))
 		write(filepath.Join(ckpt, "next"), strconv.Itoa(next+1))
+		ev.Emit(events.Event{Kind: events.Checkpoint, Checkpoint: int64(next + 1)})
 		time.Sleep(5 * time.Millisecond)
 	}
 	fmt.Println("fake: printed")

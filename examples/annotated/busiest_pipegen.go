@@ -13,11 +13,11 @@ import (
 	"time"
 )
 
-// This code was generated for version 1 of the runtime's contract; a runtime
+// This code was generated for version 2 of the runtime's contract; a runtime
 // that cannot run it fails to compile here.
 const (
-	_ = runtime.EnforceVersion(1 - runtime.MinGenVersion)
-	_ = runtime.EnforceVersion(runtime.GenVersion - 1)
+	_ = runtime.EnforceVersion(2 - runtime.MinGenVersion)
+	_ = runtime.EnforceVersion(runtime.GenVersion - 2)
 )
 
 // RunBusiest runs the stream pipeline busiest, compiled by pipegen from the

@@ -11,7 +11,14 @@
 //
 // The Reader never panics and never allocates more than its input could
 // hold: every length is checked against the bytes that remain. Its error is
-// sticky, so generated decoders read a whole value and check Err once.
+// sticky, so generated decoders read a whole value and check Err once. An
+// integer is read into a type narrower than 64 bits with Int or Uint, which
+// refuse a value the type cannot hold rather than truncate it.
+//
+// The Writer's error is sticky too: the encoder of a type that can hold
+// itself calls Enter and Leave around each value, and a value nested deeper
+// than MaxDepth (a cycle, such as x.Next = x) fails the writer instead of
+// overflowing the stack.
 package codec
 
 import (
@@ -37,6 +44,10 @@ const (
 // Writer appends encoded values to a buffer.
 type Writer struct {
 	buf []byte
+	// depth counts the values of types that can hold themselves being
+	// written, one inside the other (see Enter).
+	depth int
+	err   error
 }
 
 // NewWriter returns a writer that appends to buf.
@@ -48,8 +59,45 @@ func (w *Writer) Bytes() []byte { return w.buf }
 // Len is the number of bytes written.
 func (w *Writer) Len() int { return len(w.buf) }
 
-// Reset empties the buffer, keeping its memory.
-func (w *Writer) Reset() { w.buf = w.buf[:0] }
+// Reset empties the buffer, keeping its memory, and forgets an error.
+func (w *Writer) Reset() { w.buf, w.depth, w.err = w.buf[:0], 0, nil }
+
+// Err is the error that made the writer fail, or nil. The bytes of a
+// writer that failed are not a value: they must not be stored.
+func (w *Writer) Err() error { return w.err }
+
+// MaxDepth is how deeply the values of types that can hold themselves (a
+// list or tree of pointers, type Tree []Tree) may nest in one value that is
+// written. A value that is deeper holds itself, as a.Next = a does, or is a
+// chain long enough that decoding it could exhaust the stack: either way it
+// cannot be checkpointed.
+const MaxDepth = 100_000
+
+// ErrTooDeep is wrapped by the error of a writer given a value nested
+// deeper than MaxDepth.
+var ErrTooDeep = errors.New("state value nested too deep")
+
+// Enter is called by the encoder of a type that can hold itself before it
+// writes a value, and Leave after; typ names the type, for the error. Enter
+// reports false, and the encoder writes nothing, once the writer has
+// failed, which Enter does to a value inside MaxDepth others.
+func (w *Writer) Enter(typ string) bool {
+	if w.depth >= MaxDepth || w.err != nil {
+		w.tooDeep(typ)
+		return false
+	}
+	w.depth++
+	return true
+}
+
+// Leave ends the value Enter began.
+func (w *Writer) Leave() { w.depth-- }
+
+func (w *Writer) tooDeep(typ string) {
+	if w.err == nil {
+		w.err = fmt.Errorf("%w: a %s %d levels deep: is there a cycle (such as x.Next = x)? break it before a checkpoint; a chain that long belongs in a slice", ErrTooDeep, typ, MaxDepth)
+	}
+}
 
 // Tag writes a field's tag.
 func (w *Writer) Tag(id uint32, wt WireType) {
@@ -120,6 +168,9 @@ func (w *Writer) End(mark int) {
 	if n < 0x80 {
 		w.buf[mark-1] = byte(n)
 		return
+	}
+	if w.err != nil {
+		return // the bytes are not a value: moving them would be wasted
 	}
 	var tmp [binary.MaxVarintLen64]byte
 	k := binary.PutUvarint(tmp[:], uint64(n))
@@ -207,6 +258,61 @@ func (r *Reader) Varint() int64 {
 	}
 	r.off += n
 	return x
+}
+
+// Signed is the signed integer types, which Int reads.
+type Signed interface {
+	~int | ~int8 | ~int16 | ~int32 | ~int64
+}
+
+// Unsigned is the unsigned integer types, which Uint reads.
+type Unsigned interface {
+	~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uintptr
+}
+
+// Int reads a signed integer into a T. A value T cannot hold (written from
+// a wider type, or from an int on a 64-bit platform and read on a 32-bit
+// one) is an error, not a truncated value. It decodes the varint as Varint
+// does rather than call it: generated decoders call Int for most integers,
+// and the call would cost about as much as the range check.
+func Int[T Signed](r *Reader) T {
+	if r.err != nil {
+		return 0
+	}
+	x, n := binary.Varint(r.buf[r.off:])
+	if n <= 0 {
+		r.Fail("bad varint")
+		return 0
+	}
+	r.off += n
+	if int64(T(x)) != x {
+		r.outOfRange(x, T(0))
+		return 0
+	}
+	return T(x)
+}
+
+// Uint is Int for unsigned integers.
+func Uint[T Unsigned](r *Reader) T {
+	if r.err != nil {
+		return 0
+	}
+	x, n := binary.Uvarint(r.buf[r.off:])
+	if n <= 0 {
+		r.Fail("bad varint")
+		return 0
+	}
+	r.off += n
+	if uint64(T(x)) != x {
+		r.outOfRange(x, T(0))
+		return 0
+	}
+	return T(x)
+}
+
+// outOfRange fails the reader: x does not fit in the type of zero.
+func (r *Reader) outOfRange(x, zero any) {
+	r.Fail("%d is out of the range of %T", x, zero)
 }
 
 // Bool reads a bool.

@@ -2,7 +2,9 @@ package codec
 
 import (
 	"bytes"
+	"errors"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -142,7 +144,7 @@ func FuzzReader(f *testing.F) {
 		r := NewReader(data)
 		for r.More() {
 			id, wt := r.Tag()
-			switch id % 6 {
+			switch id % 7 {
 			case 0:
 				r.Skip(wt)
 			case 1:
@@ -163,6 +165,11 @@ func FuzzReader(f *testing.F) {
 			case 5:
 				r.Bool()
 				r.Float32()
+			case 6:
+				if x := Int[int8](r); x != 0 && r.Err() != nil {
+					t.Fatalf("Int read %d with the error %v", x, r.Err())
+				}
+				Uint[uint16](r)
 			}
 		}
 	})
@@ -178,5 +185,85 @@ func TestNestedErrorFailsTheRoot(t *testing.T) {
 	sub.Count()
 	if r.Err() == nil || sub.Err() == nil {
 		t.Fatalf("root err %v, nested err %v; want both set", r.Err(), sub.Err())
+	}
+}
+
+// TestIntRange: Int and Uint read a value into a narrower type only when
+// it fits; one that does not is an error naming the type, never a
+// truncated value.
+func TestIntRange(t *testing.T) {
+	type level int8 // a named type is named in the error
+	signed := func(x int64) *Reader {
+		w := NewWriter(nil)
+		w.Varint(x)
+		return NewReader(w.Bytes())
+	}
+	unsigned := func(x uint64) *Reader {
+		w := NewWriter(nil)
+		w.Uvarint(x)
+		return NewReader(w.Bytes())
+	}
+	for _, c := range []struct {
+		name string
+		read func() (any, *Reader)
+		want any    // the value, when it fits
+		err  string // else the error
+	}{
+		{"int8 max", func() (any, *Reader) { r := signed(math.MaxInt8); return Int[int8](r), r }, int8(math.MaxInt8), ""},
+		{"int8 min", func() (any, *Reader) { r := signed(math.MinInt8); return Int[int8](r), r }, int8(math.MinInt8), ""},
+		{"int8 max+1", func() (any, *Reader) { r := signed(128); return Int[int8](r), r }, nil, "128 is out of the range of int8"},
+		{"int8 min-1", func() (any, *Reader) { r := signed(-129); return Int[int8](r), r }, nil, "-129 is out of the range of int8"},
+		{"named int8", func() (any, *Reader) { r := signed(300); return Int[level](r), r }, nil, "300 is out of the range of codec.level"},
+		{"int16", func() (any, *Reader) { r := signed(1 << 15); return Int[int16](r), r }, nil, "32768 is out of the range of int16"},
+		{"int32 min", func() (any, *Reader) { r := signed(math.MinInt32); return Int[int32](r), r }, int32(math.MinInt32), ""},
+		{"int32", func() (any, *Reader) { r := signed(math.MinInt32 - 1); return Int[int32](r), r }, nil, "-2147483649 is out of the range of int32"},
+		{"int64", func() (any, *Reader) { r := signed(math.MinInt64); return Int[int64](r), r }, int64(math.MinInt64), ""},
+		{"uint8 max", func() (any, *Reader) { r := unsigned(math.MaxUint8); return Uint[uint8](r), r }, uint8(math.MaxUint8), ""},
+		{"uint8", func() (any, *Reader) { r := unsigned(256); return Uint[uint8](r), r }, nil, "256 is out of the range of uint8"},
+		{"uint16", func() (any, *Reader) { r := unsigned(1 << 16); return Uint[uint16](r), r }, nil, "65536 is out of the range of uint16"},
+		{"uint32", func() (any, *Reader) { r := unsigned(math.MaxUint64); return Uint[uint32](r), r }, nil, "18446744073709551615 is out of the range of uint32"},
+		{"uint64", func() (any, *Reader) { r := unsigned(math.MaxUint64); return Uint[uint64](r), r }, uint64(math.MaxUint64), ""},
+	} {
+		got, r := c.read()
+		switch {
+		case c.err == "" && (r.Err() != nil || got != c.want):
+			t.Errorf("%s: %v (%T), err %v; want %v", c.name, got, got, r.Err(), c.want)
+		case c.err != "" && (r.Err() == nil || !strings.Contains(r.Err().Error(), c.err) || !errors.Is(r.Err(), ErrCorrupt)):
+			t.Errorf("%s: %v, err %v; want an error with %q", c.name, got, r.Err(), c.err)
+		case c.err != "" && !reflect.ValueOf(got).IsZero():
+			t.Errorf("%s: %v with the error, want zero", c.name, got)
+		}
+	}
+}
+
+// TestWriterTooDeep: values that nest deeper than MaxDepth (a cycle) fail
+// the writer with an error naming the type; nothing more is entered after
+// that, and Reset forgets the error.
+func TestWriterTooDeep(t *testing.T) {
+	w := NewWriter(nil)
+	for range MaxDepth {
+		if !w.Enter("list.Node") {
+			t.Fatalf("Enter failed at depth %d: %v", w.depth, w.Err())
+		}
+	}
+	if w.Err() != nil {
+		t.Fatal(w.Err())
+	}
+	if w.Enter("list.Node") {
+		t.Fatalf("Enter at depth %d succeeded", MaxDepth+1)
+	}
+	err := w.Err()
+	if !errors.Is(err, ErrTooDeep) || !strings.Contains(err.Error(), "list.Node") || !strings.Contains(err.Error(), "cycle") {
+		t.Errorf("err %v, want ErrTooDeep naming list.Node and a cycle", err)
+	}
+	for range MaxDepth {
+		w.Leave()
+	}
+	if w.Enter("list.Node") || w.Err() != err {
+		t.Errorf("Enter after the failure: err %v", w.Err())
+	}
+	w.Reset()
+	if !w.Enter("list.Node") || w.Err() != nil {
+		t.Errorf("Enter after Reset: err %v", w.Err())
 	}
 }

@@ -8,6 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
+	"sync"
 )
 
 // File is an open file or directory of an FS. *os.File implements it.
@@ -157,13 +160,20 @@ func ReadFile(fs FS, name string) ([]byte, error) {
 // directory it creates: a file is durable only when every directory entry
 // on its path is, and a checkpoint directory (or a sink's) made by the
 // first run of a job is new.
+//
+// A call that fails after its MkdirAll (a sync failed), or whose MkdirAll
+// failed midway, leaves directories whose entries may not be durable, and
+// which a later call finds existing. They are remembered, per FS, until a
+// call for a path through them has synced their parents. (What a process
+// that ended left unsynced is not known to the next one.)
 func MkdirAllDurable(fsys FS, dir string) error {
-	if info, err := fsys.Stat(dir); err == nil && info.IsDir() {
-		return nil
-	}
-	var missing []string // deepest first
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if _, err := fsys.Stat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+	dir = filepath.Clean(dir)
+	var missing []string
+	exists := false
+	for d := dir; ; d = filepath.Dir(d) {
+		info, err := fsys.Stat(d)
+		if err == nil || !errors.Is(err, fs.ErrNotExist) {
+			exists = d == dir && err == nil && info.IsDir()
 			break
 		}
 		missing = append(missing, d)
@@ -171,15 +181,77 @@ func MkdirAllDurable(fsys FS, dir string) error {
 			break
 		}
 	}
+	// The missing directories count as unsynced from now on: a call that
+	// runs meanwhile and finds them made by this one syncs them too.
+	todo := unsynced.add(fsys, dir, missing) // shallowest first
+	if exists && len(todo) == 0 {
+		return nil
+	}
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for i := len(missing) - 1; i >= 0; i-- {
-		if err := SyncDir(fsys, filepath.Dir(missing[i])); err != nil {
+	for _, d := range todo {
+		if err := SyncDir(fsys, filepath.Dir(d)); err != nil {
 			return err
 		}
+		unsynced.done(fsys, d)
 	}
 	return nil
+}
+
+// unsynced holds the directories that MkdirAllDurable created, or is
+// creating, and whose parents no call has synced since.
+var unsynced = unsyncedDirs{dirs: map[fsDir]bool{}}
+
+type unsyncedDirs struct {
+	mu   sync.Mutex
+	dirs map[fsDir]bool
+}
+
+// fsDir is a directory of an FS. FSes are told apart by ==; those whose
+// values cannot be compared share the key nil, which costs them only
+// syncs of each other's directories.
+type fsDir struct {
+	fs  FS
+	dir string
+}
+
+func dirKey(fsys FS, dir string) fsDir {
+	if !reflect.TypeOf(fsys).Comparable() {
+		fsys = nil
+	}
+	return fsDir{fsys, dir}
+}
+
+// add adds the directories missing and returns those of dir and its
+// parents that are unsynced, shallowest first.
+func (u *unsyncedDirs) add(fsys FS, dir string, missing []string) []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, d := range missing {
+		u.dirs[dirKey(fsys, d)] = true
+	}
+	if len(u.dirs) == 0 {
+		return nil
+	}
+	var out []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if u.dirs[dirKey(fsys, d)] {
+			out = append(out, d)
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// done records that the parent of dir was synced after dir was created.
+func (u *unsyncedDirs) done(fsys FS, dir string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	delete(u.dirs, dirKey(fsys, dir))
 }
 
 // Unused returns path, or path-2, path-3, ... the first that does not

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -395,4 +396,70 @@ func TestTwoHandlesMatchOS(t *testing.T) {
 	if got := transcript(NewMem(), "/"); got != want {
 		t.Errorf("MemFS %s, OS %s", got, want)
 	}
+}
+
+// TestMkdirAllDurableRetry: a call of MkdirAllDurable that fails after
+// creating directories leaves them unsynced, and a later call finds them
+// existing: it must still sync their parents, so that after it returns the
+// directories survive a crash. Every operation of the syncs fails in turn.
+func TestMkdirAllDurableRetry(t *testing.T) {
+	const dir = "/a/b/c"
+	for fail := 0; ; fail++ {
+		mem := NewMem()
+		n := 0
+		fsys := NewErrorFS(mem, InjectorFunc(func(op Op) error {
+			if op.Kind == OpOpenDir || op.Kind == OpSync || op.Kind == OpClose {
+				if n++; n == fail+1 {
+					return ErrInjected
+				}
+			}
+			return nil
+		}))
+		if err := MkdirAllDurable(fsys, dir); err == nil {
+			if fail < 9 { // OpenDir, Sync and Close of "/", "/a" and "/a/b"
+				t.Fatalf("the failure of sync operation %d was not reported", fail)
+			}
+			break // every operation has failed once
+		}
+		if err := MkdirAllDurable(fsys, dir); err != nil {
+			t.Fatalf("sync operation %d failed, then: %v", fail, err)
+		}
+		if info, err := mem.CrashClone().Stat(dir); err != nil || !info.IsDir() {
+			t.Errorf("sync operation %d failed, the retry succeeded, then a crash: %v", fail, err)
+		}
+	}
+}
+
+// TestMkdirAllDurablePartial: a MkdirAll that fails midway has created
+// some directories; a later call for a longer path syncs their parents.
+func TestMkdirAllDurablePartial(t *testing.T) {
+	mem := NewMem()
+	fsys := &halfMkdirFS{FS: mem}
+	if err := MkdirAllDurable(fsys, "/a/b/c"); err == nil {
+		t.Fatal("the failed MkdirAll was not reported")
+	}
+	if err := MkdirAllDurable(fsys, "/a/b/c/d"); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := mem.CrashClone().Stat("/a/b/c/d"); err != nil || !info.IsDir() {
+		t.Errorf("after a crash: %v", err)
+	}
+}
+
+// halfMkdirFS fails its first MkdirAll after creating the parent of the
+// directory asked for.
+type halfMkdirFS struct {
+	FS
+	failed bool
+}
+
+func (h *halfMkdirFS) MkdirAll(name string, perm os.FileMode) error {
+	if h.failed {
+		return h.FS.MkdirAll(name, perm)
+	}
+	h.failed = true
+	if err := h.FS.MkdirAll(filepath.Dir(name), perm); err != nil {
+		return err
+	}
+	return &fs.PathError{Op: "mkdir", Path: name, Err: syscall.ENOSPC}
 }

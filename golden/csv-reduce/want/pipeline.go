@@ -371,7 +371,7 @@ func decodeSale(r *codec.Reader, v *sales.Sale) {
 			}
 		case 3:
 			if r.Want(id, wt, codec.Varint) {
-				v.Units = int(r.Varint())
+				v.Units = codec.Int[int](r)
 			}
 		case 4:
 			if r.Want(id, wt, codec.Fixed64) {

@@ -15,11 +15,11 @@ package main
 
 import "github.com/pipegen/pipegen/runtime"
 
-// This code was generated for version 1 of the runtime's contract; a
+// This code was generated for version 2 of the runtime's contract; a
 // runtime that cannot run it fails to compile here.
 const (
-	_ = runtime.EnforceVersion(1 - runtime.MinGenVersion)
-	_ = runtime.EnforceVersion(runtime.GenVersion - 1)
+	_ = runtime.EnforceVersion(2 - runtime.MinGenVersion)
+	_ = runtime.EnforceVersion(runtime.GenVersion - 2)
 )
 
 func main() {

@@ -1637,7 +1637,7 @@ func decodeSession(r *codec.Reader, v *et.Session) {
 		switch id {
 		case 1:
 			if r.Want(id, wt, codec.Varint) {
-				v.Clicks = int(r.Varint())
+				v.Clicks = codec.Int[int](r)
 			}
 		case 2:
 			if r.Want(id, wt, codec.Varint) {
@@ -1675,7 +1675,7 @@ func decodeSeen(r *codec.Reader, v *et.Seen) {
 		switch id {
 		case 1:
 			if r.Want(id, wt, codec.Varint) {
-				v.N = int(r.Varint())
+				v.N = codec.Int[int](r)
 			}
 		case 2:
 			if r.Want(id, wt, codec.Varint) {

@@ -438,7 +438,7 @@ func decodeTally(r *codec.Reader, v *fan.Tally) {
 		switch id {
 		case 1:
 			if r.Want(id, wt, codec.Varint) {
-				v.Items = int(r.Varint())
+				v.Items = codec.Int[int](r)
 			}
 		default:
 			r.Skip(wt)

@@ -497,7 +497,7 @@ func decodeStats(r *codec.Reader, v *clicks.Stats) {
 			}
 		case 2:
 			if r.Want(id, wt, codec.Varint) {
-				v.Visits = int(r.Varint())
+				v.Visits = codec.Int[int](r)
 			}
 		default:
 			r.Skip(wt)

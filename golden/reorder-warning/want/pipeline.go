@@ -679,7 +679,7 @@ func encodeCountValue(w *codec.Writer, v *int) {
 }
 func decodeCountValue(r *codec.Reader) *int {
 	v := new(int)
-	*v = int(r.Varint())
+	*v = codec.Int[int](r)
 	return v
 }
 

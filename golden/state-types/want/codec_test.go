@@ -19,6 +19,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -188,15 +189,21 @@ func decodeSensors(data []byte) (statetypes.Label, *reading, error) {
 // decoding (see the package comment).
 func sameState(want, got any) []string {
 	var out []string
-	diffValue(&out, "", reflect.ValueOf(want), reflect.ValueOf(got))
+	diffValue(&out, func() string { return "" }, reflect.ValueOf(want), reflect.ValueOf(got))
 	return out
 }
 
 var timeType = reflect.TypeFor[time.Time]()
 
-func diffValue(out *[]string, path string, want, got reflect.Value) {
+// diffValue appends to out how got differs from want. path names the
+// value; it is called only for a difference, so that a deep value (a Tree
+// 10000 levels deep) is compared in linear time: names built on every
+// level took quadratic time, seconds for a large input of the fuzzer, which
+// gives up on an input after 10 s ("fuzzing process hung or terminated
+// unexpectedly", with a crasher that passes when run alone).
+func diffValue(out *[]string, path func() string, want, got reflect.Value) {
 	bad := func(format string, args ...any) {
-		*out = append(*out, path+": "+fmt.Sprintf(format, args...))
+		*out = append(*out, path()+": "+fmt.Sprintf(format, args...))
 	}
 	if want.Type() == timeType {
 		w, g := want.Interface().(time.Time), got.Interface().(time.Time)
@@ -220,10 +227,10 @@ func diffValue(out *[]string, path string, want, got reflect.Value) {
 			}
 			return
 		}
-		diffValue(out, "(*"+path+")", want.Elem(), got.Elem())
+		diffValue(out, func() string { return "(*" + path() + ")" }, want.Elem(), got.Elem())
 	case reflect.Struct:
 		for i := range want.NumField() {
-			diffValue(out, path+"."+want.Type().Field(i).Name, want.Field(i), got.Field(i))
+			diffValue(out, func() string { return path() + "." + want.Type().Field(i).Name }, want.Field(i), got.Field(i))
 		}
 	case reflect.Slice, reflect.Array:
 		if want.Len() != got.Len() {
@@ -231,7 +238,7 @@ func diffValue(out *[]string, path string, want, got reflect.Value) {
 			return
 		}
 		for i := range want.Len() {
-			diffValue(out, fmt.Sprintf("%s[%d]", path, i), want.Index(i), got.Index(i))
+			diffValue(out, func() string { return fmt.Sprintf("%s[%d]", path(), i) }, want.Index(i), got.Index(i))
 		}
 	case reflect.Map:
 		if want.Len() != got.Len() {
@@ -244,7 +251,8 @@ func diffValue(out *[]string, path string, want, got reflect.Value) {
 				bad("no key %#v", it.Key())
 				continue
 			}
-			diffValue(out, fmt.Sprintf("%s[%#v]", path, it.Key()), it.Value(), g)
+			k := it.Key()
+			diffValue(out, func() string { return fmt.Sprintf("%s[%#v]", path(), k) }, it.Value(), g)
 		}
 	default:
 		if !want.Equal(got) {
@@ -601,6 +609,47 @@ func TestCorrupt(t *testing.T) {
 			w.Float64(1)
 			w.End(m)
 		}},
+		// Integers out of the range of their field's type (written from a
+		// wider type, or an int from a 64-bit platform read on a 32-bit
+		// one) are not truncated.
+		{"Count (uint32) of 2^32", "4294967296 is out of the range of uint32", func(w *codec.Writer) { w.Tag(1, codec.Varint); w.Uvarint(1 << 32) }},
+		{"Small (uint8) of 256", "256 is out of the range of uint8", func(w *codec.Writer) { w.Tag(2, codec.Varint); w.Uvarint(256) }},
+		{"Delta (int16) of -32769", "-32769 is out of the range of int16", func(w *codec.Writer) { w.Tag(3, codec.Varint); w.Varint(-32769) }},
+		{"Tiny (int8) of 300", "300 is out of the range of int8", func(w *codec.Writer) { w.Tag(6, codec.Varint); w.Varint(300) }},
+		{"Wide (uint16) of 2^64-1", "18446744073709551615 is out of the range of uint16", func(w *codec.Writer) { w.Tag(7, codec.Varint); w.Uvarint(math.MaxUint64) }},
+		{"Hottest's Inner.Count (int32) of 2^31", "2147483648 is out of the range of int32", func(w *codec.Writer) {
+			w.Tag(14, codec.Bytes)
+			m := w.Begin()
+			w.Tag(2, codec.Varint)
+			w.Varint(1 << 31)
+			w.End(m)
+		}},
+		{"a Grid element (int8) of 128", "128 is out of the range of int8", func(w *codec.Writer) {
+			w.Tag(22, codec.Bytes)
+			m := w.Begin()
+			w.Uvarint(1)
+			row := w.Begin()
+			w.Uvarint(2)
+			w.Varint(0)
+			w.Varint(128)
+			w.End(row)
+			w.End(m)
+		}},
+		{"a Words key (rune) of 2^40", "1099511627776 is out of the range of int32", func(w *codec.Writer) {
+			w.Tag(32, codec.Bytes)
+			m := w.Begin()
+			w.Uvarint(1)
+			w.Varint(1 << 40)
+			w.ByteSlice([]byte{0}) // an empty Trie
+			w.End(m)
+		}},
+		{"Extra's uint32 of 2^33", "8589934592 is out of the range of uint32", func(w *codec.Writer) {
+			w.Tag(31, codec.Bytes)
+			m := w.Begin()
+			w.Uvarint(1)
+			w.Uvarint(1 << 33)
+			w.End(m)
+		}},
 	} {
 		var err error
 		func() {
@@ -630,10 +679,13 @@ func allocated(f func()) uint64 {
 	return s[0].Value.Uint64() - before
 }
 
-// allocBound is what decoding len bytes may allocate: linear in the input
-// (a reader per nested value, and what the bytes spell out), give or take
-// the spans the allocator counts at once.
-func allocBound(n int) uint64 { return 1<<20 + 128*uint64(n) }
+// allocBound is what decoding len bytes may allocate: linear in the input,
+// give or take the spans the allocator counts at once. The most a byte
+// spells out is an empty Node among a Tree's Kids: a reader of its own (64
+// bytes) and a 40-byte element of a slice that grows by append, which
+// allocates about five times its final size (Go grows large slices by a
+// quarter): about 330 bytes, see wideTree.
+func allocBound(n int) uint64 { return 1<<20 + 512*uint64(n) }
 
 // deepTrie encodes an entry whose Words nest depth levels deep, each
 // level's count claiming every byte that follows it.
@@ -672,6 +724,23 @@ func deepTree(depth int) []byte {
 	})
 }
 
+// wideTree encodes an entry whose Tree has n Kids, each an empty Node of
+// one byte.
+func wideTree(n int) []byte {
+	return corruptAcc(func(w *codec.Writer) {
+		w.Tag(34, codec.Bytes)
+		m := w.Begin()
+		w.Tag(2, codec.Bytes)
+		kids := w.Begin()
+		w.Uvarint(uint64(n))
+		for range n {
+			w.Uvarint(0) // an empty Node: its length
+		}
+		w.End(kids)
+		w.End(m)
+	})
+}
+
 // TestHugeCounts: counts and lengths that claim more than the input holds
 // are errors, and a type that nests without bound (a Trie, a Node) does
 // not let every level claim the rest of the input: memory stays linear.
@@ -697,6 +766,7 @@ func TestHugeCounts(t *testing.T) {
 		}), false},
 		{"Trie 400 deep", deepTrie(400), true},
 		{"Tree 400 deep", deepTree(400), true},
+		{"Tree with 20000 Kids", wideTree(20000), true},
 	} {
 		var err error
 		alloc := allocated(func() { _, _, err = decodeAccs(c.data) })
@@ -798,4 +868,100 @@ func FuzzDecodeSensorsEntry(f *testing.F) {
 			t.Errorf("decoded, encoded and decoded again: %s", d)
 		}
 	})
+}
+
+// TestCycles: state that holds itself, through a pointer, a map or a
+// slice, fails the snapshot with an error naming the type, instead of
+// overflowing the stack; the other entries and a long chain still encode.
+func TestCycles(t *testing.T) {
+	loop := &reading{Sensor: "loop"}
+	loop.Prev = loop
+	ring := &reading{Sensor: "ring", Prev: &reading{Prev: &reading{}}}
+	ring.Prev.Prev.Prev = ring
+	words := trie{'a': {}}
+	words['b'] = words
+	tree := node{Name: "root", Kids: make([]node, 2)}
+	tree.Kids[1] = tree // its Kids share their array with tree's
+	for _, c := range []struct {
+		name, typ string
+		snapshot  func(sec *state.Sections) error
+	}{
+		{"a reading that is its own Prev", "statetypes.Reading", func(sec *state.Sections) error {
+			return snapshotSensors(sec, map[statetypes.Label]*reading{"loop": loop, "ok": {Sensor: "ok"}})
+		}},
+		{"a ring of three readings", "statetypes.Reading", func(sec *state.Sections) error {
+			return snapshotSensors(sec, map[statetypes.Label]*reading{"ring": ring})
+		}},
+		{"a trie that holds itself", "statetypes.Trie", func(sec *state.Sections) error {
+			return snapshotAccs(sec, acc{Words: words})
+		}},
+		{"a tree that is its own kid", "statetypes.Node", func(sec *state.Sections) error {
+			return snapshotAccs(sec, acc{Tree: tree})
+		}},
+	} {
+		sec := state.NewSections(0, 4)
+		if err := c.snapshot(sec); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		for i := range sec.W {
+			err = cmp.Or(err, sec.W[i].Err())
+		}
+		if !errors.Is(err, codec.ErrTooDeep) || !strings.Contains(err.Error(), "a "+c.typ+" ") {
+			t.Errorf("%s: err %v, want codec.ErrTooDeep naming %s", c.name, err, c.typ)
+		}
+	}
+
+	// A long chain is a value like any other.
+	var r reading
+	for i := range 20_000 {
+		r = reading{Count: i, Prev: ptr(r)}
+	}
+	sec := state.NewSections(0, 1)
+	if err := snapshotSensors(sec, map[statetypes.Label]*reading{"deep": &r}); err != nil || sec.W[0].Err() != nil {
+		t.Fatalf("a chain of 20001 readings: %v, %v", err, sec.W[0].Err())
+	}
+}
+
+func snapshotSensors(sec *state.Sections, m map[statetypes.Label]*reading) error {
+	st := state.NewMemory[statetypes.Label, reading]()
+	for k, v := range m {
+		st.Put(k, v)
+	}
+	return st.Snapshot(sec, func(k statetypes.Label) int { return int(hashKeySensors(k) % uint64(len(sec.W))) }, encodeSensorsEntry)
+}
+
+func snapshotAccs(sec *state.Sections, v acc) error {
+	st := state.NewMemory[statetypes.Key, acc]()
+	st.Put(statetypes.Key{Region: "r"}, &v)
+	st.Put(statetypes.Key{Region: "ok"}, ptr(fullAcc()))
+	return st.Snapshot(sec, func(k statetypes.Key) int { return int(hashKeyAccs(k) % uint64(len(sec.W))) }, encodeAccsEntry)
+}
+
+// BenchmarkDecode decodes entries of "accs": one with every field set, and
+// one of mostly narrow integers (int, int32, uint32), whose range checks
+// are on the hot path of decoding.
+func BenchmarkDecode(b *testing.B) {
+	ints := acc{ByTag: map[string][]int{"k": make([]int, 4096)}, Extra: ptr(make([]uint32, 4096)), Items: make([]inner, 1024)}
+	for i := range 4096 {
+		ints.ByTag["k"][i] = i * 1000
+		(*ints.Extra)[i] = uint32(i) << 20
+	}
+	for i := range ints.Items {
+		ints.Items[i] = inner{Count: int32(i * 1000)}
+	}
+	for _, c := range []struct {
+		name string
+		v    acc
+	}{{"full", fullAcc()}, {"ints", ints}} {
+		data := encodeAccs(statetypes.Key{Region: "r", Shard: 1}, c.v)
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, _, err := decodeAccs(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -515,7 +515,7 @@ func decodeKey(r *codec.Reader, v *statetypes.Key) {
 			}
 		case 2:
 			if r.Want(id, wt, codec.Varint) {
-				v.Shard = int(r.Varint())
+				v.Shard = codec.Int[int](r)
 			}
 		default:
 			r.Skip(wt)
@@ -796,15 +796,15 @@ func decodeAcc(r *codec.Reader, v *statetypes.Acc) {
 		switch id {
 		case 1:
 			if r.Want(id, wt, codec.Varint) {
-				v.Count = uint32(r.Uvarint())
+				v.Count = codec.Uint[uint32](r)
 			}
 		case 2:
 			if r.Want(id, wt, codec.Varint) {
-				v.Small = uint8(r.Uvarint())
+				v.Small = codec.Uint[uint8](r)
 			}
 		case 3:
 			if r.Want(id, wt, codec.Varint) {
-				v.Delta = int16(r.Varint())
+				v.Delta = codec.Int[int16](r)
 			}
 		case 4:
 			if r.Want(id, wt, codec.Varint) {
@@ -816,11 +816,11 @@ func decodeAcc(r *codec.Reader, v *statetypes.Acc) {
 			}
 		case 6:
 			if r.Want(id, wt, codec.Varint) {
-				v.Tiny = int8(r.Varint())
+				v.Tiny = codec.Int[int8](r)
 			}
 		case 7:
 			if r.Want(id, wt, codec.Varint) {
-				v.Wide = uint16(r.Uvarint())
+				v.Wide = codec.Uint[uint16](r)
 			}
 		case 8:
 			if r.Want(id, wt, codec.Fixed64) {
@@ -850,7 +850,7 @@ func decodeAcc(r *codec.Reader, v *statetypes.Acc) {
 					switch id {
 					case 1:
 						if r1.Want(id, wt, codec.Varint) {
-							v.Meta.Sensors = int(r1.Varint())
+							v.Meta.Sensors = codec.Int[int](r1)
 						}
 					case 2:
 						if r1.Want(id, wt, codec.Bytes) {
@@ -874,7 +874,7 @@ func decodeAcc(r *codec.Reader, v *statetypes.Acc) {
 		case 15:
 			if r.Want(id, wt, codec.Varint) {
 				v.Best = new(int)
-				*v.Best = int(r.Varint())
+				*v.Best = codec.Int[int](r)
 			}
 		case 16:
 			if r.Want(id, wt, codec.Bytes) {
@@ -905,7 +905,7 @@ func decodeAcc(r *codec.Reader, v *statetypes.Acc) {
 					r2 := r1.Nested()
 					v0 = make([]int, r2.Count())
 					for i1 := range v0 {
-						v0[i1] = int(r2.Varint())
+						v0[i1] = codec.Int[int](r2)
 					}
 					v.ByTag[k0] = v0
 				}
@@ -942,7 +942,7 @@ func decodeAcc(r *codec.Reader, v *statetypes.Acc) {
 					r2 := r1.Nested()
 					n1 := r2.Count()
 					for i1 := 0; i1 < n1 && i1 < len(v.Grid[i0]); i1++ {
-						v.Grid[i0][i1] = int8(r2.Varint())
+						v.Grid[i0][i1] = codec.Int[int8](r2)
 					}
 				}
 			}
@@ -961,7 +961,7 @@ func decodeAcc(r *codec.Reader, v *statetypes.Acc) {
 				for i0 := range v.Pauses {
 					if r1.Bool() {
 						v.Pauses[i0] = new(int)
-						*v.Pauses[i0] = int(r1.Varint())
+						*v.Pauses[i0] = codec.Int[int](r1)
 					}
 				}
 			}
@@ -992,7 +992,7 @@ func decodeAcc(r *codec.Reader, v *statetypes.Acc) {
 				v.Depth = new(*int)
 				if r1.Bool() {
 					*v.Depth = new(int)
-					**v.Depth = int(r1.Varint())
+					**v.Depth = codec.Int[int](r1)
 				}
 			}
 		case 28:
@@ -1009,7 +1009,7 @@ func decodeAcc(r *codec.Reader, v *statetypes.Acc) {
 						switch id {
 						case 1:
 							if r2.Want(id, wt, codec.Varint) {
-								v.Notes[i0].N = int(r2.Varint())
+								v.Notes[i0].N = codec.Int[int](r2)
 							}
 						case 2:
 							if r2.Want(id, wt, codec.Bytes) {
@@ -1048,7 +1048,7 @@ func decodeAcc(r *codec.Reader, v *statetypes.Acc) {
 				r1 := r.Nested()
 				*v.Extra = make([]uint32, r1.Count())
 				for i0 := range *v.Extra {
-					(*v.Extra)[i0] = uint32(r1.Uvarint())
+					(*v.Extra)[i0] = codec.Uint[uint32](r1)
 				}
 			}
 		case 32:
@@ -1075,6 +1075,10 @@ func decodeAcc(r *codec.Reader, v *statetypes.Acc) {
 
 // encodeReading writes a statetypes.Reading of checkpointed state, field by field.
 func encodeReading(w *codec.Writer, v *statetypes.Reading) {
+	// A statetypes.Reading can hold itself: Enter fails the writer on a cycle.
+	if !w.Enter("statetypes.Reading") {
+		return
+	}
 	m := w.Begin()
 	if v.Sensor != "" {
 		w.Tag(1, codec.Bytes)
@@ -1124,6 +1128,7 @@ func encodeReading(w *codec.Writer, v *statetypes.Reading) {
 		encodeReading(w, v.Prev)
 	}
 	w.End(m)
+	w.Leave()
 }
 
 // decodeReading reads a statetypes.Reading; fields it does not know are skipped.
@@ -1146,7 +1151,7 @@ func decodeReading(r *codec.Reader, v *statetypes.Reading) {
 			}
 		case 4:
 			if r.Want(id, wt, codec.Varint) {
-				v.Count = int(r.Varint())
+				v.Count = codec.Int[int](r)
 			}
 		case 5:
 			if r.Want(id, wt, codec.Bytes) {
@@ -1260,7 +1265,7 @@ func decodeInner(r *codec.Reader, v *statetypes.Inner) {
 			}
 		case 2:
 			if r.Want(id, wt, codec.Varint) {
-				v.Count = int32(r.Varint())
+				v.Count = codec.Int[int32](r)
 			}
 		case 3:
 			if r.Want(id, wt, codec.Fixed32) {
@@ -1274,6 +1279,10 @@ func decodeInner(r *codec.Reader, v *statetypes.Inner) {
 
 // encodeTrie writes a statetypes.Trie of checkpointed state.
 func encodeTrie(w *codec.Writer, v *statetypes.Trie) {
+	// A statetypes.Trie can hold itself: Enter fails the writer on a cycle.
+	if !w.Enter("statetypes.Trie") {
+		return
+	}
 	m0 := w.Begin()
 	w.Uvarint(uint64(len(*v)))
 	for k0, v0 := range *v {
@@ -1281,6 +1290,7 @@ func encodeTrie(w *codec.Writer, v *statetypes.Trie) {
 		encodeTrie(w, &v0)
 	}
 	w.End(m0)
+	w.Leave()
 }
 
 // decodeTrie reads a statetypes.Trie.
@@ -1291,7 +1301,7 @@ func decodeTrie(r *codec.Reader, v *statetypes.Trie) {
 	for i0 := 0; i0 < n0 && r1.More(); i0++ {
 		var k0 rune
 		var v0 statetypes.Trie
-		k0 = rune(r1.Varint())
+		k0 = codec.Int[rune](r1)
 		decodeTrie(r1, &v0)
 		(*v)[k0] = v0
 	}
@@ -1299,6 +1309,10 @@ func decodeTrie(r *codec.Reader, v *statetypes.Trie) {
 
 // encodeNode writes a statetypes.Node of checkpointed state, field by field.
 func encodeNode(w *codec.Writer, v *statetypes.Node) {
+	// A statetypes.Node can hold itself: Enter fails the writer on a cycle.
+	if !w.Enter("statetypes.Node") {
+		return
+	}
 	m := w.Begin()
 	if v.Name != "" {
 		w.Tag(1, codec.Bytes)
@@ -1314,6 +1328,7 @@ func encodeNode(w *codec.Writer, v *statetypes.Node) {
 		w.End(m0)
 	}
 	w.End(m)
+	w.Leave()
 }
 
 // decodeNode reads a statetypes.Node; fields it does not know are skipped.

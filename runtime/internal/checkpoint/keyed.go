@@ -37,7 +37,11 @@ func SnapshotKeyed[K comparable](s *Snapshot, node int, name string, hash func(K
 	start, end := s.task.keyRange(node)
 	sec := state.NewSections(start, end)
 	maxP := s.task.cp.cfg.MaxParallelism
-	if err := write(sec, func(k K) int { return keygroup.Of(hash(k), maxP) }); err != nil {
+	err := write(sec, func(k K) int { return keygroup.Of(hash(k), maxP) })
+	for i := 0; err == nil && i < len(sec.W); i++ {
+		err = sec.W[i].Err() // a value the encoder refused, such as a cycle
+	}
+	if err != nil {
 		s.err = fmt.Errorf("%s[%d]: %w", s.task.cp.cfg.Nodes[node].Name, s.task.sub, err)
 		return
 	}

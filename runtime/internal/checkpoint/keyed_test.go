@@ -1,0 +1,35 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/state"
+	"github.com/pipegen/pipegen/runtime/vfs"
+)
+
+// TestSnapshotKeyedEncoderFails: a value the generated encoder refuses (a
+// cycle: it fails its codec.Writer) fails the subtask's snapshot with the
+// writer's error and the node's name, and nothing of the state is kept.
+func TestSnapshotKeyedEncoderFails(t *testing.T) {
+	cfg := &config.Config{Name: "sum", MaxParallelism: 8, Nodes: []config.NodeConfig{{Name: "sum", Parallelism: 1}},
+		Checkpoint: config.CheckpointConfig{Mode: config.ExactlyOnce, Dir: "/ckpt"}}
+	cp := New(context.Background(), cfg, Options{FS: vfs.NewMem(), Logf: t.Logf})
+	s := cp.Task(0, 0).Begin(1)
+	SnapshotKeyed(s, 0, "", func(k int) uint64 { return uint64(k) }, "int", "list.Node", func(sec *state.Sections, keyGroup func(int) int) error {
+		w := &sec.W[keyGroup(3)-sec.Start]
+		for w.Enter("list.Node") { // the encoder of a list that is its own Next
+		}
+		return nil
+	})
+	if !errors.Is(s.err, codec.ErrTooDeep) || !strings.HasPrefix(s.err.Error(), "sum[0]: ") || !strings.Contains(s.err.Error(), "list.Node") {
+		t.Errorf("snapshot error %v, want codec.ErrTooDeep for sum[0] naming list.Node", s.err)
+	}
+	if len(s.keyed) != 0 {
+		t.Errorf("the snapshot kept %d keyed states", len(s.keyed))
+	}
+}
