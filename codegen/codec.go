@@ -197,7 +197,7 @@ func (c *codecGen) flush() {
 		t := c.queue[0]
 		c.queue = c.queue[1:]
 		v := jen.Id("v")
-		encodeDoc, decodeDoc := "%s writes a %s of checkpointed state.", "%s reads a %s."
+		encodeDoc, decodeDoc := "%s writes a value of type %s of checkpointed state.", "%s reads a value of type %s."
 		encode := func(g *jen.Group) { c.encodeValue(g, c.deref(v), t, c.under(t), 0) }
 		decode := func(g *jen.Group) { c.decodeValue(g, "r", c.deref(v), t, c.under(t), 0) }
 		// A struct, field by field; otherwise a type that contains itself,

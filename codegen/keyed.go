@@ -125,7 +125,7 @@ func (g *gen) keyedFuncs(f *jen.File) {
 // valueCodec emits encodeXSuffix and decodeXSuffix for values of type t.
 func (g *gen) valueCodec(f *jen.File, cg *codecGen, n *ir.Node, suffix string, t *ir.Type) {
 	encode, decode := g.global("encode%s"+suffix, n), g.global("decode%s"+suffix, n)
-	f.Comment(fmt.Sprintf("%s and %s write and read a %s of the state of %q.", encode, decode, g.typeString(t), n.Name))
+	f.Comment(fmt.Sprintf("%s and %s write and read a value of type %s of the state of %q.", encode, decode, g.typeString(t), n.Name))
 	f.Func().Id(encode).Params(jen.Id("w").Op("*").Qual(codecPath, "Writer"), jen.Id("v").Op("*").Add(typeCode(t))).BlockFunc(func(b *jen.Group) {
 		cg.encodePtr(b, jen.Id("v"), t)
 	})

@@ -331,7 +331,7 @@ func TestRestoreSkipsDamaged(t *testing.T) {
 			}
 			// The files that only the damaged checkpoint committed are
 			// gone.
-			if n := len(later) - len(earlier); n > 0 && !strings.Contains(log.String(), fmt.Sprintf("sinks.out: removed %d files no checkpoint commits", n)) {
+			if n := len(later) - len(earlier); n > 0 && !strings.Contains(log.String(), fmt.Sprintf("sinks.out: removed %d part files that no checkpoint commits", n)) {
 				t.Errorf("the log does not tell the removal of %d files:\n%s", n, log)
 			}
 			if got := slices.Sorted(maps.Keys(outputFiles(t, restartFS))); !slices.Equal(got, earlier) {
@@ -437,7 +437,7 @@ func TestResumeFromCheckpointFolder(t *testing.T) {
 	if r.restoredID() != 2 || !strings.Contains(r.log.String(), "resuming from checkpoint 2 ("+o.from+")") {
 		t.Errorf("resumed from checkpoint %d, want 2:\n%s", r.restoredID(), r.log)
 	}
-	if !strings.Contains(r.log.String(), "files no checkpoint commits") {
+	if !strings.Contains(r.log.String(), "part files that no checkpoint commits") {
 		t.Errorf("no output removed:\n%s", r.log)
 	}
 	o.checkOutput(t, mem)

@@ -287,7 +287,7 @@ func pipegenBusiestDecodeLongestKey(r *codec.Reader) string {
 	return k
 }
 
-// pipegenBusiestEncodeLongestValue and pipegenBusiestDecodeLongestValue write and read a View of the state of "longest".
+// pipegenBusiestEncodeLongestValue and pipegenBusiestDecodeLongestValue write and read a value of type View of the state of "longest".
 func pipegenBusiestEncodeLongestValue(w *codec.Writer, v *View) {
 	pipegenBusiestEncodeView(w, v)
 }

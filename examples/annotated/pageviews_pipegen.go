@@ -316,7 +316,7 @@ func pipegenPageviewsDecodePerPageKey(r *codec.Reader) string {
 	return k
 }
 
-// pipegenPageviewsEncodePerPageValue and pipegenPageviewsDecodePerPageValue write and read a PageTotal of the state of "per-page".
+// pipegenPageviewsEncodePerPageValue and pipegenPageviewsDecodePerPageValue write and read a value of type PageTotal of the state of "per-page".
 func pipegenPageviewsEncodePerPageValue(w *codec.Writer, v *PageTotal) {
 	pipegenPageviewsEncodePageTotal(w, v)
 }

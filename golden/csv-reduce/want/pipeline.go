@@ -278,7 +278,7 @@ func decodeTotalsKey(r *codec.Reader) sales.RegionProduct {
 	return k
 }
 
-// encodeTotalsValue and decodeTotalsValue write and read a sales.Sale of the state of "totals".
+// encodeTotalsValue and decodeTotalsValue write and read a value of type sales.Sale of the state of "totals".
 func encodeTotalsValue(w *codec.Writer, v *sales.Sale) {
 	encodeSale(w, v)
 }

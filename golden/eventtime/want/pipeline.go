@@ -1378,7 +1378,7 @@ func decodeLatestKey(r *codec.Reader) string {
 	return k
 }
 
-// encodeLatestValue and decodeLatestValue write and read a runtime.ReduceAcc of the state of "latest".
+// encodeLatestValue and decodeLatestValue write and read a value of type runtime.ReduceAcc of the state of "latest".
 func encodeLatestValue(w *codec.Writer, v *runtime.ReduceAcc[et.Click]) {
 	encodeReduceAcc(w, v)
 }
@@ -1410,7 +1410,7 @@ func decodeSessionsKey(r *codec.Reader) string {
 	return k
 }
 
-// encodeSessionsValue and decodeSessionsValue write and read a et.Session of the state of "sessions".
+// encodeSessionsValue and decodeSessionsValue write and read a value of type et.Session of the state of "sessions".
 func encodeSessionsValue(w *codec.Writer, v *et.Session) {
 	encodeSession(w, v)
 }
@@ -1442,7 +1442,7 @@ func decodePerPageKey(r *codec.Reader) string {
 	return k
 }
 
-// encodePerPageValue and decodePerPageValue write and read a et.Session of the state of "per-page".
+// encodePerPageValue and decodePerPageValue write and read a value of type et.Session of the state of "per-page".
 func encodePerPageValue(w *codec.Writer, v *et.Session) {
 	encodeSession(w, v)
 }
@@ -1474,7 +1474,7 @@ func decodeWatchKey(r *codec.Reader) string {
 	return k
 }
 
-// encodeWatchValue and decodeWatchValue write and read a et.Seen of the state of "watch".
+// encodeWatchValue and decodeWatchValue write and read a value of type et.Seen of the state of "watch".
 func encodeWatchValue(w *codec.Writer, v *et.Seen) {
 	encodeSeen(w, v)
 }
@@ -1517,7 +1517,7 @@ func decodePairedKey(r *codec.Reader) string {
 	return k
 }
 
-// encodePairedValue and decodePairedValue write and read a et.Click of the state of "paired".
+// encodePairedValue and decodePairedValue write and read a value of type et.Click of the state of "paired".
 func encodePairedValue(w *codec.Writer, v *et.Click) {
 	encodeClick(w, v)
 }
@@ -1527,7 +1527,7 @@ func decodePairedValue(r *codec.Reader) *et.Click {
 	return v
 }
 
-// encodePairedRight and decodePairedRight write and read a et.View of the state of "paired".
+// encodePairedRight and decodePairedRight write and read a value of type et.View of the state of "paired".
 func encodePairedRight(w *codec.Writer, v *et.View) {
 	encodeView(w, v)
 }
@@ -1559,7 +1559,7 @@ func decodeWindowedPairsKey(r *codec.Reader) string {
 	return k
 }
 
-// encodeWindowedPairsValue and decodeWindowedPairsValue write and read a et.Click of the state of "windowed-pairs".
+// encodeWindowedPairsValue and decodeWindowedPairsValue write and read a value of type et.Click of the state of "windowed-pairs".
 func encodeWindowedPairsValue(w *codec.Writer, v *et.Click) {
 	encodeClick(w, v)
 }
@@ -1569,7 +1569,7 @@ func decodeWindowedPairsValue(r *codec.Reader) *et.Click {
 	return v
 }
 
-// encodeWindowedPairsRight and decodeWindowedPairsRight write and read a et.View of the state of "windowed-pairs".
+// encodeWindowedPairsRight and decodeWindowedPairsRight write and read a value of type et.View of the state of "windowed-pairs".
 func encodeWindowedPairsRight(w *codec.Writer, v *et.View) {
 	encodeView(w, v)
 }

@@ -399,7 +399,7 @@ func decodeBySizeKey(r *codec.Reader) int64 {
 	return k
 }
 
-// encodeBySizeValue and decodeBySizeValue write and read a fan.Tally of the state of "by-size".
+// encodeBySizeValue and decodeBySizeValue write and read a value of type fan.Tally of the state of "by-size".
 func encodeBySizeValue(w *codec.Writer, v *fan.Tally) {
 	encodeTally(w, v)
 }

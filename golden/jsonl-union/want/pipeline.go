@@ -450,7 +450,7 @@ func decodeSectionsKey(r *codec.Reader) string {
 	return k
 }
 
-// encodeSectionsValue and decodeSectionsValue write and read a clicks.Stats of the state of "sections".
+// encodeSectionsValue and decodeSectionsValue write and read a value of type clicks.Stats of the state of "sections".
 func encodeSectionsValue(w *codec.Writer, v *clicks.Stats) {
 	encodeStats(w, v)
 }

@@ -587,7 +587,7 @@ func decodeRunningKey(r *codec.Reader) string {
 	return k
 }
 
-// encodeRunningValue and decodeRunningValue write and read a reorder.Order of the state of "running".
+// encodeRunningValue and decodeRunningValue write and read a value of type reorder.Order of the state of "running".
 func encodeRunningValue(w *codec.Writer, v *reorder.Order) {
 	encodeOrder(w, v)
 }
@@ -630,7 +630,7 @@ func decodeLatestKey(r *codec.Reader) string {
 	return k
 }
 
-// encodeLatestValue and decodeLatestValue write and read a reorder.Order of the state of "latest".
+// encodeLatestValue and decodeLatestValue write and read a value of type reorder.Order of the state of "latest".
 func encodeLatestValue(w *codec.Writer, v *reorder.Order) {
 	encodeOrder(w, v)
 }
@@ -673,7 +673,7 @@ func decodeCountKey(r *codec.Reader) string {
 	return k
 }
 
-// encodeCountValue and decodeCountValue write and read a int of the state of "count".
+// encodeCountValue and decodeCountValue write and read a value of type int of the state of "count".
 func encodeCountValue(w *codec.Writer, v *int) {
 	w.Varint(int64(*v))
 }

@@ -274,7 +274,7 @@ func decodeRunningKey(r *codec.Reader) string {
 	return k
 }
 
-// encodeRunningValue and decodeRunningValue write and read a totals.Total of the state of "running".
+// encodeRunningValue and decodeRunningValue write and read a value of type totals.Total of the state of "running".
 func encodeRunningValue(w *codec.Writer, v *totals.Total) {
 	encodeTotal(w, v)
 }

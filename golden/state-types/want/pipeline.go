@@ -425,7 +425,7 @@ func decodeAccsKey(r *codec.Reader) statetypes.Key {
 	return k
 }
 
-// encodeAccsValue and decodeAccsValue write and read a statetypes.Acc of the state of "accs".
+// encodeAccsValue and decodeAccsValue write and read a value of type statetypes.Acc of the state of "accs".
 func encodeAccsValue(w *codec.Writer, v *statetypes.Acc) {
 	encodeAcc(w, v)
 }
@@ -468,7 +468,7 @@ func decodeSensorsKey(r *codec.Reader) statetypes.Label {
 	return k
 }
 
-// encodeSensorsValue and decodeSensorsValue write and read a statetypes.Reading of the state of "sensors".
+// encodeSensorsValue and decodeSensorsValue write and read a value of type statetypes.Reading of the state of "sensors".
 func encodeSensorsValue(w *codec.Writer, v *statetypes.Reading) {
 	encodeReading(w, v)
 }
@@ -1277,7 +1277,7 @@ func decodeInner(r *codec.Reader, v *statetypes.Inner) {
 	}
 }
 
-// encodeTrie writes a statetypes.Trie of checkpointed state.
+// encodeTrie writes a value of type statetypes.Trie of checkpointed state.
 func encodeTrie(w *codec.Writer, v *statetypes.Trie) {
 	// A statetypes.Trie can hold itself: Enter fails the writer on a cycle.
 	if !w.Enter("statetypes.Trie") {
@@ -1293,7 +1293,7 @@ func encodeTrie(w *codec.Writer, v *statetypes.Trie) {
 	w.Leave()
 }
 
-// decodeTrie reads a statetypes.Trie.
+// decodeTrie reads a value of type statetypes.Trie.
 func decodeTrie(r *codec.Reader, v *statetypes.Trie) {
 	r1 := r.Nested()
 	n0 := r1.Count()

@@ -279,7 +279,7 @@ func decodeCountsKey(r *codec.Reader) string {
 	return k
 }
 
-// encodeCountsValue and decodeCountsValue write and read a wc.Count of the state of "counts".
+// encodeCountsValue and decodeCountsValue write and read a value of type wc.Count of the state of "counts".
 func encodeCountsValue(w *codec.Writer, v *wc.Count) {
 	encodeCount(w, v)
 }

@@ -132,9 +132,9 @@ func (committer) Clean(fsys vfs.FS, n *config.NodeConfig, committed *storage.Nod
 	if err := vfs.SyncDir(fsys, dir); err != nil {
 		return "", err
 	}
-	what := "files no checkpoint commits"
+	what := "part files that no checkpoint commits (written after the checkpoint this run resumes from)"
 	if next == nil {
-		what = "files of an earlier run"
+		what = "part files of an earlier run"
 	}
 	return fmt.Sprintf("%d %s from %s", removed, what, dir), nil
 }
