@@ -1,0 +1,133 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/keygroup"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/state"
+	"github.com/pipegen/pipegen/runtime/vfs"
+)
+
+// The benchmarks of this file measure what one checkpoint of a large
+// keyed state costs in allocations and time, for the memory backend: a
+// state of benchKeys keys of about 70 encoded bytes each, in one subtask.
+//
+//	go test ./runtime/internal/checkpoint -run '^$' -bench 'Snapshot|Restore' -benchmem -benchtime 3x
+//
+// B/op is what one snapshot (or restore) allocates; the state itself is
+// built before the timer starts.
+
+// benchValue is the state of one key.
+type benchValue struct {
+	N    int64
+	Sum  int64
+	Name string
+}
+
+func encodeBenchEntry(w *codec.Writer, k string, v *benchValue) {
+	w.String(k)
+	m := w.Begin()
+	w.Varint(v.N)
+	w.Varint(v.Sum)
+	w.String(v.Name)
+	w.End(m)
+}
+
+func decodeBenchEntry(r *codec.Reader) (string, *benchValue) {
+	k := r.String()
+	v := new(benchValue)
+	n := r.Nested()
+	v.N = n.Varint()
+	v.Sum = n.Varint()
+	v.Name = n.String()
+	return k, v
+}
+
+func benchKey(i int) string { return fmt.Sprintf("key-%09d", i) }
+
+// benchState fills a state of n keys.
+func benchState(n int) *state.Memory[string, benchValue] {
+	st := state.NewMemory[string, benchValue]()
+	for i := range n {
+		st.Put(benchKey(i), &benchValue{N: int64(i), Sum: int64(i) * 3, Name: "a name of some forty bytes, give or take"})
+	}
+	return st
+}
+
+// benchConfig is one keyed node of parallelism p and 128 key groups,
+// checkpointing to dir.
+func benchConfig(dir string, p int) *config.Config {
+	return &config.Config{Name: "bench", MaxParallelism: 128,
+		Nodes:      []config.NodeConfig{{Name: "agg", UID: "agg", Kind: "aggregate", Parallelism: p}},
+		Checkpoint: config.CheckpointConfig{Mode: config.ExactlyOnce, Dir: dir, Retain: 100}}
+}
+
+// nopOutput is a job without transactional sinks.
+type nopOutput struct{}
+
+func (nopOutput) Commit(*storage.Manifest) error { return nil }
+func (nopOutput) Clean(*storage.Manifest) error  { return nil }
+
+const benchKeys = 1_000_000
+
+// writeBenchCheckpoint takes checkpoint id of st as subtask 0 of 1 and
+// commits it.
+func writeBenchCheckpoint(tb testing.TB, cp *Checkpointer, id int64, st *state.Memory[string, benchValue]) int64 {
+	if err := cp.st.Prepare(id); err != nil {
+		tb.Fatal(err)
+	}
+	s := cp.Task(0, 0).Begin(id)
+	SnapshotMemory(s, 0, st, keygroup.HashString, encodeBenchEntry, "string", "bench")
+	a := cp.write(s)
+	if a.err != nil {
+		tb.Fatal(a.err)
+	}
+	m := &storage.Manifest{ID: id, Job: "bench", MaxParallelism: 128, Mode: config.ExactlyOnce}
+	for _, n := range a.nodes {
+		n.Name, n.Kind, n.Parallelism = "agg", "aggregate", 1
+		m.Nodes = append(m.Nodes, n)
+	}
+	if err := cp.st.Commit(m); err != nil {
+		tb.Fatal(err)
+	}
+	return a.bytes
+}
+
+func BenchmarkSnapshotMemory(b *testing.B) {
+	st := benchState(benchKeys)
+	dir := b.TempDir()
+	cp := New(context.Background(), benchConfig(dir, 1), Options{FS: vfs.Default, Output: nopOutput{}, Logf: b.Logf})
+	runtime.GC()
+	var bytes int64
+	id := int64(0)
+	for b.Loop() {
+		id++
+		bytes = writeBenchCheckpoint(b, cp, id, st)
+	}
+	b.ReportMetric(float64(bytes), "file-bytes")
+}
+
+func BenchmarkRestoreMemory(b *testing.B) {
+	dir := b.TempDir()
+	cfg := benchConfig(dir, 1)
+	cp := New(context.Background(), cfg, Options{FS: vfs.Default, Output: nopOutput{}, Logf: b.Logf})
+	writeBenchCheckpoint(b, cp, 1, benchState(benchKeys))
+	runtime.GC()
+	for b.Loop() {
+		cp := New(context.Background(), cfg, Options{FS: vfs.Default, Output: nopOutput{}, Logf: b.Logf})
+		if err := cp.Recover("", true); err != nil {
+			b.Fatal(err)
+		}
+		st := state.NewMemory[string, benchValue]()
+		RestoreMemory(cp.Task(0, 0), 0, st, decodeBenchEntry)
+		if st.Len() != benchKeys {
+			b.Fatalf("restored %d keys, want %d", st.Len(), benchKeys)
+		}
+	}
+}
