@@ -68,6 +68,18 @@ func NewSections(start, end int) *Sections {
 	return &Sections{Start: start, W: make([]codec.Writer, end-start)}
 }
 
+// NewSectionsSized prepares the sections of key groups [start, end), the
+// buffer of section i with room for a little more than hint[i] bytes.
+func NewSectionsSized(start, end int, hint []int) *Sections {
+	s := NewSections(start, end)
+	for i := range s.W {
+		if i < len(hint) && hint[i] > 0 {
+			s.W[i] = *codec.NewWriter(make([]byte, 0, hint[i]+hint[i]/16+64))
+		}
+	}
+	return s
+}
+
 // Snapshot encodes every entry into the section of its key group. It runs
 // on the operator's goroutine at the barrier: the encoded bytes are the
 // copy that is written while processing goes on.

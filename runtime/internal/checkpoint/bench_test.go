@@ -78,11 +78,12 @@ const benchKeys = 1_000_000
 
 // writeBenchCheckpoint takes checkpoint id of st as subtask 0 of 1 and
 // commits it.
-func writeBenchCheckpoint(tb testing.TB, cp *Checkpointer, id int64, st *state.Memory[string, benchValue]) int64 {
+func writeBenchCheckpoint(tb testing.TB, t *Task, id int64, st *state.Memory[string, benchValue]) int64 {
+	cp := t.cp
 	if err := cp.st.Prepare(id); err != nil {
 		tb.Fatal(err)
 	}
-	s := cp.Task(0, 0).Begin(id)
+	s := t.Begin(id)
 	SnapshotMemory(s, 0, st, keygroup.HashString, encodeBenchEntry, "string", "bench")
 	a := cp.write(s)
 	if a.err != nil {
@@ -104,11 +105,12 @@ func BenchmarkSnapshotMemory(b *testing.B) {
 	dir := b.TempDir()
 	cp := New(context.Background(), benchConfig(dir, 1), Options{FS: vfs.Default, Output: nopOutput{}, Logf: b.Logf})
 	runtime.GC()
+	t := cp.Task(0, 0)
 	var bytes int64
 	id := int64(0)
 	for b.Loop() {
 		id++
-		bytes = writeBenchCheckpoint(b, cp, id, st)
+		bytes = writeBenchCheckpoint(b, t, id, st)
 	}
 	b.ReportMetric(float64(bytes), "file-bytes")
 }
@@ -117,7 +119,7 @@ func BenchmarkRestoreMemory(b *testing.B) {
 	dir := b.TempDir()
 	cfg := benchConfig(dir, 1)
 	cp := New(context.Background(), cfg, Options{FS: vfs.Default, Output: nopOutput{}, Logf: b.Logf})
-	writeBenchCheckpoint(b, cp, 1, benchState(benchKeys))
+	writeBenchCheckpoint(b, cp.Task(0, 0), 1, benchState(benchKeys))
 	runtime.GC()
 	for b.Loop() {
 		cp := New(context.Background(), cfg, Options{FS: vfs.Default, Output: nopOutput{}, Logf: b.Logf})
@@ -126,6 +128,9 @@ func BenchmarkRestoreMemory(b *testing.B) {
 		}
 		st := state.NewMemory[string, benchValue]()
 		RestoreMemory(cp.Task(0, 0), 0, st, decodeBenchEntry)
+		if err := cp.RunRestores(); err != nil {
+			b.Fatal(err)
+		}
 		if st.Len() != benchKeys {
 			b.Fatalf("restored %d keys, want %d", st.Len(), benchKeys)
 		}

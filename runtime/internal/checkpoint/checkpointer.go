@@ -3,11 +3,13 @@ package checkpoint
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"sync"
 	"sync/atomic"
 
 	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
@@ -43,8 +45,9 @@ type Checkpointer struct {
 	mu sync.Mutex
 	// tasks counts the chain subtasks, each of which acknowledges every
 	// checkpoint.
-	tasks   int
-	sources []*SourceCtl
+	tasks    int
+	taskList []*Task
+	sources  []*SourceCtl
 	// restored is the checkpoint the run resumes from, nil for a fresh
 	// start.
 	restored *storage.Loaded
@@ -171,4 +174,45 @@ func (c *Checkpointer) Final() error {
 	case <-c.ctx.Done():
 		return context.Cause(c.ctx)
 	}
+}
+
+// RunRestores reads the keyed state of every subtask from the checkpoint
+// the job resumes from, the subtasks in parallel (as many at a time as
+// there are processors), and returns the first failure. The job calls it
+// once every subtask is built and before any runs.
+func (c *Checkpointer) RunRestores() error {
+	c.mu.Lock()
+	tasks := c.taskList
+	c.mu.Unlock()
+	sem := make(chan struct{}, goruntime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	for _, t := range tasks {
+		if len(t.restores) == 0 {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() {
+				if r := recover(); r != nil {
+					err := fault.FromPanic(t.name, t.sub, r)
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+				<-sem
+				wg.Done()
+			}()
+			for _, fn := range t.restores {
+				fn()
+			}
+			t.restores = nil
+		}()
+	}
+	wg.Wait()
+	return first
 }

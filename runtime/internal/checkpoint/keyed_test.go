@@ -3,11 +3,14 @@ package checkpoint
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
@@ -31,5 +34,41 @@ func TestSnapshotKeyedEncoderFails(t *testing.T) {
 	}
 	if len(s.keyed) != 0 {
 		t.Errorf("the snapshot kept %d keyed states", len(s.keyed))
+	}
+}
+
+// TestRunRestores: the restores of every subtask run, those of one
+// subtask in order, and the first failure is returned naming its subtask.
+func TestRunRestores(t *testing.T) {
+	cfg := &config.Config{Name: "sum", MaxParallelism: 8, Nodes: []config.NodeConfig{{Name: "sum", Parallelism: 4}},
+		Checkpoint: config.CheckpointConfig{Mode: config.ExactlyOnce, Dir: "/ckpt"}}
+	cp := New(context.Background(), cfg, Options{FS: vfs.NewMem(), Logf: t.Logf})
+	var mu sync.Mutex
+	ran := map[int][]int{}
+	for sub := range 4 {
+		task := cp.Task(0, sub)
+		for step := range 3 {
+			task.restores = append(task.restores, func() {
+				mu.Lock()
+				ran[sub] = append(ran[sub], step)
+				mu.Unlock()
+				if sub == 2 && step == 1 {
+					fault.Abortf("restore sum: key group 5: bad varint")
+				}
+			})
+		}
+	}
+	err := cp.RunRestores()
+	if err == nil || err.Error() != "sum[2]: restore sum: key group 5: bad varint" {
+		t.Errorf("RunRestores = %v", err)
+	}
+	for sub := range 4 {
+		want := []int{0, 1, 2}
+		if sub == 2 {
+			want = want[:2]
+		}
+		if !slices.Equal(ran[sub], want) {
+			t.Errorf("subtask %d ran restores %v, want %v", sub, ran[sub], want)
+		}
 	}
 }

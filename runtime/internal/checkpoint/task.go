@@ -17,14 +17,21 @@ type Task struct {
 	sub  int
 	// align is how long the last barrier took to align in the inbox.
 	align time.Duration
+	// restores read the subtask's keyed state from the checkpoint the job
+	// resumes from, once every subtask is built (RunRestores).
+	restores []func()
+	// hints are the section sizes of the previous snapshot of each state.
+	hints map[string][]int
 }
 
 // Task registers subtask sub of the chain headed by node head.
 func (c *Checkpointer) Task(head, sub int) *Task {
+	t := &Task{cp: c, name: c.cfg.Nodes[head].Name, sub: sub}
 	c.mu.Lock()
 	c.tasks++
+	c.taskList = append(c.taskList, t)
 	c.mu.Unlock()
-	return &Task{cp: c, name: c.cfg.Nodes[head].Name, sub: sub}
+	return t
 }
 
 // Aligned records how long the subtask's last barrier took to align, for

@@ -38,7 +38,7 @@ func (c *Checkpointer) write(s *Snapshot) ack {
 		if k.state != "" {
 			name = fmt.Sprintf("%s-%s-%d.state", n.UID, k.state, s.task.sub)
 		}
-		size, crc, err := c.st.WriteState(s.ID, name, storage.EncodeStateFile(k.start, k.sections))
+		size, crc, err := c.writeSections(s.ID, name, k.start, k.sections)
 		if err != nil {
 			a.err = fmt.Errorf("%s: %w", filepath.Join(storage.FolderName(s.ID), name), err)
 			return a
@@ -67,4 +67,17 @@ func (c *Checkpointer) write(s *Snapshot) ack {
 		a.nodes = append(a.nodes, storage.NodeState{UID: c.cfg.Nodes[sk.node].UID, Sinks: []storage.SinkState{sk.state}})
 	}
 	return a
+}
+
+// writeSections writes a state file of checkpoint id from its sections,
+// as they are: one write per large section, no copy of the whole.
+func (c *Checkpointer) writeSections(id int64, name string, start int, sections [][]byte) (size int64, crc uint32, err error) {
+	w, err := c.st.CreateState(id, name, start, len(sections))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, sec := range sections {
+		w.Section(sec)
+	}
+	return w.Close()
 }

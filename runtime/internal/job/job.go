@@ -213,6 +213,13 @@ func (j *Job) Run(build func(j *Job)) error {
 		defer func() { j.building = false }()
 		build(j)
 	}()
+	if buildErr == nil {
+		// Restored state is read once every subtask is built, the subtasks
+		// in parallel.
+		if buildErr = j.cp.RunRestores(); buildErr != nil {
+			j.Fail(buildErr)
+		}
+	}
 	if buildErr != nil {
 		for range j.pending {
 			j.wg.Done()

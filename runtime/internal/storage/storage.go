@@ -3,7 +3,6 @@ package storage
 import (
 	"bytes"
 	"cmp"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,15 +43,10 @@ func (s *Storage) Prepare(id int64) error {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// WriteState writes a state file of checkpoint id, with its checksum, and
-// syncs it.
-func (s *Storage) WriteState(id int64, name string, content []byte) (size int64, crc uint32, err error) {
-	crc = crc32.Checksum(content, castagnoli)
-	data := binary.LittleEndian.AppendUint32(content, crc)
-	if err := vfs.WriteFileSync(s.FS, s.Path(id, name), data); err != nil {
-		return 0, 0, err
-	}
-	return int64(len(data)), crc, nil
+// CreateState creates state file name of checkpoint id, for the sections
+// of key groups [start, start+sections).
+func (s *Storage) CreateState(id int64, name string, start, sections int) (*StateWriter, error) {
+	return CreateState(s.FS, s.Path(id, name), start, sections)
 }
 
 // Commit writes the manifest of a checkpoint whose state files are all
@@ -180,12 +174,13 @@ func upgradeFormat1(m *Manifest, data []byte) error {
 	return nil
 }
 
-// Loaded is a verified checkpoint: its manifest and the content of its
-// state files.
+// Loaded is a verified checkpoint: its manifest, whose state files are
+// intact. The files are read when a subtask restores from them, one
+// section at a time, and the checksum is checked again as they are read.
 type Loaded struct {
 	Manifest *Manifest
 	Dir      string
-	files    map[string][]byte
+	fs       vfs.FS
 }
 
 // Load reads checkpoint id and verifies every file against its checksum.
@@ -194,37 +189,32 @@ func (s *Storage) Load(id int64) (*Loaded, error) {
 }
 
 // LoadDir reads the checkpoint in folder dir (a chk-NNNNNN folder named
-// on the command line) and verifies every file against its checksum.
+// on the command line) and verifies every file against its checksum,
+// reading each as a stream: nothing of it is kept.
 func LoadDir(fsys vfs.FS, dir string) (*Loaded, error) {
 	m, err := readManifest(fsys, filepath.Join(dir, "MANIFEST"))
 	if err != nil {
 		return nil, err
 	}
-	l := &Loaded{Manifest: m, Dir: dir, files: map[string][]byte{}}
+	l := &Loaded{Manifest: m, Dir: dir, fs: fsys}
 	for _, n := range m.Nodes {
 		for _, f := range n.Files {
-			path := filepath.Join(dir, f.Name)
-			data, err := vfs.ReadFile(fsys, path)
-			if err != nil {
+			if err := VerifyFile(fsys, l.Path(f), f.Size, f.CRC); err != nil {
 				return nil, err
 			}
-			if int64(len(data)) != f.Size || len(data) < 4 {
-				return nil, fmt.Errorf("%s: %d bytes, the manifest says %d: the file is truncated or damaged", path, len(data), f.Size)
-			}
-			content := data[:len(data)-4]
-			crc := binary.LittleEndian.Uint32(data[len(data)-4:])
-			if got := crc32.Checksum(content, castagnoli); got != crc || crc != f.CRC {
-				return nil, fmt.Errorf("%s: checksum mismatch: the file is damaged", path)
-			}
-			l.files[f.Name] = content
 		}
 	}
 	return l, nil
 }
 
-// File returns the content of a state file of the checkpoint, checksum
-// verified, without the checksum.
-func (l *Loaded) File(name string) []byte { return l.files[name] }
+// Path is the path of a state file of the checkpoint.
+func (l *Loaded) Path(f StateFile) string { return filepath.Join(l.Dir, f.Name) }
+
+// Open opens a state file of the checkpoint for reading section by
+// section.
+func (l *Loaded) Open(f StateFile) (*StateReader, error) {
+	return OpenState(l.fs, l.Path(f), f.Size, f.CRC)
+}
 
 // Remove deletes checkpoint id.
 func (s *Storage) Remove(id int64) error {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
+	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
 
@@ -45,13 +46,11 @@ func writeCheckpoint(t *testing.T, st *Storage, id int64, contents ...[]byte) *M
 	m := testManifest(id)
 	for sub, c := range contents {
 		name := fmt.Sprintf("sum-%d.state", sub)
-		size, crc, err := st.WriteState(id, name, c)
-		if err != nil {
+		crc := crc32.Checksum(c, castagnoli)
+		if err := vfs.WriteFileSync(st.FS, st.Path(id, name), binary.LittleEndian.AppendUint32(slices.Clone(c), crc)); err != nil {
 			t.Fatal(err)
 		}
-		if size != int64(len(c))+4 || crc != crc32.Checksum(c, castagnoli) {
-			t.Errorf("WriteState = %d, %08x; want %d, the CRC-32C of the content", size, crc, len(c)+4)
-		}
+		size := int64(len(c)) + 4
 		m.Nodes[1].Files = append(m.Nodes[1].Files, StateFile{Subtask: sub, Name: name, KeyGroups: [2]int{sub * 64, sub*64 + 64}, Size: size, CRC: crc})
 	}
 	if err := st.Commit(m); err != nil {
@@ -206,8 +205,10 @@ func TestStorageLoad(t *testing.T) {
 	if !reflect.DeepEqual(l.Manifest, m) || l.Dir != st.Path(3) {
 		t.Errorf("Load: manifest %+v in %s", l.Manifest, l.Dir)
 	}
-	if !bytes.Equal(l.files["sum-0.state"], zero) || !bytes.Equal(l.files["sum-1.state"], one) || len(l.files) != 2 {
-		t.Errorf("Load: files %q", l.files)
+	for i, want := range [][][]byte{{[]byte("a"), nil}, {[]byte("bc")}} {
+		if got := readSections(t, l, m.Nodes[1].Files[i]); fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+			t.Errorf("file %d: sections %q, want %q", i, got, want)
+		}
 	}
 	// The file on disk is the content and its CRC-32C, little-endian.
 	data, _ := vfs.ReadFile(st.FS, st.Path(3, "sum-1.state"))
@@ -251,6 +252,32 @@ func TestStorageLoad(t *testing.T) {
 	}
 }
 
+// readSections reads every section of state file f of l.
+func readSections(t *testing.T, l *Loaded, f StateFile) [][]byte {
+	t.Helper()
+	r, err := l.Open(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]byte
+	for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
+		if kg != r.Start()+len(out) {
+			t.Errorf("section %d is of key group %d, want %d", len(out), kg, r.Start()+len(out))
+		}
+		out = append(out, slices.Clone(sec))
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != r.Len() {
+		t.Errorf("read %d sections of %d", len(out), r.Len())
+	}
+	return out
+}
+
+// TestStateFileRoundTrip writes state files section by section, in parts,
+// and reads them back: the same sections, the same bytes as the layout
+// laid out in memory, and every damage found.
 func TestStateFileRoundTrip(t *testing.T) {
 	cases := []struct {
 		start    int
@@ -260,42 +287,98 @@ func TestStateFileRoundTrip(t *testing.T) {
 		{5, [][]byte{nil}},
 		{64, [][]byte{[]byte("a"), nil, bytes.Repeat([]byte{0xff}, 300), {0}}},
 		{1 << 20, [][]byte{[]byte("x")}},
+		{3, [][]byte{bytes.Repeat([]byte("big"), 200_000), []byte("small"), bytes.Repeat([]byte("z"), 70_000)}},
 	}
 	for _, c := range cases {
-		data := EncodeStateFile(c.start, c.sections)
-		if !bytes.HasPrefix(data, []byte("PGS1")) {
-			t.Errorf("no magic: %q", data)
+		st := &Storage{FS: vfs.NewMem(), Dir: "/ckpt"}
+		if err := st.Prepare(1); err != nil {
+			t.Fatal(err)
 		}
-		start, sections, err := DecodeStateFile(data)
+		w, err := st.CreateState(1, "s.state", c.start, len(c.sections))
 		if err != nil {
-			t.Fatalf("DecodeStateFile: %v", err)
+			t.Fatal(err)
 		}
-		if start != c.start || len(sections) != len(c.sections) {
-			t.Fatalf("decoded start %d and %d sections, want %d and %d", start, len(sections), c.start, len(c.sections))
+		for _, sec := range c.sections {
+			// In two parts, which make one section.
+			w.Section(sec[:len(sec)/2], sec[len(sec)/2:])
 		}
-		for i := range sections {
-			if !bytes.Equal(sections[i], c.sections[i]) {
-				t.Errorf("section %d: %q, want %q", i, sections[i], c.sections[i])
+		size, crc, err := w.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := vfs.ReadFile(st.FS, st.Path(1, "s.state"))
+		content := EncodeStateFile(c.start, c.sections)
+		if !bytes.HasPrefix(data, []byte("PGS1")) || !bytes.Equal(data, binary.LittleEndian.AppendUint32(slices.Clone(content), crc32.Checksum(content, castagnoli))) || size != int64(len(data)) || crc != crc32.Checksum(content, castagnoli) {
+			t.Fatalf("start %d: the file is not the content and its checksum (size %d, crc %08x)", c.start, size, crc)
+		}
+		f := StateFile{Name: "s.state", Size: size, CRC: crc}
+		l := &Loaded{Dir: st.Path(1), fs: st.FS}
+		got := readSections(t, l, f)
+		if len(got) != len(c.sections) {
+			t.Fatalf("read %d sections, want %d", len(got), len(c.sections))
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], c.sections[i]) {
+				t.Errorf("section %d: %d bytes, want %d", i, len(got[i]), len(c.sections[i]))
 			}
 		}
-		for n := range len(data) {
-			if _, _, err := DecodeStateFile(data[:n]); err == nil {
-				t.Errorf("a state file cut to %d of %d bytes decodes without error", n, len(data))
+		if err := VerifyFile(st.FS, l.Path(f), size, crc); err != nil {
+			t.Errorf("VerifyFile: %v", err)
+		}
+		// A file cut anywhere, or with a byte flipped, fails when read.
+		for _, n := range []int{len(data) - 1, len(data) / 2, 5} {
+			rewriteFile(t, st.FS, l.Path(f), func([]byte) []byte { return slices.Clone(data[:n]) })
+			if err := readAll(l, StateFile{Name: f.Name, Size: int64(n), CRC: crc}); err == nil {
+				t.Errorf("a state file cut to %d of %d bytes reads without error", n, len(data))
+			}
+		}
+		for _, i := range []int{4, len(data) / 2, len(data) - 1} {
+			rewriteFile(t, st.FS, l.Path(f), func([]byte) []byte { b := slices.Clone(data); b[i] ^= 0x10; return b })
+			if err := readAll(l, f); err == nil {
+				t.Errorf("a state file with byte %d of %d flipped reads without error", i, len(data))
 			}
 		}
 	}
-	// Bytes after the last section are refused, not ignored.
-	if _, _, err := DecodeStateFile(append(EncodeStateFile(3, [][]byte{[]byte("a")}), 0)); err == nil || !strings.Contains(err.Error(), "1 bytes after the last of 1 sections") {
-		t.Errorf("trailing bytes: %v", err)
+	// Bytes after the last section are refused, not ignored; so are
+	// another magic and a count of sections larger than the file.
+	for name, content := range map[string][]byte{
+		"trailing bytes": append(EncodeStateFile(3, [][]byte{[]byte("a")}), 0),
+		"magic":          []byte("PGS2\x00\x00"),
+		"huge count":     []byte("PGS1\x00\xff\xff\xff\xff\x0f"),
+	} {
+		fsys := vfs.NewMem()
+		data := binary.LittleEndian.AppendUint32(slices.Clone(content), crc32.Checksum(content, castagnoli))
+		if err := vfs.WriteFileSync(fsys, "/s.state", data); err != nil {
+			t.Fatal(err)
+		}
+		l := &Loaded{Dir: "/", fs: fsys}
+		if err := readAll(l, StateFile{Name: "s.state", Size: int64(len(data)), CRC: crc32.Checksum(content, castagnoli)}); err == nil {
+			t.Errorf("%s: the file reads without error", name)
+		}
 	}
-	if _, _, err := DecodeStateFile([]byte("PGS2\x00\x00")); err == nil {
-		t.Error("a file with another magic decodes")
+}
+
+// readAll reads every section of f and returns the first error.
+func readAll(l *Loaded, f StateFile) error {
+	r, err := l.Open(f)
+	if err != nil {
+		return err
 	}
-	// A count of sections larger than the file can hold is refused before
-	// anything is allocated.
-	if _, _, err := DecodeStateFile([]byte("PGS1\x00\xff\xff\xff\xff\x0f")); err == nil {
-		t.Error("a huge section count decodes")
+	for _, _, ok := r.Next(); ok; _, _, ok = r.Next() {
 	}
+	return r.Close()
+}
+
+// EncodeStateFile lays out the sections of key groups [start, end) in
+// memory: the content of a state file without its checksum.
+func EncodeStateFile(start int, sections [][]byte) []byte {
+	w := codec.NewWriter(append([]byte(nil), stateMagic...))
+	w.Uvarint(uint64(start))
+	w.Uvarint(uint64(len(sections)))
+	for _, sec := range sections {
+		w.ByteSlice(sec)
+	}
+	return w.Bytes()
 }
 
 func TestPrepareDurable(t *testing.T) {
