@@ -107,15 +107,16 @@ func (g *gen) keyedFuncs(f *jen.File) {
 			g.valueCodec(f, cg, n, "Right", g.p.Nodes[n.Inputs[1].From].Out)
 		}
 		if n.Window == nil && n.Kind != ir.Join {
-			encode, decode := g.global("encode%sEntry", n), g.global("decode%sEntry", n)
-			f.Comment(fmt.Sprintf("%s writes one key and value of the state of %q.", encode, n.Name))
-			f.Func().Id(encode).Params(w, jen.Id("k").Add(typeCode(key)), jen.Id("v").Op("*").Add(typeCode(val))).Block(
-				jen.Id(encodeKey).Call(jen.Id("w"), jen.Id("k")),
-				jen.Id(g.global("encode%sValue", n)).Call(jen.Id("w"), jen.Id("v")),
-			)
-			f.Comment(fmt.Sprintf("%s reads one key and value of the state of %q.", decode, n.Name))
-			f.Func().Id(decode).Params(r).Params(typeCode(key), jen.Op("*").Add(typeCode(val))).Block(
-				jen.Return(jen.Id(decodeKey).Call(jen.Id("r")), jen.Id(g.global("decode%sValue", n)).Call(jen.Id("r"))),
+			name := g.global("%sCodec", n)
+			f.Comment(fmt.Sprintf("%s is how checkpoints write and read the state of %q.", name, n.Name))
+			f.Var().Id(name).Op("=").Op("&").Qual(statePath, "Codec").Types(typeCode(key), typeCode(val)).Custom(multi,
+				field("Hash", jen.Id(hash)),
+				field("EncodeKey", jen.Id(encodeKey)),
+				field("DecodeKey", jen.Id(decodeKey)),
+				field("EncodeValue", jen.Id(g.global("encode%sValue", n))),
+				field("DecodeValue", jen.Id(g.global("decode%sValue", n))),
+				field("KeySchema", jen.Id(g.global("%sKeySchema", n))),
+				field("ValueSchema", jen.Id(g.global("%sValueSchema", n))),
 			)
 		}
 	}

@@ -187,7 +187,7 @@ func (k *keyedGen) fields(s *jen.Group) {
 func (k *keyedGen) init(b *jen.Group) {
 	g, n := k.cg.g, k.n
 	b.Add(k.state()).Op("=").Qual(statePath, "NewMemory").Types(typeCode(n.KeyType), g.stateValueType(n)).Call()
-	b.Qual(runtimePath, "RestoreMemory").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), k.state(), jen.Id(g.global("decode%sEntry", n)))
+	b.Qual(runtimePath, "RestoreMemory").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), k.state(), jen.Id(g.global("%sCodec", n)))
 }
 
 func (k *keyedGen) record(b *jen.Group) {
@@ -220,8 +220,7 @@ func (k *keyedGen) record(b *jen.Group) {
 
 func (k *keyedGen) snapshot(b *jen.Group) {
 	g, n := k.cg.g, k.n
-	b.Qual(runtimePath, "SnapshotMemory").Call(jen.Id("s"), jen.Id(g.constName(n)), k.state(),
-		jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("encode%sEntry", n)), jen.Id(g.global("%sKeySchema", n)), jen.Id(g.global("%sValueSchema", n)))
+	b.Qual(runtimePath, "SnapshotMemory").Call(jen.Id("s"), jen.Id(g.constName(n)), k.state(), jen.Id(g.global("%sCodec", n)))
 }
 
 func (k *keyedGen) end(b *jen.Group) {
@@ -445,7 +444,7 @@ func (p *processGen) fields(s *jen.Group) {
 func (p *processGen) init(b *jen.Group) {
 	g, n := p.cg.g, p.n
 	b.Add(p.state()).Op("=").Qual(statePath, "NewMemory").Types(typeCode(n.KeyType), typeCode(n.State)).Call()
-	b.Qual(runtimePath, "RestoreMemory").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), p.state(), jen.Id(g.global("decode%sEntry", n)))
+	b.Qual(runtimePath, "RestoreMemory").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), p.state(), jen.Id(g.global("%sCodec", n)))
 	b.Add(p.timers()).Op("=").Qual(runtimePath, "NewTimerService").Types(typeCode(n.KeyType)).Call()
 	b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit("timers"),
 		jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
@@ -500,8 +499,7 @@ func (p *processGen) tick(b *jen.Group) {
 
 func (p *processGen) snapshot(b *jen.Group) {
 	g, n := p.cg.g, p.n
-	b.Qual(runtimePath, "SnapshotMemory").Call(jen.Id("s"), jen.Id(g.constName(n)), p.state(),
-		jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("encode%sEntry", n)), jen.Id(g.global("%sKeySchema", n)), jen.Id(g.global("%sValueSchema", n)))
+	b.Qual(runtimePath, "SnapshotMemory").Call(jen.Id("s"), jen.Id(g.constName(n)), p.state(), jen.Id(g.global("%sCodec", n)))
 	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit("timers"), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Lit("timers"),
 		jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int()).Error().Block(
 			jen.Return(jen.Add(p.timers()).Dot("Snapshot").Call(jen.Id("sec"), jen.Id("kg"), jen.Id(g.global("encode%sKey", n)))),

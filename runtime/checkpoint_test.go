@@ -212,11 +212,19 @@ func checkCommitOrder(t *testing.T, ops []string, ms map[int64]*storage.Manifest
 		for _, n := range m.Nodes {
 			for _, f := range n.Files {
 				p := dir + "/" + f.Name
+				if f.Shared {
+					p = rel(filepath.Join(sumCkptDir, storage.SharedDir, f.Name))
+				}
 				fc := index("create "+p, 0)
 				fs := index("sync "+p, fc)
 				fcl := index("close "+p, fs)
-				if fc < prepared || fs < 0 || fcl < 0 || fcl > create {
-					fail("checkpoint %d: state file %s created at %d, synced at %d, closed at %d; the manifest is created at %d", id, f.Name, fc, fs, fcl, create)
+				if fc < 0 || !f.Shared && fc < prepared || fs < 0 || fcl < 0 || fcl > create {
+					fail("checkpoint %d: state file %s created at %d, synced at %d, closed at %d; the manifest is created at %d", id, p, fc, fs, fcl, create)
+				}
+				// A shared file's entry is durable before the manifest
+				// that names it.
+				if sd := index("sync-dir "+rel(filepath.Join(sumCkptDir, storage.SharedDir)), fcl); f.Shared && (sd < 0 || sd > rename) {
+					fail("checkpoint %d: the folder of %s is not synced between its close at %d and the manifest's rename at %d", id, p, fcl, rename)
 				}
 			}
 			for _, sk := range n.Sinks {
@@ -298,7 +306,41 @@ func TestCheckpointFaults(t *testing.T) {
 			if m := ms[2]; m == nil || m.Final {
 				t.Errorf("checkpoint 2 is not complete: %v\nlog:\n%s", ms, log)
 			}
+			checkNoStrayFiles(t, mem, sumCkptDir)
 		})
+	}
+}
+
+// checkNoStrayFiles fails the test unless every checkpoint folder of the
+// checkpoint directory dir has an intact manifest and the shared folder
+// holds exactly the files that those manifests refer to: nothing of a
+// failed, given-up or pruned checkpoint is left behind.
+func checkNoStrayFiles(t testing.TB, fsys vfs.FS, dir string) {
+	t.Helper()
+	st := &storage.Storage{FS: fsys, Dir: dir}
+	entries, err := st.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := map[string]bool{}
+	for _, e := range entries {
+		m, err := st.ReadManifest(e.ID)
+		if err != nil {
+			t.Errorf("checkpoint folder %s is left without an intact manifest: %v", storage.FolderName(e.ID), err)
+			continue
+		}
+		for _, name := range m.SharedFiles() {
+			refs[name] = true
+			if _, err := fsys.Stat(st.SharedPath(name)); err != nil {
+				t.Errorf("checkpoint %d refers to %s, which is missing: %v", e.ID, name, err)
+			}
+		}
+	}
+	files, _ := fsys.ReadDir(filepath.Join(dir, storage.SharedDir))
+	for _, f := range files {
+		if !refs[f.Name()] {
+			t.Errorf("%s/%s is left over: no checkpoint refers to it", storage.SharedDir, f.Name())
+		}
 	}
 }
 

@@ -348,7 +348,7 @@ type sumChain struct {
 
 func newSumChain(j *Job, sub int, in *Inbox[int64]) *sumChain {
 	c := &sumChain{sub: sub, task: j.Task(sumSum, sub), in: in, state: state.NewMemory[int64, int64]()}
-	RestoreMemory(c.task, sumSum, c.state, decodeSumEntry)
+	RestoreMemory(c.task, sumSum, c.state, sumCodec)
 	c.out = NewFileSink(j, sumOut, sub, EncodeString)
 	return c
 }
@@ -385,7 +385,7 @@ func (c *sumChain) add(k int64) {
 
 func (c *sumChain) barrier(id int64) {
 	s := c.task.Begin(id)
-	SnapshotMemory(s, sumSum, c.state, HashInt64, encodeSumEntry, "int64", "int64")
+	SnapshotMemory(s, sumSum, c.state, sumCodec)
 	c.out.PreCommit(s, sumOut)
 	c.task.Submit(s)
 }
@@ -397,15 +397,15 @@ func (c *sumChain) end() {
 	c.task.Submit(s)
 }
 
-func encodeSumEntry(w *codec.Writer, k int64, v *int64) {
-	w.Varint(k)
-	w.Varint(*v)
-}
-
-func decodeSumEntry(r *codec.Reader) (int64, *int64) {
-	k := r.Varint()
-	v := r.Varint()
-	return k, &v
+// sumCodec writes the state of "sum" as generated code would.
+var sumCodec = &state.Codec[int64, int64]{
+	Hash:        HashInt64,
+	EncodeKey:   func(w *codec.Writer, k int64) { w.Varint(k) },
+	DecodeKey:   func(r *codec.Reader) int64 { return r.Varint() },
+	EncodeValue: func(w *codec.Writer, v *int64) { w.Varint(*v) },
+	DecodeValue: func(r *codec.Reader) *int64 { v := r.Varint(); return &v },
+	KeySchema:   "int64",
+	ValueSchema: "int64",
 }
 
 // wantCounts is the count of every key, computed without the job.

@@ -157,6 +157,7 @@ func checkRecovery(t *testing.T, o *sumJob, cp crashPoint, nested bool) {
 	if h := hiddenFiles(cp.fs); len(h) > 0 {
 		t.Errorf("crash before %v: hidden files left after recovery: %v", cp.op, h)
 	}
+	checkNoStrayFiles(t, cp.fs, sumCkptDir)
 	if t.Failed() {
 		t.Logf("log of the restart:\n%s", r.log)
 		t.FailNow()
@@ -263,8 +264,22 @@ func committedBy(t *testing.T, fsys vfs.FS, id int64) []string {
 func damage(t *testing.T, fsys *vfs.MemFS, id int64, how string) {
 	t.Helper()
 	dir := filepath.Join(sumCkptDir, storage.FolderName(id))
-	state := filepath.Join(dir, "sum-1.state")
 	manifest := filepath.Join(dir, "MANIFEST")
+	// The state file is the one that checkpoint id wrote for subtask 1 of
+	// "sum": the last of that subtask's files, a delta on top of those of
+	// earlier checkpoints, which only this checkpoint names.
+	state := ""
+	if m, err := (&storage.Storage{FS: fsys, Dir: sumCkptDir}).ReadManifest(id); err == nil {
+		l := &storage.Loaded{Dir: dir}
+		for _, f := range m.Node("sum").Files {
+			if f.Subtask == 1 {
+				state = l.Path(f)
+			}
+		}
+	}
+	if state == "" && strings.Contains(how, "state") {
+		t.Fatalf("checkpoint %d has no state file of sum[1]", id)
+	}
 	switch how {
 	case "flip a state byte":
 		rewriteFile(t, fsys, state, func(b []byte) []byte { b[len(b)/2] ^= 0x10; return b })
@@ -293,6 +308,11 @@ func damage(t *testing.T, fsys *vfs.MemFS, id int64, how string) {
 	}
 	if err := vfs.SyncDir(fsys, dir); err != nil {
 		t.Fatal(err)
+	}
+	if state != "" {
+		if err := vfs.SyncDir(fsys, filepath.Dir(state)); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/pipegen/pipegen"
-	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/cli"
 	"github.com/pipegen/pipegen/runtime/internal/config"
@@ -55,15 +54,17 @@ type (
 	SourceCtl = checkpoint.SourceCtl
 )
 
-// SnapshotMemory captures keyed state held in memory.
-func SnapshotMemory[K comparable, V any](s *Snapshot, node int, st *state.Memory[K, V], hash func(K) uint64, enc func(*codec.Writer, K, *V), keySchema, valueSchema string) {
-	checkpoint.SnapshotMemory(s, node, st, hash, enc, keySchema, valueSchema)
+// SnapshotMemory captures keyed state held in memory: the writer encodes
+// what changed since the newest completed checkpoint while the subtask
+// goes on.
+func SnapshotMemory[K comparable, V any](s *Snapshot, node int, st *state.Memory[K, V], c *state.Codec[K, V]) {
+	checkpoint.SnapshotMemory(s, node, st, c)
 }
 
-// RestoreMemory fills keyed state held in memory from the checkpoint the
-// job resumes from.
-func RestoreMemory[K comparable, V any](t *Task, node int, st *state.Memory[K, V], dec func(*codec.Reader) (K, *V)) {
-	checkpoint.RestoreMemory(t, node, st, dec)
+// RestoreMemory binds keyed state held in memory to the task's key groups
+// and fills it from the checkpoint the job resumes from.
+func RestoreMemory[K comparable, V any](t *Task, node int, st *state.Memory[K, V], c *state.Codec[K, V]) {
+	checkpoint.RestoreMemory(t, node, st, c)
 }
 
 // SnapshotKeyed captures keyed state of any shape that writes itself into

@@ -13,11 +13,11 @@ import (
 	"time"
 )
 
-// This code was generated for version 2 of the runtime's contract; a runtime
+// This code was generated for version 3 of the runtime's contract; a runtime
 // that cannot run it fails to compile here.
 const (
-	_ = runtime.EnforceVersion(2 - runtime.MinGenVersion)
-	_ = runtime.EnforceVersion(runtime.GenVersion - 2)
+	_ = runtime.EnforceVersion(3 - runtime.MinGenVersion)
+	_ = runtime.EnforceVersion(runtime.GenVersion - 3)
 )
 
 // RunBusiest runs the stream pipeline busiest, compiled by pipegen from the
@@ -175,7 +175,7 @@ func pipegenBusiestNewLongestChain(j *runtime.Job, sub int, in *runtime.Inbox[Vi
 		task: j.Task(pipegenBusiestNodeLongest, sub),
 	}
 	c.longestState = state.NewMemory[string, View]()
-	runtime.RestoreMemory(c.task, pipegenBusiestNodeLongest, c.longestState, pipegenBusiestDecodeLongestEntry)
+	runtime.RestoreMemory(c.task, pipegenBusiestNodeLongest, c.longestState, pipegenBusiestLongestCodec)
 	c.printSink = runtime.NewStdoutSink(j, pipegenBusiestNodePrint, sub, runtime.EncodeStringer[View])
 	return c
 }
@@ -246,7 +246,7 @@ func (c *pipegenBusiestLongestChain) flush() {
 // the records before it, and hands the snapshot to the writer.
 func (c *pipegenBusiestLongestChain) barrier(id int64) {
 	s := c.task.Begin(id)
-	runtime.SnapshotMemory(s, pipegenBusiestNodeLongest, c.longestState, pipegenBusiestHashKeyLongest, pipegenBusiestEncodeLongestEntry, pipegenBusiestLongestKeySchema, pipegenBusiestLongestValueSchema)
+	runtime.SnapshotMemory(s, pipegenBusiestNodeLongest, c.longestState, pipegenBusiestLongestCodec)
 	c.printSink.PreCommit(s, pipegenBusiestNodePrint)
 	c.task.Submit(s)
 }
@@ -297,15 +297,15 @@ func pipegenBusiestDecodeLongestValue(r *codec.Reader) *View {
 	return v
 }
 
-// pipegenBusiestEncodeLongestEntry writes one key and value of the state of "longest".
-func pipegenBusiestEncodeLongestEntry(w *codec.Writer, k string, v *View) {
-	pipegenBusiestEncodeLongestKey(w, k)
-	pipegenBusiestEncodeLongestValue(w, v)
-}
-
-// pipegenBusiestDecodeLongestEntry reads one key and value of the state of "longest".
-func pipegenBusiestDecodeLongestEntry(r *codec.Reader) (string, *View) {
-	return pipegenBusiestDecodeLongestKey(r), pipegenBusiestDecodeLongestValue(r)
+// pipegenBusiestLongestCodec is how checkpoints write and read the state of "longest".
+var pipegenBusiestLongestCodec = &state.Codec[string, View]{
+	Hash:        pipegenBusiestHashKeyLongest,
+	EncodeKey:   pipegenBusiestEncodeLongestKey,
+	DecodeKey:   pipegenBusiestDecodeLongestKey,
+	EncodeValue: pipegenBusiestEncodeLongestValue,
+	DecodeValue: pipegenBusiestDecodeLongestValue,
+	KeySchema:   pipegenBusiestLongestKeySchema,
+	ValueSchema: pipegenBusiestLongestValueSchema,
 }
 
 // pipegenBusiestEncodeView writes a View of checkpointed state, field by field.

@@ -13,11 +13,11 @@ import (
 	"time"
 )
 
-// This code was generated for version 2 of the runtime's contract; a runtime
+// This code was generated for version 3 of the runtime's contract; a runtime
 // that cannot run it fails to compile here.
 const (
-	_ = runtime.EnforceVersion(2 - runtime.MinGenVersion)
-	_ = runtime.EnforceVersion(runtime.GenVersion - 2)
+	_ = runtime.EnforceVersion(3 - runtime.MinGenVersion)
+	_ = runtime.EnforceVersion(runtime.GenVersion - 3)
 )
 
 // RunPageviews runs the stream pipeline pageviews, compiled by pipegen from the
@@ -204,7 +204,7 @@ func pipegenPageviewsNewPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[
 		task: j.Task(pipegenPageviewsNodePerPage, sub),
 	}
 	c.perPageState = state.NewMemory[string, PageTotal]()
-	runtime.RestoreMemory(c.task, pipegenPageviewsNodePerPage, c.perPageState, pipegenPageviewsDecodePerPageEntry)
+	runtime.RestoreMemory(c.task, pipegenPageviewsNodePerPage, c.perPageState, pipegenPageviewsPerPageCodec)
 	c.pagesSink = runtime.NewFileSink(j, pipegenPageviewsNodePages, sub, runtime.EncodeJSON[PageStats])
 	return c
 }
@@ -275,7 +275,7 @@ func (c *pipegenPageviewsPerPageChain) flush() {
 // the records before it, and hands the snapshot to the writer.
 func (c *pipegenPageviewsPerPageChain) barrier(id int64) {
 	s := c.task.Begin(id)
-	runtime.SnapshotMemory(s, pipegenPageviewsNodePerPage, c.perPageState, pipegenPageviewsHashKeyPerPage, pipegenPageviewsEncodePerPageEntry, pipegenPageviewsPerPageKeySchema, pipegenPageviewsPerPageValueSchema)
+	runtime.SnapshotMemory(s, pipegenPageviewsNodePerPage, c.perPageState, pipegenPageviewsPerPageCodec)
 	c.pagesSink.PreCommit(s, pipegenPageviewsNodePages)
 	c.task.Submit(s)
 }
@@ -326,15 +326,15 @@ func pipegenPageviewsDecodePerPageValue(r *codec.Reader) *PageTotal {
 	return v
 }
 
-// pipegenPageviewsEncodePerPageEntry writes one key and value of the state of "per-page".
-func pipegenPageviewsEncodePerPageEntry(w *codec.Writer, k string, v *PageTotal) {
-	pipegenPageviewsEncodePerPageKey(w, k)
-	pipegenPageviewsEncodePerPageValue(w, v)
-}
-
-// pipegenPageviewsDecodePerPageEntry reads one key and value of the state of "per-page".
-func pipegenPageviewsDecodePerPageEntry(r *codec.Reader) (string, *PageTotal) {
-	return pipegenPageviewsDecodePerPageKey(r), pipegenPageviewsDecodePerPageValue(r)
+// pipegenPageviewsPerPageCodec is how checkpoints write and read the state of "per-page".
+var pipegenPageviewsPerPageCodec = &state.Codec[string, PageTotal]{
+	Hash:        pipegenPageviewsHashKeyPerPage,
+	EncodeKey:   pipegenPageviewsEncodePerPageKey,
+	DecodeKey:   pipegenPageviewsDecodePerPageKey,
+	EncodeValue: pipegenPageviewsEncodePerPageValue,
+	DecodeValue: pipegenPageviewsDecodePerPageValue,
+	KeySchema:   pipegenPageviewsPerPageKeySchema,
+	ValueSchema: pipegenPageviewsPerPageValueSchema,
 }
 
 // pipegenPageviewsEncodePageTotal writes a PageTotal of checkpointed state, field by field.

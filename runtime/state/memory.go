@@ -2,17 +2,20 @@ package state
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/pipegen/pipegen/runtime/codec"
 )
 
 // Keyed is one value of type V per key of type K.
 type Keyed[K comparable, V any] interface {
-	// Get returns the value of k, or nil when k has none.
+	// Get returns the value of k, or nil when k has none. The value may be
+	// changed through the pointer until the next record: the backend
+	// counts a key that Get returned as changed.
 	Get(k K) *V
-	// Put makes v the value of k. A backend that stores serialized values
-	// needs Put after every change made through a pointer from Get; the
-	// memory backend does not, and generated code for it skips the call.
+	// Put makes v the value of k: the backend keeps the pointer.
 	Put(k K, v *V)
 	// Delete removes k and its value.
 	Delete(k K)
@@ -23,38 +26,503 @@ type Keyed[K comparable, V any] interface {
 	All(yield func(K, *V) bool)
 }
 
-// Memory keeps keyed state in a Go map on the heap.
-type Memory[K comparable, V any] struct {
-	m map[K]*V
+// Codec is how the keys and values of one keyed state are hashed and
+// written: pipegen generates one per keyed node, from the generated
+// serializers of its types.
+type Codec[K comparable, V any] struct {
+	// Hash decides a key's key group.
+	Hash        func(K) uint64
+	EncodeKey   func(*codec.Writer, K)
+	DecodeKey   func(*codec.Reader) K
+	EncodeValue func(*codec.Writer, *V)
+	DecodeValue func(*codec.Reader) *V
+	// KeySchema and ValueSchema describe the types, field ids included;
+	// checkpoints record them.
+	KeySchema, ValueSchema string
 }
+
+// Memory keeps keyed state in a Go map on the heap, and knows which keys
+// changed since a checkpoint, so that a checkpoint can write only those
+// (a delta) instead of every key.
+//
+// Changes are counted per epoch: the time between two checkpoint
+// barriers. The first time in an epoch that a key is read for a change
+// (Get, Put, Delete), its entry is stamped with the epoch and added to the
+// epoch's list of changed entries; later accesses in the epoch cost one
+// comparison. A snapshot (Capture) closes the epoch and is encoded by
+// another goroutine while the subtask goes on: an entry that the subtask
+// is about to change before the encoder has reached it is encoded first,
+// by the subtask (copy on write), so that the snapshot holds every value
+// as it was at the barrier. The subtask therefore never stops for longer
+// than it takes to close an epoch.
+type Memory[K comparable, V any] struct {
+	m map[K]*entry[K, V]
+	// keyGroup and start place a key in the lists of its key group;
+	// Bind sets them.
+	keyGroup func(K) int
+	start    int
+	// all holds, per key group of the subtask's range, every entry added
+	// and not compacted away since (deleted ones included), oldest
+	// first; dead counts the deleted ones.
+	all  [][]*entry[K, V]
+	dead []int
+	// epoch is the current epoch; every entry touched in it has ver ==
+	// epoch. Epoch 0 is the state as restored.
+	epoch uint64
+	// tracking is set once changes must be listed: after the first
+	// capture, or after a restore whose files a delta may build on.
+	tracking bool
+	// dirty lists the entries first touched in the current epoch;
+	// pending the lists of earlier epochs that a later delta may need.
+	dirty   []*entry[K, V]
+	pending []epochList[K, V]
+	// snap is the capture being encoded, nil when none.
+	snap *Capture[K, V]
+}
+
+type epochList[K comparable, V any] struct {
+	epoch   uint64
+	entries []*entry[K, V]
+}
+
+// entry is one key's value and its bookkeeping.
+type entry[K comparable, V any] struct {
+	key K
+	val *V
+	// ver is the epoch the entry was last touched in (the subtask's
+	// goroutine only).
+	ver uint64
+	// capt is the epoch of the newest capture that holds the entry as it
+	// was at its barrier, or that the entry is newer than; busy is set
+	// while one side encodes it.
+	capt    atomic.Uint64
+	kg      int32
+	deleted bool
+}
+
+// busy marks an entry's capt while it is being encoded.
+const busy = 1 << 63
 
 // NewMemory returns an empty memory state.
 func NewMemory[K comparable, V any]() *Memory[K, V] {
-	return &Memory[K, V]{m: make(map[K]*V)}
+	return &Memory[K, V]{m: make(map[K]*entry[K, V]), epoch: 1}
+}
+
+// Bind sets the key groups of the subtask's range [start, end) and how a
+// key's group is found. It is called once, before the state is used
+// (RestoreMemory does).
+func (s *Memory[K, V]) Bind(keyGroup func(K) int, start, end int) {
+	s.keyGroup, s.start = keyGroup, start
+	s.all = make([][]*entry[K, V], end-start)
+	s.dead = make([]int, end-start)
 }
 
 // Get returns the value of k, or nil.
-func (s *Memory[K, V]) Get(k K) *V { return s.m[k] }
+func (s *Memory[K, V]) Get(k K) *V {
+	e := s.m[k]
+	if e == nil {
+		return nil
+	}
+	if e.ver != s.epoch {
+		s.touch(e)
+	}
+	return e.val
+}
 
 // Put makes v the value of k.
-func (s *Memory[K, V]) Put(k K, v *V) { s.m[k] = v }
+func (s *Memory[K, V]) Put(k K, v *V) {
+	if e := s.m[k]; e != nil {
+		if e.ver != s.epoch {
+			s.touch(e)
+		}
+		e.val = v
+		return
+	}
+	if s.all == nil {
+		// Not bound to key groups (a test's state): a plain map, which
+		// Snapshot can still write.
+		s.m[k] = &entry[K, V]{key: k, val: v, ver: s.epoch, kg: -1}
+		return
+	}
+	kg := s.keyGroup(k)
+	i := kg - s.start
+	if i < 0 || i >= len(s.all) {
+		panic(fmt.Sprintf("state.Memory: key %v is in key group %d, outside this subtask's range [%d, %d)", k, kg, s.start, s.start+len(s.all)))
+	}
+	e := &entry[K, V]{key: k, val: v, ver: s.epoch, kg: int32(kg)}
+	// Not part of any capture under way: it is newer than its barrier.
+	e.capt.Store(s.epoch - 1)
+	s.m[k] = e
+	s.all[i] = append(s.all[i], e)
+	if s.tracking {
+		s.dirty = append(s.dirty, e)
+	}
+}
 
 // Delete removes k.
-func (s *Memory[K, V]) Delete(k K) { delete(s.m, k) }
+func (s *Memory[K, V]) Delete(k K) {
+	e := s.m[k]
+	if e == nil {
+		return
+	}
+	if e.ver != s.epoch {
+		s.touch(e)
+	}
+	e.deleted, e.val = true, nil
+	delete(s.m, k)
+	if e.kg < 0 {
+		return
+	}
+	i := int(e.kg) - s.start
+	s.dead[i]++
+	if s.dead[i] > 64 && s.dead[i] > len(s.all[i])/2 && s.idle() {
+		s.compact(i)
+	}
+}
+
+// compact drops the deleted entries of key group start+i. It makes a new
+// list: a capture may still read the old one.
+func (s *Memory[K, V]) compact(i int) {
+	live := make([]*entry[K, V], 0, len(s.all[i])-s.dead[i])
+	for _, e := range s.all[i] {
+		if !e.deleted {
+			live = append(live, e)
+		}
+	}
+	s.all[i], s.dead[i] = live, 0
+}
 
 // Len is the number of keys.
 func (s *Memory[K, V]) Len() int { return len(s.m) }
 
-// All calls yield for every key and value.
+// All calls yield for every key and value. The values are not counted as
+// changed: All is for reading (the results at the end of the input).
 func (s *Memory[K, V]) All(yield func(K, *V) bool) {
-	for k, v := range s.m {
-		if !yield(k, v) {
+	for k, e := range s.m {
+		if !yield(k, e.val) {
 			return
 		}
 	}
 }
 
 var _ Keyed[string, int] = (*Memory[string, int])(nil)
+
+// touch is an entry's first access in the epoch: it is listed as changed
+// and, if the capture under way still needs its value as it was at the
+// barrier, encoded for it first.
+func (s *Memory[K, V]) touch(e *entry[K, V]) {
+	if c := s.snap; c != nil {
+		if c.finished.Load() {
+			s.snap = nil
+		} else if e.capt.Load()&^busy < c.Epoch && (c.Full || e.ver > c.since) {
+			c.preImage(e)
+		}
+	}
+	e.ver = s.epoch
+	if s.tracking {
+		s.dirty = append(s.dirty, e)
+	}
+}
+
+// idle reports whether no capture is being encoded.
+func (s *Memory[K, V]) idle() bool {
+	if s.snap != nil && s.snap.finished.Load() {
+		s.snap = nil
+	}
+	return s.snap == nil
+}
+
+// InFlight returns a channel closed when the capture being encoded is
+// done, or nil when there is none. Capture may be called only when it is
+// nil or closed.
+func (s *Memory[K, V]) InFlight() <-chan struct{} {
+	if s.idle() {
+		return nil
+	}
+	return s.snap.done
+}
+
+// Epoch is the current epoch: what Capture will close.
+func (s *Memory[K, V]) Epoch() uint64 { return s.epoch }
+
+// Capture closes the current epoch and returns the state as it is now,
+// for another goroutine to encode (Write) while the subtask goes on. A
+// full capture holds every key; a delta only the keys touched after epoch
+// since (their values, or their deletion), for a checkpoint that builds on
+// one that captured epoch since. The lists of changes of epochs up to keep
+// are dropped: no delta will need them (the checkpoint that captured epoch
+// keep is complete).
+func (s *Memory[K, V]) Capture(full bool, since, keep uint64, c *Codec[K, V]) *Capture[K, V] {
+	if !s.idle() {
+		panic("state.Memory: Capture while the previous capture is being encoded")
+	}
+	if s.all == nil {
+		panic("state.Memory: Capture before Bind")
+	}
+	cp := &Capture[K, V]{Epoch: s.epoch, Full: full, since: since, start: s.start, codec: c, done: make(chan struct{}),
+		side: make([]codec.Writer, len(s.all))}
+	if s.tracking {
+		s.pending = append(s.pending, epochList[K, V]{epoch: s.epoch, entries: s.dirty})
+	}
+	s.dirty = nil
+	kept := s.pending[:0]
+	for _, l := range s.pending {
+		if l.epoch > keep {
+			kept = append(kept, l)
+		}
+	}
+	clear(s.pending[len(kept):])
+	s.pending = kept
+	if full {
+		cp.lists = make([][]*entry[K, V], len(s.all))
+		copy(cp.lists, s.all) // the entries now; later ones go past each list's end
+	} else {
+		for _, l := range s.pending {
+			if l.epoch > since {
+				cp.changed = append(cp.changed, l.entries)
+			}
+		}
+	}
+	s.tracking = true
+	s.epoch++
+	s.snap = cp
+	return cp
+}
+
+// Track makes the state list its changes from now on: a delta may be
+// taken on top of the files it was restored from.
+func (s *Memory[K, V]) Track() { s.tracking = true }
+
+// Capture is keyed state as it was at a barrier, encoded by Write while
+// the subtask goes on changing it.
+type Capture[K comparable, V any] struct {
+	// Epoch is the epoch the capture closed; Full is set when it holds
+	// every key, else it holds the changes after epoch since.
+	Epoch uint64
+	Full  bool
+	since uint64
+	start int
+	codec *Codec[K, V]
+	// lists are a full capture's entries per key group, changed the
+	// changed entries of a delta, by epoch.
+	lists   [][]*entry[K, V]
+	changed [][]*entry[K, V]
+	// side holds, per key group, the entries that the subtask encoded
+	// before changing them (mu guards it).
+	mu   sync.Mutex
+	side []codec.Writer
+	// finished is set, and done closed, once Write or Abandon is over.
+	finished atomic.Bool
+	done     chan struct{}
+}
+
+// claim makes the calling side the one that encodes e for the capture: it
+// returns false when e is encoded already (or being encoded, in which case
+// it waits until that is over).
+func (c *Capture[K, V]) claim(e *entry[K, V]) bool {
+	for {
+		v := e.capt.Load()
+		switch {
+		case v&busy != 0:
+			runtime.Gosched()
+		case v >= c.Epoch:
+			return false
+		case e.capt.CompareAndSwap(v, v|busy):
+			return true
+		}
+	}
+}
+
+// preImage encodes e as it is, before the subtask changes it.
+func (c *Capture[K, V]) preImage(e *entry[K, V]) {
+	if !c.claim(e) {
+		return
+	}
+	c.mu.Lock()
+	c.encode(&c.side[int(e.kg)-c.start], e)
+	c.mu.Unlock()
+	e.capt.Store(c.Epoch)
+}
+
+// encode writes one entry: a full capture's key and value; a delta's
+// operation (0 a value, 1 a deletion) first.
+func (c *Capture[K, V]) encode(w *codec.Writer, e *entry[K, V]) {
+	if c.Full && e.deleted {
+		return // deleted before the barrier
+	}
+	mark := w.Begin()
+	if !c.Full {
+		if e.deleted {
+			w.Uvarint(deltaDelete)
+			c.codec.EncodeKey(w, e.key)
+			w.End(mark)
+			return
+		}
+		w.Uvarint(deltaPut)
+	}
+	c.codec.EncodeKey(w, e.key)
+	c.codec.EncodeValue(w, e.val)
+	w.End(mark)
+}
+
+// The operations of a delta's entries.
+const (
+	deltaPut    = 0
+	deltaDelete = 1
+)
+
+// Write encodes the capture, calling section once per key group of the
+// subtask's range, in order, with the bytes of that key group's section in
+// parts (valid until section returns). It returns the first error of
+// section or of the encoders.
+func (c *Capture[K, V]) Write(section func(parts ...[]byte) error) (err error) {
+	defer c.finish()
+	n := len(c.side)
+	var byGroup [][]*entry[K, V]
+	if c.Full {
+		byGroup = c.lists
+	} else {
+		// The changes of every epoch, grouped by key group, in the order
+		// they happened (a deletion and a new value of the same key keep
+		// their order).
+		counts := make([]int, n+1)
+		for _, l := range c.changed {
+			for _, e := range l {
+				counts[int(e.kg)-c.start+1]++
+			}
+		}
+		for i := 1; i <= n; i++ {
+			counts[i] += counts[i-1]
+		}
+		flat := make([]*entry[K, V], counts[n])
+		for _, l := range c.changed {
+			for _, e := range l {
+				i := int(e.kg) - c.start
+				flat[counts[i]] = e
+				counts[i]++
+			}
+		}
+		byGroup = make([][]*entry[K, V], n)
+		prev := 0
+		for i := range n {
+			byGroup[i] = flat[prev:counts[i]]
+			prev = counts[i]
+		}
+	}
+	w := codec.NewWriter(nil)
+	for i := range n {
+		w.Reset()
+		for _, e := range byGroup[i] {
+			if c.claim(e) {
+				c.encode(w, e)
+				e.capt.Store(c.Epoch)
+			}
+		}
+		if err := w.Err(); err != nil {
+			return err
+		}
+		// Every entry of the group is encoded now, by one side or the
+		// other: the subtask adds nothing more to its side buffer.
+		c.mu.Lock()
+		side := c.side[i].Bytes()
+		serr := c.side[i].Err()
+		c.side[i] = codec.Writer{}
+		c.mu.Unlock()
+		if serr != nil {
+			return serr
+		}
+		if err := section(w.Bytes(), side); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Abandon gives the capture up without encoding it (its checkpoint
+// failed): the subtask stops encoding for it.
+func (c *Capture[K, V]) Abandon() { c.finish() }
+
+func (c *Capture[K, V]) finish() {
+	if c.finished.CompareAndSwap(false, true) {
+		c.lists, c.changed = nil, nil
+		close(c.done)
+	}
+}
+
+// RestoreSection adds the entries of key group kg's section of a state
+// file: a full one, or a delta on top of what was restored before it. The
+// section is not kept. Restored ends the restore.
+func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Codec[K, V]) error {
+	r := codec.NewReader(section)
+	for r.More() {
+		er := r.Nested()
+		op := uint64(deltaPut)
+		if delta {
+			op = er.Uvarint()
+		}
+		k := c.DecodeKey(er)
+		switch op {
+		case deltaPut:
+			v := c.DecodeValue(er)
+			if er.Err() != nil {
+				break
+			}
+			if e := s.m[k]; e != nil {
+				e.val = v
+				continue
+			}
+			s.m[k] = &entry[K, V]{key: k, val: v, kg: int32(kg)}
+		case deltaDelete:
+			delete(s.m, k)
+		default:
+			er.Fail("unknown operation %d", op)
+		}
+		if er.Err() != nil {
+			break
+		}
+	}
+	return r.Err()
+}
+
+// Restored ends a restore: the entries are listed by key group, as
+// restored (epoch 0).
+func (s *Memory[K, V]) Restored() {
+	for _, e := range s.m {
+		i := int(e.kg) - s.start
+		s.all[i] = append(s.all[i], e)
+	}
+}
+
+// Snapshot encodes every entry into the section of its key group, at once
+// and in full: the whole state as it is now, each entry the key and then
+// the value (what enc writes).
+func (s *Memory[K, V]) Snapshot(sec *Sections, keyGroup func(K) int, enc func(w *codec.Writer, k K, v *V)) error {
+	for k, e := range s.m {
+		kg := keyGroup(k)
+		i := kg - sec.Start
+		if i < 0 || i >= len(sec.W) {
+			return fmt.Errorf("key %v is in key group %d, outside this subtask's range [%d, %d)", k, kg, sec.Start, sec.Start+len(sec.W))
+		}
+		w := &sec.W[i]
+		mark := w.Begin()
+		enc(w, k, e.val)
+		w.End(mark)
+	}
+	return nil
+}
+
+// Restore adds the entries of one full section that Snapshot wrote.
+func (s *Memory[K, V]) Restore(section []byte, dec func(r *codec.Reader) (K, *V)) error {
+	r := codec.NewReader(section)
+	for r.More() {
+		k, v := dec(r.Nested())
+		if r.Err() != nil {
+			break
+		}
+		s.Put(k, v)
+	}
+	return r.Err()
+}
 
 // Sections collects a snapshot's encoded entries, one section per key
 // group of a subtask's range [Start, Start+len(W)).
@@ -78,35 +546,4 @@ func NewSectionsSized(start, end int, hint []int) *Sections {
 		}
 	}
 	return s
-}
-
-// Snapshot encodes every entry into the section of its key group. It runs
-// on the operator's goroutine at the barrier: the encoded bytes are the
-// copy that is written while processing goes on.
-func (s *Memory[K, V]) Snapshot(sec *Sections, keyGroup func(K) int, enc func(w *codec.Writer, k K, v *V)) error {
-	for k, v := range s.m {
-		kg := keyGroup(k)
-		i := kg - sec.Start
-		if i < 0 || i >= len(sec.W) {
-			return fmt.Errorf("key %v is in key group %d, outside this subtask's range [%d, %d)", k, kg, sec.Start, sec.Start+len(sec.W))
-		}
-		w := &sec.W[i]
-		mark := w.Begin()
-		enc(w, k, v)
-		w.End(mark)
-	}
-	return nil
-}
-
-// Restore adds the entries of one key group's section.
-func (s *Memory[K, V]) Restore(section []byte, dec func(r *codec.Reader) (K, *V)) error {
-	r := codec.NewReader(section)
-	for r.More() {
-		k, v := dec(r.Nested())
-		if r.Err() != nil {
-			break
-		}
-		s.m[k] = v
-	}
-	return r.Err()
 }

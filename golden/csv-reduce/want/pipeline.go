@@ -156,7 +156,7 @@ func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[sales.Sale]) *tot
 		task: j.Task(nodeTotals, sub),
 	}
 	c.totalsState = state.NewMemory[sales.RegionProduct, sales.Sale]()
-	runtime.RestoreMemory(c.task, nodeTotals, c.totalsState, decodeTotalsEntry)
+	runtime.RestoreMemory(c.task, nodeTotals, c.totalsState, totalsCodec)
 	c.outSink = runtime.NewFileSink(j, nodeOut, sub, runtime.EncodeString)
 	return c
 }
@@ -238,7 +238,7 @@ func (c *totalsChain) flush() {
 // the records before it, and hands the snapshot to the writer.
 func (c *totalsChain) barrier(id int64) {
 	s := c.task.Begin(id)
-	runtime.SnapshotMemory(s, nodeTotals, c.totalsState, hashKeyTotals, encodeTotalsEntry, totalsKeySchema, totalsValueSchema)
+	runtime.SnapshotMemory(s, nodeTotals, c.totalsState, totalsCodec)
 	c.outSink.PreCommit(s, nodeOut)
 	c.task.Submit(s)
 }
@@ -288,15 +288,15 @@ func decodeTotalsValue(r *codec.Reader) *sales.Sale {
 	return v
 }
 
-// encodeTotalsEntry writes one key and value of the state of "totals".
-func encodeTotalsEntry(w *codec.Writer, k sales.RegionProduct, v *sales.Sale) {
-	encodeTotalsKey(w, k)
-	encodeTotalsValue(w, v)
-}
-
-// decodeTotalsEntry reads one key and value of the state of "totals".
-func decodeTotalsEntry(r *codec.Reader) (sales.RegionProduct, *sales.Sale) {
-	return decodeTotalsKey(r), decodeTotalsValue(r)
+// totalsCodec is how checkpoints write and read the state of "totals".
+var totalsCodec = &state.Codec[sales.RegionProduct, sales.Sale]{
+	Hash:        hashKeyTotals,
+	EncodeKey:   encodeTotalsKey,
+	DecodeKey:   decodeTotalsKey,
+	EncodeValue: encodeTotalsValue,
+	DecodeValue: decodeTotalsValue,
+	KeySchema:   totalsKeySchema,
+	ValueSchema: totalsValueSchema,
 }
 
 // encodeRegionProduct writes a sales.RegionProduct of checkpointed state, field by field.

@@ -823,7 +823,7 @@ func newWatchChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.C
 	}
 	c.task.RestoreWatermarks(nodeWatch, c.in)
 	c.watchState = state.NewMemory[string, et.Seen]()
-	runtime.RestoreMemory(c.task, nodeWatch, c.watchState, decodeWatchEntry)
+	runtime.RestoreMemory(c.task, nodeWatch, c.watchState, watchCodec)
 	c.watchTimers = runtime.NewTimerService[string]()
 	runtime.RestoreKeyed(c.task, nodeWatch, "timers", func(sec []byte) error {
 		return c.watchTimers.Restore(sec, decodeWatchKey)
@@ -926,7 +926,7 @@ func (c *watchChain) flush() {
 func (c *watchChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeWatch, c.in.Watermarks())
-	runtime.SnapshotMemory(s, nodeWatch, c.watchState, hashKeyWatch, encodeWatchEntry, watchKeySchema, watchValueSchema)
+	runtime.SnapshotMemory(s, nodeWatch, c.watchState, watchCodec)
 	runtime.SnapshotKeyed(s, nodeWatch, "timers", hashKeyWatch, watchKeySchema, "timers", func(sec *state.Sections, kg func(string) int) error {
 		return c.watchTimers.Snapshot(sec, kg, encodeWatchKey)
 	})
@@ -1484,15 +1484,15 @@ func decodeWatchValue(r *codec.Reader) *et.Seen {
 	return v
 }
 
-// encodeWatchEntry writes one key and value of the state of "watch".
-func encodeWatchEntry(w *codec.Writer, k string, v *et.Seen) {
-	encodeWatchKey(w, k)
-	encodeWatchValue(w, v)
-}
-
-// decodeWatchEntry reads one key and value of the state of "watch".
-func decodeWatchEntry(r *codec.Reader) (string, *et.Seen) {
-	return decodeWatchKey(r), decodeWatchValue(r)
+// watchCodec is how checkpoints write and read the state of "watch".
+var watchCodec = &state.Codec[string, et.Seen]{
+	Hash:        hashKeyWatch,
+	EncodeKey:   encodeWatchKey,
+	DecodeKey:   decodeWatchKey,
+	EncodeValue: encodeWatchValue,
+	DecodeValue: decodeWatchValue,
+	KeySchema:   watchKeySchema,
+	ValueSchema: watchValueSchema,
 }
 
 // hashKeyPaired hashes a key of "paired". The hash decides the key group, which

@@ -287,7 +287,7 @@ func newBySizeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Line]) *bySiz
 		task: j.Task(nodeBySize, sub),
 	}
 	c.bySizeState = state.NewMemory[int64, fan.Tally]()
-	runtime.RestoreMemory(c.task, nodeBySize, c.bySizeState, decodeBySizeEntry)
+	runtime.RestoreMemory(c.task, nodeBySize, c.bySizeState, bySizeCodec)
 	c.talliesSink = runtime.NewStdoutSink(j, nodeTallies, sub, runtime.EncodeJSON[fan.SizeTally])
 	return c
 }
@@ -358,7 +358,7 @@ func (c *bySizeChain) flush() {
 // the records before it, and hands the snapshot to the writer.
 func (c *bySizeChain) barrier(id int64) {
 	s := c.task.Begin(id)
-	runtime.SnapshotMemory(s, nodeBySize, c.bySizeState, hashKeyBySize, encodeBySizeEntry, bySizeKeySchema, bySizeValueSchema)
+	runtime.SnapshotMemory(s, nodeBySize, c.bySizeState, bySizeCodec)
 	c.talliesSink.PreCommit(s, nodeTallies)
 	c.task.Submit(s)
 }
@@ -409,15 +409,15 @@ func decodeBySizeValue(r *codec.Reader) *fan.Tally {
 	return v
 }
 
-// encodeBySizeEntry writes one key and value of the state of "by-size".
-func encodeBySizeEntry(w *codec.Writer, k int64, v *fan.Tally) {
-	encodeBySizeKey(w, k)
-	encodeBySizeValue(w, v)
-}
-
-// decodeBySizeEntry reads one key and value of the state of "by-size".
-func decodeBySizeEntry(r *codec.Reader) (int64, *fan.Tally) {
-	return decodeBySizeKey(r), decodeBySizeValue(r)
+// bySizeCodec is how checkpoints write and read the state of "by-size".
+var bySizeCodec = &state.Codec[int64, fan.Tally]{
+	Hash:        hashKeyBySize,
+	EncodeKey:   encodeBySizeKey,
+	DecodeKey:   decodeBySizeKey,
+	EncodeValue: encodeBySizeValue,
+	DecodeValue: decodeBySizeValue,
+	KeySchema:   bySizeKeySchema,
+	ValueSchema: bySizeValueSchema,
 }
 
 // encodeTally writes a fan.Tally of checkpointed state, field by field.

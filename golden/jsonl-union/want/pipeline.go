@@ -338,7 +338,7 @@ func newSectionsChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Visit]) 
 		task: j.Task(nodeSections, sub),
 	}
 	c.sectionsState = state.NewMemory[string, clicks.Stats]()
-	runtime.RestoreMemory(c.task, nodeSections, c.sectionsState, decodeSectionsEntry)
+	runtime.RestoreMemory(c.task, nodeSections, c.sectionsState, sectionsCodec)
 	c.printSink = runtime.NewStdoutSink(j, nodePrint, sub, runtime.EncodeJSON[clicks.Stats])
 	return c
 }
@@ -409,7 +409,7 @@ func (c *sectionsChain) flush() {
 // the records before it, and hands the snapshot to the writer.
 func (c *sectionsChain) barrier(id int64) {
 	s := c.task.Begin(id)
-	runtime.SnapshotMemory(s, nodeSections, c.sectionsState, hashKeySections, encodeSectionsEntry, sectionsKeySchema, sectionsValueSchema)
+	runtime.SnapshotMemory(s, nodeSections, c.sectionsState, sectionsCodec)
 	c.printSink.PreCommit(s, nodePrint)
 	c.task.Submit(s)
 }
@@ -460,15 +460,15 @@ func decodeSectionsValue(r *codec.Reader) *clicks.Stats {
 	return v
 }
 
-// encodeSectionsEntry writes one key and value of the state of "sections".
-func encodeSectionsEntry(w *codec.Writer, k string, v *clicks.Stats) {
-	encodeSectionsKey(w, k)
-	encodeSectionsValue(w, v)
-}
-
-// decodeSectionsEntry reads one key and value of the state of "sections".
-func decodeSectionsEntry(r *codec.Reader) (string, *clicks.Stats) {
-	return decodeSectionsKey(r), decodeSectionsValue(r)
+// sectionsCodec is how checkpoints write and read the state of "sections".
+var sectionsCodec = &state.Codec[string, clicks.Stats]{
+	Hash:        hashKeySections,
+	EncodeKey:   encodeSectionsKey,
+	DecodeKey:   decodeSectionsKey,
+	EncodeValue: encodeSectionsValue,
+	DecodeValue: decodeSectionsValue,
+	KeySchema:   sectionsKeySchema,
+	ValueSchema: sectionsValueSchema,
 }
 
 // encodeStats writes a clicks.Stats of checkpointed state, field by field.

@@ -269,7 +269,7 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) 
 		task: j.Task(nodeRunning, sub),
 	}
 	c.runningState = state.NewMemory[string, reorder.Order]()
-	runtime.RestoreMemory(c.task, nodeRunning, c.runningState, decodeRunningEntry)
+	runtime.RestoreMemory(c.task, nodeRunning, c.runningState, runningCodec)
 	c.outSink = runtime.NewStdoutSink(j, nodeOut, sub, runtime.EncodeJSON[reorder.Order])
 	return c
 }
@@ -341,7 +341,7 @@ func (c *runningChain) flush() {
 // the records before it, and hands the snapshot to the writer.
 func (c *runningChain) barrier(id int64) {
 	s := c.task.Begin(id)
-	runtime.SnapshotMemory(s, nodeRunning, c.runningState, hashKeyRunning, encodeRunningEntry, runningKeySchema, runningValueSchema)
+	runtime.SnapshotMemory(s, nodeRunning, c.runningState, runningCodec)
 	c.outSink.PreCommit(s, nodeOut)
 	c.task.Submit(s)
 }
@@ -372,7 +372,7 @@ func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *
 		task: j.Task(nodeLatest, sub),
 	}
 	c.latestState = state.NewMemory[string, reorder.Order]()
-	runtime.RestoreMemory(c.task, nodeLatest, c.latestState, decodeLatestEntry)
+	runtime.RestoreMemory(c.task, nodeLatest, c.latestState, latestCodec)
 	c.lastSink = runtime.NewStdoutSink(j, nodeLast, sub, runtime.EncodeJSON[reorder.Order])
 	return c
 }
@@ -444,7 +444,7 @@ func (c *latestChain) flush() {
 // the records before it, and hands the snapshot to the writer.
 func (c *latestChain) barrier(id int64) {
 	s := c.task.Begin(id)
-	runtime.SnapshotMemory(s, nodeLatest, c.latestState, hashKeyLatest, encodeLatestEntry, latestKeySchema, latestValueSchema)
+	runtime.SnapshotMemory(s, nodeLatest, c.latestState, latestCodec)
 	c.lastSink.PreCommit(s, nodeLast)
 	c.task.Submit(s)
 }
@@ -475,7 +475,7 @@ func newCountChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *c
 		task: j.Task(nodeCount, sub),
 	}
 	c.countState = state.NewMemory[string, int]()
-	runtime.RestoreMemory(c.task, nodeCount, c.countState, decodeCountEntry)
+	runtime.RestoreMemory(c.task, nodeCount, c.countState, countCodec)
 	c.countsSink = runtime.NewStdoutSink(j, nodeCounts, sub, runtime.EncodeJSON[int])
 	return c
 }
@@ -546,7 +546,7 @@ func (c *countChain) flush() {
 // the records before it, and hands the snapshot to the writer.
 func (c *countChain) barrier(id int64) {
 	s := c.task.Begin(id)
-	runtime.SnapshotMemory(s, nodeCount, c.countState, hashKeyCount, encodeCountEntry, countKeySchema, countValueSchema)
+	runtime.SnapshotMemory(s, nodeCount, c.countState, countCodec)
 	c.countsSink.PreCommit(s, nodeCounts)
 	c.task.Submit(s)
 }
@@ -597,15 +597,15 @@ func decodeRunningValue(r *codec.Reader) *reorder.Order {
 	return v
 }
 
-// encodeRunningEntry writes one key and value of the state of "running".
-func encodeRunningEntry(w *codec.Writer, k string, v *reorder.Order) {
-	encodeRunningKey(w, k)
-	encodeRunningValue(w, v)
-}
-
-// decodeRunningEntry reads one key and value of the state of "running".
-func decodeRunningEntry(r *codec.Reader) (string, *reorder.Order) {
-	return decodeRunningKey(r), decodeRunningValue(r)
+// runningCodec is how checkpoints write and read the state of "running".
+var runningCodec = &state.Codec[string, reorder.Order]{
+	Hash:        hashKeyRunning,
+	EncodeKey:   encodeRunningKey,
+	DecodeKey:   decodeRunningKey,
+	EncodeValue: encodeRunningValue,
+	DecodeValue: decodeRunningValue,
+	KeySchema:   runningKeySchema,
+	ValueSchema: runningValueSchema,
 }
 
 // hashKeyLatest hashes a key of "latest". The hash decides the key group, which
@@ -640,15 +640,15 @@ func decodeLatestValue(r *codec.Reader) *reorder.Order {
 	return v
 }
 
-// encodeLatestEntry writes one key and value of the state of "latest".
-func encodeLatestEntry(w *codec.Writer, k string, v *reorder.Order) {
-	encodeLatestKey(w, k)
-	encodeLatestValue(w, v)
-}
-
-// decodeLatestEntry reads one key and value of the state of "latest".
-func decodeLatestEntry(r *codec.Reader) (string, *reorder.Order) {
-	return decodeLatestKey(r), decodeLatestValue(r)
+// latestCodec is how checkpoints write and read the state of "latest".
+var latestCodec = &state.Codec[string, reorder.Order]{
+	Hash:        hashKeyLatest,
+	EncodeKey:   encodeLatestKey,
+	DecodeKey:   decodeLatestKey,
+	EncodeValue: encodeLatestValue,
+	DecodeValue: decodeLatestValue,
+	KeySchema:   latestKeySchema,
+	ValueSchema: latestValueSchema,
 }
 
 // hashKeyCount hashes a key of "count". The hash decides the key group, which
@@ -683,15 +683,15 @@ func decodeCountValue(r *codec.Reader) *int {
 	return v
 }
 
-// encodeCountEntry writes one key and value of the state of "count".
-func encodeCountEntry(w *codec.Writer, k string, v *int) {
-	encodeCountKey(w, k)
-	encodeCountValue(w, v)
-}
-
-// decodeCountEntry reads one key and value of the state of "count".
-func decodeCountEntry(r *codec.Reader) (string, *int) {
-	return decodeCountKey(r), decodeCountValue(r)
+// countCodec is how checkpoints write and read the state of "count".
+var countCodec = &state.Codec[string, int]{
+	Hash:        hashKeyCount,
+	EncodeKey:   encodeCountKey,
+	DecodeKey:   decodeCountKey,
+	EncodeValue: encodeCountValue,
+	DecodeValue: decodeCountValue,
+	KeySchema:   countKeySchema,
+	ValueSchema: countValueSchema,
 }
 
 // encodeOrder writes a reorder.Order of checkpointed state, field by field.

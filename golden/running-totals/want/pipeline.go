@@ -165,7 +165,7 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[totals.Total]) *
 		task: j.Task(nodeRunning, sub),
 	}
 	c.runningState = state.NewMemory[string, totals.Total]()
-	runtime.RestoreMemory(c.task, nodeRunning, c.runningState, decodeRunningEntry)
+	runtime.RestoreMemory(c.task, nodeRunning, c.runningState, runningCodec)
 	c.outSink = runtime.NewFileSink(j, nodeOut, sub, runtime.EncodeJSON[totals.Total])
 	return c
 }
@@ -237,7 +237,7 @@ func (c *runningChain) flush() {
 // the records before it, and hands the snapshot to the writer.
 func (c *runningChain) barrier(id int64) {
 	s := c.task.Begin(id)
-	runtime.SnapshotMemory(s, nodeRunning, c.runningState, hashKeyRunning, encodeRunningEntry, runningKeySchema, runningValueSchema)
+	runtime.SnapshotMemory(s, nodeRunning, c.runningState, runningCodec)
 	c.outSink.PreCommit(s, nodeOut)
 	c.task.Submit(s)
 }
@@ -284,15 +284,15 @@ func decodeRunningValue(r *codec.Reader) *totals.Total {
 	return v
 }
 
-// encodeRunningEntry writes one key and value of the state of "running".
-func encodeRunningEntry(w *codec.Writer, k string, v *totals.Total) {
-	encodeRunningKey(w, k)
-	encodeRunningValue(w, v)
-}
-
-// decodeRunningEntry reads one key and value of the state of "running".
-func decodeRunningEntry(r *codec.Reader) (string, *totals.Total) {
-	return decodeRunningKey(r), decodeRunningValue(r)
+// runningCodec is how checkpoints write and read the state of "running".
+var runningCodec = &state.Codec[string, totals.Total]{
+	Hash:        hashKeyRunning,
+	EncodeKey:   encodeRunningKey,
+	DecodeKey:   decodeRunningKey,
+	EncodeValue: encodeRunningValue,
+	DecodeValue: decodeRunningValue,
+	KeySchema:   runningKeySchema,
+	ValueSchema: runningValueSchema,
 }
 
 // encodeTotal writes a totals.Total of checkpointed state, field by field.

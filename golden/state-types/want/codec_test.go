@@ -161,6 +161,26 @@ func sensorsEntries() []sensorsEntry {
 	}
 }
 
+// The entry functions write and read one entry of a state as a checkpoint
+// holds it: the key, then the value, with the generated codec.
+func encodeAccsEntry(w *codec.Writer, k statetypes.Key, v *acc) {
+	accsCodec.EncodeKey(w, k)
+	accsCodec.EncodeValue(w, v)
+}
+
+func decodeAccsEntry(r *codec.Reader) (statetypes.Key, *acc) {
+	return accsCodec.DecodeKey(r), accsCodec.DecodeValue(r)
+}
+
+func encodeSensorsEntry(w *codec.Writer, k statetypes.Label, v *reading) {
+	sensorsCodec.EncodeKey(w, k)
+	sensorsCodec.EncodeValue(w, v)
+}
+
+func decodeSensorsEntry(r *codec.Reader) (statetypes.Label, *reading) {
+	return sensorsCodec.DecodeKey(r), sensorsCodec.DecodeValue(r)
+}
+
 func encodeAccs(k statetypes.Key, v acc) []byte {
 	w := codec.NewWriter(nil)
 	encodeAccsEntry(w, k, &v)

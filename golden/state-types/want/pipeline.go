@@ -194,7 +194,7 @@ func newAccsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Event]) 
 		task: j.Task(nodeAccs, sub),
 	}
 	c.accsState = state.NewMemory[statetypes.Key, statetypes.Acc]()
-	runtime.RestoreMemory(c.task, nodeAccs, c.accsState, decodeAccsEntry)
+	runtime.RestoreMemory(c.task, nodeAccs, c.accsState, accsCodec)
 	c.accOutSink = runtime.NewFileSink(j, nodeAccOut, sub, runtime.EncodeString)
 	return c
 }
@@ -265,7 +265,7 @@ func (c *accsChain) flush() {
 // the records before it, and hands the snapshot to the writer.
 func (c *accsChain) barrier(id int64) {
 	s := c.task.Begin(id)
-	runtime.SnapshotMemory(s, nodeAccs, c.accsState, hashKeyAccs, encodeAccsEntry, accsKeySchema, accsValueSchema)
+	runtime.SnapshotMemory(s, nodeAccs, c.accsState, accsCodec)
 	c.accOutSink.PreCommit(s, nodeAccOut)
 	c.task.Submit(s)
 }
@@ -300,7 +300,7 @@ func newSensorsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Readi
 		task: j.Task(nodeSensors, sub),
 	}
 	c.sensorsState = state.NewMemory[statetypes.Label, statetypes.Reading]()
-	runtime.RestoreMemory(c.task, nodeSensors, c.sensorsState, decodeSensorsEntry)
+	runtime.RestoreMemory(c.task, nodeSensors, c.sensorsState, sensorsCodec)
 	c.sensorOutSink = runtime.NewFileSink(j, nodeSensorOut, sub, runtime.EncodeString)
 	return c
 }
@@ -381,7 +381,7 @@ func (c *sensorsChain) flush() {
 // the records before it, and hands the snapshot to the writer.
 func (c *sensorsChain) barrier(id int64) {
 	s := c.task.Begin(id)
-	runtime.SnapshotMemory(s, nodeSensors, c.sensorsState, hashKeySensors, encodeSensorsEntry, sensorsKeySchema, sensorsValueSchema)
+	runtime.SnapshotMemory(s, nodeSensors, c.sensorsState, sensorsCodec)
 	c.sensorOutSink.PreCommit(s, nodeSensorOut)
 	c.task.Submit(s)
 }
@@ -435,15 +435,15 @@ func decodeAccsValue(r *codec.Reader) *statetypes.Acc {
 	return v
 }
 
-// encodeAccsEntry writes one key and value of the state of "accs".
-func encodeAccsEntry(w *codec.Writer, k statetypes.Key, v *statetypes.Acc) {
-	encodeAccsKey(w, k)
-	encodeAccsValue(w, v)
-}
-
-// decodeAccsEntry reads one key and value of the state of "accs".
-func decodeAccsEntry(r *codec.Reader) (statetypes.Key, *statetypes.Acc) {
-	return decodeAccsKey(r), decodeAccsValue(r)
+// accsCodec is how checkpoints write and read the state of "accs".
+var accsCodec = &state.Codec[statetypes.Key, statetypes.Acc]{
+	Hash:        hashKeyAccs,
+	EncodeKey:   encodeAccsKey,
+	DecodeKey:   decodeAccsKey,
+	EncodeValue: encodeAccsValue,
+	DecodeValue: decodeAccsValue,
+	KeySchema:   accsKeySchema,
+	ValueSchema: accsValueSchema,
 }
 
 // hashKeySensors hashes a key of "sensors". The hash decides the key group, which
@@ -478,15 +478,15 @@ func decodeSensorsValue(r *codec.Reader) *statetypes.Reading {
 	return v
 }
 
-// encodeSensorsEntry writes one key and value of the state of "sensors".
-func encodeSensorsEntry(w *codec.Writer, k statetypes.Label, v *statetypes.Reading) {
-	encodeSensorsKey(w, k)
-	encodeSensorsValue(w, v)
-}
-
-// decodeSensorsEntry reads one key and value of the state of "sensors".
-func decodeSensorsEntry(r *codec.Reader) (statetypes.Label, *statetypes.Reading) {
-	return decodeSensorsKey(r), decodeSensorsValue(r)
+// sensorsCodec is how checkpoints write and read the state of "sensors".
+var sensorsCodec = &state.Codec[statetypes.Label, statetypes.Reading]{
+	Hash:        hashKeySensors,
+	EncodeKey:   encodeSensorsKey,
+	DecodeKey:   decodeSensorsKey,
+	EncodeValue: encodeSensorsValue,
+	DecodeValue: decodeSensorsValue,
+	KeySchema:   sensorsKeySchema,
+	ValueSchema: sensorsValueSchema,
 }
 
 // encodeKey writes a statetypes.Key of checkpointed state, field by field.

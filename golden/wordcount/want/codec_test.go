@@ -38,6 +38,18 @@ var countsEntries = []countsEntry{
 	{"sixty-four", wc.Count{N: 64}},
 }
 
+// encodeCountsEntry and decodeCountsEntry write and read one entry of the
+// state as a checkpoint holds it: the key, then the value, with the
+// generated codec.
+func encodeCountsEntry(w *codec.Writer, k string, v *wc.Count) {
+	countsCodec.EncodeKey(w, k)
+	countsCodec.EncodeValue(w, v)
+}
+
+func decodeCountsEntry(r *codec.Reader) (string, *wc.Count) {
+	return countsCodec.DecodeKey(r), countsCodec.DecodeValue(r)
+}
+
 func encodeCounts(k string, v wc.Count) []byte {
 	w := codec.NewWriter(nil)
 	encodeCountsEntry(w, k, &v)

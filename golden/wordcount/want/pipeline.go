@@ -167,7 +167,7 @@ func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[wc.Word]) *counts
 		task: j.Task(nodeCounts, sub),
 	}
 	c.countsState = state.NewMemory[string, wc.Count]()
-	runtime.RestoreMemory(c.task, nodeCounts, c.countsState, decodeCountsEntry)
+	runtime.RestoreMemory(c.task, nodeCounts, c.countsState, countsCodec)
 	c.outSink = runtime.NewFileSink(j, nodeOut, sub, runtime.EncodeJSON[wc.WordCount])
 	return c
 }
@@ -238,7 +238,7 @@ func (c *countsChain) flush() {
 // the records before it, and hands the snapshot to the writer.
 func (c *countsChain) barrier(id int64) {
 	s := c.task.Begin(id)
-	runtime.SnapshotMemory(s, nodeCounts, c.countsState, hashKeyCounts, encodeCountsEntry, countsKeySchema, countsValueSchema)
+	runtime.SnapshotMemory(s, nodeCounts, c.countsState, countsCodec)
 	c.outSink.PreCommit(s, nodeOut)
 	c.task.Submit(s)
 }
@@ -289,15 +289,15 @@ func decodeCountsValue(r *codec.Reader) *wc.Count {
 	return v
 }
 
-// encodeCountsEntry writes one key and value of the state of "counts".
-func encodeCountsEntry(w *codec.Writer, k string, v *wc.Count) {
-	encodeCountsKey(w, k)
-	encodeCountsValue(w, v)
-}
-
-// decodeCountsEntry reads one key and value of the state of "counts".
-func decodeCountsEntry(r *codec.Reader) (string, *wc.Count) {
-	return decodeCountsKey(r), decodeCountsValue(r)
+// countsCodec is how checkpoints write and read the state of "counts".
+var countsCodec = &state.Codec[string, wc.Count]{
+	Hash:        hashKeyCounts,
+	EncodeKey:   encodeCountsKey,
+	DecodeKey:   decodeCountsKey,
+	EncodeValue: encodeCountsValue,
+	DecodeValue: decodeCountsValue,
+	KeySchema:   countsKeySchema,
+	ValueSchema: countsValueSchema,
 }
 
 // encodeCount writes a wc.Count of checkpointed state, field by field.

@@ -29,6 +29,13 @@ func (c *Checkpointer) MoveAside(tag string) (string, error) {
 			return "", fmt.Errorf("move %s aside: %w", name, err)
 		}
 	}
+	// The files the checkpoints share go with them.
+	shared := filepath.Join(c.st.Dir, storage.SharedDir)
+	if _, err := c.fs.Stat(shared); err == nil {
+		if err := c.fs.Rename(shared, filepath.Join(aside, storage.SharedDir)); err != nil {
+			return "", fmt.Errorf("move %s aside: %w", storage.SharedDir, err)
+		}
+	}
 	// Both directories' entries changed: the move is durable once both
 	// are synced.
 	if err := vfs.SyncDir(c.fs, aside); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/config"
@@ -30,30 +31,36 @@ type benchValue struct {
 	Name string
 }
 
-func encodeBenchEntry(w *codec.Writer, k string, v *benchValue) {
-	w.String(k)
-	m := w.Begin()
-	w.Varint(v.N)
-	w.Varint(v.Sum)
-	w.String(v.Name)
-	w.End(m)
-}
-
-func decodeBenchEntry(r *codec.Reader) (string, *benchValue) {
-	k := r.String()
-	v := new(benchValue)
-	n := r.Nested()
-	v.N = n.Varint()
-	v.Sum = n.Varint()
-	v.Name = n.String()
-	return k, v
+var benchCodec = &state.Codec[string, benchValue]{
+	Hash:      keygroup.HashString,
+	EncodeKey: func(w *codec.Writer, k string) { w.String(k) },
+	DecodeKey: func(r *codec.Reader) string { return r.String() },
+	EncodeValue: func(w *codec.Writer, v *benchValue) {
+		m := w.Begin()
+		w.Varint(v.N)
+		w.Varint(v.Sum)
+		w.String(v.Name)
+		w.End(m)
+	},
+	DecodeValue: func(r *codec.Reader) *benchValue {
+		v := new(benchValue)
+		n := r.Nested()
+		v.N = n.Varint()
+		v.Sum = n.Varint()
+		v.Name = n.String()
+		return v
+	},
+	KeySchema:   "string",
+	ValueSchema: "bench",
 }
 
 func benchKey(i int) string { return fmt.Sprintf("key-%09d", i) }
 
-// benchState fills a state of n keys.
+// benchState fills a state of n keys, bound to the key groups of
+// subtask 0 of 1.
 func benchState(n int) *state.Memory[string, benchValue] {
 	st := state.NewMemory[string, benchValue]()
+	st.Bind(func(k string) int { return keygroup.Of(keygroup.HashString(k), 128) }, 0, 128)
 	for i := range n {
 		st.Put(benchKey(i), &benchValue{N: int64(i), Sum: int64(i) * 3, Name: "a name of some forty bytes, give or take"})
 	}
@@ -84,7 +91,9 @@ func writeBenchCheckpoint(tb testing.TB, t *Task, id int64, st *state.Memory[str
 		tb.Fatal(err)
 	}
 	s := t.Begin(id)
-	SnapshotMemory(s, 0, st, keygroup.HashString, encodeBenchEntry, "string", "bench")
+	start := time.Now()
+	SnapshotMemory(s, 0, st, benchCodec)
+	lastBarrier = time.Since(start)
 	a := cp.write(s)
 	if a.err != nil {
 		tb.Fatal(a.err)
@@ -97,9 +106,15 @@ func writeBenchCheckpoint(tb testing.TB, t *Task, id int64, st *state.Memory[str
 	if err := cp.st.Commit(m); err != nil {
 		tb.Fatal(err)
 	}
+	cp.committed.Store(id)
 	return a.bytes
 }
 
+// lastBarrier is how long the subtask stopped at the last barrier.
+var lastBarrier time.Duration
+
+// BenchmarkSnapshotMemory takes full checkpoints: no checkpoint completes
+// in between for a delta to build on.
 func BenchmarkSnapshotMemory(b *testing.B) {
 	st := benchState(benchKeys)
 	dir := b.TempDir()
@@ -107,12 +122,42 @@ func BenchmarkSnapshotMemory(b *testing.B) {
 	runtime.GC()
 	t := cp.Task(0, 0)
 	var bytes int64
+	var stall time.Duration
 	id := int64(0)
 	for b.Loop() {
 		id++
+		cp.committed.Store(0)
 		bytes = writeBenchCheckpoint(b, t, id, st)
+		stall = max(stall, lastBarrier)
 	}
 	b.ReportMetric(float64(bytes), "file-bytes")
+	b.ReportMetric(float64(stall.Microseconds()), "max-barrier-µs")
+}
+
+// BenchmarkSnapshotMemoryDelta changes 1% of the keys between
+// checkpoints, each a delta on top of the one before (consolidated when
+// the deltas have grown as large as the full file).
+func BenchmarkSnapshotMemoryDelta(b *testing.B) {
+	st := benchState(benchKeys)
+	dir := b.TempDir()
+	cp := New(context.Background(), benchConfig(dir, 1), Options{FS: vfs.Default, Output: nopOutput{}, Logf: b.Logf})
+	t := cp.Task(0, 0)
+	full := writeBenchCheckpoint(b, t, 1, st)
+	runtime.GC()
+	var bytes int64
+	var stall time.Duration
+	id, n := int64(1), 0
+	for b.Loop() {
+		for range benchKeys / 100 {
+			st.Get(benchKey(n%benchKeys)).N++
+			n += 97
+		}
+		id++
+		bytes += writeBenchCheckpoint(b, t, id, st)
+		stall = max(stall, lastBarrier)
+	}
+	b.ReportMetric(100*float64(bytes)/float64(b.N)/float64(full), "%-of-full")
+	b.ReportMetric(float64(stall.Microseconds()), "max-barrier-µs")
 }
 
 func BenchmarkRestoreMemory(b *testing.B) {
@@ -127,7 +172,7 @@ func BenchmarkRestoreMemory(b *testing.B) {
 			b.Fatal(err)
 		}
 		st := state.NewMemory[string, benchValue]()
-		RestoreMemory(cp.Task(0, 0), 0, st, decodeBenchEntry)
+		RestoreMemory(cp.Task(0, 0), 0, st, benchCodec)
 		if err := cp.RunRestores(); err != nil {
 			b.Fatal(err)
 		}

@@ -59,6 +59,8 @@ type Checkpointer struct {
 	// coordinator.
 	writes chan *Snapshot
 	acks   chan ack
+	// unwritten counts the snapshots submitted and not written yet.
+	unwritten atomic.Int64
 	// atEnd counts the source subtasks at the end of their input;
 	// allEnded is closed once all are.
 	atEnd    atomic.Int64

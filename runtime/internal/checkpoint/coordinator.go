@@ -254,6 +254,12 @@ func (c *coordinator) complete(cur *inflight) error {
 		}
 		c.cp.logf("%s %d done in %s: alignment %s, %s written, state %s", what, m.ID, m.Stats.Duration.Round(time.Millisecond), m.Stats.Alignment.Round(time.Microsecond), storage.Size(m.Stats.BytesWritten), storage.Size(m.Stats.StateSize))
 	}
+	if m.Final {
+		// Snapshots of checkpoints that the final one superseded may
+		// still be written: the job ends once this returns, and their
+		// files would be left behind.
+		c.cp.drainWrites()
+	}
 	c.prune()
 	return nil
 }
@@ -304,6 +310,52 @@ func (c *coordinator) prune() {
 		}
 		if err := c.st.Remove(e.ID); err != nil {
 			c.cp.logf("cannot remove old checkpoint %d: %v", e.ID, err)
+		}
+	}
+	c.cp.sweep()
+}
+
+// sweep removes the shared files that no complete checkpoint in the
+// directory refers to: those of checkpoints pruned, given up or failed,
+// and those a crash left. It runs when no checkpoint is under way (after
+// one completed, and before a run starts), and not while a snapshot of
+// one given up is still being written, so that no file it removes is
+// being written for one (the next sweep removes those); when a manifest
+// cannot be read it removes nothing.
+func (c *Checkpointer) sweep() {
+	if c.unwritten.Load() > 0 {
+		return
+	}
+	entries, err := c.st.List()
+	if err != nil {
+		return
+	}
+	keep := map[string]bool{}
+	for _, e := range entries {
+		if !e.Complete {
+			continue
+		}
+		m, err := c.st.ReadManifest(e.ID)
+		if err != nil {
+			return // its files are not known: keep them all
+		}
+		for _, name := range m.SharedFiles() {
+			keep[name] = true
+		}
+	}
+	if _, err := c.st.Sweep(keep); err != nil {
+		c.logf("cannot remove shared files no checkpoint refers to: %v", err)
+	}
+}
+
+// drainWrites waits until every snapshot submitted is written, or the job
+// stops.
+func (c *Checkpointer) drainWrites() {
+	for c.unwritten.Load() > 0 {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-time.After(time.Millisecond):
 		}
 	}
 }

@@ -2,10 +2,13 @@ package checkpoint
 
 import (
 	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
 
-	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/keygroup"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/state"
 )
 
@@ -14,19 +17,184 @@ func (t *Task) keyRange(node int) (start, end int) {
 	return keygroup.Range(t.sub, t.cp.cfg.MaxParallelism, t.cp.cfg.Nodes[node].Parallelism)
 }
 
-// SnapshotMemory captures keyed state held in memory: every entry encoded
-// into the section of its key group.
-func SnapshotMemory[K comparable, V any](s *Snapshot, node int, st *state.Memory[K, V], hash func(K) uint64, enc func(*codec.Writer, K, *V), keySchema, valueSchema string) {
-	SnapshotKeyed(s, node, "", hash, keySchema, valueSchema, func(sec *state.Sections, keyGroup func(K) int) error {
-		return st.Snapshot(sec, keyGroup, enc)
-	})
+// SnapshotMemory captures keyed state held in memory. At the barrier it
+// only closes the state's epoch; the writer encodes the state while the
+// subtask goes on (state.Memory copies on write what the subtask changes
+// before the writer got to it). What is written is a delta, the keys
+// changed since the newest completed checkpoint, on top of that
+// checkpoint's files, or a full file when there is no such checkpoint or
+// when its deltas have grown as large as its full file (consolidation:
+// a restore reads at most about twice the state). Both go to the shared
+// folder, where the manifests of later checkpoints refer to them.
+func SnapshotMemory[K comparable, V any](s *Snapshot, node int, st *state.Memory[K, V], c *state.Codec[K, V]) {
+	t := s.task
+	if done := st.InFlight(); done != nil {
+		// The previous capture is still being written (its checkpoint
+		// expired, say): the state has one capture at a time.
+		select {
+		case <-done:
+		case <-t.cp.ctx.Done():
+			fault.Abort(fault.ErrCanceled)
+		}
+	}
+	ch := t.chain(node, "")
+	base, ok := ch.get(t.cp.Committed())
+	full := !ok || base.deltas >= base.base || len(base.files) >= maxChain
+	since, keep := uint64(0), st.Epoch()
+	if ok {
+		since, keep = base.epoch, base.epoch
+	}
+	capture := st.Capture(full, since, keep, c)
+	start, end := t.keyRange(node)
+	n := &t.cp.cfg.Nodes[node]
+	id, sub := s.ID, t.sub
+	s.files = append(s.files, keyedFiles{node: node, keySchema: c.KeySchema, valueSchema: c.ValueSchema, abandon: capture.Abandon,
+		write: func(stor *storage.Storage) ([]storage.StateFile, int64, error) {
+			name := fmt.Sprintf("%s-%d-%06d.state", n.UID, sub, id)
+			w, err := stor.CreateShared(name, start, end-start)
+			if err != nil {
+				capture.Abandon()
+				return nil, 0, err
+			}
+			if err := capture.Write(func(parts ...[]byte) error { w.Section(parts...); return nil }); err != nil {
+				w.Abort()
+				return nil, 0, fmt.Errorf("%s[%d]: %w", n.Name, sub, err)
+			}
+			size, crc, err := w.Close()
+			if err != nil {
+				return nil, 0, fmt.Errorf("%s: %w", filepath.Join(storage.SharedDir, name), err)
+			}
+			f := storage.StateFile{Subtask: sub, Name: name, Shared: true, KeyGroups: [2]int{start, end}, Size: size, CRC: crc}
+			link := chainLink{epoch: capture.Epoch, files: []storage.StateFile{f}, base: size}
+			if !full {
+				f.Kind = storage.KindDelta
+				link.files = append(slices.Clone(base.files), f)
+				link.base, link.deltas = base.base, base.deltas+size
+			}
+			ch.put(id, link)
+			return link.files, size, nil
+		}})
 }
 
-// RestoreMemory fills keyed state held in memory from the checkpoint the
-// job resumes from: the sections of the key groups this subtask owns, from
-// whichever files hold them (the parallelism may have changed).
-func RestoreMemory[K comparable, V any](t *Task, node int, st *state.Memory[K, V], dec func(*codec.Reader) (K, *V)) {
-	RestoreKeyed(t, node, "", func(section []byte) error { return st.Restore(section, dec) })
+// maxChain is the most files a subtask's memory state takes in one
+// checkpoint: the next one is written in full.
+const maxChain = 100
+
+// chain is what the checkpoints of one memory state of a subtask
+// consist of, by checkpoint id: the newest completed one is what the next
+// delta builds on. The writer adds to it, the subtask reads it at the
+// barrier.
+type chain struct {
+	mu    sync.Mutex
+	links map[int64]chainLink
+}
+
+type chainLink struct {
+	// epoch is the state's epoch that the checkpoint captured.
+	epoch uint64
+	// files are the full file and the deltas on top of it; base and
+	// deltas their sizes.
+	files        []storage.StateFile
+	base, deltas int64
+}
+
+func (c *chain) get(id int64) (chainLink, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l, ok := c.links[id]
+	// Older checkpoints will never be built on again.
+	for k := range c.links {
+		if k < id {
+			delete(c.links, k)
+		}
+	}
+	return l, ok
+}
+
+func (c *chain) put(id int64, l chainLink) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.links[id] = l
+}
+
+// chain returns the chain of the named state of node.
+func (t *Task) chain(node int, name string) *chain {
+	key := fmt.Sprint(node, "/", name)
+	t.cp.mu.Lock()
+	defer t.cp.mu.Unlock()
+	if t.chains == nil {
+		t.chains = map[string]*chain{}
+	}
+	c := t.chains[key]
+	if c == nil {
+		c = &chain{links: map[int64]chainLink{}}
+		t.chains[key] = c
+	}
+	return c
+}
+
+// RestoreMemory binds keyed state held in memory to the subtask's key
+// groups and fills it from the checkpoint the job resumes from: the
+// sections of the key groups this subtask owns, from whichever files hold
+// them (the parallelism may have changed), full files and then the deltas
+// on top of them. When the subtask owns exactly the key groups that one
+// subtask of the checkpoint wrote, and those files are shared, its next
+// checkpoint may be a delta on top of them.
+func RestoreMemory[K comparable, V any](t *Task, node int, st *state.Memory[K, V], c *state.Codec[K, V]) {
+	start, end := t.keyRange(node)
+	maxP := t.cp.cfg.MaxParallelism
+	st.Bind(func(k K) int { return keygroup.Of(c.Hash(k), maxP) }, start, end)
+	ns := t.cp.restoredNode(node)
+	if ns == nil {
+		return
+	}
+	var files []storage.StateFile
+	continues := true
+	for _, f := range ns.Files {
+		if f.State != "" || f.KeyGroups[1] <= start || f.KeyGroups[0] >= end {
+			continue
+		}
+		files = append(files, f)
+		continues = continues && f.Shared && f.KeyGroups == [2]int{start, end}
+	}
+	if len(files) == 0 {
+		return
+	}
+	if continues {
+		link := chainLink{files: files}
+		for _, f := range files {
+			if f.Kind == storage.KindDelta {
+				link.deltas += f.Size
+			} else {
+				link.base += f.Size
+			}
+		}
+		t.chain(node, "").put(t.cp.restored.Manifest.ID, link)
+		st.Track()
+	}
+	l := t.cp.restored
+	name := t.cp.cfg.Nodes[node].Name
+	t.restores = append(t.restores, func() {
+		for _, f := range files {
+			r, err := l.Open(f)
+			if err != nil {
+				fault.Abortf("restore %s: %w", name, err)
+			}
+			for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
+				if kg < start || kg >= end {
+					continue
+				}
+				if err := st.RestoreSection(kg, sec, f.Kind == storage.KindDelta, c); err != nil {
+					r.Close()
+					fault.Abortf("restore %s: %s, key group %d: %w", name, f.Name, kg, err)
+				}
+			}
+			if err := r.Close(); err != nil {
+				fault.Abortf("restore %s: %w", name, err)
+			}
+		}
+		st.Restored()
+	})
 }
 
 // SnapshotKeyed captures keyed state of any shape (windows, timers, join

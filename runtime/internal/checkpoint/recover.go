@@ -49,6 +49,20 @@ func (c *Checkpointer) Recover(from string, quiet bool) error {
 			}
 		}
 	}
+	// Folders of checkpoints that can no longer complete, and shared
+	// files that no complete checkpoint refers to (a crash left them),
+	// are removed before the run writes new ones.
+	if c.Enabled() {
+		newest := newestComplete(entries)
+		for _, e := range entries {
+			if !e.Complete && e.ID < newest {
+				if err := c.st.Remove(e.ID); err != nil {
+					c.logf("cannot remove incomplete checkpoint %d: %v", e.ID, err)
+				}
+			}
+		}
+		c.sweep()
+	}
 	if l == nil {
 		return c.out.Clean(nil)
 	}

@@ -22,6 +22,8 @@ type Task struct {
 	restores []func()
 	// hints are the section sizes of the previous snapshot of each state.
 	hints map[string][]int
+	// chains are the files of the checkpoints of each memory state.
+	chains map[string]*chain
 }
 
 // Task registers subtask sub of the chain headed by node head.
@@ -49,6 +51,8 @@ type Snapshot struct {
 	Final bool
 	task  *Task
 	keyed []keyedSnapshot
+	// files are keyed states that the writer encodes and writes.
+	files []keyedFiles
 	// sources, sinks and async are filled by connectors.
 	sources  []sourceSnapshot
 	sinks    []sinkSnapshot
@@ -65,6 +69,17 @@ type keyedSnapshot struct {
 	sections    [][]byte
 	keySchema   string
 	valueSchema string
+}
+
+// keyedFiles is a keyed state captured at the barrier, which the writer
+// encodes into files: write returns the files that hold the state (the
+// ones written and the ones shared with earlier checkpoints) and the
+// bytes written. abandon gives it up when the snapshot fails.
+type keyedFiles struct {
+	node                   int
+	keySchema, valueSchema string
+	write                  func(*storage.Storage) ([]storage.StateFile, int64, error)
+	abandon                func()
 }
 
 type sourceSnapshot struct {
@@ -199,9 +214,11 @@ func (t *Task) Submit(s *Snapshot) {
 	if !t.Enabled() {
 		return
 	}
+	t.cp.unwritten.Add(1)
 	select {
 	case t.cp.writes <- s:
 	case <-t.cp.ctx.Done():
+		t.cp.unwritten.Add(-1)
 		fault.Abort(fault.ErrCanceled)
 	}
 }

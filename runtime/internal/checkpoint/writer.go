@@ -18,6 +18,7 @@ func (c *Checkpointer) writer() {
 			return
 		case s := <-c.writes:
 			a := c.write(s)
+			c.unwritten.Add(-1)
 			select {
 			case c.acks <- a:
 			case <-c.ctx.Done():
@@ -29,8 +30,25 @@ func (c *Checkpointer) writer() {
 
 func (c *Checkpointer) write(s *Snapshot) ack {
 	a := ack{id: s.ID, final: s.Final, task: s.task, align: s.align, err: s.err}
+	// Captures not written are given up, so that their states stop
+	// keeping values for them.
+	defer func() {
+		for _, k := range s.files {
+			k.abandon()
+		}
+	}()
 	if a.err != nil {
 		return a
+	}
+	for _, k := range s.files {
+		files, written, err := k.write(c.st)
+		if err != nil {
+			a.err = err
+			return a
+		}
+		a.bytes += written
+		n := &c.cfg.Nodes[k.node]
+		a.nodes = append(a.nodes, storage.NodeState{UID: n.UID, Files: files, KeySchema: k.keySchema, ValueSchema: k.valueSchema})
 	}
 	for _, k := range s.keyed {
 		n := &c.cfg.Nodes[k.node]

@@ -52,16 +52,28 @@ type SubtaskState struct {
 	Generator  []byte  `json:"generator,omitempty"`
 }
 
-// StateFile is the keyed state of one subtask.
+// StateFile is (part of) the keyed state of one subtask.
+//
+// A subtask's state may take several files, in order: a full one (Kind
+// "") and then deltas (Kind "delta") that each hold the keys changed
+// since the file before, with their new values or their deletion. Files
+// that several checkpoints share (Shared) are in the checkpoint
+// directory's folder shared/, named once; the others are in the
+// checkpoint's own folder.
 type StateFile struct {
 	Subtask int `json:"subtask"`
 	// State names one of several states of a node ("" for its main one).
 	State     string `json:"state,omitempty"`
 	Name      string `json:"name"`
+	Kind      string `json:"kind,omitempty"`
+	Shared    bool   `json:"shared,omitempty"`
 	KeyGroups [2]int `json:"keyGroups"` // [start, end)
 	Size      int64  `json:"size"`
 	CRC       uint32 `json:"crc"`
 }
+
+// KindDelta is the Kind of a state file that holds changes.
+const KindDelta = "delta"
 
 // SourceState is a source subtask's read position.
 type SourceState struct {

@@ -49,6 +49,62 @@ func (s *Storage) CreateState(id int64, name string, start, sections int) (*Stat
 	return CreateState(s.FS, s.Path(id, name), start, sections)
 }
 
+// SharedDir is the folder of a checkpoint directory that holds the files
+// several checkpoints share.
+const SharedDir = "shared"
+
+// SharedPath is the path of the shared file name.
+func (s *Storage) SharedPath(name string) string { return filepath.Join(s.Dir, SharedDir, name) }
+
+// CreateShared creates the shared state file name, for the sections of
+// key groups [start, start+sections). Its directory entry is durable once
+// the manifest of a checkpoint that names it is (Commit syncs the
+// folder).
+func (s *Storage) CreateShared(name string, start, sections int) (*StateWriter, error) {
+	if err := vfs.MkdirAllDurable(s.FS, filepath.Join(s.Dir, SharedDir)); err != nil {
+		return nil, err
+	}
+	return CreateState(s.FS, s.SharedPath(name), start, sections)
+}
+
+// Sweep removes the shared files that keep does not name: those of no
+// retained checkpoint (given up, failed, pruned, or left by a crash). It
+// returns the names removed.
+func (s *Storage) Sweep(keep map[string]bool) ([]string, error) {
+	dir := filepath.Join(s.Dir, SharedDir)
+	entries, err := s.FS.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, e := range entries {
+		if keep[e.Name()] {
+			continue
+		}
+		if err := s.FS.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return removed, err
+		}
+		removed = append(removed, e.Name())
+	}
+	return removed, nil
+}
+
+// SharedFiles returns the names of the shared files m refers to.
+func (m *Manifest) SharedFiles() []string {
+	var names []string
+	for _, n := range m.Nodes {
+		for _, f := range n.Files {
+			if f.Shared {
+				names = append(names, f.Name)
+			}
+		}
+	}
+	return names
+}
+
 // Commit writes the manifest of a checkpoint whose state files are all
 // written: the checkpoint is complete once it returns.
 // A manifest without a format is written in this program's.
@@ -60,6 +116,11 @@ func (s *Storage) Commit(m *Manifest) error {
 	// manifest that names them.
 	if err := vfs.SyncDir(s.FS, s.Path(m.ID)); err != nil {
 		return err
+	}
+	if len(m.SharedFiles()) > 0 {
+		if err := vfs.SyncDir(s.FS, filepath.Join(s.Dir, SharedDir)); err != nil {
+			return err
+		}
 	}
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -207,8 +268,14 @@ func LoadDir(fsys vfs.FS, dir string) (*Loaded, error) {
 	return l, nil
 }
 
-// Path is the path of a state file of the checkpoint.
-func (l *Loaded) Path(f StateFile) string { return filepath.Join(l.Dir, f.Name) }
+// Path is the path of a state file of the checkpoint: in its folder, or
+// in the folder shared/ beside it.
+func (l *Loaded) Path(f StateFile) string {
+	if f.Shared {
+		return filepath.Join(filepath.Dir(l.Dir), SharedDir, f.Name)
+	}
+	return filepath.Join(l.Dir, f.Name)
+}
 
 // Open opens a state file of the checkpoint for reading section by
 // section.

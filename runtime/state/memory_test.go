@@ -1,0 +1,200 @@
+package state
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/pipegen/pipegen/runtime/codec"
+)
+
+type testValue struct {
+	N    int64
+	Name string
+}
+
+var testCodec = &Codec[int, testValue]{
+	Hash:      func(k int) uint64 { return uint64(k) },
+	EncodeKey: func(w *codec.Writer, k int) { w.Varint(int64(k)) },
+	DecodeKey: func(r *codec.Reader) int { return int(r.Varint()) },
+	EncodeValue: func(w *codec.Writer, v *testValue) {
+		m := w.Begin()
+		w.Varint(v.N)
+		w.String(v.Name)
+		w.End(m)
+	},
+	DecodeValue: func(r *codec.Reader) *testValue {
+		n := r.Nested()
+		return &testValue{N: n.Varint(), Name: n.String()}
+	},
+}
+
+const testGroups = 8
+
+func newTestState() *Memory[int, testValue] {
+	s := NewMemory[int, testValue]()
+	s.Bind(func(k int) int { return k % testGroups }, 0, testGroups)
+	return s
+}
+
+// values copies the state's contents.
+func values(s *Memory[int, testValue]) map[int]testValue {
+	out := map[int]testValue{}
+	for k, v := range s.All {
+		out[k] = *v
+	}
+	return out
+}
+
+// written is what one capture wrote: its sections by key group.
+type written struct {
+	full     bool
+	sections [][]byte
+}
+
+func writeCapture(t *testing.T, c *Capture[int, testValue]) written {
+	w := written{full: c.Full}
+	err := c.Write(func(parts ...[]byte) error {
+		var sec []byte
+		for _, p := range parts {
+			sec = append(sec, p...)
+		}
+		w.sections = append(w.sections, sec)
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+	return w
+}
+
+// restore makes a state from a full capture and the deltas after it.
+func restore(t *testing.T, chain []written) map[int]testValue {
+	t.Helper()
+	s := newTestState()
+	for _, w := range chain {
+		for kg, sec := range w.sections {
+			if err := s.RestoreSection(kg, sec, !w.full, testCodec); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s.Restored()
+	return values(s)
+}
+
+// mutate changes the state at random as an operator would: new keys,
+// values changed through Get, values replaced with Put, deletions.
+func mutate(s *Memory[int, testValue], rng *rand.Rand, ops, keys int) {
+	for range ops {
+		k := rng.IntN(keys)
+		switch rng.IntN(4) {
+		case 0, 1:
+			if v := s.Get(k); v != nil {
+				v.N++
+				v.Name = fmt.Sprint("changed ", v.N)
+			} else {
+				s.Put(k, &testValue{N: 1, Name: "new"})
+			}
+		case 2:
+			s.Put(k, &testValue{N: int64(rng.IntN(1000)), Name: "put"})
+		case 3:
+			s.Delete(k)
+		}
+	}
+}
+
+// TestMemoryCaptures takes captures of a state that keeps changing while
+// each capture is written by another goroutine, full ones and deltas,
+// some given up: a full capture and the deltas on top of it always
+// restore to the state as it was at the barrier of the last of them.
+func TestMemoryCaptures(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		keys := 50 + rng.IntN(500)
+		s := newTestState()
+		mutate(s, rng, 2*keys, keys)
+		// chain holds the captures of the newest "completed" checkpoint:
+		// a full one and the deltas after it; epoch is what it captured.
+		var chain []written
+		var epoch uint64
+		for round := range 30 {
+			want := values(s)
+			full := len(chain) == 0 || rng.IntN(6) == 0
+			since := epoch
+			c := s.Capture(full, since, epoch, testCodec)
+			done, gate := make(chan written), make(chan struct{})
+			go func() { <-gate; done <- writeCapture(t, c) }()
+			// The subtask goes on meanwhile, changing values before the
+			// writer starts (they are copied on write), then while it
+			// writes.
+			mutate(s, rng, keys/4, keys)
+			close(gate)
+			mutate(s, rng, keys/2+rng.IntN(keys), keys)
+			w := <-done
+			if rng.IntN(5) == 0 {
+				// This checkpoint fails: the next one builds on the one
+				// before, and must hold this one's changes too.
+				continue
+			}
+			if full {
+				chain = []written{w}
+			} else {
+				chain = append(chain, w)
+			}
+			epoch = c.Epoch
+			if got := restore(t, chain); !maps.Equal(got, want) {
+				t.Fatalf("seed %d, round %d (full %v): the restored state differs from the state at the barrier: %d keys, want %d", seed, round, full, len(got), len(want))
+			}
+		}
+		// An abandoned capture ends the copying on write.
+		c := s.Capture(false, epoch, epoch, testCodec)
+		c.Abandon()
+		if s.InFlight() != nil {
+			t.Error("a capture given up is still in flight")
+		}
+		mutate(s, rng, keys, keys)
+	}
+}
+
+// TestMemoryDeltaSize: after a full capture, a delta holds only the keys
+// changed since, and the lists of changes that no delta needs are
+// dropped.
+func TestMemoryDeltaSize(t *testing.T) {
+	s := newTestState()
+	const keys = 10_000
+	for k := range keys {
+		s.Put(k, &testValue{N: int64(k), Name: "a value of about thirty bytes."})
+	}
+	size := func(w written) (n int) {
+		for _, sec := range w.sections {
+			n += len(sec)
+		}
+		return n
+	}
+	c := s.Capture(true, 0, s.Epoch(), testCodec)
+	full := size(writeCapture(t, c))
+	for k := 0; k < keys; k += 100 {
+		s.Get(k).N++
+	}
+	s.Delete(1)
+	c = s.Capture(false, c.Epoch, c.Epoch, testCodec)
+	delta := writeCapture(t, c)
+	if got := restore(t, []written{{full: true, sections: nil}, delta}); len(got) != keys/100 {
+		t.Errorf("the delta holds %d values, want the %d changed", len(got), keys/100)
+	}
+	if d := size(delta); d > full/50 {
+		t.Errorf("a delta of 1%% of the keys is %d bytes, %.1f%% of the full %d", d, 100*float64(d)/float64(full), full)
+	}
+	if len(s.pending) != 1 {
+		t.Errorf("%d lists of changes kept, want 1 (the last epoch's)", len(s.pending))
+	}
+	// A delta after a failed one holds the changes of both epochs.
+	s.Get(3).N++
+	c2 := s.Capture(false, c.Epoch-1, c.Epoch-1, testCodec)
+	got := restore(t, []written{{full: true}, writeCapture(t, c2)})
+	if _, ok := got[3]; !ok || len(got) != keys/100+1 {
+		t.Errorf("the delta after a failed one holds %d values, want %d", len(got), keys/100+1)
+	}
+}
