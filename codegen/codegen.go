@@ -212,9 +212,9 @@ func (g *gen) pipelineFile(name string) ([]byte, error) {
 // or the user's package has that name. The runtime's packages come first,
 // so that they keep their names; then the others by path.
 func (g *gen) nameImports(f *jen.File) {
-	order := []string{runtimePath, statePath, codecPath}
+	order := []string{runtimePath, statePath, codecPath, pebblePath}
 	pkgs := map[string]string{
-		runtimePath: "runtime", statePath: "state", codecPath: "codec",
+		runtimePath: "runtime", statePath: "state", codecPath: "codec", pebblePath: "pebblestate",
 		"time": "time", "math": "math", // the standard library's that generated code uses
 		g.p.Package.Path: g.p.Package.Name,
 	}

@@ -181,13 +181,41 @@ func (k *keyedGen) doc() string {
 
 func (k *keyedGen) fields(s *jen.Group) {
 	g := k.cg.g
-	s.Id(k.member("%sState")).Op("*").Qual(statePath, "Memory").Types(typeCode(k.n.KeyType), g.stateValueType(k.n)).Comment(fmt.Sprintf("state of %s: one %s per key", k.n.Name, g.stateValueName(k.n)))
+	s.Id(k.member("%sState")).Op("*").Add(g.keyedStateType(typeCode(k.n.KeyType), g.stateValueType(k.n))).Comment(fmt.Sprintf("state of %s: one %s per key", k.n.Name, g.stateValueName(k.n)))
 }
 
 func (k *keyedGen) init(b *jen.Group) {
-	g, n := k.cg.g, k.n
-	b.Add(k.state()).Op("=").Qual(statePath, "NewMemory").Types(typeCode(n.KeyType), g.stateValueType(n)).Call()
-	b.Qual(runtimePath, "RestoreMemory").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), k.state(), jen.Id(g.global("%sCodec", n)))
+	k.cg.g.openKeyedState(b, k.n, k.state(), k.cg.g.stateValueType(k.n))
+}
+
+// keyedStateType is the type of the per-key state of a reduce, aggregate
+// or process node on the pipeline's backend.
+func (g *gen) keyedStateType(key, value jen.Code) *jen.Statement {
+	if g.p.StateBackend == "pebble" {
+		return jen.Qual(pebblePath, "Keyed").Types(key, value)
+	}
+	return jen.Qual(statePath, "Memory").Types(key, value)
+}
+
+// openKeyedState makes the per-key state st of node n, restored from the
+// checkpoint the job resumes from.
+func (g *gen) openKeyedState(b *jen.Group, n *ir.Node, st *jen.Statement, value jen.Code) {
+	codecVar := jen.Id(g.global("%sCodec", n))
+	if g.p.StateBackend == "pebble" {
+		b.Add(st).Op("=").Qual(pebblePath, "Open").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), codecVar)
+		return
+	}
+	b.Add(st).Op("=").Qual(statePath, "NewMemory").Types(typeCode(n.KeyType), value).Call()
+	b.Qual(runtimePath, "RestoreMemory").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), st, codecVar)
+}
+
+// snapshotKeyedState adds the per-key state st of node n to snapshot s.
+func (g *gen) snapshotKeyedState(b *jen.Group, n *ir.Node, st *jen.Statement) {
+	if g.p.StateBackend == "pebble" {
+		b.Qual(pebblePath, "Snapshot").Call(jen.Id("s"), jen.Id(g.constName(n)), st)
+		return
+	}
+	b.Qual(runtimePath, "SnapshotMemory").Call(jen.Id("s"), jen.Id(g.constName(n)), st, jen.Id(g.global("%sCodec", n)))
 }
 
 func (k *keyedGen) record(b *jen.Group) {
@@ -219,8 +247,7 @@ func (k *keyedGen) record(b *jen.Group) {
 }
 
 func (k *keyedGen) snapshot(b *jen.Group) {
-	g, n := k.cg.g, k.n
-	b.Qual(runtimePath, "SnapshotMemory").Call(jen.Id("s"), jen.Id(g.constName(n)), k.state(), jen.Id(g.global("%sCodec", n)))
+	k.cg.g.snapshotKeyedState(b, k.n, k.state())
 }
 
 func (k *keyedGen) end(b *jen.Group) {
@@ -432,7 +459,7 @@ func (p *processGen) doc() string {
 
 func (p *processGen) fields(s *jen.Group) {
 	g, n := p.cg.g, p.n
-	s.Id(p.member("%sState")).Op("*").Qual(statePath, "Memory").Types(typeCode(n.KeyType), typeCode(n.State)).Comment(fmt.Sprintf("state of %s: one %s per key", n.Name, g.typeString(n.State)))
+	s.Id(p.member("%sState")).Op("*").Add(g.keyedStateType(typeCode(n.KeyType), typeCode(n.State))).Comment(fmt.Sprintf("state of %s: one %s per key", n.Name, g.typeString(n.State)))
 	s.Id(p.member("%sTimers")).Op("*").Qual(runtimePath, "TimerService").Types(typeCode(n.KeyType))
 	s.Id(p.member("%sCtx")).Op("*").Qual(runtimePath, "ProcessContext").Types(typeCode(n.KeyType))
 	s.Id(p.member("%sEmitFn")).Func().Params(typeCode(n.Out)).Comment("the emit function " + n.Name + " gets, made once")
@@ -443,8 +470,7 @@ func (p *processGen) fields(s *jen.Group) {
 
 func (p *processGen) init(b *jen.Group) {
 	g, n := p.cg.g, p.n
-	b.Add(p.state()).Op("=").Qual(statePath, "NewMemory").Types(typeCode(n.KeyType), typeCode(n.State)).Call()
-	b.Qual(runtimePath, "RestoreMemory").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), p.state(), jen.Id(g.global("%sCodec", n)))
+	g.openKeyedState(b, n, p.state(), typeCode(n.State))
 	b.Add(p.timers()).Op("=").Qual(runtimePath, "NewTimerService").Types(typeCode(n.KeyType)).Call()
 	b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit("timers"),
 		jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
@@ -499,7 +525,7 @@ func (p *processGen) tick(b *jen.Group) {
 
 func (p *processGen) snapshot(b *jen.Group) {
 	g, n := p.cg.g, p.n
-	b.Qual(runtimePath, "SnapshotMemory").Call(jen.Id("s"), jen.Id(g.constName(n)), p.state(), jen.Id(g.global("%sCodec", n)))
+	g.snapshotKeyedState(b, n, p.state())
 	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit("timers"), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Lit("timers"),
 		jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int()).Error().Block(
 			jen.Return(jen.Add(p.timers()).Dot("Snapshot").Call(jen.Id("sec"), jen.Id("kg"), jen.Id(g.global("encode%sKey", n)))),

@@ -12,6 +12,9 @@ import (
 const (
 	runtimePath = "github.com/pipegen/pipegen/runtime"
 	statePath   = "github.com/pipegen/pipegen/runtime/state"
+	// pebblePath is the pebble state backend, imported only by programs
+	// that use it.
+	pebblePath = "github.com/pipegen/pipegen/runtime/pebblestate"
 )
 
 // typeCode renders an IR type as Go source.

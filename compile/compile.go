@@ -106,6 +106,9 @@ func Generate(path string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.StateBackend != "" {
+		p.StateBackend = opts.StateBackend
+	}
 	files, err := codegen.Generate(p, opts.codegen())
 	if err != nil {
 		return nil, err

@@ -23,6 +23,9 @@ import (
 type Options struct {
 	Version string
 	Command string
+	// StateBackend, when set, overrides the pipeline's state.backend: the
+	// tests run a pipeline on both backends.
+	StateBackend string
 }
 
 func (o Options) codegen() codegen.Options {

@@ -79,7 +79,7 @@ func TestBothFrontEnds(t *testing.T) {
 	dir := writePackage(t, map[string]string{
 		"p.go": `package p
 
-//pipegen:pipeline p parallelism=0 checkpoint.interval=0s checkpoint.mode=twice state.backend=pebble
+//pipegen:pipeline p parallelism=0 checkpoint.interval=0s checkpoint.mode=twice state.backend=rocksdb
 //pipegen:sink out input=m connector=stdout
 
 // Gen makes strings.
@@ -99,7 +99,7 @@ checkpoint:
   interval: 0s
   mode: twice
 state:
-  backend: pebble
+  backend: rocksdb
 sources:
   - name: gen
     connector: generator
@@ -139,7 +139,7 @@ sinks:
 		"parallelism":         {diag.BadValue, "", `parallelism wants a whole number from 1 to 32768, got "0"`},
 		"checkpoint.interval": {diag.BadValue, "", "checkpoint.interval must be more than 0: to turn checkpoints off, use `checkpoint: {mode: none}`"},
 		"checkpoint.mode":     {diag.BadValue, "", `checkpoint.mode wants exactly-once, at-least-once or none, got "twice"`},
-		"state.backend":       {diag.Unsupported, "", "state.backend pebble is not supported yet: use memory"},
+		"state.backend":       {diag.BadValue, "", `state.backend wants memory or pebble, got "rocksdb"`},
 		"rate":                {diag.BadValue, "gen", `rate wants a number of at least 0, got "fast"`},
 		"emit":                {diag.Misplaced, "m", "emit is for reduce and aggregate"},
 		"window":              {diag.Misplaced, "m", "window is for reduce, aggregate and join; a map has no window"},
@@ -149,7 +149,7 @@ sinks:
 		"checkpoint.interval must", "checkpoint.interval= must",
 		"`checkpoint: {mode: none}`", "checkpoint.mode=none",
 		"checkpoint.mode wants", "checkpoint.mode= wants",
-		"state.backend pebble", "state.backend= pebble",
+		"state.backend wants", "state.backend= wants",
 		"rate wants", "rate= wants",
 		"emit is", "emit= is",
 	)

@@ -129,6 +129,80 @@ func runCase(t *testing.T, name string) {
 // of input/) with the arguments of run.txt, and compares what it printed
 // and the files it wrote with want/output.txt.
 func runProgram(t *testing.T, name, bin string) {
+	got := programOutput(t, name, bin)
+	compareDir(t, filepath.Join(name, "want"), map[string][]byte{"output.txt": got}, func(n string) bool { return n == "output.txt" })
+}
+
+// TestGoldenOtherBackend builds every golden program that runs with the
+// other state backend (pebble for those on memory, memory for those on
+// pebble) and checks that it prints and writes exactly what want/output.txt
+// says: the same pipeline gives the same output on either backend.
+func TestGoldenOtherBackend(t *testing.T) {
+	if testing.Short() {
+		t.Skip("running goldens is skipped in -short mode")
+	}
+	for _, name := range cases(t) {
+		if _, err := os.Stat(filepath.Join(name, "run.txt")); err != nil {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			res, err := compile.Generate(filepath.Join(name, "pipeline.yaml"), compile.Options{Version: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			other := "pebble"
+			if res.IR.StateBackend == "pebble" {
+				other = "memory"
+			}
+			res, err = compile.Generate(filepath.Join(name, "pipeline.yaml"), compile.Options{Version: version, StateBackend: other})
+			if err != nil {
+				t.Fatal(err)
+			}
+			bin := filepath.Join(t.TempDir(), "prog")
+			if err := res.Build(bin); err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(filepath.Join(name, "want", "output.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := programOutput(t, name, bin); !bytes.Equal(got, want) {
+				t.Errorf("on %s the program's output differs from want/output.txt:\n%s", other, lineDiff(string(want), string(got)))
+			}
+		})
+	}
+}
+
+// lineDiff lists the lines only one of want and got has.
+func lineDiff(want, got string) string {
+	count := map[string]int{}
+	for _, l := range strings.Split(want, "\n") {
+		count[l]++
+	}
+	for _, l := range strings.Split(got, "\n") {
+		count[l]--
+	}
+	var out []string
+	for l, n := range count {
+		switch {
+		case n > 0:
+			out = append(out, "-"+l)
+		case n < 0:
+			out = append(out, "+"+l)
+		}
+	}
+	slices.Sort(out)
+	if len(out) > 20 {
+		out = append(out[:20], "...")
+	}
+	return strings.Join(out, "\n")
+}
+
+// programOutput runs the case's program bin on the case's input (the
+// files of input/) with the arguments of run.txt, and returns what it
+// printed and the files it wrote, one sorted line each.
+func programOutput(t *testing.T, name, bin string) []byte {
 	tmp := t.TempDir()
 	work := filepath.Join(tmp, "work")
 	if err := os.CopyFS(work, os.DirFS(filepath.Join(name, "input"))); err != nil && !os.IsNotExist(err) {
@@ -176,8 +250,7 @@ func runProgram(t *testing.T, name, bin string) {
 		}
 	}
 	slices.Sort(lines)
-	got := strings.Join(lines, "\n") + "\n"
-	compareDir(t, filepath.Join(name, "want"), map[string][]byte{"output.txt": []byte(got)}, func(n string) bool { return n == "output.txt" })
+	return []byte(strings.Join(lines, "\n") + "\n")
 }
 
 // listFiles lists the regular files under dir whose names do not start

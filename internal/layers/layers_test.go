@@ -40,6 +40,10 @@ var allowed = map[string][]string{
 		"runtime/internal/connector", "runtime/internal/connector/format", "runtime/internal/fault", "runtime/internal/storage"},
 	"runtime/internal/connector/generator": {"runtime/codec", "runtime/internal/checkpoint", "runtime/internal/connector", "runtime/internal/fault", "runtime/internal/storage"},
 	"runtime/internal/connector/stdout":    {"runtime/internal/checkpoint", "runtime/internal/connector", "runtime/internal/connector/format", "runtime/internal/fault"},
+	// The pebble state backend, which only generated code of pipelines
+	// that use it imports (beside the facade).
+	"runtime/pebblestate": {"runtime/codec", "runtime/state", "runtime/vfs", "runtime/internal/checkpoint",
+		"runtime/internal/fault", "runtime/internal/keygroup", "runtime/internal/storage"},
 	// Supervision, then the command line, then the facade.
 	"runtime/internal/job": {"runtime/vfs", "runtime/events", "runtime/internal/checkpoint", "runtime/internal/config",
 		"runtime/internal/connector", "runtime/internal/fault", "runtime/internal/storage", "runtime/internal/stream"},
@@ -54,7 +58,7 @@ var compiler = []string{"runtime/settings", "runtime/version", "runtime/events"}
 // toolImports are the runtime packages cmd/pipegen imports, blank, only
 // so that a module with pipegen as a tool requires what generated code
 // imports (see cmd/pipegen/runtime.go).
-var toolImports = []string{"runtime", "runtime/codec", "runtime/state"}
+var toolImports = []string{"runtime", "runtime/codec", "runtime/state", "runtime/pebblestate"}
 
 func TestLayers(t *testing.T) {
 	root, err := filepath.Abs("../..")

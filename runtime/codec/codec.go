@@ -136,6 +136,10 @@ func (w *Writer) String(s string) {
 	w.buf = append(w.buf, s...)
 }
 
+// Raw appends b as it is, without a length: for a caller that lays out
+// bytes around encoded values (a key prefix).
+func (w *Writer) Raw(b []byte) { w.buf = append(w.buf, b...) }
+
 // ByteSlice writes a length-prefixed []byte.
 func (w *Writer) ByteSlice(b []byte) {
 	w.Uvarint(uint64(len(b)))

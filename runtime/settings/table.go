@@ -62,8 +62,8 @@ var table = []*Setting{
 		Help: "failure-rate: the window failures are counted in"},
 
 	{Path: "state", Scope: Pipeline, Kind: Mapping, Help: "where keyed state is kept"},
-	{Path: "state.backend", Scope: Pipeline, Kind: Enum, Values: []string{"memory"}, Reserved: []string{"pebble"}, Default: "memory", Static: true,
-		Help: "the state backend"},
+	{Path: "state.backend", Scope: Pipeline, Kind: Enum, Values: []string{"memory", "pebble"}, Default: "memory", Static: true,
+		Help: "where reduce, aggregate and process keep their keyed state: memory (a Go map), or pebble (a Pebble store on disk, for state larger than memory)"},
 
 	{Path: "sources", Scope: Pipeline, Kind: Nodes, Nodes: Source, Required: true, Static: true, Help: "the nodes that read records"},
 	{Path: "operators", Scope: Pipeline, Kind: Nodes, Nodes: Operator, Static: true, Help: "the nodes that transform records"},

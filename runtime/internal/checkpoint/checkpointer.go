@@ -47,7 +47,9 @@ type Checkpointer struct {
 	// checkpoint.
 	tasks    int
 	taskList []*Task
-	sources  []*SourceCtl
+	// closers run when the run ends (Close).
+	closers []func()
+	sources []*SourceCtl
 	// restored is the checkpoint the run resumes from, nil for a fresh
 	// start.
 	restored *storage.Loaded
@@ -217,4 +219,16 @@ func (c *Checkpointer) RunRestores() error {
 	}
 	wg.Wait()
 	return first
+}
+
+// Close runs the work that subtasks' states added with OnClose. The job
+// calls it once every subtask and writer has stopped.
+func (c *Checkpointer) Close() {
+	c.mu.Lock()
+	closers := c.closers
+	c.closers = nil
+	c.mu.Unlock()
+	for _, fn := range closers {
+		fn()
+	}
 }

@@ -154,6 +154,9 @@ func RestoreMemory[K comparable, V any](t *Task, node int, st *state.Memory[K, V
 		if f.State != "" || f.KeyGroups[1] <= start || f.KeyGroups[0] >= end {
 			continue
 		}
+		if f.Kind == storage.KindPebble {
+			fault.Abortf("restore %s: checkpoint %d holds its state in Pebble stores (state.backend: pebble), which this program, built with state.backend memory, cannot read; build it with state.backend: pebble, or run --fresh", t.cp.cfg.Nodes[node].Name, t.cp.restored.Manifest.ID)
+		}
 		files = append(files, f)
 		continues = continues && f.Shared && f.KeyGroups == [2]int{start, end}
 	}

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"context"
 	"time"
 
 	"github.com/pipegen/pipegen/runtime/internal/config"
@@ -225,3 +226,68 @@ func (t *Task) Submit(s *Snapshot) {
 
 // Node returns the settings of node id.
 func (t *Task) Node(id int) *config.NodeConfig { return &t.cp.cfg.Nodes[id] }
+
+// What a state backend outside this package (runtime/pebblestate) needs
+// of a subtask's checkpoints.
+
+// KeyRange is the key groups [start, end) that the task's subtask owns of
+// keyed node node.
+func (t *Task) KeyRange(node int) (start, end int) { return t.keyRange(node) }
+
+// MaxParallelism is the number of key groups.
+func (t *Task) MaxParallelism() int { return t.cp.cfg.MaxParallelism }
+
+// Committed is the id of the newest completed checkpoint (the one the
+// run resumed from, before its first).
+func (t *Task) Committed() int64 { return t.cp.Committed() }
+
+// Context is cancelled when the job stops.
+func (t *Task) Context() context.Context { return t.cp.ctx }
+
+// Logf writes a line to the job's log.
+func (t *Task) Logf(format string, args ...any) { t.cp.logf(format, args...) }
+
+// Storage is the checkpoint directory.
+func (t *Task) Storage() *storage.Storage { return t.cp.st }
+
+// RunID tells apart the runs of a job in one checkpoint directory: the id
+// of the first checkpoint this run may take, which no earlier run took.
+func (t *Task) RunID() int64 { return t.cp.nextID }
+
+// OnRestore adds work that reads the subtask's state from the checkpoint
+// the job resumes from, done once every subtask is built (RunRestores).
+func (t *Task) OnRestore(fn func()) { t.restores = append(t.restores, fn) }
+
+// OnClose adds work done when the run ends, once every subtask and writer
+// has stopped: a backend closes its files.
+func (t *Task) OnClose(fn func()) {
+	t.cp.mu.Lock()
+	defer t.cp.mu.Unlock()
+	t.cp.closers = append(t.cp.closers, fn)
+}
+
+// RestoredFiles returns the files of the named state of node in the
+// checkpoint the job resumes from that hold key groups the subtask owns,
+// in manifest order, with the checkpoint; nil for a fresh start.
+func (t *Task) RestoredFiles(node int, name string) ([]storage.StateFile, *storage.Loaded) {
+	ns := t.cp.restoredNode(node)
+	if ns == nil {
+		return nil, nil
+	}
+	start, end := t.keyRange(node)
+	var files []storage.StateFile
+	for _, f := range ns.Files {
+		if f.State == name && f.KeyGroups[1] > start && f.KeyGroups[0] < end {
+			files = append(files, f)
+		}
+	}
+	return files, t.cp.restored
+}
+
+// AddFiles adds keyed state that the writer writes as files: write
+// returns the files that hold the state (those it wrote and those shared
+// with earlier checkpoints) and the bytes it wrote; abandon gives the
+// state's capture up when the snapshot fails before write runs.
+func (s *Snapshot) AddFiles(node int, keySchema, valueSchema string, write func(*storage.Storage) ([]storage.StateFile, int64, error), abandon func()) {
+	s.files = append(s.files, keyedFiles{node: node, keySchema: keySchema, valueSchema: valueSchema, write: write, abandon: abandon})
+}

@@ -197,6 +197,7 @@ func (j *Job) Run(build func(j *Job)) error {
 		close(done)
 		j.cancel(errStopped)
 		j.helpers.Wait()
+		j.cp.Close()
 	}()
 	if j.opts.Progress != nil {
 		j.helper(func() { j.reportProgress(j.opts.Progress, done) })

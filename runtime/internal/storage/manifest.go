@@ -63,17 +63,26 @@ type SubtaskState struct {
 type StateFile struct {
 	Subtask int `json:"subtask"`
 	// State names one of several states of a node ("" for its main one).
-	State     string `json:"state,omitempty"`
-	Name      string `json:"name"`
-	Kind      string `json:"kind,omitempty"`
-	Shared    bool   `json:"shared,omitempty"`
+	State  string `json:"state,omitempty"`
+	Name   string `json:"name"`
+	Kind   string `json:"kind,omitempty"`
+	Shared bool   `json:"shared,omitempty"`
+	// Store is the file's name in its Pebble store (Kind "pebble").
+	Store     string `json:"store,omitempty"`
 	KeyGroups [2]int `json:"keyGroups"` // [start, end)
 	Size      int64  `json:"size"`
 	CRC       uint32 `json:"crc"`
 }
 
-// KindDelta is the Kind of a state file that holds changes.
-const KindDelta = "delta"
+// The kinds of state files.
+const (
+	// KindDelta holds changes on top of the files before it.
+	KindDelta = "delta"
+	// KindPebble is a file of a subtask's Pebble store, as the store
+	// wrote it (an sstable, its MANIFEST, its OPTIONS, a marker): the
+	// subtask's files of one checkpoint are the store at its barrier.
+	KindPebble = "pebble"
+)
 
 // SourceState is a source subtask's read position.
 type SourceState struct {

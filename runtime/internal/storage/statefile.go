@@ -300,3 +300,39 @@ func VerifyFile(fsys vfs.FS, path string, size int64, crc uint32) error {
 	}
 	return nil
 }
+
+// VerifyRaw checks a file stored as another program wrote it (a Pebble
+// store's): that it has size bytes and, unless crc is 0, that its
+// CRC-32C is crc. An sstable is stored with crc 0: Pebble checks the
+// checksum of each of its blocks when it reads it.
+func VerifyRaw(fsys vfs.FS, path string, size int64, crc uint32) error {
+	info, err := fsys.Stat(path)
+	if err != nil {
+		return err
+	}
+	if info.Size() != size {
+		return fmt.Errorf("%s: %d bytes, the manifest says %d: the file is truncated or damaged", path, info.Size(), size)
+	}
+	if crc == 0 {
+		return nil
+	}
+	f, err := fsys.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := crc32.New(castagnoli)
+	if _, err := io.Copy(h, f); err != nil {
+		return err
+	}
+	if h.Sum32() != crc {
+		return fmt.Errorf("%s: checksum mismatch: the file is damaged", path)
+	}
+	return nil
+}
+
+// Checksum is the CRC-32C of data, as state files and manifests use it.
+func Checksum(data []byte) uint32 { return crc32.Checksum(data, castagnoli) }
+
+// UpdateChecksum adds data to a running CRC-32C.
+func UpdateChecksum(crc uint32, data []byte) uint32 { return crc32.Update(crc, castagnoli, data) }

@@ -260,7 +260,11 @@ func LoadDir(fsys vfs.FS, dir string) (*Loaded, error) {
 	l := &Loaded{Manifest: m, Dir: dir, fs: fsys}
 	for _, n := range m.Nodes {
 		for _, f := range n.Files {
-			if err := VerifyFile(fsys, l.Path(f), f.Size, f.CRC); err != nil {
+			verify := VerifyFile
+			if f.Kind == KindPebble {
+				verify = VerifyRaw
+			}
+			if err := verify(fsys, l.Path(f), f.Size, f.CRC); err != nil {
 				return nil, err
 			}
 		}

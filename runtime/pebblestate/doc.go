@@ -1,0 +1,30 @@
+// Package pebblestate is the pebble state backend (state.backend: pebble):
+// the keyed state of a reduce, aggregate or process operator's subtask in
+// a Pebble store (github.com/cockroachdb/pebble/v2) on disk, so that the
+// state may be far larger than memory. Generated code imports it only for
+// pipelines with that backend, so that other programs do not link Pebble.
+//
+// Keys are the key group (2 bytes, big-endian) followed by the key as
+// the generated serializer writes it; values are the generated
+// serializer's bytes. A subtask's key groups are a contiguous range of
+// keys, so that a restore at another parallelism takes the ranges it owns
+// now from the old stores.
+//
+// In front of the store, a cache of decoded values (Keyed) serves the
+// per-record path as a Go map does; the values changed since they were
+// last written are written to the store in batches, and at every barrier.
+//
+// A checkpoint is a Pebble checkpoint: at the barrier the subtask writes
+// its changed values and marks the cut; the writer then flushes the
+// memtable and takes the store's checkpoint (hard links), while the
+// subtask goes on with values in its cache (it writes nothing to the store
+// until the checkpoint is taken). Its sstables go to the checkpoint
+// directory's shared folder, once: a file that the newest completed
+// checkpoint already holds is referred to again, not written, and the
+// manifests list every file of each subtask's store. On a local file
+// system they are hard links, on others copies. A restore at the same
+// parallelism links the files back and opens the store; at another one,
+// each subtask copies into a new store the key-group ranges it owns from
+// the old stores. A checkpoint written by the memory backend restores
+// into a pebble one too.
+package pebblestate

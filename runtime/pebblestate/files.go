@@ -1,0 +1,159 @@
+package pebblestate
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/cockroachdb/pebble/v2"
+	pvfs "github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/pipegen/pipegen/runtime/internal/storage"
+)
+
+// open opens the store in folder dir. The store keeps no write-ahead log:
+// it is rebuilt from the checkpoints after a crash, and a checkpoint
+// flushes the memtable first.
+func (f *files) open(dir string, readOnly bool) (*pebble.DB, error) {
+	cache := pebble.NewCache(32 << 20)
+	defer cache.Unref() // the store holds its own reference
+	o := f.options(cache)
+	o.ReadOnly = readOnly
+	return pebble.Open(dir, o)
+}
+
+func (f *files) options(cache *pebble.Cache) *pebble.Options {
+	o := &pebble.Options{
+		FS:                  f.fs,
+		Cache:               cache,
+		DisableWAL:          true,
+		MemTableSize:        16 << 20,
+		MaxManifestFileSize: 4 << 20,
+		Logger:              quiet{},
+		// Changes come in small flushes, one per checkpoint at least:
+		// letting more of them gather in level 0 before compacting them
+		// into the levels below rewrites less of the store per
+		// checkpoint, which is what a checkpoint then copies.
+		L0CompactionThreshold: 8,
+		L0StopWritesThreshold: 64,
+	}
+	o.EnsureDefaults()
+	return o
+}
+
+// quiet drops Pebble's informational lines; its errors are returned.
+type quiet struct{}
+
+func (quiet) Infof(string, ...any)  {}
+func (quiet) Errorf(string, ...any) {}
+func (quiet) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf("pebble: "+format, args...))
+}
+
+// size is the size of the store's file path.
+func (f *files) size(path string) (int64, error) {
+	info, err := f.fs.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return info.Size(), nil
+}
+
+// put puts the store's file src at dst in the checkpoint directory: a hard
+// link when both are on the local file system, else a copy, which is
+// synced. With sum, it returns the file's CRC-32C.
+func (f *files) put(src, dst string, sum bool) (size int64, crc uint32, err error) {
+	if f.local {
+		f.ckpt.Remove(dst) // left by a checkpoint that failed
+		if err := os.Link(src, dst); err == nil {
+			size, err = f.size(src)
+			if err == nil && sum {
+				crc, err = f.checksum(src)
+			}
+			return size, crc, err
+		}
+	}
+	in, err := f.fs.Open(src)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer in.Close()
+	out, err := f.ckpt.Create(dst)
+	if err != nil {
+		return 0, 0, err
+	}
+	buf := make([]byte, 256<<10)
+	for {
+		n, rerr := in.Read(buf)
+		if n > 0 {
+			if sum {
+				crc = storage.UpdateChecksum(crc, buf[:n])
+			}
+			if _, err := out.Write(buf[:n]); err != nil {
+				out.Close()
+				return 0, 0, err
+			}
+			size += int64(n)
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			out.Close()
+			return 0, 0, rerr
+		}
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return 0, 0, err
+	}
+	return size, crc, out.Close()
+}
+
+func (f *files) checksum(path string) (uint32, error) {
+	in, err := f.fs.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	var crc uint32
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := in.Read(buf)
+		crc = storage.UpdateChecksum(crc, buf[:n])
+		if err == io.EOF {
+			return crc, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+}
+
+// get puts the checkpoint directory's file src at dst in the store's
+// file system: a hard link on the local file system, else a copy.
+func (f *files) get(src, dst string) error {
+	if f.local {
+		if err := os.Link(src, dst); err == nil {
+			return nil
+		}
+	}
+	in, err := f.ckpt.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := f.fs.Create(dst, pvfs.WriteCategoryUnspecified)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

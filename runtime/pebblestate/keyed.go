@@ -1,0 +1,342 @@
+package pebblestate
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	pvfs "github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
+	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/keygroup"
+	"github.com/pipegen/pipegen/runtime/state"
+	"github.com/pipegen/pipegen/runtime/vfs"
+)
+
+// Keyed is the keyed state of one subtask of a keyed node, in a Pebble
+// store with a cache of decoded values in front.
+type Keyed[K comparable, V any] struct {
+	t     *checkpoint.Task
+	node  int
+	name  string // the node's name, for errors
+	uid   string
+	codec *state.Codec[K, V]
+	// keyGroup places a key; [start, end) are the subtask's key groups.
+	keyGroup   func(K) int
+	start, end int
+
+	files *files
+	db    *pebble.DB
+
+	// cache holds decoded values; dirty lists the entries changed since
+	// they were last written to the store.
+	cache map[K]*entry[K, V]
+	dirty []*entry[K, V]
+	// frozen is set while a checkpoint of the store is being taken: the
+	// store must stay as it was at the barrier, so changed values stay in
+	// the cache until it is clear.
+	frozen atomic.Bool
+	// capture is the checkpoint being taken, nil when none.
+	capture *capture
+	// uploaded holds, by checkpoint id, the names in the shared folder of
+	// the sstables that checkpoint refers to: the next checkpoint refers
+	// again to those of the newest completed one that it still has.
+	uploaded map[int64]map[string]string
+	// names maps a restored sstable's name in the store to its name in
+	// the shared folder.
+	names map[string]string
+
+	key, val codec.Writer
+}
+
+type entry[K comparable, V any] struct {
+	key     K
+	val     *V
+	dirty   bool
+	deleted bool
+}
+
+// The cache's sizes. Changed values are written to the store in batches
+// of spillAt; at most maxCache values are kept decoded (more while a
+// checkpoint is being taken).
+const (
+	spillAt  = 4096
+	maxCache = 1 << 16
+)
+
+// Open opens the state of subtask t of keyed node, empty or restored from
+// the checkpoint the job resumes from (the restore is done with the other
+// subtasks', before any runs). The store is closed and its files removed
+// when the run ends.
+func Open[K comparable, V any](t *checkpoint.Task, node int, c *state.Codec[K, V]) *Keyed[K, V] {
+	n := t.Node(node)
+	start, end := t.KeyRange(node)
+	maxP := t.MaxParallelism()
+	s := &Keyed[K, V]{t: t, node: node, name: n.Name, uid: n.UID, codec: c,
+		keyGroup: func(k K) int { return keygroup.Of(c.Hash(k), maxP) }, start: start, end: end,
+		cache: map[K]*entry[K, V]{}, uploaded: map[int64]map[string]string{}, names: map[string]string{}}
+	st := t.Storage()
+	s.files = newFiles(st.FS, filepath.Join(st.Dir, "pebble", fmt.Sprintf("%s-%d", n.UID, t.Subtask())))
+	if err := s.files.reset(); err != nil {
+		fault.Abortf("operators.%s[%d]: pebble state: %w", n.Name, t.Subtask(), err)
+	}
+	t.OnClose(s.close)
+	if files, l := t.RestoredFiles(node, ""); len(files) > 0 {
+		t.OnRestore(func() { s.restore(files, l) })
+		return s
+	}
+	s.open()
+	return s
+}
+
+// open opens the store in the working folder.
+func (s *Keyed[K, V]) open() {
+	db, err := s.files.open(s.files.dir, false)
+	if err != nil {
+		fault.Abortf("operators.%s[%d]: open pebble state: %w", s.name, s.t.Subtask(), err)
+	}
+	s.db = db
+}
+
+// close closes the store and removes its files: they are in the
+// checkpoints.
+func (s *Keyed[K, V]) close() {
+	// The writers have stopped: a capture not done never will be.
+	if s.db != nil {
+		s.db.Close()
+		s.db = nil
+	}
+	s.files.removeAll()
+}
+
+// fail stops the subtask with an error of the store.
+func (s *Keyed[K, V]) fail(what string, err error) {
+	fault.Abortf("operators.%s[%d]: pebble state: %s: %w", s.name, s.t.Subtask(), what, err)
+}
+
+// storeKey encodes k as the store's key: its key group, then k.
+func (s *Keyed[K, V]) storeKey(k K) []byte {
+	s.key.Reset()
+	kg := s.keyGroup(k)
+	if kg < s.start || kg >= s.end {
+		fault.Abortf("operators.%s[%d]: key %v is in key group %d, outside this subtask's range [%d, %d)", s.name, s.t.Subtask(), k, kg, s.start, s.end)
+	}
+	var p [2]byte
+	binary.BigEndian.PutUint16(p[:], uint16(kg))
+	s.key.Raw(p[:])
+	s.codec.EncodeKey(&s.key, k)
+	return s.key.Bytes()
+}
+
+// groupPrefix is the first key of key group kg.
+func groupPrefix(kg int) []byte { return binary.BigEndian.AppendUint16(nil, uint16(kg)) }
+
+// Get returns the value of k, or nil. The value may be changed through
+// the pointer; it is written to the store later.
+func (s *Keyed[K, V]) Get(k K) *V {
+	if len(s.dirty) >= spillAt {
+		s.spill(false)
+	}
+	if e := s.cache[k]; e != nil {
+		if e.deleted {
+			return nil
+		}
+		s.changed(e)
+		return e.val
+	}
+	data, closer, err := s.db.Get(s.storeKey(k))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		s.fail("read", err)
+	}
+	r := codec.NewReader(data)
+	v := s.codec.DecodeValue(r)
+	closer.Close()
+	if err := r.Err(); err != nil {
+		s.fail(fmt.Sprintf("decode the value of %v", k), err)
+	}
+	e := &entry[K, V]{key: k, val: v}
+	s.cache[k] = e
+	s.changed(e)
+	return v
+}
+
+// Put makes v the value of k.
+func (s *Keyed[K, V]) Put(k K, v *V) {
+	if len(s.dirty) >= spillAt {
+		s.spill(false)
+	}
+	e := s.cache[k]
+	if e == nil {
+		e = &entry[K, V]{key: k}
+		s.cache[k] = e
+	}
+	e.val, e.deleted = v, false
+	s.changed(e)
+}
+
+// Delete removes k and its value.
+func (s *Keyed[K, V]) Delete(k K) {
+	if len(s.dirty) >= spillAt {
+		s.spill(false)
+	}
+	e := s.cache[k]
+	if e == nil {
+		e = &entry[K, V]{key: k}
+		s.cache[k] = e
+	}
+	e.val, e.deleted = nil, true
+	s.changed(e)
+}
+
+func (s *Keyed[K, V]) changed(e *entry[K, V]) {
+	if !e.dirty {
+		e.dirty = true
+		s.dirty = append(s.dirty, e)
+	}
+}
+
+// spill writes the changed values to the store, unless a checkpoint of
+// it is being taken (all: even then, after waiting for it), and trims the
+// cache.
+func (s *Keyed[K, V]) spill(all bool) {
+	if s.frozen.Load() {
+		if !all {
+			return
+		}
+		s.waitCapture()
+	}
+	if len(s.dirty) > 0 {
+		b := s.db.NewBatch()
+		for _, e := range s.dirty {
+			key := s.storeKey(e.key)
+			var err error
+			if e.deleted {
+				err = b.Delete(key, nil)
+			} else {
+				s.val.Reset()
+				s.codec.EncodeValue(&s.val, e.val)
+				if err = s.val.Err(); err != nil {
+					b.Close()
+					s.fail(fmt.Sprintf("encode the value of %v", e.key), err)
+				}
+				err = b.Set(key, s.val.Bytes(), nil)
+			}
+			if err != nil {
+				b.Close()
+				s.fail("write", err)
+			}
+			e.dirty = false
+		}
+		if err := b.Commit(pebble.NoSync); err != nil {
+			s.fail("write", err)
+		}
+		b.Close()
+		clear(s.dirty)
+		s.dirty = s.dirty[:0]
+	}
+	if len(s.cache) > maxCache {
+		// Drop clean values, in the map's order (a random one), down to
+		// three quarters: they are in the store.
+		n := len(s.cache) - maxCache*3/4
+		for k, e := range s.cache {
+			if n == 0 {
+				break
+			}
+			if !e.dirty {
+				delete(s.cache, k)
+				n--
+			}
+		}
+	}
+}
+
+// waitCapture waits until the checkpoint being taken of the store is
+// taken (its files may still be being copied).
+func (s *Keyed[K, V]) waitCapture() {
+	if c := s.capture; c != nil {
+		select {
+		case <-c.taken:
+		case <-s.t.Context().Done():
+			fault.Abort(fault.ErrCanceled)
+		}
+	}
+}
+
+// Len is the number of keys. It reads the whole store.
+func (s *Keyed[K, V]) Len() int {
+	n := 0
+	for range s.All {
+		n++
+	}
+	return n
+}
+
+// All calls yield for every key and value, in the store's order, until
+// yield returns false. The values are decoded from the store: changing
+// them changes nothing (All is for reading: the results at the end of the
+// input).
+func (s *Keyed[K, V]) All(yield func(K, *V) bool) {
+	s.spill(true)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: groupPrefix(s.start), UpperBound: groupPrefix(s.end)})
+	if err != nil {
+		s.fail("read", err)
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		k := s.codec.DecodeKey(codec.NewReader(it.Key()[2:]))
+		val, err := it.ValueAndErr()
+		if err != nil {
+			s.fail("read", err)
+		}
+		r := codec.NewReader(val)
+		v := s.codec.DecodeValue(r)
+		if err := r.Err(); err != nil {
+			s.fail(fmt.Sprintf("decode the value of %v", k), err)
+		}
+		if !yield(k, v) {
+			return
+		}
+	}
+	if err := it.Error(); err != nil {
+		s.fail("read", err)
+	}
+}
+
+var _ state.Keyed[string, int] = (*Keyed[string, int])(nil)
+
+// files is where a store keeps its files, and how they move to and from
+// the checkpoint directory: on the operating system's file system the
+// store is in the checkpoint directory's folder pebble/ and files move by
+// hard links; on another (an in-memory one, in tests), the store is in
+// memory and files are copied.
+type files struct {
+	ckpt  vfs.FS
+	fs    pvfs.FS
+	dir   string
+	local bool
+}
+
+func newFiles(ckpt vfs.FS, dir string) *files {
+	if ckpt == vfs.Default {
+		return &files{ckpt: ckpt, fs: pvfs.Default, dir: dir, local: true}
+	}
+	return &files{ckpt: ckpt, fs: pvfs.NewMem(), dir: "/store"}
+}
+
+// reset empties the working folder: what a run left there is never used.
+func (f *files) reset() error {
+	if err := f.fs.RemoveAll(f.dir); err != nil {
+		return err
+	}
+	return f.fs.MkdirAll(f.dir, 0o755)
+}
+
+func (f *files) removeAll() { f.fs.RemoveAll(f.dir) }
