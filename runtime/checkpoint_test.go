@@ -286,10 +286,29 @@ func TestCheckpointFaults(t *testing.T) {
 		{"manifest sync", vfs.OpSync, "MANIFEST.tmp", "checkpoint 1 failed and is given up, processing goes on: write manifest: "},
 		{"manifest rename", vfs.OpRename, "/MANIFEST", "checkpoint 1 failed and is given up, processing goes on: write manifest: "},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
+	// On pebble, the state is the stores' files: sstables in the shared
+	// folder, the stores' MANIFESTs in the checkpoint's.
+	pebbleCases := []struct {
+		name string
+		kind vfs.OpKind
+		path string
+		log  string
+	}{
+		{"sstable create", vfs.OpCreate, ".sst", "checkpoint 1 failed and is given up, processing goes on: "},
+		{"sstable write", vfs.OpWrite, ".sst", "checkpoint 1 failed and is given up, processing goes on: "},
+		{"sstable sync", vfs.OpSync, ".sst", "checkpoint 1 failed and is given up, processing goes on: "},
+		{"store manifest write", vfs.OpWrite, "sum-1-MANIFEST", "checkpoint 1 failed and is given up, processing goes on: "},
+		{"shared folder sync", vfs.OpOpenDir, "/shared", "checkpoint 1 failed and is given up, processing goes on: "},
+	}
+	for i, c := range append(cases, pebbleCases...) {
+		backend := "memory"
+		if i >= len(cases) {
+			backend = "pebble"
+		}
+		t.Run(backend+"/"+c.name, func(t *testing.T) {
 			mem := vfs.NewMem()
 			o := defaultSumJob(2, vfs.NewErrorFS(mem, vfs.OnceAt(c.kind, c.path, nil)))
+			o.backend = backend
 			r := o.mustRun(t)
 			log := r.log.String()
 			if !strings.Contains(log, c.log) || !strings.Contains(log, vfs.ErrInjected.Error()) {

@@ -19,9 +19,19 @@ import (
 // failed or pruned ones. A restart from the delta at another parallelism
 // (the key groups move) writes the output exactly once.
 func TestIncrementalCheckpoints(t *testing.T) {
-	const fill, hot = 4000, 40
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) { testIncrementalCheckpoints(t, backend) })
+	}
+}
+
+func testIncrementalCheckpoints(t *testing.T, backend string) {
+	const fill, hot = 20000, 200
 	mem := vfs.NewMem()
-	o := &sumJob{p: 2, n: 2 * fill, interval: time.Millisecond, retain: 2,
+	failing := "-000002.state"
+	if backend == "pebble" {
+		failing = "chk-000002/sum-0-MANIFEST"
+	}
+	o := &sumJob{p: 2, n: 2 * fill, interval: time.Millisecond, retain: 2, backend: backend,
 		keyFn: func(seq uint64) int64 {
 			if seq < fill {
 				return int64(seq)
@@ -32,11 +42,11 @@ func TestIncrementalCheckpoints(t *testing.T) {
 		// Checkpoint 1 comes after the fill, 2 (which fails) and 3 in the
 		// updates.
 		holdPolls: fill / 2,
-		pauses:    []uint64{fill / 2, fill/2 + 500, fill/2 + 1000},
-		fs:        vfs.NewErrorFS(mem, vfs.OnceAt(vfs.OpWrite, "-000002.state", nil)),
+		pauses:    []uint64{fill / 2, fill/2 + 2500, fill/2 + 5000},
+		fs:        vfs.NewErrorFS(mem, vfs.OnceAt(vfs.OpWrite, failing, nil)),
 	}
 	o.hook = func(c *sumSource, i uint64) {
-		if i == fill/2+1001 {
+		if i == fill/2+5001 {
 			// Checkpoint 3 completes before the input ends.
 			c.awaitCommitted(3)
 		}
@@ -58,43 +68,24 @@ func TestIncrementalCheckpoints(t *testing.T) {
 			delta = id
 		}
 	}
-	if len(ms) != 2 || final == 0 || delta != 3 {
-		t.Fatalf("checkpoints %v, want 3 and the final one\nlog:\n%s", ms, r.log)
+	// A slow machine may take more checkpoints between the pauses: the
+	// one kept is 3 or a later one.
+	if len(ms) != 2 || final == 0 || delta < 3 {
+		t.Fatalf("checkpoints %v, want one of 3 and later and the final one\nlog:\n%s", ms, r.log)
 	}
 	m := ms[delta]
-	files := m.Node("sum").Files
-	if len(files) != 4 {
-		t.Fatalf("checkpoint 3 has state files %+v, want a full one of checkpoint 1 and a delta of 3 for each subtask", files)
-	}
-	var base int64
-	for _, f := range files {
-		if !f.Shared {
-			t.Errorf("%s is not shared", f.Name)
-		}
-		switch f.Name {
-		case fmt.Sprintf("sum-%d-000001.state", f.Subtask):
-			if f.Kind != "" {
-				t.Errorf("%s is of kind %q, want a full file", f.Name, f.Kind)
-			}
-			base += f.Size
-		case fmt.Sprintf("sum-%d-000003.state", f.Subtask):
-			if f.Kind != storage.KindDelta {
-				t.Errorf("%s is of kind %q, want a delta", f.Name, f.Kind)
-			}
-		default:
-			t.Errorf("unexpected state file %s", f.Name)
-		}
-	}
-	if m.Stats.BytesWritten > base/20 || m.Stats.StateSize != base+m.Stats.BytesWritten {
-		t.Errorf("checkpoint 3 wrote %d bytes, state %d; want under 5%% of the full files' %d", m.Stats.BytesWritten, m.Stats.StateSize, base)
+	if m.Stats.BytesWritten*20 > m.Stats.StateSize {
+		t.Errorf("checkpoint %d wrote %d bytes of a state of %d: more than 5%%", delta, m.Stats.BytesWritten, m.Stats.StateSize)
 	}
 	checkNoStrayFiles(t, mem, sumCkptDir)
-	if n, _ := mem.ReadDir(filepath.Join(sumCkptDir, storage.SharedDir)); len(n) != 4 {
-		t.Errorf("the shared folder holds %d files, want the 4 of checkpoint 3", len(n))
+	if backend == "memory" {
+		checkMemoryFiles(t, mem, m)
+	} else {
+		checkPebbleFiles(t, m)
 	}
 
 	// Resume from the delta, with 3 subtasks: every one reads the key
-	// groups it owns from the full files and the deltas.
+	// groups it owns from the files of the 2 old ones.
 	o.from = filepath.Join(sumCkptDir, storage.FolderName(delta))
 	o.fs, o.sumP = mem, 3
 	r = o.mustRun(t)
@@ -103,4 +94,67 @@ func TestIncrementalCheckpoints(t *testing.T) {
 	}
 	o.checkOutput(t, mem)
 	checkNoStrayFiles(t, mem, sumCkptDir)
+}
+
+// checkPebbleFiles checks the files of a checkpoint of the pebble
+// backend, taken after one that completed and one that failed: each
+// subtask's store holds sstables written by the first checkpoint (shared,
+// not written again) and by this one.
+func checkPebbleFiles(t *testing.T, m *storage.Manifest) {
+	t.Helper()
+	bySub := map[int]int{}
+	for _, f := range m.Node("sum").Files {
+		if f.Kind != storage.KindPebble || f.Store == "" {
+			t.Errorf("%s is of kind %q with store name %q", f.Name, f.Kind, f.Store)
+		}
+		if strings.HasSuffix(f.Store, ".sst") {
+			if !f.Shared {
+				t.Errorf("%s is not shared", f.Name)
+			}
+			bySub[f.Subtask]++
+		}
+	}
+	for sub := range 2 {
+		if bySub[sub] < 2 {
+			t.Errorf("the store of subtask %d has %d sstables, want the first checkpoint's and this one's", sub, bySub[sub])
+		}
+	}
+}
+
+// checkMemoryFiles checks the files of a checkpoint of the memory
+// backend, taken after one that completed and one that failed: for each
+// subtask the first checkpoint's full file and a delta of this one.
+func checkMemoryFiles(t *testing.T, mem vfs.FS, m *storage.Manifest) {
+	t.Helper()
+	files := m.Node("sum").Files
+	var base, deltas int64
+	bySub := map[int][]storage.StateFile{}
+	for _, f := range files {
+		if !f.Shared {
+			t.Errorf("%s is not shared", f.Name)
+		}
+		bySub[f.Subtask] = append(bySub[f.Subtask], f)
+	}
+	for sub := range 2 {
+		fs := bySub[sub]
+		if len(fs) < 2 {
+			t.Fatalf("checkpoint %d has state files %+v of subtask %d, want a full one of checkpoint 1 and deltas", m.ID, fs, sub)
+		}
+		if fs[0].Name != fmt.Sprintf("sum-%d-000001.state", sub) || fs[0].Kind != "" {
+			t.Errorf("subtask %d: the first file is %s of kind %q, want checkpoint 1's full one", sub, fs[0].Name, fs[0].Kind)
+		}
+		base += fs[0].Size
+		for _, f := range fs[1:] {
+			if f.Kind != storage.KindDelta || f.Name == fmt.Sprintf("sum-%d-000002.state", sub) {
+				t.Errorf("subtask %d: %s of kind %q, want deltas of checkpoints that completed", sub, f.Name, f.Kind)
+			}
+			deltas += f.Size
+		}
+	}
+	if m.Stats.StateSize != base+deltas {
+		t.Errorf("checkpoint %d: state %d; want the full files' %d and the deltas' %d", m.ID, m.Stats.StateSize, base, deltas)
+	}
+	if n, _ := mem.ReadDir(filepath.Join(sumCkptDir, storage.SharedDir)); len(n) != len(files) {
+		t.Errorf("the shared folder holds %d files, want the %d of checkpoint %d", len(n), len(files), m.ID)
+	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/job"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/pebblestate"
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
@@ -95,7 +96,13 @@ type sumJob struct {
 	configure func(*config.Config)
 	// fresh starts the run over (run --fresh).
 	fresh bool
+	// backend is where "sum" keeps its state: memory (also "") or
+	// pebble.
+	backend string
 }
+
+// backends are the state backends the tests run the sum job on.
+var backends = []string{"memory", "pebble"}
 
 // checkpointDir is the job's checkpoint directory.
 func (o *sumJob) checkpointDir() string {
@@ -138,7 +145,7 @@ func (o *sumJob) config(t testing.TB) *Config {
 			Retain:   o.retain,
 			Dir:      o.checkpointDir(),
 		},
-		StateBackend: "memory",
+		StateBackend: cmp.Or(o.backend, "memory"),
 		Nodes: []config.NodeConfig{
 			{Name: "gen", UID: "gen", Kind: "source", Section: "sources", Connector: "generator", Options: map[string]string{"generate": "Gen"}},
 			{Name: "sum", UID: "sum", Kind: "aggregate", Section: "operators", Parallelism: o.sumP, ParallelismSet: o.sumP != 0},
@@ -229,7 +236,7 @@ func (o *sumJob) build(j *Job) {
 		j.Go("gen", i, newSumSource(j, o, i, NewOut(j, ins, i)).run)
 	}
 	for i := range j.Parallelism(sumSum) {
-		j.Go("sum", i, newSumChain(j, i, ins[i]).run)
+		j.Go("sum", i, newSumChain(j, o, i, ins[i]).run)
 	}
 }
 
@@ -342,13 +349,25 @@ type sumChain struct {
 	sub   int
 	task  *Task
 	in    *Inbox[int64]
-	state *state.Memory[int64, int64]
-	out   *FileSink[string]
+	state state.Keyed[int64, int64]
+	// snapshot adds the state to a snapshot, as the backend does.
+	snapshot func(s *Snapshot)
+	out      *FileSink[string]
 }
 
-func newSumChain(j *Job, sub int, in *Inbox[int64]) *sumChain {
-	c := &sumChain{sub: sub, task: j.Task(sumSum, sub), in: in, state: state.NewMemory[int64, int64]()}
-	RestoreMemory(c.task, sumSum, c.state, sumCodec)
+func newSumChain(j *Job, o *sumJob, sub int, in *Inbox[int64]) *sumChain {
+	c := &sumChain{sub: sub, task: j.Task(sumSum, sub), in: in}
+	switch o.backend {
+	case "", "memory":
+		st := state.NewMemory[int64, int64]()
+		RestoreMemory(c.task, sumSum, st, sumCodec)
+		c.state, c.snapshot = st, func(s *Snapshot) { SnapshotMemory(s, sumSum, st, sumCodec) }
+	case "pebble":
+		st := pebblestate.Open(c.task, sumSum, sumCodec)
+		c.state, c.snapshot = st, func(s *Snapshot) { pebblestate.Snapshot(s, sumSum, st) }
+	default:
+		panic("no backend " + o.backend)
+	}
 	c.out = NewFileSink(j, sumOut, sub, EncodeString)
 	return c
 }
@@ -385,7 +404,7 @@ func (c *sumChain) add(k int64) {
 
 func (c *sumChain) barrier(id int64) {
 	s := c.task.Begin(id)
-	SnapshotMemory(s, sumSum, c.state, sumCodec)
+	c.snapshot(s)
 	c.out.PreCommit(s, sumOut)
 	c.task.Submit(s)
 }

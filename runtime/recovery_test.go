@@ -175,10 +175,15 @@ func checkRecovery(t *testing.T, o *sumJob, cp crashPoint, nested bool) {
 // checks that a restart from what the crash left writes exactly the
 // output of a run without a crash.
 func TestCrashRecovery(t *testing.T) {
-	for _, p := range []int{1, 2} {
-		t.Run(fmt.Sprint("p=", p), func(t *testing.T) {
+	for _, c := range []struct {
+		backend string
+		p       int
+	}{{"memory", 1}, {"memory", 2}, {"pebble", 2}} {
+		t.Run(fmt.Sprint(c.backend, "/p=", c.p), func(t *testing.T) {
+			p := c.p
 			mem := vfs.NewMem()
 			o := defaultSumJob(p, nil)
+			o.backend = c.backend
 			rec := recordCrashes(o, mem)
 			o.mustRun(t)
 			o.checkOutput(t, mem)
@@ -200,13 +205,26 @@ func stoppedRun(t *testing.T) (o *sumJob, crashed *vfs.MemFS, newest int64) {
 	return stoppedRunConfigured(t, nil)
 }
 
+// stoppedRunOn is stoppedRun with the state on backend.
+func stoppedRunOn(t *testing.T, backend string) (o *sumJob, crashed *vfs.MemFS, newest int64) {
+	t.Helper()
+	return stoppedRunWith(t, backend, nil)
+}
+
 // stoppedRunConfigured is stoppedRun of the job with its settings changed
 // by configure.
 func stoppedRunConfigured(t *testing.T, configure func(*config.Config)) (o *sumJob, crashed *vfs.MemFS, newest int64) {
 	t.Helper()
+	return stoppedRunWith(t, "memory", configure)
+}
+
+// stoppedRunWith is stoppedRun of the job with its state on backend and
+// its settings changed by configure.
+func stoppedRunWith(t *testing.T, backend string, configure func(*config.Config)) (o *sumJob, crashed *vfs.MemFS, newest int64) {
+	t.Helper()
 	mem := vfs.NewMem()
 	o = defaultSumJob(2, mem)
-	o.configure = configure
+	o.configure, o.backend = configure, backend
 	o.pauses = []uint64{40, 120, 200, 280}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -470,8 +488,14 @@ func TestResumeFromCheckpointFolder(t *testing.T) {
 // another parallelism of its keyed operator and sink: the key groups move
 // to other subtasks, and the output is exactly once.
 func TestRescaleRecovery(t *testing.T) {
-	o, base, newest := stoppedRun(t)
-	for _, p := range []int{1, 3, 4} {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) { testRescaleRecovery(t, backend) })
+	}
+}
+
+func testRescaleRecovery(t *testing.T, backend string) {
+	o, base, newest := stoppedRunOn(t, backend)
+	for _, p := range []int{1, 2, 3, 4} {
 		t.Run(fmt.Sprint("p=", p), func(t *testing.T) {
 			fsys := base.CrashClone()
 			o2 := *o

@@ -28,7 +28,9 @@ func (f *files) options(cache *pebble.Cache) *pebble.Options {
 		Cache:               cache,
 		DisableWAL:          true,
 		MemTableSize:        16 << 20,
-		MaxManifestFileSize: 4 << 20,
+		// The MANIFEST is copied whole at every checkpoint: Pebble starts a
+		// new one, holding only the live files, once it passes this.
+		MaxManifestFileSize: 128 << 10,
 		Logger:              quiet{},
 		// Changes come in small flushes, one per checkpoint at least:
 		// letting more of them gather in level 0 before compacting them

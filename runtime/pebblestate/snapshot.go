@@ -94,12 +94,17 @@ func (st *Keyed[K, V]) write(c *capture, base map[string]string, stor *storage.S
 	if err != nil {
 		return nil, 0, st.errorf("checkpoint", err)
 	}
+	if err := stor.MakeShared(); err != nil {
+		return nil, 0, err
+	}
 	sub := st.t.Subtask()
 	uploaded := map[string]string{}
 	for _, name := range names {
 		f := storage.StateFile{Subtask: sub, Kind: storage.KindPebble, Store: name, KeyGroups: [2]int{st.start, st.end}}
 		src := filepath.Join(local, name)
-		if strings.HasSuffix(name, ".sst") {
+		if strings.HasSuffix(name, ".sst") || strings.HasPrefix(name, "OPTIONS-") {
+			// Files Pebble never changes once written: shared between
+			// the checkpoints that hold them.
 			shared := st.names[name]
 			if shared == "" {
 				shared = fmt.Sprintf("%s-%d-r%06d-%s", st.uid, sub, st.t.RunID(), name)
@@ -116,8 +121,8 @@ func (st *Keyed[K, V]) write(c *capture, base map[string]string, stor *storage.S
 			}
 			f.Size, _, err = st.files.put(src, stor.SharedPath(shared), false)
 		} else {
-			// The store's MANIFEST, OPTIONS and markers: small, and the
-			// checkpoint's own.
+			// The store's MANIFEST (as it was at the checkpoint), its
+			// markers and empty logs: small, and the checkpoint's own.
 			f.Name = fmt.Sprintf("%s-%d-%s", st.uid, sub, name)
 			f.Size, f.CRC, err = st.files.put(src, stor.Path(c.id, f.Name), true)
 		}

@@ -61,10 +61,15 @@ func (s *Storage) SharedPath(name string) string { return filepath.Join(s.Dir, S
 // the manifest of a checkpoint that names it is (Commit syncs the
 // folder).
 func (s *Storage) CreateShared(name string, start, sections int) (*StateWriter, error) {
-	if err := vfs.MkdirAllDurable(s.FS, filepath.Join(s.Dir, SharedDir)); err != nil {
+	if err := s.MakeShared(); err != nil {
 		return nil, err
 	}
 	return CreateState(s.FS, s.SharedPath(name), start, sections)
+}
+
+// MakeShared creates the shared folder, durably, if it is missing.
+func (s *Storage) MakeShared() error {
+	return vfs.MkdirAllDurable(s.FS, filepath.Join(s.Dir, SharedDir))
 }
 
 // Sweep removes the shared files that keep does not name: those of no
