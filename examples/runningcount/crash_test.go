@@ -92,6 +92,14 @@ func TestCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the crash test builds and runs the job many times")
 	}
+	for _, backend := range []string{"memory", "pebble"} {
+		t.Run(backend, func(t *testing.T) { testCrash(t, backend) })
+	}
+}
+
+// testCrash is TestCrash with the state on backend; the at-least-once
+// run is the memory backend's only.
+func testCrash(t *testing.T, backend string) {
 	seed := seed(t)
 	defer func() {
 		if t.Failed() {
@@ -99,7 +107,7 @@ func TestCrash(t *testing.T) {
 				seed, seedVar, seed, seed, rate)
 		}
 	}()
-	res, err := compile.Generate("pipeline.yaml", compile.Options{})
+	res, err := compile.Generate("pipeline.yaml", compile.Options{StateBackend: backend})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,6 +146,9 @@ func TestCrash(t *testing.T) {
 		t.Errorf("the killed run committed %d lines more than once, first %s", len(dup), dup[0])
 	}
 
+	if backend != "memory" {
+		return
+	}
 	// At-least-once: barriers are not aligned, so a replay may duplicate,
 	// but every expected line must be there.
 	rng := rand.New(rand.NewPCG(seed, 1))

@@ -24,6 +24,7 @@ type ack struct {
 	nodes []storage.NodeState // contributions, merged by uid
 	bytes int64
 	align time.Duration
+	stall time.Duration
 	err   error
 }
 
@@ -36,6 +37,7 @@ type inflight struct {
 	nodes map[string]*storage.NodeState
 	bytes int64
 	align time.Duration
+	stall time.Duration
 	err   error
 }
 
@@ -142,6 +144,7 @@ func (c *coordinator) receive(a ack) {
 	cur.got++
 	cur.bytes += a.bytes
 	cur.align = max(cur.align, a.align)
+	cur.stall = max(cur.stall, a.stall)
 	if a.err != nil && cur.err == nil {
 		cur.err = a.err
 	}
@@ -237,7 +240,7 @@ func (c *coordinator) complete(cur *inflight) error {
 		ns.Sinks = append(ns.Sinks, c.cp.retiredSinks(&n)...)
 		m.Nodes = append(m.Nodes, ns)
 	}
-	m.Stats = storage.Stats{Duration: time.Since(cur.start), Alignment: cur.align, BytesWritten: cur.bytes, StateSize: stateSize}
+	m.Stats = storage.Stats{Duration: time.Since(cur.start), Alignment: cur.align, Stall: cur.stall, BytesWritten: cur.bytes, StateSize: stateSize}
 	if err := c.st.Commit(m); err != nil {
 		return fmt.Errorf("write manifest: %w", err)
 	}

@@ -60,7 +60,11 @@ type Snapshot struct {
 	subtasks []subtaskSnapshot
 	async    []func() error
 	align    time.Duration
-	err      error
+	// begun is when the subtask began the snapshot, stall how long it
+	// stopped processing for it (until Submit).
+	begun time.Time
+	stall time.Duration
+	err   error
 }
 
 type keyedSnapshot struct {
@@ -199,7 +203,7 @@ func (t *Task) Enabled() bool { return t.cp.Enabled() }
 
 // Begin starts the subtask's snapshot for checkpoint id.
 func (t *Task) Begin(id int64) *Snapshot {
-	s := &Snapshot{ID: id, task: t, align: t.align}
+	s := &Snapshot{ID: id, task: t, align: t.align, begun: time.Now()}
 	t.align = 0
 	return s
 }
@@ -214,6 +218,9 @@ func (t *Task) Final() *Snapshot {
 func (t *Task) Submit(s *Snapshot) {
 	if !t.Enabled() {
 		return
+	}
+	if !s.begun.IsZero() {
+		s.stall = time.Since(s.begun)
 	}
 	t.cp.unwritten.Add(1)
 	select {

@@ -29,7 +29,7 @@ func (c *Checkpointer) writer() {
 }
 
 func (c *Checkpointer) write(s *Snapshot) ack {
-	a := ack{id: s.ID, final: s.Final, task: s.task, align: s.align, err: s.err}
+	a := ack{id: s.ID, final: s.Final, task: s.task, align: s.align, stall: s.stall, err: s.err}
 	// Captures not written are given up, so that their states stop
 	// keeping values for them.
 	defer func() {

@@ -217,8 +217,11 @@ func (j *Job) Run(build func(j *Job)) error {
 	if buildErr == nil {
 		// Restored state is read once every subtask is built, the subtasks
 		// in parallel.
+		start := time.Now()
 		if buildErr = j.cp.RunRestores(); buildErr != nil {
 			j.Fail(buildErr)
+		} else if l := j.cp.Restored(); l != nil && !j.opts.Quiet {
+			j.Logf("state of checkpoint %d restored in %s", l.Manifest.ID, time.Since(start).Round(time.Millisecond))
 		}
 	}
 	if buildErr != nil {

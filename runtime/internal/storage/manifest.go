@@ -120,8 +120,11 @@ type PendingFile struct {
 
 // Stats are a checkpoint's figures, as logged when it completes.
 type Stats struct {
-	Duration     time.Duration `json:"duration"`
-	Alignment    time.Duration `json:"alignment"`
+	Duration  time.Duration `json:"duration"`
+	Alignment time.Duration `json:"alignment"`
+	// Stall is the longest time a subtask stopped processing records
+	// for its snapshot (from taking it to handing it to the writers).
+	Stall        time.Duration `json:"stall,omitempty"`
 	BytesWritten int64         `json:"bytesWritten"`
 	StateSize    int64         `json:"stateSize"`
 }
