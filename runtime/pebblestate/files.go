@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	pvfs "github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/pipegen/pipegen/runtime/internal/storage"
@@ -15,7 +16,7 @@ import (
 // it is rebuilt from the checkpoints after a crash, and a checkpoint
 // flushes the memtable first.
 func (f *files) open(dir string, readOnly bool) (*pebble.DB, error) {
-	cache := pebble.NewCache(32 << 20)
+	cache := pebble.NewCache(64 << 20)
 	defer cache.Unref() // the store holds its own reference
 	o := f.options(cache)
 	o.ReadOnly = readOnly
@@ -32,12 +33,22 @@ func (f *files) options(cache *pebble.Cache) *pebble.Options {
 		// new one, holding only the live files, once it passes this.
 		MaxManifestFileSize: 128 << 10,
 		Logger:              quiet{},
-		// Changes come in small flushes, one per checkpoint at least:
-		// letting more of them gather in level 0 before compacting them
-		// into the levels below rewrites less of the store per
-		// checkpoint, which is what a checkpoint then copies.
-		L0CompactionThreshold: 8,
-		L0StopWritesThreshold: 64,
+		// Changes come in small flushes, at least one per checkpoint, each
+		// over the whole key range (keys are hashed): Pebble's own L0
+		// compactions would rewrite the store every few checkpoints, and a
+		// checkpoint copies what they write. The store compacts itself
+		// instead (Keyed.maybeCompact) once level 0 holds half as much as
+		// the levels below: over a run, a checkpoint copies what changed
+		// plus a share of the occasional rewrite.
+		L0CompactionThreshold:     1 << 20,
+		L0CompactionFileThreshold: 1 << 20,
+		L0StopWritesThreshold:     1 << 20,
+		FlushSplitBytes:           1 << 40, // one table per flush
+	}
+	// A key not in the store (every new key) is looked up in every level:
+	// Bloom filters answer for a table without reading its blocks.
+	for i := range o.Levels {
+		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
 	o.EnsureDefaults()
 	return o

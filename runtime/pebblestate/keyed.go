@@ -1,10 +1,12 @@
 package pebblestate
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -43,6 +45,13 @@ type Keyed[K comparable, V any] struct {
 	frozen atomic.Bool
 	// capture is the checkpoint being taken, nil when none.
 	capture *capture
+	// broken is the error of a write the writer could not make.
+	broken atomic.Pointer[error]
+	// compacting is set while a compaction of the store runs (in its own
+	// goroutine, which stop cancels and compacted waits for).
+	compacting atomic.Bool
+	compacted  sync.WaitGroup
+	stop       context.CancelFunc
 	// uploaded holds, by checkpoint id, the names in the shared folder of
 	// the sstables that checkpoint refers to: the next checkpoint refers
 	// again to those of the newest completed one that it still has.
@@ -59,14 +68,19 @@ type entry[K comparable, V any] struct {
 	val     *V
 	dirty   bool
 	deleted bool
+	// used is set when the entry is read or changed, and cleared when the
+	// cache is trimmed: an entry used since the last trim stays (the
+	// CLOCK policy), so that the keys in use stay decoded.
+	used bool
 }
 
 // The cache's sizes. Changed values are written to the store in batches
-// of spillAt; at most maxCache values are kept decoded (more while a
-// checkpoint is being taken).
+// of spillAt (and at every barrier, whatever their number): a key changed
+// many times between two batches is written once. At most maxCache values
+// are kept decoded (more while a checkpoint is being taken).
 const (
-	spillAt  = 4096
-	maxCache = 1 << 16
+	spillAt  = 1 << 15
+	maxCache = 1 << 18
 )
 
 // Open opens the state of subtask t of keyed node, empty or restored from
@@ -106,6 +120,10 @@ func (s *Keyed[K, V]) open() {
 // close closes the store and removes its files: they are in the
 // checkpoints.
 func (s *Keyed[K, V]) close() {
+	if s.stop != nil {
+		s.stop()
+	}
+	s.compacted.Wait()
 	// The writers have stopped: a capture not done never will be.
 	if s.db != nil {
 		s.db.Close()
@@ -146,6 +164,7 @@ func (s *Keyed[K, V]) Get(k K) *V {
 		if e.deleted {
 			return nil
 		}
+		e.used = true
 		s.changed(e)
 		return e.val
 	}
@@ -162,7 +181,7 @@ func (s *Keyed[K, V]) Get(k K) *V {
 	if err := r.Err(); err != nil {
 		s.fail(fmt.Sprintf("decode the value of %v", k), err)
 	}
-	e := &entry[K, V]{key: k, val: v}
+	e := &entry[K, V]{key: k, val: v, used: true}
 	s.cache[k] = e
 	s.changed(e)
 	return v
@@ -178,7 +197,7 @@ func (s *Keyed[K, V]) Put(k K, v *V) {
 		e = &entry[K, V]{key: k}
 		s.cache[k] = e
 	}
-	e.val, e.deleted = v, false
+	e.val, e.deleted, e.used = v, false, true
 	s.changed(e)
 }
 
@@ -207,55 +226,103 @@ func (s *Keyed[K, V]) changed(e *entry[K, V]) {
 // it is being taken (all: even then, after waiting for it), and trims the
 // cache.
 func (s *Keyed[K, V]) spill(all bool) {
+	if err := s.broken.Load(); err != nil {
+		fault.Abort(*err)
+	}
 	if s.frozen.Load() {
 		if !all {
 			return
 		}
 		s.waitCapture()
 	}
-	if len(s.dirty) > 0 {
-		b := s.db.NewBatch()
-		for _, e := range s.dirty {
-			key := s.storeKey(e.key)
-			var err error
-			if e.deleted {
-				err = b.Delete(key, nil)
-			} else {
-				s.val.Reset()
-				s.codec.EncodeValue(&s.val, e.val)
-				if err = s.val.Err(); err != nil {
-					b.Close()
-					s.fail(fmt.Sprintf("encode the value of %v", e.key), err)
-				}
-				err = b.Set(key, s.val.Bytes(), nil)
-			}
-			if err != nil {
-				b.Close()
-				s.fail("write", err)
-			}
-			e.dirty = false
-		}
+	if b := s.batch(); b != nil {
 		if err := b.Commit(pebble.NoSync); err != nil {
 			s.fail("write", err)
 		}
 		b.Close()
-		clear(s.dirty)
-		s.dirty = s.dirty[:0]
+		s.maybeCompact()
 	}
 	if len(s.cache) > maxCache {
-		// Drop clean values, in the map's order (a random one), down to
-		// three quarters: they are in the store.
+		// Drop clean values that were not used since the last trim, down
+		// to three quarters: they are in the store. A second pass drops
+		// the others if that was not enough.
 		n := len(s.cache) - maxCache*3/4
-		for k, e := range s.cache {
-			if n == 0 {
-				break
-			}
-			if !e.dirty {
-				delete(s.cache, k)
-				n--
+		for pass := 0; pass < 2 && n > 0; pass++ {
+			for k, e := range s.cache {
+				if n == 0 {
+					break
+				}
+				switch {
+				case e.dirty:
+				case e.used && pass == 0:
+					e.used = false
+				default:
+					delete(s.cache, k)
+					n--
+				}
 			}
 		}
 	}
+}
+
+// maybeCompact compacts the store, in the background, once level 0 (the
+// flushes since the last compaction) holds half as much as the levels
+// below it, or 4 MiB when those are empty.
+func (s *Keyed[K, V]) maybeCompact() {
+	if s.compacting.Load() {
+		return
+	}
+	m := s.db.Metrics()
+	l0, rest := m.Levels[0].TablesSize, int64(0)
+	for _, l := range m.Levels[1:] {
+		rest += l.TablesSize
+	}
+	if l0 < max(rest/2, 4<<20) {
+		return
+	}
+	s.compacting.Store(true)
+	s.compacted.Add(1)
+	ctx, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	db := s.db
+	go func() {
+		defer s.compacted.Done()
+		defer s.compacting.Store(false)
+		// An error leaves the store as it was: the next one tries again.
+		db.Compact(ctx, groupPrefix(s.start), groupPrefix(s.end), false)
+	}()
+}
+
+// batch encodes the changed values into a batch of writes to the store
+// and counts them as written; nil when none changed.
+func (s *Keyed[K, V]) batch() *pebble.Batch {
+	if len(s.dirty) == 0 {
+		return nil
+	}
+	b := s.db.NewBatch()
+	for _, e := range s.dirty {
+		key := s.storeKey(e.key)
+		var err error
+		if e.deleted {
+			err = b.Delete(key, nil)
+		} else {
+			s.val.Reset()
+			s.codec.EncodeValue(&s.val, e.val)
+			if err = s.val.Err(); err != nil {
+				b.Close()
+				s.fail(fmt.Sprintf("encode the value of %v", e.key), err)
+			}
+			err = b.Set(key, s.val.Bytes(), nil)
+		}
+		if err != nil {
+			b.Close()
+			s.fail("write", err)
+		}
+		e.dirty = false
+	}
+	clear(s.dirty)
+	s.dirty = s.dirty[:0]
+	return b
 }
 
 // waitCapture waits until the checkpoint being taken of the store is

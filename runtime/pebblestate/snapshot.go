@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
@@ -13,11 +15,13 @@ import (
 // capture is a checkpoint of the store being taken.
 type capture struct {
 	id int64
+	// batch holds the values changed since the last batch, as they were
+	// at the barrier: the writer writes it to the store first.
+	batch *pebble.Batch
 	// taken is closed once the store's checkpoint is taken (the store may
 	// be written again), done once its files are in the checkpoint
 	// directory or the checkpoint is given up.
 	taken, done chan struct{}
-	closed      bool
 }
 
 // Snapshot adds the keyed state st of node to the subtask's snapshot s.
@@ -41,7 +45,13 @@ func (st *Keyed[K, V]) snapshot(s *checkpoint.Snapshot, node int) {
 			fault.Abort(fault.ErrCanceled)
 		}
 	}
-	st.spill(true)
+	// The values changed since the last batch are encoded now, as they
+	// are at the barrier, and written by the writer: the subtask stops
+	// only for the encoding. Until the writer has taken the store's
+	// checkpoint, nothing else is written to the store (frozen) nor
+	// dropped from the cache.
+	st.frozen.Store(true)
+	b := st.batch()
 	committed := st.t.Committed()
 	base := st.uploaded[committed]
 	for id := range st.uploaded {
@@ -49,16 +59,24 @@ func (st *Keyed[K, V]) snapshot(s *checkpoint.Snapshot, node int) {
 			delete(st.uploaded, id) // never built on again
 		}
 	}
-	c := &capture{id: s.ID, taken: make(chan struct{}), done: make(chan struct{})}
+	c := &capture{id: s.ID, batch: b, taken: make(chan struct{}), done: make(chan struct{})}
 	st.capture = c
-	st.frozen.Store(true)
 	s.AddFiles(node, st.codec.KeySchema, st.codec.ValueSchema,
 		func(stor *storage.Storage) ([]storage.StateFile, int64, error) { return st.write(c, base, stor) },
 		func() { st.finish(c) })
 }
 
-// finish ends a capture: the store may be written again.
+// finish ends a capture: the store may be written again. A batch not
+// written yet (the checkpoint failed before) is written now: the values
+// count as written.
 func (st *Keyed[K, V]) finish(c *capture) {
+	if c.batch != nil {
+		if err := st.commitBatch(c); err != nil {
+			// The store lost values: the subtask fails at its next
+			// record, and the job restarts from the newest checkpoint.
+			st.broken.Store(&err)
+		}
+	}
 	st.frozen.Store(false)
 	select {
 	case <-c.taken:
@@ -79,6 +97,9 @@ func (st *Keyed[K, V]) write(c *capture, base map[string]string, stor *storage.S
 	local := st.files.dir + fmt.Sprintf(".checkpoint-%d", c.id)
 	st.files.fs.RemoveAll(local)
 	defer st.files.fs.RemoveAll(local)
+	if err := st.commitBatch(c); err != nil {
+		return nil, 0, err
+	}
 	if err := st.db.Flush(); err != nil {
 		return nil, 0, st.errorf("flush", err)
 	}
@@ -89,6 +110,7 @@ func (st *Keyed[K, V]) write(c *capture, base map[string]string, stor *storage.S
 	// may write to it again.
 	st.frozen.Store(false)
 	close(c.taken)
+	st.maybeCompact()
 
 	names, err := st.files.fs.List(local)
 	if err != nil {
@@ -138,4 +160,18 @@ func (st *Keyed[K, V]) write(c *capture, base map[string]string, stor *storage.S
 
 func (st *Keyed[K, V]) errorf(what string, err error) error {
 	return fmt.Errorf("operators.%s[%d]: pebble state: %s: %w", st.name, st.t.Subtask(), what, err)
+}
+
+// commitBatch writes the capture's batch to the store.
+func (st *Keyed[K, V]) commitBatch(c *capture) error {
+	b := c.batch
+	if b == nil {
+		return nil
+	}
+	c.batch = nil
+	defer b.Close()
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return st.errorf("write", err)
+	}
+	return nil
 }

@@ -1,0 +1,295 @@
+package statebench_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pipegen/pipegen/compile"
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
+)
+
+// BenchmarkState runs the state benchmark's job (pipeline.yaml) on both
+// state backends with 10K, 1M and 10M keys (STATEBENCH_SIZES=10000,1000000
+// picks others), each first with checkpoint.mode none and then with
+// exactly-once checkpoints every second, the same program on the same
+// input, then resumes it from its newest checkpoint. It reports, per size
+// and backend:
+//
+//	written-%   bytes a checkpoint writes, as a share of the state's files
+//	            (median of the checkpoints taken after the fill)
+//	ckpt-ms     checkpoint duration, trigger to manifest (median after the fill)
+//	stall-ms    the longest time a subtask stopped processing at a barrier
+//	            (over every checkpoint, the fill's included)
+//	eo/none     throughput with exactly-once at 1s over mode none
+//	rss-MiB     peak RSS with exactly-once (rss-none-MiB: mode none)
+//	restore-ms  the restore of the newest checkpoint; restore-s/GB per GB of its files
+//
+//	make bench   (or: go test ./examples/statebench -run '^$' -bench State -benchtime 1x -timeout 60m)
+func BenchmarkState(b *testing.B) {
+	sizes := []uint64{10_000, 1_000_000, 10_000_000}
+	if s := os.Getenv("STATEBENCH_SIZES"); s != "" {
+		sizes = nil
+		for f := range strings.SplitSeq(s, ",") {
+			n, err := strconv.ParseUint(f, 10, 64)
+			if err != nil {
+				b.Fatalf("STATEBENCH_SIZES=%s: %v", s, err)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	for _, keys := range sizes {
+		for _, backend := range []string{"memory", "pebble"} {
+			b.Run(fmt.Sprintf("keys=%s/%s", count(keys), backend), func(b *testing.B) {
+				bin := program(b, backend)
+				for b.Loop() {
+					r := measure(b, bin, keys, updates, "")
+					r.report(b)
+				}
+			})
+		}
+	}
+}
+
+// updates is the number of events after the fill: they update keys the
+// cache holds, about 10 s of them on either backend on a 2-core machine,
+// for about ten checkpoints after the fill.
+const updates = 300_000_000
+
+// BenchmarkStateMemLimit runs the job with 10M keys (STATEBENCH_SIZES's
+// last, if set) and GOMEMLIMIT at a quarter of the state's size on pebble
+// (the store's files), on both backends: pebble completes with its peak
+// RSS far under the state's size; memory completes too (GOMEMLIMIT is a
+// soft limit) with its state in the heap.
+func BenchmarkStateMemLimit(b *testing.B) {
+	keys := uint64(10_000_000)
+	if s := os.Getenv("STATEBENCH_SIZES"); s != "" {
+		f := strings.Split(s, ",")
+		keys, _ = strconv.ParseUint(f[len(f)-1], 10, 64)
+	}
+	// The state's size on pebble, to set the limit from.
+	var limit int64
+	b.Run("size", func(b *testing.B) {
+		for b.Loop() {
+			r := measure(b, program(b, "pebble"), keys, 1_000_000, "")
+			limit = r.state / 4
+			b.ReportMetric(float64(r.state)/(1<<20), "state-MiB")
+		}
+	})
+	for _, backend := range []string{"pebble", "memory"} {
+		b.Run(fmt.Sprintf("keys=%s/%s", count(keys), backend), func(b *testing.B) {
+			for b.Loop() {
+				r := measure(b, program(b, backend), keys, 1_000_000, fmt.Sprintf("GOMEMLIMIT=%dMiB", limit>>20))
+				b.ReportMetric(float64(limit>>20), "GOMEMLIMIT-MiB")
+				b.ReportMetric(float64(r.state)/(1<<20), "state-MiB")
+				b.ReportMetric(float64(r.rssEO)/(1<<20), "rss-MiB")
+				b.ReportMetric(r.eo.Seconds(), "run-s")
+			}
+		})
+	}
+}
+
+var (
+	programsMu sync.Mutex
+	programs   = map[string]string{}
+)
+
+// program builds the job with its state on backend, once.
+func program(b *testing.B, backend string) string {
+	programsMu.Lock()
+	defer programsMu.Unlock()
+	if bin := programs[backend]; bin != "" {
+		return bin
+	}
+	dir, err := os.MkdirTemp("", "statebench-bin-*")
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := compile.Generate("pipeline.yaml", compile.Options{StateBackend: backend})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bin := filepath.Join(dir, "statebench-"+backend)
+	if err := res.Build(bin); err != nil {
+		b.Fatal(err)
+	}
+	programs[backend] = bin
+	return bin
+}
+
+// result is what one measurement found.
+type result struct {
+	none, eo       time.Duration // the runs' wall times
+	rssNone, rssEO int64         // their peak RSS
+	written        float64       // median share written per checkpoint after the fill
+	ckpt           time.Duration // median checkpoint duration after the fill
+	stall          time.Duration // longest stall at a barrier
+	steady         int           // checkpoints after the fill
+	state          int64         // the files of the newest checkpoint
+	restore        time.Duration
+}
+
+func (r *result) report(b *testing.B) {
+	b.ReportMetric(r.written, "written-%")
+	b.ReportMetric(float64(r.ckpt.Microseconds())/1000, "ckpt-ms")
+	b.ReportMetric(float64(r.stall.Microseconds())/1000, "stall-ms")
+	b.ReportMetric(r.none.Seconds()/r.eo.Seconds(), "eo/none")
+	b.ReportMetric(float64(r.rssEO)/(1<<20), "rss-MiB")
+	b.ReportMetric(float64(r.rssNone)/(1<<20), "rss-none-MiB")
+	b.ReportMetric(float64(r.restore.Microseconds())/1000, "restore-ms")
+	if r.state > 0 {
+		b.ReportMetric(r.restore.Seconds()/(float64(r.state)/1e9), "restore-s/GB")
+	}
+	b.ReportMetric(float64(r.state)/(1<<20), "state-MiB")
+	b.ReportMetric(float64(r.steady), "steady-ckpts")
+}
+
+// measure runs the job over keys keys and then updates events, in mode
+// none and with exactly-once checkpoints every second, then resumes it
+// from its newest checkpoint; env is added to the programs' environment.
+func measure(b *testing.B, bin string, keys, updates uint64, env string) *result {
+	dir := b.TempDir()
+	environ := append(os.Environ(), fmt.Sprintf("STATEBENCH_KEYS=%d", keys), fmt.Sprintf("STATEBENCH_UPDATES=%d", updates))
+	if env != "" {
+		environ = append(environ, env)
+	}
+	r := &result{}
+	var fill int64
+	for _, mode := range []string{"none", "exactly-once"} {
+		work := filepath.Join(dir, mode)
+		os.MkdirAll(work, 0o755)
+		out, wall, rss := run(b, work, environ, bin, "run", "--quiet", "--set", "checkpoint.mode="+mode, "--set", "checkpoint.interval=1s",
+			"--set", "checkpoint.retain=100000", "--checkpoint-dir", "ckpt")
+		if mode == "none" {
+			r.none, r.rssNone = wall, rss
+			continue
+		}
+		r.eo, r.rssEO = wall, rss
+		for _, m := range regexp.MustCompile(`fill done at (\d+)`).FindAllStringSubmatch(out, -1) {
+			t, _ := strconv.ParseInt(m[1], 10, 64)
+			fill = max(fill, t)
+		}
+	}
+	ms := manifests(b, filepath.Join(dir, "exactly-once", "ckpt"))
+	var written []float64
+	var durations []time.Duration
+	var newest *manifest
+	for _, m := range ms {
+		r.stall = max(r.stall, m.Stats.Stall)
+		if m.Final {
+			continue
+		}
+		newest = m
+		if m.Time.Add(-m.Stats.Duration).UnixNano() < fill || m.Stats.StateSize == 0 {
+			continue // taken during the fill
+		}
+		written = append(written, 100*float64(m.Stats.BytesWritten)/float64(m.Stats.StateSize))
+		durations = append(durations, m.Stats.Duration)
+	}
+	r.steady = len(written)
+	if len(written) > 0 {
+		slices.Sort(written)
+		slices.Sort(durations)
+		r.written, r.ckpt = written[len(written)/2], durations[len(durations)/2]
+	}
+	if newest == nil {
+		b.Logf("no checkpoint but the final one: nothing to restore")
+		return r
+	}
+	r.state = newest.Stats.StateSize
+	work := filepath.Join(dir, "restore")
+	os.MkdirAll(work, 0o755)
+	out, _, _ := run(b, work, environ, bin, "run", "--from-checkpoint", filepath.Join(dir, "exactly-once", "ckpt", fmt.Sprintf("chk-%06d", newest.ID)),
+		"--checkpoint-dir", "ckpt")
+	m := regexp.MustCompile(`state of checkpoint \d+ restored in (\S+)`).FindStringSubmatch(out)
+	if m == nil {
+		b.Fatalf("the resumed run does not say how long its restore took:\n%s", out)
+	}
+	r.restore, _ = time.ParseDuration(m[1])
+	return r
+}
+
+// run runs the program in dir and returns its standard error, its wall
+// time and its peak RSS.
+func run(b *testing.B, dir string, env []string, bin string, args ...string) (string, time.Duration, int64) {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, stderr.String())
+	}
+	wall := time.Since(start)
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024
+	return stderr.String(), wall, rss
+}
+
+// manifest is what the benchmark reads of a checkpoint's MANIFEST.
+type manifest struct {
+	ID    int64     `json:"id"`
+	Time  time.Time `json:"time"`
+	Final bool      `json:"final"`
+	Stats struct {
+		Duration     time.Duration `json:"duration"`
+		Stall        time.Duration `json:"stall"`
+		BytesWritten int64         `json:"bytesWritten"`
+		StateSize    int64         `json:"stateSize"`
+	} `json:"stats"`
+}
+
+// manifests reads the manifests of the checkpoint directory dir, oldest
+// first.
+func manifests(b *testing.B, dir string) []*manifest {
+	folders, err := filepath.Glob(filepath.Join(dir, "chk-*", "MANIFEST"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	slices.Sort(folders)
+	var out []*manifest
+	for _, f := range folders {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		// The JSON, without the checksum line after it.
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(nil, len(data)+1)
+		var js []byte
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "crc32c ") {
+				break
+			}
+			js = append(js, sc.Bytes()...)
+		}
+		m := new(manifest)
+		if err := json.Unmarshal(js, m); err != nil {
+			b.Fatalf("%s: %v", f, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// count prints a number of keys as 10K, 1M, 10M.
+func count(n uint64) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n >= 1000 && n%1000 == 0:
+		return fmt.Sprintf("%dK", n/1000)
+	}
+	return fmt.Sprint(n)
+}
