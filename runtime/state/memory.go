@@ -453,6 +453,7 @@ func (c *Capture[K, V]) finish() {
 // file: a full one, or a delta on top of what was restored before it. The
 // section is not kept. Restored ends the restore.
 func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Codec[K, V]) error {
+	i := kg - s.start
 	r := codec.NewReader(section)
 	for r.More() {
 		er := r.Nested()
@@ -467,13 +468,23 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 			if er.Err() != nil {
 				break
 			}
-			if e := s.m[k]; e != nil {
-				e.val = v
-				continue
+			if delta {
+				// A full section holds each of its group's keys once, and
+				// before any delta: only a delta changes a key restored.
+				if e := s.m[k]; e != nil {
+					e.val = v
+					continue
+				}
 			}
-			s.m[k] = &entry[K, V]{key: k, val: v, kg: int32(kg)}
+			e := &entry[K, V]{key: k, val: v, kg: int32(kg)}
+			s.m[k] = e
+			s.all[i] = append(s.all[i], e)
 		case deltaDelete:
-			delete(s.m, k)
+			if e := s.m[k]; e != nil {
+				e.deleted, e.val = true, nil
+				delete(s.m, k)
+				s.dead[i]++
+			}
 		default:
 			er.Fail("unknown operation %d", op)
 		}
@@ -484,12 +495,13 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 	return r.Err()
 }
 
-// Restored ends a restore: the entries are listed by key group, as
-// restored (epoch 0).
+// Restored ends a restore: the lists of key groups with many deleted
+// entries are compacted.
 func (s *Memory[K, V]) Restored() {
-	for _, e := range s.m {
-		i := int(e.kg) - s.start
-		s.all[i] = append(s.all[i], e)
+	for i := range s.all {
+		if s.dead[i] > 0 {
+			s.compact(i)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	goruntime "runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -188,6 +189,14 @@ func (c *Checkpointer) RunRestores() error {
 	c.mu.Lock()
 	tasks := c.taskList
 	c.mu.Unlock()
+	// What is decoded stays: the garbage collector has nothing to free
+	// meanwhile, and runs less often (GOGC 400, or what it was if higher;
+	// a GOMEMLIMIT still holds).
+	if old := debug.SetGCPercent(400); old > 400 || old < 0 {
+		debug.SetGCPercent(old)
+	} else {
+		defer debug.SetGCPercent(old)
+	}
 	sem := make(chan struct{}, goruntime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
