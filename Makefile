@@ -39,9 +39,11 @@ tidy:
 crash-test: $(BIN)/pipegen
 	$(BIN)/pipegen verify -kills 20 $(if $(SEED),-seed $(SEED)) -set sources.events.rate=50000 examples/runningcount/pipeline.yaml
 
-# Benchmarks; each reports its ratio to a hand-written Go loop.
+# Benchmarks: the word count's, each with its ratio to a hand-written Go
+# loop; the state table of both backends (examples/statebench, minutes).
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./examples/wordcount
+	$(GO) test -run '^$$' -bench State -benchtime 1x -timeout 60m ./examples/statebench
 
 # Rewrite every golden file from the current compiler, and the generated
 # code of examples/annotated (a module of its own); review the diff.
