@@ -266,12 +266,13 @@ func checkCommitOrder(t *testing.T, ops []string, ms map[int64]*storage.Manifest
 // the checkpoint is given up (and logged), the job goes on, the next
 // checkpoint completes, and the output is exactly once.
 func TestCheckpointFaults(t *testing.T) {
-	cases := []struct {
+	type fault struct {
 		name string
 		kind vfs.OpKind
 		path string
 		log  string
-	}{
+	}
+	cases := []fault{
 		{"prepare", vfs.OpMkdirAll, "chk-000001", "checkpoint 1 not started: "},
 		{"state file create", vfs.OpCreate, ".state", "checkpoint 1 failed and is given up, processing goes on: "},
 		{"state file write", vfs.OpWrite, ".state", "checkpoint 1 failed and is given up, processing goes on: "},
@@ -288,12 +289,7 @@ func TestCheckpointFaults(t *testing.T) {
 	}
 	// On pebble, the state is the stores' files: sstables in the shared
 	// folder, the stores' MANIFESTs in the checkpoint's.
-	pebbleCases := []struct {
-		name string
-		kind vfs.OpKind
-		path string
-		log  string
-	}{
+	pebbleCases := []fault{
 		{"sstable create", vfs.OpCreate, ".sst", "checkpoint 1 failed and is given up, processing goes on: "},
 		{"sstable write", vfs.OpWrite, ".sst", "checkpoint 1 failed and is given up, processing goes on: "},
 		{"sstable sync", vfs.OpSync, ".sst", "checkpoint 1 failed and is given up, processing goes on: "},

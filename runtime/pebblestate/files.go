@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -25,10 +27,10 @@ func (f *files) open(dir string, readOnly bool) (*pebble.DB, error) {
 
 func (f *files) options(cache *pebble.Cache) *pebble.Options {
 	o := &pebble.Options{
-		FS:                  f.fs,
-		Cache:               cache,
-		DisableWAL:          true,
-		MemTableSize:        16 << 20,
+		FS:           f.fs,
+		Cache:        cache,
+		DisableWAL:   true,
+		MemTableSize: 16 << 20,
 		// The MANIFEST is copied whole at every checkpoint: Pebble starts a
 		// new one, holding only the live files, once it passes this.
 		MaxManifestFileSize: 128 << 10,
@@ -144,9 +146,12 @@ func (f *files) checksum(path string) (uint32, error) {
 }
 
 // get puts the checkpoint directory's file src at dst in the store's
-// file system: a hard link on the local file system, else a copy.
+// file system: a hard link on the local file system for a file the store
+// never writes to (an sstable, an OPTIONS file), else a copy, so that
+// what the store writes never reaches a checkpoint's file.
 func (f *files) get(src, dst string) error {
-	if f.local {
+	base := filepath.Base(dst)
+	if f.local && (strings.HasSuffix(base, ".sst") || strings.HasPrefix(base, "OPTIONS-")) {
 		if err := os.Link(src, dst); err == nil {
 			return nil
 		}

@@ -39,6 +39,8 @@ type Keyed[K comparable, V any] struct {
 	// they were last written to the store.
 	cache map[K]*entry[K, V]
 	dirty []*entry[K, V]
+	// spillAt and maxCache are the cache's sizes (tests make them small).
+	spillAt, maxCache int
 	// frozen is set while a checkpoint of the store is being taken: the
 	// store must stay as it was at the barrier, so changed values stay in
 	// the cache until it is clear.
@@ -93,7 +95,8 @@ func Open[K comparable, V any](t *checkpoint.Task, node int, c *state.Codec[K, V
 	maxP := t.MaxParallelism()
 	s := &Keyed[K, V]{t: t, node: node, name: n.Name, uid: n.UID, codec: c,
 		keyGroup: func(k K) int { return keygroup.Of(c.Hash(k), maxP) }, start: start, end: end,
-		cache: map[K]*entry[K, V]{}, uploaded: map[int64]map[string]string{}, names: map[string]string{}}
+		cache: map[K]*entry[K, V]{}, spillAt: spillAt, maxCache: maxCache,
+		uploaded: map[int64]map[string]string{}, names: map[string]string{}}
 	st := t.Storage()
 	s.files = newFiles(st.FS, filepath.Join(st.Dir, "pebble", fmt.Sprintf("%s-%d", n.UID, t.Subtask())))
 	if err := s.files.reset(); err != nil {
@@ -157,7 +160,7 @@ func groupPrefix(kg int) []byte { return binary.BigEndian.AppendUint16(nil, uint
 // Get returns the value of k, or nil. The value may be changed through
 // the pointer; it is written to the store later.
 func (s *Keyed[K, V]) Get(k K) *V {
-	if len(s.dirty) >= spillAt {
+	if len(s.dirty) >= s.spillAt {
 		s.spill(false)
 	}
 	if e := s.cache[k]; e != nil {
@@ -188,22 +191,14 @@ func (s *Keyed[K, V]) Get(k K) *V {
 }
 
 // Put makes v the value of k.
-func (s *Keyed[K, V]) Put(k K, v *V) {
-	if len(s.dirty) >= spillAt {
-		s.spill(false)
-	}
-	e := s.cache[k]
-	if e == nil {
-		e = &entry[K, V]{key: k}
-		s.cache[k] = e
-	}
-	e.val, e.deleted, e.used = v, false, true
-	s.changed(e)
-}
+func (s *Keyed[K, V]) Put(k K, v *V) { s.set(k, v, false) }
 
 // Delete removes k and its value.
-func (s *Keyed[K, V]) Delete(k K) {
-	if len(s.dirty) >= spillAt {
+func (s *Keyed[K, V]) Delete(k K) { s.set(k, nil, true) }
+
+// set gives k the value v, or its deletion, in the cache.
+func (s *Keyed[K, V]) set(k K, v *V, deleted bool) {
+	if len(s.dirty) >= s.spillAt {
 		s.spill(false)
 	}
 	e := s.cache[k]
@@ -211,7 +206,7 @@ func (s *Keyed[K, V]) Delete(k K) {
 		e = &entry[K, V]{key: k}
 		s.cache[k] = e
 	}
-	e.val, e.deleted = nil, true
+	e.val, e.deleted, e.used = v, deleted, true
 	s.changed(e)
 }
 
@@ -242,11 +237,11 @@ func (s *Keyed[K, V]) spill(all bool) {
 		b.Close()
 		s.maybeCompact()
 	}
-	if len(s.cache) > maxCache {
+	if len(s.cache) > s.maxCache {
 		// Drop clean values that were not used since the last trim, down
 		// to three quarters: they are in the store. A second pass drops
 		// the others if that was not enough.
-		n := len(s.cache) - maxCache*3/4
+		n := len(s.cache) - s.maxCache*3/4
 		for pass := 0; pass < 2 && n > 0; pass++ {
 			for k, e := range s.cache {
 				if n == 0 {

@@ -169,4 +169,3 @@ func (st *Keyed[K, V]) copyMemoryFile(f storage.StateFile, l *storage.Loaded) {
 	}
 	st.commit(b)
 }
-

@@ -1,0 +1,174 @@
+package pebblestate
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
+	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/keygroup"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/state"
+	"github.com/pipegen/pipegen/runtime/vfs"
+)
+
+type value struct {
+	N    int64
+	Name string
+}
+
+var testCodec = &state.Codec[int64, value]{
+	Hash:      func(k int64) uint64 { return keygroup.HashInt64(k) },
+	EncodeKey: func(w *codec.Writer, k int64) { w.Varint(k) },
+	DecodeKey: func(r *codec.Reader) int64 { return r.Varint() },
+	EncodeValue: func(w *codec.Writer, v *value) {
+		m := w.Begin()
+		w.Varint(v.N)
+		w.String(v.Name)
+		w.End(m)
+	},
+	DecodeValue: func(r *codec.Reader) *value {
+		n := r.Nested()
+		return &value{N: n.Varint(), Name: n.String()}
+	},
+	KeySchema: "int64", ValueSchema: "value",
+}
+
+// testTask is a checkpointer of one keyed node of one subtask over a
+// MemFS, resumed from checkpoint restore when set, and its task.
+func testTask(t *testing.T, fsys vfs.FS, restore int64) (*checkpoint.Checkpointer, *checkpoint.Task) {
+	t.Helper()
+	cfg := &config.Config{Name: "p", MaxParallelism: 16,
+		Nodes:      []config.NodeConfig{{Name: "agg", UID: "agg", Kind: "aggregate", Parallelism: 1}},
+		Checkpoint: config.CheckpointConfig{Mode: config.ExactlyOnce, Dir: "/ckpt", Retain: 100}}
+	cp := checkpoint.New(context.Background(), cfg, checkpoint.Options{FS: fsys, Output: nopOutput{}, Logf: t.Logf})
+	if restore > 0 {
+		if err := cp.Recover(fmt.Sprintf("/ckpt/chk-%06d", restore), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cp, cp.Task(0, 0)
+}
+
+type nopOutput struct{}
+
+func (nopOutput) Commit(*storage.Manifest) error { return nil }
+func (nopOutput) Clean(*storage.Manifest) error  { return nil }
+
+// mutate changes st and the model m at random, as an operator does.
+func mutate(st *Keyed[int64, value], m map[int64]value, rng *rand.Rand, ops, keys int) {
+	for range ops {
+		k := int64(rng.IntN(keys))
+		switch rng.IntN(5) {
+		case 0, 1:
+			if v := st.Get(k); v != nil {
+				v.N++
+				v.Name = fmt.Sprint("changed ", v.N)
+				m[k] = *v
+			} else {
+				st.Put(k, &value{N: 1, Name: "new"})
+				m[k] = value{N: 1, Name: "new"}
+			}
+		case 2:
+			v := &value{N: int64(rng.IntN(1000)), Name: "put"}
+			st.Put(k, v)
+			m[k] = *v
+		case 3:
+			st.Delete(k)
+			delete(m, k)
+		case 4:
+			got := st.Get(k)
+			want, ok := m[k]
+			if (got != nil) != ok || got != nil && *got != want {
+				panic(fmt.Sprintf("Get(%d) = %v, want %v (present %v)", k, got, want, ok))
+			}
+			if got != nil {
+				m[k] = *got
+			}
+		}
+	}
+}
+
+// contents reads every key and value of st.
+func contents(st *Keyed[int64, value]) map[int64]value {
+	out := map[int64]value{}
+	for k, v := range st.All {
+		out[k] = *v
+	}
+	return out
+}
+
+// TestKeyedCheckpoints changes a store at random with a small cache (so
+// that values are written in batches and dropped from the cache), takes
+// checkpoints while it goes on changing it before the writer has taken
+// them, and restores each: the restored store holds what the store held
+// at the barrier, and a checkpoint writes only the sstables that the one
+// it builds on does not hold.
+func TestKeyedCheckpoints(t *testing.T) {
+	fsys := vfs.NewMem()
+	stor := &storage.Storage{FS: fsys, Dir: "/ckpt"}
+	_, task := testTask(t, fsys, 0)
+	st := Open(task, 0, testCodec)
+	defer st.close()
+	st.spillAt, st.maxCache = 16, 64
+	rng := rand.New(rand.NewPCG(1, 2))
+	const keys = 500
+	model := map[int64]value{}
+	mutate(st, model, rng, 2000, keys)
+	var base map[string]string
+	for id := int64(1); id <= 6; id++ {
+		want := maps.Clone(model)
+		// What Snapshot does at the barrier.
+		st.frozen.Store(true)
+		c := &capture{id: id, batch: st.batch(), taken: make(chan struct{}), done: make(chan struct{})}
+		st.capture = c
+		// The subtask goes on before the writer takes the checkpoint:
+		// nothing reaches the store meanwhile.
+		mutate(st, model, rng, 300, keys)
+		if err := stor.Prepare(id); err != nil {
+			t.Fatal(err)
+		}
+		files, written, err := st.write(c, base, stor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var size, shared int64
+		for _, f := range files {
+			size += f.Size
+			if f.Shared && base[f.Store] == f.Name {
+				shared += f.Size
+			}
+		}
+		if id > 1 && shared == 0 {
+			t.Errorf("checkpoint %d shares no sstable with the one before", id)
+		}
+		if written != size-shared {
+			t.Errorf("checkpoint %d wrote %d bytes, want its files' %d less the %d it shares", id, written, size, shared)
+		}
+		base = st.uploaded[id]
+		m := &storage.Manifest{ID: id, Job: "p", MaxParallelism: 16, Mode: config.ExactlyOnce,
+			Nodes: []storage.NodeState{{UID: "agg", Name: "agg", Kind: "aggregate", Parallelism: 1, Files: files}}}
+		if err := stor.Commit(m); err != nil {
+			t.Fatal(err)
+		}
+		// Restore it into a new store, as a restarted job does.
+		rcp, rt := testTask(t, fsys, id)
+		back := Open(rt, 0, testCodec)
+		if err := rcp.RunRestores(); err != nil {
+			t.Fatal(err)
+		}
+		got := contents(back)
+		back.close()
+		if !maps.Equal(got, want) {
+			t.Fatalf("checkpoint %d: the restored store has %d keys, want the %d at the barrier", id, len(got), len(want))
+		}
+		mutate(st, model, rng, 1000, keys)
+		if got := contents(st); !maps.Equal(got, model) {
+			t.Fatalf("after checkpoint %d the store has %d keys, want %d", id, len(got), len(model))
+		}
+	}
+}
