@@ -113,6 +113,9 @@ func (c *Checkpointer) StoppedAt() int64 { return c.stoppedAt.Load() }
 // Enabled reports whether the job takes checkpoints.
 func (c *Checkpointer) Enabled() bool { return c.cfg.Checkpoint.Mode != config.NoCheckpoints }
 
+// Mode is the job's checkpoint mode: exactly-once, at-least-once or none.
+func (c *Checkpointer) Mode() string { return c.cfg.Checkpoint.Mode }
+
 // Storage is the checkpoint directory.
 func (c *Checkpointer) Storage() *storage.Storage { return c.st }
 

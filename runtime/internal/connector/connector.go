@@ -1,5 +1,5 @@
 // Package connector is what the built-in connectors (file, generator,
-// stdout; Kafka and PostgreSQL later) share: Env, what a connector needs of
+// stdout, kafka; PostgreSQL later) share: Env, what a connector needs of
 // the job that runs it, the registry of transactional sinks, whose output
 // the checkpoint protocol commits, and that of sources whose input a
 // finished job checks.
@@ -48,6 +48,9 @@ type Checkpoints interface {
 	RestoredSource(node, sub int) *storage.SourceState
 	// RestoredSink is the state a sink subtask resumes from.
 	RestoredSink(node, sub int) (storage.SinkState, bool)
+	// RestoredNode is what node contributed to the checkpoint the run
+	// resumes from (the positions of every subtask), nil for none.
+	RestoredNode(node int) *storage.NodeState
 }
 
 // CountEvery is how many records a source reads between two updates of its
