@@ -41,7 +41,7 @@ var allowed = map[string][]string{
 	"runtime/internal/connector/generator": {"runtime/codec", "runtime/internal/checkpoint", "runtime/internal/connector", "runtime/internal/fault", "runtime/internal/storage"},
 	"runtime/internal/connector/kafka": {"runtime/codec", "runtime/vfs", "runtime/internal/checkpoint", "runtime/internal/config",
 		"runtime/internal/connector", "runtime/internal/connector/format", "runtime/internal/fault", "runtime/internal/storage"},
-	"runtime/internal/connector/stdout":    {"runtime/internal/checkpoint", "runtime/internal/connector", "runtime/internal/connector/format", "runtime/internal/fault"},
+	"runtime/internal/connector/stdout": {"runtime/internal/checkpoint", "runtime/internal/connector", "runtime/internal/connector/format", "runtime/internal/fault"},
 	// Supervision, then the command line, then the facade.
 	"runtime/internal/job": {"runtime/vfs", "runtime/events", "runtime/internal/checkpoint", "runtime/internal/config",
 		"runtime/internal/connector", "runtime/internal/fault", "runtime/internal/storage", "runtime/internal/stream"},

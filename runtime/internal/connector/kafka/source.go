@@ -86,7 +86,6 @@ type Source[T any] struct {
 	discover time.Duration
 	lastLook time.Time
 
-
 	chunks []chunk
 	ci     int // chunk being read
 	ri     int // next record of chunks[ci]

@@ -26,7 +26,7 @@ type partitions interface {
 }
 
 func (s *Source[T]) partitionSet() map[tp]*part { return s.parts }
-func (s *Source[T]) current() *part            { return s.cur }
+func (s *Source[T]) current() *part             { return s.cur }
 
 // Watermarks generates a Kafka source subtask's watermarks per partition,
 // as Flink does: each partition's watermark is the newest event time read

@@ -1,0 +1,275 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
+	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/connector/connectortest"
+	"github.com/pipegen/pipegen/runtime/internal/connector/format"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
+)
+
+// cluster starts an in-process Kafka cluster (kfake) with the given topics
+// of n partitions each.
+func cluster(t *testing.T, n int32, topics ...string) string {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(n, topics...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c.ListenAddrs()[0]
+}
+
+func client(t *testing.T, brokers string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// produce writes values to partition p of topic, each its own record.
+func produce(t *testing.T, brokers, topic string, p int32, values ...string) {
+	t.Helper()
+	cl := client(t, brokers, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	var recs []*kgo.Record
+	for _, v := range values {
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: p, Value: []byte(v)})
+	}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readCommitted returns what a read_committed consumer sees in topic, all
+// partitions, up to the last stable offsets.
+func readCommitted(t *testing.T, brokers, topic string) []string {
+	t.Helper()
+	return readTopic(t, brokers, topic, kgo.ReadCommitted())
+}
+
+func readTopic(t *testing.T, brokers, topic string, iso kgo.IsolationLevel) []string {
+	t.Helper()
+	cl := client(t, brokers, kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(iso), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.KeepControlRecords())
+	adm := client(t, brokers)
+	ends := endOffsets(t, adm, topic, iso)
+	var out []string
+	pos := map[int32]int64{}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		caught := true
+		for p, end := range ends {
+			if pos[p] < end {
+				caught = false
+			}
+		}
+		if caught {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("reading %s: stuck at %v, ends %v", topic, pos, ends)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		fs.EachRecord(func(r *kgo.Record) {
+			pos[r.Partition] = r.Offset + 1
+			if !r.Attrs.IsControl() {
+				out = append(out, string(r.Value))
+			}
+		})
+	}
+	return out
+}
+
+func endOffsets(t *testing.T, cl *kgo.Client, topic string, iso kgo.IsolationLevel) map[int32]int64 {
+	t.Helper()
+	adm := kadm.NewClient(cl)
+	list := adm.ListEndOffsets
+	if iso == kgo.ReadCommitted() {
+		list = adm.ListCommittedOffsets
+	}
+	listed, err := list(context.Background(), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := map[int32]int64{}
+	listed.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil {
+			t.Fatal(o.Err)
+		}
+		ends[o.Partition] = o.Offset
+	})
+	return ends
+}
+
+func sinkEnv(t *testing.T, brokers string, p int, opts map[string]string) *connectortest.Env {
+	o := map[string]string{"brokers": brokers, "topic": "out"}
+	for k, v := range opts {
+		o[k] = v
+	}
+	return connectortest.New(t, p, connectortest.SinkNode("out", "kafka", o))
+}
+
+// snapshot takes subtask sub's part of checkpoint id as the writer would
+// and returns its sink states.
+func snapshot(t *testing.T, e *connectortest.Env, pre func(*checkpoint.Snapshot), id int64, sub int) []storage.SinkState {
+	t.Helper()
+	s := e.Ckpt().Task(0, sub).Begin(id)
+	pre(s)
+	if err := s.RunAsync(); err != nil {
+		t.Fatal(err)
+	}
+	return s.Sinks()
+}
+
+func TestSinkExactlyOnceCommitsWithTheCheckpoint(t *testing.T) {
+	brokers := cluster(t, 2, "out")
+	e := sinkEnv(t, brokers, 1, nil)
+	s := NewSink(e, 0, 0, format.EncodeString, func(v string) []byte { return []byte(v) })
+	s.Write("a")
+	s.Write("b")
+	st := snapshot(t, e, func(snap *checkpoint.Snapshot) { s.PreCommit(snap, 0) }, 1, 0)
+	if len(st) != 1 || len(st[0].Transactions) != 1 {
+		t.Fatalf("sink states %+v", st)
+	}
+	if got := readTopic(t, brokers, "out", kgo.ReadUncommitted()); len(got) != 2 {
+		t.Fatalf("flushed records: %q", got)
+	}
+	if got := readCommitted(t, brokers, "out"); len(got) != 0 {
+		t.Fatalf("visible before the commit: %q", got)
+	}
+	// Records after the barrier go to a transaction of their own.
+	s.Write("c")
+	var c committer
+	if err := c.Commit(nil, e.Node(0), st[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Commit(nil, e.Node(0), st[0]); err != nil {
+		t.Fatalf("committing again: %v", err)
+	}
+	got := readCommitted(t, brokers, "out")
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("committed %q, want a b", got)
+	}
+	// A crash once "c" is in the topic: its transaction is open. Recovery
+	// aborts it.
+	for deadline := time.Now().Add(5 * time.Second); len(readTopic(t, brokers, "out", kgo.ReadUncommitted())) < 3; {
+		if time.Now().After(deadline) {
+			t.Fatal("c never reached the topic")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.Cancel(errors.New("crash"))
+	time.Sleep(50 * time.Millisecond)
+	removed, err := c.Clean(nil, e.Node(0), &storage.NodeState{UID: "out", Sinks: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(removed, "1 open Kafka transactions") {
+		t.Errorf("clean: %q", removed)
+	}
+	got = readCommitted(t, brokers, "out")
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("after recovery %q, want a b", got)
+	}
+}
+
+// A crash between the manifest and the commit: the recovery commits the
+// checkpoint's transaction with a request of its own.
+func TestSinkRecoveryCommitsThePreCommittedTransaction(t *testing.T) {
+	brokers := cluster(t, 1, "out")
+	e := sinkEnv(t, brokers, 2, nil)
+	var states []storage.SinkState
+	for sub := range 2 {
+		s := NewSink(e, 0, sub, format.EncodeString, nil)
+		for i := range 3 {
+			s.Write(fmt.Sprintf("%d-%d", sub, i))
+		}
+		states = append(states, snapshot(t, e, func(snap *checkpoint.Snapshot) { s.PreCommit(snap, 0) }, 7, sub)...)
+		s.Write(fmt.Sprintf("%d-after", sub))
+	}
+	e.Cancel(errors.New("crash"))
+	time.Sleep(50 * time.Millisecond)
+
+	// The next process.
+	e2 := sinkEnv(t, brokers, 2, nil)
+	var c committer
+	for _, st := range states {
+		if err := c.Commit(nil, e2.Node(0), st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Clean(nil, e2.Node(0), &storage.NodeState{UID: "out", Sinks: states}); err != nil {
+		t.Fatal(err)
+	}
+	got := readCommitted(t, brokers, "out")
+	slices.Sort(got)
+	want := []string{"0-0", "0-1", "0-2", "1-0", "1-1", "1-2"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("committed %q, want %q", got, want)
+	}
+	// The new run's sinks write under the same ids, fenced anew.
+	s := NewSink(e2, 0, 0, format.EncodeString, nil)
+	s.Write("new")
+	st := snapshot(t, e2, func(snap *checkpoint.Snapshot) { s.PreCommit(snap, 0) }, 8, 0)
+	if err := c.Commit(nil, e2.Node(0), st[0]); err != nil {
+		t.Fatal(err)
+	}
+	if got := readCommitted(t, brokers, "out"); len(got) != 7 {
+		t.Fatalf("after the new run: %q", got)
+	}
+}
+
+// A transaction that times out before its checkpoint commits it is lost:
+// the commit says so instead of pretending.
+func TestSinkTransactionTimeoutIsReported(t *testing.T) {
+	brokers := cluster(t, 1, "out")
+	e := sinkEnv(t, brokers, 1, map[string]string{"transaction-timeout": "200ms"})
+	s := NewSink(e, 0, 0, format.EncodeString, nil)
+	s.Write("a")
+	st := snapshot(t, e, func(snap *checkpoint.Snapshot) { s.PreCommit(snap, 0) }, 1, 0)
+	time.Sleep(600 * time.Millisecond)
+	var c committer
+	err := c.Commit(nil, e.Node(0), st[0])
+	if !errors.Is(err, ErrTransactionAborted) {
+		t.Fatalf("commit after the timeout: %v", err)
+	}
+	if got := readCommitted(t, brokers, "out"); len(got) != 0 {
+		t.Fatalf("committed %q", got)
+	}
+}
+
+func TestSinkAtLeastOnceWaitsForAcks(t *testing.T) {
+	brokers := cluster(t, 1, "out")
+	e := sinkEnv(t, brokers, 1, nil)
+	e.Config.Checkpoint.Mode = config.AtLeastOnce
+	s := NewSink(e, 0, 0, format.EncodeString, nil)
+	for i := range 100 {
+		s.Write(fmt.Sprint(i))
+	}
+	st := snapshot(t, e, func(snap *checkpoint.Snapshot) { s.PreCommit(snap, 0) }, 1, 0)
+	if len(st) != 0 {
+		t.Fatalf("at-least-once records no transactions: %+v", st)
+	}
+	if got := readCommitted(t, brokers, "out"); len(got) != 100 {
+		t.Fatalf("acknowledged at the barrier: %d records", len(got))
+	}
+}
+
