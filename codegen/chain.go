@@ -191,7 +191,7 @@ func (cg *chainGen) structType() {
 			s.Id("src").Op("*").Qual(runtimePath, sourceType(h)).Types(typeCode(h.Out))
 			s.Id("ctl").Op("*").Qual(runtimePath, "SourceCtl")
 			if h.Timestamps != nil {
-				s.Id("wm").Op("*").Qual(runtimePath, "Watermarks").Comment("the source's event-time progress")
+				s.Id("wm").Op("*").Qual(runtimePath, watermarksType(h)).Comment("the source's event-time progress")
 			}
 		case ir.Join:
 			s.Id("in").Op("*").Qual(runtimePath, "Pair").Types(crossRecord(cg.timed, h.Inputs[0].Type), crossRecord(cg.timed, h.Inputs[1].Type)).Comment("the left and right inputs")
@@ -280,7 +280,11 @@ func (cg *chainGen) constructor() {
 		if h.Kind == ir.Source {
 			b.Id("c").Dot("src").Op("=").Add(g.newSource(h))
 			b.Id("c").Dot("ctl").Op("=").Id("c").Dot("src").Dot("Ctl").Call()
-			if h.Timestamps != nil {
+			switch {
+			case h.Timestamps != nil && h.Connector == "kafka":
+				// Watermarks per partition.
+				b.Id("c").Dot("wm").Op("=").Id("c").Dot("src").Dot("Watermarks").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(h)))
+			case h.Timestamps != nil:
 				b.Id("c").Dot("wm").Op("=").Qual(runtimePath, "NewWatermarks").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(h)))
 			}
 			if sendsDeadLetters(h) {
@@ -674,17 +678,32 @@ func (cg *chainGen) positions(b *jen.Group) {
 }
 
 func sourceType(n *ir.Node) string {
-	if n.Connector == "generator" {
+	switch n.Connector {
+	case "generator":
 		return "GeneratorSource"
+	case "kafka":
+		return "KafkaSource"
 	}
 	return "FileSource"
 }
 
 func sinkType(n *ir.Node) string {
-	if n.Connector == "stdout" {
+	switch n.Connector {
+	case "stdout":
 		return "StdoutSink"
+	case "kafka":
+		return "KafkaSink"
 	}
 	return "FileSink"
+}
+
+// watermarksType is the watermark generator of a timed source: a Kafka
+// source's works per partition.
+func watermarksType(n *ir.Node) string {
+	if n.Connector == "kafka" {
+		return "KafkaWatermarks"
+	}
+	return "Watermarks"
 }
 
 func (g *gen) newSource(n *ir.Node) jen.Code {
@@ -693,13 +712,20 @@ func (g *gen) newSource(n *ir.Node) jen.Code {
 		return jen.Qual(runtimePath, "NewGeneratorSource").Call(append(args, fn(n.Fn))...)
 	}
 	var format jen.Code
-	switch n.Format {
-	case "jsonl":
+	switch {
+	case n.Format == "jsonl":
 		format = jen.Qual(runtimePath, "JSONFormat").Types(typeCode(n.Out)).Call()
-	case "csv":
+	case n.Format == "csv" && n.Connector == "kafka":
+		format = jen.Qual(runtimePath, "KafkaCSVFormat").Types(typeCode(n.Out)).Call(jen.Id("j"), jen.Id(g.constName(n)))
+	case n.Format == "csv":
 		format = jen.Qual(runtimePath, "CSVFormatFor").Types(typeCode(n.Out)).Call(jen.Id("j"), jen.Id(g.constName(n)))
+	case n.Format == "raw":
+		format = jen.Qual(runtimePath, "RawFormat").Call()
 	default:
 		format = jen.Qual(runtimePath, "LinesFormat").Call()
+	}
+	if n.Connector == "kafka" {
+		return jen.Qual(runtimePath, "NewKafkaSource").Call(append(args, format)...)
 	}
 	return jen.Qual(runtimePath, "NewFileSource").Call(append(args, format)...)
 }

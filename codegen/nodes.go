@@ -123,7 +123,12 @@ type sinkGen struct{ base }
 
 func (s *sinkGen) sink() *jen.Statement { return s.field("Sink") }
 
-func (s *sinkGen) doc() string { return fmt.Sprintf("%s sink, format %s", s.n.Connector, s.n.Format) }
+func (s *sinkGen) doc() string {
+	if s.n.Key != nil {
+		return fmt.Sprintf("%s sink, format %s, key %s", s.n.Connector, s.n.Format, s.n.Key.Name)
+	}
+	return fmt.Sprintf("%s sink, format %s", s.n.Connector, s.n.Format)
+}
 
 func (s *sinkGen) fields(g *jen.Group) {
 	g.Id(s.member("%sSink")).Op("*").Qual(runtimePath, sinkType(s.n)).Types(typeCode(s.n.In()))
@@ -136,16 +141,33 @@ func (s *sinkGen) init(b *jen.Group) {
 	switch {
 	case n.Format == "jsonl":
 		enc = jen.Qual(runtimePath, "EncodeJSON").Types(typeCode(in))
+	case n.Format == "raw":
+		enc = jen.Qual(runtimePath, "EncodeRaw")
 	case in.IsString():
 		enc = jen.Qual(runtimePath, "EncodeString")
 	default:
 		enc = jen.Qual(runtimePath, "EncodeStringer").Types(typeCode(in))
 	}
+	args := []jen.Code{jen.Id("j"), jen.Id(s.cg.g.constName(n)), jen.Id("sub"), enc}
 	ctor := "NewFileSink"
-	if n.Connector == "stdout" {
+	switch n.Connector {
+	case "stdout":
 		ctor = "NewStdoutSink"
+	case "kafka":
+		ctor = "NewKafkaSink"
+		args = append(args, kafkaKey(n))
 	}
-	b.Add(s.sink()).Op("=").Qual(runtimePath, ctor).Call(jen.Id("j"), jen.Id(s.cg.g.constName(n)), jen.Id("sub"), enc)
+	b.Add(s.sink()).Op("=").Qual(runtimePath, ctor).Call(args...)
+}
+
+// kafkaKey makes a Kafka sink's message key from its key function: nil
+// without one.
+func kafkaKey(n *ir.Node) jen.Code {
+	if n.Key == nil {
+		return jen.Nil()
+	}
+	helper := map[string]string{"bytes": "KeyBytes", "int": "KeyInt", "uint": "KeyUint"}[n.Key.Shape]
+	return jen.Qual(runtimePath, helper).Call(fn(n.Key))
 }
 
 func (s *sinkGen) record(b *jen.Group) { b.Add(s.sink()).Dot("Write").Call(jen.Id("r")) }

@@ -484,6 +484,8 @@ func (r *resolver) checkSource(n *rnode) types.Type {
 	n.ir.Connector = conn.Name
 	opts := r.options(n, conn)
 	switch conn.Name {
+	case "kafka":
+		return r.checkKafkaSource(n, conn, opts)
 	case "file":
 		format := opts["format"]
 		n.ir.Format = format.V
@@ -628,12 +630,22 @@ func (r *resolver) checkSink(n *rnode, in types.Type) {
 		switch {
 		case isString, stringer && conn.Name == "stdout":
 			format.V = "lines"
+		case conn.Name == "kafka" && isBytes(in):
+			format.V = "raw"
 		default:
 			format.V = "jsonl"
 		}
 	}
 	n.ir.Format = format.V
+	if conn.Name == "kafka" {
+		r.checkKafkaSink(n, in, opts)
+	}
 	switch format.V {
+	case "raw":
+		if !isBytes(in) {
+			r.report(format.Pos, diag.Type, "format raw writes []byte records, and %s is not one: use %v or %v", r.u.typeString(in), ex("format", "jsonl"), ex("format", "lines"))
+			n.ok = false
+		}
 	case "lines":
 		if !isString && !stringer {
 			r.report(format.Pos, diag.Type, "format lines writes strings, and %s is neither a string nor has a String() string method: use %v, or add a String method", r.u.typeString(in), ex("format", "jsonl"))

@@ -1,0 +1,144 @@
+package dsl
+
+import (
+	"fmt"
+	"go/types"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pipegen/pipegen/diag"
+	"github.com/pipegen/pipegen/ir"
+	"github.com/pipegen/pipegen/runtime/settings"
+)
+
+// checkKafkaSource checks the options of a Kafka source and returns its
+// record type: string for lines, []byte for raw, the named type for jsonl
+// and csv.
+func (r *resolver) checkKafkaSource(n *rnode, conn *settings.Connector, opts map[string]optionValue) types.Type {
+	format := opts["format"]
+	n.ir.Format = format.V
+	r.checkFormatOptions(n, conn, format.V)
+	if start, ok := opts["start"]; ok && start.Set {
+		if p := kafkaStartProblem(start.V); p != "" {
+			r.report(start.Pos, diag.BadValue, "%s", p)
+			n.ok = false
+		}
+	}
+	if start := opts["start"]; start.V == "group" {
+		if g, ok := opts["group"]; !ok || !g.Set {
+			r.report(start.Pos, diag.Missing, "%v starts from the offsets a consumer group committed: name it with %v", ex("start", "group"), ex("group", "NAME"))
+			n.ok = false
+		}
+	}
+	if c, ok := opts["commit-offsets"]; ok && c.V == "true" {
+		if g, ok := opts["group"]; !ok || !g.Set {
+			r.report(c.Pos, diag.Missing, "%v commits offsets to a consumer group: name it with %v", ex("commit-offsets", "true"), ex("group", "NAME"))
+			n.ok = false
+		}
+	}
+	typ, hasType := opts["type"]
+	switch format.V {
+	case "lines", "raw":
+		if hasType && typ.Set {
+			r.report(typ.Pos, diag.Misplaced, "%v is for the jsonl and csv formats; format %s gives %s", keyRef("type"), format.V, map[string]string{"lines": "strings", "raw": "[]byte"}[format.V])
+		}
+		if format.V == "raw" {
+			return types.NewSlice(types.Typ[types.Byte])
+		}
+		return types.Typ[types.String]
+	}
+	if !hasType || !typ.Set {
+		r.report(n.spec.Name.Pos, diag.Missing, "source %q reads %s: name the record type with %v", n.spec.Name.V, format.V, ex("type", "TypeName"))
+		n.ok = false
+		return nil
+	}
+	t := r.u.lookupType(typ.Value(), &r.reporter)
+	if t == nil {
+		n.ok = false
+		return nil
+	}
+	if format.V == "csv" {
+		if p := csvProblem(t, r.u); p != "" {
+			r.report(typ.Pos, diag.Type, "type %s cannot be read from csv: %s", typ.V, p)
+			n.ok = false
+			return nil
+		}
+	}
+	return t
+}
+
+// kafkaStartProblem says what is wrong with a start position, "" when
+// nothing is.
+func kafkaStartProblem(v string) string {
+	switch v {
+	case "earliest", "latest", "group":
+		return ""
+	}
+	if _, err := parseRFC3339(v); err == nil {
+		return ""
+	}
+	return fmt.Sprintf("start wants earliest, latest, group or a time such as 2026-11-29T10:00:00Z, got %q", v)
+}
+
+// checkKafkaSink checks a Kafka sink's key function and sets the default
+// prefix of its transactional ids, which names the pipeline so that two
+// jobs writing to one cluster do not fence each other.
+func (r *resolver) checkKafkaSink(n *rnode, in types.Type, opts map[string]optionValue) {
+	if _, ok := opts["transactional-id"]; !ok {
+		n.ir.Options = append(n.ir.Options, ir.Option{Name: "transactional-id", Value: "pipegen-" + r.spec.Name.V + "-" + n.spec.Name.V})
+		sortOptions(n.ir.Options)
+	}
+	key, ok := opts["key"]
+	if !ok || !key.Set {
+		return
+	}
+	f := r.u.lookupFunc(key.Value(), &r.reporter)
+	if f == nil {
+		n.ok = false
+		return
+	}
+	ps, rs := params(f)
+	if ps == nil || ps.Len() != 1 || rs.Len() != 1 || !types.Identical(ps.At(0).Type(), in) {
+		r.signatureError(key.Value(), "key", f, fmt.Sprintf("func(%s) K", r.u.typeString(in)))
+		n.ok = false
+		return
+	}
+	k := rs.At(0).Type()
+	shape := ""
+	if b, ok := k.Underlying().(*types.Basic); ok {
+		switch {
+		case b.Info()&types.IsString != 0:
+			shape = "bytes"
+		case b.Info()&types.IsInteger != 0 && b.Info()&types.IsUnsigned != 0 && b.Kind() != types.Uintptr:
+			shape = "uint"
+		case b.Info()&types.IsInteger != 0 && b.Info()&types.IsUnsigned == 0:
+			shape = "int"
+		}
+	} else if isBytes(k) {
+		shape = "bytes"
+	}
+	if shape == "" {
+		r.report(key.Pos, diag.Type, "key %s returns %s, which cannot be a Kafka message key: return a string, []byte or integer", key.V, r.u.typeString(k))
+		n.ok = false
+		return
+	}
+	// No KeyType: a sink keeps no state by its key.
+	n.ir.Key = r.fn(f, shape)
+}
+
+// isBytes reports whether t is []byte (or a slice type of bytes).
+func isBytes(t types.Type) bool {
+	s, ok := t.Underlying().(*types.Slice)
+	if !ok {
+		return false
+	}
+	b, ok := s.Elem().Underlying().(*types.Basic)
+	return ok && b.Kind() == types.Byte
+}
+
+func sortOptions(opts []ir.Option) {
+	slices.SortFunc(opts, func(a, b ir.Option) int { return strings.Compare(a.Name, b.Name) })
+}
+
+func parseRFC3339(v string) (time.Time, error) { return time.Parse(time.RFC3339, v) }
