@@ -272,4 +272,3 @@ func TestSinkAtLeastOnceWaitsForAcks(t *testing.T) {
 		t.Fatalf("acknowledged at the barrier: %d records", len(got))
 	}
 }
-
