@@ -44,7 +44,7 @@ func (r *resolver) checkKafkaSource(n *rnode, conn *settings.Connector, opts map
 			r.report(typ.Pos, diag.Misplaced, "%v is for the jsonl and csv formats; format %s gives %s", keyRef("type"), format.V, map[string]string{"lines": "strings", "raw": "[]byte"}[format.V])
 		}
 		if format.V == "raw" {
-			return types.NewSlice(types.Typ[types.Byte])
+			return types.NewSlice(types.Universe.Lookup("byte").Type())
 		}
 		return types.Typ[types.String]
 	}
@@ -142,3 +142,43 @@ func sortOptions(opts []ir.Option) {
 }
 
 func parseRFC3339(v string) (time.Time, error) { return time.Parse(time.RFC3339, v) }
+
+// defaultTransactionTimeout is the Kafka sink's transaction-timeout
+// when none is set (the settings table's default).
+const defaultTransactionTimeout = 15 * time.Minute
+
+// warnTransactionTimeouts warns about an exactly-once Kafka sink whose
+// transactions the broker may abort before their checkpoint commits them:
+// a transaction stays open from its first record until the checkpoint
+// after it is committed, up to checkpoint.interval + checkpoint.timeout,
+// and after a crash until the job has restarted.
+func (r *resolver) warnTransactionTimeouts() {
+	defer func() { r.nodeName = "" }()
+	if value[string](r, "checkpoint.mode") != "exactly-once" {
+		return
+	}
+	interval := value[time.Duration](r, "checkpoint.interval")
+	timeout := value[time.Duration](r, "checkpoint.timeout")
+	delay := value[time.Duration](r, "restart.delay")
+	need := interval + timeout + delay
+	for _, n := range r.order {
+		if n.ir.Kind != ir.Sink || n.ir.Connector != "kafka" {
+			continue
+		}
+		tt := defaultTransactionTimeout
+		pos := n.spec.Name.Pos
+		if o, ok := n.spec.Option("transaction-timeout"); ok && o.Value.Set {
+			d, err := time.ParseDuration(o.Value.V)
+			if err != nil {
+				continue // reported
+			}
+			tt, pos = d, o.Value.Pos
+		}
+		if tt > need {
+			continue
+		}
+		r.nodeName = n.spec.Name.V
+		r.warn(pos, diag.Conflict, "transaction-timeout %s of sink %q is not longer than a transaction may stay open: checkpoint.interval %s + checkpoint.timeout %s + restart.delay %s = %s; the broker aborts a transaction at its timeout, and the records of one that a completed checkpoint holds would be lost: raise transaction-timeout (the broker's transaction.max.timeout.ms caps it, 15m by default), or lower checkpoint.timeout",
+			tt, n.spec.Name.V, interval, timeout, delay, need)
+	}
+}

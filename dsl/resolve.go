@@ -158,6 +158,7 @@ func (r *resolver) resolve() *ir.Pipeline {
 	}
 	if !r.diags.HasErrors() {
 		r.warnReordering()
+		r.warnTransactionTimeouts()
 	}
 	return p
 }

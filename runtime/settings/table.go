@@ -194,6 +194,13 @@ var connectors = []*Connector{
 		},
 	},
 	{
+		Name: "stdout", Scope: Sink,
+		Help: "prints records on standard output, one per line",
+		Options: []*Setting{
+			{Path: "format", Kind: Enum, Values: []string{"lines", "jsonl"}, DefaultDoc: "lines for string and fmt.Stringer records, else jsonl", Static: true, Help: "lines for string or fmt.Stringer records, jsonl for any"},
+		},
+	},
+	{
 		Name: "kafka", Scope: Sink,
 		Help: "writes to a Kafka topic; exactly-once with Kafka transactions committed with the checkpoints",
 		Options: append(kafkaClient(),
@@ -203,13 +210,6 @@ var connectors = []*Connector{
 			&Setting{Path: "transactional-id", Kind: String, DefaultDoc: "pipegen-NAME-SINK, NAME the pipeline's", Help: "exactly-once: the prefix of the sink's transactional ids (PREFIX-SUB-SLOT), unique to this job on the cluster"},
 			&Setting{Path: "transaction-timeout", Kind: Duration, MinDuration: time.Millisecond, Default: "15m", Help: "exactly-once: how long the broker keeps a transaction open before it aborts it; at most the broker's transaction.max.timeout.ms, and longer than a checkpoint and a recovery take"},
 		),
-	},
-	{
-		Name: "stdout", Scope: Sink,
-		Help: "prints records on standard output, one per line",
-		Options: []*Setting{
-			{Path: "format", Kind: Enum, Values: []string{"lines", "jsonl"}, DefaultDoc: "lines for string and fmt.Stringer records, else jsonl", Static: true, Help: "lines for string or fmt.Stringer records, jsonl for any"},
-		},
 	},
 }
 

@@ -204,9 +204,9 @@ func (c *ordersChain) end() {
 type rawChain struct {
 	sub      int           // the subtask's index
 	task     *runtime.Task // its part in checkpoints
-	src      *runtime.KafkaSource[[]uint8]
+	src      *runtime.KafkaSource[[]byte]
 	ctl      *runtime.SourceCtl
-	copySink *runtime.KafkaSink[[]uint8]
+	copySink *runtime.KafkaSink[[]byte]
 }
 
 func newRawChain(j *runtime.Job, sub int) *rawChain {
@@ -244,12 +244,12 @@ func (c *rawChain) run() {
 }
 
 // emitRaw passes the records of "raw" to copy.
-func (c *rawChain) emitRaw(r []uint8) {
+func (c *rawChain) emitRaw(r []byte) {
 	c.toCopy(r)
 }
 
 // toCopy is sink "copy": kafka sink, format raw.
-func (c *rawChain) toCopy(r []uint8) {
+func (c *rawChain) toCopy(r []byte) {
 	c.copySink.Write(r)
 }
 
