@@ -188,10 +188,10 @@ func (cg *chainGen) structType() {
 		}
 		switch h.Kind {
 		case ir.Source:
-			s.Id("src").Op("*").Qual(runtimePath, sourceType(h)).Types(typeCode(h.Out))
+			s.Id("src").Op("*").Add(sourceType(h)).Types(typeCode(h.Out))
 			s.Id("ctl").Op("*").Qual(runtimePath, "SourceCtl")
 			if h.Timestamps != nil {
-				s.Id("wm").Op("*").Qual(runtimePath, watermarksType(h)).Comment("the source's event-time progress")
+				s.Id("wm").Op("*").Add(watermarksType(h)).Comment("the source's event-time progress")
 			}
 		case ir.Join:
 			s.Id("in").Op("*").Qual(runtimePath, "Pair").Types(crossRecord(cg.timed, h.Inputs[0].Type), crossRecord(cg.timed, h.Inputs[1].Type)).Comment("the left and right inputs")
@@ -677,33 +677,37 @@ func (cg *chainGen) positions(b *jen.Group) {
 	}
 }
 
-func sourceType(n *ir.Node) string {
+// kafkaPath is the Kafka connector's facade, imported only by the
+// programs of pipelines that use it.
+const kafkaPath = "github.com/pipegen/pipegen/runtime/kafka"
+
+func sourceType(n *ir.Node) *jen.Statement {
 	switch n.Connector {
 	case "generator":
-		return "GeneratorSource"
+		return jen.Qual(runtimePath, "GeneratorSource")
 	case "kafka":
-		return "KafkaSource"
+		return jen.Qual(kafkaPath, "Source")
 	}
-	return "FileSource"
+	return jen.Qual(runtimePath, "FileSource")
 }
 
-func sinkType(n *ir.Node) string {
+func sinkType(n *ir.Node) *jen.Statement {
 	switch n.Connector {
 	case "stdout":
-		return "StdoutSink"
+		return jen.Qual(runtimePath, "StdoutSink")
 	case "kafka":
-		return "KafkaSink"
+		return jen.Qual(kafkaPath, "Sink")
 	}
-	return "FileSink"
+	return jen.Qual(runtimePath, "FileSink")
 }
 
 // watermarksType is the watermark generator of a timed source: a Kafka
 // source's works per partition.
-func watermarksType(n *ir.Node) string {
+func watermarksType(n *ir.Node) *jen.Statement {
 	if n.Connector == "kafka" {
-		return "KafkaWatermarks"
+		return jen.Qual(kafkaPath, "Watermarks")
 	}
-	return "Watermarks"
+	return jen.Qual(runtimePath, "Watermarks")
 }
 
 func (g *gen) newSource(n *ir.Node) jen.Code {
@@ -716,16 +720,16 @@ func (g *gen) newSource(n *ir.Node) jen.Code {
 	case n.Format == "jsonl":
 		format = jen.Qual(runtimePath, "JSONFormat").Types(typeCode(n.Out)).Call()
 	case n.Format == "csv" && n.Connector == "kafka":
-		format = jen.Qual(runtimePath, "KafkaCSVFormat").Types(typeCode(n.Out)).Call(jen.Id("j"), jen.Id(g.constName(n)))
+		format = jen.Qual(kafkaPath, "CSVFormat").Types(typeCode(n.Out)).Call(jen.Id("j"), jen.Id(g.constName(n)))
 	case n.Format == "csv":
 		format = jen.Qual(runtimePath, "CSVFormatFor").Types(typeCode(n.Out)).Call(jen.Id("j"), jen.Id(g.constName(n)))
 	case n.Format == "raw":
-		format = jen.Qual(runtimePath, "RawFormat").Call()
+		format = jen.Qual(kafkaPath, "RawFormat").Call()
 	default:
 		format = jen.Qual(runtimePath, "LinesFormat").Call()
 	}
 	if n.Connector == "kafka" {
-		return jen.Qual(runtimePath, "NewKafkaSource").Call(append(args, format)...)
+		return jen.Qual(kafkaPath, "NewSource").Call(append(args, format)...)
 	}
 	return jen.Qual(runtimePath, "NewFileSource").Call(append(args, format)...)
 }

@@ -131,7 +131,7 @@ func (s *sinkGen) doc() string {
 }
 
 func (s *sinkGen) fields(g *jen.Group) {
-	g.Id(s.member("%sSink")).Op("*").Qual(runtimePath, sinkType(s.n)).Types(typeCode(s.n.In()))
+	g.Id(s.member("%sSink")).Op("*").Add(sinkType(s.n)).Types(typeCode(s.n.In()))
 }
 
 func (s *sinkGen) init(b *jen.Group) {
@@ -142,22 +142,22 @@ func (s *sinkGen) init(b *jen.Group) {
 	case n.Format == "jsonl":
 		enc = jen.Qual(runtimePath, "EncodeJSON").Types(typeCode(in))
 	case n.Format == "raw":
-		enc = jen.Qual(runtimePath, "EncodeRaw")
+		enc = jen.Qual(kafkaPath, "EncodeRaw")
 	case in.IsString():
 		enc = jen.Qual(runtimePath, "EncodeString")
 	default:
 		enc = jen.Qual(runtimePath, "EncodeStringer").Types(typeCode(in))
 	}
 	args := []jen.Code{jen.Id("j"), jen.Id(s.cg.g.constName(n)), jen.Id("sub"), enc}
-	ctor := "NewFileSink"
+	ctor := jen.Qual(runtimePath, "NewFileSink")
 	switch n.Connector {
 	case "stdout":
-		ctor = "NewStdoutSink"
+		ctor = jen.Qual(runtimePath, "NewStdoutSink")
 	case "kafka":
-		ctor = "NewKafkaSink"
+		ctor = jen.Qual(kafkaPath, "NewSink")
 		args = append(args, kafkaKey(n))
 	}
-	b.Add(s.sink()).Op("=").Qual(runtimePath, ctor).Call(args...)
+	b.Add(s.sink()).Op("=").Add(ctor).Call(args...)
 }
 
 // kafkaKey makes a Kafka sink's message key from its key function: nil
@@ -167,7 +167,7 @@ func kafkaKey(n *ir.Node) jen.Code {
 		return jen.Nil()
 	}
 	helper := map[string]string{"bytes": "KeyBytes", "int": "KeyInt", "uint": "KeyUint"}[n.Key.Shape]
-	return jen.Qual(runtimePath, helper).Call(fn(n.Key))
+	return jen.Qual(kafkaPath, helper).Call(fn(n.Key))
 }
 
 func (s *sinkGen) record(b *jen.Group) { b.Add(s.sink()).Dot("Write").Call(jen.Id("r")) }

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/pipegen/pipegen"
@@ -13,7 +12,6 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/connector/file"
 	"github.com/pipegen/pipegen/runtime/internal/connector/format"
 	"github.com/pipegen/pipegen/runtime/internal/connector/generator"
-	"github.com/pipegen/pipegen/runtime/internal/connector/kafka"
 	"github.com/pipegen/pipegen/runtime/internal/connector/stdout"
 	"github.com/pipegen/pipegen/runtime/internal/eventtime"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
@@ -228,7 +226,7 @@ func TimeMillis(t time.Time) int64 { return eventtime.TimeMillis(t) }
 // MillisTime converts Unix milliseconds to a time in UTC.
 func MillisTime(ms int64) time.Time { return eventtime.MillisTime(ms) }
 
-// Connectors (packages file, generator, stdout, kafka) and their record formats
+// Connectors (packages file, generator, stdout) and their record formats
 // (package format).
 
 type (
@@ -236,9 +234,6 @@ type (
 	FileSink[T any]        = file.Sink[T]
 	GeneratorSource[T any] = generator.Source[T]
 	StdoutSink[T any]      = stdout.Sink[T]
-	KafkaSource[T any]     = kafka.Source[T]
-	KafkaSink[T any]       = kafka.Sink[T]
-	KafkaWatermarks        = kafka.Watermarks
 	Format[T any]          = format.Format[T]
 	Encoder[T any]         = format.Encoder[T]
 )
@@ -261,55 +256,6 @@ func NewGeneratorSource[T any](j *Job, node, sub int, fn func(seq uint64) (T, bo
 // NewStdoutSink prepares subtask sub of the stdout sink node.
 func NewStdoutSink[T any](j *Job, node, sub int, enc Encoder[T]) *StdoutSink[T] {
 	return stdout.NewSink(j, node, sub, enc)
-}
-
-// NewKafkaSource prepares subtask sub of the Kafka source node.
-func NewKafkaSource[T any](j *Job, node, sub int, f Format[T]) *KafkaSource[T] {
-	return kafka.NewSource(j, node, sub, f)
-}
-
-// NewKafkaSink prepares subtask sub of the Kafka sink node; key makes a
-// message's key (nil: none).
-func NewKafkaSink[T any](j *Job, node, sub int, enc Encoder[T], key func(T) []byte) *KafkaSink[T] {
-	return kafka.NewSink(j, node, sub, enc, key)
-}
-
-// KafkaCSVFormat reads a Kafka message's value as one CSV line into T,
-// the columns in the order of T's fields, with the delimiter option of
-// source node.
-func KafkaCSVFormat[T any](j *Job, node int) Format[T] {
-	d := []rune(j.Node(node).Option("delimiter"))
-	if len(d) != 1 {
-		d = []rune{','}
-	}
-	f, err := format.CSVFormat[T](d[0], false)
-	if err != nil {
-		Abortf("sources.%s: %w", j.Node(node).Name, err)
-	}
-	return f
-}
-
-// RawFormat gives a Kafka message's value as a []byte record.
-func RawFormat() Format[[]byte] { return kafka.RawFormat() }
-
-// EncodeRaw writes a []byte record as it is.
-func EncodeRaw(dst, v []byte) ([]byte, error) { return kafka.EncodeRaw(dst, v) }
-
-// KeyBytes makes the message key of a Kafka sink from a string or []byte
-// key function.
-func KeyBytes[T any, K ~string | ~[]byte](f func(T) K) func(T) []byte {
-	return func(v T) []byte { return []byte(f(v)) }
-}
-
-// KeyInt makes the message key of a Kafka sink from an integer key
-// function: the number in decimal.
-func KeyInt[T any, K ~int | ~int8 | ~int16 | ~int32 | ~int64](f func(T) K) func(T) []byte {
-	return func(v T) []byte { return strconv.AppendInt(nil, int64(f(v)), 10) }
-}
-
-// KeyUint is KeyInt for unsigned integers.
-func KeyUint[T any, K ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64](f func(T) K) func(T) []byte {
-	return func(v T) []byte { return strconv.AppendUint(nil, uint64(f(v)), 10) }
 }
 
 // LinesFormat reads every line as a string.

@@ -42,6 +42,9 @@ var allowed = map[string][]string{
 	"runtime/internal/connector/kafka": {"runtime/codec", "runtime/vfs", "runtime/internal/checkpoint", "runtime/internal/config",
 		"runtime/internal/connector", "runtime/internal/connector/format", "runtime/internal/fault", "runtime/internal/storage"},
 	"runtime/internal/connector/stdout": {"runtime/internal/checkpoint", "runtime/internal/connector", "runtime/internal/connector/format", "runtime/internal/fault"},
+	// The Kafka connector's facade, beside the runtime's: only programs
+	// with a Kafka source or sink link it.
+	"runtime/kafka": {"runtime", "runtime/internal/connector/format", "runtime/internal/connector/kafka"},
 	// Supervision, then the command line, then the facade.
 	"runtime/internal/job": {"runtime/vfs", "runtime/events", "runtime/internal/checkpoint", "runtime/internal/config",
 		"runtime/internal/connector", "runtime/internal/fault", "runtime/internal/storage", "runtime/internal/stream"},
@@ -56,7 +59,7 @@ var compiler = []string{"runtime/settings", "runtime/version", "runtime/events"}
 // toolImports are the runtime packages cmd/pipegen imports, blank, only
 // so that a module with pipegen as a tool requires what generated code
 // imports (see cmd/pipegen/runtime.go).
-var toolImports = []string{"runtime", "runtime/codec", "runtime/state"}
+var toolImports = []string{"runtime", "runtime/codec", "runtime/kafka", "runtime/state"}
 
 func TestLayers(t *testing.T) {
 	root, err := filepath.Abs("../..")

@@ -8,6 +8,7 @@ import (
 	"github.com/pipegen/pipegen/golden/kafka"
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
+	kafka "github.com/pipegen/pipegen/runtime/kafka"
 	"github.com/pipegen/pipegen/runtime/state"
 	"time"
 )
@@ -94,9 +95,9 @@ func build(j *runtime.Job) {
 type ordersChain struct {
 	sub            int           // the subtask's index
 	task           *runtime.Task // its part in checkpoints
-	src            *runtime.KafkaSource[orders.Order]
+	src            *kafka.Source[orders.Order]
 	ctl            *runtime.SourceCtl
-	wm             *runtime.KafkaWatermarks                  // the source's event-time progress
+	wm             *kafka.Watermarks                         // the source's event-time progress
 	ordersToTotals *runtime.Out[runtime.Timed[orders.Order]] // to totals, hash
 }
 
@@ -106,7 +107,7 @@ func newOrdersChain(j *runtime.Job, sub int, ordersToTotals *runtime.Out[runtime
 		sub:            sub,
 		task:           j.Task(nodeOrders, sub),
 	}
-	c.src = runtime.NewKafkaSource(j, nodeOrders, sub, runtime.JSONFormat[orders.Order]())
+	c.src = kafka.NewSource(j, nodeOrders, sub, runtime.JSONFormat[orders.Order]())
 	c.ctl = c.src.Ctl()
 	c.wm = c.src.Watermarks(c.task, nodeOrders)
 	return c
@@ -204,9 +205,9 @@ func (c *ordersChain) end() {
 type rawChain struct {
 	sub      int           // the subtask's index
 	task     *runtime.Task // its part in checkpoints
-	src      *runtime.KafkaSource[[]byte]
+	src      *kafka.Source[[]byte]
 	ctl      *runtime.SourceCtl
-	copySink *runtime.KafkaSink[[]byte]
+	copySink *kafka.Sink[[]byte]
 }
 
 func newRawChain(j *runtime.Job, sub int) *rawChain {
@@ -214,9 +215,9 @@ func newRawChain(j *runtime.Job, sub int) *rawChain {
 		sub:  sub,
 		task: j.Task(nodeRaw, sub),
 	}
-	c.src = runtime.NewKafkaSource(j, nodeRaw, sub, runtime.RawFormat())
+	c.src = kafka.NewSource(j, nodeRaw, sub, kafka.RawFormat())
 	c.ctl = c.src.Ctl()
-	c.copySink = runtime.NewKafkaSink(j, nodeCopy, sub, runtime.EncodeRaw, nil)
+	c.copySink = kafka.NewSink(j, nodeCopy, sub, kafka.EncodeRaw, nil)
 	return c
 }
 
@@ -287,7 +288,7 @@ type totalsChain struct {
 	inputWM     int64                                     // watermark of the sender of the batch being processed
 	totalsState *runtime.WindowState[string, orders.Sum]  // open windows of totals per key
 	totalsFire  func(string, runtime.Window, *orders.Sum) // totalsResult, made once
-	outSink     *runtime.KafkaSink[orders.Total]
+	outSink     *kafka.Sink[orders.Total]
 }
 
 func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[orders.Order]]) *totalsChain {
@@ -305,7 +306,7 @@ func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[ord
 		return c.totalsState.Restore(sec, decodeTotalsKey, decodeTotalsValue)
 	})
 	c.totalsFire = c.totalsResult
-	c.outSink = runtime.NewKafkaSink(j, nodeOut, sub, runtime.EncodeJSON[orders.Total], runtime.KeyBytes(orders.TotalKey))
+	c.outSink = kafka.NewSink(j, nodeOut, sub, runtime.EncodeJSON[orders.Total], kafka.KeyBytes(orders.TotalKey))
 	return c
 }
 
