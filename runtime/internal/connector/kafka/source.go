@@ -147,7 +147,9 @@ func NewSource[T any](env connector.Env, node, sub int, f format.Format[T]) *Sou
 	if err != nil {
 		fail(err)
 	}
-	opts = append(opts, kgo.KeepControlRecords(), kgo.FetchMaxWait(500*time.Millisecond))
+	// A partition found by discovery is fetched after the next metadata
+	// refresh, which this bounds.
+	opts = append(opts, kgo.KeepControlRecords(), kgo.FetchMaxWait(500*time.Millisecond), kgo.MetadataMinAge(250*time.Millisecond))
 	switch iso := n.Option("isolation"); iso {
 	case "", "read-committed":
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
@@ -437,9 +439,14 @@ func (s *Source[T]) fetch() bool {
 		s.finish()
 		return false
 	}
+	s.commitGroup()
+	if s.discover > 0 && !s.bounded && time.Since(s.lastLook) >= s.discover {
+		s.lastLook = time.Now()
+		s.discoverPartitions()
+	}
 	fs := s.cl.PollRecords(nil, 0)
 	if fs.Empty() {
-		s.idle()
+		s.count()
 		ctx, cancel := context.WithTimeout(s.ctx, pollWait)
 		fs = s.cl.PollRecords(ctx, 0)
 		cancel()
@@ -459,17 +466,6 @@ func (s *Source[T]) fetch() bool {
 		}
 	})
 	return len(s.chunks) > 0
-}
-
-// idle runs when nothing was fetched: counts, commits offsets to the group,
-// looks for new partitions.
-func (s *Source[T]) idle() {
-	s.count()
-	s.commitGroup()
-	if s.discover > 0 && !s.bounded && time.Since(s.lastLook) >= s.discover {
-		s.lastLook = time.Now()
-		s.discoverPartitions()
-	}
 }
 
 // discoverPartitions reads, from the earliest offset, the partitions added

@@ -1,10 +1,15 @@
 package kafka
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/pipegen/pipegen/runtime/internal/connector/connectortest"
 	"github.com/pipegen/pipegen/runtime/internal/connector/format"
@@ -61,5 +66,92 @@ func TestSourceBoundedRescale(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Fatalf("read %d records %q,\nwant %d %q", len(got), got, len(want), want)
+	}
+}
+
+// next reads records from s until it has n or a deadline passes.
+func next(t *testing.T, s *Source[string], n int) []string {
+	t.Helper()
+	var got []string
+	deadline := time.Now().Add(10 * time.Second)
+	for len(got) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("read %q, want %d records", got, n)
+		}
+		if r, ok := s.Next(); ok {
+			got = append(got, r)
+		}
+	}
+	return got
+}
+
+// An unbounded source finds the partitions added to its topic and reads
+// them from their start; a restored job reads a partition that its
+// checkpoint does not know from its start too.
+func TestSourceDiscoversPartitions(t *testing.T) {
+	brokers := cluster(t, 1, "in")
+	produce(t, brokers, "in", 0, "a", "b")
+	e := sourceEnv(t, brokers, 1, map[string]string{"bounded": "none", "discovery-interval": "20ms"})
+	s := NewSource(e, 0, 0, format.LinesFormat())
+	got := next(t, s, 2)
+	adm := kadm.NewClient(client(t, brokers))
+	if _, err := adm.CreatePartitions(context.Background(), 1, "in"); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, brokers, "in", 1, "c", "d")
+	got = append(got, next(t, s, 2)...)
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"a", "b", "c", "d"}) {
+		t.Fatalf("read %q", got)
+	}
+	if !strings.Contains(e.Log(), "reading new partitions [in/1] from their start") {
+		t.Errorf("log: %q", e.Log())
+	}
+}
+
+// The start positions of a fresh start: latest skips what is there, a
+// time starts at the first record at or after it, group at the group's
+// committed offsets; commit-offsets commits a completed checkpoint's
+// offsets to the group.
+func TestSourceStartAndGroupOffsets(t *testing.T) {
+	brokers := cluster(t, 1, "in")
+	produce(t, brokers, "in", 0, "old-1", "old-2")
+	mid := time.Now()
+	time.Sleep(5 * time.Millisecond)
+	produce(t, brokers, "in", 0, "new-1")
+
+	latest := NewSource(sourceEnv(t, brokers, 1, map[string]string{"start": "latest", "bounded": "none"}), 0, 0, format.LinesFormat())
+	produce(t, brokers, "in", 0, "after")
+	if got := next(t, latest, 1); got[0] != "after" {
+		t.Errorf("start latest read %q first", got)
+	}
+	at := NewSource(sourceEnv(t, brokers, 1, map[string]string{"start": mid.UTC().Format(time.RFC3339Nano)}), 0, 0, format.LinesFormat())
+	if got := connectortest.ReadAll(at); !slices.Equal(got, []string{"new-1", "after"}) {
+		t.Errorf("start at a time read %q", got)
+	}
+
+	e := sourceEnv(t, brokers, 1, map[string]string{"group": "g", "commit-offsets": "true"})
+	s := NewSource(e, 0, 0, format.LinesFormat())
+	next(t, s, 2)
+	snap := e.Ckpt().Task(0, 0).Begin(1)
+	s.Snapshot(snap, 0)
+	e.Ckpt().CommittedID = 1
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s.fetch() // commits in the background once the checkpoint is complete
+		offs, err := kadm.NewClient(client(t, brokers)).FetchOffsets(context.Background(), "g")
+		if err == nil {
+			if o, ok := offs.Lookup("in", 0); ok && o.At == 2 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("group g has no offset 2 for in/0: %v %v", offs, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	g := NewSource(sourceEnv(t, brokers, 1, map[string]string{"start": "group", "group": "g"}), 0, 0, format.LinesFormat())
+	if got := connectortest.ReadAll(g); !slices.Equal(got, []string{"new-1", "after"}) {
+		t.Errorf("start group read %q", got)
 	}
 }
