@@ -14,7 +14,7 @@ type fakeParts struct {
 }
 
 func (f *fakeParts) partitionSet() map[tp]*part { return f.parts }
-func (f *fakeParts) current() *part            { return f.cur }
+func (f *fakeParts) current() *part             { return f.cur }
 
 func twoPartitions() (*fakeParts, *part, *part) {
 	a := &part{tp: tp{"t", 0}, stop: -1, maxTS: minTime}
