@@ -39,9 +39,20 @@ tidy:
 crash-test: $(BIN)/pipegen
 	$(BIN)/pipegen verify -kills 20 $(if $(SEED),-seed $(SEED)) -set sources.events.rate=50000 examples/runningcount/pipeline.yaml
 
-# Benchmarks; each reports its ratio to a hand-written Go loop.
+# Benchmarks; each reports its ratio to a hand-written Go loop (the
+# Kafka one: exactly-once to at-least-once, through kfake).
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./examples/wordcount
+	$(GO) test -run '^$$' -bench Kafka -benchtime 3x ./internal/e2e/kafka
+
+# The Kafka crash test with 20 kills over a million events, for 10 seeds
+# (make test kills it 5 times over 200000, once).
+.PHONY: kafka-soak
+kafka-soak:
+	@for s in 1 2 3 4 5 6 7 8 9 10; do \
+		echo "PIPEGEN_CRASH_SEED=$$s PIPEGEN_CRASH_KILLS=20 PIPEGEN_CRASH_EVENTS=1000000"; \
+		PIPEGEN_CRASH_SEED=$$s PIPEGEN_CRASH_KILLS=20 PIPEGEN_CRASH_EVENTS=1000000 $(GO) test -count=1 -v -run 'TestCrash' ./examples/kafka | grep -E 'clean run|^(ok|FAIL|---)' || exit 1; \
+	done
 
 # Rewrite every golden file from the current compiler, and the generated
 # code of examples/annotated (a module of its own); review the diff.

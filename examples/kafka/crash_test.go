@@ -26,6 +26,10 @@ const seedVar = "PIPEGEN_CRASH_SEED"
 
 const defaultSeed = 20261201
 
+// killsVar names the environment variable that sets the number of kills
+// of TestCrash (5 by default): make kafka-soak raises it.
+const killsVar = "PIPEGEN_CRASH_KILLS"
+
 // The input: events over keys, keyed by their key, so that a key's events
 // are in one partition, in order, and its running totals come out the
 // same in every run.
@@ -33,6 +37,18 @@ const (
 	numEvents = 200000
 	numKeys   = 100
 )
+
+// eventsVar names the environment variable that sets the number of
+// events (numEvents by default): make kafka-soak raises it, so that its
+// many kills fall between checkpoints.
+const eventsVar = "PIPEGEN_CRASH_EVENTS"
+
+func eventCount() int {
+	if n, err := strconv.Atoi(os.Getenv(eventsVar)); err == nil && n > 0 {
+		return n
+	}
+	return numEvents
+}
 
 func seed(t *testing.T) uint64 {
 	s := os.Getenv(seedVar)
@@ -61,7 +77,7 @@ func setup(t *testing.T, outputs ...string) (brokers, bin, dir string, want []st
 	}
 	t.Cleanup(c.Close)
 	brokers = c.ListenAddrs()[0]
-	evs := kafkacount.Events(numEvents, numKeys)
+	evs := kafkacount.Events(eventCount(), numKeys)
 	var recs []*kgo.Record
 	for _, e := range evs {
 		v, _ := json.Marshal(e)
@@ -149,7 +165,10 @@ func TestCrash(t *testing.T) {
 	}
 	compare(t, "clean run", want, committed(t, brokers, "clean"))
 
-	const kills = 5
+	kills := 5
+	if k, err := strconv.Atoi(os.Getenv(killsVar)); err == nil && k > 0 {
+		kills = k
+	}
 	delays := verify.KillDelays(rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), kills, clean.Duration)
 	interval := verify.CheckpointInterval(clean.Duration)
 	killed, err := v.RunWithKills("killed", delays, append(args(brokers, "killed"), "--set", "checkpoint.interval="+interval.String())...)

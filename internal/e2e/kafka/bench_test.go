@@ -16,7 +16,7 @@ import (
 )
 
 // benchRecords is the input of every run of BenchmarkKafka.
-const benchRecords = 200000
+const benchRecords = 500000
 
 // BenchmarkKafka runs the job Kafka -> map -> Kafka (passthrough.yaml)
 // through a kfake cluster in this process, over benchRecords records in 4
