@@ -323,9 +323,15 @@ func (cg *chainGen) loop() {
 		}
 		var got, done, idle []jen.Code
 		if ts := h.Timestamps; ts != nil {
-			extract := fn(ts.Extract).Call(jen.Id("r"))
-			if ts.Extract.Shape == "time" {
-				extract = jen.Qual(runtimePath, "TimeMillis").Call(extract)
+			var extract jen.Code
+			switch {
+			case ts.Extract == nil:
+				// A Kafka source's record timestamp.
+				extract = jen.Add(c).Dot("src").Dot("Timestamp").Call()
+			case ts.Extract.Shape == "time":
+				extract = jen.Qual(runtimePath, "TimeMillis").Call(fn(ts.Extract).Call(jen.Id("r")))
+			default:
+				extract = fn(ts.Extract).Call(jen.Id("r"))
 			}
 			got = append(got,
 				jen.Id("ts").Op(":=").Add(extract),

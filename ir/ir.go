@@ -156,7 +156,8 @@ type Node struct {
 // Timestamps is how a source's records get their event time.
 type Timestamps struct {
 	// Extract is func(T) time.Time (Shape "time") or func(T) int64 in Unix
-	// milliseconds (Shape "millis").
+	// milliseconds (Shape "millis"); nil for a Kafka source whose records'
+	// Kafka timestamps are their event time.
 	Extract           *Func         `json:"extract"`
 	MaxOutOfOrderness time.Duration `json:"maxOutOfOrderness"`
 	IdleTimeout       time.Duration `json:"idleTimeout,omitempty"`

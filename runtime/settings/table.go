@@ -87,7 +87,7 @@ var table = []*Setting{
 
 	// Sources.
 	{Path: "timestamps", Scope: Source, Kind: Mapping, Static: true, Help: "the records' event time and the source's watermarks"},
-	{Path: "timestamps.extract", Scope: Source, Kind: Func, Required: true, Static: true,
+	{Path: "timestamps.extract", Scope: Source, Kind: Func, DefaultDoc: "required, but for a Kafka source: its records' Kafka timestamps", Static: true,
 		Help: "func(T) time.Time, or func(T) int64 in Unix milliseconds: a record's event time"},
 	{Path: "timestamps.max-out-of-orderness", Scope: Source, Kind: Duration, Default: "0", Static: true,
 		Help: "how far behind the newest event time a record may arrive without being late"},

@@ -47,7 +47,10 @@ var config = &runtime.Config{
 			"brokers": "localhost:9092",
 			"topic":   "orders",
 		}},
-		{Name: "raw", UID: "raw", Kind: "source", Section: "sources", Connector: "kafka", Format: "raw", Options: map[string]string{
+		{Name: "raw", UID: "raw", Kind: "source", Section: "sources", Connector: "kafka", Format: "raw", Watermark: runtime.WatermarkConfig{
+			IdleTimeout:       10 * time.Second,
+			MaxOutOfOrderness: 0,
+		}, Options: map[string]string{
 			"bounded": "latest",
 			"brokers": "localhost:9092",
 			"topic":   "raw-in",
@@ -207,6 +210,7 @@ type rawChain struct {
 	task     *runtime.Task // its part in checkpoints
 	src      *kafka.Source[[]byte]
 	ctl      *runtime.SourceCtl
+	wm       *kafka.Watermarks // the source's event-time progress
 	copySink *kafka.Sink[[]byte]
 }
 
@@ -217,6 +221,7 @@ func newRawChain(j *runtime.Job, sub int) *rawChain {
 	}
 	c.src = kafka.NewSource(j, nodeRaw, sub, kafka.RawFormat())
 	c.ctl = c.src.Ctl()
+	c.wm = c.src.Watermarks(c.task, nodeRaw)
 	c.copySink = kafka.NewSink(j, nodeCopy, sub, kafka.EncodeRaw, nil)
 	return c
 }
@@ -225,15 +230,33 @@ func newRawChain(j *runtime.Job, sub int) *rawChain {
 // records it injects the checkpoint barriers the coordinator asks for; it hands
 // partial batches downstream when nothing can be read now, and at least every
 // runtime.Linger.
+// Every record gets its event time; the watermark follows the records, at fixed
+// record counts, so that it falls at the same places in every run.
 func (c *rawChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	for {
 		if r, ok := c.src.Next(); ok {
-			c.emitRaw(r)
-		} else if c.src.Done() && c.ctl.AtEnd() {
-			break
-		} else {
+			ts := c.src.Timestamp()
+			c.emitRaw(r, ts)
+			if w, ok := c.wm.Observe(ts); ok {
+				c.watermark(w)
+			}
+		} else if c.src.Done() {
+			if w, ok := c.wm.Finish(); ok {
+				c.watermark(w) // the end of time: every window fires
+			}
+			if c.ctl.AtEnd() {
+				break
+			}
 			c.flush()
+		} else {
+			if w, ok := c.wm.Pending(); ok {
+				c.watermark(w) // nothing to read now: event time goes on
+			}
+			c.flush()
+			if c.wm.Idle(time.Now()) {
+				c.idle()
+			}
 		}
 		if id := c.ctl.Poll(); id > 0 {
 			c.barrier(id)
@@ -245,12 +268,12 @@ func (c *rawChain) run() {
 }
 
 // emitRaw passes the records of "raw" to copy.
-func (c *rawChain) emitRaw(r []byte) {
-	c.toCopy(r)
+func (c *rawChain) emitRaw(r []byte, ts int64) {
+	c.toCopy(r, ts)
 }
 
 // toCopy is sink "copy": kafka sink, format raw.
-func (c *rawChain) toCopy(r []byte) {
+func (c *rawChain) toCopy(r []byte, ts int64) {
 	c.copySink.Write(r)
 }
 
@@ -265,9 +288,18 @@ func (c *rawChain) flush() {
 func (c *rawChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, nodeRaw)
+	s.Watermarks(nodeRaw, c.wm)
 	c.copySink.PreCommit(s, nodeCopy)
 	c.task.Submit(s)
 }
+
+// watermark moves the chain's event time to w: what waited for it fires, then the
+// watermark goes on downstream, after the records it released.
+func (c *rawChain) watermark(w int64) {}
+
+// idle tells the receivers that this source subtask has had no records for its
+// idle timeout: their watermarks go on without it until it sends again.
+func (c *rawChain) idle() {}
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
 // the chain's part of the final checkpoint, and tells every receiver that nothing
@@ -275,6 +307,7 @@ func (c *rawChain) barrier(id int64) {
 func (c *rawChain) end() {
 	s := c.task.Final()
 	c.src.Snapshot(s, nodeRaw)
+	s.Watermarks(nodeRaw, c.wm)
 	c.copySink.PreCommit(s, nodeCopy)
 	c.copySink.End()
 	c.task.Submit(s)
