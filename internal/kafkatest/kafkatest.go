@@ -42,6 +42,19 @@ func Produce(brokers, topic string, recs ...*kgo.Record) error {
 	return cl.ProduceSync(ctx, recs...).FirstErr()
 }
 
+// ProduceManual is Produce with every record going to the partition it
+// names.
+func ProduceManual(brokers, topic string, recs ...*kgo.Record) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return cl.ProduceSync(ctx, recs...).FirstErr()
+}
+
 // ReadCommitted reads topic from its start to its last stable offsets as a
 // consumer with isolation read_committed sees it: every committed record,
 // none of an aborted or open transaction, in partition order.

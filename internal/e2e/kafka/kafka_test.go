@@ -152,3 +152,41 @@ func committed(t *testing.T, brokers, topic string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestKafkaTimestamps runs event-time windows over the records' Kafka
+// timestamps (timestamps without extract), with 3 partitions read by 2
+// subtasks, and compares every window's count with one computed from the
+// input.
+func TestKafkaTimestamps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the job")
+	}
+	brokers := cluster(t, map[string]int32{"in": 3})
+	base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	want := map[string]int64{}
+	var recs []*kgo.Record
+	for i := range 3000 {
+		word := fmt.Sprintf("w%d", i%5)
+		ts := base.Add(time.Duration(i*7%5000) * time.Millisecond) // out of order within each partition
+		recs = append(recs, &kgo.Record{Partition: int32(i % 3), Value: []byte(word + " " + fmt.Sprint(i)), Timestamp: ts})
+		want[fmt.Sprintf(`{"word":"%s","start":%d,"n":`, word, ts.Truncate(time.Second).UnixMilli())]++
+	}
+	if err := kafkatest.ProduceManual(brokers, "in", recs...); err != nil {
+		t.Fatal(err)
+	}
+	var wantLines []string
+	for k, n := range want {
+		wantLines = append(wantLines, fmt.Sprintf("%s%d}", k, n))
+	}
+	slices.Sort(wantLines)
+	res, dir := build(t, "windows.yaml")
+	v, err := verify.NewVerifier(res, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := v.Run("clean", "--quiet", "--set", "sources.in.brokers="+brokers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compare(t, "windows", wantLines, r.Output["out"])
+}
