@@ -48,24 +48,7 @@ func (r *resolver) checkKafkaSource(n *rnode, conn *settings.Connector, opts map
 		}
 		return types.Typ[types.String]
 	}
-	if !hasType || !typ.Set {
-		r.report(n.spec.Name.Pos, diag.Missing, "source %q reads %s: name the record type with %v", n.spec.Name.V, format.V, ex("type", "TypeName"))
-		n.ok = false
-		return nil
-	}
-	t := r.u.lookupType(typ.Value(), &r.reporter)
-	if t == nil {
-		n.ok = false
-		return nil
-	}
-	if format.V == "csv" {
-		if p := csvProblem(t, r.u); p != "" {
-			r.report(typ.Pos, diag.Type, "type %s cannot be read from csv: %s", typ.V, p)
-			n.ok = false
-			return nil
-		}
-	}
-	return t
+	return r.decodedType(n, format.V, typ, hasType)
 }
 
 // kafkaStartProblem says what is wrong with a start position, "" when

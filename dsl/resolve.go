@@ -498,24 +498,7 @@ func (r *resolver) checkSource(n *rnode) types.Type {
 			}
 			return types.Typ[types.String]
 		}
-		if !hasType || !typ.Set {
-			r.report(ns.Name.Pos, diag.Missing, "source %q reads %s: name the record type with %v", ns.Name.V, format.V, ex("type", "TypeName"))
-			n.ok = false
-			return nil
-		}
-		t := r.u.lookupType(typ.Value(), &r.reporter)
-		if t == nil {
-			n.ok = false
-			return nil
-		}
-		if format.V == "csv" {
-			if p := csvProblem(t, r.u); p != "" {
-				r.report(typ.Pos, diag.Type, "type %s cannot be read from csv: %s", typ.V, p)
-				n.ok = false
-				return nil
-			}
-		}
-		return t
+		return r.decodedType(n, format.V, typ, hasType)
 	case "generator":
 		gen, ok := opts["generate"]
 		if !ok {
@@ -536,6 +519,29 @@ func (r *resolver) checkSource(n *rnode) types.Type {
 		n.ok = false
 	}
 	return nil
+}
+
+// decodedType is the record type of a source that decodes jsonl or csv
+// into its option type (typ, if hasType).
+func (r *resolver) decodedType(n *rnode, format string, typ optionValue, hasType bool) types.Type {
+	if !hasType || !typ.Set {
+		r.report(n.spec.Name.Pos, diag.Missing, "source %q reads %s: name the record type with %v", n.spec.Name.V, format, ex("type", "TypeName"))
+		n.ok = false
+		return nil
+	}
+	t := r.u.lookupType(typ.Value(), &r.reporter)
+	if t == nil {
+		n.ok = false
+		return nil
+	}
+	if format == "csv" {
+		if p := csvProblem(t, r.u); p != "" {
+			r.report(typ.Pos, diag.Type, "type %s cannot be read from csv: %s", typ.V, p)
+			n.ok = false
+			return nil
+		}
+	}
+	return t
 }
 
 // checkFormatOptions reports options set for a format they do not apply

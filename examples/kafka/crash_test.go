@@ -112,36 +112,6 @@ func args(brokers, topic string) []string {
 		"--set", "sinks.out.transactional-id=kafkacount-" + topic}
 }
 
-// committed reads topic as a read_committed consumer, sorted.
-func committed(t *testing.T, brokers, topic string) []string {
-	t.Helper()
-	recs, err := kafkatest.ReadCommitted(brokers, topic, 30*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, r := range recs {
-		out = append(out, string(r.Value))
-	}
-	slices.Sort(out)
-	return out
-}
-
-func compare(t *testing.T, what string, want, got []string) {
-	t.Helper()
-	d := verify.CompareLines(want, got, 5)
-	if d.Equal() {
-		return
-	}
-	t.Errorf("%s: %d records missing, %d extra (of %d expected)", what, d.Missing, d.Extra, len(want))
-	for _, l := range d.FirstMissing {
-		t.Errorf("  missing: %s", l)
-	}
-	for _, l := range d.FirstExtra {
-		t.Errorf("  extra:   %s", l)
-	}
-}
-
 // TestCrash runs the job Kafka -> keyed aggregate -> Kafka once without
 // failures and once killed with SIGKILL at random moments (and started
 // again after each kill), and checks that a read_committed consumer of
@@ -163,7 +133,7 @@ func TestCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compare(t, "clean run", want, committed(t, brokers, "clean"))
+	kafkatest.Compare(t, "clean run", want, kafkatest.Committed(t, brokers, "clean"))
 
 	kills := 5
 	if k, err := strconv.Atoi(os.Getenv(killsVar)); err == nil && k > 0 {
@@ -184,7 +154,7 @@ func TestCrash(t *testing.T) {
 	if killed.Failures > 0 {
 		t.Errorf("the job failed by itself %d times: %s", killed.Failures, killed.FirstFailure)
 	}
-	compare(t, "killed run", want, committed(t, brokers, "killed"))
+	kafkatest.Compare(t, "killed run", want, kafkatest.Committed(t, brokers, "killed"))
 }
 
 // TestRescale kills the job once a checkpoint is complete and resumes it
@@ -235,7 +205,7 @@ func TestRescale(t *testing.T) {
 	if !slices.ContainsFunc(evs, func(e events.Event) bool { return e.Kind == events.Resume }) {
 		t.Fatalf("the second run did not resume from a checkpoint:\n%s", out)
 	}
-	compare(t, "rescaled run", want, committed(t, brokers, "rescaled"))
+	kafkatest.Compare(t, "rescaled run", want, kafkatest.Committed(t, brokers, "rescaled"))
 }
 
 // checkpointed reports whether the events file has n completed

@@ -32,20 +32,17 @@ func Start(port int, topics map[string]int32, opts ...kfake.Opt) (*kfake.Cluster
 // key go to the partition the key hashes to, as Kafka's own producers
 // send them.
 func Produce(brokers, topic string, recs ...*kgo.Record) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(5*time.Millisecond))
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	return cl.ProduceSync(ctx, recs...).FirstErr()
+	return produce(brokers, topic, kgo.ProducerLinger(5*time.Millisecond), recs)
 }
 
 // ProduceManual is Produce with every record going to the partition it
 // names.
 func ProduceManual(brokers, topic string, recs ...*kgo.Record) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	return produce(brokers, topic, kgo.RecordPartitioner(kgo.ManualPartitioner()), recs)
+}
+
+func produce(brokers, topic string, opt kgo.Opt, recs []*kgo.Record) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.DefaultProduceTopic(topic), opt)
 	if err != nil {
 		return err
 	}

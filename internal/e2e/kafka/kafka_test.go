@@ -53,21 +53,6 @@ func build(t *testing.T, pipeline string) (*compile.Result, string) {
 	return res, t.TempDir()
 }
 
-func compare(t *testing.T, what string, want, got []string) {
-	t.Helper()
-	d := verify.CompareLines(want, got, 5)
-	if d.Equal() {
-		return
-	}
-	t.Errorf("%s: %d lines missing, %d extra (of %d expected)", what, d.Missing, d.Extra, len(want))
-	for _, l := range d.FirstMissing {
-		t.Errorf("  missing: %s", l)
-	}
-	for _, l := range d.FirstExtra {
-		t.Errorf("  extra:   %s", l)
-	}
-}
-
 // TestKafkaToFile kills a job that reads a topic into the file sink: its
 // committed files hold every line once, as in a run without kills.
 func TestKafkaToFile(t *testing.T) {
@@ -96,8 +81,8 @@ func TestKafkaToFile(t *testing.T) {
 	if rep.Killed.Resumed == 0 {
 		t.Errorf("no process resumed from a checkpoint: the kills proved nothing")
 	}
-	compare(t, "clean run", want, rep.Clean.Output["out"])
-	compare(t, "killed run", want, rep.Killed.Output["out"])
+	kafkatest.Compare(t, "clean run", want, rep.Clean.Output["out"])
+	kafkatest.Compare(t, "killed run", want, rep.Killed.Output["out"])
 }
 
 // TestFileToKafka kills a job that writes a file's lines to a topic: a
@@ -126,7 +111,7 @@ func TestFileToKafka(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compare(t, "clean run", want, committed(t, brokers, "clean"))
+	kafkatest.Compare(t, "clean run", want, kafkatest.Committed(t, brokers, "clean"))
 	delays := verify.KillDelays(rand.New(rand.NewPCG(seed, 1)), kills, clean.Duration)
 	killed, err := v.RunWithKills("killed", delays, append(args("killed"), "--set", "checkpoint.interval="+verify.CheckpointInterval(clean.Duration).String())...)
 	if err != nil {
@@ -136,21 +121,7 @@ func TestFileToKafka(t *testing.T) {
 	if killed.Resumed == 0 {
 		t.Errorf("no process resumed from a checkpoint: the kills proved nothing")
 	}
-	compare(t, "killed run", want, committed(t, brokers, "killed"))
-}
-
-func committed(t *testing.T, brokers, topic string) []string {
-	t.Helper()
-	recs, err := kafkatest.ReadCommitted(brokers, topic, 30*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, r := range recs {
-		out = append(out, string(r.Value))
-	}
-	slices.Sort(out)
-	return out
+	kafkatest.Compare(t, "killed run", want, kafkatest.Committed(t, brokers, "killed"))
 }
 
 // TestKafkaTimestamps runs event-time windows over the records' Kafka
@@ -188,5 +159,5 @@ func TestKafkaTimestamps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compare(t, "windows", wantLines, r.Output["out"])
+	kafkatest.Compare(t, "windows", wantLines, r.Output["out"])
 }
