@@ -74,6 +74,7 @@ func (r *resolver) checkKafkaSink(n *rnode, in types.Type, opts map[string]optio
 	}
 	key, ok := opts["key"]
 	if !ok || !key.Set {
+		r.upstreamKey(n, in)
 		return
 	}
 	f := r.u.lookupFunc(key.Value(), &r.reporter)
@@ -87,27 +88,59 @@ func (r *resolver) checkKafkaSink(n *rnode, in types.Type, opts map[string]optio
 		n.ok = false
 		return
 	}
-	k := rs.At(0).Type()
-	shape := ""
-	if b, ok := k.Underlying().(*types.Basic); ok {
-		switch {
-		case b.Info()&types.IsString != 0:
-			shape = "bytes"
-		case b.Info()&types.IsInteger != 0 && b.Info()&types.IsUnsigned != 0 && b.Kind() != types.Uintptr:
-			shape = "uint"
-		case b.Info()&types.IsInteger != 0 && b.Info()&types.IsUnsigned == 0:
-			shape = "int"
-		}
-	} else if isBytes(k) {
-		shape = "bytes"
-	}
+	shape := keyShape(rs.At(0).Type())
 	if shape == "" {
-		r.report(key.Pos, diag.Type, "key %s returns %s, which cannot be a Kafka message key: return a string, []byte or integer", key.V, r.u.typeString(k))
+		r.report(key.Pos, diag.Type, "key %s returns %s, which cannot be a Kafka message key: return a string, []byte or integer", key.V, r.u.typeString(rs.At(0).Type()))
 		n.ok = false
 		return
 	}
 	// No KeyType: a sink keeps no state by its key.
 	n.ir.Key = r.fn(f, shape)
+}
+
+// upstreamKey gives a Kafka sink without a key function the key of the
+// keyed node it reads, when that node's key function takes the sink's
+// records (a reduce's): records of one key go to one partition, in order.
+func (r *resolver) upstreamKey(n *rnode, in types.Type) {
+	if len(n.inputs) != 1 || n.inputs[0].side != "" {
+		return
+	}
+	from := n.inputs[0].from
+	if from.ir.Key == nil || len(from.spec.Keys) != 1 {
+		return
+	}
+	f := r.u.lookupFunc(from.spec.Keys[0], &reporter{diags: new(diag.List)})
+	if f == nil {
+		return
+	}
+	ps, rs := params(f)
+	if ps == nil || ps.Len() != 1 || rs.Len() != 1 || !types.Identical(ps.At(0).Type(), in) {
+		return
+	}
+	if shape := keyShape(rs.At(0).Type()); shape != "" {
+		n.ir.Key = r.fn(f, shape)
+	}
+}
+
+// keyShape is how a key of type k becomes a message key: "bytes" for
+// strings and []byte, "int" and "uint" for integers written in decimal;
+// "" for a type that cannot be one.
+func keyShape(k types.Type) string {
+	if b, ok := k.Underlying().(*types.Basic); ok {
+		switch {
+		case b.Info()&types.IsString != 0:
+			return "bytes"
+		case b.Info()&types.IsInteger != 0 && b.Info()&types.IsUnsigned != 0 && b.Kind() != types.Uintptr:
+			return "uint"
+		case b.Info()&types.IsInteger != 0 && b.Info()&types.IsUnsigned == 0:
+			return "int"
+		}
+		return ""
+	}
+	if isBytes(k) {
+		return "bytes"
+	}
+	return ""
 }
 
 // isBytes reports whether t is []byte (or a slice type of bytes).

@@ -26,3 +26,10 @@ func Add(s *Sum, o Order) { s.Amount += o.Amount }
 func Result(customer string, s *Sum) Total { return Total{Customer: customer, Amount: s.Amount} }
 
 func TotalKey(t Total) string { return t.Customer }
+
+func Larger(a, b Order) Order {
+	if b.Amount > a.Amount {
+		return b
+	}
+	return a
+}

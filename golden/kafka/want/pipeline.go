@@ -18,7 +18,7 @@ import (
 var config = &runtime.Config{
 	Name:           "orders",
 	Source:         "golden/kafka/pipeline.yaml",
-	Fingerprint:    "46cf33f798050d72fbf6c27d",
+	Fingerprint:    "df0e3e2a99c33411d4a4085c",
 	Parallelism:    2,
 	MaxParallelism: 128,
 	Checkpoint: runtime.CheckpointConfig{
@@ -56,11 +56,17 @@ var config = &runtime.Config{
 			"topic":   "raw-in",
 		}},
 		{Name: "totals", UID: "totals", Kind: "aggregate", Section: "operators", KeySchema: totalsKeySchema, ValueSchema: totalsValueSchema},
+		{Name: "largest", UID: "largest", Kind: "reduce", Section: "operators", KeySchema: largestKeySchema, ValueSchema: largestValueSchema},
 		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "totals", Connector: "kafka", Format: "jsonl", Options: map[string]string{
 			"brokers":             "localhost:9092",
 			"topic":               "totals",
 			"transaction-timeout": "5m",
 			"transactional-id":    "pipegen-orders-out",
+		}},
+		{Name: "largest-out", UID: "largest-out", Kind: "sink", Section: "sinks", FusedWith: "largest", Connector: "kafka", Format: "jsonl", Options: map[string]string{
+			"brokers":          "localhost:9092",
+			"topic":            "largest",
+			"transactional-id": "pipegen-orders-largest-out",
 		}},
 		{Name: "copy", UID: "copy", Kind: "sink", Section: "sinks", FusedWith: "raw", Connector: "kafka", Format: "raw", Options: map[string]string{
 			"brokers":          "localhost:9092",
@@ -72,19 +78,22 @@ var config = &runtime.Config{
 
 // The nodes' indexes in config.Nodes.
 const (
-	nodeOrders = 0
-	nodeRaw    = 1
-	nodeTotals = 2
-	nodeOut    = 3
-	nodeCopy   = 4
+	nodeOrders     = 0
+	nodeRaw        = 1
+	nodeTotals     = 2
+	nodeLargest    = 3
+	nodeOut        = 4
+	nodeLargestOut = 5
+	nodeCopy       = 6
 )
 
 // build wires one run of the job and starts the goroutine of every subtask of
 // every chain.
 func build(j *runtime.Job) {
 	totalsIn := runtime.NewInboxes[runtime.Timed[orders.Order]](j, j.Parallelism(nodeTotals), j.Parallelism(nodeOrders))
+	largestIn := runtime.NewInboxes[runtime.Timed[orders.Order]](j, j.Parallelism(nodeLargest), j.Parallelism(nodeOrders))
 	for i := range j.Parallelism(nodeOrders) {
-		j.Go("orders", i, newOrdersChain(j, i, runtime.NewOut(j, totalsIn, i)).run)
+		j.Go("orders", i, newOrdersChain(j, i, runtime.NewOut(j, totalsIn, i), runtime.NewOut(j, largestIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeRaw) {
 		j.Go("raw", i, newRawChain(j, i).run)
@@ -92,23 +101,28 @@ func build(j *runtime.Job) {
 	for i := range j.Parallelism(nodeTotals) {
 		j.Go("totals", i, newTotalsChain(j, i, totalsIn[i]).run)
 	}
+	for i := range j.Parallelism(nodeLargest) {
+		j.Go("largest", i, newLargestChain(j, i, largestIn[i]).run)
+	}
 }
 
 // ordersChain is one subtask of source "orders".
 type ordersChain struct {
-	sub            int           // the subtask's index
-	task           *runtime.Task // its part in checkpoints
-	src            *kafka.Source[orders.Order]
-	ctl            *runtime.SourceCtl
-	wm             *kafka.Watermarks                         // the source's event-time progress
-	ordersToTotals *runtime.Out[runtime.Timed[orders.Order]] // to totals, hash
+	sub             int           // the subtask's index
+	task            *runtime.Task // its part in checkpoints
+	src             *kafka.Source[orders.Order]
+	ctl             *runtime.SourceCtl
+	wm              *kafka.Watermarks                         // the source's event-time progress
+	ordersToTotals  *runtime.Out[runtime.Timed[orders.Order]] // to totals, hash
+	ordersToLargest *runtime.Out[runtime.Timed[orders.Order]] // to largest, hash
 }
 
-func newOrdersChain(j *runtime.Job, sub int, ordersToTotals *runtime.Out[runtime.Timed[orders.Order]]) *ordersChain {
+func newOrdersChain(j *runtime.Job, sub int, ordersToTotals *runtime.Out[runtime.Timed[orders.Order]], ordersToLargest *runtime.Out[runtime.Timed[orders.Order]]) *ordersChain {
 	c := &ordersChain{
-		ordersToTotals: ordersToTotals,
-		sub:            sub,
-		task:           j.Task(nodeOrders, sub),
+		ordersToLargest: ordersToLargest,
+		ordersToTotals:  ordersToTotals,
+		sub:             sub,
+		task:            j.Task(nodeOrders, sub),
 	}
 	c.src = kafka.NewSource(j, nodeOrders, sub, runtime.JSONFormat[orders.Order]())
 	c.ctl = c.src.Ctl()
@@ -157,9 +171,13 @@ func (c *ordersChain) run() {
 	c.end()
 }
 
-// emitOrders passes the records of "orders" to totals.
+// emitOrders passes the records of "orders" to totals, largest.
 func (c *ordersChain) emitOrders(r orders.Order, ts int64) {
 	c.ordersToTotals.Hash(hashKeyTotals(orders.ByCustomer(r)), runtime.Timed[orders.Order]{
+		TS: ts,
+		V:  r,
+	})
+	c.ordersToLargest.Hash(hashKeyLargest(orders.ByCustomer(r)), runtime.Timed[orders.Order]{
 		TS: ts,
 		V:  r,
 	})
@@ -169,6 +187,7 @@ func (c *ordersChain) emitOrders(r orders.Order, ts int64) {
 // to do, and at least every runtime.Linger.
 func (c *ordersChain) flush() {
 	c.ordersToTotals.Flush()
+	c.ordersToLargest.Flush()
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -178,6 +197,7 @@ func (c *ordersChain) barrier(id int64) {
 	c.src.Snapshot(s, nodeOrders)
 	s.Watermarks(nodeOrders, c.wm)
 	c.ordersToTotals.Barrier(id)
+	c.ordersToLargest.Barrier(id)
 	c.task.Submit(s)
 }
 
@@ -185,12 +205,14 @@ func (c *ordersChain) barrier(id int64) {
 // watermark goes on downstream, after the records it released.
 func (c *ordersChain) watermark(w int64) {
 	c.ordersToTotals.Watermark(w)
+	c.ordersToLargest.Watermark(w)
 }
 
 // idle tells the receivers that this source subtask has had no records for its
 // idle timeout: their watermarks go on without it until it sends again.
 func (c *ordersChain) idle() {
 	c.ordersToTotals.Idle()
+	c.ordersToLargest.Idle()
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
@@ -201,6 +223,7 @@ func (c *ordersChain) end() {
 	c.src.Snapshot(s, nodeOrders)
 	s.Watermarks(nodeOrders, c.wm)
 	c.ordersToTotals.End()
+	c.ordersToLargest.End()
 	c.task.Submit(s)
 }
 
@@ -445,6 +468,118 @@ func (c *totalsChain) end() {
 	c.task.Submit(s)
 }
 
+// largestChain is one subtask of reduce "largest" and the nodes fused with it: largest-out.
+type largestChain struct {
+	sub            int           // the subtask's index
+	task           *runtime.Task // its part in checkpoints
+	in             *runtime.Inbox[runtime.Timed[orders.Order]]
+	largestState   *state.Memory[string, orders.Order] // state of largest: one orders.Order per key
+	largestOutSink *kafka.Sink[orders.Order]
+}
+
+func newLargestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[orders.Order]]) *largestChain {
+	c := &largestChain{
+		in:   in,
+		sub:  sub,
+		task: j.Task(nodeLargest, sub),
+	}
+	c.task.RestoreWatermarks(nodeLargest, c.in)
+	c.largestState = state.NewMemory[string, orders.Order]()
+	runtime.RestoreMemory(c.task, nodeLargest, c.largestState, decodeLargestEntry)
+	c.largestOutSink = kafka.NewSink(j, nodeLargestOut, sub, runtime.EncodeJSON[orders.Order], kafka.KeyBytes(orders.ByCustomer))
+	return c
+}
+
+// run takes records and control events from the inbox of "largest" until every
+// input has ended. The inbox aligns barriers: one arrives here once it came from
+// every input, and the senders wait until Release.
+func (c *largestChain) run() {
+	c.in.Bind(c.task, c.flush)
+	for {
+		m := c.in.Next()
+		switch m.Kind {
+		case runtime.Records:
+			c.records(m.Recs)
+			c.in.Recycle(m.Recs)
+		case runtime.Barrier:
+			c.barrier(m.Checkpoint)
+			c.in.Release(m.Checkpoint)
+		case runtime.Watermark:
+			c.watermark(m.Time)
+		case runtime.End:
+			c.end()
+			return
+		}
+	}
+}
+
+// records passes a batch to "largest". A panic in user code is reported with the
+// record that caused it; the deferred check costs nothing per record.
+func (c *largestChain) records(recs []runtime.Timed[orders.Order]) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, recs[i])
+		}
+	}()
+	for ; i < len(recs); i++ {
+		c.toLargest(recs[i].V, recs[i].TS)
+	}
+}
+
+// toLargest is operator "largest": reduce Larger by ByCustomer, emitting a result after every record.
+func (c *largestChain) toLargest(r orders.Order, ts int64) {
+	k := orders.ByCustomer(r)
+	if acc := c.largestState.Get(k); acc != nil {
+		*acc = orders.Larger(*acc, r)
+		r = *acc
+	} else {
+		c.largestState.Put(k, &r)
+	}
+	c.emitLargest(r, ts)
+}
+
+// emitLargest passes the records of "largest" to largest-out.
+func (c *largestChain) emitLargest(r orders.Order, ts int64) {
+	c.toLargestOut(r, ts)
+}
+
+// toLargestOut is sink "largest-out": kafka sink, format jsonl, key ByCustomer.
+func (c *largestChain) toLargestOut(r orders.Order, ts int64) {
+	c.largestOutSink.Write(r)
+}
+
+// flush hands partial batches downstream; the chain calls it when it has nothing
+// to do, and at least every runtime.Linger.
+func (c *largestChain) flush() {
+	c.largestOutSink.Flush()
+}
+
+// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
+// the records before it, and hands the snapshot to the writer.
+func (c *largestChain) barrier(id int64) {
+	s := c.task.Begin(id)
+	s.InboxWatermarks(nodeLargest, c.in.Watermarks())
+	runtime.SnapshotMemory(s, nodeLargest, c.largestState, hashKeyLargest, encodeLargestEntry, largestKeySchema, largestValueSchema)
+	c.largestOutSink.PreCommit(s, nodeLargestOut)
+	c.task.Submit(s)
+}
+
+// watermark moves the chain's event time to w: what waited for it fires, then the
+// watermark goes on downstream, after the records it released.
+func (c *largestChain) watermark(w int64) {}
+
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
+func (c *largestChain) end() {
+	s := c.task.Final()
+	s.InboxWatermarks(nodeLargest, c.in.Watermarks())
+	c.largestOutSink.PreCommit(s, nodeLargestOut)
+	c.largestOutSink.End()
+	c.task.Submit(s)
+}
+
 // hashKeyTotals hashes a key of "totals". The hash decides the key group, which
 // checkpoints keep: it must never change.
 func hashKeyTotals(k string) uint64 {
@@ -477,6 +612,49 @@ func decodeTotalsValue(r *codec.Reader) *orders.Sum {
 	return v
 }
 
+// hashKeyLargest hashes a key of "largest". The hash decides the key group, which
+// checkpoints keep: it must never change.
+func hashKeyLargest(k string) uint64 {
+	return runtime.HashString(k)
+}
+
+// The schema of the state of "largest", recorded in every checkpoint.
+const (
+	largestKeySchema   = "string"
+	largestValueSchema = "github.com/pipegen/pipegen/golden/kafka.Order{1 Customer string; 2 Amount int64; 3 At time.Time}"
+)
+
+// encodeLargestKey and decodeLargestKey write and read a key of "largest".
+func encodeLargestKey(w *codec.Writer, k string) {
+	w.String(k)
+}
+func decodeLargestKey(r *codec.Reader) string {
+	var k string
+	k = r.String()
+	return k
+}
+
+// encodeLargestValue and decodeLargestValue write and read a value of type orders.Order of the state of "largest".
+func encodeLargestValue(w *codec.Writer, v *orders.Order) {
+	encodeOrder(w, v)
+}
+func decodeLargestValue(r *codec.Reader) *orders.Order {
+	v := new(orders.Order)
+	decodeOrder(r, v)
+	return v
+}
+
+// encodeLargestEntry writes one key and value of the state of "largest".
+func encodeLargestEntry(w *codec.Writer, k string, v *orders.Order) {
+	encodeLargestKey(w, k)
+	encodeLargestValue(w, v)
+}
+
+// decodeLargestEntry reads one key and value of the state of "largest".
+func decodeLargestEntry(r *codec.Reader) (string, *orders.Order) {
+	return decodeLargestKey(r), decodeLargestValue(r)
+}
+
 // encodeSum writes a orders.Sum of checkpointed state, field by field.
 func encodeSum(w *codec.Writer, v *orders.Sum) {
 	m := w.Begin()
@@ -496,6 +674,48 @@ func decodeSum(r *codec.Reader, v *orders.Sum) {
 		case 1:
 			if r.Want(id, wt, codec.Varint) {
 				v.Amount = r.Varint()
+			}
+		default:
+			r.Skip(wt)
+		}
+	}
+}
+
+// encodeOrder writes a orders.Order of checkpointed state, field by field.
+func encodeOrder(w *codec.Writer, v *orders.Order) {
+	m := w.Begin()
+	if v.Customer != "" {
+		w.Tag(1, codec.Bytes)
+		w.String(v.Customer)
+	}
+	if v.Amount != 0 {
+		w.Tag(2, codec.Varint)
+		w.Varint(v.Amount)
+	}
+	if !v.At.IsZero() {
+		w.Tag(3, codec.Bytes)
+		w.Time(v.At)
+	}
+	w.End(m)
+}
+
+// decodeOrder reads a orders.Order; fields it does not know are skipped.
+func decodeOrder(r *codec.Reader, v *orders.Order) {
+	r = r.Nested()
+	for r.More() {
+		id, wt := r.Tag()
+		switch id {
+		case 1:
+			if r.Want(id, wt, codec.Bytes) {
+				v.Customer = r.String()
+			}
+		case 2:
+			if r.Want(id, wt, codec.Varint) {
+				v.Amount = r.Varint()
+			}
+		case 3:
+			if r.Want(id, wt, codec.Bytes) {
+				v.At = r.Time()
 			}
 		default:
 			r.Skip(wt)
