@@ -74,6 +74,8 @@ type Source[T any] struct {
 	ctl  *checkpoint.SourceCtl
 	dec  format.Decoder[T]
 	skip bool
+	// meta fills the record's fields tagged kafka:"key" and the like.
+	meta *meta
 
 	ctx    context.Context
 	cl     *kgo.Client
@@ -127,12 +129,15 @@ func NewSource[T any](env connector.Env, node, sub int, f format.Format[T]) *Sou
 	default:
 		fail(fmt.Errorf("on-error wants fail or skip, got %q", onErr))
 	}
+	var err error
+	if s.meta, err = metaOf[T](); err != nil {
+		fail(err)
+	}
 	s.topics = splitList(n.Option("topic"))
 	if len(s.topics) == 0 {
 		fail(errors.New("topic is empty: name a topic, or several separated by commas"))
 	}
 	s.bounded = n.Option("bounded") == "latest"
-	var err error
 	if s.discover, err = durationOption(n, "discovery-interval", 0); err != nil {
 		fail(err)
 	}
@@ -418,6 +423,9 @@ func (s *Source[T]) Next() (T, bool) {
 			}
 			if !ok {
 				continue
+			}
+			if s.meta != nil {
+				s.meta.set(&rec, r)
 			}
 			s.cur, s.ts, s.off = p, r.Timestamp.UnixMilli(), r.Offset
 			if s.uncounted++; s.uncounted == connector.CountEvery {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/pipegen/pipegen/runtime/internal/connector/connectortest"
 	"github.com/pipegen/pipegen/runtime/internal/connector/format"
@@ -153,5 +154,36 @@ func TestSourceStartAndGroupOffsets(t *testing.T) {
 	g := NewSource(sourceEnv(t, brokers, 1, map[string]string{"start": "group", "group": "g"}), 0, 0, format.LinesFormat())
 	if got := connectortest.ReadAll(g); !slices.Equal(got, []string{"new-1", "after"}) {
 		t.Errorf("start group read %q", got)
+	}
+}
+
+type keyed struct {
+	Key    string    `kafka:"key" json:"-"`
+	V      int       `json:"v"`
+	Part   int32     `kafka:"partition" json:"-"`
+	Offset int64     `kafka:"offset" json:"-"`
+	At     time.Time `kafka:"timestamp" json:"-"`
+	Topic  string    `kafka:"topic" json:"-"`
+}
+
+// Fields tagged kafka:"..." get the message's key and metadata.
+func TestSourceMetadataFields(t *testing.T) {
+	brokers := cluster(t, 2, "in")
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	cl := client(t, brokers, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: "in", Partition: 1, Key: []byte("k1"), Value: []byte(`{"v":7}`), Timestamp: at}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	s := NewSource(sourceEnv(t, brokers, 1, nil), 0, 0, format.JSONFormat[keyed]())
+	got := connectortest.ReadAll(s)
+	want := []keyed{{Key: "k1", V: 7, Part: 1, Offset: 0, At: at, Topic: "in"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("read %+v, want %+v", got, want)
+	}
+	type bad struct {
+		N int `kafka:"key"`
+	}
+	if _, err := metaOf[bad](); err == nil || !strings.Contains(err.Error(), "a field tagged kafka:\"key\" cannot be of type int") {
+		t.Errorf("a key field of the wrong type: %v", err)
 	}
 }
