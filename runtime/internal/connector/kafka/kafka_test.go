@@ -242,7 +242,11 @@ func TestSinkRecoveryCommitsThePreCommittedTransaction(t *testing.T) {
 func TestSinkTransactionTimeoutIsReported(t *testing.T) {
 	brokers := cluster(t, 1, "out")
 	e := sinkEnv(t, brokers, 1, map[string]string{"transaction-timeout": "200ms"})
+	e.Config.Checkpoint.Interval, e.Config.Checkpoint.Timeout = 100*time.Millisecond, time.Second
 	s := NewSink(e, 0, 0, format.EncodeString, nil)
+	if !strings.Contains(e.Log(), "warning: sinks.out: transaction-timeout 200ms is not longer than a transaction may stay open (checkpoint.interval 100ms + checkpoint.timeout 1s = 1.1s)") {
+		t.Errorf("no warning at the start: %q", e.Log())
+	}
 	s.Write("a")
 	st := snapshot(t, e, func(snap *checkpoint.Snapshot) { s.PreCommit(snap, 0) }, 1, 0)
 	time.Sleep(600 * time.Millisecond)

@@ -175,6 +175,9 @@ func NewSink[T any](env connector.Env, node, sub int, enc format.Encoder[T], key
 		fail(err)
 	}
 	s.prefix = transactionalPrefix(n)
+	if s.mode == config.ExactlyOnce && sub == 0 {
+		s.checkTimeout(env)
+	}
 	if s.mode != config.ExactlyOnce {
 		if s.cl, err = kgo.NewClient(s.opts...); err != nil {
 			fail(err)
@@ -198,6 +201,20 @@ func sinkMode(env connector.Env, n *config.NodeConfig) string {
 		return cp.Mode()
 	}
 	return config.ExactlyOnce
+}
+
+// checkTimeout warns, as pipegen check does for the compiled values, when
+// the transaction timeout is not longer than a transaction may stay open
+// in this run: a checkpoint interval and a checkpoint's timeout.
+func (s *Sink[T]) checkTimeout(env connector.Env) {
+	cp, ok := env.Checkpoints().(interface{ Settings() config.CheckpointConfig })
+	if !ok {
+		return
+	}
+	c := cp.Settings()
+	if need := c.Interval + c.Timeout; s.timeout <= need {
+		env.Logf("warning: sinks.%s: transaction-timeout %s is not longer than a transaction may stay open (checkpoint.interval %s + checkpoint.timeout %s = %s): the broker may abort one that a completed checkpoint holds, and its records would be lost", s.name, s.timeout, c.Interval, c.Timeout, need)
+	}
 }
 
 // transactionalPrefix is the prefix of a sink's transactional ids.
