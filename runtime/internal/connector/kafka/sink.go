@@ -207,7 +207,9 @@ func sinkMode(env connector.Env, n *config.NodeConfig) string {
 // the transaction timeout is not longer than a transaction may stay open
 // in this run: a checkpoint interval and a checkpoint's timeout.
 func (s *Sink[T]) checkTimeout(env connector.Env) {
-	cp, ok := env.Checkpoints().(interface{ Settings() config.CheckpointConfig })
+	cp, ok := env.Checkpoints().(interface {
+		Settings() config.CheckpointConfig
+	})
 	if !ok {
 		return
 	}
