@@ -412,6 +412,10 @@ func (s *Source[T]) Next() (T, bool) {
 			if r.Offset < p.next || p.done() {
 				continue // read before the checkpoint, or past the end
 			}
+			if p.stop >= 0 && r.Offset >= p.stop {
+				p.next = p.stop // the records before the end were aborted
+				continue
+			}
 			p.next = r.Offset + 1
 			if r.Attrs.IsControl() {
 				continue // a transaction's marker: an offset, no record
