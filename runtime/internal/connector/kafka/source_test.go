@@ -187,3 +187,31 @@ func TestSourceMetadataFields(t *testing.T) {
 		t.Errorf("a key field of the wrong type: %v", err)
 	}
 }
+
+// A read_committed source skips the records of aborted transactions, and a
+// bounded one still finds its end, past their markers.
+func TestSourceSkipsAbortedTransactions(t *testing.T) {
+	brokers := cluster(t, 1, "in")
+	cl := client(t, brokers, kgo.TransactionalID("writer"), kgo.DefaultProduceTopic("in"))
+	ctx := context.Background()
+	for _, tx := range []struct {
+		values []string
+		commit kgo.TransactionEndTry
+	}{{[]string{"a", "b"}, kgo.TryCommit}, {[]string{"x", "y"}, kgo.TryAbort}, {[]string{"c"}, kgo.TryCommit}, {[]string{"z"}, kgo.TryAbort}} {
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range tx.values {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cl.EndTransaction(ctx, tx.commit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := NewSource(sourceEnv(t, brokers, 1, nil), 0, 0, format.LinesFormat())
+	if got := connectortest.ReadAll(s); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Fatalf("read %q, want the committed a b c", got)
+	}
+}
