@@ -209,13 +209,27 @@ func (s *Source[T]) start(restored *storage.NodeState, n *config.NodeConfig) {
 			}
 		}
 	}
-	var fresh []tp
+	var fresh, unstopped []tp
 	for _, t := range owned {
 		if sv, ok := fromCheckpoint[t]; ok {
-			s.parts[t] = &part{tp: t, next: sv.next, stop: sv.stop, maxTS: sv.maxTS}
+			p := &part{tp: t, next: sv.next, stop: sv.stop, maxTS: sv.maxTS}
+			switch {
+			case !s.bounded:
+				p.stop = -1 // read on (a bounded job's checkpoint, run live now)
+			case p.stop < 0:
+				// An unbounded job's checkpoint, run bounded now: to the
+				// end the partition has now.
+				unstopped = append(unstopped, t)
+			}
+			s.parts[t] = p
 			continue
 		}
 		fresh = append(fresh, t)
+	}
+	if len(unstopped) > 0 {
+		if err := s.stopAtEnd(unstopped); err != nil {
+			fault.Abortf("sources.%s: %w", s.name, err)
+		}
 	}
 	if len(fresh) > 0 {
 		position := n.Option("start")
@@ -326,12 +340,6 @@ func (s *Source[T]) begin(ts []tp, position string, discovered bool) error {
 	if err != nil {
 		return fmt.Errorf("list the offsets of %v: %w", topics, err)
 	}
-	var stops kadm.ListedOffsets
-	if s.bounded && !discovered {
-		if stops, err = committedEnd(); err != nil {
-			return fmt.Errorf("list the end offsets of %v: %w", topics, err)
-		}
-	}
 	for _, t := range ts {
 		o, ok := listed.Lookup(t.topic, t.partition)
 		if !ok || o.Err != nil {
@@ -343,17 +351,37 @@ func (s *Source[T]) begin(ts []tp, position string, discovered bool) error {
 				p.next = g.At
 			}
 		}
-		switch {
-		case s.bounded && discovered:
+		if s.bounded && discovered {
 			p.stop = p.next // new since the job started: nothing to read
-		case s.bounded:
-			e, ok := stops.Lookup(t.topic, t.partition)
-			if !ok || e.Err != nil {
-				return fmt.Errorf("end offset of %s: %v", t, e.Err)
-			}
-			p.stop = e.Offset
 		}
 		s.parts[t] = p
+	}
+	if s.bounded && !discovered {
+		return s.stopAtEnd(ts)
+	}
+	return nil
+}
+
+// stopAtEnd makes the end each of the partitions ts has now where a
+// bounded source stops reading it.
+func (s *Source[T]) stopAtEnd(ts []tp) error {
+	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
+	defer cancel()
+	topics := topicsOf(ts)
+	list := s.adm.ListEndOffsets
+	if s.readCommitted() {
+		list = s.adm.ListCommittedOffsets
+	}
+	ends, err := list(ctx, topics...)
+	if err != nil {
+		return fmt.Errorf("list the end offsets of %v: %w", topics, err)
+	}
+	for _, t := range ts {
+		e, ok := ends.Lookup(t.topic, t.partition)
+		if !ok || e.Err != nil {
+			return fmt.Errorf("end offset of %s: %v", t, e.Err)
+		}
+		s.parts[t].stop = max(e.Offset, s.parts[t].next)
 	}
 	return nil
 }

@@ -215,3 +215,30 @@ func TestSourceSkipsAbortedTransactions(t *testing.T) {
 		t.Fatalf("read %q, want the committed a b c", got)
 	}
 }
+
+// A live job's checkpoint restored with bounded: latest reads to the end
+// the partitions have now and stops; a bounded job's checkpoint restored
+// live reads on past its old end.
+func TestSourceBoundedChangesOnRestore(t *testing.T) {
+	brokers := cluster(t, 1, "in")
+	produce(t, brokers, "in", 0, "a", "b", "c", "d")
+	restore := func(bounded string, states []storage.SourceState) *Source[string] {
+		e := sourceEnv(t, brokers, 1, map[string]string{"bounded": bounded})
+		e.Restore(t, &storage.Manifest{ID: 1, Job: "test", MaxParallelism: 128,
+			Nodes: []storage.NodeState{{UID: "in", Name: "in", Kind: "source", Parallelism: 1, Connector: "kafka", Sources: states}}})
+		return NewSource(e, 0, 0, format.LinesFormat())
+	}
+	live := NewSource(sourceEnv(t, brokers, 1, map[string]string{"bounded": "none"}), 0, 0, format.LinesFormat())
+	next(t, live, 2)
+	saved := []storage.SourceState{{Subtask: 0, Position: encodePosition(live.positions())}}
+
+	bounded := restore("latest", saved)
+	if got := connectortest.ReadAll(bounded); !slices.Equal(got, []string{"c", "d"}) {
+		t.Fatalf("bounded after a live checkpoint read %q, want c d", got)
+	}
+	produce(t, brokers, "in", 0, "e")
+	saved = []storage.SourceState{{Subtask: 0, Position: encodePosition(bounded.positions()), AtEnd: true}}
+	if got := next(t, restore("none", saved), 1); got[0] != "e" {
+		t.Fatalf("live after a bounded checkpoint read %q, want e", got)
+	}
+}
