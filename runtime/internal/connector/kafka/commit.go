@@ -141,6 +141,7 @@ func (committer) Clean(_ vfs.FS, n *config.NodeConfig, committed *storage.NodeSt
 	}
 	prefix := transactionalPrefix(n)
 	ids, err := openTransactions(cl, prefix)
+	listed := err == nil
 	if err != nil {
 		// Without ListTransactions (Kafka before 3.0, or no DESCRIBE on
 		// transactional ids): every id the subtasks may have used.
@@ -171,8 +172,11 @@ func (committer) Clean(_ vfs.FS, n *config.NodeConfig, committed *storage.NodeSt
 			aborted++
 		}
 	}
-	if aborted == 0 {
+	switch {
+	case aborted == 0:
 		return "", nil
+	case !listed:
+		return fmt.Sprintf("%d transactions of Kafka transactional ids %s-* (fenced: what was open aborted)", aborted, prefix), nil
 	}
 	return fmt.Sprintf("%d open Kafka transactions that no checkpoint commits (aborted)", aborted), nil
 }

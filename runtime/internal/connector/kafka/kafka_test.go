@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/config"
@@ -24,7 +25,17 @@ import (
 // of n partitions each.
 func cluster(t *testing.T, n int32, topics ...string) string {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(n, topics...))
+	return clusterOf(t, nil, n, topics...)
+}
+
+// clusterOf is cluster emulating the Kafka versions vs (nil: the newest).
+func clusterOf(t *testing.T, vs *kversion.Versions, n int32, topics ...string) string {
+	t.Helper()
+	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.SeedTopics(n, topics...)}
+	if vs != nil {
+		opts = append(opts, kfake.MaxVersions(vs))
+	}
+	c, err := kfake.NewCluster(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,5 +324,51 @@ func TestSinkCommitOfAnOlderCheckpoint(t *testing.T) {
 	slices.Sort(got)
 	if !slices.Equal(got, []string{"a", "b", "c"}) {
 		t.Fatalf("committed %q, want a b c once each", got)
+	}
+}
+
+// Against Kafka 2.8: no ListTransactions (recovery fences every id the
+// subtasks may have used) and no epoch bump at the end of a transaction
+// (every transaction's client initialises its id anew, which bumps it).
+// Recovery commits the checkpoint's transaction and aborts the open one;
+// committing an older checkpoint again commits nothing newer.
+func TestSinkOnKafka28(t *testing.T) {
+	brokers := clusterOf(t, kversion.V2_8_0(), 1, "out")
+	e := sinkEnv(t, brokers, 1, nil)
+	s := NewSink(e, 0, 0, format.EncodeString, nil)
+	var c committer
+	s.Write("a")
+	st1 := snapshot(t, e, func(snap *checkpoint.Snapshot) { s.PreCommit(snap, 0) }, 1, 0)
+	if err := c.Commit(nil, e.Node(0), st1[0]); err != nil {
+		t.Fatal(err)
+	}
+	e.Ckpt().CommittedID = 1
+	s.Write("b")
+	st2 := snapshot(t, e, func(snap *checkpoint.Snapshot) { s.PreCommit(snap, 0) }, 2, 0)
+	s.Write("c") // open when the job crashes
+	for deadline := time.Now().Add(5 * time.Second); len(readTopic(t, brokers, "out", kgo.ReadUncommitted())) < 3; {
+		if time.Now().After(deadline) {
+			t.Fatal("c never reached the topic")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.Cancel(errors.New("crash"))
+	time.Sleep(50 * time.Millisecond)
+
+	e2 := sinkEnv(t, brokers, 1, nil)
+	for _, st := range [][]storage.SinkState{st1, st2} { // an older checkpoint's first
+		if err := c.Commit(nil, e2.Node(0), st[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, err := c.Clean(nil, e2.Node(0), &storage.NodeState{UID: "out", Sinks: st2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("clean: %s", removed)
+	got := readCommitted(t, brokers, "out")
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("committed %q, want a b", got)
 	}
 }
