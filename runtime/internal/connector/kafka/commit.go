@@ -176,7 +176,7 @@ func (committer) Clean(_ vfs.FS, n *config.NodeConfig, committed *storage.NodeSt
 	case aborted == 0:
 		return "", nil
 	case !listed:
-		return fmt.Sprintf("%d transactions of Kafka transactional ids %s-* (fenced: what was open aborted)", aborted, prefix), nil
+		return fmt.Sprintf("the open transactions, if any, of %d Kafka transactional ids %s-* (fenced)", aborted, prefix), nil
 	}
 	return fmt.Sprintf("%d open Kafka transactions that no checkpoint commits (aborted)", aborted), nil
 }
