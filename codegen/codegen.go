@@ -273,6 +273,17 @@ func (g *gen) config(f *jen.File) {
 		if head := g.chainOf[n.ID].head; head != n {
 			kv = append(kv, field("FusedWith", jen.Lit(head.Name)))
 		}
+		if len(n.Inputs) > 0 {
+			var ins []jen.Code
+			for _, e := range n.Inputs {
+				in := []jen.Code{field("From", jen.Lit(p.Nodes[e.From].Name))}
+				if e.Side != "" {
+					in = append(in, field("Side", jen.Lit(e.Side)))
+				}
+				ins = append(ins, jen.Values(append(in, field("Partition", jen.Lit(string(e.Partition))))...))
+			}
+			kv = append(kv, field("Inputs", jen.Index().Qual(runtimePath, "NodeInput").Values(ins...)))
+		}
 		if n.Connector != "" {
 			kv = append(kv, field("Connector", jen.Lit(n.Connector)))
 		}

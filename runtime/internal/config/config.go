@@ -99,6 +99,18 @@ type NodeConfig struct {
 	// KeySchema and ValueSchema describe a keyed node's key and state
 	// types, field ids included (package schema reads them).
 	KeySchema, ValueSchema string
+	// Inputs are the node's inputs, as the compiler wired them: what the
+	// metrics and the status page draw the job graph from.
+	Inputs []NodeInput
+}
+
+// NodeInput is one input of a node.
+type NodeInput struct {
+	// From names the node read; Side its side output ("late",
+	// "dead-letter"), "" for its main output.
+	From, Side string
+	// Partition is forward, hash, rebalance or broadcast.
+	Partition string
 }
 
 // Option returns a connector option's value (defaults included once the
@@ -111,6 +123,7 @@ func (c *Config) Clone() *Config {
 	cp.Nodes = slices.Clone(c.Nodes)
 	for i := range cp.Nodes {
 		cp.Nodes[i].Options = maps.Clone(c.Nodes[i].Options)
+		cp.Nodes[i].Inputs = slices.Clone(c.Nodes[i].Inputs)
 	}
 	return &cp
 }

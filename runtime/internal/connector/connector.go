@@ -13,6 +13,7 @@ import (
 
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/metrics"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
@@ -29,6 +30,9 @@ type Env interface {
 	Logf(format string, args ...any)
 	// Checkpoints is the checkpoint side of the run.
 	Checkpoints() Checkpoints
+	// Metrics are the job's counters: sources count bytes, lag and
+	// malformed records there, sinks bytes.
+	Metrics() *metrics.Registry
 }
 
 // Checkpoints is what a connector needs of the checkpoint side of a run

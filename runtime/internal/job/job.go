@@ -20,6 +20,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/connector"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/metrics"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
 
@@ -44,6 +45,9 @@ type Options struct {
 	// Fresh starts the job over: the checkpoints and the sinks' output of
 	// earlier runs are moved aside, not deleted (run --fresh).
 	Fresh bool
+	// Metrics are the job's counters, which outlive one run of it (New
+	// makes them when nil).
+	Metrics *metrics.Registry
 }
 
 // Job is one run of a pipeline: its settings after the command line, and
@@ -78,6 +82,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) *Job {
 	if opts.FS == nil {
 		opts.FS = vfs.Default
 	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New(cfg)
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	j := &Job{Config: cfg, opts: opts, ctx: ctx, cancel: cancel}
 	j.cp = checkpoint.New(ctx, cfg, checkpoint.Options{FS: opts.FS, Output: output{j}, Logf: j.Logf, Verbose: opts.Progress != nil, Events: opts.Events})
@@ -109,6 +116,13 @@ func (j *Job) Aligned() bool { return j.Config.Checkpoint.Mode == config.Exactly
 
 // Node returns the settings of node id.
 func (j *Job) Node(id int) *config.NodeConfig { return &j.Config.Nodes[id] }
+
+// Metrics are the job's counters.
+func (j *Job) Metrics() *metrics.Registry { return j.opts.Metrics }
+
+// Meter returns the counters of subtask sub of the chain of nodes, head
+// first, which generated code publishes its counts to.
+func (j *Job) Meter(sub int, nodes ...int) *metrics.Chain { return j.opts.Metrics.Meter(sub, nodes...) }
 
 // Checkpointer is the checkpoint side of the run.
 func (j *Job) Checkpointer() *checkpoint.Checkpointer { return j.cp }
@@ -223,6 +237,7 @@ func (j *Job) Run(build func(j *Job)) error {
 	for _, start := range j.pending {
 		start()
 	}
+	j.opts.Metrics.SetState(metrics.Running)
 	j.helper(func() { j.linger(done) })
 	j.cp.Start(j.helper)
 	j.helper(func() {

@@ -13,6 +13,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/connector"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/metrics"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
@@ -25,6 +26,7 @@ type Env struct {
 	mu     sync.Mutex
 	log    bytes.Buffer
 	ckpt   *Checkpoints
+	mets   *metrics.Registry
 }
 
 // Checkpoints is the checkpoint side of an Env: a real Checkpointer, whose
@@ -48,7 +50,7 @@ func New(t testing.TB, p int, nodes ...config.NodeConfig) *Env {
 	if err := cfg.Resolve(); err != nil {
 		t.Fatal(err)
 	}
-	e := &Env{Config: cfg}
+	e := &Env{Config: cfg, mets: metrics.New(cfg)}
 	e.ctx, e.cancel = context.WithCancelCause(context.Background())
 	e.SetFS(vfs.Default)
 	return e
@@ -84,6 +86,7 @@ func (e *Env) Parallelism(id int) int             { return e.Config.Nodes[id].Pa
 func (e *Env) Context() context.Context           { return e.ctx }
 func (e *Env) Checkpoints() connector.Checkpoints { return e.ckpt }
 func (e *Env) Ckpt() *Checkpoints                 { return e.ckpt }
+func (e *Env) Metrics() *metrics.Registry         { return e.mets }
 
 // Logf records one line of the job's log.
 func (e *Env) Logf(format string, args ...any) {
