@@ -210,7 +210,7 @@ func (cg *chainGen) structType() {
 			ng.fields(s)
 		}
 		s.Id("meter").Op("*").Qual(runtimePath, "Meter").Comment("the subtask's metrics")
-		s.Id("counts").Index(jen.Lit(2*len(c.nodes))).Uint64().Comment(fmt.Sprintf("records emitted by %s, then late for them; flush publishes them", cg.nodeNames()))
+		s.Id("counts").Index(jen.Lit(2 * len(c.nodes))).Uint64().Comment(fmt.Sprintf("records emitted by %s, then late for them; flush publishes them", cg.nodeNames()))
 	})
 }
 
