@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -21,6 +22,9 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/job"
+	"github.com/pipegen/pipegen/runtime/internal/logs"
+	"github.com/pipegen/pipegen/runtime/internal/metrics"
+	"github.com/pipegen/pipegen/runtime/internal/web"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/settings"
 	"github.com/pipegen/pipegen/runtime/vfs"
@@ -104,6 +108,9 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 	cpuProfile := fs.String("cpuprofile", "", "")
 	eventsFile := fs.String("events", "", "")
 	stopTimeout := fs.Duration("stop-timeout", DefaultStopTimeout, "")
+	httpAddr := fs.String("http", "", "")
+	tokenFile := fs.String("http-token-file", "", "")
+	logFormat := fs.String("log-format", logs.Text, "")
 	var sets setFlags
 	fs.Var(&sets, "set", "")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -163,7 +170,13 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 		}
 		defer pprof.StopCPUProfile()
 	}
-	var ev *events.Writer
+	log, err := logs.New(stderr, *logFormat, name)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s run: %v\n", name, err)
+		return exitUsage
+	}
+	reg := metrics.New(cfg)
+	ev := events.NewWriter(nil, name)
 	if *eventsFile != "" {
 		w, c, err := events.Create(*eventsFile, name)
 		if err != nil {
@@ -173,16 +186,24 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 		defer c.Close()
 		ev = w
 	}
+	ev.Tap(reg.Event)
+	if *httpAddr != "" {
+		srv, code := serve(name, *httpAddr, *tokenFile, reg, log, stderr)
+		if srv == nil {
+			return code
+		}
+		defer srv.Close()
+	}
 	ev.Emit(events.Event{Kind: events.Start})
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	sv := &supervisor{name: name, stderr: stderr, ev: ev, timeout: *stopTimeout, cancel: cancel, stopping: make(chan struct{})}
+	sv := &supervisor{name: name, log: log, ev: ev, timeout: *stopTimeout, cancel: cancel, stopping: make(chan struct{})}
 	go sv.watch(ctx, signals)
 	start := time.Now()
 	r := job.NewRestarter(cfg.Restart)
 	from := *fromCheckpoint
 	for {
-		opts := job.Options{Log: stderr, Quiet: *quiet, From: from, Events: ev, Fresh: *fresh}
+		opts := job.Options{Log: stderr, Logger: log, Quiet: *quiet, From: from, Events: ev, Fresh: *fresh, Metrics: reg}
 		if !*quiet {
 			opts.Progress = stderr
 		}
@@ -192,14 +213,18 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 		var stopped *job.Stopped
 		switch {
 		case err == nil:
-			ev.Emit(events.Event{Kind: events.Done, Records: j.RecordsRead(), Malformed: j.MalformedRecords()})
+			reg.SetState(metrics.Finished)
+			ev.Emit(events.Event{Kind: events.Done, Records: j.RecordsRead(), Malformed: j.MalformedRecords(), Dropped: drops(reg)})
 			if !*quiet {
-				fmt.Fprintf(stderr, "%s: done in %s: %s\n", name, time.Since(start).Round(time.Millisecond), j.Summary())
+				log.Info(fmt.Sprintf("done in %s: %s", time.Since(start).Round(time.Millisecond), j.Summary()))
 			}
+			summary(log, reg)
 			return exitOK
 		case errors.As(err, &stopped):
+			reg.SetState(metrics.Stopped)
 			ev.Emit(events.Event{Kind: events.Stop, Checkpoint: stopped.Checkpoint})
-			fmt.Fprintf(stderr, "%s: stopped at checkpoint %d, its output committed; run again to resume from it\n", name, stopped.Checkpoint)
+			log.Info(fmt.Sprintf("stopped at checkpoint %d, its output committed; run again to resume from it", stopped.Checkpoint))
+			summary(log, reg)
 			return exitOK
 		}
 		var fatal *fault.Fatal
@@ -207,22 +232,30 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 			if cause := context.Cause(ctx); cause != nil {
 				err = cause
 			}
+			reg.SetState(metrics.Failed)
+			reg.Fail(failure(err, false))
 			ev.Emit(events.Event{Kind: events.Fail, Error: firstLine(err)})
-			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			logError(log, err)
 			return exitFail
 		}
 		delay, why, ok := r.Next(time.Now())
 		if !ok {
+			reg.SetState(metrics.Failed)
+			reg.Fail(failure(err, false))
 			ev.Emit(events.Event{Kind: events.Fail, Error: firstLine(err)})
-			fmt.Fprintf(stderr, "%s: %v\n%s: giving up: %s\n", name, err, name, why)
+			logError(log, err)
+			log.Error("giving up: " + why)
 			return exitFail
 		}
+		reg.SetState(metrics.Restarting)
+		reg.Fail(failure(err, true))
 		ev.Emit(events.Event{Kind: events.Restart, Error: firstLine(err), Delay: delay, Attempt: r.Restarts()})
-		fmt.Fprintf(stderr, "%s: %v\n%s: restarting in %s from the newest checkpoint in %s (%s)\n", name, err, name, delay, cfg.Checkpoint.Dir, r.AttemptsText())
+		logError(log, err)
+		log.Warn(fmt.Sprintf("restarting in %s from the newest checkpoint in %s (%s)", delay, cfg.Checkpoint.Dir, r.AttemptsText()))
 		select {
 		case <-time.After(delay):
 		case <-sv.stopping:
-			fmt.Fprintf(stderr, "%s: stopped while waiting to restart; the next run resumes from the newest checkpoint in %s\n", name, cfg.Checkpoint.Dir)
+			log.Error(fmt.Sprintf("stopped while waiting to restart; the next run resumes from the newest checkpoint in %s", cfg.Checkpoint.Dir))
 			return exitFail
 		case <-ctx.Done():
 			return exitFail
@@ -233,12 +266,92 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 	}
 }
 
+// serve starts the job's HTTP side on the --http address, with the token
+// of --http-token-file or $PIPEGEN_HTTP_TOKEN, which an address beyond
+// loopback requires. It returns nil and the exit status when it cannot.
+func serve(name, flag, tokenFile string, reg *metrics.Registry, log *slog.Logger, stderr io.Writer) (*web.Server, int) {
+	addr, loopback, err := web.Address(flag)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s run: --http: %v\n", name, err)
+		return nil, exitUsage
+	}
+	token := os.Getenv("PIPEGEN_HTTP_TOKEN")
+	if tokenFile != "" {
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s run: --http-token-file: %v\n", name, err)
+			return nil, exitUsage
+		}
+		token = strings.TrimSpace(string(b))
+		if token == "" {
+			fmt.Fprintf(stderr, "%s run: --http-token-file: %s is empty\n", name, tokenFile)
+			return nil, exitUsage
+		}
+	}
+	if !loopback && token == "" {
+		fmt.Fprintf(stderr, "%s run: --http %s listens beyond this machine: give a token with --http-token-file FILE or $PIPEGEN_HTTP_TOKEN, which every request must then carry\n", name, flag)
+		return nil, exitUsage
+	}
+	srv, err := web.Listen(addr, token, reg)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s run: --http: %v\n", name, err)
+		return nil, exitUsage
+	}
+	log.Info(fmt.Sprintf("status page at http://%s/, metrics at http://%s/metrics", srv.Addr(), srv.Addr()), "http", srv.Addr())
+	return srv, exitOK
+}
+
+// logError logs a failure of the job, with the node and subtask it
+// happened in when the error says.
+func logError(log *slog.Logger, err error) {
+	if node, sub, ok := fault.Where(err); ok {
+		log.Error(err.Error(), "node", node, "subtask", sub)
+		return
+	}
+	log.Error(err.Error())
+}
+
+// failure is err as the status page lists it.
+func failure(err error, restarted bool) metrics.Failure {
+	f := metrics.Failure{Time: time.Now().UTC(), Error: firstLine(err), Restarted: restarted}
+	f.Node, f.Subtask, _ = fault.Where(err)
+	var pe *fault.PanicError
+	if errors.As(err, &pe) {
+		f.Record, f.Origin = pe.Record, pe.Origin
+	}
+	return f
+}
+
+// summary logs what the job's nodes dropped or sent aside: warnings, so
+// that --quiet keeps them.
+func summary(log *slog.Logger, reg *metrics.Registry) {
+	for _, d := range reg.Drops() {
+		attrs := []any{"node", d.Name, "reason", d.Reason}
+		if d.Records > 0 {
+			log.Warn(d.Text(), append(attrs, "dropped", d.Records)...)
+		} else {
+			log.Info(d.Text(), append(attrs, "aside", d.Aside)...)
+		}
+	}
+}
+
+// drops are what the job's nodes dropped, for the done event.
+func drops(reg *metrics.Registry) []events.Drop {
+	var ds []events.Drop
+	for _, d := range reg.Drops() {
+		if d.Records > 0 {
+			ds = append(ds, events.Drop{Node: d.Name, Reason: d.Reason, Records: int64(d.Records)})
+		}
+	}
+	return ds
+}
+
 // supervisor turns signals into a stop of the running job: the first one
 // asks it to stop at a checkpoint taken now, which ends it cleanly; a
 // second one, or the timeout, cancels it at once.
 type supervisor struct {
 	name    string
-	stderr  io.Writer
+	log     *slog.Logger
 	ev      *events.Writer
 	timeout time.Duration
 	cancel  context.CancelCauseFunc
@@ -276,7 +389,7 @@ func (s *supervisor) watch(ctx context.Context, signals <-chan os.Signal) {
 	case <-ctx.Done():
 		return
 	}
-	fmt.Fprintf(s.stderr, "%s: %v: stopping at a checkpoint taken now (within %s; %v again stops at once)\n", s.name, sig, s.timeout, sig)
+	s.log.Warn(fmt.Sprintf("%v: stopping at a checkpoint taken now (within %s; %v again stops at once)", sig, s.timeout, sig))
 	close(s.stopping)
 	s.mu.Lock()
 	j := s.cur
@@ -366,6 +479,15 @@ Flags of run:
                          taken then; after D (default 20s) it stops at once
   --events FILE          append machine-readable events (JSON lines: start,
                          resume, checkpoint, restart, stop, fail, done) to FILE
+  --http ADDR            serve /metrics (Prometheus), a status page at /, and
+                         /healthz, /readyz on ADDR (PORT or HOST:PORT; a port
+                         alone listens on 127.0.0.1)
+  --http-token-file FILE every request must carry the token in FILE
+                         (Authorization: Bearer TOKEN, or ?token=TOKEN); an
+                         address beyond loopback needs one (or
+                         $PIPEGEN_HTTP_TOKEN)
+  --log-format F         text (the default: NAME: MESSAGE) or json (one object
+                         a line, with job, node and subtask)
 
 Settings for --set (compiled value in brackets):
 `, cfg.Name, cfg.Source, cfg.Parallelism, cfg.Checkpoint.Dir)

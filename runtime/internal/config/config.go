@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pipegen/pipegen/runtime/settings"
@@ -102,6 +103,17 @@ type NodeConfig struct {
 	// Inputs are the node's inputs, as the compiler wired them: what the
 	// metrics and the status page draw the job graph from.
 	Inputs []NodeInput
+	// Window describes a windowed node's window ("tumbling 5s",
+	// "sliding 2s every 1s", "session 1s", "interval -1s 1s" for an
+	// interval join), followed by " processing-time" for a window on
+	// processing time; "" for none.
+	Window string
+}
+
+// JudgesLate reports whether the node can find records too late: a window
+// or a join on event time.
+func (n *NodeConfig) JudgesLate() bool {
+	return (n.Window != "" || n.Kind == "join") && !strings.HasSuffix(n.Window, " processing-time")
 }
 
 // NodeInput is one input of a node.

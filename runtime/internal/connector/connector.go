@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync"
 
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
@@ -28,6 +29,9 @@ type Env interface {
 	Context() context.Context
 	// Logf writes one line to the job's log.
 	Logf(format string, args ...any)
+	// Logger is the job's logger, for lines about a node and subtask
+	// (with the attributes "node" and "subtask").
+	Logger() *slog.Logger
 	// Checkpoints is the checkpoint side of the run.
 	Checkpoints() Checkpoints
 	// Metrics are the job's counters: sources count bytes, lag and

@@ -17,6 +17,7 @@
 package metrics
 
 import (
+	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -400,12 +401,10 @@ func (r *Registry) Figures(id, sub int) Figures {
 			}
 		}
 	}
-	switch {
-	case cfg.Kind == "join":
+	switch r.Dropped(id) {
+	case "late":
 		f.Dropped = f.Late
-	case f.Late > 0 && !r.read(cfg.Name, "late"):
-		f.Dropped = f.Late
-	case cfg.Kind == "source" && cfg.Option("on-error") == "skip":
+	case "malformed":
 		f.Dropped = f.Malformed
 	}
 	return f
@@ -415,11 +414,9 @@ func (r *Registry) Figures(id, sub int) Figures {
 func (r *Registry) Dropped(id int) string {
 	cfg := &r.Config.Nodes[id]
 	switch {
-	case cfg.Kind == "join":
-		return "late"
 	case cfg.Kind == "source" && cfg.Option("on-error") == "skip":
 		return "malformed"
-	case (cfg.Kind == "reduce" || cfg.Kind == "aggregate") && !r.read(cfg.Name, "late"):
+	case cfg.JudgesLate() && (cfg.Kind == "join" || !r.read(cfg.Name, "late")):
 		return "late"
 	}
 	return ""
@@ -475,4 +472,56 @@ func (r *Registry) read(name, side string) bool {
 		}
 	}
 	return false
+}
+
+// Drop is what one node dropped, or sent aside, by the end of a run.
+type Drop struct {
+	Node    int
+	Section string
+	Name    string
+	Join    bool
+	// Reason is "late" or "malformed"; Records how many it dropped.
+	Reason  string
+	Records uint64
+	// Aside counts the records sent to a side output instead of being
+	// dropped: late ones to NAME.late, malformed ones to
+	// NAME.dead-letter.
+	Aside uint64
+}
+
+// Drops lists the nodes that dropped records or sent them aside, in the
+// order of the graph.
+func (r *Registry) Drops() []Drop {
+	var ds []Drop
+	for id := range r.Config.Nodes {
+		n := &r.Config.Nodes[id]
+		t := r.Total(id)
+		d := Drop{Node: id, Section: n.Section, Name: n.Name, Join: n.Kind == "join", Reason: r.Dropped(id), Records: t.Dropped}
+		switch {
+		case d.Reason == "" && t.Late > 0:
+			d.Reason, d.Aside = "late", t.Late
+		case d.Reason == "" && t.Malformed > 0:
+			d.Reason, d.Aside = "malformed", t.Malformed
+		}
+		if d.Records > 0 || d.Aside > 0 {
+			ds = append(ds, d)
+		}
+	}
+	return ds
+}
+
+// Text says what a node dropped and why, for the end-of-run summary.
+func (d Drop) Text() string {
+	what := d.Section + "." + d.Name
+	switch {
+	case d.Aside > 0 && d.Reason == "late":
+		return fmt.Sprintf("%s: sent %d records too late for their window to %s.late", what, d.Aside, d.Name)
+	case d.Aside > 0:
+		return fmt.Sprintf("%s: sent %d malformed records to %s.dead-letter", what, d.Aside, d.Name)
+	case d.Reason == "malformed":
+		return fmt.Sprintf("%s: skipped %d malformed records (on-error: skip)", what, d.Records)
+	case d.Join:
+		return fmt.Sprintf("%s: dropped %d records too late to be joined (at or before the watermark of their input)", what, d.Records)
+	}
+	return fmt.Sprintf("%s: dropped %d records too late for their window (past its end plus the allowed lateness; read %s.late to keep them)", what, d.Records, d.Name)
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 
@@ -94,6 +95,19 @@ func (e *Env) Logf(format string, args ...any) {
 	defer e.mu.Unlock()
 	fmt.Fprintf(&e.log, e.Config.Name+": "+format+"\n", args...)
 }
+
+// Logger writes the job's lines as Logf does.
+func (e *Env) Logger() *slog.Logger { return slog.New(logHandler{e}) }
+
+type logHandler struct{ e *Env }
+
+func (h logHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h logHandler) Handle(_ context.Context, r slog.Record) error {
+	h.e.Logf("%s", r.Message)
+	return nil
+}
+func (h logHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h logHandler) WithGroup(string) slog.Handler      { return h }
 
 // Log is what the job logged so far.
 func (e *Env) Log() string {

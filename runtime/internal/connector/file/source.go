@@ -462,9 +462,9 @@ func (s *Source[T]) finish() {
 	s.chain.InputEnded()
 	switch {
 	case s.skipped > 0 && s.deadLetter:
-		s.env.Logf("sources.%s[%d]: sent %d malformed records to %s.dead-letter (first: %s)", s.name, s.sub, s.skipped, s.name, s.firstSkip)
+		s.env.Logger().Info(fmt.Sprintf("sources.%s[%d]: sent %d malformed records to %s.dead-letter (first: %s)", s.name, s.sub, s.skipped, s.name, s.firstSkip), "node", s.name, "subtask", s.sub)
 	case s.skipped > 0:
-		s.env.Logf("sources.%s[%d]: skipped %d malformed records (first: %s)", s.name, s.sub, s.skipped, s.firstSkip)
+		s.env.Logger().Warn(fmt.Sprintf("sources.%s[%d]: skipped %d malformed records (first: %s)", s.name, s.sub, s.skipped, s.firstSkip), "node", s.name, "subtask", s.sub)
 	}
 }
 
