@@ -120,9 +120,10 @@ func (n *NodeConfig) JudgesLate() bool {
 type NodeInput struct {
 	// From names the node read; Side its side output ("late",
 	// "dead-letter"), "" for its main output.
-	From, Side string
+	From string `json:"from"`
+	Side string `json:"side,omitempty"`
 	// Partition is forward, hash, rebalance or broadcast.
-	Partition string
+	Partition string `json:"partition"`
 }
 
 // Option returns a connector option's value (defaults included once the

@@ -1,0 +1,69 @@
+// Package observe is a job to watch with run --http: a finite stream of
+// numbers with late ones among them, a file with malformed lines, and a
+// stream of ticks that never ends. Its tests scrape /metrics and load the
+// status page in a browser, and check what they show against what the
+// functions below make.
+package observe
+
+import (
+	"fmt"
+	"time"
+)
+
+// Numbers is how many numbers Next makes.
+const Numbers = 20000
+
+// Num is a number with an event time.
+type Num struct {
+	N  int64     `json:"n"`
+	At time.Time `json:"at"`
+}
+
+// epoch is the event time of number 0.
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Next makes the numbers 0..Numbers-1, one every millisecond of event
+// time; from 100 on, every hundredth (50, 150, ...) is an hour late.
+func Next(seq uint64) (Num, bool) {
+	if seq >= Numbers {
+		return Num{}, false
+	}
+	at := epoch.Add(time.Duration(seq) * time.Millisecond)
+	if Late(seq) {
+		at = at.Add(-time.Hour)
+	}
+	return Num{N: int64(seq), At: at}, true
+}
+
+// Late reports whether number seq comes an hour late.
+func Late(seq uint64) bool { return seq >= 100 && seq%100 == 50 }
+
+// NumTime is a number's event time.
+func NumTime(n Num) time.Time { return n.At }
+
+// Even keeps the even numbers.
+func Even(n Num) bool { return n.N%2 == 0 }
+
+// ByDigit keys a number by its last digit.
+func ByDigit(n Num) int64 { return n.N % 10 }
+
+// Add sums numbers.
+func Add(acc, n Num) Num { acc.N += n.N; return acc }
+
+// Tally counts the numbers of a window.
+type Tally struct{ N int64 }
+
+// Count counts one more number.
+func Count(t *Tally, _ Num) { t.N++ }
+
+// Result is a window's count.
+func Result(digit int64, t *Tally) string { return fmt.Sprintf("%d: %d", digit, t.N) }
+
+// Reading is a line of readings.jsonl.
+type Reading struct {
+	Sensor string  `json:"sensor"`
+	Value  float64 `json:"value"`
+}
+
+// Tick makes ticks for ever.
+func Tick(seq uint64) (string, bool) { return fmt.Sprintf("tick %d", seq), true }
