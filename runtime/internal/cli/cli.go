@@ -24,8 +24,8 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/job"
 	"github.com/pipegen/pipegen/runtime/internal/logs"
 	"github.com/pipegen/pipegen/runtime/internal/metrics"
-	"github.com/pipegen/pipegen/runtime/internal/web"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/internal/web"
 	"github.com/pipegen/pipegen/runtime/settings"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )

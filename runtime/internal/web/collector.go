@@ -154,4 +154,3 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		break
 	}
 }
-
