@@ -39,7 +39,9 @@ tidy:
 crash-test: $(BIN)/pipegen
 	$(BIN)/pipegen verify -kills 20 $(if $(SEED),-seed $(SEED)) -set sources.events.rate=50000 examples/runningcount/pipeline.yaml
 
-# Benchmarks; each reports its ratio to a hand-written Go loop.
+# Benchmarks of the word count: its ratio to a hand-written Go loop
+# (gen/hand), to mode none with checkpoints every second (ckpt/none), and
+# without --http to with it, scraped every 100ms (http/plain).
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./examples/wordcount
 
