@@ -210,6 +210,7 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 		j := job.New(ctx, cfg, opts)
 		sv.running(j)
 		err := j.Run(p.Build)
+		reg.EndAll()
 		var stopped *job.Stopped
 		switch {
 		case err == nil:

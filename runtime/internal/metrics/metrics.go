@@ -111,10 +111,14 @@ func (c *Chain) InputEnded() { c.idleSince.CompareAndSwap(0, time.Now().UnixNano
 // End records that the chain's goroutine has finished.
 func (c *Chain) End() { c.ended.Store(time.Now().UnixNano()) }
 
-// Start records that the chain's goroutine (of a new attempt) runs.
+// Start records that the chain's goroutine (of a new attempt) runs; the
+// time since the last attempt ended counts as idle.
 func (c *Chain) start() {
-	c.started.CompareAndSwap(0, time.Now().UnixNano())
-	c.ended.Store(0)
+	now := time.Now().UnixNano()
+	c.started.CompareAndSwap(0, now)
+	if e := c.ended.Swap(0); e != 0 {
+		c.idle.Add(now - e)
+	}
 	c.idleSince.Store(0)
 }
 
@@ -287,6 +291,19 @@ func (r *Registry) Meter(sub int, nodes ...int) *Chain {
 	}
 	c.start()
 	return c
+}
+
+// EndAll records that every chain has ended, when a run of the job is
+// over (a failed run's subtasks do not say so themselves).
+func (r *Registry) EndAll() {
+	now := time.Now().UnixNano()
+	for _, cs := range r.chains {
+		for _, c := range cs {
+			if c.started.Load() != 0 {
+				c.ended.CompareAndSwap(0, now)
+			}
+		}
+	}
 }
 
 // SetState records the job's state.
