@@ -10,6 +10,16 @@ import (
 	"time"
 )
 
+// The pipeline of pipeline.yaml, as //pipegen: directives (its twin in Go:
+// see docs/annotations.md).
+//
+//pipegen:pipeline observe parallelism=2 checkpoint.interval=500ms
+//pipegen:source readings connector=file path=readings.jsonl format=jsonl type=Reading on-error=skip
+//pipegen:sink out input=sums connector=file path=out format=jsonl
+//pipegen:sink counts input=per-second connector=file path=counts format=jsonl
+//pipegen:sink good input=readings connector=file path=good format=jsonl
+//pipegen:sink tick-out input=ticks connector=file path=ticks
+
 // Numbers is how many numbers Next makes.
 const Numbers = 20000
 
@@ -24,6 +34,8 @@ var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Next makes the numbers 0..Numbers-1, one every millisecond of event
 // time; from 100 on, every hundredth (50, 150, ...) is an hour late.
+//
+//pipegen:source nums connector=generator parallelism=1 timestamps.extract=NumTime
 func Next(seq uint64) (Num, bool) {
 	if seq >= Numbers {
 		return Num{}, false
@@ -42,18 +54,24 @@ func Late(seq uint64) bool { return seq >= 100 && seq%100 == 50 }
 func NumTime(n Num) time.Time { return n.At }
 
 // Even keeps the even numbers.
+//
+//pipegen:filter evens input=nums
 func Even(n Num) bool { return n.N%2 == 0 }
 
 // ByDigit keys a number by its last digit.
 func ByDigit(n Num) int64 { return n.N % 10 }
 
 // Add sums numbers.
+//
+//pipegen:reduce sums input=evens key=ByDigit
 func Add(acc, n Num) Num { acc.N += n.N; return acc }
 
 // Tally counts the numbers of a window.
 type Tally struct{ N int64 }
 
 // Count counts one more number.
+//
+//pipegen:aggregate per-second input=nums key=ByDigit window.tumbling=1s result=Result
 func Count(t *Tally, _ Num) { t.N++ }
 
 // Result is a window's count.
@@ -66,4 +84,6 @@ type Reading struct {
 }
 
 // Tick makes ticks for ever.
+//
+//pipegen:source ticks connector=generator parallelism=1 rate=50
 func Tick(seq uint64) (string, bool) { return fmt.Sprintf("tick %d", seq), true }
