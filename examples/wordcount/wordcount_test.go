@@ -185,18 +185,7 @@ func BenchmarkWordcount(b *testing.B) {
 func BenchmarkCheckpointOverhead(b *testing.B) {
 	dir := b.TempDir()
 	const words = 25_000_000 // per file
-	input := filepath.Join(dir, "input")
-	os.MkdirAll(input, 0o755)
-	for i := range 2 {
-		f, err := os.Create(filepath.Join(input, fmt.Sprintf("part-%d.txt", i)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := wordcount.Corpus(f, words, uint64(i+1)); err != nil {
-			b.Fatal(err)
-		}
-		f.Close()
-	}
+	input := twoFiles(b, dir, words)
 	bin := program(b)
 	var with, without time.Duration
 	var stats []checkpointStats
@@ -277,18 +266,7 @@ func readStats(b *testing.B, dir string) []checkpointStats {
 func BenchmarkHTTPOverhead(b *testing.B) {
 	dir := b.TempDir()
 	const words = 25_000_000 // per file
-	input := filepath.Join(dir, "input")
-	os.MkdirAll(input, 0o755)
-	for i := range 2 {
-		f, err := os.Create(filepath.Join(input, fmt.Sprintf("part-%d.txt", i)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := wordcount.Corpus(f, words, uint64(i+1)); err != nil {
-			b.Fatal(err)
-		}
-		f.Close()
-	}
+	input := twoFiles(b, dir, words)
 	bin := program(b)
 	var with, without time.Duration
 	var scrapes int
@@ -390,4 +368,23 @@ func runScraped(bin string, args []string) (int, error) {
 		return n, fmt.Errorf("%v\n%s", err, log.String())
 	}
 	return n, nil
+}
+
+// twoFiles writes a corpus of two files of words words each (one per
+// source subtask at parallelism 2) into dir/input, and returns that
+// folder.
+func twoFiles(b *testing.B, dir string, words int) string {
+	input := filepath.Join(dir, "input")
+	os.MkdirAll(input, 0o755)
+	for i := range 2 {
+		f, err := os.Create(filepath.Join(input, fmt.Sprintf("part-%d.txt", i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := wordcount.Corpus(f, words, uint64(i+1)); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+	return input
 }
