@@ -18,6 +18,7 @@ import (
 //pipegen:sink out input=sums connector=file path=out format=jsonl
 //pipegen:sink counts input=per-second connector=file path=counts format=jsonl
 //pipegen:sink good input=readings connector=file path=good format=jsonl
+//pipegen:sink paired input=pairs connector=file path=pairs
 //pipegen:sink tick-out input=ticks connector=file path=ticks
 
 // Numbers is how many numbers Next makes.
@@ -76,6 +77,41 @@ func Count(t *Tally, _ Num) { t.N++ }
 
 // Result is a window's count.
 func Result(digit int64, t *Tally) string { return fmt.Sprintf("%d: %d", digit, t.N) }
+
+// Marks is how many marks Mark makes.
+const Marks = 1000
+
+// A Mark is a point in event time, paired with the numbers near it.
+type Mark struct {
+	Seq uint64
+	At  time.Time
+}
+
+// NextMark makes the marks 0..Marks-1, one every 20 milliseconds of event
+// time; from 100 on, every hundredth (150, 250, ...) is an hour late.
+//
+//pipegen:source marks connector=generator parallelism=1 timestamps.extract=MarkTime
+func NextMark(seq uint64) (Mark, bool) {
+	if seq >= Marks {
+		return Mark{}, false
+	}
+	at := epoch.Add(time.Duration(seq) * 20 * time.Millisecond)
+	if Late(seq) {
+		at = at.Add(-time.Hour)
+	}
+	return Mark{Seq: seq, At: at}, true
+}
+
+// MarkTime is a mark's event time.
+func MarkTime(m Mark) time.Time { return m.At }
+
+// MarkDigit keys a mark by the last digit of its sequence number.
+func MarkDigit(m Mark) int64 { return int64(m.Seq % 10) }
+
+// Pair joins a number with a mark of the same digit within 10ms of it.
+//
+//pipegen:join pairs inputs=nums,marks key=ByDigit,MarkDigit between=-10ms,10ms
+func Pair(n Num, m Mark) string { return fmt.Sprintf("%d ~ %d", n.N, m.Seq) }
 
 // Reading is a line of readings.jsonl.
 type Reading struct {

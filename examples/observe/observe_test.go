@@ -249,10 +249,24 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 
-	late := 0
+	// Independently: the late numbers and marks (each an hour behind its
+	// source's watermark), and the pairs of the others, a mark within
+	// 10ms of a number of the same digit.
+	late, lateMarks, pairs := 0, 0, 0
 	for seq := range uint64(observe.Numbers) {
 		if observe.Late(seq) {
 			late++
+		}
+	}
+	for k := range uint64(observe.Marks) {
+		if observe.Late(k) {
+			lateMarks++
+			continue
+		}
+		for j := int64(20*k) - 10; j <= int64(20*k)+10; j++ {
+			if j >= 0 && j < observe.Numbers && !observe.Late(uint64(j)) && uint64(j)%10 == k%10 {
+				pairs++
+			}
 		}
 	}
 	var m map[string]float64
@@ -260,6 +274,7 @@ func TestMetrics(t *testing.T) {
 	for {
 		m = scrape(t, j.addr, token)
 		if total(m, "pipegen_records_in_total", "out") == observe.Numbers/2 && total(m, "pipegen_records_in_total", "counts") > 0 &&
+			total(m, "pipegen_records_in_total", "paired") == float64(pairs) &&
 			m["pipegen_checkpoints_completed_total{}"] >= 2 && total(m, "pipegen_records_in_total", "good") == 7 {
 			break
 		}
@@ -286,6 +301,11 @@ func TestMetrics(t *testing.T) {
 		{"pipegen_records_dropped_total", "readings", 3},
 		{"pipegen_source_lag_bytes", "readings", 0},
 		{"pipegen_records_in_total", "good", 7},
+		{"pipegen_records_out_total", "marks", observe.Marks},
+		{"pipegen_records_in_total", "pairs", observe.Numbers + observe.Marks},
+		{"pipegen_records_late_total", "pairs", float64(late + lateMarks)},
+		{"pipegen_records_dropped_total", "pairs", float64(late + lateMarks)},
+		{"pipegen_records_out_total", "pairs", float64(pairs)},
 	}
 	for _, w := range want {
 		if got := total(m, w.name, w.node); got != w.value {
@@ -326,7 +346,7 @@ func TestMetrics(t *testing.T) {
 			} `json:"inputs"`
 		} `json:"nodes"`
 	}
-	if code, body := get(t, "http://"+j.addr+"/api/status", token); code != 200 || json.Unmarshal([]byte(body), &st) != nil || len(st.Nodes) != 10 || st.State != "running" {
+	if code, body := get(t, "http://"+j.addr+"/api/status", token); code != 200 || json.Unmarshal([]byte(body), &st) != nil || len(st.Nodes) != 13 || st.State != "running" {
 		t.Errorf("/api/status: %d, %d nodes, state %q", code, len(st.Nodes), st.State)
 	}
 
@@ -335,6 +355,7 @@ func TestMetrics(t *testing.T) {
 	for _, line := range []string{
 		fmt.Sprintf("observe: operators.per-second: dropped %d records too late for their window", late),
 		"observe: sources.readings: skipped 3 malformed records (on-error: skip)",
+		fmt.Sprintf("observe: operators.pairs: dropped %d records too late to be joined", late+lateMarks),
 	} {
 		if !strings.Contains(log, line) {
 			t.Errorf("the summary lacks %q:\n%s", line, log)

@@ -90,17 +90,18 @@ func TestStatusPage(t *testing.T) {
 		}
 	}
 	first := read(2)
-	want := []string{"nums", "evens", "readings", "good", "per-second", "counts", "sums", "out", "ticks", "tick-out"}
+	want := []string{"nums", "evens", "readings", "good", "per-second", "counts", "sums", "out", "ticks", "tick-out", "marks", "pairs", "paired"}
 	got := slices.Clone(first.Nodes)
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("graph nodes %v, want %v", got, want)
 	}
-	// Chains: nums+evens, readings+good, ticks+tick-out, per-second+counts,
-	// sums+out; edges: two hash edges between chains and five fused ones.
-	if first.Chains != 5 || first.Edges != 7 {
-		t.Errorf("graph has %d chains and %d edges, want 5 and 7", first.Chains, first.Edges)
+	// Chains: nums+evens, readings+good, marks, ticks+tick-out,
+	// per-second+counts, sums+out, pairs+paired; edges: four hash edges
+	// between chains and six fused ones.
+	if first.Chains != 7 || first.Edges != 10 {
+		t.Errorf("graph has %d chains and %d edges, want 7 and 10", first.Chains, first.Edges)
 	}
 	if first.State != "running" {
 		t.Errorf("state %q, want running", first.State)
