@@ -28,6 +28,7 @@ type page struct {
 	Drops       []string `json:"drops"`
 	Watermarks  []string `json:"watermarks"`
 	State       string   `json:"state"`
+	Busy        float64  `json:"busy"`
 }
 
 const readPage = `(() => {
@@ -44,6 +45,7 @@ const readPage = `(() => {
     drops: q('#drops tbody tr').map(tr => tr.children[0].textContent + ' ' + tr.children[3].textContent),
     watermarks: q('#watermarks tbody tr').map(tr => tr.children[0].textContent),
     state: document.getElementById('state').textContent,
+    busy: Math.max(...q('#graph-svg g.chain').map(g => +g.dataset.busy)),
   };
 })()`
 
@@ -120,6 +122,9 @@ func TestStatusPage(t *testing.T) {
 	}
 	if later.Ticks <= first.Ticks || first.Ticks < 0 {
 		t.Errorf("the ticks' count did not go up: %v, then %v", first.Ticks, later.Ticks)
+	}
+	if later.Busy <= 0 || later.Busy > 1 {
+		t.Errorf("the busiest chain is busy %v of its time, want a share above 0", later.Busy)
 	}
 	if !slices.Contains(later.Drops, "readings 3") {
 		t.Errorf("drops table %v, want readings with 3 dropped", later.Drops)

@@ -125,11 +125,13 @@ func (c *Chain) start() {
 // Times is where a chain subtask's time went, in seconds since it first
 // started: busy is the rest.
 type Times struct {
-	Busy, Backpressured, Idle float64
+	Busy          float64 `json:"busy"`
+	Backpressured float64 `json:"backpressured"`
+	Idle          float64 `json:"idle"`
 	// Fill is how full its inboxes are, from 0 to 1; -1 for a source.
-	Fill float64
+	Fill float64 `json:"fill"`
 	// Ended is set once the subtask has finished.
-	Ended bool
+	Ended bool `json:"ended"`
 }
 
 // Times returns where the chain's time went so far.
