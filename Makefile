@@ -39,8 +39,10 @@ tidy:
 crash-test: $(BIN)/pipegen
 	$(BIN)/pipegen verify -kills 20 $(if $(SEED),-seed $(SEED)) -set sources.events.rate=50000 examples/runningcount/pipeline.yaml
 
-# Benchmarks; each reports its ratio to a hand-written Go loop (the
-# Kafka one: exactly-once to at-least-once, through kfake).
+# Benchmarks of the word count: its ratio to a hand-written Go loop
+# (gen/hand), to mode none with checkpoints every second (ckpt/none), and
+# without --http to with it, scraped every 100ms (http/plain); and of
+# Kafka -> map -> Kafka through kfake, exactly-once to at-least-once.
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./examples/wordcount
 	$(GO) test -run '^$$' -bench Kafka -benchtime 3x ./internal/e2e/kafka

@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -208,6 +209,8 @@ func (cg *chainGen) structType() {
 		for _, ng := range cg.nodes {
 			ng.fields(s)
 		}
+		s.Id("meter").Op("*").Qual(runtimePath, "Meter").Comment("the subtask's metrics")
+		s.Id("counts").Index(jen.Lit(2 * len(c.nodes))).Uint64().Comment(fmt.Sprintf("records emitted by %s, then late for them; flush publishes them", cg.nodeNames()))
 	})
 }
 
@@ -302,6 +305,17 @@ func (cg *chainGen) constructor() {
 		}
 		for _, ng := range cg.nodes {
 			ng.init(b)
+		}
+		ids := []jen.Code{jen.Id("sub")}
+		for _, n := range c.nodes {
+			ids = append(ids, jen.Id(g.constName(n)))
+		}
+		b.Id("c").Dot("meter").Op("=").Id("j").Dot("Meter").Call(ids...)
+		if h.Kind != ir.Source {
+			b.Id("c").Dot("in").Dot("Observe").Call(jen.Id("c").Dot("meter"))
+		}
+		for _, e := range c.outs {
+			b.Id("c").Dot(cg.outField(e)).Dot("Observe").Call(jen.Id("c").Dot("meter"))
 		}
 		b.Return(jen.Id("c"))
 	})
@@ -497,6 +511,12 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 		t = ir.StringType
 		name = cg.member("emit%sDeadLetter", n)
 	}
+	switch side {
+	case "":
+		body = append(body, cg.count(n, false))
+	case "late":
+		body = append(body, cg.count(n, true))
+	}
 	for _, e := range consumersOf(g.p, n, side) {
 		to = append(to, e.to.Name)
 		if g.chainOf[e.to.ID] == cg.c {
@@ -536,6 +556,26 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 	}
 	cg.f.Comment(doc)
 	cg.f.Func().Params(cg.recv).Id(name).Params(cg.params(t)...).Block(body...)
+}
+
+// count counts one record that node n emitted (or, late, one too late for
+// it): a plain increment of the chain's own counter, which flush
+// publishes to the metrics.
+func (cg *chainGen) count(n *ir.Node, late bool) jen.Code {
+	i := slices.Index(cg.c.nodes, n)
+	if late {
+		i += len(cg.c.nodes)
+	}
+	return jen.Id("c").Dot("counts").Index(jen.Lit(i)).Op("++")
+}
+
+// nodeNames lists the chain's nodes.
+func (cg *chainGen) nodeNames() string {
+	var names []string
+	for _, n := range cg.c.nodes {
+		names = append(names, n.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // deadLetter is the side output of a file source's malformed records.
@@ -586,6 +626,7 @@ func (cg *chainGen) controlMethods() {
 		for _, e := range c.outs {
 			b.Id("c").Dot(cg.outField(e)).Dot("Flush").Call()
 		}
+		b.Id("c").Dot("meter").Dot("Publish").Call(jen.Id("c").Dot("counts").Index(jen.Empty(), jen.Empty()))
 	})
 
 	// The snapshot: the source's position, every keyed state, the sinks'
@@ -617,6 +658,7 @@ func (cg *chainGen) controlMethods() {
 		f.Comment("watermark moves the chain's event time to w: what waited for it fires, then the")
 		f.Comment("watermark goes on downstream, after the records it released.")
 		f.Func().Params(cg.recv).Id("watermark").Params(jen.Id("w").Int64()).BlockFunc(func(b *jen.Group) {
+			b.Id("c").Dot("meter").Dot("Watermark").Call(jen.Id("w"))
 			for _, ng := range cg.nodes {
 				ng.watermark(b)
 			}
@@ -663,6 +705,8 @@ func (cg *chainGen) controlMethods() {
 		if cg.snapshots() {
 			b.Id("c").Dot("task").Dot("Submit").Call(s)
 		}
+		b.Id("c").Dot("meter").Dot("Publish").Call(jen.Id("c").Dot("counts").Index(jen.Empty(), jen.Empty()))
+		b.Id("c").Dot("meter").Dot("End").Call()
 	})
 }
 

@@ -620,8 +620,8 @@ func (j *joinGen) methods() {
 			if j.interval() {
 				args = append(args, j.field("Pair"))
 			}
-			b.Comment("A record too late to be paired is dropped.")
-			b.Add(j.state()).Dot("Add" + side).Call(args...)
+			b.Comment("A record too late to be paired is dropped, and counted.")
+			b.If(jen.Op("!").Add(j.state()).Dot("Add" + side).Call(args...)).Block(cg.count(n, true))
 		})
 	}
 	result := j.member("%sResult")

@@ -55,20 +55,20 @@ var config = &runtime.Config{
 			"brokers": "localhost:9092",
 			"topic":   "raw-in",
 		}},
-		{Name: "totals", UID: "totals", Kind: "aggregate", Section: "operators", KeySchema: totalsKeySchema, ValueSchema: totalsValueSchema},
-		{Name: "largest", UID: "largest", Kind: "reduce", Section: "operators", KeySchema: largestKeySchema, ValueSchema: largestValueSchema},
-		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "totals", Connector: "kafka", Format: "jsonl", Options: map[string]string{
+		{Name: "totals", UID: "totals", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "orders", Partition: "hash"}}, Window: "tumbling 1m0s", KeySchema: totalsKeySchema, ValueSchema: totalsValueSchema},
+		{Name: "largest", UID: "largest", Kind: "reduce", Section: "operators", Inputs: []runtime.NodeInput{{From: "orders", Partition: "hash"}}, KeySchema: largestKeySchema, ValueSchema: largestValueSchema},
+		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "totals", Inputs: []runtime.NodeInput{{From: "totals", Partition: "forward"}}, Connector: "kafka", Format: "jsonl", Options: map[string]string{
 			"brokers":             "localhost:9092",
 			"topic":               "totals",
 			"transaction-timeout": "5m",
 			"transactional-id":    "pipegen-orders-out",
 		}},
-		{Name: "largest-out", UID: "largest-out", Kind: "sink", Section: "sinks", FusedWith: "largest", Connector: "kafka", Format: "jsonl", Options: map[string]string{
+		{Name: "largest-out", UID: "largest-out", Kind: "sink", Section: "sinks", FusedWith: "largest", Inputs: []runtime.NodeInput{{From: "largest", Partition: "forward"}}, Connector: "kafka", Format: "jsonl", Options: map[string]string{
 			"brokers":          "localhost:9092",
 			"topic":            "largest",
 			"transactional-id": "pipegen-orders-largest-out",
 		}},
-		{Name: "copy", UID: "copy", Kind: "sink", Section: "sinks", FusedWith: "raw", Connector: "kafka", Format: "raw", Options: map[string]string{
+		{Name: "copy", UID: "copy", Kind: "sink", Section: "sinks", FusedWith: "raw", Inputs: []runtime.NodeInput{{From: "raw", Partition: "forward"}}, Connector: "kafka", Format: "raw", Options: map[string]string{
 			"brokers":          "localhost:9092",
 			"topic":            "raw-out",
 			"transactional-id": "pipegen-orders-copy",
@@ -115,6 +115,8 @@ type ordersChain struct {
 	wm              *kafka.Watermarks                         // the source's event-time progress
 	ordersToTotals  *runtime.Out[runtime.Timed[orders.Order]] // to totals, hash
 	ordersToLargest *runtime.Out[runtime.Timed[orders.Order]] // to largest, hash
+	meter           *runtime.Meter                            // the subtask's metrics
+	counts          [2]uint64                                 // records emitted by orders, then late for them; flush publishes them
 }
 
 func newOrdersChain(j *runtime.Job, sub int, ordersToTotals *runtime.Out[runtime.Timed[orders.Order]], ordersToLargest *runtime.Out[runtime.Timed[orders.Order]]) *ordersChain {
@@ -127,6 +129,9 @@ func newOrdersChain(j *runtime.Job, sub int, ordersToTotals *runtime.Out[runtime
 	c.src = kafka.NewSource(j, nodeOrders, sub, runtime.JSONFormat[orders.Order]())
 	c.ctl = c.src.Ctl()
 	c.wm = c.src.Watermarks(c.task, nodeOrders)
+	c.meter = j.Meter(sub, nodeOrders)
+	c.ordersToTotals.Observe(c.meter)
+	c.ordersToLargest.Observe(c.meter)
 	return c
 }
 
@@ -173,6 +178,7 @@ func (c *ordersChain) run() {
 
 // emitOrders passes the records of "orders" to totals, largest.
 func (c *ordersChain) emitOrders(r orders.Order, ts int64) {
+	c.counts[0]++
 	c.ordersToTotals.Hash(hashKeyTotals(orders.ByCustomer(r)), runtime.Timed[orders.Order]{
 		TS: ts,
 		V:  r,
@@ -188,6 +194,7 @@ func (c *ordersChain) emitOrders(r orders.Order, ts int64) {
 func (c *ordersChain) flush() {
 	c.ordersToTotals.Flush()
 	c.ordersToLargest.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -204,6 +211,7 @@ func (c *ordersChain) barrier(id int64) {
 // watermark moves the chain's event time to w: what waited for it fires, then the
 // watermark goes on downstream, after the records it released.
 func (c *ordersChain) watermark(w int64) {
+	c.meter.Watermark(w)
 	c.ordersToTotals.Watermark(w)
 	c.ordersToLargest.Watermark(w)
 }
@@ -225,6 +233,8 @@ func (c *ordersChain) end() {
 	c.ordersToTotals.End()
 	c.ordersToLargest.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // rawChain is one subtask of source "raw" and the nodes fused with it: copy.
@@ -235,6 +245,8 @@ type rawChain struct {
 	ctl      *runtime.SourceCtl
 	wm       *kafka.Watermarks // the source's event-time progress
 	copySink *kafka.Sink[[]byte]
+	meter    *runtime.Meter // the subtask's metrics
+	counts   [4]uint64      // records emitted by raw, copy, then late for them; flush publishes them
 }
 
 func newRawChain(j *runtime.Job, sub int) *rawChain {
@@ -246,6 +258,7 @@ func newRawChain(j *runtime.Job, sub int) *rawChain {
 	c.ctl = c.src.Ctl()
 	c.wm = c.src.Watermarks(c.task, nodeRaw)
 	c.copySink = kafka.NewSink(j, nodeCopy, sub, kafka.EncodeRaw, nil)
+	c.meter = j.Meter(sub, nodeRaw, nodeCopy)
 	return c
 }
 
@@ -292,6 +305,7 @@ func (c *rawChain) run() {
 
 // emitRaw passes the records of "raw" to copy.
 func (c *rawChain) emitRaw(r []byte, ts int64) {
+	c.counts[0]++
 	c.toCopy(r, ts)
 }
 
@@ -304,6 +318,7 @@ func (c *rawChain) toCopy(r []byte, ts int64) {
 // to do, and at least every runtime.Linger.
 func (c *rawChain) flush() {
 	c.copySink.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -318,7 +333,9 @@ func (c *rawChain) barrier(id int64) {
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
 // watermark goes on downstream, after the records it released.
-func (c *rawChain) watermark(w int64) {}
+func (c *rawChain) watermark(w int64) {
+	c.meter.Watermark(w)
+}
 
 // idle tells the receivers that this source subtask has had no records for its
 // idle timeout: their watermarks go on without it until it sends again.
@@ -334,6 +351,8 @@ func (c *rawChain) end() {
 	c.copySink.PreCommit(s, nodeCopy)
 	c.copySink.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // totalsChain is one subtask of aggregate "totals" and the nodes fused with it: out.
@@ -345,6 +364,8 @@ type totalsChain struct {
 	totalsState *runtime.WindowState[string, orders.Sum]  // open windows of totals per key
 	totalsFire  func(string, runtime.Window, *orders.Sum) // totalsResult, made once
 	outSink     *kafka.Sink[orders.Total]
+	meter       *runtime.Meter // the subtask's metrics
+	counts      [4]uint64      // records emitted by totals, out, then late for them; flush publishes them
 }
 
 func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[orders.Order]]) *totalsChain {
@@ -363,6 +384,8 @@ func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[ord
 	})
 	c.totalsFire = c.totalsResult
 	c.outSink = kafka.NewSink(j, nodeOut, sub, runtime.EncodeJSON[orders.Total], kafka.KeyBytes(orders.TotalKey))
+	c.meter = j.Meter(sub, nodeTotals, nodeOut)
+	c.in.Observe(c.meter)
 	return c
 }
 
@@ -422,11 +445,14 @@ func (c *totalsChain) totalsResult(k string, w runtime.Window, acc *orders.Sum) 
 
 // emitTotals passes the records of "totals" to out.
 func (c *totalsChain) emitTotals(r orders.Total, ts int64) {
+	c.counts[0]++
 	c.toOut(r, ts)
 }
 
 // emitTotalsLate drops the records too late for the windows of "totals": nothing reads them.
-func (c *totalsChain) emitTotalsLate(r orders.Order, ts int64) {}
+func (c *totalsChain) emitTotalsLate(r orders.Order, ts int64) {
+	c.counts[2]++
+}
 
 // toOut is sink "out": kafka sink, format jsonl, key TotalKey.
 func (c *totalsChain) toOut(r orders.Total, ts int64) {
@@ -437,6 +463,7 @@ func (c *totalsChain) toOut(r orders.Total, ts int64) {
 // to do, and at least every runtime.Linger.
 func (c *totalsChain) flush() {
 	c.outSink.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -454,6 +481,7 @@ func (c *totalsChain) barrier(id int64) {
 // watermark moves the chain's event time to w: what waited for it fires, then the
 // watermark goes on downstream, after the records it released.
 func (c *totalsChain) watermark(w int64) {
+	c.meter.Watermark(w)
 	c.totalsState.Advance(w, c.totalsFire)
 }
 
@@ -466,6 +494,8 @@ func (c *totalsChain) end() {
 	c.outSink.PreCommit(s, nodeOut)
 	c.outSink.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // largestChain is one subtask of reduce "largest" and the nodes fused with it: largest-out.
@@ -475,6 +505,8 @@ type largestChain struct {
 	in             *runtime.Inbox[runtime.Timed[orders.Order]]
 	largestState   *state.Memory[string, orders.Order] // state of largest: one orders.Order per key
 	largestOutSink *kafka.Sink[orders.Order]
+	meter          *runtime.Meter // the subtask's metrics
+	counts         [4]uint64      // records emitted by largest, largest-out, then late for them; flush publishes them
 }
 
 func newLargestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[orders.Order]]) *largestChain {
@@ -487,6 +519,8 @@ func newLargestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[or
 	c.largestState = state.NewMemory[string, orders.Order]()
 	runtime.RestoreMemory(c.task, nodeLargest, c.largestState, decodeLargestEntry)
 	c.largestOutSink = kafka.NewSink(j, nodeLargestOut, sub, runtime.EncodeJSON[orders.Order], kafka.KeyBytes(orders.ByCustomer))
+	c.meter = j.Meter(sub, nodeLargest, nodeLargestOut)
+	c.in.Observe(c.meter)
 	return c
 }
 
@@ -541,6 +575,7 @@ func (c *largestChain) toLargest(r orders.Order, ts int64) {
 
 // emitLargest passes the records of "largest" to largest-out.
 func (c *largestChain) emitLargest(r orders.Order, ts int64) {
+	c.counts[0]++
 	c.toLargestOut(r, ts)
 }
 
@@ -553,6 +588,7 @@ func (c *largestChain) toLargestOut(r orders.Order, ts int64) {
 // to do, and at least every runtime.Linger.
 func (c *largestChain) flush() {
 	c.largestOutSink.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -567,7 +603,9 @@ func (c *largestChain) barrier(id int64) {
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
 // watermark goes on downstream, after the records it released.
-func (c *largestChain) watermark(w int64) {}
+func (c *largestChain) watermark(w int64) {
+	c.meter.Watermark(w)
+}
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
 // the chain's part of the final checkpoint, and tells every receiver that nothing
@@ -578,6 +616,8 @@ func (c *largestChain) end() {
 	c.largestOutSink.PreCommit(s, nodeLargestOut)
 	c.largestOutSink.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // hashKeyTotals hashes a key of "totals". The hash decides the key group, which

@@ -9,10 +9,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync"
 
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/metrics"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
@@ -27,8 +29,14 @@ type Env interface {
 	Context() context.Context
 	// Logf writes one line to the job's log.
 	Logf(format string, args ...any)
+	// Logger is the job's logger, for lines about a node and subtask
+	// (with the attributes "node" and "subtask").
+	Logger() *slog.Logger
 	// Checkpoints is the checkpoint side of the run.
 	Checkpoints() Checkpoints
+	// Metrics are the job's counters: sources count bytes, lag and
+	// malformed records there, sinks bytes.
+	Metrics() *metrics.Registry
 }
 
 // Checkpoints is what a connector needs of the checkpoint side of a run

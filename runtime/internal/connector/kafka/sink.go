@@ -15,6 +15,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/connector"
 	"github.com/pipegen/pipegen/runtime/internal/connector/format"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/metrics"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 )
 
@@ -154,13 +155,18 @@ type Sink[T any] struct {
 	mu     sync.Mutex // guards clients against close at the job's end
 	closed bool
 	open   []*kgo.Client
+
+	// written counts the bytes of messages since the last Flush, which
+	// hands them to the metrics.
+	written int
+	m       *metrics.Node
 }
 
 // NewSink prepares subtask sub of the Kafka sink node, encoding values
 // with enc and keys with key (nil: no key).
 func NewSink[T any](env connector.Env, node, sub int, enc format.Encoder[T], key func(T) []byte) *Sink[T] {
 	n := env.Node(node)
-	s := &Sink[T]{name: n.Name, sub: sub, cp: env.Checkpoints(), ctx: env.Context(), enc: enc, key: key, topic: n.Option("topic")}
+	s := &Sink[T]{name: n.Name, sub: sub, cp: env.Checkpoints(), ctx: env.Context(), enc: enc, key: key, topic: n.Option("topic"), m: env.Metrics().Node(node, sub)}
 	fail := func(err error) { fault.Abort(&fault.Fatal{Err: fmt.Errorf("sinks.%s: %w", s.name, err)}) }
 	if s.topic == "" {
 		fail(errors.New("topic is empty"))
@@ -272,6 +278,7 @@ func (s *Sink[T]) Write(v T) {
 	}
 	b.wg.Add(1)
 	cl.Produce(s.ctx, r, b.promise)
+	s.written += len(r.Key) + len(r.Value)
 }
 
 // begin opens the transaction that takes the records until the next
@@ -322,9 +329,12 @@ func (s *Sink[T]) slotUsed(slot int) bool {
 	return false
 }
 
-// Flush does nothing: the clients send records in the background, in
-// batches of their own.
-func (s *Sink[T]) Flush() {}
+// Flush hands the bytes written to the metrics: the clients send records
+// in the background, in batches of their own.
+func (s *Sink[T]) Flush() {
+	s.m.BytesOut.Add(uint64(s.written))
+	s.written = 0
+}
 
 // PreCommit is the sink's part of a checkpoint. In exactly-once mode the
 // transaction written since the last barrier is closed, and the snapshot

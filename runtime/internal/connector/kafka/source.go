@@ -18,6 +18,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/connector"
 	"github.com/pipegen/pipegen/runtime/internal/connector/format"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/metrics"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 )
 
@@ -107,6 +108,12 @@ type Source[T any] struct {
 	group      string
 	commits    []groupCommit
 	committing atomic.Bool
+
+	// m and chain are the subtask's counters; read counts the bytes of
+	// values read since the last count.
+	m     *metrics.Node
+	chain *metrics.Chain
+	read  int64
 }
 
 // groupCommit is the offsets a checkpoint holds, committed to the group
@@ -171,6 +178,8 @@ func NewSource[T any](env connector.Env, node, sub int, f format.Format[T]) *Sou
 	}
 	s.adm = kadm.NewClient(s.cl)
 	s.ctl = env.Checkpoints().NewSourceCtl()
+	s.m, s.chain = env.Metrics().Node(node, sub), env.Metrics().Chain(node, sub)
+	s.m.Lag.Store(-1) // in records, not the bytes the metric counts
 	// The client is closed when the job ends, whatever the way.
 	go func() {
 		<-s.ctx.Done()
@@ -445,6 +454,7 @@ func (s *Source[T]) Next() (T, bool) {
 				continue
 			}
 			p.next = r.Offset + 1
+			s.read += int64(len(r.Value))
 			if r.Attrs.IsControl() {
 				continue // a transaction's marker: an offset, no record
 			}
@@ -555,6 +565,7 @@ func (s *Source[T]) finish() {
 	}
 	s.done = true
 	s.count()
+	s.chain.InputEnded()
 	if s.skipped > 0 {
 		s.env.Logf("sources.%s[%d]: skipped %d malformed records (first: %s)", s.name, s.sub, s.skipped, s.firstSkip)
 	}
@@ -570,11 +581,14 @@ func (s *Source[T]) malformed(p *part, r *kgo.Record, err error) {
 	}
 	s.skipped++
 	s.ctl.Malformed()
+	s.m.Malformed.Add(1)
 }
 
 func (s *Source[T]) count() {
 	s.ctl.Count(s.uncounted)
 	s.uncounted = 0
+	s.m.BytesIn.Add(uint64(s.read))
+	s.read = 0
 	if s.ctx.Err() != nil {
 		fault.Abort(fault.ErrCanceled)
 	}
