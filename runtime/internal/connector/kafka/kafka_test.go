@@ -372,3 +372,35 @@ func TestSinkOnKafka28(t *testing.T) {
 		t.Fatalf("committed %q, want a b", got)
 	}
 }
+
+// A zombie, an instance of an earlier run that still writes after a new
+// run recovered, is fenced: its transaction was aborted by the recovery,
+// and its pre-commit fails, so no checkpoint of it can complete.
+func TestSinkZombieIsFenced(t *testing.T) {
+	brokers := cluster(t, 1, "out")
+	zombieEnv := sinkEnv(t, brokers, 1, nil)
+	zombie := NewSink(zombieEnv, 0, 0, format.EncodeString, nil)
+	zombie.Write("x")
+	for deadline := time.Now().Add(5 * time.Second); len(readTopic(t, brokers, "out", kgo.ReadUncommitted())) < 1; {
+		if time.Now().After(deadline) {
+			t.Fatal("x never reached the topic")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The new run's recovery, from no checkpoint.
+	var c committer
+	if _, err := c.Clean(nil, sinkEnv(t, brokers, 1, nil).Node(0), nil); err != nil {
+		t.Fatal(err)
+	}
+	zombie.Write("y")
+	s := zombieEnv.Ckpt().Task(0, 0).Begin(1)
+	zombie.PreCommit(s, 0)
+	if err := s.RunAsync(); err == nil {
+		t.Fatal("the zombie pre-committed its transaction after it was fenced")
+	} else {
+		t.Logf("the zombie's pre-commit: %v", err)
+	}
+	if got := readCommitted(t, brokers, "out"); len(got) != 0 {
+		t.Fatalf("committed %q", got)
+	}
+}
