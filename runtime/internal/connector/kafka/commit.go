@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -142,6 +143,9 @@ func (committer) Clean(_ vfs.FS, n *config.NodeConfig, committed *storage.NodeSt
 	prefix := transactionalPrefix(n)
 	ids, err := openTransactions(cl, prefix)
 	listed := err == nil
+	if unreachable(err) {
+		return "", fmt.Errorf("cannot reach the brokers %s to abort the transactions no checkpoint commits: %w", n.Option("brokers"), err)
+	}
 	if err != nil {
 		// Without ListTransactions (Kafka before 3.0, or no DESCRIBE on
 		// transactional ids): every id the subtasks may have used.
@@ -179,6 +183,13 @@ func (committer) Clean(_ vfs.FS, n *config.NodeConfig, committed *storage.NodeSt
 		return fmt.Sprintf("the open transactions, if any, of %d Kafka transactional ids %s-* (fenced)", aborted, prefix), nil
 	}
 	return fmt.Sprintf("%d open Kafka transactions that no checkpoint commits (aborted)", aborted), nil
+}
+
+// unreachable reports whether err says that the cluster could not be
+// reached at all, rather than that it answered no.
+func unreachable(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // openTransactions lists the transactional ids of the prefix whose
