@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/pipegen/pipegen/runtime/internal/connector/connectortest"
 	"github.com/pipegen/pipegen/runtime/internal/connector/format"
@@ -241,4 +243,59 @@ func TestSourceBoundedChangesOnRestore(t *testing.T) {
 	if got := next(t, restore("none", saved), 1); got[0] != "e" {
 		t.Fatalf("live after a bounded checkpoint read %q, want e", got)
 	}
+}
+
+// Several topics, a csv value, and a cluster that wants SASL (SCRAM), the
+// password read from the environment variable sasl-password-env names.
+func TestSourceTopicsCSVAndSASL(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "a", "b"), kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-256", "pipegen", "s3cret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	brokers := c.ListenAddrs()[0]
+	t.Setenv("PIPEGEN_TEST_KAFKA_PASSWORD", "s3cret")
+	auth := map[string]string{"sasl-mechanism": "scram-sha-256", "sasl-user": "pipegen", "sasl-password-env": "PIPEGEN_TEST_KAFKA_PASSWORD"}
+	w, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.SASL(scram.Auth{User: "pipegen", Pass: "s3cret"}.AsSha256Mechanism()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var recs []*kgo.Record
+	for i, topic := range []string{"a", "a", "b", "b"} {
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(i % 2), Value: []byte(fmt.Sprintf("%s;%d", topic, i))})
+	}
+	if err := w.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		Topic string
+		N     int
+	}
+	csv, err := format.CSVFormat[row](';', false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := map[string]string{"topic": "a,b", "format": "csv"}
+	for k, v := range auth {
+		opts[k] = v
+	}
+	e := sourceEnv(t, brokers, 2, opts)
+	var got []row
+	for sub := range 2 {
+		got = append(got, connectortest.ReadAll(NewSource(e, 0, sub, csv))...)
+	}
+	slices.SortFunc(got, func(x, y row) int { return x.N - y.N })
+	want := []row{{"a", 0}, {"a", 1}, {"b", 2}, {"b", 3}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("read %v, want %v", got, want)
+	}
+
+	// Without the password the source fails, saying why.
+	t.Setenv("PIPEGEN_TEST_KAFKA_PASSWORD", "wrong")
+	err = connectortest.Catch(func() { NewSource(sourceEnv(t, brokers, 1, opts), 0, 0, csv) })
+	if err == nil {
+		t.Fatal("a wrong password read the topic")
+	}
+	t.Logf("with a wrong password: %v", err)
 }
