@@ -173,19 +173,10 @@ func TestSinkExactlyOnceCommitsWithTheCheckpoint(t *testing.T) {
 	if err := c.Commit(nil, e.Node(0), st[0]); err != nil {
 		t.Fatalf("committing again: %v", err)
 	}
-	got := readCommitted(t, brokers, "out")
-	slices.Sort(got)
-	if !slices.Equal(got, []string{"a", "b"}) {
-		t.Fatalf("committed %q, want a b", got)
-	}
+	wantCommitted(t, brokers, "out", "a", "b")
 	// A crash once "c" is in the topic: its transaction is open. Recovery
 	// aborts it.
-	for deadline := time.Now().Add(5 * time.Second); len(readTopic(t, brokers, "out", kgo.ReadUncommitted())) < 3; {
-		if time.Now().After(deadline) {
-			t.Fatal("c never reached the topic")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitUncommitted(t, brokers, "out", 3)
 	e.Cancel(errors.New("crash"))
 	time.Sleep(50 * time.Millisecond)
 	removed, err := c.Clean(nil, e.Node(0), &storage.NodeState{UID: "out", Sinks: st})
@@ -195,11 +186,7 @@ func TestSinkExactlyOnceCommitsWithTheCheckpoint(t *testing.T) {
 	if !strings.Contains(removed, "1 open Kafka transactions") {
 		t.Errorf("clean: %q", removed)
 	}
-	got = readCommitted(t, brokers, "out")
-	slices.Sort(got)
-	if !slices.Equal(got, []string{"a", "b"}) {
-		t.Fatalf("after recovery %q, want a b", got)
-	}
+	wantCommitted(t, brokers, "out", "a", "b")
 }
 
 // A crash between the manifest and the commit: the recovery commits the
@@ -230,12 +217,7 @@ func TestSinkRecoveryCommitsThePreCommittedTransaction(t *testing.T) {
 	if _, err := c.Clean(nil, e2.Node(0), &storage.NodeState{UID: "out", Sinks: states}); err != nil {
 		t.Fatal(err)
 	}
-	got := readCommitted(t, brokers, "out")
-	slices.Sort(got)
-	want := []string{"0-0", "0-1", "0-2", "1-0", "1-1", "1-2"}
-	if !slices.Equal(got, want) {
-		t.Fatalf("committed %q, want %q", got, want)
-	}
+	wantCommitted(t, brokers, "out", "0-0", "0-1", "0-2", "1-0", "1-1", "1-2")
 	// The new run's sinks write under the same ids, fenced anew.
 	s := NewSink(e2, 0, 0, format.EncodeString, nil)
 	s.Write("new")
@@ -320,11 +302,7 @@ func TestSinkCommitOfAnOlderCheckpoint(t *testing.T) {
 			t.Fatalf("committing %v again: %v", st.Transactions, err)
 		}
 	}
-	got := readCommitted(t, brokers, "out")
-	slices.Sort(got)
-	if !slices.Equal(got, []string{"a", "b", "c"}) {
-		t.Fatalf("committed %q, want a b c once each", got)
-	}
+	wantCommitted(t, brokers, "out", "a", "b", "c")
 }
 
 // Against Kafka 2.8: no ListTransactions (recovery fences every id the
@@ -346,12 +324,7 @@ func TestSinkOnKafka28(t *testing.T) {
 	s.Write("b")
 	st2 := snapshot(t, e, func(snap *checkpoint.Snapshot) { s.PreCommit(snap, 0) }, 2, 0)
 	s.Write("c") // open when the job crashes
-	for deadline := time.Now().Add(5 * time.Second); len(readTopic(t, brokers, "out", kgo.ReadUncommitted())) < 3; {
-		if time.Now().After(deadline) {
-			t.Fatal("c never reached the topic")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitUncommitted(t, brokers, "out", 3)
 	e.Cancel(errors.New("crash"))
 	time.Sleep(50 * time.Millisecond)
 
@@ -366,11 +339,7 @@ func TestSinkOnKafka28(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("clean: %s", removed)
-	got := readCommitted(t, brokers, "out")
-	slices.Sort(got)
-	if !slices.Equal(got, []string{"a", "b"}) {
-		t.Fatalf("committed %q, want a b", got)
-	}
+	wantCommitted(t, brokers, "out", "a", "b")
 }
 
 // A zombie, an instance of an earlier run that still writes after a new
@@ -381,12 +350,7 @@ func TestSinkZombieIsFenced(t *testing.T) {
 	zombieEnv := sinkEnv(t, brokers, 1, nil)
 	zombie := NewSink(zombieEnv, 0, 0, format.EncodeString, nil)
 	zombie.Write("x")
-	for deadline := time.Now().Add(5 * time.Second); len(readTopic(t, brokers, "out", kgo.ReadUncommitted())) < 1; {
-		if time.Now().After(deadline) {
-			t.Fatal("x never reached the topic")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitUncommitted(t, brokers, "out", 1)
 	// The new run's recovery, from no checkpoint.
 	var c committer
 	if _, err := c.Clean(nil, sinkEnv(t, brokers, 1, nil).Node(0), nil); err != nil {
@@ -402,5 +366,27 @@ func TestSinkZombieIsFenced(t *testing.T) {
 	}
 	if got := readCommitted(t, brokers, "out"); len(got) != 0 {
 		t.Fatalf("committed %q", got)
+	}
+}
+
+// waitUncommitted waits until topic holds n records, committed or not.
+func waitUncommitted(t *testing.T, brokers, topic string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); len(readTopic(t, brokers, topic, kgo.ReadUncommitted())) < n; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never held %d records", topic, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// wantCommitted fails t unless a read_committed consumer reads want of
+// topic, in any order.
+func wantCommitted(t *testing.T, brokers, topic string, want ...string) {
+	t.Helper()
+	got := readCommitted(t, brokers, topic)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("committed %q, want %q", got, want)
 	}
 }
