@@ -2,6 +2,7 @@ package kafkacount_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -157,10 +158,12 @@ func TestCrash(t *testing.T) {
 	kafkatest.Compare(t, "killed run", want, kafkatest.Committed(t, brokers, "killed"))
 }
 
-// TestRescale kills the job once a checkpoint is complete and resumes it
-// with 3 subtasks instead of 2: the partitions of the source, the key
-// groups of the aggregate and the sink's transactions are shared out
-// anew, and the committed output is still every result once.
+// TestRescale kills the job at 2 subtasks once checkpoints are complete,
+// resumes it at 3, kills it again, and resumes it at 2 to the end: the
+// partitions of the source, the key groups of the aggregate and the
+// sink's transactions are shared out anew each time (the open
+// transactions of the third subtask aborted when it is gone), and the
+// committed output is still every result once.
 func TestRescale(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the job")
@@ -170,40 +173,48 @@ func TestRescale(t *testing.T) {
 	evFile := filepath.Join(dir, "events.jsonl")
 	base := append(args(brokers, "rescaled"), "--checkpoint-dir", ckpt, "--events", evFile, "--set", "checkpoint.interval=50ms")
 
-	// At 2 subtasks, slowed down so that it is killed in the middle: the
-	// first checkpoint is complete by then.
-	cmd := exec.Command(bin, append([]string{"run", "--parallelism", "2"}, base...)...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(time.Minute)
-	for !checkpointed(evFile, 2) {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("no checkpoint within a minute:\n%s", stderr.String())
+	// At 2 subtasks, killed once two checkpoints are complete; at 3,
+	// killed once two more are; at 2 again to the end.
+	killAfter := func(p, checkpoints int) bool {
+		t.Helper()
+		cmd := exec.Command(bin, append([]string{"run", "--parallelism", fmt.Sprint(p)}, base...)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(2 * time.Millisecond)
+		deadline := time.Now().Add(time.Minute)
+		for !checkpointed(evFile, checkpoints) {
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("parallelism %d: no checkpoint %d within a minute:\n%s", p, checkpoints, stderr.String())
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		cmd.Process.Kill()
+		return cmd.Wait() != nil
 	}
-	cmd.Process.Kill()
-	err := cmd.Wait()
-	if err == nil {
+	if !killAfter(2, 2) || !killAfter(3, 4) {
 		t.Skip("the job finished before it could be killed: nothing was rescaled")
 	}
-
-	run := exec.Command(bin, append([]string{"run", "--parallelism", "3"}, base...)...)
+	run := exec.Command(bin, append([]string{"run", "--parallelism", "2"}, base...)...)
 	out, err := run.CombinedOutput()
 	if err != nil {
-		t.Fatalf("resuming at parallelism 3: %v\n%s", err, out)
+		t.Fatalf("resuming at parallelism 2: %v\n%s", err, out)
 	}
 	evs, err := events.ReadFile(evFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(evs, func(e events.Event) bool { return e.Kind == events.Resume }) {
-		t.Fatalf("the second run did not resume from a checkpoint:\n%s", out)
+	resumed := 0
+	for _, e := range evs {
+		if e.Kind == events.Resume {
+			resumed++
+		}
+	}
+	if resumed != 2 {
+		t.Fatalf("%d runs resumed from a checkpoint, want 2:\n%s", resumed, out)
 	}
 	kafkatest.Compare(t, "rescaled run", want, kafkatest.Committed(t, brokers, "rescaled"))
 }
