@@ -39,11 +39,25 @@ tidy:
 crash-test: $(BIN)/pipegen
 	$(BIN)/pipegen verify -kills 20 $(if $(SEED),-seed $(SEED)) -set sources.events.rate=50000 examples/runningcount/pipeline.yaml
 
-# Benchmarks: the word count's, each with its ratio to a hand-written Go
-# loop; the state table of both backends (examples/statebench, minutes).
+# Benchmarks of the word count: its ratio to a hand-written Go loop
+# (gen/hand), to mode none with checkpoints every second (ckpt/none), and
+# without --http to with it, scraped every 100ms (http/plain); of
+# Kafka -> map -> Kafka through kfake, exactly-once to at-least-once; and
+# the state table of both state backends (examples/statebench: tens of
+# minutes).
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./examples/wordcount
-	$(GO) test -run '^$$' -bench State -benchtime 1x -timeout 60m ./examples/statebench
+	$(GO) test -run '^$$' -bench Kafka -benchtime 3x ./internal/e2e/kafka
+	$(GO) test -run '^$$' -bench State -benchtime 1x -timeout 120m ./examples/statebench
+
+# The Kafka crash test with 20 kills over a million events, for 10 seeds
+# (make test kills it 5 times over 200000, once).
+.PHONY: kafka-soak
+kafka-soak:
+	@for s in 1 2 3 4 5 6 7 8 9 10; do \
+		echo "PIPEGEN_CRASH_SEED=$$s PIPEGEN_CRASH_KILLS=20 PIPEGEN_CRASH_EVENTS=1000000"; \
+		PIPEGEN_CRASH_SEED=$$s PIPEGEN_CRASH_KILLS=20 PIPEGEN_CRASH_EVENTS=1000000 $(GO) test -count=1 -v -run 'TestCrash' ./examples/kafka | grep -E 'clean run|^(ok|FAIL|---)' || exit 1; \
+	done
 
 # Rewrite every golden file from the current compiler, and the generated
 # code of examples/annotated (a module of its own); review the diff.

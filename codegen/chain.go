@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -188,10 +189,10 @@ func (cg *chainGen) structType() {
 		}
 		switch h.Kind {
 		case ir.Source:
-			s.Id("src").Op("*").Qual(runtimePath, sourceType(h)).Types(typeCode(h.Out))
+			s.Id("src").Op("*").Add(sourceType(h)).Types(typeCode(h.Out))
 			s.Id("ctl").Op("*").Qual(runtimePath, "SourceCtl")
 			if h.Timestamps != nil {
-				s.Id("wm").Op("*").Qual(runtimePath, "Watermarks").Comment("the source's event-time progress")
+				s.Id("wm").Op("*").Add(watermarksType(h)).Comment("the source's event-time progress")
 			}
 		case ir.Join:
 			s.Id("in").Op("*").Qual(runtimePath, "Pair").Types(crossRecord(cg.timed, h.Inputs[0].Type), crossRecord(cg.timed, h.Inputs[1].Type)).Comment("the left and right inputs")
@@ -208,6 +209,8 @@ func (cg *chainGen) structType() {
 		for _, ng := range cg.nodes {
 			ng.fields(s)
 		}
+		s.Id("meter").Op("*").Qual(runtimePath, "Meter").Comment("the subtask's metrics")
+		s.Id("counts").Index(jen.Lit(2 * len(c.nodes))).Uint64().Comment(fmt.Sprintf("records emitted by %s, then late for them; flush publishes them", cg.nodeNames()))
 	})
 }
 
@@ -280,7 +283,11 @@ func (cg *chainGen) constructor() {
 		if h.Kind == ir.Source {
 			b.Id("c").Dot("src").Op("=").Add(g.newSource(h))
 			b.Id("c").Dot("ctl").Op("=").Id("c").Dot("src").Dot("Ctl").Call()
-			if h.Timestamps != nil {
+			switch {
+			case h.Timestamps != nil && h.Connector == "kafka":
+				// Watermarks per partition.
+				b.Id("c").Dot("wm").Op("=").Id("c").Dot("src").Dot("Watermarks").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(h)))
+			case h.Timestamps != nil:
 				b.Id("c").Dot("wm").Op("=").Qual(runtimePath, "NewWatermarks").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(h)))
 			}
 			if sendsDeadLetters(h) {
@@ -298,6 +305,17 @@ func (cg *chainGen) constructor() {
 		}
 		for _, ng := range cg.nodes {
 			ng.init(b)
+		}
+		ids := []jen.Code{jen.Id("sub")}
+		for _, n := range c.nodes {
+			ids = append(ids, jen.Id(g.constName(n)))
+		}
+		b.Id("c").Dot("meter").Op("=").Id("j").Dot("Meter").Call(ids...)
+		if h.Kind != ir.Source {
+			b.Id("c").Dot("in").Dot("Observe").Call(jen.Id("c").Dot("meter"))
+		}
+		for _, e := range c.outs {
+			b.Id("c").Dot(cg.outField(e)).Dot("Observe").Call(jen.Id("c").Dot("meter"))
 		}
 		b.Return(jen.Id("c"))
 	})
@@ -319,9 +337,15 @@ func (cg *chainGen) loop() {
 		}
 		var got, done, idle []jen.Code
 		if ts := h.Timestamps; ts != nil {
-			extract := fn(ts.Extract).Call(jen.Id("r"))
-			if ts.Extract.Shape == "time" {
-				extract = jen.Qual(runtimePath, "TimeMillis").Call(extract)
+			var extract jen.Code
+			switch {
+			case ts.Extract == nil:
+				// A Kafka source's record timestamp.
+				extract = jen.Add(c).Dot("src").Dot("Timestamp").Call()
+			case ts.Extract.Shape == "time":
+				extract = jen.Qual(runtimePath, "TimeMillis").Call(fn(ts.Extract).Call(jen.Id("r")))
+			default:
+				extract = fn(ts.Extract).Call(jen.Id("r"))
 			}
 			got = append(got,
 				jen.Id("ts").Op(":=").Add(extract),
@@ -487,6 +511,12 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 		t = ir.StringType
 		name = cg.member("emit%sDeadLetter", n)
 	}
+	switch side {
+	case "":
+		body = append(body, cg.count(n, false))
+	case "late":
+		body = append(body, cg.count(n, true))
+	}
 	for _, e := range consumersOf(g.p, n, side) {
 		to = append(to, e.to.Name)
 		if g.chainOf[e.to.ID] == cg.c {
@@ -526,6 +556,26 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 	}
 	cg.f.Comment(doc)
 	cg.f.Func().Params(cg.recv).Id(name).Params(cg.params(t)...).Block(body...)
+}
+
+// count counts one record that node n emitted (or, late, one too late for
+// it): a plain increment of the chain's own counter, which flush
+// publishes to the metrics.
+func (cg *chainGen) count(n *ir.Node, late bool) jen.Code {
+	i := slices.Index(cg.c.nodes, n)
+	if late {
+		i += len(cg.c.nodes)
+	}
+	return jen.Id("c").Dot("counts").Index(jen.Lit(i)).Op("++")
+}
+
+// nodeNames lists the chain's nodes.
+func (cg *chainGen) nodeNames() string {
+	var names []string
+	for _, n := range cg.c.nodes {
+		names = append(names, n.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // deadLetter is the side output of a file source's malformed records.
@@ -576,6 +626,7 @@ func (cg *chainGen) controlMethods() {
 		for _, e := range c.outs {
 			b.Id("c").Dot(cg.outField(e)).Dot("Flush").Call()
 		}
+		b.Id("c").Dot("meter").Dot("Publish").Call(jen.Id("c").Dot("counts").Index(jen.Empty(), jen.Empty()))
 	})
 
 	// The snapshot: the source's position, every keyed state, the sinks'
@@ -607,6 +658,7 @@ func (cg *chainGen) controlMethods() {
 		f.Comment("watermark moves the chain's event time to w: what waited for it fires, then the")
 		f.Comment("watermark goes on downstream, after the records it released.")
 		f.Func().Params(cg.recv).Id("watermark").Params(jen.Id("w").Int64()).BlockFunc(func(b *jen.Group) {
+			b.Id("c").Dot("meter").Dot("Watermark").Call(jen.Id("w"))
 			for _, ng := range cg.nodes {
 				ng.watermark(b)
 			}
@@ -653,6 +705,8 @@ func (cg *chainGen) controlMethods() {
 		if cg.snapshots() {
 			b.Id("c").Dot("task").Dot("Submit").Call(s)
 		}
+		b.Id("c").Dot("meter").Dot("Publish").Call(jen.Id("c").Dot("counts").Index(jen.Empty(), jen.Empty()))
+		b.Id("c").Dot("meter").Dot("End").Call()
 	})
 }
 
@@ -673,18 +727,37 @@ func (cg *chainGen) positions(b *jen.Group) {
 	}
 }
 
-func sourceType(n *ir.Node) string {
-	if n.Connector == "generator" {
-		return "GeneratorSource"
+// kafkaPath is the Kafka connector's facade, imported only by the
+// programs of pipelines that use it.
+const kafkaPath = "github.com/pipegen/pipegen/runtime/kafka"
+
+func sourceType(n *ir.Node) *jen.Statement {
+	switch n.Connector {
+	case "generator":
+		return jen.Qual(runtimePath, "GeneratorSource")
+	case "kafka":
+		return jen.Qual(kafkaPath, "Source")
 	}
-	return "FileSource"
+	return jen.Qual(runtimePath, "FileSource")
 }
 
-func sinkType(n *ir.Node) string {
-	if n.Connector == "stdout" {
-		return "StdoutSink"
+func sinkType(n *ir.Node) *jen.Statement {
+	switch n.Connector {
+	case "stdout":
+		return jen.Qual(runtimePath, "StdoutSink")
+	case "kafka":
+		return jen.Qual(kafkaPath, "Sink")
 	}
-	return "FileSink"
+	return jen.Qual(runtimePath, "FileSink")
+}
+
+// watermarksType is the watermark generator of a timed source: a Kafka
+// source's works per partition.
+func watermarksType(n *ir.Node) *jen.Statement {
+	if n.Connector == "kafka" {
+		return jen.Qual(kafkaPath, "Watermarks")
+	}
+	return jen.Qual(runtimePath, "Watermarks")
 }
 
 func (g *gen) newSource(n *ir.Node) jen.Code {
@@ -693,13 +766,20 @@ func (g *gen) newSource(n *ir.Node) jen.Code {
 		return jen.Qual(runtimePath, "NewGeneratorSource").Call(append(args, fn(n.Fn))...)
 	}
 	var format jen.Code
-	switch n.Format {
-	case "jsonl":
+	switch {
+	case n.Format == "jsonl":
 		format = jen.Qual(runtimePath, "JSONFormat").Types(typeCode(n.Out)).Call()
-	case "csv":
+	case n.Format == "csv" && n.Connector == "kafka":
+		format = jen.Qual(kafkaPath, "CSVFormat").Types(typeCode(n.Out)).Call(jen.Id("j"), jen.Id(g.constName(n)))
+	case n.Format == "csv":
 		format = jen.Qual(runtimePath, "CSVFormatFor").Types(typeCode(n.Out)).Call(jen.Id("j"), jen.Id(g.constName(n)))
+	case n.Format == "raw":
+		format = jen.Qual(kafkaPath, "RawFormat").Call()
 	default:
 		format = jen.Qual(runtimePath, "LinesFormat").Call()
+	}
+	if n.Connector == "kafka" {
+		return jen.Qual(kafkaPath, "NewSource").Call(append(args, format)...)
 	}
 	return jen.Qual(runtimePath, "NewFileSource").Call(append(args, format)...)
 }

@@ -27,9 +27,7 @@ type crossEdge struct {
 // none of its own, which makes a map, filter, flatmap or sink run at its
 // input's; see dsl/partition.go). At run time it has its head's
 // parallelism.
-func fused(n *ir.Node) bool {
-	return n.Kind != ir.Source && len(n.Inputs) == 1 && n.Inputs[0].Partition == ir.Forward
-}
+func fused(n *ir.Node) bool { return n.Fused() }
 
 // buildChains splits the graph into chains. Nodes are topologically
 // ordered, so a fused node's input already has its chain.

@@ -273,6 +273,20 @@ func (g *gen) config(f *jen.File) {
 		if head := g.chainOf[n.ID].head; head != n {
 			kv = append(kv, field("FusedWith", jen.Lit(head.Name)))
 		}
+		if len(n.Inputs) > 0 {
+			var ins []jen.Code
+			for _, e := range n.Inputs {
+				in := []jen.Code{field("From", jen.Lit(p.Nodes[e.From].Name))}
+				if e.Side != "" {
+					in = append(in, field("Side", jen.Lit(e.Side)))
+				}
+				ins = append(ins, jen.Values(append(in, field("Partition", jen.Lit(string(e.Partition))))...))
+			}
+			kv = append(kv, field("Inputs", jen.Index().Qual(runtimePath, "NodeInput").Values(ins...)))
+		}
+		if w := windowText(n); w != "" {
+			kv = append(kv, field("Window", jen.Lit(w)))
+		}
 		if n.Connector != "" {
 			kv = append(kv, field("Connector", jen.Lit(n.Connector)))
 		}
@@ -333,6 +347,29 @@ func (g *gen) config(f *jen.File) {
 			d.Id(g.constName(n)).Op("=").Lit(n.ID)
 		}
 	})
+}
+
+// windowText describes node n's window for its settings (see
+// config.NodeConfig.Window).
+func windowText(n *ir.Node) string {
+	w := n.Window
+	var s string
+	switch {
+	case len(n.Between) == 2:
+		return fmt.Sprintf("interval %s %s", n.Between[0], n.Between[1])
+	case w == nil:
+		return ""
+	case w.Kind == "sliding":
+		s = fmt.Sprintf("sliding %s every %s", w.Size, w.Every)
+	case w.Kind == "session":
+		s = fmt.Sprintf("session %s", w.Gap)
+	default:
+		s = fmt.Sprintf("%s %s", w.Kind, w.Size)
+	}
+	if w.Processing {
+		s += " processing-time"
+	}
+	return s
 }
 
 // multi renders a composite literal one element per line, in the order

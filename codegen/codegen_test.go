@@ -307,7 +307,7 @@ func TestGenerateFusesForwardChain(t *testing.T) {
 	wantCalls(t, src, "linesChain", "emitD", "c.toOut")
 	wantContains(t, src,
 		`linesChain is one subtask of source "lines" and the nodes fused with it: a, b, d, out.`,
-		`{Name: "d", UID: "d", Kind: "map", Section: "operators", FusedWith: "lines"}`,
+		`{Name: "d", UID: "d", Kind: "map", Section: "operators", FusedWith: "lines", Inputs: []runtime.NodeInput{{From: "b", Partition: "forward"}}}`,
 	)
 	if strings.Contains(src, "NewInboxes") || strings.Contains(src, "runtime.Out[") {
 		t.Errorf("a fused chain has inboxes or outs:\n%s", src)

@@ -123,10 +123,15 @@ type sinkGen struct{ base }
 
 func (s *sinkGen) sink() *jen.Statement { return s.field("Sink") }
 
-func (s *sinkGen) doc() string { return fmt.Sprintf("%s sink, format %s", s.n.Connector, s.n.Format) }
+func (s *sinkGen) doc() string {
+	if s.n.Key != nil {
+		return fmt.Sprintf("%s sink, format %s, key %s", s.n.Connector, s.n.Format, s.n.Key.Name)
+	}
+	return fmt.Sprintf("%s sink, format %s", s.n.Connector, s.n.Format)
+}
 
 func (s *sinkGen) fields(g *jen.Group) {
-	g.Id(s.member("%sSink")).Op("*").Qual(runtimePath, sinkType(s.n)).Types(typeCode(s.n.In()))
+	g.Id(s.member("%sSink")).Op("*").Add(sinkType(s.n)).Types(typeCode(s.n.In()))
 }
 
 func (s *sinkGen) init(b *jen.Group) {
@@ -136,16 +141,33 @@ func (s *sinkGen) init(b *jen.Group) {
 	switch {
 	case n.Format == "jsonl":
 		enc = jen.Qual(runtimePath, "EncodeJSON").Types(typeCode(in))
+	case n.Format == "raw":
+		enc = jen.Qual(kafkaPath, "EncodeRaw")
 	case in.IsString():
 		enc = jen.Qual(runtimePath, "EncodeString")
 	default:
 		enc = jen.Qual(runtimePath, "EncodeStringer").Types(typeCode(in))
 	}
-	ctor := "NewFileSink"
-	if n.Connector == "stdout" {
-		ctor = "NewStdoutSink"
+	args := []jen.Code{jen.Id("j"), jen.Id(s.cg.g.constName(n)), jen.Id("sub"), enc}
+	ctor := jen.Qual(runtimePath, "NewFileSink")
+	switch n.Connector {
+	case "stdout":
+		ctor = jen.Qual(runtimePath, "NewStdoutSink")
+	case "kafka":
+		ctor = jen.Qual(kafkaPath, "NewSink")
+		args = append(args, kafkaKey(n))
 	}
-	b.Add(s.sink()).Op("=").Qual(runtimePath, ctor).Call(jen.Id("j"), jen.Id(s.cg.g.constName(n)), jen.Id("sub"), enc)
+	b.Add(s.sink()).Op("=").Add(ctor).Call(args...)
+}
+
+// kafkaKey makes a Kafka sink's message key from its key function: nil
+// without one.
+func kafkaKey(n *ir.Node) jen.Code {
+	if n.Key == nil {
+		return jen.Nil()
+	}
+	helper := map[string]string{"bytes": "KeyBytes", "int": "KeyInt", "uint": "KeyUint"}[n.Key.Shape]
+	return jen.Qual(kafkaPath, helper).Call(fn(n.Key))
 }
 
 func (s *sinkGen) record(b *jen.Group) { b.Add(s.sink()).Dot("Write").Call(jen.Id("r")) }
@@ -622,8 +644,8 @@ func (j *joinGen) methods() {
 			if j.interval() {
 				args = append(args, j.field("Pair"))
 			}
-			b.Comment("A record too late to be paired is dropped.")
-			b.Add(j.state()).Dot("Add" + side).Call(args...)
+			b.Comment("A record too late to be paired is dropped, and counted.")
+			b.If(jen.Op("!").Add(j.state()).Dot("Add" + side).Call(args...)).Block(cg.count(n, true))
 		})
 	}
 	result := j.member("%sResult")

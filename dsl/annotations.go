@@ -498,7 +498,7 @@ func (p *annotationParser) node(d *directive) *NodeSpec {
 		}
 		path, ok := paths[k]
 		if !ok {
-			if n.Section == Operators || strings.Contains(k, ".") || settings.Node(settings.AnyNode, "", k) != nil {
+			if n.Section == Operators || strings.Contains(k, ".") || settings.Node(settings.AnyNode, "", k) != nil && !isConnectorOption(n.Section.scope(), k) {
 				p.unknownKey(a.key, what, known)
 			} else {
 				extra = append(extra, a.key, a.value)

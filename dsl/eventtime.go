@@ -46,12 +46,13 @@ func (r *resolver) checkTimestamps(n *rnode, out types.Type) {
 		return
 	}
 	t := &ir.Timestamps{}
-	if !ts.Extract.Set {
-		r.report(ts.Pos, diag.Missing, "timestamps needs %v (func(%s) time.Time, or func(%s) int64 in Unix milliseconds)", exIn("timestamps.extract", "Func"), r.u.typeString(out), r.u.typeString(out))
-		n.ok = false
-		return
-	}
-	if f := r.u.lookupFunc(ts.Extract, &r.reporter); f != nil {
+	switch {
+	case ts.Extract.Set:
+		f := r.u.lookupFunc(ts.Extract, &r.reporter)
+		if f == nil {
+			n.ok = false
+			return
+		}
 		ps, rs := params(f)
 		switch {
 		case ps != nil && ps.Len() == 1 && rs.Len() == 1 && types.Identical(ps.At(0).Type(), out) && isTime(rs.At(0).Type()):
@@ -63,10 +64,13 @@ func (r *resolver) checkTimestamps(n *rnode, out types.Type) {
 			n.ok = false
 			return
 		}
-	} else {
+	case n.spec.Connector.V != "kafka":
+		r.report(ts.Pos, diag.Missing, "timestamps needs %v (func(%s) time.Time, or func(%s) int64 in Unix milliseconds)", exIn("timestamps.extract", "Func"), r.u.typeString(out), r.u.typeString(out))
 		n.ok = false
 		return
 	}
+	// Without extract, a Kafka source's records have their Kafka
+	// timestamps as event time (Extract stays nil).
 	if d, ok := r.duration("timestamps.max-out-of-orderness", ts.MaxOutOfOrderness); ok {
 		t.MaxOutOfOrderness = d
 	}

@@ -158,6 +158,7 @@ func (r *resolver) resolve() *ir.Pipeline {
 	}
 	if !r.diags.HasErrors() {
 		r.warnReordering()
+		r.warnTransactionTimeouts()
 	}
 	return p
 }
@@ -484,6 +485,8 @@ func (r *resolver) checkSource(n *rnode) types.Type {
 	n.ir.Connector = conn.Name
 	opts := r.options(n, conn)
 	switch conn.Name {
+	case "kafka":
+		return r.checkKafkaSource(n, conn, opts)
 	case "file":
 		format := opts["format"]
 		n.ir.Format = format.V
@@ -495,24 +498,7 @@ func (r *resolver) checkSource(n *rnode) types.Type {
 			}
 			return types.Typ[types.String]
 		}
-		if !hasType || !typ.Set {
-			r.report(ns.Name.Pos, diag.Missing, "source %q reads %s: name the record type with %v", ns.Name.V, format.V, ex("type", "TypeName"))
-			n.ok = false
-			return nil
-		}
-		t := r.u.lookupType(typ.Value(), &r.reporter)
-		if t == nil {
-			n.ok = false
-			return nil
-		}
-		if format.V == "csv" {
-			if p := csvProblem(t, r.u); p != "" {
-				r.report(typ.Pos, diag.Type, "type %s cannot be read from csv: %s", typ.V, p)
-				n.ok = false
-				return nil
-			}
-		}
-		return t
+		return r.decodedType(n, format.V, typ, hasType)
 	case "generator":
 		gen, ok := opts["generate"]
 		if !ok {
@@ -533,6 +519,29 @@ func (r *resolver) checkSource(n *rnode) types.Type {
 		n.ok = false
 	}
 	return nil
+}
+
+// decodedType is the record type of a source that decodes jsonl or csv
+// into its option type (typ, if hasType).
+func (r *resolver) decodedType(n *rnode, format string, typ optionValue, hasType bool) types.Type {
+	if !hasType || !typ.Set {
+		r.report(n.spec.Name.Pos, diag.Missing, "source %q reads %s: name the record type with %v", n.spec.Name.V, format, ex("type", "TypeName"))
+		n.ok = false
+		return nil
+	}
+	t := r.u.lookupType(typ.Value(), &r.reporter)
+	if t == nil {
+		n.ok = false
+		return nil
+	}
+	if format == "csv" {
+		if p := csvProblem(t, r.u); p != "" {
+			r.report(typ.Pos, diag.Type, "type %s cannot be read from csv: %s", typ.V, p)
+			n.ok = false
+			return nil
+		}
+	}
+	return t
 }
 
 // checkFormatOptions reports options set for a format they do not apply
@@ -628,12 +637,22 @@ func (r *resolver) checkSink(n *rnode, in types.Type) {
 		switch {
 		case isString, stringer && conn.Name == "stdout":
 			format.V = "lines"
+		case conn.Name == "kafka" && isBytes(in):
+			format.V = "raw"
 		default:
 			format.V = "jsonl"
 		}
 	}
 	n.ir.Format = format.V
+	if conn.Name == "kafka" {
+		r.checkKafkaSink(n, in, opts)
+	}
 	switch format.V {
+	case "raw":
+		if !isBytes(in) {
+			r.report(format.Pos, diag.Type, "format raw writes []byte records, and %s is not one: use %v or %v", r.u.typeString(in), ex("format", "jsonl"), ex("format", "lines"))
+			n.ok = false
+		}
 	case "lines":
 		if !isString && !stringer {
 			r.report(format.Pos, diag.Type, "format lines writes strings, and %s is neither a string nor has a String() string method: use %v, or add a String method", r.u.typeString(in), ex("format", "jsonl"))

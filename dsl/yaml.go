@@ -261,7 +261,7 @@ func (p *yamlParser) node(m *yaml.Node, section Section) *NodeSpec {
 		switch {
 		case s != nil:
 			p.nodeKey(n, s, k, val)
-		case section == Operators || settings.Node(settings.AnyNode, "", name) != nil:
+		case section == Operators || settings.Node(settings.AnyNode, "", name) != nil && !isConnectorOption(scope, name):
 			return false // a key of another section
 		default:
 			extra = append(extra, Str{V: name, Pos: p.pos(k), Set: true})
@@ -280,6 +280,17 @@ func (p *yamlParser) node(m *yaml.Node, section Section) *NodeSpec {
 		n.Options = p.connectorOptions(n, nodeKeys, extra, func(i int) Str { return p.str(extra[i].V, values[i]) })
 	}
 	return n
+}
+
+// isConnectorOption reports whether a connector of the scope has an option
+// of that name (a Kafka sink's key, which operators have too).
+func isConnectorOption(scope settings.Scope, name string) bool {
+	for _, c := range settings.Connectors(scope) {
+		if c.Option(name) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // nodeKey reads one key of a node.

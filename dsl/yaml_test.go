@@ -128,13 +128,13 @@ sinks:
 		},
 		{
 			name: "unknown connector",
-			src:  "version: 1\nname: x\nsources:\n  - name: s\n    connector: kafka\n    topic: t\n",
-			want: []want{{"5:16", `connector wants file or generator, got "kafka"`}},
+			src:  "version: 1\nname: x\nsources:\n  - name: s\n    connector: postgres\n    topic: t\n",
+			want: []want{{"5:16", `connector wants file, generator or kafka, got "postgres"`}},
 		},
 		{
 			name: "no connector",
 			src:  "version: 1\nname: x\nsources:\n  - name: s\n    path: in.txt\n",
-			want: []want{{"4:5", "source \"s\" has no connector: add `connector:` (one of file, generator)"}},
+			want: []want{{"4:5", "source \"s\" has no connector: add `connector:` (one of file, generator, kafka)"}},
 		},
 		{
 			name: "duplicate key",

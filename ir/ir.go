@@ -156,7 +156,8 @@ type Node struct {
 // Timestamps is how a source's records get their event time.
 type Timestamps struct {
 	// Extract is func(T) time.Time (Shape "time") or func(T) int64 in Unix
-	// milliseconds (Shape "millis").
+	// milliseconds (Shape "millis"); nil for a Kafka source whose records'
+	// Kafka timestamps are their event time.
 	Extract           *Func         `json:"extract"`
 	MaxOutOfOrderness time.Duration `json:"maxOutOfOrderness"`
 	IdleTimeout       time.Duration `json:"idleTimeout,omitempty"`
@@ -245,4 +246,20 @@ type Pos struct {
 	File string `json:"file,omitempty"`
 	Line int    `json:"line,omitempty"`
 	Col  int    `json:"col,omitempty"`
+}
+
+// Fused reports whether node n runs in its input's goroutine, fused
+// behind it into one chain: it has one input, connected forward (no
+// repartitioning). At run time it has its chain head's parallelism.
+func (n *Node) Fused() bool {
+	return n.Kind != Source && len(n.Inputs) == 1 && n.Inputs[0].Partition == Forward
+}
+
+// Head returns the head of n's chain: n itself, or the node that the
+// chain of fused nodes n belongs to starts with.
+func (p *Pipeline) Head(n *Node) *Node {
+	for n.Fused() {
+		n = p.Nodes[n.Inputs[0].From]
+	}
+	return n
 }

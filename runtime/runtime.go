@@ -16,6 +16,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/job"
 	"github.com/pipegen/pipegen/runtime/internal/keygroup"
+	"github.com/pipegen/pipegen/runtime/internal/metrics"
 	"github.com/pipegen/pipegen/runtime/internal/stream"
 	"github.com/pipegen/pipegen/runtime/state"
 )
@@ -41,6 +42,7 @@ type (
 	CheckpointConfig = config.CheckpointConfig
 	RestartConfig    = config.RestartConfig
 	NodeConfig       = config.NodeConfig
+	NodeInput        = config.NodeInput
 	WatermarkConfig  = config.WatermarkConfig
 )
 
@@ -52,6 +54,9 @@ type (
 	Task      = checkpoint.Task
 	Snapshot  = checkpoint.Snapshot
 	SourceCtl = checkpoint.SourceCtl
+	// Meter is the metrics of one chain subtask: generated code counts
+	// records in an array of its own and publishes them here.
+	Meter = metrics.Chain
 )
 
 // SnapshotMemory captures keyed state held in memory: the writer encodes

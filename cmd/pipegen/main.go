@@ -8,6 +8,8 @@
 //	pipegen generate [-pkg DIR] [-cmd] [-dump-ir] [-check]
 //	pipegen build [-o BINARY] PIPELINE.yaml
 //	pipegen verify [-kills N] [-seed S] [-parallelism P] [-o DIR] [-keep-interval] [-set KEY=VALUE]... [-timeout D] PIPELINE.yaml
+//	pipegen graph [-format dot|mermaid|svg] [-o FILE] PIPELINE.yaml
+//	pipegen graph [-pkg DIR] [-pipeline NAME] [-format dot|mermaid|svg] [-o FILE]
 //	pipegen schema
 //	pipegen version
 //	pipegen help [COMMAND]
@@ -98,6 +100,17 @@
 // a failure with -seed, to standard output. The exit status is 0 when the
 // outputs are identical and 1 when they differ or a run failed by itself.
 //
+// graph draws the job graph of a pipeline, from the compiled graph: every
+// node with its kind, function or connector, key, window and event time;
+// every edge with its partitioning (forward, hash by a key function,
+// rebalance; side outputs named); and the chains, the nodes fused into one
+// goroutine per subtask, each with its number of subtasks as compiled.
+// -format dot (the default) writes Graphviz's language (`dot -Tpng`
+// draws it), mermaid a Mermaid flowchart, which GitHub renders in a
+// ```mermaid block of markdown, and svg a self-contained SVG laid out by
+// pipegen itself. For the //pipegen: directives of a package, -pipeline
+// names the pipeline when the package has more than one.
+//
 // version prints the version of pipegen, as go version -m reports it:
 // the version of the pipegen module that go install or go tool built, or
 // "(devel)" for a build from a checkout.
@@ -160,6 +173,10 @@ func init() {
 		}},
 		{name: "verify", flags: verifyFlags, forms: []form{
 			{"[-kills N] [-seed S] [-parallelism P] [-o DIR] [-keep-interval]\n[-set KEY=VALUE]... [-timeout D] PIPELINE.yaml", "run it clean and with crashes, compare outputs"},
+		}},
+		{name: "graph", flags: graphFlags, forms: []form{
+			{"[-format dot|mermaid|svg] [-o FILE] PIPELINE.yaml", "draw the job graph: nodes, edges, chains"},
+			{"[-pkg DIR] [-pipeline NAME] [-format ...] [-o FILE]", "the same for a package's //pipegen: directives"},
 		}},
 		{name: "schema", flags: noFlags(schema), forms: []form{
 			{"", "print the JSON Schema of pipeline files, for editors"},

@@ -10,6 +10,7 @@ package main
 import (
 	_ "github.com/pipegen/pipegen/runtime"
 	_ "github.com/pipegen/pipegen/runtime/codec"
+	_ "github.com/pipegen/pipegen/runtime/kafka"
 	_ "github.com/pipegen/pipegen/runtime/pebblestate"
 	_ "github.com/pipegen/pipegen/runtime/state"
 )

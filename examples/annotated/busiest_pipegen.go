@@ -62,8 +62,8 @@ var pipegenBusiestConfig = &runtime.Config{
 	StateBackend: "memory",
 	Nodes: []runtime.NodeConfig{
 		{Name: "demo", UID: "demo", Kind: "source", Section: "sources", Connector: "generator"},
-		{Name: "longest", UID: "longest", Kind: "reduce", Section: "operators", KeySchema: pipegenBusiestLongestKeySchema, ValueSchema: pipegenBusiestLongestValueSchema},
-		{Name: "print", UID: "print", Kind: "sink", Section: "sinks", FusedWith: "longest", Connector: "stdout", Format: "lines"},
+		{Name: "longest", UID: "longest", Kind: "reduce", Section: "operators", Inputs: []runtime.NodeInput{{From: "demo", Partition: "hash"}}, KeySchema: pipegenBusiestLongestKeySchema, ValueSchema: pipegenBusiestLongestValueSchema},
+		{Name: "print", UID: "print", Kind: "sink", Section: "sinks", FusedWith: "longest", Inputs: []runtime.NodeInput{{From: "longest", Partition: "forward"}}, Connector: "stdout", Format: "lines"},
 	},
 }
 
@@ -93,6 +93,8 @@ type pipegenBusiestDemoChain struct {
 	src           *runtime.GeneratorSource[View]
 	ctl           *runtime.SourceCtl
 	demoToLongest *runtime.Out[View] // to longest, hash
+	meter         *runtime.Meter     // the subtask's metrics
+	counts        [2]uint64          // records emitted by demo, then late for them; flush publishes them
 }
 
 func pipegenBusiestNewDemoChain(j *runtime.Job, sub int, demoToLongest *runtime.Out[View]) *pipegenBusiestDemoChain {
@@ -103,6 +105,8 @@ func pipegenBusiestNewDemoChain(j *runtime.Job, sub int, demoToLongest *runtime.
 	}
 	c.src = runtime.NewGeneratorSource(j, pipegenBusiestNodeDemo, sub, DemoView)
 	c.ctl = c.src.Ctl()
+	c.meter = j.Meter(sub, pipegenBusiestNodeDemo)
+	c.demoToLongest.Observe(c.meter)
 	return c
 }
 
@@ -131,6 +135,7 @@ func (c *pipegenBusiestDemoChain) run() {
 
 // emitDemo passes the records of "demo" to longest.
 func (c *pipegenBusiestDemoChain) emitDemo(r View) {
+	c.counts[0]++
 	c.demoToLongest.Hash(pipegenBusiestHashKeyLongest(ByUser(r)), r)
 }
 
@@ -138,6 +143,7 @@ func (c *pipegenBusiestDemoChain) emitDemo(r View) {
 // to do, and at least every runtime.Linger.
 func (c *pipegenBusiestDemoChain) flush() {
 	c.demoToLongest.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -157,6 +163,8 @@ func (c *pipegenBusiestDemoChain) end() {
 	c.src.Snapshot(s, pipegenBusiestNodeDemo)
 	c.demoToLongest.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // pipegenBusiestLongestChain is one subtask of reduce "longest" and the nodes fused with it: print.
@@ -166,6 +174,8 @@ type pipegenBusiestLongestChain struct {
 	in           *runtime.Inbox[View]
 	longestState *state.Memory[string, View] // state of longest: one View per key
 	printSink    *runtime.StdoutSink[View]
+	meter        *runtime.Meter // the subtask's metrics
+	counts       [4]uint64      // records emitted by longest, print, then late for them; flush publishes them
 }
 
 func pipegenBusiestNewLongestChain(j *runtime.Job, sub int, in *runtime.Inbox[View]) *pipegenBusiestLongestChain {
@@ -177,6 +187,8 @@ func pipegenBusiestNewLongestChain(j *runtime.Job, sub int, in *runtime.Inbox[Vi
 	c.longestState = state.NewMemory[string, View]()
 	runtime.RestoreMemory(c.task, pipegenBusiestNodeLongest, c.longestState, pipegenBusiestLongestCodec)
 	c.printSink = runtime.NewStdoutSink(j, pipegenBusiestNodePrint, sub, runtime.EncodeStringer[View])
+	c.meter = j.Meter(sub, pipegenBusiestNodeLongest, pipegenBusiestNodePrint)
+	c.in.Observe(c.meter)
 	return c
 }
 
@@ -228,6 +240,7 @@ func (c *pipegenBusiestLongestChain) toLongest(r View) {
 
 // emitLongest passes the records of "longest" to print.
 func (c *pipegenBusiestLongestChain) emitLongest(r View) {
+	c.counts[0]++
 	c.toPrint(r)
 }
 
@@ -240,6 +253,7 @@ func (c *pipegenBusiestLongestChain) toPrint(r View) {
 // to do, and at least every runtime.Linger.
 func (c *pipegenBusiestLongestChain) flush() {
 	c.printSink.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -263,6 +277,8 @@ func (c *pipegenBusiestLongestChain) end() {
 	c.printSink.PreCommit(s, pipegenBusiestNodePrint)
 	c.printSink.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // pipegenBusiestHashKeyLongest hashes a key of "longest". The hash decides the key group, which

@@ -65,10 +65,10 @@ var pipegenPageviewsConfig = &runtime.Config{
 			"on-error": "skip",
 			"path":     "views.jsonl",
 		}},
-		{Name: "humans", UID: "humans", Kind: "filter", Section: "operators", FusedWith: "views"},
-		{Name: "visits", UID: "visits", Kind: "map", Section: "operators", FusedWith: "views"},
-		{Name: "per-page", UID: "per-page", Kind: "aggregate", Section: "operators", KeySchema: pipegenPageviewsPerPageKeySchema, ValueSchema: pipegenPageviewsPerPageValueSchema},
-		{Name: "pages", UID: "pages", Kind: "sink", Section: "sinks", FusedWith: "per-page", Connector: "file", Format: "jsonl", Options: map[string]string{"path": "out"}},
+		{Name: "humans", UID: "humans", Kind: "filter", Section: "operators", FusedWith: "views", Inputs: []runtime.NodeInput{{From: "views", Partition: "forward"}}},
+		{Name: "visits", UID: "visits", Kind: "map", Section: "operators", FusedWith: "views", Inputs: []runtime.NodeInput{{From: "humans", Partition: "forward"}}},
+		{Name: "per-page", UID: "per-page", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "visits", Partition: "hash"}}, KeySchema: pipegenPageviewsPerPageKeySchema, ValueSchema: pipegenPageviewsPerPageValueSchema},
+		{Name: "pages", UID: "pages", Kind: "sink", Section: "sinks", FusedWith: "per-page", Inputs: []runtime.NodeInput{{From: "per-page", Partition: "forward"}}, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "out"}},
 	},
 }
 
@@ -100,6 +100,8 @@ type pipegenPageviewsViewsChain struct {
 	src             *runtime.FileSource[View]
 	ctl             *runtime.SourceCtl
 	visitsToPerPage *runtime.Out[Visit] // to per-page, hash
+	meter           *runtime.Meter      // the subtask's metrics
+	counts          [6]uint64           // records emitted by views, humans, visits, then late for them; flush publishes them
 }
 
 func pipegenPageviewsNewViewsChain(j *runtime.Job, sub int, visitsToPerPage *runtime.Out[Visit]) *pipegenPageviewsViewsChain {
@@ -110,6 +112,8 @@ func pipegenPageviewsNewViewsChain(j *runtime.Job, sub int, visitsToPerPage *run
 	}
 	c.src = runtime.NewFileSource(j, pipegenPageviewsNodeViews, sub, runtime.JSONFormat[View]())
 	c.ctl = c.src.Ctl()
+	c.meter = j.Meter(sub, pipegenPageviewsNodeViews, pipegenPageviewsNodeHumans, pipegenPageviewsNodeVisits)
+	c.visitsToPerPage.Observe(c.meter)
 	return c
 }
 
@@ -138,6 +142,7 @@ func (c *pipegenPageviewsViewsChain) run() {
 
 // emitViews passes the records of "views" to humans.
 func (c *pipegenPageviewsViewsChain) emitViews(r View) {
+	c.counts[0]++
 	c.toHumans(r)
 }
 
@@ -150,6 +155,7 @@ func (c *pipegenPageviewsViewsChain) toHumans(r View) {
 
 // emitHumans passes the records of "humans" to visits.
 func (c *pipegenPageviewsViewsChain) emitHumans(r View) {
+	c.counts[1]++
 	c.toVisits(r)
 }
 
@@ -160,6 +166,7 @@ func (c *pipegenPageviewsViewsChain) toVisits(r View) {
 
 // emitVisits passes the records of "visits" to per-page.
 func (c *pipegenPageviewsViewsChain) emitVisits(r Visit) {
+	c.counts[2]++
 	c.visitsToPerPage.Hash(pipegenPageviewsHashKeyPerPage(ByPath(r)), r)
 }
 
@@ -167,6 +174,7 @@ func (c *pipegenPageviewsViewsChain) emitVisits(r Visit) {
 // to do, and at least every runtime.Linger.
 func (c *pipegenPageviewsViewsChain) flush() {
 	c.visitsToPerPage.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -186,6 +194,8 @@ func (c *pipegenPageviewsViewsChain) end() {
 	c.src.Snapshot(s, pipegenPageviewsNodeViews)
 	c.visitsToPerPage.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // pipegenPageviewsPerPageChain is one subtask of aggregate "per-page" and the nodes fused with it: pages.
@@ -195,6 +205,8 @@ type pipegenPageviewsPerPageChain struct {
 	in           *runtime.Inbox[Visit]
 	perPageState *state.Memory[string, PageTotal] // state of per-page: one PageTotal per key
 	pagesSink    *runtime.FileSink[PageStats]
+	meter        *runtime.Meter // the subtask's metrics
+	counts       [4]uint64      // records emitted by per-page, pages, then late for them; flush publishes them
 }
 
 func pipegenPageviewsNewPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[Visit]) *pipegenPageviewsPerPageChain {
@@ -206,6 +218,8 @@ func pipegenPageviewsNewPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[
 	c.perPageState = state.NewMemory[string, PageTotal]()
 	runtime.RestoreMemory(c.task, pipegenPageviewsNodePerPage, c.perPageState, pipegenPageviewsPerPageCodec)
 	c.pagesSink = runtime.NewFileSink(j, pipegenPageviewsNodePages, sub, runtime.EncodeJSON[PageStats])
+	c.meter = j.Meter(sub, pipegenPageviewsNodePerPage, pipegenPageviewsNodePages)
+	c.in.Observe(c.meter)
 	return c
 }
 
@@ -257,6 +271,7 @@ func (c *pipegenPageviewsPerPageChain) toPerPage(r Visit) {
 
 // emitPerPage passes the records of "per-page" to pages.
 func (c *pipegenPageviewsPerPageChain) emitPerPage(r PageStats) {
+	c.counts[0]++
 	c.toPages(r)
 }
 
@@ -269,6 +284,7 @@ func (c *pipegenPageviewsPerPageChain) toPages(r PageStats) {
 // to do, and at least every runtime.Linger.
 func (c *pipegenPageviewsPerPageChain) flush() {
 	c.pagesSink.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -292,6 +308,8 @@ func (c *pipegenPageviewsPerPageChain) end() {
 	c.pagesSink.PreCommit(s, pipegenPageviewsNodePages)
 	c.pagesSink.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // pipegenPageviewsHashKeyPerPage hashes a key of "per-page". The hash decides the key group, which

@@ -5,9 +5,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -182,18 +185,7 @@ func BenchmarkWordcount(b *testing.B) {
 func BenchmarkCheckpointOverhead(b *testing.B) {
 	dir := b.TempDir()
 	const words = 25_000_000 // per file
-	input := filepath.Join(dir, "input")
-	os.MkdirAll(input, 0o755)
-	for i := range 2 {
-		f, err := os.Create(filepath.Join(input, fmt.Sprintf("part-%d.txt", i)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := wordcount.Corpus(f, words, uint64(i+1)); err != nil {
-			b.Fatal(err)
-		}
-		f.Close()
-	}
+	input := twoFiles(b, dir, words)
 	bin := program(b)
 	var with, without time.Duration
 	var stats []checkpointStats
@@ -261,4 +253,138 @@ func readStats(b *testing.B, dir string) []checkpointStats {
 		}
 	}
 	return out
+}
+
+// BenchmarkHTTPOverhead runs the generated word count at parallelism 2
+// over two files, in turns without --http and with --http while a client
+// scrapes /metrics every 100ms and /api/status every second (as the
+// status page does), and reports the throughput ratio: what serving and
+// reading the metrics costs. Counting itself is on in both (it always
+// is); its cost is in gen/hand of BenchmarkWordcount.
+//
+//	go test ./examples/wordcount -run '^$' -bench HTTPOverhead -benchtime 5x
+func BenchmarkHTTPOverhead(b *testing.B) {
+	dir := b.TempDir()
+	const words = 25_000_000 // per file
+	input := twoFiles(b, dir, words)
+	bin := program(b)
+	var with, without time.Duration
+	var scrapes int
+	for i := 0; b.Loop(); i++ {
+		order := []bool{false, true}
+		if i%2 == 1 {
+			order = []bool{true, false}
+		}
+		for _, served := range order {
+			args := []string{"run", "--quiet", "--parallelism=2",
+				"--set", "sources.lines.path=" + input,
+				"--set", "sinks.out.path=" + filepath.Join(dir, fmt.Sprintf("out-%d-%v", i, served)),
+				"--checkpoint-dir", filepath.Join(dir, fmt.Sprintf("ckpt-%d-%v", i, served))}
+			if served {
+				args = append(args, "--http", "127.0.0.1:0")
+			}
+			start := time.Now()
+			n, err := runScraped(bin, args)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if served {
+				with += time.Since(start)
+				scrapes += n
+			} else {
+				without += time.Since(start)
+			}
+		}
+	}
+	n := float64(b.N) * 2 * words
+	b.ReportMetric(n/without.Seconds(), "plain-words/s")
+	b.ReportMetric(n/with.Seconds(), "http-words/s")
+	b.ReportMetric(without.Seconds()/with.Seconds(), "http/plain")
+	b.ReportMetric(float64(scrapes)/float64(b.N), "scrapes/run")
+}
+
+// runScraped runs the program; when it serves HTTP, a client scrapes
+// /metrics every 100ms and /api/status every second until it ends. It
+// returns the number of scrapes of /metrics.
+func runScraped(bin string, args []string) (int, error) {
+	cmd := exec.Command(bin, args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return 0, err
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	var log strings.Builder
+	addr := make(chan string, 1)
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			log.WriteString(sc.Text() + "\n")
+			if _, rest, ok := strings.Cut(sc.Text(), "status page at http://"); ok {
+				a, _, _ := strings.Cut(rest, "/")
+				addr <- a
+			}
+		}
+		close(addr)
+	}()
+	done := make(chan struct{})
+	scrapes := make(chan int, 1)
+	go func() {
+		n := 0
+		defer func() { scrapes <- n }()
+		a, ok := <-addr
+		if !ok {
+			return
+		}
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for k := 0; ; k++ {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			if res, err := http.Get("http://" + a + "/metrics"); err == nil {
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				n++
+			}
+			if k%10 == 0 {
+				if res, err := http.Get("http://" + a + "/api/status"); err == nil {
+					io.Copy(io.Discard, res.Body)
+					res.Body.Close()
+				}
+			}
+		}
+	}()
+	<-read // the end of its standard error: the program has exited
+	err = cmd.Wait()
+	close(done)
+	n := <-scrapes
+	if err != nil {
+		return n, fmt.Errorf("%v\n%s", err, log.String())
+	}
+	return n, nil
+}
+
+// twoFiles writes a corpus of two files of words words each (one per
+// source subtask at parallelism 2) into dir/input, and returns that
+// folder.
+func twoFiles(b *testing.B, dir string, words int) string {
+	input := filepath.Join(dir, "input")
+	os.MkdirAll(input, 0o755)
+	for i := range 2 {
+		f, err := os.Create(filepath.Join(input, fmt.Sprintf("part-%d.txt", i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := wordcount.Corpus(f, words, uint64(i+1)); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+	return input
 }

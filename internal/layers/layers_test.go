@@ -24,8 +24,12 @@ var allowed = map[string][]string{
 	"runtime/internal/fault":    nil,
 	"runtime/internal/keygroup": nil,
 	"runtime/internal/schema":   nil,
-	"runtime/state":             {"runtime/codec"},
-	"runtime/internal/config":   {"runtime/settings"},
+	"runtime/internal/logs":     nil,
+	// The counters of a job, and its HTTP side that reads them.
+	"runtime/internal/metrics": {"runtime/events", "runtime/internal/config"},
+	"runtime/internal/web":     {"runtime/internal/config", "runtime/internal/metrics"},
+	"runtime/state":            {"runtime/codec"},
+	"runtime/internal/config":  {"runtime/settings"},
 	// The data plane and the event-time engines.
 	"runtime/internal/stream":    {"runtime/internal/fault", "runtime/internal/keygroup"},
 	"runtime/internal/eventtime": {"", "runtime/codec", "runtime/state", "runtime/internal/config", "runtime/internal/fault", "runtime/internal/stream"},
@@ -34,21 +38,26 @@ var allowed = map[string][]string{
 	"runtime/internal/checkpoint": {"runtime/codec", "runtime/state", "runtime/vfs", "runtime/events", "runtime/internal/config",
 		"runtime/internal/fault", "runtime/internal/keygroup", "runtime/internal/schema", "runtime/internal/storage"},
 	// Connectors see the checkpoint protocol, never the job.
-	"runtime/internal/connector":        {"runtime/vfs", "runtime/internal/checkpoint", "runtime/internal/config", "runtime/internal/storage"},
+	"runtime/internal/connector":        {"runtime/vfs", "runtime/internal/checkpoint", "runtime/internal/config", "runtime/internal/metrics", "runtime/internal/storage"},
 	"runtime/internal/connector/format": {"runtime/internal/config", "runtime/internal/fault"},
 	"runtime/internal/connector/file": {"runtime/codec", "runtime/vfs", "runtime/internal/checkpoint", "runtime/internal/config",
-		"runtime/internal/connector", "runtime/internal/connector/format", "runtime/internal/fault", "runtime/internal/storage"},
-	"runtime/internal/connector/generator": {"runtime/codec", "runtime/internal/checkpoint", "runtime/internal/connector", "runtime/internal/fault", "runtime/internal/storage"},
-	"runtime/internal/connector/stdout":    {"runtime/internal/checkpoint", "runtime/internal/connector", "runtime/internal/connector/format", "runtime/internal/fault"},
+		"runtime/internal/connector", "runtime/internal/connector/format", "runtime/internal/fault", "runtime/internal/metrics", "runtime/internal/storage"},
+	"runtime/internal/connector/generator": {"runtime/codec", "runtime/internal/checkpoint", "runtime/internal/connector", "runtime/internal/fault", "runtime/internal/metrics", "runtime/internal/storage"},
+	"runtime/internal/connector/kafka": {"runtime/codec", "runtime/vfs", "runtime/internal/checkpoint", "runtime/internal/config",
+		"runtime/internal/connector", "runtime/internal/connector/format", "runtime/internal/fault", "runtime/internal/metrics", "runtime/internal/storage"},
+	"runtime/internal/connector/stdout": {"runtime/internal/checkpoint", "runtime/internal/connector", "runtime/internal/connector/format", "runtime/internal/fault", "runtime/internal/metrics"},
+	// The Kafka connector's facade, beside the runtime's: only programs
+	// with a Kafka source or sink link it.
+	"runtime/kafka": {"runtime", "runtime/internal/connector/format", "runtime/internal/connector/kafka"},
 	// The pebble state backend, which only generated code of pipelines
 	// that use it imports (beside the facade).
 	"runtime/pebblestate": {"runtime/codec", "runtime/state", "runtime/vfs", "runtime/internal/checkpoint",
 		"runtime/internal/fault", "runtime/internal/keygroup", "runtime/internal/storage"},
 	// Supervision, then the command line, then the facade.
 	"runtime/internal/job": {"runtime/vfs", "runtime/events", "runtime/internal/checkpoint", "runtime/internal/config",
-		"runtime/internal/connector", "runtime/internal/fault", "runtime/internal/storage", "runtime/internal/stream"},
+		"runtime/internal/connector", "runtime/internal/fault", "runtime/internal/logs", "runtime/internal/metrics", "runtime/internal/storage", "runtime/internal/stream"},
 	"runtime/internal/cli": {"runtime/vfs", "runtime/events", "runtime/settings", "runtime/internal/config", "runtime/internal/fault",
-		"runtime/internal/job", "runtime/internal/storage"},
+		"runtime/internal/job", "runtime/internal/logs", "runtime/internal/metrics", "runtime/internal/storage", "runtime/internal/web"},
 }
 
 // compiler is what the compiler's packages may import of the runtime:
@@ -58,7 +67,7 @@ var compiler = []string{"runtime/settings", "runtime/version", "runtime/events"}
 // toolImports are the runtime packages cmd/pipegen imports, blank, only
 // so that a module with pipegen as a tool requires what generated code
 // imports (see cmd/pipegen/runtime.go).
-var toolImports = []string{"runtime", "runtime/codec", "runtime/state", "runtime/pebblestate"}
+var toolImports = []string{"runtime", "runtime/codec", "runtime/kafka", "runtime/pebblestate", "runtime/state"}
 
 func TestLayers(t *testing.T) {
 	root, err := filepath.Abs("../..")

@@ -57,13 +57,17 @@ type Event struct {
 	Final      bool  `json:"final,omitempty"`
 	// Path is the folder of the checkpoint resumed from.
 	Path string `json:"path,omitempty"`
-	// Duration is how long a checkpoint took; Bytes what it wrote.
-	Duration time.Duration `json:"duration,omitempty"`
-	Bytes    int64         `json:"bytes,omitempty"`
+	// Duration is how long a checkpoint took, Alignment the longest any
+	// subtask's barriers took to align; Bytes what it wrote.
+	Duration  time.Duration `json:"duration,omitempty"`
+	Alignment time.Duration `json:"alignment,omitempty"`
+	Bytes     int64         `json:"bytes,omitempty"`
 	// Records counts the records read, at the end, and Malformed those of
 	// them that were malformed (skipped or sent to dead letters).
 	Records   int64 `json:"records,omitempty"`
 	Malformed int64 `json:"malformed,omitempty"`
+	// Dropped lists, at the end, the records each node dropped and why.
+	Dropped []Drop `json:"dropped,omitempty"`
 	// Error is the failure of a restart, a failed job or checkpoint.
 	Error string `json:"error,omitempty"`
 	// Delay is the wait before a restart, Attempt its number.
@@ -71,14 +75,32 @@ type Event struct {
 	Attempt int           `json:"attempt,omitempty"`
 }
 
+// Drop is how many records a node dropped, and why: "late" (too late
+// for a window or a join, with nothing reading them), "malformed" (a
+// source skipped them).
+type Drop struct {
+	Node    string `json:"node"`
+	Reason  string `json:"reason"`
+	Records int64  `json:"records"`
+}
+
 // Writer writes the events of one process. A nil *Writer drops them, so
 // that code need not ask whether events are wanted.
 type Writer struct {
 	mu  sync.Mutex
-	w   io.Writer
+	w   io.Writer // nil: no file, only the tap
 	job string
 	pid int
 	err error
+	tap func(Event)
+}
+
+// Tap makes f see every event from now on, in the process, whether or not
+// a file gets them (the metrics count checkpoints this way).
+func (w *Writer) Tap(f func(Event)) {
+	w.mu.Lock()
+	w.tap = f
+	w.mu.Unlock()
 }
 
 // NewWriter writes the events of job to w.
@@ -105,6 +127,15 @@ func (w *Writer) Emit(e Event) {
 	}
 	e.Time = time.Now().UTC()
 	e.Job, e.PID = w.job, w.pid
+	w.mu.Lock()
+	tap := w.tap
+	w.mu.Unlock()
+	if tap != nil {
+		tap(e)
+	}
+	if w.w == nil {
+		return
+	}
 	line, err := json.Marshal(e)
 	if err != nil {
 		return

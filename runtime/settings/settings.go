@@ -196,6 +196,10 @@ type Connector struct {
 	Scope   Scope
 	Help    string
 	Options []*Setting
+	// Rescalable sources keep positions that any subtask can take over
+	// (a Kafka partition's offset): a run may resume them at another
+	// parallelism.
+	Rescalable bool
 }
 
 // Option returns the named option, or nil.

@@ -177,7 +177,7 @@ func TestLookup(t *testing.T) {
 	if c := LookupConnector(Sink, "generator"); c != nil {
 		t.Errorf("LookupConnector(Sink, generator) = %+v, want nil", c)
 	}
-	if got := ConnectorNames(Sink); !slices.Equal(got, []string{"file", "stdout"}) {
+	if got := ConnectorNames(Sink); !slices.Equal(got, []string{"file", "stdout", "kafka"}) {
 		t.Errorf("ConnectorNames(Sink) = %v", got)
 	}
 }

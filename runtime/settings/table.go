@@ -76,18 +76,18 @@ var table = []*Setting{
 		Help: "the identity of the node's state across versions of the pipeline; unique"},
 	{Path: "parallelism", Scope: AnyNode, Kind: Int, Min: 1, Max: MaxParallelism, DefaultDoc: "its input's for a map, filter, flatmap or sink (fused behind it), else the pipeline's parallelism",
 		Help: "subtasks of the node"},
-	{Path: "input", Scope: Operator | Sink, Kind: NodeRef, Pattern: nodeRef, PatternDoc: "a node's name, or NODE.late for its side output", Static: true,
-		Help: "the node the records come from (NODE.late: the records too late for NODE's windows)"},
-	{Path: "inputs", Scope: Operator, Kind: NodeRef, List: true, Pattern: nodeRef, PatternDoc: "a node's name, or NODE.late for its side output", Static: true,
+	{Path: "input", Scope: Operator | Sink, Kind: NodeRef, Pattern: nodeRef, PatternDoc: "a node's name, or a side output: NODE.late, SOURCE.dead-letter", Static: true,
+		Help: "the node the records come from (NODE.late: the records too late for NODE's windows; SOURCE.dead-letter: a file source's malformed records)"},
+	{Path: "inputs", Scope: Operator, Kind: NodeRef, List: true, Pattern: nodeRef, PatternDoc: "a node's name, or a side output: NODE.late, SOURCE.dead-letter", Static: true,
 		Help: "the nodes the records come from, for union and join (or any operator, with one item)"},
-	{Path: "connector", Scope: Source, Kind: Enum, Values: []string{"file", "generator"}, Required: true, Static: true,
+	{Path: "connector", Scope: Source, Kind: Enum, Values: []string{"file", "generator", "kafka"}, Required: true, Static: true,
 		Help: "what reads the records; its options are keys of the node"},
-	{Path: "connector", Scope: Sink, Kind: Enum, Values: []string{"file", "stdout"}, Required: true, Static: true,
+	{Path: "connector", Scope: Sink, Kind: Enum, Values: []string{"file", "stdout", "kafka"}, Required: true, Static: true,
 		Help: "what writes the records; its options are keys of the node"},
 
 	// Sources.
 	{Path: "timestamps", Scope: Source, Kind: Mapping, Static: true, Help: "the records' event time and the source's watermarks"},
-	{Path: "timestamps.extract", Scope: Source, Kind: Func, Required: true, Static: true,
+	{Path: "timestamps.extract", Scope: Source, Kind: Func, DefaultDoc: "required, but for a Kafka source: its records' Kafka timestamps", Static: true,
 		Help: "func(T) time.Time, or func(T) int64 in Unix milliseconds: a record's event time"},
 	{Path: "timestamps.max-out-of-orderness", Scope: Source, Kind: Duration, Default: "0", Static: true,
 		Help: "how far behind the newest event time a record may arrive without being late"},
@@ -169,6 +169,23 @@ var connectors = []*Connector{
 		},
 	},
 	{
+		Name: "kafka", Scope: Source, Rescalable: true,
+		Help: "reads the partitions of Kafka topics, shared out over the subtasks, with their offsets in every checkpoint",
+		Options: append(kafkaClient(),
+			&Setting{Path: "topic", Kind: String, Required: true, Help: "the topic to read, or several separated by commas"},
+			&Setting{Path: "start", Kind: String, Default: "earliest", Help: "where a fresh start begins: earliest, latest, group (the committed offsets of group) or a time (RFC 3339); a restored job resumes at its checkpoint's offsets"},
+			&Setting{Path: "bounded", Kind: Enum, Values: []string{"none", "latest"}, Default: "none", Help: "latest: stop at the offsets that were the newest when the job started (a backfill, a test); none: read until stopped"},
+			&Setting{Path: "group", Kind: String, Help: "a consumer group: for start: group, and for commit-offsets"},
+			&Setting{Path: "commit-offsets", Kind: Bool, Default: "false", Help: "commit each completed checkpoint's offsets to group, for tools that watch its lag (the job never reads them back)"},
+			&Setting{Path: "isolation", Kind: Enum, Values: []string{"read-committed", "read-uncommitted"}, Default: "read-committed", Help: "read-committed skips the records of aborted and open transactions"},
+			&Setting{Path: "discovery-interval", Kind: Duration, Default: "30s", Help: "how often an unbounded source looks for partitions added to its topics (read from their start); 0 is off"},
+			&Setting{Path: "format", Kind: Enum, Values: []string{"lines", "jsonl", "csv", "raw"}, Default: "lines", Static: true, Help: "how a message's value is read: lines gives a string, jsonl and csv decode into `type`, raw gives []byte"},
+			&Setting{Path: "type", Kind: Type, Static: true, Help: "record type for jsonl and csv, a type of the pipeline's package"},
+			&Setting{Path: "delimiter", Kind: Char, Default: ",", Formats: []string{"csv"}, Help: "csv: the field separator, one character (the columns map to the fields in order)"},
+			&Setting{Path: "on-error", Kind: Enum, Values: []string{"fail", "skip"}, Default: "fail", Help: "what a malformed record does: fail the job, or skip it and count it"},
+		),
+	},
+	{
 		Name: "file", Scope: Sink,
 		Help: "writes part files into a directory, committed with the checkpoints",
 		Options: []*Setting{
@@ -183,6 +200,34 @@ var connectors = []*Connector{
 			{Path: "format", Kind: Enum, Values: []string{"lines", "jsonl"}, DefaultDoc: "lines for string and fmt.Stringer records, else jsonl", Static: true, Help: "lines for string or fmt.Stringer records, jsonl for any"},
 		},
 	},
+	{
+		Name: "kafka", Scope: Sink,
+		Help: "writes to a Kafka topic; exactly-once with Kafka transactions committed with the checkpoints",
+		Options: append(kafkaClient(),
+			&Setting{Path: "topic", Kind: String, Required: true, Help: "the topic to write"},
+			&Setting{Path: "format", Kind: Enum, Values: []string{"lines", "jsonl", "raw"}, DefaultDoc: "lines for string records, raw for []byte, else jsonl", Static: true, Help: "how a record becomes a message's value: lines for string or fmt.Stringer records, jsonl for any, raw for []byte"},
+			&Setting{Path: "key", Kind: Func, Static: true, Help: "func(T) K, K a string, []byte or integer: the message's key, which picks its partition; without it, the key function of a reduce that feeds the sink, else no key"},
+			&Setting{Path: "transactional-id", Kind: String, DefaultDoc: "pipegen-NAME-SINK, NAME the pipeline's", Help: "exactly-once: the prefix of the sink's transactional ids (PREFIX-SUB-SLOT), unique to this job on the cluster"},
+			&Setting{Path: "transaction-timeout", Kind: Duration, MinDuration: time.Millisecond, Default: "15m", Help: "exactly-once: how long the broker keeps a transaction open before it aborts it; at most the broker's transaction.max.timeout.ms, and longer than a checkpoint and a recovery take"},
+		),
+	},
+}
+
+// kafkaClient are the options of every Kafka connector: where the
+// cluster is and how to sign in. A password is never written in the
+// pipeline: sasl-password-env names the environment variable that holds
+// it.
+func kafkaClient() []*Setting {
+	return []*Setting{
+		{Path: "brokers", Kind: String, Required: true, Help: "the cluster's bootstrap brokers, host:port, separated by commas"},
+		{Path: "sasl-mechanism", Kind: Enum, Values: []string{"none", "plain", "scram-sha-256", "scram-sha-512"}, Default: "none", Help: "how the client signs in"},
+		{Path: "sasl-user", Kind: String, Help: "the user to sign in as"},
+		{Path: "sasl-password-env", Kind: String, Help: "the environment variable that holds the password"},
+		{Path: "tls", Kind: Bool, Default: "false", Help: "connect with TLS (set by tls-ca and tls-cert too)"},
+		{Path: "tls-ca", Kind: String, Help: "a PEM file of the certificate authorities to trust (default: the system's)"},
+		{Path: "tls-cert", Kind: String, Help: "a PEM file of the client's certificate, with tls-key"},
+		{Path: "tls-key", Kind: String, Help: "a PEM file of the client certificate's key"},
+	}
 }
 
 func init() {

@@ -41,9 +41,9 @@ var config = &runtime.Config{
 	StateBackend: "memory",
 	Nodes: []runtime.NodeConfig{
 		{Name: "sales", UID: "sales", Kind: "source", Section: "sources", Connector: "file", Format: "csv", Options: map[string]string{"path": "sales.csv"}},
-		{Name: "totals", UID: "totals", Kind: "reduce", Section: "operators", KeySchema: totalsKeySchema, ValueSchema: totalsValueSchema},
-		{Name: "report", UID: "report", Kind: "map", Section: "operators", FusedWith: "totals"},
-		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "totals", Connector: "file", Format: "lines", Options: map[string]string{"path": "report"}},
+		{Name: "totals", UID: "totals", Kind: "reduce", Section: "operators", Inputs: []runtime.NodeInput{{From: "sales", Partition: "hash"}}, KeySchema: totalsKeySchema, ValueSchema: totalsValueSchema},
+		{Name: "report", UID: "report", Kind: "map", Section: "operators", FusedWith: "totals", Inputs: []runtime.NodeInput{{From: "totals", Partition: "forward"}}},
+		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "totals", Inputs: []runtime.NodeInput{{From: "report", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "report"}},
 	},
 }
 
@@ -74,6 +74,8 @@ type salesChain struct {
 	src           *runtime.FileSource[sales.Sale]
 	ctl           *runtime.SourceCtl
 	salesToTotals *runtime.Out[sales.Sale] // to totals, hash
+	meter         *runtime.Meter           // the subtask's metrics
+	counts        [2]uint64                // records emitted by sales, then late for them; flush publishes them
 }
 
 func newSalesChain(j *runtime.Job, sub int, salesToTotals *runtime.Out[sales.Sale]) *salesChain {
@@ -84,6 +86,8 @@ func newSalesChain(j *runtime.Job, sub int, salesToTotals *runtime.Out[sales.Sal
 	}
 	c.src = runtime.NewFileSource(j, nodeSales, sub, runtime.CSVFormatFor[sales.Sale](j, nodeSales))
 	c.ctl = c.src.Ctl()
+	c.meter = j.Meter(sub, nodeSales)
+	c.salesToTotals.Observe(c.meter)
 	return c
 }
 
@@ -112,6 +116,7 @@ func (c *salesChain) run() {
 
 // emitSales passes the records of "sales" to totals.
 func (c *salesChain) emitSales(r sales.Sale) {
+	c.counts[0]++
 	c.salesToTotals.Hash(hashKeyTotals(sales.ByRegionProduct(r)), r)
 }
 
@@ -119,6 +124,7 @@ func (c *salesChain) emitSales(r sales.Sale) {
 // to do, and at least every runtime.Linger.
 func (c *salesChain) flush() {
 	c.salesToTotals.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -138,6 +144,8 @@ func (c *salesChain) end() {
 	c.src.Snapshot(s, nodeSales)
 	c.salesToTotals.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // totalsChain is one subtask of reduce "totals" and the nodes fused with it: report, out.
@@ -147,6 +155,8 @@ type totalsChain struct {
 	in          *runtime.Inbox[sales.Sale]
 	totalsState *state.Memory[sales.RegionProduct, sales.Sale] // state of totals: one sales.Sale per key
 	outSink     *runtime.FileSink[string]
+	meter       *runtime.Meter // the subtask's metrics
+	counts      [6]uint64      // records emitted by totals, report, out, then late for them; flush publishes them
 }
 
 func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[sales.Sale]) *totalsChain {
@@ -158,6 +168,8 @@ func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[sales.Sale]) *tot
 	c.totalsState = state.NewMemory[sales.RegionProduct, sales.Sale]()
 	runtime.RestoreMemory(c.task, nodeTotals, c.totalsState, totalsCodec)
 	c.outSink = runtime.NewFileSink(j, nodeOut, sub, runtime.EncodeString)
+	c.meter = j.Meter(sub, nodeTotals, nodeReport, nodeOut)
+	c.in.Observe(c.meter)
 	return c
 }
 
@@ -210,6 +222,7 @@ func (c *totalsChain) toTotals(r sales.Sale) {
 
 // emitTotals passes the records of "totals" to report.
 func (c *totalsChain) emitTotals(r sales.Sale) {
+	c.counts[0]++
 	c.toReport(r)
 }
 
@@ -220,6 +233,7 @@ func (c *totalsChain) toReport(r sales.Sale) {
 
 // emitReport passes the records of "report" to out.
 func (c *totalsChain) emitReport(r string) {
+	c.counts[1]++
 	c.toOut(r)
 }
 
@@ -232,6 +246,7 @@ func (c *totalsChain) toOut(r string) {
 // to do, and at least every runtime.Linger.
 func (c *totalsChain) flush() {
 	c.outSink.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -251,6 +266,8 @@ func (c *totalsChain) end() {
 	c.outSink.PreCommit(s, nodeOut)
 	c.outSink.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // hashKeyTotals hashes a key of "totals". The hash decides the key group, which

@@ -45,9 +45,9 @@ var config = &runtime.Config{
 			"path":     "readings.jsonl",
 			"strict":   "true",
 		}},
-		{Name: "lines", UID: "lines", Kind: "map", Section: "operators", FusedWith: "readings"},
-		{Name: "good", UID: "good", Kind: "sink", Section: "sinks", FusedWith: "readings", Connector: "file", Format: "lines", Options: map[string]string{"path": "good"}},
-		{Name: "bad", UID: "bad", Kind: "sink", Section: "sinks", FusedWith: "readings", Connector: "file", Format: "lines", Options: map[string]string{"path": "bad"}},
+		{Name: "lines", UID: "lines", Kind: "map", Section: "operators", FusedWith: "readings", Inputs: []runtime.NodeInput{{From: "readings", Partition: "forward"}}},
+		{Name: "good", UID: "good", Kind: "sink", Section: "sinks", FusedWith: "readings", Inputs: []runtime.NodeInput{{From: "lines", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "good"}},
+		{Name: "bad", UID: "bad", Kind: "sink", Section: "sinks", FusedWith: "readings", Inputs: []runtime.NodeInput{{From: "readings", Side: "dead-letter", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "bad"}},
 	},
 }
 
@@ -76,6 +76,8 @@ type readingsChain struct {
 	wm       *runtime.Watermarks // the source's event-time progress
 	goodSink *runtime.FileSink[string]
 	badSink  *runtime.FileSink[string]
+	meter    *runtime.Meter // the subtask's metrics
+	counts   [8]uint64      // records emitted by readings, lines, good, bad, then late for them; flush publishes them
 }
 
 func newReadingsChain(j *runtime.Job, sub int) *readingsChain {
@@ -91,6 +93,7 @@ func newReadingsChain(j *runtime.Job, sub int) *readingsChain {
 	})
 	c.goodSink = runtime.NewFileSink(j, nodeGood, sub, runtime.EncodeString)
 	c.badSink = runtime.NewFileSink(j, nodeBad, sub, runtime.EncodeString)
+	c.meter = j.Meter(sub, nodeReadings, nodeLines, nodeGood, nodeBad)
 	return c
 }
 
@@ -134,6 +137,7 @@ func (c *readingsChain) run() {
 
 // emitReadings passes the records of "readings" to lines.
 func (c *readingsChain) emitReadings(r deadletter.Reading, ts int64) {
+	c.counts[0]++
 	c.toLines(r, ts)
 }
 
@@ -149,6 +153,7 @@ func (c *readingsChain) toLines(r deadletter.Reading, ts int64) {
 
 // emitLines passes the records of "lines" to good.
 func (c *readingsChain) emitLines(r string, ts int64) {
+	c.counts[1]++
 	c.toGood(r, ts)
 }
 
@@ -167,6 +172,7 @@ func (c *readingsChain) toBad(r string, ts int64) {
 func (c *readingsChain) flush() {
 	c.goodSink.Flush()
 	c.badSink.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -182,7 +188,9 @@ func (c *readingsChain) barrier(id int64) {
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
 // watermark goes on downstream, after the records it released.
-func (c *readingsChain) watermark(w int64) {}
+func (c *readingsChain) watermark(w int64) {
+	c.meter.Watermark(w)
+}
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
 // the chain's part of the final checkpoint, and tells every receiver that nothing
@@ -196,4 +204,6 @@ func (c *readingsChain) end() {
 	c.badSink.PreCommit(s, nodeBad)
 	c.badSink.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }

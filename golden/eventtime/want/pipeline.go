@@ -47,16 +47,16 @@ var config = &runtime.Config{
 			IdleTimeout:       0,
 			MaxOutOfOrderness: 0,
 		}, Options: map[string]string{"path": "views.jsonl"}},
-		{Name: "latest", UID: "latest", Kind: "reduce", Section: "operators", KeySchema: latestKeySchema, ValueSchema: latestValueSchema},
-		{Name: "latest-lines", UID: "latest-lines", Kind: "map", Section: "operators", FusedWith: "latest"},
-		{Name: "late-lines", UID: "late-lines", Kind: "map", Section: "operators", FusedWith: "latest"},
-		{Name: "sessions", UID: "sessions", Kind: "aggregate", Section: "operators", KeySchema: sessionsKeySchema, ValueSchema: sessionsValueSchema},
-		{Name: "per-page", UID: "per-page", Kind: "aggregate", Section: "operators", KeySchema: perPageKeySchema, ValueSchema: perPageValueSchema},
-		{Name: "watch", UID: "watch", Kind: "process", Section: "operators", KeySchema: watchKeySchema, ValueSchema: watchValueSchema},
-		{Name: "paired", UID: "paired", Kind: "join", Section: "operators", KeySchema: pairedKeySchema, ValueSchema: pairedValueSchema},
-		{Name: "windowed-pairs", UID: "windowed-pairs", Kind: "join", Section: "operators", KeySchema: windowedPairsKeySchema, ValueSchema: windowedPairsValueSchema},
-		{Name: "all", UID: "all", Kind: "union", Section: "operators"},
-		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "all", Connector: "file", Format: "lines", Options: map[string]string{"path": "out"}},
+		{Name: "latest", UID: "latest", Kind: "reduce", Section: "operators", Inputs: []runtime.NodeInput{{From: "clicks", Partition: "hash"}}, Window: "sliding 2s every 1s", KeySchema: latestKeySchema, ValueSchema: latestValueSchema},
+		{Name: "latest-lines", UID: "latest-lines", Kind: "map", Section: "operators", FusedWith: "latest", Inputs: []runtime.NodeInput{{From: "latest", Partition: "forward"}}},
+		{Name: "late-lines", UID: "late-lines", Kind: "map", Section: "operators", FusedWith: "latest", Inputs: []runtime.NodeInput{{From: "latest", Side: "late", Partition: "forward"}}},
+		{Name: "sessions", UID: "sessions", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "clicks", Partition: "hash"}}, Window: "session 1s", KeySchema: sessionsKeySchema, ValueSchema: sessionsValueSchema},
+		{Name: "per-page", UID: "per-page", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "clicks", Partition: "hash"}}, Window: "tumbling 5s", KeySchema: perPageKeySchema, ValueSchema: perPageValueSchema},
+		{Name: "watch", UID: "watch", Kind: "process", Section: "operators", Inputs: []runtime.NodeInput{{From: "clicks", Partition: "hash"}}, KeySchema: watchKeySchema, ValueSchema: watchValueSchema},
+		{Name: "paired", UID: "paired", Kind: "join", Section: "operators", Inputs: []runtime.NodeInput{{From: "clicks", Partition: "hash"}, {From: "views", Partition: "hash"}}, Window: "interval -1s 1s", KeySchema: pairedKeySchema, ValueSchema: pairedValueSchema},
+		{Name: "windowed-pairs", UID: "windowed-pairs", Kind: "join", Section: "operators", Inputs: []runtime.NodeInput{{From: "clicks", Partition: "hash"}, {From: "views", Partition: "hash"}}, Window: "tumbling 5s", KeySchema: windowedPairsKeySchema, ValueSchema: windowedPairsValueSchema},
+		{Name: "all", UID: "all", Kind: "union", Section: "operators", Inputs: []runtime.NodeInput{{From: "latest-lines", Partition: "forward"}, {From: "late-lines", Partition: "forward"}, {From: "sessions", Partition: "forward"}, {From: "per-page", Partition: "forward"}, {From: "watch", Partition: "forward"}, {From: "paired", Partition: "forward"}, {From: "windowed-pairs", Partition: "forward"}}},
+		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "all", Inputs: []runtime.NodeInput{{From: "all", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "out"}},
 	},
 }
 
@@ -130,6 +130,8 @@ type clicksChain struct {
 	clicksToWatch         *runtime.Out[runtime.Timed[et.Click]] // to watch, hash
 	clicksToPaired        *runtime.Out[runtime.Timed[et.Click]] // to paired, hash
 	clicksToWindowedPairs *runtime.Out[runtime.Timed[et.Click]] // to windowed-pairs, hash
+	meter                 *runtime.Meter                        // the subtask's metrics
+	counts                [2]uint64                             // records emitted by clicks, then late for them; flush publishes them
 }
 
 func newClicksChain(j *runtime.Job, sub int, clicksToLatest *runtime.Out[runtime.Timed[et.Click]], clicksToSessions *runtime.Out[runtime.Timed[et.Click]], clicksToPerPage *runtime.Out[runtime.Timed[et.Click]], clicksToWatch *runtime.Out[runtime.Timed[et.Click]], clicksToPaired *runtime.Out[runtime.Timed[et.Click]], clicksToWindowedPairs *runtime.Out[runtime.Timed[et.Click]]) *clicksChain {
@@ -146,6 +148,13 @@ func newClicksChain(j *runtime.Job, sub int, clicksToLatest *runtime.Out[runtime
 	c.src = runtime.NewFileSource(j, nodeClicks, sub, runtime.JSONFormat[et.Click]())
 	c.ctl = c.src.Ctl()
 	c.wm = runtime.NewWatermarks(c.task, nodeClicks)
+	c.meter = j.Meter(sub, nodeClicks)
+	c.clicksToLatest.Observe(c.meter)
+	c.clicksToSessions.Observe(c.meter)
+	c.clicksToPerPage.Observe(c.meter)
+	c.clicksToWatch.Observe(c.meter)
+	c.clicksToPaired.Observe(c.meter)
+	c.clicksToWindowedPairs.Observe(c.meter)
 	return c
 }
 
@@ -189,6 +198,7 @@ func (c *clicksChain) run() {
 
 // emitClicks passes the records of "clicks" to latest, sessions, per-page, watch, paired, windowed-pairs.
 func (c *clicksChain) emitClicks(r et.Click, ts int64) {
+	c.counts[0]++
 	c.clicksToLatest.Hash(hashKeyLatest(et.ByUser(r)), runtime.Timed[et.Click]{
 		TS: ts,
 		V:  r,
@@ -224,6 +234,7 @@ func (c *clicksChain) flush() {
 	c.clicksToWatch.Flush()
 	c.clicksToPaired.Flush()
 	c.clicksToWindowedPairs.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -244,6 +255,7 @@ func (c *clicksChain) barrier(id int64) {
 // watermark moves the chain's event time to w: what waited for it fires, then the
 // watermark goes on downstream, after the records it released.
 func (c *clicksChain) watermark(w int64) {
+	c.meter.Watermark(w)
 	c.clicksToLatest.Watermark(w)
 	c.clicksToSessions.Watermark(w)
 	c.clicksToPerPage.Watermark(w)
@@ -266,6 +278,8 @@ func (c *clicksChain) end() {
 	c.clicksToPaired.End()
 	c.clicksToWindowedPairs.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // viewsChain is one subtask of source "views".
@@ -277,6 +291,8 @@ type viewsChain struct {
 	wm                   *runtime.Watermarks                  // the source's event-time progress
 	viewsToPaired        *runtime.Out[runtime.Timed[et.View]] // to paired, hash
 	viewsToWindowedPairs *runtime.Out[runtime.Timed[et.View]] // to windowed-pairs, hash
+	meter                *runtime.Meter                       // the subtask's metrics
+	counts               [2]uint64                            // records emitted by views, then late for them; flush publishes them
 }
 
 func newViewsChain(j *runtime.Job, sub int, viewsToPaired *runtime.Out[runtime.Timed[et.View]], viewsToWindowedPairs *runtime.Out[runtime.Timed[et.View]]) *viewsChain {
@@ -289,6 +305,9 @@ func newViewsChain(j *runtime.Job, sub int, viewsToPaired *runtime.Out[runtime.T
 	c.src = runtime.NewFileSource(j, nodeViews, sub, runtime.JSONFormat[et.View]())
 	c.ctl = c.src.Ctl()
 	c.wm = runtime.NewWatermarks(c.task, nodeViews)
+	c.meter = j.Meter(sub, nodeViews)
+	c.viewsToPaired.Observe(c.meter)
+	c.viewsToWindowedPairs.Observe(c.meter)
 	return c
 }
 
@@ -332,6 +351,7 @@ func (c *viewsChain) run() {
 
 // emitViews passes the records of "views" to paired, windowed-pairs.
 func (c *viewsChain) emitViews(r et.View, ts int64) {
+	c.counts[0]++
 	c.viewsToPaired.Hash(hashKeyPaired(et.ViewPage(r)), runtime.Timed[et.View]{
 		TS: ts,
 		V:  r,
@@ -347,6 +367,7 @@ func (c *viewsChain) emitViews(r et.View, ts int64) {
 func (c *viewsChain) flush() {
 	c.viewsToPaired.Flush()
 	c.viewsToWindowedPairs.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -363,6 +384,7 @@ func (c *viewsChain) barrier(id int64) {
 // watermark moves the chain's event time to w: what waited for it fires, then the
 // watermark goes on downstream, after the records it released.
 func (c *viewsChain) watermark(w int64) {
+	c.meter.Watermark(w)
 	c.viewsToPaired.Watermark(w)
 	c.viewsToWindowedPairs.Watermark(w)
 }
@@ -377,6 +399,8 @@ func (c *viewsChain) end() {
 	c.viewsToPaired.End()
 	c.viewsToWindowedPairs.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // latestChain is one subtask of reduce "latest" and the nodes fused with it: latest-lines, late-lines.
@@ -389,6 +413,8 @@ type latestChain struct {
 	lateLinesToAll   *runtime.Out[runtime.Timed[string]]                        // to all, forward
 	latestState      *runtime.WindowState[string, runtime.ReduceAcc[et.Click]]  // open windows of latest per key
 	latestFire       func(string, runtime.Window, *runtime.ReduceAcc[et.Click]) // latestResult, made once
+	meter            *runtime.Meter                                             // the subtask's metrics
+	counts           [6]uint64                                                  // records emitted by latest, latest-lines, late-lines, then late for them; flush publishes them
 }
 
 func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.Click]], latestLinesToAll *runtime.Out[runtime.Timed[string]], lateLinesToAll *runtime.Out[runtime.Timed[string]]) *latestChain {
@@ -409,6 +435,10 @@ func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.
 		return c.latestState.Restore(sec, decodeLatestKey, decodeLatestValue)
 	})
 	c.latestFire = c.latestResult
+	c.meter = j.Meter(sub, nodeLatest, nodeLatestLines, nodeLateLines)
+	c.in.Observe(c.meter)
+	c.latestLinesToAll.Observe(c.meter)
+	c.lateLinesToAll.Observe(c.meter)
 	return c
 }
 
@@ -468,11 +498,13 @@ func (c *latestChain) latestResult(k string, w runtime.Window, acc *runtime.Redu
 
 // emitLatest passes the records of "latest" to latest-lines.
 func (c *latestChain) emitLatest(r et.Click, ts int64) {
+	c.counts[0]++
 	c.toLatestLines(r, ts)
 }
 
 // emitLatestLate passes the records too late for the windows of "latest" to late-lines.
 func (c *latestChain) emitLatestLate(r et.Click, ts int64) {
+	c.counts[3]++
 	c.toLateLines(r, ts)
 }
 
@@ -483,6 +515,7 @@ func (c *latestChain) toLatestLines(r et.Click, ts int64) {
 
 // emitLatestLines passes the records of "latest-lines" to all.
 func (c *latestChain) emitLatestLines(r string, ts int64) {
+	c.counts[1]++
 	c.latestLinesToAll.Forward(runtime.Timed[string]{
 		TS: ts,
 		V:  r,
@@ -496,6 +529,7 @@ func (c *latestChain) toLateLines(r et.Click, ts int64) {
 
 // emitLateLines passes the records of "late-lines" to all.
 func (c *latestChain) emitLateLines(r string, ts int64) {
+	c.counts[2]++
 	c.lateLinesToAll.Forward(runtime.Timed[string]{
 		TS: ts,
 		V:  r,
@@ -507,6 +541,7 @@ func (c *latestChain) emitLateLines(r string, ts int64) {
 func (c *latestChain) flush() {
 	c.latestLinesToAll.Flush()
 	c.lateLinesToAll.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -525,6 +560,7 @@ func (c *latestChain) barrier(id int64) {
 // watermark moves the chain's event time to w: what waited for it fires, then the
 // watermark goes on downstream, after the records it released.
 func (c *latestChain) watermark(w int64) {
+	c.meter.Watermark(w)
 	c.latestState.Advance(w, c.latestFire)
 	c.latestLinesToAll.Watermark(w)
 	c.lateLinesToAll.Watermark(w)
@@ -539,6 +575,8 @@ func (c *latestChain) end() {
 	c.latestLinesToAll.End()
 	c.lateLinesToAll.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // sessionsChain is one subtask of aggregate "sessions".
@@ -550,6 +588,8 @@ type sessionsChain struct {
 	sessionsToAll *runtime.Out[runtime.Timed[string]]       // to all, forward
 	sessionsState *runtime.WindowState[string, et.Session]  // open windows of sessions per key
 	sessionsFire  func(string, runtime.Window, *et.Session) // sessionsResult, made once
+	meter         *runtime.Meter                            // the subtask's metrics
+	counts        [2]uint64                                 // records emitted by sessions, then late for them; flush publishes them
 }
 
 func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.Click]], sessionsToAll *runtime.Out[runtime.Timed[string]]) *sessionsChain {
@@ -568,6 +608,9 @@ func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[e
 		return c.sessionsState.Restore(sec, decodeSessionsKey, decodeSessionsValue)
 	})
 	c.sessionsFire = c.sessionsResult
+	c.meter = j.Meter(sub, nodeSessions)
+	c.in.Observe(c.meter)
+	c.sessionsToAll.Observe(c.meter)
 	return c
 }
 
@@ -627,6 +670,7 @@ func (c *sessionsChain) sessionsResult(k string, w runtime.Window, acc *et.Sessi
 
 // emitSessions passes the records of "sessions" to all.
 func (c *sessionsChain) emitSessions(r string, ts int64) {
+	c.counts[0]++
 	c.sessionsToAll.Forward(runtime.Timed[string]{
 		TS: ts,
 		V:  r,
@@ -634,12 +678,15 @@ func (c *sessionsChain) emitSessions(r string, ts int64) {
 }
 
 // emitSessionsLate drops the records too late for the windows of "sessions": nothing reads them.
-func (c *sessionsChain) emitSessionsLate(r et.Click, ts int64) {}
+func (c *sessionsChain) emitSessionsLate(r et.Click, ts int64) {
+	c.counts[1]++
+}
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
 // to do, and at least every runtime.Linger.
 func (c *sessionsChain) flush() {
 	c.sessionsToAll.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -657,6 +704,7 @@ func (c *sessionsChain) barrier(id int64) {
 // watermark moves the chain's event time to w: what waited for it fires, then the
 // watermark goes on downstream, after the records it released.
 func (c *sessionsChain) watermark(w int64) {
+	c.meter.Watermark(w)
 	c.sessionsState.Advance(w, c.sessionsFire)
 	c.sessionsToAll.Watermark(w)
 }
@@ -669,6 +717,8 @@ func (c *sessionsChain) end() {
 	s.InboxWatermarks(nodeSessions, c.in.Watermarks())
 	c.sessionsToAll.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // perPageChain is one subtask of aggregate "per-page".
@@ -680,6 +730,8 @@ type perPageChain struct {
 	perPageToAll *runtime.Out[runtime.Timed[string]]       // to all, forward
 	perPageState *runtime.WindowState[string, et.Session]  // open windows of per-page per key
 	perPageFire  func(string, runtime.Window, *et.Session) // perPageResult, made once
+	meter        *runtime.Meter                            // the subtask's metrics
+	counts       [2]uint64                                 // records emitted by per-page, then late for them; flush publishes them
 }
 
 func newPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.Click]], perPageToAll *runtime.Out[runtime.Timed[string]]) *perPageChain {
@@ -698,6 +750,9 @@ func newPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et
 		return c.perPageState.Restore(sec, decodePerPageKey, decodePerPageValue)
 	})
 	c.perPageFire = c.perPageResult
+	c.meter = j.Meter(sub, nodePerPage)
+	c.in.Observe(c.meter)
+	c.perPageToAll.Observe(c.meter)
 	return c
 }
 
@@ -757,6 +812,7 @@ func (c *perPageChain) perPageResult(k string, w runtime.Window, acc *et.Session
 
 // emitPerPage passes the records of "per-page" to all.
 func (c *perPageChain) emitPerPage(r string, ts int64) {
+	c.counts[0]++
 	c.perPageToAll.Forward(runtime.Timed[string]{
 		TS: ts,
 		V:  r,
@@ -764,12 +820,15 @@ func (c *perPageChain) emitPerPage(r string, ts int64) {
 }
 
 // emitPerPageLate drops the records too late for the windows of "per-page": nothing reads them.
-func (c *perPageChain) emitPerPageLate(r et.Click, ts int64) {}
+func (c *perPageChain) emitPerPageLate(r et.Click, ts int64) {
+	c.counts[1]++
+}
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
 // to do, and at least every runtime.Linger.
 func (c *perPageChain) flush() {
 	c.perPageToAll.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -787,6 +846,7 @@ func (c *perPageChain) barrier(id int64) {
 // watermark moves the chain's event time to w: what waited for it fires, then the
 // watermark goes on downstream, after the records it released.
 func (c *perPageChain) watermark(w int64) {
+	c.meter.Watermark(w)
 	c.perPageState.Advance(w, c.perPageFire)
 	c.perPageToAll.Watermark(w)
 }
@@ -799,6 +859,8 @@ func (c *perPageChain) end() {
 	s.InboxWatermarks(nodePerPage, c.in.Watermarks())
 	c.perPageToAll.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // watchChain is one subtask of process "watch".
@@ -810,8 +872,10 @@ type watchChain struct {
 	watchState  *state.Memory[string, et.Seen]      // state of watch: one et.Seen per key
 	watchTimers *runtime.TimerService[string]
 	watchCtx    *runtime.ProcessContext[string]
-	watchEmitFn func(string) // the emit function watch gets, made once
-	watchTS     int64        // event time of what watch emits
+	watchEmitFn func(string)   // the emit function watch gets, made once
+	watchTS     int64          // event time of what watch emits
+	meter       *runtime.Meter // the subtask's metrics
+	counts      [2]uint64      // records emitted by watch, then late for them; flush publishes them
 }
 
 func newWatchChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.Click]], watchToAll *runtime.Out[runtime.Timed[string]]) *watchChain {
@@ -833,6 +897,9 @@ func newWatchChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.C
 	c.watchEmitFn = func(r string) {
 		c.emitWatch(r, c.watchTS)
 	}
+	c.meter = j.Meter(sub, nodeWatch)
+	c.in.Observe(c.meter)
+	c.watchToAll.Observe(c.meter)
 	return c
 }
 
@@ -909,6 +976,7 @@ func (c *watchChain) watchTimer(k string, at int64) {
 
 // emitWatch passes the records of "watch" to all.
 func (c *watchChain) emitWatch(r string, ts int64) {
+	c.counts[0]++
 	c.watchToAll.Forward(runtime.Timed[string]{
 		TS: ts,
 		V:  r,
@@ -919,6 +987,7 @@ func (c *watchChain) emitWatch(r string, ts int64) {
 // to do, and at least every runtime.Linger.
 func (c *watchChain) flush() {
 	c.watchToAll.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -937,6 +1006,7 @@ func (c *watchChain) barrier(id int64) {
 // watermark moves the chain's event time to w: what waited for it fires, then the
 // watermark goes on downstream, after the records it released.
 func (c *watchChain) watermark(w int64) {
+	c.meter.Watermark(w)
 	c.watchCtx.SetWatermark(w)
 	c.watchTimers.AdvanceEvent(w, c.watchTimer)
 	c.watchToAll.Watermark(w)
@@ -955,6 +1025,8 @@ func (c *watchChain) end() {
 	s.InboxWatermarks(nodeWatch, c.in.Watermarks())
 	c.watchToAll.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // pairedChain is one subtask of join "paired".
@@ -966,6 +1038,8 @@ type pairedChain struct {
 	pairedToAll *runtime.Out[runtime.Timed[string]]                            // to all, forward
 	pairedState *runtime.IntervalJoin[string, et.Click, et.View]               // buffered records of both sides, per key
 	pairedPair  func(et.Click, et.View, int64)                                 // pairedResult, made once
+	meter       *runtime.Meter                                                 // the subtask's metrics
+	counts      [2]uint64                                                      // records emitted by paired, then late for them; flush publishes them
 }
 
 func newPairedChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[et.Click]], right *runtime.Inbox[runtime.Timed[et.View]], pairedToAll *runtime.Out[runtime.Timed[string]]) *pairedChain {
@@ -981,6 +1055,9 @@ func newPairedChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[e
 		return c.pairedState.Restore(sec, decodePairedKey, decodePairedValue, decodePairedRight)
 	})
 	c.pairedPair = c.pairedResult
+	c.meter = j.Meter(sub, nodePaired)
+	c.in.Observe(c.meter)
+	c.pairedToAll.Observe(c.meter)
 	return c
 }
 
@@ -1044,14 +1121,18 @@ func (c *pairedChain) recordsRight(recs []runtime.Timed[et.View]) {
 
 // toPairedLeft takes a record of the left input of join "paired": join by ByPage and ViewPage, right records between -1s and 1s of a left record's time, apply Pair.
 func (c *pairedChain) toPairedLeft(r et.Click, ts int64) {
-	// A record too late to be paired is dropped.
-	c.pairedState.AddLeft(et.ByPage(r), r, ts, c.inputWM, c.pairedPair)
+	// A record too late to be paired is dropped, and counted.
+	if !c.pairedState.AddLeft(et.ByPage(r), r, ts, c.inputWM, c.pairedPair) {
+		c.counts[1]++
+	}
 }
 
 // toPairedRight takes a record of the right input of join "paired": join by ByPage and ViewPage, right records between -1s and 1s of a left record's time, apply Pair.
 func (c *pairedChain) toPairedRight(r et.View, ts int64) {
-	// A record too late to be paired is dropped.
-	c.pairedState.AddRight(et.ViewPage(r), r, ts, c.inputWM, c.pairedPair)
+	// A record too late to be paired is dropped, and counted.
+	if !c.pairedState.AddRight(et.ViewPage(r), r, ts, c.inputWM, c.pairedPair) {
+		c.counts[1]++
+	}
 }
 
 // pairedResult applies Pair to a pair of "paired".
@@ -1061,6 +1142,7 @@ func (c *pairedChain) pairedResult(l et.Click, r et.View, ts int64) {
 
 // emitPaired passes the records of "paired" to all.
 func (c *pairedChain) emitPaired(r string, ts int64) {
+	c.counts[0]++
 	c.pairedToAll.Forward(runtime.Timed[string]{
 		TS: ts,
 		V:  r,
@@ -1071,6 +1153,7 @@ func (c *pairedChain) emitPaired(r string, ts int64) {
 // to do, and at least every runtime.Linger.
 func (c *pairedChain) flush() {
 	c.pairedToAll.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -1088,6 +1171,7 @@ func (c *pairedChain) barrier(id int64) {
 // watermark moves the chain's event time to w: what waited for it fires, then the
 // watermark goes on downstream, after the records it released.
 func (c *pairedChain) watermark(w int64) {
+	c.meter.Watermark(w)
 	c.pairedState.Advance(w)
 	c.pairedToAll.Watermark(w)
 }
@@ -1100,6 +1184,8 @@ func (c *pairedChain) end() {
 	s.InboxWatermarks(nodePaired, c.in.Watermarks())
 	c.pairedToAll.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // windowedPairsChain is one subtask of join "windowed-pairs".
@@ -1111,6 +1197,8 @@ type windowedPairsChain struct {
 	windowedPairsToAll *runtime.Out[runtime.Timed[string]]                            // to all, forward
 	windowedPairsState *runtime.WindowJoin[string, et.Click, et.View]                 // buffered records of both sides, per key
 	windowedPairsPair  func(et.Click, et.View, int64)                                 // windowedPairsResult, made once
+	meter              *runtime.Meter                                                 // the subtask's metrics
+	counts             [2]uint64                                                      // records emitted by windowed-pairs, then late for them; flush publishes them
 }
 
 func newWindowedPairsChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[et.Click]], right *runtime.Inbox[runtime.Timed[et.View]], windowedPairsToAll *runtime.Out[runtime.Timed[string]]) *windowedPairsChain {
@@ -1129,6 +1217,9 @@ func newWindowedPairsChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.
 		return c.windowedPairsState.Restore(sec, decodeWindowedPairsKey, decodeWindowedPairsValue, decodeWindowedPairsRight)
 	})
 	c.windowedPairsPair = c.windowedPairsResult
+	c.meter = j.Meter(sub, nodeWindowedPairs)
+	c.in.Observe(c.meter)
+	c.windowedPairsToAll.Observe(c.meter)
 	return c
 }
 
@@ -1192,14 +1283,18 @@ func (c *windowedPairsChain) recordsRight(recs []runtime.Timed[et.View]) {
 
 // toWindowedPairsLeft takes a record of the left input of join "windowed-pairs": join by ByPage and ViewPage, tumbling windows, apply Pair.
 func (c *windowedPairsChain) toWindowedPairsLeft(r et.Click, ts int64) {
-	// A record too late to be paired is dropped.
-	c.windowedPairsState.AddLeft(et.ByPage(r), r, ts, c.inputWM)
+	// A record too late to be paired is dropped, and counted.
+	if !c.windowedPairsState.AddLeft(et.ByPage(r), r, ts, c.inputWM) {
+		c.counts[1]++
+	}
 }
 
 // toWindowedPairsRight takes a record of the right input of join "windowed-pairs": join by ByPage and ViewPage, tumbling windows, apply Pair.
 func (c *windowedPairsChain) toWindowedPairsRight(r et.View, ts int64) {
-	// A record too late to be paired is dropped.
-	c.windowedPairsState.AddRight(et.ViewPage(r), r, ts, c.inputWM)
+	// A record too late to be paired is dropped, and counted.
+	if !c.windowedPairsState.AddRight(et.ViewPage(r), r, ts, c.inputWM) {
+		c.counts[1]++
+	}
 }
 
 // windowedPairsResult applies Pair to a pair of "windowed-pairs".
@@ -1214,6 +1309,7 @@ func (c *windowedPairsChain) windowedPairsWindowPair(l et.Click, r et.View, w ru
 
 // emitWindowedPairs passes the records of "windowed-pairs" to all.
 func (c *windowedPairsChain) emitWindowedPairs(r string, ts int64) {
+	c.counts[0]++
 	c.windowedPairsToAll.Forward(runtime.Timed[string]{
 		TS: ts,
 		V:  r,
@@ -1224,6 +1320,7 @@ func (c *windowedPairsChain) emitWindowedPairs(r string, ts int64) {
 // to do, and at least every runtime.Linger.
 func (c *windowedPairsChain) flush() {
 	c.windowedPairsToAll.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -1241,6 +1338,7 @@ func (c *windowedPairsChain) barrier(id int64) {
 // watermark moves the chain's event time to w: what waited for it fires, then the
 // watermark goes on downstream, after the records it released.
 func (c *windowedPairsChain) watermark(w int64) {
+	c.meter.Watermark(w)
 	c.windowedPairsState.Advance(w, c.windowedPairsWindowPair)
 	c.windowedPairsToAll.Watermark(w)
 }
@@ -1253,6 +1351,8 @@ func (c *windowedPairsChain) end() {
 	s.InboxWatermarks(nodeWindowedPairs, c.in.Watermarks())
 	c.windowedPairsToAll.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // allChain is one subtask of union "all" and the nodes fused with it: out.
@@ -1261,6 +1361,8 @@ type allChain struct {
 	task    *runtime.Task // its part in checkpoints
 	in      *runtime.Inbox[runtime.Timed[string]]
 	outSink *runtime.FileSink[string]
+	meter   *runtime.Meter // the subtask's metrics
+	counts  [4]uint64      // records emitted by all, out, then late for them; flush publishes them
 }
 
 func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[string]]) *allChain {
@@ -1271,6 +1373,8 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[string
 	}
 	c.task.RestoreWatermarks(nodeAll, c.in)
 	c.outSink = runtime.NewFileSink(j, nodeOut, sub, runtime.EncodeString)
+	c.meter = j.Meter(sub, nodeAll, nodeOut)
+	c.in.Observe(c.meter)
 	return c
 }
 
@@ -1318,6 +1422,7 @@ func (c *allChain) toAll(r string, ts int64) {
 
 // emitAll passes the records of "all" to out.
 func (c *allChain) emitAll(r string, ts int64) {
+	c.counts[0]++
 	c.toOut(r, ts)
 }
 
@@ -1330,6 +1435,7 @@ func (c *allChain) toOut(r string, ts int64) {
 // to do, and at least every runtime.Linger.
 func (c *allChain) flush() {
 	c.outSink.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -1343,7 +1449,9 @@ func (c *allChain) barrier(id int64) {
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
 // watermark goes on downstream, after the records it released.
-func (c *allChain) watermark(w int64) {}
+func (c *allChain) watermark(w int64) {
+	c.meter.Watermark(w)
+}
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
 // the chain's part of the final checkpoint, and tells every receiver that nothing
@@ -1354,6 +1462,8 @@ func (c *allChain) end() {
 	c.outSink.PreCommit(s, nodeOut)
 	c.outSink.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // hashKeyLatest hashes a key of "latest". The hash decides the key group, which

@@ -40,12 +40,12 @@ var config = &runtime.Config{
 	StateBackend: "memory",
 	Nodes: []runtime.NodeConfig{
 		{Name: "orders", UID: "orders", Kind: "source", Section: "sources", Connector: "generator"},
-		{Name: "large", UID: "large", Kind: "filter", Section: "operators", Parallelism: 3},
-		{Name: "described", UID: "described", Kind: "map", Section: "operators", FusedWith: "large"},
-		{Name: "lines", UID: "lines", Kind: "flatmap", Section: "operators", FusedWith: "orders"},
-		{Name: "by-size", UID: "by-size", Kind: "aggregate", Section: "operators", KeySchema: bySizeKeySchema, ValueSchema: bySizeValueSchema},
-		{Name: "large-orders", UID: "large-orders", Kind: "sink", Section: "sinks", FusedWith: "large", Connector: "file", Format: "lines", Options: map[string]string{"path": "large"}},
-		{Name: "tallies", UID: "tallies", Kind: "sink", Section: "sinks", FusedWith: "by-size", Connector: "stdout", Format: "jsonl"},
+		{Name: "large", UID: "large", Kind: "filter", Section: "operators", Parallelism: 3, Inputs: []runtime.NodeInput{{From: "orders", Partition: "rebalance"}}},
+		{Name: "described", UID: "described", Kind: "map", Section: "operators", FusedWith: "large", Inputs: []runtime.NodeInput{{From: "large", Partition: "forward"}}},
+		{Name: "lines", UID: "lines", Kind: "flatmap", Section: "operators", FusedWith: "orders", Inputs: []runtime.NodeInput{{From: "orders", Partition: "forward"}}},
+		{Name: "by-size", UID: "by-size", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "lines", Partition: "hash"}}, KeySchema: bySizeKeySchema, ValueSchema: bySizeValueSchema},
+		{Name: "large-orders", UID: "large-orders", Kind: "sink", Section: "sinks", FusedWith: "large", Inputs: []runtime.NodeInput{{From: "described", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "large"}},
+		{Name: "tallies", UID: "tallies", Kind: "sink", Section: "sinks", FusedWith: "by-size", Inputs: []runtime.NodeInput{{From: "by-size", Partition: "forward"}}, Connector: "stdout", Format: "jsonl"},
 	},
 }
 
@@ -84,6 +84,8 @@ type ordersChain struct {
 	ctl           *runtime.SourceCtl
 	ordersToLarge *runtime.Out[fan.Order] // to large, rebalance
 	linesToBySize *runtime.Out[fan.Line]  // to by-size, hash
+	meter         *runtime.Meter          // the subtask's metrics
+	counts        [4]uint64               // records emitted by orders, lines, then late for them; flush publishes them
 }
 
 func newOrdersChain(j *runtime.Job, sub int, ordersToLarge *runtime.Out[fan.Order], linesToBySize *runtime.Out[fan.Line]) *ordersChain {
@@ -95,6 +97,9 @@ func newOrdersChain(j *runtime.Job, sub int, ordersToLarge *runtime.Out[fan.Orde
 	}
 	c.src = runtime.NewGeneratorSource(j, nodeOrders, sub, fan.NextOrder)
 	c.ctl = c.src.Ctl()
+	c.meter = j.Meter(sub, nodeOrders, nodeLines)
+	c.ordersToLarge.Observe(c.meter)
+	c.linesToBySize.Observe(c.meter)
 	return c
 }
 
@@ -123,6 +128,7 @@ func (c *ordersChain) run() {
 
 // emitOrders passes the records of "orders" to large, lines.
 func (c *ordersChain) emitOrders(r fan.Order) {
+	c.counts[0]++
 	c.ordersToLarge.Rebalance(r)
 	c.toLines(r)
 }
@@ -136,6 +142,7 @@ func (c *ordersChain) toLines(r fan.Order) {
 
 // emitLines passes the records of "lines" to by-size.
 func (c *ordersChain) emitLines(r fan.Line) {
+	c.counts[1]++
 	c.linesToBySize.Hash(hashKeyBySize(fan.BySize(r)), r)
 }
 
@@ -144,6 +151,7 @@ func (c *ordersChain) emitLines(r fan.Line) {
 func (c *ordersChain) flush() {
 	c.ordersToLarge.Flush()
 	c.linesToBySize.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -165,6 +173,8 @@ func (c *ordersChain) end() {
 	c.ordersToLarge.End()
 	c.linesToBySize.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // largeChain is one subtask of filter "large" and the nodes fused with it: described, large-orders.
@@ -173,6 +183,8 @@ type largeChain struct {
 	task            *runtime.Task // its part in checkpoints
 	in              *runtime.Inbox[fan.Order]
 	largeOrdersSink *runtime.FileSink[string]
+	meter           *runtime.Meter // the subtask's metrics
+	counts          [6]uint64      // records emitted by large, described, large-orders, then late for them; flush publishes them
 }
 
 func newLargeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Order]) *largeChain {
@@ -182,6 +194,8 @@ func newLargeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Order]) *large
 		task: j.Task(nodeLarge, sub),
 	}
 	c.largeOrdersSink = runtime.NewFileSink(j, nodeLargeOrders, sub, runtime.EncodeString)
+	c.meter = j.Meter(sub, nodeLarge, nodeDescribed, nodeLargeOrders)
+	c.in.Observe(c.meter)
 	return c
 }
 
@@ -229,6 +243,7 @@ func (c *largeChain) toLarge(r fan.Order) {
 
 // emitLarge passes the records of "large" to described.
 func (c *largeChain) emitLarge(r fan.Order) {
+	c.counts[0]++
 	c.toDescribed(r)
 }
 
@@ -239,6 +254,7 @@ func (c *largeChain) toDescribed(r fan.Order) {
 
 // emitDescribed passes the records of "described" to large-orders.
 func (c *largeChain) emitDescribed(r string) {
+	c.counts[1]++
 	c.toLargeOrders(r)
 }
 
@@ -251,6 +267,7 @@ func (c *largeChain) toLargeOrders(r string) {
 // to do, and at least every runtime.Linger.
 func (c *largeChain) flush() {
 	c.largeOrdersSink.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -269,6 +286,8 @@ func (c *largeChain) end() {
 	c.largeOrdersSink.PreCommit(s, nodeLargeOrders)
 	c.largeOrdersSink.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // bySizeChain is one subtask of aggregate "by-size" and the nodes fused with it: tallies.
@@ -278,6 +297,8 @@ type bySizeChain struct {
 	in          *runtime.Inbox[fan.Line]
 	bySizeState *state.Memory[int64, fan.Tally] // state of by-size: one fan.Tally per key
 	talliesSink *runtime.StdoutSink[fan.SizeTally]
+	meter       *runtime.Meter // the subtask's metrics
+	counts      [4]uint64      // records emitted by by-size, tallies, then late for them; flush publishes them
 }
 
 func newBySizeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Line]) *bySizeChain {
@@ -289,6 +310,8 @@ func newBySizeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Line]) *bySiz
 	c.bySizeState = state.NewMemory[int64, fan.Tally]()
 	runtime.RestoreMemory(c.task, nodeBySize, c.bySizeState, bySizeCodec)
 	c.talliesSink = runtime.NewStdoutSink(j, nodeTallies, sub, runtime.EncodeJSON[fan.SizeTally])
+	c.meter = j.Meter(sub, nodeBySize, nodeTallies)
+	c.in.Observe(c.meter)
 	return c
 }
 
@@ -340,6 +363,7 @@ func (c *bySizeChain) toBySize(r fan.Line) {
 
 // emitBySize passes the records of "by-size" to tallies.
 func (c *bySizeChain) emitBySize(r fan.SizeTally) {
+	c.counts[0]++
 	c.toTallies(r)
 }
 
@@ -352,6 +376,7 @@ func (c *bySizeChain) toTallies(r fan.SizeTally) {
 // to do, and at least every runtime.Linger.
 func (c *bySizeChain) flush() {
 	c.talliesSink.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -375,6 +400,8 @@ func (c *bySizeChain) end() {
 	c.talliesSink.PreCommit(s, nodeTallies)
 	c.talliesSink.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // hashKeyBySize hashes a key of "by-size". The hash decides the key group, which

@@ -38,9 +38,9 @@ var config = &runtime.Config{
 	StateBackend: "memory",
 	Nodes: []runtime.NodeConfig{
 		{Name: "sensors", UID: "sensors", Kind: "source", Section: "sources", Connector: "generator"},
-		{Name: "warm", UID: "warm", Kind: "filter", Section: "operators", FusedWith: "sensors"},
-		{Name: "calibrated", UID: "calibrated", Kind: "map", Section: "operators", FusedWith: "sensors"},
-		{Name: "print", UID: "print", Kind: "sink", Section: "sinks", FusedWith: "sensors", Connector: "stdout", Format: "lines"},
+		{Name: "warm", UID: "warm", Kind: "filter", Section: "operators", FusedWith: "sensors", Inputs: []runtime.NodeInput{{From: "sensors", Partition: "forward"}}},
+		{Name: "calibrated", UID: "calibrated", Kind: "map", Section: "operators", FusedWith: "sensors", Inputs: []runtime.NodeInput{{From: "warm", Partition: "forward"}}},
+		{Name: "print", UID: "print", Kind: "sink", Section: "sinks", FusedWith: "sensors", Inputs: []runtime.NodeInput{{From: "calibrated", Partition: "forward"}}, Connector: "stdout", Format: "lines"},
 	},
 }
 
@@ -67,6 +67,8 @@ type sensorsChain struct {
 	src       *runtime.GeneratorSource[gen.Reading]
 	ctl       *runtime.SourceCtl
 	printSink *runtime.StdoutSink[gen.Reading]
+	meter     *runtime.Meter // the subtask's metrics
+	counts    [8]uint64      // records emitted by sensors, warm, calibrated, print, then late for them; flush publishes them
 }
 
 func newSensorsChain(j *runtime.Job, sub int) *sensorsChain {
@@ -77,6 +79,7 @@ func newSensorsChain(j *runtime.Job, sub int) *sensorsChain {
 	c.src = runtime.NewGeneratorSource(j, nodeSensors, sub, gen.Next)
 	c.ctl = c.src.Ctl()
 	c.printSink = runtime.NewStdoutSink(j, nodePrint, sub, runtime.EncodeStringer[gen.Reading])
+	c.meter = j.Meter(sub, nodeSensors, nodeWarm, nodeCalibrated, nodePrint)
 	return c
 }
 
@@ -105,6 +108,7 @@ func (c *sensorsChain) run() {
 
 // emitSensors passes the records of "sensors" to warm.
 func (c *sensorsChain) emitSensors(r gen.Reading) {
+	c.counts[0]++
 	c.toWarm(r)
 }
 
@@ -117,6 +121,7 @@ func (c *sensorsChain) toWarm(r gen.Reading) {
 
 // emitWarm passes the records of "warm" to calibrated.
 func (c *sensorsChain) emitWarm(r gen.Reading) {
+	c.counts[1]++
 	c.toCalibrated(r)
 }
 
@@ -127,6 +132,7 @@ func (c *sensorsChain) toCalibrated(r gen.Reading) {
 
 // emitCalibrated passes the records of "calibrated" to print.
 func (c *sensorsChain) emitCalibrated(r gen.Reading) {
+	c.counts[2]++
 	c.toPrint(r)
 }
 
@@ -139,6 +145,7 @@ func (c *sensorsChain) toPrint(r gen.Reading) {
 // to do, and at least every runtime.Linger.
 func (c *sensorsChain) flush() {
 	c.printSink.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -159,4 +166,6 @@ func (c *sensorsChain) end() {
 	c.printSink.PreCommit(s, nodePrint)
 	c.printSink.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }

@@ -44,10 +44,10 @@ var config = &runtime.Config{
 			"on-error": "skip",
 			"path":     "app.jsonl",
 		}},
-		{Name: "all", UID: "all", Kind: "union", Section: "operators"},
-		{Name: "visits", UID: "visits", Kind: "map", Section: "operators", FusedWith: "all"},
-		{Name: "sections", UID: "sections", Kind: "aggregate", Section: "operators", KeySchema: sectionsKeySchema, ValueSchema: sectionsValueSchema},
-		{Name: "print", UID: "print", Kind: "sink", Section: "sinks", FusedWith: "sections", Connector: "stdout", Format: "jsonl"},
+		{Name: "all", UID: "all", Kind: "union", Section: "operators", Inputs: []runtime.NodeInput{{From: "web", Partition: "forward"}, {From: "app", Partition: "forward"}}},
+		{Name: "visits", UID: "visits", Kind: "map", Section: "operators", FusedWith: "all", Inputs: []runtime.NodeInput{{From: "all", Partition: "forward"}}},
+		{Name: "sections", UID: "sections", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "visits", Partition: "hash"}}, KeySchema: sectionsKeySchema, ValueSchema: sectionsValueSchema},
+		{Name: "print", UID: "print", Kind: "sink", Section: "sinks", FusedWith: "sections", Inputs: []runtime.NodeInput{{From: "sections", Partition: "forward"}}, Connector: "stdout", Format: "jsonl"},
 	},
 }
 
@@ -87,6 +87,8 @@ type webChain struct {
 	src      *runtime.FileSource[clicks.Click]
 	ctl      *runtime.SourceCtl
 	webToAll *runtime.Out[clicks.Click] // to all, forward
+	meter    *runtime.Meter             // the subtask's metrics
+	counts   [2]uint64                  // records emitted by web, then late for them; flush publishes them
 }
 
 func newWebChain(j *runtime.Job, sub int, webToAll *runtime.Out[clicks.Click]) *webChain {
@@ -97,6 +99,8 @@ func newWebChain(j *runtime.Job, sub int, webToAll *runtime.Out[clicks.Click]) *
 	}
 	c.src = runtime.NewFileSource(j, nodeWeb, sub, runtime.JSONFormat[clicks.Click]())
 	c.ctl = c.src.Ctl()
+	c.meter = j.Meter(sub, nodeWeb)
+	c.webToAll.Observe(c.meter)
 	return c
 }
 
@@ -125,6 +129,7 @@ func (c *webChain) run() {
 
 // emitWeb passes the records of "web" to all.
 func (c *webChain) emitWeb(r clicks.Click) {
+	c.counts[0]++
 	c.webToAll.Forward(r)
 }
 
@@ -132,6 +137,7 @@ func (c *webChain) emitWeb(r clicks.Click) {
 // to do, and at least every runtime.Linger.
 func (c *webChain) flush() {
 	c.webToAll.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -151,6 +157,8 @@ func (c *webChain) end() {
 	c.src.Snapshot(s, nodeWeb)
 	c.webToAll.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // appChain is one subtask of source "app".
@@ -160,6 +168,8 @@ type appChain struct {
 	src      *runtime.FileSource[clicks.Click]
 	ctl      *runtime.SourceCtl
 	appToAll *runtime.Out[clicks.Click] // to all, forward
+	meter    *runtime.Meter             // the subtask's metrics
+	counts   [2]uint64                  // records emitted by app, then late for them; flush publishes them
 }
 
 func newAppChain(j *runtime.Job, sub int, appToAll *runtime.Out[clicks.Click]) *appChain {
@@ -170,6 +180,8 @@ func newAppChain(j *runtime.Job, sub int, appToAll *runtime.Out[clicks.Click]) *
 	}
 	c.src = runtime.NewFileSource(j, nodeApp, sub, runtime.JSONFormat[clicks.Click]())
 	c.ctl = c.src.Ctl()
+	c.meter = j.Meter(sub, nodeApp)
+	c.appToAll.Observe(c.meter)
 	return c
 }
 
@@ -198,6 +210,7 @@ func (c *appChain) run() {
 
 // emitApp passes the records of "app" to all.
 func (c *appChain) emitApp(r clicks.Click) {
+	c.counts[0]++
 	c.appToAll.Forward(r)
 }
 
@@ -205,6 +218,7 @@ func (c *appChain) emitApp(r clicks.Click) {
 // to do, and at least every runtime.Linger.
 func (c *appChain) flush() {
 	c.appToAll.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -224,6 +238,8 @@ func (c *appChain) end() {
 	c.src.Snapshot(s, nodeApp)
 	c.appToAll.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // allChain is one subtask of union "all" and the nodes fused with it: visits.
@@ -231,6 +247,8 @@ type allChain struct {
 	sub              int // the subtask's index
 	in               *runtime.Inbox[clicks.Click]
 	visitsToSections *runtime.Out[clicks.Visit] // to sections, hash
+	meter            *runtime.Meter             // the subtask's metrics
+	counts           [4]uint64                  // records emitted by all, visits, then late for them; flush publishes them
 }
 
 func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Click], visitsToSections *runtime.Out[clicks.Visit]) *allChain {
@@ -239,6 +257,9 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Click], visit
 		sub:              sub,
 		visitsToSections: visitsToSections,
 	}
+	c.meter = j.Meter(sub, nodeAll, nodeVisits)
+	c.in.Observe(c.meter)
+	c.visitsToSections.Observe(c.meter)
 	return c
 }
 
@@ -284,6 +305,7 @@ func (c *allChain) toAll(r clicks.Click) {
 
 // emitAll passes the records of "all" to visits.
 func (c *allChain) emitAll(r clicks.Click) {
+	c.counts[0]++
 	c.toVisits(r)
 }
 
@@ -298,6 +320,7 @@ func (c *allChain) toVisits(r clicks.Click) {
 
 // emitVisits passes the records of "visits" to sections.
 func (c *allChain) emitVisits(r clicks.Visit) {
+	c.counts[1]++
 	c.visitsToSections.Hash(hashKeySections(clicks.BySection(r)), r)
 }
 
@@ -305,6 +328,7 @@ func (c *allChain) emitVisits(r clicks.Visit) {
 // to do, and at least every runtime.Linger.
 func (c *allChain) flush() {
 	c.visitsToSections.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -320,6 +344,8 @@ func (c *allChain) barrier(id int64) {
 // follows.
 func (c *allChain) end() {
 	c.visitsToSections.End()
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // sectionsChain is one subtask of aggregate "sections" and the nodes fused with it: print.
@@ -329,6 +355,8 @@ type sectionsChain struct {
 	in            *runtime.Inbox[clicks.Visit]
 	sectionsState *state.Memory[string, clicks.Stats] // state of sections: one clicks.Stats per key
 	printSink     *runtime.StdoutSink[clicks.Stats]
+	meter         *runtime.Meter // the subtask's metrics
+	counts        [4]uint64      // records emitted by sections, print, then late for them; flush publishes them
 }
 
 func newSectionsChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Visit]) *sectionsChain {
@@ -340,6 +368,8 @@ func newSectionsChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Visit]) 
 	c.sectionsState = state.NewMemory[string, clicks.Stats]()
 	runtime.RestoreMemory(c.task, nodeSections, c.sectionsState, sectionsCodec)
 	c.printSink = runtime.NewStdoutSink(j, nodePrint, sub, runtime.EncodeJSON[clicks.Stats])
+	c.meter = j.Meter(sub, nodeSections, nodePrint)
+	c.in.Observe(c.meter)
 	return c
 }
 
@@ -391,6 +421,7 @@ func (c *sectionsChain) toSections(r clicks.Visit) {
 
 // emitSections passes the records of "sections" to print.
 func (c *sectionsChain) emitSections(r clicks.Stats) {
+	c.counts[0]++
 	c.toPrint(r)
 }
 
@@ -403,6 +434,7 @@ func (c *sectionsChain) toPrint(r clicks.Stats) {
 // to do, and at least every runtime.Linger.
 func (c *sectionsChain) flush() {
 	c.printSink.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -426,6 +458,8 @@ func (c *sectionsChain) end() {
 	c.printSink.PreCommit(s, nodePrint)
 	c.printSink.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // hashKeySections hashes a key of "sections". The hash decides the key group, which

@@ -41,10 +41,10 @@ var config = &runtime.Config{
 	StateBackend: "pebble",
 	Nodes: []runtime.NodeConfig{
 		{Name: "numbers", UID: "numbers", Kind: "source", Section: "sources", Parallelism: 1, Connector: "generator"},
-		{Name: "sums", UID: "sums", Kind: "aggregate", Section: "operators", KeySchema: sumsKeySchema, ValueSchema: sumsValueSchema},
-		{Name: "tens", UID: "tens", Kind: "process", Section: "operators", KeySchema: tensKeySchema, ValueSchema: tensValueSchema},
-		{Name: "sum-out", UID: "sum-out", Kind: "sink", Section: "sinks", FusedWith: "sums", Connector: "file", Format: "jsonl", Options: map[string]string{"path": "sums"}},
-		{Name: "ten-out", UID: "ten-out", Kind: "sink", Section: "sinks", FusedWith: "tens", Connector: "file", Format: "lines", Options: map[string]string{"path": "tens"}},
+		{Name: "sums", UID: "sums", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "numbers", Partition: "hash"}}, KeySchema: sumsKeySchema, ValueSchema: sumsValueSchema},
+		{Name: "tens", UID: "tens", Kind: "process", Section: "operators", Inputs: []runtime.NodeInput{{From: "numbers", Partition: "hash"}}, KeySchema: tensKeySchema, ValueSchema: tensValueSchema},
+		{Name: "sum-out", UID: "sum-out", Kind: "sink", Section: "sinks", FusedWith: "sums", Inputs: []runtime.NodeInput{{From: "sums", Partition: "forward"}}, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "sums"}},
+		{Name: "ten-out", UID: "ten-out", Kind: "sink", Section: "sinks", FusedWith: "tens", Inputs: []runtime.NodeInput{{From: "tens", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "tens"}},
 	},
 }
 
@@ -81,6 +81,8 @@ type numbersChain struct {
 	ctl           *runtime.SourceCtl
 	numbersToSums *runtime.Out[int64] // to sums, hash
 	numbersToTens *runtime.Out[int64] // to tens, hash
+	meter         *runtime.Meter      // the subtask's metrics
+	counts        [2]uint64           // records emitted by numbers, then late for them; flush publishes them
 }
 
 func newNumbersChain(j *runtime.Job, sub int, numbersToSums *runtime.Out[int64], numbersToTens *runtime.Out[int64]) *numbersChain {
@@ -92,6 +94,9 @@ func newNumbersChain(j *runtime.Job, sub int, numbersToSums *runtime.Out[int64],
 	}
 	c.src = runtime.NewGeneratorSource(j, nodeNumbers, sub, p.Next)
 	c.ctl = c.src.Ctl()
+	c.meter = j.Meter(sub, nodeNumbers)
+	c.numbersToSums.Observe(c.meter)
+	c.numbersToTens.Observe(c.meter)
 	return c
 }
 
@@ -120,6 +125,7 @@ func (c *numbersChain) run() {
 
 // emitNumbers passes the records of "numbers" to sums, tens.
 func (c *numbersChain) emitNumbers(r int64) {
+	c.counts[0]++
 	c.numbersToSums.Hash(hashKeySums(p.Mod17(r)), r)
 	c.numbersToTens.Hash(hashKeyTens(p.Mod7(r)), r)
 }
@@ -129,6 +135,7 @@ func (c *numbersChain) emitNumbers(r int64) {
 func (c *numbersChain) flush() {
 	c.numbersToSums.Flush()
 	c.numbersToTens.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -150,6 +157,8 @@ func (c *numbersChain) end() {
 	c.numbersToSums.End()
 	c.numbersToTens.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // sumsChain is one subtask of aggregate "sums" and the nodes fused with it: sum-out.
@@ -159,6 +168,8 @@ type sumsChain struct {
 	in         *runtime.Inbox[int64]
 	sumsState  *pebblestate.Keyed[int64, p.Sum] // state of sums: one p.Sum per key
 	sumOutSink *runtime.FileSink[p.Result]
+	meter      *runtime.Meter // the subtask's metrics
+	counts     [4]uint64      // records emitted by sums, sum-out, then late for them; flush publishes them
 }
 
 func newSumsChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *sumsChain {
@@ -169,6 +180,8 @@ func newSumsChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *sumsChain 
 	}
 	c.sumsState = pebblestate.Open(c.task, nodeSums, sumsCodec)
 	c.sumOutSink = runtime.NewFileSink(j, nodeSumOut, sub, runtime.EncodeJSON[p.Result])
+	c.meter = j.Meter(sub, nodeSums, nodeSumOut)
+	c.in.Observe(c.meter)
 	return c
 }
 
@@ -220,6 +233,7 @@ func (c *sumsChain) toSums(r int64) {
 
 // emitSums passes the records of "sums" to sum-out.
 func (c *sumsChain) emitSums(r p.Result) {
+	c.counts[0]++
 	c.toSumOut(r)
 }
 
@@ -232,6 +246,7 @@ func (c *sumsChain) toSumOut(r p.Result) {
 // to do, and at least every runtime.Linger.
 func (c *sumsChain) flush() {
 	c.sumOutSink.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -255,6 +270,8 @@ func (c *sumsChain) end() {
 	c.sumOutSink.PreCommit(s, nodeSumOut)
 	c.sumOutSink.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // tensChain is one subtask of process "tens" and the nodes fused with it: ten-out.
@@ -267,6 +284,8 @@ type tensChain struct {
 	tensCtx    *runtime.ProcessContext[int64]
 	tensEmitFn func(string) // the emit function tens gets, made once
 	tenOutSink *runtime.FileSink[string]
+	meter      *runtime.Meter // the subtask's metrics
+	counts     [4]uint64      // records emitted by tens, ten-out, then late for them; flush publishes them
 }
 
 func newTensChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *tensChain {
@@ -283,6 +302,8 @@ func newTensChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *tensChain 
 	c.tensCtx = runtime.NewProcessContext("tens", c.tensTimers, false, false)
 	c.tensEmitFn = c.emitTens
 	c.tenOutSink = runtime.NewFileSink(j, nodeTenOut, sub, runtime.EncodeString)
+	c.meter = j.Meter(sub, nodeTens, nodeTenOut)
+	c.in.Observe(c.meter)
 	return c
 }
 
@@ -338,6 +359,7 @@ func (c *tensChain) toTens(r int64) {
 
 // emitTens passes the records of "tens" to ten-out.
 func (c *tensChain) emitTens(r string) {
+	c.counts[0]++
 	c.toTenOut(r)
 }
 
@@ -350,6 +372,7 @@ func (c *tensChain) toTenOut(r string) {
 // to do, and at least every runtime.Linger.
 func (c *tensChain) flush() {
 	c.tenOutSink.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -372,6 +395,8 @@ func (c *tensChain) end() {
 	c.tenOutSink.PreCommit(s, nodeTenOut)
 	c.tenOutSink.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // hashKeySums hashes a key of "sums". The hash decides the key group, which

@@ -40,13 +40,13 @@ var config = &runtime.Config{
 	StateBackend: "memory",
 	Nodes: []runtime.NodeConfig{
 		{Name: "orders", UID: "orders", Kind: "source", Section: "sources", Parallelism: 1, Connector: "generator"},
-		{Name: "priced", UID: "priced", Kind: "map", Section: "operators", Parallelism: 4},
-		{Name: "running", UID: "running", Kind: "reduce", Section: "operators", KeySchema: runningKeySchema, ValueSchema: runningValueSchema},
-		{Name: "latest", UID: "latest", Kind: "aggregate", Section: "operators", KeySchema: latestKeySchema, ValueSchema: latestValueSchema},
-		{Name: "count", UID: "count", Kind: "aggregate", Section: "operators", KeySchema: countKeySchema, ValueSchema: countValueSchema},
-		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "running", Connector: "stdout", Format: "jsonl"},
-		{Name: "last", UID: "last", Kind: "sink", Section: "sinks", FusedWith: "latest", Connector: "stdout", Format: "jsonl"},
-		{Name: "counts", UID: "counts", Kind: "sink", Section: "sinks", FusedWith: "count", Connector: "stdout", Format: "jsonl"},
+		{Name: "priced", UID: "priced", Kind: "map", Section: "operators", Parallelism: 4, Inputs: []runtime.NodeInput{{From: "orders", Partition: "rebalance"}}},
+		{Name: "running", UID: "running", Kind: "reduce", Section: "operators", Inputs: []runtime.NodeInput{{From: "priced", Partition: "hash"}}, KeySchema: runningKeySchema, ValueSchema: runningValueSchema},
+		{Name: "latest", UID: "latest", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "priced", Partition: "hash"}}, KeySchema: latestKeySchema, ValueSchema: latestValueSchema},
+		{Name: "count", UID: "count", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "priced", Partition: "hash"}}, KeySchema: countKeySchema, ValueSchema: countValueSchema},
+		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "running", Inputs: []runtime.NodeInput{{From: "running", Partition: "forward"}}, Connector: "stdout", Format: "jsonl"},
+		{Name: "last", UID: "last", Kind: "sink", Section: "sinks", FusedWith: "latest", Inputs: []runtime.NodeInput{{From: "latest", Partition: "forward"}}, Connector: "stdout", Format: "jsonl"},
+		{Name: "counts", UID: "counts", Kind: "sink", Section: "sinks", FusedWith: "count", Inputs: []runtime.NodeInput{{From: "count", Partition: "forward"}}, Connector: "stdout", Format: "jsonl"},
 	},
 }
 
@@ -93,6 +93,8 @@ type ordersChain struct {
 	src            *runtime.GeneratorSource[reorder.Order]
 	ctl            *runtime.SourceCtl
 	ordersToPriced *runtime.Out[reorder.Order] // to priced, rebalance
+	meter          *runtime.Meter              // the subtask's metrics
+	counts         [2]uint64                   // records emitted by orders, then late for them; flush publishes them
 }
 
 func newOrdersChain(j *runtime.Job, sub int, ordersToPriced *runtime.Out[reorder.Order]) *ordersChain {
@@ -103,6 +105,8 @@ func newOrdersChain(j *runtime.Job, sub int, ordersToPriced *runtime.Out[reorder
 	}
 	c.src = runtime.NewGeneratorSource(j, nodeOrders, sub, reorder.Next)
 	c.ctl = c.src.Ctl()
+	c.meter = j.Meter(sub, nodeOrders)
+	c.ordersToPriced.Observe(c.meter)
 	return c
 }
 
@@ -131,6 +135,7 @@ func (c *ordersChain) run() {
 
 // emitOrders passes the records of "orders" to priced.
 func (c *ordersChain) emitOrders(r reorder.Order) {
+	c.counts[0]++
 	c.ordersToPriced.Rebalance(r)
 }
 
@@ -138,6 +143,7 @@ func (c *ordersChain) emitOrders(r reorder.Order) {
 // to do, and at least every runtime.Linger.
 func (c *ordersChain) flush() {
 	c.ordersToPriced.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -157,6 +163,8 @@ func (c *ordersChain) end() {
 	c.src.Snapshot(s, nodeOrders)
 	c.ordersToPriced.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // pricedChain is one subtask of map "priced".
@@ -166,6 +174,8 @@ type pricedChain struct {
 	pricedToRunning *runtime.Out[reorder.Order] // to running, hash
 	pricedToLatest  *runtime.Out[reorder.Order] // to latest, hash
 	pricedToCount   *runtime.Out[reorder.Order] // to count, hash
+	meter           *runtime.Meter              // the subtask's metrics
+	counts          [2]uint64                   // records emitted by priced, then late for them; flush publishes them
 }
 
 func newPricedChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order], pricedToRunning *runtime.Out[reorder.Order], pricedToLatest *runtime.Out[reorder.Order], pricedToCount *runtime.Out[reorder.Order]) *pricedChain {
@@ -176,6 +186,11 @@ func newPricedChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order], p
 		pricedToRunning: pricedToRunning,
 		sub:             sub,
 	}
+	c.meter = j.Meter(sub, nodePriced)
+	c.in.Observe(c.meter)
+	c.pricedToRunning.Observe(c.meter)
+	c.pricedToLatest.Observe(c.meter)
+	c.pricedToCount.Observe(c.meter)
 	return c
 }
 
@@ -221,6 +236,7 @@ func (c *pricedChain) toPriced(r reorder.Order) {
 
 // emitPriced passes the records of "priced" to running, latest, count.
 func (c *pricedChain) emitPriced(r reorder.Order) {
+	c.counts[0]++
 	c.pricedToRunning.Hash(hashKeyRunning(reorder.ByCustomer(r)), r)
 	c.pricedToLatest.Hash(hashKeyLatest(reorder.ByCustomer(r)), r)
 	c.pricedToCount.Hash(hashKeyCount(reorder.ByCustomer(r)), r)
@@ -232,6 +248,7 @@ func (c *pricedChain) flush() {
 	c.pricedToRunning.Flush()
 	c.pricedToLatest.Flush()
 	c.pricedToCount.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -251,6 +268,8 @@ func (c *pricedChain) end() {
 	c.pricedToRunning.End()
 	c.pricedToLatest.End()
 	c.pricedToCount.End()
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // runningChain is one subtask of reduce "running" and the nodes fused with it: out.
@@ -260,6 +279,8 @@ type runningChain struct {
 	in           *runtime.Inbox[reorder.Order]
 	runningState *state.Memory[string, reorder.Order] // state of running: one reorder.Order per key
 	outSink      *runtime.StdoutSink[reorder.Order]
+	meter        *runtime.Meter // the subtask's metrics
+	counts       [4]uint64      // records emitted by running, out, then late for them; flush publishes them
 }
 
 func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *runningChain {
@@ -271,6 +292,8 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) 
 	c.runningState = state.NewMemory[string, reorder.Order]()
 	runtime.RestoreMemory(c.task, nodeRunning, c.runningState, runningCodec)
 	c.outSink = runtime.NewStdoutSink(j, nodeOut, sub, runtime.EncodeJSON[reorder.Order])
+	c.meter = j.Meter(sub, nodeRunning, nodeOut)
+	c.in.Observe(c.meter)
 	return c
 }
 
@@ -323,6 +346,7 @@ func (c *runningChain) toRunning(r reorder.Order) {
 
 // emitRunning passes the records of "running" to out.
 func (c *runningChain) emitRunning(r reorder.Order) {
+	c.counts[0]++
 	c.toOut(r)
 }
 
@@ -335,6 +359,7 @@ func (c *runningChain) toOut(r reorder.Order) {
 // to do, and at least every runtime.Linger.
 func (c *runningChain) flush() {
 	c.outSink.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -354,6 +379,8 @@ func (c *runningChain) end() {
 	c.outSink.PreCommit(s, nodeOut)
 	c.outSink.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // latestChain is one subtask of aggregate "latest" and the nodes fused with it: last.
@@ -363,6 +390,8 @@ type latestChain struct {
 	in          *runtime.Inbox[reorder.Order]
 	latestState *state.Memory[string, reorder.Order] // state of latest: one reorder.Order per key
 	lastSink    *runtime.StdoutSink[reorder.Order]
+	meter       *runtime.Meter // the subtask's metrics
+	counts      [4]uint64      // records emitted by latest, last, then late for them; flush publishes them
 }
 
 func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *latestChain {
@@ -374,6 +403,8 @@ func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *
 	c.latestState = state.NewMemory[string, reorder.Order]()
 	runtime.RestoreMemory(c.task, nodeLatest, c.latestState, latestCodec)
 	c.lastSink = runtime.NewStdoutSink(j, nodeLast, sub, runtime.EncodeJSON[reorder.Order])
+	c.meter = j.Meter(sub, nodeLatest, nodeLast)
+	c.in.Observe(c.meter)
 	return c
 }
 
@@ -426,6 +457,7 @@ func (c *latestChain) toLatest(r reorder.Order) {
 
 // emitLatest passes the records of "latest" to last.
 func (c *latestChain) emitLatest(r reorder.Order) {
+	c.counts[0]++
 	c.toLast(r)
 }
 
@@ -438,6 +470,7 @@ func (c *latestChain) toLast(r reorder.Order) {
 // to do, and at least every runtime.Linger.
 func (c *latestChain) flush() {
 	c.lastSink.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -457,6 +490,8 @@ func (c *latestChain) end() {
 	c.lastSink.PreCommit(s, nodeLast)
 	c.lastSink.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // countChain is one subtask of aggregate "count" and the nodes fused with it: counts.
@@ -466,6 +501,8 @@ type countChain struct {
 	in         *runtime.Inbox[reorder.Order]
 	countState *state.Memory[string, int] // state of count: one int per key
 	countsSink *runtime.StdoutSink[int]
+	meter      *runtime.Meter // the subtask's metrics
+	counts     [4]uint64      // records emitted by count, counts, then late for them; flush publishes them
 }
 
 func newCountChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *countChain {
@@ -477,6 +514,8 @@ func newCountChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *c
 	c.countState = state.NewMemory[string, int]()
 	runtime.RestoreMemory(c.task, nodeCount, c.countState, countCodec)
 	c.countsSink = runtime.NewStdoutSink(j, nodeCounts, sub, runtime.EncodeJSON[int])
+	c.meter = j.Meter(sub, nodeCount, nodeCounts)
+	c.in.Observe(c.meter)
 	return c
 }
 
@@ -528,6 +567,7 @@ func (c *countChain) toCount(r reorder.Order) {
 
 // emitCount passes the records of "count" to counts.
 func (c *countChain) emitCount(r int) {
+	c.counts[0]++
 	c.toCounts(r)
 }
 
@@ -540,6 +580,7 @@ func (c *countChain) toCounts(r int) {
 // to do, and at least every runtime.Linger.
 func (c *countChain) flush() {
 	c.countsSink.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -563,6 +604,8 @@ func (c *countChain) end() {
 	c.countsSink.PreCommit(s, nodeCounts)
 	c.countsSink.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // hashKeyRunning hashes a key of "running". The hash decides the key group, which

@@ -40,9 +40,9 @@ var config = &runtime.Config{
 	StateBackend: "memory",
 	Nodes: []runtime.NodeConfig{
 		{Name: "orders", UID: "orders", Kind: "source", Section: "sources", Parallelism: 1, Connector: "generator"},
-		{Name: "priced", UID: "priced", Kind: "map", Section: "operators", FusedWith: "orders"},
-		{Name: "running", UID: "running", Kind: "reduce", Section: "operators", KeySchema: runningKeySchema, ValueSchema: runningValueSchema},
-		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "running", Connector: "file", Format: "jsonl", Options: map[string]string{"path": "out"}},
+		{Name: "priced", UID: "priced", Kind: "map", Section: "operators", FusedWith: "orders", Inputs: []runtime.NodeInput{{From: "orders", Partition: "forward"}}},
+		{Name: "running", UID: "running", Kind: "reduce", Section: "operators", Inputs: []runtime.NodeInput{{From: "priced", Partition: "hash"}}, KeySchema: runningKeySchema, ValueSchema: runningValueSchema},
+		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "running", Inputs: []runtime.NodeInput{{From: "running", Partition: "forward"}}, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "out"}},
 	},
 }
 
@@ -73,6 +73,8 @@ type ordersChain struct {
 	src             *runtime.GeneratorSource[totals.Order]
 	ctl             *runtime.SourceCtl
 	pricedToRunning *runtime.Out[totals.Total] // to running, hash
+	meter           *runtime.Meter             // the subtask's metrics
+	counts          [4]uint64                  // records emitted by orders, priced, then late for them; flush publishes them
 }
 
 func newOrdersChain(j *runtime.Job, sub int, pricedToRunning *runtime.Out[totals.Total]) *ordersChain {
@@ -83,6 +85,8 @@ func newOrdersChain(j *runtime.Job, sub int, pricedToRunning *runtime.Out[totals
 	}
 	c.src = runtime.NewGeneratorSource(j, nodeOrders, sub, totals.NextOrder)
 	c.ctl = c.src.Ctl()
+	c.meter = j.Meter(sub, nodeOrders, nodePriced)
+	c.pricedToRunning.Observe(c.meter)
 	return c
 }
 
@@ -111,6 +115,7 @@ func (c *ordersChain) run() {
 
 // emitOrders passes the records of "orders" to priced.
 func (c *ordersChain) emitOrders(r totals.Order) {
+	c.counts[0]++
 	c.toPriced(r)
 }
 
@@ -121,6 +126,7 @@ func (c *ordersChain) toPriced(r totals.Order) {
 
 // emitPriced passes the records of "priced" to running.
 func (c *ordersChain) emitPriced(r totals.Total) {
+	c.counts[1]++
 	c.pricedToRunning.Hash(hashKeyRunning(totals.ByCustomer(r)), r)
 }
 
@@ -128,6 +134,7 @@ func (c *ordersChain) emitPriced(r totals.Total) {
 // to do, and at least every runtime.Linger.
 func (c *ordersChain) flush() {
 	c.pricedToRunning.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -147,6 +154,8 @@ func (c *ordersChain) end() {
 	c.src.Snapshot(s, nodeOrders)
 	c.pricedToRunning.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // runningChain is one subtask of reduce "running" and the nodes fused with it: out.
@@ -156,6 +165,8 @@ type runningChain struct {
 	in           *runtime.Inbox[totals.Total]
 	runningState *state.Memory[string, totals.Total] // state of running: one totals.Total per key
 	outSink      *runtime.FileSink[totals.Total]
+	meter        *runtime.Meter // the subtask's metrics
+	counts       [4]uint64      // records emitted by running, out, then late for them; flush publishes them
 }
 
 func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[totals.Total]) *runningChain {
@@ -167,6 +178,8 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[totals.Total]) *
 	c.runningState = state.NewMemory[string, totals.Total]()
 	runtime.RestoreMemory(c.task, nodeRunning, c.runningState, runningCodec)
 	c.outSink = runtime.NewFileSink(j, nodeOut, sub, runtime.EncodeJSON[totals.Total])
+	c.meter = j.Meter(sub, nodeRunning, nodeOut)
+	c.in.Observe(c.meter)
 	return c
 }
 
@@ -219,6 +232,7 @@ func (c *runningChain) toRunning(r totals.Total) {
 
 // emitRunning passes the records of "running" to out.
 func (c *runningChain) emitRunning(r totals.Total) {
+	c.counts[0]++
 	c.toOut(r)
 }
 
@@ -231,6 +245,7 @@ func (c *runningChain) toOut(r totals.Total) {
 // to do, and at least every runtime.Linger.
 func (c *runningChain) flush() {
 	c.outSink.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -250,6 +265,8 @@ func (c *runningChain) end() {
 	c.outSink.PreCommit(s, nodeOut)
 	c.outSink.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // hashKeyRunning hashes a key of "running". The hash decides the key group, which

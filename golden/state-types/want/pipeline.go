@@ -41,13 +41,13 @@ var config = &runtime.Config{
 	StateBackend: "memory",
 	Nodes: []runtime.NodeConfig{
 		{Name: "events", UID: "events", Kind: "source", Section: "sources", Parallelism: 1, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "events.jsonl"}},
-		{Name: "paced", UID: "paced", Kind: "map", Section: "operators", Parallelism: 1, FusedWith: "events"},
-		{Name: "accs", UID: "accs", Kind: "aggregate", Section: "operators", KeySchema: accsKeySchema, ValueSchema: accsValueSchema},
-		{Name: "readings", UID: "readings", Kind: "map", Section: "operators", FusedWith: "events"},
-		{Name: "sensors", UID: "sensors", Kind: "reduce", Section: "operators", KeySchema: sensorsKeySchema, ValueSchema: sensorsValueSchema},
-		{Name: "sensor-lines", UID: "sensor-lines", Kind: "map", Section: "operators", FusedWith: "sensors"},
-		{Name: "acc-out", UID: "acc-out", Kind: "sink", Section: "sinks", FusedWith: "accs", Connector: "file", Format: "lines", Options: map[string]string{"path": "accs"}},
-		{Name: "sensor-out", UID: "sensor-out", Kind: "sink", Section: "sinks", FusedWith: "sensors", Connector: "file", Format: "lines", Options: map[string]string{"path": "sensors"}},
+		{Name: "paced", UID: "paced", Kind: "map", Section: "operators", Parallelism: 1, FusedWith: "events", Inputs: []runtime.NodeInput{{From: "events", Partition: "forward"}}},
+		{Name: "accs", UID: "accs", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "paced", Partition: "hash"}}, KeySchema: accsKeySchema, ValueSchema: accsValueSchema},
+		{Name: "readings", UID: "readings", Kind: "map", Section: "operators", FusedWith: "events", Inputs: []runtime.NodeInput{{From: "paced", Partition: "forward"}}},
+		{Name: "sensors", UID: "sensors", Kind: "reduce", Section: "operators", Inputs: []runtime.NodeInput{{From: "readings", Partition: "hash"}}, KeySchema: sensorsKeySchema, ValueSchema: sensorsValueSchema},
+		{Name: "sensor-lines", UID: "sensor-lines", Kind: "map", Section: "operators", FusedWith: "sensors", Inputs: []runtime.NodeInput{{From: "sensors", Partition: "forward"}}},
+		{Name: "acc-out", UID: "acc-out", Kind: "sink", Section: "sinks", FusedWith: "accs", Inputs: []runtime.NodeInput{{From: "accs", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "accs"}},
+		{Name: "sensor-out", UID: "sensor-out", Kind: "sink", Section: "sinks", FusedWith: "sensors", Inputs: []runtime.NodeInput{{From: "sensor-lines", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "sensors"}},
 	},
 }
 
@@ -87,6 +87,8 @@ type eventsChain struct {
 	ctl               *runtime.SourceCtl
 	pacedToAccs       *runtime.Out[statetypes.Event]   // to accs, hash
 	readingsToSensors *runtime.Out[statetypes.Reading] // to sensors, hash
+	meter             *runtime.Meter                   // the subtask's metrics
+	counts            [6]uint64                        // records emitted by events, paced, readings, then late for them; flush publishes them
 }
 
 func newEventsChain(j *runtime.Job, sub int, pacedToAccs *runtime.Out[statetypes.Event], readingsToSensors *runtime.Out[statetypes.Reading]) *eventsChain {
@@ -98,6 +100,9 @@ func newEventsChain(j *runtime.Job, sub int, pacedToAccs *runtime.Out[statetypes
 	}
 	c.src = runtime.NewFileSource(j, nodeEvents, sub, runtime.JSONFormat[statetypes.Event]())
 	c.ctl = c.src.Ctl()
+	c.meter = j.Meter(sub, nodeEvents, nodePaced, nodeReadings)
+	c.pacedToAccs.Observe(c.meter)
+	c.readingsToSensors.Observe(c.meter)
 	return c
 }
 
@@ -126,6 +131,7 @@ func (c *eventsChain) run() {
 
 // emitEvents passes the records of "events" to paced.
 func (c *eventsChain) emitEvents(r statetypes.Event) {
+	c.counts[0]++
 	c.toPaced(r)
 }
 
@@ -136,6 +142,7 @@ func (c *eventsChain) toPaced(r statetypes.Event) {
 
 // emitPaced passes the records of "paced" to accs, readings.
 func (c *eventsChain) emitPaced(r statetypes.Event) {
+	c.counts[1]++
 	c.pacedToAccs.Hash(hashKeyAccs(statetypes.ByKey(r)), r)
 	c.toReadings(r)
 }
@@ -147,6 +154,7 @@ func (c *eventsChain) toReadings(r statetypes.Event) {
 
 // emitReadings passes the records of "readings" to sensors.
 func (c *eventsChain) emitReadings(r statetypes.Reading) {
+	c.counts[2]++
 	c.readingsToSensors.Hash(hashKeySensors(statetypes.BySensor(r)), r)
 }
 
@@ -155,6 +163,7 @@ func (c *eventsChain) emitReadings(r statetypes.Reading) {
 func (c *eventsChain) flush() {
 	c.pacedToAccs.Flush()
 	c.readingsToSensors.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -176,6 +185,8 @@ func (c *eventsChain) end() {
 	c.pacedToAccs.End()
 	c.readingsToSensors.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // accsChain is one subtask of aggregate "accs" and the nodes fused with it: acc-out.
@@ -185,6 +196,8 @@ type accsChain struct {
 	in         *runtime.Inbox[statetypes.Event]
 	accsState  *state.Memory[statetypes.Key, statetypes.Acc] // state of accs: one statetypes.Acc per key
 	accOutSink *runtime.FileSink[string]
+	meter      *runtime.Meter // the subtask's metrics
+	counts     [4]uint64      // records emitted by accs, acc-out, then late for them; flush publishes them
 }
 
 func newAccsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Event]) *accsChain {
@@ -196,6 +209,8 @@ func newAccsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Event]) 
 	c.accsState = state.NewMemory[statetypes.Key, statetypes.Acc]()
 	runtime.RestoreMemory(c.task, nodeAccs, c.accsState, accsCodec)
 	c.accOutSink = runtime.NewFileSink(j, nodeAccOut, sub, runtime.EncodeString)
+	c.meter = j.Meter(sub, nodeAccs, nodeAccOut)
+	c.in.Observe(c.meter)
 	return c
 }
 
@@ -247,6 +262,7 @@ func (c *accsChain) toAccs(r statetypes.Event) {
 
 // emitAccs passes the records of "accs" to acc-out.
 func (c *accsChain) emitAccs(r string) {
+	c.counts[0]++
 	c.toAccOut(r)
 }
 
@@ -259,6 +275,7 @@ func (c *accsChain) toAccOut(r string) {
 // to do, and at least every runtime.Linger.
 func (c *accsChain) flush() {
 	c.accOutSink.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -282,6 +299,8 @@ func (c *accsChain) end() {
 	c.accOutSink.PreCommit(s, nodeAccOut)
 	c.accOutSink.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // sensorsChain is one subtask of reduce "sensors" and the nodes fused with it: sensor-lines, sensor-out.
@@ -291,6 +310,8 @@ type sensorsChain struct {
 	in            *runtime.Inbox[statetypes.Reading]
 	sensorsState  *state.Memory[statetypes.Label, statetypes.Reading] // state of sensors: one statetypes.Reading per key
 	sensorOutSink *runtime.FileSink[string]
+	meter         *runtime.Meter // the subtask's metrics
+	counts        [6]uint64      // records emitted by sensors, sensor-lines, sensor-out, then late for them; flush publishes them
 }
 
 func newSensorsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Reading]) *sensorsChain {
@@ -302,6 +323,8 @@ func newSensorsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Readi
 	c.sensorsState = state.NewMemory[statetypes.Label, statetypes.Reading]()
 	runtime.RestoreMemory(c.task, nodeSensors, c.sensorsState, sensorsCodec)
 	c.sensorOutSink = runtime.NewFileSink(j, nodeSensorOut, sub, runtime.EncodeString)
+	c.meter = j.Meter(sub, nodeSensors, nodeSensorLines, nodeSensorOut)
+	c.in.Observe(c.meter)
 	return c
 }
 
@@ -353,6 +376,7 @@ func (c *sensorsChain) toSensors(r statetypes.Reading) {
 
 // emitSensors passes the records of "sensors" to sensor-lines.
 func (c *sensorsChain) emitSensors(r statetypes.Reading) {
+	c.counts[0]++
 	c.toSensorLines(r)
 }
 
@@ -363,6 +387,7 @@ func (c *sensorsChain) toSensorLines(r statetypes.Reading) {
 
 // emitSensorLines passes the records of "sensor-lines" to sensor-out.
 func (c *sensorsChain) emitSensorLines(r string) {
+	c.counts[1]++
 	c.toSensorOut(r)
 }
 
@@ -375,6 +400,7 @@ func (c *sensorsChain) toSensorOut(r string) {
 // to do, and at least every runtime.Linger.
 func (c *sensorsChain) flush() {
 	c.sensorOutSink.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -398,6 +424,8 @@ func (c *sensorsChain) end() {
 	c.sensorOutSink.PreCommit(s, nodeSensorOut)
 	c.sensorOutSink.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // hashKeyAccs hashes a key of "accs". The hash decides the key group, which

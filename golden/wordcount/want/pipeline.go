@@ -40,9 +40,9 @@ var config = &runtime.Config{
 	StateBackend: "memory",
 	Nodes: []runtime.NodeConfig{
 		{Name: "lines", UID: "lines", Kind: "source", Section: "sources", Connector: "file", Format: "lines", Options: map[string]string{"path": "input.txt"}},
-		{Name: "words", UID: "words", Kind: "flatmap", Section: "operators", FusedWith: "lines"},
-		{Name: "counts", UID: "counts", Kind: "aggregate", Section: "operators", KeySchema: countsKeySchema, ValueSchema: countsValueSchema},
-		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "counts", Connector: "file", Format: "jsonl", Options: map[string]string{"path": "out"}},
+		{Name: "words", UID: "words", Kind: "flatmap", Section: "operators", FusedWith: "lines", Inputs: []runtime.NodeInput{{From: "lines", Partition: "forward"}}},
+		{Name: "counts", UID: "counts", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "words", Partition: "hash"}}, KeySchema: countsKeySchema, ValueSchema: countsValueSchema},
+		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "counts", Inputs: []runtime.NodeInput{{From: "counts", Partition: "forward"}}, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "out"}},
 	},
 }
 
@@ -74,6 +74,8 @@ type linesChain struct {
 	ctl           *runtime.SourceCtl
 	wordsToCounts *runtime.Out[wc.Word] // to counts, hash
 	emitWordsFn   func(wc.Word)         // emitWords, made once
+	meter         *runtime.Meter        // the subtask's metrics
+	counts        [4]uint64             // records emitted by lines, words, then late for them; flush publishes them
 }
 
 func newLinesChain(j *runtime.Job, sub int, wordsToCounts *runtime.Out[wc.Word]) *linesChain {
@@ -85,6 +87,8 @@ func newLinesChain(j *runtime.Job, sub int, wordsToCounts *runtime.Out[wc.Word])
 	c.src = runtime.NewFileSource(j, nodeLines, sub, runtime.LinesFormat())
 	c.ctl = c.src.Ctl()
 	c.emitWordsFn = c.emitWords
+	c.meter = j.Meter(sub, nodeLines, nodeWords)
+	c.wordsToCounts.Observe(c.meter)
 	return c
 }
 
@@ -113,6 +117,7 @@ func (c *linesChain) run() {
 
 // emitLines passes the records of "lines" to words.
 func (c *linesChain) emitLines(r string) {
+	c.counts[0]++
 	c.toWords(r)
 }
 
@@ -123,6 +128,7 @@ func (c *linesChain) toWords(r string) {
 
 // emitWords passes the records of "words" to counts.
 func (c *linesChain) emitWords(r wc.Word) {
+	c.counts[1]++
 	c.wordsToCounts.Hash(hashKeyCounts(wc.WordKey(r)), r)
 }
 
@@ -130,6 +136,7 @@ func (c *linesChain) emitWords(r wc.Word) {
 // to do, and at least every runtime.Linger.
 func (c *linesChain) flush() {
 	c.wordsToCounts.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -149,6 +156,8 @@ func (c *linesChain) end() {
 	c.src.Snapshot(s, nodeLines)
 	c.wordsToCounts.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // countsChain is one subtask of aggregate "counts" and the nodes fused with it: out.
@@ -158,6 +167,8 @@ type countsChain struct {
 	in          *runtime.Inbox[wc.Word]
 	countsState *state.Memory[string, wc.Count] // state of counts: one wc.Count per key
 	outSink     *runtime.FileSink[wc.WordCount]
+	meter       *runtime.Meter // the subtask's metrics
+	counts      [4]uint64      // records emitted by counts, out, then late for them; flush publishes them
 }
 
 func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[wc.Word]) *countsChain {
@@ -169,6 +180,8 @@ func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[wc.Word]) *counts
 	c.countsState = state.NewMemory[string, wc.Count]()
 	runtime.RestoreMemory(c.task, nodeCounts, c.countsState, countsCodec)
 	c.outSink = runtime.NewFileSink(j, nodeOut, sub, runtime.EncodeJSON[wc.WordCount])
+	c.meter = j.Meter(sub, nodeCounts, nodeOut)
+	c.in.Observe(c.meter)
 	return c
 }
 
@@ -220,6 +233,7 @@ func (c *countsChain) toCounts(r wc.Word) {
 
 // emitCounts passes the records of "counts" to out.
 func (c *countsChain) emitCounts(r wc.WordCount) {
+	c.counts[0]++
 	c.toOut(r)
 }
 
@@ -232,6 +246,7 @@ func (c *countsChain) toOut(r wc.WordCount) {
 // to do, and at least every runtime.Linger.
 func (c *countsChain) flush() {
 	c.outSink.Flush()
+	c.meter.Publish(c.counts[:])
 }
 
 // barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
@@ -255,6 +270,8 @@ func (c *countsChain) end() {
 	c.outSink.PreCommit(s, nodeOut)
 	c.outSink.End()
 	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
 }
 
 // hashKeyCounts hashes a key of "counts". The hash decides the key group, which

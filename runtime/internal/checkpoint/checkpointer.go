@@ -121,6 +121,12 @@ func (c *Checkpointer) StoppedAt() int64 { return c.stoppedAt.Load() }
 // Enabled reports whether the job takes checkpoints.
 func (c *Checkpointer) Enabled() bool { return c.cfg.Checkpoint.Mode != config.NoCheckpoints }
 
+// Mode is the job's checkpoint mode: exactly-once, at-least-once or none.
+func (c *Checkpointer) Mode() string { return c.cfg.Checkpoint.Mode }
+
+// Settings are the job's checkpoint settings for this run.
+func (c *Checkpointer) Settings() config.CheckpointConfig { return c.cfg.Checkpoint }
+
 // Storage is the checkpoint directory.
 func (c *Checkpointer) Storage() *storage.Storage { return c.st }
 

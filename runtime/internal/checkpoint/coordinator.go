@@ -249,7 +249,7 @@ func (c *coordinator) complete(cur *inflight) error {
 		return &uncommittedError{id: m.ID, err: err}
 	}
 	c.cp.committed.Store(m.ID)
-	c.cp.events.Emit(events.Event{Kind: events.Checkpoint, Checkpoint: m.ID, Final: m.Final, Duration: m.Stats.Duration, Bytes: m.Stats.BytesWritten})
+	c.cp.events.Emit(events.Event{Kind: events.Checkpoint, Checkpoint: m.ID, Final: m.Final, Duration: m.Stats.Duration, Alignment: m.Stats.Alignment, Bytes: m.Stats.BytesWritten})
 	if c.cp.verbose {
 		what := "checkpoint"
 		if m.Final {

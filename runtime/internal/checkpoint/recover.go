@@ -121,6 +121,9 @@ func (c *Checkpointer) checkCompatible(m *storage.Manifest) error {
 		if ns == nil || n.Kind != "source" || len(ns.Sources) == 0 {
 			continue
 		}
+		if conn := n.Catalog(); conn != nil && conn.Rescalable {
+			continue // its subtasks share out the positions of all (RestoredNode)
+		}
 		if ns.Parallelism != n.Parallelism {
 			return fmt.Errorf("source %s ran with %d subtasks and this run has %d: sources cannot change parallelism yet; run with --set sources.%s.parallelism=%d", n.Name, ns.Parallelism, n.Parallelism, n.Name, ns.Parallelism)
 		}
@@ -172,6 +175,13 @@ func (c *Checkpointer) restoredNode(node int) *storage.NodeState {
 	}
 	return c.restored.Manifest.Node(c.cfg.Nodes[node].UID)
 }
+
+// RestoredNode is what node contributed to the checkpoint the run resumes
+// from (every subtask's positions, a sink's transactions), nil for a fresh
+// start or a node new in this version. A source whose connector is
+// Rescalable shares out the positions of every old subtask among its new
+// ones.
+func (c *Checkpointer) RestoredNode(node int) *storage.NodeState { return c.restoredNode(node) }
 
 // RestoredSource returns the read position a source subtask resumes from,
 // or nil when it starts from the beginning.

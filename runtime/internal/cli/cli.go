@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -21,6 +22,8 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/job"
+	"github.com/pipegen/pipegen/runtime/internal/logs"
+	"github.com/pipegen/pipegen/runtime/internal/metrics"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/settings"
 	"github.com/pipegen/pipegen/runtime/vfs"
@@ -104,6 +107,9 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 	cpuProfile := fs.String("cpuprofile", "", "")
 	eventsFile := fs.String("events", "", "")
 	stopTimeout := fs.Duration("stop-timeout", DefaultStopTimeout, "")
+	httpAddr := fs.String("http", "", "")
+	tokenFile := fs.String("http-token-file", "", "")
+	logFormat := fs.String("log-format", logs.Text, "")
 	var sets setFlags
 	fs.Var(&sets, "set", "")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -163,7 +169,13 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 		}
 		defer pprof.StopCPUProfile()
 	}
-	var ev *events.Writer
+	log, err := logs.New(stderr, *logFormat, name)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s run: %v\n", name, err)
+		return exitUsage
+	}
+	reg := metrics.New(cfg)
+	ev := events.NewWriter(nil, name)
 	if *eventsFile != "" {
 		w, c, err := events.Create(*eventsFile, name)
 		if err != nil {
@@ -173,33 +185,46 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 		defer c.Close()
 		ev = w
 	}
+	ev.Tap(reg.Event)
+	if *httpAddr != "" {
+		srv, code := serve(name, *httpAddr, *tokenFile, reg, log, stderr)
+		if srv == nil {
+			return code
+		}
+		defer srv.Close()
+	}
 	ev.Emit(events.Event{Kind: events.Start})
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	sv := &supervisor{name: name, stderr: stderr, ev: ev, timeout: *stopTimeout, cancel: cancel, stopping: make(chan struct{})}
+	sv := &supervisor{name: name, log: log, ev: ev, timeout: *stopTimeout, cancel: cancel, stopping: make(chan struct{})}
 	go sv.watch(ctx, signals)
 	start := time.Now()
 	r := job.NewRestarter(cfg.Restart)
 	from := *fromCheckpoint
 	for {
-		opts := job.Options{Log: stderr, Quiet: *quiet, From: from, Events: ev, Fresh: *fresh}
+		opts := job.Options{Log: stderr, Logger: log, Quiet: *quiet, From: from, Events: ev, Fresh: *fresh, Metrics: reg}
 		if !*quiet {
 			opts.Progress = stderr
 		}
 		j := job.New(ctx, cfg, opts)
 		sv.running(j)
 		err := j.Run(p.Build)
+		reg.EndAll()
 		var stopped *job.Stopped
 		switch {
 		case err == nil:
-			ev.Emit(events.Event{Kind: events.Done, Records: j.RecordsRead(), Malformed: j.MalformedRecords()})
+			reg.SetState(metrics.Finished)
+			ev.Emit(events.Event{Kind: events.Done, Records: j.RecordsRead(), Malformed: j.MalformedRecords(), Dropped: drops(reg)})
 			if !*quiet {
-				fmt.Fprintf(stderr, "%s: done in %s: %s\n", name, time.Since(start).Round(time.Millisecond), j.Summary())
+				log.Info(fmt.Sprintf("done in %s: %s", time.Since(start).Round(time.Millisecond), j.Summary()))
 			}
+			summary(log, reg)
 			return exitOK
 		case errors.As(err, &stopped):
+			reg.SetState(metrics.Stopped)
 			ev.Emit(events.Event{Kind: events.Stop, Checkpoint: stopped.Checkpoint})
-			fmt.Fprintf(stderr, "%s: stopped at checkpoint %d, its output committed; run again to resume from it\n", name, stopped.Checkpoint)
+			log.Info(fmt.Sprintf("stopped at checkpoint %d, its output committed; run again to resume from it", stopped.Checkpoint))
+			summary(log, reg)
 			return exitOK
 		}
 		var fatal *fault.Fatal
@@ -207,22 +232,30 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 			if cause := context.Cause(ctx); cause != nil {
 				err = cause
 			}
+			reg.SetState(metrics.Failed)
+			reg.Fail(failure(err, false))
 			ev.Emit(events.Event{Kind: events.Fail, Error: firstLine(err)})
-			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			logError(log, err)
 			return exitFail
 		}
 		delay, why, ok := r.Next(time.Now())
 		if !ok {
+			reg.SetState(metrics.Failed)
+			reg.Fail(failure(err, false))
 			ev.Emit(events.Event{Kind: events.Fail, Error: firstLine(err)})
-			fmt.Fprintf(stderr, "%s: %v\n%s: giving up: %s\n", name, err, name, why)
+			logError(log, err)
+			log.Error("giving up: " + why)
 			return exitFail
 		}
+		reg.SetState(metrics.Restarting)
+		reg.Fail(failure(err, true))
 		ev.Emit(events.Event{Kind: events.Restart, Error: firstLine(err), Delay: delay, Attempt: r.Restarts()})
-		fmt.Fprintf(stderr, "%s: %v\n%s: restarting in %s from the newest checkpoint in %s (%s)\n", name, err, name, delay, cfg.Checkpoint.Dir, r.AttemptsText())
+		logError(log, err)
+		log.Warn(fmt.Sprintf("restarting in %s from the newest checkpoint in %s (%s)", delay, cfg.Checkpoint.Dir, r.AttemptsText()))
 		select {
 		case <-time.After(delay):
 		case <-sv.stopping:
-			fmt.Fprintf(stderr, "%s: stopped while waiting to restart; the next run resumes from the newest checkpoint in %s\n", name, cfg.Checkpoint.Dir)
+			log.Error(fmt.Sprintf("stopped while waiting to restart; the next run resumes from the newest checkpoint in %s", cfg.Checkpoint.Dir))
 			return exitFail
 		case <-ctx.Done():
 			return exitFail
@@ -238,7 +271,7 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 // second one, or the timeout, cancels it at once.
 type supervisor struct {
 	name    string
-	stderr  io.Writer
+	log     *slog.Logger
 	ev      *events.Writer
 	timeout time.Duration
 	cancel  context.CancelCauseFunc
@@ -276,7 +309,7 @@ func (s *supervisor) watch(ctx context.Context, signals <-chan os.Signal) {
 	case <-ctx.Done():
 		return
 	}
-	fmt.Fprintf(s.stderr, "%s: %v: stopping at a checkpoint taken now (within %s; %v again stops at once)\n", s.name, sig, s.timeout, sig)
+	s.log.Warn(fmt.Sprintf("%v: stopping at a checkpoint taken now (within %s; %v again stops at once)", sig, s.timeout, sig))
 	close(s.stopping)
 	s.mu.Lock()
 	j := s.cur
@@ -366,6 +399,15 @@ Flags of run:
                          taken then; after D (default 20s) it stops at once
   --events FILE          append machine-readable events (JSON lines: start,
                          resume, checkpoint, restart, stop, fail, done) to FILE
+  --http ADDR            serve /metrics (Prometheus), a status page at /, and
+                         /healthz, /readyz on ADDR (PORT or HOST:PORT; a port
+                         alone listens on 127.0.0.1)
+  --http-token-file FILE every request must carry the token in FILE
+                         (Authorization: Bearer TOKEN, or ?token=TOKEN); an
+                         address beyond loopback needs one (or
+                         $PIPEGEN_HTTP_TOKEN)
+  --log-format F         text (the default: NAME: MESSAGE) or json (one object
+                         a line, with job, node and subtask)
 
 Settings for --set (compiled value in brackets):
 `, cfg.Name, cfg.Source, cfg.Parallelism, cfg.Checkpoint.Dir)

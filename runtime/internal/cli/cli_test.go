@@ -522,3 +522,27 @@ func TestRunFatalNoRestart(t *testing.T) {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit 1 at once, without a restart", code, stderr)
 	}
 }
+
+// TestFailure checks what the status page lists of a failure: where it
+// happened and, for a panic, the record and where it came from.
+func TestFailure(t *testing.T) {
+	pe := &fault.PanicError{Node: "counts", Subtask: 1, Value: "boom", Record: "{Text:x}", Origin: "in.txt:3", Stack: []byte("stack")}
+	f := failure(pe, true)
+	if f.Node != "counts" || f.Subtask != 1 || f.Record != "{Text:x}" || f.Origin != "in.txt:3" || !f.Restarted || f.Error != "counts[1]: panic: boom" {
+		t.Errorf("failure of a panic: %+v", f)
+	}
+	f = failure(fault.FromPanic("lines", 0, abortWith(errors.New("disk full"))), false)
+	if f.Node != "lines" || f.Subtask != 0 || f.Error != "lines[0]: disk full" || f.Record != "" {
+		t.Errorf("failure of an abort: %+v", f)
+	}
+	if f := failure(errors.New("no node"), false); f.Node != "" {
+		t.Errorf("failure without a subtask: %+v", f)
+	}
+}
+
+// abortWith returns what a goroutine recovers from fault.Abort(err).
+func abortWith(err error) (r any) {
+	defer func() { r = recover() }()
+	fault.Abort(err)
+	return nil
+}

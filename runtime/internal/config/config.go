@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pipegen/pipegen/runtime/settings"
@@ -99,6 +100,30 @@ type NodeConfig struct {
 	// KeySchema and ValueSchema describe a keyed node's key and state
 	// types, field ids included (package schema reads them).
 	KeySchema, ValueSchema string
+	// Inputs are the node's inputs, as the compiler wired them: what the
+	// metrics and the status page draw the job graph from.
+	Inputs []NodeInput
+	// Window describes a windowed node's window ("tumbling 5s",
+	// "sliding 2s every 1s", "session 1s", "interval -1s 1s" for an
+	// interval join), followed by " processing-time" for a window on
+	// processing time; "" for none.
+	Window string
+}
+
+// JudgesLate reports whether the node can find records too late: a window
+// or a join on event time.
+func (n *NodeConfig) JudgesLate() bool {
+	return (n.Window != "" || n.Kind == "join") && !strings.HasSuffix(n.Window, " processing-time")
+}
+
+// NodeInput is one input of a node.
+type NodeInput struct {
+	// From names the node read; Side its side output ("late",
+	// "dead-letter"), "" for its main output.
+	From string `json:"from"`
+	Side string `json:"side,omitempty"`
+	// Partition is forward, hash, rebalance or broadcast.
+	Partition string `json:"partition"`
 }
 
 // Option returns a connector option's value (defaults included once the
@@ -111,6 +136,7 @@ func (c *Config) Clone() *Config {
 	cp.Nodes = slices.Clone(c.Nodes)
 	for i := range cp.Nodes {
 		cp.Nodes[i].Options = maps.Clone(c.Nodes[i].Options)
+		cp.Nodes[i].Inputs = slices.Clone(c.Nodes[i].Inputs)
 	}
 	return &cp
 }

@@ -1,5 +1,5 @@
 // Package connector is what the built-in connectors (file, generator,
-// stdout; Kafka and PostgreSQL later) share: Env, what a connector needs of
+// stdout, kafka; PostgreSQL later) share: Env, what a connector needs of
 // the job that runs it, the registry of transactional sinks, whose output
 // the checkpoint protocol commits, and that of sources whose input a
 // finished job checks.
@@ -9,10 +9,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync"
 
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/metrics"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
@@ -27,8 +29,14 @@ type Env interface {
 	Context() context.Context
 	// Logf writes one line to the job's log.
 	Logf(format string, args ...any)
+	// Logger is the job's logger, for lines about a node and subtask
+	// (with the attributes "node" and "subtask").
+	Logger() *slog.Logger
 	// Checkpoints is the checkpoint side of the run.
 	Checkpoints() Checkpoints
+	// Metrics are the job's counters: sources count bytes, lag and
+	// malformed records there, sinks bytes.
+	Metrics() *metrics.Registry
 }
 
 // Checkpoints is what a connector needs of the checkpoint side of a run
@@ -48,6 +56,9 @@ type Checkpoints interface {
 	RestoredSource(node, sub int) *storage.SourceState
 	// RestoredSink is the state a sink subtask resumes from.
 	RestoredSink(node, sub int) (storage.SinkState, bool)
+	// RestoredNode is what node contributed to the checkpoint the run
+	// resumes from (the positions of every subtask), nil for none.
+	RestoredNode(node int) *storage.NodeState
 }
 
 // CountEvery is how many records a source reads between two updates of its

@@ -39,12 +39,37 @@ func FromPanic(node string, sub int, r any) error {
 		if errors.Is(v.err, ErrCanceled) {
 			return v.err
 		}
-		return fmt.Errorf("%s[%d]: %w", node, sub, v.err)
+		return &SubtaskError{Node: node, Subtask: sub, Err: v.err}
 	case *recordPanic:
 		return &PanicError{Node: node, Subtask: sub, Value: v.value, Record: v.record, Origin: v.origin, Stack: v.stack}
 	default:
 		return &PanicError{Node: node, Subtask: sub, Value: r, Stack: debug.Stack()}
 	}
+}
+
+// SubtaskError is a failure of subtask Subtask of the chain headed by
+// Node.
+type SubtaskError struct {
+	Node    string
+	Subtask int
+	Err     error
+}
+
+func (e *SubtaskError) Error() string { return fmt.Sprintf("%s[%d]: %v", e.Node, e.Subtask, e.Err) }
+func (e *SubtaskError) Unwrap() error { return e.Err }
+
+// Where returns the chain head and subtask that err happened in, when it
+// says.
+func Where(err error) (node string, sub int, ok bool) {
+	var se *SubtaskError
+	if errors.As(err, &se) {
+		return se.Node, se.Subtask, true
+	}
+	var pe *PanicError
+	if errors.As(err, &pe) {
+		return pe.Node, pe.Subtask, true
+	}
+	return "", 0, false
 }
 
 // PanicError is a panic in user code, with the node and subtask it

@@ -59,7 +59,7 @@ func (j *Job) moveAside(tag string) error {
 			return fmt.Errorf("sinks.%s: %w", node.Name, err)
 		}
 		if moved != "" {
-			j.Logf("sinks.%s: %s", node.Name, moved)
+			j.opts.Logger.Info(fmt.Sprintf("sinks.%s: %s", node.Name, moved), "node", node.Name)
 		}
 	}
 	return nil

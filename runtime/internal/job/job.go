@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -20,13 +21,18 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/connector"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/logs"
+	"github.com/pipegen/pipegen/runtime/internal/metrics"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
 
 // Options are how one run of a job reports and where it resumes from.
 type Options struct {
-	// Log receives the job's log lines (standard error when nil).
+	// Log receives the job's log lines (standard error when nil), as text,
+	// unless Logger is set.
 	Log io.Writer
+	// Logger is the job's logger (package logs); nil for text on Log.
+	Logger *slog.Logger
 	// Progress, when set, receives a progress line every few seconds and a
 	// line per completed checkpoint.
 	Progress io.Writer
@@ -44,6 +50,9 @@ type Options struct {
 	// Fresh starts the job over: the checkpoints and the sinks' output of
 	// earlier runs are moved aside, not deleted (run --fresh).
 	Fresh bool
+	// Metrics are the job's counters, which outlive one run of it (New
+	// makes them when nil).
+	Metrics *metrics.Registry
 }
 
 // Job is one run of a pipeline: its settings after the command line, and
@@ -78,6 +87,12 @@ func New(ctx context.Context, cfg *config.Config, opts Options) *Job {
 	if opts.FS == nil {
 		opts.FS = vfs.Default
 	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New(cfg)
+	}
+	if opts.Logger == nil {
+		opts.Logger, _ = logs.New(opts.Log, logs.Text, cfg.Name)
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	j := &Job{Config: cfg, opts: opts, ctx: ctx, cancel: cancel}
 	j.cp = checkpoint.New(ctx, cfg, checkpoint.Options{FS: opts.FS, Output: output{j}, Logf: j.Logf, Verbose: opts.Progress != nil, Events: opts.Events})
@@ -87,10 +102,12 @@ func New(ctx context.Context, cfg *config.Config, opts Options) *Job {
 // Logf writes one line to the job's log (standard error), prefixed with
 // the pipeline's name.
 func (j *Job) Logf(format string, args ...any) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	fmt.Fprintf(j.opts.Log, j.Config.Name+": "+format+"\n", args...)
+	j.opts.Logger.Info(fmt.Sprintf(format, args...))
 }
+
+// Logger is the job's logger: lines about a node and subtask carry them
+// as the attributes "node" and "subtask".
+func (j *Job) Logger() *slog.Logger { return j.opts.Logger }
 
 // Context is cancelled when the job fails or is stopped.
 func (j *Job) Context() context.Context { return j.ctx }
@@ -109,6 +126,13 @@ func (j *Job) Aligned() bool { return j.Config.Checkpoint.Mode == config.Exactly
 
 // Node returns the settings of node id.
 func (j *Job) Node(id int) *config.NodeConfig { return &j.Config.Nodes[id] }
+
+// Metrics are the job's counters.
+func (j *Job) Metrics() *metrics.Registry { return j.opts.Metrics }
+
+// Meter returns the counters of subtask sub of the chain of nodes, head
+// first, which generated code publishes its counts to.
+func (j *Job) Meter(sub int, nodes ...int) *metrics.Chain { return j.opts.Metrics.Meter(sub, nodes...) }
 
 // Checkpointer is the checkpoint side of the run.
 func (j *Job) Checkpointer() *checkpoint.Checkpointer { return j.cp }
@@ -234,6 +258,7 @@ func (j *Job) Run(build func(j *Job)) error {
 	for _, start := range j.pending {
 		start()
 	}
+	j.opts.Metrics.SetState(metrics.Running)
 	j.helper(func() { j.linger(done) })
 	j.cp.Start(j.helper)
 	j.helper(func() {

@@ -266,9 +266,9 @@ func TestJobRun(t *testing.T) {
 }
 
 func TestJobLogf(t *testing.T) {
-	j := chanJob(config.ExactlyOnce)
 	var buf bytes.Buffer
-	j.opts.Log = &buf
+	cfg := &config.Config{Name: "test", Parallelism: 1, MaxParallelism: 128, Checkpoint: config.CheckpointConfig{Mode: config.ExactlyOnce}}
+	j := New(context.Background(), cfg, Options{Log: &buf})
 	j.Logf("skipped %d malformed records in %s", 3, "a.csv")
 	if got, want := buf.String(), "test: skipped 3 malformed records in a.csv\n"; got != want {
 		t.Errorf("log %q, want %q", got, want)

@@ -72,7 +72,7 @@ func (o output) Clean(m *storage.Manifest) error {
 			return fmt.Errorf("sinks.%s: %w", n.Name, err)
 		}
 		if removed != "" && !o.j.opts.Quiet {
-			o.j.Logf("sinks.%s: removed %s", n.Name, removed)
+			o.j.opts.Logger.Info(fmt.Sprintf("sinks.%s: removed %s", n.Name, removed), "node", n.Name)
 		}
 	}
 	return nil

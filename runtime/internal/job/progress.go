@@ -54,7 +54,7 @@ func (j *Job) reportProgress(w io.Writer, done <-chan struct{}) {
 		case now := <-t.C:
 			n := j.cp.RecordsRead()
 			rate := float64(n-lastN) / now.Sub(last).Seconds()
-			fmt.Fprintf(w, "%s: %s: %s records read, %s/s\n", j.Config.Name, now.Sub(start).Round(time.Second), count(n), count(int64(rate)))
+			j.opts.Logger.Info(fmt.Sprintf("%s: %s records read, %s/s", now.Sub(start).Round(time.Second), count(n), count(int64(rate))), "records", n, "rate", int64(rate))
 			last, lastN = now, n
 		}
 	}

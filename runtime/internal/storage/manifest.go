@@ -108,6 +108,19 @@ type SinkState struct {
 	// files of a sink that a later version of the job no longer has.
 	Path    string        `json:"path,omitempty"`
 	Pending []PendingFile `json:"pending,omitempty"`
+	// Transactions are a Kafka sink subtask's transactions that hold its
+	// records up to this checkpoint and are not committed yet: flushed
+	// (pre-committed) at a barrier, committed when the checkpoint is.
+	Transactions []Transaction `json:"transactions,omitempty"`
+}
+
+// Transaction is one Kafka transaction a checkpoint commits: its
+// transactional id and the producer id and epoch it was written with,
+// which name it on the broker.
+type Transaction struct {
+	ID       string `json:"id"`
+	Producer int64  `json:"producer"`
+	Epoch    int16  `json:"epoch"`
 }
 
 // PendingFile is a sink file that the checkpoint commits. Its names are

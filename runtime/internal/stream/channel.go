@@ -28,6 +28,29 @@ type AlignmentRecorder interface {
 	Aligned(d time.Duration)
 }
 
+// Observer learns what a subtask's inboxes and outputs see, for the
+// metrics: batches received, and the time spent waiting, which the data
+// plane measures only when it has to wait (never per record).
+type Observer interface {
+	// Received counts a batch of n records taken from an inbox.
+	Received(n int)
+	// Idle adds time spent waiting for input.
+	Idle(d time.Duration)
+	// Backpressured adds time spent waiting for room downstream (a full
+	// inbox, or a receiver aligning a barrier).
+	Backpressured(d time.Duration)
+	// Inbox adds a way to see how full an inbox is.
+	Inbox(fill func() (n, capacity int))
+}
+
+// nobody is the Observer of a subtask nobody watches.
+type nobody struct{}
+
+func (nobody) Received(int)                   {}
+func (nobody) Idle(time.Duration)             {}
+func (nobody) Backpressured(time.Duration)    {}
+func (nobody) Inbox(func() (n, capacity int)) {}
+
 // BatchSize is the number of records a sender collects for one receiver
 // before it hands them over: one channel operation per batch instead of
 // per record. A partial batch is handed over when the sender has nothing
@@ -98,6 +121,7 @@ type Inbox[T any] struct {
 	done    <-chan struct{}
 	idle    func()
 	task    AlignmentRecorder
+	obs     Observer
 	// alignStart is when the barrier being aligned first arrived.
 	alignStart time.Time
 	// linger is set every Linger by the job: flush partial batches.
@@ -135,6 +159,7 @@ func NewInboxes[T any](j Env, receivers, senders int) []*Inbox[T] {
 			release: make([]chan struct{}, senders),
 			done:    j.Done(),
 			idle:    func() {},
+			obs:     nobody{},
 			aligned: j.Aligned(),
 			senders: senders,
 			arrived: make([]bool, senders),
@@ -168,6 +193,13 @@ func (in *Inbox[T]) Bind(t AlignmentRecorder, idle func()) {
 	in.idle = idle
 }
 
+// Observe makes o see the inbox's batches, how long its receiver waits for
+// them, and how full it is.
+func (in *Inbox[T]) Observe(o Observer) {
+	in.obs = o
+	o.Inbox(func() (int, int) { return len(in.c), cap(in.c) })
+}
+
 // Next returns the next batch of records, or a control event that holds for
 // all senders: a barrier once it has come from every sender that has not
 // ended (aligned), a watermark when the minimum over the senders'
@@ -183,10 +215,13 @@ func (in *Inbox[T]) Next() Msg[T] {
 		case m = <-in.c:
 		default:
 			in.idle()
+			start := time.Now()
 			select {
 			case m = <-in.c:
+				in.obs.Idle(time.Since(start))
 			case <-in.tick:
 				// Nothing arrives, but processing time goes on.
+				in.obs.Idle(time.Since(start))
 				return Msg[T]{Kind: Tick}
 			case <-in.done:
 				fault.Abort(fault.ErrCanceled)
@@ -224,6 +259,7 @@ func (in *Inbox[T]) handle(m Msg[T]) (Msg[T], bool) {
 		if in.idleSender[m.From] {
 			in.idleSender[m.From] = false
 		}
+		in.obs.Received(len(m.Recs))
 		return m, true
 	case Barrier:
 		in.arrive(m)
@@ -427,6 +463,7 @@ type Out[T any] struct {
 	// fwd is the receiver of Forward.
 	fwd  int
 	done <-chan struct{}
+	obs  Observer
 }
 
 // NewOut makes the output of the sender numbered from (within the inboxes'
@@ -440,6 +477,7 @@ func NewOut[T any](j Env, to []*Inbox[T], from int) *Out[T] {
 		fwd:   from % len(to),
 		maxP:  j.MaxParallelism(),
 		done:  j.Done(),
+		obs:   nobody{},
 	}
 	for i := range o.bufs {
 		o.bufs[i] = make([]T, 0, BatchSize)
@@ -450,6 +488,9 @@ func NewOut[T any](j Env, to []*Inbox[T], from int) *Out[T] {
 	}
 	return o
 }
+
+// Observe makes o learn how long the sender waits for its receivers.
+func (o *Out[T]) Observe(obs Observer) { o.obs = obs }
 
 // Send sends r to receiver i.
 func (o *Out[T]) Send(i int, r T) {
@@ -547,8 +588,15 @@ func (o *Out[T]) send(i int, m Msg[T]) {
 	if o.gated[i] {
 		select {
 		case <-in.release[o.from]:
-		case <-o.done:
-			fault.Abort(fault.ErrCanceled)
+		default:
+			// The receiver aligns a barrier: wait until it has.
+			start := time.Now()
+			select {
+			case <-in.release[o.from]:
+			case <-o.done:
+				fault.Abort(fault.ErrCanceled)
+			}
+			o.obs.Backpressured(time.Since(start))
 		}
 		o.gated[i] = false
 	}
@@ -556,10 +604,12 @@ func (o *Out[T]) send(i int, m Msg[T]) {
 	case in.c <- m:
 	default:
 		// The receiver is behind: wait for it (backpressure).
+		start := time.Now()
 		select {
 		case in.c <- m:
 		case <-o.done:
 			fault.Abort(fault.ErrCanceled)
 		}
+		o.obs.Backpressured(time.Since(start))
 	}
 }

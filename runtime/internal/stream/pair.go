@@ -1,6 +1,10 @@
 package stream
 
-import "github.com/pipegen/pipegen/runtime/internal/fault"
+import (
+	"time"
+
+	"github.com/pipegen/pipegen/runtime/internal/fault"
+)
 
 // Pair reads a join's two inboxes, of different record types, as one
 // stream of events. Each inbox aligns its own senders; Pair hands out a
@@ -47,6 +51,12 @@ func (p *Pair[L, R]) Bind(t AlignmentRecorder, idle func()) {
 	p.idle = idle
 }
 
+// Observe makes o see both inboxes (see Inbox.Observe).
+func (p *Pair[L, R]) Observe(o Observer) {
+	p.Left.Observe(o)
+	p.Right.Observe(o)
+}
+
 // Ticks asks for a Tick every Linger.
 func (p *Pair[L, R]) Ticks() { p.Left.Ticks() }
 
@@ -76,12 +86,16 @@ func (p *Pair[L, R]) Next() PairMsg[L, R] {
 		default:
 		}
 		p.idle()
+		start := time.Now()
 		select {
 		case m := <-p.Left.channel():
+			p.Left.obs.Idle(time.Since(start))
 			p.leftMsg(m)
 		case m := <-p.Right.channel():
+			p.Left.obs.Idle(time.Since(start))
 			p.rightMsg(m)
 		case <-p.Left.ticker():
+			p.Left.obs.Idle(time.Since(start))
 			return PairMsg[L, R]{Kind: Tick}
 		case <-p.done:
 			fault.Abort(fault.ErrCanceled)

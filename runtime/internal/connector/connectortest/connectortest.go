@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/connector"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/metrics"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
@@ -25,6 +27,7 @@ type Env struct {
 	mu     sync.Mutex
 	log    bytes.Buffer
 	ckpt   *Checkpoints
+	mets   *metrics.Registry
 }
 
 // Checkpoints is the checkpoint side of an Env: a real Checkpointer, whose
@@ -48,7 +51,7 @@ func New(t testing.TB, p int, nodes ...config.NodeConfig) *Env {
 	if err := cfg.Resolve(); err != nil {
 		t.Fatal(err)
 	}
-	e := &Env{Config: cfg}
+	e := &Env{Config: cfg, mets: metrics.New(cfg)}
 	e.ctx, e.cancel = context.WithCancelCause(context.Background())
 	e.SetFS(vfs.Default)
 	return e
@@ -84,6 +87,7 @@ func (e *Env) Parallelism(id int) int             { return e.Config.Nodes[id].Pa
 func (e *Env) Context() context.Context           { return e.ctx }
 func (e *Env) Checkpoints() connector.Checkpoints { return e.ckpt }
 func (e *Env) Ckpt() *Checkpoints                 { return e.ckpt }
+func (e *Env) Metrics() *metrics.Registry         { return e.mets }
 
 // Logf records one line of the job's log.
 func (e *Env) Logf(format string, args ...any) {
@@ -91,6 +95,19 @@ func (e *Env) Logf(format string, args ...any) {
 	defer e.mu.Unlock()
 	fmt.Fprintf(&e.log, e.Config.Name+": "+format+"\n", args...)
 }
+
+// Logger writes the job's lines as Logf does.
+func (e *Env) Logger() *slog.Logger { return slog.New(logHandler{e}) }
+
+type logHandler struct{ e *Env }
+
+func (h logHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h logHandler) Handle(_ context.Context, r slog.Record) error {
+	h.e.Logf("%s", r.Message)
+	return nil
+}
+func (h logHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h logHandler) WithGroup(string) slog.Handler      { return h }
 
 // Log is what the job logged so far.
 func (e *Env) Log() string {

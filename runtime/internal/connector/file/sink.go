@@ -11,6 +11,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/connector"
 	"github.com/pipegen/pipegen/runtime/internal/connector/format"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/metrics"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
@@ -49,6 +50,10 @@ type Sink[T any] struct {
 	// pending are closed files not known to be committed, with the
 	// checkpoint that covers each.
 	pending []pendingPart
+	// written counts the bytes of records since the last Flush, which
+	// hands them to the metrics.
+	written int
+	m       *metrics.Node
 }
 
 // pendingPart is a closed file; its names are names in the sink's
@@ -64,7 +69,7 @@ type pendingPart struct {
 func NewSink[T any](env connector.Env, node, sub int, enc format.Encoder[T]) *Sink[T] {
 	n := env.Node(node)
 	cp := env.Checkpoints()
-	s := &Sink[T]{cp: cp, name: n.Name, sub: sub, path: n.Option("path"), enc: enc, fs: cp.FS(), transactional: cp.Enabled()}
+	s := &Sink[T]{cp: cp, name: n.Name, sub: sub, path: n.Option("path"), enc: enc, fs: cp.FS(), transactional: cp.Enabled(), m: env.Metrics().Node(node, sub)}
 	dir, err := sinkDir(s.path)
 	if err != nil {
 		fault.Abortf("sinks.%s: bad path %q: %w", s.name, s.path, err)
@@ -94,6 +99,7 @@ func (s *Sink[T]) Write(v T) {
 	if _, err := w.Write(append(b, '\n')); err != nil {
 		s.fail(err)
 	}
+	s.written += len(b) + 1
 }
 
 // partName is the committed name of file seq of sink subtask sub:
@@ -129,6 +135,8 @@ func (s *Sink[T]) Flush() {
 	if err := s.w.Flush(); err != nil {
 		s.fail(err)
 	}
+	s.m.BytesOut.Add(uint64(s.written))
+	s.written = 0
 }
 
 // closeCurrent closes the file being written; the next record opens a new

@@ -22,6 +22,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/connector"
 	"github.com/pipegen/pipegen/runtime/internal/connector/format"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/metrics"
 )
 
 // readBufferSize is the read buffer of a file source: large enough that a
@@ -102,6 +103,14 @@ type Source[T any] struct {
 	skipped   int64
 	firstSkip string
 	done      bool
+
+	// m and chain are the subtask's counters; read counts the bytes read
+	// since the last count, sizes the sizes of this subtask's files (by
+	// index, once known), for the lag.
+	m     *metrics.Node
+	chain *metrics.Chain
+	read  int64
+	sizes []int64
 }
 
 // NewSource prepares subtask sub of the file source node, decoding
@@ -141,6 +150,7 @@ func NewSource[T any](env connector.Env, node, sub int, f format.Format[T]) *Sou
 	}
 	s.files = files
 	s.ctl = env.Checkpoints().NewSourceCtl()
+	s.m, s.chain = env.Metrics().Node(node, sub), env.Metrics().Chain(node, sub)
 	s.restore(node)
 	return s
 }
@@ -243,6 +253,7 @@ func (s *Source[T]) Next() (T, bool) {
 		lineNo := s.line
 		s.line++
 		s.off += int64(len(raw))
+		s.read += int64(len(raw))
 		line := raw
 		if n := len(line); n > 0 && line[n-1] == '\n' {
 			line = line[:n-1]
@@ -401,6 +412,7 @@ func (s *Source[T]) malformed(lineNo int64, line []byte, err error) {
 	}
 	s.skipped++
 	s.ctl.Malformed()
+	s.m.Malformed.Add(1)
 }
 
 // OnDeadLetter sets what takes the malformed records of on-error
@@ -424,6 +436,7 @@ func deadLetterOf(source, file string, line int64, record []byte, err error) str
 func (s *Source[T]) count() {
 	s.ctl.Count(s.uncounted)
 	s.uncounted = 0
+	s.publish()
 	// A source that never waits on a full channel would otherwise go on
 	// reading after the job has failed.
 	select {
@@ -445,12 +458,37 @@ func (s *Source[T]) finish() {
 	}
 	s.ctl.Count(s.uncounted)
 	s.uncounted = 0
+	s.publish()
+	s.chain.InputEnded()
 	switch {
 	case s.skipped > 0 && s.deadLetter:
-		s.env.Logf("sources.%s[%d]: sent %d malformed records to %s.dead-letter (first: %s)", s.name, s.sub, s.skipped, s.name, s.firstSkip)
+		s.env.Logger().Info(fmt.Sprintf("sources.%s[%d]: sent %d malformed records to %s.dead-letter (first: %s)", s.name, s.sub, s.skipped, s.name, s.firstSkip), "node", s.name, "subtask", s.sub)
 	case s.skipped > 0:
-		s.env.Logf("sources.%s[%d]: skipped %d malformed records (first: %s)", s.name, s.sub, s.skipped, s.firstSkip)
+		s.env.Logger().Warn(fmt.Sprintf("sources.%s[%d]: skipped %d malformed records (first: %s)", s.name, s.sub, s.skipped, s.firstSkip), "node", s.name, "subtask", s.sub)
 	}
+}
+
+// publish hands the bytes read to the metrics, with what is left to read
+// (the lag): the rest of the file being read and the files after it.
+func (s *Source[T]) publish() {
+	s.m.BytesIn.Add(uint64(s.read))
+	s.read = 0
+	if s.sizes == nil {
+		s.sizes = make([]int64, len(s.files))
+		for i := s.cur; i < len(s.files); i += s.step {
+			if fi, err := os.Stat(s.files[i]); err == nil {
+				s.sizes[i] = fi.Size()
+			}
+		}
+	}
+	var left int64
+	if s.cur < len(s.files) {
+		left = max(s.sizes[s.cur]-s.off, 0)
+		for i := s.cur + s.step; i < len(s.files); i += s.step {
+			left += s.sizes[i]
+		}
+	}
+	s.m.Lag.Store(left)
 }
 
 // Position returns where the next record will be read from.

@@ -10,6 +10,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/connector"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/metrics"
 )
 
 // maxGeneratorWait is the longest a rate-limited generator sleeps in Next,
@@ -39,6 +40,8 @@ type Source[T any] struct {
 	interval time.Duration
 	start    time.Time
 	n        int64
+	// chain learns how long the subtask waits for records to be due.
+	chain *metrics.Chain
 }
 
 // NewSource prepares subtask sub of the generator source node.
@@ -61,6 +64,7 @@ func NewSource[T any](env connector.Env, node, sub int, fn func(seq uint64) (T, 
 		}
 	}
 	s.ctl = env.Checkpoints().NewSourceCtl()
+	s.chain = env.Metrics().Chain(node, sub)
 	s.restore(env, node)
 	return s
 }
@@ -96,6 +100,7 @@ func (s *Source[T]) Next() (T, bool) {
 	rec, ok := s.fn(s.seq)
 	if !ok {
 		s.done = true
+		s.chain.InputEnded()
 		s.ctl.Count(s.uncounted)
 		s.uncounted = 0
 		return zero, false
@@ -134,9 +139,11 @@ func (s *Source[T]) due() bool {
 	s.checkCancel()
 	if wait > maxGeneratorWait {
 		time.Sleep(maxGeneratorWait)
+		s.chain.Idle(time.Since(now))
 		return false
 	}
 	time.Sleep(wait)
+	s.chain.Idle(time.Since(now))
 	return true
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/connector"
 	"github.com/pipegen/pipegen/runtime/internal/connector/format"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/metrics"
 )
 
 // stdout is where stdout sinks write; tests replace it. stdoutMu makes the
@@ -32,12 +33,13 @@ type Sink[T any] struct {
 	name string
 	enc  format.Encoder[T]
 	buf  []byte
+	m    *metrics.Node
 }
 
 // NewSink prepares subtask sub of the stdout sink node, encoding
 // records with enc.
 func NewSink[T any](env connector.Env, node, sub int, enc format.Encoder[T]) *Sink[T] {
-	return &Sink[T]{name: env.Node(node).Name, enc: enc, buf: make([]byte, 0, stdoutFlushAt+4<<10)}
+	return &Sink[T]{name: env.Node(node).Name, enc: enc, buf: make([]byte, 0, stdoutFlushAt+4<<10), m: env.Metrics().Node(node, sub)}
 }
 
 // Write prints one record.
@@ -60,6 +62,7 @@ func (s *Sink[T]) Flush() {
 	stdoutMu.Lock()
 	_, err := stdout.Write(s.buf)
 	stdoutMu.Unlock()
+	s.m.BytesOut.Add(uint64(len(s.buf)))
 	s.buf = s.buf[:0]
 	if err != nil {
 		fault.Abortf("sinks.%s: write standard output: %w", s.name, err)

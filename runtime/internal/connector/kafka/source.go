@@ -1,0 +1,663 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
+	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/connector"
+	"github.com/pipegen/pipegen/runtime/internal/connector/format"
+	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/metrics"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
+)
+
+// pollWait is the longest Next waits for records when none are fetched:
+// short, so that its subtask still flushes batches and injects barriers.
+const pollWait = 10 * time.Millisecond
+
+// requestTimeout bounds the admin requests of a source or sink (listing
+// partitions and offsets, committing transactions).
+const requestTimeout = 30 * time.Second
+
+// minTime is the event time of a partition before its first record.
+const minTime int64 = math.MinInt64
+
+// part is one partition a source subtask reads.
+type part struct {
+	tp
+	// next is the offset of the next record to read: the position kept in
+	// checkpoints.
+	next int64
+	// stop is where a bounded source stops (the partition's end when the
+	// job started); -1 for an unbounded one.
+	stop int64
+	// maxTS is the newest event time read from the partition; lastRecord
+	// when the last record came, for idleness.
+	maxTS      int64
+	lastRecord time.Time
+}
+
+func (p *part) done() bool { return p.stop >= 0 && p.next >= p.stop }
+
+// chunk is records of one partition from a fetch, taken in order.
+type chunk struct {
+	p    *part
+	recs []*kgo.Record
+}
+
+// Source is one subtask of a Kafka source: it reads the partitions of its
+// topics that it owns (owner), from the offsets of the checkpoint the job
+// resumes from, or from the start position on a fresh start.
+//
+// Its position in a checkpoint is the next offset of every partition it
+// reads; a restore at another parallelism shares the partitions out
+// again, each with its offset. Records of aborted transactions are never
+// read (isolation read-committed, the default), and the offsets of control
+// records count: a bounded source is at its end once every partition's
+// next offset has reached its stop offset.
+type Source[T any] struct {
+	name string
+	node int
+	sub  int
+	p    int
+	env  connector.Env
+	ctl  *checkpoint.SourceCtl
+	dec  format.Decoder[T]
+	skip bool
+	// meta fills the record's fields tagged kafka:"key" and the like.
+	meta *meta
+
+	ctx    context.Context
+	cl     *kgo.Client
+	adm    *kadm.Client
+	topics []string
+	parts  map[tp]*part
+	// bounded sources read to the end each partition had when the job
+	// started, and discover no partitions.
+	bounded  bool
+	discover time.Duration
+	lastLook time.Time
+
+	chunks []chunk
+	ci     int // chunk being read
+	ri     int // next record of chunks[ci]
+	// cur is the partition of the record Next returned last, ts its
+	// Kafka timestamp (Unix milliseconds), off its offset.
+	cur *part
+	ts  int64
+	off int64
+
+	uncounted int
+	skipped   int64
+	firstSkip string
+	done      bool
+
+	// group, when commit-offsets is set, receives the offsets of each
+	// completed checkpoint (for monitoring tools only).
+	group      string
+	commits    []groupCommit
+	committing atomic.Bool
+
+	// m and chain are the subtask's counters; read counts the bytes of
+	// values read since the last count.
+	m     *metrics.Node
+	chain *metrics.Chain
+	read  int64
+}
+
+// groupCommit is the offsets a checkpoint holds, committed to the group
+// once the checkpoint is complete.
+type groupCommit struct {
+	id      int64
+	offsets kadm.Offsets
+}
+
+// NewSource prepares subtask sub of the Kafka source node, decoding the
+// records' values with f.
+func NewSource[T any](env connector.Env, node, sub int, f format.Format[T]) *Source[T] {
+	n := env.Node(node)
+	s := &Source[T]{name: n.Name, node: node, sub: sub, p: env.Parallelism(node), env: env, dec: f.NewDecoder(), ctx: env.Context(), parts: map[tp]*part{}}
+	fail := func(err error) { fault.Abort(&fault.Fatal{Err: fmt.Errorf("sources.%s: %w", s.name, err)}) }
+	switch onErr := n.Option("on-error"); onErr {
+	case "", "fail":
+	case "skip":
+		s.skip = true
+	default:
+		fail(fmt.Errorf("on-error wants fail or skip, got %q", onErr))
+	}
+	var err error
+	if s.meta, err = metaOf[T](); err != nil {
+		fail(err)
+	}
+	s.topics = splitList(n.Option("topic"))
+	if len(s.topics) == 0 {
+		fail(errors.New("topic is empty: name a topic, or several separated by commas"))
+	}
+	s.bounded = n.Option("bounded") == "latest"
+	if s.discover, err = durationOption(n, "discovery-interval", 0); err != nil {
+		fail(err)
+	}
+	s.group = n.Option("group")
+	if n.Option("commit-offsets") == "true" && s.group == "" {
+		fail(errors.New("commit-offsets needs group: the consumer group to commit the offsets to"))
+	}
+	if n.Option("commit-offsets") != "true" {
+		s.group = ""
+	}
+	opts, err := clientOpts(n)
+	if err != nil {
+		fail(err)
+	}
+	// A partition found by discovery is fetched after the next metadata
+	// refresh, which this bounds.
+	opts = append(opts, kgo.KeepControlRecords(), kgo.FetchMaxWait(500*time.Millisecond), kgo.MetadataMinAge(250*time.Millisecond))
+	switch iso := n.Option("isolation"); iso {
+	case "", "read-committed":
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	case "read-uncommitted":
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadUncommitted()))
+	default:
+		fail(fmt.Errorf("isolation wants read-committed or read-uncommitted, got %q", iso))
+	}
+	// Partitions are added once their offsets are known.
+	opts = append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{}))
+	s.cl, err = kgo.NewClient(opts...)
+	if err != nil {
+		fail(err)
+	}
+	s.adm = kadm.NewClient(s.cl)
+	s.ctl = env.Checkpoints().NewSourceCtl()
+	s.m, s.chain = env.Metrics().Node(node, sub), env.Metrics().Chain(node, sub)
+	s.m.Lag.Store(-1) // in records, not the bytes the metric counts
+	// The client is closed when the job ends, whatever the way.
+	go func() {
+		<-s.ctx.Done()
+		s.cl.Close()
+	}()
+	s.start(env.Checkpoints().RestoredNode(node), n)
+	return s
+}
+
+// start sets the partitions the subtask reads and where each begins: at
+// its offset in the restored checkpoint, at the start position on a fresh
+// start, and at the earliest offset for one that is new since the
+// checkpoint.
+func (s *Source[T]) start(restored *storage.NodeState, n *config.NodeConfig) {
+	owned, err := s.listPartitions()
+	if err != nil {
+		fault.Abortf("sources.%s: %w", s.name, err)
+	}
+	var fromCheckpoint map[tp]saved
+	if restored != nil {
+		fromCheckpoint = map[tp]saved{}
+		for _, st := range restored.Sources {
+			ps, err := decodePosition(st.Position)
+			if err != nil {
+				fault.Abort(&fault.Fatal{Err: fmt.Errorf("sources.%s: restore the position of subtask %d: %w", s.name, st.Subtask, err)})
+			}
+			for _, p := range ps {
+				fromCheckpoint[p.tp] = p
+			}
+		}
+		// A partition of the checkpoint is read by its owner now, even
+		// when the topic lost it: its records are gone then.
+		for t := range fromCheckpoint {
+			if owner(t.topic, t.partition, s.p) == s.sub && !slices.Contains(owned, t) {
+				s.env.Logf("sources.%s[%d]: partition %s is in the checkpoint but no longer in the topic", s.name, s.sub, t)
+			}
+		}
+	}
+	var fresh, unstopped []tp
+	for _, t := range owned {
+		if sv, ok := fromCheckpoint[t]; ok {
+			p := &part{tp: t, next: sv.next, stop: sv.stop, maxTS: sv.maxTS}
+			switch {
+			case !s.bounded:
+				p.stop = -1 // read on (a bounded job's checkpoint, run live now)
+			case p.stop < 0:
+				// An unbounded job's checkpoint, run bounded now: to the
+				// end the partition has now.
+				unstopped = append(unstopped, t)
+			}
+			s.parts[t] = p
+			continue
+		}
+		fresh = append(fresh, t)
+	}
+	if len(unstopped) > 0 {
+		if err := s.stopAtEnd(unstopped); err != nil {
+			fault.Abortf("sources.%s: %w", s.name, err)
+		}
+	}
+	if len(fresh) > 0 {
+		position := n.Option("start")
+		if restored != nil {
+			// New since the checkpoint: every record of it is new to the
+			// job.
+			position = "earliest"
+		}
+		if err := s.begin(fresh, position, restored != nil); err != nil {
+			fault.Abortf("sources.%s: %w", s.name, err)
+		}
+	}
+	s.consume(s.sorted())
+	s.lastLook = time.Now()
+}
+
+// sorted lists the subtask's partitions in order.
+func (s *Source[T]) sorted() []*part {
+	var ps []*part
+	for _, p := range s.parts {
+		ps = append(ps, p)
+	}
+	slices.SortFunc(ps, func(a, b *part) int {
+		if a.topic != b.topic {
+			if a.topic < b.topic {
+				return -1
+			}
+			return 1
+		}
+		return int(a.partition - b.partition)
+	})
+	return ps
+}
+
+// listPartitions returns the partitions of the source's topics that this
+// subtask owns.
+func (s *Source[T]) listPartitions() ([]tp, error) {
+	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
+	defer cancel()
+	details, err := s.adm.ListTopics(ctx, s.topics...)
+	if err != nil {
+		return nil, fmt.Errorf("list the partitions of %v: %w", s.topics, err)
+	}
+	var owned []tp
+	for _, topic := range s.topics {
+		d, ok := details[topic]
+		if !ok || d.Err != nil {
+			why := "it does not exist"
+			if ok {
+				why = d.Err.Error()
+			}
+			return nil, fmt.Errorf("topic %q: %s", topic, why)
+		}
+		for p := range d.Partitions {
+			if owner(topic, p, s.p) == s.sub {
+				owned = append(owned, tp{topic, p})
+			}
+		}
+	}
+	slices.SortFunc(owned, func(a, b tp) int {
+		if a.topic != b.topic {
+			if a.topic < b.topic {
+				return -1
+			}
+			return 1
+		}
+		return int(a.partition - b.partition)
+	})
+	return owned, nil
+}
+
+// begin resolves where the partitions ts start, and where a bounded source
+// stops in them, to offsets: earliest, latest, a time (RFC 3339) or the
+// group's committed offsets. Offsets, not positions, so that a checkpoint
+// taken before the first record still says where the job began.
+func (s *Source[T]) begin(ts []tp, position string, discovered bool) error {
+	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
+	defer cancel()
+	topics := topicsOf(ts)
+	var listed kadm.ListedOffsets
+	var err error
+	committedEnd := func() (kadm.ListedOffsets, error) {
+		if s.readCommitted() {
+			return s.adm.ListCommittedOffsets(ctx, topics...)
+		}
+		return s.adm.ListEndOffsets(ctx, topics...)
+	}
+	var groupOffsets kadm.OffsetResponses
+	switch position {
+	case "", "earliest", "group":
+		listed, err = s.adm.ListStartOffsets(ctx, topics...)
+		if err == nil && position == "group" {
+			g := s.env.Node(s.node).Option("group")
+			if g == "" {
+				return errors.New("start group needs group: the consumer group whose committed offsets the job starts from")
+			}
+			groupOffsets, err = s.adm.FetchOffsetsForTopics(ctx, g, topics...)
+		}
+	case "latest":
+		listed, err = committedEnd()
+	default:
+		at, perr := time.Parse(time.RFC3339, position)
+		if perr != nil {
+			return fmt.Errorf("start wants earliest, latest, group or a time such as 2026-11-29T10:00:00Z, got %q", position)
+		}
+		listed, err = s.adm.ListOffsetsAfterMilli(ctx, at.UnixMilli(), topics...)
+	}
+	if err != nil {
+		return fmt.Errorf("list the offsets of %v: %w", topics, err)
+	}
+	for _, t := range ts {
+		o, ok := listed.Lookup(t.topic, t.partition)
+		if !ok || o.Err != nil {
+			return fmt.Errorf("offset of %s: %v", t, o.Err)
+		}
+		p := &part{tp: t, next: o.Offset, stop: -1, maxTS: minTime}
+		if groupOffsets != nil {
+			if g, ok := groupOffsets.Lookup(t.topic, t.partition); ok && g.Err == nil && g.At >= 0 {
+				p.next = g.At
+			}
+		}
+		if s.bounded && discovered {
+			p.stop = p.next // new since the job started: nothing to read
+		}
+		s.parts[t] = p
+	}
+	if s.bounded && !discovered {
+		return s.stopAtEnd(ts)
+	}
+	return nil
+}
+
+// stopAtEnd makes the end each of the partitions ts has now where a
+// bounded source stops reading it.
+func (s *Source[T]) stopAtEnd(ts []tp) error {
+	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
+	defer cancel()
+	topics := topicsOf(ts)
+	list := s.adm.ListEndOffsets
+	if s.readCommitted() {
+		list = s.adm.ListCommittedOffsets
+	}
+	ends, err := list(ctx, topics...)
+	if err != nil {
+		return fmt.Errorf("list the end offsets of %v: %w", topics, err)
+	}
+	for _, t := range ts {
+		e, ok := ends.Lookup(t.topic, t.partition)
+		if !ok || e.Err != nil {
+			return fmt.Errorf("end offset of %s: %v", t, e.Err)
+		}
+		s.parts[t].stop = max(e.Offset, s.parts[t].next)
+	}
+	return nil
+}
+
+func (s *Source[T]) readCommitted() bool {
+	return s.env.Node(s.node).Option("isolation") != "read-uncommitted"
+}
+
+func topicsOf(ts []tp) []string {
+	var topics []string
+	for _, t := range ts {
+		if !slices.Contains(topics, t.topic) {
+			topics = append(topics, t.topic)
+		}
+	}
+	return topics
+}
+
+// consume has the client fetch the partitions ps that are not at their end.
+func (s *Source[T]) consume(ps []*part) {
+	m := map[string]map[int32]kgo.Offset{}
+	for _, p := range ps {
+		if p.done() {
+			continue
+		}
+		if m[p.topic] == nil {
+			m[p.topic] = map[int32]kgo.Offset{}
+		}
+		m[p.topic][p.partition] = kgo.NewOffset().At(p.next)
+	}
+	s.cl.AddConsumePartitions(m)
+}
+
+// Ctl is the source's control block, polled for barriers between records.
+func (s *Source[T]) Ctl() *checkpoint.SourceCtl { return s.ctl }
+
+// Done reports that a bounded source has read every partition to its stop
+// offset; an unbounded one is never done.
+func (s *Source[T]) Done() bool { return s.done }
+
+// Next returns the next record; false when none has come within a few
+// milliseconds, or when a bounded source is done.
+func (s *Source[T]) Next() (T, bool) {
+	var zero T
+	for {
+		for s.ci < len(s.chunks) {
+			c := &s.chunks[s.ci]
+			if s.ri >= len(c.recs) {
+				s.ci++
+				s.ri = 0
+				continue
+			}
+			r := c.recs[s.ri]
+			s.ri++
+			p := c.p
+			if r.Offset < p.next || p.done() {
+				continue // read before the checkpoint, or past the end
+			}
+			if p.stop >= 0 && r.Offset >= p.stop {
+				p.next = p.stop // the records before the end were aborted
+				continue
+			}
+			p.next = r.Offset + 1
+			s.read += int64(len(r.Value))
+			if r.Attrs.IsControl() {
+				continue // a transaction's marker: an offset, no record
+			}
+			rec, ok, err := s.dec.Decode(r.Value)
+			if err != nil {
+				s.malformed(p, r, err)
+				continue
+			}
+			if !ok {
+				continue
+			}
+			if s.meta != nil {
+				s.meta.set(&rec, r)
+			}
+			s.cur, s.ts, s.off = p, r.Timestamp.UnixMilli(), r.Offset
+			if s.uncounted++; s.uncounted == connector.CountEvery {
+				s.count()
+			}
+			return rec, true
+		}
+		if s.done || !s.fetch() {
+			return zero, false
+		}
+	}
+}
+
+// fetch takes the records the client has fetched, waiting pollWait for
+// some when it has none; false when there are none.
+func (s *Source[T]) fetch() bool {
+	s.chunks, s.ci, s.ri = s.chunks[:0], 0, 0
+	if s.bounded && s.allDone() {
+		s.finish()
+		return false
+	}
+	s.commitGroup()
+	if s.discover > 0 && !s.bounded && time.Since(s.lastLook) >= s.discover {
+		s.lastLook = time.Now()
+		s.discoverPartitions()
+	}
+	fs := s.cl.PollRecords(nil, 0)
+	if fs.Empty() {
+		s.count()
+		ctx, cancel := context.WithTimeout(s.ctx, pollWait)
+		fs = s.cl.PollRecords(ctx, 0)
+		cancel()
+	}
+	for _, e := range fs.Errors() {
+		if errors.Is(e.Err, context.DeadlineExceeded) {
+			continue
+		}
+		if errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, kgo.ErrClientClosed) || s.ctx.Err() != nil {
+			fault.Abort(fault.ErrCanceled)
+		}
+		fault.Abortf("sources.%s[%d]: fetch %s/%d: %w", s.name, s.sub, e.Topic, e.Partition, e.Err)
+	}
+	fs.EachPartition(func(fp kgo.FetchTopicPartition) {
+		if p := s.parts[tp{fp.Topic, fp.Partition}]; p != nil && len(fp.Records) > 0 {
+			s.chunks = append(s.chunks, chunk{p: p, recs: fp.Records})
+		}
+	})
+	return len(s.chunks) > 0
+}
+
+// discoverPartitions reads, from the earliest offset, the partitions added
+// to the topics since the subtask started that it owns.
+func (s *Source[T]) discoverPartitions() {
+	owned, err := s.listPartitions()
+	if err != nil {
+		s.env.Logf("sources.%s[%d]: looking for new partitions: %v", s.name, s.sub, err)
+		return
+	}
+	var added []tp
+	for _, t := range owned {
+		if s.parts[t] == nil {
+			added = append(added, t)
+		}
+	}
+	if len(added) == 0 {
+		return
+	}
+	if err := s.begin(added, "earliest", true); err != nil {
+		s.env.Logf("sources.%s[%d]: new partitions %v: %v", s.name, s.sub, added, err)
+		for _, t := range added {
+			delete(s.parts, t)
+		}
+		return
+	}
+	var ps []*part
+	for _, t := range added {
+		ps = append(ps, s.parts[t])
+	}
+	s.consume(ps)
+	s.env.Logf("sources.%s[%d]: reading new partitions %v from their start", s.name, s.sub, added)
+}
+
+func (s *Source[T]) allDone() bool {
+	for _, p := range s.parts {
+		if !p.done() {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Source[T]) finish() {
+	if s.done {
+		return
+	}
+	s.done = true
+	s.count()
+	s.chain.InputEnded()
+	if s.skipped > 0 {
+		s.env.Logf("sources.%s[%d]: skipped %d malformed records (first: %s)", s.name, s.sub, s.skipped, s.firstSkip)
+	}
+}
+
+func (s *Source[T]) malformed(p *part, r *kgo.Record, err error) {
+	where := fmt.Sprintf("%s@%d", p.tp, r.Offset)
+	if !s.skip {
+		fault.Abort(&fault.Fatal{Err: fmt.Errorf("sources.%s: %s: %w (a malformed record fails the job, and a restart would read it again: set sources.%s.on-error to skip to go on without it)", s.name, where, err, s.name)})
+	}
+	if s.skipped == 0 {
+		s.firstSkip = fmt.Sprintf("%s: %v", where, err)
+	}
+	s.skipped++
+	s.ctl.Malformed()
+	s.m.Malformed.Add(1)
+}
+
+func (s *Source[T]) count() {
+	s.ctl.Count(s.uncounted)
+	s.uncounted = 0
+	s.m.BytesIn.Add(uint64(s.read))
+	s.read = 0
+	if s.ctx.Err() != nil {
+		fault.Abort(fault.ErrCanceled)
+	}
+}
+
+// Timestamp is the Kafka timestamp of the record Next returned last, in
+// Unix milliseconds.
+func (s *Source[T]) Timestamp() int64 { return s.ts }
+
+// positions returns what the subtask's partitions hold for a checkpoint.
+func (s *Source[T]) positions() []saved {
+	out := make([]saved, 0, len(s.parts))
+	for _, p := range s.parts {
+		out = append(out, saved{tp: p.tp, next: p.next, stop: p.stop, maxTS: p.maxTS})
+	}
+	return out
+}
+
+// Snapshot adds the subtask's offsets to a checkpoint.
+func (s *Source[T]) Snapshot(snap *checkpoint.Snapshot, node int) {
+	ps := s.positions()
+	snap.AddSource(node, storage.SourceState{Subtask: s.sub, Position: encodePosition(ps), AtEnd: s.done})
+	if s.group != "" && !snap.Final {
+		o := kadm.Offsets{}
+		for _, p := range ps {
+			o.Add(kadm.Offset{Topic: p.topic, Partition: p.partition, At: p.next, LeaderEpoch: -1})
+		}
+		s.commits = append(s.commits, groupCommit{id: snap.ID, offsets: o})
+	}
+}
+
+// commitGroup commits to the group the offsets of the newest checkpoint
+// that is complete, in the background. Correctness never depends on
+// them: they are for tools that watch a group's lag.
+func (s *Source[T]) commitGroup() {
+	if len(s.commits) == 0 || s.committing.Load() {
+		return
+	}
+	done := s.env.Checkpoints().Committed()
+	i := -1
+	for k, c := range s.commits {
+		if c.id <= done {
+			i = k
+		}
+	}
+	if i < 0 {
+		return
+	}
+	c := s.commits[i]
+	s.commits = slices.Delete(s.commits, 0, i+1)
+	s.committing.Store(true)
+	go func() {
+		defer s.committing.Store(false)
+		ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
+		defer cancel()
+		if err := s.adm.CommitAllOffsets(ctx, s.group, c.offsets); err != nil && s.ctx.Err() == nil {
+			s.env.Logf("sources.%s[%d]: commit the offsets of checkpoint %d to group %s: %v", s.name, s.sub, c.id, s.group, err)
+		}
+	}()
+}
+
+// Recover, deferred by the chain of a Kafka source, adds to a panic the
+// partition and offset of the record being processed.
+func (s *Source[T]) Recover() {
+	if p := recover(); p != nil {
+		origin := "sources." + s.name
+		if s.cur != nil {
+			origin = s.cur.topic + "/" + strconv.Itoa(int(s.cur.partition)) + "@" + strconv.FormatInt(s.off, 10)
+		}
+		fault.PanicWithOrigin(p, origin)
+	}
+}

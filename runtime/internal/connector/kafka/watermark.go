@@ -1,0 +1,193 @@
+package kafka
+
+import (
+	"math"
+	"time"
+
+	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
+	"github.com/pipegen/pipegen/runtime/internal/config"
+)
+
+// The bounds of event time (as package stream has them).
+const (
+	maxTime int64 = math.MaxInt64
+)
+
+// watermarkEvery is how many records a source reads between two looks at
+// its watermark, as for the other sources.
+const watermarkEvery = 64
+
+// partitions is what Watermarks needs of a source: its partitions, and the
+// one the last record came from.
+type partitions interface {
+	partitionSet() map[tp]*part
+	current() *part
+}
+
+func (s *Source[T]) partitionSet() map[tp]*part { return s.parts }
+func (s *Source[T]) current() *part             { return s.cur }
+
+// Watermarks generates a Kafka source subtask's watermarks per partition,
+// as Flink does: each partition's watermark is the newest event time read
+// from it minus the out-of-orderness bound (minus one), and the subtask's
+// is the lowest of them. A partition without records for the idle timeout
+// does not hold it back (nor does a bounded partition at its end), so an
+// empty partition does not stall the windows; once every partition is
+// idle, the subtask tells its receivers (Idle). Without an idle timeout a
+// partition that has no records holds event time back until it has.
+//
+// Each partition's newest event time is part of the source's position in
+// checkpoints, so that it moves with the partition when a restore shares
+// the partitions out at another parallelism.
+type Watermarks struct {
+	src         partitions
+	bound       int64
+	idleTimeout time.Duration
+	emitted     int64
+	n           int
+	// idle is set once the subtask said it is idle.
+	idle bool
+	// seen counts the records of each partition; looked is the count at
+	// the last look and when it changed.
+	seen   map[*part]uint64
+	looked map[*part]look
+}
+
+type look struct {
+	seen uint64
+	at   time.Time
+}
+
+// Watermarks makes the watermark generator of the source subtask, as the
+// checkpoint the job resumes from left it.
+func (s *Source[T]) Watermarks(t *checkpoint.Task, node int) *Watermarks {
+	g := newWatermarks(s, t.Node(node).Watermark)
+	t.RestoreGenerator(node, g)
+	return g
+}
+
+func newWatermarks(src partitions, cfg config.WatermarkConfig) *Watermarks {
+	return &Watermarks{src: src, bound: cfg.MaxOutOfOrderness.Milliseconds(), idleTimeout: cfg.IdleTimeout,
+		emitted: minTime, seen: map[*part]uint64{}, looked: map[*part]look{}}
+}
+
+// Observe takes the event time of the record just emitted, from the
+// source's current partition. Every watermarkEvery records it returns the
+// subtask's watermark when it has moved.
+func (g *Watermarks) Observe(ts int64) (int64, bool) {
+	p := g.src.current()
+	if ts > p.maxTS {
+		p.maxTS = ts
+	}
+	g.seen[p]++
+	if g.n++; g.n < watermarkEvery {
+		return 0, false
+	}
+	g.n = 0
+	return g.advance(time.Now())
+}
+
+// Latest is the newest event time read from any partition: a record with
+// it is never late.
+func (g *Watermarks) Latest() int64 {
+	latest := minTime
+	for _, p := range g.src.partitionSet() {
+		latest = max(latest, p.maxTS)
+	}
+	return latest
+}
+
+// Pending returns the watermark the records so far allow when it is ahead
+// of the last one sent: the source has nothing to read now.
+func (g *Watermarks) Pending() (int64, bool) {
+	if g.emitted == maxTime {
+		return 0, false
+	}
+	return g.advance(time.Now())
+}
+
+// advance computes the subtask's watermark at now and returns it when it
+// moved.
+func (g *Watermarks) advance(now time.Time) (int64, bool) {
+	w, active := g.watermark(now)
+	if !active || w <= g.emitted {
+		return 0, false
+	}
+	g.emitted = w
+	g.idle = false
+	return w, true
+}
+
+// watermark is the lowest watermark of the partitions that are active at
+// now; active is false when none is.
+func (g *Watermarks) watermark(now time.Time) (w int64, active bool) {
+	w = maxTime
+	for _, p := range g.src.partitionSet() {
+		if p.done() || g.idleAt(p, now) {
+			continue
+		}
+		active = true
+		if p.maxTS == minTime {
+			return minTime, true // nothing read from it yet
+		}
+		w = min(w, p.maxTS-g.bound-1)
+	}
+	return w, active
+}
+
+// idleAt reports whether partition p has had no record for the idle
+// timeout at now.
+func (g *Watermarks) idleAt(p *part, now time.Time) bool {
+	seen := g.seen[p]
+	l, ok := g.looked[p]
+	if !ok || l.seen != seen {
+		g.looked[p] = look{seen: seen, at: now}
+		return false
+	}
+	return g.idleTimeout > 0 && now.Sub(l.at) >= g.idleTimeout
+}
+
+// Finish returns, the first time a bounded source has read all its
+// partitions, the watermark that ends it: the end of time.
+func (g *Watermarks) Finish() (int64, bool) {
+	if g.emitted == maxTime {
+		return 0, false
+	}
+	g.emitted = maxTime
+	return maxTime, true
+}
+
+// Idle reports, when the source has nothing to read, whether every one of
+// its partitions has been idle for the idle timeout (once, until records
+// come again).
+func (g *Watermarks) Idle(now time.Time) bool {
+	if g.idleTimeout == 0 || g.idle {
+		return false
+	}
+	if _, active := g.watermark(now); active {
+		return false
+	}
+	g.idle = true
+	return true
+}
+
+// Encode and Decode keep the subtask's last watermark in a checkpoint (the
+// partitions' event times are in the source's position).
+func (g *Watermarks) Encode() []byte {
+	w := codec.NewWriter(nil)
+	w.Varint(g.emitted)
+	w.Uvarint(uint64(g.n))
+	return w.Bytes()
+}
+
+// Decode restores what Encode kept.
+func (g *Watermarks) Decode(b []byte) error {
+	r := codec.NewReader(b)
+	emitted, n := r.Varint(), r.Uvarint()
+	if err := r.Err(); err != nil {
+		return err
+	}
+	g.emitted, g.n = emitted, int(n)
+	return nil
+}

@@ -1,0 +1,75 @@
+package kafka
+
+import (
+	"testing"
+	"time"
+
+	"github.com/pipegen/pipegen/runtime/internal/config"
+)
+
+// fakeParts is a source's partitions for Watermarks.
+type fakeParts struct {
+	parts map[tp]*part
+	cur   *part
+}
+
+func (f *fakeParts) partitionSet() map[tp]*part { return f.parts }
+func (f *fakeParts) current() *part             { return f.cur }
+
+func twoPartitions() (*fakeParts, *part, *part) {
+	a := &part{tp: tp{"t", 0}, stop: -1, maxTS: minTime}
+	b := &part{tp: tp{"t", 1}, stop: -1, maxTS: minTime}
+	return &fakeParts{parts: map[tp]*part{a.tp: a, b.tp: b}}, a, b
+}
+
+// observe feeds n records of partition p at event time ts and returns the
+// last watermark sent, if any.
+func observe(g *Watermarks, f *fakeParts, p *part, ts int64, n int) (int64, bool) {
+	f.cur = p
+	var w int64
+	var sent bool
+	for range n {
+		if x, ok := g.Observe(ts); ok {
+			w, sent = x, true
+		}
+	}
+	return w, sent
+}
+
+// The subtask's watermark is the lowest of its partitions': an empty
+// partition holds it back, until it has been idle for the idle timeout.
+func TestWatermarksPerPartition(t *testing.T) {
+	f, a, b := twoPartitions()
+	g := newWatermarks(f, config.WatermarkConfig{MaxOutOfOrderness: 10 * time.Millisecond})
+	if _, sent := observe(g, f, a, 1000, watermarkEvery); sent {
+		t.Fatal("a watermark while partition 1 has no record: it must hold event time back")
+	}
+	if w, sent := observe(g, f, b, 500, watermarkEvery); !sent || w != 500-10-1 {
+		t.Fatalf("watermark %d (%v), want the lower partition's 489", w, sent)
+	}
+	if w, sent := observe(g, f, b, 2000, watermarkEvery); !sent || w != 1000-10-1 {
+		t.Fatalf("watermark %d (%v), want partition 0's 989", w, sent)
+	}
+
+	// With an idle timeout, a quiet partition stops holding it back.
+	f, a, b = twoPartitions()
+	g = newWatermarks(f, config.WatermarkConfig{IdleTimeout: 30 * time.Millisecond})
+	observe(g, f, a, 1000, watermarkEvery)
+	if _, sent := g.Pending(); sent {
+		t.Fatal("a watermark before partition 1 is idle")
+	}
+	time.Sleep(40 * time.Millisecond)
+	if w, sent := observe(g, f, a, 1000, watermarkEvery); !sent || w != 999 {
+		t.Fatalf("watermark %d (%v) once partition 1 is idle, want partition 0's 999", w, sent)
+	}
+	time.Sleep(40 * time.Millisecond)
+	if !g.Idle(time.Now()) || g.Idle(time.Now()) {
+		t.Fatal("every partition idle: the subtask says so, once")
+	}
+	if w, sent := observe(g, f, b, 5000, watermarkEvery); !sent || w != 4999 {
+		t.Fatalf("watermark %d (%v) after partition 1 woke, want 4999 (partition 0 is idle)", w, sent)
+	}
+	if w, sent := g.Finish(); !sent || w != maxTime {
+		t.Fatalf("finish %d %v", w, sent)
+	}
+}
