@@ -45,8 +45,10 @@ type Keyed[K comparable, V any] struct {
 	// store must stay as it was at the barrier, so changed values stay in
 	// the cache until it is clear.
 	frozen atomic.Bool
-	// capture is the checkpoint being taken, nil when none.
-	capture *capture
+	// capture is the checkpoint being taken, nil when none; seq counts
+	// the captures.
+	capture *capture[K, V]
+	seq     uint64
 	// broken is the error of a write the writer could not make.
 	broken atomic.Pointer[error]
 	// compacting is set while a compaction of the store runs (in its own
@@ -70,6 +72,12 @@ type entry[K comparable, V any] struct {
 	val     *V
 	dirty   bool
 	deleted bool
+	// pend is the seq of the capture that holds the entry's value as it
+	// was at its barrier, until the subtask touches it (0: none); capt is
+	// the seq of the newest capture that has encoded it (or that it is
+	// newer than), busy while one side encodes it.
+	pend uint64
+	capt atomic.Uint64
 	// used is set when the entry is read or changed, and cleared when the
 	// cache is trimmed: an entry used since the last trim stays (the
 	// CLOCK policy), so that the keys in use stay decoded.
@@ -77,11 +85,13 @@ type entry[K comparable, V any] struct {
 }
 
 // The cache's sizes. Changed values are written to the store in batches
-// of spillAt (and at every barrier, whatever their number): a key changed
-// many times between two batches is written once. At most maxCache values
-// are kept decoded (more while a checkpoint is being taken).
+// of spillAt, and at every barrier (by the writer, whatever their
+// number): a key changed many times between two batches is written once,
+// and while the keys that change between two barriers are fewer than
+// spillAt, they are written only at barriers. At most maxCache values are
+// kept decoded (more while a checkpoint is being taken).
 const (
-	spillAt  = 1 << 15
+	spillAt  = 1 << 17
 	maxCache = 1 << 18
 )
 
@@ -141,17 +151,20 @@ func (s *Keyed[K, V]) fail(what string, err error) {
 }
 
 // storeKey encodes k as the store's key: its key group, then k.
-func (s *Keyed[K, V]) storeKey(k K) []byte {
-	s.key.Reset()
+func (s *Keyed[K, V]) storeKey(k K) []byte { return s.storeKeyIn(&s.key, k) }
+
+// storeKeyIn is storeKey into the buffer w.
+func (s *Keyed[K, V]) storeKeyIn(w *codec.Writer, k K) []byte {
+	w.Reset()
 	kg := s.keyGroup(k)
 	if kg < s.start || kg >= s.end {
 		fault.Abortf("operators.%s[%d]: key %v is in key group %d, outside this subtask's range [%d, %d)", s.name, s.t.Subtask(), k, kg, s.start, s.end)
 	}
 	var p [2]byte
 	binary.BigEndian.PutUint16(p[:], uint16(kg))
-	s.key.Raw(p[:])
-	s.codec.EncodeKey(&s.key, k)
-	return s.key.Bytes()
+	w.Raw(p[:])
+	s.codec.EncodeKey(w, k)
+	return w.Bytes()
 }
 
 // groupPrefix is the first key of key group kg.
@@ -164,6 +177,9 @@ func (s *Keyed[K, V]) Get(k K) *V {
 		s.spill(false)
 	}
 	if e := s.cache[k]; e != nil {
+		if e.pend != 0 {
+			s.preImage(e)
+		}
 		if e.deleted {
 			return nil
 		}
@@ -205,6 +221,8 @@ func (s *Keyed[K, V]) set(k K, v *V, deleted bool) {
 	if e == nil {
 		e = &entry[K, V]{key: k}
 		s.cache[k] = e
+	} else if e.pend != 0 {
+		s.preImage(e)
 	}
 	e.val, e.deleted, e.used = v, deleted, true
 	s.changed(e)

@@ -119,20 +119,28 @@ func TestKeyedCheckpoints(t *testing.T) {
 	const keys = 500
 	model := map[int64]value{}
 	mutate(st, model, rng, 2000, keys)
-	var base map[string]string
 	for id := int64(1); id <= 6; id++ {
 		want := maps.Clone(model)
-		// What Snapshot does at the barrier.
-		st.frozen.Store(true)
-		c := &capture{id: id, batch: st.batch(), taken: make(chan struct{}), done: make(chan struct{})}
-		st.capture = c
-		// The subtask goes on before the writer takes the checkpoint:
-		// nothing reaches the store meanwhile.
-		mutate(st, model, rng, 300, keys)
+		// What Snapshot does at the barrier; the newest completed
+		// checkpoint is the one before.
+		c, base := st.begin(id, id-1)
+		// The subtask goes on before the writer gets to the values: it
+		// encodes those it changes first, and nothing reaches the store.
+		mutate(st, model, rng, 150, keys)
 		if err := stor.Prepare(id); err != nil {
 			t.Fatal(err)
 		}
-		files, written, err := st.write(c, base, stor)
+		var files []storage.StateFile
+		var written int64
+		var err error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			files, written, err = st.write(c, base, stor)
+		}()
+		// And while it writes them.
+		mutate(st, model, rng, 150, keys)
+		<-done
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +157,6 @@ func TestKeyedCheckpoints(t *testing.T) {
 		if written != size-shared {
 			t.Errorf("checkpoint %d wrote %d bytes, want its files' %d less the %d it shares", id, written, size, shared)
 		}
-		base = st.uploaded[id]
 		m := &storage.Manifest{ID: id, Job: "p", MaxParallelism: 16, Mode: config.ExactlyOnce,
 			Nodes: []storage.NodeState{{UID: "agg", Name: "agg", Kind: "aggregate", Parallelism: 1, Files: files}}}
 		if err := stor.Commit(m); err != nil {

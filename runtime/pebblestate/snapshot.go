@@ -3,34 +3,53 @@ package pebblestate
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 )
 
 // capture is a checkpoint of the store being taken.
-type capture struct {
+type capture[K comparable, V any] struct {
 	id int64
-	// batch holds the values changed since the last batch, as they were
-	// at the barrier: the writer writes it to the store first.
-	batch *pebble.Batch
-	// taken is closed once the store's checkpoint is taken (the store may
-	// be written again), done once its files are in the checkpoint
-	// directory or the checkpoint is given up.
+	// seq tells the store's captures apart: an entry whose pend is seq
+	// belongs to this one, and its capt reaches seq once encoded.
+	seq uint64
+	// entries are the values changed since they were last written, as
+	// they were at the barrier: the writer encodes them into batch, but
+	// for those the subtask encoded first into side, before changing them
+	// (copy on write; mu guards side).
+	entries []*entry[K, V]
+	batch   *pebble.Batch
+	mu      sync.Mutex
+	side    *pebble.Batch
+	// written is set once the batches are in the store (the writer's
+	// goroutine only).
+	written bool
+	// finished is set once the capture needs nothing more of the
+	// subtask; taken is closed once the store's checkpoint is taken (the
+	// store may be written again), done once its files are in the
+	// checkpoint directory or the checkpoint is given up.
+	finished    atomic.Bool
 	taken, done chan struct{}
 }
 
 // Snapshot adds the keyed state st of node to the subtask's snapshot s.
-// At the barrier it writes the values changed since the last batch to the
-// store; the writer then flushes the store's memtable and takes a Pebble
+// At the barrier it only marks the values changed since they were last
+// written to the store as the capture's; the writer encodes them (the
+// subtask encodes first those it changes before the writer got to them),
+// writes them to the store, flushes its memtable and takes a Pebble
 // checkpoint of it, and copies (or links) into the checkpoint directory
 // the files that the newest completed checkpoint does not hold already.
-// Until the store's checkpoint is taken, the subtask keeps its changes in
-// the cache.
+// Until the store's checkpoint is taken, the subtask writes nothing to
+// the store and keeps its changes in the cache.
 func Snapshot[K comparable, V any](s *checkpoint.Snapshot, node int, st *Keyed[K, V]) {
 	st.snapshot(s, node)
 }
@@ -45,37 +64,132 @@ func (st *Keyed[K, V]) snapshot(s *checkpoint.Snapshot, node int) {
 			fault.Abort(fault.ErrCanceled)
 		}
 	}
-	// The values changed since the last batch are encoded now, as they
-	// are at the barrier, and written by the writer: the subtask stops
-	// only for the encoding. Until the writer has taken the store's
-	// checkpoint, nothing else is written to the store (frozen) nor
-	// dropped from the cache.
-	st.frozen.Store(true)
-	b := st.batch()
-	committed := st.t.Committed()
-	base := st.uploaded[committed]
-	for id := range st.uploaded {
-		if id < committed {
-			delete(st.uploaded, id) // never built on again
-		}
-	}
-	c := &capture{id: s.ID, batch: b, taken: make(chan struct{}), done: make(chan struct{})}
-	st.capture = c
+	c, base := st.begin(s.ID, st.t.Committed())
 	s.AddFiles(node, st.codec.KeySchema, st.codec.ValueSchema,
 		func(stor *storage.Storage) ([]storage.StateFile, int64, error) { return st.write(c, base, stor) },
 		func() { st.finish(c) })
 }
 
-// finish ends a capture: the store may be written again. A batch not
-// written yet (the checkpoint failed before) is written now: the values
-// count as written.
-func (st *Keyed[K, V]) finish(c *capture) {
-	if c.batch != nil {
-		if err := st.commitBatch(c); err != nil {
-			// The store lost values: the subtask fails at its next
-			// record, and the job restarts from the newest checkpoint.
-			st.broken.Store(&err)
+// begin starts the capture of checkpoint id; base is what the newest
+// completed checkpoint, committed, holds, which it builds on.
+func (st *Keyed[K, V]) begin(id, committed int64) (c *capture[K, V], base map[string]string) {
+	st.frozen.Store(true)
+	st.seq++
+	c = &capture[K, V]{id: id, seq: st.seq, entries: st.dirty, batch: st.db.NewBatch(), side: st.db.NewBatch(),
+		taken: make(chan struct{}), done: make(chan struct{})}
+	for _, e := range c.entries {
+		e.dirty, e.pend = false, c.seq
+	}
+	st.dirty = nil
+	base = st.uploaded[committed]
+	for id := range st.uploaded {
+		if id < committed {
+			delete(st.uploaded, id) // never built on again
 		}
+	}
+	st.capture = c
+	return c, base
+}
+
+// claim makes the calling side the one that encodes e for capture c: it
+// returns false when e is encoded already (or being encoded, in which case
+// it waits until that is over).
+func (c *capture[K, V]) claim(e *entry[K, V]) bool {
+	for {
+		v := e.capt.Load()
+		switch {
+		case v&busy != 0:
+			runtime.Gosched()
+		case v >= c.seq:
+			return false
+		case e.capt.CompareAndSwap(v, v|busy):
+			return true
+		}
+	}
+}
+
+// busy marks an entry's capt while it is being encoded.
+const busy = 1 << 63
+
+// preImage encodes e for the capture it belongs to, before the subtask
+// changes it.
+func (st *Keyed[K, V]) preImage(e *entry[K, V]) {
+	c := st.capture
+	pend := e.pend
+	e.pend = 0
+	if c == nil || pend != c.seq || c.finished.Load() || !c.claim(e) {
+		return
+	}
+	c.mu.Lock()
+	err := st.encodeInto(c.side, e, &st.key, &st.val)
+	c.mu.Unlock()
+	e.capt.Store(c.seq)
+	if err != nil {
+		st.fail("write", err)
+	}
+}
+
+// encodeInto adds e's value, or its deletion, to batch b, with key and
+// val as buffers.
+func (st *Keyed[K, V]) encodeInto(b *pebble.Batch, e *entry[K, V], key, val *codec.Writer) error {
+	k := st.storeKeyIn(key, e.key)
+	if e.deleted {
+		return b.Delete(k, nil)
+	}
+	val.Reset()
+	st.codec.EncodeValue(val, e.val)
+	if err := val.Err(); err != nil {
+		return fmt.Errorf("encode the value of %v: %w", e.key, err)
+	}
+	return b.Set(k, val.Bytes(), nil)
+}
+
+// writeBatches encodes the capture's entries that the subtask did not,
+// and writes them and the subtask's to the store. It runs on a writer.
+func (st *Keyed[K, V]) writeBatches(c *capture[K, V]) error {
+	if c.written {
+		return nil
+	}
+	c.written = true
+	var key, val codec.Writer
+	var err error
+	for _, e := range c.entries {
+		if c.claim(e) {
+			if err == nil {
+				err = st.encodeInto(c.batch, e, &key, &val)
+			}
+			e.capt.Store(c.seq)
+		}
+	}
+	// Every entry is encoded now, by one side or the other: the subtask
+	// adds nothing more to side.
+	c.finished.Store(true)
+	c.mu.Lock()
+	side := c.side
+	c.mu.Unlock()
+	c.entries = nil
+	defer c.batch.Close()
+	defer side.Close()
+	if err != nil {
+		return st.errorf("write", err)
+	}
+	if err := c.batch.Commit(pebble.NoSync); err != nil {
+		return st.errorf("write", err)
+	}
+	if err := side.Commit(pebble.NoSync); err != nil {
+		return st.errorf("write", err)
+	}
+	return nil
+}
+
+// finish ends a capture: the store may be written again. Values not
+// written yet (the checkpoint failed before the writer got to them) are
+// written now: they count as written.
+func (st *Keyed[K, V]) finish(c *capture[K, V]) {
+	if err := st.writeBatches(c); err != nil {
+		// The store lost values: the subtask fails at its next record,
+		// and the job restarts from the newest checkpoint.
+		st.broken.Store(&err)
 	}
 	st.frozen.Store(false)
 	select {
@@ -92,12 +206,12 @@ func (st *Keyed[K, V]) finish(c *capture) {
 
 // write takes the store's checkpoint and puts its files in the checkpoint
 // directory; it runs on a writer.
-func (st *Keyed[K, V]) write(c *capture, base map[string]string, stor *storage.Storage) (files []storage.StateFile, written int64, err error) {
+func (st *Keyed[K, V]) write(c *capture[K, V], base map[string]string, stor *storage.Storage) (files []storage.StateFile, written int64, err error) {
 	defer st.finish(c)
 	local := st.files.dir + fmt.Sprintf(".checkpoint-%d", c.id)
 	st.files.fs.RemoveAll(local)
 	defer st.files.fs.RemoveAll(local)
-	if err := st.commitBatch(c); err != nil {
+	if err := st.writeBatches(c); err != nil {
 		return nil, 0, err
 	}
 	if err := st.db.Flush(); err != nil {
@@ -162,16 +276,3 @@ func (st *Keyed[K, V]) errorf(what string, err error) error {
 	return fmt.Errorf("operators.%s[%d]: pebble state: %s: %w", st.name, st.t.Subtask(), what, err)
 }
 
-// commitBatch writes the capture's batch to the store.
-func (st *Keyed[K, V]) commitBatch(c *capture) error {
-	b := c.batch
-	if b == nil {
-		return nil
-	}
-	c.batch = nil
-	defer b.Close()
-	if err := b.Commit(pebble.NoSync); err != nil {
-		return st.errorf("write", err)
-	}
-	return nil
-}
