@@ -243,9 +243,11 @@ func (s *Keyed[K, V]) spill(all bool) {
 		fault.Abort(*err)
 	}
 	if s.frozen.Load() {
-		if !all {
+		if !all && len(s.dirty) < 4*s.spillAt {
 			return
 		}
+		// The cache would outgrow its bounds: wait for the store's
+		// checkpoint to be taken.
 		s.waitCapture()
 	}
 	if b := s.batch(); b != nil {
