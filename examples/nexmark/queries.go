@@ -289,7 +289,9 @@ type HotItems struct {
 }
 
 // HotOf makes a window's result.
-func HotOf(end int64, h *Hottest) HotItems { return HotItems{End: end, Num: h.Num, Auctions: h.Auctions} }
+func HotOf(end int64, h *Hottest) HotItems {
+	return HotItems{End: end, Num: h.Num, Auctions: h.Auctions}
+}
 
 // HotAuction is one of the hottest auctions of the window that ends at
 // End.
