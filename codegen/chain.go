@@ -767,6 +767,8 @@ func (g *gen) newSource(n *ir.Node) jen.Code {
 	}
 	var format jen.Code
 	switch {
+	case n.Format == "jsonl" && jsonDecodes(n):
+		format = jen.Qual(runtimePath, "JSONFormatFast").Call(jen.Id(g.global("decode%sJSONL", n)))
 	case n.Format == "jsonl":
 		format = jen.Qual(runtimePath, "JSONFormat").Types(typeCode(n.Out)).Call()
 	case n.Format == "csv" && n.Connector == "kafka":

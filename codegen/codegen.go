@@ -194,6 +194,7 @@ func (g *gen) pipelineFile(name string) ([]byte, error) {
 		g.chainCode(f, c)
 	}
 	g.keyedFuncs(f)
+	g.jsonFuncs(f)
 	g.nameImports(f)
 
 	var buf bytes.Buffer
@@ -212,10 +213,11 @@ func (g *gen) pipelineFile(name string) ([]byte, error) {
 // or the user's package has that name. The runtime's packages come first,
 // so that they keep their names; then the others by path.
 func (g *gen) nameImports(f *jen.File) {
-	order := []string{runtimePath, statePath, codecPath}
+	order := []string{runtimePath, statePath, codecPath, textcodecPath}
 	pkgs := map[string]string{
-		runtimePath: "runtime", statePath: "state", codecPath: "codec",
-		"time": "time", "math": "math", // the standard library's that generated code uses
+		runtimePath: "runtime", statePath: "state", codecPath: "codec", textcodecPath: "textcodec",
+		// the standard library's that generated code uses
+		"time": "time", "math": "math", "strconv": "strconv", "slices": "slices",
 		g.p.Package.Path: g.p.Package.Name,
 	}
 	for _, n := range g.p.Nodes {

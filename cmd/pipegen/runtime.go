@@ -12,4 +12,5 @@ import (
 	_ "github.com/pipegen/pipegen/runtime/codec"
 	_ "github.com/pipegen/pipegen/runtime/kafka"
 	_ "github.com/pipegen/pipegen/runtime/state"
+	_ "github.com/pipegen/pipegen/runtime/textcodec"
 )

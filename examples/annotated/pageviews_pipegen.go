@@ -10,6 +10,8 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
+	"github.com/pipegen/pipegen/runtime/textcodec"
+	"strconv"
 	"time"
 )
 
@@ -110,7 +112,7 @@ func pipegenPageviewsNewViewsChain(j *runtime.Job, sub int, visitsToPerPage *run
 		task:            j.Task(pipegenPageviewsNodeViews, sub),
 		visitsToPerPage: visitsToPerPage,
 	}
-	c.src = runtime.NewFileSource(j, pipegenPageviewsNodeViews, sub, runtime.JSONFormat[View]())
+	c.src = runtime.NewFileSource(j, pipegenPageviewsNodeViews, sub, runtime.JSONFormatFast(pipegenPageviewsDecodeViewsJSONL))
 	c.ctl = c.src.Ctl()
 	c.meter = j.Meter(sub, pipegenPageviewsNodeViews, pipegenPageviewsNodeHumans, pipegenPageviewsNodeVisits)
 	c.visitsToPerPage.Observe(c.meter)
@@ -217,7 +219,7 @@ func pipegenPageviewsNewPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[
 	}
 	c.perPageState = state.NewMemory[string, PageTotal]()
 	runtime.RestoreMemory(c.task, pipegenPageviewsNodePerPage, c.perPageState, pipegenPageviewsDecodePerPageEntry)
-	c.pagesSink = runtime.NewFileSink(j, pipegenPageviewsNodePages, sub, runtime.EncodeJSON[PageStats])
+	c.pagesSink = runtime.NewFileSink(j, pipegenPageviewsNodePages, sub, pipegenPageviewsEncodePagesJSON)
 	c.meter = j.Meter(sub, pipegenPageviewsNodePerPage, pipegenPageviewsNodePages)
 	c.in.Observe(c.meter)
 	return c
@@ -387,4 +389,100 @@ func pipegenPageviewsDecodePageTotal(r *codec.Reader, v *PageTotal) {
 			r.Skip(wt)
 		}
 	}
+}
+
+// pipegenPageviewsDecodeViewsJSONL decodes a line of source "views" into v, zero, as encoding/json does;
+// false for a line the generated code does not handle, which then goes through
+// encoding/json. With strict, every field must be there and nothing else.
+func pipegenPageviewsDecodeViewsJSONL(line []byte, v *View, strict bool) bool {
+	var s textcodec.Scanner
+	s.Reset(line)
+	pipegenPageviewsDecodeViewJSON(&s, v, strict)
+	return s.End()
+}
+
+// pipegenPageviewsViewJSONNames are the keys of a View, for keys that match one only without regard to case.
+var pipegenPageviewsViewJSONNames = []string{"user", "path", "agent", "millis"}
+
+// pipegenPageviewsDecodeViewJSON reads a View as encoding/json does, or fails s.
+func pipegenPageviewsDecodeViewJSON(s *textcodec.Scanner, v *View, strict bool) {
+	if !s.Open('{') {
+		return
+	}
+	var seen [4]bool
+	for more := s.First('}'); more; more = s.Next('}') {
+		key := s.Key()
+		i := -1
+		switch string(key) {
+		case "user":
+			i = 0
+		case "path":
+			i = 1
+		case "agent":
+			i = 2
+		case "millis":
+			i = 3
+		default:
+			i = textcodec.Fold(key, pipegenPageviewsViewJSONNames)
+		}
+		if i < 0 {
+			if strict {
+				s.Fail()
+				return
+			}
+			s.Skip()
+			continue
+		}
+		if seen[i] {
+			s.Fail() // a key twice: encoding/json decides
+			return
+		}
+		seen[i] = true
+		switch i {
+		case 0:
+			if !s.Null() {
+				v.User = s.String()
+			}
+		case 1:
+			if !s.Null() {
+				v.Path = s.String()
+			}
+		case 2:
+			if !s.Null() {
+				v.Agent = s.String()
+			}
+		case 3:
+			if !s.Null() {
+				v.Millis = s.Int(64)
+			}
+		}
+	}
+	if strict {
+		for _, ok := range seen {
+			if !ok {
+				s.Fail()
+			}
+		}
+	}
+}
+
+// pipegenPageviewsEncodePagesJSON writes a record of sink "pages" as encoding/json does; what the generated
+// code does not handle (NaN, a time out of range) goes through encoding/json.
+func pipegenPageviewsEncodePagesJSON(dst []byte, v PageStats) ([]byte, error) {
+	if b, ok := pipegenPageviewsAppendPageStatsJSON(dst, &v); ok {
+		return b, nil
+	}
+	return runtime.EncodeJSON(dst, v)
+}
+
+// pipegenPageviewsAppendPageStatsJSON appends a PageStats as encoding/json writes it; false when it cannot.
+func pipegenPageviewsAppendPageStatsJSON(b []byte, v *PageStats) (_ []byte, ok bool) {
+	b = append(b, `{"path":`...)
+	b = textcodec.AppendString(b, v.Path)
+	b = append(b, `,"views":`...)
+	b = strconv.AppendInt(b, v.Views, 10)
+	b = append(b, `,"avg_millis":`...)
+	b = strconv.AppendInt(b, v.AvgMillis, 10)
+	b = append(b, '}')
+	return b, true
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pipegen/pipegen/compile"
 	"github.com/pipegen/pipegen/examples/nexmark"
+	"github.com/pipegen/pipegen/examples/nexmark/hand"
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
 )
 
@@ -104,6 +105,43 @@ func TestQueries(t *testing.T) {
 			} {
 				got := runQuery(t, bin, testConfig, args...)
 				compareLines(t, fmt.Sprintf("%s %v", q, args), got, want)
+			}
+		})
+	}
+}
+
+// TestQueriesJSONL runs every query's pipeline over the same events read
+// from JSON lines: at parallelism 1 from one file, at parallelism 2 from
+// two (event n in file n%2, one per subtask), so that each subtask reads
+// its events in order of time, and compares both outputs with the
+// reference's.
+func TestQueriesJSONL(t *testing.T) {
+	events := testEvents()
+	one, two := t.TempDir(), t.TempDir()
+	var all []byte
+	var files [2][]byte
+	for i := range events {
+		all = hand.AppendEvent(all, &events[i])
+		files[i%2] = hand.AppendEvent(files[i%2], &events[i])
+	}
+	if err := os.WriteFile(filepath.Join(one, "events.jsonl"), all, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, data := range files {
+		if err := os.WriteFile(filepath.Join(two, fmt.Sprintf("events-%d.jsonl", i)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range nexmark.Queries {
+		t.Run(q, func(t *testing.T) {
+			want, err := nexmark.Reference(q, events)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bin := program(t, filepath.Join("queries", q+"-jsonl.yaml"))
+			for p, dir := range map[int]string{1: one, 2: two} {
+				got := runQuery(t, bin, testConfig, fmt.Sprintf("--parallelism=%d", p), "--set", "sources.events.path="+dir)
+				compareLines(t, fmt.Sprintf("%s-jsonl at parallelism %d", q, p), got, want)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
+	"github.com/pipegen/pipegen/runtime/textcodec"
 	"time"
 )
 
@@ -145,7 +146,7 @@ func newClicksChain(j *runtime.Job, sub int, clicksToLatest *runtime.Out[runtime
 		sub:                   sub,
 		task:                  j.Task(nodeClicks, sub),
 	}
-	c.src = runtime.NewFileSource(j, nodeClicks, sub, runtime.JSONFormat[et.Click]())
+	c.src = runtime.NewFileSource(j, nodeClicks, sub, runtime.JSONFormatFast(decodeClicksJSONL))
 	c.ctl = c.src.Ctl()
 	c.wm = runtime.NewWatermarks(c.task, nodeClicks)
 	c.meter = j.Meter(sub, nodeClicks)
@@ -302,7 +303,7 @@ func newViewsChain(j *runtime.Job, sub int, viewsToPaired *runtime.Out[runtime.T
 		viewsToPaired:        viewsToPaired,
 		viewsToWindowedPairs: viewsToWindowedPairs,
 	}
-	c.src = runtime.NewFileSource(j, nodeViews, sub, runtime.JSONFormat[et.View]())
+	c.src = runtime.NewFileSource(j, nodeViews, sub, runtime.JSONFormatFast(decodeViewsJSONL))
 	c.ctl = c.src.Ctl()
 	c.wm = runtime.NewWatermarks(c.task, nodeViews)
 	c.meter = j.Meter(sub, nodeViews)
@@ -1869,6 +1870,138 @@ func decodeView(r *codec.Reader, v *et.View) {
 			}
 		default:
 			r.Skip(wt)
+		}
+	}
+}
+
+// decodeClicksJSONL decodes a line of source "clicks" into v, zero, as encoding/json does;
+// false for a line the generated code does not handle, which then goes through
+// encoding/json. With strict, every field must be there and nothing else.
+func decodeClicksJSONL(line []byte, v *et.Click, strict bool) bool {
+	var s textcodec.Scanner
+	s.Reset(line)
+	decodeClickJSON(&s, v, strict)
+	return s.End()
+}
+
+// clickJSONNames are the keys of a et.Click, for keys that match one only without regard to case.
+var clickJSONNames = []string{"user", "page", "ms"}
+
+// decodeClickJSON reads a et.Click as encoding/json does, or fails s.
+func decodeClickJSON(s *textcodec.Scanner, v *et.Click, strict bool) {
+	if !s.Open('{') {
+		return
+	}
+	var seen [3]bool
+	for more := s.First('}'); more; more = s.Next('}') {
+		key := s.Key()
+		i := -1
+		switch string(key) {
+		case "user":
+			i = 0
+		case "page":
+			i = 1
+		case "ms":
+			i = 2
+		default:
+			i = textcodec.Fold(key, clickJSONNames)
+		}
+		if i < 0 {
+			if strict {
+				s.Fail()
+				return
+			}
+			s.Skip()
+			continue
+		}
+		if seen[i] {
+			s.Fail() // a key twice: encoding/json decides
+			return
+		}
+		seen[i] = true
+		switch i {
+		case 0:
+			if !s.Null() {
+				v.User = s.String()
+			}
+		case 1:
+			if !s.Null() {
+				v.Page = s.String()
+			}
+		case 2:
+			if !s.Null() {
+				v.Ms = s.Int(64)
+			}
+		}
+	}
+	if strict {
+		for _, ok := range seen {
+			if !ok {
+				s.Fail()
+			}
+		}
+	}
+}
+
+// decodeViewsJSONL decodes a line of source "views" into v, zero, as encoding/json does;
+// false for a line the generated code does not handle, which then goes through
+// encoding/json. With strict, every field must be there and nothing else.
+func decodeViewsJSONL(line []byte, v *et.View, strict bool) bool {
+	var s textcodec.Scanner
+	s.Reset(line)
+	decodeViewJSON(&s, v, strict)
+	return s.End()
+}
+
+// viewJSONNames are the keys of a et.View, for keys that match one only without regard to case.
+var viewJSONNames = []string{"page", "at"}
+
+// decodeViewJSON reads a et.View as encoding/json does, or fails s.
+func decodeViewJSON(s *textcodec.Scanner, v *et.View, strict bool) {
+	if !s.Open('{') {
+		return
+	}
+	var seen [2]bool
+	for more := s.First('}'); more; more = s.Next('}') {
+		key := s.Key()
+		i := -1
+		switch string(key) {
+		case "page":
+			i = 0
+		case "at":
+			i = 1
+		default:
+			i = textcodec.Fold(key, viewJSONNames)
+		}
+		if i < 0 {
+			if strict {
+				s.Fail()
+				return
+			}
+			s.Skip()
+			continue
+		}
+		if seen[i] {
+			s.Fail() // a key twice: encoding/json decides
+			return
+		}
+		seen[i] = true
+		switch i {
+		case 0:
+			if !s.Null() {
+				v.Page = s.String()
+			}
+		case 1:
+			if !s.Null() {
+				v.At = s.String()
+			}
+		}
+	}
+	if strict {
+		for _, ok := range seen {
+			if !ok {
+				s.Fail()
+			}
 		}
 	}
 }

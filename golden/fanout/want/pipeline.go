@@ -9,6 +9,7 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
+	"strconv"
 	"time"
 )
 
@@ -309,7 +310,7 @@ func newBySizeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Line]) *bySiz
 	}
 	c.bySizeState = state.NewMemory[int64, fan.Tally]()
 	runtime.RestoreMemory(c.task, nodeBySize, c.bySizeState, decodeBySizeEntry)
-	c.talliesSink = runtime.NewStdoutSink(j, nodeTallies, sub, runtime.EncodeJSON[fan.SizeTally])
+	c.talliesSink = runtime.NewStdoutSink(j, nodeTallies, sub, encodeTalliesJSON)
 	c.meter = j.Meter(sub, nodeBySize, nodeTallies)
 	c.in.Observe(c.meter)
 	return c
@@ -471,4 +472,23 @@ func decodeTally(r *codec.Reader, v *fan.Tally) {
 			r.Skip(wt)
 		}
 	}
+}
+
+// encodeTalliesJSON writes a record of sink "tallies" as encoding/json does; what the generated
+// code does not handle (NaN, a time out of range) goes through encoding/json.
+func encodeTalliesJSON(dst []byte, v fan.SizeTally) ([]byte, error) {
+	if b, ok := appendSizeTallyJSON(dst, &v); ok {
+		return b, nil
+	}
+	return runtime.EncodeJSON(dst, v)
+}
+
+// appendSizeTallyJSON appends a fan.SizeTally as encoding/json writes it; false when it cannot.
+func appendSizeTallyJSON(b []byte, v *fan.SizeTally) (_ []byte, ok bool) {
+	b = append(b, `{"size":`...)
+	b = strconv.AppendInt(b, v.Size, 10)
+	b = append(b, `,"items":`...)
+	b = strconv.AppendInt(b, int64(v.Items), 10)
+	b = append(b, '}')
+	return b, true
 }

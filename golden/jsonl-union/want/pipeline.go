@@ -9,6 +9,8 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
+	"github.com/pipegen/pipegen/runtime/textcodec"
+	"strconv"
 	"time"
 )
 
@@ -97,7 +99,7 @@ func newWebChain(j *runtime.Job, sub int, webToAll *runtime.Out[clicks.Click]) *
 		task:     j.Task(nodeWeb, sub),
 		webToAll: webToAll,
 	}
-	c.src = runtime.NewFileSource(j, nodeWeb, sub, runtime.JSONFormat[clicks.Click]())
+	c.src = runtime.NewFileSource(j, nodeWeb, sub, runtime.JSONFormatFast(decodeWebJSONL))
 	c.ctl = c.src.Ctl()
 	c.meter = j.Meter(sub, nodeWeb)
 	c.webToAll.Observe(c.meter)
@@ -178,7 +180,7 @@ func newAppChain(j *runtime.Job, sub int, appToAll *runtime.Out[clicks.Click]) *
 		sub:      sub,
 		task:     j.Task(nodeApp, sub),
 	}
-	c.src = runtime.NewFileSource(j, nodeApp, sub, runtime.JSONFormat[clicks.Click]())
+	c.src = runtime.NewFileSource(j, nodeApp, sub, runtime.JSONFormatFast(decodeAppJSONL))
 	c.ctl = c.src.Ctl()
 	c.meter = j.Meter(sub, nodeApp)
 	c.appToAll.Observe(c.meter)
@@ -367,7 +369,7 @@ func newSectionsChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Visit]) 
 	}
 	c.sectionsState = state.NewMemory[string, clicks.Stats]()
 	runtime.RestoreMemory(c.task, nodeSections, c.sectionsState, decodeSectionsEntry)
-	c.printSink = runtime.NewStdoutSink(j, nodePrint, sub, runtime.EncodeJSON[clicks.Stats])
+	c.printSink = runtime.NewStdoutSink(j, nodePrint, sub, encodePrintJSON)
 	c.meter = j.Meter(sub, nodeSections, nodePrint)
 	c.in.Observe(c.meter)
 	return c
@@ -537,4 +539,96 @@ func decodeStats(r *codec.Reader, v *clicks.Stats) {
 			r.Skip(wt)
 		}
 	}
+}
+
+// decodeWebJSONL decodes a line of source "web" into v, zero, as encoding/json does;
+// false for a line the generated code does not handle, which then goes through
+// encoding/json. With strict, every field must be there and nothing else.
+func decodeWebJSONL(line []byte, v *clicks.Click, strict bool) bool {
+	var s textcodec.Scanner
+	s.Reset(line)
+	decodeClickJSON(&s, v, strict)
+	return s.End()
+}
+
+// clickJSONNames are the keys of a clicks.Click, for keys that match one only without regard to case.
+var clickJSONNames = []string{"user", "page"}
+
+// decodeClickJSON reads a clicks.Click as encoding/json does, or fails s.
+func decodeClickJSON(s *textcodec.Scanner, v *clicks.Click, strict bool) {
+	if !s.Open('{') {
+		return
+	}
+	var seen [2]bool
+	for more := s.First('}'); more; more = s.Next('}') {
+		key := s.Key()
+		i := -1
+		switch string(key) {
+		case "user":
+			i = 0
+		case "page":
+			i = 1
+		default:
+			i = textcodec.Fold(key, clickJSONNames)
+		}
+		if i < 0 {
+			if strict {
+				s.Fail()
+				return
+			}
+			s.Skip()
+			continue
+		}
+		if seen[i] {
+			s.Fail() // a key twice: encoding/json decides
+			return
+		}
+		seen[i] = true
+		switch i {
+		case 0:
+			if !s.Null() {
+				v.User = s.String()
+			}
+		case 1:
+			if !s.Null() {
+				v.Page = s.String()
+			}
+		}
+	}
+	if strict {
+		for _, ok := range seen {
+			if !ok {
+				s.Fail()
+			}
+		}
+	}
+}
+
+// decodeAppJSONL decodes a line of source "app" into v, zero, as encoding/json does;
+// false for a line the generated code does not handle, which then goes through
+// encoding/json. With strict, every field must be there and nothing else.
+func decodeAppJSONL(line []byte, v *clicks.Click, strict bool) bool {
+	var s textcodec.Scanner
+	s.Reset(line)
+	decodeClickJSON(&s, v, strict)
+	return s.End()
+}
+
+// encodePrintJSON writes a record of sink "print" as encoding/json does; what the generated
+// code does not handle (NaN, a time out of range) goes through encoding/json.
+func encodePrintJSON(dst []byte, v clicks.Stats) ([]byte, error) {
+	if b, ok := appendStatsJSON(dst, &v); ok {
+		return b, nil
+	}
+	return runtime.EncodeJSON(dst, v)
+}
+
+// appendStatsJSON appends a clicks.Stats as encoding/json writes it; false when it cannot.
+func appendStatsJSON(b []byte, v *clicks.Stats) (_ []byte, ok bool) {
+	b = append(b, `{"section":`...)
+	b = textcodec.AppendString(b, v.Section)
+	b = append(b, `,"visits":`...)
+	b = strconv.AppendInt(b, int64(v.Visits), 10)
+	b = append(b, '}')
+	return b, true
 }

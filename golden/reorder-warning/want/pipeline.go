@@ -9,6 +9,8 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
+	"github.com/pipegen/pipegen/runtime/textcodec"
+	"strconv"
 	"time"
 )
 
@@ -291,7 +293,7 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) 
 	}
 	c.runningState = state.NewMemory[string, reorder.Order]()
 	runtime.RestoreMemory(c.task, nodeRunning, c.runningState, decodeRunningEntry)
-	c.outSink = runtime.NewStdoutSink(j, nodeOut, sub, runtime.EncodeJSON[reorder.Order])
+	c.outSink = runtime.NewStdoutSink(j, nodeOut, sub, encodeOutJSON)
 	c.meter = j.Meter(sub, nodeRunning, nodeOut)
 	c.in.Observe(c.meter)
 	return c
@@ -402,7 +404,7 @@ func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *
 	}
 	c.latestState = state.NewMemory[string, reorder.Order]()
 	runtime.RestoreMemory(c.task, nodeLatest, c.latestState, decodeLatestEntry)
-	c.lastSink = runtime.NewStdoutSink(j, nodeLast, sub, runtime.EncodeJSON[reorder.Order])
+	c.lastSink = runtime.NewStdoutSink(j, nodeLast, sub, encodeLastJSON)
 	c.meter = j.Meter(sub, nodeLatest, nodeLast)
 	c.in.Observe(c.meter)
 	return c
@@ -513,7 +515,7 @@ func newCountChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *c
 	}
 	c.countState = state.NewMemory[string, int]()
 	runtime.RestoreMemory(c.task, nodeCount, c.countState, decodeCountEntry)
-	c.countsSink = runtime.NewStdoutSink(j, nodeCounts, sub, runtime.EncodeJSON[int])
+	c.countsSink = runtime.NewStdoutSink(j, nodeCounts, sub, encodeCountsJSON)
 	c.meter = j.Meter(sub, nodeCount, nodeCounts)
 	c.in.Observe(c.meter)
 	return c
@@ -769,4 +771,47 @@ func decodeOrder(r *codec.Reader, v *reorder.Order) {
 			r.Skip(wt)
 		}
 	}
+}
+
+// encodeOutJSON writes a record of sink "out" as encoding/json does; what the generated
+// code does not handle (NaN, a time out of range) goes through encoding/json.
+func encodeOutJSON(dst []byte, v reorder.Order) ([]byte, error) {
+	if b, ok := appendOrderJSON(dst, &v); ok {
+		return b, nil
+	}
+	return runtime.EncodeJSON(dst, v)
+}
+
+// appendOrderJSON appends a reorder.Order as encoding/json writes it; false when it cannot.
+func appendOrderJSON(b []byte, v *reorder.Order) (_ []byte, ok bool) {
+	b = append(b, `{"Customer":`...)
+	b = textcodec.AppendString(b, v.Customer)
+	b = append(b, `,"Cents":`...)
+	b = strconv.AppendInt(b, v.Cents, 10)
+	b = append(b, '}')
+	return b, true
+}
+
+// encodeLastJSON writes a record of sink "last" as encoding/json does; what the generated
+// code does not handle (NaN, a time out of range) goes through encoding/json.
+func encodeLastJSON(dst []byte, v reorder.Order) ([]byte, error) {
+	if b, ok := appendOrderJSON(dst, &v); ok {
+		return b, nil
+	}
+	return runtime.EncodeJSON(dst, v)
+}
+
+// appendCountsJSON appends a record of sink "counts" as encoding/json writes it; false when it cannot.
+func appendCountsJSON(b []byte, v *int) (_ []byte, ok bool) {
+	b = strconv.AppendInt(b, int64((*v)), 10)
+	return b, true
+}
+
+// encodeCountsJSON writes a record of sink "counts" as encoding/json does; what the generated
+// code does not handle (NaN, a time out of range) goes through encoding/json.
+func encodeCountsJSON(dst []byte, v int) ([]byte, error) {
+	if b, ok := appendCountsJSON(dst, &v); ok {
+		return b, nil
+	}
+	return runtime.EncodeJSON(dst, v)
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
+	"github.com/pipegen/pipegen/runtime/textcodec"
+	"strconv"
 	"time"
 )
 
@@ -177,7 +179,7 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[totals.Total]) *
 	}
 	c.runningState = state.NewMemory[string, totals.Total]()
 	runtime.RestoreMemory(c.task, nodeRunning, c.runningState, decodeRunningEntry)
-	c.outSink = runtime.NewFileSink(j, nodeOut, sub, runtime.EncodeJSON[totals.Total])
+	c.outSink = runtime.NewFileSink(j, nodeOut, sub, encodeOutJSON)
 	c.meter = j.Meter(sub, nodeRunning, nodeOut)
 	c.in.Observe(c.meter)
 	return c
@@ -360,4 +362,27 @@ func decodeTotal(r *codec.Reader, v *totals.Total) {
 			r.Skip(wt)
 		}
 	}
+}
+
+// encodeOutJSON writes a record of sink "out" as encoding/json does; what the generated
+// code does not handle (NaN, a time out of range) goes through encoding/json.
+func encodeOutJSON(dst []byte, v totals.Total) ([]byte, error) {
+	if b, ok := appendTotalJSON(dst, &v); ok {
+		return b, nil
+	}
+	return runtime.EncodeJSON(dst, v)
+}
+
+// appendTotalJSON appends a totals.Total as encoding/json writes it; false when it cannot.
+func appendTotalJSON(b []byte, v *totals.Total) (_ []byte, ok bool) {
+	b = append(b, `{"customer":`...)
+	b = textcodec.AppendString(b, v.Customer)
+	b = append(b, `,"orders":`...)
+	b = strconv.AppendInt(b, v.Orders, 10)
+	b = append(b, `,"cents":`...)
+	b = strconv.AppendInt(b, v.Cents, 10)
+	b = append(b, `,"last":`...)
+	b = strconv.AppendUint(b, v.Last, 10)
+	b = append(b, '}')
+	return b, true
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
+	"github.com/pipegen/pipegen/runtime/textcodec"
 	"math"
 	"time"
 )
@@ -98,7 +99,7 @@ func newEventsChain(j *runtime.Job, sub int, pacedToAccs *runtime.Out[statetypes
 		sub:               sub,
 		task:              j.Task(nodeEvents, sub),
 	}
-	c.src = runtime.NewFileSource(j, nodeEvents, sub, runtime.JSONFormat[statetypes.Event]())
+	c.src = runtime.NewFileSource(j, nodeEvents, sub, runtime.JSONFormatFast(decodeEventsJSONL))
 	c.ctl = c.src.Ctl()
 	c.meter = j.Meter(sub, nodeEvents, nodePaced, nodeReadings)
 	c.pacedToAccs.Observe(c.meter)
@@ -1382,6 +1383,125 @@ func decodeNode(r *codec.Reader, v *statetypes.Node) {
 			}
 		default:
 			r.Skip(wt)
+		}
+	}
+}
+
+// decodeEventsJSONL decodes a line of source "events" into v, zero, as encoding/json does;
+// false for a line the generated code does not handle, which then goes through
+// encoding/json. With strict, every field must be there and nothing else.
+func decodeEventsJSONL(line []byte, v *statetypes.Event, strict bool) bool {
+	var s textcodec.Scanner
+	s.Reset(line)
+	decodeEventJSON(&s, v, strict)
+	return s.End()
+}
+
+// eventJSONNames are the keys of a statetypes.Event, for keys that match one only without regard to case.
+var eventJSONNames = []string{"region", "shard", "sensor", "temp", "at", "tags", "data", "pause_ms", "crash"}
+
+// decodeEventJSON reads a statetypes.Event as encoding/json does, or fails s.
+func decodeEventJSON(s *textcodec.Scanner, v *statetypes.Event, strict bool) {
+	if !s.Open('{') {
+		return
+	}
+	var seen [9]bool
+	for more := s.First('}'); more; more = s.Next('}') {
+		key := s.Key()
+		i := -1
+		switch string(key) {
+		case "region":
+			i = 0
+		case "shard":
+			i = 1
+		case "sensor":
+			i = 2
+		case "temp":
+			i = 3
+		case "at":
+			i = 4
+		case "tags":
+			i = 5
+		case "data":
+			i = 6
+		case "pause_ms":
+			i = 7
+		case "crash":
+			i = 8
+		default:
+			i = textcodec.Fold(key, eventJSONNames)
+		}
+		if i < 0 {
+			if strict {
+				s.Fail()
+				return
+			}
+			s.Skip()
+			continue
+		}
+		if seen[i] {
+			s.Fail() // a key twice: encoding/json decides
+			return
+		}
+		seen[i] = true
+		switch i {
+		case 0:
+			if !s.Null() {
+				v.Region = s.String()
+			}
+		case 1:
+			if !s.Null() {
+				v.Shard = int(s.Int(64))
+			}
+		case 2:
+			if !s.Null() {
+				v.Sensor = s.String()
+			}
+		case 3:
+			if !s.Null() {
+				v.Temp = s.Float(64)
+			}
+		case 4:
+			if !s.Null() {
+				v.At = s.Time()
+			}
+		case 5:
+			if s.Null() {
+				v.Tags = nil
+			} else {
+				v.Tags = []string{}
+				if !s.Open('[') {
+					return
+				}
+				for more0 := s.First(']'); more0; more0 = s.Next(']') {
+					var e0 string
+					if !s.Null() {
+						e0 = s.String()
+					}
+					v.Tags = append(v.Tags, e0)
+				}
+			}
+		case 6:
+			if s.Null() {
+				v.Data = nil
+			} else {
+				v.Data = []byte(s.Bytes())
+			}
+		case 7:
+			if !s.Null() {
+				v.PauseMS = int(s.Int(64))
+			}
+		case 8:
+			if !s.Null() {
+				v.Crash = s.Bool()
+			}
+		}
+	}
+	if strict {
+		for _, ok := range seen {
+			if !ok {
+				s.Fail()
+			}
 		}
 	}
 }

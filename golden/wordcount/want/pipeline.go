@@ -9,6 +9,8 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
+	"github.com/pipegen/pipegen/runtime/textcodec"
+	"strconv"
 	"time"
 )
 
@@ -179,7 +181,7 @@ func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[wc.Word]) *counts
 	}
 	c.countsState = state.NewMemory[string, wc.Count]()
 	runtime.RestoreMemory(c.task, nodeCounts, c.countsState, decodeCountsEntry)
-	c.outSink = runtime.NewFileSink(j, nodeOut, sub, runtime.EncodeJSON[wc.WordCount])
+	c.outSink = runtime.NewFileSink(j, nodeOut, sub, encodeOutJSON)
 	c.meter = j.Meter(sub, nodeCounts, nodeOut)
 	c.in.Observe(c.meter)
 	return c
@@ -341,4 +343,23 @@ func decodeCount(r *codec.Reader, v *wc.Count) {
 			r.Skip(wt)
 		}
 	}
+}
+
+// encodeOutJSON writes a record of sink "out" as encoding/json does; what the generated
+// code does not handle (NaN, a time out of range) goes through encoding/json.
+func encodeOutJSON(dst []byte, v wc.WordCount) ([]byte, error) {
+	if b, ok := appendWordCountJSON(dst, &v); ok {
+		return b, nil
+	}
+	return runtime.EncodeJSON(dst, v)
+}
+
+// appendWordCountJSON appends a wc.WordCount as encoding/json writes it; false when it cannot.
+func appendWordCountJSON(b []byte, v *wc.WordCount) (_ []byte, ok bool) {
+	b = append(b, `{"word":`...)
+	b = textcodec.AppendString(b, v.Word)
+	b = append(b, `,"count":`...)
+	b = strconv.AppendInt(b, v.Count, 10)
+	b = append(b, '}')
+	return b, true
 }
