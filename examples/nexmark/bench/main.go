@@ -58,16 +58,15 @@ type Result struct {
 	P2     measure `json:"p2"`
 	P4     measure `json:"p4"`
 	// Derived.
-	EventsPerSec    float64 `json:"events_per_second"`
-	EventsPerCPU    float64 `json:"events_per_cpu_second"`
-	HandPerCPU      float64 `json:"hand_events_per_cpu_second"`
-	RatioToHand     float64 `json:"ratio_to_hand_cpu"`
-	FlinkPerCore    float64 `json:"flink_events_per_core_second,omitempty"`
-	CheckpointCPU   float64 `json:"checkpoint_cost_cpu"`
-	CheckpointWall  float64 `json:"checkpoint_cost_wall"`
-	SpeedupP2       float64 `json:"speedup_p2_wall"`
-	SpeedupP4       float64 `json:"speedup_p4_wall"`
-	GeneratorCeilng float64 `json:"-"`
+	EventsPerSec   float64 `json:"events_per_second"`
+	EventsPerCPU   float64 `json:"events_per_cpu_second"`
+	HandPerCPU     float64 `json:"hand_events_per_cpu_second"`
+	RatioToHand    float64 `json:"ratio_to_hand_cpu"`
+	FlinkPerCore   float64 `json:"flink_events_per_core_second,omitempty"`
+	CheckpointCPU  float64 `json:"checkpoint_cost_cpu"`
+	CheckpointWall float64 `json:"checkpoint_cost_wall"`
+	SpeedupP2      float64 `json:"speedup_p2_wall"`
+	SpeedupP4      float64 `json:"speedup_p4_wall"`
 }
 
 // Report is what nexmark.json holds.
@@ -85,17 +84,18 @@ type Report struct {
 
 func main() {
 	events := flag.Uint64("events", 5_000_000, "events per run")
+	jsonlEvents := flag.Uint64("jsonl-events", 2_000_000, "events per run of q0-jsonl, read from JSON lines files (0: none)")
 	reps := flag.Int("reps", 3, "runs of each program")
 	queries := flag.String("queries", strings.Join(nexmark.Queries, ","), "the queries to run")
 	out := flag.String("out", "bench/results", "folder for nexmark.json and nexmark.png")
 	flag.Parse()
-	if err := run(*events, *reps, strings.Split(*queries, ","), *out); err != nil {
+	if err := run(*events, *jsonlEvents, *reps, strings.Split(*queries, ","), *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(events uint64, reps int, queries []string, out string) error {
+func run(events, jsonlEvents uint64, reps int, queries []string, out string) error {
 	root, err := moduleRoot()
 	if err != nil {
 		return err
@@ -111,6 +111,9 @@ func run(events uint64, reps int, queries []string, out string) error {
 	build.Dir, build.Stderr = root, os.Stderr
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("go build of the hand-written programs: %w", err)
+	}
+	if jsonlEvents > 0 {
+		queries = append(queries, "q0-jsonl")
 	}
 	programs := map[string]string{}
 	for _, q := range queries {
@@ -146,16 +149,41 @@ func run(events uint64, reps int, queries []string, out string) error {
 	fmt.Fprintf(os.Stderr, "generator alone: %.2fM events per CPU-second\n", float64(events)/rep.Generator.CPU/1e6)
 	for _, q := range queries {
 		prog := programs[q]
-		configs := []struct {
+		type config struct {
 			name string
 			bin  string
 			args []string
-		}{
+		}
+		configs := []config{
 			{"hand", hand, []string{"hand", q}},
 			{"p1", prog, pipegenArgs(1, "none")},
 			{"p1eo", prog, pipegenArgs(1, "exactly-once")},
 			{"p2", prog, pipegenArgs(2, "none")},
 			{"p4", prog, pipegenArgs(4, "none")},
+		}
+		n := events
+		if q == "q0-jsonl" {
+			// The events of JSON lines files: one file for parallelism 1
+			// and the hand-written program, else one per subtask.
+			n = jsonlEvents
+			dirs := map[int]string{}
+			for _, k := range []int{1, 2, 4} {
+				dirs[k] = filepath.Join(tmp, fmt.Sprintf("jsonl-%d", k))
+				cmd := exec.Command(hand, "jsonl", dirs[k], fmt.Sprint(k))
+				cmd.Env = append(os.Environ(), fmt.Sprintf("NEXMARK_EVENTS=%d", n), fmt.Sprintf("NEXMARK_RATE=%d", nexmark.DefaultRate), "NEXMARK_SEED=1")
+				cmd.Stderr = os.Stderr
+				if err := cmd.Run(); err != nil {
+					return fmt.Errorf("writing JSON lines: %w", err)
+				}
+			}
+			set := func(k int) []string { return []string{"--set", "sources.events.path=" + dirs[k]} }
+			configs = []config{
+				{"hand", hand, []string{"hand", "q0", filepath.Join(dirs[1], "events-0.jsonl")}},
+				{"p1", prog, append(pipegenArgs(1, "none"), set(1)...)},
+				{"p1eo", prog, append(pipegenArgs(1, "exactly-once"), set(1)...)},
+				{"p2", prog, append(pipegenArgs(2, "none"), set(2)...)},
+				{"p4", prog, append(pipegenArgs(4, "none"), set(4)...)},
+			}
 		}
 		got := map[string][]measure{}
 		for range reps {
@@ -167,13 +195,12 @@ func run(events uint64, reps int, queries []string, out string) error {
 				got[c.name] = append(got[c.name], m)
 			}
 		}
-		res := Result{Query: q, Events: events, Hand: median(got["hand"]), P1: median(got["p1"]), P1EO: median(got["p1eo"]), P2: median(got["p2"]), P4: median(got["p4"])}
-		n := float64(events)
-		res.EventsPerSec = n / res.P1.Wall
-		res.EventsPerCPU = n / res.P1.CPU
-		res.HandPerCPU = n / res.Hand.CPU
+		res := Result{Query: q, Events: n, Hand: median(got["hand"]), P1: median(got["p1"]), P1EO: median(got["p1eo"]), P2: median(got["p2"]), P4: median(got["p4"])}
+		res.EventsPerSec = float64(n) / res.P1.Wall
+		res.EventsPerCPU = float64(n) / res.P1.CPU
+		res.HandPerCPU = float64(n) / res.Hand.CPU
 		res.RatioToHand = res.Hand.CPU / res.P1.CPU
-		res.FlinkPerCore = flink[q]
+		res.FlinkPerCore = flink[strings.TrimSuffix(q, "-jsonl")]
 		res.CheckpointCPU = res.P1EO.CPU/res.P1.CPU - 1
 		res.CheckpointWall = res.P1EO.Wall/res.P1.Wall - 1
 		res.SpeedupP2 = res.P1.Wall / res.P2.Wall
@@ -255,7 +282,7 @@ func table(rep *Report) string {
 			r.Query, count(float64(r.Events)), count(r.EventsPerSec), count(r.EventsPerCPU), count(r.HandPerCPU), r.RatioToHand,
 			count(r.FlinkPerCore), 100*r.CheckpointCPU, 100*r.CheckpointWall, r.SpeedupP2, r.SpeedupP4)
 	}
-	fmt.Fprintf(&b, "\nFlink per core: %s.\n", flinkSource)
+	fmt.Fprintf(&b, "\nFlink per core: %s. q0-jsonl reads the events from JSON lines files (one file at p=1, one per subtask at p=2 and 4), its hand-written program with encoding/json.\n", flinkSource)
 	return b.String()
 }
 
