@@ -67,26 +67,31 @@ type LocalItem struct {
 	Auction int64  `json:"id"`
 }
 
+// SellerEvent is what q3 needs of a person or an auction: the person,
+// and the auction (0 for a person) or the person's name and place.
+type SellerEvent struct {
+	Person            int64
+	Auction           int64
+	Name, City, State string
+}
+
 // Q3Input keeps the auctions of category 10 and the people of OR, ID and
-// CA.
-func Q3Input(e Event) bool {
+// CA, and of each what q3 needs: only that crosses to the keyed operator.
+func Q3Input(e Event, emit func(SellerEvent)) {
 	switch e.Type {
 	case AuctionEvent:
-		return e.Auction.Category == 10
+		if e.Auction.Category == 10 {
+			emit(SellerEvent{Person: e.Auction.Seller, Auction: e.Auction.ID})
+		}
 	case PersonEvent:
-		s := e.Person.State
-		return s == "OR" || s == "ID" || s == "CA"
+		if p := &e.Person; p.State == "OR" || p.State == "ID" || p.State == "CA" {
+			emit(SellerEvent{Person: p.ID, Name: p.Name, City: p.City, State: p.State})
+		}
 	}
-	return false
 }
 
 // Q3Key is the person an event is about: the person, or the seller.
-func Q3Key(e Event) int64 {
-	if e.Type == PersonEvent {
-		return e.Person.ID
-	}
-	return e.Auction.Seller
-}
+func Q3Key(e SellerEvent) int64 { return e.Person }
 
 // Seller is what q3 keeps of a person: its name and place once it is
 // known, and its auctions until then.
@@ -99,9 +104,9 @@ type Seller struct {
 }
 
 // JoinSeller pairs a seller with its auctions.
-func JoinSeller(id int64, s *Seller, e Event, _ pipegen.Context, emit func(LocalItem)) {
-	if e.Type == PersonEvent {
-		s.Known, s.Name, s.City, s.State = true, e.Person.Name, e.Person.City, e.Person.State
+func JoinSeller(id int64, s *Seller, e SellerEvent, _ pipegen.Context, emit func(LocalItem)) {
+	if e.Auction == 0 {
+		s.Known, s.Name, s.City, s.State = true, e.Name, e.City, e.State
 		for _, a := range s.Pending {
 			emit(LocalItem{Name: s.Name, City: s.City, State: s.State, Auction: a})
 		}
@@ -109,10 +114,10 @@ func JoinSeller(id int64, s *Seller, e Event, _ pipegen.Context, emit func(Local
 		return
 	}
 	if s.Known {
-		emit(LocalItem{Name: s.Name, City: s.City, State: s.State, Auction: e.Auction.ID})
+		emit(LocalItem{Name: s.Name, City: s.City, State: s.State, Auction: e.Auction})
 		return
 	}
-	s.Pending = append(s.Pending, e.Auction.ID)
+	s.Pending = append(s.Pending, e.Auction)
 }
 
 // q4, average closing price per category: an auction's closing price is
@@ -126,16 +131,31 @@ func JoinSeller(id int64, s *Seller, e Event, _ pipegen.Context, emit func(Local
 // one result per category at the end of the input (the SQL's result once
 // its input has ended).
 
-// Q4Input keeps auctions and bids.
-func Q4Input(e Event) bool { return e.Type != PersonEvent }
+// AuctionOrBid is what q4 needs of an auction or a bid on it.
+type AuctionOrBid struct {
+	Auction  int64
+	IsBid    bool
+	Price    int64 // a bid's
+	DateTime int64
+	Expires  int64 // an auction's
+	Category int64 // an auction's
+}
+
+// Q4Input keeps auctions and bids, and of each what q4 needs: only that
+// crosses to the keyed operator.
+func Q4Input(e Event, emit func(AuctionOrBid)) {
+	switch e.Type {
+	case AuctionEvent:
+		a := &e.Auction
+		emit(AuctionOrBid{Auction: a.ID, DateTime: a.DateTime, Expires: a.Expires, Category: a.Category})
+	case BidEvent:
+		b := &e.Bid
+		emit(AuctionOrBid{Auction: b.Auction, IsBid: true, Price: b.Price, DateTime: b.DateTime})
+	}
+}
 
 // Q4Key is the auction an event is about.
-func Q4Key(e Event) int64 {
-	if e.Type == AuctionEvent {
-		return e.Auction.ID
-	}
-	return e.Bid.Auction
-}
+func Q4Key(e AuctionOrBid) int64 { return e.Auction }
 
 // Closing is what q4 keeps of an auction until it closes.
 type Closing struct {
@@ -170,9 +190,9 @@ func (c *Closing) offer(price, at int64) {
 }
 
 // TrackAuction follows an auction's bids.
-func TrackAuction(id int64, c *Closing, e Event, ctx pipegen.Context, _ func(ClosingPrice)) {
-	if e.Type == AuctionEvent {
-		c.Open, c.Category, c.DateTime, c.Expires = true, e.Auction.Category, e.Auction.DateTime, e.Auction.Expires
+func TrackAuction(id int64, c *Closing, e AuctionOrBid, ctx pipegen.Context, _ func(ClosingPrice)) {
+	if !e.IsBid {
+		c.Open, c.Category, c.DateTime, c.Expires = true, e.Category, e.DateTime, e.Expires
 		for _, b := range c.Early {
 			c.offer(b.Price, b.DateTime)
 		}
@@ -181,11 +201,11 @@ func TrackAuction(id int64, c *Closing, e Event, ctx pipegen.Context, _ func(Clo
 		return
 	}
 	if c.Open {
-		c.offer(e.Bid.Price, e.Bid.DateTime)
+		c.offer(e.Price, e.DateTime)
 		return
 	}
-	c.Early = append(c.Early, EarlyBid{Price: e.Bid.Price, DateTime: e.Bid.DateTime})
-	ctx.TimerAt(time.UnixMilli(e.Bid.DateTime))
+	c.Early = append(c.Early, EarlyBid{Price: e.Price, DateTime: e.DateTime})
+	ctx.TimerAt(time.UnixMilli(e.DateTime))
 }
 
 // CloseAuction emits an auction's closing price when it expires, and
@@ -373,25 +393,31 @@ func HighestRows(h Highest, emit func(Bid)) {
 // sellers of each window (one per seller and window), joined with the
 // people of the same window.
 
-// People emits the people of the stream.
-func People(e Event, emit func(Person)) {
+// PersonName is what q8 needs of a person.
+type PersonName struct {
+	ID   int64
+	Name string
+}
+
+// People emits the people of the stream, as much of each as q8 needs.
+func People(e Event, emit func(PersonName)) {
 	if e.Type == PersonEvent {
-		emit(e.Person)
+		emit(PersonName{ID: e.Person.ID, Name: e.Person.Name})
 	}
 }
 
-// Auctions emits the auctions of the stream.
-func Auctions(e Event, emit func(Auction)) {
+// Sellers emits the seller of each auction of the stream.
+func Sellers(e Event, emit func(int64)) {
 	if e.Type == AuctionEvent {
-		emit(e.Auction)
+		emit(e.Auction.Seller)
 	}
 }
 
 // PersonID keys a person.
-func PersonID(p Person) int64 { return p.ID }
+func PersonID(p PersonName) int64 { return p.ID }
 
-// AuctionSeller keys an auction by its seller.
-func AuctionSeller(a Auction) int64 { return a.Seller }
+// SellerKey keys a seller by itself.
+func SellerKey(seller int64) int64 { return seller }
 
 // SellerID keys a window's seller.
 func SellerID(s WindowSeller) int64 { return s.Seller }
@@ -403,7 +429,7 @@ type WindowSeller struct {
 }
 
 // SeenSeller counts a seller's auction in a window.
-func SeenSeller(c *Count, _ Auction) { c.N++ }
+func SeenSeller(c *Count, _ int64) { c.N++ }
 
 // SellerOf makes the window's seller.
 func SellerOf(seller int64, w pipegen.Window, _ *Count) WindowSeller {
@@ -418,6 +444,6 @@ type NewUser struct {
 }
 
 // JoinNewUser pairs a person with its window as a seller.
-func JoinNewUser(p Person, s WindowSeller) NewUser {
+func JoinNewUser(p PersonName, s WindowSeller) NewUser {
 	return NewUser{ID: p.ID, Name: p.Name, StartTime: s.Start}
 }
