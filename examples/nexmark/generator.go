@@ -162,9 +162,11 @@ func (g *Generator) Event(n uint64) Event {
 	ts := g.Timestamp(n)
 	switch rem := n % totalProportion; {
 	case rem < personProportion:
-		return Event{Type: PersonEvent, Person: g.person(n, &r, ts)}
+		p := g.person(n, &r, ts)
+		return Event{Type: PersonEvent, Person: &p}
 	case rem < personProportion+auctionProportion:
-		return Event{Type: AuctionEvent, Auction: g.auction(n, &r, ts)}
+		a := g.auction(n, &r, ts)
+		return Event{Type: AuctionEvent, Auction: &a}
 	}
 	return Event{Type: BidEvent, Bid: g.bid(n, &r, ts)}
 }

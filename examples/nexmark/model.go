@@ -20,12 +20,14 @@ const (
 )
 
 // Event is one event of the stream: a person, an auction or a bid, by
-// Type. The other two are zero and left out of its JSON.
+// Type. The other two are nil or zero, and left out of its JSON. A bid,
+// 92% of the events, is held in the event; a person or an auction by
+// pointer, so that an event is 72 bytes to copy, not 272.
 type Event struct {
-	Type    int     `json:"event_type"`
-	Person  Person  `json:"person,omitzero"`
-	Auction Auction `json:"auction,omitzero"`
-	Bid     Bid     `json:"bid,omitzero"`
+	Type    int      `json:"event_type"`
+	Person  *Person  `json:"person,omitempty"`
+	Auction *Auction `json:"auction,omitempty"`
+	Bid     Bid      `json:"bid,omitzero"`
 }
 
 // Person is a person who registers, to sell or to bid. Times are Unix

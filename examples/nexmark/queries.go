@@ -84,7 +84,7 @@ func Q3Input(e Event, emit func(SellerEvent)) {
 			emit(SellerEvent{Person: e.Auction.Seller, Auction: e.Auction.ID})
 		}
 	case PersonEvent:
-		if p := &e.Person; p.State == "OR" || p.State == "ID" || p.State == "CA" {
+		if p := e.Person; p.State == "OR" || p.State == "ID" || p.State == "CA" {
 			emit(SellerEvent{Person: p.ID, Name: p.Name, City: p.City, State: p.State})
 		}
 	}
@@ -146,7 +146,7 @@ type AuctionOrBid struct {
 func Q4Input(e Event, emit func(AuctionOrBid)) {
 	switch e.Type {
 	case AuctionEvent:
-		a := &e.Auction
+		a := e.Auction
 		emit(AuctionOrBid{Auction: a.ID, DateTime: a.DateTime, Expires: a.Expires, Category: a.Category})
 	case BidEvent:
 		b := &e.Bid

@@ -44,7 +44,7 @@ func Reference(q string, events []Event) ([]string, error) {
 		people := map[int64]Person{}
 		for _, e := range events {
 			if p := e.Person; e.Type == PersonEvent && (p.State == "OR" || p.State == "ID" || p.State == "CA") {
-				people[p.ID] = p
+				people[p.ID] = *p
 			}
 		}
 		for _, e := range events {
@@ -58,7 +58,7 @@ func Reference(q string, events []Event) ([]string, error) {
 		auctions := map[int64]Auction{}
 		for _, e := range events {
 			if e.Type == AuctionEvent {
-				auctions[e.Auction.ID] = e.Auction
+				auctions[e.Auction.ID] = *e.Auction
 			}
 		}
 		final := map[int64]int64{}

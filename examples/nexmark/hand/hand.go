@@ -116,7 +116,14 @@ func Run(q string, next Next, w io.Writer) error {
 func gen(next Next, out *writer) {
 	var sum int64
 	for e, ok := next(); ok; e, ok = next() {
-		sum += e.Bid.Price + e.Auction.Reserve + e.Person.ID
+		switch e.Type {
+		case nexmark.PersonEvent:
+			sum += e.Person.ID
+		case nexmark.AuctionEvent:
+			sum += e.Auction.Reserve
+		default:
+			sum += e.Bid.Price
+		}
 	}
 	out.buf = fmt.Appendf(out.buf, "%d\n", sum)
 }
@@ -167,7 +174,7 @@ func q3(next Next, out *writer) {
 	for e, ok := next(); ok; e, ok = next() {
 		switch e.Type {
 		case nexmark.PersonEvent:
-			p := &e.Person
+			p := e.Person
 			if p.State != "OR" && p.State != "ID" && p.State != "CA" {
 				continue
 			}
@@ -178,7 +185,7 @@ func q3(next Next, out *writer) {
 			}
 			s.pending = nil
 		case nexmark.AuctionEvent:
-			a := &e.Auction
+			a := e.Auction
 			if a.Category != 10 {
 				continue
 			}
@@ -287,7 +294,7 @@ func q4(next Next, out *writer) {
 		for len(due) > 0 && due[0].at < now {
 			fire(due.pop())
 		}
-		if a := &e.Auction; e.Type == nexmark.AuctionEvent {
+		if a := e.Auction; e.Type == nexmark.AuctionEvent {
 			c := auctions[a.ID]
 			if c == nil {
 				c = &closing{}

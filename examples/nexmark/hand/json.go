@@ -109,7 +109,7 @@ func AppendEvent(b []byte, e *nexmark.Event) []byte {
 	b = appendInt(b, `{"event_type":`, int64(e.Type))
 	switch e.Type {
 	case nexmark.PersonEvent:
-		p := &e.Person
+		p := e.Person
 		b = appendInt(b, `,"person":{"id":`, p.ID)
 		for _, f := range [...]struct{ k, v string }{{`,"name":`, p.Name}, {`,"emailAddress":`, p.EmailAddress}, {`,"creditCard":`, p.CreditCard}, {`,"city":`, p.City}, {`,"state":`, p.State}} {
 			b = append(b, f.k...)
@@ -119,7 +119,7 @@ func AppendEvent(b []byte, e *nexmark.Event) []byte {
 		b = append(b, `,"extra":`...)
 		b = appendString(b, p.Extra)
 	case nexmark.AuctionEvent:
-		a := &e.Auction
+		a := e.Auction
 		b = appendInt(b, `,"auction":{"id":`, a.ID)
 		b = append(b, `,"itemName":`...)
 		b = appendString(b, a.ItemName)
