@@ -454,8 +454,19 @@ func (g *gen) build(f *jen.File) {
 				from = append(from, jen.Id("i"))
 				args = append(args, jen.Qual(runtimePath, "NewOut").Call(jen.Id("j"), jen.Id(inbox(e.to)), joinPlus(from)))
 			}
+			if h.Kind == ir.Source || h.Kind == ir.Join {
+				b.For(jen.Id("i").Op(":=").Range().Add(g.par(h))).Block(
+					jen.Id("j").Dot("Go").Call(jen.Lit(h.Name), jen.Id("i"), jen.Id(g.chainNew(c)).Call(args...).Dot("run")),
+				)
+				continue
+			}
+			// A chain with one sender runs in that sender's goroutine
+			// (runtime.Inbox.Direct), else in its own.
 			b.For(jen.Id("i").Op(":=").Range().Add(g.par(h))).Block(
-				jen.Id("j").Dot("Go").Call(jen.Lit(h.Name), jen.Id("i"), jen.Id(g.chainNew(c)).Call(args...).Dot("run")),
+				jen.Id("c").Op(":=").Id(g.chainNew(c)).Call(args...),
+				jen.If(jen.Op("!").Id("c").Dot("in").Dot("Direct").Call(jen.Id("c").Dot("handle"))).Block(
+					jen.Id("j").Dot("Go").Call(jen.Lit(h.Name), jen.Id("i"), jen.Id("c").Dot("run")),
+				),
 			)
 		}
 	})

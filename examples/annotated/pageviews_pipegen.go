@@ -91,7 +91,10 @@ func pipegenPageviewsBuild(j *runtime.Job) {
 		j.Go("views", i, pipegenPageviewsNewViewsChain(j, i, runtime.NewOut(j, perPageIn, i)).run)
 	}
 	for i := range j.Parallelism(pipegenPageviewsNodePerPage) {
-		j.Go("per-page", i, pipegenPageviewsNewPerPageChain(j, i, perPageIn[i]).run)
+		c := pipegenPageviewsNewPerPageChain(j, i, perPageIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("per-page", i, c.run)
+		}
 	}
 }
 
@@ -222,6 +225,7 @@ func pipegenPageviewsNewPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[
 	c.pagesSink = runtime.NewFileSink(j, pipegenPageviewsNodePages, sub, pipegenPageviewsEncodePagesJSON)
 	c.meter = j.Meter(sub, pipegenPageviewsNodePerPage, pipegenPageviewsNodePages)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -229,21 +233,26 @@ func pipegenPageviewsNewPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *pipegenPageviewsPerPageChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "per-page": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *pipegenPageviewsPerPageChain) handle(m runtime.Msg[Visit]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "per-page". A panic in user code is reported with the

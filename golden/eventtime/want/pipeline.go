@@ -96,16 +96,28 @@ func build(j *runtime.Job) {
 		j.Go("views", i, newViewsChain(j, i, runtime.NewOut(j, pairedRightIn, i), runtime.NewOut(j, windowedPairsRightIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeLatest) {
-		j.Go("latest", i, newLatestChain(j, i, latestIn[i], runtime.NewOut(j, allIn, i), runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+i)).run)
+		c := newLatestChain(j, i, latestIn[i], runtime.NewOut(j, allIn, i), runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+i))
+		if !c.in.Direct(c.handle) {
+			j.Go("latest", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodeSessions) {
-		j.Go("sessions", i, newSessionsChain(j, i, sessionsIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+i)).run)
+		c := newSessionsChain(j, i, sessionsIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+i))
+		if !c.in.Direct(c.handle) {
+			j.Go("sessions", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodePerPage) {
-		j.Go("per-page", i, newPerPageChain(j, i, perPageIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+i)).run)
+		c := newPerPageChain(j, i, perPageIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+i))
+		if !c.in.Direct(c.handle) {
+			j.Go("per-page", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodeWatch) {
-		j.Go("watch", i, newWatchChain(j, i, watchIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+i)).run)
+		c := newWatchChain(j, i, watchIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+i))
+		if !c.in.Direct(c.handle) {
+			j.Go("watch", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodePaired) {
 		j.Go("paired", i, newPairedChain(j, i, pairedLeftIn[i], pairedRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeWatch)+i)).run)
@@ -114,7 +126,10 @@ func build(j *runtime.Job) {
 		j.Go("windowed-pairs", i, newWindowedPairsChain(j, i, windowedPairsLeftIn[i], windowedPairsRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeWatch)+j.Parallelism(nodePaired)+i)).run)
 	}
 	for i := range j.Parallelism(nodeAll) {
-		j.Go("all", i, newAllChain(j, i, allIn[i]).run)
+		c := newAllChain(j, i, allIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("all", i, c.run)
+		}
 	}
 }
 
@@ -438,6 +453,7 @@ func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.
 	c.latestFire = c.latestResult
 	c.meter = j.Meter(sub, nodeLatest, nodeLatestLines, nodeLateLines)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	c.latestLinesToAll.Observe(c.meter)
 	c.lateLinesToAll.Observe(c.meter)
 	return c
@@ -447,24 +463,29 @@ func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *latestChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.inputWM = c.in.SenderWatermark(m.From)
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.Watermark:
-			c.watermark(m.Time)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "latest": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *latestChain) handle(m runtime.Msg[runtime.Timed[et.Click]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.inputWM = c.in.SenderWatermark(m.From)
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "latest". A panic in user code is reported with the
@@ -611,6 +632,7 @@ func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[e
 	c.sessionsFire = c.sessionsResult
 	c.meter = j.Meter(sub, nodeSessions)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	c.sessionsToAll.Observe(c.meter)
 	return c
 }
@@ -619,24 +641,29 @@ func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[e
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *sessionsChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.inputWM = c.in.SenderWatermark(m.From)
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.Watermark:
-			c.watermark(m.Time)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "sessions": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *sessionsChain) handle(m runtime.Msg[runtime.Timed[et.Click]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.inputWM = c.in.SenderWatermark(m.From)
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "sessions". A panic in user code is reported with the
@@ -753,6 +780,7 @@ func newPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et
 	c.perPageFire = c.perPageResult
 	c.meter = j.Meter(sub, nodePerPage)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	c.perPageToAll.Observe(c.meter)
 	return c
 }
@@ -761,24 +789,29 @@ func newPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *perPageChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.inputWM = c.in.SenderWatermark(m.From)
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.Watermark:
-			c.watermark(m.Time)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "per-page": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *perPageChain) handle(m runtime.Msg[runtime.Timed[et.Click]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.inputWM = c.in.SenderWatermark(m.From)
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "per-page". A panic in user code is reported with the
@@ -900,6 +933,8 @@ func newWatchChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.C
 	}
 	c.meter = j.Meter(sub, nodeWatch)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
+	c.in.Ticks()
 	c.watchToAll.Observe(c.meter)
 	return c
 }
@@ -908,26 +943,30 @@ func newWatchChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.C
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *watchChain) run() {
-	c.in.Bind(c.task, c.flush)
-	c.in.Ticks()
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.Watermark:
-			c.watermark(m.Time)
-		case runtime.Tick:
-			c.tick()
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "watch": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *watchChain) handle(m runtime.Msg[runtime.Timed[et.Click]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.Tick:
+		c.tick()
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "watch". A panic in user code is reported with the
@@ -1058,6 +1097,7 @@ func newPairedChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[e
 	c.pairedPair = c.pairedResult
 	c.meter = j.Meter(sub, nodePaired)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	c.pairedToAll.Observe(c.meter)
 	return c
 }
@@ -1066,7 +1106,6 @@ func newPairedChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[e
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *pairedChain) run() {
-	c.in.Bind(c.task, c.flush)
 	for {
 		m := c.in.Next()
 		switch m.Kind {
@@ -1220,6 +1259,7 @@ func newWindowedPairsChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.
 	c.windowedPairsPair = c.windowedPairsResult
 	c.meter = j.Meter(sub, nodeWindowedPairs)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	c.windowedPairsToAll.Observe(c.meter)
 	return c
 }
@@ -1228,7 +1268,6 @@ func newWindowedPairsChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *windowedPairsChain) run() {
-	c.in.Bind(c.task, c.flush)
 	for {
 		m := c.in.Next()
 		switch m.Kind {
@@ -1376,6 +1415,7 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[string
 	c.outSink = runtime.NewFileSink(j, nodeOut, sub, runtime.EncodeString)
 	c.meter = j.Meter(sub, nodeAll, nodeOut)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -1383,23 +1423,28 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[string
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *allChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.Watermark:
-			c.watermark(m.Time)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "all": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *allChain) handle(m runtime.Msg[runtime.Timed[string]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "all". A panic in user code is reported with the

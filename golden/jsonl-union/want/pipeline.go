@@ -75,10 +75,16 @@ func build(j *runtime.Job) {
 		j.Go("app", i, newAppChain(j, i, runtime.NewOut(j, allIn, j.Parallelism(nodeWeb)+i)).run)
 	}
 	for i := range j.Parallelism(nodeAll) {
-		j.Go("all", i, newAllChain(j, i, allIn[i], runtime.NewOut(j, sectionsIn, i)).run)
+		c := newAllChain(j, i, allIn[i], runtime.NewOut(j, sectionsIn, i))
+		if !c.in.Direct(c.handle) {
+			j.Go("all", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodeSections) {
-		j.Go("sections", i, newSectionsChain(j, i, sectionsIn[i]).run)
+		c := newSectionsChain(j, i, sectionsIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("sections", i, c.run)
+		}
 	}
 }
 
@@ -261,6 +267,7 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Click], visit
 	}
 	c.meter = j.Meter(sub, nodeAll, nodeVisits)
 	c.in.Observe(c.meter)
+	c.in.Bind(nil, c.flush)
 	c.visitsToSections.Observe(c.meter)
 	return c
 }
@@ -269,21 +276,26 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Click], visit
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *allChain) run() {
-	c.in.Bind(nil, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "all": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *allChain) handle(m runtime.Msg[clicks.Click]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "all". A panic in user code is reported with the
@@ -372,6 +384,7 @@ func newSectionsChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Visit]) 
 	c.printSink = runtime.NewStdoutSink(j, nodePrint, sub, encodePrintJSON)
 	c.meter = j.Meter(sub, nodeSections, nodePrint)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -379,21 +392,26 @@ func newSectionsChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Visit]) 
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *sectionsChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "sections": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *sectionsChain) handle(m runtime.Msg[clicks.Visit]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "sections". A panic in user code is reported with the

@@ -101,10 +101,16 @@ func build(j *runtime.Job) {
 		j.Go("raw", i, newRawChain(j, i).run)
 	}
 	for i := range j.Parallelism(nodeTotals) {
-		j.Go("totals", i, newTotalsChain(j, i, totalsIn[i]).run)
+		c := newTotalsChain(j, i, totalsIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("totals", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodeLargest) {
-		j.Go("largest", i, newLargestChain(j, i, largestIn[i]).run)
+		c := newLargestChain(j, i, largestIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("largest", i, c.run)
+		}
 	}
 }
 
@@ -388,6 +394,7 @@ func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[ord
 	c.outSink = kafka.NewSink(j, nodeOut, sub, encodeOutJSON, kafka.KeyBytes(orders.TotalKey))
 	c.meter = j.Meter(sub, nodeTotals, nodeOut)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -395,24 +402,29 @@ func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[ord
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *totalsChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.inputWM = c.in.SenderWatermark(m.From)
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.Watermark:
-			c.watermark(m.Time)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "totals": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *totalsChain) handle(m runtime.Msg[runtime.Timed[orders.Order]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.inputWM = c.in.SenderWatermark(m.From)
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "totals". A panic in user code is reported with the
@@ -523,6 +535,7 @@ func newLargestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[or
 	c.largestOutSink = kafka.NewSink(j, nodeLargestOut, sub, encodeLargestOutJSON, kafka.KeyBytes(orders.ByCustomer))
 	c.meter = j.Meter(sub, nodeLargest, nodeLargestOut)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -530,23 +543,28 @@ func newLargestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[or
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *largestChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.Watermark:
-			c.watermark(m.Time)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "largest": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *largestChain) handle(m runtime.Msg[runtime.Timed[orders.Order]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "largest". A panic in user code is reported with the

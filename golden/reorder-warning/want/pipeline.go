@@ -75,16 +75,28 @@ func build(j *runtime.Job) {
 		j.Go("orders", i, newOrdersChain(j, i, runtime.NewOut(j, pricedIn, i)).run)
 	}
 	for i := range j.Parallelism(nodePriced) {
-		j.Go("priced", i, newPricedChain(j, i, pricedIn[i], runtime.NewOut(j, runningIn, i), runtime.NewOut(j, latestIn, i), runtime.NewOut(j, countIn, i)).run)
+		c := newPricedChain(j, i, pricedIn[i], runtime.NewOut(j, runningIn, i), runtime.NewOut(j, latestIn, i), runtime.NewOut(j, countIn, i))
+		if !c.in.Direct(c.handle) {
+			j.Go("priced", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodeRunning) {
-		j.Go("running", i, newRunningChain(j, i, runningIn[i]).run)
+		c := newRunningChain(j, i, runningIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("running", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodeLatest) {
-		j.Go("latest", i, newLatestChain(j, i, latestIn[i]).run)
+		c := newLatestChain(j, i, latestIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("latest", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodeCount) {
-		j.Go("count", i, newCountChain(j, i, countIn[i]).run)
+		c := newCountChain(j, i, countIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("count", i, c.run)
+		}
 	}
 }
 
@@ -190,6 +202,7 @@ func newPricedChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order], p
 	}
 	c.meter = j.Meter(sub, nodePriced)
 	c.in.Observe(c.meter)
+	c.in.Bind(nil, c.flush)
 	c.pricedToRunning.Observe(c.meter)
 	c.pricedToLatest.Observe(c.meter)
 	c.pricedToCount.Observe(c.meter)
@@ -200,21 +213,26 @@ func newPricedChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order], p
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *pricedChain) run() {
-	c.in.Bind(nil, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "priced": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *pricedChain) handle(m runtime.Msg[reorder.Order]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "priced". A panic in user code is reported with the
@@ -296,6 +314,7 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) 
 	c.outSink = runtime.NewStdoutSink(j, nodeOut, sub, encodeOutJSON)
 	c.meter = j.Meter(sub, nodeRunning, nodeOut)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -303,21 +322,26 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) 
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *runningChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "running": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *runningChain) handle(m runtime.Msg[reorder.Order]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "running". A panic in user code is reported with the
@@ -407,6 +431,7 @@ func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *
 	c.lastSink = runtime.NewStdoutSink(j, nodeLast, sub, encodeLastJSON)
 	c.meter = j.Meter(sub, nodeLatest, nodeLast)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -414,21 +439,26 @@ func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *latestChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "latest": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *latestChain) handle(m runtime.Msg[reorder.Order]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "latest". A panic in user code is reported with the
@@ -518,6 +548,7 @@ func newCountChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *c
 	c.countsSink = runtime.NewStdoutSink(j, nodeCounts, sub, encodeCountsJSON)
 	c.meter = j.Meter(sub, nodeCount, nodeCounts)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -525,21 +556,26 @@ func newCountChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *c
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *countChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "count": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *countChain) handle(m runtime.Msg[reorder.Order]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "count". A panic in user code is reported with the

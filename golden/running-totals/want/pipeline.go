@@ -64,7 +64,10 @@ func build(j *runtime.Job) {
 		j.Go("orders", i, newOrdersChain(j, i, runtime.NewOut(j, runningIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeRunning) {
-		j.Go("running", i, newRunningChain(j, i, runningIn[i]).run)
+		c := newRunningChain(j, i, runningIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("running", i, c.run)
+		}
 	}
 }
 
@@ -182,6 +185,7 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[totals.Total]) *
 	c.outSink = runtime.NewFileSink(j, nodeOut, sub, encodeOutJSON)
 	c.meter = j.Meter(sub, nodeRunning, nodeOut)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -189,21 +193,26 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[totals.Total]) *
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *runningChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "running": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *runningChain) handle(m runtime.Msg[totals.Total]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "running". A panic in user code is reported with the

@@ -73,10 +73,16 @@ func build(j *runtime.Job) {
 		j.Go("events", i, newEventsChain(j, i, runtime.NewOut(j, accsIn, i), runtime.NewOut(j, sensorsIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeAccs) {
-		j.Go("accs", i, newAccsChain(j, i, accsIn[i]).run)
+		c := newAccsChain(j, i, accsIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("accs", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodeSensors) {
-		j.Go("sensors", i, newSensorsChain(j, i, sensorsIn[i]).run)
+		c := newSensorsChain(j, i, sensorsIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("sensors", i, c.run)
+		}
 	}
 }
 
@@ -212,6 +218,7 @@ func newAccsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Event]) 
 	c.accOutSink = runtime.NewFileSink(j, nodeAccOut, sub, runtime.EncodeString)
 	c.meter = j.Meter(sub, nodeAccs, nodeAccOut)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -219,21 +226,26 @@ func newAccsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Event]) 
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *accsChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "accs": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *accsChain) handle(m runtime.Msg[statetypes.Event]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "accs". A panic in user code is reported with the
@@ -326,6 +338,7 @@ func newSensorsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Readi
 	c.sensorOutSink = runtime.NewFileSink(j, nodeSensorOut, sub, runtime.EncodeString)
 	c.meter = j.Meter(sub, nodeSensors, nodeSensorLines, nodeSensorOut)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -333,21 +346,26 @@ func newSensorsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Readi
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *sensorsChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "sensors": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *sensorsChain) handle(m runtime.Msg[statetypes.Reading]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "sensors". A panic in user code is reported with the

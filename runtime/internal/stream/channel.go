@@ -140,6 +140,11 @@ type Inbox[T any] struct {
 	// aligned is true in exactly-once mode.
 	aligned bool
 	senders int
+	// peers is the number of inboxes of the receiving node.
+	peers int
+	// direct, when set, is the receiver's handler: a sender hands each
+	// message to it in its own goroutine (see Direct).
+	direct func(Msg[T]) bool
 
 	// The receiver's bookkeeping, touched only by the receiving goroutine.
 	barrier  int64 // the barrier being aligned, 0 when none
@@ -164,6 +169,7 @@ func NewInboxes[T any](j Env, receivers, senders int) []*Inbox[T] {
 			obs:     nobody{},
 			aligned: j.Aligned(),
 			senders: senders,
+			peers:   receivers,
 			arrived: make([]bool, senders),
 			ended:   make([]bool, senders),
 			wms:     make([]int64, senders),
@@ -193,6 +199,39 @@ func (in *Inbox[T]) OnIdle(flush func()) { in.idle = flush }
 func (in *Inbox[T]) Bind(t AlignmentRecorder, idle func()) {
 	in.task = t
 	in.idle = idle
+}
+
+// Direct makes the receiver run in its sender's goroutine, if the inbox
+// allows it: one sender, which is the receiving node's only one (both
+// sides at parallelism 1 and one input), and no ticks. A send then goes
+// through the inbox's bookkeeping (alignment, watermarks, the end) and
+// hands every event that completes to handle at once, as Next would have
+// returned it, instead of through the channel; handle returns false at
+// the end of input. The receiver's goroutine is not needed: Direct
+// reports whether the inbox took this path. What the receiver does then
+// runs in the sender's goroutine, as if fused: no batch waits in a
+// channel, no goroutine is woken; the records still cross in batches,
+// keyed and aligned as over the channel.
+func (in *Inbox[T]) Direct(handle func(Msg[T]) bool) bool {
+	if in.senders != 1 || in.peers != 1 || in.ticks {
+		return false
+	}
+	in.direct = handle
+	return true
+}
+
+// push takes message m from the sender of a Direct inbox.
+func (in *Inbox[T]) push(m Msg[T]) {
+	if r, ok := in.handle(m); ok {
+		in.direct(r)
+	}
+	for {
+		r, ok := in.pending()
+		if !ok {
+			return
+		}
+		in.direct(r)
+	}
 }
 
 // Observe makes o see the inbox's batches, how long its receiver waits for
@@ -527,10 +566,15 @@ func (o *Out[T]) Broadcast(r T) {
 	}
 }
 
-// Flush hands over every partial batch.
+// Flush hands over every partial batch. A receiver that runs in this
+// sender's goroutine (Inbox.Direct) flushes its own output then too, as
+// it would when idle.
 func (o *Out[T]) Flush() {
-	for i := range o.to {
+	for i, in := range o.to {
 		o.flushTo(i)
+		if in.direct != nil {
+			in.idle()
+		}
 	}
 }
 
@@ -601,6 +645,10 @@ func (o *Out[T]) send(i int, m Msg[T]) {
 			o.obs.Backpressured(time.Since(start))
 		}
 		o.gated[i] = false
+	}
+	if in.direct != nil {
+		in.push(m)
+		return
 	}
 	select {
 	case in.c <- m:
