@@ -461,7 +461,14 @@ func (g *gen) build(f *jen.File) {
 				continue
 			}
 			// A chain with one sender runs in that sender's goroutine
-			// (runtime.Inbox.Direct), else in its own.
+			// (runtime.Inbox.Direct), else in its own; one that needs
+			// ticks, only behind a source, which flushes every Linger.
+			if g.ticks(c) && g.chainOf[h.Inputs[0].From].head.Kind != ir.Source {
+				b.For(jen.Id("i").Op(":=").Range().Add(g.par(h))).Block(
+					jen.Id("j").Dot("Go").Call(jen.Lit(h.Name), jen.Id("i"), jen.Id(g.chainNew(c)).Call(args...).Dot("run")),
+				)
+				continue
+			}
 			b.For(jen.Id("i").Op(":=").Range().Add(g.par(h))).Block(
 				jen.Id("c").Op(":=").Id(g.chainNew(c)).Call(args...),
 				jen.If(jen.Op("!").Id("c").Dot("in").Dot("Direct").Call(jen.Id("c").Dot("handle"))).Block(
@@ -470,6 +477,17 @@ func (g *gen) build(f *jen.File) {
 			)
 		}
 	})
+}
+
+// ticks reports whether chain c needs processing-time ticks.
+func (g *gen) ticks(c *chain) bool {
+	cg := &chainGen{g: g, c: c}
+	for _, n := range c.nodes {
+		if g.nodeGen(cg, n).ticks() {
+			return true
+		}
+	}
+	return false
 }
 
 func (g *gen) par(n *ir.Node) jen.Code {

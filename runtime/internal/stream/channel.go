@@ -203,7 +203,11 @@ func (in *Inbox[T]) Bind(t AlignmentRecorder, idle func()) {
 
 // Direct makes the receiver run in its sender's goroutine, if the inbox
 // allows it: one sender, which is the receiving node's only one (both
-// sides at parallelism 1 and one input), and no ticks. A send then goes
+// sides at parallelism 1 and one input). A receiver that asked for ticks
+// gets them from the sender's flushes (and every Linger while records
+// flow), so its sender must flush at least every Linger, as a source's
+// chain does: generated code asks for Direct then only behind a source.
+// A send then goes
 // through the inbox's bookkeeping (alignment, watermarks, the end) and
 // hands every event that completes to handle at once, as Next would have
 // returned it, instead of through the channel; handle returns false at
@@ -213,7 +217,7 @@ func (in *Inbox[T]) Bind(t AlignmentRecorder, idle func()) {
 // channel, no goroutine is woken; the records still cross in batches,
 // keyed and aligned as over the channel.
 func (in *Inbox[T]) Direct(handle func(Msg[T]) bool) bool {
-	if in.senders != 1 || in.peers != 1 || in.ticks {
+	if in.senders != 1 || in.peers != 1 {
 		return false
 	}
 	in.direct = handle
@@ -574,6 +578,13 @@ func (o *Out[T]) Flush() {
 		o.flushTo(i)
 		if in.direct != nil {
 			in.idle()
+			if in.ticks {
+				select {
+				case <-in.tick:
+					in.direct(Msg[T]{Kind: Tick})
+				default:
+				}
+			}
 		}
 	}
 }
