@@ -143,28 +143,45 @@ func (s *Scanner) str() []byte {
 	s.pos++
 	start := s.pos
 	ascii := true
-	for i := start; i < len(s.data); i++ {
-		c := s.data[i]
+	d := s.data
+	for i := start; i < len(d); i++ {
+		// Most bytes of most strings need no look: skip them fast.
+		for i < len(d) && plain[d[i]] {
+			i++
+		}
+		if i == len(d) {
+			break
+		}
+		c := d[i]
 		switch {
 		case c == '"':
 			s.pos = i + 1
-			if !ascii && !utf8.Valid(s.data[start:i]) {
+			if !ascii && !utf8.Valid(d[start:i]) {
 				s.failed = true // encoding/json would replace the bad bytes
 				return nil
 			}
-			return s.data[start:i]
+			return d[start:i]
 		case c == '\\':
 			return s.unescape(start)
 		case c < 0x20:
 			s.failed = true
 			return nil
-		case c >= utf8.RuneSelf:
+		default:
 			ascii = false
 		}
 	}
 	s.failed = true
 	return nil
 }
+
+// plain marks the bytes a string holds as they are: ASCII from 0x20 up
+// but for the quote and the backslash.
+var plain = func() (p [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		p[c] = c != '"' && c != '\\'
+	}
+	return p
+}()
 
 // unescape reads the rest of a string with escapes into scratch.
 func (s *Scanner) unescape(start int) []byte {
@@ -377,31 +394,41 @@ func (s *Scanner) number() ([]byte, bool) {
 
 // Int reads an integer that fits in bits.
 func (s *Scanner) Int(bits int) int64 {
-	b, integer := s.number()
 	if s.failed {
 		return 0
 	}
-	if !integer {
-		s.failed = true
-		return 0
-	}
-	neg := b[0] == '-'
+	s.ws()
+	d, i := s.data, s.pos
+	neg := i < len(d) && d[i] == '-'
 	if neg {
-		b = b[1:]
+		i++
 	}
-	if len(b) > 19 {
+	start := i
+	var u uint64
+	switch {
+	case i < len(d) && d[i] == '0':
+		i++
+	case i < len(d) && '1' <= d[i] && d[i] <= '9':
+		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
+			u = u*10 + uint64(d[i]-'0')
+			i++
+		}
+	default:
 		s.failed = true
 		return 0
 	}
-	var u uint64
-	for _, c := range b {
-		u = u*10 + uint64(c-'0')
+	// A fraction or an exponent is not an integer (encoding/json refuses
+	// it for an integer field); 20 digits may overflow.
+	if i < len(d) && (d[i] == '.' || d[i] == 'e' || d[i] == 'E') || i-start > 19 {
+		s.failed = true
+		return 0
 	}
 	limit := uint64(1) << (bits - 1)
 	if !neg && u >= limit || neg && u > limit {
 		s.failed = true
 		return 0
 	}
+	s.pos = i
 	if neg {
 		return -int64(u)
 	}
