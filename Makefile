@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin
 
-.PHONY: all demo test test-short bench golden vet tidy fmt clean crash-test
+.PHONY: all demo test test-short bench bench-quick bench-nexmark bench-wordcount golden vet tidy fmt clean crash-test
 
 all: $(BIN)/pipegen
 
@@ -39,13 +39,24 @@ tidy:
 crash-test: $(BIN)/pipegen
 	$(BIN)/pipegen verify -kills 20 $(if $(SEED),-seed $(SEED)) -set sources.events.rate=50000 examples/runningcount/pipeline.yaml
 
+# The benchmarks: Nexmark (examples/nexmark: one table, also written to
+# bench/results/nexmark.json and nexmark.png), then the word count's.
+bench: bench-nexmark bench-wordcount
+
+# Nexmark on fewer events, each program run once: within a minute.
+bench-quick:
+	$(GO) run ./examples/nexmark/bench -events 1000000 -jsonl-events 500000 -reps 1 -out $(BIN)/bench-quick
+
+bench-nexmark:
+	$(GO) run ./examples/nexmark/bench -out bench/results
+
 # Benchmarks of the word count: its ratio to a hand-written Go loop
 # (gen/hand), to mode none with checkpoints every second (ckpt/none), and
 # without --http to with it, scraped every 100ms (http/plain); of
 # Kafka -> map -> Kafka through kfake, exactly-once to at-least-once; and
 # the state table of both state backends (examples/statebench: tens of
 # minutes).
-bench:
+bench-wordcount:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./examples/wordcount
 	$(GO) test -run '^$$' -bench Kafka -benchtime 3x ./internal/e2e/kafka
 	$(GO) test -run '^$$' -bench State -benchtime 1x -timeout 120m ./examples/statebench

@@ -313,6 +313,14 @@ func (cg *chainGen) constructor() {
 		b.Id("c").Dot("meter").Op("=").Id("j").Dot("Meter").Call(ids...)
 		if h.Kind != ir.Source {
 			b.Id("c").Dot("in").Dot("Observe").Call(jen.Id("c").Dot("meter"))
+			task := jen.Id("c").Dot("task")
+			if !cg.snapshots() {
+				task = jen.Nil()
+			}
+			b.Id("c").Dot("in").Dot("Bind").Call(task, jen.Id("c").Dot("flush"))
+			if cg.needsTicks() {
+				b.Id("c").Dot("in").Dot("Ticks").Call()
+			}
 		}
 		for _, e := range c.outs {
 			b.Id("c").Dot(cg.outField(e)).Dot("Observe").Call(jen.Id("c").Dot("meter"))
@@ -438,24 +446,33 @@ func (cg *chainGen) loop() {
 			jen.Add(c).Dot("tick").Call(),
 		))
 	}
-	cases = append(cases, jen.Case(jen.Qual(runtimePath, "End")).Block(
-		jen.Add(c).Dot("end").Call(),
-		jen.Return(),
-	))
-	f.Func().Params(cg.recv).Id("run").Params().BlockFunc(func(b *jen.Group) {
-		task := jen.Add(c).Dot("task")
-		if !cg.snapshots() {
-			task = jen.Nil()
-		}
-		b.Add(c).Dot("in").Dot("Bind").Call(task, jen.Add(c).Dot("flush"))
-		if cg.needsTicks() {
-			b.Add(c).Dot("in").Dot("Ticks").Call()
-		}
-		b.For().Block(
-			jen.Id("m").Op(":=").Add(c).Dot("in").Dot("Next").Call(),
-			jen.Switch(jen.Id("m").Dot("Kind")).Block(cases...),
+	if h.Kind == ir.Join {
+		cases = append(cases, jen.Case(jen.Qual(runtimePath, "End")).Block(
+			jen.Add(c).Dot("end").Call(),
+			jen.Return(),
+		))
+		f.Func().Params(cg.recv).Id("run").Params().Block(
+			jen.For().Block(
+				jen.Id("m").Op(":=").Add(c).Dot("in").Dot("Next").Call(),
+				jen.Switch(jen.Id("m").Dot("Kind")).Block(cases...),
+			),
 		)
-	})
+	} else {
+		cases = append(cases, jen.Case(jen.Qual(runtimePath, "End")).Block(
+			jen.Add(c).Dot("end").Call(),
+			jen.Return(jen.False()),
+		))
+		f.Func().Params(cg.recv).Id("run").Params().Block(
+			jen.For(jen.Add(c).Dot("handle").Call(jen.Add(c).Dot("in").Dot("Next").Call())).Block(),
+		)
+		f.Comment(fmt.Sprintf("handle acts on one message of the inbox of %q: a batch of records or a", h.Name))
+		f.Comment("control event; false at the end of input. At parallelism 1 with one sender it runs")
+		f.Comment("in the sender's goroutine (runtime.Inbox.Direct), called from its sends.")
+		f.Func().Params(cg.recv).Id("handle").Params(jen.Id("m").Qual(runtimePath, "Msg").Types(crossRecord(cg.timed, h.In()))).Bool().Block(
+			jen.Switch(jen.Id("m").Dot("Kind")).Block(cases...),
+			jen.Return(jen.True()),
+		)
+	}
 	if h.Kind == ir.Join {
 		cg.records("recordsLeft", cg.member("to%sLeft", h), h.Inputs[0].Type, fmt.Sprintf("the left input of %q", h.Name))
 		cg.records("recordsRight", cg.member("to%sRight", h), h.Inputs[1].Type, fmt.Sprintf("the right input of %q", h.Name))
@@ -767,6 +784,8 @@ func (g *gen) newSource(n *ir.Node) jen.Code {
 	}
 	var format jen.Code
 	switch {
+	case n.Format == "jsonl" && jsonDecodes(n):
+		format = jen.Qual(runtimePath, "JSONFormatFast").Call(jen.Id(g.global("decode%sJSONL", n)))
 	case n.Format == "jsonl":
 		format = jen.Qual(runtimePath, "JSONFormat").Types(typeCode(n.Out)).Call()
 	case n.Format == "csv" && n.Connector == "kafka":

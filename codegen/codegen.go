@@ -194,6 +194,7 @@ func (g *gen) pipelineFile(name string) ([]byte, error) {
 		g.chainCode(f, c)
 	}
 	g.keyedFuncs(f)
+	g.jsonFuncs(f)
 	g.nameImports(f)
 
 	var buf bytes.Buffer
@@ -212,10 +213,11 @@ func (g *gen) pipelineFile(name string) ([]byte, error) {
 // or the user's package has that name. The runtime's packages come first,
 // so that they keep their names; then the others by path.
 func (g *gen) nameImports(f *jen.File) {
-	order := []string{runtimePath, statePath, codecPath, pebblePath}
+	order := []string{runtimePath, statePath, codecPath, textcodecPath, pebblePath}
 	pkgs := map[string]string{
-		runtimePath: "runtime", statePath: "state", codecPath: "codec", pebblePath: "pebblestate",
-		"time": "time", "math": "math", // the standard library's that generated code uses
+		runtimePath: "runtime", statePath: "state", codecPath: "codec", textcodecPath: "textcodec", pebblePath: "pebblestate",
+		// the standard library's that generated code uses
+		"time": "time", "math": "math", "strconv": "strconv", "slices": "slices",
 		g.p.Package.Path: g.p.Package.Name,
 	}
 	for _, n := range g.p.Nodes {
@@ -452,11 +454,40 @@ func (g *gen) build(f *jen.File) {
 				from = append(from, jen.Id("i"))
 				args = append(args, jen.Qual(runtimePath, "NewOut").Call(jen.Id("j"), jen.Id(inbox(e.to)), joinPlus(from)))
 			}
+			if h.Kind == ir.Source || h.Kind == ir.Join {
+				b.For(jen.Id("i").Op(":=").Range().Add(g.par(h))).Block(
+					jen.Id("j").Dot("Go").Call(jen.Lit(h.Name), jen.Id("i"), jen.Id(g.chainNew(c)).Call(args...).Dot("run")),
+				)
+				continue
+			}
+			// A chain with one sender runs in that sender's goroutine
+			// (runtime.Inbox.Direct), else in its own; one that needs
+			// ticks, only behind a source, which flushes every Linger.
+			if g.ticks(c) && g.chainOf[h.Inputs[0].From].head.Kind != ir.Source {
+				b.For(jen.Id("i").Op(":=").Range().Add(g.par(h))).Block(
+					jen.Id("j").Dot("Go").Call(jen.Lit(h.Name), jen.Id("i"), jen.Id(g.chainNew(c)).Call(args...).Dot("run")),
+				)
+				continue
+			}
 			b.For(jen.Id("i").Op(":=").Range().Add(g.par(h))).Block(
-				jen.Id("j").Dot("Go").Call(jen.Lit(h.Name), jen.Id("i"), jen.Id(g.chainNew(c)).Call(args...).Dot("run")),
+				jen.Id("c").Op(":=").Id(g.chainNew(c)).Call(args...),
+				jen.If(jen.Op("!").Id("c").Dot("in").Dot("Direct").Call(jen.Id("c").Dot("handle"))).Block(
+					jen.Id("j").Dot("Go").Call(jen.Lit(h.Name), jen.Id("i"), jen.Id("c").Dot("run")),
+				),
 			)
 		}
 	})
+}
+
+// ticks reports whether chain c needs processing-time ticks.
+func (g *gen) ticks(c *chain) bool {
+	cg := &chainGen{g: g, c: c}
+	for _, n := range c.nodes {
+		if g.nodeGen(cg, n).ticks() {
+			return true
+		}
+	}
+	return false
 }
 
 func (g *gen) par(n *ir.Node) jen.Code {

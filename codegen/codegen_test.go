@@ -468,7 +468,11 @@ func TestGenerateErrorMapAndJSONSink(t *testing.T) {
 		`"`+userPkg+`"`,
 		"out, err := words.ToWord(r)",
 		`runtime.Abortf("operators.to-word: ToWord: %w", err)`,
-		"runtime.EncodeJSON[words.Word]",
+		// The sink's generated encoder, encoding/json for what it does
+		// not handle.
+		"runtime.NewFileSink(j, nodeJson, sub, encodeJsonJSON)",
+		"if b, ok := appendWordJSON(dst, &v); ok {",
+		"return runtime.EncodeJSON(dst, v)",
 		`Options: map[string]string{"path": "out"}`,
 	)
 	wantCalls(t, out, "linesChain", "toToWord", "runtime.Abortf", "c.emitToWord")

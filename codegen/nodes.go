@@ -139,6 +139,8 @@ func (s *sinkGen) init(b *jen.Group) {
 	in := n.In()
 	var enc jen.Code
 	switch {
+	case n.Format == "jsonl" && jsonSupport(in) == "":
+		enc = jen.Id(s.cg.g.global("encode%sJSON", n)) // generated: see jsoncodec.go
 	case n.Format == "jsonl":
 		enc = jen.Qual(runtimePath, "EncodeJSON").Types(typeCode(in))
 	case n.Format == "raw":

@@ -255,6 +255,7 @@ func (c *typeConverter) convert(t types.Type) *ir.Type {
 			return &ir.Type{Kind: ir.OpaqueType, Expr: c.u.typeString(t)}
 		}
 		out.Stringer = hasStringMethod(t)
+		out.JSONMethods = hasJSONMethods(t)
 		if c.expanding == nil {
 			c.expanding = map[*types.TypeName]bool{}
 		}
@@ -280,6 +281,7 @@ func (c *typeConverter) convert(t types.Type) *ir.Type {
 				Name:     f.Name(),
 				Type:     c.convert(f.Type()),
 				Exported: f.Exported(),
+				Embedded: f.Embedded(),
 				Tag:      t.Tag(i),
 				Pos:      c.u.irPos(c.u.position(f.Pos())),
 			})
@@ -305,6 +307,19 @@ func hasStringMethod(t types.Type) bool {
 		}
 		sig := f.Type().(*types.Signature)
 		return sig.Params().Len() == 0 && sig.Results().Len() == 1 && types.Identical(sig.Results().At(0).Type(), types.Typ[types.String])
+	}
+	return false
+}
+
+// hasJSONMethods reports whether encoding/json treats values of t, or
+// of *t, by their methods rather than their structure.
+func hasJSONMethods(t types.Type) bool {
+	ms := types.NewMethodSet(types.NewPointer(t))
+	for i := range ms.Len() {
+		switch ms.At(i).Obj().Name() {
+		case "MarshalJSON", "UnmarshalJSON", "MarshalText", "UnmarshalText", "IsZero":
+			return true
+		}
 	}
 	return false
 }

@@ -41,6 +41,10 @@ type Type struct {
 	TypeArgs []*Type `json:"typeArgs,omitempty"`
 	// Stringer is set when the type has a String() string method.
 	Stringer bool `json:"stringer,omitempty"`
+	// JSONMethods is set when encoding/json treats values of the defined
+	// type by its methods: it or its pointer has MarshalJSON,
+	// UnmarshalJSON, MarshalText, UnmarshalText or IsZero.
+	JSONMethods bool `json:"jsonMethods,omitempty"`
 	// Expr is the Go expression of an Opaque type, for messages.
 	Expr string `json:"expr,omitempty"`
 }
@@ -50,6 +54,8 @@ type Field struct {
 	Name     string `json:"name"`
 	Type     *Type  `json:"type"`
 	Exported bool   `json:"exported"`
+	// Embedded is set for an embedded field.
+	Embedded bool `json:"embedded,omitempty"`
 	// Tag is the field's struct tag.
 	Tag string `json:"tag,omitempty"`
 	Pos Pos    `json:"pos"`

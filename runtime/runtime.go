@@ -270,6 +270,12 @@ func LinesFormat() Format[string] { return format.LinesFormat() }
 // JSONFormat reads one JSON value per line into T.
 func JSONFormat[T any]() Format[T] { return format.JSONFormat[T]() }
 
+// JSONFormatFast reads one JSON value per line into T with a generated
+// decoder, and with encoding/json the lines that decoder does not handle.
+func JSONFormatFast[T any](decode func(line []byte, v *T, strict bool) bool) Format[T] {
+	return format.JSONFormatFast(decode)
+}
+
 // CSVFormatFor reads CSV into T with the header and delimiter options of
 // source node.
 func CSVFormatFor[T any](j *Job, node int) Format[T] { return format.CSVFormatFor[T](j.Node(node)) }

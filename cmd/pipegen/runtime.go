@@ -13,4 +13,5 @@ import (
 	_ "github.com/pipegen/pipegen/runtime/kafka"
 	_ "github.com/pipegen/pipegen/runtime/pebblestate"
 	_ "github.com/pipegen/pipegen/runtime/state"
+	_ "github.com/pipegen/pipegen/runtime/textcodec"
 )

@@ -82,7 +82,10 @@ func pipegenBusiestBuild(j *runtime.Job) {
 		j.Go("demo", i, pipegenBusiestNewDemoChain(j, i, runtime.NewOut(j, longestIn, i)).run)
 	}
 	for i := range j.Parallelism(pipegenBusiestNodeLongest) {
-		j.Go("longest", i, pipegenBusiestNewLongestChain(j, i, longestIn[i]).run)
+		c := pipegenBusiestNewLongestChain(j, i, longestIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("longest", i, c.run)
+		}
 	}
 }
 
@@ -189,6 +192,7 @@ func pipegenBusiestNewLongestChain(j *runtime.Job, sub int, in *runtime.Inbox[Vi
 	c.printSink = runtime.NewStdoutSink(j, pipegenBusiestNodePrint, sub, runtime.EncodeStringer[View])
 	c.meter = j.Meter(sub, pipegenBusiestNodeLongest, pipegenBusiestNodePrint)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -196,21 +200,26 @@ func pipegenBusiestNewLongestChain(j *runtime.Job, sub int, in *runtime.Inbox[Vi
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *pipegenBusiestLongestChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "longest": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *pipegenBusiestLongestChain) handle(m runtime.Msg[View]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "longest". A panic in user code is reported with the

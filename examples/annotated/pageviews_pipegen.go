@@ -10,6 +10,8 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
+	"github.com/pipegen/pipegen/runtime/textcodec"
+	"strconv"
 	"time"
 )
 
@@ -89,7 +91,10 @@ func pipegenPageviewsBuild(j *runtime.Job) {
 		j.Go("views", i, pipegenPageviewsNewViewsChain(j, i, runtime.NewOut(j, perPageIn, i)).run)
 	}
 	for i := range j.Parallelism(pipegenPageviewsNodePerPage) {
-		j.Go("per-page", i, pipegenPageviewsNewPerPageChain(j, i, perPageIn[i]).run)
+		c := pipegenPageviewsNewPerPageChain(j, i, perPageIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("per-page", i, c.run)
+		}
 	}
 }
 
@@ -110,7 +115,7 @@ func pipegenPageviewsNewViewsChain(j *runtime.Job, sub int, visitsToPerPage *run
 		task:            j.Task(pipegenPageviewsNodeViews, sub),
 		visitsToPerPage: visitsToPerPage,
 	}
-	c.src = runtime.NewFileSource(j, pipegenPageviewsNodeViews, sub, runtime.JSONFormat[View]())
+	c.src = runtime.NewFileSource(j, pipegenPageviewsNodeViews, sub, runtime.JSONFormatFast(pipegenPageviewsDecodeViewsJSONL))
 	c.ctl = c.src.Ctl()
 	c.meter = j.Meter(sub, pipegenPageviewsNodeViews, pipegenPageviewsNodeHumans, pipegenPageviewsNodeVisits)
 	c.visitsToPerPage.Observe(c.meter)
@@ -217,9 +222,10 @@ func pipegenPageviewsNewPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[
 	}
 	c.perPageState = state.NewMemory[string, PageTotal]()
 	runtime.RestoreMemory(c.task, pipegenPageviewsNodePerPage, c.perPageState, pipegenPageviewsPerPageCodec)
-	c.pagesSink = runtime.NewFileSink(j, pipegenPageviewsNodePages, sub, runtime.EncodeJSON[PageStats])
+	c.pagesSink = runtime.NewFileSink(j, pipegenPageviewsNodePages, sub, pipegenPageviewsEncodePagesJSON)
 	c.meter = j.Meter(sub, pipegenPageviewsNodePerPage, pipegenPageviewsNodePages)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -227,21 +233,26 @@ func pipegenPageviewsNewPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *pipegenPageviewsPerPageChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "per-page": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *pipegenPageviewsPerPageChain) handle(m runtime.Msg[Visit]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "per-page". A panic in user code is reported with the
@@ -387,4 +398,100 @@ func pipegenPageviewsDecodePageTotal(r *codec.Reader, v *PageTotal) {
 			r.Skip(wt)
 		}
 	}
+}
+
+// pipegenPageviewsDecodeViewsJSONL decodes a line of source "views" into v, zero, as encoding/json does;
+// false for a line the generated code does not handle, which then goes through
+// encoding/json. With strict, every field must be there and nothing else.
+func pipegenPageviewsDecodeViewsJSONL(line []byte, v *View, strict bool) bool {
+	var s textcodec.Scanner
+	s.Reset(line)
+	pipegenPageviewsDecodeViewJSON(&s, v, strict)
+	return s.End()
+}
+
+// pipegenPageviewsViewJSONNames are the keys of a View, for keys that match one only without regard to case.
+var pipegenPageviewsViewJSONNames = []string{"user", "path", "agent", "millis"}
+
+// pipegenPageviewsDecodeViewJSON reads a View as encoding/json does, or fails s.
+func pipegenPageviewsDecodeViewJSON(s *textcodec.Scanner, v *View, strict bool) {
+	if !s.Open('{') {
+		return
+	}
+	var seen [4]bool
+	for more := s.First('}'); more; more = s.Next('}') {
+		key := s.Key()
+		i := -1
+		switch string(key) {
+		case "user":
+			i = 0
+		case "path":
+			i = 1
+		case "agent":
+			i = 2
+		case "millis":
+			i = 3
+		default:
+			i = textcodec.Fold(key, pipegenPageviewsViewJSONNames)
+		}
+		if i < 0 {
+			if strict {
+				s.Fail()
+				return
+			}
+			s.Skip()
+			continue
+		}
+		if seen[i] {
+			s.Fail() // a key twice: encoding/json decides
+			return
+		}
+		seen[i] = true
+		switch i {
+		case 0:
+			if !s.Null() {
+				v.User = s.String()
+			}
+		case 1:
+			if !s.Null() {
+				v.Path = s.String()
+			}
+		case 2:
+			if !s.Null() {
+				v.Agent = s.String()
+			}
+		case 3:
+			if !s.Null() {
+				v.Millis = s.Int(64)
+			}
+		}
+	}
+	if strict {
+		for _, ok := range seen {
+			if !ok {
+				s.Fail()
+			}
+		}
+	}
+}
+
+// pipegenPageviewsEncodePagesJSON writes a record of sink "pages" as encoding/json does; what the generated
+// code does not handle (NaN, a time out of range) goes through encoding/json.
+func pipegenPageviewsEncodePagesJSON(dst []byte, v PageStats) ([]byte, error) {
+	if b, ok := pipegenPageviewsAppendPageStatsJSON(dst, &v); ok {
+		return b, nil
+	}
+	return runtime.EncodeJSON(dst, v)
+}
+
+// pipegenPageviewsAppendPageStatsJSON appends a PageStats as encoding/json writes it; false when it cannot.
+func pipegenPageviewsAppendPageStatsJSON(b []byte, v *PageStats) (_ []byte, ok bool) {
+	b = append(b, `{"path":`...)
+	b = textcodec.AppendString(b, v.Path)
+	b = append(b, `,"views":`...)
+	b = strconv.AppendInt(b, v.Views, 10)
+	b = append(b, `,"avg_millis":`...)
+	b = strconv.AppendInt(b, v.AvgMillis, 10)
+	b = append(b, '}')
+	return b, true
 }

@@ -18,6 +18,7 @@ var allowed = map[string][]string{
 	// Leaves.
 	"runtime/version":           nil,
 	"runtime/codec":             nil,
+	"runtime/textcodec":         nil,
 	"runtime/vfs":               nil,
 	"runtime/settings":          nil,
 	"runtime/events":            nil,
@@ -67,7 +68,7 @@ var compiler = []string{"runtime/settings", "runtime/version", "runtime/events"}
 // toolImports are the runtime packages cmd/pipegen imports, blank, only
 // so that a module with pipegen as a tool requires what generated code
 // imports (see cmd/pipegen/runtime.go).
-var toolImports = []string{"runtime", "runtime/codec", "runtime/kafka", "runtime/pebblestate", "runtime/state"}
+var toolImports = []string{"runtime", "runtime/codec", "runtime/kafka", "runtime/pebblestate", "runtime/state", "runtime/textcodec"}
 
 func TestLayers(t *testing.T) {
 	root, err := filepath.Abs("../..")

@@ -63,7 +63,10 @@ func build(j *runtime.Job) {
 		j.Go("sales", i, newSalesChain(j, i, runtime.NewOut(j, totalsIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeTotals) {
-		j.Go("totals", i, newTotalsChain(j, i, totalsIn[i]).run)
+		c := newTotalsChain(j, i, totalsIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("totals", i, c.run)
+		}
 	}
 }
 
@@ -170,6 +173,7 @@ func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[sales.Sale]) *tot
 	c.outSink = runtime.NewFileSink(j, nodeOut, sub, runtime.EncodeString)
 	c.meter = j.Meter(sub, nodeTotals, nodeReport, nodeOut)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -177,21 +181,26 @@ func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[sales.Sale]) *tot
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *totalsChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "totals": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *totalsChain) handle(m runtime.Msg[sales.Sale]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "totals". A panic in user code is reported with the

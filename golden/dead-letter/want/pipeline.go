@@ -7,6 +7,7 @@ package main
 import (
 	"github.com/pipegen/pipegen/golden/dead-letter"
 	"github.com/pipegen/pipegen/runtime"
+	"github.com/pipegen/pipegen/runtime/textcodec"
 	"time"
 )
 
@@ -85,7 +86,7 @@ func newReadingsChain(j *runtime.Job, sub int) *readingsChain {
 		sub:  sub,
 		task: j.Task(nodeReadings, sub),
 	}
-	c.src = runtime.NewFileSource(j, nodeReadings, sub, runtime.JSONFormat[deadletter.Reading]())
+	c.src = runtime.NewFileSource(j, nodeReadings, sub, runtime.JSONFormatFast(decodeReadingsJSONL))
 	c.ctl = c.src.Ctl()
 	c.wm = runtime.NewWatermarks(c.task, nodeReadings)
 	c.src.OnDeadLetter(func(r string) {
@@ -206,4 +207,73 @@ func (c *readingsChain) end() {
 	c.task.Submit(s)
 	c.meter.Publish(c.counts[:])
 	c.meter.End()
+}
+
+// decodeReadingsJSONL decodes a line of source "readings" into v, zero, as encoding/json does;
+// false for a line the generated code does not handle, which then goes through
+// encoding/json. With strict, every field must be there and nothing else.
+func decodeReadingsJSONL(line []byte, v *deadletter.Reading, strict bool) bool {
+	var s textcodec.Scanner
+	s.Reset(line)
+	decodeReadingJSON(&s, v, strict)
+	return s.End()
+}
+
+// readingJSONNames are the keys of a deadletter.Reading, for keys that match one only without regard to case.
+var readingJSONNames = []string{"sensor", "ts", "temp"}
+
+// decodeReadingJSON reads a deadletter.Reading as encoding/json does, or fails s.
+func decodeReadingJSON(s *textcodec.Scanner, v *deadletter.Reading, strict bool) {
+	if !s.Open('{') {
+		return
+	}
+	var seen [3]bool
+	for more := s.First('}'); more; more = s.Next('}') {
+		key := s.Key()
+		i := -1
+		switch string(key) {
+		case "sensor":
+			i = 0
+		case "ts":
+			i = 1
+		case "temp":
+			i = 2
+		default:
+			i = textcodec.Fold(key, readingJSONNames)
+		}
+		if i < 0 {
+			if strict {
+				s.Fail()
+				return
+			}
+			s.Skip()
+			continue
+		}
+		if seen[i] {
+			s.Fail() // a key twice: encoding/json decides
+			return
+		}
+		seen[i] = true
+		switch i {
+		case 0:
+			if !s.Null() {
+				v.Sensor = s.String()
+			}
+		case 1:
+			if !s.Null() {
+				v.TS = s.Time()
+			}
+		case 2:
+			if !s.Null() {
+				v.Temp = s.Float(64)
+			}
+		}
+	}
+	if strict {
+		for _, ok := range seen {
+			if !ok {
+				s.Fail()
+			}
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
+	"github.com/pipegen/pipegen/runtime/textcodec"
 	"time"
 )
 
@@ -95,16 +96,28 @@ func build(j *runtime.Job) {
 		j.Go("views", i, newViewsChain(j, i, runtime.NewOut(j, pairedRightIn, i), runtime.NewOut(j, windowedPairsRightIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeLatest) {
-		j.Go("latest", i, newLatestChain(j, i, latestIn[i], runtime.NewOut(j, allIn, i), runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+i)).run)
+		c := newLatestChain(j, i, latestIn[i], runtime.NewOut(j, allIn, i), runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+i))
+		if !c.in.Direct(c.handle) {
+			j.Go("latest", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodeSessions) {
-		j.Go("sessions", i, newSessionsChain(j, i, sessionsIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+i)).run)
+		c := newSessionsChain(j, i, sessionsIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+i))
+		if !c.in.Direct(c.handle) {
+			j.Go("sessions", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodePerPage) {
-		j.Go("per-page", i, newPerPageChain(j, i, perPageIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+i)).run)
+		c := newPerPageChain(j, i, perPageIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+i))
+		if !c.in.Direct(c.handle) {
+			j.Go("per-page", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodeWatch) {
-		j.Go("watch", i, newWatchChain(j, i, watchIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+i)).run)
+		c := newWatchChain(j, i, watchIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+i))
+		if !c.in.Direct(c.handle) {
+			j.Go("watch", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodePaired) {
 		j.Go("paired", i, newPairedChain(j, i, pairedLeftIn[i], pairedRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeWatch)+i)).run)
@@ -113,7 +126,10 @@ func build(j *runtime.Job) {
 		j.Go("windowed-pairs", i, newWindowedPairsChain(j, i, windowedPairsLeftIn[i], windowedPairsRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeWatch)+j.Parallelism(nodePaired)+i)).run)
 	}
 	for i := range j.Parallelism(nodeAll) {
-		j.Go("all", i, newAllChain(j, i, allIn[i]).run)
+		c := newAllChain(j, i, allIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("all", i, c.run)
+		}
 	}
 }
 
@@ -145,7 +161,7 @@ func newClicksChain(j *runtime.Job, sub int, clicksToLatest *runtime.Out[runtime
 		sub:                   sub,
 		task:                  j.Task(nodeClicks, sub),
 	}
-	c.src = runtime.NewFileSource(j, nodeClicks, sub, runtime.JSONFormat[et.Click]())
+	c.src = runtime.NewFileSource(j, nodeClicks, sub, runtime.JSONFormatFast(decodeClicksJSONL))
 	c.ctl = c.src.Ctl()
 	c.wm = runtime.NewWatermarks(c.task, nodeClicks)
 	c.meter = j.Meter(sub, nodeClicks)
@@ -302,7 +318,7 @@ func newViewsChain(j *runtime.Job, sub int, viewsToPaired *runtime.Out[runtime.T
 		viewsToPaired:        viewsToPaired,
 		viewsToWindowedPairs: viewsToWindowedPairs,
 	}
-	c.src = runtime.NewFileSource(j, nodeViews, sub, runtime.JSONFormat[et.View]())
+	c.src = runtime.NewFileSource(j, nodeViews, sub, runtime.JSONFormatFast(decodeViewsJSONL))
 	c.ctl = c.src.Ctl()
 	c.wm = runtime.NewWatermarks(c.task, nodeViews)
 	c.meter = j.Meter(sub, nodeViews)
@@ -437,6 +453,7 @@ func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.
 	c.latestFire = c.latestResult
 	c.meter = j.Meter(sub, nodeLatest, nodeLatestLines, nodeLateLines)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	c.latestLinesToAll.Observe(c.meter)
 	c.lateLinesToAll.Observe(c.meter)
 	return c
@@ -446,24 +463,29 @@ func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *latestChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.inputWM = c.in.SenderWatermark(m.From)
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.Watermark:
-			c.watermark(m.Time)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "latest": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *latestChain) handle(m runtime.Msg[runtime.Timed[et.Click]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.inputWM = c.in.SenderWatermark(m.From)
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "latest". A panic in user code is reported with the
@@ -610,6 +632,7 @@ func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[e
 	c.sessionsFire = c.sessionsResult
 	c.meter = j.Meter(sub, nodeSessions)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	c.sessionsToAll.Observe(c.meter)
 	return c
 }
@@ -618,24 +641,29 @@ func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[e
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *sessionsChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.inputWM = c.in.SenderWatermark(m.From)
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.Watermark:
-			c.watermark(m.Time)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "sessions": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *sessionsChain) handle(m runtime.Msg[runtime.Timed[et.Click]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.inputWM = c.in.SenderWatermark(m.From)
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "sessions". A panic in user code is reported with the
@@ -752,6 +780,7 @@ func newPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et
 	c.perPageFire = c.perPageResult
 	c.meter = j.Meter(sub, nodePerPage)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	c.perPageToAll.Observe(c.meter)
 	return c
 }
@@ -760,24 +789,29 @@ func newPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *perPageChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.inputWM = c.in.SenderWatermark(m.From)
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.Watermark:
-			c.watermark(m.Time)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "per-page": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *perPageChain) handle(m runtime.Msg[runtime.Timed[et.Click]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.inputWM = c.in.SenderWatermark(m.From)
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "per-page". A panic in user code is reported with the
@@ -899,6 +933,8 @@ func newWatchChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.C
 	}
 	c.meter = j.Meter(sub, nodeWatch)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
+	c.in.Ticks()
 	c.watchToAll.Observe(c.meter)
 	return c
 }
@@ -907,26 +943,30 @@ func newWatchChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.C
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *watchChain) run() {
-	c.in.Bind(c.task, c.flush)
-	c.in.Ticks()
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.Watermark:
-			c.watermark(m.Time)
-		case runtime.Tick:
-			c.tick()
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "watch": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *watchChain) handle(m runtime.Msg[runtime.Timed[et.Click]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.Tick:
+		c.tick()
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "watch". A panic in user code is reported with the
@@ -1057,6 +1097,7 @@ func newPairedChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[e
 	c.pairedPair = c.pairedResult
 	c.meter = j.Meter(sub, nodePaired)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	c.pairedToAll.Observe(c.meter)
 	return c
 }
@@ -1065,7 +1106,6 @@ func newPairedChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[e
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *pairedChain) run() {
-	c.in.Bind(c.task, c.flush)
 	for {
 		m := c.in.Next()
 		switch m.Kind {
@@ -1219,6 +1259,7 @@ func newWindowedPairsChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.
 	c.windowedPairsPair = c.windowedPairsResult
 	c.meter = j.Meter(sub, nodeWindowedPairs)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	c.windowedPairsToAll.Observe(c.meter)
 	return c
 }
@@ -1227,7 +1268,6 @@ func newWindowedPairsChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *windowedPairsChain) run() {
-	c.in.Bind(c.task, c.flush)
 	for {
 		m := c.in.Next()
 		switch m.Kind {
@@ -1375,6 +1415,7 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[string
 	c.outSink = runtime.NewFileSink(j, nodeOut, sub, runtime.EncodeString)
 	c.meter = j.Meter(sub, nodeAll, nodeOut)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -1382,23 +1423,28 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[string
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *allChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.Watermark:
-			c.watermark(m.Time)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "all": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *allChain) handle(m runtime.Msg[runtime.Timed[string]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "all". A panic in user code is reported with the
@@ -1869,6 +1915,138 @@ func decodeView(r *codec.Reader, v *et.View) {
 			}
 		default:
 			r.Skip(wt)
+		}
+	}
+}
+
+// decodeClicksJSONL decodes a line of source "clicks" into v, zero, as encoding/json does;
+// false for a line the generated code does not handle, which then goes through
+// encoding/json. With strict, every field must be there and nothing else.
+func decodeClicksJSONL(line []byte, v *et.Click, strict bool) bool {
+	var s textcodec.Scanner
+	s.Reset(line)
+	decodeClickJSON(&s, v, strict)
+	return s.End()
+}
+
+// clickJSONNames are the keys of a et.Click, for keys that match one only without regard to case.
+var clickJSONNames = []string{"user", "page", "ms"}
+
+// decodeClickJSON reads a et.Click as encoding/json does, or fails s.
+func decodeClickJSON(s *textcodec.Scanner, v *et.Click, strict bool) {
+	if !s.Open('{') {
+		return
+	}
+	var seen [3]bool
+	for more := s.First('}'); more; more = s.Next('}') {
+		key := s.Key()
+		i := -1
+		switch string(key) {
+		case "user":
+			i = 0
+		case "page":
+			i = 1
+		case "ms":
+			i = 2
+		default:
+			i = textcodec.Fold(key, clickJSONNames)
+		}
+		if i < 0 {
+			if strict {
+				s.Fail()
+				return
+			}
+			s.Skip()
+			continue
+		}
+		if seen[i] {
+			s.Fail() // a key twice: encoding/json decides
+			return
+		}
+		seen[i] = true
+		switch i {
+		case 0:
+			if !s.Null() {
+				v.User = s.String()
+			}
+		case 1:
+			if !s.Null() {
+				v.Page = s.String()
+			}
+		case 2:
+			if !s.Null() {
+				v.Ms = s.Int(64)
+			}
+		}
+	}
+	if strict {
+		for _, ok := range seen {
+			if !ok {
+				s.Fail()
+			}
+		}
+	}
+}
+
+// decodeViewsJSONL decodes a line of source "views" into v, zero, as encoding/json does;
+// false for a line the generated code does not handle, which then goes through
+// encoding/json. With strict, every field must be there and nothing else.
+func decodeViewsJSONL(line []byte, v *et.View, strict bool) bool {
+	var s textcodec.Scanner
+	s.Reset(line)
+	decodeViewJSON(&s, v, strict)
+	return s.End()
+}
+
+// viewJSONNames are the keys of a et.View, for keys that match one only without regard to case.
+var viewJSONNames = []string{"page", "at"}
+
+// decodeViewJSON reads a et.View as encoding/json does, or fails s.
+func decodeViewJSON(s *textcodec.Scanner, v *et.View, strict bool) {
+	if !s.Open('{') {
+		return
+	}
+	var seen [2]bool
+	for more := s.First('}'); more; more = s.Next('}') {
+		key := s.Key()
+		i := -1
+		switch string(key) {
+		case "page":
+			i = 0
+		case "at":
+			i = 1
+		default:
+			i = textcodec.Fold(key, viewJSONNames)
+		}
+		if i < 0 {
+			if strict {
+				s.Fail()
+				return
+			}
+			s.Skip()
+			continue
+		}
+		if seen[i] {
+			s.Fail() // a key twice: encoding/json decides
+			return
+		}
+		seen[i] = true
+		switch i {
+		case 0:
+			if !s.Null() {
+				v.Page = s.String()
+			}
+		case 1:
+			if !s.Null() {
+				v.At = s.String()
+			}
+		}
+	}
+	if strict {
+		for _, ok := range seen {
+			if !ok {
+				s.Fail()
+			}
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
+	"strconv"
 	"time"
 )
 
@@ -69,10 +70,16 @@ func build(j *runtime.Job) {
 		j.Go("orders", i, newOrdersChain(j, i, runtime.NewOut(j, largeIn, i), runtime.NewOut(j, bySizeIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeLarge) {
-		j.Go("large", i, newLargeChain(j, i, largeIn[i]).run)
+		c := newLargeChain(j, i, largeIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("large", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodeBySize) {
-		j.Go("by-size", i, newBySizeChain(j, i, bySizeIn[i]).run)
+		c := newBySizeChain(j, i, bySizeIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("by-size", i, c.run)
+		}
 	}
 }
 
@@ -196,6 +203,7 @@ func newLargeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Order]) *large
 	c.largeOrdersSink = runtime.NewFileSink(j, nodeLargeOrders, sub, runtime.EncodeString)
 	c.meter = j.Meter(sub, nodeLarge, nodeDescribed, nodeLargeOrders)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -203,21 +211,26 @@ func newLargeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Order]) *large
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *largeChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "large": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *largeChain) handle(m runtime.Msg[fan.Order]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "large". A panic in user code is reported with the
@@ -309,9 +322,10 @@ func newBySizeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Line]) *bySiz
 	}
 	c.bySizeState = state.NewMemory[int64, fan.Tally]()
 	runtime.RestoreMemory(c.task, nodeBySize, c.bySizeState, bySizeCodec)
-	c.talliesSink = runtime.NewStdoutSink(j, nodeTallies, sub, runtime.EncodeJSON[fan.SizeTally])
+	c.talliesSink = runtime.NewStdoutSink(j, nodeTallies, sub, encodeTalliesJSON)
 	c.meter = j.Meter(sub, nodeBySize, nodeTallies)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -319,21 +333,26 @@ func newBySizeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Line]) *bySiz
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *bySizeChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "by-size": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *bySizeChain) handle(m runtime.Msg[fan.Line]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "by-size". A panic in user code is reported with the
@@ -471,4 +490,23 @@ func decodeTally(r *codec.Reader, v *fan.Tally) {
 			r.Skip(wt)
 		}
 	}
+}
+
+// encodeTalliesJSON writes a record of sink "tallies" as encoding/json does; what the generated
+// code does not handle (NaN, a time out of range) goes through encoding/json.
+func encodeTalliesJSON(dst []byte, v fan.SizeTally) ([]byte, error) {
+	if b, ok := appendSizeTallyJSON(dst, &v); ok {
+		return b, nil
+	}
+	return runtime.EncodeJSON(dst, v)
+}
+
+// appendSizeTallyJSON appends a fan.SizeTally as encoding/json writes it; false when it cannot.
+func appendSizeTallyJSON(b []byte, v *fan.SizeTally) (_ []byte, ok bool) {
+	b = append(b, `{"size":`...)
+	b = strconv.AppendInt(b, v.Size, 10)
+	b = append(b, `,"items":`...)
+	b = strconv.AppendInt(b, int64(v.Items), 10)
+	b = append(b, '}')
+	return b, true
 }

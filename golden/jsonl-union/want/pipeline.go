@@ -9,6 +9,8 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
+	"github.com/pipegen/pipegen/runtime/textcodec"
+	"strconv"
 	"time"
 )
 
@@ -73,10 +75,16 @@ func build(j *runtime.Job) {
 		j.Go("app", i, newAppChain(j, i, runtime.NewOut(j, allIn, j.Parallelism(nodeWeb)+i)).run)
 	}
 	for i := range j.Parallelism(nodeAll) {
-		j.Go("all", i, newAllChain(j, i, allIn[i], runtime.NewOut(j, sectionsIn, i)).run)
+		c := newAllChain(j, i, allIn[i], runtime.NewOut(j, sectionsIn, i))
+		if !c.in.Direct(c.handle) {
+			j.Go("all", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodeSections) {
-		j.Go("sections", i, newSectionsChain(j, i, sectionsIn[i]).run)
+		c := newSectionsChain(j, i, sectionsIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("sections", i, c.run)
+		}
 	}
 }
 
@@ -97,7 +105,7 @@ func newWebChain(j *runtime.Job, sub int, webToAll *runtime.Out[clicks.Click]) *
 		task:     j.Task(nodeWeb, sub),
 		webToAll: webToAll,
 	}
-	c.src = runtime.NewFileSource(j, nodeWeb, sub, runtime.JSONFormat[clicks.Click]())
+	c.src = runtime.NewFileSource(j, nodeWeb, sub, runtime.JSONFormatFast(decodeWebJSONL))
 	c.ctl = c.src.Ctl()
 	c.meter = j.Meter(sub, nodeWeb)
 	c.webToAll.Observe(c.meter)
@@ -178,7 +186,7 @@ func newAppChain(j *runtime.Job, sub int, appToAll *runtime.Out[clicks.Click]) *
 		sub:      sub,
 		task:     j.Task(nodeApp, sub),
 	}
-	c.src = runtime.NewFileSource(j, nodeApp, sub, runtime.JSONFormat[clicks.Click]())
+	c.src = runtime.NewFileSource(j, nodeApp, sub, runtime.JSONFormatFast(decodeAppJSONL))
 	c.ctl = c.src.Ctl()
 	c.meter = j.Meter(sub, nodeApp)
 	c.appToAll.Observe(c.meter)
@@ -259,6 +267,7 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Click], visit
 	}
 	c.meter = j.Meter(sub, nodeAll, nodeVisits)
 	c.in.Observe(c.meter)
+	c.in.Bind(nil, c.flush)
 	c.visitsToSections.Observe(c.meter)
 	return c
 }
@@ -267,21 +276,26 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Click], visit
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *allChain) run() {
-	c.in.Bind(nil, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "all": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *allChain) handle(m runtime.Msg[clicks.Click]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "all". A panic in user code is reported with the
@@ -367,9 +381,10 @@ func newSectionsChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Visit]) 
 	}
 	c.sectionsState = state.NewMemory[string, clicks.Stats]()
 	runtime.RestoreMemory(c.task, nodeSections, c.sectionsState, sectionsCodec)
-	c.printSink = runtime.NewStdoutSink(j, nodePrint, sub, runtime.EncodeJSON[clicks.Stats])
+	c.printSink = runtime.NewStdoutSink(j, nodePrint, sub, encodePrintJSON)
 	c.meter = j.Meter(sub, nodeSections, nodePrint)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -377,21 +392,26 @@ func newSectionsChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Visit]) 
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *sectionsChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "sections": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *sectionsChain) handle(m runtime.Msg[clicks.Visit]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "sections". A panic in user code is reported with the
@@ -537,4 +557,96 @@ func decodeStats(r *codec.Reader, v *clicks.Stats) {
 			r.Skip(wt)
 		}
 	}
+}
+
+// decodeWebJSONL decodes a line of source "web" into v, zero, as encoding/json does;
+// false for a line the generated code does not handle, which then goes through
+// encoding/json. With strict, every field must be there and nothing else.
+func decodeWebJSONL(line []byte, v *clicks.Click, strict bool) bool {
+	var s textcodec.Scanner
+	s.Reset(line)
+	decodeClickJSON(&s, v, strict)
+	return s.End()
+}
+
+// clickJSONNames are the keys of a clicks.Click, for keys that match one only without regard to case.
+var clickJSONNames = []string{"user", "page"}
+
+// decodeClickJSON reads a clicks.Click as encoding/json does, or fails s.
+func decodeClickJSON(s *textcodec.Scanner, v *clicks.Click, strict bool) {
+	if !s.Open('{') {
+		return
+	}
+	var seen [2]bool
+	for more := s.First('}'); more; more = s.Next('}') {
+		key := s.Key()
+		i := -1
+		switch string(key) {
+		case "user":
+			i = 0
+		case "page":
+			i = 1
+		default:
+			i = textcodec.Fold(key, clickJSONNames)
+		}
+		if i < 0 {
+			if strict {
+				s.Fail()
+				return
+			}
+			s.Skip()
+			continue
+		}
+		if seen[i] {
+			s.Fail() // a key twice: encoding/json decides
+			return
+		}
+		seen[i] = true
+		switch i {
+		case 0:
+			if !s.Null() {
+				v.User = s.String()
+			}
+		case 1:
+			if !s.Null() {
+				v.Page = s.String()
+			}
+		}
+	}
+	if strict {
+		for _, ok := range seen {
+			if !ok {
+				s.Fail()
+			}
+		}
+	}
+}
+
+// decodeAppJSONL decodes a line of source "app" into v, zero, as encoding/json does;
+// false for a line the generated code does not handle, which then goes through
+// encoding/json. With strict, every field must be there and nothing else.
+func decodeAppJSONL(line []byte, v *clicks.Click, strict bool) bool {
+	var s textcodec.Scanner
+	s.Reset(line)
+	decodeClickJSON(&s, v, strict)
+	return s.End()
+}
+
+// encodePrintJSON writes a record of sink "print" as encoding/json does; what the generated
+// code does not handle (NaN, a time out of range) goes through encoding/json.
+func encodePrintJSON(dst []byte, v clicks.Stats) ([]byte, error) {
+	if b, ok := appendStatsJSON(dst, &v); ok {
+		return b, nil
+	}
+	return runtime.EncodeJSON(dst, v)
+}
+
+// appendStatsJSON appends a clicks.Stats as encoding/json writes it; false when it cannot.
+func appendStatsJSON(b []byte, v *clicks.Stats) (_ []byte, ok bool) {
+	b = append(b, `{"section":`...)
+	b = textcodec.AppendString(b, v.Section)
+	b = append(b, `,"visits":`...)
+	b = strconv.AppendInt(b, int64(v.Visits), 10)
+	b = append(b, '}')
+	return b, true
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/pipegen/pipegen/runtime/codec"
 	kafka "github.com/pipegen/pipegen/runtime/kafka"
 	"github.com/pipegen/pipegen/runtime/state"
+	"github.com/pipegen/pipegen/runtime/textcodec"
+	"strconv"
 	"time"
 )
 
@@ -99,10 +101,16 @@ func build(j *runtime.Job) {
 		j.Go("raw", i, newRawChain(j, i).run)
 	}
 	for i := range j.Parallelism(nodeTotals) {
-		j.Go("totals", i, newTotalsChain(j, i, totalsIn[i]).run)
+		c := newTotalsChain(j, i, totalsIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("totals", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodeLargest) {
-		j.Go("largest", i, newLargestChain(j, i, largestIn[i]).run)
+		c := newLargestChain(j, i, largestIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("largest", i, c.run)
+		}
 	}
 }
 
@@ -126,7 +134,7 @@ func newOrdersChain(j *runtime.Job, sub int, ordersToTotals *runtime.Out[runtime
 		sub:             sub,
 		task:            j.Task(nodeOrders, sub),
 	}
-	c.src = kafka.NewSource(j, nodeOrders, sub, runtime.JSONFormat[orders.Order]())
+	c.src = kafka.NewSource(j, nodeOrders, sub, runtime.JSONFormatFast(decodeOrdersJSONL))
 	c.ctl = c.src.Ctl()
 	c.wm = c.src.Watermarks(c.task, nodeOrders)
 	c.meter = j.Meter(sub, nodeOrders)
@@ -383,9 +391,10 @@ func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[ord
 		return c.totalsState.Restore(sec, decodeTotalsKey, decodeTotalsValue)
 	})
 	c.totalsFire = c.totalsResult
-	c.outSink = kafka.NewSink(j, nodeOut, sub, runtime.EncodeJSON[orders.Total], kafka.KeyBytes(orders.TotalKey))
+	c.outSink = kafka.NewSink(j, nodeOut, sub, encodeOutJSON, kafka.KeyBytes(orders.TotalKey))
 	c.meter = j.Meter(sub, nodeTotals, nodeOut)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -393,24 +402,29 @@ func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[ord
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *totalsChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.inputWM = c.in.SenderWatermark(m.From)
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.Watermark:
-			c.watermark(m.Time)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "totals": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *totalsChain) handle(m runtime.Msg[runtime.Timed[orders.Order]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.inputWM = c.in.SenderWatermark(m.From)
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "totals". A panic in user code is reported with the
@@ -518,9 +532,10 @@ func newLargestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[or
 	c.task.RestoreWatermarks(nodeLargest, c.in)
 	c.largestState = state.NewMemory[string, orders.Order]()
 	runtime.RestoreMemory(c.task, nodeLargest, c.largestState, largestCodec)
-	c.largestOutSink = kafka.NewSink(j, nodeLargestOut, sub, runtime.EncodeJSON[orders.Order], kafka.KeyBytes(orders.ByCustomer))
+	c.largestOutSink = kafka.NewSink(j, nodeLargestOut, sub, encodeLargestOutJSON, kafka.KeyBytes(orders.ByCustomer))
 	c.meter = j.Meter(sub, nodeLargest, nodeLargestOut)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -528,23 +543,28 @@ func newLargestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[or
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *largestChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.Watermark:
-			c.watermark(m.Time)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "largest": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *largestChain) handle(m runtime.Msg[runtime.Timed[orders.Order]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "largest". A panic in user code is reported with the
@@ -761,4 +781,116 @@ func decodeOrder(r *codec.Reader, v *orders.Order) {
 			r.Skip(wt)
 		}
 	}
+}
+
+// decodeOrdersJSONL decodes a line of source "orders" into v, zero, as encoding/json does;
+// false for a line the generated code does not handle, which then goes through
+// encoding/json. With strict, every field must be there and nothing else.
+func decodeOrdersJSONL(line []byte, v *orders.Order, strict bool) bool {
+	var s textcodec.Scanner
+	s.Reset(line)
+	decodeOrderJSON(&s, v, strict)
+	return s.End()
+}
+
+// orderJSONNames are the keys of a orders.Order, for keys that match one only without regard to case.
+var orderJSONNames = []string{"customer", "amount", "at"}
+
+// decodeOrderJSON reads a orders.Order as encoding/json does, or fails s.
+func decodeOrderJSON(s *textcodec.Scanner, v *orders.Order, strict bool) {
+	if !s.Open('{') {
+		return
+	}
+	var seen [3]bool
+	for more := s.First('}'); more; more = s.Next('}') {
+		key := s.Key()
+		i := -1
+		switch string(key) {
+		case "customer":
+			i = 0
+		case "amount":
+			i = 1
+		case "at":
+			i = 2
+		default:
+			i = textcodec.Fold(key, orderJSONNames)
+		}
+		if i < 0 {
+			if strict {
+				s.Fail()
+				return
+			}
+			s.Skip()
+			continue
+		}
+		if seen[i] {
+			s.Fail() // a key twice: encoding/json decides
+			return
+		}
+		seen[i] = true
+		switch i {
+		case 0:
+			if !s.Null() {
+				v.Customer = s.String()
+			}
+		case 1:
+			if !s.Null() {
+				v.Amount = s.Int(64)
+			}
+		case 2:
+			if !s.Null() {
+				v.At = s.Time()
+			}
+		}
+	}
+	if strict {
+		for _, ok := range seen {
+			if !ok {
+				s.Fail()
+			}
+		}
+	}
+}
+
+// encodeOutJSON writes a record of sink "out" as encoding/json does; what the generated
+// code does not handle (NaN, a time out of range) goes through encoding/json.
+func encodeOutJSON(dst []byte, v orders.Total) ([]byte, error) {
+	if b, ok := appendTotalJSON(dst, &v); ok {
+		return b, nil
+	}
+	return runtime.EncodeJSON(dst, v)
+}
+
+// appendTotalJSON appends a orders.Total as encoding/json writes it; false when it cannot.
+func appendTotalJSON(b []byte, v *orders.Total) (_ []byte, ok bool) {
+	b = append(b, `{"customer":`...)
+	b = textcodec.AppendString(b, v.Customer)
+	b = append(b, `,"amount":`...)
+	b = strconv.AppendInt(b, v.Amount, 10)
+	b = append(b, '}')
+	return b, true
+}
+
+// encodeLargestOutJSON writes a record of sink "largest-out" as encoding/json does; what the generated
+// code does not handle (NaN, a time out of range) goes through encoding/json.
+func encodeLargestOutJSON(dst []byte, v orders.Order) ([]byte, error) {
+	if b, ok := appendOrderJSON(dst, &v); ok {
+		return b, nil
+	}
+	return runtime.EncodeJSON(dst, v)
+}
+
+// appendOrderJSON appends a orders.Order as encoding/json writes it; false when it cannot.
+func appendOrderJSON(b []byte, v *orders.Order) (_ []byte, ok bool) {
+	b = append(b, `{"customer":`...)
+	b = textcodec.AppendString(b, v.Customer)
+	b = append(b, `,"amount":`...)
+	b = strconv.AppendInt(b, v.Amount, 10)
+	b = append(b, `,"at":`...)
+	b, ok = textcodec.AppendTime(b, v.At)
+	if !ok {
+		return b, false
+	}
+	b = append(b, '}')
+	return b, true
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/pebblestate"
 	"github.com/pipegen/pipegen/runtime/state"
+	"github.com/pipegen/pipegen/runtime/textcodec"
+	"strconv"
 	"time"
 )
 
@@ -66,10 +68,16 @@ func build(j *runtime.Job) {
 		j.Go("numbers", i, newNumbersChain(j, i, runtime.NewOut(j, sumsIn, i), runtime.NewOut(j, tensIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeSums) {
-		j.Go("sums", i, newSumsChain(j, i, sumsIn[i]).run)
+		c := newSumsChain(j, i, sumsIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("sums", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodeTens) {
-		j.Go("tens", i, newTensChain(j, i, tensIn[i]).run)
+		c := newTensChain(j, i, tensIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("tens", i, c.run)
+		}
 	}
 }
 
@@ -179,9 +187,10 @@ func newSumsChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *sumsChain 
 		task: j.Task(nodeSums, sub),
 	}
 	c.sumsState = pebblestate.Open(c.task, nodeSums, sumsCodec)
-	c.sumOutSink = runtime.NewFileSink(j, nodeSumOut, sub, runtime.EncodeJSON[p.Result])
+	c.sumOutSink = runtime.NewFileSink(j, nodeSumOut, sub, encodeSumOutJSON)
 	c.meter = j.Meter(sub, nodeSums, nodeSumOut)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -189,21 +198,26 @@ func newSumsChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *sumsChain 
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *sumsChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "sums": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *sumsChain) handle(m runtime.Msg[int64]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "sums". A panic in user code is reported with the
@@ -304,6 +318,7 @@ func newTensChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *tensChain 
 	c.tenOutSink = runtime.NewFileSink(j, nodeTenOut, sub, runtime.EncodeString)
 	c.meter = j.Meter(sub, nodeTens, nodeTenOut)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -311,21 +326,26 @@ func newTensChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *tensChain 
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *tensChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "tens": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *tensChain) handle(m runtime.Msg[int64]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "tens". A panic in user code is reported with the
@@ -560,4 +580,27 @@ func decodeTen(r *codec.Reader, v *p.Ten) {
 			r.Skip(wt)
 		}
 	}
+}
+
+// encodeSumOutJSON writes a record of sink "sum-out" as encoding/json does; what the generated
+// code does not handle (NaN, a time out of range) goes through encoding/json.
+func encodeSumOutJSON(dst []byte, v p.Result) ([]byte, error) {
+	if b, ok := appendResultJSON(dst, &v); ok {
+		return b, nil
+	}
+	return runtime.EncodeJSON(dst, v)
+}
+
+// appendResultJSON appends a p.Result as encoding/json writes it; false when it cannot.
+func appendResultJSON(b []byte, v *p.Result) (_ []byte, ok bool) {
+	b = append(b, `{"mod":`...)
+	b = strconv.AppendInt(b, v.Mod, 10)
+	b = append(b, `,"count":`...)
+	b = strconv.AppendInt(b, v.Count, 10)
+	b = append(b, `,"total":`...)
+	b = strconv.AppendInt(b, v.Total, 10)
+	b = append(b, `,"last":`...)
+	b = textcodec.AppendString(b, v.Last)
+	b = append(b, '}')
+	return b, true
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
+	"github.com/pipegen/pipegen/runtime/textcodec"
+	"strconv"
 	"time"
 )
 
@@ -73,16 +75,28 @@ func build(j *runtime.Job) {
 		j.Go("orders", i, newOrdersChain(j, i, runtime.NewOut(j, pricedIn, i)).run)
 	}
 	for i := range j.Parallelism(nodePriced) {
-		j.Go("priced", i, newPricedChain(j, i, pricedIn[i], runtime.NewOut(j, runningIn, i), runtime.NewOut(j, latestIn, i), runtime.NewOut(j, countIn, i)).run)
+		c := newPricedChain(j, i, pricedIn[i], runtime.NewOut(j, runningIn, i), runtime.NewOut(j, latestIn, i), runtime.NewOut(j, countIn, i))
+		if !c.in.Direct(c.handle) {
+			j.Go("priced", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodeRunning) {
-		j.Go("running", i, newRunningChain(j, i, runningIn[i]).run)
+		c := newRunningChain(j, i, runningIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("running", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodeLatest) {
-		j.Go("latest", i, newLatestChain(j, i, latestIn[i]).run)
+		c := newLatestChain(j, i, latestIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("latest", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodeCount) {
-		j.Go("count", i, newCountChain(j, i, countIn[i]).run)
+		c := newCountChain(j, i, countIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("count", i, c.run)
+		}
 	}
 }
 
@@ -188,6 +202,7 @@ func newPricedChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order], p
 	}
 	c.meter = j.Meter(sub, nodePriced)
 	c.in.Observe(c.meter)
+	c.in.Bind(nil, c.flush)
 	c.pricedToRunning.Observe(c.meter)
 	c.pricedToLatest.Observe(c.meter)
 	c.pricedToCount.Observe(c.meter)
@@ -198,21 +213,26 @@ func newPricedChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order], p
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *pricedChain) run() {
-	c.in.Bind(nil, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "priced": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *pricedChain) handle(m runtime.Msg[reorder.Order]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "priced". A panic in user code is reported with the
@@ -291,9 +311,10 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) 
 	}
 	c.runningState = state.NewMemory[string, reorder.Order]()
 	runtime.RestoreMemory(c.task, nodeRunning, c.runningState, runningCodec)
-	c.outSink = runtime.NewStdoutSink(j, nodeOut, sub, runtime.EncodeJSON[reorder.Order])
+	c.outSink = runtime.NewStdoutSink(j, nodeOut, sub, encodeOutJSON)
 	c.meter = j.Meter(sub, nodeRunning, nodeOut)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -301,21 +322,26 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) 
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *runningChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "running": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *runningChain) handle(m runtime.Msg[reorder.Order]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "running". A panic in user code is reported with the
@@ -402,9 +428,10 @@ func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *
 	}
 	c.latestState = state.NewMemory[string, reorder.Order]()
 	runtime.RestoreMemory(c.task, nodeLatest, c.latestState, latestCodec)
-	c.lastSink = runtime.NewStdoutSink(j, nodeLast, sub, runtime.EncodeJSON[reorder.Order])
+	c.lastSink = runtime.NewStdoutSink(j, nodeLast, sub, encodeLastJSON)
 	c.meter = j.Meter(sub, nodeLatest, nodeLast)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -412,21 +439,26 @@ func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *latestChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "latest": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *latestChain) handle(m runtime.Msg[reorder.Order]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "latest". A panic in user code is reported with the
@@ -513,9 +545,10 @@ func newCountChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *c
 	}
 	c.countState = state.NewMemory[string, int]()
 	runtime.RestoreMemory(c.task, nodeCount, c.countState, countCodec)
-	c.countsSink = runtime.NewStdoutSink(j, nodeCounts, sub, runtime.EncodeJSON[int])
+	c.countsSink = runtime.NewStdoutSink(j, nodeCounts, sub, encodeCountsJSON)
 	c.meter = j.Meter(sub, nodeCount, nodeCounts)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -523,21 +556,26 @@ func newCountChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *c
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *countChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "count": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *countChain) handle(m runtime.Msg[reorder.Order]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "count". A panic in user code is reported with the
@@ -769,4 +807,47 @@ func decodeOrder(r *codec.Reader, v *reorder.Order) {
 			r.Skip(wt)
 		}
 	}
+}
+
+// encodeOutJSON writes a record of sink "out" as encoding/json does; what the generated
+// code does not handle (NaN, a time out of range) goes through encoding/json.
+func encodeOutJSON(dst []byte, v reorder.Order) ([]byte, error) {
+	if b, ok := appendOrderJSON(dst, &v); ok {
+		return b, nil
+	}
+	return runtime.EncodeJSON(dst, v)
+}
+
+// appendOrderJSON appends a reorder.Order as encoding/json writes it; false when it cannot.
+func appendOrderJSON(b []byte, v *reorder.Order) (_ []byte, ok bool) {
+	b = append(b, `{"Customer":`...)
+	b = textcodec.AppendString(b, v.Customer)
+	b = append(b, `,"Cents":`...)
+	b = strconv.AppendInt(b, v.Cents, 10)
+	b = append(b, '}')
+	return b, true
+}
+
+// encodeLastJSON writes a record of sink "last" as encoding/json does; what the generated
+// code does not handle (NaN, a time out of range) goes through encoding/json.
+func encodeLastJSON(dst []byte, v reorder.Order) ([]byte, error) {
+	if b, ok := appendOrderJSON(dst, &v); ok {
+		return b, nil
+	}
+	return runtime.EncodeJSON(dst, v)
+}
+
+// appendCountsJSON appends a record of sink "counts" as encoding/json writes it; false when it cannot.
+func appendCountsJSON(b []byte, v *int) (_ []byte, ok bool) {
+	b = strconv.AppendInt(b, int64((*v)), 10)
+	return b, true
+}
+
+// encodeCountsJSON writes a record of sink "counts" as encoding/json does; what the generated
+// code does not handle (NaN, a time out of range) goes through encoding/json.
+func encodeCountsJSON(dst []byte, v int) ([]byte, error) {
+	if b, ok := appendCountsJSON(dst, &v); ok {
+		return b, nil
+	}
+	return runtime.EncodeJSON(dst, v)
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
+	"github.com/pipegen/pipegen/runtime/textcodec"
+	"strconv"
 	"time"
 )
 
@@ -62,7 +64,10 @@ func build(j *runtime.Job) {
 		j.Go("orders", i, newOrdersChain(j, i, runtime.NewOut(j, runningIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeRunning) {
-		j.Go("running", i, newRunningChain(j, i, runningIn[i]).run)
+		c := newRunningChain(j, i, runningIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("running", i, c.run)
+		}
 	}
 }
 
@@ -177,9 +182,10 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[totals.Total]) *
 	}
 	c.runningState = state.NewMemory[string, totals.Total]()
 	runtime.RestoreMemory(c.task, nodeRunning, c.runningState, runningCodec)
-	c.outSink = runtime.NewFileSink(j, nodeOut, sub, runtime.EncodeJSON[totals.Total])
+	c.outSink = runtime.NewFileSink(j, nodeOut, sub, encodeOutJSON)
 	c.meter = j.Meter(sub, nodeRunning, nodeOut)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -187,21 +193,26 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[totals.Total]) *
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *runningChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "running": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *runningChain) handle(m runtime.Msg[totals.Total]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "running". A panic in user code is reported with the
@@ -360,4 +371,27 @@ func decodeTotal(r *codec.Reader, v *totals.Total) {
 			r.Skip(wt)
 		}
 	}
+}
+
+// encodeOutJSON writes a record of sink "out" as encoding/json does; what the generated
+// code does not handle (NaN, a time out of range) goes through encoding/json.
+func encodeOutJSON(dst []byte, v totals.Total) ([]byte, error) {
+	if b, ok := appendTotalJSON(dst, &v); ok {
+		return b, nil
+	}
+	return runtime.EncodeJSON(dst, v)
+}
+
+// appendTotalJSON appends a totals.Total as encoding/json writes it; false when it cannot.
+func appendTotalJSON(b []byte, v *totals.Total) (_ []byte, ok bool) {
+	b = append(b, `{"customer":`...)
+	b = textcodec.AppendString(b, v.Customer)
+	b = append(b, `,"orders":`...)
+	b = strconv.AppendInt(b, v.Orders, 10)
+	b = append(b, `,"cents":`...)
+	b = strconv.AppendInt(b, v.Cents, 10)
+	b = append(b, `,"last":`...)
+	b = strconv.AppendUint(b, v.Last, 10)
+	b = append(b, '}')
+	return b, true
 }

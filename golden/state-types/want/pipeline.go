@@ -9,6 +9,7 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
+	"github.com/pipegen/pipegen/runtime/textcodec"
 	"math"
 	"time"
 )
@@ -72,10 +73,16 @@ func build(j *runtime.Job) {
 		j.Go("events", i, newEventsChain(j, i, runtime.NewOut(j, accsIn, i), runtime.NewOut(j, sensorsIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeAccs) {
-		j.Go("accs", i, newAccsChain(j, i, accsIn[i]).run)
+		c := newAccsChain(j, i, accsIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("accs", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodeSensors) {
-		j.Go("sensors", i, newSensorsChain(j, i, sensorsIn[i]).run)
+		c := newSensorsChain(j, i, sensorsIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("sensors", i, c.run)
+		}
 	}
 }
 
@@ -98,7 +105,7 @@ func newEventsChain(j *runtime.Job, sub int, pacedToAccs *runtime.Out[statetypes
 		sub:               sub,
 		task:              j.Task(nodeEvents, sub),
 	}
-	c.src = runtime.NewFileSource(j, nodeEvents, sub, runtime.JSONFormat[statetypes.Event]())
+	c.src = runtime.NewFileSource(j, nodeEvents, sub, runtime.JSONFormatFast(decodeEventsJSONL))
 	c.ctl = c.src.Ctl()
 	c.meter = j.Meter(sub, nodeEvents, nodePaced, nodeReadings)
 	c.pacedToAccs.Observe(c.meter)
@@ -211,6 +218,7 @@ func newAccsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Event]) 
 	c.accOutSink = runtime.NewFileSink(j, nodeAccOut, sub, runtime.EncodeString)
 	c.meter = j.Meter(sub, nodeAccs, nodeAccOut)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -218,21 +226,26 @@ func newAccsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Event]) 
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *accsChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "accs": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *accsChain) handle(m runtime.Msg[statetypes.Event]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "accs". A panic in user code is reported with the
@@ -325,6 +338,7 @@ func newSensorsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Readi
 	c.sensorOutSink = runtime.NewFileSink(j, nodeSensorOut, sub, runtime.EncodeString)
 	c.meter = j.Meter(sub, nodeSensors, nodeSensorLines, nodeSensorOut)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -332,21 +346,26 @@ func newSensorsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Readi
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *sensorsChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "sensors": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *sensorsChain) handle(m runtime.Msg[statetypes.Reading]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "sensors". A panic in user code is reported with the
@@ -1382,6 +1401,125 @@ func decodeNode(r *codec.Reader, v *statetypes.Node) {
 			}
 		default:
 			r.Skip(wt)
+		}
+	}
+}
+
+// decodeEventsJSONL decodes a line of source "events" into v, zero, as encoding/json does;
+// false for a line the generated code does not handle, which then goes through
+// encoding/json. With strict, every field must be there and nothing else.
+func decodeEventsJSONL(line []byte, v *statetypes.Event, strict bool) bool {
+	var s textcodec.Scanner
+	s.Reset(line)
+	decodeEventJSON(&s, v, strict)
+	return s.End()
+}
+
+// eventJSONNames are the keys of a statetypes.Event, for keys that match one only without regard to case.
+var eventJSONNames = []string{"region", "shard", "sensor", "temp", "at", "tags", "data", "pause_ms", "crash"}
+
+// decodeEventJSON reads a statetypes.Event as encoding/json does, or fails s.
+func decodeEventJSON(s *textcodec.Scanner, v *statetypes.Event, strict bool) {
+	if !s.Open('{') {
+		return
+	}
+	var seen [9]bool
+	for more := s.First('}'); more; more = s.Next('}') {
+		key := s.Key()
+		i := -1
+		switch string(key) {
+		case "region":
+			i = 0
+		case "shard":
+			i = 1
+		case "sensor":
+			i = 2
+		case "temp":
+			i = 3
+		case "at":
+			i = 4
+		case "tags":
+			i = 5
+		case "data":
+			i = 6
+		case "pause_ms":
+			i = 7
+		case "crash":
+			i = 8
+		default:
+			i = textcodec.Fold(key, eventJSONNames)
+		}
+		if i < 0 {
+			if strict {
+				s.Fail()
+				return
+			}
+			s.Skip()
+			continue
+		}
+		if seen[i] {
+			s.Fail() // a key twice: encoding/json decides
+			return
+		}
+		seen[i] = true
+		switch i {
+		case 0:
+			if !s.Null() {
+				v.Region = s.String()
+			}
+		case 1:
+			if !s.Null() {
+				v.Shard = int(s.Int(64))
+			}
+		case 2:
+			if !s.Null() {
+				v.Sensor = s.String()
+			}
+		case 3:
+			if !s.Null() {
+				v.Temp = s.Float(64)
+			}
+		case 4:
+			if !s.Null() {
+				v.At = s.Time()
+			}
+		case 5:
+			if s.Null() {
+				v.Tags = nil
+			} else {
+				v.Tags = []string{}
+				if !s.Open('[') {
+					return
+				}
+				for more0 := s.First(']'); more0; more0 = s.Next(']') {
+					var e0 string
+					if !s.Null() {
+						e0 = s.String()
+					}
+					v.Tags = append(v.Tags, e0)
+				}
+			}
+		case 6:
+			if s.Null() {
+				v.Data = nil
+			} else {
+				v.Data = []byte(s.Bytes())
+			}
+		case 7:
+			if !s.Null() {
+				v.PauseMS = int(s.Int(64))
+			}
+		case 8:
+			if !s.Null() {
+				v.Crash = s.Bool()
+			}
+		}
+	}
+	if strict {
+		for _, ok := range seen {
+			if !ok {
+				s.Fail()
+			}
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
+	"github.com/pipegen/pipegen/runtime/textcodec"
+	"strconv"
 	"time"
 )
 
@@ -62,7 +64,10 @@ func build(j *runtime.Job) {
 		j.Go("lines", i, newLinesChain(j, i, runtime.NewOut(j, countsIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeCounts) {
-		j.Go("counts", i, newCountsChain(j, i, countsIn[i]).run)
+		c := newCountsChain(j, i, countsIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("counts", i, c.run)
+		}
 	}
 }
 
@@ -179,9 +184,10 @@ func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[wc.Word]) *counts
 	}
 	c.countsState = state.NewMemory[string, wc.Count]()
 	runtime.RestoreMemory(c.task, nodeCounts, c.countsState, countsCodec)
-	c.outSink = runtime.NewFileSink(j, nodeOut, sub, runtime.EncodeJSON[wc.WordCount])
+	c.outSink = runtime.NewFileSink(j, nodeOut, sub, encodeOutJSON)
 	c.meter = j.Meter(sub, nodeCounts, nodeOut)
 	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
 	return c
 }
 
@@ -189,21 +195,26 @@ func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[wc.Word]) *counts
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *countsChain) run() {
-	c.in.Bind(c.task, c.flush)
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			c.records(m.Recs)
-			c.in.Recycle(m.Recs)
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one message of the inbox of "counts": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *countsChain) handle(m runtime.Msg[wc.Word]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // records passes a batch to "counts". A panic in user code is reported with the
@@ -341,4 +352,23 @@ func decodeCount(r *codec.Reader, v *wc.Count) {
 			r.Skip(wt)
 		}
 	}
+}
+
+// encodeOutJSON writes a record of sink "out" as encoding/json does; what the generated
+// code does not handle (NaN, a time out of range) goes through encoding/json.
+func encodeOutJSON(dst []byte, v wc.WordCount) ([]byte, error) {
+	if b, ok := appendWordCountJSON(dst, &v); ok {
+		return b, nil
+	}
+	return runtime.EncodeJSON(dst, v)
+}
+
+// appendWordCountJSON appends a wc.WordCount as encoding/json writes it; false when it cannot.
+func appendWordCountJSON(b []byte, v *wc.WordCount) (_ []byte, ok bool) {
+	b = append(b, `{"word":`...)
+	b = textcodec.AppendString(b, v.Word)
+	b = append(b, `,"count":`...)
+	b = strconv.AppendInt(b, v.Count, 10)
+	b = append(b, '}')
+	return b, true
 }

@@ -74,9 +74,19 @@ func JSONFormat[T any]() Format[T] {
 	return jsonFormat[T]{fields: jsonFields(reflect.TypeFor[T]())}
 }
 
+// JSONFormatFast is JSONFormat with a generated decoder: decode fills a
+// zero record from a line, as encoding/json would, or returns false for a
+// line it does not handle (malformed, or beyond what it covers), which
+// then goes through encoding/json. With strict it accepts only a line
+// that checkStrict would.
+func JSONFormatFast[T any](decode func(line []byte, v *T, strict bool) bool) Format[T] {
+	return jsonFormat[T]{fields: jsonFields(reflect.TypeFor[T]()), fast: decode}
+}
+
 type jsonFormat[T any] struct {
 	fields []jsonField
 	strict bool
+	fast   func(line []byte, v *T, strict bool) bool
 }
 
 func (f jsonFormat[T]) NewDecoder() Decoder[T] { return &jsonDecoder[T]{rec: new(T), f: f} }
@@ -101,6 +111,12 @@ func (d *jsonDecoder[T]) Decode(line []byte) (T, bool, error) {
 	var zero T
 	if isBlank(line) {
 		return zero, false, nil
+	}
+	if d.f.fast != nil {
+		*d.rec = zero
+		if d.f.fast(line, d.rec, d.f.strict) {
+			return *d.rec, true, nil
+		}
 	}
 	if d.f.strict {
 		if err := checkStrict(line, d.f.fields); err != nil {

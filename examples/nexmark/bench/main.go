@@ -1,0 +1,318 @@
+// Command bench runs the Nexmark suite of examples/nexmark and prints one
+// table: for each query its throughput at parallelism 1, per CPU-second
+// and as a ratio to the hand-written program (package hand), Flink's
+// published figure per core, what exactly-once checkpoints every second
+// cost, and the speed-up at parallelism 2 and 4. It writes the results to
+// OUT/nexmark.json and a chart to OUT/nexmark.png. `make bench` runs it;
+// `make bench-quick` runs it on fewer events, once.
+//
+//	go run ./examples/nexmark/bench [-events N] [-reps R] [-queries q0,q1] [-out bench/results]
+//
+// Every program runs as a process of its own, its output to /dev/null;
+// CPU time is the process's user and system time. The runs of a query
+// take turns (hand, p=1, p=1 exactly-once, p=2, p=4, then again), so
+// that a change in the machine's speed falls on all of them; each figure
+// is the median of its runs.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/examples/nexmark"
+)
+
+// flink is the published Flink figure per core (Throughput/Cores), Flink
+// 1.13 on 3 machines of 8 cores, 100 million events at 10 million per
+// second, from the README of github.com/nexmark/nexmark ("Benchmark
+// Results").
+var flink = map[string]float64{
+	"q0": 155_020, "q1": 157_940, "q2": 175_210, "q3": 152_120,
+	"q4": 34_330, "q5": 22_140, "q7": 12_330, "q8": 146_140,
+}
+
+const flinkSource = "Flink 1.13, github.com/nexmark/nexmark README, Benchmark Results (Throughput/Cores)"
+
+// measure is one figure: the median of its runs.
+type measure struct {
+	Wall float64 `json:"wall_seconds"`
+	CPU  float64 `json:"cpu_seconds"`
+}
+
+// Result is one query's row.
+type Result struct {
+	Query  string  `json:"query"`
+	Events uint64  `json:"events"`
+	Hand   measure `json:"hand"`
+	P1     measure `json:"p1"`
+	P1EO   measure `json:"p1_exactly_once_1s"`
+	P2     measure `json:"p2"`
+	P4     measure `json:"p4"`
+	// Derived.
+	EventsPerSec   float64 `json:"events_per_second"`
+	EventsPerCPU   float64 `json:"events_per_cpu_second"`
+	HandPerCPU     float64 `json:"hand_events_per_cpu_second"`
+	RatioToHand    float64 `json:"ratio_to_hand_cpu"`
+	FlinkPerCore   float64 `json:"flink_events_per_core_second,omitempty"`
+	CheckpointCPU  float64 `json:"checkpoint_cost_cpu"`
+	CheckpointWall float64 `json:"checkpoint_cost_wall"`
+	SpeedupP2      float64 `json:"speedup_p2_wall"`
+	SpeedupP4      float64 `json:"speedup_p4_wall"`
+}
+
+// Report is what nexmark.json holds.
+type Report struct {
+	Date       string   `json:"date"`
+	Machine    string   `json:"machine"`
+	Events     uint64   `json:"events"`
+	Rate       uint64   `json:"rate"`
+	Reps       int      `json:"reps"`
+	Generator  measure  `json:"generator_alone"`
+	Results    []Result `json:"results"`
+	FlinkCited string   `json:"flink_source"`
+	Command    string   `json:"command"`
+}
+
+func main() {
+	events := flag.Uint64("events", 5_000_000, "events per run")
+	jsonlEvents := flag.Uint64("jsonl-events", 2_000_000, "events per run of q0-jsonl, read from JSON lines files (0: none)")
+	reps := flag.Int("reps", 3, "runs of each program")
+	queries := flag.String("queries", strings.Join(nexmark.Queries, ","), "the queries to run")
+	out := flag.String("out", "bench/results", "folder for nexmark.json and nexmark.png")
+	flag.Parse()
+	if err := run(*events, *jsonlEvents, *reps, strings.Split(*queries, ","), *out); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(events, jsonlEvents uint64, reps int, queries []string, out string) error {
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "nexmark-bench-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	fmt.Fprintf(os.Stderr, "building the hand-written programs and %d pipelines in %s\n", len(queries), tmp)
+	hand := filepath.Join(tmp, "nexmark")
+	build := exec.Command("go", "build", "-o", hand, "./examples/nexmark/cmd/nexmark")
+	build.Dir, build.Stderr = root, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("go build of the hand-written programs: %w", err)
+	}
+	if jsonlEvents > 0 {
+		queries = append(queries, "q0-jsonl")
+	}
+	programs := map[string]string{}
+	for _, q := range queries {
+		res, err := compile.Generate(filepath.Join(root, "examples/nexmark/queries", q+".yaml"), compile.Options{})
+		if err != nil {
+			return err
+		}
+		programs[q] = filepath.Join(tmp, "nexmark-"+q)
+		if err := res.Build(programs[q]); err != nil {
+			return err
+		}
+	}
+	env := append(os.Environ(), fmt.Sprintf("NEXMARK_EVENTS=%d", events), fmt.Sprintf("NEXMARK_RATE=%d", nexmark.DefaultRate), "NEXMARK_SEED=1")
+	r := &runner{env: env, tmp: tmp}
+	rep := Report{
+		Date:       time.Now().UTC().Format(time.RFC3339),
+		Machine:    fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()),
+		Events:     events,
+		Rate:       nexmark.DefaultRate,
+		Reps:       reps,
+		FlinkCited: flinkSource,
+		Command:    "go run ./examples/nexmark/bench " + strings.Join(os.Args[1:], " "),
+	}
+	var gen []measure
+	for range reps {
+		m, err := r.run(hand, "hand", "gen")
+		if err != nil {
+			return err
+		}
+		gen = append(gen, m)
+	}
+	rep.Generator = median(gen)
+	fmt.Fprintf(os.Stderr, "generator alone: %.2fM events per CPU-second\n", float64(events)/rep.Generator.CPU/1e6)
+	for _, q := range queries {
+		prog := programs[q]
+		type config struct {
+			name string
+			bin  string
+			args []string
+		}
+		configs := []config{
+			{"hand", hand, []string{"hand", q}},
+			{"p1", prog, pipegenArgs(1, "none")},
+			{"p1eo", prog, pipegenArgs(1, "exactly-once")},
+			{"p2", prog, pipegenArgs(2, "none")},
+			{"p4", prog, pipegenArgs(4, "none")},
+		}
+		n := events
+		if q == "q0-jsonl" {
+			// The events of JSON lines files: one file for parallelism 1
+			// and the hand-written program, else one per subtask.
+			n = jsonlEvents
+			dirs := map[int]string{}
+			for _, k := range []int{1, 2, 4} {
+				dirs[k] = filepath.Join(tmp, fmt.Sprintf("jsonl-%d", k))
+				cmd := exec.Command(hand, "jsonl", dirs[k], fmt.Sprint(k))
+				cmd.Env = append(os.Environ(), fmt.Sprintf("NEXMARK_EVENTS=%d", n), fmt.Sprintf("NEXMARK_RATE=%d", nexmark.DefaultRate), "NEXMARK_SEED=1")
+				cmd.Stderr = os.Stderr
+				if err := cmd.Run(); err != nil {
+					return fmt.Errorf("writing JSON lines: %w", err)
+				}
+			}
+			set := func(k int) []string { return []string{"--set", "sources.events.path=" + dirs[k]} }
+			configs = []config{
+				{"hand", hand, []string{"hand", "q0", filepath.Join(dirs[1], "events-0.jsonl")}},
+				{"p1", prog, append(pipegenArgs(1, "none"), set(1)...)},
+				{"p1eo", prog, append(pipegenArgs(1, "exactly-once"), set(1)...)},
+				{"p2", prog, append(pipegenArgs(2, "none"), set(2)...)},
+				{"p4", prog, append(pipegenArgs(4, "none"), set(4)...)},
+			}
+		}
+		got := map[string][]measure{}
+		for range reps {
+			for _, c := range configs {
+				m, err := r.run(c.bin, c.args...)
+				if err != nil {
+					return fmt.Errorf("%s %s: %w", q, c.name, err)
+				}
+				got[c.name] = append(got[c.name], m)
+			}
+		}
+		res := Result{Query: q, Events: n, Hand: median(got["hand"]), P1: median(got["p1"]), P1EO: median(got["p1eo"]), P2: median(got["p2"]), P4: median(got["p4"])}
+		res.EventsPerSec = float64(n) / res.P1.Wall
+		res.EventsPerCPU = float64(n) / res.P1.CPU
+		res.HandPerCPU = float64(n) / res.Hand.CPU
+		res.RatioToHand = res.Hand.CPU / res.P1.CPU
+		res.FlinkPerCore = flink[strings.TrimSuffix(q, "-jsonl")]
+		res.CheckpointCPU = res.P1EO.CPU/res.P1.CPU - 1
+		res.CheckpointWall = res.P1EO.Wall/res.P1.Wall - 1
+		res.SpeedupP2 = res.P1.Wall / res.P2.Wall
+		res.SpeedupP4 = res.P1.Wall / res.P4.Wall
+		rep.Results = append(rep.Results, res)
+		fmt.Fprintf(os.Stderr, "%s: %.2fM events per CPU-second, %.2f of hand-written\n", q, res.EventsPerCPU/1e6, res.RatioToHand)
+	}
+	fmt.Print(table(&rep))
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "nexmark.json"), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return chart(&rep, filepath.Join(out, "nexmark.png"))
+}
+
+func pipegenArgs(p int, mode string) []string {
+	return []string{"run", "--quiet", "--fresh", fmt.Sprintf("--parallelism=%d", p), "--set", "checkpoint.mode=" + mode, "--set", "checkpoint.interval=1s"}
+}
+
+type runner struct {
+	env []string
+	tmp string
+	n   int
+}
+
+// run runs one program to its end, its output to /dev/null, and returns
+// its wall and CPU time.
+func (r *runner) run(bin string, args ...string) (measure, error) {
+	r.n++
+	ckpt := filepath.Join(r.tmp, fmt.Sprintf("ckpt-%d", r.n))
+	if filepath.Base(bin) != "nexmark" {
+		args = append(args, "--checkpoint-dir", ckpt)
+	}
+	defer os.RemoveAll(ckpt)
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return measure{}, err
+	}
+	defer devnull.Close()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = r.env
+	cmd.Stdout = devnull
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return measure{}, fmt.Errorf("%v: %v\n%s", args, err, stderr.String())
+	}
+	wall := time.Since(start)
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return measure{Wall: wall.Seconds(), CPU: cpu.Seconds()}, nil
+}
+
+func median(ms []measure) measure {
+	walls, cpus := make([]float64, len(ms)), make([]float64, len(ms))
+	for i, m := range ms {
+		walls[i], cpus[i] = m.Wall, m.CPU
+	}
+	slices.Sort(walls)
+	slices.Sort(cpus)
+	return measure{Wall: walls[len(walls)/2], CPU: cpus[len(cpus)/2]}
+}
+
+// table renders the report as a Markdown table.
+func table(rep *Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Nexmark, %s events at %s events/s of event time, median of %d runs each, %s\n\n", count(float64(rep.Events)), count(float64(rep.Rate)), rep.Reps, rep.Machine)
+	fmt.Fprintf(&b, "| query | events | events/s (p=1) | events per CPU-s (p=1) | hand-written per CPU-s | ratio to hand-written | Flink per core | exactly-once 1s: CPU | wall | p=2 / p=1 | p=4 / p=1 |\n")
+	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| generator alone | %s | | %s | | | | | | | |\n", count(float64(rep.Events)), count(float64(rep.Events)/rep.Generator.CPU))
+	for _, r := range rep.Results {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.2f | %s | %+.1f%% | %+.1f%% | %.2fx | %.2fx |\n",
+			r.Query, count(float64(r.Events)), count(r.EventsPerSec), count(r.EventsPerCPU), count(r.HandPerCPU), r.RatioToHand,
+			count(r.FlinkPerCore), 100*r.CheckpointCPU, 100*r.CheckpointWall, r.SpeedupP2, r.SpeedupP4)
+	}
+	fmt.Fprintf(&b, "\nFlink per core: %s. q0-jsonl reads the events from JSON lines files (one file at p=1, one per subtask at p=2 and 4), its hand-written program with encoding/json.\n", flinkSource)
+	return b.String()
+}
+
+func count(x float64) string {
+	switch {
+	case x == 0:
+		return "-"
+	case x >= 1e6:
+		return fmt.Sprintf("%.2fM", x/1e6)
+	case x >= 1e3:
+		return fmt.Sprintf("%.0fK", x/1e3)
+	}
+	return fmt.Sprintf("%.0f", x)
+}
+
+// moduleRoot finds the folder of pipegen's go.mod, from the working
+// directory up.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.HasPrefix(string(data), "module github.com/pipegen/pipegen\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("not inside pipegen's module")
+		}
+		dir = parent
+	}
+}

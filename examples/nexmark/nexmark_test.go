@@ -1,0 +1,173 @@
+package nexmark_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/examples/nexmark"
+	"github.com/pipegen/pipegen/examples/nexmark/hand"
+	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
+)
+
+// The tests run every query on 100,000 events at 1000 events per second
+// of event time (100 seconds: windows of 10 s fire ten times) and compare
+// the output with the reference.
+var testConfig = nexmark.Config{Events: 100_000, Rate: 1000, Seed: 7}
+
+func testEvents() []nexmark.Event {
+	g := nexmark.NewGenerator(testConfig)
+	events := make([]nexmark.Event, testConfig.Events)
+	for i := range events {
+		events[i] = g.Event(uint64(i))
+	}
+	return events
+}
+
+var (
+	builds   sync.Map // query file -> *built
+	binaries string
+	binOnce  sync.Once
+)
+
+type built struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// program builds the pipeline of file once per test process.
+func program(t testing.TB, file string) string {
+	binOnce.Do(func() {
+		binaries, _ = os.MkdirTemp("", "nexmark-bin-*")
+	})
+	v, _ := builds.LoadOrStore(file, &built{})
+	b := v.(*built)
+	b.once.Do(func() {
+		res, err := compile.Generate(file, compile.Options{})
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.path = filepath.Join(binaries, strings.TrimSuffix(filepath.Base(file), ".yaml"))
+		b.err = res.Build(b.path)
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
+
+// runQuery runs a query's program and returns the lines it printed,
+// sorted.
+func runQuery(t *testing.T, bin string, cfg nexmark.Config, args ...string) []string {
+	dir := t.TempDir()
+	cmd := exec.Command(bin, append([]string{"run", "--quiet", "--checkpoint-dir", filepath.Join(dir, "checkpoints")}, args...)...)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("NEXMARK_EVENTS=%d", cfg.Events), fmt.Sprintf("NEXMARK_RATE=%d", cfg.Rate), fmt.Sprintf("NEXMARK_SEED=%d", cfg.Seed))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %v: %v\n%s", filepath.Base(bin), args, err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	if len(lines) == 1 && lines[0] == "" {
+		lines = nil
+	}
+	slices.Sort(lines)
+	return lines
+}
+
+// TestQueries runs every query's pipeline at parallelism 1, and at
+// parallelism 2 with a checkpoint every 50ms, and compares both outputs
+// with the reference's.
+func TestQueries(t *testing.T) {
+	events := testEvents()
+	for _, q := range nexmark.Queries {
+		t.Run(q, func(t *testing.T) {
+			want, err := nexmark.Reference(q, events)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want) == 0 {
+				t.Fatalf("the reference of %s has no output: the test would prove nothing", q)
+			}
+			bin := program(t, filepath.Join("queries", q+".yaml"))
+			for _, args := range [][]string{
+				{"--parallelism=1"},
+				{"--parallelism=2", "--set", "checkpoint.interval=50ms"},
+			} {
+				got := runQuery(t, bin, testConfig, args...)
+				compareLines(t, fmt.Sprintf("%s %v", q, args), got, want)
+			}
+		})
+	}
+}
+
+// TestQueriesJSONL runs every query's pipeline over the same events read
+// from JSON lines: at parallelism 1 from one file, at parallelism 2 from
+// two (event n in file n%2, one per subtask), so that each subtask reads
+// its events in order of time, and compares both outputs with the
+// reference's.
+func TestQueriesJSONL(t *testing.T) {
+	events := testEvents()
+	one, two := t.TempDir(), t.TempDir()
+	var all []byte
+	var files [2][]byte
+	for i := range events {
+		all = hand.AppendEvent(all, &events[i])
+		files[i%2] = hand.AppendEvent(files[i%2], &events[i])
+	}
+	if err := os.WriteFile(filepath.Join(one, "events.jsonl"), all, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, data := range files {
+		if err := os.WriteFile(filepath.Join(two, fmt.Sprintf("events-%d.jsonl", i)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range nexmark.Queries {
+		t.Run(q, func(t *testing.T) {
+			want, err := nexmark.Reference(q, events)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bin := program(t, filepath.Join("queries", q+"-jsonl.yaml"))
+			for p, dir := range map[int]string{1: one, 2: two} {
+				got := runQuery(t, bin, testConfig, fmt.Sprintf("--parallelism=%d", p), "--set", "sources.events.path="+dir)
+				compareLines(t, fmt.Sprintf("%s-jsonl at parallelism %d", q, p), got, want)
+			}
+		})
+	}
+}
+
+// compareLines reports the first differences between two sorted outputs.
+func compareLines(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if slices.Equal(got, want) {
+		return
+	}
+	t.Errorf("%s: %d lines, the reference %d", what, len(got), len(want))
+	shown := 0
+	for i, j := 0, 0; (i < len(got) || j < len(want)) && shown < 5; {
+		switch {
+		case j == len(want) || i < len(got) && got[i] < want[j]:
+			t.Errorf("  extra:   %s", got[i])
+			i++
+			shown++
+		case i == len(got) || want[j] < got[i]:
+			t.Errorf("  missing: %s", want[j])
+			j++
+			shown++
+		default:
+			i++
+			j++
+		}
+	}
+}

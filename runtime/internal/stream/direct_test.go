@@ -1,0 +1,76 @@
+package stream
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestDirect: an inbox with one sender at parallelism 1 hands its events
+// to the receiver inside the sender's calls, in order, with barriers
+// aligned and released, watermarks, the end, flushes and ticks; one with
+// two senders or two receivers refuses.
+func TestDirect(t *testing.T) {
+	j := newTestJob(true)
+	if NewInboxes[int](j, 1, 2)[0].Direct(func(Msg[int]) bool { return true }) {
+		t.Error("an inbox of two senders ran direct")
+	}
+	if NewInboxes[int](j, 2, 1)[0].Direct(func(Msg[int]) bool { return true }) {
+		t.Error("an inbox of a node with two subtasks ran direct")
+	}
+	ins := NewInboxes[int](j, 1, 1)
+	in := ins[0]
+	in.Ticks()
+	var got []string
+	flushes := 0
+	in.Bind(nil, func() { flushes++ })
+	if !in.Direct(func(m Msg[int]) bool {
+		switch m.Kind {
+		case Records:
+			got = append(got, fmt.Sprint(m.Recs))
+			in.Recycle(m.Recs)
+		case Barrier:
+			got = append(got, fmt.Sprint("barrier ", m.Checkpoint))
+			in.Release(m.Checkpoint)
+		case Watermark:
+			got = append(got, fmt.Sprint("watermark ", m.Time))
+		case Tick:
+			got = append(got, "tick")
+		case End:
+			got = append(got, "end")
+			return false
+		}
+		return true
+	}) {
+		t.Fatal("an inbox of one sender at parallelism 1 did not run direct")
+	}
+	out := NewOut(j, ins, 0)
+	for i := range BatchSize + 2 {
+		out.Forward(i)
+	}
+	if len(got) != 1 || flushes != 0 {
+		t.Fatalf("after a full batch and two records: %v, %d flushes; want the full batch delivered", got, flushes)
+	}
+	out.Barrier(1)
+	out.Forward(-1) // the sender is released at once: this does not block
+	out.Watermark(5)
+	time.Sleep(2 * Linger) // a tick is due
+	out.Flush()
+	out.End()
+	want := []string{fmt.Sprint(seq(BatchSize)), "[1024 1025]", "barrier 1", "[-1]", "watermark 5", "tick", "end"}
+	if !slices.Equal(got, want) {
+		t.Errorf("the receiver got\n%q\nwant\n%q", got, want)
+	}
+	if flushes != 1 {
+		t.Errorf("the receiver flushed %d times, want once, with its sender", flushes)
+	}
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
