@@ -275,4 +275,3 @@ func (st *Keyed[K, V]) write(c *capture[K, V], base map[string]string, stor *sto
 func (st *Keyed[K, V]) errorf(what string, err error) error {
 	return fmt.Errorf("operators.%s[%d]: pebble state: %s: %w", st.name, st.t.Subtask(), what, err)
 }
-
