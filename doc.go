@@ -16,8 +16,14 @@ type Window struct {
 }
 
 // Context is what a process operator's functions get besides the key, the
-// state and the record: the operator's event-time clock and its timers.
+// state and the record: the record's event time, the operator's event-time
+// clock, its timers and its side outputs. It is valid only during the call
+// it is passed to.
 type Context interface {
+	// Timestamp is the event time of the record being processed; in
+	// on-timer, the time of the timer that fired. The zero time for a
+	// record without event time (no timestamps upstream).
+	Timestamp() time.Time
 	// Watermark is the operator's current event-time watermark: no record
 	// at or before it is expected any more.
 	Watermark() time.Time
@@ -28,6 +34,47 @@ type Context interface {
 	// ProcessingTimerAt registers a processing-time timer for the current
 	// key: on-timer runs once the wall clock reaches t.
 	ProcessingTimerAt(t time.Time)
+	// DeleteTimer deletes the current key's event-time timer at t, if it
+	// has one.
+	DeleteTimer(t time.Time)
+	// DeleteProcessingTimer deletes the current key's processing-time
+	// timer at t, if it has one.
+	DeleteProcessingTimer(t time.Time)
+	// Fired tells on-timer which kind of timer fired: EventTime or
+	// ProcessingTime; NoTimer in the process function.
+	Fired() TimeDomain
+	// Output sends v to the operator's side output name, which other nodes
+	// read as `input: NODE.name`. The compiler finds the calls in the
+	// operator's functions (and the functions of their package they
+	// call): name must be a constant, and every call with one name must
+	// pass one type, which is what the side output carries.
+	Output(name string, v any)
 	// Clear drops the current key's state after this call returns.
 	Clear()
+}
+
+// TimeDomain is a kind of timer.
+type TimeDomain int
+
+// The time domains of Context.Fired.
+const (
+	// NoTimer: the call is not a timer's (the process function).
+	NoTimer TimeDomain = iota
+	// EventTime: an event-time timer fired (TimerAt), the watermark
+	// reached it.
+	EventTime
+	// ProcessingTime: a processing-time timer fired (ProcessingTimerAt),
+	// the wall clock reached it.
+	ProcessingTime
+)
+
+// String names the domain.
+func (d TimeDomain) String() string {
+	switch d {
+	case EventTime:
+		return "event time"
+	case ProcessingTime:
+		return "processing time"
+	}
+	return "no timer"
 }

@@ -118,7 +118,7 @@ func (g *gen) chainCode(f *jen.File, c *chain) {
 		case *windowGen:
 			x.resultMethod()
 		case *processGen:
-			x.timerMethod()
+			x.methods()
 		case *joinGen:
 			x.methods()
 		}
@@ -129,6 +129,9 @@ func (g *gen) chainCode(f *jen.File, c *chain) {
 			}
 			if sendsDeadLetters(n) {
 				cg.emitMethod(n, deadLetter)
+			}
+			for _, side := range n.Sides {
+				cg.emitMethod(n, side.Name)
 			}
 		}
 	}
@@ -527,6 +530,10 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 	case deadLetter:
 		t = ir.StringType
 		name = cg.member("emit%sDeadLetter", n)
+	default:
+		if s := n.Side(side); s != nil {
+			t, name = s.Type, cg.sideEmit(n, side)
+		}
 	}
 	switch side {
 	case "":
@@ -566,6 +573,9 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 		what = fmt.Sprintf("the records too late for the windows of %q", n.Name)
 	case deadLetter:
 		what = fmt.Sprintf("the malformed records of %q (JSON objects: source, file, line, error, record)", n.Name)
+	case "":
+	default:
+		what = fmt.Sprintf("the side output %s of %q", side, n.Name)
 	}
 	doc := fmt.Sprintf("%s passes %s to %s.", name, what, strings.Join(to, ", "))
 	if len(to) == 0 {

@@ -223,7 +223,10 @@ func (r *resolver) checkProcess(n *rnode, in, key types.Type) types.Type {
 			return nil
 		}
 		n.ir.OnTimer = r.fn(t, "")
+		r.findSideOutputs(n, f, t)
+		return out
 	}
+	r.findSideOutputs(n, f)
 	return out
 }
 

@@ -2,6 +2,7 @@ package dsl
 
 import (
 	"fmt"
+	"go/ast"
 	"go/token"
 	"go/types"
 	"os"
@@ -23,6 +24,9 @@ type userPackage struct {
 	// rootPkg is github.com/pipegen/pipegen as the user's package imports
 	// it (nil when it does not), for pipegen.Window.
 	rootPkg *types.Package
+	// decls maps the package's functions to their declarations (made by
+	// funcDecls when first asked).
+	decls map[*types.Func]*ast.FuncDecl
 }
 
 // pipegenPath is the import path of the package user code uses for the
@@ -35,7 +39,7 @@ const pipegenPath = "github.com/pipegen/pipegen"
 // NeedSyntax makes go/packages type-check the package from source rather
 // than read export data, which holds only exported names: a pipeline that
 // names an unexported function gets "must be exported", not "unknown".
-const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedImports | packages.NeedModule
+const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo | packages.NeedImports | packages.NeedModule
 
 // generatedTag is the build tag that excludes generated files
 // (codegen.BuildTag; dsl does not import codegen).

@@ -63,6 +63,8 @@ type rnode struct {
 	// knows: its own, its input's for a node that inherits it, 0 for the
 	// pipeline's default (which run --parallelism may change).
 	par int
+	// sides are a process node's side outputs and their types.
+	sides map[string]types.Type
 }
 
 type rinput struct {
@@ -147,6 +149,8 @@ func (r *resolver) resolve() *ir.Pipeline {
 			switch {
 			case in.side == deadLetter:
 				e.Type = ir.StringType
+			case in.from.ir.Side(in.side) != nil:
+				e.Type = in.from.ir.Side(in.side).Type
 			case in.side == "late" && in.from.in != nil:
 				// Late records are the window's input records.
 				e.Type = r.conv.convert(in.from.in)
@@ -243,7 +247,7 @@ func (r *resolver) link() {
 				n.ok = false
 				continue
 			}
-			if side != "" && side != "late" && side != deadLetter {
+			if side != "" && side != "late" && side != deadLetter && from.spec.Kind.V != "process" {
 				r.report(in.Pos, diag.Graph, "unknown side output %q of %s: the side outputs are %s.late (records too late for its window) and %s.dead-letter (malformed records of a file source with %v)", side, name, name, name, ex("on-error", deadLetter))
 				n.ok = false
 				continue
@@ -394,6 +398,13 @@ func (r *resolver) check(n *rnode) {
 			// A dead letter keeps the event time the source has reached,
 			// so that it is never late.
 			out = types.Typ[types.String]
+		} else if i.side != "" && i.from.spec.Kind.V == "process" {
+			t, ok := r.sideInputType(i)
+			if !ok {
+				n.ok = false
+				return
+			}
+			out = t
 		} else if i.side == "late" {
 			if i.from.ir.Window == nil || i.from.ir.Window.Processing || (i.from.ir.Kind != ir.Aggregate && i.from.ir.Kind != ir.Reduce) {
 				if i.from.ok && i.from.out != nil {

@@ -143,6 +143,9 @@ type Node struct {
 	// callback.
 	State   *Type `json:"state,omitempty"`
 	OnTimer *Func `json:"onTimer,omitempty"`
+	// Sides are a process node's side outputs, sorted by name: what its
+	// functions pass to ctx.Output, which other nodes read as NODE.NAME.
+	Sides []SideOutput `json:"sides,omitempty"`
 	// Keys are a join's key functions, one per input; Apply its pair
 	// function; Between an interval join's bounds relative to the left
 	// record's time.
@@ -151,6 +154,24 @@ type Node struct {
 	Between []time.Duration `json:"between,omitempty"`
 
 	Pos Pos `json:"pos"`
+}
+
+// SideOutput is a named output of a node besides its main one.
+type SideOutput struct {
+	Name string `json:"name"`
+	Type *Type  `json:"type"`
+	// Pos is the first call that sends to it.
+	Pos Pos `json:"pos"`
+}
+
+// Side returns n's side output name, or nil.
+func (n *Node) Side(name string) *SideOutput {
+	for i := range n.Sides {
+		if n.Sides[i].Name == name {
+			return &n.Sides[i]
+		}
+	}
+	return nil
 }
 
 // Timestamps is how a source's records get their event time.

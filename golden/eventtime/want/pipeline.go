@@ -907,7 +907,6 @@ type watchChain struct {
 	watchTimers *runtime.TimerService[string]
 	watchCtx    *runtime.ProcessContext[string]
 	watchEmitFn func(string)   // the emit function watch gets, made once
-	watchTS     int64          // event time of what watch emits
 	meter       *runtime.Meter // the subtask's metrics
 	counts      [2]uint64      // records emitted by watch, then late for them; flush publishes them
 }
@@ -929,7 +928,7 @@ func newWatchChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.C
 	c.watchCtx = runtime.NewProcessContext("watch", c.watchTimers, true, true)
 	c.watchCtx.SetWatermark(in.Watermark())
 	c.watchEmitFn = func(r string) {
-		c.emitWatch(r, c.watchTS)
+		c.emitWatch(r, c.watchCtx.EventTime())
 	}
 	c.meter = j.Meter(sub, nodeWatch)
 	c.in.Observe(c.meter)
@@ -986,13 +985,12 @@ func (c *watchChain) records(recs []runtime.Timed[et.Click]) {
 // toWatch is operator "watch": process Watch by ByUser, func(user string, s *Seen, c Click, ctx pipegen.Context, emit func(string)), timers Report.
 func (c *watchChain) toWatch(r et.Click, ts int64) {
 	k := et.ByUser(r)
-	c.watchTS = ts
 	st := c.watchState.Get(k)
 	if st == nil {
 		st = new(et.Seen)
 		c.watchState.Put(k, st)
 	}
-	c.watchCtx.Begin(k)
+	c.watchCtx.Begin(k, ts)
 	et.Watch(k, st, r, c.watchCtx, c.watchEmitFn)
 	if c.watchCtx.Cleared() {
 		c.watchState.Delete(k)
@@ -1001,13 +999,12 @@ func (c *watchChain) toWatch(r et.Click, ts int64) {
 
 // watchTimer runs Report for a timer of "watch" that is due.
 func (c *watchChain) watchTimer(k string, at int64) {
-	c.watchTS = at
 	st := c.watchState.Get(k)
 	if st == nil {
 		st = new(et.Seen)
 		c.watchState.Put(k, st)
 	}
-	c.watchCtx.Begin(k)
+	c.watchCtx.BeginTimer(k, at)
 	et.Report(k, st, runtime.MillisTime(at), c.watchCtx, c.watchEmitFn)
 	if c.watchCtx.Cleared() {
 		c.watchState.Delete(k)
@@ -1048,12 +1045,14 @@ func (c *watchChain) barrier(id int64) {
 func (c *watchChain) watermark(w int64) {
 	c.meter.Watermark(w)
 	c.watchCtx.SetWatermark(w)
+	c.watchCtx.Firing(false)
 	c.watchTimers.AdvanceEvent(w, c.watchTimer)
 	c.watchToAll.Watermark(w)
 }
 
 // tick runs every runtime.Linger: processing time has moved.
 func (c *watchChain) tick() {
+	c.watchCtx.Firing(true)
 	c.watchTimers.AdvanceProcessing(runtime.NowMillis(), c.watchTimer)
 }
 

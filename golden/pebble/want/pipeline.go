@@ -370,7 +370,7 @@ func (c *tensChain) toTens(r int64) {
 		st = new(p.Ten)
 		c.tensState.Put(k, st)
 	}
-	c.tensCtx.Begin(k)
+	c.tensCtx.Begin(k, runtime.MinTime)
 	p.EveryTenth(k, st, r, c.tensCtx, c.tensEmitFn)
 	if c.tensCtx.Cleared() {
 		c.tensState.Delete(k)

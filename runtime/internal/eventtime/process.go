@@ -8,17 +8,24 @@ import (
 )
 
 // ProcessContext is the pipegen.Context a process operator's functions get:
-// the key being processed, the operator's event time and its timers. One
-// per subtask, reused for every call.
+// the key being processed, the record's event time, the operator's event
+// time, its timers and its side outputs. One per subtask, reused for every
+// call.
 type ProcessContext[K comparable] struct {
 	name    string
 	timers  *TimerService[K]
 	key     K
+	ts      int64 // event time of the record (or the timer) of the call
 	wm      int64
+	fired   pipegen.TimeDomain // of the call
+	firing  pipegen.TimeDomain // of the timers being run
 	cleared bool
 	// onTimer is set when the operator has an on-timer callback; timed
 	// when its records have event time.
 	onTimer, timed bool
+	// output sends a value to a side output: made by the generated code,
+	// nil when the compiler found no calls of Output.
+	output func(name string, v any)
 }
 
 var _ pipegen.Context = (*ProcessContext[string])(nil)
@@ -27,20 +34,54 @@ var _ pipegen.Context = (*ProcessContext[string])(nil)
 // name; onTimer says whether it has an on-timer callback, timed whether its
 // records have event time.
 func NewProcessContext[K comparable](name string, timers *TimerService[K], onTimer, timed bool) *ProcessContext[K] {
-	return &ProcessContext[K]{name: name, timers: timers, wm: MinTime, onTimer: onTimer, timed: timed}
+	return &ProcessContext[K]{name: name, timers: timers, wm: MinTime, ts: MinTime, onTimer: onTimer, timed: timed}
 }
 
-// Begin prepares the context for a call about key k.
-func (c *ProcessContext[K]) Begin(k K) {
-	c.key = k
+// SetOutput sets the function that Output calls: the generated switch over
+// the operator's side outputs.
+func (c *ProcessContext[K]) SetOutput(f func(name string, v any)) { c.output = f }
+
+// Begin prepares the context for a call of the process function about key
+// k, for a record of event time ts (MinTime without event time).
+func (c *ProcessContext[K]) Begin(k K, ts int64) {
+	c.key, c.ts, c.fired = k, ts, pipegen.NoTimer
 	c.cleared = false
 }
+
+// Firing says which timers are about to run: processing-time ones (on a
+// tick) or event-time ones (when the watermark moves).
+func (c *ProcessContext[K]) Firing(processing bool) {
+	c.firing = pipegen.EventTime
+	if processing {
+		c.firing = pipegen.ProcessingTime
+	}
+}
+
+// BeginTimer prepares the context for a call of on-timer about key k, for
+// a timer at time at of the domain Firing set.
+func (c *ProcessContext[K]) BeginTimer(k K, at int64) {
+	c.key, c.ts, c.fired = k, at, c.firing
+	c.cleared = false
+}
+
+// EventTime is the event time of what the current call emits: its
+// record's, or its timer's.
+func (c *ProcessContext[K]) EventTime() int64 { return c.ts }
 
 // Cleared reports whether the call asked to drop its key's state.
 func (c *ProcessContext[K]) Cleared() bool { return c.cleared }
 
 // SetWatermark moves the operator's event time.
 func (c *ProcessContext[K]) SetWatermark(w int64) { c.wm = w }
+
+// Timestamp is the event time of the call's record, or its timer's time;
+// the zero time when there is none.
+func (c *ProcessContext[K]) Timestamp() time.Time {
+	if c.ts == MinTime {
+		return time.Time{}
+	}
+	return MillisTime(c.ts)
+}
 
 // Watermark is the operator's event-time watermark (the zero time before
 // the first one).
@@ -50,6 +91,10 @@ func (c *ProcessContext[K]) Watermark() time.Time {
 	}
 	return MillisTime(c.wm)
 }
+
+// Fired is the kind of timer the call is for: NoTimer in the process
+// function.
+func (c *ProcessContext[K]) Fired() pipegen.TimeDomain { return c.fired }
 
 // TimerAt registers an event-time timer for the current key.
 func (c *ProcessContext[K]) TimerAt(t time.Time) {
@@ -69,6 +114,23 @@ func (c *ProcessContext[K]) ProcessingTimerAt(t time.Time) {
 		fault.Abortf("operators.%s: ProcessingTimerAt without an on-timer callback: the timer could never run; add `on-timer:` to the operator", c.name)
 	}
 	c.timers.Register(c.key, t.UnixMilli(), true)
+}
+
+// DeleteTimer deletes the current key's event-time timer at t.
+func (c *ProcessContext[K]) DeleteTimer(t time.Time) { c.timers.Delete(c.key, t.UnixMilli(), false) }
+
+// DeleteProcessingTimer deletes the current key's processing-time timer
+// at t.
+func (c *ProcessContext[K]) DeleteProcessingTimer(t time.Time) {
+	c.timers.Delete(c.key, t.UnixMilli(), true)
+}
+
+// Output sends v to side output name.
+func (c *ProcessContext[K]) Output(name string, v any) {
+	if c.output == nil {
+		fault.Abortf("operators.%s: Output(%q, ...): the compiler found no call of Output in the operator's functions, so it has no side outputs; call ctx.Output with a constant name in them, or in a function of their package that they call", c.name, name)
+	}
+	c.output(name, v)
 }
 
 // Clear drops the current key's state once the call returns.

@@ -1,0 +1,161 @@
+package codegen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/pipegen/pipegen/ir"
+)
+
+// processGen is a process operator: the user's function with per-key state,
+// timers, an emit function and side outputs.
+type processGen struct{ base }
+
+func (p *processGen) state() *jen.Statement  { return p.field("State") }
+func (p *processGen) timers() *jen.Statement { return p.field("Timers") }
+func (p *processGen) ctx() *jen.Statement    { return p.field("Ctx") }
+func (p *processGen) emitFn() *jen.Statement { return p.field("EmitFn") }
+
+func (p *processGen) doc() string {
+	d := fmt.Sprintf("process %s by %s, %s", p.n.Fn.Name, p.n.Key.Name, p.n.Fn.Signature)
+	if p.n.OnTimer != nil {
+		d += ", timers " + p.n.OnTimer.Name
+	}
+	if len(p.n.Sides) > 0 {
+		var names []string
+		for _, s := range p.n.Sides {
+			names = append(names, s.Name)
+		}
+		d += ", side outputs " + strings.Join(names, ", ")
+	}
+	return d
+}
+
+func (p *processGen) fields(s *jen.Group) {
+	g, n := p.cg.g, p.n
+	s.Id(p.member("%sState")).Op("*").Add(g.keyedStateType(typeCode(n.KeyType), typeCode(n.State))).Comment(fmt.Sprintf("state of %s: one %s per key", n.Name, g.typeString(n.State)))
+	s.Id(p.member("%sTimers")).Op("*").Qual(runtimePath, "TimerService").Types(typeCode(n.KeyType))
+	s.Id(p.member("%sCtx")).Op("*").Qual(runtimePath, "ProcessContext").Types(typeCode(n.KeyType))
+	s.Id(p.member("%sEmitFn")).Func().Params(typeCode(n.Out)).Comment("the emit function " + n.Name + " gets, made once")
+}
+
+func (p *processGen) init(b *jen.Group) {
+	g, n := p.cg.g, p.n
+	g.openKeyedState(b, n, p.state(), typeCode(n.State))
+	b.Add(p.timers()).Op("=").Qual(runtimePath, "NewTimerService").Types(typeCode(n.KeyType)).Call()
+	b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit("timers"),
+		jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
+			jen.Return(jen.Add(p.timers()).Dot("Restore").Call(jen.Id("sec"), jen.Id(g.global("decode%sKey", n)))),
+		))
+	b.Add(p.ctx()).Op("=").Qual(runtimePath, "NewProcessContext").Call(jen.Lit(n.Name), p.timers(), jen.Lit(n.OnTimer != nil), jen.Lit(p.cg.timed))
+	if len(n.Sides) > 0 {
+		b.Add(p.ctx()).Dot("SetOutput").Call(jen.Id("c").Dot(p.member("%sOutput")))
+	}
+	if p.cg.timed {
+		b.Add(p.ctx()).Dot("SetWatermark").Call(jen.Id("in").Dot("Watermark").Call())
+		b.Add(p.emitFn()).Op("=").Func().Params(jen.Id("r").Add(typeCode(n.Out))).Block(
+			jen.Id("c").Dot(p.member("emit%s")).Call(jen.Id("r"), p.ctx().Dot("EventTime").Call()),
+		)
+	} else {
+		b.Add(p.emitFn()).Op("=").Id("c").Dot(p.member("emit%s"))
+	}
+}
+
+func (p *processGen) ticks() bool { return p.n.OnTimer != nil }
+
+// call runs fn (the process function or the timer callback) for key k with
+// its state, after begin has prepared the context, then drops the state if
+// the function cleared it.
+func (p *processGen) call(b *jen.Group, f *ir.Func, arg, begin jen.Code) {
+	b.Id("st").Op(":=").Add(p.state()).Dot("Get").Call(jen.Id("k"))
+	b.If(jen.Id("st").Op("==").Nil()).Block(
+		jen.Id("st").Op("=").New(typeCode(p.n.State)),
+		jen.Add(p.state()).Dot("Put").Call(jen.Id("k"), jen.Id("st")),
+	)
+	b.Add(begin)
+	b.Add(fn(f)).Call(jen.Id("k"), jen.Id("st"), arg, p.ctx(), p.emitFn())
+	b.If(p.ctx().Dot("Cleared").Call()).Block(jen.Add(p.state()).Dot("Delete").Call(jen.Id("k")))
+}
+
+func (p *processGen) record(b *jen.Group) {
+	b.Id("k").Op(":=").Add(fn(p.n.Key)).Call(jen.Id("r"))
+	var ts jen.Code = jen.Qual(runtimePath, "MinTime")
+	if p.cg.timed {
+		ts = jen.Id("ts")
+	}
+	p.call(b, p.n.Fn, jen.Id("r"), p.ctx().Dot("Begin").Call(jen.Id("k"), ts))
+}
+
+func (p *processGen) watermark(b *jen.Group) {
+	b.Add(p.ctx()).Dot("SetWatermark").Call(jen.Id("w"))
+	if p.n.OnTimer != nil {
+		b.Add(p.ctx()).Dot("Firing").Call(jen.False())
+		b.Add(p.timers()).Dot("AdvanceEvent").Call(jen.Id("w"), jen.Id("c").Dot(p.member("%sTimer")))
+	}
+}
+
+func (p *processGen) tick(b *jen.Group) {
+	if p.n.OnTimer != nil {
+		b.Add(p.ctx()).Dot("Firing").Call(jen.True())
+		b.Add(p.timers()).Dot("AdvanceProcessing").Call(jen.Qual(runtimePath, "NowMillis").Call(), jen.Id("c").Dot(p.member("%sTimer")))
+	}
+}
+
+func (p *processGen) snapshot(b *jen.Group) {
+	g, n := p.cg.g, p.n
+	g.snapshotKeyedState(b, n, p.state())
+	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit("timers"), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Lit("timers"),
+		jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int()).Error().Block(
+			jen.Return(jen.Add(p.timers()).Dot("Snapshot").Call(jen.Id("sec"), jen.Id("kg"), jen.Id(g.global("encode%sKey", n)))),
+		))
+}
+
+// methods emits xTimer, which runs the on-timer callback for a due timer
+// (what it emits has the timer's time as event time), and xOutput, which takes what the functions pass to
+// ctx.Output.
+func (p *processGen) methods() {
+	n, f := p.n, p.cg.f
+	if n.OnTimer != nil {
+		name := p.member("%sTimer")
+		f.Comment(fmt.Sprintf("%s runs %s for a timer of %q that is due.", name, n.OnTimer.Name, n.Name))
+		f.Func().Params(p.cg.recv).Id(name).Params(jen.Id("k").Add(typeCode(n.KeyType)), jen.Id("at").Int64()).BlockFunc(func(b *jen.Group) {
+			p.call(b, n.OnTimer, jen.Qual(runtimePath, "MillisTime").Call(jen.Id("at")),
+				p.ctx().Dot("BeginTimer").Call(jen.Id("k"), jen.Id("at")))
+		})
+	}
+	if len(n.Sides) == 0 {
+		return
+	}
+	name := p.member("%sOutput")
+	f.Comment(fmt.Sprintf("%s passes a value that %q sends with ctx.Output to its side output: the", name, n.Name))
+	f.Comment("compiler found the names and the types in the calls; a call it could not see")
+	f.Comment("(the context passed to a function of another package) is checked here.")
+	f.Func().Params(p.cg.recv).Id(name).Params(jen.Id("name").String(), jen.Id("v").Any()).BlockFunc(func(b *jen.Group) {
+		b.Switch(jen.Id("name")).BlockFunc(func(sw *jen.Group) {
+			for _, s := range n.Sides {
+				sw.Case(jen.Lit(s.Name)).Block(
+					jen.List(jen.Id("r"), jen.Id("ok")).Op(":=").Id("v").Assert(typeCode(s.Type)),
+					jen.If(jen.Op("!").Id("ok")).Block(
+						jen.Qual(runtimePath, "Abortf").Call(jen.Lit(fmt.Sprintf("operators.%s: Output(%q, ...) got a %%T, but side output %s.%s carries %s", n.Name, s.Name, n.Name, s.Name, p.cg.g.typeString(s.Type))), jen.Id("v")),
+					),
+					jen.Id("c").Dot(p.cg.sideEmit(n, s.Name)).Call(p.cg.args(jen.Id("r"), p.ctx().Dot("EventTime").Call())...),
+				)
+			}
+			var names []string
+			for _, s := range n.Sides {
+				names = append(names, s.Name)
+			}
+			sw.Default().Block(
+				jen.Qual(runtimePath, "Abortf").Call(jen.Lit(fmt.Sprintf("operators.%s: Output(%%q, ...): %s has no such side output (it has %s)", n.Name, n.Name, strings.Join(names, ", "))), jen.Id("name")),
+			)
+		})
+	})
+}
+
+// sideEmit is the method that passes node n's side output side on:
+// emitWatchAlerts for side alerts of watch.
+func (cg *chainGen) sideEmit(n *ir.Node, side string) string {
+	return cg.member("emit%s"+upperFirst(lowerCamel(side)), n)
+}
