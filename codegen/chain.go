@@ -111,7 +111,7 @@ func (g *gen) chainCode(f *jen.File, c *chain) {
 	cg.loop()
 	for _, ng := range cg.nodes {
 		n := ng.node()
-		if n.Kind != ir.Source && n.Kind != ir.Join {
+		if n.Kind != ir.Source && !n.Paired() {
 			cg.nodeMethod(ng)
 		}
 		switch x := ng.(type) {
@@ -190,14 +190,14 @@ func (cg *chainGen) structType() {
 		if cg.snapshots() {
 			s.Id("task").Op("*").Qual(runtimePath, "Task").Comment("its part in checkpoints")
 		}
-		switch h.Kind {
-		case ir.Source:
+		switch {
+		case h.Kind == ir.Source:
 			s.Id("src").Op("*").Add(sourceType(h)).Types(typeCode(h.Out))
 			s.Id("ctl").Op("*").Qual(runtimePath, "SourceCtl")
 			if h.Timestamps != nil {
 				s.Id("wm").Op("*").Add(watermarksType(h)).Comment("the source's event-time progress")
 			}
-		case ir.Join:
+		case h.Paired():
 			s.Id("in").Op("*").Qual(runtimePath, "Pair").Types(crossRecord(cg.timed, h.Inputs[0].Type), crossRecord(cg.timed, h.Inputs[1].Type)).Comment("the left and right inputs")
 			s.Id("inputWM").Int64().Comment("watermark of the sender of the batch being processed")
 		default:
@@ -256,9 +256,9 @@ func (cg *chainGen) constructor() {
 	g, c, h := cg.g, cg.c, cg.c.head
 	typ := g.chainType(c)
 	params := []jen.Code{jen.Id("j").Op("*").Qual(runtimePath, "Job"), jen.Id("sub").Int()}
-	switch h.Kind {
-	case ir.Source:
-	case ir.Join:
+	switch {
+	case h.Kind == ir.Source:
+	case h.Paired():
 		params = append(params, jen.Id("left").Op("*").Qual(runtimePath, "Inbox").Types(crossRecord(cg.timed, h.Inputs[0].Type)),
 			jen.Id("right").Op("*").Qual(runtimePath, "Inbox").Types(crossRecord(cg.timed, h.Inputs[1].Type)))
 	default:
@@ -269,9 +269,9 @@ func (cg *chainGen) constructor() {
 	}
 	cg.f.Func().Id(g.chainNew(c)).Params(params...).Op("*").Id(typ).BlockFunc(func(b *jen.Group) {
 		fields := jen.Dict{jen.Id("sub"): jen.Id("sub")}
-		switch h.Kind {
-		case ir.Source:
-		case ir.Join:
+		switch {
+		case h.Kind == ir.Source:
+		case h.Paired():
 			fields[jen.Id("in")] = jen.Qual(runtimePath, "NewPair").Call(jen.Id("left"), jen.Id("right"))
 		default:
 			fields[jen.Id("in")] = jen.Id("in")
@@ -420,7 +420,7 @@ func (cg *chainGen) loop() {
 		b.Add(c).Dot("records").Call(jen.Id("m").Dot("Recs"))
 		b.Add(c).Dot("in").Dot("Recycle").Call(jen.Id("m").Dot("Recs"))
 	})
-	if h.Kind == ir.Join {
+	if h.Paired() {
 		side := func(s, recs string) []jen.Code {
 			return []jen.Code{
 				jen.Add(c).Dot("inputWM").Op("=").Add(c).Dot("in").Dot(s).Dot("SenderWatermark").Call(jen.Id("m").Dot("From")),
@@ -449,7 +449,7 @@ func (cg *chainGen) loop() {
 			jen.Add(c).Dot("tick").Call(),
 		))
 	}
-	if h.Kind == ir.Join {
+	if h.Paired() {
 		cases = append(cases, jen.Case(jen.Qual(runtimePath, "End")).Block(
 			jen.Add(c).Dot("end").Call(),
 			jen.Return(),
@@ -476,7 +476,7 @@ func (cg *chainGen) loop() {
 			jen.Return(jen.True()),
 		)
 	}
-	if h.Kind == ir.Join {
+	if h.Paired() {
 		cg.records("recordsLeft", cg.member("to%sLeft", h), h.Inputs[0].Type, fmt.Sprintf("the left input of %q", h.Name))
 		cg.records("recordsRight", cg.member("to%sRight", h), h.Inputs[1].Type, fmt.Sprintf("the right input of %q", h.Name))
 		return

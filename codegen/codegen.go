@@ -415,7 +415,7 @@ func (g *gen) build(f *jen.File) {
 			if h.Kind == ir.Source {
 				continue
 			}
-			if h.Kind == ir.Join {
+			if h.Paired() {
 				// A join reads each input from an inbox of its own type.
 				for i, e := range h.Inputs {
 					b.Id(joinInbox(h, i)).Op(":=").Qual(runtimePath, "NewInboxes").Types(crossRecord(h.Timed, e.Type)).Call(
@@ -433,15 +433,15 @@ func (g *gen) build(f *jen.File) {
 		for _, c := range g.chains {
 			h := c.head
 			args := []jen.Code{jen.Id("j"), jen.Id("i")}
-			switch h.Kind {
-			case ir.Source:
-			case ir.Join:
+			switch {
+			case h.Kind == ir.Source:
+			case h.Paired():
 				args = append(args, jen.Id(joinInbox(h, 0)).Index(jen.Id("i")), jen.Id(joinInbox(h, 1)).Index(jen.Id("i")))
 			default:
 				args = append(args, jen.Id(inbox(h)).Index(jen.Id("i")))
 			}
 			for _, e := range c.outs {
-				if e.to.Kind == ir.Join {
+				if e.to.Paired() {
 					args = append(args, jen.Qual(runtimePath, "NewOut").Call(jen.Id("j"), jen.Id(joinInbox(e.to, e.input)), jen.Id("i")))
 					continue
 				}
@@ -454,7 +454,7 @@ func (g *gen) build(f *jen.File) {
 				from = append(from, jen.Id("i"))
 				args = append(args, jen.Qual(runtimePath, "NewOut").Call(jen.Id("j"), jen.Id(inbox(e.to)), joinPlus(from)))
 			}
-			if h.Kind == ir.Source || h.Kind == ir.Join {
+			if h.Kind == ir.Source || h.Paired() {
 				b.For(jen.Id("i").Op(":=").Range().Add(g.par(h))).Block(
 					jen.Id("j").Dot("Go").Call(jen.Lit(h.Name), jen.Id("i"), jen.Id(g.chainNew(c)).Call(args...).Dot("run")),
 				)

@@ -20,6 +20,9 @@ func (p *processGen) emitFn() *jen.Statement { return p.field("EmitFn") }
 
 func (p *processGen) doc() string {
 	d := fmt.Sprintf("process %s by %s, %s", p.n.Fn.Name, p.n.Key.Name, p.n.Fn.Signature)
+	if p.n.Paired() {
+		d = fmt.Sprintf("process %s by %s and %s by %s", p.n.Fns[0].Name, p.n.Keys[0].Name, p.n.Fns[1].Name, p.n.Keys[1].Name)
+	}
 	if p.n.OnTimer != nil {
 		d += ", timers " + p.n.OnTimer.Name
 	}
@@ -54,7 +57,11 @@ func (p *processGen) init(b *jen.Group) {
 		b.Add(p.ctx()).Dot("SetOutput").Call(jen.Id("c").Dot(p.member("%sOutput")))
 	}
 	if p.cg.timed {
-		b.Add(p.ctx()).Dot("SetWatermark").Call(jen.Id("in").Dot("Watermark").Call())
+		in := jen.Id("in")
+		if n.Paired() {
+			in = jen.Id("c").Dot("in")
+		}
+		b.Add(p.ctx()).Dot("SetWatermark").Call(in.Dot("Watermark").Call())
 		b.Add(p.emitFn()).Op("=").Func().Params(jen.Id("r").Add(typeCode(n.Out))).Block(
 			jen.Id("c").Dot(p.member("emit%s")).Call(jen.Id("r"), p.ctx().Dot("EventTime").Call()),
 		)
@@ -79,13 +86,29 @@ func (p *processGen) call(b *jen.Group, f *ir.Func, arg, begin jen.Code) {
 	b.If(p.ctx().Dot("Cleared").Call()).Block(jen.Add(p.state()).Dot("Delete").Call(jen.Id("k")))
 }
 
-func (p *processGen) record(b *jen.Group) {
-	b.Id("k").Op(":=").Add(fn(p.n.Key)).Call(jen.Id("r"))
+func (p *processGen) record(b *jen.Group) { p.input(b, p.n.Key, p.n.Fn) }
+
+// input runs the process function f for record r, keyed by key.
+func (p *processGen) input(b *jen.Group, key, f *ir.Func) {
+	b.Id("k").Op(":=").Add(fn(key)).Call(jen.Id("r"))
 	var ts jen.Code = jen.Qual(runtimePath, "MinTime")
 	if p.cg.timed {
 		ts = jen.Id("ts")
 	}
-	p.call(b, p.n.Fn, jen.Id("r"), p.ctx().Dot("Begin").Call(jen.Id("k"), ts))
+	p.call(b, f, jen.Id("r"), p.ctx().Dot("Begin").Call(jen.Id("k"), ts))
+}
+
+// inputMethods emits toXLeft and toXRight, the per-record methods of a
+// process with two inputs: each runs the function of its input.
+func (p *processGen) inputMethods() {
+	n, cg := p.n, p.cg
+	for i, side := range []string{"Left", "Right"} {
+		name := p.member("to%s" + side)
+		cg.f.Comment(fmt.Sprintf("%s takes a record of input %s of process %q: %s by %s, %s.", name, cg.g.p.Nodes[n.Inputs[i].From].Name, n.Name, n.Fns[i].Name, n.Keys[i].Name, n.Fns[i].Signature))
+		cg.f.Func().Params(cg.recv).Id(name).Params(cg.params(n.Inputs[i].Type)...).BlockFunc(func(b *jen.Group) {
+			p.input(b, n.Keys[i], n.Fns[i])
+		})
+	}
 }
 
 func (p *processGen) watermark(b *jen.Group) {
@@ -117,6 +140,9 @@ func (p *processGen) snapshot(b *jen.Group) {
 // ctx.Output.
 func (p *processGen) methods() {
 	n, f := p.n, p.cg.f
+	if n.Paired() {
+		p.inputMethods()
+	}
 	if n.OnTimer != nil {
 		name := p.member("%sTimer")
 		f.Comment(fmt.Sprintf("%s runs %s for a timer of %q that is due.", name, n.OnTimer.Name, n.Name))

@@ -473,7 +473,22 @@ func (p *annotationParser) node(d *directive) *NodeSpec {
 		}
 	}
 	role, takesFn := functionRole[kind]
+	// A process with two inputs names a function per input, in a comment
+	// of its own: //pipegen:process NAME inputs=a,b key=KA,KB process=FA,FB.
+	var fns *arg
+	for i := range d.args {
+		if kind == "process" && d.args[i].key.V == "process" {
+			fns = &d.args[i]
+		}
+	}
 	switch {
+	case fns != nil && d.fn != nil:
+		p.report(fns.key.Pos, diag.Misplaced, "process= lists the functions of a process with two inputs, but this directive is in the doc comment of %s: put it in a comment of its own", d.fn.Name.Name)
+	case fns != nil:
+		n.Fns = p.list(*fns)
+		if len(n.Fns) > 0 {
+			fn = n.Fns[0]
+		}
 	case n.Section == Operators && takesFn && d.fn == nil:
 		p.report(d.kind.Pos, diag.Missing, "//pipegen:%s goes in the doc comment of the %s: the function under it is the %s", kind, role, role)
 	case n.Section == Operators && !takesFn && d.fn != nil:
@@ -493,8 +508,8 @@ func (p *annotationParser) node(d *directive) *NodeSpec {
 	var extra []Str
 	for _, a := range d.args {
 		k := a.key.V
-		if k == "pipeline" {
-			continue // read by owner
+		if k == "pipeline" || fns != nil && k == "process" {
+			continue // read by owner, or above
 		}
 		path, ok := paths[k]
 		if !ok {

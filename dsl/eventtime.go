@@ -181,34 +181,107 @@ func (r *resolver) checkWindow(n *rnode) {
 	n.ir.Window = out
 }
 
-// checkProcess checks a process operator: the function, its per-key state
-// and its timer callback.
+// checkProcess checks a process operator with one input: the function,
+// its per-key state and its timer callback.
 func (r *resolver) checkProcess(n *rnode, in, key types.Type) types.Type {
 	ns := n.spec
-	f := r.u.lookupFunc(ns.Fn, &r.reporter)
-	if f == nil || key == nil {
+	if len(ns.Fns) > 1 {
+		r.report(ns.Fns[1].Pos, diag.BadValue, "process %q has one input but %d functions: a list of functions is for a process with two inputs, one per input", ns.Name.V, len(ns.Fns))
 		n.ok = false
 		return nil
 	}
-	keyS, inS := r.u.typeString(key), r.u.typeString(in)
-	expected := fmt.Sprintf("func(key %s, state *S, in %s, ctx pipegen.Context, emit func(Out))", keyS, inS)
-	ps, rs := params(f)
-	if ps == nil || ps.Len() != 5 || rs.Len() != 0 || !types.Identical(ps.At(0).Type(), key) || !types.Identical(ps.At(2).Type(), in) || !isPipegenType(ps.At(3).Type(), "Context") {
-		r.signatureError(ns.Fn, "process", f, expected)
+	return r.checkProcessFns(n, []types.Type{in}, key, []Str{ns.Fn})
+}
+
+// checkProcessPair checks a process operator with two inputs: a key
+// function and a process function per input, with the same key, state and
+// emit types.
+func (r *resolver) checkProcessPair(n *rnode) types.Type {
+	ns := n.spec
+	a, b := n.joinIn[0], n.joinIn[1]
+	aS, bS := r.u.typeString(a), r.u.typeString(b)
+	if len(ns.Keys) != 2 {
+		at := ns.Kind.Pos
+		if len(ns.Keys) > 0 {
+			at = ns.Keys[0].Pos
+		}
+		r.report(at, diag.Missing, "a process with two inputs needs a key function per input: %v (func(%s) K and func(%s) K)", ex("key", "KeyA", "KeyB"), aS, bS)
 		n.ok = false
 		return nil
 	}
-	st, ok := ps.At(1).Type().(*types.Pointer)
-	emit, ok2 := ps.At(4).Type().Underlying().(*types.Signature)
-	if !ok || !ok2 || emit.Params().Len() != 1 || emit.Results().Len() != 0 {
-		r.signatureError(ns.Fn, "process", f, expected)
+	if len(ns.Fns) != 2 {
+		r.report(ns.Kind.Pos, diag.Missing, "a process with two inputs needs a function per input: %v (func(key K, state *S, in %s, ctx pipegen.Context, emit func(Out)) and the same with in %s)", ex("process", "OnA", "OnB"), aS, bS)
 		n.ok = false
 		return nil
+	}
+	ka := r.checkKey(n, ns.Keys[0], a)
+	keys := []*ir.Func{n.ir.Key}
+	kb := r.checkKey(n, ns.Keys[1], b)
+	keys = append(keys, n.ir.Key)
+	if ka == nil || kb == nil {
+		n.ok = false
+		return nil
+	}
+	if !types.Identical(ka, kb) {
+		r.report(ns.Keys[1].Pos, diag.Type, "the process's keys differ: %s returns %s and %s returns %s; both must return the same type, which the inputs share state and timers by", ns.Keys[0].V, r.u.typeString(ka), ns.Keys[1].V, r.u.typeString(kb))
+		n.ok = false
+		return nil
+	}
+	n.ir.Key, n.ir.Keys = keys[0], keys
+	return r.checkProcessFns(n, n.joinIn, ka, ns.Fns)
+}
+
+// checkProcessFns checks the process functions names, one per input of
+// type ins[i], all keyed by key with the same state and emit types, and
+// the timer callback.
+func (r *resolver) checkProcessFns(n *rnode, ins []types.Type, key types.Type, names []Str) types.Type {
+	ns := n.spec
+	if key == nil {
+		n.ok = false
+		return nil
+	}
+	keyS := r.u.typeString(key)
+	var fns []*types.Func
+	var st *types.Pointer
+	var emit *types.Signature
+	for i, name := range names {
+		f := r.u.lookupFunc(name, &r.reporter)
+		if f == nil {
+			n.ok = false
+			return nil
+		}
+		expected := fmt.Sprintf("func(key %s, state *S, in %s, ctx pipegen.Context, emit func(Out))", keyS, r.u.typeString(ins[i]))
+		if st != nil {
+			expected = fmt.Sprintf("func(key %s, state %s, in %s, ctx pipegen.Context, emit %s) (the state and emit types of %s)", keyS, r.u.typeString(st), r.u.typeString(ins[i]), r.u.typeString(fns[0].Type().(*types.Signature).Params().At(4).Type()), names[0].V)
+		}
+		ps, rs := params(f)
+		if ps == nil || ps.Len() != 5 || rs.Len() != 0 || !types.Identical(ps.At(0).Type(), key) || !types.Identical(ps.At(2).Type(), ins[i]) || !isPipegenType(ps.At(3).Type(), "Context") {
+			r.signatureError(name, "process", f, expected)
+			n.ok = false
+			return nil
+		}
+		fst, ok := ps.At(1).Type().(*types.Pointer)
+		femit, ok2 := ps.At(4).Type().Underlying().(*types.Signature)
+		if !ok || !ok2 || femit.Params().Len() != 1 || femit.Results().Len() != 0 ||
+			st != nil && (!types.Identical(fst, st) || !types.Identical(femit, emit)) {
+			r.signatureError(name, "process", f, expected)
+			n.ok = false
+			return nil
+		}
+		if st == nil {
+			st, emit = fst, femit
+		}
+		fns = append(fns, f)
 	}
 	out := emit.Params().At(0).Type()
-	n.ir.Fn = r.fn(f, "")
+	n.ir.Fn = r.fn(fns[0], "")
+	if len(fns) > 1 {
+		for _, f := range fns {
+			n.ir.Fns = append(n.ir.Fns, r.fn(f, ""))
+		}
+	}
 	n.ir.State = r.conv.convert(st.Elem())
-	r.checkState(n, ns.Fn, st.Elem())
+	r.checkState(n, names[0], st.Elem())
 	if ns.OnTimer.Set {
 		t := r.u.lookupFunc(ns.OnTimer, &r.reporter)
 		if t == nil {
@@ -223,10 +296,9 @@ func (r *resolver) checkProcess(n *rnode, in, key types.Type) types.Type {
 			return nil
 		}
 		n.ir.OnTimer = r.fn(t, "")
-		r.findSideOutputs(n, f, t)
-		return out
+		fns = append(fns, t)
 	}
-	r.findSideOutputs(n, f)
+	r.findSideOutputs(n, fns...)
 	return out
 }
 

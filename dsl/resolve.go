@@ -268,11 +268,18 @@ func (r *resolver) link() {
 			want = -2
 		case "join":
 			want = 2
+		case "process":
+			if len(ns.Inputs) == 2 {
+				want = 2 // a function per input
+			}
 		}
 		got := len(ns.Inputs)
 		switch {
 		case got == 0:
 			r.report(ns.Name.Pos, diag.Missing, "%s %q has no input: add %v", ns.Section.Singular(), ns.Name.V, ex("input", "NAME"))
+			n.ok = false
+		case ns.Kind.V == "process" && got > 2:
+			r.report(ns.Inputs[2].Pos, diag.Graph, "process %q has %d inputs but a process takes one, or two with a function each: merge streams with a union first", ns.Name.V, got)
 			n.ok = false
 		case want == 1 && got > 1:
 			r.report(ns.Inputs[1].Pos, diag.Graph, "%s %q has %d inputs but %s takes one: merge streams with a union first", ns.Section.Singular(), ns.Name.V, got, article(ns.Kind.V))
@@ -427,7 +434,7 @@ func (r *resolver) check(n *rnode) {
 			n.ok = false
 			return
 		}
-		if ns.Kind.V == "join" {
+		if ns.Kind.V == "join" || ns.Kind.V == "process" && len(n.inputs) == 2 {
 			n.joinIn = append(n.joinIn, out)
 			if in == nil {
 				in = out
@@ -436,7 +443,7 @@ func (r *resolver) check(n *rnode) {
 		}
 		if in == nil {
 			in = out
-		} else if !types.Identical(in, out) {
+		} else if !types.Identical(in, out) && n.ok {
 			r.report(i.pos, diag.Type, "input %q carries %s but %q carries %s: the inputs of a %s must carry the same type", i.from.spec.Name.V, r.u.typeString(i.from.out), n.inputs[0].from.spec.Name.V, r.u.typeString(in), ns.Kind.V)
 			n.ok = false
 			return
@@ -686,7 +693,7 @@ func (r *resolver) checkOperator(n *rnode, in types.Type) types.Type {
 	stateful := slices.Contains(settings.KindsOf("key"), kind)
 	if len(ns.Keys) > 0 && !stateful {
 		r.notFor(n, ns.Keys[0].Pos, "key", "keeps no state per key")
-	} else if len(ns.Keys) > 1 && kind != "join" {
+	} else if len(ns.Keys) > 1 && kind != "join" && !(kind == "process" && len(n.joinIn) == 2) {
 		r.report(ns.Keys[1].Pos, diag.BadValue, "%s %q has %d key functions but takes one: a list of keys is for join, one per input", kind, ns.Name.V, len(ns.Keys))
 		n.ok = false
 	}
@@ -704,6 +711,9 @@ func (r *resolver) checkOperator(n *rnode, in types.Type) types.Type {
 	r.checkWindow(n)
 	if kind == "join" {
 		return r.checkJoin(n)
+	}
+	if kind == "process" && len(n.joinIn) == 2 {
+		return r.checkProcessPair(n)
 	}
 	var key types.Type
 	if stateful {

@@ -87,6 +87,9 @@ type NodeSpec struct {
 	// Fn is the function named by the kind key: map, filter, flatmap,
 	// reduce, process.
 	Fn Str
+	// Fns are the functions of a process with two inputs, one per input
+	// (Fn is the first).
+	Fns []Str
 	// Key names the key function; a join has one per input.
 	Keys []Str
 	// Add, Result and Merge are an aggregate's functions.

@@ -351,6 +351,16 @@ func (p *yamlParser) kindValue(n *NodeSpec, s *settings.Setting, val *yaml.Node)
 		if val.Kind == yaml.MappingNode && s.Path == "join" && !n.Apply.Set {
 			p.report(p.pos(val), diag.Missing, "join needs %v (func(L, R) Out)", exIn("join.apply", "JoinFunc"))
 		}
+	case "process":
+		if val.Kind == yaml.SequenceNode {
+			// A process with two inputs: a function per input.
+			n.Fns = p.strs(s.Path, val)
+			if len(n.Fns) > 0 {
+				n.Fn = n.Fns[0]
+			}
+			return
+		}
+		n.Fn = p.str(s.Path, val)
 	case "union":
 		// Only YAML writes the value of union (a directive writes the
 		// kind), so it is checked here rather than by Resolve.

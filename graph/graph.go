@@ -192,6 +192,9 @@ func details(n *ir.Node) []string {
 		ds = append(ds, s)
 	case ir.Process:
 		s := "process " + name(n.Fn)
+		if len(n.Fns) == 2 {
+			s = "process " + name(n.Fns[0]) + ", " + name(n.Fns[1])
+		}
 		if n.OnTimer != nil {
 			s += ", timers " + name(n.OnTimer)
 		}

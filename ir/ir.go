@@ -143,6 +143,10 @@ type Node struct {
 	// callback.
 	State   *Type `json:"state,omitempty"`
 	OnTimer *Func `json:"onTimer,omitempty"`
+	// Fns are the functions of a process node with two inputs, one per
+	// input (Fn is the first); its Keys are its key functions, one per
+	// input (Key is the first).
+	Fns []*Func `json:"fns,omitempty"`
 	// Sides are a process node's side outputs, sorted by name: what its
 	// functions pass to ctx.Output, which other nodes read as NODE.NAME.
 	Sides []SideOutput `json:"sides,omitempty"`
@@ -267,6 +271,12 @@ type Pos struct {
 	File string `json:"file,omitempty"`
 	Line int    `json:"line,omitempty"`
 	Col  int    `json:"col,omitempty"`
+}
+
+// Paired reports whether node n reads two inputs of their own types,
+// each from an inbox of its own: a join, or a process with two inputs.
+func (n *Node) Paired() bool {
+	return n.Kind == Join || n.Kind == Process && len(n.Inputs) == 2
 }
 
 // Fused reports whether node n runs in its input's goroutine, fused

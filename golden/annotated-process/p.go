@@ -4,7 +4,7 @@
 package process
 
 //pipegen:pipeline process parallelism=2 state.backend=pebble
-//pipegen:source payments connector=file path=payments.jsonl format=jsonl type=Payment timestamps.extract=PaymentTime timestamps.max-out-of-orderness=500ms
+//pipegen:source payments connector=file parallelism=1 path=payments.jsonl format=jsonl type=Payment timestamps.extract=PaymentTime timestamps.max-out-of-orderness=500ms
 //pipegen:sink out input=watch connector=file path=out
 //pipegen:sink large input=large-lines connector=file path=large
 //pipegen:sink behind input=watch.behind connector=file path=behind

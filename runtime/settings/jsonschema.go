@@ -142,14 +142,17 @@ func valueSchema(s *Setting, scope Scope, kind string) object {
 		return o
 	}
 	item := scalarSchema(s)
-	if !s.List {
+	if !s.List && !s.OrList {
 		return append(object{desc}, item...)
 	}
-	o := object{desc, {"type", "array"}, {"items", item}}
+	o := object{{"type", "array"}, {"items", item}}
 	if s.Len > 0 {
 		o = append(o, member{"minItems", s.Len}, member{"maxItems", s.Len})
 	}
-	return o
+	if s.OrList {
+		return object{desc, {"anyOf", []any{item, o}}}
+	}
+	return append(object{desc}, o...)
 }
 
 func durationSchema(desc, pattern string) object {

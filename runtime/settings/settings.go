@@ -92,6 +92,9 @@ type Setting struct {
 	// of items such a list must have.
 	List bool
 	Len  int
+	// OrList values are one Kind value or a list of Len of them (a
+	// process's functions and keys: a list for two inputs).
+	OrList bool
 	// Values are the values an Enum allows; on an Int or a Bool, the only
 	// values it takes (version: 1, union: true).
 	Values []string

@@ -41,7 +41,7 @@ var config = &runtime.Config{
 	},
 	StateBackend: "memory",
 	Nodes: []runtime.NodeConfig{
-		{Name: "payments", UID: "payments", Kind: "source", Section: "sources", Connector: "file", Format: "jsonl", Watermark: runtime.WatermarkConfig{
+		{Name: "payments", UID: "payments", Kind: "source", Section: "sources", Parallelism: 1, Connector: "file", Format: "jsonl", Watermark: runtime.WatermarkConfig{
 			IdleTimeout:       0,
 			MaxOutOfOrderness: 500 * time.Millisecond,
 		}, Options: map[string]string{"path": "payments.jsonl"}},
