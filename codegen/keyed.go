@@ -106,6 +106,10 @@ func (g *gen) keyedFuncs(f *jen.File) {
 		if n.Kind == ir.Join {
 			g.valueCodec(f, cg, n, "Right", g.p.Nodes[n.Inputs[1].From].Out)
 		}
+		if bc := n.Broadcast; bc != nil {
+			g.valueCodec(f, cg, n, "BroadcastKey", bc.Key)
+			g.valueCodec(f, cg, n, "BroadcastValue", bc.Value)
+		}
 		if n.Window == nil && n.Kind != ir.Join {
 			name := g.global("%sCodec", n)
 			f.Comment(fmt.Sprintf("%s is how checkpoints write and read the state of %q.", name, n.Name))

@@ -20,7 +20,11 @@ func (p *processGen) emitFn() *jen.Statement { return p.field("EmitFn") }
 
 func (p *processGen) doc() string {
 	d := fmt.Sprintf("process %s by %s, %s", p.n.Fn.Name, p.n.Key.Name, p.n.Fn.Signature)
-	if p.n.Paired() {
+	switch {
+	case p.n.Broadcast != nil:
+		b := p.n.Broadcast.Input
+		d = fmt.Sprintf("process %s by %s, broadcast %s", p.n.Fns[1-b].Name, p.n.Key.Name, p.n.Fns[b].Name)
+	case p.n.Paired():
 		d = fmt.Sprintf("process %s by %s and %s by %s", p.n.Fns[0].Name, p.n.Keys[0].Name, p.n.Fns[1].Name, p.n.Keys[1].Name)
 	}
 	if p.n.OnTimer != nil {
@@ -42,6 +46,9 @@ func (p *processGen) fields(s *jen.Group) {
 	s.Id(p.member("%sTimers")).Op("*").Qual(runtimePath, "TimerService").Types(typeCode(n.KeyType))
 	s.Id(p.member("%sCtx")).Op("*").Qual(runtimePath, "ProcessContext").Types(typeCode(n.KeyType))
 	s.Id(p.member("%sEmitFn")).Func().Params(typeCode(n.Out)).Comment("the emit function " + n.Name + " gets, made once")
+	if bc := n.Broadcast; bc != nil {
+		s.Id(p.member("%sBroadcast")).Map(typeCode(bc.Key)).Add(typeCode(bc.Value)).Comment("the broadcast state, the same on every subtask")
+	}
 }
 
 func (p *processGen) init(b *jen.Group) {
@@ -52,6 +59,19 @@ func (p *processGen) init(b *jen.Group) {
 		jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
 			jen.Return(jen.Add(p.timers()).Dot("Restore").Call(jen.Id("sec"), jen.Id(g.global("decode%sKey", n)))),
 		))
+	if bc := n.Broadcast; bc != nil {
+		b.Add(p.field("Broadcast")).Op("=").Map(typeCode(bc.Key)).Add(typeCode(bc.Value)).Values()
+		b.Qual(runtimePath, "RestoreBroadcast").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit("broadcast"),
+			jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
+				jen.Id("r").Op(":=").Qual(codecPath, "NewReader").Call(jen.Id("sec")),
+				jen.For(jen.Id("r").Dot("More").Call()).Block(
+					jen.Id("e").Op(":=").Id("r").Dot("Nested").Call(),
+					jen.Id("k").Op(":=").Id(g.global("decode%sBroadcastKey", n)).Call(jen.Id("e")),
+					jen.Add(p.field("Broadcast")).Index(jen.Op("*").Id("k")).Op("=").Op("*").Id(g.global("decode%sBroadcastValue", n)).Call(jen.Id("e")),
+				),
+				jen.Return(jen.Id("r").Dot("Err").Call()),
+			))
+	}
 	b.Add(p.ctx()).Op("=").Qual(runtimePath, "NewProcessContext").Call(jen.Lit(n.Name), p.timers(), jen.Lit(n.OnTimer != nil), jen.Lit(p.cg.timed))
 	if len(n.Sides) > 0 {
 		b.Add(p.ctx()).Dot("SetOutput").Call(jen.Id("c").Dot(p.member("%sOutput")))
@@ -82,7 +102,11 @@ func (p *processGen) call(b *jen.Group, f *ir.Func, arg, begin jen.Code) {
 		jen.Add(p.state()).Dot("Put").Call(jen.Id("k"), jen.Id("st")),
 	)
 	b.Add(begin)
-	b.Add(fn(f)).Call(jen.Id("k"), jen.Id("st"), arg, p.ctx(), p.emitFn())
+	args := []jen.Code{jen.Id("k"), jen.Id("st"), arg}
+	if p.n.Broadcast != nil {
+		args = append(args, p.field("Broadcast")) // to read
+	}
+	b.Add(fn(f)).Call(append(args, p.ctx(), p.emitFn())...)
 	b.If(p.ctx().Dot("Cleared").Call()).Block(jen.Add(p.state()).Dot("Delete").Call(jen.Id("k")))
 }
 
@@ -104,9 +128,25 @@ func (p *processGen) inputMethods() {
 	n, cg := p.n, p.cg
 	for i, side := range []string{"Left", "Right"} {
 		name := p.member("to%s" + side)
-		cg.f.Comment(fmt.Sprintf("%s takes a record of input %s of process %q: %s by %s, %s.", name, cg.g.p.Nodes[n.Inputs[i].From].Name, n.Name, n.Fns[i].Name, n.Keys[i].Name, n.Fns[i].Signature))
+		if bc := n.Broadcast; bc != nil && bc.Input == i {
+			cg.f.Comment(fmt.Sprintf("%s takes a record of the broadcast input %s of process %q, on every subtask: %s, %s.", name, cg.g.p.Nodes[n.Inputs[i].From].Name, n.Name, n.Fns[i].Name, n.Fns[i].Signature))
+			cg.f.Func().Params(cg.recv).Id(name).Params(cg.params(n.Inputs[i].Type)...).BlockFunc(func(b *jen.Group) {
+				var ts jen.Code = jen.Qual(runtimePath, "MinTime")
+				if cg.timed {
+					ts = jen.Id("ts")
+				}
+				b.Add(p.ctx()).Dot("BeginBroadcast").Call(ts)
+				b.Add(fn(n.Fns[i])).Call(p.field("Broadcast"), jen.Id("r"), p.ctx(), p.emitFn())
+			})
+			continue
+		}
+		key := n.Key
+		if len(n.Keys) == 2 {
+			key = n.Keys[i]
+		}
+		cg.f.Comment(fmt.Sprintf("%s takes a record of input %s of process %q: %s by %s, %s.", name, cg.g.p.Nodes[n.Inputs[i].From].Name, n.Name, n.Fns[i].Name, key.Name, n.Fns[i].Signature))
 		cg.f.Func().Params(cg.recv).Id(name).Params(cg.params(n.Inputs[i].Type)...).BlockFunc(func(b *jen.Group) {
-			p.input(b, n.Keys[i], n.Fns[i])
+			p.input(b, key, n.Fns[i])
 		})
 	}
 }
@@ -133,6 +173,19 @@ func (p *processGen) snapshot(b *jen.Group) {
 		jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int()).Error().Block(
 			jen.Return(jen.Add(p.timers()).Dot("Snapshot").Call(jen.Id("sec"), jen.Id("kg"), jen.Id(g.global("encode%sKey", n)))),
 		))
+	if bc := n.Broadcast; bc != nil {
+		b.Comment("The broadcast state is the same on every subtask: subtask 0 writes it.")
+		b.Qual(runtimePath, "SnapshotBroadcast").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit("broadcast"), jen.Lit(schema(bc.Key)), jen.Lit(schema(bc.Value)),
+			jen.Func().Params(jen.Id("w").Op("*").Qual(codecPath, "Writer")).Error().Block(
+				jen.For(jen.List(jen.Id("k"), jen.Id("v")).Op(":=").Range().Add(p.field("Broadcast"))).Block(
+					jen.Id("m").Op(":=").Id("w").Dot("Begin").Call(),
+					jen.Id(g.global("encode%sBroadcastKey", n)).Call(jen.Id("w"), jen.Op("&").Id("k")),
+					jen.Id(g.global("encode%sBroadcastValue", n)).Call(jen.Id("w"), jen.Op("&").Id("v")),
+					jen.Id("w").Dot("End").Call(jen.Id("m")),
+				),
+				jen.Return(jen.Nil()),
+			))
+	}
 }
 
 // methods emits xTimer, which runs the on-timer callback for a due timer

@@ -185,6 +185,11 @@ func (r *resolver) checkWindow(n *rnode) {
 // its per-key state and its timer callback.
 func (r *resolver) checkProcess(n *rnode, in, key types.Type) types.Type {
 	ns := n.spec
+	if ns.Broadcast.Set {
+		r.report(ns.Broadcast.Pos, diag.Misplaced, "%v is for a process with two inputs: it names the one every subtask receives", keyRef("broadcast"))
+		n.ok = false
+		return nil
+	}
 	if len(ns.Fns) > 1 {
 		r.report(ns.Fns[1].Pos, diag.BadValue, "process %q has one input but %d functions: a list of functions is for a process with two inputs, one per input", ns.Name.V, len(ns.Fns))
 		n.ok = false

@@ -157,6 +157,9 @@ func (r *resolver) resolve() *ir.Pipeline {
 			case in.from.out != nil:
 				e.Type = r.conv.convert(in.from.out)
 			}
+			if bc := n.ir.Broadcast; bc != nil && len(n.ir.Inputs) == bc.Input {
+				e.Partition = ir.Broadcast // every subtask gets every record
+			}
 			n.ir.Inputs = append(n.ir.Inputs, e)
 		}
 	}
@@ -711,6 +714,9 @@ func (r *resolver) checkOperator(n *rnode, in types.Type) types.Type {
 	r.checkWindow(n)
 	if kind == "join" {
 		return r.checkJoin(n)
+	}
+	if kind == "process" && len(n.joinIn) == 2 && ns.Broadcast.Set {
+		return r.checkProcessBroadcast(n)
 	}
 	if kind == "process" && len(n.joinIn) == 2 {
 		return r.checkProcessPair(n)

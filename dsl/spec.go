@@ -98,6 +98,8 @@ type NodeSpec struct {
 	Merge  Str
 	// OnTimer is a process node's timer callback.
 	OnTimer Str
+	// Broadcast names a process node's broadcast input.
+	Broadcast Str
 	// Apply and Between describe a join.
 	Apply   Str
 	Between []Str
@@ -142,6 +144,8 @@ func (n *NodeSpec) field(path string) *Str {
 		return &n.Emit
 	case "on-timer":
 		return &n.OnTimer
+	case "broadcast":
+		return &n.Broadcast
 	case "window.tumbling", "window.sliding", "window.every", "window.session", "window.time":
 		if n.Window == nil {
 			n.Window = &WindowSpec{}

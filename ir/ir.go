@@ -147,6 +147,9 @@ type Node struct {
 	// input (Fn is the first); its Keys are its key functions, one per
 	// input (Key is the first).
 	Fns []*Func `json:"fns,omitempty"`
+	// Broadcast is the broadcast input of a process node with two inputs
+	// and its state; nil for none.
+	Broadcast *BroadcastState `json:"broadcast,omitempty"`
 	// Sides are a process node's side outputs, sorted by name: what its
 	// functions pass to ctx.Output, which other nodes read as NODE.NAME.
 	Sides []SideOutput `json:"sides,omitempty"`
@@ -158,6 +161,15 @@ type Node struct {
 	Between []time.Duration `json:"between,omitempty"`
 
 	Pos Pos `json:"pos"`
+}
+
+// BroadcastState is the broadcast input of a process node: Inputs[Input]
+// reaches every subtask, and Fns[Input] writes the broadcast state, a
+// map[Key]Value the same on every subtask.
+type BroadcastState struct {
+	Input int   `json:"input"`
+	Key   *Type `json:"key"`
+	Value *Type `json:"value"`
 }
 
 // SideOutput is a named output of a node besides its main one.

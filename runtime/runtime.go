@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pipegen/pipegen"
+	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/cli"
 	"github.com/pipegen/pipegen/runtime/internal/config"
@@ -82,6 +83,17 @@ func SnapshotKeyed[K comparable](s *Snapshot, node int, name string, hash func(K
 // subtask owns in the named state of node.
 func RestoreKeyed(t *Task, node int, name string, read func(section []byte) error) {
 	checkpoint.RestoreKeyed(t, node, name, read)
+}
+
+// SnapshotBroadcast captures a node's broadcast state, once: on subtask 0.
+func SnapshotBroadcast(s *Snapshot, node int, name, keySchema, valueSchema string, write func(w *codec.Writer) error) {
+	checkpoint.SnapshotBroadcast(s, node, name, keySchema, valueSchema, write)
+}
+
+// RestoreBroadcast hands to read the one copy of a node's broadcast state,
+// on every subtask.
+func RestoreBroadcast(t *Task, node int, name string, read func(section []byte) error) {
+	checkpoint.RestoreBroadcast(t, node, name, read)
 }
 
 // Failures (package fault).

@@ -25,3 +25,8 @@ func OnPayment(card string, c *Card, p Payment, ctx pipegen.Context, emit func(s
 func OnBlock(card string, c *Card, b Block, ctx pipegen.Context, emit func(string))     {}
 func OnBlockOtherState(card string, o *Other, b Block, ctx pipegen.Context, emit func(string)) {
 }
+
+type Blocked map[string]bool
+
+func OnPaymentBC(card string, c *Card, p Payment, bc Blocked, ctx pipegen.Context, emit func(string)) {}
+func OnBlockBC(bc Blocked, b Block, ctx pipegen.Context, emit func(string))                          {}

@@ -143,6 +143,8 @@ var table = []*Setting{
 		Help: "event-time windows: how long after it fires a window still takes late records"},
 	{Path: "emit", Scope: Operator, Kind: Enum, Values: []string{"update", "final"}, Default: "update", Kinds: []string{"reduce", "aggregate"}, Static: true,
 		Help: "without a window: a result after every record (update), or one per key when the input ends (final)"},
+	{Path: "broadcast", Scope: Operator, Kind: NodeRef, Pattern: nodeRef, PatternDoc: "one of the node's two inputs", Kinds: []string{"process"}, Static: true,
+		Help: "the input of a process with two inputs that every subtask receives: its function writes the broadcast state, a map the same on every subtask, which the keyed input's function reads"},
 	{Path: "on-timer", Scope: Operator, Kind: Func, Kinds: []string{"process"}, Static: true,
 		Help: "func(key K, state *S, at time.Time, ctx pipegen.Context, emit func(Out)): runs for each due timer"},
 }

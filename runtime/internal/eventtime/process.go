@@ -20,6 +20,9 @@ type ProcessContext[K comparable] struct {
 	fired   pipegen.TimeDomain // of the call
 	firing  pipegen.TimeDomain // of the timers being run
 	cleared bool
+	// keyless is set in a call of the broadcast function, which has no
+	// key: no timers, no keyed state.
+	keyless bool
 	// onTimer is set when the operator has an on-timer callback; timed
 	// when its records have event time.
 	onTimer, timed bool
@@ -45,7 +48,22 @@ func (c *ProcessContext[K]) SetOutput(f func(name string, v any)) { c.output = f
 // k, for a record of event time ts (MinTime without event time).
 func (c *ProcessContext[K]) Begin(k K, ts int64) {
 	c.key, c.ts, c.fired = k, ts, pipegen.NoTimer
-	c.cleared = false
+	c.cleared, c.keyless = false, false
+}
+
+// BeginBroadcast prepares the context for a call of the broadcast
+// function, for a record of event time ts: a call without a key.
+func (c *ProcessContext[K]) BeginBroadcast(ts int64) {
+	var zero K
+	c.key, c.ts, c.fired = zero, ts, pipegen.NoTimer
+	c.cleared, c.keyless = false, true
+}
+
+// keyed fails the job when the call has no key: what timers and Clear need.
+func (c *ProcessContext[K]) keyed(what string) {
+	if c.keyless {
+		fault.Abortf("operators.%s: %s in the function of the broadcast input, which runs for no key: timers and state belong to a key; set them in the keyed input's function or in on-timer", c.name, what)
+	}
 }
 
 // Firing says which timers are about to run: processing-time ones (on a
@@ -61,7 +79,7 @@ func (c *ProcessContext[K]) Firing(processing bool) {
 // a timer at time at of the domain Firing set.
 func (c *ProcessContext[K]) BeginTimer(k K, at int64) {
 	c.key, c.ts, c.fired = k, at, c.firing
-	c.cleared = false
+	c.cleared, c.keyless = false, false
 }
 
 // EventTime is the event time of what the current call emits: its
@@ -98,6 +116,7 @@ func (c *ProcessContext[K]) Fired() pipegen.TimeDomain { return c.fired }
 
 // TimerAt registers an event-time timer for the current key.
 func (c *ProcessContext[K]) TimerAt(t time.Time) {
+	c.keyed("TimerAt")
 	switch {
 	case !c.onTimer:
 		fault.Abortf("operators.%s: TimerAt without an on-timer callback: the timer could never run; add `on-timer:` to the operator", c.name)
@@ -110,6 +129,7 @@ func (c *ProcessContext[K]) TimerAt(t time.Time) {
 // ProcessingTimerAt registers a processing-time timer for the current key.
 // Processing-time timers still due when the input ends do not run.
 func (c *ProcessContext[K]) ProcessingTimerAt(t time.Time) {
+	c.keyed("ProcessingTimerAt")
 	if !c.onTimer {
 		fault.Abortf("operators.%s: ProcessingTimerAt without an on-timer callback: the timer could never run; add `on-timer:` to the operator", c.name)
 	}
@@ -117,11 +137,15 @@ func (c *ProcessContext[K]) ProcessingTimerAt(t time.Time) {
 }
 
 // DeleteTimer deletes the current key's event-time timer at t.
-func (c *ProcessContext[K]) DeleteTimer(t time.Time) { c.timers.Delete(c.key, t.UnixMilli(), false) }
+func (c *ProcessContext[K]) DeleteTimer(t time.Time) {
+	c.keyed("DeleteTimer")
+	c.timers.Delete(c.key, t.UnixMilli(), false)
+}
 
 // DeleteProcessingTimer deletes the current key's processing-time timer
 // at t.
 func (c *ProcessContext[K]) DeleteProcessingTimer(t time.Time) {
+	c.keyed("DeleteProcessingTimer")
 	c.timers.Delete(c.key, t.UnixMilli(), true)
 }
 
@@ -134,4 +158,7 @@ func (c *ProcessContext[K]) Output(name string, v any) {
 }
 
 // Clear drops the current key's state once the call returns.
-func (c *ProcessContext[K]) Clear() { c.cleared = true }
+func (c *ProcessContext[K]) Clear() {
+	c.keyed("Clear")
+	c.cleared = true
+}

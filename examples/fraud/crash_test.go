@@ -1,0 +1,213 @@
+package fraud_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/examples/fraud"
+	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
+	"github.com/pipegen/pipegen/verify"
+)
+
+// seedVar names the environment variable that replays a crash test.
+const seedVar = "PIPEGEN_CRASH_SEED"
+
+// defaultSeed seeds the kill moments when seedVar is not set.
+const defaultSeed = 20261202
+
+// rates slow the generators down (records per second per subtask) so that
+// a run lasts about 2 s, both covering about the same event time per
+// second: a payments subtask moves 10 ms of event time a record, the one
+// rules subtask 1.5 s.
+var rates = []string{"sources.payments.rate=15000", "sources.rules.rate=100"}
+
+// expected computes the job's output without running it, payment by
+// payment in the order of their times (each has its own millisecond): a
+// payment while its card is blocked is rejected; one over the limit of
+// the rule of its category in force at its time (the latest rule from then
+// or before) is rejected and blocks its card for the rule's BlockFor;
+// every other payment is accepted.
+func expected(t *testing.T) (accepted, rejected, alerts []string) {
+	var rules []fraud.Rule
+	for seq := uint64(0); ; seq++ {
+		r, ok := fraud.GenerateRule(seq)
+		if !ok {
+			break
+		}
+		rules = append(rules, r)
+	}
+	inForce := func(category string, at time.Time) (fraud.Rule, bool) {
+		var best fraud.Rule
+		found := false
+		for _, r := range rules {
+			if r.Category != category || r.From.After(at) {
+				continue
+			}
+			if !found || r.From.After(best.From) || r.From.Equal(best.From) && r.Seq > best.Seq {
+				best, found = r, true
+			}
+		}
+		return best, found
+	}
+	blockedUntil := map[string]time.Time{}
+	add := func(lines *[]string, v any) {
+		line, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		*lines = append(*lines, string(line))
+	}
+	for seq := uint64(0); ; seq++ { // in the order of their times
+		p, ok := fraud.GeneratePayment(seq)
+		if !ok {
+			break
+		}
+		rule, ok := inForce(p.Category, p.At)
+		switch {
+		case p.At.Before(blockedUntil[p.Card]):
+			add(&rejected, fraud.Rejected{Payment: p, Reason: "blocked"})
+		case ok && p.Amount > rule.Max:
+			until := p.At.Add(rule.BlockFor)
+			blockedUntil[p.Card] = until
+			add(&rejected, fraud.Rejected{Payment: p, Reason: "over limit"})
+			add(&alerts, fraud.Alert{Card: p.Card, Payment: p.Seq, Rule: rule.Seq, Until: until})
+		default:
+			accepted = append(accepted, fraud.Accepted(p))
+		}
+	}
+	slices.Sort(accepted)
+	slices.Sort(rejected)
+	slices.Sort(alerts)
+	return accepted, rejected, alerts
+}
+
+func seed(t *testing.T) uint64 {
+	s := os.Getenv(seedVar)
+	if s == "" {
+		return defaultSeed
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || n == 0 {
+		t.Fatalf("%s=%q: want a whole number above 0", seedVar, s)
+	}
+	return n
+}
+
+// TestExpected checks that the independent answer is not a trivial one:
+// every kind of outcome happens often, and rules change over the run.
+func TestExpected(t *testing.T) {
+	accepted, rejected, alerts := expected(t)
+	if len(accepted)+len(rejected) != fraud.Payments {
+		t.Fatalf("%d accepted and %d rejected payments, want %d in all", len(accepted), len(rejected), fraud.Payments)
+	}
+	blocked := 0
+	for _, l := range rejected {
+		if strings.Contains(l, `"reason":"blocked"`) {
+			blocked++
+		}
+	}
+	if len(accepted) < fraud.Payments/2 || len(alerts) < fraud.Payments/50 || blocked < fraud.Payments/50 {
+		t.Errorf("%d accepted, %d rejected (%d while blocked), %d alerts: want most accepted and many of each other", len(accepted), len(rejected), blocked, len(alerts))
+	}
+	rules := map[string]bool{}
+	for _, l := range alerts {
+		var a fraud.Alert
+		if err := json.Unmarshal([]byte(l), &a); err != nil {
+			t.Fatal(err)
+		}
+		rules[fmt.Sprint(a.Rule)] = true
+	}
+	if len(rules) < fraud.Rules/4 {
+		t.Errorf("alerts name %d rules, want many of the %d: the rules table should change during the run", len(rules), fraud.Rules)
+	}
+}
+
+// TestCrash builds the job, runs it without failures, then again killing
+// it with SIGKILL at random moments and restarting it each time, on both
+// state backends, and checks that both runs commit exactly the expected
+// output: the rules table (checkpointed once, restored on every subtask),
+// the pending payments, the blocks and the timers of every card survive
+// the kills, exactly once.
+func TestCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the crash test builds and runs the job many times")
+	}
+	for _, backend := range []string{"memory", "pebble"} {
+		t.Run(backend, func(t *testing.T) { testCrash(t, backend) })
+	}
+}
+
+func testCrash(t *testing.T, backend string) {
+	seed := seed(t)
+	defer func() {
+		if t.Failed() {
+			t.Logf("kill moments drawn with seed %d: reproduce with %s=%d go test -count=1 -run TestCrash -v ./examples/fraud (the moments also depend on the machine's speed)", seed, seedVar, seed)
+		}
+	}()
+	res, err := compile.Generate("pipeline.yaml", compile.Options{StateBackend: backend})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := verify.NewVerifier(res, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Log = testLog{t}
+	accepted, rejected, alerts := expected(t)
+
+	const kills = 6
+	rep, err := v.Verify(verify.Options{Kills: kills, Seed: seed, Sets: rates})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("clean run %s, killed run %s: %d kills, %d restarts, %d resumed from a checkpoint",
+		rep.Clean.Duration, rep.Killed.Duration, rep.Killed.Kills, rep.Killed.Restarts, rep.Killed.Resumed)
+	for _, r := range []*verify.RunResult{rep.Clean, rep.Killed} {
+		if r.Failures > 0 {
+			t.Logf("warning: in the %s run the job failed by itself %d times (the program restarted it); first: %s", r.Name, r.Failures, r.FirstFailure)
+		}
+	}
+	if rep.Killed.Kills < kills/2 {
+		t.Errorf("only %d kills landed, want at least %d: the job finished too early", rep.Killed.Kills, kills/2)
+	}
+	if rep.Killed.Resumed == 0 {
+		t.Errorf("no restarted process resumed from a checkpoint: the test did not exercise recovery")
+	}
+	if !rep.Identical() {
+		t.Errorf("the killed run's output differs from the clean run's:\n%s", rep)
+	}
+	for _, run := range []*verify.RunResult{rep.Clean, rep.Killed} {
+		diff(t, run.Name+" run, accepted", verify.CompareLines(accepted, run.Output["accepted"], 5))
+		diff(t, run.Name+" run, rejected", verify.CompareLines(rejected, run.Output["rejected"], 5))
+		diff(t, run.Name+" run, alerts", verify.CompareLines(alerts, run.Output["alerts"], 5))
+	}
+}
+
+func diff(t *testing.T, what string, d verify.LineDiff) {
+	t.Helper()
+	if d.Equal() {
+		return
+	}
+	t.Errorf("%s: %d lines missing, %d extra", what, d.Missing, d.Extra)
+	for _, l := range d.FirstMissing {
+		t.Errorf("  missing: %s", l)
+	}
+	for _, l := range d.FirstExtra {
+		t.Errorf("  extra:   %s", l)
+	}
+}
+
+// testLog writes the verifier's progress lines to the test log.
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(string(p[:len(p)-1]))
+	return len(p), nil
+}
