@@ -523,22 +523,21 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 	var to []string
 	t := n.Out
 	name := cg.member("emit%s", n)
-	switch side {
-	case "late":
+	sideOut := n.Side(side) // a process's own, whatever its name
+	switch {
+	case sideOut != nil:
+		t, name = sideOut.Type, cg.sideEmit(n, side)
+	case side == "late":
 		t = n.In()
 		name = cg.member("emit%sLate", n)
-	case deadLetter:
+	case side == deadLetter:
 		t = ir.StringType
 		name = cg.member("emit%sDeadLetter", n)
-	default:
-		if s := n.Side(side); s != nil {
-			t, name = s.Type, cg.sideEmit(n, side)
-		}
 	}
-	switch side {
-	case "":
+	switch {
+	case side == "":
 		body = append(body, cg.count(n, false))
-	case "late":
+	case side == "late" && sideOut == nil:
 		body = append(body, cg.count(n, true))
 	}
 	for _, e := range consumersOf(g.p, n, side) {
@@ -568,14 +567,13 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 		}
 	}
 	what := fmt.Sprintf("the records of %q", n.Name)
-	switch side {
-	case "late":
-		what = fmt.Sprintf("the records too late for the windows of %q", n.Name)
-	case deadLetter:
-		what = fmt.Sprintf("the malformed records of %q (JSON objects: source, file, line, error, record)", n.Name)
-	case "":
-	default:
+	switch {
+	case sideOut != nil:
 		what = fmt.Sprintf("the side output %s of %q", side, n.Name)
+	case side == "late":
+		what = fmt.Sprintf("the records too late for the windows of %q", n.Name)
+	case side == deadLetter:
+		what = fmt.Sprintf("the malformed records of %q (JSON objects: source, file, line, error, record)", n.Name)
 	}
 	doc := fmt.Sprintf("%s passes %s to %s.", name, what, strings.Join(to, ", "))
 	if len(to) == 0 {

@@ -115,8 +115,8 @@ func (r *resolver) sideOutputCall(n *rnode, call *ast.CallExpr, sides map[string
 	}
 	name := constant.StringVal(nameTV.Value)
 	switch {
-	case name == "late" || name == deadLetter:
-		r.report(r.u.position(call.Args[0].Pos()), diag.BadValue, "side output %q: the names late and dead-letter are kept for windows and file sources; pick another name", name)
+	case name == deadLetter:
+		r.report(r.u.position(call.Args[0].Pos()), diag.BadValue, "side output %q: the name dead-letter is kept for the malformed records of file sources; pick another name", name)
 		n.ok = false
 		return
 	case !sideName.MatchString(name):

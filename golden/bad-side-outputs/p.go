@@ -14,10 +14,10 @@ func Mixed(w string, n *N, in string, ctx pipegen.Context, emit func(string)) {
 	ctx.Output("alert", n.N) // and not int
 	ctx.Output(name, in)     // not a constant
 	var v any = in
-	ctx.Output("boxed", v)   // an interface
-	ctx.Output("late", in)   // a reserved name
-	ctx.Output("a b", in)    // not a name
-	send := ctx.Output       // a method value hides its calls
+	ctx.Output("boxed", v)        // an interface
+	ctx.Output("dead-letter", in) // a reserved name
+	ctx.Output("a b", in)         // not a name
+	send := ctx.Output            // a method value hides its calls
 	send("x", in)
 	helper(ctx, n)
 }
