@@ -95,6 +95,8 @@ type UserState struct {
 
 // OnClick keeps a click until the watermark reaches its time, or sends it
 // to the side output late when the watermark has passed it already.
+//
+//pipegen:process sessions input=clicks key=ByUser on-timer=OnTimer
 func OnClick(user string, s *UserState, c Click, ctx pipegen.Context, emit func(Session)) {
 	if !ctx.Timestamp().After(ctx.Watermark()) {
 		ctx.Output("late", c)
