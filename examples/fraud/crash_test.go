@@ -3,23 +3,17 @@ package fraud_test
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pipegen/pipegen/compile"
 	"github.com/pipegen/pipegen/examples/fraud"
+	"github.com/pipegen/pipegen/examples/internal/crashtest"
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
-	"github.com/pipegen/pipegen/verify"
 )
 
-// seedVar names the environment variable that replays a crash test.
-const seedVar = "PIPEGEN_CRASH_SEED"
-
-// defaultSeed seeds the kill moments when seedVar is not set.
+// defaultSeed seeds the kill moments when crashtest.SeedVar is not set.
 const defaultSeed = 20261202
 
 // rates slow the generators down (records per second per subtask) so that
@@ -88,18 +82,6 @@ func expected(t *testing.T) (accepted, rejected, alerts []string) {
 	return accepted, rejected, alerts
 }
 
-func seed(t *testing.T) uint64 {
-	s := os.Getenv(seedVar)
-	if s == "" {
-		return defaultSeed
-	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil || n == 0 {
-		t.Fatalf("%s=%q: want a whole number above 0", seedVar, s)
-	}
-	return n
-}
-
 // TestExpected checks that the independent answer is not a trivial one:
 // every kind of outcome happens often, and rules change over the run.
 func TestExpected(t *testing.T) {
@@ -145,69 +127,6 @@ func TestCrash(t *testing.T) {
 }
 
 func testCrash(t *testing.T, backend string) {
-	seed := seed(t)
-	defer func() {
-		if t.Failed() {
-			t.Logf("kill moments drawn with seed %d: reproduce with %s=%d go test -count=1 -run TestCrash -v ./examples/fraud (the moments also depend on the machine's speed)", seed, seedVar, seed)
-		}
-	}()
-	res, err := compile.Generate("pipeline.yaml", compile.Options{StateBackend: backend})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := verify.NewVerifier(res, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	v.Log = testLog{t}
 	accepted, rejected, alerts := expected(t)
-
-	const kills = 6
-	rep, err := v.Verify(verify.Options{Kills: kills, Seed: seed, Sets: rates})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("clean run %s, killed run %s: %d kills, %d restarts, %d resumed from a checkpoint",
-		rep.Clean.Duration, rep.Killed.Duration, rep.Killed.Kills, rep.Killed.Restarts, rep.Killed.Resumed)
-	for _, r := range []*verify.RunResult{rep.Clean, rep.Killed} {
-		if r.Failures > 0 {
-			t.Logf("warning: in the %s run the job failed by itself %d times (the program restarted it); first: %s", r.Name, r.Failures, r.FirstFailure)
-		}
-	}
-	if rep.Killed.Kills < kills/2 {
-		t.Errorf("only %d kills landed, want at least %d: the job finished too early", rep.Killed.Kills, kills/2)
-	}
-	if rep.Killed.Resumed == 0 {
-		t.Errorf("no restarted process resumed from a checkpoint: the test did not exercise recovery")
-	}
-	if !rep.Identical() {
-		t.Errorf("the killed run's output differs from the clean run's:\n%s", rep)
-	}
-	for _, run := range []*verify.RunResult{rep.Clean, rep.Killed} {
-		diff(t, run.Name+" run, accepted", verify.CompareLines(accepted, run.Output["accepted"], 5))
-		diff(t, run.Name+" run, rejected", verify.CompareLines(rejected, run.Output["rejected"], 5))
-		diff(t, run.Name+" run, alerts", verify.CompareLines(alerts, run.Output["alerts"], 5))
-	}
-}
-
-func diff(t *testing.T, what string, d verify.LineDiff) {
-	t.Helper()
-	if d.Equal() {
-		return
-	}
-	t.Errorf("%s: %d lines missing, %d extra", what, d.Missing, d.Extra)
-	for _, l := range d.FirstMissing {
-		t.Errorf("  missing: %s", l)
-	}
-	for _, l := range d.FirstExtra {
-		t.Errorf("  extra:   %s", l)
-	}
-}
-
-// testLog writes the verifier's progress lines to the test log.
-type testLog struct{ t *testing.T }
-
-func (l testLog) Write(p []byte) (int, error) {
-	l.t.Log(string(p[:len(p)-1]))
-	return len(p), nil
+	crashtest.Run(t, backend, crashtest.Seed(t, defaultSeed), rates, map[string][]string{"accepted": accepted, "rejected": rejected, "alerts": alerts})
 }

@@ -1,0 +1,109 @@
+// Package crashtest is the crash test that the process examples
+// (cardblock, fraud, sessions) share: build the example's pipeline on a
+// state backend, run it once without failures and once killed with
+// SIGKILL at random moments (package verify), and check that both runs
+// commit exactly the output computed without running it.
+package crashtest
+
+import (
+	"io"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/verify"
+)
+
+// SeedVar names the environment variable that replays a crash test.
+const SeedVar = "PIPEGEN_CRASH_SEED"
+
+// Kills is the number of SIGKILLs of the killed run.
+const Kills = 6
+
+// Seed is the seed of the kill moments: SeedVar's value, else def.
+func Seed(t *testing.T, def uint64) uint64 {
+	s := os.Getenv(SeedVar)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || n == 0 {
+		t.Fatalf("%s=%q: want a whole number above 0", SeedVar, s)
+	}
+	return n
+}
+
+// Run crash-tests pipeline.yaml of the current directory on backend with
+// the kill moments of seed and the settings sets; want holds the expected
+// committed lines of each file sink, sorted.
+func Run(t *testing.T, backend string, seed uint64, sets []string, want map[string][]string) {
+	t.Helper()
+	defer func() {
+		if t.Failed() {
+			wd, _ := os.Getwd()
+			t.Logf("kill moments drawn with seed %d: reproduce with %s=%d go test -count=1 -run TestCrash -v in %s (the moments also depend on the machine's speed)", seed, SeedVar, seed, wd)
+		}
+	}()
+	res, err := compile.Generate("pipeline.yaml", compile.Options{StateBackend: backend})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := verify.NewVerifier(res, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Log = testLog{t}
+	rep, err := v.Verify(verify.Options{Kills: Kills, Seed: seed, Sets: sets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("clean run %s, killed run %s: %d kills, %d restarts, %d resumed from a checkpoint",
+		rep.Clean.Duration, rep.Killed.Duration, rep.Killed.Kills, rep.Killed.Restarts, rep.Killed.Resumed)
+	for _, r := range []*verify.RunResult{rep.Clean, rep.Killed} {
+		if r.Failures > 0 {
+			t.Logf("warning: in the %s run the job failed by itself %d times (the program restarted it); first: %s", r.Name, r.Failures, r.FirstFailure)
+		}
+	}
+	// The kill moments are drawn over the clean run's duration; a busy
+	// machine can run the killed run faster, so that the last kills come
+	// after the end. Half of them must land.
+	if rep.Killed.Kills < Kills/2 {
+		t.Errorf("only %d kills landed, want at least %d: the job finished too early", rep.Killed.Kills, Kills/2)
+	}
+	if rep.Killed.Resumed == 0 {
+		t.Errorf("no restarted process resumed from a checkpoint: the test did not exercise recovery")
+	}
+	if !rep.Identical() {
+		t.Errorf("the killed run's output differs from the clean run's:\n%s", rep)
+	}
+	for _, run := range []*verify.RunResult{rep.Clean, rep.Killed} {
+		for sink, lines := range want {
+			diff(t, run.Name+" run, sink "+sink, verify.CompareLines(lines, run.Output[sink], 5))
+		}
+	}
+}
+
+func diff(t *testing.T, what string, d verify.LineDiff) {
+	t.Helper()
+	if d.Equal() {
+		return
+	}
+	t.Errorf("%s: %d lines missing, %d extra", what, d.Missing, d.Extra)
+	for _, l := range d.FirstMissing {
+		t.Errorf("  missing: %s", l)
+	}
+	for _, l := range d.FirstExtra {
+		t.Errorf("  extra:   %s", l)
+	}
+}
+
+// testLog writes the verifier's progress lines to the test log.
+type testLog struct{ t *testing.T }
+
+var _ io.Writer = testLog{}
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(string(p[:len(p)-1]))
+	return len(p), nil
+}
