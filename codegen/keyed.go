@@ -23,11 +23,15 @@ func (g *gen) keyedValue(n *ir.Node) *ir.Type {
 }
 
 // stateSchemas are the schemas of a keyed node's key and state, as
-// checkpoints record them: a join's state schema is its two sides'.
+// checkpoints record them: a join's state schema is its two sides', a
+// process's with a broadcast input its state's and the broadcast state's.
 func (g *gen) stateSchemas(n *ir.Node) (key, value string) {
 	value = schema(g.keyedValue(n))
 	if n.Kind == ir.Join {
 		value += " + " + schema(g.p.Nodes[n.Inputs[1].From].Out)
+	}
+	if bc := n.Broadcast; bc != nil {
+		value += " + " + schema(&ir.Type{Kind: ir.MapType, Key: bc.Key, Elem: bc.Value})
 	}
 	return schema(n.KeyType), value
 }

@@ -18,7 +18,7 @@ import (
 var config = &runtime.Config{
 	Name:           "process-broadcast",
 	Source:         "golden/process-broadcast/pipeline.yaml",
-	Fingerprint:    "23f3f058e0be004aba2f6330",
+	Fingerprint:    "ac1f786e03ac2cf991c92f81",
 	Parallelism:    2,
 	MaxParallelism: 128,
 	Checkpoint: runtime.CheckpointConfig{
@@ -503,7 +503,7 @@ func (c *checkChain) barrier(id int64) {
 		return c.checkTimers.Snapshot(sec, kg, encodeCheckKey)
 	})
 	// The broadcast state is the same on every subtask: subtask 0 writes it.
-	runtime.SnapshotBroadcast(s, nodeCheck, "broadcast", "string", "[]github.com/pipegen/pipegen/golden/process-broadcast.Limit{1 Category string; 2 Max int64; 3 Ms int64}", func(w *codec.Writer) error {
+	runtime.SnapshotBroadcast(s, nodeCheck, "broadcast", "string", "map[string][]github.com/pipegen/pipegen/golden/process-broadcast.Limit{1 Category string; 2 Max int64; 3 Ms int64}", func(w *codec.Writer) error {
 		for k, v := range c.checkBroadcast {
 			m := w.Begin()
 			encodeCheckBroadcastKey(w, &k)
@@ -556,7 +556,7 @@ func hashKeyCheck(k string) uint64 {
 // The schema of the state of "check", recorded in every checkpoint.
 const (
 	checkKeySchema   = "string"
-	checkValueSchema = "github.com/pipegen/pipegen/golden/process-broadcast.Card{1 Pending []github.com/pipegen/pipegen/golden/process-broadcast.Payment{1 Card string; 2 Category string; 3 Amount int64; 4 Ms int64}}"
+	checkValueSchema = "github.com/pipegen/pipegen/golden/process-broadcast.Card{1 Pending []github.com/pipegen/pipegen/golden/process-broadcast.Payment{1 Card string; 2 Category string; 3 Amount int64; 4 Ms int64}} + map[string][]github.com/pipegen/pipegen/golden/process-broadcast.Limit{1 Category string; 2 Max int64; 3 Ms int64}"
 )
 
 // encodeCheckKey and decodeCheckKey write and read a key of "check".
