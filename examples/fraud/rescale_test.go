@@ -123,4 +123,3 @@ func committed(t *testing.T, dir string) []string {
 	slices.Sort(lines)
 	return lines
 }
-
