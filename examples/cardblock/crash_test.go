@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/pipegen/pipegen/examples/cardblock"
-	"github.com/pipegen/pipegen/examples/internal/crashtest"
+	"github.com/pipegen/pipegen/internal/crashtest"
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
 )
 
@@ -71,15 +71,15 @@ func TestExpected(t *testing.T) {
 }
 
 // TestCrash builds the job, runs it without failures, then again killing
-// it with SIGKILL at random moments and restarting it each time, on both
-// state backends, and checks that both runs commit exactly the expected
-// output: the payments, the blocks, the pending payments and the timers
-// of every card survive the kills, exactly once.
+// it with SIGKILL at random moments and restarting it each time, on the
+// state backends of crashtest.Backends, and checks that both runs commit
+// exactly the expected output: the blocks, the pending payments and the
+// timers of every card survive the kills, exactly once.
 func TestCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the crash test builds and runs the job many times")
 	}
-	for _, backend := range []string{"memory", "pebble"} {
+	for _, backend := range crashtest.Backends("memory") {
 		t.Run(backend, func(t *testing.T) { testCrash(t, backend) })
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/pipegen/pipegen/examples/fraud"
-	"github.com/pipegen/pipegen/examples/internal/crashtest"
+	"github.com/pipegen/pipegen/internal/crashtest"
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
 )
 
@@ -112,16 +112,16 @@ func TestExpected(t *testing.T) {
 }
 
 // TestCrash builds the job, runs it without failures, then again killing
-// it with SIGKILL at random moments and restarting it each time, on both
-// state backends, and checks that both runs commit exactly the expected
-// output: the rules table (checkpointed once, restored on every subtask),
-// the pending payments, the blocks and the timers of every card survive
-// the kills, exactly once.
+// it with SIGKILL at random moments and restarting it each time, on the
+// state backends of crashtest.Backends, and checks that both runs commit
+// exactly the expected output: the rules table (checkpointed once,
+// restored on every subtask), the pending payments, the blocks and the
+// timers of every card survive the kills, exactly once.
 func TestCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the crash test builds and runs the job many times")
 	}
-	for _, backend := range []string{"memory", "pebble"} {
+	for _, backend := range crashtest.Backends("memory", "pebble") {
 		t.Run(backend, func(t *testing.T) { testCrash(t, backend) })
 	}
 }

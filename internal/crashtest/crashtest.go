@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/pipegen/pipegen/compile"
@@ -17,6 +18,20 @@ import (
 
 // SeedVar names the environment variable that replays a crash test.
 const SeedVar = "PIPEGEN_CRASH_SEED"
+
+// BackendsVar names the environment variable that picks the state
+// backends of the crash tests: "memory,pebble" runs each on both.
+const BackendsVar = "PIPEGEN_CRASH_BACKENDS"
+
+// Backends are the state backends to crash-test on: BackendsVar's, else
+// def (make test runs each example on one, the examples together on both:
+// every run builds the job anew, which costs more than the run).
+func Backends(def ...string) []string {
+	if s := os.Getenv(BackendsVar); s != "" {
+		return strings.Split(s, ",")
+	}
+	return def
+}
 
 // Kills is the number of SIGKILLs of the killed run.
 const Kills = 6
