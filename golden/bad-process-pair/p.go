@@ -28,5 +28,6 @@ func OnBlockOtherState(card string, o *Other, b Block, ctx pipegen.Context, emit
 
 type Blocked map[string]bool
 
-func OnPaymentBC(card string, c *Card, p Payment, bc Blocked, ctx pipegen.Context, emit func(string)) {}
-func OnBlockBC(bc Blocked, b Block, ctx pipegen.Context, emit func(string))                          {}
+func OnPaymentBC(card string, c *Card, p Payment, bc Blocked, ctx pipegen.Context, emit func(string)) {
+}
+func OnBlockBC(bc Blocked, b Block, ctx pipegen.Context, emit func(string)) {}
