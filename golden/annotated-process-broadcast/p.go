@@ -1,5 +1,6 @@
 // Package bc is golden/process-broadcast written as //pipegen: directives,
-// on the pebble state backend. Broadcast state: the limits reach every
+// on the pebble state backend (the generated code only: golden/process-
+// broadcast runs on both backends). Broadcast state: the limits reach every
 // subtask of check, whose broadcast function keeps them in a table that
 // the keyed functions read; a payment is decided when the watermark
 // reaches its time, against the limit of its category in force then.

@@ -1,6 +1,7 @@
-// Package pair is golden/process-pair written as //pipegen: directives: a
-// process operator with two inputs, its functions named by process= in a
-// comment of its own. A process operator with two inputs has
+// Package pair is golden/process-pair written as //pipegen: directives
+// (the generated code only: golden/process-pair runs it): a process
+// operator with two inputs, its functions named by process= in a comment
+// of its own. A process operator with two inputs has
 // a function per input, one state and one set of timers per key. A payment
 // is decided when the watermark reaches its time: rejected while a block of
 // its card covers it, else accepted.
