@@ -105,13 +105,13 @@ func (c *Checkpointer) checkCompatible(m *storage.Manifest) error {
 	if m.Job != "" && m.Job != cfg.Name {
 		return fmt.Errorf("it is a checkpoint of job %s, not of %s: two jobs share the checkpoint directory %s; give this one a directory of its own (checkpoint.dir, or run --checkpoint-dir), or start it over with run --fresh, which moves the old checkpoints aside", m.Job, cfg.Name, c.st.Dir)
 	}
-	if m.Fingerprint != cfg.Fingerprint {
-		if err := c.checkState(m); err != nil {
-			return fmt.Errorf("%w; to start this version over, run --fresh (the old checkpoints are moved aside, not deleted)", err)
-		}
-		if m.Fingerprint != "" && cfg.Fingerprint != "" {
-			c.logf("the job changed since checkpoint %d (its graph or state types); its state fits this version, which resumes from it", m.ID)
-		}
+	// The stored schemas are compared on every restore, whether or not
+	// the fingerprint changed: a savepoint may come from another build.
+	if err := c.checkState(m); err != nil {
+		return fmt.Errorf("%w; to start this version over, run --fresh (the old checkpoints are moved aside, not deleted)", err)
+	}
+	if m.Fingerprint != cfg.Fingerprint && m.Fingerprint != "" && cfg.Fingerprint != "" {
+		c.logf("the job changed since checkpoint %d (its graph or state types); its state fits this version, which resumes from it", m.ID)
 	}
 	if m.MaxParallelism != cfg.MaxParallelism {
 		return fmt.Errorf("it has %d key groups (max-parallelism) and this run %d: max-parallelism is fixed for the life of the state", m.MaxParallelism, cfg.MaxParallelism)
@@ -148,8 +148,11 @@ func (c *Checkpointer) checkState(m *storage.Manifest) error {
 			}
 		}
 		switch {
+		case now == nil && c.allowNonRestored:
+			c.logf("warning: checkpoint %d holds the state of %s %q (uid %s), which this version of the job does not have: it is left behind (--allow-non-restored-state)", m.ID, old.Kind, old.Name, old.UID)
+			continue
 		case now == nil:
-			return fmt.Errorf("checkpoint %d holds the state of %s %q (uid %s), which this version of the job does not have: it would be lost", m.ID, old.Kind, old.Name, old.UID)
+			return fmt.Errorf("checkpoint %d holds the state of %s %q (uid %s), which this version of the job does not have: it would be lost (run --allow-non-restored-state to leave it behind, or give the node back with uid: %s)", m.ID, old.Kind, old.Name, old.UID, old.UID)
 		case now.Kind != old.Kind:
 			return fmt.Errorf("%q (uid %s) was of kind %s in checkpoint %d and is of kind %s now: its state cannot be read", now.Name, old.UID, old.Kind, m.ID, now.Kind)
 		case positions && now.Connector != old.ConnectorOr(now.Connector):

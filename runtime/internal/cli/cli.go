@@ -103,6 +103,7 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 	fs.String("checkpoint-dir", "", "")
 	fromCheckpoint := fs.String("from-checkpoint", "", "")
 	fresh := fs.Bool("fresh", false, "")
+	allowNonRestored := fs.Bool("allow-non-restored-state", false, "")
 	quiet := fs.Bool("quiet", false, "")
 	cpuProfile := fs.String("cpuprofile", "", "")
 	eventsFile := fs.String("events", "", "")
@@ -202,7 +203,8 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 	r := job.NewRestarter(cfg.Restart)
 	from := *fromCheckpoint
 	for {
-		opts := job.Options{Log: stderr, Logger: log, Quiet: *quiet, From: from, Events: ev, Fresh: *fresh, Metrics: reg}
+		opts := job.Options{Log: stderr, Logger: log, Quiet: *quiet, From: from, Events: ev, Fresh: *fresh, Metrics: reg,
+			AllowNonRestoredState: *allowNonRestored}
 		if !*quiet {
 			opts.Progress = stderr
 		}
@@ -389,6 +391,9 @@ Flags of run:
   --checkpoint-dir DIR   where checkpoints are kept (default %[4]q); run resumes
                          from the newest complete one there
   --from-checkpoint DIR  resume from this checkpoint (a chk-NNNNNN folder)
+  --allow-non-restored-state
+                         resume even when the checkpoint holds state of nodes
+                         this version no longer has (it is left behind)
   --fresh                start over: the checkpoints and output of earlier runs
                          are moved aside (DIR/aside-TIME, OUT/.aside-TIME)
   --set KEY=VALUE        override a setting by its path in the pipeline file;

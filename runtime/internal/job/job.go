@@ -47,6 +47,9 @@ type Options struct {
 	FS vfs.FS
 	// Events receives the machine-readable events (nil for none).
 	Events *events.Writer
+	// AllowNonRestoredState resumes even when the checkpoint holds state
+	// of nodes this version does not have (run --allow-non-restored-state).
+	AllowNonRestoredState bool
 	// Fresh starts the job over: the checkpoints and the sinks' output of
 	// earlier runs are moved aside, not deleted (run --fresh).
 	Fresh bool
@@ -95,7 +98,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) *Job {
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	j := &Job{Config: cfg, opts: opts, ctx: ctx, cancel: cancel}
-	j.cp = checkpoint.New(ctx, cfg, checkpoint.Options{FS: opts.FS, Output: output{j}, Logf: j.Logf, Verbose: opts.Progress != nil, Events: opts.Events})
+	j.cp = checkpoint.New(ctx, cfg, checkpoint.Options{FS: opts.FS, Output: output{j}, Logf: j.Logf, Verbose: opts.Progress != nil, Events: opts.Events,
+		AllowNonRestoredState: opts.AllowNonRestoredState})
 	return j
 }
 
