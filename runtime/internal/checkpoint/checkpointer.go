@@ -79,6 +79,11 @@ type Checkpointer struct {
 	stopReq   chan struct{}
 	stopped   chan struct{}
 	stoppedAt atomic.Int64
+	stopOnce  stopOnce
+	// savepointReqs carries savepoint requests to the coordinator;
+	// savepointID is the checkpoint taken for the newest one.
+	savepointReqs chan *savepointReq
+	savepointID   atomic.Int64
 }
 
 // Options are what a Checkpointer writes through and reports to.
@@ -106,7 +111,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) *Checkpointer {
 	return &Checkpointer{cfg: cfg, ctx: ctx, logf: o.Logf, fs: o.FS, out: o.Output, verbose: o.Verbose, events: o.Events, allowNonRestored: o.AllowNonRestoredState,
 		st:     &storage.Storage{FS: o.FS, Dir: cfg.Checkpoint.Dir},
 		writes: make(chan *Snapshot, 64), acks: make(chan ack, 64), allEnded: make(chan struct{}),
-		stopReq: make(chan struct{}, 1), stopped: make(chan struct{})}
+		stopReq: make(chan struct{}, 1), stopped: make(chan struct{}), savepointReqs: make(chan *savepointReq)}
 }
 
 // RequestStop asks for a checkpoint now, after which the job is to stop:

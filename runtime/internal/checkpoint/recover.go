@@ -18,8 +18,9 @@ var ErrFinished = errors.New("finished")
 // or the newest complete and intact one in the checkpoint directory) or
 // from the beginning. It commits the restored checkpoint's output, has the
 // output cleaned of what no checkpoint commits, and sets the number of the
-// next checkpoint. quiet leaves out the lines that say what it did.
-func (c *Checkpointer) Recover(from string, quiet bool) error {
+// next checkpoint. With savepoint set, from is a savepoint's folder (run
+// --from-savepoint). quiet leaves out the lines that say what it did.
+func (c *Checkpointer) Recover(from string, savepoint, quiet bool) error {
 	entries, err := c.st.List()
 	if err != nil {
 		return fmt.Errorf("read checkpoint directory %s: %w", c.st.Dir, err)
@@ -30,6 +31,10 @@ func (c *Checkpointer) Recover(from string, quiet bool) error {
 	}
 	var l *storage.Loaded
 	switch {
+	case from != "" && savepoint:
+		if l, err = storage.LoadSavepoint(c.fs, from); err != nil {
+			return fmt.Errorf("--from-savepoint %s: %w", from, err)
+		}
 	case from != "":
 		if l, err = storage.LoadDir(c.fs, from); err != nil {
 			return fmt.Errorf("--from-checkpoint %s: %w", from, err)
@@ -73,6 +78,9 @@ func (c *Checkpointer) Recover(from string, quiet bool) error {
 		return fmt.Errorf("commit the output of %s: %w", l.Dir, err)
 	}
 	c.committed.Store(l.Manifest.ID)
+	// Checkpoint ids go on after the one resumed from (a savepoint's or
+	// another directory's may be higher than any here).
+	c.nextID = max(c.nextID, l.Manifest.ID+1)
 	if err := c.out.Clean(l.Manifest); err != nil {
 		return err
 	}
@@ -82,7 +90,11 @@ func (c *Checkpointer) Recover(from string, quiet bool) error {
 	}
 	c.events.Emit(events.Event{Kind: events.Resume, Checkpoint: l.Manifest.ID, Path: l.Dir})
 	if !quiet {
-		c.logf("resuming from checkpoint %d (%s)", l.Manifest.ID, l.Dir)
+		what := "checkpoint"
+		if l.Manifest.Savepoint {
+			what = "the savepoint of checkpoint"
+		}
+		c.logf("resuming from %s %d (%s)", what, l.Manifest.ID, l.Dir)
 	}
 	return nil
 }

@@ -42,6 +42,8 @@ type Options struct {
 	// From is the checkpoint folder to resume from (--from-checkpoint); ""
 	// for the newest complete one in the checkpoint directory.
 	From string
+	// FromSavepoint makes From a savepoint's folder (--from-savepoint).
+	FromSavepoint bool
 	// FS is where checkpoints and transactional sinks write (the
 	// operating system's file system when nil).
 	FS vfs.FS
@@ -208,7 +210,7 @@ func (j *Job) Run(build func(j *Job)) error {
 			return &fault.Fatal{Err: fmt.Errorf("--fresh: %w", err)}
 		}
 	}
-	if err = j.cp.Recover(j.opts.From, j.opts.Quiet); err != nil {
+	if err = j.cp.Recover(j.opts.From, j.opts.FromSavepoint, j.opts.Quiet); err != nil {
 		if errors.Is(err, checkpoint.ErrFinished) {
 			if err := j.checkFinishedInput(j.cp.Restored().Manifest); err != nil {
 				return &fault.Fatal{Err: err}

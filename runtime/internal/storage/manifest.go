@@ -19,6 +19,9 @@ type Manifest struct {
 	Fingerprint    string      `json:"fingerprint,omitempty"`
 	Time           time.Time   `json:"time"`
 	Final          bool        `json:"final,omitempty"`
+	// Savepoint is set in the manifest of a savepoint: a copy of a
+	// checkpoint in canonical, self-contained form (savepoint.go).
+	Savepoint bool `json:"savepoint,omitempty"`
 	Mode           string      `json:"mode"`
 	MaxParallelism int         `json:"maxParallelism"`
 	Nodes          []NodeState `json:"nodes"`

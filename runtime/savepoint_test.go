@@ -1,0 +1,165 @@
+package runtime
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
+	"github.com/pipegen/pipegen/runtime/internal/job"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/vfs"
+)
+
+// savepointRun runs the sum job on backend and, at record index at of
+// source subtask 0, asks for a savepoint into dir ("" for the default
+// folder); with stop, the job stops at it. It returns the savepoint's
+// result and the run.
+func savepointRun(t *testing.T, o *sumJob, at uint64, dir string, stop bool) (checkpoint.SavepointResult, *sumRun) {
+	t.Helper()
+	var (
+		running atomic.Pointer[job.Job]
+		once    sync.Once
+		result  = make(chan checkpoint.SavepointResult, 1)
+	)
+	o.started = func(j *job.Job) { running.Store(j) }
+	o.hook = func(c *sumSource, i uint64) {
+		if c.sub == 0 && i >= at {
+			once.Do(func() {
+				go func() { result <- <-running.Load().Checkpointer().RequestSavepoint(dir, stop) }()
+			})
+		}
+	}
+	r := o.run(t)
+	o.started, o.hook = nil, nil
+	select {
+	case res := <-result:
+		return res, r
+	case <-time.After(jobHangGuard):
+		t.Fatalf("no answer to the savepoint request\n%s", r.log)
+	}
+	panic("unreachable")
+}
+
+// TestSavepointStopAndResume stops the job with a savepoint in the middle
+// of its input, moves the savepoint elsewhere, and resumes from it with
+// another checkpoint directory, another parallelism of the keyed node and
+// either backend (a savepoint taken on one restores on the other): the
+// committed output is exact. The savepoint refers to nothing outside its
+// folder, and the job that took it never deletes it.
+func TestSavepointStopAndResume(t *testing.T) {
+	for _, from := range backends {
+		for _, to := range backends {
+			t.Run(from+"-to-"+to, func(t *testing.T) { testSavepointStopAndResume(t, from, to) })
+		}
+	}
+}
+
+func testSavepointStopAndResume(t *testing.T, from, to string) {
+	mem := vfs.NewMem()
+	o := defaultSumJob(2, mem)
+	o.backend = from
+	o.interval = time.Hour // only the savepoint takes a checkpoint
+	o.pauses, o.holdPolls = nil, 0
+	o.n = 200_000 // the stop is over long before the input
+	res, r := savepointRun(t, o, 300, "", true)
+	if res.Err != nil {
+		t.Fatalf("savepoint: %v\n%s", res.Err, r.log)
+	}
+	var stopped *job.Stopped
+	if !errors.As(r.err, &stopped) || stopped.Checkpoint != res.Checkpoint {
+		t.Fatalf("Run = %v, want a stop at checkpoint %d\n%s", r.err, res.Checkpoint, r.log)
+	}
+	if want := filepath.Join(sumCkptDir, storage.SavepointsDir) + "/" + storage.SavepointPrefix; !strings.HasPrefix(res.Path, want) {
+		t.Errorf("savepoint at %s, want it in %s", res.Path, want)
+	}
+	l, err := storage.LoadSavepoint(mem, res.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := l.Manifest
+	files := 0
+	for _, n := range m.Nodes {
+		for _, f := range n.Files {
+			files++
+			if f.Shared || f.Kind != "" {
+				t.Errorf("savepoint file %+v: want a canonical file of its own", f)
+			}
+		}
+		for _, s := range n.Sinks {
+			if len(s.Pending) > 0 {
+				t.Errorf("savepoint lists pending sink files %+v", s.Pending)
+			}
+		}
+	}
+	if files != 2 {
+		t.Errorf("savepoint has %d state files, want 2 (one per subtask of sum)", files)
+	}
+
+	// Move it: it is self-contained.
+	moved := "/elsewhere/sp"
+	if err := mem.MkdirAll("/elsewhere", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.Rename(res.Path, moved); err != nil {
+		t.Fatal(err)
+	}
+	next := *o
+	next.backend, next.sumP = to, 3
+	next.ckptDir = "/ckpt2"
+	next.interval = 5 * time.Millisecond
+	next.from, next.fromSavepoint = moved, true
+	r2 := next.mustRun(t)
+	if r2.restoredID() != res.Checkpoint || !strings.Contains(r2.log.String(), "resuming from the savepoint of checkpoint") {
+		t.Errorf("resumed from %d, want the savepoint of %d:\n%s", r2.restoredID(), res.Checkpoint, r2.log)
+	}
+	next.checkOutput(t, mem)
+	if _, err := storage.LoadSavepoint(mem, moved); err != nil {
+		t.Errorf("the savepoint after the run resumed from it: %v", err)
+	}
+}
+
+// TestSavepointJobGoesOn takes a savepoint without stopping: the job runs
+// to its end, its output exact, and the savepoint stays, listed, restorable
+// and not deleted by the job's pruning of checkpoints.
+func TestSavepointJobGoesOn(t *testing.T) {
+	mem := vfs.NewMem()
+	o := defaultSumJob(2, mem)
+	o.retain = 1
+	o.pauses = []uint64{40, 120, 200, 280}
+	res, r := savepointRun(t, o, 150, "/sp", false)
+	if res.Err != nil || r.err != nil {
+		t.Fatalf("savepoint: %v, run: %v\n%s", res.Err, r.err, r.log)
+	}
+	o.checkOutput(t, mem)
+	list, err := storage.ListSavepoints(mem, "/sp")
+	if err != nil || len(list) != 1 || list[0].Path != res.Path || list[0].Manifest == nil {
+		t.Fatalf("savepoints in /sp: %+v, %v; want %s", list, err, res.Path)
+	}
+	if _, err := storage.LoadSavepoint(mem, res.Path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSavepointNotACheckpoint: --from-savepoint refuses a checkpoint's
+// folder and a savepoint still being written.
+func TestSavepointNotACheckpoint(t *testing.T) {
+	mem := vfs.NewMem()
+	o := defaultSumJob(1, mem)
+	o.mustRun(t)
+	next := *o
+	next.from, next.fromSavepoint = filepath.Join(sumCkptDir, storage.FolderName(2)), true
+	r := next.run(t)
+	if r.err == nil || !strings.Contains(r.err.Error(), "is a checkpoint, not a savepoint: resume from it with --from-checkpoint") {
+		t.Fatalf("Run = %v, want a checkpoint refused", r.err)
+	}
+	next.from = "/sp/.savepoint-000002-00000000.inprogress"
+	r = next.run(t)
+	if r.err == nil || !strings.Contains(r.err.Error(), "still being written") {
+		t.Fatalf("Run = %v, want a half savepoint refused", r.err)
+	}
+}
