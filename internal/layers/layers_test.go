@@ -26,6 +26,7 @@ var allowed = map[string][]string{
 	"runtime/internal/keygroup": nil,
 	"runtime/internal/schema":   nil,
 	"runtime/internal/logs":     nil,
+	"runtime/internal/control":  nil,
 	// The counters of a job, and its HTTP side that reads them.
 	"runtime/internal/metrics": {"runtime/events", "runtime/internal/config"},
 	"runtime/internal/web":     {"runtime/internal/config", "runtime/internal/metrics"},
@@ -58,7 +59,8 @@ var allowed = map[string][]string{
 	"runtime/internal/job": {"runtime/vfs", "runtime/events", "runtime/internal/checkpoint", "runtime/internal/config",
 		"runtime/internal/connector", "runtime/internal/fault", "runtime/internal/logs", "runtime/internal/metrics", "runtime/internal/storage", "runtime/internal/stream"},
 	"runtime/internal/cli": {"runtime/vfs", "runtime/events", "runtime/settings", "runtime/internal/config", "runtime/internal/fault",
-		"runtime/internal/job", "runtime/internal/logs", "runtime/internal/metrics", "runtime/internal/storage", "runtime/internal/web"},
+		"runtime/internal/job", "runtime/internal/logs", "runtime/internal/metrics", "runtime/internal/storage", "runtime/internal/web",
+		"runtime/internal/control"},
 }
 
 // compiler is what the compiler's packages may import of the runtime:

@@ -58,6 +58,10 @@ type Options struct {
 	// Metrics are the job's counters, which outlive one run of it (New
 	// makes them when nil).
 	Metrics *metrics.Registry
+	// Started, if set, is called once the run holds its checkpoint
+	// directory and knows where it resumes from, before it builds the
+	// job (the command line then starts its control endpoint).
+	Started func()
 }
 
 // Job is one run of a pipeline: its settings after the command line, and
@@ -219,6 +223,9 @@ func (j *Job) Run(build func(j *Job)) error {
 			return nil
 		}
 		return &fault.Fatal{Err: err}
+	}
+	if j.opts.Started != nil {
+		j.opts.Started()
 	}
 	// The helpers (progress, linger, writers, coordinator) stop with the
 	// job, and Run waits for them: a restart must not begin while the last
