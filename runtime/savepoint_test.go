@@ -15,23 +15,45 @@ import (
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
 
-// savepointRun runs the sum job on backend and, at record index at of
-// source subtask 0, asks for a savepoint into dir ("" for the default
-// folder); with stop, the job stops at it. It returns the savepoint's
-// result and the run.
+// savepointRun runs the sum job and, after record at of its source
+// (counted over every subtask in this run), asks for a savepoint into dir
+// ("" for the default folder); with stop, the job stops at it. Each
+// source subtask then waits for the savepoint's barrier before its next
+// record, and after it until the savepoint's checkpoint is complete, so
+// that none reaches the end of its input first (the final checkpoint
+// would supersede the savepoint's). It returns the savepoint's result and the
+// run.
 func savepointRun(t *testing.T, o *sumJob, at uint64, dir string, stop bool) (checkpoint.SavepointResult, *sumRun) {
 	t.Helper()
 	var (
-		running atomic.Pointer[job.Job]
-		once    sync.Once
-		result  = make(chan checkpoint.SavepointResult, 1)
+		running   atomic.Pointer[job.Job]
+		once      sync.Once
+		requested atomic.Bool
+		seen      atomic.Uint64
+		base      atomic.Int64
+		waited    sync.Map
+		result    = make(chan checkpoint.SavepointResult, 1)
 	)
 	o.started = func(j *job.Job) { running.Store(j) }
 	o.hook = func(c *sumSource, i uint64) {
-		if c.sub == 0 && i >= at {
+		if seen.Add(1) > at {
 			once.Do(func() {
+				base.Store(running.Load().Checkpointer().Committed())
+				requested.Store(true)
 				go func() { result <- <-running.Load().Checkpointer().RequestSavepoint(dir, stop) }()
 			})
+		}
+		if !requested.Load() {
+			return
+		}
+		// Once: wait for the savepoint's barrier; the next time (the
+		// barrier injected), for the savepoint's checkpoint to complete.
+		n, _ := waited.LoadOrStore(c.sub, new(atomic.Int32))
+		switch n.(*atomic.Int32).Add(1) {
+		case 1:
+			c.awaitBarrier()
+		case 2:
+			c.awaitCommitted(base.Load() + 1)
 		}
 	}
 	r := o.run(t)
@@ -162,4 +184,35 @@ func TestSavepointNotACheckpoint(t *testing.T) {
 	if r.err == nil || !strings.Contains(r.err.Error(), "still being written") {
 		t.Fatalf("Run = %v, want a half savepoint refused", r.err)
 	}
+}
+
+// TestSavepointRescaleSources takes the whole job, its generator source
+// included, from 2 subtasks to 5 and then to 1 through savepoints: the
+// sequence numbers are shared out anew each time, and the committed output
+// is exactly what the sum of every record once gives.
+func TestSavepointRescaleSources(t *testing.T) {
+	mem := vfs.NewMem()
+	o := defaultSumJob(2, mem)
+	o.interval = time.Hour // only the savepoints take checkpoints
+	o.pauses, o.holdPolls = nil, 0
+	o.n = 60_000
+	o.keys = 101
+	at := uint64(2000)
+	for _, p := range []int{2, 5} {
+		o.p = p
+		res, r := savepointRun(t, o, at, "", true)
+		var stopped *job.Stopped
+		if res.Err != nil || !errors.As(r.err, &stopped) {
+			t.Fatalf("p=%d: savepoint %v, run %v\n%s\n%s", p, res.Err, r.err, r.log, r.j.Summary())
+		}
+		o.from, o.fromSavepoint = res.Path, true
+		at = 1500
+	}
+	o.p = 1
+	o.interval = 5 * time.Millisecond
+	r := o.mustRun(t)
+	if !strings.Contains(r.log.String(), "resuming from the savepoint") {
+		t.Errorf("the last run did not resume from the savepoint:\n%s", r.log)
+	}
+	o.checkOutput(t, mem)
 }

@@ -161,7 +161,7 @@ var connectors = []*Connector{
 		},
 	},
 	{
-		Name: "generator", Scope: Source,
+		Name: "generator", Scope: Source, Rescalable: true,
 		Help: "calls a function of the pipeline's package for each sequence number; subtask i of P takes i, i+P, i+2P, ...",
 		Options: []*Setting{
 			{Path: "generate", Kind: Func, Required: true, Static: true, Help: "func(seq uint64) (T, bool): the record for seq, false once there are no more (for every later seq too)"},

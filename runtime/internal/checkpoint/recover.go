@@ -165,7 +165,7 @@ func (c *Checkpointer) checkState(m *storage.Manifest) error {
 			continue
 		case now == nil:
 			return fmt.Errorf("checkpoint %d holds the state of %s %q (uid %s), which this version of the job does not have: it would be lost (run --allow-non-restored-state to leave it behind, or give the node back with uid: %s)", m.ID, old.Kind, old.Name, old.UID, old.UID)
-		case now.Kind != old.Kind:
+		case old.Kind != "" && now.Kind != old.Kind:
 			return fmt.Errorf("%q (uid %s) was of kind %s in checkpoint %d and is of kind %s now: its state cannot be read", now.Name, old.UID, old.Kind, m.ID, now.Kind)
 		case positions && now.Connector != old.ConnectorOr(now.Connector):
 			return fmt.Errorf("source %q (uid %s) read with connector %s in checkpoint %d and with %s now: its read position cannot be used", now.Name, old.UID, old.Connector, m.ID, now.Connector)

@@ -16,12 +16,12 @@ type Manifest struct {
 	ID     int64  `json:"id"`
 	Job    string `json:"job"`
 	// Fingerprint identifies the job's topology and state schemas.
-	Fingerprint    string      `json:"fingerprint,omitempty"`
-	Time           time.Time   `json:"time"`
-	Final          bool        `json:"final,omitempty"`
+	Fingerprint string    `json:"fingerprint,omitempty"`
+	Time        time.Time `json:"time"`
+	Final       bool      `json:"final,omitempty"`
 	// Savepoint is set in the manifest of a savepoint: a copy of a
 	// checkpoint in canonical, self-contained form (savepoint.go).
-	Savepoint bool `json:"savepoint,omitempty"`
+	Savepoint      bool        `json:"savepoint,omitempty"`
 	Mode           string      `json:"mode"`
 	MaxParallelism int         `json:"maxParallelism"`
 	Nodes          []NodeState `json:"nodes"`
