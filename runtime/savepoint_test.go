@@ -216,3 +216,31 @@ func TestSavepointRescaleSources(t *testing.T) {
 	}
 	o.checkOutput(t, mem)
 }
+
+// TestSavepointRerunResumesDescendant: a run started from a savepoint and
+// stopped (or killed) after checkpoints of its own, started again with the
+// same command line (--from-savepoint), resumes from its newest
+// checkpoint, not from the savepoint.
+func TestSavepointRerunResumesDescendant(t *testing.T) {
+	mem := vfs.NewMem()
+	o := defaultSumJob(2, mem)
+	o.interval = time.Hour
+	o.pauses, o.holdPolls = nil, 0
+	o.n = 100_000
+	res, _ := savepointRun(t, o, 2000, "", true)
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	o.from, o.fromSavepoint, o.ckptDir = res.Path, true, "/ckpt2"
+	res2, r := savepointRun(t, o, 2000, "/other", true)
+	var stopped *job.Stopped
+	if res2.Err != nil || !errors.As(r.err, &stopped) {
+		t.Fatalf("second savepoint %v, run %v", res2.Err, r.err)
+	}
+	o.interval = 5 * time.Millisecond
+	r = o.mustRun(t)
+	if r.restoredID() != stopped.Checkpoint || !strings.Contains(r.log.String(), "descends from savepoint") {
+		t.Errorf("resumed from %d, want %d, the newest descendant of the savepoint:\n%s", r.restoredID(), stopped.Checkpoint, r.log)
+	}
+	o.checkOutput(t, mem)
+}

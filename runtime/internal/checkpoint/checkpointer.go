@@ -84,6 +84,9 @@ type Checkpointer struct {
 	// savepointID is the checkpoint taken for the newest one.
 	savepointReqs chan *savepointReq
 	savepointID   atomic.Int64
+	// origin is the id of the savepoint the job's state descends from
+	// (recorded in every manifest), "" for none.
+	origin string
 }
 
 // Options are what a Checkpointer writes through and reports to.

@@ -261,6 +261,7 @@ func (c *coordinator) complete(cur *inflight) error {
 		Final:          cur.final,
 		Mode:           cfg.Checkpoint.Mode,
 		MaxParallelism: cfg.MaxParallelism,
+		Origin:         c.cp.origin,
 	}
 	var stateSize int64
 	for _, n := range cfg.Nodes {

@@ -35,6 +35,15 @@ func (c *Checkpointer) Recover(from string, savepoint, quiet bool) error {
 		if l, err = storage.LoadSavepoint(c.fs, from); err != nil {
 			return fmt.Errorf("--from-savepoint %s: %w", from, err)
 		}
+		// The same command line run again after a crash resumes from the
+		// newest checkpoint that descends from the savepoint, not from the
+		// savepoint again.
+		if d := c.descendant(entries, l.Manifest.SavepointID); d != nil {
+			if !quiet {
+				c.logf("checkpoint %d descends from savepoint %s (a run from it was interrupted): resuming from it", d.Manifest.ID, from)
+			}
+			l = d
+		}
 	case from != "":
 		if l, err = storage.LoadDir(c.fs, from); err != nil {
 			return fmt.Errorf("--from-checkpoint %s: %w", from, err)
@@ -78,6 +87,10 @@ func (c *Checkpointer) Recover(from string, savepoint, quiet bool) error {
 		return fmt.Errorf("commit the output of %s: %w", l.Dir, err)
 	}
 	c.committed.Store(l.Manifest.ID)
+	c.origin = l.Manifest.Origin
+	if l.Manifest.Savepoint {
+		c.origin = l.Manifest.SavepointID
+	}
 	// Checkpoint ids go on after the one resumed from (a savepoint's or
 	// another directory's may be higher than any here).
 	c.nextID = max(c.nextID, l.Manifest.ID+1)
@@ -95,6 +108,27 @@ func (c *Checkpointer) Recover(from string, savepoint, quiet bool) error {
 			what = "the savepoint of checkpoint"
 		}
 		c.logf("resuming from %s %d (%s)", what, l.Manifest.ID, l.Dir)
+	}
+	return nil
+}
+
+// descendant is the newest complete, intact checkpoint in the directory
+// whose state descends from the savepoint with id, nil when there is none.
+func (c *Checkpointer) descendant(entries []storage.Entry, id string) *storage.Loaded {
+	if id == "" {
+		return nil
+	}
+	for i := len(entries) - 1; i >= 0; i-- {
+		if !entries[i].Complete {
+			continue
+		}
+		m, err := c.st.ReadManifest(entries[i].ID)
+		if err != nil || m.Origin != id {
+			continue
+		}
+		if l, err := c.st.Load(entries[i].ID); err == nil {
+			return l
+		}
 	}
 	return nil
 }

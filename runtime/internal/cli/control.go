@@ -12,6 +12,8 @@ import (
 
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/control"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/vfs"
 )
 
 // controlEndpoint is the running job's side of the savepoint and stop
@@ -82,6 +84,9 @@ func (c *controlEndpoint) Stop() error {
 // standard output.
 func savepointCommand(cfg *config.Config, cmd string, args []string, stdout, stderr io.Writer) int {
 	name := cfg.Name
+	if cmd == "savepoint" && len(args) > 0 && args[0] == "inspect" {
+		return inspectSavepoint(cfg, args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet(name+" "+cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dir := fs.String("checkpoint-dir", cfg.Checkpoint.Dir, "")
@@ -139,5 +144,60 @@ func savepointCommand(cfg *config.Config, cmd string, args []string, stdout, std
 	}
 	fmt.Fprintf(stderr, "%s: %s of checkpoint %d:\n", name, what, rep.Checkpoint)
 	fmt.Fprintln(stdout, rep.Path)
+	return exitOK
+}
+
+// inspectSavepoint is `NAME savepoint inspect PATH`: it verifies the
+// savepoint (every file against its checksum; exit 1 when it cannot be
+// restored) and prints what it holds.
+func inspectSavepoint(cfg *config.Config, args []string, stdout, stderr io.Writer) int {
+	name := cfg.Name
+	fs := flag.NewFlagSet(name+" savepoint inspect", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dump := fs.String("dump", "", "")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "usage: %s savepoint inspect PATH\n", name)
+		return exitUsage
+	}
+	if *dump != "" {
+		fmt.Fprintf(stderr, "%s savepoint inspect: --dump is not implemented yet\n", name)
+		return exitUsage
+	}
+	path := fs.Arg(0)
+	l, err := storage.LoadSavepoint(vfs.Default, path)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s savepoint inspect: %v\n", name, err)
+		return exitFail
+	}
+	m := l.Manifest
+	fmt.Fprintf(stdout, "savepoint %s\njob %s, checkpoint %d, taken %s, mode %s, max-parallelism %d, fingerprint %s\n",
+		path, m.Job, m.ID, m.Time.Local().Format("2006-01-02 15:04:05"), m.Mode, m.MaxParallelism, m.Fingerprint)
+	for _, n := range m.Nodes {
+		fmt.Fprintf(stdout, "\n%s %q (uid %s), parallelism %d", n.Kind, n.Name, n.UID, n.Parallelism)
+		if n.Connector != "" {
+			fmt.Fprintf(stdout, ", connector %s", n.Connector)
+		}
+		fmt.Fprintln(stdout)
+		if n.KeySchema != "" {
+			fmt.Fprintf(stdout, "  key   %s\n  value %s\n", n.KeySchema, n.ValueSchema)
+		}
+		for _, f := range n.Files {
+			state := ""
+			if f.State != "" {
+				state = " (" + f.State + ")"
+			}
+			fmt.Fprintf(stdout, "  state%s subtask %d, key groups [%d, %d), %s  %s\n", state, f.Subtask, f.KeyGroups[0], f.KeyGroups[1], storage.Size(f.Size), f.Name)
+		}
+		for _, s := range n.Sources {
+			end := ""
+			if s.AtEnd {
+				end = ", at the end of its input"
+			}
+			fmt.Fprintf(stdout, "  position subtask %d: %x%s\n", s.Subtask, s.Position, end)
+		}
+		for _, s := range n.Sinks {
+			fmt.Fprintf(stdout, "  sink subtask %d: next file %d\n", s.Subtask, s.NextSeq)
+		}
+	}
 	return exitOK
 }

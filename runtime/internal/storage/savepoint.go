@@ -63,6 +63,11 @@ func WriteSavepoint(fsys vfs.FS, m *Manifest, src, dir string) (string, error) {
 	from := &Loaded{Manifest: m, Dir: src, fs: fsys}
 	sp := *m
 	sp.Savepoint, sp.Final = true, false
+	var idBytes [8]byte
+	if _, err := rand.Read(idBytes[:]); err != nil {
+		return "", err
+	}
+	sp.SavepointID = hex.EncodeToString(idBytes[:])
 	sp.Nodes = slices.Clone(m.Nodes)
 	sp.Stats.BytesWritten = 0
 	for i := range sp.Nodes {
