@@ -148,7 +148,7 @@ var table = []*Setting{
 // connectors are the built-in connectors.
 var connectors = []*Connector{
 	{
-		Name: "file", Scope: Source,
+		Name: "file", Scope: Source, Rescalable: true,
 		Help: "reads a file, or every file of a directory or glob (sorted by name, spread over the subtasks)",
 		Options: []*Setting{
 			{Path: "path", Kind: String, Required: true, Help: "file, directory or glob pattern; relative paths resolve against the working directory of the running program"},
