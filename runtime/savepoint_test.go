@@ -1,8 +1,11 @@
 package runtime
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -243,4 +246,59 @@ func TestSavepointRerunResumesDescendant(t *testing.T) {
 		t.Errorf("resumed from %d, want %d, the newest descendant of the savepoint:\n%s", r.restoredID(), stopped.Checkpoint, r.log)
 	}
 	o.checkOutput(t, mem)
+}
+
+// TestFileSourceRescaleResume crashes the copy job (a file source with a
+// file sink) at 2 subtasks after a checkpoint, resumes it at 5, crashes it
+// again, and runs it to the end at 1: the files in progress and those not
+// started are dealt out anew each time, and the committed output is every
+// input line exactly once.
+func TestFileSourceRescaleResume(t *testing.T) {
+	dir := t.TempDir()
+	var want []string
+	for i := range 6 {
+		content, lines := numberedLines(fmt.Sprintf("f%d", i), 800)
+		writeInput(t, filepath.Join(dir, "in", fmt.Sprintf("in-%d.txt", i)), content)
+		want = append(want, lines...)
+	}
+	base := int64(0)
+	for _, p := range []int{2, 5, 1} {
+		ctx, cancel := context.WithCancel(context.Background())
+		o := &copyJob{dir: dir, path: filepath.Join(dir, "in"), p: p, ctx: ctx}
+		if p != 1 {
+			committed := base
+			o.hook = func(c *copyChain, i int) {
+				switch i {
+				case 100: // every subtask takes part in the next checkpoint
+					c.await(c.src.Ctl().BarrierDue)
+				case 200: // which completes before any goes on
+					c.await(func() bool { return c.j.Checkpointer().Committed() > committed })
+					if c.task.Subtask() == 0 {
+						cancel()
+					}
+				}
+			}
+		}
+		j, err := o.run(t)
+		cancel()
+		if l := j.Checkpointer().Restored(); base > 0 && (l == nil || l.Manifest.ID < base) {
+			t.Fatalf("p=%d: resumed from %v, want checkpoint %d or later", p, l, base)
+		}
+		if p == 1 {
+			if err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		if !stopped(err) {
+			t.Fatalf("p=%d: Run = %v, want it stopped", p, err)
+		}
+		base = j.Checkpointer().Committed()
+	}
+	got := (&copyJob{dir: dir}).committedLines(t)
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("committed %d lines, want the %d input lines once each", len(got), len(want))
+	}
 }
