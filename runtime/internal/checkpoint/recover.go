@@ -6,7 +6,7 @@ import (
 
 	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/runtime/internal/config"
-	"github.com/pipegen/pipegen/runtime/internal/schema"
+	"github.com/pipegen/pipegen/runtime/schema"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 )
 
