@@ -212,7 +212,7 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 	if *fromSavepoint != "" {
 		from, isSavepoint = *fromSavepoint, true
 	}
-	ctl := &controlEndpoint{sv: sv, dir: cfg.Checkpoint.Dir}
+	ctl := &controlEndpoint{sv: sv, dir: cfg.Checkpoint.Dir, mode: cfg.Checkpoint.Mode}
 	defer ctl.close()
 	for {
 		opts := job.Options{FromSavepoint: isSavepoint, Started: ctl.start, Log: stderr, Logger: log, Quiet: *quiet, From: from, Events: ev, Fresh: *fresh, Metrics: reg,

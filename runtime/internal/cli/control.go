@@ -22,6 +22,7 @@ import (
 type controlEndpoint struct {
 	sv   *supervisor
 	dir  string
+	mode string
 	once sync.Once
 	srv  *control.Server
 }
@@ -29,6 +30,9 @@ type controlEndpoint struct {
 // start starts the endpoint (once); a failure is a warning: the job runs
 // on, without savepoints on request.
 func (c *controlEndpoint) start() {
+	if c.sv == nil || c.mode == config.NoCheckpoints {
+		return // no checkpoint directory to write CONTROL to, nothing to save
+	}
 	c.once.Do(func() {
 		srv, err := control.Serve(c.dir, c)
 		if err != nil {
