@@ -6,8 +6,8 @@ import (
 
 	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/runtime/internal/config"
-	"github.com/pipegen/pipegen/runtime/schema"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/schema"
 )
 
 // ErrFinished is returned by Recover when the checkpoint to resume from is
