@@ -117,26 +117,35 @@ func checkSavepoints(t *testing.T, bin, dir string) int {
 	return n
 }
 
+// buildRunningCount builds the running count into a new temporary folder
+// and returns the folder and the binary.
+func buildRunningCount(t *testing.T) (dir, bin string) {
+	t.Helper()
+	res, err := compile.Generate("pipeline.yaml", compile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	bin = filepath.Join(dir, "runningcount")
+	if err := res.Build(bin); err != nil {
+		t.Fatal(err)
+	}
+	return dir, bin
+}
+
 // TestSavepoints drives the running count through its savepoint commands,
 // with real processes: a savepoint taken while it runs; a stop at a
 // savepoint; a new run from the moved savepoint at another parallelism
 // (its generator source rescaled too), SIGKILLed while it takes a
 // savepoint, started again with the same command line, SIGKILLed again
-// during stop --savepoint, and run to the end at parallelism 1. Every listed savepoint verifies, and the
-// committed output is exactly the expected one.
+// during stop --savepoint, and run to the end at parallelism 1. Every
+// listed savepoint verifies, and the committed output is exactly the
+// expected one.
 func TestSavepoints(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the job")
 	}
-	res, err := compile.Generate("pipeline.yaml", compile.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "runningcount")
-	if err := res.Build(bin); err != nil {
-		t.Fatal(err)
-	}
+	dir, bin := buildRunningCount(t)
 	rng := rand.New(rand.NewPCG(seed(t), 11))
 	out := filepath.Join(dir, "out")
 	ckpt1, ckpt2 := filepath.Join(dir, "c1"), filepath.Join(dir, "c2")
