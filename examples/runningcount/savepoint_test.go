@@ -212,7 +212,8 @@ func TestSavepoints(t *testing.T) {
 
 	// To the end at parallelism 1.
 	os.Remove(filepath.Join(ckpt2, "CONTROL"))
-	j4 := start(t, bin, runArgs(ckpt2, "1", "--from-savepoint", moved)...)
+	// (As fast as it goes: --set is applied in order, the last one wins.)
+	j4 := start(t, bin, runArgs(ckpt2, "1", "--from-savepoint", moved, "--set", "sources.events.rate=0")...)
 	if code := j4.wait(t); code != 0 {
 		t.Fatalf("the last run: exit %d\n%s", code, j4.stderr.String())
 	}
