@@ -1,9 +1,11 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -300,5 +302,70 @@ func TestFileSourceRescaleResume(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("committed %d lines, want the %d input lines once each", len(got), len(want))
+	}
+}
+
+// TestSavepointForks starts two jobs from one savepoint, each with a job
+// folder of its own (checkpoints and output), one at another parallelism:
+// both write the exact output in their own folder, and neither touches
+// the original job's output, the other's, or the savepoint.
+func TestSavepointForks(t *testing.T) {
+	mem := vfs.NewMem()
+	o := defaultSumJob(2, mem)
+	o.interval = time.Hour
+	o.pauses, o.holdPolls = nil, 0
+	o.n = 100_000
+	res, _ := savepointRun(t, o, 2000, "/sp", true)
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	original := outputFiles(t, mem)
+	before, err := vfs.ReadFile(mem, filepath.Join(res.Path, "MANIFEST"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fork := range []struct {
+		dir string
+		p   int
+	}{{"a", 2}, {"b", 3}} {
+		f := *o
+		f.dir, f.sumP, f.interval = fork.dir, fork.p, 5*time.Millisecond
+		f.from, f.fromSavepoint = res.Path, true
+		if r := f.mustRun(t); r.restoredID() != res.Checkpoint {
+			t.Errorf("fork %s resumed from %d, want %d", fork.dir, r.restoredID(), res.Checkpoint)
+		}
+		// Its own folder holds the output from the savepoint on: the
+		// original's up to it, and this fork's after it, are the whole.
+		got := map[string][]byte{}
+		for name, data := range original {
+			got["orig/"+name] = data
+		}
+		for name, data := range outputFilesIn(t, mem, f.outDir()) {
+			got[fork.dir+"/"+name] = data
+		}
+		lines := map[string]int{}
+		for _, data := range got {
+			for line := range strings.Lines(string(data)) {
+				lines[line]++
+			}
+		}
+		total := 0
+		for k, n := range f.wantCounts() {
+			total += n
+			for i := 1; i <= n; i++ {
+				if l := fmt.Sprintf("%d,%d\n", k, i); lines[l] != 1 {
+					t.Fatalf("fork %s: line %q committed %d times, want once", fork.dir, l, lines[l])
+				}
+			}
+		}
+		if len(lines) != total {
+			t.Errorf("fork %s: %d distinct lines, want %d", fork.dir, len(lines), total)
+		}
+	}
+	if after := outputFiles(t, mem); !maps.EqualFunc(original, after, bytes.Equal) {
+		t.Errorf("the forks changed the original job's output")
+	}
+	if after, err := vfs.ReadFile(mem, filepath.Join(res.Path, "MANIFEST")); err != nil || !bytes.Equal(before, after) {
+		t.Errorf("the savepoint changed: %v", err)
 	}
 }
