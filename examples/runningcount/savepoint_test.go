@@ -2,6 +2,8 @@ package runningcount_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -222,10 +224,43 @@ func TestSavepoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	diff(t, "output through savepoints, rescales and kills against the expected output", verify.CompareLines(expected(), got, 5))
+	checkDump(t, bin, sp1)
 	// The savepoints outlive every run.
 	for _, p := range []string{sp1, moved} {
 		if code, _, stderr := command(t, bin, "savepoint", "inspect", p); code != 0 {
 			t.Errorf("savepoint %s: %s", p, stderr)
+		}
+	}
+}
+
+// checkDump dumps the state of "totals" in savepoint sp as JSON lines and
+// checks every entry against what the job computes: a key's sum is its
+// count times its weight.
+func checkDump(t *testing.T, bin, sp string) {
+	t.Helper()
+	cmd := exec.Command(bin, "savepoint", "inspect", "--dump", "totals", sp)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("savepoint inspect --dump: %v\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 100 {
+		t.Fatalf("--dump printed %d entries, want one per key seen (most of the 500)", len(lines))
+	}
+	for _, line := range lines {
+		var e struct {
+			KeyGroup int
+			Key      string
+			Value    struct{ Count, Sum int64 }
+		}
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("--dump line %q: %v", line, err)
+		}
+		var k int64
+		if _, err := fmt.Sscanf(e.Key, "k%d", &k); err != nil || e.Value.Count < 1 || e.Value.Sum != e.Value.Count*(k%9+1) {
+			t.Errorf("--dump line %q: want a key kNNN with sum = count*weight", line)
 		}
 	}
 }

@@ -60,7 +60,7 @@ var allowed = map[string][]string{
 		"runtime/internal/connector", "runtime/internal/fault", "runtime/internal/logs", "runtime/internal/metrics", "runtime/internal/storage", "runtime/internal/stream"},
 	"runtime/internal/cli": {"runtime/vfs", "runtime/events", "runtime/settings", "runtime/internal/config", "runtime/internal/fault",
 		"runtime/internal/job", "runtime/internal/logs", "runtime/internal/metrics", "runtime/internal/storage", "runtime/internal/web",
-		"runtime/internal/control"},
+		"runtime/internal/control", "runtime/codec", "runtime/schema"},
 }
 
 // compiler is what the compiler's packages may import of the runtime:

@@ -402,9 +402,10 @@ Usage:
   %[1]s stop [--savepoint [--savepoint-dir D]] [--checkpoint-dir DIR]
                       stop the job running with DIR at a checkpoint (with
                       --savepoint: at a savepoint, whose path it prints)
-  %[1]s savepoint inspect PATH
+  %[1]s savepoint inspect [--dump NODE] PATH
                       verify a savepoint and print its operators, uids,
                       schemas, key groups, sizes and source positions
+                      (--dump: NODE's keyed state as JSON lines)
 
 Flags of run:
   --parallelism N        subtasks per node, for every node without a parallelism

@@ -160,11 +160,7 @@ func inspectSavepoint(cfg *config.Config, args []string, stdout, stderr io.Write
 	fs.SetOutput(io.Discard)
 	dump := fs.String("dump", "", "")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "usage: %s savepoint inspect PATH\n", name)
-		return exitUsage
-	}
-	if *dump != "" {
-		fmt.Fprintf(stderr, "%s savepoint inspect: --dump is not implemented yet\n", name)
+		fmt.Fprintf(stderr, "usage: %s savepoint inspect [--dump NODE] PATH\n", name)
 		return exitUsage
 	}
 	path := fs.Arg(0)
@@ -172,6 +168,13 @@ func inspectSavepoint(cfg *config.Config, args []string, stdout, stderr io.Write
 	if err != nil {
 		fmt.Fprintf(stderr, "%s savepoint inspect: %v\n", name, err)
 		return exitFail
+	}
+	if *dump != "" {
+		if err := dumpNode(cfg, l, *dump, stdout); err != nil {
+			fmt.Fprintf(stderr, "%s savepoint inspect --dump: %v\n", name, err)
+			return exitFail
+		}
+		return exitOK
 	}
 	m := l.Manifest
 	fmt.Fprintf(stdout, "savepoint %s\njob %s, checkpoint %d, taken %s, mode %s, max-parallelism %d, fingerprint %s\n",
