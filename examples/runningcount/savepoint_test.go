@@ -3,8 +3,8 @@ package runningcount_test
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
