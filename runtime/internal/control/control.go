@@ -181,11 +181,11 @@ func Request(dir, op string, args map[string]string, timeout time.Duration) (Rep
 }
 
 func send(f *File, op string, args map[string]string, timeout time.Duration) (Reply, error) {
-	form := make([]string, 0, len(args))
+	form := url.Values{}
 	for k, v := range args {
-		form = append(form, k+"="+urlEscape(v))
+		form.Set(k, v)
 	}
-	req, err := http.NewRequest("POST", "http://"+f.Addr+"/"+op, strings.NewReader(strings.Join(form, "&")))
+	req, err := http.NewRequest("POST", "http://"+f.Addr+"/"+op, strings.NewReader(form.Encode()))
 	if err != nil {
 		return Reply{}, err
 	}
@@ -212,5 +212,3 @@ func send(f *File, op string, args map[string]string, timeout time.Duration) (Re
 	}
 	return rep, nil
 }
-
-func urlEscape(s string) string { return url.QueryEscape(s) }
