@@ -76,12 +76,41 @@ func CheckSavepoint(path, sp string, allowNonRestored bool) (*ir.Pipeline, error
 	if err != nil {
 		return nil, err
 	}
+	return p, checkAgainst(p, diag.Pos{File: path}, m, sp, allowNonRestored)
+}
+
+// CheckPackageSavepoint is CheckSavepoint for the pipelines annotated in
+// the Go package in dir: the one the savepoint is of (by its job name), or
+// the only one.
+func CheckPackageSavepoint(dir, sp string, allowNonRestored bool) (*ir.Pipeline, error) {
+	pk, err := checkPackage(dir)
+	if err != nil {
+		return nil, err
+	}
+	m, err := readSavedManifest(sp)
+	if err != nil {
+		return nil, err
+	}
+	var p *ir.Pipeline
+	for _, r := range pk.Pipelines {
+		if r.IR.Name == m.Job || len(pk.Pipelines) == 1 {
+			p = r.IR
+		}
+	}
+	if p == nil {
+		return nil, fmt.Errorf("the package in %s has no pipeline %s, the job of savepoint %s", dir, m.Job, sp)
+	}
+	return p, checkAgainst(p, pk.pipelinePos(p.Name), m, sp, allowNonRestored)
+}
+
+// checkAgainst reports what keeps pipeline p, declared at top, from
+// starting from the savepoint m in folder sp.
+func checkAgainst(p *ir.Pipeline, top diag.Pos, m *savedManifest, sp string, allowNonRestored bool) error {
 	what := fmt.Sprintf("savepoint %s", sp)
 	if !m.Savepoint {
 		what = fmt.Sprintf("checkpoint %s", sp)
 	}
 	var l diag.List
-	top := diag.Pos{File: path}
 	if m.Job != "" && m.Job != p.Name {
 		l.Add(top, "%s is of job %s, not of %s", what, m.Job, p.Name)
 	}
@@ -140,10 +169,10 @@ func CheckSavepoint(path, sp string, allowNonRestored bool) (*ir.Pipeline, error
 		}
 	}
 	if l.HasErrors() {
-		return nil, &l
+		return &l
 	}
 	warn(&l)
-	return p, nil
+	return nil
 }
 
 // typePos is where to report that the state type t cannot read the

@@ -61,6 +61,10 @@ func TestCheckSavepoint(t *testing.T) {
 		{"vanished-node", manifest(128, node("totals", "aggregate", key, value), node("gone", "aggregate", key, value)), false},
 		{"vanished-node-allowed", manifest(128, node("totals", "aggregate", key, value), node("gone", "aggregate", key, value)), true},
 		{"max-parallelism", manifest(64, node("totals", "aggregate", key, value)), false},
+		// The same pipeline in its //pipegen: directive form.
+		{"directives-field-type-changed", manifest(128, node("totals", "aggregate", key, "github.com/pipegen/pipegen/examples/runningcount.Total{1 Count uint64; 2 Sum int64}")), false},
+		{"directives-vanished-node", manifest(128, node("totals", "aggregate", key, value), node("gone", "aggregate", key, value)), false},
+		{"directives-key-type-changed", manifest(128, node("totals", "aggregate", "int64", value)), false},
 		{"connector-changed", map[string]any{"format": 2, "id": 7, "job": "runningcount", "savepoint": true, "maxParallelism": 128, "nodes": []map[string]any{
 			{"uid": "events", "name": "events", "kind": "source", "connector": "file", "sources": []map[string]any{{"subtask": 0}}}}}, false},
 	}
@@ -73,6 +77,9 @@ func TestCheckSavepoint(t *testing.T) {
 			Stderr = &warnings
 			defer func() { Stderr = saved }()
 			_, err := CheckSavepoint(pipeline, sp, tc.allow)
+			if strings.HasPrefix(tc.name, "directives-") {
+				_, err = CheckPackageSavepoint("../examples/runningcount", sp, tc.allow)
+			}
 			var got string
 			switch l, ok := IsDiagnostics(err); {
 			case ok:

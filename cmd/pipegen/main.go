@@ -162,7 +162,7 @@ func init() {
 	commands = []*command{
 		{name: "check", flags: checkFlags, forms: []form{
 			{"[-savepoint PATH [-allow-non-restored-state]] PIPELINE.yaml", "report problems, change nothing; -savepoint: also whether it can start from PATH"},
-			{"[-pkg DIR]", "the same for the //pipegen: directives of a package"},
+			{"[-pkg DIR] [-savepoint PATH [-allow-non-restored-state]]", "the same for the //pipegen: directives of a package"},
 		}},
 		{name: "generate", flags: generateFlags, forms: []form{
 			{"[-o DIR] [-dump-ir] [-check] PIPELINE.yaml", "write the generated Go program (-check: exit 1 if DIR is stale)"},
@@ -392,10 +392,15 @@ func checkFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) erro
 		if err != nil {
 			return err
 		}
-		if path == "" {
-			if *sp != "" {
-				return wrapUsage(fmt.Errorf("-savepoint is for a pipeline file"))
+		if path == "" && *sp != "" {
+			p, err := compile.CheckPackageSavepoint(dir, *sp, *allow)
+			if err != nil {
+				return err
 			}
+			fmt.Fprintf(stdout, "%s: pipeline %s is fine and can start from %s\n", dir, p.Name, *sp)
+			return nil
+		}
+		if path == "" {
 			return checkPackage(dir, stdout)
 		}
 		if *sp != "" {
