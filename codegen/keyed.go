@@ -23,15 +23,11 @@ func (g *gen) keyedValue(n *ir.Node) *ir.Type {
 }
 
 // stateSchemas are the schemas of a keyed node's key and state, as
-// checkpoints record them: a join's state schema is its two sides', a
-// process's with a broadcast input its state's and the broadcast state's.
+// checkpoints record them: a join's state schema is its two sides'.
 func (g *gen) stateSchemas(n *ir.Node) (key, value string) {
 	value = schema(g.keyedValue(n))
 	if n.Kind == ir.Join {
 		value += " + " + schema(g.p.Nodes[n.Inputs[1].From].Out)
-	}
-	if bc := n.Broadcast; bc != nil {
-		value += " + " + schema(&ir.Type{Kind: ir.MapType, Key: bc.Key, Elem: bc.Value})
 	}
 	return schema(n.KeyType), value
 }
@@ -49,6 +45,9 @@ func (g *gen) fingerprint() string {
 		if n.KeyType != nil {
 			key, value := g.stateSchemas(n)
 			fmt.Fprintf(h, " [%s] %s", key, value)
+		}
+		if bc := n.Broadcast; bc != nil {
+			fmt.Fprintf(h, " broadcast %s", broadcastSchema(bc))
 		}
 		h.Write([]byte{'\n'})
 	}
@@ -166,4 +165,9 @@ func StateSchemas(p *ir.Pipeline) map[int]NodeState {
 		out[i] = NodeState{KeySchema: k, ValueSchema: v, Value: g.keyedValue(n)}
 	}
 	return out
+}
+
+// broadcastSchema is the schema of a broadcast state: its map's.
+func broadcastSchema(bc *ir.BroadcastState) string {
+	return schema(&ir.Type{Kind: ir.MapType, Key: bc.Key, Elem: bc.Value})
 }

@@ -18,7 +18,7 @@ import (
 var config = &runtime.Config{
 	Name:           "process-broadcast",
 	Source:         "golden/process-broadcast/pipeline.yaml",
-	Fingerprint:    "ac1f786e03ac2cf991c92f81",
+	Fingerprint:    "d19f5045c79f5d3e5506805c",
 	Parallelism:    2,
 	MaxParallelism: 128,
 	Checkpoint: runtime.CheckpointConfig{
@@ -556,7 +556,7 @@ func hashKeyCheck(k string) uint64 {
 // The schema of the state of "check", recorded in every checkpoint.
 const (
 	checkKeySchema   = "string"
-	checkValueSchema = "github.com/pipegen/pipegen/golden/process-broadcast.Card{1 Pending []github.com/pipegen/pipegen/golden/process-broadcast.Payment{1 Card string; 2 Category string; 3 Amount int64; 4 Ms int64}} + map[string][]github.com/pipegen/pipegen/golden/process-broadcast.Limit{1 Category string; 2 Max int64; 3 Ms int64}"
+	checkValueSchema = "github.com/pipegen/pipegen/golden/process-broadcast.Card{1 Pending []github.com/pipegen/pipegen/golden/process-broadcast.Payment{1 Card string; 2 Category string; 3 Amount int64; 4 Ms int64}}"
 )
 
 // encodeCheckKey and decodeCheckKey write and read a key of "check".
