@@ -358,7 +358,11 @@ func windowText(n *ir.Node) string {
 	var s string
 	switch {
 	case len(n.Between) == 2:
-		return fmt.Sprintf("interval %s %s", n.Between[0], n.Between[1])
+		s := fmt.Sprintf("interval %s %s", n.Between[0], n.Between[1])
+		if n.Exclusive != "" {
+			s += " exclusive " + n.Exclusive
+		}
+		return s
 	case w == nil:
 		return ""
 	case w.Kind == "sliding":

@@ -584,6 +584,19 @@ func (j *joinGen) right() *ir.Type       { return j.cg.g.p.Nodes[j.n.Inputs[1].F
 func (j *joinGen) interval() bool        { return j.n.Between != nil }
 func (j *joinGen) processing() bool      { return j.n.Window != nil && j.n.Window.Processing }
 
+// bounds are the interval join's inclusive bounds in milliseconds.
+func (j *joinGen) bounds() (lo, hi jen.Code) {
+	n := j.n
+	lo, hi = millisCode(n.Between[0]), millisCode(n.Between[1])
+	if n.Exclusive == "lower" || n.Exclusive == "both" {
+		lo = jen.Lit(int(n.Between[0].Milliseconds() + 1))
+	}
+	if n.Exclusive == "upper" || n.Exclusive == "both" {
+		hi = jen.Lit(int(n.Between[1].Milliseconds() - 1))
+	}
+	return lo, hi
+}
+
 func (j *joinGen) stateType() *jen.Statement {
 	kind := "WindowJoin"
 	if j.interval() {
@@ -597,6 +610,12 @@ func (j *joinGen) doc() string {
 	how := ""
 	if j.interval() {
 		how = fmt.Sprintf("right records between %s and %s of a left record's time", n.Between[0], n.Between[1])
+		switch n.Exclusive {
+		case "lower", "upper":
+			how += fmt.Sprintf(" (%s bound excluded)", n.Exclusive)
+		case "both":
+			how += " (bounds excluded)"
+		}
 	} else {
 		how = n.Window.Kind + " windows"
 	}
@@ -611,8 +630,11 @@ func (j *joinGen) fields(s *jen.Group) {
 func (j *joinGen) init(b *jen.Group) {
 	g, n := j.cg.g, j.n
 	if j.interval() {
-		b.Add(j.state()).Op("=").Qual(runtimePath, "NewIntervalJoin").Types(typeCode(n.KeyType), typeCode(j.left()), typeCode(j.right())).Call(
-			millisCode(n.Between[0]), millisCode(n.Between[1]))
+		lo, hi := j.bounds()
+		if n.Exclusive != "" {
+			b.Comment(fmt.Sprintf("exclusive: %s; event time is in whole milliseconds, so an excluded bound is the included one 1ms inside.", n.Exclusive))
+		}
+		b.Add(j.state()).Op("=").Qual(runtimePath, "NewIntervalJoin").Types(typeCode(n.KeyType), typeCode(j.left()), typeCode(j.right())).Call(lo, hi)
 	} else {
 		b.Add(j.state()).Op("=").Qual(runtimePath, "NewWindowJoin").Types(typeCode(n.KeyType), typeCode(j.left()), typeCode(j.right())).Call(
 			assigner(n.Window), millisCode(n.Lateness))
@@ -646,8 +668,14 @@ func (j *joinGen) methods() {
 			if j.interval() {
 				args = append(args, j.field("Pair"))
 			}
-			b.Comment("A record too late to be paired is dropped, and counted.")
-			b.If(jen.Op("!").Add(j.state()).Dot("Add" + side).Call(args...)).Block(cg.count(n, true))
+			if j.processing() {
+				b.Comment("A record too late to be paired is dropped, and counted.")
+				b.If(jen.Op("!").Add(j.state()).Dot("Add" + side).Call(args...)).Block(cg.count(n, true))
+				return
+			}
+			b.Comment(fmt.Sprintf("A record too late to be paired goes to the side output %s.", joinLateSide[i]))
+			b.If(jen.Op("!").Add(j.state()).Dot("Add" + side).Call(args...)).Block(
+				jen.Id("c").Dot(cg.member("emit%s"+side+"Late", n)).Call(cg.args(jen.Id("r"), jen.Id("ts"))...))
 		})
 	}
 	result := j.member("%sResult")

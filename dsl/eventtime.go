@@ -275,6 +275,10 @@ func (r *resolver) checkJoin(n *rnode) types.Type {
 	n.ir.Apply = r.fn(f, "")
 	r.checkState(n, ns.Apply, left)
 	r.checkState(n, ns.Apply, right)
+	if ns.Exclusive.Set && ns.Between == nil {
+		r.report(ns.Exclusive.Pos, diag.Misplaced, "%v is for interval joins (%v): a window join pairs the records of a window", keyRef("join.exclusive"), exIn("join.between", "-5s", "5s"))
+		n.ok = false
+	}
 	switch {
 	case ns.Between != nil:
 		if len(ns.Between) != 2 {
@@ -299,10 +303,46 @@ func (r *resolver) checkJoin(n *rnode) types.Type {
 			return nil
 		}
 		n.ir.Between = []time.Duration{lo, hi}
+		if !r.checkExclusive(n, lo, hi) {
+			return nil
+		}
 	case ns.Window == nil:
 		r.report(ns.Kind.Pos, diag.Missing, "join needs a window (%v) or an interval (%v)", ex("window.tumbling", "10s"), exIn("join.between", "-5s", "5s"))
 		n.ok = false
 		return nil
 	}
 	return rs.At(0).Type()
+}
+
+// checkExclusive checks join.exclusive against the bounds lo and hi: event
+// time is in whole milliseconds, so an excluded bound is the included one
+// a millisecond inside, and the bounds must keep at least one.
+func (r *resolver) checkExclusive(n *rnode, lo, hi time.Duration) bool {
+	ns := n.spec
+	if !ns.Exclusive.Set {
+		return true
+	}
+	v, ok := r.parse(settings.Node(settings.AnyNode, "join", "join.exclusive"), ns.Exclusive)
+	if !ok {
+		n.ok = false
+		return false
+	}
+	ex := v.(string)
+	if ex == "none" {
+		return true
+	}
+	n.ir.Exclusive = ex
+	lo, hi = lo.Truncate(time.Millisecond), hi.Truncate(time.Millisecond)
+	if ex == "lower" || ex == "both" {
+		lo += time.Millisecond
+	}
+	if ex == "upper" || ex == "both" {
+		hi -= time.Millisecond
+	}
+	if lo > hi {
+		r.report(ns.Exclusive.Pos, diag.BadValue, "%v leaves no time between the bounds %s and %s: event time is in whole milliseconds", exIn("join.exclusive", ex), n.ir.Between[0], n.ir.Between[1])
+		n.ok = false
+		return false
+	}
+	return true
 }

@@ -150,6 +150,8 @@ func (r *resolver) resolve() *ir.Pipeline {
 			case in.side == "late" && in.from.in != nil:
 				// Late records are the window's input records.
 				e.Type = r.conv.convert(in.from.in)
+			case (in.side == lateLeft || in.side == lateRight) && len(in.from.joinIn) == 2:
+				e.Type = r.conv.convert(in.from.joinIn[boolIndex(in.side == lateRight, 1)])
 			case in.from.out != nil:
 				e.Type = r.conv.convert(in.from.out)
 			}
@@ -243,12 +245,13 @@ func (r *resolver) link() {
 				n.ok = false
 				continue
 			}
-			if side != "" && side != "late" && side != deadLetter {
-				r.report(in.Pos, diag.Graph, "unknown side output %q of %s: the side outputs are %s.late (records too late for its window) and %s.dead-letter (malformed records of a file source with %v)", side, name, name, name, ex("on-error", deadLetter))
+			if side != "" && side != "late" && side != deadLetter && side != lateLeft && side != lateRight {
+				r.report(in.Pos, diag.Graph, "unknown side output %q of %s: the side outputs are %s.late (records too late for its window), %s.late-left and %s.late-right (records too late for a join) and %s.dead-letter (malformed records of a file source with %v)", side, name, name, name, name, name, ex("on-error", deadLetter))
 				n.ok = false
 				continue
 			}
-			if slices.ContainsFunc(n.inputs, func(i rinput) bool { return i.from == from && i.side == side }) {
+			// A join may read one stream on both sides: a self-join.
+			if ns.Kind.V != "join" && slices.ContainsFunc(n.inputs, func(i rinput) bool { return i.from == from && i.side == side }) {
 				r.report(in.Pos, diag.Duplicate, "input %q is listed twice", in.V)
 				n.ok = false
 				continue
@@ -285,6 +288,13 @@ func (r *resolver) link() {
 
 // deadLetter is the side output of a file source's malformed records.
 const deadLetter = "dead-letter"
+
+// lateLeft and lateRight are the side outputs of a join's records too late
+// to be paired, of its left and its right input.
+const (
+	lateLeft  = "late-left"
+	lateRight = "late-right"
+)
 
 // sendsDeadLetters reports whether a node is a file source whose
 // malformed records go to its side output dead-letter.
@@ -403,6 +413,17 @@ func (r *resolver) check(n *rnode) {
 				return
 			}
 			out = i.from.in
+			timed = true
+		} else if i.side == lateLeft || i.side == lateRight {
+			f := i.from.ir
+			if f.Kind != ir.Join || !f.Timed || (f.Window != nil && f.Window.Processing) || len(i.from.joinIn) != 2 {
+				if i.from.ok && i.from.out != nil {
+					r.report(i.pos, diag.Graph, "%s has no side output %s: only joins on event time send late records there", i.from.spec.Name.V, i.side)
+				}
+				n.ok = false
+				return
+			}
+			out = i.from.joinIn[boolIndex(i.side == lateRight, 1)]
 			timed = true
 		}
 		if out == nil {

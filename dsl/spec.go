@@ -95,9 +95,10 @@ type NodeSpec struct {
 	Merge  Str
 	// OnTimer is a process node's timer callback.
 	OnTimer Str
-	// Apply and Between describe a join.
-	Apply   Str
-	Between []Str
+	// Apply, Between and Exclusive describe a join.
+	Apply     Str
+	Between   []Str
+	Exclusive Str
 	// Window, AllowedLateness and Emit shape keyed operators.
 	Window          *WindowSpec
 	AllowedLateness Str
@@ -133,6 +134,8 @@ func (n *NodeSpec) field(path string) *Str {
 		return &n.Merge
 	case "join.apply":
 		return &n.Apply
+	case "join.exclusive":
+		return &n.Exclusive
 	case "allowed-lateness":
 		return &n.AllowedLateness
 	case "emit":

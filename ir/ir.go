@@ -149,6 +149,9 @@ type Node struct {
 	Keys    []*Func         `json:"keys,omitempty"`
 	Apply   *Func           `json:"apply,omitempty"`
 	Between []time.Duration `json:"between,omitempty"`
+	// Exclusive names the bounds of Between that a right record's time
+	// may not equal: "lower", "upper" or "both"; "" for none.
+	Exclusive string `json:"exclusive,omitempty"`
 
 	Pos Pos `json:"pos"`
 }

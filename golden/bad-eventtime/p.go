@@ -30,3 +30,4 @@ func Pair(c Click, v View) string { return "" }
 func Same(c Click) Click          { return c }
 
 func Handle(user string, n *Count, c Click, ctx pipegen.Context) {}
+func SelfPair(a, b Click) string                                 { return "" }

@@ -119,6 +119,8 @@ var table = []*Setting{
 		Help: "func(L, R) Out: makes a record of a pair"},
 	{Path: "join.between", Scope: Operator, Kind: Duration, List: true, Len: 2, Signed: true, Kinds: []string{"join"}, Static: true,
 		Help: "[LOWER, UPPER]: an interval join pairs a right record whose event time is within these bounds of the left one's"},
+	{Path: "join.exclusive", Scope: Operator, Kind: Enum, Values: []string{"none", "lower", "upper", "both"}, Default: "none", Kinds: []string{"join"}, Static: true,
+		Help: "which bounds of between a right record's time may not equal: none (both included), lower, upper or both"},
 	{Path: "union", Scope: Operator, Kind: Bool, Values: []string{"true"}, Kinds: []string{"union"}, Static: true,
 		Help: "merges two or more inputs of the same type, listed under inputs"},
 	{Path: "key", Scope: Operator, Kind: Func, Kinds: []string{"reduce", "aggregate", "process"}, Static: true,

@@ -1079,7 +1079,7 @@ type pairedChain struct {
 	pairedState *runtime.IntervalJoin[string, et.Click, et.View]               // buffered records of both sides, per key
 	pairedPair  func(et.Click, et.View, int64)                                 // pairedResult, made once
 	meter       *runtime.Meter                                                 // the subtask's metrics
-	counts      [2]uint64                                                      // records emitted by paired, then late for them; flush publishes them
+	counts      [3]uint64                                                      // records emitted by paired, then late for them (the join's left input), then late of its right input; flush publishes them
 }
 
 func newPairedChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[et.Click]], right *runtime.Inbox[runtime.Timed[et.View]], pairedToAll *runtime.Out[runtime.Timed[string]]) *pairedChain {
@@ -1161,17 +1161,17 @@ func (c *pairedChain) recordsRight(recs []runtime.Timed[et.View]) {
 
 // toPairedLeft takes a record of the left input of join "paired": join by ByPage and ViewPage, right records between -1s and 1s of a left record's time, apply Pair.
 func (c *pairedChain) toPairedLeft(r et.Click, ts int64) {
-	// A record too late to be paired is dropped, and counted.
+	// A record too late to be paired goes to the side output late-left.
 	if !c.pairedState.AddLeft(et.ByPage(r), r, ts, c.inputWM, c.pairedPair) {
-		c.counts[1]++
+		c.emitPairedLeftLate(r, ts)
 	}
 }
 
 // toPairedRight takes a record of the right input of join "paired": join by ByPage and ViewPage, right records between -1s and 1s of a left record's time, apply Pair.
 func (c *pairedChain) toPairedRight(r et.View, ts int64) {
-	// A record too late to be paired is dropped, and counted.
+	// A record too late to be paired goes to the side output late-right.
 	if !c.pairedState.AddRight(et.ViewPage(r), r, ts, c.inputWM, c.pairedPair) {
-		c.counts[1]++
+		c.emitPairedRightLate(r, ts)
 	}
 }
 
@@ -1187,6 +1187,16 @@ func (c *pairedChain) emitPaired(r string, ts int64) {
 		TS: ts,
 		V:  r,
 	})
+}
+
+// emitPairedLeftLate drops the records of the left input too late to be paired by "paired": nothing reads them.
+func (c *pairedChain) emitPairedLeftLate(r et.Click, ts int64) {
+	c.counts[1]++
+}
+
+// emitPairedRightLate drops the records of the right input too late to be paired by "paired": nothing reads them.
+func (c *pairedChain) emitPairedRightLate(r et.View, ts int64) {
+	c.counts[2]++
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -1238,7 +1248,7 @@ type windowedPairsChain struct {
 	windowedPairsState *runtime.WindowJoin[string, et.Click, et.View]                 // buffered records of both sides, per key
 	windowedPairsPair  func(et.Click, et.View, int64)                                 // windowedPairsResult, made once
 	meter              *runtime.Meter                                                 // the subtask's metrics
-	counts             [2]uint64                                                      // records emitted by windowed-pairs, then late for them; flush publishes them
+	counts             [3]uint64                                                      // records emitted by windowed-pairs, then late for them (the join's left input), then late of its right input; flush publishes them
 }
 
 func newWindowedPairsChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[et.Click]], right *runtime.Inbox[runtime.Timed[et.View]], windowedPairsToAll *runtime.Out[runtime.Timed[string]]) *windowedPairsChain {
@@ -1323,17 +1333,17 @@ func (c *windowedPairsChain) recordsRight(recs []runtime.Timed[et.View]) {
 
 // toWindowedPairsLeft takes a record of the left input of join "windowed-pairs": join by ByPage and ViewPage, tumbling windows, apply Pair.
 func (c *windowedPairsChain) toWindowedPairsLeft(r et.Click, ts int64) {
-	// A record too late to be paired is dropped, and counted.
+	// A record too late to be paired goes to the side output late-left.
 	if !c.windowedPairsState.AddLeft(et.ByPage(r), r, ts, c.inputWM) {
-		c.counts[1]++
+		c.emitWindowedPairsLeftLate(r, ts)
 	}
 }
 
 // toWindowedPairsRight takes a record of the right input of join "windowed-pairs": join by ByPage and ViewPage, tumbling windows, apply Pair.
 func (c *windowedPairsChain) toWindowedPairsRight(r et.View, ts int64) {
-	// A record too late to be paired is dropped, and counted.
+	// A record too late to be paired goes to the side output late-right.
 	if !c.windowedPairsState.AddRight(et.ViewPage(r), r, ts, c.inputWM) {
-		c.counts[1]++
+		c.emitWindowedPairsRightLate(r, ts)
 	}
 }
 
@@ -1354,6 +1364,16 @@ func (c *windowedPairsChain) emitWindowedPairs(r string, ts int64) {
 		TS: ts,
 		V:  r,
 	})
+}
+
+// emitWindowedPairsLeftLate drops the records of the left input too late to be paired by "windowed-pairs": nothing reads them.
+func (c *windowedPairsChain) emitWindowedPairsLeftLate(r et.Click, ts int64) {
+	c.counts[1]++
+}
+
+// emitWindowedPairsRightLate drops the records of the right input too late to be paired by "windowed-pairs": nothing reads them.
+func (c *windowedPairsChain) emitWindowedPairsRightLate(r et.View, ts int64) {
+	c.counts[2]++
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
