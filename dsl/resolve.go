@@ -160,6 +160,7 @@ func (r *resolver) resolve() *ir.Pipeline {
 	}
 	if !r.diags.HasErrors() {
 		r.warnReordering()
+		r.warnNoSink()
 		r.warnTransactionTimeouts()
 	}
 	return p

@@ -266,3 +266,23 @@ func (p *Pipeline) Head(n *Node) *Node {
 	}
 	return n
 }
+
+// Chains lists the pipeline's chains: each a head (a node that is not
+// fused) followed by the nodes fused behind it, directly or through
+// other fused nodes, in topological order. The nodes of a chain run in
+// one goroutine per subtask.
+func (p *Pipeline) Chains() [][]*Node {
+	var chains [][]*Node
+	at := map[int]int{} // head id -> index in chains
+	for _, n := range p.Nodes {
+		h := p.Head(n)
+		i, ok := at[h.ID]
+		if !ok {
+			i = len(chains)
+			at[h.ID] = i
+			chains = append(chains, nil)
+		}
+		chains[i] = append(chains[i], n)
+	}
+	return chains
+}
