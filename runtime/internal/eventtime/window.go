@@ -163,14 +163,15 @@ func (s *WindowState[K, A]) cleanup(w Window) int64 { return addSat(w.MaxTimesta
 // has fired already, in ascending window order: the caller re-emits its
 // result. acc is valid only during the call, which must not call s.
 func (s *WindowState[K, A]) Add(k K, ts, inputWatermark int64, add func(acc *A), onUpdate func(k K, w Window, acc *A)) bool {
-	return s.add(k, ts, inputWatermark, add, onUpdate, nil)
+	return s.add(k, ts, inputWatermark, add, onUpdate, nil, nil)
 }
 
-// add is Add that also reports updated windows to onRef.
-func (s *WindowState[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A), onUpdate func(k K, w Window, acc *A), onRef func(winRef[K, A])) bool {
+// add is Add that also reports updated windows to onRef, and every
+// window that got the record, whether or not it fired, to each.
+func (s *WindowState[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A), onUpdate func(k K, w Window, acc *A), onRef func(winRef[K, A]), each func(k K, w Window, fired bool, acc *A)) bool {
 	wm := max(inputWatermark, s.wm)
 	if s.assign.Kind == Session {
-		return s.addSession(k, ts, wm, add, onUpdate, onRef)
+		return s.addSession(k, ts, wm, add, onUpdate, onRef, each)
 	}
 	s.buf = s.assign.Assign(ts, s.buf)
 	ws := s.buf
@@ -201,6 +202,9 @@ func (s *WindowState[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A),
 		}
 		acc := &p.accs[i]
 		add(acc)
+		if each != nil {
+			each(k, w, p.fired || p.early != nil && p.early[i], acc)
+		}
 		if p.fired || p.early != nil && p.early[i] {
 			if onUpdate != nil {
 				onUpdate(k, w, acc)
@@ -269,7 +273,7 @@ func (p *pane[K, A]) sort() {
 	p.keys, p.seqs, p.accs, p.early = keys, seqs, accs, early
 }
 
-func (s *WindowState[K, A]) addSession(k K, ts, wm int64, add func(acc *A), onUpdate func(k K, w Window, acc *A), onRef func(winRef[K, A])) bool {
+func (s *WindowState[K, A]) addSession(k K, ts, wm int64, add func(acc *A), onUpdate func(k K, w Window, acc *A), onRef func(winRef[K, A]), each func(k K, w Window, fired bool, acc *A)) bool {
 	s.buf = s.assign.Assign(ts, s.buf)
 	c := s.buf[0]
 	wins := s.sessions[k]
@@ -314,6 +318,9 @@ func (s *WindowState[K, A]) addSession(k K, ts, wm int64, add func(acc *A), onUp
 		}
 	}
 	add(&e.acc)
+	if each != nil {
+		each(k, e.w, e.fired, &e.acc)
+	}
 	if e.fired {
 		if onUpdate != nil {
 			onUpdate(k, e.w, &e.acc)
@@ -576,4 +583,40 @@ func (s *WindowState[K, A]) restoreSession(k K, w Window, seq uint64, fired bool
 	s.sessionHeap.push(e)
 	s.sessions[k] = slices.Insert(wins, i, e)
 	return e, nil
+}
+
+// openWindow is a window of a key that has not fired, for openWindows.
+type openWindow[K comparable, A any] struct {
+	k   K
+	w   Window
+	seq uint64
+	acc *A
+}
+
+// openWindows appends to buf the windows that have not fired, with their
+// accumulators, in the order they would fire: ascending end, then
+// creation. The accumulators are valid until the next change of s.
+func (s *WindowState[K, A]) openWindows(buf []openWindow[K, A]) []openWindow[K, A] {
+	buf = buf[:0]
+	for _, p := range s.panes {
+		if p.fired {
+			continue
+		}
+		for i, k := range p.keys {
+			if p.early == nil || !p.early[int32(i)] {
+				buf = append(buf, openWindow[K, A]{k: k, w: p.w, seq: p.seqs[i], acc: &p.accs[i]})
+			}
+		}
+	}
+	for k, wins := range s.sessions {
+		for _, e := range wins {
+			if !e.fired {
+				buf = append(buf, openWindow[K, A]{k: k, w: e.w, seq: e.seq, acc: &e.acc})
+			}
+		}
+	}
+	slices.SortFunc(buf, func(a, b openWindow[K, A]) int {
+		return cmp.Or(cmp.Compare(a.w.End, b.w.End), cmp.Compare(a.seq, b.seq))
+	})
+	return buf
 }

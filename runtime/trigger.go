@@ -1,0 +1,28 @@
+package runtime
+
+import (
+	"github.com/pipegen/pipegen"
+	"github.com/pipegen/pipegen/runtime/internal/eventtime"
+)
+
+// Windows with early firings (package eventtime, trigger.go).
+
+type (
+	Trigger                               = eventtime.Trigger
+	TriggerAcc[A any]                     = eventtime.TriggerAcc[A]
+	TriggeredWindows[K comparable, A any] = eventtime.TriggeredWindows[K, A]
+)
+
+// NewTriggeredWindows makes the open windows of a keyed window operator
+// with a trigger; emit gets every result with its firing.
+func NewTriggeredWindows[K comparable, A any](a WindowAssigner, lateness int64, merge func(dst, src *A), t Trigger, emit func(k K, w Window, f pipegen.Firing, acc *A)) *TriggeredWindows[K, A] {
+	return eventtime.NewTriggeredWindows[K](a, lateness, merge, t, emit)
+}
+
+// UserWindowFiring is the window a result function sees, with the firing
+// the result is.
+func UserWindowFiring(w Window, f pipegen.Firing) pipegen.Window {
+	u := eventtime.UserWindow(w)
+	u.Firing = f
+	return u
+}
