@@ -117,6 +117,8 @@ func (g *gen) chainCode(f *jen.File, c *chain) {
 		switch x := ng.(type) {
 		case *windowGen:
 			x.resultMethod()
+		case *triggerGen:
+			x.resultMethod()
 		case *processGen:
 			x.timerMethod()
 		case *joinGen:

@@ -18,6 +18,8 @@ func (g *gen) keyedValue(n *ir.Node) *ir.Type {
 		return g.p.Nodes[n.Inputs[0].From].Out
 	case n.Kind == ir.Reduce && n.Window != nil:
 		return reduceAccType(n.In())
+	case n.Trigger != nil:
+		return triggerAccType(n.Acc)
 	}
 	return g.stateValue(n)
 }

@@ -26,6 +26,9 @@ func (g *gen) nodeGen(cg *chainGen, n *ir.Node) nodeGen {
 	case ir.Sink:
 		return &sinkGen{b}
 	case ir.Reduce, ir.Aggregate:
+		if n.Trigger != nil {
+			return &triggerGen{windowGen{b}}
+		}
 		if n.Window != nil {
 			return &windowGen{b}
 		}
@@ -318,7 +321,23 @@ type windowGen struct{ base }
 
 func (w *windowGen) state() *jen.Statement { return w.field("State") }
 func (w *windowGen) fire() *jen.Statement  { return w.field("Fire") }
-func (w *windowGen) acc() *ir.Type         { return w.cg.g.keyedValue(w.n) }
+
+// marksLate reports whether the window's updates within the allowed
+// lateness go to a result method of their own, which sets
+// pipegen.Window.Firing to Late: the result takes the window.
+func (w *windowGen) marksLate() bool {
+	n := w.n
+	return n.Lateness > 0 && !n.Window.Processing && n.Result != nil && n.Result.Shape == "window"
+}
+
+// update is what Add calls for a window updated within the lateness.
+func (w *windowGen) update() *jen.Statement {
+	if w.marksLate() {
+		return w.field("Update")
+	}
+	return w.fire()
+}
+func (w *windowGen) acc() *ir.Type { return w.cg.g.keyedValue(w.n) }
 
 func (w *windowGen) doc() string {
 	n := w.n
@@ -354,6 +373,9 @@ func (w *windowGen) fields(s *jen.Group) {
 	n := w.n
 	s.Id(w.member("%sState")).Op("*").Qual(runtimePath, "WindowState").Types(typeCode(n.KeyType), typeCode(w.acc())).Comment(fmt.Sprintf("open windows of %s per key", n.Name))
 	s.Id(w.member("%sFire")).Func().Params(typeCode(n.KeyType), jen.Qual(runtimePath, "Window"), jen.Op("*").Add(typeCode(w.acc()))).Comment(w.member("%sResult") + ", made once")
+	if w.marksLate() {
+		s.Id(w.member("%sUpdate")).Func().Params(typeCode(n.KeyType), jen.Qual(runtimePath, "Window"), jen.Op("*").Add(typeCode(w.acc()))).Comment(w.member("%sLateResult") + ", made once")
+	}
 }
 
 // assigner is the runtime.WindowAssigner of win: its kind, then its sizes.
@@ -387,6 +409,9 @@ func (w *windowGen) init(b *jen.Group) {
 			jen.Return(jen.Add(w.state()).Dot("Restore").Call(jen.Id("sec"), jen.Id(g.global("decode%sKey", n)), jen.Id(g.global("decode%sValue", n)))),
 		))
 	b.Add(w.fire()).Op("=").Id("c").Dot(w.member("%sResult"))
+	if w.marksLate() {
+		b.Add(w.update()).Op("=").Id("c").Dot(w.member("%sLateResult"))
+	}
 }
 
 func (w *windowGen) inputWatermark() bool { return !w.n.Window.Processing }
@@ -414,7 +439,7 @@ func (w *windowGen) record(b *jen.Group) {
 	}
 	// A record later than its window's end plus the allowed lateness, as
 	// judged by its sender's watermark, goes to the side output.
-	b.If(jen.Op("!").Add(w.state()).Dot("Add").Call(jen.Id("k"), ts, wm, addFn, w.fire())).Block(
+	b.If(jen.Op("!").Add(w.state()).Dot("Add").Call(jen.Id("k"), ts, wm, addFn, w.update())).Block(
 		jen.Id("c").Dot(w.member("emit%sLate")).Call(w.cg.args(jen.Id("r"), jen.Id("ts"))...),
 	)
 }
@@ -462,6 +487,14 @@ func (w *windowGen) resultMethod() {
 	f.Func().Params(w.cg.recv).Id(name).Params(jen.Id("k").Add(typeCode(n.KeyType)), jen.Id("w").Qual(runtimePath, "Window"), jen.Id("acc").Op("*").Add(typeCode(w.acc()))).Block(
 		w.emit(out, jen.Id("w").Dot("MaxTimestamp").Call()),
 	)
+	if w.marksLate() {
+		late := w.member("%sLateResult")
+		f.Comment(fmt.Sprintf("%s emits the result of a window of %q updated within the allowed", late, n.Name))
+		f.Comment("lateness, after it fired: its Firing is pipegen.Late.")
+		f.Func().Params(w.cg.recv).Id(late).Params(jen.Id("k").Add(typeCode(n.KeyType)), jen.Id("w").Qual(runtimePath, "Window"), jen.Id("acc").Op("*").Add(typeCode(w.acc()))).Block(
+			w.emit(aggregateResult(n, jen.Id("k"), jen.Id("acc"), jen.Qual(runtimePath, "UserWindowFiring").Call(jen.Id("w"), jen.Qual("github.com/pipegen/pipegen", "Late"))), jen.Id("w").Dot("MaxTimestamp").Call()),
+		)
+	}
 }
 
 // processGen is a process operator: the user's function with per-key state,

@@ -465,6 +465,7 @@ func (r *resolver) check(n *rnode) {
 		r.checkSink(n, in)
 	default:
 		n.out = r.checkOperator(n, in)
+		r.checkTrigger(n)
 	}
 	if n.out != nil {
 		n.ir.Out = r.conv.convert(n.out)

@@ -99,8 +99,9 @@ type NodeSpec struct {
 	Apply     Str
 	Between   []Str
 	Exclusive Str
-	// Window, AllowedLateness and Emit shape keyed operators.
+	// Window, Trigger, AllowedLateness and Emit shape keyed operators.
 	Window          *WindowSpec
+	Trigger         *TriggerSpec
 	AllowedLateness Str
 	Emit            Str
 
@@ -148,6 +149,12 @@ func (n *NodeSpec) field(path string) *Str {
 		}
 		w := n.Window
 		return map[string]*Str{"window.tumbling": &w.Tumbling, "window.sliding": &w.Sliding, "window.every": &w.Every, "window.session": &w.Session, "window.time": &w.Time}[path]
+	case "trigger.count", "trigger.every", "trigger.time", "trigger.mode":
+		if n.Trigger == nil {
+			n.Trigger = &TriggerSpec{}
+		}
+		t := n.Trigger
+		return map[string]*Str{"trigger.count": &t.Count, "trigger.every": &t.Every, "trigger.time": &t.Time, "trigger.mode": &t.Mode}[path]
 	case "timestamps.extract", "timestamps.max-out-of-orderness", "timestamps.idle-timeout":
 		if n.Timestamps == nil {
 			n.Timestamps = &TimestampsSpec{}
@@ -182,6 +189,15 @@ type WindowSpec struct {
 	Every    Str
 	Session  Str
 	Time     Str // event | processing
+}
+
+// TriggerSpec is a window's `trigger:` section.
+type TriggerSpec struct {
+	Pos   diag.Pos
+	Count Str
+	Every Str
+	Time  Str // event | processing
+	Mode  Str // accumulate | discard
 }
 
 // TimestampsSpec is a source's `timestamps:` section.

@@ -134,6 +134,8 @@ type Node struct {
 	// Window makes an aggregate or reduce emit once per key and window; a
 	// join's window pairs records of the same key and window.
 	Window *Window `json:"window,omitempty"`
+	// Trigger makes a window fire early; nil for none.
+	Trigger *Trigger `json:"trigger,omitempty"`
 	// Lateness is the allowed lateness of a window: records up to it late
 	// update a fired window, later ones go to the side output "late".
 	Lateness time.Duration `json:"lateness,omitempty"`
@@ -174,6 +176,20 @@ type Window struct {
 	Gap   time.Duration `json:"gap,omitempty"`   // session
 	// Processing is set for processing-time windows.
 	Processing bool `json:"processing,omitempty"`
+}
+
+// Trigger is when a window fires before it closes, and what a firing
+// leaves in it.
+type Trigger struct {
+	// Count fires a key's window after every Count records; 0 for never.
+	Count int `json:"count,omitempty"`
+	// Every fires the windows that changed at every multiple of Every of
+	// event time, or of processing time with Processing; 0 for never.
+	Every      time.Duration `json:"every,omitempty"`
+	Processing bool          `json:"processing,omitempty"`
+	// Discard empties a window after each firing ("discard"); otherwise
+	// it accumulates ("accumulate").
+	Discard bool `json:"discard,omitempty"`
 }
 
 // In returns the type of the node's input records (all inputs of a node

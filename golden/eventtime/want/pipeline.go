@@ -5,6 +5,7 @@
 package main
 
 import (
+	pipegen "github.com/pipegen/pipegen"
 	"github.com/pipegen/pipegen/golden/eventtime"
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
@@ -603,15 +604,16 @@ func (c *latestChain) end() {
 
 // sessionsChain is one subtask of aggregate "sessions".
 type sessionsChain struct {
-	sub           int           // the subtask's index
-	task          *runtime.Task // its part in checkpoints
-	in            *runtime.Inbox[runtime.Timed[et.Click]]
-	inputWM       int64                                     // watermark of the sender of the batch being processed
-	sessionsToAll *runtime.Out[runtime.Timed[string]]       // to all, forward
-	sessionsState *runtime.WindowState[string, et.Session]  // open windows of sessions per key
-	sessionsFire  func(string, runtime.Window, *et.Session) // sessionsResult, made once
-	meter         *runtime.Meter                            // the subtask's metrics
-	counts        [2]uint64                                 // records emitted by sessions, then late for them; flush publishes them
+	sub            int           // the subtask's index
+	task           *runtime.Task // its part in checkpoints
+	in             *runtime.Inbox[runtime.Timed[et.Click]]
+	inputWM        int64                                     // watermark of the sender of the batch being processed
+	sessionsToAll  *runtime.Out[runtime.Timed[string]]       // to all, forward
+	sessionsState  *runtime.WindowState[string, et.Session]  // open windows of sessions per key
+	sessionsFire   func(string, runtime.Window, *et.Session) // sessionsResult, made once
+	sessionsUpdate func(string, runtime.Window, *et.Session) // sessionsLateResult, made once
+	meter          *runtime.Meter                            // the subtask's metrics
+	counts         [2]uint64                                 // records emitted by sessions, then late for them; flush publishes them
 }
 
 func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.Click]], sessionsToAll *runtime.Out[runtime.Timed[string]]) *sessionsChain {
@@ -630,6 +632,7 @@ func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[e
 		return c.sessionsState.Restore(sec, decodeSessionsKey, decodeSessionsValue)
 	})
 	c.sessionsFire = c.sessionsResult
+	c.sessionsUpdate = c.sessionsLateResult
 	c.meter = j.Meter(sub, nodeSessions)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -685,7 +688,7 @@ func (c *sessionsChain) toSessions(r et.Click, ts int64) {
 	k := et.ByUser(r)
 	if !c.sessionsState.Add(k, ts, c.inputWM, func(acc *et.Session) {
 		et.AddClick(acc, r)
-	}, c.sessionsFire) {
+	}, c.sessionsUpdate) {
 		c.emitSessionsLate(r, ts)
 	}
 }
@@ -694,6 +697,12 @@ func (c *sessionsChain) toSessions(r et.Click, ts int64) {
 // allowed lateness, changed after it fired).
 func (c *sessionsChain) sessionsResult(k string, w runtime.Window, acc *et.Session) {
 	c.emitSessions(et.SessionLine(k, runtime.UserWindow(w), acc), w.MaxTimestamp())
+}
+
+// sessionsLateResult emits the result of a window of "sessions" updated within the allowed
+// lateness, after it fired: its Firing is pipegen.Late.
+func (c *sessionsChain) sessionsLateResult(k string, w runtime.Window, acc *et.Session) {
+	c.emitSessions(et.SessionLine(k, runtime.UserWindowFiring(w, pipegen.Late), acc), w.MaxTimestamp())
 }
 
 // emitSessions passes the records of "sessions" to all.

@@ -146,12 +146,10 @@ func (t *TriggeredWindows[K, A]) fire(k K, w Window, f pipegen.Firing, a *Trigge
 	a.N = 0
 }
 
+// onTime fires a window that closes. In accumulate mode it always emits:
+// the on-time result is the final one, even when it repeats the last
+// early one.
 func (t *TriggeredWindows[K, A]) onTime(k K, w Window, a *TriggerAcc[A]) {
-	if !t.trig.Discard {
-		// Always: the on-time result is the final one, even when it
-		// repeats the last early one.
-		a.N = max(a.N, 1)
-	}
 	t.fire(k, w, pipegen.OnTime, a)
 }
 

@@ -1,0 +1,41 @@
+// Package triggers is the golden case of a window with early firings
+// written as directives: "counts" and "deltas" of golden/triggers.
+package triggers
+
+import (
+	"fmt"
+
+	"github.com/pipegen/pipegen"
+)
+
+//pipegen:pipeline triggers parallelism=2
+//pipegen:source clicks connector=file parallelism=1 path=clicks.jsonl format=jsonl type=Click timestamps.extract=ClickTime
+//pipegen:union all inputs=counts,deltas
+//pipegen:sink out input=all connector=file path=out
+//pipegen:sink late input=counts.late connector=file path=late
+
+type Click struct {
+	User string `json:"user"`
+	Ms   int64  `json:"ms"`
+}
+
+func ClickTime(c Click) int64 { return c.Ms }
+func ByUser(c Click) string   { return c.User }
+
+// Sum counts clicks and adds their times.
+type Sum struct {
+	N  int
+	Ms int64
+}
+
+// Add adds a click to a user's window: early every 3 clicks, then on time
+// and late within a minute; and every 10s of event time, only what is new.
+//
+//pipegen:aggregate counts input=clicks key=ByUser window.tumbling=1m trigger.count=3 allowed-lateness=1m result=Result
+//pipegen:aggregate deltas input=clicks key=ByUser window.sliding=1m window.every=30s trigger.every=10s trigger.mode=discard result=Result
+func Add(s *Sum, c Click) { s.N++; s.Ms += c.Ms }
+
+// Result writes a window's result with its firing.
+func Result(user string, w pipegen.Window, s *Sum) string {
+	return fmt.Sprintf("%s [%d,%d) %s n=%d ms=%d", user, w.Start.UnixMilli(), w.End.UnixMilli(), w.Firing, s.N, s.Ms)
+}
