@@ -367,6 +367,8 @@ func windowText(n *ir.Node) string {
 		return ""
 	case w.Kind == "sliding":
 		s = fmt.Sprintf("sliding %s every %s", w.Size, w.Every)
+	case w.Kind == "session" && w.GapFn != nil:
+		s = "session gap " + w.GapFn.Name
 	case w.Kind == "session":
 		s = fmt.Sprintf("session %s", w.Gap)
 	default:

@@ -348,6 +348,9 @@ func (w *windowGen) doc() string {
 		what += " every " + win.Every.String()
 	case "session":
 		what = "session gap " + win.Gap.String()
+		if win.GapFn != nil {
+			what = "session gap per record " + win.GapFn.Name
+		}
 	}
 	clock := "event time"
 	if win.Processing {
@@ -378,6 +381,18 @@ func (w *windowGen) fields(s *jen.Group) {
 	}
 }
 
+// sessionGap returns the method that adds record r of key k at time ts,
+// from an input at watermark wm, to the windows: Add, or AddGap for
+// sessions with a gap per record, whose gap it computes first; and its
+// first arguments.
+func sessionGap(b *jen.Group, n *ir.Node, ts, wm jen.Code) (method string, args []jen.Code) {
+	if n.Window.GapFn == nil {
+		return "Add", []jen.Code{jen.Id("k"), ts, wm}
+	}
+	b.Id("gap").Op(":=").Qual(runtimePath, "SessionGap").Call(fn(n.Window.GapFn).Call(jen.Id("r")), jen.Lit(fmt.Sprintf("operators.%s: %s", n.Name, n.Window.GapFn.Name)))
+	return "AddGap", []jen.Code{jen.Id("k"), ts, jen.Id("gap"), wm}
+}
+
 // assigner is the runtime.WindowAssigner of win: its kind, then its sizes.
 func assigner(win *ir.Window) jen.Code {
 	var kv []jen.Code
@@ -387,6 +402,10 @@ func assigner(win *ir.Window) jen.Code {
 	case "sliding":
 		kv = append(kv, field("Kind", jen.Qual(runtimePath, "Sliding")), field("Size", millisCode(win.Size)), field("Slide", millisCode(win.Every)))
 	case "session":
+		if win.GapFn != nil {
+			kv = append(kv, field("Kind", jen.Qual(runtimePath, "Session")), field("DynamicGap", jen.True()))
+			break
+		}
 		kv = append(kv, field("Kind", jen.Qual(runtimePath, "Session")), field("Gap", millisCode(win.Gap)))
 	}
 	return jen.Qual(runtimePath, "WindowAssigner").Custom(multi, kv...)
@@ -433,13 +452,14 @@ func (w *windowGen) record(b *jen.Group) {
 	}
 	b.Id("k").Op(":=").Add(fn(n.Key)).Call(jen.Id("r"))
 	addFn := jen.Func().Params(jen.Id("acc").Op("*").Add(typeCode(w.acc()))).Block(add)
+	method, args := sessionGap(b, n, ts, wm)
 	if n.Window.Processing {
-		b.Add(w.state()).Dot("Add").Call(jen.Id("k"), ts, wm, addFn, w.fire())
+		b.Add(w.state()).Dot(method).Call(append(args, addFn, w.fire())...)
 		return
 	}
 	// A record later than its window's end plus the allowed lateness, as
 	// judged by its sender's watermark, goes to the side output.
-	b.If(jen.Op("!").Add(w.state()).Dot("Add").Call(jen.Id("k"), ts, wm, addFn, w.update())).Block(
+	b.If(jen.Op("!").Add(w.state()).Dot(method).Call(append(args, addFn, w.update())...)).Block(
 		jen.Id("c").Dot(w.member("emit%sLate")).Call(w.cg.args(jen.Id("r"), jen.Id("ts"))...),
 	)
 }

@@ -107,13 +107,14 @@ func (t *triggerGen) record(b *jen.Group) {
 	}
 	b.Id("k").Op(":=").Add(fn(n.Key)).Call(jen.Id("r"))
 	addFn := jen.Func().Params(jen.Id("acc").Op("*").Add(typeCode(t.userAcc()))).Block(fn(n.Add).Call(jen.Id("acc"), jen.Id("r")))
+	method, args := sessionGap(b, n, ts, wm)
 	if n.Window.Processing {
-		b.Add(t.state()).Dot("Add").Call(jen.Id("k"), ts, wm, addFn)
+		b.Add(t.state()).Dot(method).Call(append(args, addFn)...)
 		return
 	}
 	b.Comment("A record later than its window's end plus the allowed lateness, as")
 	b.Comment("judged by its sender's watermark, goes to the side output.")
-	b.If(jen.Op("!").Add(t.state()).Dot("Add").Call(jen.Id("k"), ts, wm, addFn)).Block(
+	b.If(jen.Op("!").Add(t.state()).Dot(method).Call(append(args, addFn)...)).Block(
 		jen.Id("c").Dot(t.member("emit%sLate")).Call(t.cg.args(jen.Id("r"), jen.Id("ts"))...),
 	)
 }

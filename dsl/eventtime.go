@@ -119,13 +119,24 @@ func (r *resolver) checkWindow(n *rnode) {
 			out.Size = d
 		}
 	}
+	if w.SessionGap.Set {
+		set++
+		out.Kind = "session"
+		if !slices.Contains(settings.KindsOf("window.session-gap"), kind) {
+			r.notFor(n, w.SessionGap.Pos, "window.session-gap", "")
+		} else if f := r.checkSessionGap(n, w.SessionGap); f != nil {
+			out.GapFn = f
+		} else {
+			n.ok = false
+		}
+	}
 	switch {
 	case set == 0:
-		r.report(w.Pos, diag.Missing, "window needs one of %v, %v with %v, or %v", exIn("window.tumbling", "SIZE"), exIn("window.sliding", "SIZE"), exIn("window.every", "SLIDE"), exIn("window.session", "GAP"))
+		r.report(w.Pos, diag.Missing, "window needs one of %v, %v with %v, %v, or %v", exIn("window.tumbling", "SIZE"), exIn("window.sliding", "SIZE"), exIn("window.every", "SLIDE"), exIn("window.session", "GAP"), exIn("window.session-gap", "GapFunc"))
 		n.ok = false
 		return
 	case set > 1:
-		r.report(w.Pos, diag.Conflict, "window has more than one of %v, %v and %v: choose one", keyRef("window.tumbling"), keyRef("window.sliding"), keyRef("window.session"))
+		r.report(w.Pos, diag.Conflict, "window has more than one of %v, %v, %v and %v: choose one", keyRef("window.tumbling"), keyRef("window.sliding"), keyRef("window.session"), keyRef("window.session-gap"))
 		n.ok = false
 		return
 	}

@@ -143,12 +143,12 @@ func (n *NodeSpec) field(path string) *Str {
 		return &n.Emit
 	case "on-timer":
 		return &n.OnTimer
-	case "window.tumbling", "window.sliding", "window.every", "window.session", "window.time":
+	case "window.tumbling", "window.sliding", "window.every", "window.session", "window.session-gap", "window.time":
 		if n.Window == nil {
 			n.Window = &WindowSpec{}
 		}
 		w := n.Window
-		return map[string]*Str{"window.tumbling": &w.Tumbling, "window.sliding": &w.Sliding, "window.every": &w.Every, "window.session": &w.Session, "window.time": &w.Time}[path]
+		return map[string]*Str{"window.tumbling": &w.Tumbling, "window.sliding": &w.Sliding, "window.every": &w.Every, "window.session": &w.Session, "window.session-gap": &w.SessionGap, "window.time": &w.Time}[path]
 	case "trigger.count", "trigger.every", "trigger.time", "trigger.mode":
 		if n.Trigger == nil {
 			n.Trigger = &TriggerSpec{}
@@ -188,6 +188,8 @@ type WindowSpec struct {
 	Sliding  Str
 	Every    Str
 	Session  Str
+	// SessionGap names a function that gives each record's session gap.
+	SessionGap Str
 	Time     Str // event | processing
 }
 

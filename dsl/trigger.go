@@ -1,6 +1,8 @@
 package dsl
 
 import (
+	"fmt"
+	"go/types"
 	"slices"
 	"time"
 
@@ -74,4 +76,24 @@ func (r *resolver) checkTrigger(n *rnode) {
 	if n.ok {
 		n.ir.Trigger = out
 	}
+}
+
+// checkSessionGap checks a session gap function: func(In) time.Duration.
+func (r *resolver) checkSessionGap(n *rnode, name Str) *ir.Func {
+	f := r.u.lookupFunc(name, &r.reporter)
+	if f == nil || n.in == nil {
+		return nil
+	}
+	ps, rs := params(f)
+	if ps == nil || ps.Len() != 1 || rs.Len() != 1 || !types.Identical(ps.At(0).Type(), n.in) || !isDuration(rs.At(0).Type()) {
+		r.signatureError(name, "session-gap", f, fmt.Sprintf("func(%s) time.Duration", r.u.typeString(n.in)))
+		return nil
+	}
+	return r.fn(f, "")
+}
+
+// isDuration reports whether t is time.Duration.
+func isDuration(t types.Type) bool {
+	named, ok := t.(*types.Named)
+	return ok && named.Obj().Pkg() != nil && named.Obj().Pkg().Path() == "time" && named.Obj().Name() == "Duration"
 }

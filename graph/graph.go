@@ -242,6 +242,9 @@ func details(n *ir.Node) []string {
 			s = fmt.Sprintf("sliding %s every %s", dur(w.Size), dur(w.Every))
 		case "session":
 			s = "session gap " + dur(w.Gap)
+			if w.GapFn != nil {
+				s = "session gap " + name(w.GapFn) + " per record"
+			}
 		default:
 			s = w.Kind + " " + dur(w.Size)
 		}

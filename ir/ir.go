@@ -174,6 +174,9 @@ type Window struct {
 	Size  time.Duration `json:"size,omitempty"`
 	Every time.Duration `json:"every,omitempty"` // sliding
 	Gap   time.Duration `json:"gap,omitempty"`   // session
+	// GapFn gives each record's session gap, func(In) time.Duration;
+	// Gap is 0 then.
+	GapFn *Func `json:"gapFn,omitempty"`
 	// Processing is set for processing-time windows.
 	Processing bool `json:"processing,omitempty"`
 }

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"time"
+
 	"github.com/pipegen/pipegen"
 	"github.com/pipegen/pipegen/runtime/internal/eventtime"
 )
@@ -25,4 +27,13 @@ func UserWindowFiring(w Window, f pipegen.Firing) pipegen.Window {
 	u := eventtime.UserWindow(w)
 	u.Firing = f
 	return u
+}
+
+// SessionGap is a session gap function's result in milliseconds, for
+// WindowState.AddGap; a gap under 1ms fails the job, naming fn.
+func SessionGap(d time.Duration, fn string) int64 {
+	if d < time.Millisecond {
+		Abortf("%s returned a session gap of %s: a gap must be at least 1ms", fn, d)
+	}
+	return d.Milliseconds()
 }

@@ -4,13 +4,14 @@ package triggers
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/pipegen/pipegen"
 )
 
 //pipegen:pipeline triggers parallelism=2
 //pipegen:source clicks connector=file parallelism=1 path=clicks.jsonl format=jsonl type=Click timestamps.extract=ClickTime
-//pipegen:union all inputs=counts,deltas
+//pipegen:union all inputs=counts,deltas,dynamic
 //pipegen:sink out input=all connector=file path=out
 //pipegen:sink late input=counts.late connector=file path=late
 
@@ -32,8 +33,15 @@ type Sum struct {
 // and late within a minute; and every 10s of event time, only what is new.
 //
 //pipegen:aggregate counts input=clicks key=ByUser window.tumbling=1m trigger.count=3 allowed-lateness=1m result=Result
+//pipegen:aggregate dynamic input=clicks key=ByUser window.session-gap=Gap trigger.count=4 merge=Merge result=Result
 //pipegen:aggregate deltas input=clicks key=ByUser window.sliding=1m window.every=30s trigger.every=10s trigger.mode=discard result=Result
 func Add(s *Sum, c Click) { s.N++; s.Ms += c.Ms }
+
+// Merge merges two sessions.
+func Merge(dst, src *Sum) { dst.N += src.N; dst.Ms += src.Ms }
+
+// Gap is the session gap a click sets: from 1s to 20s, by its time.
+func Gap(c Click) time.Duration { return time.Duration(1000+(c.Ms%19000+19000)%19000) * time.Millisecond }
 
 // Result writes a window's result with its firing.
 func Result(user string, w pipegen.Window, s *Sum) string {

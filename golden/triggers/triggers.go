@@ -5,6 +5,7 @@ package triggers
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/pipegen/pipegen"
 )
@@ -26,6 +27,9 @@ type Sum struct {
 func Add(s *Sum, c Click) { s.N++; s.Ms += c.Ms }
 
 func Merge(dst, src *Sum) { dst.N += src.N; dst.Ms += src.Ms }
+
+// Gap is the session gap a click sets: from 1s to 20s, by its time.
+func Gap(c Click) time.Duration { return time.Duration(1000+(c.Ms%19000+19000)%19000) * time.Millisecond }
 
 // Result writes a window's result with its firing.
 func Result(user string, w pipegen.Window, s *Sum) string {

@@ -42,6 +42,7 @@ func TestOutput(t *testing.T) {
 		{name: "counts", size: 60000, slide: 60000, lateness: 60000, count: 3},
 		{name: "deltas", size: 60000, slide: 30000, every: 10000, discard: true},
 		{name: "sessions", gap: 20000, count: 5},
+		{name: "dynamic", gap: -1, count: 4},
 	}
 	for _, m := range models {
 		m.wm = math.MinInt64
@@ -133,7 +134,7 @@ func (m *model) add(c Click) bool {
 	if m.wins == nil {
 		m.wins = map[string][]*win{}
 	}
-	if m.gap > 0 {
+	if m.gap != 0 {
 		return m.addSession(c)
 	}
 	var bounds [][2]int64
@@ -176,7 +177,11 @@ func (m *model) addTo(c Click, w *win) {
 
 func (m *model) addSession(c Click) bool {
 	ws := m.wins[c.User]
-	nw := &win{start: c.Ms, end: c.Ms + m.gap}
+	gap := m.gap
+	if gap < 0 {
+		gap = Gap(c).Milliseconds()
+	}
+	nw := &win{start: c.Ms, end: c.Ms + gap}
 	var keep, touch []*win
 	for _, x := range ws {
 		if x.start <= nw.end && nw.start <= x.end {

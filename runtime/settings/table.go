@@ -137,6 +137,8 @@ var table = []*Setting{
 		Help: "how often a sliding window starts, at most its size"},
 	{Path: "window.session", Scope: Operator, Kind: Duration, MinDuration: time.Millisecond, Kinds: []string{"reduce", "aggregate", "join"}, Static: true,
 		Help: "the gap without records that closes a key's session"},
+	{Path: "window.session-gap", Scope: Operator, Kind: Func, Kinds: []string{"reduce", "aggregate"}, Static: true,
+		Help: "func(In) time.Duration: session windows whose gap each record sets: the record's session is [its time, its time + the gap)"},
 	{Path: "window.time", Scope: Operator, Kind: Enum, Values: []string{"event", "processing"}, DefaultDoc: "event when the records have event time, else processing", Kinds: []string{"reduce", "aggregate", "join"}, Static: true,
 		Help: "the time windows are measured in"},
 	{Path: "trigger", Scope: Operator, Kind: Mapping, Kinds: []string{"aggregate"}, Static: true,

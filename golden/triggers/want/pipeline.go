@@ -20,7 +20,7 @@ import (
 var config = &runtime.Config{
 	Name:           "triggers",
 	Source:         "golden/triggers/pipeline.yaml",
-	Fingerprint:    "9a1ab05bc529bf0b36e9f9d8",
+	Fingerprint:    "d0ee23eaf32434ae927eb5ee",
 	Parallelism:    2,
 	MaxParallelism: 128,
 	Checkpoint: runtime.CheckpointConfig{
@@ -49,7 +49,8 @@ var config = &runtime.Config{
 		{Name: "counts", UID: "counts", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "clicks", Partition: "hash"}}, Window: "tumbling 1m0s", KeySchema: countsKeySchema, ValueSchema: countsValueSchema},
 		{Name: "deltas", UID: "deltas", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "clicks", Partition: "hash"}}, Window: "sliding 1m0s every 30s", KeySchema: deltasKeySchema, ValueSchema: deltasValueSchema},
 		{Name: "sessions", UID: "sessions", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "clicks", Partition: "hash"}}, Window: "session 20s", KeySchema: sessionsKeySchema, ValueSchema: sessionsValueSchema},
-		{Name: "all", UID: "all", Kind: "union", Section: "operators", Inputs: []runtime.NodeInput{{From: "counts", Partition: "forward"}, {From: "deltas", Partition: "forward"}, {From: "sessions", Partition: "forward"}}},
+		{Name: "dynamic", UID: "dynamic", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "clicks", Partition: "hash"}}, Window: "session gap Gap", KeySchema: dynamicKeySchema, ValueSchema: dynamicValueSchema},
+		{Name: "all", UID: "all", Kind: "union", Section: "operators", Inputs: []runtime.NodeInput{{From: "counts", Partition: "forward"}, {From: "deltas", Partition: "forward"}, {From: "sessions", Partition: "forward"}, {From: "dynamic", Partition: "forward"}}},
 		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "all", Inputs: []runtime.NodeInput{{From: "all", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "out"}},
 		{Name: "late", UID: "late", Kind: "sink", Section: "sinks", FusedWith: "counts", Inputs: []runtime.NodeInput{{From: "counts", Side: "late", Partition: "forward"}}, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "late"}},
 	},
@@ -61,9 +62,10 @@ const (
 	nodeCounts   = 1
 	nodeDeltas   = 2
 	nodeSessions = 3
-	nodeAll      = 4
-	nodeOut      = 5
-	nodeLate     = 6
+	nodeDynamic  = 4
+	nodeAll      = 5
+	nodeOut      = 6
+	nodeLate     = 7
 )
 
 // build wires one run of the job and starts the goroutine of every subtask of
@@ -72,9 +74,10 @@ func build(j *runtime.Job) {
 	countsIn := runtime.NewInboxes[runtime.Timed[triggers.Click]](j, j.Parallelism(nodeCounts), j.Parallelism(nodeClicks))
 	deltasIn := runtime.NewInboxes[runtime.Timed[triggers.Click]](j, j.Parallelism(nodeDeltas), j.Parallelism(nodeClicks))
 	sessionsIn := runtime.NewInboxes[runtime.Timed[triggers.Click]](j, j.Parallelism(nodeSessions), j.Parallelism(nodeClicks))
-	allIn := runtime.NewInboxes[runtime.Timed[string]](j, j.Parallelism(nodeAll), j.Parallelism(nodeCounts)+j.Parallelism(nodeDeltas)+j.Parallelism(nodeSessions))
+	dynamicIn := runtime.NewInboxes[runtime.Timed[triggers.Click]](j, j.Parallelism(nodeDynamic), j.Parallelism(nodeClicks))
+	allIn := runtime.NewInboxes[runtime.Timed[string]](j, j.Parallelism(nodeAll), j.Parallelism(nodeCounts)+j.Parallelism(nodeDeltas)+j.Parallelism(nodeSessions)+j.Parallelism(nodeDynamic))
 	for i := range j.Parallelism(nodeClicks) {
-		j.Go("clicks", i, newClicksChain(j, i, runtime.NewOut(j, countsIn, i), runtime.NewOut(j, deltasIn, i), runtime.NewOut(j, sessionsIn, i)).run)
+		j.Go("clicks", i, newClicksChain(j, i, runtime.NewOut(j, countsIn, i), runtime.NewOut(j, deltasIn, i), runtime.NewOut(j, sessionsIn, i), runtime.NewOut(j, dynamicIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeCounts) {
 		c := newCountsChain(j, i, countsIn[i], runtime.NewOut(j, allIn, i))
@@ -92,6 +95,12 @@ func build(j *runtime.Job) {
 		c := newSessionsChain(j, i, sessionsIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeCounts)+j.Parallelism(nodeDeltas)+i))
 		if !c.in.Direct(c.handle) {
 			j.Go("sessions", i, c.run)
+		}
+	}
+	for i := range j.Parallelism(nodeDynamic) {
+		c := newDynamicChain(j, i, dynamicIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeCounts)+j.Parallelism(nodeDeltas)+j.Parallelism(nodeSessions)+i))
+		if !c.in.Direct(c.handle) {
+			j.Go("dynamic", i, c.run)
 		}
 	}
 	for i := range j.Parallelism(nodeAll) {
@@ -112,14 +121,16 @@ type clicksChain struct {
 	clicksToCounts   *runtime.Out[runtime.Timed[triggers.Click]] // to counts, hash
 	clicksToDeltas   *runtime.Out[runtime.Timed[triggers.Click]] // to deltas, hash
 	clicksToSessions *runtime.Out[runtime.Timed[triggers.Click]] // to sessions, hash
+	clicksToDynamic  *runtime.Out[runtime.Timed[triggers.Click]] // to dynamic, hash
 	meter            *runtime.Meter                              // the subtask's metrics
 	counts           [2]uint64                                   // records emitted by clicks, then late for them; flush publishes them
 }
 
-func newClicksChain(j *runtime.Job, sub int, clicksToCounts *runtime.Out[runtime.Timed[triggers.Click]], clicksToDeltas *runtime.Out[runtime.Timed[triggers.Click]], clicksToSessions *runtime.Out[runtime.Timed[triggers.Click]]) *clicksChain {
+func newClicksChain(j *runtime.Job, sub int, clicksToCounts *runtime.Out[runtime.Timed[triggers.Click]], clicksToDeltas *runtime.Out[runtime.Timed[triggers.Click]], clicksToSessions *runtime.Out[runtime.Timed[triggers.Click]], clicksToDynamic *runtime.Out[runtime.Timed[triggers.Click]]) *clicksChain {
 	c := &clicksChain{
 		clicksToCounts:   clicksToCounts,
 		clicksToDeltas:   clicksToDeltas,
+		clicksToDynamic:  clicksToDynamic,
 		clicksToSessions: clicksToSessions,
 		sub:              sub,
 		task:             j.Task(nodeClicks, sub),
@@ -131,6 +142,7 @@ func newClicksChain(j *runtime.Job, sub int, clicksToCounts *runtime.Out[runtime
 	c.clicksToCounts.Observe(c.meter)
 	c.clicksToDeltas.Observe(c.meter)
 	c.clicksToSessions.Observe(c.meter)
+	c.clicksToDynamic.Observe(c.meter)
 	return c
 }
 
@@ -172,7 +184,7 @@ func (c *clicksChain) run() {
 	c.end()
 }
 
-// emitClicks passes the records of "clicks" to counts, deltas, sessions.
+// emitClicks passes the records of "clicks" to counts, deltas, sessions, dynamic.
 func (c *clicksChain) emitClicks(r triggers.Click, ts int64) {
 	c.counts[0]++
 	c.clicksToCounts.Hash(hashKeyCounts(triggers.ByUser(r)), runtime.Timed[triggers.Click]{
@@ -187,6 +199,10 @@ func (c *clicksChain) emitClicks(r triggers.Click, ts int64) {
 		TS: ts,
 		V:  r,
 	})
+	c.clicksToDynamic.Hash(hashKeyDynamic(triggers.ByUser(r)), runtime.Timed[triggers.Click]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -195,6 +211,7 @@ func (c *clicksChain) flush() {
 	c.clicksToCounts.Flush()
 	c.clicksToDeltas.Flush()
 	c.clicksToSessions.Flush()
+	c.clicksToDynamic.Flush()
 	c.meter.Publish(c.counts[:])
 }
 
@@ -207,6 +224,7 @@ func (c *clicksChain) barrier(id int64) {
 	c.clicksToCounts.Barrier(id)
 	c.clicksToDeltas.Barrier(id)
 	c.clicksToSessions.Barrier(id)
+	c.clicksToDynamic.Barrier(id)
 	c.task.Submit(s)
 }
 
@@ -217,6 +235,7 @@ func (c *clicksChain) watermark(w int64) {
 	c.clicksToCounts.Watermark(w)
 	c.clicksToDeltas.Watermark(w)
 	c.clicksToSessions.Watermark(w)
+	c.clicksToDynamic.Watermark(w)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
@@ -229,6 +248,7 @@ func (c *clicksChain) end() {
 	c.clicksToCounts.End()
 	c.clicksToDeltas.End()
 	c.clicksToSessions.End()
+	c.clicksToDynamic.End()
 	c.task.Submit(s)
 	c.meter.Publish(c.counts[:])
 	c.meter.End()
@@ -698,6 +718,157 @@ func (c *sessionsChain) end() {
 	c.meter.End()
 }
 
+// dynamicChain is one subtask of aggregate "dynamic".
+type dynamicChain struct {
+	sub          int           // the subtask's index
+	task         *runtime.Task // its part in checkpoints
+	in           *runtime.Inbox[runtime.Timed[triggers.Click]]
+	inputWM      int64                                           // watermark of the sender of the batch being processed
+	dynamicToAll *runtime.Out[runtime.Timed[string]]             // to all, forward
+	dynamicState *runtime.TriggeredWindows[string, triggers.Sum] // open windows of dynamic per key, with their trigger
+	meter        *runtime.Meter                                  // the subtask's metrics
+	counts       [2]uint64                                       // records emitted by dynamic, then late for them; flush publishes them
+}
+
+func newDynamicChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[triggers.Click]], dynamicToAll *runtime.Out[runtime.Timed[string]]) *dynamicChain {
+	c := &dynamicChain{
+		dynamicToAll: dynamicToAll,
+		in:           in,
+		sub:          sub,
+		task:         j.Task(nodeDynamic, sub),
+	}
+	c.task.RestoreWatermarks(nodeDynamic, c.in)
+	c.dynamicState = runtime.NewTriggeredWindows[string, triggers.Sum](runtime.WindowAssigner{
+		Kind:       runtime.Session,
+		DynamicGap: true,
+	}, 0, triggers.Merge, runtime.Trigger{
+		Count: 4,
+	}, c.dynamicResult)
+	runtime.RestoreKeyed(c.task, nodeDynamic, "", func(sec []byte) error {
+		return c.dynamicState.Restore(sec, decodeDynamicKey, decodeDynamicValue)
+	})
+	c.meter = j.Meter(sub, nodeDynamic)
+	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
+	c.dynamicToAll.Observe(c.meter)
+	return c
+}
+
+// run takes records and control events from the inbox of "dynamic" until every
+// input has ended. The inbox aligns barriers: one arrives here once it came from
+// every input, and the senders wait until Release.
+func (c *dynamicChain) run() {
+	for c.handle(c.in.Next()) {
+	}
+}
+
+// handle acts on one message of the inbox of "dynamic": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *dynamicChain) handle(m runtime.Msg[runtime.Timed[triggers.Click]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.inputWM = c.in.SenderWatermark(m.From)
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
+}
+
+// records passes a batch to "dynamic". A panic in user code is reported with the
+// record that caused it; the deferred check costs nothing per record.
+func (c *dynamicChain) records(recs []runtime.Timed[triggers.Click]) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, recs[i])
+		}
+	}()
+	for ; i < len(recs); i++ {
+		c.toDynamic(recs[i].V, recs[i].TS)
+	}
+}
+
+// toDynamic is operator "dynamic": aggregate: add Add, result Result by ByUser on session gap per record Gap windows (event time), emitting once per key and window, and early every 4 records (accumulating).
+func (c *dynamicChain) toDynamic(r triggers.Click, ts int64) {
+	k := triggers.ByUser(r)
+	gap := runtime.SessionGap(triggers.Gap(r), "operators.dynamic: Gap")
+	// A record later than its window's end plus the allowed lateness, as
+	// judged by its sender's watermark, goes to the side output.
+	if !c.dynamicState.AddGap(k, ts, gap, c.inputWM, func(acc *triggers.Sum) {
+		triggers.Add(acc, r)
+	}) {
+		c.emitDynamicLate(r, ts)
+	}
+}
+
+// dynamicResult emits the result of a firing of a window of "dynamic": early (its
+// trigger), on time (it closed) or late (a record within the allowed lateness).
+func (c *dynamicChain) dynamicResult(k string, w runtime.Window, f pipegen.Firing, acc *triggers.Sum) {
+	c.emitDynamic(triggers.Result(k, runtime.UserWindowFiring(w, f), acc), w.MaxTimestamp())
+}
+
+// emitDynamic passes the records of "dynamic" to all.
+func (c *dynamicChain) emitDynamic(r string, ts int64) {
+	c.counts[0]++
+	c.dynamicToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
+}
+
+// emitDynamicLate drops the records too late for the windows of "dynamic": nothing reads them.
+func (c *dynamicChain) emitDynamicLate(r triggers.Click, ts int64) {
+	c.counts[1]++
+}
+
+// flush hands partial batches downstream; the chain calls it when it has nothing
+// to do, and at least every runtime.Linger.
+func (c *dynamicChain) flush() {
+	c.dynamicToAll.Flush()
+	c.meter.Publish(c.counts[:])
+}
+
+// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
+// the records before it, and hands the snapshot to the writer.
+func (c *dynamicChain) barrier(id int64) {
+	s := c.task.Begin(id)
+	s.InboxWatermarks(nodeDynamic, c.in.Watermarks())
+	runtime.SnapshotKeyed(s, nodeDynamic, "", hashKeyDynamic, dynamicKeySchema, dynamicValueSchema, func(sec *state.Sections, kg func(string) int) error {
+		return c.dynamicState.Snapshot(sec, kg, encodeDynamicKey, encodeDynamicValue)
+	})
+	c.dynamicToAll.Barrier(id)
+	c.task.Submit(s)
+}
+
+// watermark moves the chain's event time to w: what waited for it fires, then the
+// watermark goes on downstream, after the records it released.
+func (c *dynamicChain) watermark(w int64) {
+	c.meter.Watermark(w)
+	c.dynamicState.Advance(w)
+	c.dynamicToAll.Watermark(w)
+}
+
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
+func (c *dynamicChain) end() {
+	s := c.task.Final()
+	s.InboxWatermarks(nodeDynamic, c.in.Watermarks())
+	c.dynamicToAll.End()
+	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
+}
+
 // allChain is one subtask of union "all" and the nodes fused with it: out.
 type allChain struct {
 	sub     int           // the subtask's index
@@ -764,7 +935,7 @@ func (c *allChain) records(recs []runtime.Timed[string]) {
 	}
 }
 
-// toAll is operator "all": union of counts, deltas, sessions.
+// toAll is operator "all": union of counts, deltas, sessions, dynamic.
 func (c *allChain) toAll(r string, ts int64) {
 	c.emitAll(r, ts)
 }
@@ -906,6 +1077,38 @@ func encodeSessionsValue(w *codec.Writer, v *runtime.TriggerAcc[triggers.Sum]) {
 	encodeTriggerAcc(w, v)
 }
 func decodeSessionsValue(r *codec.Reader) *runtime.TriggerAcc[triggers.Sum] {
+	v := new(runtime.TriggerAcc[triggers.Sum])
+	decodeTriggerAcc(r, v)
+	return v
+}
+
+// hashKeyDynamic hashes a key of "dynamic". The hash decides the key group, which
+// checkpoints keep: it must never change.
+func hashKeyDynamic(k string) uint64 {
+	return runtime.HashString(k)
+}
+
+// The schema of the state of "dynamic", recorded in every checkpoint.
+const (
+	dynamicKeySchema   = "string"
+	dynamicValueSchema = "github.com/pipegen/pipegen/runtime.TriggerAcc{1 N uint64; 2 Acc github.com/pipegen/pipegen/golden/triggers.Sum{1 N int; 2 Ms int64}}"
+)
+
+// encodeDynamicKey and decodeDynamicKey write and read a key of "dynamic".
+func encodeDynamicKey(w *codec.Writer, k string) {
+	w.String(k)
+}
+func decodeDynamicKey(r *codec.Reader) string {
+	var k string
+	k = r.String()
+	return k
+}
+
+// encodeDynamicValue and decodeDynamicValue write and read a value of type runtime.TriggerAcc of the state of "dynamic".
+func encodeDynamicValue(w *codec.Writer, v *runtime.TriggerAcc[triggers.Sum]) {
+	encodeTriggerAcc(w, v)
+}
+func decodeDynamicValue(r *codec.Reader) *runtime.TriggerAcc[triggers.Sum] {
 	v := new(runtime.TriggerAcc[triggers.Sum])
 	decodeTriggerAcc(r, v)
 	return v

@@ -121,6 +121,15 @@ func (t *TriggeredWindows[K, A]) Add(k K, ts, inputWatermark int64, add func(acc
 	return ok
 }
 
+// AddGap is Add for sessions whose gap comes with each record (see
+// WindowState.AddGap).
+func (t *TriggeredWindows[K, A]) AddGap(k K, ts, gap, inputWatermark int64, add func(acc *A)) bool {
+	t.cur = add
+	ok := t.ws.addGap(k, ts, gap, inputWatermark, t.addFn, nil, t.eachFn)
+	t.cur = nil
+	return ok
+}
+
 func (t *TriggeredWindows[K, A]) each(k K, w Window, fired bool, a *TriggerAcc[A]) {
 	switch {
 	case fired:

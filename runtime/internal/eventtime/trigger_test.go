@@ -196,3 +196,27 @@ func TestTriggerRestore(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionGapPerRecord checks sessions whose gap comes with each record:
+// a record with a long gap bridges sessions that a short one would not.
+func TestSessionGapPerRecord(t *testing.T) {
+	s := NewWindowState[int, testAcc](WindowAssigner{Kind: Session, DynamicGap: true}, 0, mergeTestAcc)
+	var got []string
+	fire := func(k int, w Window, a *testAcc) { got = append(got, fmt.Sprintf("%d %v %v", k, w, a.ids)) }
+	s.AddGap(1, 0, 5, MinTime, addID(0), fire)  // [0, 5)
+	s.AddGap(1, 20, 5, MinTime, addID(1), fire) // [20, 25): apart
+	s.AddGap(2, 0, 30, MinTime, addID(2), fire) // [0, 30)
+	s.AddGap(2, 20, 5, MinTime, addID(3), fire) // inside
+	s.AddGap(1, 4, 16, MinTime, addID(4), fire) // [4, 20): touches both, bridges them
+	s.Advance(MaxTime, fire)
+	want := []string{"1 [0, 25) [0 1 4]", "2 [0, 30) [2 3]"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Errorf("Add on sessions with a gap per record did not panic")
+		}
+	}()
+	s.Add(1, 100, MinTime, addID(5), fire)
+}

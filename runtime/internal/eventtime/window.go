@@ -52,6 +52,9 @@ type WindowState[K comparable, A any] struct {
 	seq      uint64 // the creation number of the next window of a key
 	restored bool
 	buf      []Window
+	// gap is the session gap of the record being added (AddGap), 0 for
+	// the assigner's.
+	gap int64
 
 	// Tumbling and sliding windows: a pane per window, by Start. paneHeap
 	// holds every pane at its MaxTimestamp until it has fired, then at the
@@ -166,6 +169,24 @@ func (s *WindowState[K, A]) Add(k K, ts, inputWatermark int64, add func(acc *A),
 	return s.add(k, ts, inputWatermark, add, onUpdate, nil, nil)
 }
 
+// AddGap is Add for sessions whose gap comes with each record
+// (WindowAssigner.DynamicGap): the record's session is [ts, ts+gap),
+// merged with the key's sessions it overlaps or touches. It panics when
+// gap is not positive: the caller checks the user's gap.
+func (s *WindowState[K, A]) AddGap(k K, ts, gap, inputWatermark int64, add func(acc *A), onUpdate func(k K, w Window, acc *A)) bool {
+	return s.addGap(k, ts, gap, inputWatermark, add, onUpdate, nil)
+}
+
+func (s *WindowState[K, A]) addGap(k K, ts, gap, inputWatermark int64, add func(acc *A), onUpdate func(k K, w Window, acc *A), each func(k K, w Window, fired bool, acc *A)) bool {
+	if gap <= 0 || s.assign.Kind != Session {
+		panic(fmt.Sprintf("a session gap must be positive, got %dms", gap))
+	}
+	s.gap = gap
+	ok := s.add(k, ts, inputWatermark, add, onUpdate, nil, each)
+	s.gap = 0
+	return ok
+}
+
 // add is Add that also reports updated windows to onRef, and every
 // window that got the record, whether or not it fired, to each.
 func (s *WindowState[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A), onUpdate func(k K, w Window, acc *A), onRef func(winRef[K, A]), each func(k K, w Window, fired bool, acc *A)) bool {
@@ -276,6 +297,11 @@ func (p *pane[K, A]) sort() {
 func (s *WindowState[K, A]) addSession(k K, ts, wm int64, add func(acc *A), onUpdate func(k K, w Window, acc *A), onRef func(winRef[K, A]), each func(k K, w Window, fired bool, acc *A)) bool {
 	s.buf = s.assign.Assign(ts, s.buf)
 	c := s.buf[0]
+	if s.gap > 0 {
+		c.End = addSat(c.Start, s.gap)
+	} else if s.assign.DynamicGap {
+		panic("sessions with a gap per record take it with AddGap")
+	}
 	wins := s.sessions[k]
 	// Sessions of a key are disjoint and apart, sorted by Start (so also by
 	// End): those that c overlaps or touches are a run [i, j).
