@@ -190,7 +190,7 @@ type WindowSpec struct {
 	Session  Str
 	// SessionGap names a function that gives each record's session gap.
 	SessionGap Str
-	Time     Str // event | processing
+	Time       Str // event | processing
 }
 
 // TriggerSpec is a window's `trigger:` section.

@@ -41,7 +41,9 @@ func Add(s *Sum, c Click) { s.N++; s.Ms += c.Ms }
 func Merge(dst, src *Sum) { dst.N += src.N; dst.Ms += src.Ms }
 
 // Gap is the session gap a click sets: from 1s to 20s, by its time.
-func Gap(c Click) time.Duration { return time.Duration(1000+(c.Ms%19000+19000)%19000) * time.Millisecond }
+func Gap(c Click) time.Duration {
+	return time.Duration(1000+(c.Ms%19000+19000)%19000) * time.Millisecond
+}
 
 // Result writes a window's result with its firing.
 func Result(user string, w pipegen.Window, s *Sum) string {

@@ -34,4 +34,4 @@ func SelfPair(a, b Click) string                                 { return "" }
 
 func CountLine(user string, w pipegen.Window, n *Count) string { return "" }
 func Latest(a, b Click) Click                                  { return b }
-func MergeCounts(dst, src *Count) { dst.N += src.N }
+func MergeCounts(dst, src *Count)                              { dst.N += src.N }
