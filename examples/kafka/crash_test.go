@@ -68,6 +68,12 @@ func seed(t *testing.T) uint64 {
 // expected output, as sorted JSON lines.
 func setup(t *testing.T, outputs ...string) (brokers, bin, dir string, want []string) {
 	t.Helper()
+	return setupN(t, eventCount(), outputs...)
+}
+
+// setupN is setup with n input events.
+func setupN(t *testing.T, n int, outputs ...string) (brokers, bin, dir string, want []string) {
+	t.Helper()
 	topics := map[string]int32{"events": 4}
 	for _, o := range outputs {
 		topics[o] = 3
@@ -78,7 +84,7 @@ func setup(t *testing.T, outputs ...string) (brokers, bin, dir string, want []st
 	}
 	t.Cleanup(c.Close)
 	brokers = c.ListenAddrs()[0]
-	evs := kafkacount.Events(eventCount(), numKeys)
+	evs := kafkacount.Events(n, numKeys)
 	var recs []*kgo.Record
 	for _, e := range evs {
 		v, _ := json.Marshal(e)
@@ -168,34 +174,47 @@ func TestRescale(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the job")
 	}
-	brokers, bin, dir, want := setup(t, "rescaled")
+	// Four times the input of the other tests: at 3 subtasks the job
+	// must still be running after its first checkpoint.
+	brokers, bin, dir, want := setupN(t, 4*eventCount(), "rescaled")
 	ckpt := filepath.Join(dir, "checkpoints")
 	evFile := filepath.Join(dir, "events.jsonl")
-	base := append(args(brokers, "rescaled"), "--checkpoint-dir", ckpt, "--events", evFile, "--set", "checkpoint.interval=50ms")
+	base := append(args(brokers, "rescaled"), "--checkpoint-dir", ckpt, "--events", evFile, "--set", "checkpoint.interval=20ms")
 
 	// At 2 subtasks, killed once two checkpoints are complete; at 3,
-	// killed once two more are; at 2 again to the end.
-	killAfter := func(p, checkpoints int) bool {
+	// killed once it has completed one of its own; at 2 again to the end.
+	killAfter := func(p, more int) bool {
 		t.Helper()
+		checkpoints := countCheckpoints(evFile) + more
 		cmd := exec.Command(bin, append([]string{"run", "--parallelism", fmt.Sprint(p)}, base...)...)
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(time.Minute)
-		for !checkpointed(evFile, checkpoints) {
-			if time.Now().After(deadline) {
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		deadline := time.After(time.Minute)
+		for countCheckpoints(evFile) < checkpoints {
+			select {
+			case err := <-exited:
+				// It ended before it could be killed: at exit 0 the job
+				// finished (nothing is left to rescale), else it failed.
+				if err != nil {
+					t.Fatalf("parallelism %d: %v before checkpoint %d:\n%s", p, err, checkpoints, stderr.String())
+				}
+				return false
+			case <-deadline:
 				cmd.Process.Kill()
-				cmd.Wait()
+				<-exited
 				t.Fatalf("parallelism %d: no checkpoint %d within a minute:\n%s", p, checkpoints, stderr.String())
+			case <-time.After(time.Millisecond):
 			}
-			time.Sleep(2 * time.Millisecond)
 		}
 		cmd.Process.Kill()
-		return cmd.Wait() != nil
+		return <-exited != nil
 	}
-	if !killAfter(2, 2) || !killAfter(3, 4) {
+	if !killAfter(2, 2) || !killAfter(3, 1) {
 		t.Skip("the job finished before it could be killed: nothing was rescaled")
 	}
 	run := exec.Command(bin, append([]string{"run", "--parallelism", "2"}, base...)...)
@@ -214,14 +233,18 @@ func TestRescale(t *testing.T) {
 		}
 	}
 	if resumed != 2 {
-		t.Fatalf("%d runs resumed from a checkpoint, want 2:\n%s", resumed, out)
+		var kinds []string
+		for _, e := range evs {
+			kinds = append(kinds, fmt.Sprint(e.Kind))
+		}
+		t.Fatalf("%d runs resumed from a checkpoint, want 2 (events: %s):\n%s", resumed, strings.Join(kinds, " "), out)
 	}
 	kafkatest.Compare(t, "rescaled run", want, kafkatest.Committed(t, brokers, "rescaled"))
 }
 
-// checkpointed reports whether the events file has n completed
-// checkpoints.
-func checkpointed(file string, n int) bool {
+// countCheckpoints is the number of completed checkpoints in the events
+// file.
+func countCheckpoints(file string) int {
 	evs, _ := events.ReadFile(file)
 	got := 0
 	for _, e := range evs {
@@ -229,5 +252,5 @@ func checkpointed(file string, n int) bool {
 			got++
 		}
 	}
-	return got >= n
+	return got
 }

@@ -126,7 +126,9 @@ func TestKeyedCheckpoints(t *testing.T) {
 		c, base := st.begin(id, id-1)
 		// The subtask goes on before the writer gets to the values: it
 		// encodes those it changes first, and nothing reaches the store.
-		mutate(st, model, rng, 150, keys)
+		// Fewer changes than 4*spillAt, the most it keeps before it waits
+		// for the writer (which has not started here).
+		mutate(st, model, rng, 4*st.spillAt-1, keys)
 		if err := stor.Prepare(id); err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +140,9 @@ func TestKeyedCheckpoints(t *testing.T) {
 			defer close(done)
 			files, written, err = st.write(c, base, stor)
 		}()
-		// And while it writes them.
+		// And while it writes them: enough to outgrow 4*spillAt, so that
+		// the subtask waits for the writer to have taken the store's
+		// checkpoint.
 		mutate(st, model, rng, 150, keys)
 		<-done
 		if err != nil {
