@@ -119,6 +119,8 @@ func (g *gen) chainCode(f *jen.File, c *chain) {
 			x.resultMethod()
 		case *triggerGen:
 			x.resultMethod()
+		case *countGen:
+			x.resultMethod()
 		case *processGen:
 			x.timerMethod()
 		case *joinGen:
@@ -126,7 +128,7 @@ func (g *gen) chainCode(f *jen.File, c *chain) {
 		}
 		if n.Kind != ir.Sink {
 			cg.emitMethod(n, "")
-			if n.Window != nil && !n.Window.Processing && (n.Kind == ir.Aggregate || n.Kind == ir.Reduce) {
+			if n.Window != nil && !n.Window.Processing && n.Window.Kind != "count" && (n.Kind == ir.Aggregate || n.Kind == ir.Reduce) {
 				cg.emitMethod(n, "late")
 			}
 			if n.Kind == ir.Join && n.Timed && (n.Window == nil || !n.Window.Processing) {

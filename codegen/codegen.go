@@ -367,6 +367,10 @@ func windowText(n *ir.Node) string {
 		return ""
 	case w.Kind == "sliding":
 		s = fmt.Sprintf("sliding %s every %s", w.Size, w.Every)
+	case w.Kind == "count" && w.CountEvery < w.Count:
+		return fmt.Sprintf("count %d every %d", w.Count, w.CountEvery)
+	case w.Kind == "count":
+		return fmt.Sprintf("count %d", w.Count)
 	case w.Kind == "session" && w.GapFn != nil:
 		s = "session gap " + w.GapFn.Name
 	case w.Kind == "session":

@@ -108,6 +108,10 @@ func (g *gen) keyedFuncs(f *jen.File) {
 		if n.Kind == ir.Join {
 			g.valueCodec(f, cg, n, "Right", g.p.Nodes[n.Inputs[1].From].Out)
 		}
+		if n.Window != nil && n.Window.Kind == "count" && n.Window.CountEvery < n.Window.Count {
+			// Sliding count windows keep their last records.
+			g.valueCodec(f, cg, n, "Record", n.In())
+		}
 		if n.Window == nil && n.Kind != ir.Join {
 			name := g.global("%sCodec", n)
 			f.Comment(fmt.Sprintf("%s is how checkpoints write and read the state of %q.", name, n.Name))

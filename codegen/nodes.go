@@ -29,6 +29,9 @@ func (g *gen) nodeGen(cg *chainGen, n *ir.Node) nodeGen {
 		if n.Trigger != nil {
 			return &triggerGen{windowGen{b}}
 		}
+		if n.Window != nil && n.Window.Kind == "count" {
+			return &countGen{b}
+		}
 		if n.Window != nil {
 			return &windowGen{b}
 		}

@@ -119,6 +119,14 @@ func (r *resolver) checkWindow(n *rnode) {
 			out.Size = d
 		}
 	}
+	if w.Count.Set {
+		set++
+		out.Kind = "count"
+		r.checkCountWindow(n, out)
+	} else if w.CountEvery.Set {
+		r.report(w.CountEvery.Pos, diag.Misplaced, "%v is for count windows: add %v", keyRef("window.count-every"), exIn("window.count", "N"))
+		n.ok = false
+	}
 	if w.SessionGap.Set {
 		set++
 		out.Kind = "session"
@@ -132,11 +140,11 @@ func (r *resolver) checkWindow(n *rnode) {
 	}
 	switch {
 	case set == 0:
-		r.report(w.Pos, diag.Missing, "window needs one of %v, %v with %v, %v, or %v", exIn("window.tumbling", "SIZE"), exIn("window.sliding", "SIZE"), exIn("window.every", "SLIDE"), exIn("window.session", "GAP"), exIn("window.session-gap", "GapFunc"))
+		r.report(w.Pos, diag.Missing, "window needs one of %v, %v with %v, %v, %v, or %v", exIn("window.tumbling", "SIZE"), exIn("window.sliding", "SIZE"), exIn("window.every", "SLIDE"), exIn("window.session", "GAP"), exIn("window.session-gap", "GapFunc"), exIn("window.count", "N"))
 		n.ok = false
 		return
 	case set > 1:
-		r.report(w.Pos, diag.Conflict, "window has more than one of %v, %v, %v and %v: choose one", keyRef("window.tumbling"), keyRef("window.sliding"), keyRef("window.session"), keyRef("window.session-gap"))
+		r.report(w.Pos, diag.Conflict, "window has more than one of %v, %v, %v, %v and %v: choose one", keyRef("window.tumbling"), keyRef("window.sliding"), keyRef("window.session"), keyRef("window.session-gap"), keyRef("window.count"))
 		n.ok = false
 		return
 	}
@@ -155,6 +163,23 @@ func (r *resolver) checkWindow(n *rnode) {
 	} else if out.Kind == "sliding" {
 		r.report(w.Sliding.Pos, diag.Missing, "a sliding window needs %v (how often a window starts)", exIn("window.every", "SLIDE"))
 		n.ok = false
+	}
+	if out.Kind == "count" {
+		// Count windows have no time: no lateness, nothing is late.
+		if ns.AllowedLateness.Set {
+			r.report(ns.AllowedLateness.Pos, diag.Misplaced, "%v is for windows of time: a count window takes every record", keyRef("allowed-lateness"))
+			n.ok = false
+		}
+		if w.Time.Set {
+			r.report(w.Time.Pos, diag.Misplaced, "%v is for windows of time: a count window counts records", keyRef("window.time"))
+			n.ok = false
+		}
+		if ns.Emit.Set {
+			r.report(ns.Emit.Pos, diag.Conflict, "%v is for reduce and aggregate without a window: a window emits once per key and window", keyRef("emit"))
+			n.ok = false
+		}
+		n.ir.Window = out
+		return
 	}
 	timeKind, timeOK := r.parse(settings.Node(settings.Operator, kind, "window.time"), w.Time)
 	switch {

@@ -406,7 +406,7 @@ func (r *resolver) check(n *rnode) {
 			// so that it is never late.
 			out = types.Typ[types.String]
 		} else if i.side == "late" {
-			if i.from.ir.Window == nil || i.from.ir.Window.Processing || (i.from.ir.Kind != ir.Aggregate && i.from.ir.Kind != ir.Reduce) {
+			if i.from.ir.Window == nil || i.from.ir.Window.Processing || i.from.ir.Window.Kind == "count" || (i.from.ir.Kind != ir.Aggregate && i.from.ir.Kind != ir.Reduce) {
 				if i.from.ok && i.from.out != nil {
 					r.report(i.pos, diag.Graph, "%s has no side output late: only event-time windows of reduce and aggregate send late records there", i.from.spec.Name.V)
 				}

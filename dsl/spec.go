@@ -143,12 +143,12 @@ func (n *NodeSpec) field(path string) *Str {
 		return &n.Emit
 	case "on-timer":
 		return &n.OnTimer
-	case "window.tumbling", "window.sliding", "window.every", "window.session", "window.session-gap", "window.time":
+	case "window.tumbling", "window.sliding", "window.every", "window.session", "window.session-gap", "window.time", "window.count", "window.count-every":
 		if n.Window == nil {
 			n.Window = &WindowSpec{}
 		}
 		w := n.Window
-		return map[string]*Str{"window.tumbling": &w.Tumbling, "window.sliding": &w.Sliding, "window.every": &w.Every, "window.session": &w.Session, "window.session-gap": &w.SessionGap, "window.time": &w.Time}[path]
+		return map[string]*Str{"window.tumbling": &w.Tumbling, "window.sliding": &w.Sliding, "window.every": &w.Every, "window.session": &w.Session, "window.session-gap": &w.SessionGap, "window.time": &w.Time, "window.count": &w.Count, "window.count-every": &w.CountEvery}[path]
 	case "trigger.count", "trigger.every", "trigger.time", "trigger.mode":
 		if n.Trigger == nil {
 			n.Trigger = &TriggerSpec{}
@@ -190,7 +190,9 @@ type WindowSpec struct {
 	Session  Str
 	// SessionGap names a function that gives each record's session gap.
 	SessionGap Str
-	Time       Str // event | processing
+	// Count and CountEvery make count windows.
+	Count, CountEvery Str
+	Time              Str // event | processing
 }
 
 // TriggerSpec is a window's `trigger:` section.

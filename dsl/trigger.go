@@ -18,6 +18,21 @@ import (
 func (r *resolver) checkTrigger(n *rnode) {
 	ns := n.spec
 	t := ns.Trigger
+	if w := n.ir.Window; w != nil && w.Kind == "count" && n.ok {
+		if n.ir.Result != nil && n.ir.Result.Shape == "window" {
+			r.report(ns.Result.Pos, diag.Function, "result %s takes a window, but count windows have no time: use a func(key K, acc *A) Out", ns.Result.V)
+			n.ok = false
+		}
+		if t != nil {
+			r.report(t.Pos, diag.Misplaced, "%v is for windows of time: a count window fires as its last record arrives", keyRef("trigger"))
+			n.ok = false
+		}
+		if w.CountEvery < w.Count && n.in != nil {
+			// A sliding count window keeps its last records.
+			r.checkState(n, ns.Window.CountEvery, n.in)
+		}
+		return
+	}
 	if t == nil {
 		return
 	}
@@ -96,4 +111,29 @@ func (r *resolver) checkSessionGap(n *rnode, name Str) *ir.Func {
 func isDuration(t types.Type) bool {
 	named, ok := t.(*types.Named)
 	return ok && named.Obj().Pkg() != nil && named.Obj().Pkg().Path() == "time" && named.Obj().Name() == "Duration"
+}
+
+// checkCountWindow checks the sizes of count windows into w.
+func (r *resolver) checkCountWindow(n *rnode, w *ir.Window) {
+	ns, kind := n.spec, n.spec.Kind.V
+	ws := ns.Window
+	v, ok := r.parse(settings.Node(settings.Operator, kind, "window.count"), ws.Count)
+	if !ok {
+		n.ok = false
+		return
+	}
+	w.Count, w.CountEvery = v.(int), v.(int)
+	if !ws.CountEvery.Set {
+		return
+	}
+	v, ok = r.parse(settings.Node(settings.Operator, kind, "window.count-every"), ws.CountEvery)
+	switch {
+	case !ok:
+		n.ok = false
+	case v.(int) > w.Count:
+		r.report(ws.CountEvery.Pos, diag.BadValue, "%v (how many records apart windows fire) must be at most %v, %d, got %d", keyRef("window.count-every"), keyRef("window.count"), w.Count, v.(int))
+		n.ok = false
+	default:
+		w.CountEvery = v.(int)
+	}
 }

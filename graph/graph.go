@@ -240,6 +240,11 @@ func details(n *ir.Node) []string {
 		switch w.Kind {
 		case "sliding":
 			s = fmt.Sprintf("sliding %s every %s", dur(w.Size), dur(w.Every))
+		case "count":
+			s = fmt.Sprintf("count windows of %d records", w.Count)
+			if w.CountEvery < w.Count {
+				s += fmt.Sprintf(" every %d", w.CountEvery)
+			}
 		case "session":
 			s = "session gap " + dur(w.Gap)
 			if w.GapFn != nil {
@@ -248,7 +253,9 @@ func details(n *ir.Node) []string {
 		default:
 			s = w.Kind + " " + dur(w.Size)
 		}
-		if w.Processing {
+		if w.Kind == "count" {
+			// No time.
+		} else if w.Processing {
 			s += ", processing time"
 		} else {
 			s += ", event time"

@@ -174,6 +174,10 @@ type Window struct {
 	Size  time.Duration `json:"size,omitempty"`
 	Every time.Duration `json:"every,omitempty"` // sliding
 	Gap   time.Duration `json:"gap,omitempty"`   // session
+	// Count is the size of count windows (Kind "count"), in records;
+	// CountEvery how many records apart they fire (Count for tumbling).
+	Count      int `json:"count,omitempty"`
+	CountEvery int `json:"countEvery,omitempty"`
 	// GapFn gives each record's session gap, func(In) time.Duration;
 	// Gap is 0 then.
 	GapFn *Func `json:"gapFn,omitempty"`

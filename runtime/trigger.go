@@ -10,6 +10,7 @@ import (
 // Windows with early firings (package eventtime, trigger.go).
 
 type (
+	CountWindows[K comparable, T, A any]  = eventtime.CountWindows[K, T, A]
 	Trigger                               = eventtime.Trigger
 	TriggerAcc[A any]                     = eventtime.TriggerAcc[A]
 	TriggeredWindows[K comparable, A any] = eventtime.TriggeredWindows[K, A]
@@ -36,4 +37,9 @@ func SessionGap(d time.Duration, fn string) int64 {
 		Abortf("%s returned a session gap of %s: a gap must be at least 1ms", fn, d)
 	}
 	return d.Milliseconds()
+}
+
+// NewCountWindows makes the open count windows of a keyed window operator.
+func NewCountWindows[K comparable, T, A any](size, every uint64, add func(acc *A, r T), emit func(k K, acc *A, ts int64)) *CountWindows[K, T, A] {
+	return eventtime.NewCountWindows[K](size, every, add, emit)
 }

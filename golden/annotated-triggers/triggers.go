@@ -11,7 +11,7 @@ import (
 
 //pipegen:pipeline triggers parallelism=2
 //pipegen:source clicks connector=file parallelism=1 path=clicks.jsonl format=jsonl type=Click timestamps.extract=ClickTime
-//pipegen:union all inputs=counts,deltas,dynamic
+//pipegen:union all inputs=counts,deltas,dynamic,recent
 //pipegen:sink out input=all connector=file path=out
 //pipegen:sink late input=counts.late connector=file path=late
 
@@ -34,6 +34,7 @@ type Sum struct {
 //
 //pipegen:aggregate counts input=clicks key=ByUser window.tumbling=1m trigger.count=3 allowed-lateness=1m result=Result
 //pipegen:aggregate dynamic input=clicks key=ByUser window.session-gap=Gap trigger.count=4 merge=Merge result=Result
+//pipegen:aggregate recent input=clicks key=ByUser window.count=5 window.count-every=2 result=CountResult
 //pipegen:aggregate deltas input=clicks key=ByUser window.sliding=1m window.every=30s trigger.every=10s trigger.mode=discard result=Result
 func Add(s *Sum, c Click) { s.N++; s.Ms += c.Ms }
 
@@ -43,6 +44,11 @@ func Merge(dst, src *Sum) { dst.N += src.N; dst.Ms += src.Ms }
 // Gap is the session gap a click sets: from 1s to 20s, by its time.
 func Gap(c Click) time.Duration {
 	return time.Duration(1000+(c.Ms%19000+19000)%19000) * time.Millisecond
+}
+
+// CountResult writes the result of a count window.
+func CountResult(user string, s *Sum) string {
+	return fmt.Sprintf("%s count n=%d ms=%d", user, s.N, s.Ms)
 }
 
 // Result writes a window's result with its firing.

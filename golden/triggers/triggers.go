@@ -33,6 +33,11 @@ func Gap(c Click) time.Duration {
 	return time.Duration(1000+(c.Ms%19000+19000)%19000) * time.Millisecond
 }
 
+// CountResult writes the result of a count window.
+func CountResult(user string, s *Sum) string {
+	return fmt.Sprintf("%s count n=%d ms=%d", user, s.N, s.Ms)
+}
+
 // Result writes a window's result with its firing.
 func Result(user string, w pipegen.Window, s *Sum) string {
 	return fmt.Sprintf("%s [%d,%d) %s n=%d ms=%d", user, w.Start.UnixMilli(), w.End.UnixMilli(), w.Firing, s.N, s.Ms)

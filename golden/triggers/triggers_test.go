@@ -44,6 +44,8 @@ func TestOutput(t *testing.T) {
 		{name: "sessions", gap: 20000, count: 5},
 		{name: "dynamic", gap: -1, count: 4},
 	}
+	want = append(want, countWindows(clicks, 10, 10)...)
+	want = append(want, countWindows(clicks, 5, 2)...)
 	for _, m := range models {
 		m.wm = math.MinInt64
 		m.out = &want
@@ -258,6 +260,27 @@ func (m *model) advance(wm int64) {
 		}
 		m.wins[k] = keep
 	}
+}
+
+// countWindows are the results of count windows of size clicks of a
+// user, every every clicks: the last size clicks at every every-th; in a
+// window not complete at the end, nothing.
+func countWindows(clicks []Click, size, every int) []string {
+	var out []string
+	seen := map[string][]Click{}
+	for _, c := range clicks {
+		cs := append(seen[c.User], c)
+		seen[c.User] = cs
+		if len(cs)%every != 0 {
+			continue
+		}
+		var s Sum
+		for _, x := range cs[max(0, len(cs)-size):] {
+			Add(&s, x)
+		}
+		out = append(out, CountResult(c.User, &s))
+	}
+	return out
 }
 
 func floorDiv(a, b int64) int64 {

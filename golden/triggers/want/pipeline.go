@@ -20,7 +20,7 @@ import (
 var config = &runtime.Config{
 	Name:           "triggers",
 	Source:         "golden/triggers/pipeline.yaml",
-	Fingerprint:    "d0ee23eaf32434ae927eb5ee",
+	Fingerprint:    "c7e925ca376ce8c8b8cbd10e",
 	Parallelism:    2,
 	MaxParallelism: 128,
 	Checkpoint: runtime.CheckpointConfig{
@@ -50,7 +50,9 @@ var config = &runtime.Config{
 		{Name: "deltas", UID: "deltas", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "clicks", Partition: "hash"}}, Window: "sliding 1m0s every 30s", KeySchema: deltasKeySchema, ValueSchema: deltasValueSchema},
 		{Name: "sessions", UID: "sessions", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "clicks", Partition: "hash"}}, Window: "session 20s", KeySchema: sessionsKeySchema, ValueSchema: sessionsValueSchema},
 		{Name: "dynamic", UID: "dynamic", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "clicks", Partition: "hash"}}, Window: "session gap Gap", KeySchema: dynamicKeySchema, ValueSchema: dynamicValueSchema},
-		{Name: "all", UID: "all", Kind: "union", Section: "operators", Inputs: []runtime.NodeInput{{From: "counts", Partition: "forward"}, {From: "deltas", Partition: "forward"}, {From: "sessions", Partition: "forward"}, {From: "dynamic", Partition: "forward"}}},
+		{Name: "tens", UID: "tens", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "clicks", Partition: "hash"}}, Window: "count 10", KeySchema: tensKeySchema, ValueSchema: tensValueSchema},
+		{Name: "recent", UID: "recent", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "clicks", Partition: "hash"}}, Window: "count 5 every 2", KeySchema: recentKeySchema, ValueSchema: recentValueSchema},
+		{Name: "all", UID: "all", Kind: "union", Section: "operators", Inputs: []runtime.NodeInput{{From: "counts", Partition: "forward"}, {From: "deltas", Partition: "forward"}, {From: "sessions", Partition: "forward"}, {From: "dynamic", Partition: "forward"}, {From: "tens", Partition: "forward"}, {From: "recent", Partition: "forward"}}},
 		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "all", Inputs: []runtime.NodeInput{{From: "all", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "out"}},
 		{Name: "late", UID: "late", Kind: "sink", Section: "sinks", FusedWith: "counts", Inputs: []runtime.NodeInput{{From: "counts", Side: "late", Partition: "forward"}}, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "late"}},
 	},
@@ -63,9 +65,11 @@ const (
 	nodeDeltas   = 2
 	nodeSessions = 3
 	nodeDynamic  = 4
-	nodeAll      = 5
-	nodeOut      = 6
-	nodeLate     = 7
+	nodeTens     = 5
+	nodeRecent   = 6
+	nodeAll      = 7
+	nodeOut      = 8
+	nodeLate     = 9
 )
 
 // build wires one run of the job and starts the goroutine of every subtask of
@@ -75,9 +79,11 @@ func build(j *runtime.Job) {
 	deltasIn := runtime.NewInboxes[runtime.Timed[triggers.Click]](j, j.Parallelism(nodeDeltas), j.Parallelism(nodeClicks))
 	sessionsIn := runtime.NewInboxes[runtime.Timed[triggers.Click]](j, j.Parallelism(nodeSessions), j.Parallelism(nodeClicks))
 	dynamicIn := runtime.NewInboxes[runtime.Timed[triggers.Click]](j, j.Parallelism(nodeDynamic), j.Parallelism(nodeClicks))
-	allIn := runtime.NewInboxes[runtime.Timed[string]](j, j.Parallelism(nodeAll), j.Parallelism(nodeCounts)+j.Parallelism(nodeDeltas)+j.Parallelism(nodeSessions)+j.Parallelism(nodeDynamic))
+	tensIn := runtime.NewInboxes[runtime.Timed[triggers.Click]](j, j.Parallelism(nodeTens), j.Parallelism(nodeClicks))
+	recentIn := runtime.NewInboxes[runtime.Timed[triggers.Click]](j, j.Parallelism(nodeRecent), j.Parallelism(nodeClicks))
+	allIn := runtime.NewInboxes[runtime.Timed[string]](j, j.Parallelism(nodeAll), j.Parallelism(nodeCounts)+j.Parallelism(nodeDeltas)+j.Parallelism(nodeSessions)+j.Parallelism(nodeDynamic)+j.Parallelism(nodeTens)+j.Parallelism(nodeRecent))
 	for i := range j.Parallelism(nodeClicks) {
-		j.Go("clicks", i, newClicksChain(j, i, runtime.NewOut(j, countsIn, i), runtime.NewOut(j, deltasIn, i), runtime.NewOut(j, sessionsIn, i), runtime.NewOut(j, dynamicIn, i)).run)
+		j.Go("clicks", i, newClicksChain(j, i, runtime.NewOut(j, countsIn, i), runtime.NewOut(j, deltasIn, i), runtime.NewOut(j, sessionsIn, i), runtime.NewOut(j, dynamicIn, i), runtime.NewOut(j, tensIn, i), runtime.NewOut(j, recentIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeCounts) {
 		c := newCountsChain(j, i, countsIn[i], runtime.NewOut(j, allIn, i))
@@ -103,6 +109,18 @@ func build(j *runtime.Job) {
 			j.Go("dynamic", i, c.run)
 		}
 	}
+	for i := range j.Parallelism(nodeTens) {
+		c := newTensChain(j, i, tensIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeCounts)+j.Parallelism(nodeDeltas)+j.Parallelism(nodeSessions)+j.Parallelism(nodeDynamic)+i))
+		if !c.in.Direct(c.handle) {
+			j.Go("tens", i, c.run)
+		}
+	}
+	for i := range j.Parallelism(nodeRecent) {
+		c := newRecentChain(j, i, recentIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeCounts)+j.Parallelism(nodeDeltas)+j.Parallelism(nodeSessions)+j.Parallelism(nodeDynamic)+j.Parallelism(nodeTens)+i))
+		if !c.in.Direct(c.handle) {
+			j.Go("recent", i, c.run)
+		}
+	}
 	for i := range j.Parallelism(nodeAll) {
 		c := newAllChain(j, i, allIn[i])
 		if !c.in.Direct(c.handle) {
@@ -122,16 +140,20 @@ type clicksChain struct {
 	clicksToDeltas   *runtime.Out[runtime.Timed[triggers.Click]] // to deltas, hash
 	clicksToSessions *runtime.Out[runtime.Timed[triggers.Click]] // to sessions, hash
 	clicksToDynamic  *runtime.Out[runtime.Timed[triggers.Click]] // to dynamic, hash
+	clicksToTens     *runtime.Out[runtime.Timed[triggers.Click]] // to tens, hash
+	clicksToRecent   *runtime.Out[runtime.Timed[triggers.Click]] // to recent, hash
 	meter            *runtime.Meter                              // the subtask's metrics
 	counts           [2]uint64                                   // records emitted by clicks, then late for them; flush publishes them
 }
 
-func newClicksChain(j *runtime.Job, sub int, clicksToCounts *runtime.Out[runtime.Timed[triggers.Click]], clicksToDeltas *runtime.Out[runtime.Timed[triggers.Click]], clicksToSessions *runtime.Out[runtime.Timed[triggers.Click]], clicksToDynamic *runtime.Out[runtime.Timed[triggers.Click]]) *clicksChain {
+func newClicksChain(j *runtime.Job, sub int, clicksToCounts *runtime.Out[runtime.Timed[triggers.Click]], clicksToDeltas *runtime.Out[runtime.Timed[triggers.Click]], clicksToSessions *runtime.Out[runtime.Timed[triggers.Click]], clicksToDynamic *runtime.Out[runtime.Timed[triggers.Click]], clicksToTens *runtime.Out[runtime.Timed[triggers.Click]], clicksToRecent *runtime.Out[runtime.Timed[triggers.Click]]) *clicksChain {
 	c := &clicksChain{
 		clicksToCounts:   clicksToCounts,
 		clicksToDeltas:   clicksToDeltas,
 		clicksToDynamic:  clicksToDynamic,
+		clicksToRecent:   clicksToRecent,
 		clicksToSessions: clicksToSessions,
+		clicksToTens:     clicksToTens,
 		sub:              sub,
 		task:             j.Task(nodeClicks, sub),
 	}
@@ -143,6 +165,8 @@ func newClicksChain(j *runtime.Job, sub int, clicksToCounts *runtime.Out[runtime
 	c.clicksToDeltas.Observe(c.meter)
 	c.clicksToSessions.Observe(c.meter)
 	c.clicksToDynamic.Observe(c.meter)
+	c.clicksToTens.Observe(c.meter)
+	c.clicksToRecent.Observe(c.meter)
 	return c
 }
 
@@ -184,7 +208,7 @@ func (c *clicksChain) run() {
 	c.end()
 }
 
-// emitClicks passes the records of "clicks" to counts, deltas, sessions, dynamic.
+// emitClicks passes the records of "clicks" to counts, deltas, sessions, dynamic, tens, recent.
 func (c *clicksChain) emitClicks(r triggers.Click, ts int64) {
 	c.counts[0]++
 	c.clicksToCounts.Hash(hashKeyCounts(triggers.ByUser(r)), runtime.Timed[triggers.Click]{
@@ -203,6 +227,14 @@ func (c *clicksChain) emitClicks(r triggers.Click, ts int64) {
 		TS: ts,
 		V:  r,
 	})
+	c.clicksToTens.Hash(hashKeyTens(triggers.ByUser(r)), runtime.Timed[triggers.Click]{
+		TS: ts,
+		V:  r,
+	})
+	c.clicksToRecent.Hash(hashKeyRecent(triggers.ByUser(r)), runtime.Timed[triggers.Click]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -212,6 +244,8 @@ func (c *clicksChain) flush() {
 	c.clicksToDeltas.Flush()
 	c.clicksToSessions.Flush()
 	c.clicksToDynamic.Flush()
+	c.clicksToTens.Flush()
+	c.clicksToRecent.Flush()
 	c.meter.Publish(c.counts[:])
 }
 
@@ -225,6 +259,8 @@ func (c *clicksChain) barrier(id int64) {
 	c.clicksToDeltas.Barrier(id)
 	c.clicksToSessions.Barrier(id)
 	c.clicksToDynamic.Barrier(id)
+	c.clicksToTens.Barrier(id)
+	c.clicksToRecent.Barrier(id)
 	c.task.Submit(s)
 }
 
@@ -236,6 +272,8 @@ func (c *clicksChain) watermark(w int64) {
 	c.clicksToDeltas.Watermark(w)
 	c.clicksToSessions.Watermark(w)
 	c.clicksToDynamic.Watermark(w)
+	c.clicksToTens.Watermark(w)
+	c.clicksToRecent.Watermark(w)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
@@ -249,6 +287,8 @@ func (c *clicksChain) end() {
 	c.clicksToDeltas.End()
 	c.clicksToSessions.End()
 	c.clicksToDynamic.End()
+	c.clicksToTens.End()
+	c.clicksToRecent.End()
 	c.task.Submit(s)
 	c.meter.Publish(c.counts[:])
 	c.meter.End()
@@ -869,6 +909,268 @@ func (c *dynamicChain) end() {
 	c.meter.End()
 }
 
+// tensChain is one subtask of aggregate "tens".
+type tensChain struct {
+	sub       int           // the subtask's index
+	task      *runtime.Task // its part in checkpoints
+	in        *runtime.Inbox[runtime.Timed[triggers.Click]]
+	tensToAll *runtime.Out[runtime.Timed[string]]                         // to all, forward
+	tensState *runtime.CountWindows[string, triggers.Click, triggers.Sum] // open count windows of tens per key
+	meter     *runtime.Meter                                              // the subtask's metrics
+	counts    [2]uint64                                                   // records emitted by tens, then late for them; flush publishes them
+}
+
+func newTensChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[triggers.Click]], tensToAll *runtime.Out[runtime.Timed[string]]) *tensChain {
+	c := &tensChain{
+		in:        in,
+		sub:       sub,
+		task:      j.Task(nodeTens, sub),
+		tensToAll: tensToAll,
+	}
+	c.task.RestoreWatermarks(nodeTens, c.in)
+	c.tensState = runtime.NewCountWindows[string, triggers.Click, triggers.Sum](10, 10, func(acc *triggers.Sum, r triggers.Click) {
+		triggers.Add(acc, r)
+	}, c.tensResult)
+	runtime.RestoreKeyed(c.task, nodeTens, "", func(sec []byte) error {
+		return c.tensState.Restore(sec, decodeTensKey, decodeTensValue, nil)
+	})
+	c.meter = j.Meter(sub, nodeTens)
+	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
+	c.tensToAll.Observe(c.meter)
+	return c
+}
+
+// run takes records and control events from the inbox of "tens" until every
+// input has ended. The inbox aligns barriers: one arrives here once it came from
+// every input, and the senders wait until Release.
+func (c *tensChain) run() {
+	for c.handle(c.in.Next()) {
+	}
+}
+
+// handle acts on one message of the inbox of "tens": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *tensChain) handle(m runtime.Msg[runtime.Timed[triggers.Click]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
+}
+
+// records passes a batch to "tens". A panic in user code is reported with the
+// record that caused it; the deferred check costs nothing per record.
+func (c *tensChain) records(recs []runtime.Timed[triggers.Click]) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, recs[i])
+		}
+	}()
+	for ; i < len(recs); i++ {
+		c.toTens(recs[i].V, recs[i].TS)
+	}
+}
+
+// toTens is operator "tens": aggregate: add Add, result CountResult by ByUser on count windows of 10 records, emitting as the last record of a window arrives.
+func (c *tensChain) toTens(r triggers.Click, ts int64) {
+	c.tensState.Add(triggers.ByUser(r), r, ts)
+}
+
+// tensResult emits the result of a count window of "tens" that fired.
+func (c *tensChain) tensResult(k string, acc *triggers.Sum, ts int64) {
+	c.emitTens(triggers.CountResult(k, acc), ts)
+}
+
+// emitTens passes the records of "tens" to all.
+func (c *tensChain) emitTens(r string, ts int64) {
+	c.counts[0]++
+	c.tensToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
+}
+
+// flush hands partial batches downstream; the chain calls it when it has nothing
+// to do, and at least every runtime.Linger.
+func (c *tensChain) flush() {
+	c.tensToAll.Flush()
+	c.meter.Publish(c.counts[:])
+}
+
+// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
+// the records before it, and hands the snapshot to the writer.
+func (c *tensChain) barrier(id int64) {
+	s := c.task.Begin(id)
+	s.InboxWatermarks(nodeTens, c.in.Watermarks())
+	runtime.SnapshotKeyed(s, nodeTens, "", hashKeyTens, tensKeySchema, tensValueSchema, func(sec *state.Sections, kg func(string) int) error {
+		return c.tensState.Snapshot(sec, kg, encodeTensKey, encodeTensValue, nil)
+	})
+	c.tensToAll.Barrier(id)
+	c.task.Submit(s)
+}
+
+// watermark moves the chain's event time to w: what waited for it fires, then the
+// watermark goes on downstream, after the records it released.
+func (c *tensChain) watermark(w int64) {
+	c.meter.Watermark(w)
+	c.tensToAll.Watermark(w)
+}
+
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
+func (c *tensChain) end() {
+	s := c.task.Final()
+	s.InboxWatermarks(nodeTens, c.in.Watermarks())
+	c.tensToAll.End()
+	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
+}
+
+// recentChain is one subtask of aggregate "recent".
+type recentChain struct {
+	sub         int           // the subtask's index
+	task        *runtime.Task // its part in checkpoints
+	in          *runtime.Inbox[runtime.Timed[triggers.Click]]
+	recentToAll *runtime.Out[runtime.Timed[string]]                         // to all, forward
+	recentState *runtime.CountWindows[string, triggers.Click, triggers.Sum] // open count windows of recent per key
+	meter       *runtime.Meter                                              // the subtask's metrics
+	counts      [2]uint64                                                   // records emitted by recent, then late for them; flush publishes them
+}
+
+func newRecentChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[triggers.Click]], recentToAll *runtime.Out[runtime.Timed[string]]) *recentChain {
+	c := &recentChain{
+		in:          in,
+		recentToAll: recentToAll,
+		sub:         sub,
+		task:        j.Task(nodeRecent, sub),
+	}
+	c.task.RestoreWatermarks(nodeRecent, c.in)
+	c.recentState = runtime.NewCountWindows[string, triggers.Click, triggers.Sum](5, 2, func(acc *triggers.Sum, r triggers.Click) {
+		triggers.Add(acc, r)
+	}, c.recentResult)
+	runtime.RestoreKeyed(c.task, nodeRecent, "", func(sec []byte) error {
+		return c.recentState.Restore(sec, decodeRecentKey, decodeRecentValue, decodeRecentRecord)
+	})
+	c.meter = j.Meter(sub, nodeRecent)
+	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
+	c.recentToAll.Observe(c.meter)
+	return c
+}
+
+// run takes records and control events from the inbox of "recent" until every
+// input has ended. The inbox aligns barriers: one arrives here once it came from
+// every input, and the senders wait until Release.
+func (c *recentChain) run() {
+	for c.handle(c.in.Next()) {
+	}
+}
+
+// handle acts on one message of the inbox of "recent": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *recentChain) handle(m runtime.Msg[runtime.Timed[triggers.Click]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
+}
+
+// records passes a batch to "recent". A panic in user code is reported with the
+// record that caused it; the deferred check costs nothing per record.
+func (c *recentChain) records(recs []runtime.Timed[triggers.Click]) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, recs[i])
+		}
+	}()
+	for ; i < len(recs); i++ {
+		c.toRecent(recs[i].V, recs[i].TS)
+	}
+}
+
+// toRecent is operator "recent": aggregate: add Add, result CountResult by ByUser on sliding count windows of 5 records every 2, emitting as the last record of a window arrives.
+func (c *recentChain) toRecent(r triggers.Click, ts int64) {
+	c.recentState.Add(triggers.ByUser(r), r, ts)
+}
+
+// recentResult emits the result of a count window of "recent" that fired.
+func (c *recentChain) recentResult(k string, acc *triggers.Sum, ts int64) {
+	c.emitRecent(triggers.CountResult(k, acc), ts)
+}
+
+// emitRecent passes the records of "recent" to all.
+func (c *recentChain) emitRecent(r string, ts int64) {
+	c.counts[0]++
+	c.recentToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
+}
+
+// flush hands partial batches downstream; the chain calls it when it has nothing
+// to do, and at least every runtime.Linger.
+func (c *recentChain) flush() {
+	c.recentToAll.Flush()
+	c.meter.Publish(c.counts[:])
+}
+
+// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
+// the records before it, and hands the snapshot to the writer.
+func (c *recentChain) barrier(id int64) {
+	s := c.task.Begin(id)
+	s.InboxWatermarks(nodeRecent, c.in.Watermarks())
+	runtime.SnapshotKeyed(s, nodeRecent, "", hashKeyRecent, recentKeySchema, recentValueSchema, func(sec *state.Sections, kg func(string) int) error {
+		return c.recentState.Snapshot(sec, kg, encodeRecentKey, encodeRecentValue, encodeRecentRecord)
+	})
+	c.recentToAll.Barrier(id)
+	c.task.Submit(s)
+}
+
+// watermark moves the chain's event time to w: what waited for it fires, then the
+// watermark goes on downstream, after the records it released.
+func (c *recentChain) watermark(w int64) {
+	c.meter.Watermark(w)
+	c.recentToAll.Watermark(w)
+}
+
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
+func (c *recentChain) end() {
+	s := c.task.Final()
+	s.InboxWatermarks(nodeRecent, c.in.Watermarks())
+	c.recentToAll.End()
+	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
+}
+
 // allChain is one subtask of union "all" and the nodes fused with it: out.
 type allChain struct {
 	sub     int           // the subtask's index
@@ -935,7 +1237,7 @@ func (c *allChain) records(recs []runtime.Timed[string]) {
 	}
 }
 
-// toAll is operator "all": union of counts, deltas, sessions, dynamic.
+// toAll is operator "all": union of counts, deltas, sessions, dynamic, tens, recent.
 func (c *allChain) toAll(r string, ts int64) {
 	c.emitAll(r, ts)
 }
@@ -1114,6 +1416,80 @@ func decodeDynamicValue(r *codec.Reader) *runtime.TriggerAcc[triggers.Sum] {
 	return v
 }
 
+// hashKeyTens hashes a key of "tens". The hash decides the key group, which
+// checkpoints keep: it must never change.
+func hashKeyTens(k string) uint64 {
+	return runtime.HashString(k)
+}
+
+// The schema of the state of "tens", recorded in every checkpoint.
+const (
+	tensKeySchema   = "string"
+	tensValueSchema = "github.com/pipegen/pipegen/golden/triggers.Sum{1 N int; 2 Ms int64}"
+)
+
+// encodeTensKey and decodeTensKey write and read a key of "tens".
+func encodeTensKey(w *codec.Writer, k string) {
+	w.String(k)
+}
+func decodeTensKey(r *codec.Reader) string {
+	var k string
+	k = r.String()
+	return k
+}
+
+// encodeTensValue and decodeTensValue write and read a value of type triggers.Sum of the state of "tens".
+func encodeTensValue(w *codec.Writer, v *triggers.Sum) {
+	encodeSum(w, v)
+}
+func decodeTensValue(r *codec.Reader) *triggers.Sum {
+	v := new(triggers.Sum)
+	decodeSum(r, v)
+	return v
+}
+
+// hashKeyRecent hashes a key of "recent". The hash decides the key group, which
+// checkpoints keep: it must never change.
+func hashKeyRecent(k string) uint64 {
+	return runtime.HashString(k)
+}
+
+// The schema of the state of "recent", recorded in every checkpoint.
+const (
+	recentKeySchema   = "string"
+	recentValueSchema = "github.com/pipegen/pipegen/golden/triggers.Sum{1 N int; 2 Ms int64}"
+)
+
+// encodeRecentKey and decodeRecentKey write and read a key of "recent".
+func encodeRecentKey(w *codec.Writer, k string) {
+	w.String(k)
+}
+func decodeRecentKey(r *codec.Reader) string {
+	var k string
+	k = r.String()
+	return k
+}
+
+// encodeRecentValue and decodeRecentValue write and read a value of type triggers.Sum of the state of "recent".
+func encodeRecentValue(w *codec.Writer, v *triggers.Sum) {
+	encodeSum(w, v)
+}
+func decodeRecentValue(r *codec.Reader) *triggers.Sum {
+	v := new(triggers.Sum)
+	decodeSum(r, v)
+	return v
+}
+
+// encodeRecentRecord and decodeRecentRecord write and read a value of type triggers.Click of the state of "recent".
+func encodeRecentRecord(w *codec.Writer, v *triggers.Click) {
+	encodeClick(w, v)
+}
+func decodeRecentRecord(r *codec.Reader) *triggers.Click {
+	v := new(triggers.Click)
+	decodeClick(r, v)
+	return v
+}
+
 // encodeTriggerAcc writes a runtime.TriggerAcc of checkpointed state, field by field.
 func encodeTriggerAcc(w *codec.Writer, v *runtime.TriggerAcc[triggers.Sum]) {
 	m := w.Begin()
@@ -1169,6 +1545,40 @@ func decodeSum(r *codec.Reader, v *triggers.Sum) {
 		case 1:
 			if r.Want(id, wt, codec.Varint) {
 				v.N = codec.Int[int](r)
+			}
+		case 2:
+			if r.Want(id, wt, codec.Varint) {
+				v.Ms = r.Varint()
+			}
+		default:
+			r.Skip(wt)
+		}
+	}
+}
+
+// encodeClick writes a triggers.Click of checkpointed state, field by field.
+func encodeClick(w *codec.Writer, v *triggers.Click) {
+	m := w.Begin()
+	if v.User != "" {
+		w.Tag(1, codec.Bytes)
+		w.String(v.User)
+	}
+	if v.Ms != 0 {
+		w.Tag(2, codec.Varint)
+		w.Varint(v.Ms)
+	}
+	w.End(m)
+}
+
+// decodeClick reads a triggers.Click; fields it does not know are skipped.
+func decodeClick(r *codec.Reader, v *triggers.Click) {
+	r = r.Nested()
+	for r.More() {
+		id, wt := r.Tag()
+		switch id {
+		case 1:
+			if r.Want(id, wt, codec.Bytes) {
+				v.User = r.String()
 			}
 		case 2:
 			if r.Want(id, wt, codec.Varint) {
