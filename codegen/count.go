@@ -17,20 +17,11 @@ func (c *countGen) acc() *ir.Type         { return c.cg.g.keyedValue(c.n) }
 
 func (c *countGen) doc() string {
 	n, w := c.n, c.n.Window
-	var op string
-	if n.Kind == ir.Reduce {
-		op = "reduce " + n.Fn.Name
-	} else {
-		op = "aggregate: add " + n.Add.Name
-		if n.Result != nil {
-			op += ", result " + n.Result.Name
-		}
-	}
 	what := fmt.Sprintf("count windows of %d records", w.Count)
 	if w.CountEvery < w.Count {
 		what = fmt.Sprintf("sliding count windows of %d records every %d", w.Count, w.CountEvery)
 	}
-	return fmt.Sprintf("%s by %s on %s, emitting as the last record of a window arrives", op, n.Key.Name, what)
+	return fmt.Sprintf("%s by %s on %s, emitting as the last record of a window arrives", windowOp(n), n.Key.Name, what)
 }
 
 func (c *countGen) stateType() *jen.Statement {

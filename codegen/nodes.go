@@ -317,6 +317,18 @@ func aggregateResult(n *ir.Node, k, acc, w jen.Code) jen.Code {
 	return fn(n.Result).Call(k, acc)
 }
 
+// windowOp describes the function of a windowed reduce or aggregate.
+func windowOp(n *ir.Node) string {
+	if n.Kind == ir.Reduce {
+		return "reduce " + n.Fn.Name
+	}
+	op := "aggregate: add " + n.Add.Name
+	if n.Result != nil {
+		op += ", result " + n.Result.Name
+	}
+	return op
+}
+
 // windowGen is a reduce or aggregate on windows: per key and window an
 // accumulator, fired when the watermark (or the wall clock) passes the
 // window's end.
@@ -359,16 +371,7 @@ func (w *windowGen) doc() string {
 	if win.Processing {
 		clock = "processing time"
 	}
-	var op string
-	if n.Kind == ir.Reduce {
-		op = "reduce " + n.Fn.Name
-	} else {
-		op = "aggregate: add " + n.Add.Name
-		if n.Result != nil {
-			op += ", result " + n.Result.Name
-		}
-	}
-	doc := fmt.Sprintf("%s by %s on %s windows (%s)", op, n.Key.Name, what, clock)
+	doc := fmt.Sprintf("%s by %s on %s windows (%s)", windowOp(n), n.Key.Name, what, clock)
 	if n.Lateness > 0 {
 		doc += fmt.Sprintf(", allowed lateness %s", n.Lateness)
 	}

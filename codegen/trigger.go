@@ -28,31 +28,7 @@ func triggerAccType(a *ir.Type) *ir.Type {
 func (t *triggerGen) userAcc() *ir.Type { return t.n.Acc }
 
 func (t *triggerGen) doc() string {
-	tr := t.n.Trigger
-	var early []string
-	if tr.Count > 0 {
-		early = append(early, fmt.Sprintf("every %d records", tr.Count))
-	}
-	if tr.Every > 0 {
-		clock := "event time"
-		if tr.Processing {
-			clock = "processing time"
-		}
-		early = append(early, fmt.Sprintf("every %s of %s", tr.Every, clock))
-	}
-	mode := "accumulating"
-	if tr.Discard {
-		mode = "discarding"
-	}
-	d := t.windowGen.doc()
-	return fmt.Sprintf("%s, and early %s (%s)", d, joinOr(early), mode)
-}
-
-func joinOr(xs []string) string {
-	if len(xs) == 2 {
-		return xs[0] + " and " + xs[1]
-	}
-	return xs[0]
+	return fmt.Sprintf("%s, and early %s", t.windowGen.doc(), t.n.Trigger.Text())
 }
 
 func (t *triggerGen) stateType() *jen.Statement {
@@ -139,14 +115,6 @@ func (t *triggerGen) end(b *jen.Group) {
 		b.Comment("The input has ended: every window fires.")
 		b.Add(t.state()).Dot("Advance").Call(jen.Qual(runtimePath, "MaxTime"))
 	}
-}
-
-func (t *triggerGen) snapshot(b *jen.Group) {
-	g, n := t.cg.g, t.n
-	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit(""), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Id(g.global("%sValueSchema", n)),
-		jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int()).Error().Block(
-			jen.Return(jen.Add(t.state()).Dot("Snapshot").Call(jen.Id("sec"), jen.Id("kg"), jen.Id(g.global("encode%sKey", n)), jen.Id(g.global("encode%sValue", n)))),
-		))
 }
 
 // resultMethod emits xResult, which turns a firing of a window into the

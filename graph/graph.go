@@ -266,22 +266,7 @@ func details(n *ir.Node) []string {
 		ds = append(ds, s)
 	}
 	if t := n.Trigger; t != nil {
-		var early []string
-		if t.Count > 0 {
-			early = append(early, fmt.Sprintf("every %d records", t.Count))
-		}
-		if t.Every > 0 {
-			clock := "event time"
-			if t.Processing {
-				clock = "processing time"
-			}
-			early = append(early, fmt.Sprintf("every %s of %s", dur(t.Every), clock))
-		}
-		mode := "accumulate"
-		if t.Discard {
-			mode = "discard"
-		}
-		ds = append(ds, "early "+strings.Join(early, " and ")+", "+mode)
+		ds = append(ds, "early "+t.Text())
 	}
 	if n.Emit == "final" {
 		ds = append(ds, "emit final")

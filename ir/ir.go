@@ -7,7 +7,11 @@
 // (pipegen generate -dump-ir) and compared between front ends.
 package ir
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // Pipeline is one compiled pipeline.
 type Pipeline struct {
@@ -197,6 +201,27 @@ type Trigger struct {
 	// Discard empties a window after each firing ("discard"); otherwise
 	// it accumulates ("accumulate").
 	Discard bool `json:"discard,omitempty"`
+}
+
+// Text describes the trigger's early firings and mode, as in "every 3
+// records and every 10s of event time, accumulate".
+func (t *Trigger) Text() string {
+	var early []string
+	if t.Count > 0 {
+		early = append(early, fmt.Sprintf("every %d records", t.Count))
+	}
+	if t.Every > 0 {
+		clock := "event time"
+		if t.Processing {
+			clock = "processing time"
+		}
+		early = append(early, fmt.Sprintf("every %s of %s", t.Every, clock))
+	}
+	mode := "accumulate"
+	if t.Discard {
+		mode = "discard"
+	}
+	return strings.Join(early, " and ") + ", " + mode
 }
 
 // In returns the type of the node's input records (all inputs of a node

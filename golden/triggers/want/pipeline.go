@@ -375,7 +375,7 @@ func (c *countsChain) records(recs []runtime.Timed[triggers.Click]) {
 	}
 }
 
-// toCounts is operator "counts": aggregate: add Add, result Result by ByUser on tumbling 1m0s windows (event time), allowed lateness 1m0s, emitting once per key and window, and early every 3 records (accumulating).
+// toCounts is operator "counts": aggregate: add Add, result Result by ByUser on tumbling 1m0s windows (event time), allowed lateness 1m0s, emitting once per key and window, and early every 3 records, accumulate.
 func (c *countsChain) toCounts(r triggers.Click, ts int64) {
 	k := triggers.ByUser(r)
 	// A record later than its window's end plus the allowed lateness, as
@@ -537,7 +537,7 @@ func (c *deltasChain) records(recs []runtime.Timed[triggers.Click]) {
 	}
 }
 
-// toDeltas is operator "deltas": aggregate: add Add, result Result by ByUser on sliding 1m0s every 30s windows (event time), emitting once per key and window, and early every 10s of event time (discarding).
+// toDeltas is operator "deltas": aggregate: add Add, result Result by ByUser on sliding 1m0s every 30s windows (event time), emitting once per key and window, and early every 10s of event time, discard.
 func (c *deltasChain) toDeltas(r triggers.Click, ts int64) {
 	k := triggers.ByUser(r)
 	// A record later than its window's end plus the allowed lateness, as
@@ -687,7 +687,7 @@ func (c *sessionsChain) records(recs []runtime.Timed[triggers.Click]) {
 	}
 }
 
-// toSessions is operator "sessions": aggregate: add Add, result Result by ByUser on session gap 20s windows (event time), emitting once per key and window, and early every 5 records (accumulating).
+// toSessions is operator "sessions": aggregate: add Add, result Result by ByUser on session gap 20s windows (event time), emitting once per key and window, and early every 5 records, accumulate.
 func (c *sessionsChain) toSessions(r triggers.Click, ts int64) {
 	k := triggers.ByUser(r)
 	// A record later than its window's end plus the allowed lateness, as
@@ -837,7 +837,7 @@ func (c *dynamicChain) records(recs []runtime.Timed[triggers.Click]) {
 	}
 }
 
-// toDynamic is operator "dynamic": aggregate: add Add, result Result by ByUser on session gap per record Gap windows (event time), emitting once per key and window, and early every 4 records (accumulating).
+// toDynamic is operator "dynamic": aggregate: add Add, result Result by ByUser on session gap per record Gap windows (event time), emitting once per key and window, and early every 4 records, accumulate.
 func (c *dynamicChain) toDynamic(r triggers.Click, ts int64) {
 	k := triggers.ByUser(r)
 	gap := runtime.SessionGap(triggers.Gap(r), "operators.dynamic: Gap")
