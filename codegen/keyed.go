@@ -142,3 +142,26 @@ func (g *gen) valueCodec(f *jen.File, cg *codecGen, n *ir.Node, suffix string, t
 		b.Return(jen.Id("v"))
 	})
 }
+
+// NodeState is what the checkpoints of a keyed node record of its state:
+// the schemas of its key and value, and the value's type.
+type NodeState struct {
+	KeySchema, ValueSchema string
+	Value                  *ir.Type
+}
+
+// StateSchemas returns, for every keyed node of p by its index, what its
+// checkpoints record of its state (pipegen check --savepoint compares them
+// with a savepoint's).
+func StateSchemas(p *ir.Pipeline) map[int]NodeState {
+	g := &gen{p: p}
+	out := map[int]NodeState{}
+	for i, n := range p.Nodes {
+		if n.KeyType == nil {
+			continue
+		}
+		k, v := g.stateSchemas(n)
+		out[i] = NodeState{KeySchema: k, ValueSchema: v, Value: g.keyedValue(n)}
+	}
+	return out
+}

@@ -236,7 +236,7 @@ func TestFinishedJobRefusesOtherInput(t *testing.T) {
 	if !errors.As(err, &fatal) {
 		t.Fatalf("rerun on another path: %v, want a fatal error", err)
 	}
-	for _, want := range []string{"is final", "sources.in: subtask 0 read " + filepath.Join(dir, "in", "a.txt"), "now gives it " + filepath.Join(dir, "in2", "c.txt"), "subtask 1 read " + filepath.Join(dir, "in", "b.txt"), "now gives it no file", "run with --fresh"} {
+	for _, want := range []string{"is final", "sources.in: the job read " + filepath.Join(dir, "in", "a.txt") + ", " + filepath.Join(dir, "in", "b.txt"), "now gives " + filepath.Join(dir, "in2", "c.txt"), "run with --fresh"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q\ndoes not say %q", err, want)
 		}

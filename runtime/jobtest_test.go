@@ -96,6 +96,10 @@ type sumJob struct {
 	configure func(*config.Config)
 	// fresh starts the run over (run --fresh).
 	fresh bool
+	// fromSavepoint makes from a savepoint (--from-savepoint).
+	fromSavepoint bool
+	// allowNonRestored is run --allow-non-restored-state.
+	allowNonRestored bool
 	// backend is where "sum" keeps its state: memory (also "") or
 	// pebble.
 	backend string
@@ -196,7 +200,7 @@ func (o *sumJob) run(t testing.TB) *sumRun {
 		ctx = context.Background()
 	}
 	log := new(syncBuffer)
-	j := job.New(ctx, o.config(t), job.Options{Log: log, FS: o.fs, From: o.from, Events: o.events, Fresh: o.fresh})
+	j := job.New(ctx, o.config(t), job.Options{Log: log, FS: o.fs, From: o.from, Events: o.events, Fresh: o.fresh, AllowNonRestoredState: o.allowNonRestored, FromSavepoint: o.fromSavepoint})
 	r := &sumRun{j: j, log: log}
 	if o.started != nil {
 		o.started(j)

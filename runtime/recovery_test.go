@@ -358,7 +358,7 @@ func TestRestoreSkipsDamaged(t *testing.T) {
 			log := new(syncBuffer)
 			j := job.New(context.Background(), o.config(t), job.Options{Log: log, FS: restartFS})
 			cp := j.Checkpointer()
-			if err := cp.Recover("", false); err != nil {
+			if err := cp.Recover("", false, false); err != nil {
 				t.Fatal(err)
 			}
 			if got := cp.Restored().Manifest.ID; got != prev {

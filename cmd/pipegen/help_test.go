@@ -23,7 +23,7 @@ func TestCommandHelp(t *testing.T) {
 		command string
 		flags   []string
 	}{
-		{"check", []string{"-pkg"}},
+		{"check", []string{"-allow-non-restored-state", "-pkg", "-savepoint"}},
 		{"generate", []string{"-o", "-pkg", "-cmd", "-check", "-dump-ir"}},
 		{"build", []string{"-o"}},
 		{"verify", []string{"-kills", "-seed", "-parallelism", "-o", "-keep-interval", "-set", "-timeout"}},

@@ -164,8 +164,8 @@ var commands []*command
 func init() {
 	commands = []*command{
 		{name: "check", flags: checkFlags, forms: []form{
-			{"PIPELINE.yaml", "report problems, change nothing"},
-			{"[-pkg DIR]", "the same for the //pipegen: directives of a package"},
+			{"[-savepoint PATH [-allow-non-restored-state]] PIPELINE.yaml", "report problems, change nothing; -savepoint: also whether it can start from PATH"},
+			{"[-pkg DIR] [-savepoint PATH [-allow-non-restored-state]]", "the same for the //pipegen: directives of a package"},
 		}},
 		{name: "generate", flags: generateFlags, forms: []form{
 			{"[-o DIR] [-dump-ir] [-check] PIPELINE.yaml", "write the generated Go program (-check: exit 1 if DIR is stale)"},
@@ -388,13 +388,31 @@ const pkgUsage = "compile the //pipegen: directives of the Go package in `DIR` (
 
 func checkFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) error {
 	pkg := fs.String("pkg", "", pkgUsage)
+	sp := fs.String("savepoint", "", "also check that the pipeline can start from the savepoint (or checkpoint) folder `PATH`, as run --from-savepoint would")
+	allow := fs.Bool("allow-non-restored-state", false, "with -savepoint: state of nodes the pipeline no longer has is a warning, as with run --allow-non-restored-state")
 	return func(fs *flag.FlagSet, stdout, _ io.Writer) error {
 		path, dir, err := target(fs, *pkg)
 		if err != nil {
 			return err
 		}
+		if path == "" && *sp != "" {
+			p, err := compile.CheckPackageSavepoint(dir, *sp, *allow)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "%s: pipeline %s is fine and can start from %s\n", dir, p.Name, *sp)
+			return nil
+		}
 		if path == "" {
 			return checkPackage(dir, stdout)
+		}
+		if *sp != "" {
+			p, err := compile.CheckSavepoint(path, *sp, *allow)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "%s: pipeline %s is fine and can start from %s\n", path, p.Name, *sp)
+			return nil
 		}
 		p, err := compile.Check(path)
 		if err != nil {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pipegen/pipegen/compile"
 	"github.com/pipegen/pipegen/verify"
 )
 
@@ -24,15 +23,7 @@ func TestSIGTERM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the job")
 	}
-	res, err := compile.Generate("pipeline.yaml", compile.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "runningcount")
-	if err := res.Build(bin); err != nil {
-		t.Fatal(err)
-	}
+	dir, bin := buildRunningCount(t)
 	out := filepath.Join(dir, "out")
 	args := []string{"run", "--checkpoint-dir", filepath.Join(dir, "checkpoints"), "--set", "sinks.out.path=" + out,
 		"--set", rate, "--set", "checkpoint.interval=1h", "--stop-timeout", "10s"}

@@ -24,8 +24,9 @@ var allowed = map[string][]string{
 	"runtime/events":            nil,
 	"runtime/internal/fault":    nil,
 	"runtime/internal/keygroup": nil,
-	"runtime/internal/schema":   nil,
+	"runtime/schema":            nil,
 	"runtime/internal/logs":     nil,
+	"runtime/internal/control":  nil,
 	// The counters of a job, and its HTTP side that reads them.
 	"runtime/internal/metrics": {"runtime/events", "runtime/internal/config"},
 	"runtime/internal/web":     {"runtime/internal/config", "runtime/internal/metrics"},
@@ -37,7 +38,7 @@ var allowed = map[string][]string{
 	// Checkpoints: the storage format below the protocol.
 	"runtime/internal/storage": {"runtime/codec", "runtime/vfs"},
 	"runtime/internal/checkpoint": {"runtime/codec", "runtime/state", "runtime/vfs", "runtime/events", "runtime/internal/config",
-		"runtime/internal/fault", "runtime/internal/keygroup", "runtime/internal/schema", "runtime/internal/storage"},
+		"runtime/internal/fault", "runtime/internal/keygroup", "runtime/schema", "runtime/internal/storage"},
 	// Connectors see the checkpoint protocol, never the job.
 	"runtime/internal/connector":        {"runtime/vfs", "runtime/internal/checkpoint", "runtime/internal/config", "runtime/internal/metrics", "runtime/internal/storage"},
 	"runtime/internal/connector/format": {"runtime/internal/config", "runtime/internal/fault"},
@@ -58,12 +59,13 @@ var allowed = map[string][]string{
 	"runtime/internal/job": {"runtime/vfs", "runtime/events", "runtime/internal/checkpoint", "runtime/internal/config",
 		"runtime/internal/connector", "runtime/internal/fault", "runtime/internal/logs", "runtime/internal/metrics", "runtime/internal/storage", "runtime/internal/stream"},
 	"runtime/internal/cli": {"runtime/vfs", "runtime/events", "runtime/settings", "runtime/internal/config", "runtime/internal/fault",
-		"runtime/internal/job", "runtime/internal/logs", "runtime/internal/metrics", "runtime/internal/storage", "runtime/internal/web"},
+		"runtime/internal/job", "runtime/internal/logs", "runtime/internal/metrics", "runtime/internal/storage", "runtime/internal/web",
+		"runtime/internal/control", "runtime/codec", "runtime/schema"},
 }
 
 // compiler is what the compiler's packages may import of the runtime:
 // the settings table, the contract version, and (verify) the events.
-var compiler = []string{"runtime/settings", "runtime/version", "runtime/events"}
+var compiler = []string{"runtime/settings", "runtime/version", "runtime/events", "runtime/schema"}
 
 // toolImports are the runtime packages cmd/pipegen imports, blank, only
 // so that a module with pipegen as a tool requires what generated code

@@ -47,7 +47,7 @@ func testTask(t *testing.T, fsys vfs.FS, restore int64) (*checkpoint.Checkpointe
 		Checkpoint: config.CheckpointConfig{Mode: config.ExactlyOnce, Dir: "/ckpt", Retain: 100}}
 	cp := checkpoint.New(context.Background(), cfg, checkpoint.Options{FS: fsys, Output: nopOutput{}, Logf: t.Logf})
 	if restore > 0 {
-		if err := cp.Recover(fmt.Sprintf("/ckpt/chk-%06d", restore), true); err != nil {
+		if err := cp.Recover(fmt.Sprintf("/ckpt/chk-%06d", restore), false, true); err != nil {
 			t.Fatal(err)
 		}
 	}

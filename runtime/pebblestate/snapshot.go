@@ -39,6 +39,8 @@ type capture[K comparable, V any] struct {
 	// checkpoint directory or the checkpoint is given up.
 	finished    atomic.Bool
 	taken, done chan struct{}
+	// savepoint writes the store in canonical form (writeCanonical).
+	savepoint bool
 }
 
 // Snapshot adds the keyed state st of node to the subtask's snapshot s.
@@ -65,6 +67,7 @@ func (st *Keyed[K, V]) snapshot(s *checkpoint.Snapshot, node int) {
 		}
 	}
 	c, base := st.begin(s.ID, st.t.Committed())
+	c.savepoint = s.Savepoint()
 	s.AddFiles(node, st.codec.KeySchema, st.codec.ValueSchema,
 		func(stor *storage.Storage) ([]storage.StateFile, int64, error) { return st.write(c, base, stor) },
 		func() { st.finish(c) })
@@ -226,6 +229,16 @@ func (st *Keyed[K, V]) write(c *capture[K, V], base map[string]string, stor *sto
 	close(c.taken)
 	st.maybeCompact()
 
+	if c.savepoint {
+		// A savepoint's checkpoint holds the state as state files, which
+		// either backend restores; the next checkpoint builds on nothing.
+		f, err := st.writeCanonical(c.id, local, stor)
+		if err != nil {
+			return nil, 0, err
+		}
+		st.uploaded[c.id] = map[string]string{}
+		return []storage.StateFile{f}, f.Size, nil
+	}
 	names, err := st.files.fs.List(local)
 	if err != nil {
 		return nil, 0, st.errorf("checkpoint", err)

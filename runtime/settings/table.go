@@ -166,7 +166,7 @@ var table = []*Setting{
 // connectors are the built-in connectors.
 var connectors = []*Connector{
 	{
-		Name: "file", Scope: Source,
+		Name: "file", Scope: Source, Rescalable: true,
 		Help: "reads a file, or every file of a directory or glob (sorted by name, spread over the subtasks)",
 		Options: []*Setting{
 			{Path: "path", Kind: String, Required: true, Help: "file, directory or glob pattern; relative paths resolve against the working directory of the running program"},
@@ -179,7 +179,7 @@ var connectors = []*Connector{
 		},
 	},
 	{
-		Name: "generator", Scope: Source,
+		Name: "generator", Scope: Source, Rescalable: true,
 		Help: "calls a function of the pipeline's package for each sequence number; subtask i of P takes i, i+P, i+2P, ...",
 		Options: []*Setting{
 			{Path: "generate", Kind: Func, Required: true, Static: true, Help: "func(seq uint64) (T, bool): the record for seq, false once there are no more (for every later seq too)"},

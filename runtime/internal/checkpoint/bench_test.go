@@ -168,7 +168,7 @@ func BenchmarkRestoreMemory(b *testing.B) {
 	runtime.GC()
 	for b.Loop() {
 		cp := New(context.Background(), cfg, Options{FS: vfs.Default, Output: nopOutput{}, Logf: b.Logf})
-		if err := cp.Recover("", true); err != nil {
+		if err := cp.Recover("", false, true); err != nil {
 			b.Fatal(err)
 		}
 		st := state.NewMemory[string, benchValue]()

@@ -42,6 +42,9 @@ type Checkpointer struct {
 	events *events.Writer
 	// verbose logs a line per completed checkpoint.
 	verbose bool
+	// allowNonRestored lets a run resume from a checkpoint or savepoint
+	// that holds state of nodes this version does not have.
+	allowNonRestored bool
 
 	mu sync.Mutex
 	// tasks counts the chain subtasks, each of which acknowledges every
@@ -76,6 +79,14 @@ type Checkpointer struct {
 	stopReq   chan struct{}
 	stopped   chan struct{}
 	stoppedAt atomic.Int64
+	stopOnce  stopOnce
+	// savepointReqs carries savepoint requests to the coordinator;
+	// savepointID is the checkpoint taken for the newest one.
+	savepointReqs chan *savepointReq
+	savepointID   atomic.Int64
+	// origin is the id of the savepoint the job's state descends from
+	// (recorded in every manifest), "" for none.
+	origin string
 }
 
 // Options are what a Checkpointer writes through and reports to.
@@ -90,15 +101,20 @@ type Options struct {
 	Verbose bool
 	// Events receives the machine-readable events (nil for none).
 	Events *events.Writer
+	// AllowNonRestoredState resumes from a checkpoint or savepoint that
+	// holds the state of nodes this version no longer has, leaving it
+	// behind (run --allow-non-restored-state); without it such a resume
+	// is refused.
+	AllowNonRestoredState bool
 }
 
 // New prepares the checkpoints of one run of a job with settings cfg,
 // stopped by ctx.
 func New(ctx context.Context, cfg *config.Config, o Options) *Checkpointer {
-	return &Checkpointer{cfg: cfg, ctx: ctx, logf: o.Logf, fs: o.FS, out: o.Output, verbose: o.Verbose, events: o.Events,
+	return &Checkpointer{cfg: cfg, ctx: ctx, logf: o.Logf, fs: o.FS, out: o.Output, verbose: o.Verbose, events: o.Events, allowNonRestored: o.AllowNonRestoredState,
 		st:     &storage.Storage{FS: o.FS, Dir: cfg.Checkpoint.Dir},
 		writes: make(chan *Snapshot, 64), acks: make(chan ack, 64), allEnded: make(chan struct{}),
-		stopReq: make(chan struct{}, 1), stopped: make(chan struct{})}
+		stopReq: make(chan struct{}, 1), stopped: make(chan struct{}), savepointReqs: make(chan *savepointReq)}
 }
 
 // RequestStop asks for a checkpoint now, after which the job is to stop:

@@ -39,6 +39,8 @@ type inflight struct {
 	align time.Duration
 	stall time.Duration
 	err   error
+	// savepoints are the requests this checkpoint answers.
+	savepoints []*savepointReq
 }
 
 type coordinator struct {
@@ -54,6 +56,8 @@ type coordinator struct {
 	// its outcome.
 	done     chan struct{}
 	finalErr error
+	// savepoints are requests waiting for the next checkpoint.
+	savepoints []*savepointReq
 }
 
 func newCoordinator(cp *Checkpointer, next int64) *coordinator {
@@ -68,10 +72,27 @@ func (c *coordinator) run() {
 	tick := time.NewTicker(min(cp.Interval/4+time.Millisecond, 100*time.Millisecond))
 	defer tick.Stop()
 	lastTrigger := time.Now()
+	defer func() {
+		err := errors.New("the job stopped before the savepoint was taken")
+		failSavepoints(c.savepoints, err)
+		if c.cur != nil {
+			failSavepoints(c.cur.savepoints, err)
+		}
+	}()
 	for {
 		select {
 		case <-c.cp.ctx.Done():
 			return
+		case r := <-c.cp.savepointReqs:
+			if c.cp.allAtEnd() {
+				r.fail(errors.New("the job has read all of its input and is taking its final checkpoint: no savepoint can be taken"))
+				continue
+			}
+			c.savepoints = append(c.savepoints, r)
+			if now := time.Now(); c.cur == nil {
+				lastTrigger = now
+				c.trigger(now)
+			}
 		case a := <-c.cp.acks:
 			c.receive(a)
 			if c.cur == nil && c.finished() {
@@ -88,11 +109,17 @@ func (c *coordinator) run() {
 				c.cp.logf("checkpoint %d expired after %s and is given up; the next one includes its data", c.cur.id, cp.Timeout)
 				c.cp.events.Emit(events.Event{Kind: events.CheckpointFailed, Checkpoint: c.cur.id, Error: fmt.Sprintf("expired after %s", cp.Timeout)})
 				c.discard(c.cur.id)
+				// A savepoint asked for is taken by the next one.
+				c.savepoints = append(c.cur.savepoints, c.savepoints...)
 				c.cur = nil
 				c.lastEnd = now
 			}
+			if c.cur == nil && len(c.savepoints) > 0 && c.cp.allAtEnd() {
+				failSavepoints(c.savepoints, errors.New("the job read all of its input before the savepoint was taken"))
+				c.savepoints = nil
+			}
 			due := now.Sub(lastTrigger) >= cp.Interval && now.Sub(c.lastEnd) >= cp.MinPause
-			if c.cur == nil && (due || c.stopping) && !c.cp.allAtEnd() {
+			if c.cur == nil && (due || c.stopping || len(c.savepoints) > 0) && !c.cp.allAtEnd() {
 				lastTrigger = now
 				c.trigger(now)
 			}
@@ -119,6 +146,11 @@ func (c *coordinator) trigger(now time.Time) {
 		return
 	}
 	c.cur = &inflight{id: id, start: now, nodes: map[string]*storage.NodeState{}}
+	if len(c.savepoints) > 0 {
+		// Set before any barrier, so that every snapshot sees it.
+		c.cp.savepointID.Store(id)
+		c.cur.savepoints, c.savepoints = c.savepoints, nil
+	}
 	c.cp.mu.Lock()
 	sources := c.cp.sources
 	c.cp.mu.Unlock()
@@ -133,6 +165,9 @@ func (c *coordinator) receive(a ack) {
 			// The input has ended: whatever checkpoint was under way can
 			// no longer complete (sources that ended inject no barrier),
 			// and the final one supersedes it.
+			if c.cur != nil {
+				failSavepoints(c.cur.savepoints, errors.New("the job read all of its input before the savepoint was taken"))
+			}
 			id := c.next
 			c.next++
 			c.cur = &inflight{id: id, final: true, start: time.Now(), nodes: map[string]*storage.NodeState{}}
@@ -176,16 +211,25 @@ func (c *coordinator) receive(a ack) {
 	var uncommitted *uncommittedError
 	switch {
 	case err == nil && c.stopping:
-		c.cp.stoppedAt.Store(cur.id)
-		close(c.cp.stopped)
+		c.stopAt(cur.id)
 		c.stopping = false
 	case errors.As(err, &uncommitted):
 		c.cp.logf("%v", err)
+		failSavepoints(cur.savepoints, err)
 	case err != nil:
+		failSavepoints(cur.savepoints, fmt.Errorf("checkpoint %d failed: %w", cur.id, err))
 		c.cp.logf("checkpoint %d failed and is given up, processing goes on: %v", cur.id, err)
 		c.cp.events.Emit(events.Event{Kind: events.CheckpointFailed, Checkpoint: cur.id, Error: err.Error()})
 		c.discard(cur.id)
 	}
+}
+
+// stopAt stops the job at completed checkpoint id (once).
+func (c *coordinator) stopAt(id int64) {
+	c.cp.stopOnce.Do(func() {
+		c.cp.stoppedAt.Store(id)
+		close(c.cp.stopped)
+	})
 }
 
 // discard removes the folder of a checkpoint given up: its files may be
@@ -217,6 +261,7 @@ func (c *coordinator) complete(cur *inflight) error {
 		Final:          cur.final,
 		Mode:           cfg.Checkpoint.Mode,
 		MaxParallelism: cfg.MaxParallelism,
+		Origin:         c.cp.origin,
 	}
 	var stateSize int64
 	for _, n := range cfg.Nodes {
@@ -256,6 +301,9 @@ func (c *coordinator) complete(cur *inflight) error {
 			what = "final checkpoint"
 		}
 		c.cp.logf("%s %d done in %s: alignment %s, %s written, state %s", what, m.ID, m.Stats.Duration.Round(time.Millisecond), m.Stats.Alignment.Round(time.Microsecond), storage.Size(m.Stats.BytesWritten), storage.Size(m.Stats.StateSize))
+	}
+	if len(cur.savepoints) > 0 {
+		c.writeSavepoints(m, cur.savepoints)
 	}
 	if m.Final {
 		// Snapshots of checkpoints that the final one superseded may

@@ -39,7 +39,8 @@ func SnapshotMemory[K comparable, V any](s *Snapshot, node int, st *state.Memory
 	}
 	ch := t.chain(node, "")
 	base, ok := ch.get(t.cp.Committed())
-	full := !ok || base.deltas >= base.base || len(base.files) >= maxChain
+	// A savepoint's checkpoint writes the state whole (canonical form).
+	full := !ok || base.deltas >= base.base || len(base.files) >= maxChain || s.Savepoint()
 	since, keep := uint64(0), st.Epoch()
 	if ok {
 		since, keep = base.epoch, base.epoch

@@ -6,8 +6,8 @@ import (
 
 	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/runtime/internal/config"
-	"github.com/pipegen/pipegen/runtime/internal/schema"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/schema"
 )
 
 // ErrFinished is returned by Recover when the checkpoint to resume from is
@@ -18,8 +18,9 @@ var ErrFinished = errors.New("finished")
 // or the newest complete and intact one in the checkpoint directory) or
 // from the beginning. It commits the restored checkpoint's output, has the
 // output cleaned of what no checkpoint commits, and sets the number of the
-// next checkpoint. quiet leaves out the lines that say what it did.
-func (c *Checkpointer) Recover(from string, quiet bool) error {
+// next checkpoint. With savepoint set, from is a savepoint's folder (run
+// --from-savepoint). quiet leaves out the lines that say what it did.
+func (c *Checkpointer) Recover(from string, savepoint, quiet bool) error {
 	entries, err := c.st.List()
 	if err != nil {
 		return fmt.Errorf("read checkpoint directory %s: %w", c.st.Dir, err)
@@ -30,6 +31,19 @@ func (c *Checkpointer) Recover(from string, quiet bool) error {
 	}
 	var l *storage.Loaded
 	switch {
+	case from != "" && savepoint:
+		if l, err = storage.LoadSavepoint(c.fs, from); err != nil {
+			return fmt.Errorf("--from-savepoint %s: %w", from, err)
+		}
+		// The same command line run again after a crash resumes from the
+		// newest checkpoint that descends from the savepoint, not from the
+		// savepoint again.
+		if d := c.descendant(entries, l.Manifest.SavepointID); d != nil {
+			if !quiet {
+				c.logf("checkpoint %d descends from savepoint %s (a run from it was interrupted): resuming from it", d.Manifest.ID, from)
+			}
+			l = d
+		}
 	case from != "":
 		if l, err = storage.LoadDir(c.fs, from); err != nil {
 			return fmt.Errorf("--from-checkpoint %s: %w", from, err)
@@ -73,6 +87,13 @@ func (c *Checkpointer) Recover(from string, quiet bool) error {
 		return fmt.Errorf("commit the output of %s: %w", l.Dir, err)
 	}
 	c.committed.Store(l.Manifest.ID)
+	c.origin = l.Manifest.Origin
+	if l.Manifest.Savepoint {
+		c.origin = l.Manifest.SavepointID
+	}
+	// Checkpoint ids go on after the one resumed from (a savepoint's or
+	// another directory's may be higher than any here).
+	c.nextID = max(c.nextID, l.Manifest.ID+1)
 	if err := c.out.Clean(l.Manifest); err != nil {
 		return err
 	}
@@ -82,7 +103,32 @@ func (c *Checkpointer) Recover(from string, quiet bool) error {
 	}
 	c.events.Emit(events.Event{Kind: events.Resume, Checkpoint: l.Manifest.ID, Path: l.Dir})
 	if !quiet {
-		c.logf("resuming from checkpoint %d (%s)", l.Manifest.ID, l.Dir)
+		what := "checkpoint"
+		if l.Manifest.Savepoint {
+			what = "the savepoint of checkpoint"
+		}
+		c.logf("resuming from %s %d (%s)", what, l.Manifest.ID, l.Dir)
+	}
+	return nil
+}
+
+// descendant is the newest complete, intact checkpoint in the directory
+// whose state descends from the savepoint with id, nil when there is none.
+func (c *Checkpointer) descendant(entries []storage.Entry, id string) *storage.Loaded {
+	if id == "" {
+		return nil
+	}
+	for i := len(entries) - 1; i >= 0; i-- {
+		if !entries[i].Complete {
+			continue
+		}
+		m, err := c.st.ReadManifest(entries[i].ID)
+		if err != nil || m.Origin != id {
+			continue
+		}
+		if l, err := c.st.Load(entries[i].ID); err == nil {
+			return l
+		}
 	}
 	return nil
 }
@@ -105,13 +151,13 @@ func (c *Checkpointer) checkCompatible(m *storage.Manifest) error {
 	if m.Job != "" && m.Job != cfg.Name {
 		return fmt.Errorf("it is a checkpoint of job %s, not of %s: two jobs share the checkpoint directory %s; give this one a directory of its own (checkpoint.dir, or run --checkpoint-dir), or start it over with run --fresh, which moves the old checkpoints aside", m.Job, cfg.Name, c.st.Dir)
 	}
-	if m.Fingerprint != cfg.Fingerprint {
-		if err := c.checkState(m); err != nil {
-			return fmt.Errorf("%w; to start this version over, run --fresh (the old checkpoints are moved aside, not deleted)", err)
-		}
-		if m.Fingerprint != "" && cfg.Fingerprint != "" {
-			c.logf("the job changed since checkpoint %d (its graph or state types); its state fits this version, which resumes from it", m.ID)
-		}
+	// The stored schemas are compared on every restore, whether or not
+	// the fingerprint changed: a savepoint may come from another build.
+	if err := c.checkState(m); err != nil {
+		return fmt.Errorf("%w; to start this version over, run --fresh (the old checkpoints are moved aside, not deleted)", err)
+	}
+	if m.Fingerprint != cfg.Fingerprint && m.Fingerprint != "" && cfg.Fingerprint != "" {
+		c.logf("the job changed since checkpoint %d (its graph or state types); its state fits this version, which resumes from it", m.ID)
 	}
 	if m.MaxParallelism != cfg.MaxParallelism {
 		return fmt.Errorf("it has %d key groups (max-parallelism) and this run %d: max-parallelism is fixed for the life of the state", m.MaxParallelism, cfg.MaxParallelism)
@@ -148,9 +194,12 @@ func (c *Checkpointer) checkState(m *storage.Manifest) error {
 			}
 		}
 		switch {
+		case now == nil && c.allowNonRestored:
+			c.logf("warning: checkpoint %d holds the state of %s %q (uid %s), which this version of the job does not have: it is left behind (--allow-non-restored-state)", m.ID, old.Kind, old.Name, old.UID)
+			continue
 		case now == nil:
-			return fmt.Errorf("checkpoint %d holds the state of %s %q (uid %s), which this version of the job does not have: it would be lost", m.ID, old.Kind, old.Name, old.UID)
-		case now.Kind != old.Kind:
+			return fmt.Errorf("checkpoint %d holds the state of %s %q (uid %s), which this version of the job does not have: it would be lost (run --allow-non-restored-state to leave it behind, or give the node back with uid: %s)", m.ID, old.Kind, old.Name, old.UID, old.UID)
+		case old.Kind != "" && now.Kind != old.Kind:
 			return fmt.Errorf("%q (uid %s) was of kind %s in checkpoint %d and is of kind %s now: its state cannot be read", now.Name, old.UID, old.Kind, m.ID, now.Kind)
 		case positions && now.Connector != old.ConnectorOr(now.Connector):
 			return fmt.Errorf("source %q (uid %s) read with connector %s in checkpoint %d and with %s now: its read position cannot be used", now.Name, old.UID, old.Connector, m.ID, now.Connector)

@@ -85,11 +85,13 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 	case "run":
 	case "checkpoints":
 		return listCheckpoints(p.Config, args[1:], stdout, stderr)
+	case "savepoint", "stop":
+		return savepointCommand(p.Config, args[0], args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		usage(stdout, p.Config)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "%s: unknown command %q: the commands are run and checkpoints (see '%s --help')\n", name, args[0], name)
+		fmt.Fprintf(stderr, "%s: unknown command %q: the commands are run, checkpoints, savepoint and stop (see '%s --help')\n", name, args[0], name)
 		return exitUsage
 	}
 
@@ -102,7 +104,9 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 	fs.String("parallelism", "", "")
 	fs.String("checkpoint-dir", "", "")
 	fromCheckpoint := fs.String("from-checkpoint", "", "")
+	fromSavepoint := fs.String("from-savepoint", "", "")
 	fresh := fs.Bool("fresh", false, "")
+	allowNonRestored := fs.Bool("allow-non-restored-state", false, "")
 	quiet := fs.Bool("quiet", false, "")
 	cpuProfile := fs.String("cpuprofile", "", "")
 	eventsFile := fs.String("events", "", "")
@@ -144,8 +148,12 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 			bad = true
 		}
 	}
-	if *fresh && *fromCheckpoint != "" {
-		fmt.Fprintf(stderr, "%s run: --fresh starts over, --from-checkpoint resumes: give one of them\n", name)
+	if *fresh && (*fromCheckpoint != "" || *fromSavepoint != "") {
+		fmt.Fprintf(stderr, "%s run: --fresh starts over, --from-checkpoint and --from-savepoint resume: give one of them\n", name)
+		bad = true
+	}
+	if *fromCheckpoint != "" && *fromSavepoint != "" {
+		fmt.Fprintf(stderr, "%s run: give --from-checkpoint or --from-savepoint, not both\n", name)
 		bad = true
 	}
 	if bad {
@@ -200,9 +208,15 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 	go sv.watch(ctx, signals)
 	start := time.Now()
 	r := job.NewRestarter(cfg.Restart)
-	from := *fromCheckpoint
+	from, isSavepoint := *fromCheckpoint, false
+	if *fromSavepoint != "" {
+		from, isSavepoint = *fromSavepoint, true
+	}
+	ctl := &controlEndpoint{sv: sv, dir: cfg.Checkpoint.Dir, mode: cfg.Checkpoint.Mode}
+	defer ctl.close()
 	for {
-		opts := job.Options{Log: stderr, Logger: log, Quiet: *quiet, From: from, Events: ev, Fresh: *fresh, Metrics: reg}
+		opts := job.Options{FromSavepoint: isSavepoint, Started: ctl.start, Log: stderr, Logger: log, Quiet: *quiet, From: from, Events: ev, Fresh: *fresh, Metrics: reg,
+			AllowNonRestoredState: *allowNonRestored}
 		if !*quiet {
 			opts.Progress = stderr
 		}
@@ -262,7 +276,7 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 		}
 		// A restart resumes from the newest checkpoint, which may be one
 		// the failed attempt took.
-		from, *fresh = "", false
+		from, isSavepoint, *fresh = "", false, false
 	}
 }
 
@@ -382,6 +396,16 @@ func usage(w io.Writer, cfg *config.Config) {
 Usage:
   %[1]s run [flags]
   %[1]s checkpoints [--checkpoint-dir DIR]   list the checkpoints
+  %[1]s savepoint [--checkpoint-dir DIR] [--savepoint-dir D]
+                      ask the job running with DIR for a savepoint (default
+                      folder DIR/savepoints); prints its path last
+  %[1]s stop [--savepoint [--savepoint-dir D]] [--checkpoint-dir DIR]
+                      stop the job running with DIR at a checkpoint (with
+                      --savepoint: at a savepoint, whose path it prints)
+  %[1]s savepoint inspect [--dump NODE] PATH
+                      verify a savepoint and print its operators, uids,
+                      schemas, key groups, sizes and source positions
+                      (--dump: NODE's keyed state as JSON lines)
 
 Flags of run:
   --parallelism N        subtasks per node, for every node without a parallelism
@@ -389,6 +413,11 @@ Flags of run:
   --checkpoint-dir DIR   where checkpoints are kept (default %[4]q); run resumes
                          from the newest complete one there
   --from-checkpoint DIR  resume from this checkpoint (a chk-NNNNNN folder)
+  --from-savepoint PATH  start from this savepoint (a savepoint-... folder,
+                         which may have been moved or copied)
+  --allow-non-restored-state
+                         resume even when the checkpoint holds state of nodes
+                         this version no longer has (it is left behind)
   --fresh                start over: the checkpoints and output of earlier runs
                          are moved aside (DIR/aside-TIME, OUT/.aside-TIME)
   --set KEY=VALUE        override a setting by its path in the pipeline file;

@@ -236,7 +236,7 @@ func TestRunUsageErrors(t *testing.T) {
 		want []string // in stderr
 	}{
 		{nil, []string{"usage: demo run [flags]", "demo run --help"}},
-		{[]string{"start"}, []string{`demo: unknown command "start"`, "the commands are run and checkpoints"}},
+		{[]string{"start"}, []string{`demo: unknown command "start"`, "the commands are run, checkpoints, savepoint and stop"}},
 		{[]string{"--parallelism", "2"}, []string{`unknown command "--parallelism"`}},
 		{[]string{"run", "--bogus"}, []string{"demo run: flag provided but not defined: -bogus", "demo run --help"}},
 		{[]string{"run", "--parallelism", "many"}, []string{`--parallelism: parallelism wants a whole number from 1 to 32768, got "many"`}},

@@ -42,17 +42,26 @@ type Options struct {
 	// From is the checkpoint folder to resume from (--from-checkpoint); ""
 	// for the newest complete one in the checkpoint directory.
 	From string
+	// FromSavepoint makes From a savepoint's folder (--from-savepoint).
+	FromSavepoint bool
 	// FS is where checkpoints and transactional sinks write (the
 	// operating system's file system when nil).
 	FS vfs.FS
 	// Events receives the machine-readable events (nil for none).
 	Events *events.Writer
+	// AllowNonRestoredState resumes even when the checkpoint holds state
+	// of nodes this version does not have (run --allow-non-restored-state).
+	AllowNonRestoredState bool
 	// Fresh starts the job over: the checkpoints and the sinks' output of
 	// earlier runs are moved aside, not deleted (run --fresh).
 	Fresh bool
 	// Metrics are the job's counters, which outlive one run of it (New
 	// makes them when nil).
 	Metrics *metrics.Registry
+	// Started, if set, is called once the run holds its checkpoint
+	// directory and knows where it resumes from, before it builds the
+	// job (the command line then starts its control endpoint).
+	Started func()
 }
 
 // Job is one run of a pipeline: its settings after the command line, and
@@ -95,7 +104,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) *Job {
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	j := &Job{Config: cfg, opts: opts, ctx: ctx, cancel: cancel}
-	j.cp = checkpoint.New(ctx, cfg, checkpoint.Options{FS: opts.FS, Output: output{j}, Logf: j.Logf, Verbose: opts.Progress != nil, Events: opts.Events})
+	j.cp = checkpoint.New(ctx, cfg, checkpoint.Options{FS: opts.FS, Output: output{j}, Logf: j.Logf, Verbose: opts.Progress != nil, Events: opts.Events,
+		AllowNonRestoredState: opts.AllowNonRestoredState})
 	return j
 }
 
@@ -204,7 +214,7 @@ func (j *Job) Run(build func(j *Job)) error {
 			return &fault.Fatal{Err: fmt.Errorf("--fresh: %w", err)}
 		}
 	}
-	if err = j.cp.Recover(j.opts.From, j.opts.Quiet); err != nil {
+	if err = j.cp.Recover(j.opts.From, j.opts.FromSavepoint, j.opts.Quiet); err != nil {
 		if errors.Is(err, checkpoint.ErrFinished) {
 			if err := j.checkFinishedInput(j.cp.Restored().Manifest); err != nil {
 				return &fault.Fatal{Err: err}
@@ -213,6 +223,9 @@ func (j *Job) Run(build func(j *Job)) error {
 			return nil
 		}
 		return &fault.Fatal{Err: err}
+	}
+	if j.opts.Started != nil {
+		j.opts.Started()
 	}
 	// The helpers (progress, linger, writers, coordinator) stop with the
 	// job, and Run waits for them: a restart must not begin while the last

@@ -16,9 +16,19 @@ type Manifest struct {
 	ID     int64  `json:"id"`
 	Job    string `json:"job"`
 	// Fingerprint identifies the job's topology and state schemas.
-	Fingerprint    string      `json:"fingerprint,omitempty"`
-	Time           time.Time   `json:"time"`
-	Final          bool        `json:"final,omitempty"`
+	Fingerprint string    `json:"fingerprint,omitempty"`
+	Time        time.Time `json:"time"`
+	Final       bool      `json:"final,omitempty"`
+	// Savepoint is set in the manifest of a savepoint: a copy of a
+	// checkpoint in canonical, self-contained form (savepoint.go).
+	Savepoint bool `json:"savepoint,omitempty"`
+	// SavepointID names a savepoint wherever it is moved (random, set
+	// when it is written); Origin is the SavepointID of the savepoint the
+	// state descends from, so that a run started with --from-savepoint
+	// and interrupted resumes from its own newest checkpoint when the same
+	// command line runs again.
+	SavepointID    string      `json:"savepointId,omitempty"`
+	Origin         string      `json:"origin,omitempty"`
 	Mode           string      `json:"mode"`
 	MaxParallelism int         `json:"maxParallelism"`
 	Nodes          []NodeState `json:"nodes"`

@@ -114,12 +114,18 @@ func (m *Manifest) SharedFiles() []string {
 // written: the checkpoint is complete once it returns.
 // A manifest without a format is written in this program's.
 func (s *Storage) Commit(m *Manifest) error {
+	return s.commitIn(m, s.Path(m.ID))
+}
+
+// commitIn writes manifest m into folder, after syncing the folder (and
+// the shared folder, when m names shared files).
+func (s *Storage) commitIn(m *Manifest, folder string) error {
 	if m.Format == 0 {
 		m.Format = manifestFormat
 	}
 	// The state files' directory entries must be durable before the
 	// manifest that names them.
-	if err := vfs.SyncDir(s.FS, s.Path(m.ID)); err != nil {
+	if err := vfs.SyncDir(s.FS, folder); err != nil {
 		return err
 	}
 	if len(m.SharedFiles()) > 0 {
@@ -133,7 +139,7 @@ func (s *Storage) Commit(m *Manifest) error {
 	}
 	data = append(data, '\n')
 	data = fmt.Appendf(data, "crc32c %08x\n", crc32.Checksum(data, castagnoli))
-	return vfs.AtomicWriteFile(s.FS, s.Path(m.ID, "MANIFEST"), data)
+	return vfs.AtomicWriteFile(s.FS, filepath.Join(folder, "MANIFEST"), data)
 }
 
 // Entry is one folder of the checkpoint directory.

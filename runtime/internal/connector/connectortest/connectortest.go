@@ -74,7 +74,7 @@ func (e *Env) Restore(t testing.TB, m *storage.Manifest) {
 	if err := st.Commit(m); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.ckpt.Recover("", true); err != nil {
+	if err := e.ckpt.Recover("", false, true); err != nil {
 		t.Fatal(err)
 	}
 }

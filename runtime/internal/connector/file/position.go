@@ -59,6 +59,10 @@ type savedPosition struct {
 	finished []finishedFile
 	// identified is false for a position of format 1.
 	identified bool
+	// rescaled, queue and mine are a rescaled subtask's (Source.rescaled).
+	rescaled bool
+	queue    []Position
+	mine     []int
 }
 
 func (p *savedPosition) encode() []byte {
@@ -76,6 +80,21 @@ func (p *savedPosition) encode() []byte {
 		w.Varint(f.Size)
 		w.Varint(f.ModTime)
 	}
+	if p.rescaled {
+		w.Uvarint(1)
+		w.Uvarint(uint64(len(p.queue)))
+		for _, q := range p.queue {
+			w.Uvarint(uint64(q.File))
+			w.String(q.Name)
+			w.Varint(q.Offset)
+			w.Varint(q.Line)
+			w.Uvarint(uint64(q.CRC))
+		}
+		w.Uvarint(uint64(len(p.mine)))
+		for _, i := range p.mine {
+			w.Uvarint(uint64(i))
+		}
+	}
 	return w.Bytes()
 }
 
@@ -91,6 +110,19 @@ func decodePosition(data []byte) (savedPosition, error) {
 			p.finished = make([]finishedFile, n)
 			for i := range p.finished {
 				p.finished[i] = finishedFile{Name: r.String(), fileStat: fileStat{Size: r.Varint(), ModTime: r.Varint()}}
+			}
+		}
+		if r.More() && r.Uvarint() == 1 {
+			p.rescaled = true
+			if n := r.Count(); n > 0 {
+				p.queue = make([]Position, n)
+				for i := range p.queue {
+					p.queue[i] = Position{File: int(r.Uvarint()), Name: r.String(), Offset: r.Varint(), Line: r.Varint(), CRC: uint32(r.Uvarint())}
+				}
+			}
+			n := r.Count()
+			for range n {
+				p.mine = append(p.mine, int(r.Uvarint()))
 			}
 		}
 	}
@@ -115,6 +147,7 @@ func (s *Source[T]) saved() storage.SourceState {
 	if s.done {
 		p.finished = s.finished
 	}
+	p.rescaled, p.queue, p.mine = s.rescaled, s.queue, s.mine
 	return storage.SourceState{Subtask: s.sub, Position: p.encode(), AtEnd: s.done}
 }
 
@@ -122,6 +155,14 @@ func (s *Source[T]) saved() storage.SourceState {
 // resumes from, once it has checked that the file it stands in begins
 // with what was read of it then.
 func (s *Source[T]) restore(node int) {
+	ns := s.env.Checkpoints().RestoredNode(node)
+	if ns == nil || len(ns.Sources) == 0 {
+		return
+	}
+	if ns.Parallelism != s.step || len(ns.Sources) != s.step {
+		s.rescale(ns)
+		return
+	}
 	st := s.env.Checkpoints().RestoredSource(node, s.sub)
 	if st == nil {
 		return
@@ -130,6 +171,13 @@ func (s *Source[T]) restore(node int) {
 	if err != nil {
 		fault.Abortf("sources.%s[%d]: restore position: %w", s.name, s.sub, err)
 	}
+	s.resumeAt(p)
+}
+
+// resumeAt moves the source to p, a position of this subtask at this
+// parallelism.
+func (s *Source[T]) resumeAt(p savedPosition) {
+	s.rescaled, s.queue, s.mine = p.rescaled, p.queue, p.mine
 	if p.identified && p.File >= 0 && p.File < len(s.files) && s.files[p.File] == p.Name {
 		if err := checkRead(p); err != nil {
 			fault.Abortf("sources.%s[%d]: %w; put the file back as it was, or run with --fresh to start the job over", s.name, s.sub, err)
@@ -177,7 +225,14 @@ func checkRead(p savedPosition) error {
 // subtask's files.
 func (s *Source[T]) statFiles() []finishedFile {
 	out := []finishedFile{}
-	for i := s.sub; i < len(s.files); i += s.step {
+	idx := s.mine
+	if !s.rescaled {
+		idx = nil
+		for i := s.sub; i < len(s.files); i += s.step {
+			idx = append(idx, i)
+		}
+	}
+	for _, i := range idx {
 		fi, err := os.Stat(s.files[i])
 		if err != nil {
 			s.fail(err)
@@ -201,34 +256,34 @@ func (input) CheckFinished(n *config.NodeConfig, ns *storage.NodeState) error {
 		return err
 	}
 	var problems []error
+	var read []finishedFile
 	for _, st := range ns.Sources {
 		p, err := decodePosition(st.Position)
 		if err != nil {
 			return fmt.Errorf("final position of subtask %d: %w", st.Subtask, err)
 		}
 		if !p.identified {
-			continue // format 1 recorded nothing to compare
+			return nil // format 1 recorded nothing to compare
 		}
-		var mine []string
-		for i := st.Subtask; i < len(files); i += ns.Parallelism {
-			mine = append(mine, files[i])
+		read = append(read, p.finished...)
+	}
+	// The subtasks together read every file once (which subtask read
+	// which depends on the parallelism, which may have changed).
+	slices.SortFunc(read, func(a, b finishedFile) int { return strings.Compare(a.Name, b.Name) })
+	if !slices.EqualFunc(files, read, func(name string, f finishedFile) bool { return name == f.Name }) {
+		var then []string
+		for _, f := range read {
+			then = append(then, f.Name)
 		}
-		if !slices.EqualFunc(mine, p.finished, func(name string, f finishedFile) bool { return name == f.Name }) {
-			var then []string
-			for _, f := range p.finished {
-				then = append(then, f.Name)
-			}
-			problems = append(problems, fmt.Errorf("subtask %d read %s, but path %q now gives it %s", st.Subtask, fileList(then), path, fileList(mine)))
-			continue
+		return fmt.Errorf("the job read %s, but path %q now gives %s", fileList(then), path, fileList(files))
+	}
+	for i, name := range files {
+		fi, err := os.Stat(name)
+		if err != nil {
+			return err
 		}
-		for i, name := range mine {
-			fi, err := os.Stat(name)
-			if err != nil {
-				return err
-			}
-			if now := statOf(fi); now != p.finished[i].fileStat {
-				problems = append(problems, fmt.Errorf("%s changed since it was read (then %v; now %v)", name, p.finished[i].fileStat, now))
-			}
+		if now := statOf(fi); now != read[i].fileStat {
+			problems = append(problems, fmt.Errorf("%s changed since it was read (then %v; now %v)", name, read[i].fileStat, now))
 		}
 	}
 	return errors.Join(problems...)

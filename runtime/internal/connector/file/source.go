@@ -77,6 +77,13 @@ type Source[T any] struct {
 	files []string
 	cur   int
 	step  int
+	// rescaled is set for a subtask that resumed at another parallelism
+	// (rescale.go): after the file cur it reads the files of queue, each
+	// from its position, and then none; mine are the indexes of every
+	// file it has read or will read (for statFiles).
+	rescaled bool
+	queue    []Position
+	mine     []int
 
 	f   *os.File // nil when the file cur is not open yet
 	r   *bufio.Reader
@@ -247,7 +254,7 @@ func (s *Source[T]) Next() (T, bool) {
 				s.fail(err)
 			}
 			s.closeFile()
-			s.cur += s.step
+			s.advance()
 			continue
 		}
 		lineNo := s.line
@@ -475,7 +482,10 @@ func (s *Source[T]) publish() {
 	s.read = 0
 	if s.sizes == nil {
 		s.sizes = make([]int64, len(s.files))
-		for i := s.cur; i < len(s.files); i += s.step {
+		for _, i := range append([]int{s.cur}, s.rest()...) {
+			if i >= len(s.files) {
+				continue
+			}
 			if fi, err := os.Stat(s.files[i]); err == nil {
 				s.sizes[i] = fi.Size()
 			}
@@ -484,7 +494,7 @@ func (s *Source[T]) publish() {
 	var left int64
 	if s.cur < len(s.files) {
 		left = max(s.sizes[s.cur]-s.off, 0)
-		for i := s.cur + s.step; i < len(s.files); i += s.step {
+		for _, i := range s.rest() {
 			left += s.sizes[i]
 		}
 	}
@@ -512,7 +522,7 @@ func (s *Source[T]) Seek(p Position) error {
 		return nil
 	}
 	switch {
-	case p.File < 0 || p.File%s.step != s.sub%s.step:
+	case p.File < 0 || !s.rescaled && p.File%s.step != s.sub%s.step:
 		return fmt.Errorf("sources.%s[%d]: position in file %d belongs to another subtask", s.name, s.sub, p.File)
 	case s.files[p.File] != p.Name:
 		return fmt.Errorf("sources.%s[%d]: position in %s, but file %d is now %s: the files changed", s.name, s.sub, p.Name, p.File, s.files[p.File])

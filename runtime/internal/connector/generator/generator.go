@@ -24,15 +24,22 @@ const maxGeneratorWait = 10 * time.Millisecond
 const maxGeneratorLag = time.Second
 
 // Source is one subtask of a generator source: it calls a function
-// of the pipeline for the sequence numbers sub, sub+P, sub+2P, ...
+// of the pipeline for the sequence numbers sub, sub+P, sub+2P, ... After
+// a restore at another parallelism it first calls it for the sequence
+// numbers in pending (those the old subtasks had not reached when others
+// had), then for seq, seq+P, ... (rescale.go).
 type Source[T any] struct {
-	name   string
-	fn     func(seq uint64) (T, bool)
-	ctl    *checkpoint.SourceCtl
-	cancel <-chan struct{}
-	seq    uint64
-	step   uint64
-	done   bool
+	name    string
+	fn      func(seq uint64) (T, bool)
+	ctl     *checkpoint.SourceCtl
+	cancel  <-chan struct{}
+	sub     int
+	pending []uint64
+	seq     uint64
+	step    uint64
+	// last is the sequence number of the record returned last.
+	last uint64
+	done bool
 
 	uncounted int
 
@@ -51,6 +58,7 @@ func NewSource[T any](env connector.Env, node, sub int, fn func(seq uint64) (T, 
 		name:   n.Name,
 		fn:     fn,
 		cancel: env.Context().Done(),
+		sub:    sub,
 		seq:    uint64(sub),
 		step:   uint64(env.Parallelism(node)),
 	}
@@ -77,7 +85,12 @@ func (s *Source[T]) Ctl() *checkpoint.SourceCtl { return s.ctl }
 func (s *Source[T]) Done() bool { return s.done }
 
 // Seq returns the sequence number of the next record.
-func (s *Source[T]) Seq() uint64 { return s.seq }
+func (s *Source[T]) Seq() uint64 {
+	if len(s.pending) > 0 {
+		return s.pending[0]
+	}
+	return s.seq
+}
 
 // SetSeq makes seq the sequence number of the next record, when the
 // source resumes from a checkpoint. It should be one of this subtask's.
@@ -97,6 +110,15 @@ func (s *Source[T]) Next() (T, bool) {
 	if s.interval > 0 && !s.due() {
 		return zero, false
 	}
+	for len(s.pending) > 0 {
+		seq := s.pending[0]
+		s.pending = s.pending[1:]
+		if rec, ok := s.fn(seq); ok {
+			s.last = seq
+			s.counted()
+			return rec, true
+		}
+	}
 	rec, ok := s.fn(s.seq)
 	if !ok {
 		s.done = true
@@ -105,14 +127,20 @@ func (s *Source[T]) Next() (T, bool) {
 		s.uncounted = 0
 		return zero, false
 	}
+	s.last = s.seq
 	s.seq += s.step
+	s.counted()
+	return rec, true
+}
+
+// counted counts a record returned.
+func (s *Source[T]) counted() {
 	s.n++
 	if s.uncounted++; s.uncounted == connector.CountEvery {
 		s.ctl.Count(s.uncounted)
 		s.uncounted = 0
 		s.checkCancel()
 	}
-	return rec, true
 }
 
 // due reports whether the next record is due, after sleeping for it a

@@ -1,0 +1,99 @@
+package compile
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pipegen/pipegen/internal/goldenfile"
+)
+
+// writeManifest writes a savepoint MANIFEST (with its checksum line, as
+// the runtime writes it) into a new folder and returns the folder.
+func writeManifest(t *testing.T, m map[string]any) string {
+	t.Helper()
+	dir := t.TempDir()
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = append(data, '\n')
+	data = fmt.Appendf(data, "crc32c %08x\n", crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli)))
+	if err := os.WriteFile(filepath.Join(dir, "MANIFEST"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestCheckSavepoint checks examples/runningcount's pipeline against
+// savepoints of versions of it that differ in each way the restore rules
+// look at: every incompatibility has a golden diagnostic, at the
+// pipeline's node or at the field of the Go type.
+func TestCheckSavepoint(t *testing.T) {
+	const (
+		pipeline = "../examples/runningcount/pipeline.yaml"
+		key      = "string"
+		value    = "github.com/pipegen/pipegen/examples/runningcount.Total{1 Count int64; 2 Sum int64}"
+	)
+	node := func(uid, kind, keySchema, valueSchema string) map[string]any {
+		return map[string]any{"uid": uid, "name": uid, "kind": kind, "keySchema": keySchema, "valueSchema": valueSchema,
+			"files": []map[string]any{{"subtask": 0, "name": uid + "-0.state"}}}
+	}
+	source := map[string]any{"uid": "events", "name": "events", "kind": "source", "connector": "generator", "sources": []map[string]any{{"subtask": 0}}}
+	manifest := func(maxP int, nodes ...map[string]any) map[string]any {
+		return map[string]any{"format": 2, "id": 7, "job": "runningcount", "savepoint": true, "maxParallelism": maxP, "nodes": append([]map[string]any{source}, nodes...)}
+	}
+	cases := []struct {
+		name     string
+		manifest map[string]any
+		allow    bool
+	}{
+		{"compatible", manifest(128, node("totals", "aggregate", key, value)), false},
+		{"field-added", manifest(128, node("totals", "aggregate", key, "github.com/pipegen/pipegen/examples/runningcount.Total{1 Count int64}")), false},
+		{"field-type-changed", manifest(128, node("totals", "aggregate", key, "github.com/pipegen/pipegen/examples/runningcount.Total{1 Count uint64; 2 Sum int64}")), false},
+		{"field-renamed", manifest(128, node("totals", "aggregate", key, "github.com/pipegen/pipegen/examples/runningcount.Total{1 N int64; 2 Sum int64}")), false},
+		{"key-type-changed", manifest(128, node("totals", "aggregate", "int64", value)), false},
+		{"kind-changed", manifest(128, node("totals", "reduce", key, value)), false},
+		{"vanished-node", manifest(128, node("totals", "aggregate", key, value), node("gone", "aggregate", key, value)), false},
+		{"vanished-node-allowed", manifest(128, node("totals", "aggregate", key, value), node("gone", "aggregate", key, value)), true},
+		{"max-parallelism", manifest(64, node("totals", "aggregate", key, value)), false},
+		// The same pipeline in its //pipegen: directive form.
+		{"directives-field-type-changed", manifest(128, node("totals", "aggregate", key, "github.com/pipegen/pipegen/examples/runningcount.Total{1 Count uint64; 2 Sum int64}")), false},
+		{"directives-vanished-node", manifest(128, node("totals", "aggregate", key, value), node("gone", "aggregate", key, value)), false},
+		{"directives-key-type-changed", manifest(128, node("totals", "aggregate", "int64", value)), false},
+		{"connector-changed", map[string]any{"format": 2, "id": 7, "job": "runningcount", "savepoint": true, "maxParallelism": 128, "nodes": []map[string]any{
+			{"uid": "events", "name": "events", "kind": "source", "connector": "file", "sources": []map[string]any{{"subtask": 0}}}}}, false},
+	}
+	wd, _ := os.Getwd()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sp := writeManifest(t, tc.manifest)
+			saved := Stderr
+			var warnings strings.Builder
+			Stderr = &warnings
+			defer func() { Stderr = saved }()
+			_, err := CheckSavepoint(pipeline, sp, tc.allow)
+			if strings.HasPrefix(tc.name, "directives-") {
+				_, err = CheckPackageSavepoint("../examples/runningcount", sp, tc.allow)
+			}
+			var got string
+			switch l, ok := IsDiagnostics(err); {
+			case ok:
+				got = l.Format(wd)
+			case err != nil:
+				t.Fatal(err)
+			default:
+				got = warnings.String()
+			}
+			got = strings.ReplaceAll(got, sp, "SAVEPOINT")
+			if got == "" {
+				got = "(fine)\n"
+			}
+			goldenfile.Check(t, filepath.Join("testdata", "savepoint", tc.name+".txt"), []byte(got))
+		})
+	}
+}

@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/schema"
+)
+
+// dumpNode prints the keyed state of node (its name or uid) in savepoint
+// l as JSON lines, {"keyGroup":G,"key":K,"value":V}, decoding the entries
+// by the schemas the savepoint records (the wire format the generated
+// serializers write: codec's, fields tagged with their ids). Windows,
+// joins and timers keep their state in layouts of their own and are not
+// dumped.
+func dumpNode(cfg *config.Config, l *storage.Loaded, node string, w io.Writer) error {
+	var ns *storage.NodeState
+	for i := range l.Manifest.Nodes {
+		if n := &l.Manifest.Nodes[i]; n.Name == node || n.UID == node {
+			ns = n
+		}
+	}
+	if ns == nil {
+		return fmt.Errorf("the savepoint has no node %q", node)
+	}
+	for _, n := range cfg.Nodes {
+		if n.UID == ns.UID && (n.Window != "" || n.Kind == "join") {
+			return fmt.Errorf("%s keeps its state in the layout of its window or join engine, which --dump does not read", node)
+		}
+	}
+	if ns.KeySchema == "" || len(ns.Files) == 0 {
+		return fmt.Errorf("%s has no keyed state in the savepoint", node)
+	}
+	kt, err := schema.Parse(ns.KeySchema)
+	if err != nil {
+		return err
+	}
+	vt, err := schema.Parse(ns.ValueSchema)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	for _, f := range ns.Files {
+		if f.State != "" {
+			continue // a process's timers
+		}
+		r, err := l.Open(f)
+		if err != nil {
+			return err
+		}
+		for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
+			sr := codec.NewReader(sec)
+			for sr.More() {
+				er := sr.Nested()
+				d := &decoder{}
+				k := d.value(er, kt)
+				v := d.value(er, vt)
+				if err := er.Err(); err != nil {
+					r.Close()
+					return fmt.Errorf("%s, key group %d: %w", f.Name, kg, err)
+				}
+				if err := enc.Encode(map[string]any{"keyGroup": kg, "key": k, "value": v}); err != nil {
+					r.Close()
+					return err
+				}
+			}
+		}
+		if err := r.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decoder reads values by their schemas; defs are the named types the
+// schemas spell out (a later mention carries the name only).
+type decoder struct{ defs map[string]*schema.Type }
+
+func (d *decoder) define(t *schema.Type) {
+	if t == nil {
+		return
+	}
+	if d.defs == nil {
+		d.defs = map[string]*schema.Type{}
+	}
+	if t.Name != "" && t.Underlying != nil {
+		if _, ok := d.defs[t.Name]; ok {
+			return
+		}
+		d.defs[t.Name] = t.Underlying
+		d.define(t.Underlying)
+		return
+	}
+	d.define(t.Key)
+	d.define(t.Elem)
+	for _, f := range t.Fields {
+		d.define(f.Type)
+	}
+}
+
+// under is the structure of t: a named type's underlying type, or nil for
+// a basic one.
+func (d *decoder) under(t *schema.Type) *schema.Type {
+	d.define(t)
+	for t != nil && t.Name != "" {
+		u := d.defs[t.Name]
+		if u == nil {
+			return t // basic: its name says how it is written
+		}
+		t = u
+	}
+	return t
+}
+
+// value reads one value of type t.
+func (d *decoder) value(r *codec.Reader, t *schema.Type) any {
+	u := d.under(t)
+	switch {
+	case u.Name == "time.Time":
+		return r.Time()
+	case u.Name == "time.Duration":
+		return r.Varint()
+	case u.Name == "bool":
+		return r.Bool()
+	case u.Name == "string":
+		return r.String()
+	case u.Name == "float64":
+		return r.Float64()
+	case u.Name == "float32":
+		return r.Float32()
+	case u.Name != "" && (strings.HasPrefix(u.Name, "int") || u.Name == "rune"):
+		return r.Varint()
+	case u.Name != "":
+		return r.Uvarint()
+	case u.Op == "*":
+		if !r.Bool() {
+			return nil
+		}
+		return d.value(r, u.Elem)
+	case (u.Op == "[]") && d.isByte(u.Elem):
+		return r.ByteSlice()
+	case u.Op == "map":
+		sub := r.Nested()
+		n := sub.Count()
+		out := make([][2]any, 0, n)
+		for range n {
+			k := d.value(sub, u.Key)
+			out = append(out, [2]any{k, d.value(sub, u.Elem)})
+		}
+		return out
+	case u.Op != "":
+		sub := r.Nested()
+		n := sub.Count()
+		out := make([]any, 0, n)
+		for range n {
+			out = append(out, d.value(sub, u.Elem))
+		}
+		return out
+	}
+	sub := r.Nested()
+	out := map[string]any{}
+	for sub.More() {
+		id, wt := sub.Tag()
+		if id == 0 || int(id) > len(u.Fields) {
+			sub.Skip(wt)
+			continue
+		}
+		f := u.Fields[id-1]
+		ft := d.under(f.Type)
+		switch {
+		case ft.Op == "*" && d.under(ft.Elem).Op != "*":
+			out[f.Name] = d.value(sub, ft.Elem) // a set pointer field is its value
+		case ft.Op == "*":
+			out[f.Name] = d.value(sub.Nested(), ft.Elem)
+		default:
+			out[f.Name] = d.value(sub, f.Type)
+		}
+	}
+	return out
+}
+
+func (d *decoder) isByte(t *schema.Type) bool {
+	u := d.under(t)
+	return u.Name == "uint8" || u.Name == "byte"
+}
