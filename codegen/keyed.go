@@ -18,6 +18,8 @@ func (g *gen) keyedValue(n *ir.Node) *ir.Type {
 		return g.p.Nodes[n.Inputs[0].From].Out
 	case n.Kind == ir.Reduce && n.Window != nil:
 		return reduceAccType(n.In())
+	case n.Trigger != nil:
+		return triggerAccType(n.Acc)
 	}
 	return g.stateValue(n)
 }
@@ -105,6 +107,10 @@ func (g *gen) keyedFuncs(f *jen.File) {
 		g.valueCodec(f, cg, n, "Value", val)
 		if n.Kind == ir.Join {
 			g.valueCodec(f, cg, n, "Right", g.p.Nodes[n.Inputs[1].From].Out)
+		}
+		if n.Window != nil && n.Window.Kind == "count" && n.Window.CountEvery < n.Window.Count {
+			// Sliding count windows keep their last records.
+			g.valueCodec(f, cg, n, "Record", n.In())
 		}
 		if n.Window == nil && n.Kind != ir.Join {
 			name := g.global("%sCodec", n)
