@@ -117,6 +117,10 @@ func (g *gen) chainCode(f *jen.File, c *chain) {
 		switch x := ng.(type) {
 		case *windowGen:
 			x.resultMethod()
+		case *triggerGen:
+			x.resultMethod()
+		case *countGen:
+			x.resultMethod()
 		case *processGen:
 			x.methods()
 		case *joinGen:
@@ -124,8 +128,12 @@ func (g *gen) chainCode(f *jen.File, c *chain) {
 		}
 		if n.Kind != ir.Sink {
 			cg.emitMethod(n, "")
-			if n.Window != nil && !n.Window.Processing && (n.Kind == ir.Aggregate || n.Kind == ir.Reduce) {
+			if n.Window != nil && !n.Window.Processing && n.Window.Kind != "count" && (n.Kind == ir.Aggregate || n.Kind == ir.Reduce) {
 				cg.emitMethod(n, "late")
+			}
+			if n.Kind == ir.Join && n.Timed && (n.Window == nil || !n.Window.Processing) {
+				cg.emitMethod(n, joinLateSide[0])
+				cg.emitMethod(n, joinLateSide[1])
 			}
 			if sendsDeadLetters(n) {
 				cg.emitMethod(n, deadLetter)
@@ -213,7 +221,11 @@ func (cg *chainGen) structType() {
 			ng.fields(s)
 		}
 		s.Id("meter").Op("*").Qual(runtimePath, "Meter").Comment("the subtask's metrics")
-		s.Id("counts").Index(jen.Lit(2 * len(c.nodes))).Uint64().Comment(fmt.Sprintf("records emitted by %s, then late for them; flush publishes them", cg.nodeNames()))
+		what := fmt.Sprintf("records emitted by %s, then late for them", cg.nodeNames())
+		if h.Kind == ir.Join {
+			what += " (the join's left input), then late of its right input"
+		}
+		s.Id("counts").Index(jen.Lit(cg.countSlots())).Uint64().Comment(what + "; flush publishes them")
 	})
 }
 
@@ -530,6 +542,12 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 	case side == "late":
 		t = n.In()
 		name = cg.member("emit%sLate", n)
+	case side == joinLateSide[0]:
+		t = n.Inputs[0].Type
+		name = cg.member("emit%sLeftLate", n)
+	case side == joinLateSide[1]:
+		t = n.Inputs[1].Type
+		name = cg.member("emit%sRightLate", n)
 	case side == deadLetter:
 		t = ir.StringType
 		name = cg.member("emit%sDeadLetter", n)
@@ -537,8 +555,11 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 	switch {
 	case side == "":
 		body = append(body, cg.count(n, false))
-	case side == "late" && sideOut == nil:
+	case sideOut != nil:
+	case side == "late", side == joinLateSide[0]:
 		body = append(body, cg.count(n, true))
+	case side == joinLateSide[1]:
+		body = append(body, cg.countLateRight())
 	}
 	for _, e := range consumersOf(g.p, n, side) {
 		to = append(to, e.to.Name)
@@ -572,6 +593,8 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 		what = fmt.Sprintf("the side output %s of %q", side, n.Name)
 	case side == "late":
 		what = fmt.Sprintf("the records too late for the windows of %q", n.Name)
+	case side == joinLateSide[0], side == joinLateSide[1]:
+		what = fmt.Sprintf("the records of the %s input too late to be paired by %q", strings.TrimPrefix(side, "late-"), n.Name)
 	case side == deadLetter:
 		what = fmt.Sprintf("the malformed records of %q (JSON objects: source, file, line, error, record)", n.Name)
 	}
@@ -594,6 +617,21 @@ func (cg *chainGen) count(n *ir.Node, late bool) jen.Code {
 	return jen.Id("c").Dot("counts").Index(jen.Lit(i)).Op("++")
 }
 
+// countLateRight counts one record of a join's right input too late to be
+// paired: a join heads its chain, and its chain's counts have one more
+// slot, after the emitted and late ones, for these (metrics.Chain.Publish).
+func (cg *chainGen) countLateRight() jen.Code {
+	return jen.Id("c").Dot("counts").Index(jen.Lit(2 * len(cg.c.nodes))).Op("++")
+}
+
+// countSlots is the length of the chain's counts (see count).
+func (cg *chainGen) countSlots() int {
+	if cg.c.head.Kind == ir.Join {
+		return 2*len(cg.c.nodes) + 1
+	}
+	return 2 * len(cg.c.nodes)
+}
+
 // nodeNames lists the chain's nodes.
 func (cg *chainGen) nodeNames() string {
 	var names []string
@@ -605,6 +643,10 @@ func (cg *chainGen) nodeNames() string {
 
 // deadLetter is the side output of a file source's malformed records.
 const deadLetter = "dead-letter"
+
+// joinLateSide are the side outputs of a join's records too late to be
+// paired, of its left and its right input.
+var joinLateSide = [2]string{"late-left", "late-right"}
 
 // sendsDeadLetters reports whether n is a file source whose malformed
 // records go to its side output dead-letter.

@@ -358,11 +358,21 @@ func windowText(n *ir.Node) string {
 	var s string
 	switch {
 	case len(n.Between) == 2:
-		return fmt.Sprintf("interval %s %s", n.Between[0], n.Between[1])
+		s := fmt.Sprintf("interval %s %s", n.Between[0], n.Between[1])
+		if n.Exclusive != "" {
+			s += " exclusive " + n.Exclusive
+		}
+		return s
 	case w == nil:
 		return ""
 	case w.Kind == "sliding":
 		s = fmt.Sprintf("sliding %s every %s", w.Size, w.Every)
+	case w.Kind == "count" && w.CountEvery < w.Count:
+		return fmt.Sprintf("count %d every %d", w.Count, w.CountEvery)
+	case w.Kind == "count":
+		return fmt.Sprintf("count %d", w.Count)
+	case w.Kind == "session" && w.GapFn != nil:
+		s = "session gap " + w.GapFn.Name
 	case w.Kind == "session":
 		s = fmt.Sprintf("session %s", w.Gap)
 	default:

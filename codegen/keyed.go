@@ -18,6 +18,8 @@ func (g *gen) keyedValue(n *ir.Node) *ir.Type {
 		return g.p.Nodes[n.Inputs[0].From].Out
 	case n.Kind == ir.Reduce && n.Window != nil:
 		return reduceAccType(n.In())
+	case n.Trigger != nil:
+		return triggerAccType(n.Acc)
 	}
 	return g.stateValue(n)
 }
@@ -112,6 +114,10 @@ func (g *gen) keyedFuncs(f *jen.File) {
 		if bc := n.Broadcast; bc != nil {
 			g.valueCodec(f, cg, n, "BroadcastKey", bc.Key)
 			g.valueCodec(f, cg, n, "BroadcastValue", bc.Value)
+		}
+		if n.Window != nil && n.Window.Kind == "count" && n.Window.CountEvery < n.Window.Count {
+			// Sliding count windows keep their last records.
+			g.valueCodec(f, cg, n, "Record", n.In())
 		}
 		if n.Window == nil && n.Kind != ir.Join {
 			name := g.global("%sCodec", n)

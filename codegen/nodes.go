@@ -26,6 +26,12 @@ func (g *gen) nodeGen(cg *chainGen, n *ir.Node) nodeGen {
 	case ir.Sink:
 		return &sinkGen{b}
 	case ir.Reduce, ir.Aggregate:
+		if n.Trigger != nil {
+			return &triggerGen{windowGen{b}}
+		}
+		if n.Window != nil && n.Window.Kind == "count" {
+			return &countGen{b}
+		}
 		if n.Window != nil {
 			return &windowGen{b}
 		}
@@ -311,6 +317,18 @@ func aggregateResult(n *ir.Node, k, acc, w jen.Code) jen.Code {
 	return fn(n.Result).Call(k, acc)
 }
 
+// windowOp describes the function of a windowed reduce or aggregate.
+func windowOp(n *ir.Node) string {
+	if n.Kind == ir.Reduce {
+		return "reduce " + n.Fn.Name
+	}
+	op := "aggregate: add " + n.Add.Name
+	if n.Result != nil {
+		op += ", result " + n.Result.Name
+	}
+	return op
+}
+
 // windowGen is a reduce or aggregate on windows: per key and window an
 // accumulator, fired when the watermark (or the wall clock) passes the
 // window's end.
@@ -318,7 +336,23 @@ type windowGen struct{ base }
 
 func (w *windowGen) state() *jen.Statement { return w.field("State") }
 func (w *windowGen) fire() *jen.Statement  { return w.field("Fire") }
-func (w *windowGen) acc() *ir.Type         { return w.cg.g.keyedValue(w.n) }
+
+// marksLate reports whether the window's updates within the allowed
+// lateness go to a result method of their own, which sets
+// pipegen.Window.Firing to Late: the result takes the window.
+func (w *windowGen) marksLate() bool {
+	n := w.n
+	return n.Lateness > 0 && !n.Window.Processing && n.Result != nil && n.Result.Shape == "window"
+}
+
+// update is what Add calls for a window updated within the lateness.
+func (w *windowGen) update() *jen.Statement {
+	if w.marksLate() {
+		return w.field("Update")
+	}
+	return w.fire()
+}
+func (w *windowGen) acc() *ir.Type { return w.cg.g.keyedValue(w.n) }
 
 func (w *windowGen) doc() string {
 	n := w.n
@@ -329,21 +363,15 @@ func (w *windowGen) doc() string {
 		what += " every " + win.Every.String()
 	case "session":
 		what = "session gap " + win.Gap.String()
+		if win.GapFn != nil {
+			what = "session gap per record " + win.GapFn.Name
+		}
 	}
 	clock := "event time"
 	if win.Processing {
 		clock = "processing time"
 	}
-	var op string
-	if n.Kind == ir.Reduce {
-		op = "reduce " + n.Fn.Name
-	} else {
-		op = "aggregate: add " + n.Add.Name
-		if n.Result != nil {
-			op += ", result " + n.Result.Name
-		}
-	}
-	doc := fmt.Sprintf("%s by %s on %s windows (%s)", op, n.Key.Name, what, clock)
+	doc := fmt.Sprintf("%s by %s on %s windows (%s)", windowOp(n), n.Key.Name, what, clock)
 	if n.Lateness > 0 {
 		doc += fmt.Sprintf(", allowed lateness %s", n.Lateness)
 	}
@@ -354,6 +382,21 @@ func (w *windowGen) fields(s *jen.Group) {
 	n := w.n
 	s.Id(w.member("%sState")).Op("*").Qual(runtimePath, "WindowState").Types(typeCode(n.KeyType), typeCode(w.acc())).Comment(fmt.Sprintf("open windows of %s per key", n.Name))
 	s.Id(w.member("%sFire")).Func().Params(typeCode(n.KeyType), jen.Qual(runtimePath, "Window"), jen.Op("*").Add(typeCode(w.acc()))).Comment(w.member("%sResult") + ", made once")
+	if w.marksLate() {
+		s.Id(w.member("%sUpdate")).Func().Params(typeCode(n.KeyType), jen.Qual(runtimePath, "Window"), jen.Op("*").Add(typeCode(w.acc()))).Comment(w.member("%sLateResult") + ", made once")
+	}
+}
+
+// sessionGap returns the method that adds record r of key k at time ts,
+// from an input at watermark wm, to the windows: Add, or AddGap for
+// sessions with a gap per record, whose gap it computes first; and its
+// first arguments.
+func sessionGap(b *jen.Group, n *ir.Node, ts, wm jen.Code) (method string, args []jen.Code) {
+	if n.Window.GapFn == nil {
+		return "Add", []jen.Code{jen.Id("k"), ts, wm}
+	}
+	b.Id("gap").Op(":=").Qual(runtimePath, "SessionGap").Call(fn(n.Window.GapFn).Call(jen.Id("r")), jen.Lit(fmt.Sprintf("operators.%s: %s", n.Name, n.Window.GapFn.Name)))
+	return "AddGap", []jen.Code{jen.Id("k"), ts, jen.Id("gap"), wm}
 }
 
 // assigner is the runtime.WindowAssigner of win: its kind, then its sizes.
@@ -365,6 +408,10 @@ func assigner(win *ir.Window) jen.Code {
 	case "sliding":
 		kv = append(kv, field("Kind", jen.Qual(runtimePath, "Sliding")), field("Size", millisCode(win.Size)), field("Slide", millisCode(win.Every)))
 	case "session":
+		if win.GapFn != nil {
+			kv = append(kv, field("Kind", jen.Qual(runtimePath, "Session")), field("DynamicGap", jen.True()))
+			break
+		}
 		kv = append(kv, field("Kind", jen.Qual(runtimePath, "Session")), field("Gap", millisCode(win.Gap)))
 	}
 	return jen.Qual(runtimePath, "WindowAssigner").Custom(multi, kv...)
@@ -387,6 +434,9 @@ func (w *windowGen) init(b *jen.Group) {
 			jen.Return(jen.Add(w.state()).Dot("Restore").Call(jen.Id("sec"), jen.Id(g.global("decode%sKey", n)), jen.Id(g.global("decode%sValue", n)))),
 		))
 	b.Add(w.fire()).Op("=").Id("c").Dot(w.member("%sResult"))
+	if w.marksLate() {
+		b.Add(w.update()).Op("=").Id("c").Dot(w.member("%sLateResult"))
+	}
 }
 
 func (w *windowGen) inputWatermark() bool { return !w.n.Window.Processing }
@@ -408,13 +458,14 @@ func (w *windowGen) record(b *jen.Group) {
 	}
 	b.Id("k").Op(":=").Add(fn(n.Key)).Call(jen.Id("r"))
 	addFn := jen.Func().Params(jen.Id("acc").Op("*").Add(typeCode(w.acc()))).Block(add)
+	method, args := sessionGap(b, n, ts, wm)
 	if n.Window.Processing {
-		b.Add(w.state()).Dot("Add").Call(jen.Id("k"), ts, wm, addFn, w.fire())
+		b.Add(w.state()).Dot(method).Call(append(args, addFn, w.fire())...)
 		return
 	}
 	// A record later than its window's end plus the allowed lateness, as
 	// judged by its sender's watermark, goes to the side output.
-	b.If(jen.Op("!").Add(w.state()).Dot("Add").Call(jen.Id("k"), ts, wm, addFn, w.fire())).Block(
+	b.If(jen.Op("!").Add(w.state()).Dot(method).Call(append(args, addFn, w.update())...)).Block(
 		jen.Id("c").Dot(w.member("emit%sLate")).Call(w.cg.args(jen.Id("r"), jen.Id("ts"))...),
 	)
 }
@@ -462,6 +513,14 @@ func (w *windowGen) resultMethod() {
 	f.Func().Params(w.cg.recv).Id(name).Params(jen.Id("k").Add(typeCode(n.KeyType)), jen.Id("w").Qual(runtimePath, "Window"), jen.Id("acc").Op("*").Add(typeCode(w.acc()))).Block(
 		w.emit(out, jen.Id("w").Dot("MaxTimestamp").Call()),
 	)
+	if w.marksLate() {
+		late := w.member("%sLateResult")
+		f.Comment(fmt.Sprintf("%s emits the result of a window of %q updated within the allowed", late, n.Name))
+		f.Comment("lateness, after it fired: its Firing is pipegen.Late.")
+		f.Func().Params(w.cg.recv).Id(late).Params(jen.Id("k").Add(typeCode(n.KeyType)), jen.Id("w").Qual(runtimePath, "Window"), jen.Id("acc").Op("*").Add(typeCode(w.acc()))).Block(
+			w.emit(aggregateResult(n, jen.Id("k"), jen.Id("acc"), jen.Qual(runtimePath, "UserWindowFiring").Call(jen.Id("w"), jen.Qual("github.com/pipegen/pipegen", "Late"))), jen.Id("w").Dot("MaxTimestamp").Call()),
+		)
+	}
 }
 
 // joinGen is a join of two keyed inputs: a window join (every pair of a
@@ -474,6 +533,19 @@ func (j *joinGen) left() *ir.Type        { return j.cg.g.p.Nodes[j.n.Inputs[0].F
 func (j *joinGen) right() *ir.Type       { return j.cg.g.p.Nodes[j.n.Inputs[1].From].Out }
 func (j *joinGen) interval() bool        { return j.n.Between != nil }
 func (j *joinGen) processing() bool      { return j.n.Window != nil && j.n.Window.Processing }
+
+// bounds are the interval join's inclusive bounds in milliseconds.
+func (j *joinGen) bounds() (lo, hi jen.Code) {
+	n := j.n
+	lo, hi = millisCode(n.Between[0]), millisCode(n.Between[1])
+	if n.Exclusive == "lower" || n.Exclusive == "both" {
+		lo = jen.Lit(int(n.Between[0].Milliseconds() + 1))
+	}
+	if n.Exclusive == "upper" || n.Exclusive == "both" {
+		hi = jen.Lit(int(n.Between[1].Milliseconds() - 1))
+	}
+	return lo, hi
+}
 
 func (j *joinGen) stateType() *jen.Statement {
 	kind := "WindowJoin"
@@ -488,6 +560,12 @@ func (j *joinGen) doc() string {
 	how := ""
 	if j.interval() {
 		how = fmt.Sprintf("right records between %s and %s of a left record's time", n.Between[0], n.Between[1])
+		switch n.Exclusive {
+		case "lower", "upper":
+			how += fmt.Sprintf(" (%s bound excluded)", n.Exclusive)
+		case "both":
+			how += " (bounds excluded)"
+		}
 	} else {
 		how = n.Window.Kind + " windows"
 	}
@@ -502,8 +580,11 @@ func (j *joinGen) fields(s *jen.Group) {
 func (j *joinGen) init(b *jen.Group) {
 	g, n := j.cg.g, j.n
 	if j.interval() {
-		b.Add(j.state()).Op("=").Qual(runtimePath, "NewIntervalJoin").Types(typeCode(n.KeyType), typeCode(j.left()), typeCode(j.right())).Call(
-			millisCode(n.Between[0]), millisCode(n.Between[1]))
+		lo, hi := j.bounds()
+		if n.Exclusive != "" {
+			b.Comment(fmt.Sprintf("exclusive: %s; event time is in whole milliseconds, so an excluded bound is the included one 1ms inside.", n.Exclusive))
+		}
+		b.Add(j.state()).Op("=").Qual(runtimePath, "NewIntervalJoin").Types(typeCode(n.KeyType), typeCode(j.left()), typeCode(j.right())).Call(lo, hi)
 	} else {
 		b.Add(j.state()).Op("=").Qual(runtimePath, "NewWindowJoin").Types(typeCode(n.KeyType), typeCode(j.left()), typeCode(j.right())).Call(
 			assigner(n.Window), millisCode(n.Lateness))
@@ -537,8 +618,14 @@ func (j *joinGen) methods() {
 			if j.interval() {
 				args = append(args, j.field("Pair"))
 			}
-			b.Comment("A record too late to be paired is dropped, and counted.")
-			b.If(jen.Op("!").Add(j.state()).Dot("Add" + side).Call(args...)).Block(cg.count(n, true))
+			if j.processing() {
+				b.Comment("A record too late to be paired is dropped, and counted.")
+				b.If(jen.Op("!").Add(j.state()).Dot("Add" + side).Call(args...)).Block(cg.count(n, true))
+				return
+			}
+			b.Comment(fmt.Sprintf("A record too late to be paired goes to the side output %s.", joinLateSide[i]))
+			b.If(jen.Op("!").Add(j.state()).Dot("Add" + side).Call(args...)).Block(
+				jen.Id("c").Dot(cg.member("emit%s"+side+"Late", n)).Call(cg.args(jen.Id("r"), jen.Id("ts"))...))
 		})
 	}
 	result := j.member("%sResult")

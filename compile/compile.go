@@ -70,7 +70,8 @@ func check(path string) (*ir.Pipeline, *diag.List, error) {
 	p, more := dsl.Resolve(spec)
 	diags.Append(more)
 	if diags.HasErrors() {
-		return nil, nil, diags
+		// Warnings are about a pipeline that compiles.
+		return nil, nil, diags.Errors()
 	}
 	warn(diags)
 	return p, diags, nil

@@ -284,3 +284,22 @@ func TestWarnings(t *testing.T) {
 		t.Errorf("CheckPackage printed:\n%s\nwant:\n%s", got, fromGo)
 	}
 }
+
+// TestUnreadWarnings checks the warning about nodes that reach no sink in
+// both front ends: golden/unread-warning (YAML, whose want/stderr.txt pins
+// the text) and golden/annotated-unread, as directives, warned at the
+// directive's name, once for "audit" and the "flagged" behind it.
+func TestUnreadWarnings(t *testing.T) {
+	var printed bytes.Buffer
+	compile.Stderr = &printed
+	t.Cleanup(func() { compile.Stderr = os.Stderr })
+	dir := filepath.Join("..", "golden", "annotated-unread")
+	if _, err := compile.CheckPackage(dir); err != nil {
+		t.Fatalf("CheckPackage(%s): %v", dir, err)
+	}
+	file := filepath.Join(dir, "unread.go")
+	want := file + `:26:18: warning: the records of operator filter "audit" reach no sink, nor do those of the nodes that read it ("flagged"): they are computed and dropped; add a sink that reads it (input=audit), or remove it` + "\n"
+	if got := printed.String(); got != want {
+		t.Errorf("CheckPackage printed:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -98,7 +98,8 @@ func checkPackage(dir string) (*Package, error) {
 		}
 	}
 	if diags.HasErrors() {
-		return nil, diags
+		// Warnings are about a pipeline that compiles.
+		return nil, diags.Errors()
 	}
 	warn(diags)
 	pk.annotations = a

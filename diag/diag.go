@@ -66,6 +66,8 @@ const (
 	// Order is a warning: records of one key may reach a keyed node in
 	// another order on every run.
 	Order Kind = "order"
+	// Unread is a warning: a node whose records reach no sink.
+	Unread Kind = "unread"
 )
 
 // Severity says whether a diagnostic stops the compiler.
@@ -143,6 +145,19 @@ func (l *List) HasErrors() bool {
 		}
 	}
 	return false
+}
+
+// Errors returns a list of the errors of l, without its warnings: what to
+// print when there are errors, since warnings are about a pipeline that
+// compiles.
+func (l *List) Errors() *List {
+	out := &List{}
+	for _, d := range l.items {
+		if d.Severity == Error {
+			out.items = append(out.items, d)
+		}
+	}
+	return out
 }
 
 // Items returns the diagnostics sorted by file, line and column; problems at

@@ -32,6 +32,7 @@ var keyTables = map[string]struct {
 	"#### `aggregate`":                       {[]settings.Scope{settings.Operator}, "aggregate"},
 	"#### `join`":                            {[]settings.Scope{settings.Operator}, "join"},
 	"### Windows, lateness and side outputs": {[]settings.Scope{settings.Operator}, "window"},
+	"### Triggers: early firings":            {[]settings.Scope{settings.Operator}, "trigger"},
 	"## Sinks":                               {[]settings.Scope{settings.Sink}, ""},
 }
 

@@ -543,6 +543,9 @@ func (p *annotationParser) node(d *directive) *NodeSpec {
 			if strings.HasPrefix(path, "window.") && n.Window == nil {
 				n.Window = &WindowSpec{Pos: a.key.Pos}
 			}
+			if strings.HasPrefix(path, "trigger.") && n.Trigger == nil {
+				n.Trigger = &TriggerSpec{Pos: a.key.Pos}
+			}
 			if strings.HasPrefix(path, "timestamps.") && n.Timestamps == nil {
 				n.Timestamps = &TimestampsSpec{Pos: a.key.Pos}
 			}

@@ -119,13 +119,32 @@ func (r *resolver) checkWindow(n *rnode) {
 			out.Size = d
 		}
 	}
+	if w.Count.Set {
+		set++
+		out.Kind = "count"
+		r.checkCountWindow(n, out)
+	} else if w.CountEvery.Set {
+		r.report(w.CountEvery.Pos, diag.Misplaced, "%v is for count windows: add %v", keyRef("window.count-every"), exIn("window.count", "N"))
+		n.ok = false
+	}
+	if w.SessionGap.Set {
+		set++
+		out.Kind = "session"
+		if !slices.Contains(settings.KindsOf("window.session-gap"), kind) {
+			r.notFor(n, w.SessionGap.Pos, "window.session-gap", "")
+		} else if f := r.checkSessionGap(n, w.SessionGap); f != nil {
+			out.GapFn = f
+		} else {
+			n.ok = false
+		}
+	}
 	switch {
 	case set == 0:
-		r.report(w.Pos, diag.Missing, "window needs one of %v, %v with %v, or %v", exIn("window.tumbling", "SIZE"), exIn("window.sliding", "SIZE"), exIn("window.every", "SLIDE"), exIn("window.session", "GAP"))
+		r.report(w.Pos, diag.Missing, "window needs one of %v, %v with %v, %v, %v, or %v", exIn("window.tumbling", "SIZE"), exIn("window.sliding", "SIZE"), exIn("window.every", "SLIDE"), exIn("window.session", "GAP"), exIn("window.session-gap", "GapFunc"), exIn("window.count", "N"))
 		n.ok = false
 		return
 	case set > 1:
-		r.report(w.Pos, diag.Conflict, "window has more than one of %v, %v and %v: choose one", keyRef("window.tumbling"), keyRef("window.sliding"), keyRef("window.session"))
+		r.report(w.Pos, diag.Conflict, "window has more than one of %v, %v, %v, %v and %v: choose one", keyRef("window.tumbling"), keyRef("window.sliding"), keyRef("window.session"), keyRef("window.session-gap"), keyRef("window.count"))
 		n.ok = false
 		return
 	}
@@ -144,6 +163,23 @@ func (r *resolver) checkWindow(n *rnode) {
 	} else if out.Kind == "sliding" {
 		r.report(w.Sliding.Pos, diag.Missing, "a sliding window needs %v (how often a window starts)", exIn("window.every", "SLIDE"))
 		n.ok = false
+	}
+	if out.Kind == "count" {
+		// Count windows have no time: no lateness, nothing is late.
+		if ns.AllowedLateness.Set {
+			r.report(ns.AllowedLateness.Pos, diag.Misplaced, "%v is for windows of time: a count window takes every record", keyRef("allowed-lateness"))
+			n.ok = false
+		}
+		if w.Time.Set {
+			r.report(w.Time.Pos, diag.Misplaced, "%v is for windows of time: a count window counts records", keyRef("window.time"))
+			n.ok = false
+		}
+		if ns.Emit.Set {
+			r.report(ns.Emit.Pos, diag.Conflict, "%v is for reduce and aggregate without a window: a window emits once per key and window", keyRef("emit"))
+			n.ok = false
+		}
+		n.ir.Window = out
+		return
 	}
 	timeKind, timeOK := r.parse(settings.Node(settings.Operator, kind, "window.time"), w.Time)
 	switch {
@@ -355,6 +391,10 @@ func (r *resolver) checkJoin(n *rnode) types.Type {
 	n.ir.Apply = r.fn(f, "")
 	r.checkState(n, ns.Apply, left)
 	r.checkState(n, ns.Apply, right)
+	if ns.Exclusive.Set && ns.Between == nil {
+		r.report(ns.Exclusive.Pos, diag.Misplaced, "%v is for interval joins (%v): a window join pairs the records of a window", keyRef("join.exclusive"), exIn("join.between", "-5s", "5s"))
+		n.ok = false
+	}
 	switch {
 	case ns.Between != nil:
 		if len(ns.Between) != 2 {
@@ -379,10 +419,46 @@ func (r *resolver) checkJoin(n *rnode) types.Type {
 			return nil
 		}
 		n.ir.Between = []time.Duration{lo, hi}
+		if !r.checkExclusive(n, lo, hi) {
+			return nil
+		}
 	case ns.Window == nil:
 		r.report(ns.Kind.Pos, diag.Missing, "join needs a window (%v) or an interval (%v)", ex("window.tumbling", "10s"), exIn("join.between", "-5s", "5s"))
 		n.ok = false
 		return nil
 	}
 	return rs.At(0).Type()
+}
+
+// checkExclusive checks join.exclusive against the bounds lo and hi: event
+// time is in whole milliseconds, so an excluded bound is the included one
+// a millisecond inside, and the bounds must keep at least one.
+func (r *resolver) checkExclusive(n *rnode, lo, hi time.Duration) bool {
+	ns := n.spec
+	if !ns.Exclusive.Set {
+		return true
+	}
+	v, ok := r.parse(settings.Node(settings.AnyNode, "join", "join.exclusive"), ns.Exclusive)
+	if !ok {
+		n.ok = false
+		return false
+	}
+	ex := v.(string)
+	if ex == "none" {
+		return true
+	}
+	n.ir.Exclusive = ex
+	lo, hi = lo.Truncate(time.Millisecond), hi.Truncate(time.Millisecond)
+	if ex == "lower" || ex == "both" {
+		lo += time.Millisecond
+	}
+	if ex == "upper" || ex == "both" {
+		hi -= time.Millisecond
+	}
+	if lo > hi {
+		r.report(ns.Exclusive.Pos, diag.BadValue, "%v leaves no time between the bounds %s and %s: event time is in whole milliseconds", exIn("join.exclusive", ex), n.ir.Between[0], n.ir.Between[1])
+		n.ok = false
+		return false
+	}
+	return true
 }

@@ -154,6 +154,8 @@ func (r *resolver) resolve() *ir.Pipeline {
 			case in.side == "late" && in.from.in != nil:
 				// Late records are the window's input records.
 				e.Type = r.conv.convert(in.from.in)
+			case (in.side == lateLeft || in.side == lateRight) && len(in.from.joinIn) == 2:
+				e.Type = r.conv.convert(in.from.joinIn[boolIndex(in.side == lateRight, 1)])
 			case in.from.out != nil:
 				e.Type = r.conv.convert(in.from.out)
 			}
@@ -165,6 +167,7 @@ func (r *resolver) resolve() *ir.Pipeline {
 	}
 	if !r.diags.HasErrors() {
 		r.warnReordering()
+		r.warnNoSink()
 		r.warnTransactionTimeouts()
 	}
 	return p
@@ -250,12 +253,13 @@ func (r *resolver) link() {
 				n.ok = false
 				continue
 			}
-			if side != "" && side != "late" && side != deadLetter && from.spec.Kind.V != "process" {
-				r.report(in.Pos, diag.Graph, "unknown side output %q of %s: the side outputs are %s.late (records too late for its window) and %s.dead-letter (malformed records of a file source with %v)", side, name, name, name, ex("on-error", deadLetter))
+			if side != "" && side != "late" && side != deadLetter && side != lateLeft && side != lateRight && from.spec.Kind.V != "process" {
+				r.report(in.Pos, diag.Graph, "unknown side output %q of %s: the side outputs are %s.late (records too late for its window), %s.late-left and %s.late-right (records too late for a join) and %s.dead-letter (malformed records of a file source with %v)", side, name, name, name, name, name, ex("on-error", deadLetter))
 				n.ok = false
 				continue
 			}
-			if slices.ContainsFunc(n.inputs, func(i rinput) bool { return i.from == from && i.side == side }) {
+			// A join may read one stream on both sides: a self-join.
+			if ns.Kind.V != "join" && slices.ContainsFunc(n.inputs, func(i rinput) bool { return i.from == from && i.side == side }) {
 				r.report(in.Pos, diag.Duplicate, "input %q is listed twice", in.V)
 				n.ok = false
 				continue
@@ -299,6 +303,13 @@ func (r *resolver) link() {
 
 // deadLetter is the side output of a file source's malformed records.
 const deadLetter = "dead-letter"
+
+// lateLeft and lateRight are the side outputs of a join's records too late
+// to be paired, of its left and its right input.
+const (
+	lateLeft  = "late-left"
+	lateRight = "late-right"
+)
 
 // sendsDeadLetters reports whether a node is a file source whose
 // malformed records go to its side output dead-letter.
@@ -416,7 +427,7 @@ func (r *resolver) check(n *rnode) {
 			}
 			out = t
 		} else if i.side == "late" {
-			if i.from.ir.Window == nil || i.from.ir.Window.Processing || (i.from.ir.Kind != ir.Aggregate && i.from.ir.Kind != ir.Reduce) {
+			if i.from.ir.Window == nil || i.from.ir.Window.Processing || i.from.ir.Window.Kind == "count" || (i.from.ir.Kind != ir.Aggregate && i.from.ir.Kind != ir.Reduce) {
 				if i.from.ok && i.from.out != nil {
 					r.report(i.pos, diag.Graph, "%s has no side output late: only event-time windows of reduce and aggregate send late records there", i.from.spec.Name.V)
 				}
@@ -424,6 +435,17 @@ func (r *resolver) check(n *rnode) {
 				return
 			}
 			out = i.from.in
+			timed = true
+		} else if i.side == lateLeft || i.side == lateRight {
+			f := i.from.ir
+			if f.Kind != ir.Join || !f.Timed || (f.Window != nil && f.Window.Processing) || len(i.from.joinIn) != 2 {
+				if i.from.ok && i.from.out != nil {
+					r.report(i.pos, diag.Graph, "%s has no side output %s: only joins on event time send late records there", i.from.spec.Name.V, i.side)
+				}
+				n.ok = false
+				return
+			}
+			out = i.from.joinIn[boolIndex(i.side == lateRight, 1)]
 			timed = true
 		}
 		if out == nil {
@@ -464,6 +486,7 @@ func (r *resolver) check(n *rnode) {
 		r.checkSink(n, in)
 	default:
 		n.out = r.checkOperator(n, in)
+		r.checkTrigger(n)
 	}
 	if n.out != nil {
 		n.ir.Out = r.conv.convert(n.out)

@@ -100,11 +100,13 @@ type NodeSpec struct {
 	OnTimer Str
 	// Broadcast names a process node's broadcast input.
 	Broadcast Str
-	// Apply and Between describe a join.
-	Apply   Str
-	Between []Str
-	// Window, AllowedLateness and Emit shape keyed operators.
+	// Apply, Between and Exclusive describe a join.
+	Apply     Str
+	Between   []Str
+	Exclusive Str
+	// Window, Trigger, AllowedLateness and Emit shape keyed operators.
 	Window          *WindowSpec
+	Trigger         *TriggerSpec
 	AllowedLateness Str
 	Emit            Str
 
@@ -138,6 +140,8 @@ func (n *NodeSpec) field(path string) *Str {
 		return &n.Merge
 	case "join.apply":
 		return &n.Apply
+	case "join.exclusive":
+		return &n.Exclusive
 	case "allowed-lateness":
 		return &n.AllowedLateness
 	case "emit":
@@ -146,12 +150,18 @@ func (n *NodeSpec) field(path string) *Str {
 		return &n.OnTimer
 	case "broadcast":
 		return &n.Broadcast
-	case "window.tumbling", "window.sliding", "window.every", "window.session", "window.time":
+	case "window.tumbling", "window.sliding", "window.every", "window.session", "window.session-gap", "window.time", "window.count", "window.count-every":
 		if n.Window == nil {
 			n.Window = &WindowSpec{}
 		}
 		w := n.Window
-		return map[string]*Str{"window.tumbling": &w.Tumbling, "window.sliding": &w.Sliding, "window.every": &w.Every, "window.session": &w.Session, "window.time": &w.Time}[path]
+		return map[string]*Str{"window.tumbling": &w.Tumbling, "window.sliding": &w.Sliding, "window.every": &w.Every, "window.session": &w.Session, "window.session-gap": &w.SessionGap, "window.time": &w.Time, "window.count": &w.Count, "window.count-every": &w.CountEvery}[path]
+	case "trigger.count", "trigger.every", "trigger.time", "trigger.mode":
+		if n.Trigger == nil {
+			n.Trigger = &TriggerSpec{}
+		}
+		t := n.Trigger
+		return map[string]*Str{"trigger.count": &t.Count, "trigger.every": &t.Every, "trigger.time": &t.Time, "trigger.mode": &t.Mode}[path]
 	case "timestamps.extract", "timestamps.max-out-of-orderness", "timestamps.idle-timeout":
 		if n.Timestamps == nil {
 			n.Timestamps = &TimestampsSpec{}
@@ -185,7 +195,20 @@ type WindowSpec struct {
 	Sliding  Str
 	Every    Str
 	Session  Str
-	Time     Str // event | processing
+	// SessionGap names a function that gives each record's session gap.
+	SessionGap Str
+	// Count and CountEvery make count windows.
+	Count, CountEvery Str
+	Time              Str // event | processing
+}
+
+// TriggerSpec is a window's `trigger:` section.
+type TriggerSpec struct {
+	Pos   diag.Pos
+	Count Str
+	Every Str
+	Time  Str // event | processing
+	Mode  Str // accumulate | discard
 }
 
 // TimestampsSpec is a source's `timestamps:` section.

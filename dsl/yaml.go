@@ -321,9 +321,12 @@ func (p *yamlParser) nodeKey(n *NodeSpec, s *settings.Setting, k, val *yaml.Node
 		n.Kind = Str{V: s.Path, Pos: p.pos(k), Set: true}
 		p.kindValue(n, s, val)
 	case s.Kind == settings.Mapping:
-		if s.Path == "window" {
+		switch s.Path {
+		case "window":
 			n.Window = &WindowSpec{Pos: p.pos(k)}
-		} else {
+		case "trigger":
+			n.Trigger = &TriggerSpec{Pos: p.pos(k)}
+		default:
 			n.Timestamps = &TimestampsSpec{Pos: p.pos(k)}
 		}
 		p.section(val, s.Path, n.Section.scope(), s.Path, func(s *settings.Setting, k, val *yaml.Node) {

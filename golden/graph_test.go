@@ -14,7 +14,7 @@ import (
 // CASE/graph/graph.dot, graph.mmd and graph.svg: a word count, a fan-out
 // with its own parallelisms, event time with side outputs and joins, a
 // union, dead letters, a struct key, and a package's directives.
-var graphCases = []string{"wordcount", "fanout", "eventtime", "jsonl-union", "dead-letter", "csv-reduce", "annotated-shop"}
+var graphCases = []string{"wordcount", "fanout", "eventtime", "jsonl-union", "dead-letter", "csv-reduce", "annotated-shop", "joins", "triggers"}
 
 func TestGraph(t *testing.T) {
 	for _, name := range graphCases {

@@ -54,6 +54,8 @@ type Edge struct {
 	Key       string
 	// Fused is set for an edge inside a chain: a plain method call.
 	Fused bool
+	// Input is "left" or "right" for an input of a join, "" otherwise.
+	Input string
 }
 
 // Label is how the edge is written on the graph.
@@ -69,6 +71,9 @@ func (e Edge) Label() string {
 	}
 	if e.Side != "" {
 		s = e.Side + ", " + s
+	}
+	if e.Input != "" {
+		s = e.Input + ", " + s
 	}
 	return s
 }
@@ -107,6 +112,9 @@ func Build(p *ir.Pipeline) *Graph {
 		g.Nodes = append(g.Nodes, node)
 		for i, e := range n.Inputs {
 			edge := Edge{From: e.From, To: n.ID, Side: e.Side, Partition: string(e.Partition), Fused: n.Fused()}
+			if n.Kind == ir.Join {
+				edge.Input = [2]string{"left", "right"}[min(i, 1)]
+			}
 			if e.Partition == ir.Hash {
 				switch {
 				case len(n.Keys) == len(n.Inputs):
@@ -202,7 +210,11 @@ func details(n *ir.Node) []string {
 	case ir.Join:
 		ds = append(ds, "join "+name(n.Apply))
 		if len(n.Between) == 2 {
-			ds = append(ds, fmt.Sprintf("between %s and %s", dur(n.Between[0]), dur(n.Between[1])))
+			b := fmt.Sprintf("between %s and %s", dur(n.Between[0]), dur(n.Between[1]))
+			if n.Exclusive != "" {
+				b += ", exclusive " + n.Exclusive
+			}
+			ds = append(ds, b)
 		}
 	case ir.Union:
 		ds = append(ds, "union")
@@ -231,12 +243,22 @@ func details(n *ir.Node) []string {
 		switch w.Kind {
 		case "sliding":
 			s = fmt.Sprintf("sliding %s every %s", dur(w.Size), dur(w.Every))
+		case "count":
+			s = fmt.Sprintf("count windows of %d records", w.Count)
+			if w.CountEvery < w.Count {
+				s += fmt.Sprintf(" every %d", w.CountEvery)
+			}
 		case "session":
 			s = "session gap " + dur(w.Gap)
+			if w.GapFn != nil {
+				s = "session gap " + name(w.GapFn) + " per record"
+			}
 		default:
 			s = w.Kind + " " + dur(w.Size)
 		}
-		if w.Processing {
+		if w.Kind == "count" {
+			// No time.
+		} else if w.Processing {
 			s += ", processing time"
 		} else {
 			s += ", event time"
@@ -245,6 +267,9 @@ func details(n *ir.Node) []string {
 			s += ", lateness " + dur(n.Lateness)
 		}
 		ds = append(ds, s)
+	}
+	if t := n.Trigger; t != nil {
+		ds = append(ds, "early "+t.Text())
 	}
 	if n.Emit == "final" {
 		ds = append(ds, "emit final")

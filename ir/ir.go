@@ -7,7 +7,11 @@
 // (pipegen generate -dump-ir) and compared between front ends.
 package ir
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // Pipeline is one compiled pipeline.
 type Pipeline struct {
@@ -134,6 +138,8 @@ type Node struct {
 	// Window makes an aggregate or reduce emit once per key and window; a
 	// join's window pairs records of the same key and window.
 	Window *Window `json:"window,omitempty"`
+	// Trigger makes a window fire early; nil for none.
+	Trigger *Trigger `json:"trigger,omitempty"`
 	// Lateness is the allowed lateness of a window: records up to it late
 	// update a fired window, later ones go to the side output "late".
 	Lateness time.Duration `json:"lateness,omitempty"`
@@ -159,6 +165,9 @@ type Node struct {
 	Keys    []*Func         `json:"keys,omitempty"`
 	Apply   *Func           `json:"apply,omitempty"`
 	Between []time.Duration `json:"between,omitempty"`
+	// Exclusive names the bounds of Between that a right record's time
+	// may not equal: "lower", "upper" or "both"; "" for none.
+	Exclusive string `json:"exclusive,omitempty"`
 
 	Pos Pos `json:"pos"`
 }
@@ -206,8 +215,50 @@ type Window struct {
 	Size  time.Duration `json:"size,omitempty"`
 	Every time.Duration `json:"every,omitempty"` // sliding
 	Gap   time.Duration `json:"gap,omitempty"`   // session
+	// Count is the size of count windows (Kind "count"), in records;
+	// CountEvery how many records apart they fire (Count for tumbling).
+	Count      int `json:"count,omitempty"`
+	CountEvery int `json:"countEvery,omitempty"`
+	// GapFn gives each record's session gap, func(In) time.Duration;
+	// Gap is 0 then.
+	GapFn *Func `json:"gapFn,omitempty"`
 	// Processing is set for processing-time windows.
 	Processing bool `json:"processing,omitempty"`
+}
+
+// Trigger is when a window fires before it closes, and what a firing
+// leaves in it.
+type Trigger struct {
+	// Count fires a key's window after every Count records; 0 for never.
+	Count int `json:"count,omitempty"`
+	// Every fires the windows that changed at every multiple of Every of
+	// event time, or of processing time with Processing; 0 for never.
+	Every      time.Duration `json:"every,omitempty"`
+	Processing bool          `json:"processing,omitempty"`
+	// Discard empties a window after each firing ("discard"); otherwise
+	// it accumulates ("accumulate").
+	Discard bool `json:"discard,omitempty"`
+}
+
+// Text describes the trigger's early firings and mode, as in "every 3
+// records and every 10s of event time, accumulate".
+func (t *Trigger) Text() string {
+	var early []string
+	if t.Count > 0 {
+		early = append(early, fmt.Sprintf("every %d records", t.Count))
+	}
+	if t.Every > 0 {
+		clock := "event time"
+		if t.Processing {
+			clock = "processing time"
+		}
+		early = append(early, fmt.Sprintf("every %s of %s", t.Every, clock))
+	}
+	mode := "accumulate"
+	if t.Discard {
+		mode = "discard"
+	}
+	return strings.Join(early, " and ") + ", " + mode
 }
 
 // In returns the type of the node's input records (all inputs of a node
@@ -305,4 +356,24 @@ func (p *Pipeline) Head(n *Node) *Node {
 		n = p.Nodes[n.Inputs[0].From]
 	}
 	return n
+}
+
+// Chains lists the pipeline's chains: each a head (a node that is not
+// fused) followed by the nodes fused behind it, directly or through
+// other fused nodes, in topological order. The nodes of a chain run in
+// one goroutine per subtask.
+func (p *Pipeline) Chains() [][]*Node {
+	var chains [][]*Node
+	at := map[int]int{} // head id -> index in chains
+	for _, n := range p.Nodes {
+		h := p.Head(n)
+		i, ok := at[h.ID]
+		if !ok {
+			i = len(chains)
+			at[h.ID] = i
+			chains = append(chains, nil)
+		}
+		chains[i] = append(chains[i], n)
+	}
+	return chains
 }

@@ -45,7 +45,7 @@ func savepointRun(t *testing.T, o *sumJob, at uint64, dir string, stop bool) (ch
 			once.Do(func() {
 				base.Store(running.Load().Checkpointer().Committed())
 				requested.Store(true)
-				go func() { result <- <-running.Load().Checkpointer().RequestSavepoint(dir, stop) }()
+				go func() { result <- <-running.Load().Checkpointer().RequestSavepoint(dir, stop, false) }()
 			})
 		}
 		if !requested.Load() {

@@ -21,6 +21,7 @@ func checkPackage(dir string, stdout io.Writer) error {
 	}
 	for _, p := range ps {
 		fmt.Fprintf(stdout, "%s: pipeline %s is fine: %d nodes\n", dir, p.Name, len(p.Nodes))
+		printFused(stdout, p)
 	}
 	return nil
 }

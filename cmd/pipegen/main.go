@@ -21,7 +21,10 @@
 // against the Go package it names (`package:`, loaded with the go command
 // from the pipeline file's directory). Every problem is printed as file:line:col: message, paths
 // relative to the working directory; the exit status is 1 when there are
-// problems and 2 for a wrong command line.
+// problems and 2 for a wrong command line. A pipeline without problems
+// gets one line, followed by one line per chain of fused nodes (the nodes
+// that run in one goroutine per subtask, head first); warnings go to
+// standard error.
 //
 // generate writes the generated main package (main.go and pipeline.go) into
 // DIR, by default cmd/NAME next to the pipeline file, NAME being the
@@ -416,6 +419,7 @@ func checkFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) erro
 			return err
 		}
 		fmt.Fprintf(stdout, "%s: pipeline %s is fine: %d nodes\n", path, p.Name, len(p.Nodes))
+		printFused(stdout, p)
 		return nil
 	}
 }

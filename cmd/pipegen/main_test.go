@@ -87,7 +87,8 @@ func TestCheckGood(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit status %d\n%s", code, stderr)
 	}
-	if want := good + ": pipeline good is fine: 3 nodes\n"; stdout != want || stderr != "" {
+	// The three nodes are fused: check lists them.
+	if want := good + ": pipeline good is fine: 3 nodes\n  fused, one goroutine per subtask of \"numbers\": numbers, squares, out\n"; stdout != want || stderr != "" {
 		t.Errorf("stdout %q, stderr %q; want %q and nothing", stdout, stderr, want)
 	}
 }

@@ -97,3 +97,17 @@ type UserCount struct {
 func Result(user string, w pipegen.Window, n *Count) UserCount {
 	return UserCount{User: user, Window: w.Start, Clicks: n.N}
 }
+
+// FiringCount is one firing of a window with a trigger (early.yaml).
+type FiringCount struct {
+	User   string    `json:"user"`
+	Window time.Time `json:"window"`
+	Firing string    `json:"firing"`
+	Clicks int64     `json:"clicks"`
+}
+
+// FiringResult makes the output of one firing of a user's window: early,
+// on-time (final) or late.
+func FiringResult(user string, w pipegen.Window, n *Count) FiringCount {
+	return FiringCount{User: user, Window: w.Start, Firing: w.Firing.String(), Clicks: n.N}
+}

@@ -30,3 +30,8 @@ func Pair(c Click, v View) string { return "" }
 func Same(c Click) Click          { return c }
 
 func Handle(user string, n *Count, c Click, ctx pipegen.Context) {}
+func SelfPair(a, b Click) string                                 { return "" }
+
+func CountLine(user string, w pipegen.Window, n *Count) string { return "" }
+func Latest(a, b Click) Click                                  { return b }
+func MergeCounts(dst, src *Count)                              { dst.N += src.N }

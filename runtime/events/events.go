@@ -40,8 +40,9 @@ const (
 	// Done: the job ran to its end; Records counts the records read,
 	// Malformed the malformed ones among them.
 	Done Kind = "done"
-	// Stop: a signal stopped the job at checkpoint Checkpoint, whose
-	// output is committed; the next run resumes from it.
+	// Stop: a signal or the stop command stopped the job at checkpoint
+	// Checkpoint, whose output is committed; the next run resumes from
+	// it. Records counts the records the run read.
 	Stop Kind = "stop"
 )
 

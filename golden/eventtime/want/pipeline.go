@@ -5,6 +5,7 @@
 package main
 
 import (
+	pipegen "github.com/pipegen/pipegen"
 	"github.com/pipegen/pipegen/golden/eventtime"
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
@@ -603,15 +604,16 @@ func (c *latestChain) end() {
 
 // sessionsChain is one subtask of aggregate "sessions".
 type sessionsChain struct {
-	sub           int           // the subtask's index
-	task          *runtime.Task // its part in checkpoints
-	in            *runtime.Inbox[runtime.Timed[et.Click]]
-	inputWM       int64                                     // watermark of the sender of the batch being processed
-	sessionsToAll *runtime.Out[runtime.Timed[string]]       // to all, forward
-	sessionsState *runtime.WindowState[string, et.Session]  // open windows of sessions per key
-	sessionsFire  func(string, runtime.Window, *et.Session) // sessionsResult, made once
-	meter         *runtime.Meter                            // the subtask's metrics
-	counts        [2]uint64                                 // records emitted by sessions, then late for them; flush publishes them
+	sub            int           // the subtask's index
+	task           *runtime.Task // its part in checkpoints
+	in             *runtime.Inbox[runtime.Timed[et.Click]]
+	inputWM        int64                                     // watermark of the sender of the batch being processed
+	sessionsToAll  *runtime.Out[runtime.Timed[string]]       // to all, forward
+	sessionsState  *runtime.WindowState[string, et.Session]  // open windows of sessions per key
+	sessionsFire   func(string, runtime.Window, *et.Session) // sessionsResult, made once
+	sessionsUpdate func(string, runtime.Window, *et.Session) // sessionsLateResult, made once
+	meter          *runtime.Meter                            // the subtask's metrics
+	counts         [2]uint64                                 // records emitted by sessions, then late for them; flush publishes them
 }
 
 func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.Click]], sessionsToAll *runtime.Out[runtime.Timed[string]]) *sessionsChain {
@@ -630,6 +632,7 @@ func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[e
 		return c.sessionsState.Restore(sec, decodeSessionsKey, decodeSessionsValue)
 	})
 	c.sessionsFire = c.sessionsResult
+	c.sessionsUpdate = c.sessionsLateResult
 	c.meter = j.Meter(sub, nodeSessions)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -685,7 +688,7 @@ func (c *sessionsChain) toSessions(r et.Click, ts int64) {
 	k := et.ByUser(r)
 	if !c.sessionsState.Add(k, ts, c.inputWM, func(acc *et.Session) {
 		et.AddClick(acc, r)
-	}, c.sessionsFire) {
+	}, c.sessionsUpdate) {
 		c.emitSessionsLate(r, ts)
 	}
 }
@@ -694,6 +697,12 @@ func (c *sessionsChain) toSessions(r et.Click, ts int64) {
 // allowed lateness, changed after it fired).
 func (c *sessionsChain) sessionsResult(k string, w runtime.Window, acc *et.Session) {
 	c.emitSessions(et.SessionLine(k, runtime.UserWindow(w), acc), w.MaxTimestamp())
+}
+
+// sessionsLateResult emits the result of a window of "sessions" updated within the allowed
+// lateness, after it fired: its Firing is pipegen.Late.
+func (c *sessionsChain) sessionsLateResult(k string, w runtime.Window, acc *et.Session) {
+	c.emitSessions(et.SessionLine(k, runtime.UserWindowFiring(w, pipegen.Late), acc), w.MaxTimestamp())
 }
 
 // emitSessions passes the records of "sessions" to all.
@@ -1078,7 +1087,7 @@ type pairedChain struct {
 	pairedState *runtime.IntervalJoin[string, et.Click, et.View]               // buffered records of both sides, per key
 	pairedPair  func(et.Click, et.View, int64)                                 // pairedResult, made once
 	meter       *runtime.Meter                                                 // the subtask's metrics
-	counts      [2]uint64                                                      // records emitted by paired, then late for them; flush publishes them
+	counts      [3]uint64                                                      // records emitted by paired, then late for them (the join's left input), then late of its right input; flush publishes them
 }
 
 func newPairedChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[et.Click]], right *runtime.Inbox[runtime.Timed[et.View]], pairedToAll *runtime.Out[runtime.Timed[string]]) *pairedChain {
@@ -1160,17 +1169,17 @@ func (c *pairedChain) recordsRight(recs []runtime.Timed[et.View]) {
 
 // toPairedLeft takes a record of the left input of join "paired": join by ByPage and ViewPage, right records between -1s and 1s of a left record's time, apply Pair.
 func (c *pairedChain) toPairedLeft(r et.Click, ts int64) {
-	// A record too late to be paired is dropped, and counted.
+	// A record too late to be paired goes to the side output late-left.
 	if !c.pairedState.AddLeft(et.ByPage(r), r, ts, c.inputWM, c.pairedPair) {
-		c.counts[1]++
+		c.emitPairedLeftLate(r, ts)
 	}
 }
 
 // toPairedRight takes a record of the right input of join "paired": join by ByPage and ViewPage, right records between -1s and 1s of a left record's time, apply Pair.
 func (c *pairedChain) toPairedRight(r et.View, ts int64) {
-	// A record too late to be paired is dropped, and counted.
+	// A record too late to be paired goes to the side output late-right.
 	if !c.pairedState.AddRight(et.ViewPage(r), r, ts, c.inputWM, c.pairedPair) {
-		c.counts[1]++
+		c.emitPairedRightLate(r, ts)
 	}
 }
 
@@ -1186,6 +1195,16 @@ func (c *pairedChain) emitPaired(r string, ts int64) {
 		TS: ts,
 		V:  r,
 	})
+}
+
+// emitPairedLeftLate drops the records of the left input too late to be paired by "paired": nothing reads them.
+func (c *pairedChain) emitPairedLeftLate(r et.Click, ts int64) {
+	c.counts[1]++
+}
+
+// emitPairedRightLate drops the records of the right input too late to be paired by "paired": nothing reads them.
+func (c *pairedChain) emitPairedRightLate(r et.View, ts int64) {
+	c.counts[2]++
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -1237,7 +1256,7 @@ type windowedPairsChain struct {
 	windowedPairsState *runtime.WindowJoin[string, et.Click, et.View]                 // buffered records of both sides, per key
 	windowedPairsPair  func(et.Click, et.View, int64)                                 // windowedPairsResult, made once
 	meter              *runtime.Meter                                                 // the subtask's metrics
-	counts             [2]uint64                                                      // records emitted by windowed-pairs, then late for them; flush publishes them
+	counts             [3]uint64                                                      // records emitted by windowed-pairs, then late for them (the join's left input), then late of its right input; flush publishes them
 }
 
 func newWindowedPairsChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[et.Click]], right *runtime.Inbox[runtime.Timed[et.View]], windowedPairsToAll *runtime.Out[runtime.Timed[string]]) *windowedPairsChain {
@@ -1322,17 +1341,17 @@ func (c *windowedPairsChain) recordsRight(recs []runtime.Timed[et.View]) {
 
 // toWindowedPairsLeft takes a record of the left input of join "windowed-pairs": join by ByPage and ViewPage, tumbling windows, apply Pair.
 func (c *windowedPairsChain) toWindowedPairsLeft(r et.Click, ts int64) {
-	// A record too late to be paired is dropped, and counted.
+	// A record too late to be paired goes to the side output late-left.
 	if !c.windowedPairsState.AddLeft(et.ByPage(r), r, ts, c.inputWM) {
-		c.counts[1]++
+		c.emitWindowedPairsLeftLate(r, ts)
 	}
 }
 
 // toWindowedPairsRight takes a record of the right input of join "windowed-pairs": join by ByPage and ViewPage, tumbling windows, apply Pair.
 func (c *windowedPairsChain) toWindowedPairsRight(r et.View, ts int64) {
-	// A record too late to be paired is dropped, and counted.
+	// A record too late to be paired goes to the side output late-right.
 	if !c.windowedPairsState.AddRight(et.ViewPage(r), r, ts, c.inputWM) {
-		c.counts[1]++
+		c.emitWindowedPairsRightLate(r, ts)
 	}
 }
 
@@ -1353,6 +1372,16 @@ func (c *windowedPairsChain) emitWindowedPairs(r string, ts int64) {
 		TS: ts,
 		V:  r,
 	})
+}
+
+// emitWindowedPairsLeftLate drops the records of the left input too late to be paired by "windowed-pairs": nothing reads them.
+func (c *windowedPairsChain) emitWindowedPairsLeftLate(r et.Click, ts int64) {
+	c.counts[1]++
+}
+
+// emitWindowedPairsRightLate drops the records of the right input too late to be paired by "windowed-pairs": nothing reads them.
+func (c *windowedPairsChain) emitWindowedPairsRightLate(r et.View, ts int64) {
+	c.counts[2]++
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing

@@ -71,6 +71,14 @@ type Checkpointer struct {
 	// allEnded is closed once all are.
 	atEnd    atomic.Int64
 	allEnded chan struct{}
+	// draining is set by a savepoint request with drain: the sources stop
+	// reading, end event time and wait; drained counts those that have,
+	// and allDrained is closed once every source subtask has (or is at
+	// the end of its input).
+	draining   atomic.Bool
+	drained    atomic.Int64
+	allDrained chan struct{}
+	drainOnce  sync.Once
 	// coord is the coordinator, once Start has run.
 	coord *coordinator
 	// stopReq asks the coordinator to stop the job at the next completed
@@ -113,7 +121,7 @@ type Options struct {
 func New(ctx context.Context, cfg *config.Config, o Options) *Checkpointer {
 	return &Checkpointer{cfg: cfg, ctx: ctx, logf: o.Logf, fs: o.FS, out: o.Output, verbose: o.Verbose, events: o.Events, allowNonRestored: o.AllowNonRestoredState,
 		st:     &storage.Storage{FS: o.FS, Dir: cfg.Checkpoint.Dir},
-		writes: make(chan *Snapshot, 64), acks: make(chan ack, 64), allEnded: make(chan struct{}),
+		writes: make(chan *Snapshot, 64), acks: make(chan ack, 64), allEnded: make(chan struct{}), allDrained: make(chan struct{}),
 		stopReq: make(chan struct{}, 1), stopped: make(chan struct{}), savepointReqs: make(chan *savepointReq)}
 }
 

@@ -17,6 +17,7 @@ type SourceCtl struct {
 	malformed atomic.Int64
 	cp        *Checkpointer
 	ended     bool
+	drained   bool
 	wait      *time.Timer
 }
 
@@ -66,8 +67,23 @@ const atEndWait = 10 * time.Millisecond
 // checkpoints taken meanwhile (with its final position), so that every
 // checkpoint has every subtask and the ones that ended early need no
 // special case.
+//
+// While the job drains (a savepoint with drain), a source reads nothing
+// and its Done reports true, so it ends event time and calls AtEnd, which
+// then does not end it: it waits, injecting the savepoint's barrier, and
+// the job stops at the savepoint.
 func (s *SourceCtl) AtEnd() bool {
 	c := s.cp
+	if !s.ended && c.draining.Load() {
+		if !s.drained {
+			s.drained = true
+			c.sourceDrained()
+		}
+		if s.barrier.Load() == 0 {
+			s.pause()
+		}
+		return false
+	}
 	if !s.ended {
 		s.ended = true
 		c.sourceAtEnd()
@@ -81,6 +97,13 @@ func (s *SourceCtl) AtEnd() bool {
 	if c.allAtEnd() {
 		return true
 	}
+	s.pause()
+	return false
+}
+
+// pause waits atEndWait, or less if every source ends meanwhile.
+func (s *SourceCtl) pause() {
+	c := s.cp
 	if s.wait == nil {
 		s.wait = time.NewTimer(atEndWait)
 	} else {
@@ -92,7 +115,28 @@ func (s *SourceCtl) AtEnd() bool {
 	case <-c.ctx.Done():
 		fault.Abort(fault.ErrCanceled)
 	}
-	return false
+}
+
+// Draining reports whether the job drains for a savepoint: a source reads
+// nothing more and reports that it is done (see AtEnd). One atomic load.
+func (s *SourceCtl) Draining() bool { return s.cp.draining.Load() }
+
+// sourceDrained records that a source subtask has stopped reading and
+// ended event time for a drain.
+func (c *Checkpointer) sourceDrained() {
+	c.drained.Add(1)
+	c.checkDrained()
+}
+
+// checkDrained closes allDrained once every source subtask has drained or
+// is at the end of its input.
+func (c *Checkpointer) checkDrained() {
+	c.mu.Lock()
+	n := len(c.sources)
+	c.mu.Unlock()
+	if c.drained.Load()+c.atEnd.Load() >= int64(n) {
+		c.drainOnce.Do(func() { close(c.allDrained) })
+	}
 }
 
 // Count adds n records to the progress count. Sources call it once per
@@ -133,6 +177,9 @@ func (c *Checkpointer) sourceAtEnd() {
 	c.mu.Unlock()
 	if c.atEnd.Add(1) == int64(n) {
 		close(c.allEnded)
+	}
+	if c.draining.Load() {
+		c.checkDrained()
 	}
 }
 

@@ -40,15 +40,41 @@ func (r *savepointReq) fail(err error) {
 
 // RequestSavepoint asks for a savepoint written into dir ("" for the
 // folder savepoints of the checkpoint directory); with stop, the job
-// stops once it is written, as RequestStop does. The result comes on the
-// returned channel once the savepoint is written or has failed.
-func (c *Checkpointer) RequestSavepoint(dir string, stop bool) <-chan SavepointResult {
+// stops once it is written, as RequestStop does. With drain (which implies
+// stop) the sources first stop reading and end event time, as at the end
+// of their input, so that every window fires and every event-time timer
+// goes off before the savepoint's barrier; keyed state is kept. The result
+// comes on the returned channel once the savepoint is written or has
+// failed.
+func (c *Checkpointer) RequestSavepoint(dir string, stop, drain bool) <-chan SavepointResult {
 	if dir == "" {
 		dir = filepath.Join(c.st.Dir, storage.SavepointsDir)
 	}
 	r := &savepointReq{dir: dir, stop: stop, reply: make(chan SavepointResult, 1)}
 	if !c.Enabled() {
 		r.fail(errors.New("the job takes no checkpoints (checkpoint.mode none): it cannot take a savepoint"))
+		return r.reply
+	}
+	if drain {
+		r.stop = true
+		c.draining.Store(true)
+		c.checkDrained() // a job whose sources have all ended
+		go func() {
+			// The barrier follows the end of event time on every
+			// channel, so each operator has fired what it holds before
+			// it takes its snapshot.
+			select {
+			case <-c.allDrained:
+			case <-c.ctx.Done():
+				r.fail(errors.New("the job stopped before it had drained"))
+				return
+			}
+			select {
+			case c.savepointReqs <- r:
+			case <-c.ctx.Done():
+				r.fail(errors.New("the job has stopped"))
+			}
+		}()
 		return r.reply
 	}
 	select {

@@ -236,7 +236,7 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 			return exitOK
 		case errors.As(err, &stopped):
 			reg.SetState(metrics.Stopped)
-			ev.Emit(events.Event{Kind: events.Stop, Checkpoint: stopped.Checkpoint})
+			ev.Emit(events.Event{Kind: events.Stop, Checkpoint: stopped.Checkpoint, Records: j.RecordsRead()})
 			log.Info(fmt.Sprintf("stopped at checkpoint %d, its output committed; run again to resume from it", stopped.Checkpoint))
 			summary(log, reg)
 			return exitOK
@@ -399,9 +399,11 @@ Usage:
   %[1]s savepoint [--checkpoint-dir DIR] [--savepoint-dir D]
                       ask the job running with DIR for a savepoint (default
                       folder DIR/savepoints); prints its path last
-  %[1]s stop [--savepoint [--savepoint-dir D]] [--checkpoint-dir DIR]
+  %[1]s stop [--savepoint [--savepoint-dir D]] [--drain] [--checkpoint-dir DIR]
                       stop the job running with DIR at a checkpoint (with
-                      --savepoint: at a savepoint, whose path it prints)
+                      --savepoint: at a savepoint, whose path it prints;
+                      --drain: at a savepoint taken once the sources have
+                      stopped reading and event time has run to its end)
   %[1]s savepoint inspect [--dump NODE] PATH
                       verify a savepoint and print its operators, uids,
                       schemas, key groups, sizes and source positions

@@ -49,7 +49,7 @@ func (c *controlEndpoint) close() {
 	}
 }
 
-func (c *controlEndpoint) Savepoint(ctx context.Context, dir string, stop bool) (string, int64, error) {
+func (c *controlEndpoint) Savepoint(ctx context.Context, dir string, stop, drain bool) (string, int64, error) {
 	c.sv.mu.Lock()
 	j := c.sv.cur
 	c.sv.mu.Unlock()
@@ -57,7 +57,7 @@ func (c *controlEndpoint) Savepoint(ctx context.Context, dir string, stop bool) 
 		return "", 0, errors.New("the job is not running")
 	}
 	select {
-	case res := <-j.Checkpointer().RequestSavepoint(dir, stop):
+	case res := <-j.Checkpointer().RequestSavepoint(dir, stop, drain):
 		if res.Err != nil {
 			return "", 0, res.Err
 		}
@@ -101,7 +101,7 @@ func savepointCommand(cfg *config.Config, cmd string, args []string, stdout, std
 		fs.BoolVar(withSavepoint, "savepoint", false, "")
 		fs.BoolVar(drain, "drain", false, "")
 	}
-	usageLine := fmt.Sprintf("usage: %s savepoint [--checkpoint-dir DIR] [--savepoint-dir D] [--timeout D]\n       %s stop [--savepoint [--savepoint-dir D]] [--checkpoint-dir DIR] [--timeout D]\n", name, name)
+	usageLine := fmt.Sprintf("usage: %s savepoint [--checkpoint-dir DIR] [--savepoint-dir D] [--timeout D]\n       %s stop [--savepoint [--drain] [--savepoint-dir D]] [--checkpoint-dir DIR] [--timeout D]\n", name, name)
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		if err != nil && !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stderr, "%s %s: %v\n", name, cmd, err)
@@ -110,8 +110,8 @@ func savepointCommand(cfg *config.Config, cmd string, args []string, stdout, std
 		return exitUsage
 	}
 	if *drain {
-		fmt.Fprintf(stderr, "%s stop: --drain is not implemented yet: stop --savepoint stops at a savepoint without letting event time run to the end\n", name)
-		return exitUsage
+		// Flink's stop --drain: always at a savepoint.
+		*withSavepoint = true
 	}
 	if cmd == "stop" && !*withSavepoint {
 		if *spDir != "" {
@@ -136,6 +136,9 @@ func savepointCommand(cfg *config.Config, cmd string, args []string, stdout, std
 	}
 	if cmd == "stop" {
 		form["stop"] = "1"
+	}
+	if *drain {
+		form["drain"] = "1"
 	}
 	rep, err := control.Request(*dir, "savepoint", form, *timeout)
 	if err != nil {

@@ -18,7 +18,7 @@ func TestSavepointCommandErrors(t *testing.T) {
 		{[]string{"savepoint", "--checkpoint-dir", dir}, exitFail, "no job runs with checkpoint directory " + dir},
 		{[]string{"stop", "--savepoint", "--checkpoint-dir", dir}, exitFail, "no job runs with checkpoint directory"},
 		{[]string{"stop", "--checkpoint-dir", dir}, exitFail, "no job runs with checkpoint directory"},
-		{[]string{"stop", "--savepoint", "--drain", "--checkpoint-dir", dir}, exitUsage, "--drain is not implemented yet"},
+		{[]string{"stop", "--drain", "--checkpoint-dir", dir}, exitFail, "no job runs with checkpoint directory"},
 		{[]string{"stop", "--savepoint-dir", dir}, exitUsage, "--savepoint-dir needs --savepoint"},
 		{[]string{"savepoint", "stray"}, exitUsage, "usage: demo savepoint"},
 		{[]string{"savepoint", "inspect", dir}, exitFail, "MANIFEST"},

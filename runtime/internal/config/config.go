@@ -113,7 +113,7 @@ type NodeConfig struct {
 // JudgesLate reports whether the node can find records too late: a window
 // or a join on event time.
 func (n *NodeConfig) JudgesLate() bool {
-	return (n.Window != "" || n.Kind == "join") && !strings.HasSuffix(n.Window, " processing-time")
+	return (n.Window != "" || n.Kind == "join") && !strings.HasSuffix(n.Window, " processing-time") && !strings.HasPrefix(n.Window, "count ")
 }
 
 // NodeInput is one input of a node.

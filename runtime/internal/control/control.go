@@ -39,9 +39,10 @@ type File struct {
 // Handler does what the requests ask of the running job.
 type Handler interface {
 	// Savepoint takes a savepoint into dir ("" for the default folder)
-	// and, with stop, stops the job at it; it returns the savepoint's
-	// path.
-	Savepoint(ctx context.Context, dir string, stop bool) (path string, checkpoint int64, err error)
+	// and, with stop, stops the job at it (with drain, after its sources
+	// have stopped reading and ended event time); it returns the
+	// savepoint's path.
+	Savepoint(ctx context.Context, dir string, stop, drain bool) (path string, checkpoint int64, err error)
 	// Stop stops the job at a checkpoint taken now, as SIGTERM does.
 	Stop() error
 }
@@ -69,7 +70,7 @@ func Serve(dir string, h Handler) (*Server, error) {
 	s := &Server{file: filepath.Join(dir, FileName), token: hex.EncodeToString(b[:]), ln: ln, done: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /savepoint", s.auth(func(w http.ResponseWriter, r *http.Request) {
-		path, id, err := h.Savepoint(r.Context(), r.FormValue("dir"), r.FormValue("stop") == "1")
+		path, id, err := h.Savepoint(r.Context(), r.FormValue("dir"), r.FormValue("stop") == "1", r.FormValue("drain") == "1")
 		reply(w, Reply{Path: path, Checkpoint: id}, err)
 	}))
 	mux.HandleFunc("POST /stop", s.auth(func(w http.ResponseWriter, r *http.Request) {

@@ -16,7 +16,7 @@ type fakeJob struct {
 	dir               atomic.Value
 }
 
-func (f *fakeJob) Savepoint(_ context.Context, dir string, stop bool) (string, int64, error) {
+func (f *fakeJob) Savepoint(_ context.Context, dir string, stop, drain bool) (string, int64, error) {
 	f.savepoints.Add(1)
 	f.dir.Store(dir)
 	if stop {

@@ -94,6 +94,9 @@ type WindowAssigner struct {
 	Size  int64 // tumbling and sliding
 	Slide int64 // sliding
 	Gap   int64 // session
+	// DynamicGap makes sessions take their gap from each record (Flink's
+	// DynamicEventTimeSessionWindows): WindowState.AddGap; Gap is unused.
+	DynamicGap bool
 }
 
 // Validate reports a size, slide or gap that is not positive.
@@ -111,7 +114,7 @@ func (a WindowAssigner) Validate() error {
 			return fmt.Errorf("sliding window slide must be positive, got %dms", a.Slide)
 		}
 	case Session:
-		if a.Gap <= 0 {
+		if a.Gap <= 0 && !a.DynamicGap {
 			return fmt.Errorf("session window gap must be positive, got %dms", a.Gap)
 		}
 	default:

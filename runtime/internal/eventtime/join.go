@@ -360,7 +360,7 @@ func (j *WindowJoin[K, L, R]) Watermark() int64 { return j.ws.Watermark() }
 // returns false when all of them are late for it (see WindowState.Add).
 func (j *WindowJoin[K, L, R]) AddLeft(k K, l L, ts, inputWatermark int64) bool {
 	j.curL = l
-	ok := j.ws.add(k, ts, inputWatermark, j.addL, nil, j.markFn)
+	ok := j.ws.add(k, ts, inputWatermark, j.addL, nil, j.markFn, nil)
 	var zero L
 	j.curL = zero
 	j.seq++
@@ -370,7 +370,7 @@ func (j *WindowJoin[K, L, R]) AddLeft(k K, l L, ts, inputWatermark int64) bool {
 // AddRight buffers a right record, like AddLeft.
 func (j *WindowJoin[K, L, R]) AddRight(k K, r R, ts, inputWatermark int64) bool {
 	j.curR = r
-	ok := j.ws.add(k, ts, inputWatermark, j.addR, nil, j.markFn)
+	ok := j.ws.add(k, ts, inputWatermark, j.addR, nil, j.markFn, nil)
 	var zero R
 	j.curR = zero
 	j.seq++

@@ -52,6 +52,9 @@ type WindowState[K comparable, A any] struct {
 	seq      uint64 // the creation number of the next window of a key
 	restored bool
 	buf      []Window
+	// gap is the session gap of the record being added (AddGap), 0 for
+	// the assigner's.
+	gap int64
 
 	// Tumbling and sliding windows: a pane per window, by Start. paneHeap
 	// holds every pane at its MaxTimestamp until it has fired, then at the
@@ -163,14 +166,33 @@ func (s *WindowState[K, A]) cleanup(w Window) int64 { return addSat(w.MaxTimesta
 // has fired already, in ascending window order: the caller re-emits its
 // result. acc is valid only during the call, which must not call s.
 func (s *WindowState[K, A]) Add(k K, ts, inputWatermark int64, add func(acc *A), onUpdate func(k K, w Window, acc *A)) bool {
-	return s.add(k, ts, inputWatermark, add, onUpdate, nil)
+	return s.add(k, ts, inputWatermark, add, onUpdate, nil, nil)
 }
 
-// add is Add that also reports updated windows to onRef.
-func (s *WindowState[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A), onUpdate func(k K, w Window, acc *A), onRef func(winRef[K, A])) bool {
+// AddGap is Add for sessions whose gap comes with each record
+// (WindowAssigner.DynamicGap): the record's session is [ts, ts+gap),
+// merged with the key's sessions it overlaps or touches. It panics when
+// gap is not positive: the caller checks the user's gap.
+func (s *WindowState[K, A]) AddGap(k K, ts, gap, inputWatermark int64, add func(acc *A), onUpdate func(k K, w Window, acc *A)) bool {
+	return s.addGap(k, ts, gap, inputWatermark, add, onUpdate, nil)
+}
+
+func (s *WindowState[K, A]) addGap(k K, ts, gap, inputWatermark int64, add func(acc *A), onUpdate func(k K, w Window, acc *A), each func(k K, w Window, fired bool, acc *A)) bool {
+	if gap <= 0 || s.assign.Kind != Session {
+		panic(fmt.Sprintf("a session gap must be positive, got %dms", gap))
+	}
+	s.gap = gap
+	ok := s.add(k, ts, inputWatermark, add, onUpdate, nil, each)
+	s.gap = 0
+	return ok
+}
+
+// add is Add that also reports updated windows to onRef, and every
+// window that got the record, whether or not it fired, to each.
+func (s *WindowState[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A), onUpdate func(k K, w Window, acc *A), onRef func(winRef[K, A]), each func(k K, w Window, fired bool, acc *A)) bool {
 	wm := max(inputWatermark, s.wm)
 	if s.assign.Kind == Session {
-		return s.addSession(k, ts, wm, add, onUpdate, onRef)
+		return s.addSession(k, ts, wm, add, onUpdate, onRef, each)
 	}
 	s.buf = s.assign.Assign(ts, s.buf)
 	ws := s.buf
@@ -201,6 +223,9 @@ func (s *WindowState[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A),
 		}
 		acc := &p.accs[i]
 		add(acc)
+		if each != nil {
+			each(k, w, p.fired || p.early != nil && p.early[i], acc)
+		}
 		if p.fired || p.early != nil && p.early[i] {
 			if onUpdate != nil {
 				onUpdate(k, w, acc)
@@ -269,9 +294,14 @@ func (p *pane[K, A]) sort() {
 	p.keys, p.seqs, p.accs, p.early = keys, seqs, accs, early
 }
 
-func (s *WindowState[K, A]) addSession(k K, ts, wm int64, add func(acc *A), onUpdate func(k K, w Window, acc *A), onRef func(winRef[K, A])) bool {
+func (s *WindowState[K, A]) addSession(k K, ts, wm int64, add func(acc *A), onUpdate func(k K, w Window, acc *A), onRef func(winRef[K, A]), each func(k K, w Window, fired bool, acc *A)) bool {
 	s.buf = s.assign.Assign(ts, s.buf)
 	c := s.buf[0]
+	if s.gap > 0 {
+		c.End = addSat(c.Start, s.gap)
+	} else if s.assign.DynamicGap {
+		panic("sessions with a gap per record take it with AddGap")
+	}
 	wins := s.sessions[k]
 	// Sessions of a key are disjoint and apart, sorted by Start (so also by
 	// End): those that c overlaps or touches are a run [i, j).
@@ -314,6 +344,9 @@ func (s *WindowState[K, A]) addSession(k K, ts, wm int64, add func(acc *A), onUp
 		}
 	}
 	add(&e.acc)
+	if each != nil {
+		each(k, e.w, e.fired, &e.acc)
+	}
 	if e.fired {
 		if onUpdate != nil {
 			onUpdate(k, e.w, &e.acc)
@@ -576,4 +609,40 @@ func (s *WindowState[K, A]) restoreSession(k K, w Window, seq uint64, fired bool
 	s.sessionHeap.push(e)
 	s.sessions[k] = slices.Insert(wins, i, e)
 	return e, nil
+}
+
+// openWindow is a window of a key that has not fired, for openWindows.
+type openWindow[K comparable, A any] struct {
+	k   K
+	w   Window
+	seq uint64
+	acc *A
+}
+
+// openWindows appends to buf the windows that have not fired, with their
+// accumulators, in the order they would fire: ascending end, then
+// creation. The accumulators are valid until the next change of s.
+func (s *WindowState[K, A]) openWindows(buf []openWindow[K, A]) []openWindow[K, A] {
+	buf = buf[:0]
+	for _, p := range s.panes {
+		if p.fired {
+			continue
+		}
+		for i, k := range p.keys {
+			if p.early == nil || !p.early[int32(i)] {
+				buf = append(buf, openWindow[K, A]{k: k, w: p.w, seq: p.seqs[i], acc: &p.accs[i]})
+			}
+		}
+	}
+	for k, wins := range s.sessions {
+		for _, e := range wins {
+			if !e.fired {
+				buf = append(buf, openWindow[K, A]{k: k, w: e.w, seq: e.seq, acc: &e.acc})
+			}
+		}
+	}
+	slices.SortFunc(buf, func(a, b openWindow[K, A]) int {
+		return cmp.Or(cmp.Compare(a.w.End, b.w.End), cmp.Compare(a.seq, b.seq))
+	})
+	return buf
 }

@@ -34,8 +34,9 @@ type Node struct {
 	// In counts the records a chain head received from its inbox (or
 	// both of a join's); the input of a fused node is its input's output.
 	In atomic.Uint64
-	// Late counts the records too late for a window or a join.
-	Late atomic.Uint64
+	// Late counts the records too late for a window or for the left
+	// input of a join; LateRight those of a join's right input.
+	Late, LateRight atomic.Uint64
 	// Malformed counts a source's malformed records (skipped or sent to
 	// its dead letters).
 	Malformed atomic.Uint64
@@ -68,9 +69,17 @@ type Chain struct {
 
 // Publish adds a chain's counts to the metrics and zeroes them: counts
 // holds, for each node of the chain in order, the records it emitted,
-// then for each node the records too late for it.
+// then for each node the records too late for it (for a join, which heads
+// its chain, those of its left input), then, for a join, the records of
+// its right input too late for it.
 func (c *Chain) Publish(counts []uint64) {
 	k := len(c.nodes)
+	if len(counts) > 2*k {
+		if v := counts[2*k]; v != 0 {
+			c.nodes[0].LateRight.Add(v)
+			counts[2*k] = 0
+		}
+	}
 	for i, n := range c.nodes {
 		if v := counts[i]; v != 0 {
 			n.Out.Add(v)
@@ -390,9 +399,11 @@ func (r *Registry) Summary() Summary {
 // page show them.
 type Figures struct {
 	In, Out, Late, Malformed, BytesIn, BytesOut uint64
-	// Dropped counts the records the node dropped: late ones that nothing
-	// reads (windows without a reader of their side output late, joins),
-	// malformed ones a source skipped.
+	// Late counts the records too late for the node (both inputs of a
+	// join). Dropped counts the records the node dropped: late ones that
+	// nothing reads (windows without a reader of their side output late,
+	// joins without one of late-left or late-right), malformed ones a
+	// source skipped.
 	Dropped uint64
 	Lag     int64
 }
@@ -402,7 +413,7 @@ type Figures struct {
 // output it reads).
 func (r *Registry) Figures(id, sub int) Figures {
 	n := r.nodes[id][sub]
-	f := Figures{Out: n.Out.Load(), In: n.In.Load(), Late: n.Late.Load(), Malformed: n.Malformed.Load(),
+	f := Figures{Out: n.Out.Load(), In: n.In.Load(), Late: n.Late.Load() + n.LateRight.Load(), Malformed: n.Malformed.Load(),
 		BytesIn: n.BytesIn.Load(), BytesOut: n.BytesOut.Load(), Lag: n.Lag.Load()}
 	cfg := &r.Config.Nodes[id]
 	if cfg.FusedWith != "" && len(cfg.Inputs) == 1 {
@@ -413,8 +424,10 @@ func (r *Registry) Figures(id, sub int) Figures {
 			switch in.Side {
 			case "":
 				f.In = src.Out.Load()
-			case "late":
+			case "late", "late-left":
 				f.In = src.Late.Load()
+			case "late-right":
+				f.In = src.LateRight.Load()
 			case "dead-letter":
 				f.In = src.Malformed.Load()
 			}
@@ -423,6 +436,15 @@ func (r *Registry) Figures(id, sub int) Figures {
 	switch r.Dropped(id) {
 	case "late":
 		f.Dropped = f.Late
+		if cfg.Kind == "join" {
+			f.Dropped = 0
+			if !r.read(cfg.Name, "late-left") {
+				f.Dropped += n.Late.Load()
+			}
+			if !r.read(cfg.Name, "late-right") {
+				f.Dropped += n.LateRight.Load()
+			}
+		}
 	case "malformed":
 		f.Dropped = f.Malformed
 	}
@@ -435,7 +457,9 @@ func (r *Registry) Dropped(id int) string {
 	switch {
 	case cfg.Kind == "source" && cfg.Option("on-error") == "skip":
 		return "malformed"
-	case cfg.JudgesLate() && (cfg.Kind == "join" || !r.read(cfg.Name, "late")):
+	case cfg.Kind == "join" && cfg.JudgesLate() && !(r.read(cfg.Name, "late-left") && r.read(cfg.Name, "late-right")):
+		return "late"
+	case cfg.Kind != "join" && cfg.JudgesLate() && !r.read(cfg.Name, "late"):
 		return "late"
 	}
 	return ""
@@ -503,8 +527,10 @@ type Drop struct {
 	Reason  string
 	Records uint64
 	// Aside counts the records sent to a side output instead of being
-	// dropped: late ones to NAME.late, malformed ones to
-	// NAME.dead-letter.
+	// dropped: late ones to NAME.late (of a join: NAME.late-left and
+	// NAME.late-right), malformed ones to NAME.dead-letter. A join may
+	// drop the late records of one input and send those of the other
+	// aside.
 	Aside uint64
 }
 
@@ -517,6 +543,8 @@ func (r *Registry) Drops() []Drop {
 		t := r.Total(id)
 		d := Drop{Node: id, Section: n.Section, Name: n.Name, Join: n.Kind == "join", Reason: r.Dropped(id), Records: t.Dropped}
 		switch {
+		case d.Join && t.Late > t.Dropped:
+			d.Reason, d.Aside = "late", t.Late-t.Dropped
 		case d.Reason == "" && t.Late > 0:
 			d.Reason, d.Aside = "late", t.Late
 		case d.Reason == "" && t.Malformed > 0:
@@ -533,6 +561,10 @@ func (r *Registry) Drops() []Drop {
 func (d Drop) Text() string {
 	what := d.Section + "." + d.Name
 	switch {
+	case d.Join && d.Aside > 0 && d.Records > 0:
+		return fmt.Sprintf("%s: sent %d records too late to be joined to its late side output, dropped %d more of the input whose side output nothing reads (%s.late-left or %s.late-right)", what, d.Aside, d.Records, d.Name, d.Name)
+	case d.Join && d.Aside > 0:
+		return fmt.Sprintf("%s: sent %d records too late to be joined to %s.late-left and %s.late-right", what, d.Aside, d.Name, d.Name)
 	case d.Aside > 0 && d.Reason == "late":
 		return fmt.Sprintf("%s: sent %d records too late for their window to %s.late", what, d.Aside, d.Name)
 	case d.Aside > 0:
@@ -540,7 +572,7 @@ func (d Drop) Text() string {
 	case d.Reason == "malformed":
 		return fmt.Sprintf("%s: skipped %d malformed records (on-error: skip)", what, d.Records)
 	case d.Join:
-		return fmt.Sprintf("%s: dropped %d records too late to be joined (at or before the watermark of their input)", what, d.Records)
+		return fmt.Sprintf("%s: dropped %d records too late to be joined (at or before the watermark of their input; read %s.late-left and %s.late-right to keep them)", what, d.Records, d.Name, d.Name)
 	}
 	return fmt.Sprintf("%s: dropped %d records too late for their window (past its end plus the allowed lateness; read %s.late to keep them)", what, d.Records, d.Name)
 }

@@ -108,3 +108,48 @@ func TestEvents(t *testing.T) {
 		t.Errorf("%d checkpoints kept, want %d", n, keep)
 	}
 }
+
+// TestJoinLateSides checks the late records of a join's two inputs: those
+// of an input whose side output (late-left, late-right) is read are sent
+// aside, the others dropped, and both are counted.
+func TestJoinLateSides(t *testing.T) {
+	cfg := &config.Config{Name: "t", Parallelism: 1, MaxParallelism: 128, Nodes: []config.NodeConfig{
+		{Name: "a", Kind: "source", Section: "sources", Connector: "file"},
+		{Name: "j", Kind: "join", Section: "operators", Window: "interval -1s 1s", Inputs: []config.NodeInput{{From: "a", Partition: "hash"}, {From: "a", Partition: "hash"}}},
+		{Name: "lr", Kind: "sink", Section: "sinks", FusedWith: "j", Inputs: []config.NodeInput{{From: "j", Side: "late-right", Partition: "forward"}}},
+	}}
+	if err := cfg.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	r := New(cfg)
+	j := r.Meter(0, 1, 2)
+	// j emitted 5, 3 of its left input late; lr emitted nothing; 4 of
+	// j's right input late (the join's extra slot).
+	j.Publish([]uint64{5, 0, 3, 0, 4})
+	if f := r.Figures(1, 0); f.Out != 5 || f.Late != 7 || f.Dropped != 3 {
+		t.Errorf("j: %+v, want out 5, late 7 (both inputs), dropped 3 (nothing reads j.late-left)", f)
+	}
+	if f := r.Figures(2, 0); f.In != 4 {
+		t.Errorf("lr: in %d, want the 4 late records of j's right input", f.In)
+	}
+	if why := r.Dropped(1); why != "late" {
+		t.Errorf("j drops %q, want late", why)
+	}
+	ds := r.Drops()
+	if len(ds) != 1 || ds[0].Records != 3 || ds[0].Aside != 4 {
+		t.Fatalf("drops %+v, want j: 3 dropped, 4 aside", ds)
+	}
+	if got := ds[0].Text(); !strings.Contains(got, "sent 4 records too late to be joined") || !strings.Contains(got, "dropped 3") {
+		t.Errorf("drop text %q", got)
+	}
+	// Both sides read: nothing dropped.
+	cfg.Nodes = append(cfg.Nodes, config.NodeConfig{Name: "ll", Kind: "sink", Section: "sinks", FusedWith: "j", Inputs: []config.NodeInput{{From: "j", Side: "late-left", Partition: "forward"}}})
+	r = New(cfg)
+	r.Meter(0, 1, 2, 3).Publish([]uint64{0, 0, 0, 2, 0, 0, 1})
+	if why := r.Dropped(1); why != "" {
+		t.Errorf("j with both late outputs read drops %q, want nothing", why)
+	}
+	if ds := r.Drops(); len(ds) != 1 || ds[0].Records != 0 || ds[0].Aside != 3 || !strings.Contains(ds[0].Text(), "j.late-left and j.late-right") {
+		t.Errorf("drops %+v", ds)
+	}
+}

@@ -236,13 +236,19 @@ func isRegular(path string, mode fs.FileMode) bool {
 // Ctl is the source's control block, polled for barriers between records.
 func (s *Source[T]) Ctl() *checkpoint.SourceCtl { return s.ctl }
 
-// Done reports that the source has read all its files; it is meaningful
-// after Next returned false.
-func (s *Source[T]) Done() bool { return s.done }
+// Done reports that the source has read all its files, or that the job
+// drains (checkpoint.SourceCtl.AtEnd); it is meaningful after Next
+// returned false.
+func (s *Source[T]) Done() bool { return s.done || s.ctl.Draining() }
 
 // Next returns the next record. It returns false only once every file is
 // read: reading a file never has to wait for more.
 func (s *Source[T]) Next() (T, bool) {
+	if s.ctl.Draining() {
+		s.count()
+		var zero T
+		return zero, false
+	}
 	for {
 		if s.f == nil && !s.open() {
 			var zero T

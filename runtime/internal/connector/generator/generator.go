@@ -80,9 +80,10 @@ func NewSource[T any](env connector.Env, node, sub int, fn func(seq uint64) (T, 
 // Ctl is the source's control block, polled for barriers between records.
 func (s *Source[T]) Ctl() *checkpoint.SourceCtl { return s.ctl }
 
-// Done reports that the function has no more records; it is meaningful
-// after Next returned false.
-func (s *Source[T]) Done() bool { return s.done }
+// Done reports that the function has no more records, or that the job
+// drains (checkpoint.SourceCtl.AtEnd); it is meaningful after Next
+// returned false.
+func (s *Source[T]) Done() bool { return s.done || s.ctl.Draining() }
 
 // Seq returns the sequence number of the next record.
 func (s *Source[T]) Seq() uint64 {
@@ -105,6 +106,11 @@ func (s *Source[T]) SetSeq(seq uint64) {
 func (s *Source[T]) Next() (T, bool) {
 	var zero T
 	if s.done {
+		return zero, false
+	}
+	if s.ctl.Draining() {
+		s.ctl.Count(s.uncounted)
+		s.uncounted = 0
 		return zero, false
 	}
 	if s.interval > 0 && !s.due() {

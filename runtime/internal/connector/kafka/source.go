@@ -428,13 +428,18 @@ func (s *Source[T]) consume(ps []*part) {
 func (s *Source[T]) Ctl() *checkpoint.SourceCtl { return s.ctl }
 
 // Done reports that a bounded source has read every partition to its stop
-// offset; an unbounded one is never done.
-func (s *Source[T]) Done() bool { return s.done }
+// offset (an unbounded one never has), or that the job drains
+// (checkpoint.SourceCtl.AtEnd).
+func (s *Source[T]) Done() bool { return s.done || s.ctl.Draining() }
 
 // Next returns the next record; false when none has come within a few
 // milliseconds, or when a bounded source is done.
 func (s *Source[T]) Next() (T, bool) {
 	var zero T
+	if s.ctl.Draining() {
+		s.count()
+		return zero, false
+	}
 	for {
 		for s.ci < len(s.chunks) {
 			c := &s.chunks[s.ci]
