@@ -43,8 +43,8 @@ type Node struct {
 	// BytesIn is what a file source has read, BytesOut what a sink has
 	// written.
 	BytesIn, BytesOut atomic.Uint64
-	// Lag is a source's input not read yet, in bytes for files; -1 when
-	// not known.
+	// Lag is a source's input not read yet: bytes for a file source,
+	// records (offsets) for a Kafka source; -1 when not known.
 	Lag atomic.Int64
 }
 

@@ -34,6 +34,7 @@ var jobMetrics = []metric{
 	{"pipegen_records_dropped_total", "Records a node dropped: late ones nothing reads, malformed ones a source skipped.", append(nodeLabels[:2:2], "reason")},
 	{"pipegen_records_malformed_total", "Malformed records of a file source (skipped or sent to its dead letters).", nodeLabels},
 	{"pipegen_source_lag_bytes", "Input a file source has not read yet, in bytes.", nodeLabels},
+	{"pipegen_source_lag_records", "Offsets of a Kafka source's partitions not read yet, as of its latest fetch of each.", nodeLabels},
 	{"pipegen_watermark_milliseconds", "Event time of a node (its chain's watermark), in Unix milliseconds.", nodeLabels},
 	{"pipegen_busy_seconds_total", "Time a chain subtask (named by its head) spent working.", nodeLabels},
 	{"pipegen_backpressured_seconds_total", "Time a chain subtask waited for room downstream (backpressure, barrier alignment).", nodeLabels},
@@ -107,6 +108,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 				emit("pipegen_records_malformed_total", counter, float64(f.Malformed), n.Name, s)
 				if f.Lag >= 0 {
 					emit("pipegen_source_lag_bytes", gauge, float64(f.Lag), n.Name, s)
+				}
+			case n.Kind == "source" && n.Connector == "kafka":
+				if f.Lag >= 0 {
+					emit("pipegen_source_lag_records", gauge, float64(f.Lag), n.Name, s)
 				}
 			case n.Kind == "sink":
 				emit("pipegen_bytes_out_total", counter, float64(f.BytesOut), n.Name, s)

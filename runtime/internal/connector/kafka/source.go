@@ -46,6 +46,9 @@ type part struct {
 	// when the last record came, for idleness.
 	maxTS      int64
 	lastRecord time.Time
+	// end is the partition's readable end (its last stable offset) at the
+	// latest fetch, for the lag; -1 before one.
+	end int64
 }
 
 func (p *part) done() bool { return p.stop >= 0 && p.next >= p.stop }
@@ -179,7 +182,7 @@ func NewSource[T any](env connector.Env, node, sub int, f format.Format[T]) *Sou
 	s.adm = kadm.NewClient(s.cl)
 	s.ctl = env.Checkpoints().NewSourceCtl()
 	s.m, s.chain = env.Metrics().Node(node, sub), env.Metrics().Chain(node, sub)
-	s.m.Lag.Store(-1) // in records, not the bytes the metric counts
+	s.m.Lag.Store(-1) // in records, once a fetch has told the partitions' ends
 	// The client is closed when the job ends, whatever the way.
 	go func() {
 		<-s.ctx.Done()
@@ -221,7 +224,7 @@ func (s *Source[T]) start(restored *storage.NodeState, n *config.NodeConfig) {
 	var fresh, unstopped []tp
 	for _, t := range owned {
 		if sv, ok := fromCheckpoint[t]; ok {
-			p := &part{tp: t, next: sv.next, stop: sv.stop, maxTS: sv.maxTS}
+			p := &part{tp: t, next: sv.next, stop: sv.stop, maxTS: sv.maxTS, end: -1}
 			switch {
 			case !s.bounded:
 				p.stop = -1 // read on (a bounded job's checkpoint, run live now)
@@ -354,7 +357,7 @@ func (s *Source[T]) begin(ts []tp, position string, discovered bool) error {
 		if !ok || o.Err != nil {
 			return fmt.Errorf("offset of %s: %v", t, o.Err)
 		}
-		p := &part{tp: t, next: o.Offset, stop: -1, maxTS: minTime}
+		p := &part{tp: t, next: o.Offset, stop: -1, maxTS: minTime, end: -1}
 		if groupOffsets != nil {
 			if g, ok := groupOffsets.Lookup(t.topic, t.partition); ok && g.Err == nil && g.At >= 0 {
 				p.next = g.At
@@ -516,7 +519,16 @@ func (s *Source[T]) fetch() bool {
 		fault.Abortf("sources.%s[%d]: fetch %s/%d: %w", s.name, s.sub, e.Topic, e.Partition, e.Err)
 	}
 	fs.EachPartition(func(fp kgo.FetchTopicPartition) {
-		if p := s.parts[tp{fp.Topic, fp.Partition}]; p != nil && len(fp.Records) > 0 {
+		p := s.parts[tp{fp.Topic, fp.Partition}]
+		if p == nil {
+			return
+		}
+		if fp.Err == nil {
+			// What a read_committed consumer can read: the last stable
+			// offset (the high watermark when no transaction is open).
+			p.end = fp.LastStableOffset
+		}
+		if len(fp.Records) > 0 {
 			s.chunks = append(s.chunks, chunk{p: p, recs: fp.Records})
 		}
 	})
@@ -594,9 +606,28 @@ func (s *Source[T]) count() {
 	s.uncounted = 0
 	s.m.BytesIn.Add(uint64(s.read))
 	s.read = 0
+	s.m.Lag.Store(s.lag())
 	if s.ctx.Err() != nil {
 		fault.Abort(fault.ErrCanceled)
 	}
+}
+
+// lag is the number of offsets of the subtask's partitions not read yet,
+// as of the latest fetch of each (-1 before any): a bounded source counts
+// up to its stop offsets.
+func (s *Source[T]) lag() int64 {
+	lag := int64(-1)
+	for _, p := range s.parts {
+		end := p.end
+		if p.stop >= 0 {
+			end = p.stop
+		}
+		if end < 0 {
+			continue
+		}
+		lag = max(lag, 0) + max(end-p.next, 0)
+	}
+	return lag
 }
 
 // Timestamp is the Kafka timestamp of the record Next returned last, in

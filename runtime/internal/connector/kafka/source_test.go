@@ -299,3 +299,45 @@ func TestSourceTopicsCSVAndSASL(t *testing.T) {
 	}
 	t.Logf("with a wrong password: %v", err)
 }
+
+// An unbounded source's lag is the offsets of its partitions not read yet,
+// as of its latest fetch: what it has not read of a topic written before
+// it started, then none once it has read everything; the metric follows.
+func TestSourceLag(t *testing.T) {
+	brokers := cluster(t, 2, "in")
+	var vs []string
+	for i := range 3000 {
+		vs = append(vs, fmt.Sprint(i))
+	}
+	produce(t, brokers, "in", 0, vs...)
+	produce(t, brokers, "in", 1, vs[:500]...)
+	e := sourceEnv(t, brokers, 1, map[string]string{"bounded": "none"})
+	s := NewSource(e, 0, 0, format.LinesFormat())
+	if got := s.lag(); got != -1 {
+		t.Errorf("lag before any fetch = %d, want -1 (unknown)", got)
+	}
+	next(t, s, 1000)
+	// A fetch may have returned one partition only: once both have been
+	// fetched, the lag counts from both ends.
+	for s.parts[tp{"in", 0}].end < 0 || s.parts[tp{"in", 1}].end < 0 {
+		next(t, s, 1)
+	}
+	read := int64(0)
+	for _, p := range s.parts {
+		read += p.next
+	}
+	if got, want := s.lag(), 3500-read; got != want {
+		t.Errorf("lag after reading %d of 3500 records = %d, want %d", read, got, want)
+	}
+	next(t, s, int(3500-read))
+	s.count()
+	if got := s.m.Lag.Load(); got != 0 {
+		t.Errorf("lag metric after reading everything = %d, want 0", got)
+	}
+	produce(t, brokers, "in", 1, "one more")
+	next(t, s, 1)
+	s.count()
+	if got := s.m.Lag.Load(); got != 0 {
+		t.Errorf("lag metric after reading the record written later = %d, want 0", got)
+	}
+}
