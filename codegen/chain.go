@@ -595,6 +595,8 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 		what = fmt.Sprintf("the records too late for the windows of %q", n.Name)
 	case side == joinLateSide[0], side == joinLateSide[1]:
 		what = fmt.Sprintf("the records of the %s input too late to be paired by %q", strings.TrimPrefix(side, "late-"), n.Name)
+	case side == deadLetter && n.Connector == "kafka":
+		what = fmt.Sprintf("the malformed records of %q (JSON objects: source, topic, partition, offset, error, record)", n.Name)
 	case side == deadLetter:
 		what = fmt.Sprintf("the malformed records of %q (JSON objects: source, file, line, error, record)", n.Name)
 	}
@@ -641,17 +643,17 @@ func (cg *chainGen) nodeNames() string {
 	return strings.Join(names, ", ")
 }
 
-// deadLetter is the side output of a file source's malformed records.
+// deadLetter is the side output of a file or Kafka source's malformed records.
 const deadLetter = "dead-letter"
 
 // joinLateSide are the side outputs of a join's records too late to be
 // paired, of its left and its right input.
 var joinLateSide = [2]string{"late-left", "late-right"}
 
-// sendsDeadLetters reports whether n is a file source whose malformed
+// sendsDeadLetters reports whether n is a file or Kafka source whose malformed
 // records go to its side output dead-letter.
 func sendsDeadLetters(n *ir.Node) bool {
-	if n.Kind != ir.Source || n.Connector != "file" {
+	if n.Kind != ir.Source || n.Connector != "file" && n.Connector != "kafka" {
 		return false
 	}
 	for _, o := range n.Options {

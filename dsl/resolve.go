@@ -254,7 +254,7 @@ func (r *resolver) link() {
 				continue
 			}
 			if side != "" && side != "late" && side != deadLetter && side != lateLeft && side != lateRight && from.spec.Kind.V != "process" {
-				r.report(in.Pos, diag.Graph, "unknown side output %q of %s: the side outputs are %s.late (records too late for its window), %s.late-left and %s.late-right (records too late for a join) and %s.dead-letter (malformed records of a file source with %v)", side, name, name, name, name, name, ex("on-error", deadLetter))
+				r.report(in.Pos, diag.Graph, "unknown side output %q of %s: the side outputs are %s.late (records too late for its window), %s.late-left and %s.late-right (records too late for a join) and %s.dead-letter (malformed records of a file or Kafka source with %v)", side, name, name, name, name, name, ex("on-error", deadLetter))
 				n.ok = false
 				continue
 			}
@@ -301,7 +301,7 @@ func (r *resolver) link() {
 	}
 }
 
-// deadLetter is the side output of a file source's malformed records.
+// deadLetter is the side output of a file or Kafka source's malformed records.
 const deadLetter = "dead-letter"
 
 // lateLeft and lateRight are the side outputs of a join's records too late
@@ -311,11 +311,11 @@ const (
 	lateRight = "late-right"
 )
 
-// sendsDeadLetters reports whether a node is a file source whose
+// sendsDeadLetters reports whether a node is a file or Kafka source whose
 // malformed records go to its side output dead-letter.
 func sendsDeadLetters(ns *NodeSpec) bool {
 	opt, ok := ns.Option("on-error")
-	return ns.Section == Sources && ns.Connector.V == "file" && ok && opt.Value.V == deadLetter
+	return ns.Section == Sources && (ns.Connector.V == "file" || ns.Connector.V == "kafka") && ok && opt.Value.V == deadLetter
 }
 
 // checkDeadLetters reports a source that sends its malformed records to
@@ -411,7 +411,7 @@ func (r *resolver) check(n *rnode) {
 		if i.side == deadLetter {
 			if !sendsDeadLetters(i.from.spec) {
 				if i.from.ok {
-					r.report(i.pos, diag.Graph, "%s has no side output dead-letter: a file source sends its malformed records there with %v", i.from.spec.Name.V, ex("on-error", deadLetter))
+					r.report(i.pos, diag.Graph, "%s has no side output dead-letter: a file or Kafka source sends its malformed records there with %v", i.from.spec.Name.V, ex("on-error", deadLetter))
 				}
 				n.ok = false
 				return

@@ -77,7 +77,7 @@ var table = []*Setting{
 	{Path: "parallelism", Scope: AnyNode, Kind: Int, Min: 1, Max: MaxParallelism, DefaultDoc: "its input's for a map, filter, flatmap or sink (fused behind it), else the pipeline's parallelism",
 		Help: "subtasks of the node"},
 	{Path: "input", Scope: Operator | Sink, Kind: NodeRef, Pattern: nodeRef, PatternDoc: "a node's name, or a side output: NODE.late, SOURCE.dead-letter", Static: true,
-		Help: "the node the records come from (NODE.late: the records too late for NODE's windows; SOURCE.dead-letter: a file source's malformed records)"},
+		Help: "the node the records come from (NODE.late: the records too late for NODE's windows; SOURCE.dead-letter: a file or Kafka source's malformed records)"},
 	{Path: "inputs", Scope: Operator, Kind: NodeRef, List: true, Pattern: nodeRef, PatternDoc: "a node's name, or a side output: NODE.late, SOURCE.dead-letter", Static: true,
 		Help: "the nodes the records come from, for union and join (or any operator, with one item)"},
 	{Path: "connector", Scope: Source, Kind: Enum, Values: []string{"file", "generator", "kafka"}, Required: true, Static: true,
@@ -204,7 +204,7 @@ var connectors = []*Connector{
 			&Setting{Path: "format", Kind: Enum, Values: []string{"lines", "jsonl", "csv", "raw"}, Default: "lines", Static: true, Help: "how a message's value is read: lines gives a string, jsonl and csv decode into `type`, raw gives []byte"},
 			&Setting{Path: "type", Kind: Type, Static: true, Help: "record type for jsonl and csv, a type of the pipeline's package"},
 			&Setting{Path: "delimiter", Kind: Char, Default: ",", Formats: []string{"csv"}, Help: "csv: the field separator, one character (the columns map to the fields in order)"},
-			&Setting{Path: "on-error", Kind: Enum, Values: []string{"fail", "skip"}, Default: "fail", Help: "what a malformed record does: fail the job, or skip it and count it"},
+			&Setting{Path: "on-error", Kind: Enum, Values: []string{"fail", "skip", "dead-letter"}, Default: "fail", Help: "what a malformed record does: fail the job, skip it and count it, or send it with its topic, partition, offset and error to the side output NAME.dead-letter"},
 		),
 	},
 	{

@@ -20,7 +20,7 @@ import (
 var config = &runtime.Config{
 	Name:           "orders",
 	Source:         "golden/kafka/pipeline.yaml",
-	Fingerprint:    "df0e3e2a99c33411d4a4085c",
+	Fingerprint:    "522d8e645273cfa23d00ba2e",
 	Parallelism:    2,
 	MaxParallelism: 128,
 	Checkpoint: runtime.CheckpointConfig{
@@ -46,8 +46,9 @@ var config = &runtime.Config{
 			IdleTimeout:       5 * time.Second,
 			MaxOutOfOrderness: 1 * time.Second,
 		}, Options: map[string]string{
-			"brokers": "localhost:9092",
-			"topic":   "orders",
+			"brokers":  "localhost:9092",
+			"on-error": "dead-letter",
+			"topic":    "orders",
 		}},
 		{Name: "raw", UID: "raw", Kind: "source", Section: "sources", Connector: "kafka", Format: "raw", Watermark: runtime.WatermarkConfig{
 			IdleTimeout:       10 * time.Second,
@@ -75,6 +76,11 @@ var config = &runtime.Config{
 			"topic":            "raw-out",
 			"transactional-id": "pipegen-orders-copy",
 		}},
+		{Name: "bad-orders", UID: "bad-orders", Kind: "sink", Section: "sinks", FusedWith: "orders", Inputs: []runtime.NodeInput{{From: "orders", Side: "dead-letter", Partition: "forward"}}, Connector: "kafka", Format: "lines", Options: map[string]string{
+			"brokers":          "localhost:9092",
+			"topic":            "orders-dead",
+			"transactional-id": "pipegen-orders-bad-orders",
+		}},
 	},
 }
 
@@ -87,6 +93,7 @@ const (
 	nodeOut        = 4
 	nodeLargestOut = 5
 	nodeCopy       = 6
+	nodeBadOrders  = 7
 )
 
 // build wires one run of the job and starts the goroutine of every subtask of
@@ -114,7 +121,7 @@ func build(j *runtime.Job) {
 	}
 }
 
-// ordersChain is one subtask of source "orders".
+// ordersChain is one subtask of source "orders" and the nodes fused with it: bad-orders.
 type ordersChain struct {
 	sub             int           // the subtask's index
 	task            *runtime.Task // its part in checkpoints
@@ -123,8 +130,9 @@ type ordersChain struct {
 	wm              *kafka.Watermarks                         // the source's event-time progress
 	ordersToTotals  *runtime.Out[runtime.Timed[orders.Order]] // to totals, hash
 	ordersToLargest *runtime.Out[runtime.Timed[orders.Order]] // to largest, hash
-	meter           *runtime.Meter                            // the subtask's metrics
-	counts          [2]uint64                                 // records emitted by orders, then late for them; flush publishes them
+	badOrdersSink   *kafka.Sink[string]
+	meter           *runtime.Meter // the subtask's metrics
+	counts          [4]uint64      // records emitted by orders, bad-orders, then late for them; flush publishes them
 }
 
 func newOrdersChain(j *runtime.Job, sub int, ordersToTotals *runtime.Out[runtime.Timed[orders.Order]], ordersToLargest *runtime.Out[runtime.Timed[orders.Order]]) *ordersChain {
@@ -137,7 +145,11 @@ func newOrdersChain(j *runtime.Job, sub int, ordersToTotals *runtime.Out[runtime
 	c.src = kafka.NewSource(j, nodeOrders, sub, runtime.JSONFormatFast(decodeOrdersJSONL))
 	c.ctl = c.src.Ctl()
 	c.wm = c.src.Watermarks(c.task, nodeOrders)
-	c.meter = j.Meter(sub, nodeOrders)
+	c.src.OnDeadLetter(func(r string) {
+		c.emitOrdersDeadLetter(r, c.wm.Latest())
+	})
+	c.badOrdersSink = kafka.NewSink(j, nodeBadOrders, sub, runtime.EncodeString, nil)
+	c.meter = j.Meter(sub, nodeOrders, nodeBadOrders)
 	c.ordersToTotals.Observe(c.meter)
 	c.ordersToLargest.Observe(c.meter)
 	return c
@@ -197,9 +209,20 @@ func (c *ordersChain) emitOrders(r orders.Order, ts int64) {
 	})
 }
 
+// emitOrdersDeadLetter passes the malformed records of "orders" (JSON objects: source, topic, partition, offset, error, record) to bad-orders.
+func (c *ordersChain) emitOrdersDeadLetter(r string, ts int64) {
+	c.toBadOrders(r, ts)
+}
+
+// toBadOrders is sink "bad-orders": kafka sink, format lines.
+func (c *ordersChain) toBadOrders(r string, ts int64) {
+	c.badOrdersSink.Write(r)
+}
+
 // flush hands partial batches downstream; the chain calls it when it has nothing
 // to do, and at least every runtime.Linger.
 func (c *ordersChain) flush() {
+	c.badOrdersSink.Flush()
 	c.ordersToTotals.Flush()
 	c.ordersToLargest.Flush()
 	c.meter.Publish(c.counts[:])
@@ -211,6 +234,7 @@ func (c *ordersChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, nodeOrders)
 	s.Watermarks(nodeOrders, c.wm)
+	c.badOrdersSink.PreCommit(s, nodeBadOrders)
 	c.ordersToTotals.Barrier(id)
 	c.ordersToLargest.Barrier(id)
 	c.task.Submit(s)
@@ -238,6 +262,8 @@ func (c *ordersChain) end() {
 	s := c.task.Final()
 	c.src.Snapshot(s, nodeOrders)
 	s.Watermarks(nodeOrders, c.wm)
+	c.badOrdersSink.PreCommit(s, nodeBadOrders)
+	c.badOrdersSink.End()
 	c.ordersToTotals.End()
 	c.ordersToLargest.End()
 	c.task.Submit(s)

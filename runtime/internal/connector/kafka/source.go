@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -78,6 +79,10 @@ type Source[T any] struct {
 	ctl  *checkpoint.SourceCtl
 	dec  format.Decoder[T]
 	skip bool
+	// deadLetter is set for on-error=dead-letter; dead is what takes the
+	// malformed records then (OnDeadLetter).
+	deadLetter bool
+	dead       func(string)
 	// meta fills the record's fields tagged kafka:"key" and the like.
 	meta *meta
 
@@ -136,8 +141,10 @@ func NewSource[T any](env connector.Env, node, sub int, f format.Format[T]) *Sou
 	case "", "fail":
 	case "skip":
 		s.skip = true
+	case "dead-letter":
+		s.deadLetter = true
 	default:
-		fail(fmt.Errorf("on-error wants fail or skip, got %q", onErr))
+		fail(fmt.Errorf("on-error wants fail, skip or dead-letter, got %q", onErr))
 	}
 	var err error
 	if s.meta, err = metaOf[T](); err != nil {
@@ -583,15 +590,23 @@ func (s *Source[T]) finish() {
 	s.done = true
 	s.count()
 	s.chain.InputEnded()
-	if s.skipped > 0 {
+	switch {
+	case s.skipped > 0 && s.deadLetter:
+		s.env.Logf("sources.%s[%d]: sent %d malformed records to %s.dead-letter (first: %s)", s.name, s.sub, s.skipped, s.name, s.firstSkip)
+	case s.skipped > 0:
 		s.env.Logf("sources.%s[%d]: skipped %d malformed records (first: %s)", s.name, s.sub, s.skipped, s.firstSkip)
 	}
 }
 
 func (s *Source[T]) malformed(p *part, r *kgo.Record, err error) {
 	where := fmt.Sprintf("%s@%d", p.tp, r.Offset)
-	if !s.skip {
-		fault.Abort(&fault.Fatal{Err: fmt.Errorf("sources.%s: %s: %w (a malformed record fails the job, and a restart would read it again: set sources.%s.on-error to skip to go on without it)", s.name, where, err, s.name)})
+	switch {
+	case s.deadLetter && s.dead != nil:
+		s.dead(deadLetterOf(s.name, p.tp, r, err))
+	case s.deadLetter:
+		fault.Abort(&fault.Fatal{Err: fmt.Errorf("sources.%s: on-error dead-letter was set when the program was compiled without a reader of %s.dead-letter: add a sink with input: %s.dead-letter to the pipeline and rebuild", s.name, s.name, s.name)})
+	case !s.skip:
+		fault.Abort(&fault.Fatal{Err: fmt.Errorf("sources.%s: %s: %w (a malformed record fails the job, and a restart would read it again: set sources.%s.on-error to skip or dead-letter to go on without it)", s.name, where, err, s.name)})
 	}
 	if s.skipped == 0 {
 		s.firstSkip = fmt.Sprintf("%s: %v", where, err)
@@ -599,6 +614,25 @@ func (s *Source[T]) malformed(p *part, r *kgo.Record, err error) {
 	s.skipped++
 	s.ctl.Malformed()
 	s.m.Malformed.Add(1)
+}
+
+// OnDeadLetter sets what takes the malformed records of on-error
+// dead-letter: each as a JSON object with the source, topic, partition,
+// offset, error and the record's value. Generated code passes the emit
+// function of the side output NAME.dead-letter.
+func (s *Source[T]) OnDeadLetter(fn func(string)) { s.dead = fn }
+
+// deadLetterOf writes a malformed record as one JSON object.
+func deadLetterOf(source string, at tp, r *kgo.Record, err error) string {
+	b, _ := json.Marshal(struct {
+		Source    string `json:"source"`
+		Topic     string `json:"topic"`
+		Partition int32  `json:"partition"`
+		Offset    int64  `json:"offset"`
+		Error     string `json:"error"`
+		Record    string `json:"record"`
+	}{source, at.topic, at.partition, r.Offset, err.Error(), string(r.Value)})
+	return string(b)
 }
 
 func (s *Source[T]) count() {

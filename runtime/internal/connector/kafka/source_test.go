@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -339,5 +340,47 @@ func TestSourceLag(t *testing.T) {
 	s.count()
 	if got := s.m.Lag.Load(); got != 0 {
 		t.Errorf("lag metric after reading the record written later = %d, want 0", got)
+	}
+}
+
+// With on-error dead-letter a malformed value goes, as a JSON object
+// naming its topic, partition and offset, to what OnDeadLetter set, in its
+// place among the records; the good ones are read as usual.
+func TestSourceDeadLetters(t *testing.T) {
+	type rec struct{ N int }
+	brokers := cluster(t, 1, "in")
+	produce(t, brokers, "in", 0, `{"N":1}`, `{"N":`, `{"N":3}`, `"three"`)
+	e := sourceEnv(t, brokers, 1, map[string]string{"on-error": "dead-letter"})
+	s := NewSource(e, 0, 0, format.JSONFormat[rec]())
+	var got []string
+	s.OnDeadLetter(func(d string) { got = append(got, "dead "+d) })
+	for {
+		r, ok := s.Next()
+		if ok {
+			got = append(got, fmt.Sprint("rec ", r.N))
+			continue
+		}
+		if s.Done() {
+			break
+		}
+	}
+	if len(got) != 4 || got[0] != "rec 1" || got[2] != "rec 3" {
+		t.Fatalf("read %q, want rec 1, a dead letter, rec 3, a dead letter", got)
+	}
+	for i, offset := range map[int]int64{1: 1, 3: 3} {
+		var d struct {
+			Source, Topic, Error, Record string
+			Partition                    int32
+			Offset                       int64
+		}
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(got[i], "dead ")), &d); err != nil {
+			t.Fatalf("dead letter %q: %v", got[i], err)
+		}
+		if d.Source != "in" || d.Topic != "in" || d.Partition != 0 || d.Offset != offset || d.Error == "" || d.Record == "" {
+			t.Errorf("dead letter %q: want source in, topic in, partition 0, offset %d, an error and the record", got[i], offset)
+		}
+	}
+	if !strings.Contains(e.Log(), "sent 2 malformed records to in.dead-letter") {
+		t.Errorf("log %q does not count the dead letters", e.Log())
 	}
 }
