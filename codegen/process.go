@@ -43,7 +43,11 @@ func (p *processGen) doc() string {
 func (p *processGen) fields(s *jen.Group) {
 	g, n := p.cg.g, p.n
 	s.Id(p.member("%sState")).Op("*").Add(g.keyedStateType(typeCode(n.KeyType), typeCode(n.State))).Comment(fmt.Sprintf("state of %s: one %s per key", n.Name, g.typeString(n.State)))
-	s.Id(p.member("%sTimers")).Op("*").Qual(runtimePath, "TimerService").Types(typeCode(n.KeyType))
+	if g.p.StateBackend == "pebble" {
+		s.Id(p.member("%sTimers")).Op("*").Qual(pebblePath, "Timers").Types(typeCode(n.KeyType)).Comment("in the store of " + n.Name + "'s state")
+	} else {
+		s.Id(p.member("%sTimers")).Op("*").Qual(runtimePath, "TimerService").Types(typeCode(n.KeyType))
+	}
 	s.Id(p.member("%sCtx")).Op("*").Qual(runtimePath, "ProcessContext").Types(typeCode(n.KeyType))
 	s.Id(p.member("%sEmitFn")).Func().Params(typeCode(n.Out)).Comment("the emit function " + n.Name + " gets, made once")
 	if bc := n.Broadcast; bc != nil {
@@ -54,11 +58,15 @@ func (p *processGen) fields(s *jen.Group) {
 func (p *processGen) init(b *jen.Group) {
 	g, n := p.cg.g, p.n
 	g.openKeyedState(b, n, p.state(), typeCode(n.State))
-	b.Add(p.timers()).Op("=").Qual(runtimePath, "NewTimerService").Types(typeCode(n.KeyType)).Call()
-	b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit("timers"),
-		jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
-			jen.Return(jen.Add(p.timers()).Dot("Restore").Call(jen.Id("sec"), jen.Id(g.global("decode%sKey", n)))),
-		))
+	if g.p.StateBackend == "pebble" {
+		b.Add(p.timers()).Op("=").Qual(pebblePath, "OpenTimers").Call(p.state())
+	} else {
+		b.Add(p.timers()).Op("=").Qual(runtimePath, "NewTimerService").Types(typeCode(n.KeyType)).Call()
+		b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit("timers"),
+			jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
+				jen.Return(jen.Add(p.timers()).Dot("Restore").Call(jen.Id("sec"), jen.Id(g.global("decode%sKey", n)))),
+			))
+	}
 	if bc := n.Broadcast; bc != nil {
 		b.Add(p.field("Broadcast")).Op("=").Map(typeCode(bc.Key)).Add(typeCode(bc.Value)).Values()
 		b.Qual(runtimePath, "RestoreBroadcast").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit("broadcast"),
@@ -169,10 +177,11 @@ func (p *processGen) tick(b *jen.Group) {
 func (p *processGen) snapshot(b *jen.Group) {
 	g, n := p.cg.g, p.n
 	g.snapshotKeyedState(b, n, p.state())
-	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit("timers"), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Lit("timers"),
-		jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int()).Error().Block(
-			jen.Return(jen.Add(p.timers()).Dot("Snapshot").Call(jen.Id("sec"), jen.Id("kg"), jen.Id(g.global("encode%sKey", n)))),
-		))
+	if g.p.StateBackend == "pebble" {
+		b.Comment("The timers are in the store of " + n.Name + "'s state: its snapshot holds them.")
+	} else {
+		p.snapshotTimers(b)
+	}
 	if bc := n.Broadcast; bc != nil {
 		b.Comment("The broadcast state is the same on every subtask: subtask 0 writes it.")
 		b.Qual(runtimePath, "SnapshotBroadcast").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit("broadcast"), jen.Lit(schema(bc.Key)), jen.Lit(broadcastSchema(bc)),
@@ -186,6 +195,15 @@ func (p *processGen) snapshot(b *jen.Group) {
 				jen.Return(jen.Nil()),
 			))
 	}
+}
+
+// snapshotTimers adds the timers of the memory backend to snapshot s.
+func (p *processGen) snapshotTimers(b *jen.Group) {
+	g, n := p.cg.g, p.n
+	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit("timers"), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Lit("timers"),
+		jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int()).Error().Block(
+			jen.Return(jen.Add(p.timers()).Dot("Snapshot").Call(jen.Id("sec"), jen.Id("kg"), jen.Id(g.global("encode%sKey", n)))),
+		))
 }
 
 // methods emits xTimer, which runs the on-timer callback for a due timer

@@ -184,6 +184,7 @@ type (
 	IntervalJoin[K comparable, L, R any] = eventtime.IntervalJoin[K, L, R]
 	WindowJoin[K comparable, L, R any]   = eventtime.WindowJoin[K, L, R]
 	TimerService[K comparable]           = eventtime.TimerService[K]
+	Timers[K comparable]                 = eventtime.Timers[K]
 	ProcessContext[K comparable]         = eventtime.ProcessContext[K]
 	ReduceAcc[T any]                     = eventtime.ReduceAcc[T]
 	Watermarks                           = eventtime.Watermarks
@@ -215,7 +216,7 @@ func NewWindowJoin[K comparable, L, R any](a WindowAssigner, lateness int64) *Wi
 func NewTimerService[K comparable]() *TimerService[K] { return eventtime.NewTimerService[K]() }
 
 // NewProcessContext makes the context of a subtask of a process operator.
-func NewProcessContext[K comparable](name string, timers *TimerService[K], onTimer, timed bool) *ProcessContext[K] {
+func NewProcessContext[K comparable](name string, timers Timers[K], onTimer, timed bool) *ProcessContext[K] {
 	return eventtime.NewProcessContext(name, timers, onTimer, timed)
 }
 

@@ -54,7 +54,7 @@ var allowed = map[string][]string{
 	// The pebble state backend, which only generated code of pipelines
 	// that use it imports (beside the facade).
 	"runtime/pebblestate": {"runtime/codec", "runtime/state", "runtime/vfs", "runtime/internal/checkpoint",
-		"runtime/internal/fault", "runtime/internal/keygroup", "runtime/internal/storage"},
+		"runtime/internal/eventtime", "runtime/internal/fault", "runtime/internal/keygroup", "runtime/internal/storage"},
 	// Supervision, then the command line, then the facade.
 	"runtime/internal/job": {"runtime/vfs", "runtime/events", "runtime/internal/checkpoint", "runtime/internal/config",
 		"runtime/internal/connector", "runtime/internal/fault", "runtime/internal/logs", "runtime/internal/metrics", "runtime/internal/storage", "runtime/internal/stream"},

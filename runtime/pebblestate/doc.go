@@ -1,7 +1,8 @@
 // Package pebblestate is the pebble state backend (state.backend: pebble):
-// the keyed state of a reduce, aggregate or process operator's subtask in
-// a Pebble store (github.com/cockroachdb/pebble/v2) on disk, so that the
-// state may be far larger than memory. Generated code imports it only for
+// the keyed state of a reduce, aggregate or process operator's subtask
+// (and a process operator's timers) in a Pebble store
+// (github.com/cockroachdb/pebble/v2) on disk, so that the state may be
+// far larger than memory. Generated code imports it only for
 // pipelines with that backend, so that other programs do not link Pebble.
 //
 // Keys are the key group (2 bytes, big-endian) followed by the key as
@@ -13,6 +14,9 @@
 // In front of the store, a cache of decoded values (Keyed) serves the
 // per-record path as a Go map does; the values changed since they were
 // last written are written to the store in batches, and at every barrier.
+//
+// A process operator's timers (Timers) are in the same store, under keys
+// from byte 0x80 on (parts.go), and checkpoint and restore with it.
 //
 // A checkpoint is a Pebble checkpoint: at the barrier the subtask writes
 // its changed values and marks the cut; the writer then flushes the

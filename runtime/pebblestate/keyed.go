@@ -63,6 +63,8 @@ type Keyed[K comparable, V any] struct {
 	// names maps a restored sstable's name in the store to its name in
 	// the shared folder.
 	names map[string]string
+	// parts are the node's other keyed structures in the store (timers).
+	parts []part
 
 	key, val codec.Writer
 }
@@ -137,6 +139,9 @@ func (s *Keyed[K, V]) close() {
 		s.stop()
 	}
 	s.compacted.Wait()
+	for _, p := range s.parts {
+		p.close()
+	}
 	// The writers have stopped: a capture not done never will be.
 	if s.db != nil {
 		s.db.Close()
@@ -304,7 +309,7 @@ func (s *Keyed[K, V]) maybeCompact() {
 		defer s.compacted.Done()
 		defer s.compacting.Store(false)
 		// An error leaves the store as it was: the next one tries again.
-		db.Compact(ctx, groupPrefix(s.start), groupPrefix(s.end), false)
+		db.Compact(ctx, groupPrefix(s.start), []byte{prefixEnd}, false)
 	}()
 }
 

@@ -106,6 +106,9 @@ func (st *Keyed[K, V]) copyRanges(fs []storage.StateFile, l *storage.Loaded) {
 		st.fail("restore", err)
 	}
 	st.commit(b)
+	for _, p := range st.parts {
+		p.copyFrom(old, lo, hi)
+	}
 }
 
 func (st *Keyed[K, V]) commit(b *pebble.Batch) {

@@ -66,6 +66,9 @@ func (st *Keyed[K, V]) snapshot(s *checkpoint.Snapshot, node int) {
 			fault.Abort(fault.ErrCanceled)
 		}
 	}
+	for _, p := range st.parts {
+		p.barrier()
+	}
 	c, base := st.begin(s.ID, st.t.Committed())
 	c.savepoint = s.Savepoint()
 	s.AddFiles(node, st.codec.KeySchema, st.codec.ValueSchema,
@@ -236,8 +239,16 @@ func (st *Keyed[K, V]) write(c *capture[K, V], base map[string]string, stor *sto
 		if err != nil {
 			return nil, 0, err
 		}
+		parts, err := st.canonicalParts(c.id, local, stor)
+		if err != nil {
+			return nil, 0, err
+		}
 		st.uploaded[c.id] = map[string]string{}
-		return []storage.StateFile{f}, f.Size, nil
+		files, written = []storage.StateFile{f}, f.Size
+		for _, p := range parts {
+			files, written = append(files, p), written+p.Size
+		}
+		return files, written, nil
 	}
 	names, err := st.files.fs.List(local)
 	if err != nil {

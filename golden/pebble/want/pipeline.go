@@ -294,7 +294,7 @@ type tensChain struct {
 	task       *runtime.Task // its part in checkpoints
 	in         *runtime.Inbox[int64]
 	tensState  *pebblestate.Keyed[int64, p.Ten] // state of tens: one p.Ten per key
-	tensTimers *runtime.TimerService[int64]
+	tensTimers *pebblestate.Timers[int64]       // in the store of tens's state
 	tensCtx    *runtime.ProcessContext[int64]
 	tensEmitFn func(string) // the emit function tens gets, made once
 	tenOutSink *runtime.FileSink[string]
@@ -309,10 +309,7 @@ func newTensChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *tensChain 
 		task: j.Task(nodeTens, sub),
 	}
 	c.tensState = pebblestate.Open(c.task, nodeTens, tensCodec)
-	c.tensTimers = runtime.NewTimerService[int64]()
-	runtime.RestoreKeyed(c.task, nodeTens, "timers", func(sec []byte) error {
-		return c.tensTimers.Restore(sec, decodeTensKey)
-	})
+	c.tensTimers = pebblestate.OpenTimers(c.tensState)
 	c.tensCtx = runtime.NewProcessContext("tens", c.tensTimers, false, false)
 	c.tensEmitFn = c.emitTens
 	c.tenOutSink = runtime.NewFileSink(j, nodeTenOut, sub, runtime.EncodeString)
@@ -400,9 +397,7 @@ func (c *tensChain) flush() {
 func (c *tensChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	pebblestate.Snapshot(s, nodeTens, c.tensState)
-	runtime.SnapshotKeyed(s, nodeTens, "timers", hashKeyTens, tensKeySchema, "timers", func(sec *state.Sections, kg func(int64) int) error {
-		return c.tensTimers.Snapshot(sec, kg, encodeTensKey)
-	})
+	// The timers are in the store of tens's state: its snapshot holds them.
 	c.tenOutSink.PreCommit(s, nodeTenOut)
 	c.task.Submit(s)
 }

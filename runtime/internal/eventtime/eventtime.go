@@ -295,24 +295,28 @@ type sectionHeader struct {
 
 func writeSectionHeaders(sec *state.Sections, h sectionHeader) {
 	for i := range sec.W {
-		w := &sec.W[i]
-		m := w.Begin()
-		w.Tag(1, codec.Varint)
-		w.Varint(h.wm)
-		if h.seq != 0 {
-			w.Tag(2, codec.Varint)
-			w.Uvarint(h.seq)
-		}
-		if h.seq2 != 0 {
-			w.Tag(3, codec.Varint)
-			w.Uvarint(h.seq2)
-		}
-		if h.group != 0 {
-			w.Tag(4, codec.Varint)
-			w.Uvarint(h.group)
-		}
-		w.End(m)
+		writeSectionHeader(&sec.W[i], h)
 	}
+}
+
+// writeSectionHeader writes the header of one section.
+func writeSectionHeader(w *codec.Writer, h sectionHeader) {
+	m := w.Begin()
+	w.Tag(1, codec.Varint)
+	w.Varint(h.wm)
+	if h.seq != 0 {
+		w.Tag(2, codec.Varint)
+		w.Uvarint(h.seq)
+	}
+	if h.seq2 != 0 {
+		w.Tag(3, codec.Varint)
+		w.Uvarint(h.seq2)
+	}
+	if h.group != 0 {
+		w.Tag(4, codec.Varint)
+		w.Uvarint(h.group)
+	}
+	w.End(m)
 }
 
 // readSectionHeader reads the header a section starts with; ok is false

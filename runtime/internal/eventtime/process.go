@@ -13,7 +13,7 @@ import (
 // call.
 type ProcessContext[K comparable] struct {
 	name    string
-	timers  *TimerService[K]
+	timers  Timers[K]
 	key     K
 	ts      int64 // event time of the record (or the timer) of the call
 	wm      int64
@@ -36,7 +36,7 @@ var _ pipegen.Context = (*ProcessContext[string])(nil)
 // NewProcessContext makes the context of a subtask of process operator
 // name; onTimer says whether it has an on-timer callback, timed whether its
 // records have event time.
-func NewProcessContext[K comparable](name string, timers *TimerService[K], onTimer, timed bool) *ProcessContext[K] {
+func NewProcessContext[K comparable](name string, timers Timers[K], onTimer, timed bool) *ProcessContext[K] {
 	return &ProcessContext[K]{name: name, timers: timers, wm: MinTime, ts: MinTime, onTimer: onTimer, timed: timed}
 }
 

@@ -138,29 +138,18 @@ func (t *TimerService[K]) Snapshot(sec *state.Sections, keyGroup func(K) int, en
 
 // Restore adds the timers of one key group's section.
 func (t *TimerService[K]) Restore(section []byte, decK func(*codec.Reader) K) error {
-	r := codec.NewReader(section)
-	h, ok := readSectionHeader(r)
-	if !ok {
-		return r.Err()
-	}
-	t.seq = max(t.seq, h.seq)
-	for r.More() {
-		tr := r.Nested()
-		k := decK(tr)
-		tm := &timer[K]{key: k}
-		tm.at = tr.Varint()
-		tm.processing = tr.Bool()
-		tm.seq = tr.Uvarint()
-		if tr.Err() != nil {
-			break
-		}
-		id := timerID[K]{k, tm.at, tm.processing}
+	seq, err := ReadTimers(section, decK, func(k K, at int64, processing bool, seq uint64) error {
+		id := timerID[K]{k, at, processing}
 		if _, dup := t.timers[id]; dup {
-			return fmt.Errorf("%w: timer of key %v at %d restored twice", codec.ErrCorrupt, k, tm.at)
+			return fmt.Errorf("%w: timer of key %v at %d restored twice", codec.ErrCorrupt, k, at)
 		}
-		t.seq = max(t.seq, tm.seq+1)
+		tm := &timer[K]{key: k, processing: processing}
+		tm.at, tm.seq = at, seq
+		t.seq = max(t.seq, seq+1)
 		t.timers[id] = tm
-		t.heap(tm.processing).push(tm)
-	}
-	return r.Err()
+		t.heap(processing).push(tm)
+		return nil
+	})
+	t.seq = max(t.seq, seq)
+	return err
 }
