@@ -408,4 +408,3 @@ func restoreMemory(t *testing.T, fsys vfs.FS, id int64, p, sub int) *eventtime.T
 	}
 	return m
 }
-
