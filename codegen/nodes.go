@@ -378,9 +378,22 @@ func (w *windowGen) doc() string {
 	return doc + ", emitting once per key and window"
 }
 
+// pebbleWindows reports whether node n keeps its windows in the pebble
+// store of its subtask (pebblestate.Windows): tumbling and sliding windows
+// without a trigger, on the pebble backend. Other windows are
+// eventtime.WindowState's on either backend.
+func (g *gen) pebbleWindows(n *ir.Node) bool {
+	return g.p.StateBackend == "pebble" && (n.Kind == ir.Reduce || n.Kind == ir.Aggregate) && n.Trigger == nil &&
+		n.Window != nil && (n.Window.Kind == "tumbling" || n.Window.Kind == "sliding")
+}
+
 func (w *windowGen) fields(s *jen.Group) {
 	n := w.n
-	s.Id(w.member("%sState")).Op("*").Qual(runtimePath, "WindowState").Types(typeCode(n.KeyType), typeCode(w.acc())).Comment(fmt.Sprintf("open windows of %s per key", n.Name))
+	if w.cg.g.pebbleWindows(n) {
+		s.Id(w.member("%sState")).Op("*").Qual(pebblePath, "Windows").Types(typeCode(n.KeyType), typeCode(w.acc())).Comment(fmt.Sprintf("open windows of %s per key, in a Pebble store", n.Name))
+	} else {
+		s.Id(w.member("%sState")).Op("*").Qual(runtimePath, "WindowState").Types(typeCode(n.KeyType), typeCode(w.acc())).Comment(fmt.Sprintf("open windows of %s per key", n.Name))
+	}
 	s.Id(w.member("%sFire")).Func().Params(typeCode(n.KeyType), jen.Qual(runtimePath, "Window"), jen.Op("*").Add(typeCode(w.acc()))).Comment(w.member("%sResult") + ", made once")
 	if w.marksLate() {
 		s.Id(w.member("%sUpdate")).Func().Params(typeCode(n.KeyType), jen.Qual(runtimePath, "Window"), jen.Op("*").Add(typeCode(w.acc()))).Comment(w.member("%sLateResult") + ", made once")
@@ -427,12 +440,17 @@ func (w *windowGen) init(b *jen.Group) {
 	default:
 		merge = fn(n.Merge)
 	}
-	b.Add(w.state()).Op("=").Qual(runtimePath, "NewWindowState").Types(typeCode(n.KeyType), typeCode(w.acc())).Call(
-		assigner(n.Window), millisCode(n.Lateness), merge)
-	b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit(""),
-		jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
-			jen.Return(jen.Add(w.state()).Dot("Restore").Call(jen.Id("sec"), jen.Id(g.global("decode%sKey", n)), jen.Id(g.global("decode%sValue", n)))),
-		))
+	if g.pebbleWindows(n) {
+		b.Add(w.state()).Op("=").Qual(pebblePath, "OpenWindows").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)),
+			assigner(n.Window), millisCode(n.Lateness), jen.Id(g.global("%sCodec", n)))
+	} else {
+		b.Add(w.state()).Op("=").Qual(runtimePath, "NewWindowState").Types(typeCode(n.KeyType), typeCode(w.acc())).Call(
+			assigner(n.Window), millisCode(n.Lateness), merge)
+		b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit(""),
+			jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
+				jen.Return(jen.Add(w.state()).Dot("Restore").Call(jen.Id("sec"), jen.Id(g.global("decode%sKey", n)), jen.Id(g.global("decode%sValue", n)))),
+			))
+	}
 	b.Add(w.fire()).Op("=").Id("c").Dot(w.member("%sResult"))
 	if w.marksLate() {
 		b.Add(w.update()).Op("=").Id("c").Dot(w.member("%sLateResult"))
@@ -491,6 +509,10 @@ func (w *windowGen) end(b *jen.Group) {
 
 func (w *windowGen) snapshot(b *jen.Group) {
 	g, n := w.cg.g, w.n
+	if g.pebbleWindows(n) {
+		b.Qual(pebblePath, "SnapshotWindows").Call(jen.Id("s"), jen.Id(g.constName(n)), w.state())
+		return
+	}
 	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit(""), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Id(g.global("%sValueSchema", n)),
 		jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int()).Error().Block(
 			jen.Return(jen.Add(w.state()).Dot("Snapshot").Call(jen.Id("sec"), jen.Id("kg"), jen.Id(g.global("encode%sKey", n)), jen.Id(g.global("encode%sValue", n)))),

@@ -16,6 +16,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/keygroup"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
@@ -65,6 +66,11 @@ type Keyed[K comparable, V any] struct {
 	names map[string]string
 	// parts are the node's other keyed structures in the store (timers).
 	parts []part
+	// readMemory, when set, reads a state file of the memory backend (or
+	// a savepoint) whose layout is not the per-key values' (windows);
+	// noCanonical is set when a part writes the savepoint's main file.
+	readMemory  func(storage.StateFile, *storage.Loaded)
+	noCanonical bool
 
 	key, val codec.Writer
 }

@@ -40,8 +40,9 @@ type part interface {
 	// the store (a restore at another parallelism), before any use.
 	copyFrom(old *pebble.DB, lo, hi int)
 	// writeCanonical writes the part's entries in db, the store's
-	// checkpoint for savepoint id, as the memory backend's state file.
-	writeCanonical(db *pebble.DB, id int64, stor *storage.Storage) (storage.StateFile, error)
+	// checkpoint for savepoint id, as the memory backend's state file
+	// (none when another part's file holds them).
+	writeCanonical(db *pebble.DB, id int64, stor *storage.Storage) ([]storage.StateFile, error)
 	// close lets go of what the part holds of the store, before it closes.
 	close()
 }
@@ -66,7 +67,7 @@ func (s *Keyed[K, V]) canonicalParts(id int64, local string, stor *storage.Stora
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, f)
+		files = append(files, f...)
 	}
 	return files, nil
 }

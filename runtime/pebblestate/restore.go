@@ -55,6 +55,10 @@ func (st *Keyed[K, V]) restore(files []storage.StateFile, l *storage.Loaded) {
 			continue
 		}
 		for _, f := range fs {
+			if st.readMemory != nil {
+				st.readMemory(f, l)
+				continue
+			}
 			st.copyMemoryFile(f, l)
 		}
 	}

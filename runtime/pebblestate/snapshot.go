@@ -235,16 +235,18 @@ func (st *Keyed[K, V]) write(c *capture[K, V], base map[string]string, stor *sto
 	if c.savepoint {
 		// A savepoint's checkpoint holds the state as state files, which
 		// either backend restores; the next checkpoint builds on nothing.
-		f, err := st.writeCanonical(c.id, local, stor)
-		if err != nil {
-			return nil, 0, err
+		if !st.noCanonical {
+			f, err := st.writeCanonical(c.id, local, stor)
+			if err != nil {
+				return nil, 0, err
+			}
+			files, written = []storage.StateFile{f}, f.Size
 		}
 		parts, err := st.canonicalParts(c.id, local, stor)
 		if err != nil {
 			return nil, 0, err
 		}
 		st.uploaded[c.id] = map[string]string{}
-		files, written = []storage.StateFile{f}, f.Size
 		for _, p := range parts {
 			files, written = append(files, p), written+p.Size
 		}

@@ -58,6 +58,9 @@ type Timers[K comparable] struct {
 	}
 	// spillAt is timerSpill (tests make it small).
 	spillAt int
+	// internal is set for the timers of another part (Windows), whose
+	// savepoint form holds what they say.
+	internal bool
 	// While timers run (firing), cursor is the time key from which the
 	// next one due is looked for; changes counts the timers registered
 	// and deleted by the call that runs one.
@@ -193,6 +196,16 @@ func entryTimeKey(w *codec.Writer, key []byte, seq uint64) []byte {
 // Register sets a timer of k at time at, in processing time or in event
 // time. It may be called from a timer's fire.
 func (t *Timers[K]) Register(k K, at int64, processing bool) {
+	t.register(k, at, processing, false, 0)
+}
+
+// registerSeq is Register with seq as the registration number, which
+// orders timers of equal time (Windows: the window's creation number).
+func (t *Timers[K]) registerSeq(k K, at int64, processing bool, seq uint64) {
+	t.register(k, at, processing, true, seq)
+}
+
+func (t *Timers[K]) register(k K, at int64, processing, numbered bool, seq uint64) {
 	b := t.batch()
 	d := domainOf(processing)
 	key := t.entryKey(k, d, at)
@@ -204,8 +217,10 @@ func (t *Timers[K]) Register(k K, at int64, processing bool) {
 	if !errors.Is(err, pebble.ErrNotFound) {
 		t.fail("read", err)
 	}
-	seq := t.seq
-	t.seq++
+	if !numbered {
+		seq = t.seq
+		t.seq++
+	}
 	if err := b.Set(key, binary.AppendUvarint(nil, seq), nil); err != nil {
 		t.fail("write", err)
 	}
@@ -491,7 +506,18 @@ func (t *Timers[K]) restoreSections(files []storage.StateFile, l *storage.Loaded
 // writeCanonical writes the timers in db, a checkpoint of the store, as
 // the memory backend's state file of timers: one section per key group,
 // each with a header and the timers (eventtime.ReadTimers reads it).
-func (t *Timers[K]) writeCanonical(db *pebble.DB, id int64, stor *storage.Storage) (storage.StateFile, error) {
+func (t *Timers[K]) writeCanonical(db *pebble.DB, id int64, stor *storage.Storage) ([]storage.StateFile, error) {
+	if t.internal {
+		return nil, nil
+	}
+	f, err := t.canonical(db, id, stor)
+	if err != nil {
+		return nil, err
+	}
+	return []storage.StateFile{f}, nil
+}
+
+func (t *Timers[K]) canonical(db *pebble.DB, id int64, stor *storage.Storage) (storage.StateFile, error) {
 	seq, err := readSeq(db)
 	if err != nil {
 		return storage.StateFile{}, fmt.Errorf("%s: timers: %w", t.name, err)
