@@ -16,7 +16,10 @@
 // last written are written to the store in batches, and at every barrier.
 //
 // A process operator's timers (Timers) are in the same store, under keys
-// from byte 0x80 on (parts.go), and checkpoint and restore with it.
+// from byte 0x80 on (parts.go), and checkpoint and restore with it. The
+// tumbling and sliding windows of a windowed reduce or aggregate without
+// a trigger (Windows) are a store of their own: per key and window a
+// value, and a timer at the window's end.
 //
 // A checkpoint is a Pebble checkpoint: at the barrier the subtask writes
 // its changed values and marks the cut; the writer then flushes the
