@@ -12,6 +12,7 @@ import (
 
 	"github.com/pipegen/pipegen/compile"
 	"github.com/pipegen/pipegen/examples/windows"
+	"github.com/pipegen/pipegen/internal/crashtest"
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
 	"github.com/pipegen/pipegen/verify"
 )
@@ -58,11 +59,11 @@ func expected(parallelism int) (counts, late []string) {
 	return counts, late
 }
 
-func verifier(t testing.TB) *verify.Verifier {
+func verifier(t testing.TB, backend string) *verify.Verifier {
 	if testing.Short() {
 		t.Skip("builds and runs the job")
 	}
-	res, err := compile.Generate("pipeline.yaml", compile.Options{})
+	res, err := compile.Generate("pipeline.yaml", compile.Options{StateBackend: backend})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,9 +77,17 @@ func verifier(t testing.TB) *verify.Verifier {
 // TestWindows runs the job cleanly and with SIGKILLs at random moments,
 // and checks both against the independently computed windows and late
 // clicks: disorder within the bound loses nothing, clicks beyond it go to
-// the side output, and those alone.
+// the side output, and those alone. It runs on the state backends of
+// crashtest.Backends (PIPEGEN_CRASH_BACKENDS=memory,pebble: on pebble
+// the windows are in the subtasks' Pebble stores).
 func TestWindows(t *testing.T) {
-	v := verifier(t)
+	for _, backend := range crashtest.Backends("memory") {
+		t.Run(backend, func(t *testing.T) { testWindows(t, backend) })
+	}
+}
+
+func testWindows(t *testing.T, backend string) {
+	v := verifier(t, backend)
 	wantCounts, wantLate := expected(2)
 	if len(wantLate) != windows.Clicks/1000 {
 		t.Fatalf("the model finds %d late clicks, the generator makes %d", len(wantLate), windows.Clicks/1000)
@@ -110,7 +119,7 @@ func TestWindows(t *testing.T) {
 //
 //	go test ./examples/windows -run '^$' -bench TumblingWindows -benchtime 3x
 func BenchmarkTumblingWindows(b *testing.B) {
-	v := verifier(b)
+	v := verifier(b, "memory")
 	const events = 10_000_000
 	for _, p := range []int{1, 2} {
 		b.Run(fmt.Sprintf("parallelism=%d", p), func(b *testing.B) {
