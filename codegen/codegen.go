@@ -49,6 +49,12 @@ type Options struct {
 	// imports take other names than those.
 	Declared func(name string) bool
 
+	// Test generates the pipeline for a test driver (driver.go): a package
+	// named TestPackage, not main, whose sources and sinks are the
+	// driver's, with a typed Driver that a Go test uses.
+	Test        bool
+	TestPackage string
+
 	// Version is the version of pipegen, and Command the command line that
 	// ran it, as the third line of every file's header records them. The
 	// caller fills them in (codegen reads nothing of its process); when
@@ -93,6 +99,9 @@ func Generate(p *ir.Pipeline, opts ...Options) ([]File, error) {
 		o = opts[0]
 	}
 	g := newGen(p, o)
+	if o.Test {
+		return g.testFiles()
+	}
 	if o.Package {
 		return g.packageFiles()
 	}
@@ -464,7 +473,7 @@ func (g *gen) build(f *jen.File) {
 				from = append(from, jen.Id("i"))
 				args = append(args, jen.Qual(runtimePath, "NewOut").Call(jen.Id("j"), jen.Id(inbox(e.to)), joinPlus(from)))
 			}
-			if h.Kind == ir.Source || h.Paired() {
+			if h.Kind == ir.Source {
 				b.For(jen.Id("i").Op(":=").Range().Add(g.par(h))).Block(
 					jen.Id("j").Dot("Go").Call(jen.Lit(h.Name), jen.Id("i"), jen.Id(g.chainNew(c)).Call(args...).Dot("run")),
 				)
@@ -473,7 +482,9 @@ func (g *gen) build(f *jen.File) {
 			// A chain with one sender runs in that sender's goroutine
 			// (runtime.Inbox.Direct), else in its own; one that needs
 			// ticks, only behind a source, which flushes every Linger.
-			if g.ticks(c) && g.chainOf[h.Inputs[0].From].head.Kind != ir.Source {
+			// Under a test driver every chain runs in its senders'
+			// goroutines, a join's too (runtime.Pair.Direct).
+			if g.ticks(c) && !h.Paired() && !g.opts.Test && g.chainOf[h.Inputs[0].From].head.Kind != ir.Source {
 				b.For(jen.Id("i").Op(":=").Range().Add(g.par(h))).Block(
 					jen.Id("j").Dot("Go").Call(jen.Lit(h.Name), jen.Id("i"), jen.Id(g.chainNew(c)).Call(args...).Dot("run")),
 				)

@@ -430,6 +430,7 @@ func generateFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) e
 	cmd := fs.Bool("cmd", false, "for the directives of a package: also write a main package cmd/NAME/main.go per pipeline")
 	stale := fs.Bool("check", false, "write nothing: list the generated files that are not up to date and exit 1 if there are any (for CI)")
 	dump := fs.Bool("dump-ir", false, "write nothing: print the compiled graph as JSON")
+	test := fs.Bool("test", false, "write the pipeline for a Go test instead of a program: a package (named after DIR; default: NAMEtest next to the pipeline file) with a typed Driver that pushes records, moves watermarks and processing time, checkpoints, restores and reads the sinks, all in the test's process")
 	return func(fs *flag.FlagSet, stdout, _ io.Writer) error {
 		path, pkgDir, err := target(fs, *pkg)
 		if err != nil {
@@ -440,6 +441,9 @@ func generateFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) e
 		}
 		opts := stamp(fs)
 		if path == "" {
+			if *test {
+				return wrapUsage(fmt.Errorf("-test is for a pipeline file: write the directives' pipeline as a YAML file, or run it with a test of its package"))
+			}
 			if *out != "" {
 				return wrapUsage(fmt.Errorf("-o is for a pipeline file: the pipelines of a package are generated into the package"))
 			}
@@ -447,6 +451,17 @@ func generateFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) e
 		}
 		if *cmd {
 			return wrapUsage(fmt.Errorf("-cmd is for the //pipegen: directives of a package: a pipeline file generates a main package"))
+		}
+		dir := *out
+		if *test {
+			if dir == "" {
+				p, err := compile.Check(path)
+				if err != nil {
+					return err
+				}
+				dir = filepath.Join(filepath.Dir(path), compile.PackageName(p.Name+"test"))
+			}
+			opts.Test, opts.TestPackage = true, compile.PackageName(dir)
 		}
 		res, err := compile.Generate(path, opts)
 		if err != nil {
@@ -460,7 +475,6 @@ func generateFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) e
 			_, err = stdout.Write(b)
 			return err
 		}
-		dir := *out
 		if dir == "" {
 			dir = filepath.Join(filepath.Dir(path), "cmd", res.IR.Name)
 		}

@@ -1,0 +1,160 @@
+package codegen
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/pipegen/pipegen/ir"
+)
+
+// Test mode (Options.Test, `pipegen generate --test`): the pipeline as a
+// package of its own, not main, whose sources and sinks are the test
+// driver's (runtime.DriverSource, runtime.DriverSink), and driver.go, a
+// typed Driver over runtime.Driver: a method to push records into each
+// source and to move its watermark, one to read what each sink emitted and
+// committed, and the driver's own steps (processing time, checkpoint,
+// restore, end). The chains are the ones a program runs; the driver runs
+// them one step at a time (see runtime/internal/drive).
+
+// nowMillis is processing time in generated code: the job's clock, which
+// a test driver sets.
+func nowMillis() *jen.Statement { return jen.Id("c").Dot("task").Dot("NowMillis").Call() }
+
+// testFiles returns pipeline.go and driver.go of test mode.
+func (g *gen) testFiles() ([]File, error) {
+	name := g.opts.TestPackage
+	if name == "" {
+		name = "jobtest"
+	}
+	g.pkgPath, g.pkgName = "pipegen.test/"+name, name
+	pipeline, err := g.pipelineFile("pipeline.go")
+	if err != nil {
+		return nil, err
+	}
+	driver, err := g.driverFile()
+	if err != nil {
+		return nil, err
+	}
+	return []File{{Name: "driver.go", Content: driver}, {Name: "pipeline.go", Content: pipeline}}, nil
+}
+
+// driverFile emits driver.go: the typed Driver.
+func (g *gen) driverFile() ([]byte, error) {
+	f := jen.NewFilePathName(g.pkgPath, g.pkgName)
+	f.NoFormat = true
+	f.ImportName(runtimePath, "runtime")
+	p := g.p
+	f.Comment(fmt.Sprintf("Driver runs the pipeline %s inside a Go test, one step at a time: push", p.Name))
+	f.Comment("records into its sources, move their watermarks and processing time, take a")
+	f.Comment("checkpoint and restore the job from it as after a crash, and read what its")
+	f.Comment("sinks emitted and committed. Nothing runs while no method of the driver")
+	f.Comment("does: every method returns once all it caused has happened, down to the sinks.")
+	f.Comment("Call its methods from the test's goroutine.")
+	f.Type().Id("Driver").Struct(
+		jen.Id("d").Op("*").Qual(runtimePath, "Driver"),
+		jen.Id("t").Qual("testing", "TB"),
+	)
+	f.Comment("New builds the job for test t on an in-memory file system, at parallelism 1")
+	f.Comment("unless opts say otherwise; the test's end ends it.")
+	f.Func().Id("New").Params(jen.Id("t").Qual("testing", "TB"), jen.Id("opts").Op("...").Qual(runtimePath, "DriverOptions")).Op("*").Id("Driver").Block(
+		jen.Id("t").Dot("Helper").Call(),
+		jen.Var().Id("o").Qual(runtimePath, "DriverOptions"),
+		jen.If(jen.Len(jen.Id("opts")).Op(">").Lit(0)).Block(jen.Id("o").Op("=").Id("opts").Index(jen.Lit(0))),
+		jen.Return(jen.Op("&").Id("Driver").Values(jen.Dict{
+			jen.Id("d"): jen.Qual(runtimePath, "NewDriver").Call(jen.Id("t"), jen.Id(g.own("config")), jen.Id(g.own("build")), jen.Id("o")),
+			jen.Id("t"): jen.Id("t"),
+		})),
+	)
+	recv := jen.Id("d").Op("*").Id("Driver")
+	helper := jen.Id("d").Dot("t").Dot("Helper").Call()
+	timed := false
+	for _, n := range p.Nodes {
+		if n.Kind != ir.Source {
+			continue
+		}
+		x := exported(n.Name)
+		node := jen.Id(g.constName(n))
+		ts := n.Timestamps
+		timed = timed || ts != nil
+		push := "Push" + x
+		switch {
+		case ts != nil && ts.Extract == nil:
+			f.Comment(fmt.Sprintf("%s hands records to source %q, each with event time at.", push, n.Name))
+			f.Func().Params(recv).Id(push).Params(jen.Id("at").Qual("time", "Time"), jen.Id("recs").Op("...").Add(typeCode(n.Out))).Block(
+				helper,
+				jen.For(jen.List(jen.Id("_"), jen.Id("r")).Op(":=").Range().Id("recs")).Block(
+					jen.Id("d").Dot("d").Dot("Push").Call(node, jen.Id("r"), jen.Qual(runtimePath, "TimeMillis").Call(jen.Id("at"))),
+				),
+			)
+		default:
+			what := ""
+			if ts != nil {
+				what = fmt.Sprintf(", each with the event time %s gives it", ts.Extract.Name)
+			}
+			f.Comment(fmt.Sprintf("%s hands records to source %q%s.", push, n.Name, what))
+			f.Func().Params(recv).Id(push).Params(jen.Id("recs").Op("...").Add(typeCode(n.Out))).Block(
+				helper,
+				jen.For(jen.List(jen.Id("_"), jen.Id("r")).Op(":=").Range().Id("recs")).Block(
+					jen.Id("d").Dot("d").Dot("Push").Call(node, jen.Id("r"), jen.Lit(0)),
+				),
+			)
+		}
+		if ts != nil {
+			wm := "Watermark" + x
+			f.Comment(fmt.Sprintf("%s moves the watermark of source %q to at: no record at or", wm, n.Name))
+			f.Comment("before it is expected from it any more. The driver's sources send no")
+			f.Comment("watermark of their own.")
+			f.Func().Params(recv).Id(wm).Params(jen.Id("at").Qual("time", "Time")).Block(
+				helper,
+				jen.Id("d").Dot("d").Dot("Watermark").Call(node, jen.Qual(runtimePath, "TimeMillis").Call(jen.Id("at"))),
+			)
+		}
+	}
+	if timed {
+		f.Comment("AdvanceWatermark moves the watermark of every source with event time to at.")
+		f.Func().Params(recv).Id("AdvanceWatermark").Params(jen.Id("at").Qual("time", "Time")).Block(
+			helper,
+			jen.Id("d").Dot("d").Dot("WatermarkAll").Call(jen.Qual(runtimePath, "TimeMillis").Call(jen.Id("at"))),
+		)
+	}
+	f.Comment("AdvanceProcessingTime moves the job's clock on by dt: processing-time timers")
+	f.Comment("and windows that are due fire.")
+	f.Func().Params(recv).Id("AdvanceProcessingTime").Params(jen.Id("dt").Qual("time", "Duration")).Block(
+		helper, jen.Id("d").Dot("d").Dot("Advance").Call(jen.Id("dt")))
+	f.Comment("Now is the job's processing time.")
+	f.Func().Params(recv).Id("Now").Params().Qual("time", "Time").Block(jen.Return(jen.Id("d").Dot("d").Dot("Now").Call()))
+	f.Comment("Checkpoint takes a checkpoint and returns once it is complete and the sinks'")
+	f.Comment("output up to it is committed; it returns the checkpoint's id.")
+	f.Func().Params(recv).Id("Checkpoint").Params().Int64().Block(helper, jen.Return(jen.Id("d").Dot("d").Dot("Checkpoint").Call()))
+	f.Comment("Restore ends the job as a crash would and builds it again from the newest")
+	f.Comment("completed checkpoint: what the sinks emitted after it is dropped, and what was")
+	f.Comment("pushed after it (records, watermarks, processing time) is replayed.")
+	f.Func().Params(recv).Id("Restore").Params().Block(helper, jen.Id("d").Dot("d").Dot("Restore").Call())
+	f.Comment("End ends every source's input: every window fires, and the final checkpoint")
+	f.Comment("commits the rest of the output. The driver takes no command after it.")
+	f.Func().Params(recv).Id("End").Params().Block(helper, jen.Id("d").Dot("d").Dot("End").Call())
+	for _, n := range p.Nodes {
+		if n.Kind != ir.Sink {
+			continue
+		}
+		x := exported(n.Name)
+		node := jen.Id(g.constName(n))
+		t := typeCode(n.In())
+		f.Comment(fmt.Sprintf("Emitted%s is every record sink %q has written so far, committed or not", x, n.Name))
+		f.Comment("(a restore drops what no checkpoint committed).")
+		f.Func().Params(recv).Id("Emitted" + x).Params().Index().Add(t).Block(
+			jen.Return(jen.Qual(runtimePath, "DriverEmitted").Types(t).Call(jen.Id("d").Dot("d"), node)))
+		f.Comment(fmt.Sprintf("Committed%s is what completed checkpoints committed of sink %q: what an", x, n.Name))
+		f.Comment("exactly-once sink has made visible.")
+		f.Func().Params(recv).Id("Committed" + x).Params().Index().Add(t).Block(
+			jen.Return(jen.Qual(runtimePath, "DriverCommitted").Types(t).Call(jen.Id("d").Dot("d"), node)))
+	}
+	var buf bytes.Buffer
+	buf.WriteString(g.opts.header(g.p.Source) + "\n")
+	if err := f.Render(&buf); err != nil {
+		return nil, fmt.Errorf("driver.go: %w", err)
+	}
+	return formatSource("driver.go", buf.Bytes())
+}
