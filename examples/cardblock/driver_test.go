@@ -1,0 +1,102 @@
+package cardblock_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/pipegen/pipegen/examples/cardblock"
+	"github.com/pipegen/pipegen/examples/cardblock/cardblocktest"
+	"github.com/pipegen/pipegen/runtime"
+)
+
+//go:generate go run ../../cmd/pipegen generate -test -o cardblocktest pipeline.yaml
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func pay(seq uint64, card string, amount int64, after time.Duration) cardblock.Payment {
+	return cardblock.Payment{Seq: seq, Card: card, Amount: amount, At: t0.Add(after)}
+}
+
+// script blocks card-1 from 10s to 20s and pays with it and with card-2
+// before, during and after the block; the watermarks decide the payments.
+// With restoreAt set, the job crashes after that step and is restored from
+// the newest checkpoint (one is taken after step "decided").
+func script(t *testing.T, o runtime.DriverOptions, restoreAt string) *cardblocktest.Driver {
+	d := cardblocktest.New(t, o)
+	step := func(name string) {
+		if name == restoreAt {
+			d.Restore()
+		}
+	}
+	d.PushBlocks(cardblock.Block{Seq: 1, Card: "card-1", From: t0.Add(10 * time.Second), Until: t0.Add(20 * time.Second)})
+	d.PushPayments(pay(1, "card-1", 5, 5*time.Second), pay(2, "card-1", 15, 15*time.Second), pay(3, "card-2", 16, 16*time.Second))
+	step("pushed")
+	// Only the blocks' watermark moves: check waits for the payments'.
+	d.WatermarkBlocks(t0.Add(time.Minute))
+	if got := d.EmittedAccepted(); len(got) != 0 {
+		t.Fatalf("accepted before the payments' watermark: %v", got)
+	}
+	d.WatermarkPayments(t0.Add(15 * time.Second))
+	step("decided")
+	d.Checkpoint()
+	d.PushPayments(pay(4, "card-1", 25, 25*time.Second))
+	step("after-checkpoint")
+	d.AdvanceWatermark(t0.Add(time.Minute))
+	step("end")
+	d.End()
+	return d
+}
+
+// TestDriver checks which payments check accepts and rejects while a
+// block is in force, with a crash and restore at every step, on both
+// state backends and at parallelism 2.
+func TestDriver(t *testing.T) {
+	wantAccepted := []string{"card-1 1 5", "card-2 3 16", "card-1 4 25"}
+	wantRejected := []cardblock.Rejected{{Payment: pay(2, "card-1", 15, 15*time.Second), BlockSeq: 1}}
+	for _, o := range []runtime.DriverOptions{{StateBackend: "memory"}, {StateBackend: "pebble"}, {Parallelism: 2}} {
+		for _, at := range []string{"", "pushed", "decided", "after-checkpoint", "end"} {
+			t.Run(o.StateBackend+"/p"+string(rune('0'+max(o.Parallelism, 1)))+"/restore-"+at, func(t *testing.T) {
+				d := script(t, o, at)
+				got := d.CommittedAccepted()
+				if o.Parallelism > 1 {
+					// subtask by subtask: the order is not the one of time
+					slices.Sort(got)
+					wantAccepted := slices.Sorted(slices.Values(wantAccepted))
+					if !slices.Equal(got, wantAccepted) {
+						t.Errorf("accepted = %q, want %q", got, wantAccepted)
+					}
+				} else if !slices.Equal(got, wantAccepted) {
+					t.Errorf("accepted = %q, want %q", got, wantAccepted)
+				}
+				if got := d.CommittedRejected(); !slices.EqualFunc(got, wantRejected, func(a, b cardblock.Rejected) bool {
+					return a.BlockSeq == b.BlockSeq && a.Payment.Seq == b.Payment.Seq && a.Payment.At.Equal(b.Payment.At)
+				}) {
+					t.Errorf("rejected = %v, want %v", got, wantRejected)
+				}
+			})
+		}
+	}
+}
+
+// TestDriverDecidesAtTheWatermark: a payment is decided when the watermark
+// of both inputs reaches its time, not before.
+func TestDriverDecidesAtTheWatermark(t *testing.T) {
+	d := cardblocktest.New(t)
+	d.PushPayments(pay(1, "card-1", 5, 5*time.Second))
+	d.AdvanceWatermark(t0.Add(4 * time.Second))
+	if got := d.EmittedAccepted(); len(got) != 0 {
+		t.Fatalf("accepted at watermark 4s: %q, want none", got)
+	}
+	d.AdvanceWatermark(t0.Add(5 * time.Second))
+	if got := d.EmittedAccepted(); !slices.Equal(got, []string{"card-1 1 5"}) {
+		t.Fatalf("accepted at watermark 5s: %q", got)
+	}
+	if got := d.CommittedAccepted(); len(got) != 0 {
+		t.Fatalf("committed before a checkpoint: %q", got)
+	}
+	d.Checkpoint()
+	if got := d.CommittedAccepted(); !slices.Equal(got, []string{"card-1 1 5"}) {
+		t.Fatalf("committed after a checkpoint: %q", got)
+	}
+}
