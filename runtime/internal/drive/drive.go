@@ -56,7 +56,9 @@ type Options struct {
 	// StateBackend overrides the pipeline's state.backend: "memory" or
 	// "pebble".
 	StateBackend string
-	// Clock is where processing time starts (default: the Unix epoch).
+	// Clock is where processing time starts (default: the wall clock when
+	// the driver starts, to the millisecond, so that a timer user code
+	// sets from time.Now() fires after the time it asks for).
 	Clock time.Time
 }
 
@@ -157,6 +159,7 @@ func New(t TB, cfg *config.Config, build func(*job.Job), opts Options) *Driver {
 		opts.Parallelism = 1
 	}
 	d := &Driver{t: t, cfg: cfg, build: build, opts: opts, fs: vfs.NewMem(), seqs: map[int]uint64{}, outs: map[int]output{}}
+	d.clock = time.Now().UnixMilli()
 	if !opts.Clock.IsZero() {
 		d.clock = opts.Clock.UnixMilli()
 	}
