@@ -133,10 +133,10 @@ type run struct {
 	err  error
 	// sources are the source subtasks, by node and subtask.
 	sources map[int][]source
-	// exited are the source subtasks whose goroutine has ended.
-	exited map[string]bool
-	// completed carries the outcomes of checkpoints.
+	// mu guards exited, the source subtasks whose goroutine has ended,
+	// and completed, the outcomes of checkpoints.
 	mu        sync.Mutex
+	exited    map[string]bool
 	completed map[int64]error
 	complete  chan struct{}
 	// pos is the index in the log of the first command this run has not
@@ -209,7 +209,9 @@ func (d *Driver) startRun() {
 			}
 		},
 		Exited: func(node string, sub int) {
+			r.mu.Lock()
 			r.exited[fmt.Sprintf("%s[%d]", node, sub)] = true
+			r.mu.Unlock()
 			r.wake()
 		}}
 	r.j = job.New(context.Background(), cfg, job.Options{Log: io.Discard, Quiet: true, FS: d.fs, Manual: m})
@@ -243,6 +245,14 @@ func (r *run) wake() {
 	}
 }
 
+// hasExited reports whether the goroutine of source subtask sub of node
+// has ended.
+func (r *run) hasExited(node string, sub int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.exited[fmt.Sprintf("%s[%d]", node, sub)]
+}
+
 // stop lets the goroutines of the run end without the driver.
 func (r *run) stop() { r.quitOnce.Do(func() { close(r.quit) }) }
 
@@ -259,8 +269,7 @@ func (r *run) register(node, sub int, s source) {
 func (d *Driver) step(node, sub int, c command) {
 	d.t.Helper()
 	r := d.run
-	name := fmt.Sprintf("%s[%d]", d.cfg.Nodes[node].Name, sub)
-	if r.exited[name] {
+	if r.hasExited(d.cfg.Nodes[node].Name, sub) {
 		return
 	}
 	r.sources[node][sub].send(c)
@@ -469,7 +478,7 @@ func (d *Driver) End() {
 		alive := false
 		for _, node := range d.sourceNodes() {
 			for sub := range r.sources[node] {
-				if !r.exited[fmt.Sprintf("%s[%d]", d.cfg.Nodes[node].Name, sub)] {
+				if !r.hasExited(d.cfg.Nodes[node].Name, sub) {
 					alive = true
 					d.step(node, sub, command{kind: cmdEnd})
 				}
