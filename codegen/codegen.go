@@ -99,6 +99,9 @@ func Generate(p *ir.Pipeline, opts ...Options) ([]File, error) {
 		o = opts[0]
 	}
 	g := newGen(p, o)
+	if o.Test && o.Package {
+		return g.packageTestFiles()
+	}
 	if o.Test {
 		return g.testFiles()
 	}
@@ -139,6 +142,9 @@ type gen struct {
 	// pkgPath and pkgName are the generated file's package: main, or the
 	// user's package in package mode.
 	pkgPath, pkgName string
+	// driver and newDriver name the typed test driver and its
+	// constructor (Options.Test).
+	driver, newDriver string
 }
 
 func newGen(p *ir.Pipeline, opts Options) *gen {
@@ -147,6 +153,10 @@ func newGen(p *ir.Pipeline, opts Options) *gen {
 	prefix := ""
 	if opts.Package {
 		prefix = Prefix(p.Name)
+		if opts.Test {
+			// Beside the program's file, in the package's tests.
+			prefix += "Test"
+		}
 		g.pkgPath, g.pkgName = p.Package.Path, p.Package.Name
 	}
 	// Declared outside the file: the predeclared names, which generated
@@ -194,8 +204,11 @@ func (g *gen) chainNew(c *chain) string    { return g.global("new%sChain", c.hea
 func (g *gen) pipelineFile(name string) ([]byte, error) {
 	f := jen.NewFilePathName(g.pkgPath, g.pkgName)
 	f.NoFormat = true
-	if g.opts.Package {
+	if g.opts.Package && !g.opts.Test {
 		g.entry(f)
+	}
+	if g.opts.Test {
+		g.driverCode(f)
 	}
 	g.config(f)
 	g.build(f)

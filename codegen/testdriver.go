@@ -1,7 +1,6 @@
 package codegen
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/dave/jennifer/jen"
@@ -9,10 +8,11 @@ import (
 	"github.com/pipegen/pipegen/ir"
 )
 
-// Test mode (Options.Test, `pipegen generate --test`): the pipeline as a
-// package of its own, not main, whose sources and sinks are the test
-// driver's (runtime.DriverSource, runtime.DriverSink), and driver.go, a
-// typed Driver over runtime.Driver: a method to push records into each
+// Test mode (Options.Test, `pipegen generate -test`): the pipeline whose
+// sources and sinks are the test driver's (runtime.DriverSource,
+// runtime.DriverSink), as a package of its own, not main (pipeline.go),
+// or in package mode as a _test.go file of the user's package
+// (TestFile), with a typed Driver over runtime.Driver first in the file: a method to push records into each
 // source and to move its watermark, one to read what each sink emitted and
 // committed, and the driver's own steps (processing time, checkpoint,
 // restore, end). The chains are the ones a program runs; the driver runs
@@ -22,52 +22,60 @@ import (
 // a test driver sets.
 func nowMillis() *jen.Statement { return jen.Id("c").Dot("task").Dot("NowMillis").Call() }
 
-// testFiles returns pipeline.go and driver.go of test mode.
+// testFiles returns pipeline.go of test mode, a package of its own.
 func (g *gen) testFiles() ([]File, error) {
 	name := g.opts.TestPackage
 	if name == "" {
 		name = "jobtest"
 	}
 	g.pkgPath, g.pkgName = "pipegen.test/"+name, name
+	g.driver, g.newDriver = "Driver", "New"
 	pipeline, err := g.pipelineFile("pipeline.go")
 	if err != nil {
 		return nil, err
 	}
-	driver, err := g.driverFile()
+	return []File{{Name: "pipeline.go", Content: pipeline}}, nil
+}
+
+// packageTestFiles returns the file of package mode with Options.Test:
+// TestFile(name), in the user's package, compiled only into its tests.
+func (g *gen) packageTestFiles() ([]File, error) {
+	g.driver, g.newDriver = DriverType(g.p.Name), DriverFunc(g.p.Name)
+	g.names.reserve(g.driver)
+	g.names.reserve(g.newDriver)
+	name := TestFile(g.p.Name)
+	src, err := g.pipelineFile(name)
 	if err != nil {
 		return nil, err
 	}
-	return []File{{Name: "driver.go", Content: driver}, {Name: "pipeline.go", Content: pipeline}}, nil
+	return []File{{Name: name, Content: src}}, nil
 }
 
-// driverFile emits driver.go: the typed Driver.
-func (g *gen) driverFile() ([]byte, error) {
-	f := jen.NewFilePathName(g.pkgPath, g.pkgName)
-	f.NoFormat = true
-	f.ImportName(runtimePath, "runtime")
+// driverCode emits the typed Driver, first in the file.
+func (g *gen) driverCode(f *jen.File) {
 	p := g.p
-	f.Comment(fmt.Sprintf("Driver runs the pipeline %s inside a Go test, one step at a time: push", p.Name))
+	f.Comment(fmt.Sprintf("%s runs the pipeline %s inside a Go test, one step at a time: push", g.driver, p.Name))
 	f.Comment("records into its sources, move their watermarks and processing time, take a")
 	f.Comment("checkpoint and restore the job from it as after a crash, and read what its")
 	f.Comment("sinks emitted and committed. Nothing runs while no method of the driver")
 	f.Comment("does: every method returns once all it caused has happened, down to the sinks.")
 	f.Comment("Call its methods from the test's goroutine.")
-	f.Type().Id("Driver").Struct(
+	f.Type().Id(g.driver).Struct(
 		jen.Id("d").Op("*").Qual(runtimePath, "Driver"),
 		jen.Id("t").Qual("testing", "TB"),
 	)
-	f.Comment("New builds the job for test t on an in-memory file system, at parallelism 1")
+	f.Comment(fmt.Sprintf("%s builds the job for test t on an in-memory file system, at parallelism 1", g.newDriver))
 	f.Comment("unless opts say otherwise; the test's end ends it.")
-	f.Func().Id("New").Params(jen.Id("t").Qual("testing", "TB"), jen.Id("opts").Op("...").Qual(runtimePath, "DriverOptions")).Op("*").Id("Driver").Block(
+	f.Func().Id(g.newDriver).Params(jen.Id("t").Qual("testing", "TB"), jen.Id("opts").Op("...").Qual(runtimePath, "DriverOptions")).Op("*").Id(g.driver).Block(
 		jen.Id("t").Dot("Helper").Call(),
 		jen.Var().Id("o").Qual(runtimePath, "DriverOptions"),
 		jen.If(jen.Len(jen.Id("opts")).Op(">").Lit(0)).Block(jen.Id("o").Op("=").Id("opts").Index(jen.Lit(0))),
-		jen.Return(jen.Op("&").Id("Driver").Values(jen.Dict{
+		jen.Return(jen.Op("&").Id(g.driver).Values(jen.Dict{
 			jen.Id("d"): jen.Qual(runtimePath, "NewDriver").Call(jen.Id("t"), jen.Id(g.own("config")), jen.Id(g.own("build")), jen.Id("o")),
 			jen.Id("t"): jen.Id("t"),
 		})),
 	)
-	recv := jen.Id("d").Op("*").Id("Driver")
+	recv := jen.Id("d").Op("*").Id(g.driver)
 	helper := jen.Id("d").Dot("t").Dot("Helper").Call()
 	timed := false
 	for _, n := range p.Nodes {
@@ -151,10 +159,4 @@ func (g *gen) driverFile() ([]byte, error) {
 		f.Func().Params(recv).Id("Committed" + x).Params().Index().Add(t).Block(
 			jen.Return(jen.Qual(runtimePath, "DriverCommitted").Types(t).Call(jen.Id("d").Dot("d"), node)))
 	}
-	var buf bytes.Buffer
-	buf.WriteString(g.opts.header(g.p.Source) + "\n")
-	if err := f.Render(&buf); err != nil {
-		return nil, fmt.Errorf("driver.go: %w", err)
-	}
-	return formatSource("driver.go", buf.Bytes())
 }

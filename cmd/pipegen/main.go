@@ -430,7 +430,7 @@ func generateFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) e
 	cmd := fs.Bool("cmd", false, "for the directives of a package: also write a main package cmd/NAME/main.go per pipeline")
 	stale := fs.Bool("check", false, "write nothing: list the generated files that are not up to date and exit 1 if there are any (for CI)")
 	dump := fs.Bool("dump-ir", false, "write nothing: print the compiled graph as JSON")
-	test := fs.Bool("test", false, "write the pipeline for a Go test instead of a program: a package (named after DIR; default: NAMEtest next to the pipeline file) with a typed Driver that pushes records, moves watermarks and processing time, checkpoints, restores and reads the sinks, all in the test's process")
+	test := fs.Bool("test", false, "write the pipeline for a Go test instead of a program, with a typed Driver that pushes records, moves watermarks and processing time, checkpoints, restores and reads the sinks, all in the test's process: for a pipeline file, a package named after DIR (default: NAMEtest next to the pipeline file); for directives, NAME_pipegen_test.go in their package")
 	return func(fs *flag.FlagSet, stdout, _ io.Writer) error {
 		path, pkgDir, err := target(fs, *pkg)
 		if err != nil {
@@ -441,9 +441,10 @@ func generateFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) e
 		}
 		opts := stamp(fs)
 		if path == "" {
-			if *test {
-				return wrapUsage(fmt.Errorf("-test is for a pipeline file: write the directives' pipeline as a YAML file, or run it with a test of its package"))
+			if *test && *cmd {
+				return wrapUsage(fmt.Errorf("-test and -cmd do not go together"))
 			}
+			opts.Test = *test
 			if *out != "" {
 				return wrapUsage(fmt.Errorf("-o is for a pipeline file: the pipelines of a package are generated into the package"))
 			}

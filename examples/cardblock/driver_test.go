@@ -1,6 +1,7 @@
 package cardblock_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -11,6 +12,29 @@ import (
 )
 
 //go:generate go run ../../cmd/pipegen generate -test -o cardblocktest pipeline.yaml
+//go:generate go run ../../cmd/pipegen generate -test
+
+// driver is the test driver of cardblock, in both of its forms:
+// generated from pipeline.yaml (package cardblocktest) and from the
+// directives of cardblock.go (cardblock_pipegen_test.go).
+type driver interface {
+	PushPayments(recs ...cardblock.Payment)
+	PushBlocks(recs ...cardblock.Block)
+	WatermarkPayments(at time.Time)
+	WatermarkBlocks(at time.Time)
+	AdvanceWatermark(at time.Time)
+	Checkpoint() int64
+	Restore()
+	End()
+	EmittedAccepted() []string
+	CommittedAccepted() []string
+	CommittedRejected() []cardblock.Rejected
+}
+
+var forms = map[string]func(t testing.TB, o ...runtime.DriverOptions) driver{
+	"yaml":       func(t testing.TB, o ...runtime.DriverOptions) driver { return cardblocktest.New(t, o...) },
+	"directives": func(t testing.TB, o ...runtime.DriverOptions) driver { return cardblock.NewCardblockDriver(t, o...) },
+}
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
@@ -22,8 +46,8 @@ func pay(seq uint64, card string, amount int64, after time.Duration) cardblock.P
 // before, during and after the block; the watermarks decide the payments.
 // With restoreAt set, the job crashes after that step and is restored from
 // the newest checkpoint (one is taken after step "decided").
-func script(t *testing.T, o runtime.DriverOptions, restoreAt string) *cardblocktest.Driver {
-	d := cardblocktest.New(t, o)
+func script(t *testing.T, form string, o runtime.DriverOptions, restoreAt string) driver {
+	d := forms[form](t, o)
 	step := func(name string) {
 		if name == restoreAt {
 			d.Restore()
@@ -54,27 +78,29 @@ func script(t *testing.T, o runtime.DriverOptions, restoreAt string) *cardblockt
 func TestDriver(t *testing.T) {
 	wantAccepted := []string{"card-1 1 5", "card-2 3 16", "card-1 4 25"}
 	wantRejected := []cardblock.Rejected{{Payment: pay(2, "card-1", 15, 15*time.Second), BlockSeq: 1}}
-	for _, o := range []runtime.DriverOptions{{StateBackend: "memory"}, {StateBackend: "pebble"}, {Parallelism: 2}} {
-		for _, at := range []string{"", "pushed", "decided", "after-checkpoint", "end"} {
-			t.Run(o.StateBackend+"/p"+string(rune('0'+max(o.Parallelism, 1)))+"/restore-"+at, func(t *testing.T) {
-				d := script(t, o, at)
-				got := d.CommittedAccepted()
-				if o.Parallelism > 1 {
-					// subtask by subtask: the order is not the one of time
-					slices.Sort(got)
-					wantAccepted := slices.Sorted(slices.Values(wantAccepted))
-					if !slices.Equal(got, wantAccepted) {
+	for _, form := range []string{"yaml", "directives"} {
+		for _, o := range []runtime.DriverOptions{{StateBackend: "memory"}, {StateBackend: "pebble"}, {Parallelism: 2}} {
+			for _, at := range []string{"none", "pushed", "decided", "after-checkpoint", "end"} {
+				t.Run(fmt.Sprintf("%s/%s/p%d/restore-%s", form, o.StateBackend, max(o.Parallelism, 1), at), func(t *testing.T) {
+					d := script(t, form, o, at)
+					got := d.CommittedAccepted()
+					if o.Parallelism > 1 {
+						// subtask by subtask: the order is not the one of time
+						slices.Sort(got)
+						wantAccepted := slices.Sorted(slices.Values(wantAccepted))
+						if !slices.Equal(got, wantAccepted) {
+							t.Errorf("accepted = %q, want %q", got, wantAccepted)
+						}
+					} else if !slices.Equal(got, wantAccepted) {
 						t.Errorf("accepted = %q, want %q", got, wantAccepted)
 					}
-				} else if !slices.Equal(got, wantAccepted) {
-					t.Errorf("accepted = %q, want %q", got, wantAccepted)
-				}
-				if got := d.CommittedRejected(); !slices.EqualFunc(got, wantRejected, func(a, b cardblock.Rejected) bool {
-					return a.BlockSeq == b.BlockSeq && a.Payment.Seq == b.Payment.Seq && a.Payment.At.Equal(b.Payment.At)
-				}) {
-					t.Errorf("rejected = %v, want %v", got, wantRejected)
-				}
-			})
+					if got := d.CommittedRejected(); !slices.EqualFunc(got, wantRejected, func(a, b cardblock.Rejected) bool {
+						return a.BlockSeq == b.BlockSeq && a.Payment.Seq == b.Payment.Seq && a.Payment.At.Equal(b.Payment.At)
+					}) {
+						t.Errorf("rejected = %v, want %v", got, wantRejected)
+					}
+				})
+			}
 		}
 	}
 }
@@ -82,7 +108,7 @@ func TestDriver(t *testing.T) {
 // TestDriverDecidesAtTheWatermark: a payment is decided when the watermark
 // of both inputs reaches its time, not before.
 func TestDriverDecidesAtTheWatermark(t *testing.T) {
-	d := cardblocktest.New(t)
+	d := forms["directives"](t)
 	d.PushPayments(pay(1, "card-1", 5, 5*time.Second))
 	d.AdvanceWatermark(t0.Add(4 * time.Second))
 	if got := d.EmittedAccepted(); len(got) != 0 {

@@ -12,6 +12,27 @@ import (
 )
 
 //go:generate go run ../../cmd/pipegen generate -test -o fraudtest pipeline.yaml
+//go:generate go run ../../cmd/pipegen generate -test
+
+// driver is the test driver of fraud, in both of its forms: generated
+// from pipeline.yaml (package fraudtest) and from the directives of
+// fraud.go (fraud_pipegen_test.go).
+type driver interface {
+	PushPayments(recs ...fraud.Payment)
+	PushRules(recs ...fraud.Rule)
+	AdvanceWatermark(at time.Time)
+	Checkpoint() int64
+	Restore()
+	End()
+	CommittedAccepted() []string
+	CommittedRejected() []fraud.Rejected
+	CommittedAlerts() []fraud.Alert
+}
+
+var forms = map[string]func(t testing.TB, o ...runtime.DriverOptions) driver{
+	"yaml":       func(t testing.TB, o ...runtime.DriverOptions) driver { return fraudtest.New(t, o...) },
+	"directives": func(t testing.TB, o ...runtime.DriverOptions) driver { return fraud.NewFraudDriver(t, o...) },
+}
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
@@ -23,8 +44,8 @@ func pay(seq uint64, card string, amount int64, after time.Duration) fraud.Payme
 // from 30s; a payment over the limit blocks its card for 5s. With
 // restoreAt set, the job crashes after that step and is restored from the
 // newest checkpoint (one is taken after step "decided").
-func script(t *testing.T, o runtime.DriverOptions, restoreAt string) *fraudtest.Driver {
-	d := fraudtest.New(t, o)
+func script(t *testing.T, form string, o runtime.DriverOptions, restoreAt string) driver {
+	d := forms[form](t, o)
 	step := func(name string) {
 		if name == restoreAt {
 			d.Restore()
@@ -56,36 +77,38 @@ func TestDriver(t *testing.T) {
 		{Card: "card-1", Payment: 1, Rule: 1, Until: t0.Add(6 * time.Second)},
 		{Card: "card-2", Payment: 5, Rule: 2, Until: t0.Add(45 * time.Second)},
 	}
-	for _, o := range []runtime.DriverOptions{{StateBackend: "memory"}, {StateBackend: "pebble"}, {Parallelism: 2}} {
-		for _, at := range []string{"none", "pushed", "decided", "after-checkpoint", "end"} {
-			t.Run(fmt.Sprintf("%s/p%d/restore-%s", o.StateBackend, max(o.Parallelism, 1), at), func(t *testing.T) {
-				d := script(t, o, at)
-				accepted := d.CommittedAccepted()
-				var rejected []string
-				for _, r := range d.CommittedRejected() {
-					rejected = append(rejected, fmt.Sprintf("%d %s", r.Payment.Seq, r.Reason))
-				}
-				alerts := d.CommittedAlerts()
-				want := wantAccepted
-				if o.Parallelism > 1 {
-					// listed subtask by subtask, not in the order of time
-					slices.Sort(accepted)
-					slices.Sort(rejected)
-					slices.SortFunc(alerts, func(a, b fraud.Alert) int { return int(a.Payment) - int(b.Payment) })
-					want = slices.Sorted(slices.Values(want))
-				}
-				if !slices.Equal(accepted, want) {
-					t.Errorf("accepted = %q, want %q", accepted, want)
-				}
-				if !slices.Equal(rejected, wantRejected) {
-					t.Errorf("rejected = %q, want %q", rejected, wantRejected)
-				}
-				if !slices.EqualFunc(alerts, wantAlerts, func(a, b fraud.Alert) bool {
-					return a.Card == b.Card && a.Payment == b.Payment && a.Rule == b.Rule && a.Until.Equal(b.Until)
-				}) {
-					t.Errorf("alerts = %v, want %v", alerts, wantAlerts)
-				}
-			})
+	for _, form := range []string{"yaml", "directives"} {
+		for _, o := range []runtime.DriverOptions{{StateBackend: "memory"}, {StateBackend: "pebble"}, {Parallelism: 2}} {
+			for _, at := range []string{"none", "pushed", "decided", "after-checkpoint", "end"} {
+				t.Run(fmt.Sprintf("%s/%s/p%d/restore-%s", form, o.StateBackend, max(o.Parallelism, 1), at), func(t *testing.T) {
+					d := script(t, form, o, at)
+					accepted := d.CommittedAccepted()
+					var rejected []string
+					for _, r := range d.CommittedRejected() {
+						rejected = append(rejected, fmt.Sprintf("%d %s", r.Payment.Seq, r.Reason))
+					}
+					alerts := d.CommittedAlerts()
+					want := wantAccepted
+					if o.Parallelism > 1 {
+						// listed subtask by subtask, not in the order of time
+						slices.Sort(accepted)
+						slices.Sort(rejected)
+						slices.SortFunc(alerts, func(a, b fraud.Alert) int { return int(a.Payment) - int(b.Payment) })
+						want = slices.Sorted(slices.Values(want))
+					}
+					if !slices.Equal(accepted, want) {
+						t.Errorf("accepted = %q, want %q", accepted, want)
+					}
+					if !slices.Equal(rejected, wantRejected) {
+						t.Errorf("rejected = %q, want %q", rejected, wantRejected)
+					}
+					if !slices.EqualFunc(alerts, wantAlerts, func(a, b fraud.Alert) bool {
+						return a.Card == b.Card && a.Payment == b.Payment && a.Rule == b.Rule && a.Until.Equal(b.Until)
+					}) {
+						t.Errorf("alerts = %v, want %v", alerts, wantAlerts)
+					}
+				})
+			}
 		}
 	}
 }

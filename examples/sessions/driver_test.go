@@ -11,6 +11,28 @@ import (
 )
 
 //go:generate go run ../../cmd/pipegen generate -test -o sessionstest pipeline.yaml
+//go:generate go run ../../cmd/pipegen generate -test
+
+// driver is the test driver of sessions, in both of its forms: generated
+// from pipeline.yaml (package sessionstest) and from the directives of
+// sessions.go (sessions_pipegen_test.go).
+type driver interface {
+	PushClicks(recs ...sessions.Click)
+	WatermarkClicks(at time.Time)
+	Checkpoint() int64
+	Restore()
+	End()
+	EmittedOut() []sessions.Session
+	CommittedOut() []sessions.Session
+	CommittedBounces() []sessions.Session
+	CommittedLate() []sessions.Click
+}
+
+// forms make the driver of each form.
+var forms = map[string]func(t testing.TB, o ...runtime.DriverOptions) driver{
+	"yaml":       func(t testing.TB, o ...runtime.DriverOptions) driver { return sessionstest.New(t, o...) },
+	"directives": func(t testing.TB, o ...runtime.DriverOptions) driver { return sessions.NewSessionsDriver(t, o...) },
+}
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
@@ -22,8 +44,8 @@ func click(seq uint64, user string, after time.Duration) sessions.Click {
 // watermarks that close their sessions; restoreAt, when not empty, names
 // the step after which the job crashes and is restored from the newest
 // checkpoint (one is taken after step "late").
-func script(t *testing.T, backend string, restoreAt string) *sessionstest.Driver {
-	d := sessionstest.New(t, runtime.DriverOptions{StateBackend: backend})
+func script(t *testing.T, form, backend string, restoreAt string) driver {
+	d := forms[form](t, runtime.DriverOptions{StateBackend: backend})
 	step := func(name string) {
 		if name == restoreAt {
 			d.Restore()
@@ -66,20 +88,22 @@ func TestDriver(t *testing.T) {
 		{User: "alice", Start: t0.Add(70 * time.Second), Last: t0.Add(70 * time.Second), Clicks: 1},
 	}
 	wantLate := []sessions.Click{click(4, "alice", 15*time.Second)}
-	for _, backend := range []string{"memory", "pebble"} {
-		for _, at := range []string{"", "push", "watermark", "late", "after-checkpoint", "closed"} {
-			t.Run(backend+"/restore-"+cmpName(at), func(t *testing.T) {
-				d := script(t, backend, at)
-				if got := d.CommittedOut(); !slices.EqualFunc(got, wantOut, sameSession) {
-					t.Errorf("out = %v, want %v", got, wantOut)
-				}
-				if got := d.CommittedBounces(); !slices.EqualFunc(got, wantBounces, sameSession) {
-					t.Errorf("bounces = %v, want %v", got, wantBounces)
-				}
-				if got := d.CommittedLate(); !slices.Equal(got, wantLate) {
-					t.Errorf("late = %v, want %v", got, wantLate)
-				}
-			})
+	for _, form := range []string{"yaml", "directives"} {
+		for _, backend := range []string{"memory", "pebble"} {
+			for _, at := range []string{"", "push", "watermark", "late", "after-checkpoint", "closed"} {
+				t.Run(form+"/"+backend+"/restore-"+cmpName(at), func(t *testing.T) {
+					d := script(t, form, backend, at)
+					if got := d.CommittedOut(); !slices.EqualFunc(got, wantOut, sameSession) {
+						t.Errorf("out = %v, want %v", got, wantOut)
+					}
+					if got := d.CommittedBounces(); !slices.EqualFunc(got, wantBounces, sameSession) {
+						t.Errorf("bounces = %v, want %v", got, wantBounces)
+					}
+					if got := d.CommittedLate(); !slices.Equal(got, wantLate) {
+						t.Errorf("late = %v, want %v", got, wantLate)
+					}
+				})
+			}
 		}
 	}
 }

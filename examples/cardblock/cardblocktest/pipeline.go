@@ -11,8 +11,130 @@ import (
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/textcodec"
 	"strconv"
+	"testing"
 	"time"
 )
+
+// Driver runs the pipeline cardblock inside a Go test, one step at a time: push
+// records into its sources, move their watermarks and processing time, take a
+// checkpoint and restore the job from it as after a crash, and read what its
+// sinks emitted and committed. Nothing runs while no method of the driver
+// does: every method returns once all it caused has happened, down to the sinks.
+// Call its methods from the test's goroutine.
+type Driver struct {
+	d *runtime.Driver
+	t testing.TB
+}
+
+// New builds the job for test t on an in-memory file system, at parallelism 1
+// unless opts say otherwise; the test's end ends it.
+func New(t testing.TB, opts ...runtime.DriverOptions) *Driver {
+	t.Helper()
+	var o runtime.DriverOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	return &Driver{
+		d: runtime.NewDriver(t, config, build, o),
+		t: t,
+	}
+}
+
+// PushPayments hands records to source "payments", each with the event time PaymentTime gives it.
+func (d *Driver) PushPayments(recs ...cardblock.Payment) {
+	d.t.Helper()
+	for _, r := range recs {
+		d.d.Push(nodePayments, r, 0)
+	}
+}
+
+// WatermarkPayments moves the watermark of source "payments" to at: no record at or
+// before it is expected from it any more. The driver's sources send no
+// watermark of their own.
+func (d *Driver) WatermarkPayments(at time.Time) {
+	d.t.Helper()
+	d.d.Watermark(nodePayments, runtime.TimeMillis(at))
+}
+
+// PushBlocks hands records to source "blocks", each with the event time BlockTime gives it.
+func (d *Driver) PushBlocks(recs ...cardblock.Block) {
+	d.t.Helper()
+	for _, r := range recs {
+		d.d.Push(nodeBlocks, r, 0)
+	}
+}
+
+// WatermarkBlocks moves the watermark of source "blocks" to at: no record at or
+// before it is expected from it any more. The driver's sources send no
+// watermark of their own.
+func (d *Driver) WatermarkBlocks(at time.Time) {
+	d.t.Helper()
+	d.d.Watermark(nodeBlocks, runtime.TimeMillis(at))
+}
+
+// AdvanceWatermark moves the watermark of every source with event time to at.
+func (d *Driver) AdvanceWatermark(at time.Time) {
+	d.t.Helper()
+	d.d.WatermarkAll(runtime.TimeMillis(at))
+}
+
+// AdvanceProcessingTime moves the job's clock on by dt: processing-time timers
+// and windows that are due fire.
+func (d *Driver) AdvanceProcessingTime(dt time.Duration) {
+	d.t.Helper()
+	d.d.Advance(dt)
+}
+
+// Now is the job's processing time.
+func (d *Driver) Now() time.Time {
+	return d.d.Now()
+}
+
+// Checkpoint takes a checkpoint and returns once it is complete and the sinks'
+// output up to it is committed; it returns the checkpoint's id.
+func (d *Driver) Checkpoint() int64 {
+	d.t.Helper()
+	return d.d.Checkpoint()
+}
+
+// Restore ends the job as a crash would and builds it again from the newest
+// completed checkpoint: what the sinks emitted after it is dropped, and what was
+// pushed after it (records, watermarks, processing time) is replayed.
+func (d *Driver) Restore() {
+	d.t.Helper()
+	d.d.Restore()
+}
+
+// End ends every source's input: every window fires, and the final checkpoint
+// commits the rest of the output. The driver takes no command after it.
+func (d *Driver) End() {
+	d.t.Helper()
+	d.d.End()
+}
+
+// EmittedAccepted is every record sink "accepted" has written so far, committed or not
+// (a restore drops what no checkpoint committed).
+func (d *Driver) EmittedAccepted() []string {
+	return runtime.DriverEmitted[string](d.d, nodeAccepted)
+}
+
+// CommittedAccepted is what completed checkpoints committed of sink "accepted": what an
+// exactly-once sink has made visible.
+func (d *Driver) CommittedAccepted() []string {
+	return runtime.DriverCommitted[string](d.d, nodeAccepted)
+}
+
+// EmittedRejected is every record sink "rejected" has written so far, committed or not
+// (a restore drops what no checkpoint committed).
+func (d *Driver) EmittedRejected() []cardblock.Rejected {
+	return runtime.DriverEmitted[cardblock.Rejected](d.d, nodeRejected)
+}
+
+// CommittedRejected is what completed checkpoints committed of sink "rejected": what an
+// exactly-once sink has made visible.
+func (d *Driver) CommittedRejected() []cardblock.Rejected {
+	return runtime.DriverCommitted[cardblock.Rejected](d.d, nodeRejected)
+}
 
 // config holds the settings compiled from the pipeline file; the command line
 // overrides them for one run.

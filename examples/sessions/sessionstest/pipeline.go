@@ -11,8 +11,126 @@ import (
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/textcodec"
 	"strconv"
+	"testing"
 	"time"
 )
+
+// Driver runs the pipeline sessions inside a Go test, one step at a time: push
+// records into its sources, move their watermarks and processing time, take a
+// checkpoint and restore the job from it as after a crash, and read what its
+// sinks emitted and committed. Nothing runs while no method of the driver
+// does: every method returns once all it caused has happened, down to the sinks.
+// Call its methods from the test's goroutine.
+type Driver struct {
+	d *runtime.Driver
+	t testing.TB
+}
+
+// New builds the job for test t on an in-memory file system, at parallelism 1
+// unless opts say otherwise; the test's end ends it.
+func New(t testing.TB, opts ...runtime.DriverOptions) *Driver {
+	t.Helper()
+	var o runtime.DriverOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	return &Driver{
+		d: runtime.NewDriver(t, config, build, o),
+		t: t,
+	}
+}
+
+// PushClicks hands records to source "clicks", each with the event time ClickTime gives it.
+func (d *Driver) PushClicks(recs ...sessions.Click) {
+	d.t.Helper()
+	for _, r := range recs {
+		d.d.Push(nodeClicks, r, 0)
+	}
+}
+
+// WatermarkClicks moves the watermark of source "clicks" to at: no record at or
+// before it is expected from it any more. The driver's sources send no
+// watermark of their own.
+func (d *Driver) WatermarkClicks(at time.Time) {
+	d.t.Helper()
+	d.d.Watermark(nodeClicks, runtime.TimeMillis(at))
+}
+
+// AdvanceWatermark moves the watermark of every source with event time to at.
+func (d *Driver) AdvanceWatermark(at time.Time) {
+	d.t.Helper()
+	d.d.WatermarkAll(runtime.TimeMillis(at))
+}
+
+// AdvanceProcessingTime moves the job's clock on by dt: processing-time timers
+// and windows that are due fire.
+func (d *Driver) AdvanceProcessingTime(dt time.Duration) {
+	d.t.Helper()
+	d.d.Advance(dt)
+}
+
+// Now is the job's processing time.
+func (d *Driver) Now() time.Time {
+	return d.d.Now()
+}
+
+// Checkpoint takes a checkpoint and returns once it is complete and the sinks'
+// output up to it is committed; it returns the checkpoint's id.
+func (d *Driver) Checkpoint() int64 {
+	d.t.Helper()
+	return d.d.Checkpoint()
+}
+
+// Restore ends the job as a crash would and builds it again from the newest
+// completed checkpoint: what the sinks emitted after it is dropped, and what was
+// pushed after it (records, watermarks, processing time) is replayed.
+func (d *Driver) Restore() {
+	d.t.Helper()
+	d.d.Restore()
+}
+
+// End ends every source's input: every window fires, and the final checkpoint
+// commits the rest of the output. The driver takes no command after it.
+func (d *Driver) End() {
+	d.t.Helper()
+	d.d.End()
+}
+
+// EmittedOut is every record sink "out" has written so far, committed or not
+// (a restore drops what no checkpoint committed).
+func (d *Driver) EmittedOut() []sessions.Session {
+	return runtime.DriverEmitted[sessions.Session](d.d, nodeOut)
+}
+
+// CommittedOut is what completed checkpoints committed of sink "out": what an
+// exactly-once sink has made visible.
+func (d *Driver) CommittedOut() []sessions.Session {
+	return runtime.DriverCommitted[sessions.Session](d.d, nodeOut)
+}
+
+// EmittedBounces is every record sink "bounces" has written so far, committed or not
+// (a restore drops what no checkpoint committed).
+func (d *Driver) EmittedBounces() []sessions.Session {
+	return runtime.DriverEmitted[sessions.Session](d.d, nodeBounces)
+}
+
+// CommittedBounces is what completed checkpoints committed of sink "bounces": what an
+// exactly-once sink has made visible.
+func (d *Driver) CommittedBounces() []sessions.Session {
+	return runtime.DriverCommitted[sessions.Session](d.d, nodeBounces)
+}
+
+// EmittedLate is every record sink "late" has written so far, committed or not
+// (a restore drops what no checkpoint committed).
+func (d *Driver) EmittedLate() []sessions.Click {
+	return runtime.DriverEmitted[sessions.Click](d.d, nodeLate)
+}
+
+// CommittedLate is what completed checkpoints committed of sink "late": what an
+// exactly-once sink has made visible.
+func (d *Driver) CommittedLate() []sessions.Click {
+	return runtime.DriverCommitted[sessions.Click](d.d, nodeLate)
+}
 
 // config holds the settings compiled from the pipeline file; the command line
 // overrides them for one run.
