@@ -11,8 +11,126 @@ import (
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/textcodec"
 	"strconv"
+	"testing"
 	"time"
 )
+
+// Driver runs the pipeline driver inside a Go test, one step at a time: push
+// records into its sources, move their watermarks and processing time, take a
+// checkpoint and restore the job from it as after a crash, and read what its
+// sinks emitted and committed. Nothing runs while no method of the driver
+// does: every method returns once all it caused has happened, down to the sinks.
+// Call its methods from the test's goroutine.
+type Driver struct {
+	d *runtime.Driver
+	t testing.TB
+}
+
+// New builds the job for test t on an in-memory file system, at parallelism 1
+// unless opts say otherwise; the test's end ends it.
+func New(t testing.TB, opts ...runtime.DriverOptions) *Driver {
+	t.Helper()
+	var o runtime.DriverOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	return &Driver{
+		d: runtime.NewDriver(t, config, build, o),
+		t: t,
+	}
+}
+
+// PushOrders hands records to source "orders", each with the event time OrderTime gives it.
+func (d *Driver) PushOrders(recs ...driver.Order) {
+	d.t.Helper()
+	for _, r := range recs {
+		d.d.Push(nodeOrders, r, 0)
+	}
+}
+
+// WatermarkOrders moves the watermark of source "orders" to at: no record at or
+// before it is expected from it any more. The driver's sources send no
+// watermark of their own.
+func (d *Driver) WatermarkOrders(at time.Time) {
+	d.t.Helper()
+	d.d.Watermark(nodeOrders, runtime.TimeMillis(at))
+}
+
+// AdvanceWatermark moves the watermark of every source with event time to at.
+func (d *Driver) AdvanceWatermark(at time.Time) {
+	d.t.Helper()
+	d.d.WatermarkAll(runtime.TimeMillis(at))
+}
+
+// AdvanceProcessingTime moves the job's clock on by dt: processing-time timers
+// and windows that are due fire.
+func (d *Driver) AdvanceProcessingTime(dt time.Duration) {
+	d.t.Helper()
+	d.d.Advance(dt)
+}
+
+// Now is the job's processing time.
+func (d *Driver) Now() time.Time {
+	return d.d.Now()
+}
+
+// Checkpoint takes a checkpoint and returns once it is complete and the sinks'
+// output up to it is committed; it returns the checkpoint's id.
+func (d *Driver) Checkpoint() int64 {
+	d.t.Helper()
+	return d.d.Checkpoint()
+}
+
+// Restore ends the job as a crash would and builds it again from the newest
+// completed checkpoint: what the sinks emitted after it is dropped, and what was
+// pushed after it (records, watermarks, processing time) is replayed.
+func (d *Driver) Restore() {
+	d.t.Helper()
+	d.d.Restore()
+}
+
+// End ends every source's input: every window fires, and the final checkpoint
+// commits the rest of the output. The driver takes no command after it.
+func (d *Driver) End() {
+	d.t.Helper()
+	d.d.End()
+}
+
+// EmittedReminders is every record sink "reminders" has written so far, committed or not
+// (a restore drops what no checkpoint committed).
+func (d *Driver) EmittedReminders() []string {
+	return runtime.DriverEmitted[string](d.d, nodeReminders)
+}
+
+// CommittedReminders is what completed checkpoints committed of sink "reminders": what an
+// exactly-once sink has made visible.
+func (d *Driver) CommittedReminders() []string {
+	return runtime.DriverCommitted[string](d.d, nodeReminders)
+}
+
+// EmittedLate is every record sink "late" has written so far, committed or not
+// (a restore drops what no checkpoint committed).
+func (d *Driver) EmittedLate() []driver.Order {
+	return runtime.DriverEmitted[driver.Order](d.d, nodeLate)
+}
+
+// CommittedLate is what completed checkpoints committed of sink "late": what an
+// exactly-once sink has made visible.
+func (d *Driver) CommittedLate() []driver.Order {
+	return runtime.DriverCommitted[driver.Order](d.d, nodeLate)
+}
+
+// EmittedBigOrders is every record sink "big-orders" has written so far, committed or not
+// (a restore drops what no checkpoint committed).
+func (d *Driver) EmittedBigOrders() []driver.Order {
+	return runtime.DriverEmitted[driver.Order](d.d, nodeBigOrders)
+}
+
+// CommittedBigOrders is what completed checkpoints committed of sink "big-orders": what an
+// exactly-once sink has made visible.
+func (d *Driver) CommittedBigOrders() []driver.Order {
+	return runtime.DriverCommitted[driver.Order](d.d, nodeBigOrders)
+}
 
 // config holds the settings compiled from the pipeline file; the command line
 // overrides them for one run.
