@@ -30,7 +30,11 @@ const RemindAfter = 10 * time.Second
 
 // OnOrder counts an order, and sets the customer's reminder with their
 // first one; an order behind the watermark goes to the side output late.
+// An order of a negative amount is a bug: it panics.
 func OnOrder(customer string, p *Pending, o Order, ctx pipegen.Context, emit func(string)) {
+	if o.Amount < 0 {
+		panic("negative amount")
+	}
 	if !ctx.Timestamp().After(ctx.Watermark()) {
 		ctx.Output("late", o)
 		return

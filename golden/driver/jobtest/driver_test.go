@@ -1,7 +1,11 @@
 package jobtest
 
 import (
+	"fmt"
+	"maps"
+	goruntime "runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,20 +80,81 @@ func TestLate(t *testing.T) {
 }
 
 // TestParallelism: at parallelism 3 the orders spread over the source's
-// subtasks and every customer still gets one reminder.
+// subtasks and every customer still gets one reminder, also when the job
+// is restored at parallelism 2 and 1 (the state and the timers go to the
+// new subtasks by key group).
 func TestParallelism(t *testing.T) {
-	d := New(t, runtime.DriverOptions{Parallelism: 3})
-	for i := range 30 {
-		d.PushOrders(order(string(rune('a'+i%5)), i, time.Duration(i)*time.Second))
+	for _, backend := range []string{"memory", "pebble"} {
+		t.Run(backend, func(t *testing.T) {
+			d := New(t, runtime.DriverOptions{Parallelism: 3, StateBackend: backend})
+			want := map[string]string{}
+			for i := range 30 {
+				c := string(rune('a' + i%5))
+				d.PushOrders(order(c, i, time.Duration(i)*time.Second))
+			}
+			for i := range 5 {
+				c := string(rune('a' + i))
+				want[c] = fmt.Sprintf("%s: 6 orders, %d (processing time timer)", c, 6*i+75)
+			}
+			d.AdvanceWatermark(t0.Add(time.Hour))
+			d.Checkpoint()
+			d.PushOrders(order("f", 1, time.Hour+time.Second)) // after the checkpoint: replayed
+			d.Rescale(2)
+			want["f"] = "f: 1 orders, 1 (processing time timer)"
+			d.Checkpoint()
+			d.Rescale(1)
+			d.AdvanceProcessingTime(2 * driver.RemindAfter)
+			d.End()
+			got := map[string]string{}
+			for _, r := range d.CommittedReminders() {
+				c := r[:1]
+				if _, dup := got[c]; dup {
+					t.Errorf("two reminders of %s: %q", c, d.CommittedReminders())
+				}
+				got[c] = r
+			}
+			if !maps.Equal(got, want) {
+				t.Fatalf("reminders:\n got %q\nwant %q", got, want)
+			}
+		})
 	}
-	d.AdvanceWatermark(t0.Add(time.Hour))
-	d.Checkpoint()
-	d.Restore()
-	d.AdvanceProcessingTime(2 * driver.RemindAfter)
-	d.End()
-	got := d.CommittedReminders()
-	if len(got) != 5 {
-		t.Fatalf("reminders: %q, want one per customer", got)
+}
+
+// fatalT is a testing.TB whose Fatalf records the message and ends the
+// goroutine, as testing's does, for a test of a test that fails.
+type fatalT struct {
+	testing.TB
+	msg      string
+	cleanups []func()
+}
+
+func (f *fatalT) Helper() {}
+func (f *fatalT) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	goruntime.Goexit()
+}
+func (f *fatalT) Cleanup(fn func()) { f.cleanups = append(f.cleanups, fn) }
+
+// TestPanic: a panic in a user function fails the test with the record
+// that caused it, instead of hanging it, and the job's goroutines end.
+func TestPanic(t *testing.T) {
+	ft := &fatalT{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d := New(ft)
+		d.PushOrders(order("dave", 5, 0))
+		d.PushOrders(order("dave", -1, time.Second))
+		t.Error("the driver went on after the panic")
+	}()
+	<-done
+	for _, fn := range ft.cleanups {
+		fn()
+	}
+	for _, want := range []string{"the job failed", "negative amount", "dave", "-1"} {
+		if !strings.Contains(ft.msg, want) {
+			t.Errorf("the failure %q does not say %q", ft.msg, want)
+		}
 	}
 }
 

@@ -457,6 +457,18 @@ func (d *Driver) Restore() {
 	}
 }
 
+// Rescale is Restore onto another parallelism: every node gets p
+// subtasks, the keyed state goes to them by key group, and the replayed
+// records go to the new source subtasks in turn.
+func (d *Driver) Rescale(p int) {
+	d.t.Helper()
+	if p < 1 {
+		d.t.Fatalf("rescale to parallelism %d: it must be at least 1", p)
+	}
+	d.opts.Parallelism = p
+	d.Restore()
+}
+
 // crash stops the running job at once.
 func (d *Driver) crash() {
 	r := d.run
