@@ -106,6 +106,13 @@ func (d *CardblockDriver) Restore() {
 	d.d.Restore()
 }
 
+// Rescale is Restore onto parallelism p: every node gets p subtasks, and the
+// keyed state goes to them by key group.
+func (d *CardblockDriver) Rescale(p int) {
+	d.t.Helper()
+	d.d.Rescale(p)
+}
+
 // End ends every source's input: every window fires, and the final checkpoint
 // commits the rest of the output. The driver takes no command after it.
 func (d *CardblockDriver) End() {

@@ -1,6 +1,7 @@
 package sessions_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -117,4 +118,28 @@ func cmpName(at string) string {
 		return "none"
 	}
 	return at
+}
+
+// TestDocsExample is the example of docs/dsl.md ("Testing a pipeline"), as
+// it is written there, with its printed lines checked.
+func TestDocsExample(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	d := sessionstest.New(t) // or: runtime.DriverOptions{Parallelism: 2, StateBackend: "pebble"}
+	d.PushClicks(
+		sessions.Click{Seq: 1, User: "alice", At: t0},
+		sessions.Click{Seq: 2, User: "bob", At: t0.Add(5 * time.Second)},
+		sessions.Click{Seq: 3, User: "alice", At: t0.Add(10 * time.Second)})
+	d.WatermarkClicks(t0.Add(20 * time.Second))                                       // the clicks' timers fire
+	d.PushClicks(sessions.Click{Seq: 4, User: "alice", At: t0.Add(15 * time.Second)}) // behind: late
+	d.Checkpoint()
+	d.PushClicks(sessions.Click{Seq: 5, User: "alice", At: t0.Add(70 * time.Second)})
+	d.WatermarkClicks(t0.Add(2 * time.Minute)) // closes alice's and bob's sessions
+	d.Restore()                                // a crash: back to the checkpoint, then the replay
+	d.End()                                    // the end of time: the last session closes
+	if got, want := fmt.Sprint(d.CommittedOut()), "[{alice 2026-01-01 00:00:00 +0000 UTC 2026-01-01 00:00:10 +0000 UTC 2}]"; got != want {
+		t.Errorf("CommittedOut() = %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprint(len(d.CommittedBounces()), len(d.CommittedLate())), "2 1"; got != want {
+		t.Errorf("bounces and late: %s, want %s", got, want)
+	}
 }

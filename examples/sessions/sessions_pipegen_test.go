@@ -90,6 +90,13 @@ func (d *SessionsDriver) Restore() {
 	d.d.Restore()
 }
 
+// Rescale is Restore onto parallelism p: every node gets p subtasks, and the
+// keyed state goes to them by key group.
+func (d *SessionsDriver) Rescale(p int) {
+	d.t.Helper()
+	d.d.Rescale(p)
+}
+
 // End ends every source's input: every window fires, and the final checkpoint
 // commits the rest of the output. The driver takes no command after it.
 func (d *SessionsDriver) End() {
