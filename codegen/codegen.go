@@ -216,7 +216,10 @@ func (g *gen) pipelineFile(name string) ([]byte, error) {
 		g.chainCode(f, c)
 	}
 	g.keyedFuncs(f)
-	g.jsonFuncs(f)
+	if !g.opts.Test {
+		// The test driver's sources and sinks read and write no JSON.
+		g.jsonFuncs(f)
+	}
 	g.nameImports(f)
 
 	var buf bytes.Buffer

@@ -10,8 +10,6 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
-	"github.com/pipegen/pipegen/runtime/textcodec"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -876,46 +874,4 @@ func pipegenCardblockTestDecodeBlock(r *codec.Reader, v *Block) {
 			r.Skip(wt)
 		}
 	}
-}
-
-// pipegenCardblockTestEncodeRejectedJSON writes a record of sink "rejected" as encoding/json does; what the generated
-// code does not handle (NaN, a time out of range) goes through encoding/json.
-func pipegenCardblockTestEncodeRejectedJSON(dst []byte, v Rejected) ([]byte, error) {
-	if b, ok := pipegenCardblockTestAppendRejectedJSON(dst, &v); ok {
-		return b, nil
-	}
-	return runtime.EncodeJSON(dst, v)
-}
-
-// pipegenCardblockTestAppendRejectedJSON appends a Rejected as encoding/json writes it; false when it cannot.
-func pipegenCardblockTestAppendRejectedJSON(b []byte, v *Rejected) (_ []byte, ok bool) {
-	b = append(b, `{"payment":`...)
-	{
-		e1 := v.Payment
-		b, ok = pipegenCardblockTestAppendPaymentJSON(b, &e1)
-		if !ok {
-			return b, false
-		}
-	}
-	b = append(b, `,"block":`...)
-	b = strconv.AppendUint(b, v.BlockSeq, 10)
-	b = append(b, '}')
-	return b, true
-}
-
-// pipegenCardblockTestAppendPaymentJSON appends a Payment as encoding/json writes it; false when it cannot.
-func pipegenCardblockTestAppendPaymentJSON(b []byte, v *Payment) (_ []byte, ok bool) {
-	b = append(b, `{"seq":`...)
-	b = strconv.AppendUint(b, v.Seq, 10)
-	b = append(b, `,"card":`...)
-	b = textcodec.AppendString(b, v.Card)
-	b = append(b, `,"amount":`...)
-	b = strconv.AppendInt(b, v.Amount, 10)
-	b = append(b, `,"at":`...)
-	b, ok = textcodec.AppendTime(b, v.At)
-	if !ok {
-		return b, false
-	}
-	b = append(b, '}')
-	return b, true
 }

@@ -10,8 +10,6 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
-	"github.com/pipegen/pipegen/runtime/textcodec"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -956,74 +954,4 @@ func pipegenFraudTestDecodePayment(r *codec.Reader, v *Payment) {
 			r.Skip(wt)
 		}
 	}
-}
-
-// pipegenFraudTestEncodeRejectedJSON writes a record of sink "rejected" as encoding/json does; what the generated
-// code does not handle (NaN, a time out of range) goes through encoding/json.
-func pipegenFraudTestEncodeRejectedJSON(dst []byte, v Rejected) ([]byte, error) {
-	if b, ok := pipegenFraudTestAppendRejectedJSON(dst, &v); ok {
-		return b, nil
-	}
-	return runtime.EncodeJSON(dst, v)
-}
-
-// pipegenFraudTestAppendRejectedJSON appends a Rejected as encoding/json writes it; false when it cannot.
-func pipegenFraudTestAppendRejectedJSON(b []byte, v *Rejected) (_ []byte, ok bool) {
-	b = append(b, `{"payment":`...)
-	{
-		e1 := v.Payment
-		b, ok = pipegenFraudTestAppendPaymentJSON(b, &e1)
-		if !ok {
-			return b, false
-		}
-	}
-	b = append(b, `,"reason":`...)
-	b = textcodec.AppendString(b, v.Reason)
-	b = append(b, '}')
-	return b, true
-}
-
-// pipegenFraudTestAppendPaymentJSON appends a Payment as encoding/json writes it; false when it cannot.
-func pipegenFraudTestAppendPaymentJSON(b []byte, v *Payment) (_ []byte, ok bool) {
-	b = append(b, `{"seq":`...)
-	b = strconv.AppendUint(b, v.Seq, 10)
-	b = append(b, `,"card":`...)
-	b = textcodec.AppendString(b, v.Card)
-	b = append(b, `,"category":`...)
-	b = textcodec.AppendString(b, v.Category)
-	b = append(b, `,"amount":`...)
-	b = strconv.AppendInt(b, v.Amount, 10)
-	b = append(b, `,"at":`...)
-	b, ok = textcodec.AppendTime(b, v.At)
-	if !ok {
-		return b, false
-	}
-	b = append(b, '}')
-	return b, true
-}
-
-// pipegenFraudTestEncodeAlertsJSON writes a record of sink "alerts" as encoding/json does; what the generated
-// code does not handle (NaN, a time out of range) goes through encoding/json.
-func pipegenFraudTestEncodeAlertsJSON(dst []byte, v Alert) ([]byte, error) {
-	if b, ok := pipegenFraudTestAppendAlertJSON(dst, &v); ok {
-		return b, nil
-	}
-	return runtime.EncodeJSON(dst, v)
-}
-
-// pipegenFraudTestAppendAlertJSON appends a Alert as encoding/json writes it; false when it cannot.
-func pipegenFraudTestAppendAlertJSON(b []byte, v *Alert) (_ []byte, ok bool) {
-	b = append(b, `{"card":`...)
-	b = textcodec.AppendString(b, v.Card)
-	b = append(b, `,"payment":`...)
-	b = strconv.AppendUint(b, v.Payment, 10)
-	b = append(b, `,"rule":`...)
-	b = strconv.AppendUint(b, v.Rule, 10)
-	b = append(b, `,"until":`...)
-	b, ok = textcodec.AppendTime(b, v.Until)
-	if !ok {
-		return b, false
-	}
-	b = append(b, '}')
-	return b, true
 }

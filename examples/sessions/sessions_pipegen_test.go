@@ -10,8 +10,6 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
-	"github.com/pipegen/pipegen/runtime/textcodec"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -713,66 +711,4 @@ func pipegenSessionsTestDecodeSession(r *codec.Reader, v *Session) {
 			r.Skip(wt)
 		}
 	}
-}
-
-// pipegenSessionsTestEncodeOutJSON writes a record of sink "out" as encoding/json does; what the generated
-// code does not handle (NaN, a time out of range) goes through encoding/json.
-func pipegenSessionsTestEncodeOutJSON(dst []byte, v Session) ([]byte, error) {
-	if b, ok := pipegenSessionsTestAppendSessionJSON(dst, &v); ok {
-		return b, nil
-	}
-	return runtime.EncodeJSON(dst, v)
-}
-
-// pipegenSessionsTestAppendSessionJSON appends a Session as encoding/json writes it; false when it cannot.
-func pipegenSessionsTestAppendSessionJSON(b []byte, v *Session) (_ []byte, ok bool) {
-	b = append(b, `{"user":`...)
-	b = textcodec.AppendString(b, v.User)
-	b = append(b, `,"start":`...)
-	b, ok = textcodec.AppendTime(b, v.Start)
-	if !ok {
-		return b, false
-	}
-	b = append(b, `,"last":`...)
-	b, ok = textcodec.AppendTime(b, v.Last)
-	if !ok {
-		return b, false
-	}
-	b = append(b, `,"clicks":`...)
-	b = strconv.AppendInt(b, int64(v.Clicks), 10)
-	b = append(b, '}')
-	return b, true
-}
-
-// pipegenSessionsTestEncodeBouncesJSON writes a record of sink "bounces" as encoding/json does; what the generated
-// code does not handle (NaN, a time out of range) goes through encoding/json.
-func pipegenSessionsTestEncodeBouncesJSON(dst []byte, v Session) ([]byte, error) {
-	if b, ok := pipegenSessionsTestAppendSessionJSON(dst, &v); ok {
-		return b, nil
-	}
-	return runtime.EncodeJSON(dst, v)
-}
-
-// pipegenSessionsTestEncodeLateJSON writes a record of sink "late" as encoding/json does; what the generated
-// code does not handle (NaN, a time out of range) goes through encoding/json.
-func pipegenSessionsTestEncodeLateJSON(dst []byte, v Click) ([]byte, error) {
-	if b, ok := pipegenSessionsTestAppendClickJSON(dst, &v); ok {
-		return b, nil
-	}
-	return runtime.EncodeJSON(dst, v)
-}
-
-// pipegenSessionsTestAppendClickJSON appends a Click as encoding/json writes it; false when it cannot.
-func pipegenSessionsTestAppendClickJSON(b []byte, v *Click) (_ []byte, ok bool) {
-	b = append(b, `{"seq":`...)
-	b = strconv.AppendUint(b, v.Seq, 10)
-	b = append(b, `,"user":`...)
-	b = textcodec.AppendString(b, v.User)
-	b = append(b, `,"at":`...)
-	b, ok = textcodec.AppendTime(b, v.At)
-	if !ok {
-		return b, false
-	}
-	b = append(b, '}')
-	return b, true
 }

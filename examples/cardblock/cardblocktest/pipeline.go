@@ -9,8 +9,6 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
-	"github.com/pipegen/pipegen/runtime/textcodec"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -875,46 +873,4 @@ func decodeBlock(r *codec.Reader, v *cardblock.Block) {
 			r.Skip(wt)
 		}
 	}
-}
-
-// encodeRejectedJSON writes a record of sink "rejected" as encoding/json does; what the generated
-// code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeRejectedJSON(dst []byte, v cardblock.Rejected) ([]byte, error) {
-	if b, ok := appendRejectedJSON(dst, &v); ok {
-		return b, nil
-	}
-	return runtime.EncodeJSON(dst, v)
-}
-
-// appendRejectedJSON appends a cardblock.Rejected as encoding/json writes it; false when it cannot.
-func appendRejectedJSON(b []byte, v *cardblock.Rejected) (_ []byte, ok bool) {
-	b = append(b, `{"payment":`...)
-	{
-		e1 := v.Payment
-		b, ok = appendPaymentJSON(b, &e1)
-		if !ok {
-			return b, false
-		}
-	}
-	b = append(b, `,"block":`...)
-	b = strconv.AppendUint(b, v.BlockSeq, 10)
-	b = append(b, '}')
-	return b, true
-}
-
-// appendPaymentJSON appends a cardblock.Payment as encoding/json writes it; false when it cannot.
-func appendPaymentJSON(b []byte, v *cardblock.Payment) (_ []byte, ok bool) {
-	b = append(b, `{"seq":`...)
-	b = strconv.AppendUint(b, v.Seq, 10)
-	b = append(b, `,"card":`...)
-	b = textcodec.AppendString(b, v.Card)
-	b = append(b, `,"amount":`...)
-	b = strconv.AppendInt(b, v.Amount, 10)
-	b = append(b, `,"at":`...)
-	b, ok = textcodec.AppendTime(b, v.At)
-	if !ok {
-		return b, false
-	}
-	b = append(b, '}')
-	return b, true
 }

@@ -9,8 +9,6 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
-	"github.com/pipegen/pipegen/runtime/textcodec"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -955,74 +953,4 @@ func decodePayment(r *codec.Reader, v *fraud.Payment) {
 			r.Skip(wt)
 		}
 	}
-}
-
-// encodeRejectedJSON writes a record of sink "rejected" as encoding/json does; what the generated
-// code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeRejectedJSON(dst []byte, v fraud.Rejected) ([]byte, error) {
-	if b, ok := appendRejectedJSON(dst, &v); ok {
-		return b, nil
-	}
-	return runtime.EncodeJSON(dst, v)
-}
-
-// appendRejectedJSON appends a fraud.Rejected as encoding/json writes it; false when it cannot.
-func appendRejectedJSON(b []byte, v *fraud.Rejected) (_ []byte, ok bool) {
-	b = append(b, `{"payment":`...)
-	{
-		e1 := v.Payment
-		b, ok = appendPaymentJSON(b, &e1)
-		if !ok {
-			return b, false
-		}
-	}
-	b = append(b, `,"reason":`...)
-	b = textcodec.AppendString(b, v.Reason)
-	b = append(b, '}')
-	return b, true
-}
-
-// appendPaymentJSON appends a fraud.Payment as encoding/json writes it; false when it cannot.
-func appendPaymentJSON(b []byte, v *fraud.Payment) (_ []byte, ok bool) {
-	b = append(b, `{"seq":`...)
-	b = strconv.AppendUint(b, v.Seq, 10)
-	b = append(b, `,"card":`...)
-	b = textcodec.AppendString(b, v.Card)
-	b = append(b, `,"category":`...)
-	b = textcodec.AppendString(b, v.Category)
-	b = append(b, `,"amount":`...)
-	b = strconv.AppendInt(b, v.Amount, 10)
-	b = append(b, `,"at":`...)
-	b, ok = textcodec.AppendTime(b, v.At)
-	if !ok {
-		return b, false
-	}
-	b = append(b, '}')
-	return b, true
-}
-
-// encodeAlertsJSON writes a record of sink "alerts" as encoding/json does; what the generated
-// code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeAlertsJSON(dst []byte, v fraud.Alert) ([]byte, error) {
-	if b, ok := appendAlertJSON(dst, &v); ok {
-		return b, nil
-	}
-	return runtime.EncodeJSON(dst, v)
-}
-
-// appendAlertJSON appends a fraud.Alert as encoding/json writes it; false when it cannot.
-func appendAlertJSON(b []byte, v *fraud.Alert) (_ []byte, ok bool) {
-	b = append(b, `{"card":`...)
-	b = textcodec.AppendString(b, v.Card)
-	b = append(b, `,"payment":`...)
-	b = strconv.AppendUint(b, v.Payment, 10)
-	b = append(b, `,"rule":`...)
-	b = strconv.AppendUint(b, v.Rule, 10)
-	b = append(b, `,"until":`...)
-	b, ok = textcodec.AppendTime(b, v.Until)
-	if !ok {
-		return b, false
-	}
-	b = append(b, '}')
-	return b, true
 }

@@ -9,8 +9,6 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
-	"github.com/pipegen/pipegen/runtime/textcodec"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -712,66 +710,4 @@ func decodeSession(r *codec.Reader, v *sessions.Session) {
 			r.Skip(wt)
 		}
 	}
-}
-
-// encodeOutJSON writes a record of sink "out" as encoding/json does; what the generated
-// code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeOutJSON(dst []byte, v sessions.Session) ([]byte, error) {
-	if b, ok := appendSessionJSON(dst, &v); ok {
-		return b, nil
-	}
-	return runtime.EncodeJSON(dst, v)
-}
-
-// appendSessionJSON appends a sessions.Session as encoding/json writes it; false when it cannot.
-func appendSessionJSON(b []byte, v *sessions.Session) (_ []byte, ok bool) {
-	b = append(b, `{"user":`...)
-	b = textcodec.AppendString(b, v.User)
-	b = append(b, `,"start":`...)
-	b, ok = textcodec.AppendTime(b, v.Start)
-	if !ok {
-		return b, false
-	}
-	b = append(b, `,"last":`...)
-	b, ok = textcodec.AppendTime(b, v.Last)
-	if !ok {
-		return b, false
-	}
-	b = append(b, `,"clicks":`...)
-	b = strconv.AppendInt(b, int64(v.Clicks), 10)
-	b = append(b, '}')
-	return b, true
-}
-
-// encodeBouncesJSON writes a record of sink "bounces" as encoding/json does; what the generated
-// code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeBouncesJSON(dst []byte, v sessions.Session) ([]byte, error) {
-	if b, ok := appendSessionJSON(dst, &v); ok {
-		return b, nil
-	}
-	return runtime.EncodeJSON(dst, v)
-}
-
-// encodeLateJSON writes a record of sink "late" as encoding/json does; what the generated
-// code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeLateJSON(dst []byte, v sessions.Click) ([]byte, error) {
-	if b, ok := appendClickJSON(dst, &v); ok {
-		return b, nil
-	}
-	return runtime.EncodeJSON(dst, v)
-}
-
-// appendClickJSON appends a sessions.Click as encoding/json writes it; false when it cannot.
-func appendClickJSON(b []byte, v *sessions.Click) (_ []byte, ok bool) {
-	b = append(b, `{"seq":`...)
-	b = strconv.AppendUint(b, v.Seq, 10)
-	b = append(b, `,"user":`...)
-	b = textcodec.AppendString(b, v.User)
-	b = append(b, `,"at":`...)
-	b, ok = textcodec.AppendTime(b, v.At)
-	if !ok {
-		return b, false
-	}
-	b = append(b, '}')
-	return b, true
 }

@@ -9,8 +9,6 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
-	"github.com/pipegen/pipegen/runtime/textcodec"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -618,106 +616,4 @@ func decodePending(r *codec.Reader, v *driver.Pending) {
 			r.Skip(wt)
 		}
 	}
-}
-
-// decodeOrdersJSONL decodes a line of source "orders" into v, zero, as encoding/json does;
-// false for a line the generated code does not handle, which then goes through
-// encoding/json. With strict, every field must be there and nothing else.
-func decodeOrdersJSONL(line []byte, v *driver.Order, strict bool) bool {
-	var s textcodec.Scanner
-	s.Reset(line)
-	decodeOrderJSON(&s, v, strict)
-	return s.End()
-}
-
-// orderJSONNames are the keys of a driver.Order, for keys that match one only without regard to case.
-var orderJSONNames = []string{"customer", "amount", "at"}
-
-// decodeOrderJSON reads a driver.Order as encoding/json does, or fails s.
-func decodeOrderJSON(s *textcodec.Scanner, v *driver.Order, strict bool) {
-	if !s.Open('{') {
-		return
-	}
-	var seen [3]bool
-	for more := s.First('}'); more; more = s.Next('}') {
-		key := s.Key()
-		i := -1
-		switch string(key) {
-		case "customer":
-			i = 0
-		case "amount":
-			i = 1
-		case "at":
-			i = 2
-		default:
-			i = textcodec.Fold(key, orderJSONNames)
-		}
-		if i < 0 {
-			if strict {
-				s.Fail()
-				return
-			}
-			s.Skip()
-			continue
-		}
-		if seen[i] {
-			s.Fail() // a key twice: encoding/json decides
-			return
-		}
-		seen[i] = true
-		switch i {
-		case 0:
-			if !s.Null() {
-				v.Customer = s.String()
-			}
-		case 1:
-			if !s.Null() {
-				v.Amount = int(s.Int(64))
-			}
-		case 2:
-			if !s.Null() {
-				v.At = s.Time()
-			}
-		}
-	}
-	if strict {
-		for _, ok := range seen {
-			if !ok {
-				s.Fail()
-			}
-		}
-	}
-}
-
-// encodeLateJSON writes a record of sink "late" as encoding/json does; what the generated
-// code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeLateJSON(dst []byte, v driver.Order) ([]byte, error) {
-	if b, ok := appendOrderJSON(dst, &v); ok {
-		return b, nil
-	}
-	return runtime.EncodeJSON(dst, v)
-}
-
-// appendOrderJSON appends a driver.Order as encoding/json writes it; false when it cannot.
-func appendOrderJSON(b []byte, v *driver.Order) (_ []byte, ok bool) {
-	b = append(b, `{"customer":`...)
-	b = textcodec.AppendString(b, v.Customer)
-	b = append(b, `,"amount":`...)
-	b = strconv.AppendInt(b, int64(v.Amount), 10)
-	b = append(b, `,"at":`...)
-	b, ok = textcodec.AppendTime(b, v.At)
-	if !ok {
-		return b, false
-	}
-	b = append(b, '}')
-	return b, true
-}
-
-// encodeBigOrdersJSON writes a record of sink "big-orders" as encoding/json does; what the generated
-// code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeBigOrdersJSON(dst []byte, v driver.Order) ([]byte, error) {
-	if b, ok := appendOrderJSON(dst, &v); ok {
-		return b, nil
-	}
-	return runtime.EncodeJSON(dst, v)
 }
