@@ -220,6 +220,9 @@ func (cg *chainGen) structType() {
 		for _, ng := range cg.nodes {
 			ng.fields(s)
 		}
+		for _, k := range cg.chainCollectors() {
+			s.Id(cg.collectField(k)).Op("*").Qual(runtimePath, "DriverSink").Types(typeCode(k.t)).Comment(fmt.Sprintf("collects %s.%s for the test driver", k.n.Name, k.side))
+		}
 		s.Id("meter").Op("*").Qual(runtimePath, "Meter").Comment("the subtask's metrics")
 		what := fmt.Sprintf("records emitted by %s, then late for them", cg.nodeNames())
 		if h.Kind == ir.Join {
@@ -320,6 +323,9 @@ func (cg *chainGen) constructor() {
 		}
 		for _, ng := range cg.nodes {
 			ng.init(b)
+		}
+		for _, k := range cg.chainCollectors() {
+			b.Id("c").Dot(cg.collectField(k)).Op("=").Qual(runtimePath, "NewDriverSink").Types(typeCode(k.t)).Call(jen.Id("j"), jen.Id(k.konst), jen.Id("sub"))
 		}
 		ids := []jen.Code{jen.Id("sub")}
 		for _, n := range c.nodes {
@@ -582,6 +588,10 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 			body = append(body, jen.Add(out).Dot("Rebalance").Call(rec))
 		}
 	}
+	if k := g.collect[n.Name+"."+side]; k != nil && len(to) == 0 {
+		body = append(body, jen.Id("c").Dot(cg.collectField(k)).Dot("Write").Call(jen.Id("r")))
+		to = append(to, "the test driver")
+	}
 	what := fmt.Sprintf("the records of %q", n.Name)
 	switch {
 	case sideOut != nil:
@@ -709,6 +719,9 @@ func (cg *chainGen) controlMethods() {
 			for _, ng := range cg.nodes {
 				ng.snapshot(b)
 			}
+			for _, k := range cg.chainCollectors() {
+				b.Id("c").Dot(cg.collectField(k)).Dot("PreCommit").Call(s, jen.Id(k.konst))
+			}
 		}
 		for _, e := range c.outs {
 			b.Id("c").Dot(cg.outField(e)).Dot("Barrier").Call(jen.Id("id"))
@@ -761,6 +774,9 @@ func (cg *chainGen) controlMethods() {
 			cg.positions(b)
 			for _, ng := range cg.nodes {
 				ng.final(b)
+			}
+			for _, k := range cg.chainCollectors() {
+				b.Id("c").Dot(cg.collectField(k)).Dot("PreCommit").Call(s, jen.Id(k.konst))
 			}
 		}
 		for _, e := range c.outs {

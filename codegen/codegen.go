@@ -143,8 +143,11 @@ type gen struct {
 	// user's package in package mode.
 	pkgPath, pkgName string
 	// driver and newDriver name the typed test driver and its
-	// constructor (Options.Test).
+	// constructor (Options.Test); collect and collectList are the outputs
+	// no node reads, which the driver collects.
 	driver, newDriver string
+	collect           map[string]*collector
+	collectList       []*collector
 }
 
 func newGen(p *ir.Pipeline, opts Options) *gen {

@@ -30,6 +30,7 @@ func (g *gen) testFiles() ([]File, error) {
 	}
 	g.pkgPath, g.pkgName = "pipegen.test/"+name, name
 	g.driver, g.newDriver = "Driver", "New"
+	g.collectors()
 	pipeline, err := g.pipelineFile("pipeline.go")
 	if err != nil {
 		return nil, err
@@ -41,6 +42,7 @@ func (g *gen) testFiles() ([]File, error) {
 // TestFile(name), in the user's package, compiled only into its tests.
 func (g *gen) packageTestFiles() ([]File, error) {
 	g.driver, g.newDriver = DriverType(g.p.Name), DriverFunc(g.p.Name)
+	g.collectors()
 	g.names.reserve(g.driver)
 	g.names.reserve(g.newDriver)
 	name := TestFile(g.p.Name)
@@ -162,4 +164,113 @@ func (g *gen) driverCode(f *jen.File) {
 		f.Func().Params(recv).Id("Committed" + x).Params().Index().Add(t).Block(
 			jen.Return(jen.Qual(runtimePath, "DriverCommitted").Types(t).Call(jen.Id("d").Dot("d"), node)))
 	}
+	for _, c := range g.collectList {
+		t := typeCode(c.t)
+		what := fmt.Sprintf("the side output %s of %q", c.side, c.n.Name)
+		if c.n.Side(c.side) == nil {
+			what = fmt.Sprintf("the records too late for %q (%s)", c.n.Name, c.side)
+		}
+		f.Comment(fmt.Sprintf("Emitted%s is every record of %s, which no node reads:", c.name, what))
+		f.Comment("the driver collects them as it does a sink's, committed or not.")
+		f.Func().Params(recv).Id("Emitted" + c.name).Params().Index().Add(t).Block(
+			jen.Return(jen.Qual(runtimePath, "DriverEmitted").Types(t).Call(jen.Id("d").Dot("d"), jen.Id(c.konst))))
+		f.Comment(fmt.Sprintf("Committed%s is what completed checkpoints committed of them.", c.name))
+		f.Func().Params(recv).Id("Committed" + c.name).Params().Index().Add(t).Block(
+			jen.Return(jen.Qual(runtimePath, "DriverCommitted").Types(t).Call(jen.Id("d").Dot("d"), jen.Id(c.konst))))
+	}
+	if len(g.collectList) > 0 {
+		f.Comment("The driver's numbers of the outputs that no node reads, after the nodes'.")
+		f.Const().DefsFunc(func(b *jen.Group) {
+			for _, c := range g.collectList {
+				b.Id(c.konst).Op("=").Lit(c.key).Comment(fmt.Sprintf("%s.%s", c.n.Name, c.side))
+			}
+		})
+	}
+}
+
+// collector keeps, for the test driver, an output of a node that no node
+// reads: a side output, or the records too late for a window or a join.
+// Under the driver its records go to a driver sink of their own, which the
+// Driver reads as it reads a sink's.
+type collector struct {
+	n    *ir.Node
+	side string
+	t    *ir.Type
+	// key is the collector's number in the driver (after the nodes'),
+	// named by the constant konst; name is its name in the Driver's
+	// methods (EmittedNAME).
+	key   int
+	konst string
+	name  string
+}
+
+// collectors finds the outputs that no node reads, in the order of the
+// nodes, for the test driver; g.collect holds them by node and side.
+func (g *gen) collectors() {
+	g.collect = map[string]*collector{}
+	sinks := map[string]bool{}
+	for _, n := range g.p.Nodes {
+		if n.Kind == ir.Sink {
+			sinks[exported(n.Name)] = true
+		}
+	}
+	for _, n := range g.p.Nodes {
+		var sides []string
+		if n.Window != nil && !n.Window.Processing && n.Window.Kind != "count" && (n.Kind == ir.Aggregate || n.Kind == ir.Reduce) {
+			sides = append(sides, "late")
+		}
+		if n.Kind == ir.Join && n.Timed && (n.Window == nil || !n.Window.Processing) {
+			sides = append(sides, joinLateSide[:]...)
+		}
+		for _, s := range n.Sides {
+			sides = append(sides, s.Name)
+		}
+		for _, side := range sides {
+			if len(consumersOf(g.p, n, side)) > 0 {
+				continue
+			}
+			name := exported(n.Name) + exported(side)
+			if sinks[name] {
+				name += "Side"
+			}
+			c := &collector{n: n, side: side, t: sideType(n, side), key: len(g.p.Nodes) + len(g.collectList), name: name}
+			c.konst = g.names.name(nameKey{pattern: "collect%s." + side, of: n.Name}, derive("collect%s"+exported(side), g.id(n)))
+			g.collect[n.Name+"."+side] = c
+			g.collectList = append(g.collectList, c)
+		}
+	}
+}
+
+// sideType is the type of the records of output side of node n ("" its
+// main output).
+func sideType(n *ir.Node, side string) *ir.Type {
+	switch {
+	case side == "":
+		return n.Out
+	case n.Side(side) != nil:
+		return n.Side(side).Type
+	case side == "late":
+		return n.In()
+	case side == joinLateSide[0]:
+		return n.Inputs[0].Type
+	case side == joinLateSide[1]:
+		return n.Inputs[1].Type
+	}
+	return ir.StringType
+}
+
+// chainCollectors are the collectors of the nodes of chain cg.
+func (cg *chainGen) chainCollectors() []*collector {
+	var cs []*collector
+	for _, c := range cg.g.collectList {
+		if cg.g.chainOf[c.n.ID] == cg.c {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
+
+// collectField is the chain's field that holds collector c.
+func (cg *chainGen) collectField(c *collector) string {
+	return cg.members.name(nameKey{pattern: "%sOut." + c.side, of: c.n.Name}, derive("%s"+exported(c.side)+"Out", cg.g.id(c.n)))
 }

@@ -41,6 +41,7 @@ func OnOrder(customer string, p *Pending, o Order, ctx pipegen.Context, emit fun
 	}
 	if p.N == 0 {
 		ctx.ProcessingTimerAt(time.Now().Add(RemindAfter))
+		ctx.Output("first", customer) // read by no node: the driver collects it
 	}
 	p.N++
 	p.Total += o.Amount

@@ -58,6 +58,30 @@ func TestProcessingTimer(t *testing.T) {
 	}
 }
 
+// TestUnreadSideOutput: the side output first, which no node reads, is
+// collected by the driver as a sink's records are: emitted at once,
+// committed by a checkpoint, dropped by a restore and replayed.
+func TestUnreadSideOutput(t *testing.T) {
+	d := New(t)
+	d.PushOrders(order("erin", 1, 0), order("erin", 2, time.Second))
+	d.Checkpoint()
+	d.PushOrders(order("frank", 3, 2*time.Second))
+	if got := d.EmittedRemindFirst(); !slices.Equal(got, []string{"erin", "frank"}) {
+		t.Fatalf("first = %q, want erin and frank", got)
+	}
+	if got := d.CommittedRemindFirst(); !slices.Equal(got, []string{"erin"}) {
+		t.Fatalf("committed first = %q, want erin", got)
+	}
+	d.Restore()
+	if got := d.EmittedRemindFirst(); !slices.Equal(got, []string{"erin", "frank"}) {
+		t.Fatalf("first after the restore = %q, want erin and frank, once each", got)
+	}
+	d.End()
+	if got := d.CommittedRemindFirst(); !slices.Equal(got, []string{"erin", "frank"}) {
+		t.Fatalf("committed first at the end = %q", got)
+	}
+}
+
 // TestLate: an order at or behind the watermark goes to the side output.
 func TestLate(t *testing.T) {
 	d := New(t)

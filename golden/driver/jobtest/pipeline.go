@@ -137,6 +137,22 @@ func (d *Driver) CommittedBigOrders() []driver.Order {
 	return runtime.DriverCommitted[driver.Order](d.d, nodeBigOrders)
 }
 
+// EmittedRemindFirst is every record of the side output first of "remind", which no node reads:
+// the driver collects them as it does a sink's, committed or not.
+func (d *Driver) EmittedRemindFirst() []string {
+	return runtime.DriverEmitted[string](d.d, collectRemindFirst)
+}
+
+// CommittedRemindFirst is what completed checkpoints committed of them.
+func (d *Driver) CommittedRemindFirst() []string {
+	return runtime.DriverCommitted[string](d.d, collectRemindFirst)
+}
+
+// The driver's numbers of the outputs that no node reads, after the nodes'.
+const (
+	collectRemindFirst = 6 // remind.first
+)
+
 // config holds the settings compiled from the pipeline file; the command line
 // overrides them for one run.
 var config = &runtime.Config{
@@ -338,17 +354,18 @@ func (c *ordersChain) end() {
 
 // remindChain is one subtask of process "remind" and the nodes fused with it: reminders, late.
 type remindChain struct {
-	sub           int           // the subtask's index
-	task          *runtime.Task // its part in checkpoints
-	in            *runtime.Inbox[runtime.Timed[driver.Order]]
-	remindState   *state.Memory[string, driver.Pending] // state of remind: one driver.Pending per key
-	remindTimers  *runtime.TimerService[string]
-	remindCtx     *runtime.ProcessContext[string]
-	remindEmitFn  func(string) // the emit function remind gets, made once
-	remindersSink *runtime.DriverSink[string]
-	lateSink      *runtime.DriverSink[driver.Order]
-	meter         *runtime.Meter // the subtask's metrics
-	counts        [6]uint64      // records emitted by remind, reminders, late, then late for them; flush publishes them
+	sub            int           // the subtask's index
+	task           *runtime.Task // its part in checkpoints
+	in             *runtime.Inbox[runtime.Timed[driver.Order]]
+	remindState    *state.Memory[string, driver.Pending] // state of remind: one driver.Pending per key
+	remindTimers   *runtime.TimerService[string]
+	remindCtx      *runtime.ProcessContext[string]
+	remindEmitFn   func(string) // the emit function remind gets, made once
+	remindersSink  *runtime.DriverSink[string]
+	lateSink       *runtime.DriverSink[driver.Order]
+	remindFirstOut *runtime.DriverSink[string] // collects remind.first for the test driver
+	meter          *runtime.Meter              // the subtask's metrics
+	counts         [6]uint64                   // records emitted by remind, reminders, late, then late for them; flush publishes them
 }
 
 func newRemindChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[driver.Order]]) *remindChain {
@@ -372,6 +389,7 @@ func newRemindChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[dri
 	}
 	c.remindersSink = runtime.NewDriverSink[string](j, nodeReminders, sub)
 	c.lateSink = runtime.NewDriverSink[driver.Order](j, nodeLate, sub)
+	c.remindFirstOut = runtime.NewDriverSink[string](j, collectRemindFirst, sub)
 	c.meter = j.Meter(sub, nodeRemind, nodeReminders, nodeLate)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -423,7 +441,7 @@ func (c *remindChain) records(recs []runtime.Timed[driver.Order]) {
 	}
 }
 
-// toRemind is operator "remind": process OnOrder by ByCustomer, func(customer string, p *Pending, o Order, ctx pipegen.Context, emit func(string)), timers Remind, side outputs late.
+// toRemind is operator "remind": process OnOrder by ByCustomer, func(customer string, p *Pending, o Order, ctx pipegen.Context, emit func(string)), timers Remind, side outputs first, late.
 func (c *remindChain) toRemind(r driver.Order, ts int64) {
 	k := driver.ByCustomer(r)
 	st := c.remindState.Get(k)
@@ -457,6 +475,12 @@ func (c *remindChain) remindTimer(k string, at int64) {
 // (the context passed to a function of another package) is checked here.
 func (c *remindChain) remindOutput(name string, v any) {
 	switch name {
+	case "first":
+		r, ok := v.(string)
+		if !ok {
+			runtime.Abortf("operators.remind: Output(\"first\", ...) got a %T, but side output remind.first carries string", v)
+		}
+		c.emitRemindFirst(r, c.remindCtx.EventTime())
 	case "late":
 		r, ok := v.(driver.Order)
 		if !ok {
@@ -464,7 +488,7 @@ func (c *remindChain) remindOutput(name string, v any) {
 		}
 		c.emitRemindLate(r, c.remindCtx.EventTime())
 	default:
-		runtime.Abortf("operators.remind: Output(%q, ...): remind has no such side output (it has late)", name)
+		runtime.Abortf("operators.remind: Output(%q, ...): remind has no such side output (it has first, late)", name)
 	}
 }
 
@@ -472,6 +496,11 @@ func (c *remindChain) remindOutput(name string, v any) {
 func (c *remindChain) emitRemind(r string, ts int64) {
 	c.counts[0]++
 	c.toReminders(r, ts)
+}
+
+// emitRemindFirst passes the side output first of "remind" to the test driver.
+func (c *remindChain) emitRemindFirst(r string, ts int64) {
+	c.remindFirstOut.Write(r)
 }
 
 // emitRemindLate passes the side output late of "remind" to late.
@@ -508,6 +537,7 @@ func (c *remindChain) barrier(id int64) {
 	})
 	c.remindersSink.PreCommit(s, nodeReminders)
 	c.lateSink.PreCommit(s, nodeLate)
+	c.remindFirstOut.PreCommit(s, collectRemindFirst)
 	c.task.Submit(s)
 }
 
@@ -536,6 +566,7 @@ func (c *remindChain) end() {
 	c.remindersSink.End()
 	c.lateSink.PreCommit(s, nodeLate)
 	c.lateSink.End()
+	c.remindFirstOut.PreCommit(s, collectRemindFirst)
 	c.task.Submit(s)
 	c.meter.Publish(c.counts[:])
 	c.meter.End()

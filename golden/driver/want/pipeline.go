@@ -300,7 +300,7 @@ func (c *remindChain) records(recs []runtime.Timed[driver.Order]) {
 	}
 }
 
-// toRemind is operator "remind": process OnOrder by ByCustomer, func(customer string, p *Pending, o Order, ctx pipegen.Context, emit func(string)), timers Remind, side outputs late.
+// toRemind is operator "remind": process OnOrder by ByCustomer, func(customer string, p *Pending, o Order, ctx pipegen.Context, emit func(string)), timers Remind, side outputs first, late.
 func (c *remindChain) toRemind(r driver.Order, ts int64) {
 	k := driver.ByCustomer(r)
 	st := c.remindState.Get(k)
@@ -334,6 +334,12 @@ func (c *remindChain) remindTimer(k string, at int64) {
 // (the context passed to a function of another package) is checked here.
 func (c *remindChain) remindOutput(name string, v any) {
 	switch name {
+	case "first":
+		r, ok := v.(string)
+		if !ok {
+			runtime.Abortf("operators.remind: Output(\"first\", ...) got a %T, but side output remind.first carries string", v)
+		}
+		c.emitRemindFirst(r, c.remindCtx.EventTime())
 	case "late":
 		r, ok := v.(driver.Order)
 		if !ok {
@@ -341,7 +347,7 @@ func (c *remindChain) remindOutput(name string, v any) {
 		}
 		c.emitRemindLate(r, c.remindCtx.EventTime())
 	default:
-		runtime.Abortf("operators.remind: Output(%q, ...): remind has no such side output (it has late)", name)
+		runtime.Abortf("operators.remind: Output(%q, ...): remind has no such side output (it has first, late)", name)
 	}
 }
 
@@ -350,6 +356,9 @@ func (c *remindChain) emitRemind(r string, ts int64) {
 	c.counts[0]++
 	c.toReminders(r, ts)
 }
+
+// emitRemindFirst drops the side output first of "remind": nothing reads them.
+func (c *remindChain) emitRemindFirst(r string, ts int64) {}
 
 // emitRemindLate passes the side output late of "remind" to late.
 func (c *remindChain) emitRemindLate(r driver.Order, ts int64) {
