@@ -3,6 +3,7 @@ package cardblock_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,6 +26,7 @@ type driver interface {
 	AdvanceWatermark(at time.Time)
 	Checkpoint() int64
 	Restore()
+	Rescale(p int)
 	End()
 	EmittedAccepted() []string
 	CommittedAccepted() []string
@@ -45,12 +47,16 @@ func pay(seq uint64, card string, amount int64, after time.Duration) cardblock.P
 // script blocks card-1 from 10s to 20s and pays with it and with card-2
 // before, during and after the block; the watermarks decide the payments.
 // With restoreAt set, the job crashes after that step and is restored from
-// the newest checkpoint (one is taken after step "decided").
+// the newest checkpoint (one is taken after step "decided"); with
+// "rescale-STEP", onto parallelism 2.
 func script(t *testing.T, form string, o runtime.DriverOptions, restoreAt string) driver {
 	d := forms[form](t, o)
 	step := func(name string) {
-		if name == restoreAt {
+		switch restoreAt {
+		case name:
 			d.Restore()
+		case "rescale-" + name:
+			d.Rescale(2) // a restore onto two subtasks of every node
 		}
 	}
 	d.PushBlocks(cardblock.Block{Seq: 1, Card: "card-1", From: t0.Add(10 * time.Second), Until: t0.Add(20 * time.Second)})
@@ -80,11 +86,11 @@ func TestDriver(t *testing.T) {
 	wantRejected := []cardblock.Rejected{{Payment: pay(2, "card-1", 15, 15*time.Second), BlockSeq: 1}}
 	for _, form := range []string{"yaml", "directives"} {
 		for _, o := range []runtime.DriverOptions{{StateBackend: "memory"}, {StateBackend: "pebble"}, {Parallelism: 2}} {
-			for _, at := range []string{"none", "pushed", "decided", "after-checkpoint", "end"} {
+			for _, at := range []string{"none", "pushed", "decided", "after-checkpoint", "end", "rescale-after-checkpoint"} {
 				t.Run(fmt.Sprintf("%s/%s/p%d/restore-%s", form, o.StateBackend, max(o.Parallelism, 1), at), func(t *testing.T) {
 					d := script(t, form, o, at)
 					got := d.CommittedAccepted()
-					if o.Parallelism > 1 {
+					if o.Parallelism > 1 || strings.HasPrefix(at, "rescale") {
 						// subtask by subtask: the order is not the one of time
 						slices.Sort(got)
 						wantAccepted := slices.Sorted(slices.Values(wantAccepted))

@@ -3,6 +3,7 @@ package fraud_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ type driver interface {
 	AdvanceWatermark(at time.Time)
 	Checkpoint() int64
 	Restore()
+	Rescale(p int)
 	End()
 	CommittedAccepted() []string
 	CommittedRejected() []fraud.Rejected
@@ -43,12 +45,16 @@ func pay(seq uint64, card string, amount int64, after time.Duration) fraud.Payme
 // script sets a limit of 500 on online payments from 0s, and one of 100
 // from 30s; a payment over the limit blocks its card for 5s. With
 // restoreAt set, the job crashes after that step and is restored from the
-// newest checkpoint (one is taken after step "decided").
+// newest checkpoint (one is taken after step "decided"); with
+// "rescale-STEP", onto parallelism 2.
 func script(t *testing.T, form string, o runtime.DriverOptions, restoreAt string) driver {
 	d := forms[form](t, o)
 	step := func(name string) {
-		if name == restoreAt {
+		switch restoreAt {
+		case name:
 			d.Restore()
+		case "rescale-" + name:
+			d.Rescale(2) // a restore onto two subtasks of every node
 		}
 	}
 	d.PushRules(fraud.Rule{Seq: 1, Category: "online", Max: 500, BlockFor: 5 * time.Second, From: t0})
@@ -79,7 +85,7 @@ func TestDriver(t *testing.T) {
 	}
 	for _, form := range []string{"yaml", "directives"} {
 		for _, o := range []runtime.DriverOptions{{StateBackend: "memory"}, {StateBackend: "pebble"}, {Parallelism: 2}} {
-			for _, at := range []string{"none", "pushed", "decided", "after-checkpoint", "end"} {
+			for _, at := range []string{"none", "pushed", "decided", "after-checkpoint", "end", "rescale-after-checkpoint"} {
 				t.Run(fmt.Sprintf("%s/%s/p%d/restore-%s", form, o.StateBackend, max(o.Parallelism, 1), at), func(t *testing.T) {
 					d := script(t, form, o, at)
 					accepted := d.CommittedAccepted()
@@ -89,7 +95,7 @@ func TestDriver(t *testing.T) {
 					}
 					alerts := d.CommittedAlerts()
 					want := wantAccepted
-					if o.Parallelism > 1 {
+					if o.Parallelism > 1 || strings.HasPrefix(at, "rescale") {
 						// listed subtask by subtask, not in the order of time
 						slices.Sort(accepted)
 						slices.Sort(rejected)
