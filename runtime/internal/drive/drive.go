@@ -323,7 +323,7 @@ func (d *Driver) Watermark(node int, w int64) {
 	d.exec(command{kind: cmdWatermark, node: node, ts: w, clock: d.clock}, true)
 }
 
-// WatermarkAll moves the watermark of every source to w.
+// WatermarkAll moves the watermark of every source with event time to w.
 func (d *Driver) WatermarkAll(w int64) {
 	d.t.Helper()
 	for i, n := range d.cfg.Nodes {

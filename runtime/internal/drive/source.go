@@ -102,10 +102,9 @@ func (s *Source[T]) Next() (T, bool) {
 		s.ctl.Count(1)
 		return rec, true
 	case cmdWatermark:
-		if s.wm == nil {
-			fault.Abortf("sources.%d: a watermark for a source without timestamps", s.node)
+		if s.wm != nil { // a source without event time has no watermark (WatermarkAll)
+			s.wm.Set(c.ts)
 		}
-		s.wm.Set(c.ts)
 	case cmdEnd:
 		s.ending = true
 	}
