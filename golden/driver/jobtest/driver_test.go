@@ -185,3 +185,23 @@ func TestPanic(t *testing.T) {
 func sameOrder(a, b driver.Order) bool {
 	return a.Customer == b.Customer && a.Amount == b.Amount && a.At.Equal(b.At)
 }
+
+// TestAfterEnd: a command after End fails the test, and says why.
+func TestAfterEnd(t *testing.T) {
+	ft := &fatalT{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d := New(ft)
+		d.End()
+		d.PushOrders(order("gina", 1, 0))
+		t.Error("the driver took a record after End")
+	}()
+	<-done
+	for _, fn := range ft.cleanups {
+		fn()
+	}
+	if !strings.Contains(ft.msg, "the job has ended") {
+		t.Errorf("the failure %q does not say that the job has ended", ft.msg)
+	}
+}
