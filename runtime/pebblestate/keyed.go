@@ -23,10 +23,13 @@ import (
 // Keyed is the keyed state of one subtask of a keyed node, in a Pebble
 // store with a cache of decoded values in front.
 type Keyed[K comparable, V any] struct {
-	t     *checkpoint.Task
-	node  int
-	name  string // the node's name, for errors
+	t    *checkpoint.Task
+	node int
+	name string // the node's name, for errors
+	// uid begins the names of the store's files: the node's uid, and for
+	// a named state (map state) a dash and the state's name.
 	uid   string
+	state string // "" for the node's main state
 	codec *state.Codec[K, V]
 	// keyGroup places a key; [start, end) are the subtask's key groups.
 	keyGroup   func(K) int
@@ -100,20 +103,30 @@ const (
 // subtasks', before any runs). The store is closed and its files removed
 // when the run ends.
 func Open[K comparable, V any](t *checkpoint.Task, node int, c *state.Codec[K, V]) *Keyed[K, V] {
+	return OpenState(t, node, "", c)
+}
+
+// OpenState is Open of the named state of node ("map.F": the map state
+// of field F of a process's state), a store of its own.
+func OpenState[K comparable, V any](t *checkpoint.Task, node int, stateName string, c *state.Codec[K, V]) *Keyed[K, V] {
 	n := t.Node(node)
+	uid := n.UID
+	if stateName != "" {
+		uid += "-" + stateName
+	}
 	start, end := t.KeyRange(node)
 	maxP := t.MaxParallelism()
-	s := &Keyed[K, V]{t: t, node: node, name: n.Name, uid: n.UID, codec: c,
+	s := &Keyed[K, V]{t: t, node: node, name: n.Name, uid: uid, state: stateName, codec: c,
 		keyGroup: func(k K) int { return keygroup.Of(c.Hash(k), maxP) }, start: start, end: end,
 		cache: map[K]*entry[K, V]{}, spillAt: spillAt, maxCache: maxCache,
 		uploaded: map[int64]map[string]string{}, names: map[string]string{}}
 	st := t.Storage()
-	s.files = newFiles(st.FS, filepath.Join(st.Dir, "pebble", fmt.Sprintf("%s-%d", n.UID, t.Subtask())))
+	s.files = newFiles(st.FS, filepath.Join(st.Dir, "pebble", fmt.Sprintf("%s-%d", uid, t.Subtask())))
 	if err := s.files.reset(); err != nil {
 		fault.Abortf("operators.%s[%d]: pebble state: %w", n.Name, t.Subtask(), err)
 	}
 	t.OnClose(s.close)
-	if files, l := t.RestoredFiles(node, ""); len(files) > 0 {
+	if files, l := t.RestoredFiles(node, stateName); len(files) > 0 {
 		t.OnRestore(func() { s.restore(files, l) })
 		return s
 	}
