@@ -111,6 +111,7 @@ func (g *gen) keyedFuncs(f *jen.File) {
 		if n.Kind == ir.Join {
 			g.valueCodec(f, cg, n, "Right", g.p.Nodes[n.Inputs[1].From].Out)
 		}
+		g.mapCodecs(f, cg, n)
 		if bc := n.Broadcast; bc != nil {
 			g.valueCodec(f, cg, n, "BroadcastKey", bc.Key)
 			g.valueCodec(f, cg, n, "BroadcastValue", bc.Value)

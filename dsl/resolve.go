@@ -962,6 +962,41 @@ func (r *resolver) checkState(n *rnode, at Str, t types.Type) {
 	}
 }
 
+// checkProcessState is checkState of a process's state struct, whose
+// fields of type pipegen.MapState[K, V] keep a map per key: K must be a
+// string or integer type (its entries are kept in its order), V a type
+// state can hold. MapState anywhere else is refused (stateProblem).
+func (r *resolver) checkProcessState(n *rnode, at Str, t types.Type) {
+	seen := map[types.Type]bool{}
+	if st, ok := t.Underlying().(*types.Struct); ok {
+		for i := range st.NumFields() {
+			f := st.Field(i)
+			named, ok := types.Unalias(f.Type()).(*types.Named)
+			if !ok || !isPipegenType(named, "MapState") {
+				continue
+			}
+			seen[f.Type()] = true
+			k, v := named.TypeArgs().At(0), named.TypeArgs().At(1)
+			p := ""
+			if b, ok := k.Underlying().(*types.Basic); !ok || b.Info()&(types.IsString|types.IsInteger) == 0 || b.Kind() == types.Uintptr {
+				p = fmt.Sprintf("the key of a pipegen.MapState must be a string or integer type, which has an order that its entries are kept in; got %s", r.u.typeString(k))
+			} else if !f.Exported() {
+				p = "the generated program binds the map to the key being processed: export it"
+			} else {
+				p = stateProblem(v, r.u, map[types.Type]bool{})
+			}
+			if p != "" {
+				r.report(at.Pos, diag.Type, "state of %q has type %s, whose field %s (%s) cannot be map state: %s", n.spec.Name.V, r.u.typeString(t), f.Name(), r.u.position(f.Pos()), p)
+				n.ok = false
+			}
+		}
+	}
+	if p := stateProblem(t, r.u, seen); p != "" {
+		r.report(at.Pos, diag.Type, "state of %q has type %s, which cannot be checkpointed: %s", n.spec.Name.V, r.u.typeString(t), p)
+		n.ok = false
+	}
+}
+
 // stateProblem explains why t cannot be stored in state, or returns "":
 // the supported types are those the generated serializers handle.
 func stateProblem(t types.Type, u *userPackage, seen map[types.Type]bool) string {
@@ -971,6 +1006,9 @@ func stateProblem(t types.Type, u *userPackage, seen map[types.Type]bool) string
 	seen[t] = true
 	if named, ok := types.Unalias(t).(*types.Named); ok && isTimeType(named) {
 		return ""
+	}
+	if isPipegenType(t, "MapState") {
+		return "pipegen.MapState is for the fields of a process's state struct only"
 	}
 	switch tt := t.Underlying().(type) {
 	case *types.Basic:

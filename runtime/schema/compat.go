@@ -116,7 +116,7 @@ func (c *comparer) compare(old, now *Type, path string) error {
 			}
 		}
 		return nil
-	case old.Op == "map":
+	case old.Op == "map" || old.Op == "mapstate":
 		if err := c.compare(old.Key, now.Key, join(path, "key")); err != nil {
 			return err
 		}
@@ -152,7 +152,7 @@ func short(t *Type) string {
 
 func elemShort(t *Type) string {
 	switch {
-	case t.Op == "map":
+	case t.Op == "map" || t.Op == "mapstate":
 		return "[" + short(t.Key) + "]" + short(t.Elem)
 	case t.Elem != nil:
 		return short(t.Elem)

@@ -80,3 +80,24 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestMapStateSchema: a map state field is compared like a map (its key
+// and value), and is not a map.
+func TestMapStateSchema(t *testing.T) {
+	old := "p.S{1 N int; 2 Seen mapstate[string]p.V{1 A int}}"
+	if ty, err := Parse(old); err != nil || ty.String() != old {
+		t.Fatalf("Parse(%q) = %v, %v", old, ty, err)
+	}
+	if err := CompatibleStrings(old, "p.S{1 N int; 2 Seen mapstate[string]p.V{1 A int; 2 B string}}"); err != nil {
+		t.Errorf("a field added to the map's value: %v", err)
+	}
+	for now, want := range map[string]string{
+		"p.S{1 N int; 2 Seen mapstate[int64]p.V{1 A int}}":     "Seen.key was string in the checkpoint and is int64 now",
+		"p.S{1 N int; 2 Seen mapstate[string]p.V{1 A string}}": "p.S.Seen.A was int in the checkpoint and is string now",
+		"p.S{1 N int; 2 Seen map[string]p.V{1 A int}}":         "p.S.Seen was mapstate[string]p.V in the checkpoint and is map[string]p.V now",
+	} {
+		if err := CompatibleStrings(old, now); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", now, err, want)
+		}
+	}
+}
