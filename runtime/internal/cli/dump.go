@@ -15,9 +15,11 @@ import (
 // dumpNode prints the keyed state of node (its name or uid) in savepoint
 // l as JSON lines, {"keyGroup":G,"key":K,"value":V}, decoding the entries
 // by the schemas the savepoint records (the wire format the generated
-// serializers write: codec's, fields tagged with their ids). Windows,
-// joins and timers keep their state in layouts of their own and are not
-// dumped.
+// serializers write: codec's, fields tagged with their ids). The entries
+// of a process's map state (a pipegen.MapState field F of its state) are
+// lines of their own, {"keyGroup":G,"key":K,"map":"F","mapKey":MK,
+// "value":V}. Windows, joins and timers keep their state in layouts of
+// their own and are not dumped.
 func dumpNode(cfg *config.Config, l *storage.Loaded, node string, w io.Writer) error {
 	var ns *storage.NodeState
 	for i := range l.Manifest.Nodes {
@@ -45,7 +47,14 @@ func dumpNode(cfg *config.Config, l *storage.Loaded, node string, w io.Writer) e
 		return err
 	}
 	enc := json.NewEncoder(w)
+	d := &decoder{}
 	for _, f := range ns.Files {
+		if field, ok := strings.CutPrefix(f.State, "map."); ok {
+			if err := dumpMap(l, f, field, kt, vt, d, enc); err != nil {
+				return err
+			}
+			continue
+		}
 		if f.State != "" {
 			continue // a process's timers
 		}
@@ -187,4 +196,52 @@ func (d *decoder) value(r *codec.Reader, t *schema.Type) any {
 func (d *decoder) isByte(t *schema.Type) bool {
 	u := d.under(t)
 	return u.Name == "uint8" || u.Name == "byte"
+}
+
+// dumpMap prints the entries of the map state of field of the state type
+// vt in file f: each the node's key (of type kt), then the map's key in
+// its order (codec's ordered encodings), then the value.
+func dumpMap(l *storage.Loaded, f storage.StateFile, field string, kt, vt *schema.Type, d *decoder, enc *json.Encoder) error {
+	var mt *schema.Type
+	if st := d.under(vt); st != nil {
+		for _, fl := range st.Fields {
+			if fl.Name == field && fl.Type.Op == "mapstate" {
+				mt = fl.Type
+			}
+		}
+	}
+	if mt == nil {
+		return fmt.Errorf("%s holds the map state %s, which the state's schema %s has no pipegen.MapState field for", f.Name, field, vt)
+	}
+	mk := d.under(mt.Key)
+	r, err := l.Open(f)
+	if err != nil {
+		return err
+	}
+	for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
+		sr := codec.NewReader(sec)
+		for sr.More() {
+			er := sr.Nested()
+			k := d.value(er, kt)
+			var uk any
+			switch {
+			case mk.Name == "string":
+				uk = er.OrderedString()
+			case strings.HasPrefix(mk.Name, "int"):
+				uk = er.OrderedInt()
+			default:
+				uk = er.OrderedUint()
+			}
+			v := d.value(er, mt.Elem)
+			if err := er.Err(); err != nil {
+				r.Close()
+				return fmt.Errorf("%s, key group %d: %w", f.Name, kg, err)
+			}
+			if err := enc.Encode(map[string]any{"keyGroup": kg, "key": k, "map": field, "mapKey": uk, "value": v}); err != nil {
+				r.Close()
+				return err
+			}
+		}
+	}
+	return r.Close()
 }
