@@ -94,7 +94,35 @@ type MemoryMap[K comparable, UK MapKeyType, UV any] struct {
 
 // NewMemoryMap returns an empty map state.
 func NewMemoryMap[K comparable, UK MapKeyType, UV any]() *MemoryMap[K, UK, UV] {
-	return &MemoryMap[K, UK, UV]{st: NewMemory[MapKey[K, UK], UV]()}
+	m := &MemoryMap[K, UK, UV]{st: NewMemory[MapKey[K, UK], UV]()}
+	m.st.swept = func(mk MapKey[K, UK]) {
+		if m.index != nil {
+			m.unindex(mk)
+		}
+	}
+	return m
+}
+
+func (m *MemoryMap[K, UK, UV]) unindex(mk MapKey[K, UK]) {
+	keys := m.index[mk.K]
+	delete(keys, mk.UK)
+	if len(keys) == 0 {
+		delete(m.index, mk.K)
+	}
+}
+
+// live returns the value of uk in k's map, or nil; an expired entry
+// (state TTL) is deleted.
+func (m *MemoryMap[K, UK, UV]) live(k K, uk UK) *UV {
+	mk := MapKey[K, UK]{k, uk}
+	if v := m.st.peek(mk); v != nil {
+		return v
+	}
+	if _, ok := m.index[k][uk]; ok {
+		m.st.Delete(mk) // expired
+		m.unindex(mk)
+	}
+	return nil
 }
 
 // Store is the state that holds the entries, which checkpoints write and
@@ -106,8 +134,10 @@ func (m *MemoryMap[K, UK, UV]) Bind(k K) {
 	m.cur = k
 	if m.index == nil {
 		m.index = map[K]map[UK]struct{}{}
-		for mk := range m.st.m {
-			m.add(mk)
+		for mk, e := range m.st.m {
+			if !e.deleted {
+				m.add(mk)
+			}
 		}
 	}
 }
@@ -123,7 +153,7 @@ func (m *MemoryMap[K, UK, UV]) add(mk MapKey[K, UK]) {
 
 // Get returns the value of uk in the current key's map.
 func (m *MemoryMap[K, UK, UV]) Get(uk UK) (UV, bool) {
-	if v := m.st.peek(MapKey[K, UK]{m.cur, uk}); v != nil {
+	if v := m.live(m.cur, uk); v != nil {
 		return *v, true
 	}
 	var zero UV
@@ -141,25 +171,29 @@ func (m *MemoryMap[K, UK, UV]) Put(uk UK, v UV) {
 
 // Delete removes uk from the current key's map.
 func (m *MemoryMap[K, UK, UV]) Delete(uk UK) {
-	keys := m.index[m.cur]
-	if _, ok := keys[uk]; !ok {
+	if _, ok := m.index[m.cur][uk]; !ok {
 		return
 	}
-	m.st.Delete(MapKey[K, UK]{m.cur, uk})
-	delete(keys, uk)
-	if len(keys) == 0 {
-		delete(m.index, m.cur)
-	}
+	mk := MapKey[K, UK]{m.cur, uk}
+	m.st.Delete(mk)
+	m.unindex(mk)
 }
 
 // Contains reports whether the current key's map has uk.
-func (m *MemoryMap[K, UK, UV]) Contains(uk UK) bool {
-	_, ok := m.index[m.cur][uk]
-	return ok
-}
+func (m *MemoryMap[K, UK, UV]) Contains(uk UK) bool { return m.live(m.cur, uk) != nil }
 
-// Len is the number of entries of the current key's map.
-func (m *MemoryMap[K, UK, UV]) Len() int { return len(m.index[m.cur]) }
+// Len is the number of entries of the current key's map; with a TTL it
+// looks at each, to leave out (and delete) the expired ones.
+func (m *MemoryMap[K, UK, UV]) Len() int {
+	if m.st.ttl == 0 {
+		return len(m.index[m.cur])
+	}
+	n := 0
+	for range m.All() {
+		n++
+	}
+	return n
+}
 
 // All yields the entries of the current key's map in ascending order of
 // their keys (the order of the pebble backend's store).
@@ -176,9 +210,9 @@ func (m *MemoryMap[K, UK, UV]) All() iter.Seq2[UK, UV] {
 		}
 		slices.SortFunc(sorted, cmp.Compare[UK])
 		for _, uk := range sorted {
-			v := m.st.peek(MapKey[K, UK]{k, uk})
+			v := m.live(k, uk)
 			if v == nil {
-				continue // deleted while iterating
+				continue // deleted while iterating, or expired
 			}
 			if !yield(uk, *v) {
 				return
@@ -199,7 +233,7 @@ func (m *MemoryMap[K, UK, UV]) Clear() {
 // not counted as changed (the caller never changes the value through the
 // pointer; Put replaces it).
 func (s *Memory[K, V]) peek(k K) *V {
-	if e := s.m[k]; e != nil {
+	if e := s.m[k]; e != nil && (s.ttl == 0 || !s.expired(e)) {
 		return e.val
 	}
 	return nil

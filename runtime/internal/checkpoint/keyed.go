@@ -44,6 +44,7 @@ func SnapshotMemoryState[K comparable, V any](s *Snapshot, node int, stateName s
 			fault.Abort(fault.ErrCanceled)
 		}
 	}
+	st.Sweep() // expired values (state TTL) leave before the capture
 	ch := t.chain(node, stateName)
 	base, ok := ch.get(t.cp.Committed())
 	// A savepoint's checkpoint writes the state whole (canonical form).
@@ -159,6 +160,7 @@ func RestoreMemory[K comparable, V any](t *Task, node int, st *state.Memory[K, V
 func RestoreMemoryState[K comparable, V any](t *Task, node int, stateName string, st *state.Memory[K, V], c *state.Codec[K, V]) {
 	start, end := t.keyRange(node)
 	maxP := t.cp.cfg.MaxParallelism
+	st.SetTTL(c.TTL)
 	st.Bind(func(k K) int { return keygroup.Of(c.Hash(k), maxP) }, start, end)
 	ns := t.cp.restoredNode(node)
 	if ns == nil {
