@@ -68,6 +68,9 @@ type Keyed[K comparable, V any] struct {
 	names map[string]string
 
 	key, val codec.Writer
+	// sweep is the store key a sweep for expired values (state TTL)
+	// starts from; nil: the first.
+	sweep []byte
 }
 
 type entry[K comparable, V any] struct {
@@ -85,6 +88,9 @@ type entry[K comparable, V any] struct {
 	// cache is trimmed: an entry used since the last trim stays (the
 	// CLOCK policy), so that the keys in use stay decoded.
 	used bool
+	// ts is the processing time (Unix milliseconds) of the value's last
+	// write, kept with a TTL only (ttl.go).
+	ts int64
 }
 
 // The cache's sizes. Changed values are written to the store in batches
@@ -196,27 +202,55 @@ func (s *Keyed[K, V]) Get(k K) *V {
 		if e.deleted {
 			return nil
 		}
+		if s.codec.TTL > 0 {
+			if s.expired(e.ts) {
+				s.set(k, nil, true)
+				return nil
+			}
+			e.ts = state.NowMillis() // the value may be changed: a write
+		}
 		e.used = true
 		s.changed(e)
 		return e.val
 	}
+	v, ts := s.read(k)
+	if v == nil {
+		return nil
+	}
+	if s.codec.TTL > 0 {
+		if s.expired(ts) {
+			s.set(k, nil, true)
+			return nil
+		}
+		ts = state.NowMillis()
+	}
+	e := &entry[K, V]{key: k, val: v, used: true, ts: ts}
+	s.cache[k] = e
+	s.changed(e)
+	return v
+}
+
+// read decodes the value of k in the store, and its write time (with a
+// TTL); nil when the store has none.
+func (s *Keyed[K, V]) read(k K) (*V, int64) {
 	data, closer, err := s.db.Get(s.storeKey(k))
 	if errors.Is(err, pebble.ErrNotFound) {
-		return nil
+		return nil, 0
 	}
 	if err != nil {
 		s.fail("read", err)
 	}
+	defer closer.Close()
 	r := codec.NewReader(data)
+	var ts int64
+	if s.codec.TTL > 0 {
+		ts = r.Varint()
+	}
 	v := s.codec.DecodeValue(r)
-	closer.Close()
 	if err := r.Err(); err != nil {
 		s.fail(fmt.Sprintf("decode the value of %v", k), err)
 	}
-	e := &entry[K, V]{key: k, val: v, used: true}
-	s.cache[k] = e
-	s.changed(e)
-	return v
+	return v, ts
 }
 
 // Put makes v the value of k.
@@ -238,6 +272,9 @@ func (s *Keyed[K, V]) set(k K, v *V, deleted bool) {
 		s.preImage(e)
 	}
 	e.val, e.deleted, e.used = v, deleted, true
+	if s.codec.TTL > 0 {
+		e.ts = state.NowMillis()
+	}
 	s.changed(e)
 }
 
@@ -335,6 +372,9 @@ func (s *Keyed[K, V]) batch() *pebble.Batch {
 			err = b.Delete(key, nil)
 		} else {
 			s.val.Reset()
+			if s.codec.TTL > 0 {
+				s.val.Varint(e.ts)
+			}
 			s.codec.EncodeValue(&s.val, e.val)
 			if err = s.val.Err(); err != nil {
 				b.Close()
@@ -375,7 +415,7 @@ func (s *Keyed[K, V]) Len() int {
 }
 
 // All calls yield for every key and value, in the store's order, until
-// yield returns false. The values are decoded from the store: changing
+// yield returns false; expired values (state TTL) are left out. The values are decoded from the store: changing
 // them changes nothing (All is for reading: the results at the end of the
 // input).
 func (s *Keyed[K, V]) All(yield func(K, *V) bool) {
@@ -392,6 +432,9 @@ func (s *Keyed[K, V]) All(yield func(K, *V) bool) {
 			s.fail("read", err)
 		}
 		r := codec.NewReader(val)
+		if s.codec.TTL > 0 && s.expired(r.Varint()) {
+			continue
+		}
 		v := s.codec.DecodeValue(r)
 		if err := r.Err(); err != nil {
 			s.fail(fmt.Sprintf("decode the value of %v", k), err)

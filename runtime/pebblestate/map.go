@@ -67,9 +67,16 @@ func (m *Map[K, UK, UV]) Contains(uk UK) bool {
 }
 
 // Len is the number of entries of the current key's map: it counts the
-// keys of its range of the store.
+// keys of its range of the store (with a TTL, it reads each entry, to
+// leave out the expired ones).
 func (m *Map[K, UK, UV]) Len() int {
 	n := 0
+	if m.st.codec.TTL > 0 {
+		for range m.All() {
+			n++
+		}
+		return n
+	}
 	m.keys(m.cur, func([]UK) bool { return true }, &n)
 	return n
 }
@@ -182,24 +189,23 @@ func (s *Keyed[K, V]) peek(k K) *V {
 		if e.deleted {
 			return nil
 		}
+		if s.codec.TTL > 0 && s.expired(e.ts) {
+			s.set(k, nil, true)
+			return nil
+		}
 		return e.val
 	}
 	if len(s.cache) >= s.maxCache+s.spillAt {
 		s.spill(false) // trims the cache
 	}
-	data, closer, err := s.db.Get(s.storeKey(k))
-	if errors.Is(err, pebble.ErrNotFound) {
+	v, ts := s.read(k)
+	if v == nil {
 		return nil
 	}
-	if err != nil {
-		s.fail("read", err)
+	if s.codec.TTL > 0 && s.expired(ts) {
+		s.set(k, nil, true)
+		return nil
 	}
-	r := codec.NewReader(data)
-	v := s.codec.DecodeValue(r)
-	closer.Close()
-	if err := r.Err(); err != nil {
-		s.fail(fmt.Sprintf("decode the value of %v", k), err)
-	}
-	s.cache[k] = &entry[K, V]{key: k, val: v, used: true}
+	s.cache[k] = &entry[K, V]{key: k, val: v, used: true, ts: ts}
 	return v
 }

@@ -22,7 +22,6 @@ var testMapCodec = state.MapCodec(testCodec.Hash, testCodec.EncodeKey, testCodec
 
 type mapModel map[int64]map[string]value
 
-
 // readMaps reads the maps of keys [0, keys) through the map methods,
 // checking that All yields in ascending order of the map keys and agrees
 // with Len, Get and Contains.

@@ -66,6 +66,7 @@ func (st *Keyed[K, V]) snapshot(s *checkpoint.Snapshot, node int) {
 			fault.Abort(fault.ErrCanceled)
 		}
 	}
+	st.sweepExpired() // expired values (state TTL) leave before the cut
 	c, base := st.begin(s.ID, st.t.Committed())
 	c.savepoint = s.Savepoint()
 	s.AddStateFiles(node, st.state, st.codec.KeySchema, st.codec.ValueSchema,
@@ -140,6 +141,9 @@ func (st *Keyed[K, V]) encodeInto(b *pebble.Batch, e *entry[K, V], key, val *cod
 		return b.Delete(k, nil)
 	}
 	val.Reset()
+	if st.codec.TTL > 0 {
+		val.Varint(e.ts)
+	}
 	st.codec.EncodeValue(val, e.val)
 	if err := val.Err(); err != nil {
 		return fmt.Errorf("encode the value of %v: %w", e.key, err)
