@@ -51,12 +51,16 @@ func (g *gen) mapCodecs(f *jen.File, cg *codecGen, n *ir.Node) {
 		name := g.global("%s"+fl.Name+"MapCodec", n)
 		f.Comment(fmt.Sprintf("%s is how checkpoints write and read the entries of %s.%s, a map of %s", name, g.typeString(n.State), fl.Name, g.typeString(uk)))
 		f.Comment(fmt.Sprintf("to %s per key of %q: after the key, the map's key in its order.", g.typeString(uv), n.Name))
-		f.Var().Id(name).Op("=").Qual(statePath, "MapCodec").Call(
+		c := jen.Qual(statePath, "MapCodec").Call(
 			jen.Line().Id(g.global("hashKey%s", n)), jen.Id(g.global("encode%sKey", n)), jen.Id(g.global("decode%sKey", n)),
 			jen.Line().Add(keyOrder(uk)),
 			jen.Line().Id(g.global("encode%s"+fl.Name+"MapValue", n)), jen.Id(g.global("decode%s"+fl.Name+"MapValue", n)),
 			jen.Line().Lit(schema(uk)), jen.Lit(schema(uv)), jen.Line(),
 		)
+		if n.StateTTL > 0 {
+			c = c.Dot("WithTTL").Call(millisCode(n.StateTTL)) // state-ttl
+		}
+		f.Var().Id(name).Op("=").Add(c)
 	}
 }
 
@@ -130,4 +134,13 @@ func (p *processGen) mapSnapshot(b *jen.Group) {
 		b.Qual(runtimePath, "SnapshotMemoryState").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit(mapStateName(fl)), p.mapField(fl).Dot("Store").Call(),
 			jen.Id(g.global("%s"+fl.Name+"MapCodec", n)))
 	}
+}
+
+// ttlField is the TTL of a keyed node's codec (state-ttl), in
+// milliseconds; nothing without one.
+func ttlField(n *ir.Node) jen.Code {
+	if n.StateTTL == 0 {
+		return jen.Null()
+	}
+	return field("TTL", millisCode(n.StateTTL))
 }

@@ -734,6 +734,7 @@ func (r *resolver) checkOperator(n *rnode, in types.Type) types.Type {
 	if ns.OnTimer.Set && !slices.Contains(settings.KindsOf("on-timer"), kind) {
 		r.notFor(n, ns.OnTimer.Pos, "on-timer", "has no timers")
 	}
+	r.checkStateTTL(n)
 	r.checkWindow(n)
 	if kind == "join" {
 		return r.checkJoin(n)
@@ -1082,4 +1083,27 @@ func csvProblem(t types.Type, u *userPackage) string {
 		}
 	}
 	return ""
+}
+
+// checkStateTTL reads state-ttl: for the state of a reduce, aggregate or
+// process without a window (a window's state ends with the window).
+func (r *resolver) checkStateTTL(n *rnode) {
+	ns := n.spec
+	if !ns.StateTTL.Set {
+		return
+	}
+	kind := ns.Kind.V
+	switch {
+	case !slices.Contains(settings.KindsOf("state-ttl"), kind):
+		r.notFor(n, ns.StateTTL.Pos, "state-ttl", "keeps no state per key")
+	case ns.Window != nil:
+		r.report(ns.StateTTL.Pos, diag.Misplaced, "%v is for state without a window: a window's state goes when the window fires (and its allowed lateness is over)", keyRef("state-ttl"))
+		n.ok = false
+	default:
+		if d, ok := r.duration("state-ttl", ns.StateTTL); ok {
+			n.ir.StateTTL = d
+		} else {
+			n.ok = false
+		}
+	}
 }

@@ -101,3 +101,21 @@ func TestMapStateSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestTTLSchema: the state of a node with a state-ttl, ttl(S), reads a
+// checkpoint of ttl(S') when S reads S'; a state-ttl added or removed is
+// refused, saying so.
+func TestTTLSchema(t *testing.T) {
+	if err := CompatibleStrings("ttl(p.S{1 N int})", "ttl(p.S{1 N int; 2 M string})"); err != nil {
+		t.Errorf("a field added under a ttl: %v", err)
+	}
+	if err := CompatibleStrings("ttl(p.S{1 N int})", "ttl(p.S{1 N string})"); err == nil || !strings.Contains(err.Error(), "p.S.N was int") {
+		t.Errorf("a changed field under a ttl: %v", err)
+	}
+	if err := CompatibleStrings("p.S{1 N int}", "ttl(p.S{1 N int})"); err == nil || !strings.Contains(err.Error(), "has a state-ttl now and had none") {
+		t.Errorf("a ttl added: %v", err)
+	}
+	if err := CompatibleStrings("ttl(p.S{1 N int})", "p.S{1 N int}"); err == nil || !strings.Contains(err.Error(), "had a state-ttl in the checkpoint and has none now") {
+		t.Errorf("a ttl removed: %v", err)
+	}
+}

@@ -18,8 +18,10 @@ import (
 // serializers write: codec's, fields tagged with their ids). The entries
 // of a process's map state (a pipegen.MapState field F of its state) are
 // lines of their own, {"keyGroup":G,"key":K,"map":"F","mapKey":MK,
-// "value":V}. Windows, joins and timers keep their state in layouts of
-// their own and are not dumped.
+// "value":V}. With a state-ttl (value schema ttl(S)) each line has the
+// value's write time too, "written" (Unix milliseconds). Windows, joins
+// and timers keep their state in layouts of their own and are not
+// dumped.
 func dumpNode(cfg *config.Config, l *storage.Loaded, node string, w io.Writer) error {
 	var ns *storage.NodeState
 	for i := range l.Manifest.Nodes {
@@ -42,7 +44,9 @@ func dumpNode(cfg *config.Config, l *storage.Loaded, node string, w io.Writer) e
 	if err != nil {
 		return err
 	}
-	vt, err := schema.Parse(ns.ValueSchema)
+	// With a state-ttl, each value follows its write time.
+	inner, ttl := schema.TTLInner(ns.ValueSchema)
+	vt, err := schema.Parse(inner)
 	if err != nil {
 		return err
 	}
@@ -50,7 +54,7 @@ func dumpNode(cfg *config.Config, l *storage.Loaded, node string, w io.Writer) e
 	d := &decoder{}
 	for _, f := range ns.Files {
 		if field, ok := strings.CutPrefix(f.State, "map."); ok {
-			if err := dumpMap(l, f, field, kt, vt, d, enc); err != nil {
+			if err := dumpMap(l, f, field, kt, vt, ttl, d, enc); err != nil {
 				return err
 			}
 			continue
@@ -68,12 +72,16 @@ func dumpNode(cfg *config.Config, l *storage.Loaded, node string, w io.Writer) e
 				er := sr.Nested()
 				d := &decoder{}
 				k := d.value(er, kt)
-				v := d.value(er, vt)
+				line := map[string]any{"keyGroup": kg, "key": k}
+				if ttl {
+					line["written"] = er.Varint()
+				}
+				line["value"] = d.value(er, vt)
 				if err := er.Err(); err != nil {
 					r.Close()
 					return fmt.Errorf("%s, key group %d: %w", f.Name, kg, err)
 				}
-				if err := enc.Encode(map[string]any{"keyGroup": kg, "key": k, "value": v}); err != nil {
+				if err := enc.Encode(line); err != nil {
 					r.Close()
 					return err
 				}
@@ -201,7 +209,7 @@ func (d *decoder) isByte(t *schema.Type) bool {
 // dumpMap prints the entries of the map state of field of the state type
 // vt in file f: each the node's key (of type kt), then the map's key in
 // its order (codec's ordered encodings), then the value.
-func dumpMap(l *storage.Loaded, f storage.StateFile, field string, kt, vt *schema.Type, d *decoder, enc *json.Encoder) error {
+func dumpMap(l *storage.Loaded, f storage.StateFile, field string, kt, vt *schema.Type, ttl bool, d *decoder, enc *json.Encoder) error {
 	var mt *schema.Type
 	if st := d.under(vt); st != nil {
 		for _, fl := range st.Fields {
@@ -232,12 +240,16 @@ func dumpMap(l *storage.Loaded, f storage.StateFile, field string, kt, vt *schem
 			default:
 				uk = er.OrderedUint()
 			}
-			v := d.value(er, mt.Elem)
+			line := map[string]any{"keyGroup": kg, "key": k, "map": field, "mapKey": uk}
+			if ttl {
+				line["written"] = er.Varint()
+			}
+			line["value"] = d.value(er, mt.Elem)
 			if err := er.Err(); err != nil {
 				r.Close()
 				return fmt.Errorf("%s, key group %d: %w", f.Name, kg, err)
 			}
-			if err := enc.Encode(map[string]any{"keyGroup": kg, "key": k, "map": field, "mapKey": uk, "value": v}); err != nil {
+			if err := enc.Encode(line); err != nil {
 				r.Close()
 				return err
 			}

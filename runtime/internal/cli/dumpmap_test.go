@@ -80,9 +80,37 @@ func TestDumpMapState(t *testing.T) {
 	if got := out.String(); got != want {
 		t.Errorf("dump:\n%s\nwant\n%s", got, want)
 	}
+	// With a state-ttl, each value follows its write time.
+	withTTL := func(w *codec.Writer, a int64) { w.Varint(1234); value(w, a) }
+	main = write("n-0.state", func(w *codec.Writer) {
+		m := w.Begin()
+		w.String("card")
+		withTTL(w, 2)
+		w.End(m)
+	})
+	mf = write("n-map.M-0.state", func(w *codec.Writer) {
+		m := w.Begin()
+		w.String("card")
+		w.OrderedString("zoo")
+		withTTL(w, 7)
+		w.End(m)
+	})
+	mf.State = "map.M"
+	l.Manifest.Nodes[0].ValueSchema = "ttl(p.S{1 N int64; 2 M mapstate[string]p.V{1 A int64}})"
+	l.Manifest.Nodes[0].Files = []storage.StateFile{main, mf}
+	out.Reset()
+	if err := dumpNode(cfg, l, "n", &out); err != nil {
+		t.Fatal(err)
+	}
+	want = `{"key":"card","keyGroup":0,"value":{"N":2},"written":1234}
+{"key":"card","keyGroup":0,"map":"M","mapKey":"zoo","value":{"A":7},"written":1234}
+`
+	if got := out.String(); got != want {
+		t.Errorf("dump with a ttl:\n%s\nwant\n%s", got, want)
+	}
 	// A map state the state type has no field for is an error, not
 	// silence.
-	l.Manifest.Nodes[0].ValueSchema = "p.S{1 N int64}"
+	l.Manifest.Nodes[0].ValueSchema = "ttl(p.S{1 N int64})"
 	if err := dumpNode(cfg, l, "n", &out); err == nil || !strings.Contains(err.Error(), "no pipegen.MapState field") {
 		t.Errorf("dump with no map field in the schema: %v", err)
 	}
