@@ -1,6 +1,6 @@
 // Package mapstate is golden/process-mapstate written as //pipegen:
 // directives, on the pebble state backend: a process's state struct with
-// a pipegen.MapState field.
+// a pipegen.MapState field, with a state-ttl (longer than the run).
 package mapstate
 
 //pipegen:pipeline mapstate parallelism=2 state.backend=pebble checkpoint.interval=10ms
@@ -40,7 +40,7 @@ type Spend struct {
 // the merchant named by the amount's index in that order; "close" clears
 // the card's state, maps included.
 //
-//pipegen:process spend input=payments key=ByCard
+//pipegen:process spend input=payments key=ByCard state-ttl=24h
 func Track(card string, c *Card, p Payment, ctx pipegen.Context, emit func(string)) {
 	switch p.Merchant {
 	case "report":
