@@ -979,10 +979,9 @@ func (r *resolver) checkProcessState(n *rnode, at Str, t types.Type) {
 			seen[f.Type()] = true
 			k, v := named.TypeArgs().At(0), named.TypeArgs().At(1)
 			p := ""
+			// An unexported one is reported by stateProblem.
 			if b, ok := k.Underlying().(*types.Basic); !ok || b.Info()&(types.IsString|types.IsInteger) == 0 || b.Kind() == types.Uintptr {
 				p = fmt.Sprintf("the key of a pipegen.MapState must be a string or integer type, which has an order that its entries are kept in; got %s", r.u.typeString(k))
-			} else if !f.Exported() {
-				p = "the generated program binds the map to the key being processed: export it"
 			} else {
 				p = stateProblem(v, r.u, map[types.Type]bool{})
 			}
