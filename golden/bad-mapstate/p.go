@@ -20,7 +20,9 @@ func Longer(a, b string) string {
 	return a
 }
 
-type FloatState struct{ M pipegen.MapState[float64, int] }
+type FloatState struct {
+	M pipegen.MapState[float64, int]
+}
 
 func FloatKeys(k string, s *FloatState, w string, ctx pipegen.Context, emit func(string)) {}
 
