@@ -109,6 +109,8 @@ type sumJob struct {
 	// end of the input the subtasks check it against the counts, and
 	// report a difference to mapCheck.
 	mapCheck func(format string, args ...any)
+	// mapTTL, with mapCheck, is the map state's state-ttl (ms; 0: none).
+	mapTTL int64
 }
 
 // sumMap is the map state of "sum", on either backend.
@@ -120,9 +122,12 @@ type sumMap interface {
 	All() iter.Seq2[int64, int64]
 }
 
-// sumMapCodec writes the entries of the map state of "sum".
-var sumMapCodec = state.MapCodec(HashInt64, sumCodec.EncodeKey, sumCodec.DecodeKey, state.IntKeys[int64](),
-	sumCodec.EncodeValue, sumCodec.DecodeValue, "int64", "int64")
+// mapCodec writes the entries of the map state of "sum", with the
+// job's mapTTL.
+func (o *sumJob) mapCodec() *state.Codec[state.MapKey[int64, int64], int64] {
+	return state.MapCodec(HashInt64, sumCodec.EncodeKey, sumCodec.DecodeKey, state.IntKeys[int64](),
+		sumCodec.EncodeValue, sumCodec.DecodeValue, "int64", "int64").WithTTL(o.mapTTL)
+}
 
 // backends are the state backends the tests run the sum job on.
 var backends = []string{"memory", "pebble"}
@@ -388,18 +393,19 @@ func newSumChain(j *Job, o *sumJob, sub int, in *Inbox[int64]) *sumChain {
 		RestoreMemory(c.task, sumSum, st, sumCodec)
 		c.state, c.snapshot = st, func(s *Snapshot) { SnapshotMemory(s, sumSum, st, sumCodec) }
 		if o.mapCheck != nil {
+			mc := o.mapCodec()
 			m := state.NewMemoryMap[int64, int64, int64]()
-			RestoreMemoryState(c.task, sumSum, "map.M", m.Store(), sumMapCodec)
+			RestoreMemoryState(c.task, sumSum, "map.M", m.Store(), mc)
 			c.maps, c.snapshot = m, func(s *Snapshot) {
 				SnapshotMemory(s, sumSum, st, sumCodec)
-				SnapshotMemoryState(s, sumSum, "map.M", m.Store(), sumMapCodec)
+				SnapshotMemoryState(s, sumSum, "map.M", m.Store(), mc)
 			}
 		}
 	case "pebble":
 		st := pebblestate.Open(c.task, sumSum, sumCodec)
 		c.state, c.snapshot = st, func(s *Snapshot) { pebblestate.Snapshot(s, sumSum, st) }
 		if o.mapCheck != nil {
-			m := pebblestate.OpenMap(c.task, sumSum, "map.M", sumCodec.EncodeKey, sumMapCodec)
+			m := pebblestate.OpenMap(c.task, sumSum, "map.M", sumCodec.EncodeKey, o.mapCodec())
 			c.maps, c.snapshot = m, func(s *Snapshot) {
 				pebblestate.Snapshot(s, sumSum, st)
 				pebblestate.Snapshot(s, sumSum, m.Store())

@@ -103,7 +103,7 @@ func testSavepointStopAndResume(t *testing.T, from, to string, withMap bool) {
 	o.backend = from
 	wantFiles := 2
 	if withMap {
-		o.mapCheck, wantFiles = t.Errorf, 4
+		o.mapCheck, o.mapTTL, wantFiles = t.Errorf, 3_600_000, 4
 	}
 	o.interval = time.Hour // only the savepoint takes a checkpoint
 	o.pauses, o.holdPolls = nil, 0
