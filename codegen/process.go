@@ -49,6 +49,7 @@ func (p *processGen) fields(s *jen.Group) {
 		s.Id(p.member("%sTimers")).Op("*").Qual(runtimePath, "TimerService").Types(typeCode(n.KeyType))
 	}
 	s.Id(p.member("%sCtx")).Op("*").Qual(runtimePath, "ProcessContext").Types(typeCode(n.KeyType))
+	p.mapFieldDecls(s)
 	s.Id(p.member("%sEmitFn")).Func().Params(typeCode(n.Out)).Comment("the emit function " + n.Name + " gets, made once")
 	if bc := n.Broadcast; bc != nil {
 		s.Id(p.member("%sBroadcast")).Map(typeCode(bc.Key)).Add(typeCode(bc.Value)).Comment("the broadcast state, the same on every subtask")
@@ -58,6 +59,7 @@ func (p *processGen) fields(s *jen.Group) {
 func (p *processGen) init(b *jen.Group) {
 	g, n := p.cg.g, p.n
 	g.openKeyedState(b, n, p.state(), typeCode(n.State))
+	p.mapInit(b)
 	if g.p.StateBackend == "pebble" {
 		b.Add(p.timers()).Op("=").Qual(pebblePath, "OpenTimers").Call(p.state())
 	} else {
@@ -109,13 +111,14 @@ func (p *processGen) call(b *jen.Group, f *ir.Func, arg, begin jen.Code) {
 		jen.Id("st").Op("=").New(typeCode(p.n.State)),
 		jen.Add(p.state()).Dot("Put").Call(jen.Id("k"), jen.Id("st")),
 	)
+	p.mapBind(b)
 	b.Add(begin)
 	args := []jen.Code{jen.Id("k"), jen.Id("st"), arg}
 	if p.n.Broadcast != nil {
 		args = append(args, p.field("Broadcast")) // to read
 	}
 	b.Add(fn(f)).Call(append(args, p.ctx(), p.emitFn())...)
-	b.If(p.ctx().Dot("Cleared").Call()).Block(jen.Add(p.state()).Dot("Delete").Call(jen.Id("k")))
+	b.If(p.ctx().Dot("Cleared").Call()).Block(append([]jen.Code{jen.Add(p.state()).Dot("Delete").Call(jen.Id("k"))}, p.mapClear()...)...)
 }
 
 func (p *processGen) record(b *jen.Group) { p.input(b, p.n.Key, p.n.Fn) }
@@ -177,6 +180,7 @@ func (p *processGen) tick(b *jen.Group) {
 func (p *processGen) snapshot(b *jen.Group) {
 	g, n := p.cg.g, p.n
 	g.snapshotKeyedState(b, n, p.state())
+	p.mapSnapshot(b)
 	if g.p.StateBackend == "pebble" {
 		b.Comment("The timers are in the store of " + n.Name + "'s state: its snapshot holds them.")
 	} else {
