@@ -218,7 +218,7 @@ func (s *Keyed[K, V]) Get(k K) *V {
 				s.set(k, nil, true)
 				return nil
 			}
-			e.ts = state.NowMillis() // the value may be changed: a write
+			e.ts = s.nowMillis() // the value may be changed: a write
 		}
 		e.used = true
 		s.changed(e)
@@ -233,7 +233,7 @@ func (s *Keyed[K, V]) Get(k K) *V {
 			s.set(k, nil, true)
 			return nil
 		}
-		ts = state.NowMillis()
+		ts = s.nowMillis()
 	}
 	e := &entry[K, V]{key: k, val: v, used: true, ts: ts}
 	s.cache[k] = e
@@ -284,7 +284,7 @@ func (s *Keyed[K, V]) set(k K, v *V, deleted bool) {
 	}
 	e.val, e.deleted, e.used = v, deleted, true
 	if s.codec.TTL > 0 {
-		e.ts = state.NowMillis()
+		e.ts = s.nowMillis()
 	}
 	s.changed(e)
 }

@@ -19,7 +19,16 @@ import (
 // checkpoints (Pebble has no compaction filter to do it in compactions).
 
 // expired reports whether a value written at ts has outlived the TTL.
-func (s *Keyed[K, V]) expired(ts int64) bool { return state.NowMillis()-ts >= s.codec.TTL }
+func (s *Keyed[K, V]) expired(ts int64) bool { return s.nowMillis()-ts >= s.codec.TTL }
+
+// nowMillis is the processing time of the state's TTL: its job's clock,
+// which a test driver moves by hand.
+func (s *Keyed[K, V]) nowMillis() int64 {
+	if s.t != nil {
+		return s.t.NowMillis()
+	}
+	return state.NowMillis()
+}
 
 // sweepKeys is how many keys of the store a sweep looks at, at least.
 const sweepKeys = 4096

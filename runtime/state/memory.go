@@ -86,6 +86,7 @@ type Memory[K comparable, V any] struct {
 	// (SetTTL; ttl.go); sweep is where the next sweep for expired
 	// entries starts.
 	ttl   int64
+	now   func() int64 // processing time (SetClock); nil: the package's clock
 	sweep sweepCursor
 	// swept, if set, is told the keys a sweep deletes (a map state's
 	// index).
@@ -146,7 +147,7 @@ func (s *Memory[K, V]) Get(k K) *V {
 		s.touch(e)
 	}
 	if s.ttl > 0 {
-		e.ts = nowMillis() // the value may be changed: a write
+		e.ts = s.nowMillis() // the value may be changed: a write
 	}
 	return e.val
 }
@@ -159,7 +160,7 @@ func (s *Memory[K, V]) Put(k K, v *V) {
 		}
 		e.val = v
 		if s.ttl > 0 {
-			e.ts = nowMillis()
+			e.ts = s.nowMillis()
 		}
 		return
 	}
@@ -176,7 +177,7 @@ func (s *Memory[K, V]) Put(k K, v *V) {
 	}
 	e := &entry[K, V]{key: k, val: v, ver: s.epoch, kg: int32(kg)}
 	if s.ttl > 0 {
-		e.ts = nowMillis()
+		e.ts = s.nowMillis()
 	}
 	// Not part of any capture under way: it is newer than its barrier.
 	e.capt.Store(s.epoch - 1)

@@ -16,8 +16,18 @@ import "time"
 // the one place it is read (tests set it with SetClock).
 var clock = func() int64 { return time.Now().UnixMilli() }
 
-// nowMillis is the processing time of state TTL.
-func nowMillis() int64 { return clock() }
+// nowMillis is the processing time of s's TTL: its job's clock (SetClock)
+// or the package's.
+func (s *Memory[K, V]) nowMillis() int64 {
+	if s.now != nil {
+		return s.now()
+	}
+	return clock()
+}
+
+// SetClock makes now the processing time of s's TTL: the job's clock,
+// which a test driver moves by hand.
+func (s *Memory[K, V]) SetClock(now func() int64) { s.now = now }
 
 // NowMillis is the processing time state TTL measures, in Unix
 // milliseconds (the pebble backend reads it too).
@@ -43,7 +53,7 @@ func (c *Codec[K, V]) WithTTL(ms int64) *Codec[K, V] {
 func (s *Memory[K, V]) SetTTL(ms int64) { s.ttl = ms }
 
 // expired reports whether e's last write is ttl or more ago.
-func (s *Memory[K, V]) expired(e *entry[K, V]) bool { return nowMillis()-e.ts >= s.ttl }
+func (s *Memory[K, V]) expired(e *entry[K, V]) bool { return s.nowMillis()-e.ts >= s.ttl }
 
 // sweepCursor is where a sweep goes on: a key group of the subtask's
 // range (its index) and a position in its list of entries.
@@ -65,7 +75,7 @@ func (s *Memory[K, V]) Sweep() {
 		return
 	}
 	n := max(sweepMin, len(s.m)/sweepShare)
-	now := nowMillis()
+	now := s.nowMillis()
 	for looked := 0; looked < n && len(s.m) > 0; {
 		c := &s.sweep
 		if c.group >= len(s.all) {

@@ -161,6 +161,7 @@ func RestoreMemoryState[K comparable, V any](t *Task, node int, stateName string
 	start, end := t.keyRange(node)
 	maxP := t.cp.cfg.MaxParallelism
 	st.SetTTL(c.TTL)
+	st.SetClock(t.NowMillis)
 	st.Bind(func(k K) int { return keygroup.Of(c.Hash(k), maxP) }, start, end)
 	ns := t.cp.restoredNode(node)
 	if ns == nil {
