@@ -840,6 +840,10 @@ func (g *gen) newSource(n *ir.Node) jen.Code {
 		format = jen.Qual(runtimePath, "JSONFormatFast").Call(jen.Id(g.global("decode%sJSONL", n)))
 	case n.Format == "jsonl":
 		format = jen.Qual(runtimePath, "JSONFormat").Types(typeCode(n.Out)).Call()
+	case n.Format == "csv" && n.Connector == "kafka" && csvDecodes(n):
+		format = jen.Qual(kafkaPath, "CSVFormatFast").Call(jen.Id("j"), jen.Id(g.constName(n)), jen.Id(g.global("decode%sCSV", n)))
+	case n.Format == "csv" && csvDecodes(n):
+		format = jen.Qual(runtimePath, "CSVFormatFast").Call(jen.Id("j"), jen.Id(g.constName(n)), jen.Id(g.global("decode%sCSV", n)))
 	case n.Format == "csv" && n.Connector == "kafka":
 		format = jen.Qual(kafkaPath, "CSVFormat").Types(typeCode(n.Out)).Call(jen.Id("j"), jen.Id(g.constName(n)))
 	case n.Format == "csv":

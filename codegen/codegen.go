@@ -195,6 +195,7 @@ func (g *gen) pipelineFile(name string) ([]byte, error) {
 	}
 	g.keyedFuncs(f)
 	g.jsonFuncs(f)
+	g.csvFuncs(f)
 	g.nameImports(f)
 
 	var buf bytes.Buffer
