@@ -70,27 +70,55 @@ func (g *gen) csvDecoder(f *jen.File, n *ir.Node) {
 	f.Comment(fmt.Sprintf("%s reads the cells of a line of source %q into v, zero: cell i", name, n.Name))
 	f.Comment("into the field of column cols[i], as the runtime's reflective decoder does;")
 	f.Comment("false for a cell it refuses, whose line then goes through that decoder.")
+	// With two string fields or more, their cells are copied into one
+	// array, one allocation a line rather than one a field.
+	var strs []jen.Code
+	for i, fd := range fields {
+		if csvString(fd.Type) {
+			strs = append(strs, jen.Lit(i))
+		}
+	}
+	shared := len(strs) > 1
 	f.Func().Id(name).Params(
 		jen.Id("cells").Index().Index().Byte(), jen.Id("cols").Index().Int(), jen.Id("v").Op("*").Add(typeCode(n.Out)),
-	).Bool().Block(
-		jen.For(jen.List(jen.Id("i"), jen.Id("c")).Op(":=").Range().Id("cells")).Block(
+	).Bool().BlockFunc(func(g *jen.Group) {
+		if shared {
+			g.Id("n").Op(":=").Lit(0)
+			g.For(jen.List(jen.Id("i"), jen.Id("c")).Op(":=").Range().Id("cells")).Block(
+				jen.Switch(jen.Id("cols").Index(jen.Id("i"))).Block(
+					jen.Case(strs...).Block(jen.Id("n").Op("+=").Len(jen.Id("c"))),
+				),
+			)
+			g.Var().Id("strs").Qual(textcodecPath, "CSVStrings")
+			g.Id("strs").Dot("Reset").Call(jen.Id("n"))
+		}
+		g.Add(jen.For(jen.List(jen.Id("i"), jen.Id("c")).Op(":=").Range().Id("cells")).Block(
 			jen.If(jen.Len(jen.Id("c")).Op("==").Lit(0)).Block(
 				jen.Continue().Comment("an empty cell leaves the field zero"),
 			),
 			jen.Switch(jen.Id("cols").Index(jen.Id("i"))).BlockFunc(func(sw *jen.Group) {
 				for i, fd := range fields {
 					sw.Case(jen.Lit(i)).BlockFunc(func(b *jen.Group) {
-						csvCellCode(b, jen.Id("v").Dot(fd.Name), fd.Type)
+						csvCellCode(b, jen.Id("v").Dot(fd.Name), fd.Type, shared)
 					})
 				}
 			}),
-		),
-		jen.Return(jen.True()),
-	)
+		))
+		g.Return(jen.True())
+	})
 }
 
-// csvCellCode reads cell c into x of type t.
-func csvCellCode(g *jen.Group, x *jen.Statement, t *ir.Type) {
+// csvString reports whether a cell of t is read as a string.
+func csvString(t *ir.Type) bool {
+	if isTime(t) || isDuration(t) {
+		return false
+	}
+	return basicOf(t).Name == "string"
+}
+
+// csvCellCode reads cell c into x of type t; a string from strs when
+// shared.
+func csvCellCode(g *jen.Group, x *jen.Statement, t *ir.Type, shared bool) {
 	conv := func(v jen.Code, as string) jen.Code {
 		if t.Kind == ir.BasicType && t.Name == as {
 			return v
@@ -113,6 +141,8 @@ func csvCellCode(g *jen.Group, x *jen.Statement, t *ir.Type) {
 	}
 	b := basicOf(t)
 	switch {
+	case b.Name == "string" && shared:
+		g.Add(x).Op("=").Add(conv(jen.Id("strs").Dot("Cut").Call(c), "string"))
 	case b.Name == "string":
 		g.Add(x).Op("=").Add(conv(jen.String().Call(c), "string"))
 	case b.Name == "bool":

@@ -98,3 +98,23 @@ func CSVDuration(b []byte) (time.Duration, bool) {
 	v, err := time.ParseDuration(view(b))
 	return v, err == nil
 }
+
+// CSVStrings makes the strings of the string cells of one line with one
+// allocation: Reset with their total length, then Cut each cell. The
+// strings share one array, which lives as long as any of them.
+type CSVStrings struct{ buf []byte }
+
+// Reset makes room for n bytes of cells: a new array, since the strings
+// of the previous line still refer to the old one.
+func (s *CSVStrings) Reset(n int) { s.buf = make([]byte, 0, n) }
+
+// Cut returns c as a string of the array. The bytes of c must fit in
+// what Reset made room for.
+func (s *CSVStrings) Cut(c []byte) string {
+	start := len(s.buf)
+	if len(c) > cap(s.buf)-start {
+		return string(c) // beyond what Reset counted: a string of its own
+	}
+	s.buf = append(s.buf, c...)
+	return unsafe.String(unsafe.SliceData(s.buf[start:]), len(c))
+}

@@ -147,6 +147,15 @@ func (c *recordsChain) end() {
 // into the field of column cols[i], as the runtime's reflective decoder does;
 // false for a cell it refuses, whose line then goes through that decoder.
 func decodeRecordsCSV(cells [][]byte, cols []int, v *csvcodec.Rich) bool {
+	n := 0
+	for i, c := range cells {
+		switch cols[i] {
+		case 14, 15, 16:
+			n += len(c)
+		}
+	}
+	var strs textcodec.CSVStrings
+	strs.Reset(n)
 	for i, c := range cells {
 		if len(c) == 0 {
 			continue // an empty cell leaves the field zero
@@ -237,11 +246,11 @@ func decodeRecordsCSV(cells [][]byte, cols []int, v *csvcodec.Rich) bool {
 			}
 			v.OK = p
 		case 14:
-			v.Name = string(c)
+			v.Name = strs.Cut(c)
 		case 15:
-			v.Renamed = string(c)
+			v.Renamed = strs.Cut(c)
 		case 16:
-			v.Level = csvcodec.Level(string(c))
+			v.Level = csvcodec.Level(strs.Cut(c))
 		case 17:
 			p, ok := textcodec.CSVInt(c, 16)
 			if !ok {

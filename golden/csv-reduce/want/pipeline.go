@@ -414,15 +414,24 @@ func decodeSale(r *codec.Reader, v *sales.Sale) {
 // into the field of column cols[i], as the runtime's reflective decoder does;
 // false for a cell it refuses, whose line then goes through that decoder.
 func decodeSalesCSV(cells [][]byte, cols []int, v *sales.Sale) bool {
+	n := 0
+	for i, c := range cells {
+		switch cols[i] {
+		case 0, 1:
+			n += len(c)
+		}
+	}
+	var strs textcodec.CSVStrings
+	strs.Reset(n)
 	for i, c := range cells {
 		if len(c) == 0 {
 			continue // an empty cell leaves the field zero
 		}
 		switch cols[i] {
 		case 0:
-			v.Region = string(c)
+			v.Region = strs.Cut(c)
 		case 1:
-			v.Product = string(c)
+			v.Product = strs.Cut(c)
 		case 2:
 			p, ok := textcodec.CSVInt(c, 0)
 			if !ok {
