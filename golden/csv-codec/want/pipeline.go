@@ -287,6 +287,8 @@ func decodeRecordsCSV(cells [][]byte, cols []int, v *csvcodec.Rich) bool {
 				return false
 			}
 			v.Timeout = csvcodec.Timeout(p)
+		default:
+			return false
 		}
 	}
 	return true

@@ -444,6 +444,8 @@ func decodeSalesCSV(cells [][]byte, cols []int, v *sales.Sale) bool {
 				return false
 			}
 			v.Price = p
+		default:
+			return false
 		}
 	}
 	return true
