@@ -162,7 +162,7 @@ func (p *processGen) watermark(b *jen.Group) {
 func (p *processGen) tick(b *jen.Group) {
 	if p.n.OnTimer != nil {
 		b.Add(p.ctx()).Dot("Firing").Call(jen.True())
-		b.Add(p.timers()).Dot("AdvanceProcessing").Call(jen.Qual(runtimePath, "NowMillis").Call(), jen.Id("c").Dot(p.member("%sTimer")))
+		b.Add(p.timers()).Dot("AdvanceProcessing").Call(nowMillis(), jen.Id("c").Dot(p.member("%sTimer")))
 	}
 }
 

@@ -41,6 +41,10 @@ func (c *Checkpointer) Task(head, sub int) *Task {
 // the checkpoint's statistics.
 func (t *Task) Aligned(d time.Duration) { t.align = d }
 
+// NowMillis is processing time in Unix milliseconds, as the job's clock
+// tells it: the wall clock, or a test driver's.
+func (t *Task) NowMillis() int64 { return t.cp.NowMillis() }
+
 // Subtask is the index of the task's subtask.
 func (t *Task) Subtask() int { return t.sub }
 
