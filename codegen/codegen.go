@@ -254,6 +254,11 @@ func (g *gen) nameImports(f *jen.File) {
 		imports(n.Out, pkgs)
 		imports(n.KeyType, pkgs)
 		imports(n.Acc, pkgs)
+		for _, fl := range mapFields(n) {
+			imports(fl.Type, pkgs)
+			imports(fl.Type.TypeArgs[0], pkgs)
+			imports(fl.Type.TypeArgs[1], pkgs)
+		}
 		for _, e := range n.Inputs {
 			imports(e.Type, pkgs)
 		}

@@ -298,12 +298,12 @@ func lines(t *testing.T, dir string) []string {
 	return out
 }
 
-// TestDriversUpToDate: the test drivers that examples/sessions, fraud and
-// cardblock commit (go generate in each: generate -test from
+// TestDriversUpToDate: the test drivers that examples/sessions, fraud,
+// cardblock and merchants commit (go generate in each: generate -test from
 // pipeline.yaml into NAMEtest, and from the directives into
 // NAME_pipegen_test.go) are what the compiler generates now.
 func TestDriversUpToDate(t *testing.T) {
-	for _, name := range []string{"sessions", "fraud", "cardblock"} {
+	for _, name := range []string{"sessions", "fraud", "cardblock", "merchants"} {
 		t.Run(name, func(t *testing.T) {
 			res, err := compile.Generate(filepath.Join(name, "pipeline.yaml"), compile.Options{Version: "(devel)",
 				Command: "pipegen generate -o " + name + "test -test pipeline.yaml", Test: true, TestPackage: name + "test"})

@@ -7,12 +7,12 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
 
@@ -161,13 +161,14 @@ func (c *Checkpointer) Trigger() int64 {
 	}
 }
 
-// NowMillis is processing time in Unix milliseconds: the wall clock, or
-// a test driver's clock.
+// NowMillis is processing time in Unix milliseconds: a test driver's
+// clock, or state.NowMillis (the wall clock, which tests of state TTL
+// set). Timers and state TTL read it.
 func (c *Checkpointer) NowMillis() int64 {
 	if c.now != nil {
 		return c.now()
 	}
-	return time.Now().UnixMilli()
+	return state.NowMillis()
 }
 
 // RequestStop asks for a checkpoint now, after which the job is to stop:

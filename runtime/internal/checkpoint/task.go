@@ -85,7 +85,10 @@ type keyedSnapshot struct {
 // ones written and the ones shared with earlier checkpoints) and the
 // bytes written. abandon gives it up when the snapshot fails.
 type keyedFiles struct {
-	node                   int
+	node int
+	// state names one of several states of the node ("" for its main
+	// one, which alone sets the node's schemas in the manifest).
+	state                  string
 	keySchema, valueSchema string
 	write                  func(*storage.Storage) ([]storage.StateFile, int64, error)
 	abandon                func()
@@ -300,5 +303,11 @@ func (t *Task) RestoredFiles(node int, name string) ([]storage.StateFile, *stora
 // with earlier checkpoints) and the bytes it wrote; abandon gives the
 // state's capture up when the snapshot fails before write runs.
 func (s *Snapshot) AddFiles(node int, keySchema, valueSchema string, write func(*storage.Storage) ([]storage.StateFile, int64, error), abandon func()) {
-	s.files = append(s.files, keyedFiles{node: node, keySchema: keySchema, valueSchema: valueSchema, write: write, abandon: abandon})
+	s.AddStateFiles(node, "", keySchema, valueSchema, write, abandon)
+}
+
+// AddStateFiles is AddFiles of the named state of node: the files write
+// returns must carry the name.
+func (s *Snapshot) AddStateFiles(node int, state, keySchema, valueSchema string, write func(*storage.Storage) ([]storage.StateFile, int64, error), abandon func()) {
+	s.files = append(s.files, keyedFiles{node: node, state: state, keySchema: keySchema, valueSchema: valueSchema, write: write, abandon: abandon})
 }
