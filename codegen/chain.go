@@ -404,18 +404,27 @@ func (cg *chainGen) loop() {
 		} else {
 			got = append(got, jen.Add(c).Dot(cg.member("emit%s", h)).Call(jen.Id("r")))
 		}
+		// A generator's record is read into r, not returned: a record
+		// returned by value costs one more copy (generator.NextInto).
+		next := []jen.Code{jen.List(jen.Id("r"), jen.Id("ok")).Op(":=").Add(c).Dot("src").Dot("Next").Call(), jen.Id("ok")}
+		var decl jen.Code = jen.Null()
+		if h.Connector == "generator" && !cg.g.opts.Test {
+			next = []jen.Code{jen.Add(c).Dot("src").Dot("NextInto").Call(jen.Op("&").Id("r"))}
+			decl = jen.Var().Id("r").Add(typeCode(h.Out))
+		}
 		var step jen.Code
 		if h.Timestamps != nil {
-			step = jen.If(jen.List(jen.Id("r"), jen.Id("ok")).Op(":=").Add(c).Dot("src").Dot("Next").Call(), jen.Id("ok")).Block(got...).
+			step = jen.If(next...).Block(got...).
 				Else().If(jen.Add(c).Dot("src").Dot("Done").Call()).Block(done...).
 				Else().Block(idle...)
 		} else {
-			step = jen.If(jen.List(jen.Id("r"), jen.Id("ok")).Op(":=").Add(c).Dot("src").Dot("Next").Call(), jen.Id("ok")).Block(got...).
+			step = jen.If(next...).Block(got...).
 				Else().If(jen.Add(c).Dot("src").Dot("Done").Call().Op("&&").Add(c).Dot("ctl").Dot("AtEnd").Call()).Block(jen.Break()).
 				Else().Block(jen.Add(c).Dot("flush").Call())
 		}
 		f.Func().Params(cg.recv).Id("run").Params().Block(
 			jen.Defer().Add(c).Dot("src").Dot("Recover").Call().Comment("a panic names the record's file and line"),
+			decl,
 			jen.For().Block(
 				step,
 				jen.If(jen.Id("id").Op(":=").Add(c).Dot("ctl").Dot("Poll").Call(), jen.Id("id").Op(">").Lit(0)).Block(
@@ -860,6 +869,10 @@ func (g *gen) newSource(n *ir.Node) jen.Code {
 		format = jen.Qual(runtimePath, "JSONFormatFast").Call(jen.Id(g.global("decode%sJSONL", n)))
 	case n.Format == "jsonl":
 		format = jen.Qual(runtimePath, "JSONFormat").Types(typeCode(n.Out)).Call()
+	case n.Format == "csv" && n.Connector == "kafka" && csvDecodes(n):
+		format = jen.Qual(kafkaPath, "CSVFormatFast").Call(jen.Id("j"), jen.Id(g.constName(n)), jen.Id(g.global("decode%sCSV", n)))
+	case n.Format == "csv" && csvDecodes(n):
+		format = jen.Qual(runtimePath, "CSVFormatFast").Call(jen.Id("j"), jen.Id(g.constName(n)), jen.Id(g.global("decode%sCSV", n)))
 	case n.Format == "csv" && n.Connector == "kafka":
 		format = jen.Qual(kafkaPath, "CSVFormat").Types(typeCode(n.Out)).Call(jen.Id("j"), jen.Id(g.constName(n)))
 	case n.Format == "csv":

@@ -220,8 +220,10 @@ func (g *gen) pipelineFile(name string) ([]byte, error) {
 	}
 	g.keyedFuncs(f)
 	if !g.opts.Test {
-		// The test driver's sources and sinks read and write no JSON.
+		// The test driver's sources and sinks read and write no JSON or
+		// CSV.
 		g.jsonFuncs(f)
+		g.csvFuncs(f)
 	}
 	g.nameImports(f)
 

@@ -305,6 +305,20 @@ func JSONFormatFast[T any](decode func(line []byte, v *T, strict bool) bool) For
 // source node.
 func CSVFormatFor[T any](j *Job, node int) Format[T] { return format.CSVFormatFor[T](j.Node(node)) }
 
+// CSVFormatFast is CSVFormatFor with a generated decoder of the cells of
+// a line (format.CSVDecodeFunc); the lines it does not handle go through
+// the reflective decoder.
+func CSVFormatFast[T any](j *Job, node int, decode func(cells [][]byte, cols []int, v *T) bool) Format[T] {
+	return format.CSVFormatForFast[T](j.Node(node), decode)
+}
+
+// CSVFormat reads CSV into T with delimiter, and a header line when
+// header is set, with the generated decode when not nil; for tests of
+// generated decoders against the reflective one.
+func CSVFormat[T any](delimiter rune, header bool, decode func(cells [][]byte, cols []int, v *T) bool) (Format[T], error) {
+	return format.CSVFormatFast(delimiter, header, decode)
+}
+
 // EncodeString writes a string record as it is.
 func EncodeString(dst []byte, v string) ([]byte, error) { return format.EncodeString(dst, v) }
 

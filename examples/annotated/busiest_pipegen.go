@@ -119,8 +119,9 @@ func pipegenBusiestNewDemoChain(j *runtime.Job, sub int, demoToLongest *runtime.
 // runtime.Linger.
 func (c *pipegenBusiestDemoChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	var r View
 	for {
-		if r, ok := c.src.Next(); ok {
+		if c.src.NextInto(&r) {
 			c.emitDemo(r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break

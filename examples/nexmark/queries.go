@@ -1,6 +1,7 @@
 package nexmark
 
 import (
+	"math"
 	"time"
 
 	"github.com/pipegen/pipegen"
@@ -204,8 +205,14 @@ func TrackAuction(id int64, c *Closing, e AuctionOrBid, ctx pipegen.Context, _ f
 		c.offer(e.Price, e.DateTime)
 		return
 	}
+	// One timer per auction that has early bids, not one per bid: at p=2
+	// a bid often comes before its auction (the two come from different
+	// source subtasks, one ahead of the other), and a timer costs a map
+	// entry and a heap slot.
+	if len(c.Early) == 0 {
+		ctx.TimerAt(time.UnixMilli(e.DateTime))
+	}
 	c.Early = append(c.Early, EarlyBid{Price: e.Price, DateTime: e.DateTime})
-	ctx.TimerAt(time.UnixMilli(e.DateTime))
 }
 
 // CloseAuction emits an auction's closing price when it expires, and
@@ -222,15 +229,19 @@ func CloseAuction(id int64, c *Closing, at time.Time, ctx pipegen.Context, emit 
 		return
 	}
 	keep := c.Early[:0]
+	next := int64(math.MaxInt64)
 	for _, b := range c.Early {
 		if b.DateTime > t {
 			keep = append(keep, b)
+			next = min(next, b.DateTime)
 		}
 	}
 	c.Early = keep
 	if len(keep) == 0 {
 		ctx.Clear()
+		return
 	}
+	ctx.TimerAt(time.UnixMilli(next)) // the next early bid to drop
 }
 
 // ClosingCategory keys a closing price by its category.

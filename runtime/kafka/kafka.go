@@ -35,12 +35,18 @@ func NewSink[T any](j *runtime.Job, node, sub int, enc runtime.Encoder[T], key f
 // CSVFormat reads a message's value as one CSV line into T, the columns
 // in the order of T's fields, with the delimiter option of source node.
 func CSVFormat[T any](j *runtime.Job, node int) runtime.Format[T] {
+	return CSVFormatFast[T](j, node, nil)
+}
+
+// CSVFormatFast is CSVFormat with a generated decoder of the cells of a
+// value (see runtime.CSVFormatFast); nil is none.
+func CSVFormatFast[T any](j *runtime.Job, node int, decode func(cells [][]byte, cols []int, v *T) bool) runtime.Format[T] {
 	n := j.Node(node)
 	d := []rune(n.Option("delimiter"))
 	if len(d) != 1 {
 		d = []rune{','}
 	}
-	f, err := format.CSVFormat[T](d[0], false)
+	f, err := format.CSVFormatFast(d[0], false, decode)
 	if err != nil {
 		runtime.Abortf("sources.%s: %w", n.Name, err)
 	}

@@ -1,6 +1,7 @@
 // Package textcodec is what generated JSON-lines decoders and encoders
 // call: a Scanner that reads one JSON value strictly, and appenders that
-// write values as encoding/json does (without HTML escaping).
+// write values as encoding/json does (without HTML escaping); and what
+// generated CSV decoders call: parsers of a cell in place (csv.go).
 //
 // Generated code handles a record type field by field, with no
 // reflection. It covers what encoding/json does for the types it

@@ -116,8 +116,9 @@ func newOrdersChain(j *runtime.Job, sub int, ordersToLarge *runtime.Out[fan.Orde
 // runtime.Linger.
 func (c *ordersChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	var r fan.Order
 	for {
-		if r, ok := c.src.Next(); ok {
+		if c.src.NextInto(&r) {
 			c.emitOrders(r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break

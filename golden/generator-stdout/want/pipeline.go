@@ -89,8 +89,9 @@ func newSensorsChain(j *runtime.Job, sub int) *sensorsChain {
 // runtime.Linger.
 func (c *sensorsChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	var r gen.Reading
 	for {
-		if r, ok := c.src.Next(); ok {
+		if c.src.NextInto(&r) {
 			c.emitSensors(r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break

@@ -114,8 +114,9 @@ func newNumbersChain(j *runtime.Job, sub int, numbersToSums *runtime.Out[int64],
 // runtime.Linger.
 func (c *numbersChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	var r int64
 	for {
-		if r, ok := c.src.Next(); ok {
+		if c.src.NextInto(&r) {
 			c.emitNumbers(r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break

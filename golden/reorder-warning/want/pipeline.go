@@ -130,8 +130,9 @@ func newOrdersChain(j *runtime.Job, sub int, ordersToPriced *runtime.Out[reorder
 // runtime.Linger.
 func (c *ordersChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	var r reorder.Order
 	for {
-		if r, ok := c.src.Next(); ok {
+		if c.src.NextInto(&r) {
 			c.emitOrders(r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break

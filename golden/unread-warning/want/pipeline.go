@@ -119,8 +119,9 @@ func newWordsChain(j *runtime.Job, sub int, wordsToCounts *runtime.Out[runtime.T
 // record counts, so that it falls at the same places in every run.
 func (c *wordsChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	var r string
 	for {
-		if r, ok := c.src.Next(); ok {
+		if c.src.NextInto(&r) {
 			ts := unread.WordTime(r)
 			c.emitWords(r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
@@ -267,8 +268,9 @@ func newSpareChain(j *runtime.Job, sub int) *spareChain {
 // runtime.Linger.
 func (c *spareChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	var r string
 	for {
-		if r, ok := c.src.Next(); ok {
+		if c.src.NextInto(&r) {
 			c.emitSpare(r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break

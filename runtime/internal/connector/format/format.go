@@ -168,7 +168,10 @@ func CSVFormat[T any](delimiter rune, header bool) (Format[T], error) {
 	}
 	f := &csvFormat[T]{delim: utf8.AppendRune(nil, delimiter), header: header, cols: cols, typ: t}
 	for i := range cols {
-		f.bind = append(f.bind, csvBinding{name: cols[i].field, col: &cols[i]})
+		f.bind = append(f.bind, csvBinding{name: cols[i].field, col: &cols[i], index: i})
+	}
+	if len(f.delim) == 1 {
+		f.stop[f.delim[0]], f.stop['"'] = true, true
 	}
 	return f, nil
 }
@@ -176,6 +179,12 @@ func CSVFormat[T any](delimiter rune, header bool) (Format[T], error) {
 // CSVFormatFor is CSVFormat with the header and delimiter options of source
 // n; bad options stop the job.
 func CSVFormatFor[T any](n *config.NodeConfig) Format[T] {
+	return CSVFormatForFast[T](n, nil)
+}
+
+// CSVFormatForFast is CSVFormatFor with a generated decoder (see
+// CSVFormatFast); nil is none.
+func CSVFormatForFast[T any](n *config.NodeConfig, decode CSVDecodeFunc[T]) Format[T] {
 	fail := func(err error) { fault.Abortf("sources.%s: %w", n.Name, err) }
 	header := true
 	if h := n.Option("header"); h != "" {
@@ -192,11 +201,34 @@ func CSVFormatFor[T any](n *config.NodeConfig) Format[T] {
 		}
 		delim = r
 	}
-	f, err := CSVFormat[T](delim, header)
+	f, err := CSVFormatFast(delim, header, decode)
 	if err != nil {
 		fail(err)
 	}
 	return f
+}
+
+// CSVDecodeFunc is a generated CSV decoder: it fills the zero record v
+// from the cells of one line, cell i into the field of column cols[i]
+// (an index into the columns CSVFormat reads: the exported fields not
+// tagged `csv:"-"`, in declaration order), as the reflective decoder
+// would, or returns false for a cell it does not handle or that is
+// malformed. The line then goes through the reflective decoder, which
+// returns its record or its error: a generated decoder changes the
+// speed, never the result.
+type CSVDecodeFunc[T any] func(cells [][]byte, cols []int, v *T) bool
+
+// CSVFormatFast is CSVFormat with a generated decoder for the cells of
+// a line; splitting the line, the header, strict mode and every error
+// stay the reflective format's. A nil decode is CSVFormat.
+func CSVFormatFast[T any](delimiter rune, header bool, decode CSVDecodeFunc[T]) (Format[T], error) {
+	f, err := CSVFormat[T](delimiter, header)
+	if err != nil || decode == nil {
+		return f, err
+	}
+	c := f.(*csvFormat[T])
+	c.fast = decode
+	return c, nil
 }
 
 type csvFormat[T any] struct {
@@ -208,6 +240,11 @@ type csvFormat[T any] struct {
 	typ  reflect.Type
 	// strict wants a column for every field.
 	strict bool
+	// stop marks the bytes a one-byte delimiter and the quote: where an
+	// unquoted cell ends or is malformed.
+	stop [256]bool
+	// fast is the generated decoder, or nil.
+	fast CSVDecodeFunc[T]
 }
 
 // Strict reads only files whose header names every field of T (a file
@@ -228,8 +265,9 @@ type csvColumn struct {
 
 // csvBinding is column i of a file bound to a field.
 type csvBinding struct {
-	name string // the column's name in the header, for messages
-	col  *csvColumn
+	name  string // the column's name in the header, for messages
+	col   *csvColumn
+	index int // col's index in the format's cols
 }
 
 var (
@@ -388,9 +426,19 @@ func (f *csvFormat[T]) NewDecoder() Decoder[T] {
 	if f.header {
 		d.needHeader = true
 	} else {
-		d.bind = f.bind
+		d.setBind(f.bind)
 	}
 	return d
+}
+
+// setBind binds the columns of a file, and the generated decoder's
+// column indexes with them.
+func (d *csvDecoder[T]) setBind(bind []csvBinding) {
+	d.bind = bind
+	d.cols = d.cols[:0]
+	for _, b := range bind {
+		d.cols = append(d.cols, b.index)
+	}
 }
 
 type csvDecoder[T any] struct {
@@ -398,6 +446,9 @@ type csvDecoder[T any] struct {
 	rec        *T
 	needHeader bool
 	bind       []csvBinding
+	// cols is bind as the indexes of its columns, for the generated
+	// decoder.
+	cols []int
 	// fields and scratch hold the cells of the line being decoded; unquoted
 	// cells point into the line, quoted ones into scratch.
 	fields  [][]byte
@@ -412,16 +463,17 @@ func (d *csvDecoder[T]) Header(line []byte) error {
 	}
 	bind := make([]csvBinding, len(d.fields))
 	for i, name := range d.fields {
-		col := d.f.column(string(name))
-		if col == nil {
+		index := d.f.column(string(name))
+		if index < 0 {
 			return fmt.Errorf("csv header: unknown column %q: %s has columns %s", name, d.f.typ.Name(), d.f.columnNames())
 		}
+		col := &d.f.cols[index]
 		for _, b := range bind[:i] {
 			if b.col == col {
 				return fmt.Errorf("csv header: columns %q and %q both name field %s.%s", b.name, name, d.f.typ.Name(), col.field)
 			}
 		}
-		bind[i] = csvBinding{name: string(name), col: col}
+		bind[i] = csvBinding{name: string(name), col: col, index: index}
 	}
 	if d.f.strict {
 		var missing []string
@@ -434,18 +486,19 @@ func (d *csvDecoder[T]) Header(line []byte) error {
 			return fmt.Errorf("csv header: no column for %s of %s (strict)", strings.Join(missing, ", "), d.f.typ.Name())
 		}
 	}
-	d.bind = bind
+	d.setBind(bind)
 	d.needHeader = false
 	return nil
 }
 
-func (f *csvFormat[T]) column(name string) *csvColumn {
+// column is the index of the column a header names name, or -1.
+func (f *csvFormat[T]) column(name string) int {
 	for i := range f.cols {
 		if strings.EqualFold(f.cols[i].name, name) {
-			return &f.cols[i]
+			return i
 		}
 	}
-	return nil
+	return -1
 }
 
 func (f *csvFormat[T]) columnNames() string {
@@ -468,6 +521,12 @@ func (d *csvDecoder[T]) Decode(line []byte) (T, bool, error) {
 		return zero, false, &formatError{"CSV", fmt.Errorf("%d fields, want %d", len(d.fields), len(d.bind))}
 	}
 	*d.rec = zero
+	if d.f.fast != nil {
+		if d.f.fast(d.fields, d.cols, d.rec) {
+			return *d.rec, true, nil
+		}
+		*d.rec = zero
+	}
 	base := unsafe.Pointer(d.rec)
 	for i, b := range d.bind {
 		if err := b.col.parse(unsafe.Add(base, b.col.off), d.fields[i]); err != nil {
@@ -521,7 +580,21 @@ func (d *csvDecoder[T]) split(line []byte) error {
 		var cell []byte
 		end := -1
 		if len(delim) == 1 {
-			end = bytes.IndexByte(line[i:], delim[0])
+			// Cells are short: one pass over the cell, for the delimiter
+			// and for a bare quote, costs less than two calls of
+			// IndexByte.
+			stop := &d.f.stop
+			rest := line[i:]
+			k := 0
+			for k < len(rest) && !stop[rest[k]] {
+				k++
+			}
+			if k < len(rest) {
+				if rest[k] == '"' {
+					return errBareQuote
+				}
+				end = k
+			}
 		} else {
 			end = bytes.Index(line[i:], delim)
 		}
@@ -530,7 +603,7 @@ func (d *csvDecoder[T]) split(line []byte) error {
 		} else {
 			cell = line[i : i+end]
 		}
-		if bytes.IndexByte(cell, '"') >= 0 {
+		if len(delim) != 1 && bytes.IndexByte(cell, '"') >= 0 {
 			return errBareQuote
 		}
 		d.fields = append(d.fields, cell)

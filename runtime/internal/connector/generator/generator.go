@@ -40,6 +40,8 @@ type Source[T any] struct {
 	// last is the sequence number of the record returned last.
 	last uint64
 	done bool
+	// drained latches SourceCtl.Draining, seen by countNow.
+	drained bool
 
 	uncounted int
 
@@ -103,49 +105,69 @@ func (s *Source[T]) SetSeq(seq uint64) {
 
 // Next returns the next record. With a rate, it returns false (not done)
 // when the next record is not due yet.
-func (s *Source[T]) Next() (T, bool) {
-	var zero T
-	if s.done {
-		return zero, false
-	}
-	if s.ctl.Draining() {
-		s.ctl.Count(s.uncounted)
-		s.uncounted = 0
-		return zero, false
+func (s *Source[T]) Next() (rec T, ok bool) {
+	ok = s.NextInto(&rec)
+	return rec, ok
+}
+
+// NextInto is Next into rec: what generated chains call, since a record
+// returned by value is copied once more (a Nexmark event is 72 bytes).
+// rec holds no record when it returns false.
+//
+// Whether the job drains (checkpoint.SourceCtl.Draining) is not looked
+// at for every record: countNow does, every connector.CountEvery records
+// and whenever the source waits, and from then on NextInto returns false
+// (Done reports it at once).
+func (s *Source[T]) NextInto(rec *T) bool {
+	if s.done || s.drained {
+		s.countNow() // what was read after the drain was seen
+		return false
 	}
 	if s.interval > 0 && !s.due() {
-		return zero, false
+		return false
 	}
+	var ok bool
 	for len(s.pending) > 0 {
 		seq := s.pending[0]
 		s.pending = s.pending[1:]
-		if rec, ok := s.fn(seq); ok {
+		if *rec, ok = s.fn(seq); ok {
 			s.last = seq
 			s.counted()
-			return rec, true
+			return true
 		}
 	}
-	rec, ok := s.fn(s.seq)
-	if !ok {
+	if *rec, ok = s.fn(s.seq); !ok {
 		s.done = true
 		s.chain.InputEnded()
-		s.ctl.Count(s.uncounted)
-		s.uncounted = 0
-		return zero, false
+		s.countNow()
+		return false
 	}
 	s.last = s.seq
 	s.seq += s.step
 	s.counted()
-	return rec, true
+	return true
 }
 
 // counted counts a record returned.
 func (s *Source[T]) counted() {
 	s.n++
 	if s.uncounted++; s.uncounted == connector.CountEvery {
+		s.countNow()
+		s.checkCancel()
+	}
+}
+
+// countNow adds the records not counted yet to the progress count, and
+// latches drained when the job drains: every place that resets
+// uncounted looks, so that a drain is seen within CountEvery records or
+// at the next wait.
+func (s *Source[T]) countNow() {
+	if s.uncounted > 0 {
 		s.ctl.Count(s.uncounted)
 		s.uncounted = 0
-		s.checkCancel()
+	}
+	if s.ctl.Draining() {
+		s.drained = true
 	}
 }
 
@@ -166,10 +188,7 @@ func (s *Source[T]) due() bool {
 		return true
 	}
 	// Records read so far show up in progress while the source is slow.
-	if s.uncounted > 0 {
-		s.ctl.Count(s.uncounted)
-		s.uncounted = 0
-	}
+	s.countNow()
 	s.checkCancel()
 	if wait > maxGeneratorWait {
 		time.Sleep(maxGeneratorWait)

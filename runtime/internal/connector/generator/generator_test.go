@@ -132,3 +132,51 @@ func TestGeneratorStopsWhenJobFails(t *testing.T) {
 		t.Errorf("ran %d records and got %v, want to stop with %v", n, err, fault.ErrCanceled)
 	}
 }
+
+// TestGeneratorDrain: once the job drains, a source stops reading within
+// connector.CountEvery records (it looks then, not at every record), or
+// at its next wait with a rate, and reports that it is done.
+func TestGeneratorDrain(t *testing.T) {
+	for _, rate := range []string{"", "2000"} {
+		t.Run("rate="+rate, func(t *testing.T) {
+			j := generatorJob(t, 1, rate)
+			defer j.Cancel(fault.ErrCanceled)
+			s := NewSource(j, 0, 0, upTo(1<<40))
+			var rec uint64
+			for range 10 {
+				for !s.NextInto(&rec) {
+				}
+			}
+			if s.Done() {
+				t.Fatal("done before the drain")
+			}
+			j.Ckpt().RequestSavepoint(t.TempDir(), true, true)
+			if !s.Done() {
+				t.Fatal("not done once the job drains")
+			}
+			more := 0
+			for range 10 * connector.CountEvery {
+				if s.NextInto(&rec) {
+					more++
+				} else if s.drained {
+					break
+				}
+			}
+			if !s.drained {
+				t.Fatal("the source did not see the drain")
+			}
+			if more > connector.CountEvery {
+				t.Errorf("read %d records after the drain, want at most %d", more, connector.CountEvery)
+			}
+			for range 3 {
+				if s.NextInto(&rec) {
+					t.Fatal("a record after the drain was seen")
+				}
+			}
+			// The stop event reports this count: every record read.
+			if got := j.Ckpt().RecordsRead(); got != int64(10+more) {
+				t.Errorf("%d records counted, %d read", got, 10+more)
+			}
+		})
+	}
+}
