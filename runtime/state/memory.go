@@ -56,9 +56,15 @@ type Codec[K comparable, V any] struct {
 // as it was at the barrier. The subtask therefore never stops for longer
 // than it takes to close an epoch.
 type Memory[K comparable, V any] struct {
-	m map[K]*entry[K, V]
-	// keyGroup and start place a key in the lists of its key group;
-	// Bind sets them.
+	// m holds the entries of each key group of the subtask's range in a
+	// map of its own (one map before Bind): a restore fills one small
+	// map after the other, each in the processor's cache, where one
+	// large map takes a miss of the cache for every key. n counts the
+	// keys.
+	m []map[K]*entry[K, V]
+	n int
+	// keyGroup and start place a key in the map and the lists of its
+	// key group; Bind sets them.
 	keyGroup func(K) int
 	start    int
 	// all holds, per key group of the subtask's range, every entry added
@@ -78,6 +84,10 @@ type Memory[K comparable, V any] struct {
 	pending []epochList[K, V]
 	// snap is the capture being encoded, nil when none.
 	snap *Capture[K, V]
+	// slab holds the entries a restore has allocated and not used yet;
+	// reserved is about how many more it will use (Reserve).
+	slab     []entry[K, V]
+	reserved int
 }
 
 type epochList[K comparable, V any] struct {
@@ -105,7 +115,7 @@ const busy = 1 << 63
 
 // NewMemory returns an empty memory state.
 func NewMemory[K comparable, V any]() *Memory[K, V] {
-	return &Memory[K, V]{m: make(map[K]*entry[K, V]), epoch: 1}
+	return &Memory[K, V]{m: []map[K]*entry[K, V]{{}}, epoch: 1}
 }
 
 // Bind sets the key groups of the subtask's range [start, end) and how a
@@ -115,11 +125,27 @@ func (s *Memory[K, V]) Bind(keyGroup func(K) int, start, end int) {
 	s.keyGroup, s.start = keyGroup, start
 	s.all = make([][]*entry[K, V], end-start)
 	s.dead = make([]int, end-start)
+	s.m = make([]map[K]*entry[K, V], end-start)
+	for i := range s.m {
+		s.m[i] = map[K]*entry[K, V]{}
+	}
+}
+
+// shard returns the map of k's key group, or nil when k's key group is
+// not in the subtask's range (then k is not in the state).
+func (s *Memory[K, V]) shard(k K) map[K]*entry[K, V] {
+	if s.keyGroup == nil {
+		return s.m[0]
+	}
+	if i := s.keyGroup(k) - s.start; i >= 0 && i < len(s.m) {
+		return s.m[i]
+	}
+	return nil
 }
 
 // Get returns the value of k, or nil.
 func (s *Memory[K, V]) Get(k K) *V {
-	e := s.m[k]
+	e := s.shard(k)[k]
 	if e == nil {
 		return nil
 	}
@@ -131,28 +157,32 @@ func (s *Memory[K, V]) Get(k K) *V {
 
 // Put makes v the value of k.
 func (s *Memory[K, V]) Put(k K, v *V) {
-	if e := s.m[k]; e != nil {
+	// Not bound to key groups (a test's state): one plain map, which
+	// Snapshot can still write.
+	kg, i := -1, 0
+	if s.all != nil {
+		kg = s.keyGroup(k)
+		i = kg - s.start
+		if i < 0 || i >= len(s.all) {
+			panic(fmt.Sprintf("state.Memory: key %v is in key group %d, outside this subtask's range [%d, %d)", k, kg, s.start, s.start+len(s.all)))
+		}
+	}
+	m := s.m[i]
+	if e := m[k]; e != nil {
 		if e.ver != s.epoch {
 			s.touch(e)
 		}
 		e.val = v
 		return
 	}
+	e := &entry[K, V]{key: k, val: v, ver: s.epoch, kg: int32(kg)}
+	m[k] = e
+	s.n++
 	if s.all == nil {
-		// Not bound to key groups (a test's state): a plain map, which
-		// Snapshot can still write.
-		s.m[k] = &entry[K, V]{key: k, val: v, ver: s.epoch, kg: -1}
 		return
 	}
-	kg := s.keyGroup(k)
-	i := kg - s.start
-	if i < 0 || i >= len(s.all) {
-		panic(fmt.Sprintf("state.Memory: key %v is in key group %d, outside this subtask's range [%d, %d)", k, kg, s.start, s.start+len(s.all)))
-	}
-	e := &entry[K, V]{key: k, val: v, ver: s.epoch, kg: int32(kg)}
 	// Not part of any capture under way: it is newer than its barrier.
 	e.capt.Store(s.epoch - 1)
-	s.m[k] = e
 	s.all[i] = append(s.all[i], e)
 	if s.tracking {
 		s.dirty = append(s.dirty, e)
@@ -161,7 +191,8 @@ func (s *Memory[K, V]) Put(k K, v *V) {
 
 // Delete removes k.
 func (s *Memory[K, V]) Delete(k K) {
-	e := s.m[k]
+	m := s.shard(k)
+	e := m[k]
 	if e == nil {
 		return
 	}
@@ -169,7 +200,8 @@ func (s *Memory[K, V]) Delete(k K) {
 		s.touch(e)
 	}
 	e.deleted, e.val = true, nil
-	delete(s.m, k)
+	delete(m, k)
+	s.n--
 	if e.kg < 0 {
 		return
 	}
@@ -193,14 +225,16 @@ func (s *Memory[K, V]) compact(i int) {
 }
 
 // Len is the number of keys.
-func (s *Memory[K, V]) Len() int { return len(s.m) }
+func (s *Memory[K, V]) Len() int { return s.n }
 
 // All calls yield for every key and value. The values are not counted as
 // changed: All is for reading (the results at the end of the input).
 func (s *Memory[K, V]) All(yield func(K, *V) bool) {
-	for k, e := range s.m {
-		if !yield(k, e.val) {
-			return
+	for _, m := range s.m {
+		for k, e := range m {
+			if !yield(k, e.val) {
+				return
+			}
 		}
 	}
 }
@@ -308,9 +342,11 @@ type Capture[K comparable, V any] struct {
 	lists   [][]*entry[K, V]
 	changed [][]*entry[K, V]
 	// side holds, per key group, the entries that the subtask encoded
-	// before changing them (mu guards it).
-	mu   sync.Mutex
-	side []codec.Writer
+	// before changing them (mu guards it); sideN counts them, and n the
+	// entries Write encoded.
+	mu       sync.Mutex
+	side     []codec.Writer
+	sideN, n int
 	// finished is set, and done closed, once Write or Abandon is over.
 	finished atomic.Bool
 	done     chan struct{}
@@ -339,16 +375,19 @@ func (c *Capture[K, V]) preImage(e *entry[K, V]) {
 		return
 	}
 	c.mu.Lock()
-	c.encode(&c.side[int(e.kg)-c.start], e)
+	if c.encode(&c.side[int(e.kg)-c.start], e) {
+		c.sideN++
+	}
 	c.mu.Unlock()
 	e.capt.Store(c.Epoch)
 }
 
 // encode writes one entry: a full capture's key and value; a delta's
-// operation (0 a value, 1 a deletion) first.
-func (c *Capture[K, V]) encode(w *codec.Writer, e *entry[K, V]) {
+// operation (0 a value, 1 a deletion) first. It reports whether it wrote
+// anything.
+func (c *Capture[K, V]) encode(w *codec.Writer, e *entry[K, V]) bool {
 	if c.Full && e.deleted {
-		return // deleted before the barrier
+		return false // deleted before the barrier
 	}
 	mark := w.Begin()
 	if !c.Full {
@@ -356,13 +395,14 @@ func (c *Capture[K, V]) encode(w *codec.Writer, e *entry[K, V]) {
 			w.Uvarint(deltaDelete)
 			c.codec.EncodeKey(w, e.key)
 			w.End(mark)
-			return
+			return true
 		}
 		w.Uvarint(deltaPut)
 	}
 	c.codec.EncodeKey(w, e.key)
 	c.codec.EncodeValue(w, e.val)
 	w.End(mark)
+	return true
 }
 
 // The operations of a delta's entries.
@@ -414,7 +454,9 @@ func (c *Capture[K, V]) Write(section func(parts ...[]byte) error) (err error) {
 		w.Reset()
 		for _, e := range byGroup[i] {
 			if c.claim(e) {
-				c.encode(w, e)
+				if c.encode(w, e) {
+					c.n++
+				}
 				e.capt.Store(c.Epoch)
 			}
 		}
@@ -438,6 +480,14 @@ func (c *Capture[K, V]) Write(section func(parts ...[]byte) error) (err error) {
 	return nil
 }
 
+// Entries is the number of entries Write wrote (a full capture's keys, a
+// delta's values and deletions), once it is over.
+func (c *Capture[K, V]) Entries() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n + c.sideN
+}
+
 // Abandon gives the capture up without encoding it (its checkpoint
 // failed): the subtask stops encoding for it.
 func (c *Capture[K, V]) Abandon() { c.finish() }
@@ -449,14 +499,53 @@ func (c *Capture[K, V]) finish() {
 	}
 }
 
+// Reserve makes room for about n keys in a state that holds none yet: a
+// restore that knows how many keys its files hold fills maps of the
+// right size instead of growing them, and takes their entries from slabs
+// (of at most restoreSlab) instead of one by one.
+func (s *Memory[K, V]) Reserve(n int) {
+	if s.n > 0 || n <= 0 {
+		return
+	}
+	// The keys spread evenly over the key groups, give or take a few
+	// times the square root of a group's share.
+	per := n / len(s.m)
+	per += per/16 + 16
+	for i := range s.m {
+		s.m[i] = make(map[K]*entry[K, V], per)
+	}
+	s.reserved = n
+}
+
+// restoreSlab is the most entries a restore allocates at once: a slab
+// stays on the heap as long as one of its entries is in the state, so
+// that deleting keys frees memory a slab at a time.
+const restoreSlab = 256
+
+// newEntry returns a zero entry for a restore, from the current slab.
+func (s *Memory[K, V]) newEntry() *entry[K, V] {
+	if len(s.slab) == 0 {
+		s.slab = make([]entry[K, V], min(max(s.reserved, 16), restoreSlab))
+	}
+	e := &s.slab[0]
+	s.slab = s.slab[1:]
+	s.reserved--
+	return e
+}
+
 // RestoreSection adds the entries of key group kg's section of a state
 // file: a full one, or a delta on top of what was restored before it. The
 // section is not kept. Restored ends the restore.
 func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Codec[K, V]) error {
 	i := kg - s.start
+	if i < 0 || i >= len(s.m) {
+		return fmt.Errorf("key group %d is outside this subtask's range [%d, %d)", kg, s.start, s.start+len(s.m))
+	}
+	m := s.m[i]
 	r := codec.NewReader(section)
+	er := new(codec.Reader)
 	for r.More() {
-		er := r.Nested()
+		r.NestedTo(er)
 		op := uint64(deltaPut)
 		if delta {
 			op = er.Uvarint()
@@ -471,18 +560,21 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 			if delta {
 				// A full section holds each of its group's keys once, and
 				// before any delta: only a delta changes a key restored.
-				if e := s.m[k]; e != nil {
+				if e := m[k]; e != nil {
 					e.val = v
 					continue
 				}
 			}
-			e := &entry[K, V]{key: k, val: v, kg: int32(kg)}
-			s.m[k] = e
+			e := s.newEntry()
+			e.key, e.val, e.kg = k, v, int32(kg)
+			m[k] = e
+			s.n++
 			s.all[i] = append(s.all[i], e)
 		case deltaDelete:
-			if e := s.m[k]; e != nil {
+			if e := m[k]; e != nil {
 				e.deleted, e.val = true, nil
-				delete(s.m, k)
+				delete(m, k)
+				s.n--
 				s.dead[i]++
 			}
 		default:
@@ -498,6 +590,7 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 // Restored ends a restore: the lists of key groups with many deleted
 // entries are compacted.
 func (s *Memory[K, V]) Restored() {
+	s.slab, s.reserved = nil, 0
 	for i := range s.all {
 		if s.dead[i] > 0 {
 			s.compact(i)
@@ -509,7 +602,7 @@ func (s *Memory[K, V]) Restored() {
 // and in full: the whole state as it is now, each entry the key and then
 // the value (what enc writes).
 func (s *Memory[K, V]) Snapshot(sec *Sections, keyGroup func(K) int, enc func(w *codec.Writer, k K, v *V)) error {
-	for k, e := range s.m {
+	for k, v := range s.All {
 		kg := keyGroup(k)
 		i := kg - sec.Start
 		if i < 0 || i >= len(sec.W) {
@@ -517,7 +610,7 @@ func (s *Memory[K, V]) Snapshot(sec *Sections, keyGroup func(K) int, enc func(w 
 		}
 		w := &sec.W[i]
 		mark := w.Begin()
-		enc(w, k, e.val)
+		enc(w, k, v)
 		w.End(mark)
 	}
 	return nil

@@ -1776,8 +1776,10 @@ func encodeReduceAcc(w *codec.Writer, v *runtime.ReduceAcc[et.Click]) {
 }
 
 // decodeReduceAcc reads a runtime.ReduceAcc; fields it does not know are skipped.
-func decodeReduceAcc(r *codec.Reader, v *runtime.ReduceAcc[et.Click]) {
-	r = r.Nested()
+func decodeReduceAcc(in *codec.Reader, v *runtime.ReduceAcc[et.Click]) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -1814,8 +1816,10 @@ func encodeSession(w *codec.Writer, v *et.Session) {
 }
 
 // decodeSession reads a et.Session; fields it does not know are skipped.
-func decodeSession(r *codec.Reader, v *et.Session) {
-	r = r.Nested()
+func decodeSession(in *codec.Reader, v *et.Session) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -1852,8 +1856,10 @@ func encodeSeen(w *codec.Writer, v *et.Seen) {
 }
 
 // decodeSeen reads a et.Seen; fields it does not know are skipped.
-func decodeSeen(r *codec.Reader, v *et.Seen) {
-	r = r.Nested()
+func decodeSeen(in *codec.Reader, v *et.Seen) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -1890,8 +1896,10 @@ func encodeClick(w *codec.Writer, v *et.Click) {
 }
 
 // decodeClick reads a et.Click; fields it does not know are skipped.
-func decodeClick(r *codec.Reader, v *et.Click) {
-	r = r.Nested()
+func decodeClick(in *codec.Reader, v *et.Click) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -1928,8 +1936,10 @@ func encodeView(w *codec.Writer, v *et.View) {
 }
 
 // decodeView reads a et.View; fields it does not know are skipped.
-func decodeView(r *codec.Reader, v *et.View) {
-	r = r.Nested()
+func decodeView(in *codec.Reader, v *et.View) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

@@ -219,14 +219,13 @@ func (c *Checkpointer) RunRestores() error {
 	c.mu.Lock()
 	tasks := c.taskList
 	c.mu.Unlock()
-	// What is decoded stays: the garbage collector has nothing to free
-	// meanwhile, and runs less often (GOGC 400, or what it was if higher;
-	// a GOMEMLIMIT still holds).
-	if old := debug.SetGCPercent(400); old > 400 || old < 0 {
-		debug.SetGCPercent(old)
-	} else {
-		defer debug.SetGCPercent(old)
-	}
+	// What is decoded stays: the garbage collector would have next to
+	// nothing to free meanwhile, and each of its cycles would mark the
+	// state restored so far again. It is off until the restore is over
+	// (a GOMEMLIMIT still holds): the heap then peaks at the state and
+	// the little garbage of its decoders, lower than the GOGC of 400
+	// this used to run with allowed.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	sem := make(chan struct{}, goruntime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
