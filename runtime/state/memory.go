@@ -56,15 +56,9 @@ type Codec[K comparable, V any] struct {
 // as it was at the barrier. The subtask therefore never stops for longer
 // than it takes to close an epoch.
 type Memory[K comparable, V any] struct {
-	// m holds the entries of each key group of the subtask's range in a
-	// map of its own (one map before Bind): a restore fills one small
-	// map after the other, each in the processor's cache, where one
-	// large map takes a miss of the cache for every key. n counts the
-	// keys.
-	m []map[K]*entry[K, V]
-	n int
-	// keyGroup and start place a key in the map and the lists of its
-	// key group; Bind sets them.
+	m map[K]*entry[K, V]
+	// keyGroup and start place a key in the lists of its key group;
+	// Bind sets them.
 	keyGroup func(K) int
 	start    int
 	// all holds, per key group of the subtask's range, every entry added
@@ -115,7 +109,7 @@ const busy = 1 << 63
 
 // NewMemory returns an empty memory state.
 func NewMemory[K comparable, V any]() *Memory[K, V] {
-	return &Memory[K, V]{m: []map[K]*entry[K, V]{{}}, epoch: 1}
+	return &Memory[K, V]{m: make(map[K]*entry[K, V]), epoch: 1}
 }
 
 // Bind sets the key groups of the subtask's range [start, end) and how a
@@ -125,27 +119,11 @@ func (s *Memory[K, V]) Bind(keyGroup func(K) int, start, end int) {
 	s.keyGroup, s.start = keyGroup, start
 	s.all = make([][]*entry[K, V], end-start)
 	s.dead = make([]int, end-start)
-	s.m = make([]map[K]*entry[K, V], end-start)
-	for i := range s.m {
-		s.m[i] = map[K]*entry[K, V]{}
-	}
-}
-
-// shard returns the map of k's key group, or nil when k's key group is
-// not in the subtask's range (then k is not in the state).
-func (s *Memory[K, V]) shard(k K) map[K]*entry[K, V] {
-	if s.keyGroup == nil {
-		return s.m[0]
-	}
-	if i := s.keyGroup(k) - s.start; i >= 0 && i < len(s.m) {
-		return s.m[i]
-	}
-	return nil
 }
 
 // Get returns the value of k, or nil.
 func (s *Memory[K, V]) Get(k K) *V {
-	e := s.shard(k)[k]
+	e := s.m[k]
 	if e == nil {
 		return nil
 	}
@@ -157,32 +135,28 @@ func (s *Memory[K, V]) Get(k K) *V {
 
 // Put makes v the value of k.
 func (s *Memory[K, V]) Put(k K, v *V) {
-	// Not bound to key groups (a test's state): one plain map, which
-	// Snapshot can still write.
-	kg, i := -1, 0
-	if s.all != nil {
-		kg = s.keyGroup(k)
-		i = kg - s.start
-		if i < 0 || i >= len(s.all) {
-			panic(fmt.Sprintf("state.Memory: key %v is in key group %d, outside this subtask's range [%d, %d)", k, kg, s.start, s.start+len(s.all)))
-		}
-	}
-	m := s.m[i]
-	if e := m[k]; e != nil {
+	if e := s.m[k]; e != nil {
 		if e.ver != s.epoch {
 			s.touch(e)
 		}
 		e.val = v
 		return
 	}
-	e := &entry[K, V]{key: k, val: v, ver: s.epoch, kg: int32(kg)}
-	m[k] = e
-	s.n++
 	if s.all == nil {
+		// Not bound to key groups (a test's state): a plain map, which
+		// Snapshot can still write.
+		s.m[k] = &entry[K, V]{key: k, val: v, ver: s.epoch, kg: -1}
 		return
 	}
+	kg := s.keyGroup(k)
+	i := kg - s.start
+	if i < 0 || i >= len(s.all) {
+		panic(fmt.Sprintf("state.Memory: key %v is in key group %d, outside this subtask's range [%d, %d)", k, kg, s.start, s.start+len(s.all)))
+	}
+	e := &entry[K, V]{key: k, val: v, ver: s.epoch, kg: int32(kg)}
 	// Not part of any capture under way: it is newer than its barrier.
 	e.capt.Store(s.epoch - 1)
+	s.m[k] = e
 	s.all[i] = append(s.all[i], e)
 	if s.tracking {
 		s.dirty = append(s.dirty, e)
@@ -191,8 +165,7 @@ func (s *Memory[K, V]) Put(k K, v *V) {
 
 // Delete removes k.
 func (s *Memory[K, V]) Delete(k K) {
-	m := s.shard(k)
-	e := m[k]
+	e := s.m[k]
 	if e == nil {
 		return
 	}
@@ -200,8 +173,7 @@ func (s *Memory[K, V]) Delete(k K) {
 		s.touch(e)
 	}
 	e.deleted, e.val = true, nil
-	delete(m, k)
-	s.n--
+	delete(s.m, k)
 	if e.kg < 0 {
 		return
 	}
@@ -225,16 +197,14 @@ func (s *Memory[K, V]) compact(i int) {
 }
 
 // Len is the number of keys.
-func (s *Memory[K, V]) Len() int { return s.n }
+func (s *Memory[K, V]) Len() int { return len(s.m) }
 
 // All calls yield for every key and value. The values are not counted as
 // changed: All is for reading (the results at the end of the input).
 func (s *Memory[K, V]) All(yield func(K, *V) bool) {
-	for _, m := range s.m {
-		for k, e := range m {
-			if !yield(k, e.val) {
-				return
-			}
+	for k, e := range s.m {
+		if !yield(k, e.val) {
+			return
 		}
 	}
 }
@@ -500,20 +470,14 @@ func (c *Capture[K, V]) finish() {
 }
 
 // Reserve makes room for about n keys in a state that holds none yet: a
-// restore that knows how many keys its files hold fills maps of the
-// right size instead of growing them, and takes their entries from slabs
+// restore that knows how many keys its files hold fills a map of the
+// right size instead of growing one, and takes their entries from slabs
 // (of at most restoreSlab) instead of one by one.
 func (s *Memory[K, V]) Reserve(n int) {
-	if s.n > 0 || n <= 0 {
+	if len(s.m) > 0 || n <= 0 {
 		return
 	}
-	// The keys spread evenly over the key groups, give or take a few
-	// times the square root of a group's share.
-	per := n / len(s.m)
-	per += per/16 + 16
-	for i := range s.m {
-		s.m[i] = make(map[K]*entry[K, V], per)
-	}
+	s.m = make(map[K]*entry[K, V], n)
 	s.reserved = n
 }
 
@@ -538,11 +502,8 @@ func (s *Memory[K, V]) newEntry() *entry[K, V] {
 // section is not kept. Restored ends the restore.
 func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Codec[K, V]) error {
 	i := kg - s.start
-	if i < 0 || i >= len(s.m) {
-		return fmt.Errorf("key group %d is outside this subtask's range [%d, %d)", kg, s.start, s.start+len(s.m))
-	}
-	m := s.m[i]
 	r := codec.NewReader(section)
+	// One reader of the entries, not one allocated per entry.
 	er := new(codec.Reader)
 	for r.More() {
 		r.NestedTo(er)
@@ -560,21 +521,19 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 			if delta {
 				// A full section holds each of its group's keys once, and
 				// before any delta: only a delta changes a key restored.
-				if e := m[k]; e != nil {
+				if e := s.m[k]; e != nil {
 					e.val = v
 					continue
 				}
 			}
 			e := s.newEntry()
 			e.key, e.val, e.kg = k, v, int32(kg)
-			m[k] = e
-			s.n++
+			s.m[k] = e
 			s.all[i] = append(s.all[i], e)
 		case deltaDelete:
-			if e := m[k]; e != nil {
+			if e := s.m[k]; e != nil {
 				e.deleted, e.val = true, nil
-				delete(m, k)
-				s.n--
+				delete(s.m, k)
 				s.dead[i]++
 			}
 		default:
@@ -602,7 +561,7 @@ func (s *Memory[K, V]) Restored() {
 // and in full: the whole state as it is now, each entry the key and then
 // the value (what enc writes).
 func (s *Memory[K, V]) Snapshot(sec *Sections, keyGroup func(K) int, enc func(w *codec.Writer, k K, v *V)) error {
-	for k, v := range s.All {
+	for k, e := range s.m {
 		kg := keyGroup(k)
 		i := kg - sec.Start
 		if i < 0 || i >= len(sec.W) {
@@ -610,7 +569,7 @@ func (s *Memory[K, V]) Snapshot(sec *Sections, keyGroup func(K) int, enc func(w 
 		}
 		w := &sec.W[i]
 		mark := w.Begin()
-		enc(w, k, v)
+		enc(w, k, e.val)
 		w.End(mark)
 	}
 	return nil
