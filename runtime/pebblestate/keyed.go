@@ -84,16 +84,12 @@ type entry[K comparable, V any] struct {
 	used bool
 }
 
-// The cache's sizes. Changed values are written to the store in batches
-// of spillAt, and at every barrier (by the writer, whatever their
-// number): a key changed many times between two batches is written once,
-// and while the keys that change between two barriers are fewer than
-// spillAt, they are written only at barriers. At most maxCache values are
-// kept decoded (more while a checkpoint is being taken).
-const (
-	spillAt  = 1 << 17
-	maxCache = 1 << 18
-)
+// The cache's sizes (budget.go): changed values are written to the
+// store in batches of spillAt, and at every barrier (by the writer,
+// whatever their number): a key changed many times between two batches is
+// written once, and while the keys that change between two barriers are
+// fewer than spillAt, they are written only at barriers. At most maxCache
+// values are kept decoded (more while a checkpoint is being taken).
 
 // Open opens the state of subtask t of keyed node, empty or restored from
 // the checkpoint the job resumes from (the restore is done with the other
@@ -103,12 +99,14 @@ func Open[K comparable, V any](t *checkpoint.Task, node int, c *state.Codec[K, V
 	n := t.Node(node)
 	start, end := t.KeyRange(node)
 	maxP := t.MaxParallelism()
+	b := budgetFor(memoryLimit(), stores(t))
 	s := &Keyed[K, V]{t: t, node: node, name: n.Name, uid: n.UID, codec: c,
 		keyGroup: func(k K) int { return keygroup.Of(c.Hash(k), maxP) }, start: start, end: end,
-		cache: map[K]*entry[K, V]{}, spillAt: spillAt, maxCache: maxCache,
+		cache: map[K]*entry[K, V]{}, spillAt: b.spillAt, maxCache: b.maxCache,
 		uploaded: map[int64]map[string]string{}, names: map[string]string{}}
 	st := t.Storage()
 	s.files = newFiles(st.FS, filepath.Join(st.Dir, "pebble", fmt.Sprintf("%s-%d", n.UID, t.Subtask())))
+	s.files.budget = b
 	if err := s.files.reset(); err != nil {
 		fault.Abortf("operators.%s[%d]: pebble state: %w", n.Name, t.Subtask(), err)
 	}
@@ -119,6 +117,20 @@ func Open[K comparable, V any](t *checkpoint.Task, node int, c *state.Codec[K, V
 	}
 	s.open()
 	return s
+}
+
+// stores is the number of pebble stores the job opens: one per subtask of
+// every keyed node whose state is a Keyed (reduce, aggregate and process
+// without a window).
+func stores(t *checkpoint.Task) int {
+	n := 0
+	for id := range t.Nodes() {
+		c := t.Node(id)
+		if c.KeySchema != "" && c.Window == "" && (c.Kind == "reduce" || c.Kind == "aggregate" || c.Kind == "process") {
+			n += c.Parallelism
+		}
+	}
+	return n
 }
 
 // open opens the store in the working folder.
@@ -335,6 +347,10 @@ func (s *Keyed[K, V]) batch() *pebble.Batch {
 		}
 		e.dirty = false
 	}
+	if s.files.budget.values != 0 {
+		// The cache's sizes follow the size of the values written.
+		s.maxCache, s.spillAt = s.files.budget.cacheSizes(int(b.Len()) / len(s.dirty))
+	}
 	clear(s.dirty)
 	s.dirty = s.dirty[:0]
 	return b
@@ -404,13 +420,15 @@ type files struct {
 	fs    pvfs.FS
 	dir   string
 	local bool
+	// budget sizes the stores opened (budget.go).
+	budget budget
 }
 
 func newFiles(ckpt vfs.FS, dir string) *files {
 	if ckpt == vfs.Default {
-		return &files{ckpt: ckpt, fs: pvfs.Default, dir: dir, local: true}
+		return &files{ckpt: ckpt, fs: pvfs.Default, dir: dir, local: true, budget: unbounded}
 	}
-	return &files{ckpt: ckpt, fs: pvfs.NewMem(), dir: "/store"}
+	return &files{ckpt: ckpt, fs: pvfs.NewMem(), dir: "/store", budget: unbounded}
 }
 
 // reset empties the working folder: what a run left there is never used.
