@@ -27,21 +27,33 @@ var unbounded = budget{blockCache: 64 << 20, memTable: 16 << 20, maxCache: 1 << 
 // budgetFor divides the memory the job's pebble stores may take, half of
 // GOMEMLIMIT when one is set (limit, math.MaxInt64 when not), among its
 // stores: a quarter of a store's share to the block cache, a quarter to
-// its two memtables and half to the decoded values and their batches.
-// Without a limit every store gets the unbounded sizes.
+// its two memtables and half to the decoded values and their batches,
+// each at least its floor. Without a limit every store gets the
+// unbounded sizes.
 func budgetFor(limit int64, stores int) budget {
 	if limit <= 0 || limit == math.MaxInt64 {
 		return unbounded
 	}
 	share := limit / 2 / int64(max(stores, 1))
 	b := budget{
-		blockCache: max(share/4, 1<<20),
-		memTable:   max(share/8, 1<<20),
-		values:     share / 2,
+		blockCache: max(share/4, minBlockCache),
+		memTable:   max(share/8, minMemTable),
+		values:     max(share/2, minValues),
 	}
 	b.maxCache, b.spillAt = b.cacheSizes(defaultValueSize)
 	return b
 }
+
+// The floors of a store's sizes, about 20 MiB in all, whatever the limit:
+// below them a store spends its time reading the Bloom filters and
+// indexes of its tables again (a block cache of 1 MiB made a job of 3M
+// keys take 2.4 times the CPU of one with 64 MiB), and flushing tiny
+// memtables.
+const (
+	minBlockCache = 8 << 20
+	minMemTable   = 4 << 20
+	minValues     = 4 << 20
+)
 
 // defaultValueSize is the size of an encoded key and value that the
 // cache is sized for before it has written any.

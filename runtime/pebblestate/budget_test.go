@@ -9,14 +9,14 @@ import (
 )
 
 // TestBudget: without a memory limit every store has the unbounded
-// sizes; with one, the stores together take at most half of it (above
-// the least sizes), the cache of decoded values holds fewer values the
+// sizes; with one, the stores together take at most half of it (when
+// that is above their floors), the cache of decoded values holds fewer values the
 // larger they are, and its batches fit it four times over.
 func TestBudget(t *testing.T) {
 	if b := budgetFor(math.MaxInt64, 4); b != unbounded {
 		t.Errorf("without a limit: %+v, want %+v", b, unbounded)
 	}
-	const limit = 256 << 20
+	const limit = 1 << 30
 	for _, stores := range []int{1, 2, 8} {
 		b := budgetFor(limit, stores)
 		per := b.blockCache + 2*b.memTable + b.values
@@ -32,8 +32,8 @@ func TestBudget(t *testing.T) {
 			t.Errorf("%d stores: %d values of 1000 bytes overflow the %d bytes for values", stores, large, b.values)
 		}
 	}
-	// A tiny limit leaves the least sizes.
-	if b := budgetFor(8<<20, 16); b.blockCache != 1<<20 || b.memTable != 1<<20 || b.maxCache != 1024 {
+	// A tiny limit leaves the floors.
+	if b := budgetFor(8<<20, 16); b.blockCache != minBlockCache || b.memTable != minMemTable || b.values != minValues {
 		t.Errorf("under a tiny limit: %+v", b)
 	}
 }
