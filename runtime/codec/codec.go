@@ -10,7 +10,8 @@
 // version skips fields it has never heard of.
 //
 // The Reader never panics and never allocates more than its input could
-// hold: every length is checked against the bytes that remain. Its error is
+// hold: every length is checked against the bytes that remain, and values
+// nest at most MaxNesting deep. Its error is
 // sticky, so generated decoders read a whole value and check Err once. An
 // integer is read into a type narrower than 64 bits with Int or Uint, which
 // refuse a value the type cannot hold rather than truncate it.
@@ -192,7 +193,16 @@ type Reader struct {
 	// root is the reader a nested reader came from: an error anywhere
 	// fails the whole value.
 	root *Reader
+	// depth counts the readers this one is nested in (see MaxNesting).
+	depth int
 }
+
+// MaxNesting is how deeply length-delimited values may nest in what a
+// Reader decodes. A value the Writer accepts nests at most a few levels per
+// level of MaxDepth (a struct in a slice in a struct); anything deeper is
+// a crafted or corrupt file that would otherwise take a decoder's stack
+// as deep as its length allows.
+const MaxNesting = 4 * MaxDepth
 
 // NewReader returns a reader of buf.
 func NewReader(buf []byte) *Reader { return &Reader{buf: buf} }
@@ -425,11 +435,14 @@ func (r *Reader) NestedTo(sub *Reader) {
 	if r.root != nil {
 		root = r.root
 	}
+	if r.err == nil && r.depth >= MaxNesting {
+		r.Fail("values nested more than %d deep", MaxNesting)
+	}
 	if r.err != nil {
-		*sub = Reader{err: r.err, root: root}
+		*sub = Reader{err: r.err, root: root, depth: r.depth + 1}
 		return
 	}
-	*sub = Reader{buf: r.buf[r.off : r.off+n], root: root}
+	*sub = Reader{buf: r.buf[r.off : r.off+n], root: root, depth: r.depth + 1}
 	r.off += n
 }
 

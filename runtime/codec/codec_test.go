@@ -2,9 +2,11 @@ package codec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -265,5 +267,41 @@ func TestWriterTooDeep(t *testing.T) {
 	w.Reset()
 	if !w.Enter("list.Node") || w.Err() != nil {
 		t.Errorf("Enter after Reset: err %v", w.Err())
+	}
+}
+
+// TestReaderTooDeep: a value nested deeper than MaxNesting (which only a
+// crafted or corrupt file holds) fails the reader instead of taking the
+// decoder's stack as deep as the input is long; one level less reads.
+func TestReaderTooDeep(t *testing.T) {
+	// Each level is a length-delimited value holding the next: the
+	// innermost is empty, and every length is a uvarint.
+	nest := func(levels int) []byte {
+		// Built back to front, then reversed: prepending would copy
+		// the whole value at every level.
+		rev := []byte{0}
+		for range levels - 1 {
+			v := binary.AppendUvarint(nil, uint64(len(rev)))
+			slices.Reverse(v)
+			rev = append(rev, v...)
+		}
+		slices.Reverse(rev)
+		return rev
+	}
+	descend := func(buf []byte) (int, error) {
+		r := NewReader(buf)
+		n := 0
+		for r.More() {
+			r = r.Nested()
+			n++
+		}
+		return n, r.Err()
+	}
+	if n, err := descend(nest(MaxNesting)); err != nil || n != MaxNesting {
+		t.Fatalf("%d levels: read %d, err %v", MaxNesting, n, err)
+	}
+	_, err := descend(nest(MaxNesting + 1))
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "nested more than") {
+		t.Fatalf("%d levels: err %v, want ErrCorrupt naming the nesting", MaxNesting+1, err)
 	}
 }
