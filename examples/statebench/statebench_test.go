@@ -76,11 +76,11 @@ const updates = 300_000_000
 // BenchmarkStateMemLimit runs the job with 10M keys (STATEBENCH_SIZES's
 // last, if set) and GOMEMLIMIT at a quarter of the state's size on pebble
 // (the store's files), on both backends, and reports each one's peak RSS
-// and run time. Both complete (GOMEMLIMIT is a soft limit). At 3M keys
-// (73 MiB of sstables) pebble's RSS was 740 MiB against memory's 456 MiB:
-// Pebble's own memtables and caches outweigh a state that small; whether
-// pebble stays under memory's RSS at 10M keys and beyond is what this
-// measures.
+// and run time. Both complete (GOMEMLIMIT is a soft limit). The pebble
+// stores are sized from GOMEMLIMIT (runtime/pebblestate/budget.go): at 3M
+// keys (77 MiB of sstables, GOMEMLIMIT 19 MiB) pebble peaked at 52 MiB
+// against memory's 465 MiB, and took 6 times as long (docs/checkpoints.md,
+// The state table).
 func BenchmarkStateMemLimit(b *testing.B) {
 	keys := uint64(10_000_000)
 	if s := os.Getenv("STATEBENCH_SIZES"); s != "" {
