@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"fmt"
+	"math"
 	goruntime "runtime"
 	"runtime/debug"
 	"sync"
@@ -219,13 +220,20 @@ func (c *Checkpointer) RunRestores() error {
 	c.mu.Lock()
 	tasks := c.taskList
 	c.mu.Unlock()
-	// What is decoded stays: the garbage collector would have next to
-	// nothing to free meanwhile, and each of its cycles would mark the
-	// state restored so far again. It is off until the restore is over
-	// (a GOMEMLIMIT still holds): the heap then peaks at the state and
-	// the little garbage of its decoders, lower than the GOGC of 400
-	// this used to run with allowed.
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	// What the memory backend decodes stays: the garbage collector
+	// would have next to nothing to free meanwhile, and each of its
+	// cycles would mark the state restored so far again. Under a
+	// GOMEMLIMIT, which still holds, it is off until the restore is over.
+	// Without one it runs less often (GOGC 400, or what it was if
+	// higher): a restore into pebble stores decodes values and drops
+	// them as it goes, and must not keep them all.
+	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	} else if old := debug.SetGCPercent(400); old > 400 || old < 0 {
+		debug.SetGCPercent(old)
+	} else {
+		defer debug.SetGCPercent(old)
+	}
 	sem := make(chan struct{}, goruntime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
