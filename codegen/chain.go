@@ -200,10 +200,10 @@ func (cg *chainGen) structType() {
 		}
 		switch {
 		case h.Kind == ir.Source:
-			s.Id("src").Op("*").Add(sourceType(h)).Types(typeCode(h.Out))
+			s.Id("src").Op("*").Add(g.sourceType(h)).Types(typeCode(h.Out))
 			s.Id("ctl").Op("*").Qual(runtimePath, "SourceCtl")
 			if h.Timestamps != nil {
-				s.Id("wm").Op("*").Add(watermarksType(h)).Comment("the source's event-time progress")
+				s.Id("wm").Op("*").Add(g.watermarksType(h)).Comment("the source's event-time progress")
 			}
 		case h.Paired():
 			s.Id("in").Op("*").Qual(runtimePath, "Pair").Types(crossRecord(cg.timed, h.Inputs[0].Type), crossRecord(cg.timed, h.Inputs[1].Type)).Comment("the left and right inputs")
@@ -219,6 +219,9 @@ func (cg *chainGen) structType() {
 		}
 		for _, ng := range cg.nodes {
 			ng.fields(s)
+		}
+		for _, k := range cg.chainCollectors() {
+			s.Id(cg.collectField(k)).Op("*").Qual(runtimePath, "DriverSink").Types(typeCode(k.t)).Comment(fmt.Sprintf("collects %s.%s for the test driver", k.n.Name, k.side))
 		}
 		s.Id("meter").Op("*").Qual(runtimePath, "Meter").Comment("the subtask's metrics")
 		what := fmt.Sprintf("records emitted by %s, then late for them", cg.nodeNames())
@@ -299,8 +302,8 @@ func (cg *chainGen) constructor() {
 			b.Id("c").Dot("src").Op("=").Add(g.newSource(h))
 			b.Id("c").Dot("ctl").Op("=").Id("c").Dot("src").Dot("Ctl").Call()
 			switch {
-			case h.Timestamps != nil && h.Connector == "kafka":
-				// Watermarks per partition.
+			case h.Timestamps != nil && (h.Connector == "kafka" || g.opts.Test):
+				// Watermarks per partition, or as the test driver sets them.
 				b.Id("c").Dot("wm").Op("=").Id("c").Dot("src").Dot("Watermarks").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(h)))
 			case h.Timestamps != nil:
 				b.Id("c").Dot("wm").Op("=").Qual(runtimePath, "NewWatermarks").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(h)))
@@ -320,6 +323,9 @@ func (cg *chainGen) constructor() {
 		}
 		for _, ng := range cg.nodes {
 			ng.init(b)
+		}
+		for _, k := range cg.chainCollectors() {
+			b.Id("c").Dot(cg.collectField(k)).Op("=").Qual(runtimePath, "NewDriverSink").Types(typeCode(k.t)).Call(jen.Id("j"), jen.Id(k.konst), jen.Id("sub"))
 		}
 		ids := []jen.Code{jen.Id("sub")}
 		for _, n := range c.nodes {
@@ -461,33 +467,28 @@ func (cg *chainGen) loop() {
 			jen.Add(c).Dot("tick").Call(),
 		))
 	}
+	cases = append(cases, jen.Case(jen.Qual(runtimePath, "End")).Block(
+		jen.Add(c).Dot("end").Call(),
+		jen.Return(jen.False()),
+	))
+	f.Func().Params(cg.recv).Id("run").Params().Block(
+		jen.For(jen.Add(c).Dot("handle").Call(jen.Add(c).Dot("in").Dot("Next").Call())).Block(),
+	)
+	msg := jen.Qual(runtimePath, "Msg").Types(crossRecord(cg.timed, h.In()))
 	if h.Paired() {
-		cases = append(cases, jen.Case(jen.Qual(runtimePath, "End")).Block(
-			jen.Add(c).Dot("end").Call(),
-			jen.Return(),
-		))
-		f.Func().Params(cg.recv).Id("run").Params().Block(
-			jen.For().Block(
-				jen.Id("m").Op(":=").Add(c).Dot("in").Dot("Next").Call(),
-				jen.Switch(jen.Id("m").Dot("Kind")).Block(cases...),
-			),
-		)
+		msg = jen.Qual(runtimePath, "PairMsg").Types(crossRecord(cg.timed, h.Inputs[0].Type), crossRecord(cg.timed, h.Inputs[1].Type))
+		f.Comment(fmt.Sprintf("handle acts on one event of the inputs of %q: a batch of records of one", h.Name))
+		f.Comment("side or a control event of both; false at the end of input. Under a test")
+		f.Comment("driver it runs in the senders' goroutines (runtime.Pair.Direct).")
 	} else {
-		cases = append(cases, jen.Case(jen.Qual(runtimePath, "End")).Block(
-			jen.Add(c).Dot("end").Call(),
-			jen.Return(jen.False()),
-		))
-		f.Func().Params(cg.recv).Id("run").Params().Block(
-			jen.For(jen.Add(c).Dot("handle").Call(jen.Add(c).Dot("in").Dot("Next").Call())).Block(),
-		)
 		f.Comment(fmt.Sprintf("handle acts on one message of the inbox of %q: a batch of records or a", h.Name))
 		f.Comment("control event; false at the end of input. At parallelism 1 with one sender it runs")
 		f.Comment("in the sender's goroutine (runtime.Inbox.Direct), called from its sends.")
-		f.Func().Params(cg.recv).Id("handle").Params(jen.Id("m").Qual(runtimePath, "Msg").Types(crossRecord(cg.timed, h.In()))).Bool().Block(
-			jen.Switch(jen.Id("m").Dot("Kind")).Block(cases...),
-			jen.Return(jen.True()),
-		)
 	}
+	f.Func().Params(cg.recv).Id("handle").Params(jen.Id("m").Add(msg)).Bool().Block(
+		jen.Switch(jen.Id("m").Dot("Kind")).Block(cases...),
+		jen.Return(jen.True()),
+	)
 	if h.Paired() {
 		cg.records("recordsLeft", cg.member("to%sLeft", h), h.Inputs[0].Type, fmt.Sprintf("the left input of %q", h.Name))
 		cg.records("recordsRight", cg.member("to%sRight", h), h.Inputs[1].Type, fmt.Sprintf("the right input of %q", h.Name))
@@ -586,6 +587,10 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 		default:
 			body = append(body, jen.Add(out).Dot("Rebalance").Call(rec))
 		}
+	}
+	if k := g.collect[n.Name+"."+side]; k != nil && len(to) == 0 {
+		body = append(body, jen.Id("c").Dot(cg.collectField(k)).Dot("Write").Call(jen.Id("r")))
+		to = append(to, "the test driver")
 	}
 	what := fmt.Sprintf("the records of %q", n.Name)
 	switch {
@@ -714,6 +719,9 @@ func (cg *chainGen) controlMethods() {
 			for _, ng := range cg.nodes {
 				ng.snapshot(b)
 			}
+			for _, k := range cg.chainCollectors() {
+				b.Id("c").Dot(cg.collectField(k)).Dot("PreCommit").Call(s, jen.Id(k.konst))
+			}
 		}
 		for _, e := range c.outs {
 			b.Id("c").Dot(cg.outField(e)).Dot("Barrier").Call(jen.Id("id"))
@@ -767,6 +775,9 @@ func (cg *chainGen) controlMethods() {
 			for _, ng := range cg.nodes {
 				ng.final(b)
 			}
+			for _, k := range cg.chainCollectors() {
+				b.Id("c").Dot(cg.collectField(k)).Dot("PreCommit").Call(s, jen.Id(k.konst))
+			}
 		}
 		for _, e := range c.outs {
 			b.Id("c").Dot(cg.outField(e)).Dot("End").Call()
@@ -800,7 +811,10 @@ func (cg *chainGen) positions(b *jen.Group) {
 // programs of pipelines that use it.
 const kafkaPath = "github.com/pipegen/pipegen/runtime/kafka"
 
-func sourceType(n *ir.Node) *jen.Statement {
+func (g *gen) sourceType(n *ir.Node) *jen.Statement {
+	if g.opts.Test {
+		return jen.Qual(runtimePath, "DriverSource")
+	}
 	switch n.Connector {
 	case "generator":
 		return jen.Qual(runtimePath, "GeneratorSource")
@@ -810,7 +824,10 @@ func sourceType(n *ir.Node) *jen.Statement {
 	return jen.Qual(runtimePath, "FileSource")
 }
 
-func sinkType(n *ir.Node) *jen.Statement {
+func (g *gen) sinkType(n *ir.Node) *jen.Statement {
+	if g.opts.Test {
+		return jen.Qual(runtimePath, "DriverSink")
+	}
 	switch n.Connector {
 	case "stdout":
 		return jen.Qual(runtimePath, "StdoutSink")
@@ -822,8 +839,8 @@ func sinkType(n *ir.Node) *jen.Statement {
 
 // watermarksType is the watermark generator of a timed source: a Kafka
 // source's works per partition.
-func watermarksType(n *ir.Node) *jen.Statement {
-	if n.Connector == "kafka" {
+func (g *gen) watermarksType(n *ir.Node) *jen.Statement {
+	if n.Connector == "kafka" && !g.opts.Test {
 		return jen.Qual(kafkaPath, "Watermarks")
 	}
 	return jen.Qual(runtimePath, "Watermarks")
@@ -831,6 +848,9 @@ func watermarksType(n *ir.Node) *jen.Statement {
 
 func (g *gen) newSource(n *ir.Node) jen.Code {
 	args := []jen.Code{jen.Id("j"), jen.Id(g.constName(n)), jen.Id("sub")}
+	if g.opts.Test {
+		return jen.Qual(runtimePath, "NewDriverSource").Types(typeCode(n.Out)).Call(args...)
+	}
 	if n.Connector == "generator" {
 		return jen.Qual(runtimePath, "NewGeneratorSource").Call(append(args, fn(n.Fn))...)
 	}

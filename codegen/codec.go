@@ -354,8 +354,8 @@ func (c *codecGen) addr(x *jen.Statement) *jen.Statement {
 
 func (c *codecGen) encodeFields(g *jen.Group, v *jen.Statement, st *ir.Type, depth int) {
 	for i, f := range st.Fields {
-		if f.Name == "_" {
-			continue // a blank field holds nothing; its id stays taken
+		if f.Name == "_" || isMapState(f.Type) {
+			continue // a blank field holds nothing, a map state's entries are state of their own; its id stays taken
 		}
 		x := c.operand(v).Dot(f.Name)
 		tag := func(wt string) jen.Code {
@@ -406,7 +406,7 @@ func (c *codecGen) decodeFields(g *jen.Group, r string, v *jen.Statement, st *ir
 		g.List(jen.Id("id"), jen.Id("wt")).Op(":=").Add(rd).Dot("Tag").Call()
 		g.Switch(jen.Id("id")).BlockFunc(func(g *jen.Group) {
 			for i, f := range st.Fields {
-				if f.Name == "_" {
+				if f.Name == "_" || isMapState(f.Type) {
 					continue
 				}
 				x := c.operand(v).Dot(f.Name)
@@ -685,6 +685,12 @@ func schema(t *ir.Type) string {
 
 func writeSchema(b *strings.Builder, t *ir.Type, seen map[string]bool) {
 	switch {
+	case isMapState(t):
+		// Its entries are state of their own, of these types.
+		b.WriteString("mapstate[")
+		writeSchema(b, t.TypeArgs[0], seen)
+		b.WriteByte(']')
+		writeSchema(b, t.TypeArgs[1], seen)
 	case t.Kind == ir.NamedType:
 		b.WriteString(t.PkgPath + "." + t.Name)
 		if isTime(t) || isDuration(t) || t.Underlying == nil || seen[typeKey(t)] {

@@ -49,6 +49,12 @@ type Options struct {
 	// imports take other names than those.
 	Declared func(name string) bool
 
+	// Test generates the pipeline for a test driver (driver.go): a package
+	// named TestPackage, not main, whose sources and sinks are the
+	// driver's, with a typed Driver that a Go test uses.
+	Test        bool
+	TestPackage string
+
 	// Version is the version of pipegen, and Command the command line that
 	// ran it, as the third line of every file's header records them. The
 	// caller fills them in (codegen reads nothing of its process); when
@@ -93,6 +99,12 @@ func Generate(p *ir.Pipeline, opts ...Options) ([]File, error) {
 		o = opts[0]
 	}
 	g := newGen(p, o)
+	if o.Test && o.Package {
+		return g.packageTestFiles()
+	}
+	if o.Test {
+		return g.testFiles()
+	}
 	if o.Package {
 		return g.packageFiles()
 	}
@@ -130,6 +142,12 @@ type gen struct {
 	// pkgPath and pkgName are the generated file's package: main, or the
 	// user's package in package mode.
 	pkgPath, pkgName string
+	// driver and newDriver name the typed test driver and its
+	// constructor (Options.Test); collect and collectList are the outputs
+	// no node reads, which the driver collects.
+	driver, newDriver string
+	collect           map[string]*collector
+	collectList       []*collector
 }
 
 func newGen(p *ir.Pipeline, opts Options) *gen {
@@ -138,6 +156,10 @@ func newGen(p *ir.Pipeline, opts Options) *gen {
 	prefix := ""
 	if opts.Package {
 		prefix = Prefix(p.Name)
+		if opts.Test {
+			// Beside the program's file, in the package's tests.
+			prefix += "Test"
+		}
 		g.pkgPath, g.pkgName = p.Package.Path, p.Package.Name
 	}
 	// Declared outside the file: the predeclared names, which generated
@@ -185,8 +207,11 @@ func (g *gen) chainNew(c *chain) string    { return g.global("new%sChain", c.hea
 func (g *gen) pipelineFile(name string) ([]byte, error) {
 	f := jen.NewFilePathName(g.pkgPath, g.pkgName)
 	f.NoFormat = true
-	if g.opts.Package {
+	if g.opts.Package && !g.opts.Test {
 		g.entry(f)
+	}
+	if g.opts.Test {
+		g.driverCode(f)
 	}
 	g.config(f)
 	g.build(f)
@@ -194,7 +219,10 @@ func (g *gen) pipelineFile(name string) ([]byte, error) {
 		g.chainCode(f, c)
 	}
 	g.keyedFuncs(f)
-	g.jsonFuncs(f)
+	if !g.opts.Test {
+		// The test driver's sources and sinks read and write no JSON.
+		g.jsonFuncs(f)
+	}
 	g.nameImports(f)
 
 	var buf bytes.Buffer
@@ -224,6 +252,11 @@ func (g *gen) nameImports(f *jen.File) {
 		imports(n.Out, pkgs)
 		imports(n.KeyType, pkgs)
 		imports(n.Acc, pkgs)
+		for _, fl := range mapFields(n) {
+			imports(fl.Type, pkgs)
+			imports(fl.Type.TypeArgs[0], pkgs)
+			imports(fl.Type.TypeArgs[1], pkgs)
+		}
 		for _, e := range n.Inputs {
 			imports(e.Type, pkgs)
 		}
@@ -464,7 +497,7 @@ func (g *gen) build(f *jen.File) {
 				from = append(from, jen.Id("i"))
 				args = append(args, jen.Qual(runtimePath, "NewOut").Call(jen.Id("j"), jen.Id(inbox(e.to)), joinPlus(from)))
 			}
-			if h.Kind == ir.Source || h.Paired() {
+			if h.Kind == ir.Source {
 				b.For(jen.Id("i").Op(":=").Range().Add(g.par(h))).Block(
 					jen.Id("j").Dot("Go").Call(jen.Lit(h.Name), jen.Id("i"), jen.Id(g.chainNew(c)).Call(args...).Dot("run")),
 				)
@@ -473,7 +506,9 @@ func (g *gen) build(f *jen.File) {
 			// A chain with one sender runs in that sender's goroutine
 			// (runtime.Inbox.Direct), else in its own; one that needs
 			// ticks, only behind a source, which flushes every Linger.
-			if g.ticks(c) && g.chainOf[h.Inputs[0].From].head.Kind != ir.Source {
+			// Under a test driver every chain runs in its senders'
+			// goroutines, a join's too (runtime.Pair.Direct).
+			if g.ticks(c) && !h.Paired() && !g.opts.Test && g.chainOf[h.Inputs[0].From].head.Kind != ir.Source {
 				b.For(jen.Id("i").Op(":=").Range().Add(g.par(h))).Block(
 					jen.Id("j").Dot("Go").Call(jen.Lit(h.Name), jen.Id("i"), jen.Id(g.chainNew(c)).Call(args...).Dot("run")),
 				)

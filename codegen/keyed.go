@@ -31,6 +31,10 @@ func (g *gen) stateSchemas(n *ir.Node) (key, value string) {
 	if n.Kind == ir.Join {
 		value += " + " + schema(g.p.Nodes[n.Inputs[1].From].Out)
 	}
+	if n.StateTTL > 0 {
+		// The values carry their write times (runtime/schema's ttl).
+		value = "ttl(" + value + ")"
+	}
 	return schema(n.KeyType), value
 }
 
@@ -111,6 +115,7 @@ func (g *gen) keyedFuncs(f *jen.File) {
 		if n.Kind == ir.Join {
 			g.valueCodec(f, cg, n, "Right", g.p.Nodes[n.Inputs[1].From].Out)
 		}
+		g.mapCodecs(f, cg, n)
 		if bc := n.Broadcast; bc != nil {
 			g.valueCodec(f, cg, n, "BroadcastKey", bc.Key)
 			g.valueCodec(f, cg, n, "BroadcastValue", bc.Value)
@@ -130,6 +135,7 @@ func (g *gen) keyedFuncs(f *jen.File) {
 				field("DecodeValue", jen.Id(g.global("decode%sValue", n))),
 				field("KeySchema", jen.Id(g.global("%sKeySchema", n))),
 				field("ValueSchema", jen.Id(g.global("%sValueSchema", n))),
+				ttlField(n),
 			)
 		}
 	}

@@ -137,7 +137,7 @@ func (s *sinkGen) doc() string {
 }
 
 func (s *sinkGen) fields(g *jen.Group) {
-	g.Id(s.member("%sSink")).Op("*").Add(sinkType(s.n)).Types(typeCode(s.n.In()))
+	g.Id(s.member("%sSink")).Op("*").Add(s.cg.g.sinkType(s.n)).Types(typeCode(s.n.In()))
 }
 
 func (s *sinkGen) init(b *jen.Group) {
@@ -157,6 +157,10 @@ func (s *sinkGen) init(b *jen.Group) {
 		enc = jen.Qual(runtimePath, "EncodeStringer").Types(typeCode(in))
 	}
 	args := []jen.Code{jen.Id("j"), jen.Id(s.cg.g.constName(n)), jen.Id("sub"), enc}
+	if s.cg.g.opts.Test {
+		b.Add(s.sink()).Op("=").Qual(runtimePath, "NewDriverSink").Types(typeCode(in)).Call(args[:3]...)
+		return
+	}
 	ctor := jen.Qual(runtimePath, "NewFileSink")
 	switch n.Connector {
 	case "stdout":
@@ -448,7 +452,7 @@ func (w *windowGen) record(b *jen.Group) {
 	if n.Window.Processing {
 		// Processing time: the record belongs to the windows of now, and
 		// no record is late.
-		ts, wm = jen.Qual(runtimePath, "NowMillis").Call(), jen.Qual(runtimePath, "MinTime")
+		ts, wm = nowMillis(), jen.Qual(runtimePath, "MinTime")
 	}
 	var add jen.Code
 	if n.Kind == ir.Reduce {
@@ -478,7 +482,7 @@ func (w *windowGen) watermark(b *jen.Group) {
 
 func (w *windowGen) tick(b *jen.Group) {
 	if w.n.Window.Processing {
-		b.Add(w.state()).Dot("Advance").Call(jen.Qual(runtimePath, "NowMillis").Call(), w.fire())
+		b.Add(w.state()).Dot("Advance").Call(nowMillis(), w.fire())
 	}
 }
 
@@ -612,7 +616,7 @@ func (j *joinGen) methods() {
 		f.Func().Params(cg.recv).Id(name).Params(cg.params(t)...).BlockFunc(func(b *jen.Group) {
 			ts, wm := jen.Id("ts"), jen.Id("c").Dot("inputWM")
 			if j.processing() {
-				ts, wm = jen.Qual(runtimePath, "NowMillis").Call(), jen.Qual(runtimePath, "MinTime")
+				ts, wm = nowMillis(), jen.Qual(runtimePath, "MinTime")
 			}
 			args := []jen.Code{fn(n.Keys[i]).Call(jen.Id("r")), jen.Id("r"), ts, wm}
 			if j.interval() {
@@ -658,7 +662,7 @@ func (j *joinGen) watermark(b *jen.Group) {
 
 func (j *joinGen) tick(b *jen.Group) {
 	if j.processing() {
-		j.advance(b, jen.Qual(runtimePath, "NowMillis").Call())
+		j.advance(b, nowMillis())
 	}
 }
 

@@ -22,6 +22,16 @@ const BuildTag = "pipegen"
 // _test) off it whatever the pipeline's name.
 func PackageFile(name string) string { return name + "_pipegen.go" }
 
+// TestFile is the file `pipegen generate -test` writes for a pipeline
+// into the user's package: compiled only into the package's tests, it
+// holds the pipeline wired to the test driver and the pipeline's Driver.
+func TestFile(name string) string { return name + "_pipegen_test.go" }
+
+// DriverType and DriverFunc name the test driver of a pipeline generated
+// in package mode: SessionsDriver, made by NewSessionsDriver.
+func DriverType(name string) string { return exported(name) + "Driver" }
+func DriverFunc(name string) string { return "New" + DriverType(name) }
+
 // CmdFile is the main package `pipegen generate -cmd` writes for a
 // pipeline, slash-separated and relative to the user's package directory.
 func CmdFile(name string) string { return "cmd/" + name + "/main.go" }

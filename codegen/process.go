@@ -45,6 +45,7 @@ func (p *processGen) fields(s *jen.Group) {
 	s.Id(p.member("%sState")).Op("*").Add(g.keyedStateType(typeCode(n.KeyType), typeCode(n.State))).Comment(fmt.Sprintf("state of %s: one %s per key", n.Name, g.typeString(n.State)))
 	s.Id(p.member("%sTimers")).Op("*").Qual(runtimePath, "TimerService").Types(typeCode(n.KeyType))
 	s.Id(p.member("%sCtx")).Op("*").Qual(runtimePath, "ProcessContext").Types(typeCode(n.KeyType))
+	p.mapFieldDecls(s)
 	s.Id(p.member("%sEmitFn")).Func().Params(typeCode(n.Out)).Comment("the emit function " + n.Name + " gets, made once")
 	if bc := n.Broadcast; bc != nil {
 		s.Id(p.member("%sBroadcast")).Map(typeCode(bc.Key)).Add(typeCode(bc.Value)).Comment("the broadcast state, the same on every subtask")
@@ -54,6 +55,7 @@ func (p *processGen) fields(s *jen.Group) {
 func (p *processGen) init(b *jen.Group) {
 	g, n := p.cg.g, p.n
 	g.openKeyedState(b, n, p.state(), typeCode(n.State))
+	p.mapInit(b)
 	b.Add(p.timers()).Op("=").Qual(runtimePath, "NewTimerService").Types(typeCode(n.KeyType)).Call()
 	b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit("timers"),
 		jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
@@ -101,13 +103,14 @@ func (p *processGen) call(b *jen.Group, f *ir.Func, arg, begin jen.Code) {
 		jen.Id("st").Op("=").New(typeCode(p.n.State)),
 		jen.Add(p.state()).Dot("Put").Call(jen.Id("k"), jen.Id("st")),
 	)
+	p.mapBind(b)
 	b.Add(begin)
 	args := []jen.Code{jen.Id("k"), jen.Id("st"), arg}
 	if p.n.Broadcast != nil {
 		args = append(args, p.field("Broadcast")) // to read
 	}
 	b.Add(fn(f)).Call(append(args, p.ctx(), p.emitFn())...)
-	b.If(p.ctx().Dot("Cleared").Call()).Block(jen.Add(p.state()).Dot("Delete").Call(jen.Id("k")))
+	b.If(p.ctx().Dot("Cleared").Call()).Block(append([]jen.Code{jen.Add(p.state()).Dot("Delete").Call(jen.Id("k"))}, p.mapClear()...)...)
 }
 
 func (p *processGen) record(b *jen.Group) { p.input(b, p.n.Key, p.n.Fn) }
@@ -162,13 +165,14 @@ func (p *processGen) watermark(b *jen.Group) {
 func (p *processGen) tick(b *jen.Group) {
 	if p.n.OnTimer != nil {
 		b.Add(p.ctx()).Dot("Firing").Call(jen.True())
-		b.Add(p.timers()).Dot("AdvanceProcessing").Call(jen.Qual(runtimePath, "NowMillis").Call(), jen.Id("c").Dot(p.member("%sTimer")))
+		b.Add(p.timers()).Dot("AdvanceProcessing").Call(nowMillis(), jen.Id("c").Dot(p.member("%sTimer")))
 	}
 }
 
 func (p *processGen) snapshot(b *jen.Group) {
 	g, n := p.cg.g, p.n
 	g.snapshotKeyedState(b, n, p.state())
+	p.mapSnapshot(b)
 	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit("timers"), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Lit("timers"),
 		jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int()).Error().Block(
 			jen.Return(jen.Add(p.timers()).Dot("Snapshot").Call(jen.Id("sec"), jen.Id("kg"), jen.Id(g.global("encode%sKey", n)))),

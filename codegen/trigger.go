@@ -79,7 +79,7 @@ func (t *triggerGen) record(b *jen.Group) {
 	n := t.n
 	ts, wm := jen.Id("ts"), jen.Id("c").Dot("inputWM")
 	if n.Window.Processing {
-		ts, wm = jen.Qual(runtimePath, "NowMillis").Call(), jen.Qual(runtimePath, "MinTime")
+		ts, wm = nowMillis(), jen.Qual(runtimePath, "MinTime")
 	}
 	b.Id("k").Op(":=").Add(fn(n.Key)).Call(jen.Id("r"))
 	addFn := jen.Func().Params(jen.Id("acc").Op("*").Add(typeCode(t.userAcc()))).Block(fn(n.Add).Call(jen.Id("acc"), jen.Id("r")))
@@ -103,10 +103,10 @@ func (t *triggerGen) watermark(b *jen.Group) {
 
 func (t *triggerGen) tick(b *jen.Group) {
 	if t.ticks() {
-		b.Add(t.state()).Dot("Tick").Call(jen.Qual(runtimePath, "NowMillis").Call())
+		b.Add(t.state()).Dot("Tick").Call(nowMillis())
 	}
 	if t.n.Window.Processing {
-		b.Add(t.state()).Dot("Advance").Call(jen.Qual(runtimePath, "NowMillis").Call())
+		b.Add(t.state()).Dot("Advance").Call(nowMillis())
 	}
 }
 

@@ -49,6 +49,8 @@ type Package struct {
 	Files []codegen.File
 
 	annotations *dsl.Annotations
+	// test is set by generate -test: the files are the test drivers'.
+	test bool
 }
 
 // ChangeKind says what Commit does to a file.
@@ -121,6 +123,7 @@ func GeneratePackage(dir string, opts PackageOptions) (*Package, error) {
 	}
 	copts := opts.codegen()
 	copts.Package, copts.Cmd, copts.Declared = true, opts.Cmd, declared
+	pk.test = opts.Test
 	for _, r := range pk.Pipelines {
 		files, err := codegen.Generate(r.IR, copts)
 		if err != nil {
@@ -314,7 +317,12 @@ func (pk *Package) Commit() ([]Change, error) {
 // with codegen.Header (a cmd main must also import the package).
 func (pk *Package) owned() ([]string, error) {
 	var names []string
-	for _, pattern := range []string{codegen.PackageFile("*"), codegen.CmdFile("*")} {
+	patterns := []string{codegen.PackageFile("*"), codegen.CmdFile("*")}
+	if pk.test {
+		// generate -test writes, and owns, the test files only.
+		patterns = []string{codegen.TestFile("*")}
+	}
+	for _, pattern := range patterns {
 		matches, err := filepath.Glob(filepath.Join(pk.Dir, filepath.FromSlash(pattern)))
 		if err != nil {
 			return nil, err

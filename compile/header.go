@@ -26,10 +26,14 @@ type Options struct {
 	// StateBackend, when set, overrides the pipeline's state.backend: the
 	// tests run a pipeline on both backends.
 	StateBackend string
+	// Test generates the pipeline for the test driver, as a package named
+	// TestPackage (generate --test).
+	Test        bool
+	TestPackage string
 }
 
 func (o Options) codegen() codegen.Options {
-	return codegen.Options{Version: o.Version, Command: o.Command}
+	return codegen.Options{Version: o.Version, Command: o.Command, Test: o.Test, TestPackage: o.TestPackage}
 }
 
 // modulePath is pipegen's module.
@@ -100,4 +104,20 @@ func relative(arg, wd string) string {
 		rel = filepath.Base(path) // another volume
 	}
 	return flag + filepath.ToSlash(rel)
+}
+
+// PackageName is the name of the Go package generated into directory
+// dir (generate --test): its base name, lower case, with what a Go name
+// cannot hold left out; "jobtest" when nothing is left.
+func PackageName(dir string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(filepath.Base(dir)) {
+		if r >= 'a' && r <= 'z' || r == '_' || r >= '0' && r <= '9' && b.Len() > 0 {
+			b.WriteRune(r)
+		}
+	}
+	if b.Len() == 0 {
+		return "jobtest"
+	}
+	return b.String()
 }

@@ -188,11 +188,15 @@ func typePos(t *ir.Type, err error, def diag.Pos, at func(ir.Pos) diag.Pos) diag
 	}
 	msg := err.Error()
 	if i := strings.Index(msg, " was "); i > 0 {
+		// The innermost field of the path that is one of t's: a field
+		// of a field's type, or a map state's key or value, is reported
+		// at the field of t that holds it.
 		path := strings.Split(msg[:i], ".")
-		name := path[len(path)-1]
-		for _, f := range t.Fields {
-			if f.Name == name && f.Pos.File != "" {
-				return at(f.Pos)
+		for j := len(path) - 1; j >= 0; j-- {
+			for _, f := range t.Fields {
+				if f.Name == path[j] && f.Pos.File != "" {
+					return at(f.Pos)
+				}
 			}
 		}
 	}

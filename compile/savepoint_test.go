@@ -97,3 +97,41 @@ func TestCheckSavepoint(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckSavepointMapState checks examples/merchants (a process with a
+// map state and a state-ttl) against savepoints whose map state's key or
+// value type differs, or that have no state-ttl: each is refused, naming
+// the node and the field.
+func TestCheckSavepointMapState(t *testing.T) {
+	const pkg = "github.com/pipegen/pipegen/examples/merchants."
+	state := func(key, value string) string {
+		return "ttl(" + pkg + "Card{1 Payments int; 2 Merchants mapstate[" + key + "]" + pkg + "Spend{" + value + "}})"
+	}
+	node := func(valueSchema string) map[string]any {
+		return map[string]any{"format": 2, "id": 7, "job": "merchants", "savepoint": true, "maxParallelism": 128, "nodes": []map[string]any{
+			{"uid": "payments", "name": "payments", "kind": "source", "connector": "generator", "sources": []map[string]any{{"subtask": 0}}},
+			{"uid": "spend", "name": "spend", "kind": "process", "keySchema": "string", "valueSchema": valueSchema,
+				"files": []map[string]any{{"subtask": 0, "name": "spend-0.state"}, {"subtask": 0, "state": "map.Merchants", "name": "spend-map.Merchants-0.state"}}}}}
+	}
+	cases := []struct{ name, schema string }{
+		{"mapstate-compatible", state("string", "1 Count int; 2 Cents int64")},
+		{"mapstate-value-field-added", state("string", "1 Count int")},
+		{"mapstate-key-changed", state("int64", "1 Count int; 2 Cents int64")},
+		{"mapstate-value-changed", state("string", "1 Count int; 2 Cents float64")},
+		{"mapstate-no-ttl", strings.TrimSuffix(strings.TrimPrefix(state("string", "1 Count int; 2 Cents int64"), "ttl("), ")")},
+	}
+	wd, _ := os.Getwd()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sp := writeManifest(t, node(tc.schema))
+			got := "(fine)\n"
+			_, err := CheckSavepoint("../examples/merchants/pipeline.yaml", sp, false)
+			if l, ok := IsDiagnostics(err); ok {
+				got = l.Format(wd)
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			goldenfile.Check(t, filepath.Join("testdata", "savepoint", tc.name+".txt"), []byte(strings.ReplaceAll(got, sp, "SAVEPOINT")))
+		})
+	}
+}

@@ -84,7 +84,7 @@ func (r *resolver) checkProcessBroadcast(n *rnode) types.Type {
 		n.ok = false
 		return nil
 	}
-	r.checkState(n, ns.Fns[a], st.Elem())
+	r.checkProcessState(n, ns.Fns[a], st.Elem())
 	r.checkState(n, ns.Fns[b], bcType)
 	n.ir.Fn = r.fn(kf, "")
 	n.ir.Fns = []*ir.Func{nil, nil}

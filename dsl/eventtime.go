@@ -322,7 +322,7 @@ func (r *resolver) checkProcessFns(n *rnode, ins []types.Type, key types.Type, n
 		}
 	}
 	n.ir.State = r.conv.convert(st.Elem())
-	r.checkState(n, names[0], st.Elem())
+	r.checkProcessState(n, names[0], st.Elem())
 	if ns.OnTimer.Set {
 		t := r.u.lookupFunc(ns.OnTimer, &r.reporter)
 		if t == nil {

@@ -255,6 +255,14 @@ func (c *typeConverter) convert(t types.Type) *ir.Type {
 			out.PkgPath = obj.Pkg().Path()
 			out.PkgName = obj.Pkg().Name()
 		}
+		if isPipegenType(t, "MapState") && t.TypeArgs().Len() == 2 {
+			// A map state field of a process's state: its entries are
+			// state of their own (codegen), not part of the struct's
+			// value. No fields: the serializers see none.
+			out.TypeArgs = []*ir.Type{c.convert(t.TypeArgs().At(0)), c.convert(t.TypeArgs().At(1))}
+			out.Underlying = &ir.Type{Kind: ir.StructType}
+			return out
+		}
 		if t.TypeArgs().Len() > 0 {
 			return &ir.Type{Kind: ir.OpaqueType, Expr: c.u.typeString(t)}
 		}

@@ -58,9 +58,9 @@ func TestDirectiveKeys(t *testing.T) {
 		{settings.Source, "source", []string{"uid", "parallelism", "connector", "timestamps.extract", "timestamps.max-out-of-orderness", "timestamps.idle-timeout"}},
 		{settings.Sink, "sink", []string{"uid", "parallelism", "input", "connector"}},
 		{settings.Operator, "map", []string{"uid", "parallelism", "input", "inputs", "key",
-			"window.tumbling", "window.sliding", "window.every", "window.session", "window.count", "window.count-every", "window.session-gap", "window.time", "trigger.count", "trigger.every", "trigger.time", "trigger.mode", "allowed-lateness", "emit", "broadcast", "on-timer"}},
+			"window.tumbling", "window.sliding", "window.every", "window.session", "window.count", "window.count-every", "window.session-gap", "window.time", "trigger.count", "trigger.every", "trigger.time", "trigger.mode", "allowed-lateness", "state-ttl", "emit", "broadcast", "on-timer"}},
 		{settings.Operator, "aggregate", []string{"uid", "parallelism", "input", "inputs", "result", "merge", "key",
-			"window.tumbling", "window.sliding", "window.every", "window.session", "window.count", "window.count-every", "window.session-gap", "window.time", "trigger.count", "trigger.every", "trigger.time", "trigger.mode", "allowed-lateness", "emit", "broadcast", "on-timer"}},
+			"window.tumbling", "window.sliding", "window.every", "window.session", "window.count", "window.count-every", "window.session-gap", "window.time", "trigger.count", "trigger.every", "trigger.time", "trigger.mode", "allowed-lateness", "state-ttl", "emit", "broadcast", "on-timer"}},
 	} {
 		got, paths := nodeKeys(tc.scope, tc.kind)
 		if !slices.Equal(got, tc.want) {

@@ -734,6 +734,7 @@ func (r *resolver) checkOperator(n *rnode, in types.Type) types.Type {
 	if ns.OnTimer.Set && !slices.Contains(settings.KindsOf("on-timer"), kind) {
 		r.notFor(n, ns.OnTimer.Pos, "on-timer", "has no timers")
 	}
+	r.checkStateTTL(n)
 	r.checkWindow(n)
 	if kind == "join" {
 		return r.checkJoin(n)
@@ -962,6 +963,40 @@ func (r *resolver) checkState(n *rnode, at Str, t types.Type) {
 	}
 }
 
+// checkProcessState is checkState of a process's state struct, whose
+// fields of type pipegen.MapState[K, V] keep a map per key: K must be a
+// string or integer type (its entries are kept in its order), V a type
+// state can hold. MapState anywhere else is refused (stateProblem).
+func (r *resolver) checkProcessState(n *rnode, at Str, t types.Type) {
+	seen := map[types.Type]bool{}
+	if st, ok := t.Underlying().(*types.Struct); ok {
+		for i := range st.NumFields() {
+			f := st.Field(i)
+			named, ok := types.Unalias(f.Type()).(*types.Named)
+			if !ok || !isPipegenType(named, "MapState") {
+				continue
+			}
+			seen[f.Type()] = true
+			k, v := named.TypeArgs().At(0), named.TypeArgs().At(1)
+			p := ""
+			// An unexported one is reported by stateProblem.
+			if b, ok := k.Underlying().(*types.Basic); !ok || b.Info()&(types.IsString|types.IsInteger) == 0 || b.Kind() == types.Uintptr {
+				p = fmt.Sprintf("the key of a pipegen.MapState must be a string or integer type, which has an order that its entries are kept in; got %s", r.u.typeString(k))
+			} else {
+				p = stateProblem(v, r.u, map[types.Type]bool{})
+			}
+			if p != "" {
+				r.report(at.Pos, diag.Type, "state of %q has type %s, whose field %s (%s) cannot be map state: %s", n.spec.Name.V, r.u.typeString(t), f.Name(), r.u.position(f.Pos()), p)
+				n.ok = false
+			}
+		}
+	}
+	if p := stateProblem(t, r.u, seen); p != "" {
+		r.report(at.Pos, diag.Type, "state of %q has type %s, which cannot be checkpointed: %s", n.spec.Name.V, r.u.typeString(t), p)
+		n.ok = false
+	}
+}
+
 // stateProblem explains why t cannot be stored in state, or returns "":
 // the supported types are those the generated serializers handle.
 func stateProblem(t types.Type, u *userPackage, seen map[types.Type]bool) string {
@@ -971,6 +1006,9 @@ func stateProblem(t types.Type, u *userPackage, seen map[types.Type]bool) string
 	seen[t] = true
 	if named, ok := types.Unalias(t).(*types.Named); ok && isTimeType(named) {
 		return ""
+	}
+	if isPipegenType(t, "MapState") {
+		return "pipegen.MapState is for the fields of a process's state struct only"
 	}
 	switch tt := t.Underlying().(type) {
 	case *types.Basic:
@@ -1044,4 +1082,27 @@ func csvProblem(t types.Type, u *userPackage) string {
 		}
 	}
 	return ""
+}
+
+// checkStateTTL reads state-ttl: for the state of a reduce, aggregate or
+// process without a window (a window's state ends with the window).
+func (r *resolver) checkStateTTL(n *rnode) {
+	ns := n.spec
+	if !ns.StateTTL.Set {
+		return
+	}
+	kind := ns.Kind.V
+	switch {
+	case !slices.Contains(settings.KindsOf("state-ttl"), kind):
+		r.notFor(n, ns.StateTTL.Pos, "state-ttl", "keeps no state per key")
+	case ns.Window != nil:
+		r.report(ns.StateTTL.Pos, diag.Misplaced, "%v is for state without a window: a window's state goes when the window fires (and its allowed lateness is over)", keyRef("state-ttl"))
+		n.ok = false
+	default:
+		if d, ok := r.duration("state-ttl", ns.StateTTL); ok {
+			n.ir.StateTTL = d
+		} else {
+			n.ok = false
+		}
+	}
 }

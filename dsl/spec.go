@@ -109,6 +109,9 @@ type NodeSpec struct {
 	Trigger         *TriggerSpec
 	AllowedLateness Str
 	Emit            Str
+	// StateTTL is state-ttl: how long a key's state outlives its last
+	// write.
+	StateTTL Str
 
 	// Connector and its options, for sources and sinks.
 	Connector Str
@@ -146,6 +149,8 @@ func (n *NodeSpec) field(path string) *Str {
 		return &n.AllowedLateness
 	case "emit":
 		return &n.Emit
+	case "state-ttl":
+		return &n.StateTTL
 	case "on-timer":
 		return &n.OnTimer
 	case "broadcast":

@@ -297,3 +297,34 @@ func lines(t *testing.T, dir string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestDriversUpToDate: the test drivers that examples/sessions, fraud,
+// cardblock and merchants commit (go generate in each: generate -test from
+// pipeline.yaml into NAMEtest, and from the directives into
+// NAME_pipegen_test.go) are what the compiler generates now.
+func TestDriversUpToDate(t *testing.T) {
+	for _, name := range []string{"sessions", "fraud", "cardblock", "merchants"} {
+		t.Run(name, func(t *testing.T) {
+			res, err := compile.Generate(filepath.Join(name, "pipeline.yaml"), compile.Options{Version: "(devel)",
+				Command: "pipegen generate -o " + name + "test -test pipeline.yaml", Test: true, TestPackage: name + "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			changes, err := res.Stale(filepath.Join(name, name+"test"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pk, err := compile.GeneratePackage(name, compile.PackageOptions{Options: compile.Options{Version: "(devel)", Command: "pipegen generate -test", Test: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			more, err := pk.Plan()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range append(changes, more...) {
+				t.Errorf("%s: %s is not what pipegen generate -test writes: run go generate in examples/%s", name, c.Path, name)
+			}
+		})
+	}
+}

@@ -58,6 +58,11 @@ func annotationCases(t *testing.T) []string {
 	return names
 }
 
+// driverCases also pin the file of generate -test (the test driver, in the
+// package's tests); examples/sessions, fraud and cardblock compile and run
+// such files.
+var driverCases = map[string]bool{"annotated-process": true, "annotated-process-pair": true}
+
 func TestGoldenAnnotations(t *testing.T) {
 	wd, err := os.Getwd()
 	if err != nil {
@@ -78,6 +83,15 @@ func TestGoldenAnnotations(t *testing.T) {
 			} else {
 				for _, f := range pk.Files {
 					got[f.Name+goldenSuffix] = f.Content
+				}
+				if driverCases[name] {
+					tk, err := compile.GeneratePackage(name, compile.PackageOptions{Options: compile.Options{Version: version, Command: "pipegen generate -test", Test: true}})
+					if err != nil {
+						t.Fatalf("generate -test: %v", err)
+					}
+					for _, f := range tk.Files {
+						got[f.Name+goldenSuffix] = f.Content
+					}
 				}
 			}
 			compareTree(t, want, got)

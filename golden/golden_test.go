@@ -76,6 +76,20 @@ func TestGolden(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(name, "run.txt")); err == nil && res != nil {
 				runCase(t, name)
 			}
+			// A case with a folder jobtest has the pipeline generated for
+			// the test driver there too (generate -test), and tests of it.
+			if _, err := os.Stat(filepath.Join(name, "jobtest")); err == nil {
+				res, err := compile.Generate(filepath.Join(name, "pipeline.yaml"), compile.Options{Version: version, Command: "pipegen generate -test -o jobtest pipeline.yaml",
+					Test: true, TestPackage: "jobtest"})
+				if err != nil {
+					t.Fatalf("generate -test: %v", err)
+				}
+				got := map[string][]byte{}
+				for _, f := range res.Files {
+					got[f.Name] = f.Content
+				}
+				compareDir(t, filepath.Join(name, "jobtest"), got, func(name string) bool { return !strings.HasSuffix(name, "_test.go") })
+			}
 		})
 	}
 }

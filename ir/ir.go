@@ -140,6 +140,10 @@ type Node struct {
 	Window *Window `json:"window,omitempty"`
 	// Trigger makes a window fire early; nil for none.
 	Trigger *Trigger `json:"trigger,omitempty"`
+	// StateTTL makes a keyed node's state without a window (and each
+	// entry of a process's map state) expire that long after its last
+	// write, in processing time; 0 for never.
+	StateTTL time.Duration `json:"stateTTL,omitempty"`
 	// Lateness is the allowed lateness of a window: records up to it late
 	// update a fired window, later ones go to the side output "late".
 	Lateness time.Duration `json:"lateness,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
 	"maps"
 	"path/filepath"
 	goruntime "runtime"
@@ -103,6 +104,29 @@ type sumJob struct {
 	// backend is where "sum" keeps its state: memory (also "") or
 	// pebble.
 	backend string
+	// mapCheck, if set, gives "sum" a map state too (its state "map.M"):
+	// per key, how many of its counts so far were n%5 for each n%5. At the
+	// end of the input the subtasks check it against the counts, and
+	// report a difference to mapCheck.
+	mapCheck func(format string, args ...any)
+	// mapTTL, with mapCheck, is the map state's state-ttl (ms; 0: none).
+	mapTTL int64
+}
+
+// sumMap is the map state of "sum", on either backend.
+type sumMap interface {
+	Bind(k int64)
+	Get(uk int64) (int64, bool)
+	Put(uk, v int64)
+	Len() int
+	All() iter.Seq2[int64, int64]
+}
+
+// mapCodec writes the entries of the map state of "sum", with the
+// job's mapTTL.
+func (o *sumJob) mapCodec() *state.Codec[state.MapKey[int64, int64], int64] {
+	return state.MapCodec(HashInt64, sumCodec.EncodeKey, sumCodec.DecodeKey, state.IntKeys[int64](),
+		sumCodec.EncodeValue, sumCodec.DecodeValue, "int64", "int64").WithTTL(o.mapTTL)
 }
 
 // backends are the state backends the tests run the sum job on.
@@ -357,6 +381,8 @@ type sumChain struct {
 	// snapshot adds the state to a snapshot, as the backend does.
 	snapshot func(s *Snapshot)
 	out      *FileSink[string]
+	maps     sumMap
+	check    func(format string, args ...any)
 }
 
 func newSumChain(j *Job, o *sumJob, sub int, in *Inbox[int64]) *sumChain {
@@ -366,12 +392,29 @@ func newSumChain(j *Job, o *sumJob, sub int, in *Inbox[int64]) *sumChain {
 		st := state.NewMemory[int64, int64]()
 		RestoreMemory(c.task, sumSum, st, sumCodec)
 		c.state, c.snapshot = st, func(s *Snapshot) { SnapshotMemory(s, sumSum, st, sumCodec) }
+		if o.mapCheck != nil {
+			mc := o.mapCodec()
+			m := state.NewMemoryMap[int64, int64, int64]()
+			RestoreMemoryState(c.task, sumSum, "map.M", m.Store(), mc)
+			c.maps, c.snapshot = m, func(s *Snapshot) {
+				SnapshotMemory(s, sumSum, st, sumCodec)
+				SnapshotMemoryState(s, sumSum, "map.M", m.Store(), mc)
+			}
+		}
 	case "pebble":
 		st := pebblestate.Open(c.task, sumSum, sumCodec)
 		c.state, c.snapshot = st, func(s *Snapshot) { pebblestate.Snapshot(s, sumSum, st) }
+		if o.mapCheck != nil {
+			m := pebblestate.OpenMap(c.task, sumSum, "map.M", sumCodec.EncodeKey, o.mapCodec())
+			c.maps, c.snapshot = m, func(s *Snapshot) {
+				pebblestate.Snapshot(s, sumSum, st)
+				pebblestate.Snapshot(s, sumSum, m.Store())
+			}
+		}
 	default:
 		panic("no backend " + o.backend)
 	}
+	c.check = o.mapCheck
 	c.out = NewFileSink(j, sumOut, sub, EncodeString)
 	return c
 }
@@ -404,6 +447,11 @@ func (c *sumChain) add(k int64) {
 	}
 	*n++
 	c.out.Write(fmt.Sprintf("%d,%d", k, *n))
+	if c.maps != nil {
+		c.maps.Bind(k)
+		v, _ := c.maps.Get(*n % 5)
+		c.maps.Put(*n%5, v+1)
+	}
 }
 
 func (c *sumChain) barrier(id int64) {
@@ -414,6 +462,28 @@ func (c *sumChain) barrier(id int64) {
 }
 
 func (c *sumChain) end() {
+	if c.maps != nil {
+		// Each key's map counts its counts 1..n by n%5, in order of n%5.
+		for k, n := range c.state.All {
+			c.maps.Bind(k)
+			var got, want []int64
+			for uk, v := range c.maps.All() {
+				got = append(got, uk, v)
+			}
+			var counts [5]int64
+			for i := int64(1); i <= *n; i++ {
+				counts[i%5]++
+			}
+			for uk, v := range counts {
+				if v > 0 {
+					want = append(want, int64(uk), v)
+				}
+			}
+			if !slices.Equal(got, want) || c.maps.Len() != len(want)/2 {
+				c.check("sum[%d]: key %d counted %d: its map holds %v (Len %d), want %v", c.sub, k, *n, got, c.maps.Len(), want)
+			}
+		}
+	}
 	s := c.task.Final()
 	c.out.PreCommit(s, sumOut)
 	c.out.End()

@@ -220,11 +220,14 @@ func stoppedRunConfigured(t *testing.T, configure func(*config.Config)) (o *sumJ
 
 // stoppedRunWith is stoppedRun of the job with its state on backend and
 // its settings changed by configure.
-func stoppedRunWith(t *testing.T, backend string, configure func(*config.Config)) (o *sumJob, crashed *vfs.MemFS, newest int64) {
+func stoppedRunWith(t *testing.T, backend string, configure func(*config.Config), prepare ...func(*sumJob)) (o *sumJob, crashed *vfs.MemFS, newest int64) {
 	t.Helper()
 	mem := vfs.NewMem()
 	o = defaultSumJob(2, mem)
 	o.configure, o.backend = configure, backend
+	for _, p := range prepare {
+		p(o)
+	}
 	o.pauses = []uint64{40, 120, 200, 280}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -508,6 +511,34 @@ func testRescaleRecovery(t *testing.T, backend string) {
 			if h := hiddenFiles(fsys); len(h) > 0 {
 				t.Errorf("hidden files left: %v", h)
 			}
+		})
+	}
+}
+
+// TestMapStateRescale: the sum job with a map state, stopped after three
+// checkpoints and resumed at parallelism 1, 3 and 4 on both backends: each
+// key's map, restored from the key groups its subtask owns now, agrees
+// with its count at the end. With a state-ttl (longer than the runs) the
+// entries carry their write times through the same.
+func TestMapStateRescale(t *testing.T) {
+	for _, ttl := range []int64{0, 3_600_000} {
+		for _, backend := range backends {
+			t.Run(fmt.Sprintf("%s/ttl=%d", backend, ttl), func(t *testing.T) { testMapStateRescale(t, backend, ttl) })
+		}
+	}
+}
+
+func testMapStateRescale(t *testing.T, backend string, ttl int64) {
+	o, base, newest := stoppedRunWith(t, backend, nil, func(o *sumJob) { o.mapCheck, o.mapTTL = t.Errorf, ttl })
+	for _, p := range []int{1, 3, 4} {
+		t.Run(fmt.Sprint("p=", p), func(t *testing.T) {
+			fsys := base.CrashClone()
+			o2 := *o
+			o2.fs, o2.sumP, o2.mapCheck = fsys, p, t.Errorf
+			if r := o2.mustRun(t); r.restoredID() != newest {
+				t.Errorf("resumed from checkpoint %d, want %d", r.restoredID(), newest)
+			}
+			o2.checkOutput(t, fsys)
 		})
 	}
 }

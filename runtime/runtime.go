@@ -73,6 +73,18 @@ func RestoreMemory[K comparable, V any](t *Task, node int, st *state.Memory[K, V
 	checkpoint.RestoreMemory(t, node, st, c)
 }
 
+// SnapshotMemoryState captures the named state of node held in memory
+// ("map.F": the map state of field F of a process's state).
+func SnapshotMemoryState[K comparable, V any](s *Snapshot, node int, name string, st *state.Memory[K, V], c *state.Codec[K, V]) {
+	checkpoint.SnapshotMemoryState(s, node, name, st, c)
+}
+
+// RestoreMemoryState binds the named state of node held in memory to the
+// task's key groups and fills it from the checkpoint the job resumes from.
+func RestoreMemoryState[K comparable, V any](t *Task, node int, name string, st *state.Memory[K, V], c *state.Codec[K, V]) {
+	checkpoint.RestoreMemoryState(t, node, name, st, c)
+}
+
 // SnapshotKeyed captures keyed state of any shape that writes itself into
 // key-group sections.
 func SnapshotKeyed[K comparable](s *Snapshot, node int, name string, hash func(K) uint64, keySchema, valueSchema string, write func(sec *state.Sections, keyGroup func(K) int) error) {

@@ -81,15 +81,30 @@ func savepointRun(t *testing.T, o *sumJob, at uint64, dir string, stop bool) (ch
 func TestSavepointStopAndResume(t *testing.T) {
 	for _, from := range backends {
 		for _, to := range backends {
-			t.Run(from+"-to-"+to, func(t *testing.T) { testSavepointStopAndResume(t, from, to) })
+			t.Run(from+"-to-"+to, func(t *testing.T) { testSavepointStopAndResume(t, from, to, false) })
 		}
 	}
 }
 
-func testSavepointStopAndResume(t *testing.T, from, to string) {
+// TestSavepointMapState is TestSavepointStopAndResume of the job with a
+// map state: its entries are in the savepoint, canonical files of their
+// own, and restore on either backend at another parallelism.
+func TestSavepointMapState(t *testing.T) {
+	for _, from := range backends {
+		for _, to := range backends {
+			t.Run(from+"-to-"+to, func(t *testing.T) { testSavepointStopAndResume(t, from, to, true) })
+		}
+	}
+}
+
+func testSavepointStopAndResume(t *testing.T, from, to string, withMap bool) {
 	mem := vfs.NewMem()
 	o := defaultSumJob(2, mem)
 	o.backend = from
+	wantFiles := 2
+	if withMap {
+		o.mapCheck, o.mapTTL, wantFiles = t.Errorf, 3_600_000, 4
+	}
 	o.interval = time.Hour // only the savepoint takes a checkpoint
 	o.pauses, o.holdPolls = nil, 0
 	o.n = 200_000 // the stop is over long before the input
@@ -109,10 +124,13 @@ func testSavepointStopAndResume(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 	m := l.Manifest
-	files := 0
+	files, mapFiles := 0, 0
 	for _, n := range m.Nodes {
 		for _, f := range n.Files {
 			files++
+			if f.State == "map.M" {
+				mapFiles++
+			}
 			if f.Shared || f.Kind != "" {
 				t.Errorf("savepoint file %+v: want a canonical file of its own", f)
 			}
@@ -123,8 +141,8 @@ func testSavepointStopAndResume(t *testing.T, from, to string) {
 			}
 		}
 	}
-	if files != 2 {
-		t.Errorf("savepoint has %d state files, want 2 (one per subtask of sum)", files)
+	if files != wantFiles || mapFiles != wantFiles-2 {
+		t.Errorf("savepoint has %d state files, %d of the map state, want %d (one per subtask of sum and state)", files, mapFiles, wantFiles)
 	}
 
 	// Move it: it is self-contained.

@@ -58,6 +58,8 @@ var allowed = map[string][]string{
 	// Supervision, then the command line, then the facade.
 	"runtime/internal/job": {"runtime/vfs", "runtime/events", "runtime/internal/checkpoint", "runtime/internal/config",
 		"runtime/internal/connector", "runtime/internal/fault", "runtime/internal/logs", "runtime/internal/metrics", "runtime/internal/storage", "runtime/internal/stream"},
+	"runtime/internal/drive": {"runtime/codec", "runtime/vfs", "runtime/internal/checkpoint", "runtime/internal/config", "runtime/internal/eventtime",
+		"runtime/internal/fault", "runtime/internal/job", "runtime/internal/storage", "runtime/internal/stream"},
 	"runtime/internal/cli": {"runtime/vfs", "runtime/events", "runtime/settings", "runtime/internal/config", "runtime/internal/fault",
 		"runtime/internal/job", "runtime/internal/logs", "runtime/internal/metrics", "runtime/internal/storage", "runtime/internal/web",
 		"runtime/internal/control", "runtime/codec", "runtime/schema"},

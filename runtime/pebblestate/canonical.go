@@ -69,5 +69,5 @@ func (st *Keyed[K, V]) writeCanonical(id int64, local string, stor *storage.Stor
 	if err != nil {
 		return storage.StateFile{}, err
 	}
-	return storage.StateFile{Subtask: sub, Name: name, KeyGroups: [2]int{st.start, st.end}, Size: size, CRC: crc}, nil
+	return storage.StateFile{Subtask: sub, State: st.state, Name: name, KeyGroups: [2]int{st.start, st.end}, Size: size, CRC: crc}, nil
 }

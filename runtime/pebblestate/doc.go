@@ -27,4 +27,11 @@
 // each subtask copies into a new store the key-group ranges it owns from
 // the old stores. A checkpoint written by the memory backend restores
 // into a pebble one too.
+//
+// A process's map state field F (pipegen.MapState; map.go) is a store of
+// its own, the node's state "map.F", checkpointed and restored the same
+// way: its keys are the key group, the operator's key and the map's key
+// in an order-preserving encoding, so that one key's map is a range of
+// the store in the order of its map keys, and a Get reads one entry. With
+// a state TTL (ttl.go) each stored value begins with its write time.
 package pebblestate

@@ -23,10 +23,13 @@ import (
 // Keyed is the keyed state of one subtask of a keyed node, in a Pebble
 // store with a cache of decoded values in front.
 type Keyed[K comparable, V any] struct {
-	t     *checkpoint.Task
-	node  int
-	name  string // the node's name, for errors
+	t    *checkpoint.Task
+	node int
+	name string // the node's name, for errors
+	// uid begins the names of the store's files: the node's uid, and for
+	// a named state (map state) a dash and the state's name.
 	uid   string
+	state string // "" for the node's main state
 	codec *state.Codec[K, V]
 	// keyGroup places a key; [start, end) are the subtask's key groups.
 	keyGroup   func(K) int
@@ -65,6 +68,9 @@ type Keyed[K comparable, V any] struct {
 	names map[string]string
 
 	key, val codec.Writer
+	// sweep is the store key a sweep for expired values (state TTL)
+	// starts from; nil: the first.
+	sweep []byte
 }
 
 type entry[K comparable, V any] struct {
@@ -82,6 +88,9 @@ type entry[K comparable, V any] struct {
 	// cache is trimmed: an entry used since the last trim stays (the
 	// CLOCK policy), so that the keys in use stay decoded.
 	used bool
+	// ts is the processing time (Unix milliseconds) of the value's last
+	// write, kept with a TTL only (ttl.go).
+	ts int64
 }
 
 // The cache's sizes (budget.go): changed values are written to the
@@ -96,22 +105,32 @@ type entry[K comparable, V any] struct {
 // subtasks', before any runs). The store is closed and its files removed
 // when the run ends.
 func Open[K comparable, V any](t *checkpoint.Task, node int, c *state.Codec[K, V]) *Keyed[K, V] {
+	return OpenState(t, node, "", c)
+}
+
+// OpenState is Open of the named state of node ("map.F": the map state
+// of field F of a process's state), a store of its own.
+func OpenState[K comparable, V any](t *checkpoint.Task, node int, stateName string, c *state.Codec[K, V]) *Keyed[K, V] {
 	n := t.Node(node)
+	uid := n.UID
+	if stateName != "" {
+		uid += "-" + stateName
+	}
 	start, end := t.KeyRange(node)
 	maxP := t.MaxParallelism()
 	b := budgetFor(memoryLimit(), stores(t))
-	s := &Keyed[K, V]{t: t, node: node, name: n.Name, uid: n.UID, codec: c,
+	s := &Keyed[K, V]{t: t, node: node, name: n.Name, uid: uid, state: stateName, codec: c,
 		keyGroup: func(k K) int { return keygroup.Of(c.Hash(k), maxP) }, start: start, end: end,
 		cache: map[K]*entry[K, V]{}, spillAt: b.spillAt, maxCache: b.maxCache,
 		uploaded: map[int64]map[string]string{}, names: map[string]string{}}
 	st := t.Storage()
-	s.files = newFiles(st.FS, filepath.Join(st.Dir, "pebble", fmt.Sprintf("%s-%d", n.UID, t.Subtask())))
+	s.files = newFiles(st.FS, filepath.Join(st.Dir, "pebble", fmt.Sprintf("%s-%d", uid, t.Subtask())))
 	s.files.budget = b
 	if err := s.files.reset(); err != nil {
 		fault.Abortf("operators.%s[%d]: pebble state: %w", n.Name, t.Subtask(), err)
 	}
 	t.OnClose(s.close)
-	if files, l := t.RestoredFiles(node, ""); len(files) > 0 {
+	if files, l := t.RestoredFiles(node, stateName); len(files) > 0 {
 		t.OnRestore(func() { s.restore(files, l) })
 		return s
 	}
@@ -195,27 +214,55 @@ func (s *Keyed[K, V]) Get(k K) *V {
 		if e.deleted {
 			return nil
 		}
+		if s.codec.TTL > 0 {
+			if s.expired(e.ts) {
+				s.set(k, nil, true)
+				return nil
+			}
+			e.ts = s.nowMillis() // the value may be changed: a write
+		}
 		e.used = true
 		s.changed(e)
 		return e.val
 	}
+	v, ts := s.read(k)
+	if v == nil {
+		return nil
+	}
+	if s.codec.TTL > 0 {
+		if s.expired(ts) {
+			s.set(k, nil, true)
+			return nil
+		}
+		ts = s.nowMillis()
+	}
+	e := &entry[K, V]{key: k, val: v, used: true, ts: ts}
+	s.cache[k] = e
+	s.changed(e)
+	return v
+}
+
+// read decodes the value of k in the store, and its write time (with a
+// TTL); nil when the store has none.
+func (s *Keyed[K, V]) read(k K) (*V, int64) {
 	data, closer, err := s.db.Get(s.storeKey(k))
 	if errors.Is(err, pebble.ErrNotFound) {
-		return nil
+		return nil, 0
 	}
 	if err != nil {
 		s.fail("read", err)
 	}
+	defer closer.Close()
 	r := codec.NewReader(data)
+	var ts int64
+	if s.codec.TTL > 0 {
+		ts = r.Varint()
+	}
 	v := s.codec.DecodeValue(r)
-	closer.Close()
 	if err := r.Err(); err != nil {
 		s.fail(fmt.Sprintf("decode the value of %v", k), err)
 	}
-	e := &entry[K, V]{key: k, val: v, used: true}
-	s.cache[k] = e
-	s.changed(e)
-	return v
+	return v, ts
 }
 
 // Put makes v the value of k.
@@ -237,6 +284,9 @@ func (s *Keyed[K, V]) set(k K, v *V, deleted bool) {
 		s.preImage(e)
 	}
 	e.val, e.deleted, e.used = v, deleted, true
+	if s.codec.TTL > 0 {
+		e.ts = s.nowMillis()
+	}
 	s.changed(e)
 }
 
@@ -334,6 +384,9 @@ func (s *Keyed[K, V]) batch() *pebble.Batch {
 			err = b.Delete(key, nil)
 		} else {
 			s.val.Reset()
+			if s.codec.TTL > 0 {
+				s.val.Varint(e.ts)
+			}
 			s.codec.EncodeValue(&s.val, e.val)
 			if err = s.val.Err(); err != nil {
 				b.Close()
@@ -378,7 +431,7 @@ func (s *Keyed[K, V]) Len() int {
 }
 
 // All calls yield for every key and value, in the store's order, until
-// yield returns false. The values are decoded from the store: changing
+// yield returns false; expired values (state TTL) are left out. The values are decoded from the store: changing
 // them changes nothing (All is for reading: the results at the end of the
 // input).
 func (s *Keyed[K, V]) All(yield func(K, *V) bool) {
@@ -395,6 +448,9 @@ func (s *Keyed[K, V]) All(yield func(K, *V) bool) {
 			s.fail("read", err)
 		}
 		r := codec.NewReader(val)
+		if s.codec.TTL > 0 && s.expired(r.Varint()) {
+			continue
+		}
 		v := s.codec.DecodeValue(r)
 		if err := r.Err(); err != nil {
 			s.fail(fmt.Sprintf("decode the value of %v", k), err)

@@ -40,7 +40,7 @@ var testCodec = &state.Codec[int64, value]{
 
 // testTask is a checkpointer of one keyed node of one subtask over a
 // MemFS, resumed from checkpoint restore when set, and its task.
-func testTask(t *testing.T, fsys vfs.FS, restore int64) (*checkpoint.Checkpointer, *checkpoint.Task) {
+func testTask(t testing.TB, fsys vfs.FS, restore int64) (*checkpoint.Checkpointer, *checkpoint.Task) {
 	t.Helper()
 	cfg := &config.Config{Name: "p", MaxParallelism: 16,
 		Nodes:      []config.NodeConfig{{Name: "agg", UID: "agg", Kind: "aggregate", Parallelism: 1}},

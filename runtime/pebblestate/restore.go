@@ -138,6 +138,10 @@ func (st *Keyed[K, V]) copyMemoryFile(f storage.StateFile, l *storage.Loaded) {
 			}
 			k := st.codec.DecodeKey(er)
 			var v *V
+			var ts int64
+			if op == 0 && st.codec.TTL > 0 {
+				ts = er.Varint()
+			}
 			if op == 0 {
 				v = st.codec.DecodeValue(er)
 			} else if op != 1 {
@@ -152,6 +156,9 @@ func (st *Keyed[K, V]) copyMemoryFile(f storage.StateFile, l *storage.Loaded) {
 				err = b.Delete(key, nil)
 			} else {
 				st.val.Reset()
+				if st.codec.TTL > 0 {
+					st.val.Varint(ts)
+				}
 				st.codec.EncodeValue(&st.val, v)
 				err = b.Set(key, st.val.Bytes(), nil)
 			}

@@ -66,9 +66,10 @@ func (st *Keyed[K, V]) snapshot(s *checkpoint.Snapshot, node int) {
 			fault.Abort(fault.ErrCanceled)
 		}
 	}
+	st.sweepExpired() // expired values (state TTL) leave before the cut
 	c, base := st.begin(s.ID, st.t.Committed())
 	c.savepoint = s.Savepoint()
-	s.AddFiles(node, st.codec.KeySchema, st.codec.ValueSchema,
+	s.AddStateFiles(node, st.state, st.codec.KeySchema, st.codec.ValueSchema,
 		func(stor *storage.Storage) ([]storage.StateFile, int64, error) { return st.write(c, base, stor) },
 		func() { st.finish(c) })
 }
@@ -140,6 +141,9 @@ func (st *Keyed[K, V]) encodeInto(b *pebble.Batch, e *entry[K, V], key, val *cod
 		return b.Delete(k, nil)
 	}
 	val.Reset()
+	if st.codec.TTL > 0 {
+		val.Varint(e.ts)
+	}
 	st.codec.EncodeValue(val, e.val)
 	if err := val.Err(); err != nil {
 		return fmt.Errorf("encode the value of %v: %w", e.key, err)
@@ -249,7 +253,7 @@ func (st *Keyed[K, V]) write(c *capture[K, V], base map[string]string, stor *sto
 	sub := st.t.Subtask()
 	uploaded := map[string]string{}
 	for _, name := range names {
-		f := storage.StateFile{Subtask: sub, Kind: storage.KindPebble, Store: name, KeyGroups: [2]int{st.start, st.end}}
+		f := storage.StateFile{Subtask: sub, State: st.state, Kind: storage.KindPebble, Store: name, KeyGroups: [2]int{st.start, st.end}}
 		src := filepath.Join(local, name)
 		if strings.HasSuffix(name, ".sst") || strings.HasPrefix(name, "OPTIONS-") {
 			// Files Pebble never changes once written: shared between

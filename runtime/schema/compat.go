@@ -22,6 +22,18 @@ func CompatibleStrings(old, now string) error {
 	if old == now {
 		return nil
 	}
+	// ttl(S): the state of a node with state-ttl, whose values carry
+	// their write times.
+	oldInner, oldTTL := TTLInner(old)
+	nowInner, nowTTL := TTLInner(now)
+	switch {
+	case oldTTL && !nowTTL:
+		return fmt.Errorf("the node had a state-ttl in the checkpoint and has none now: its stored values carry their write times, which this version does not read; keep a state-ttl (a long one keeps the state as good as forever)")
+	case !oldTTL && nowTTL:
+		return fmt.Errorf("the node has a state-ttl now and had none in the checkpoint: its stored values have no write times; start without the state-ttl, or start over (--fresh)")
+	case oldTTL:
+		return CompatibleStrings(oldInner, nowInner)
+	}
 	olds, nows := strings.Split(old, " + "), strings.Split(now, " + ")
 	if len(olds) != len(nows) {
 		return fmt.Errorf("the state was of %d types in the checkpoint and is of %d now", len(olds), len(nows))
@@ -116,7 +128,7 @@ func (c *comparer) compare(old, now *Type, path string) error {
 			}
 		}
 		return nil
-	case old.Op == "map":
+	case old.Op == "map" || old.Op == "mapstate":
 		if err := c.compare(old.Key, now.Key, join(path, "key")); err != nil {
 			return err
 		}
@@ -152,10 +164,19 @@ func short(t *Type) string {
 
 func elemShort(t *Type) string {
 	switch {
-	case t.Op == "map":
+	case t.Op == "map" || t.Op == "mapstate":
 		return "[" + short(t.Key) + "]" + short(t.Elem)
 	case t.Elem != nil:
 		return short(t.Elem)
 	}
 	return ""
+}
+
+// TTLInner returns the schema inside ttl(...), the value schema of a
+// node with state-ttl, and true; s and false for another schema.
+func TTLInner(s string) (string, bool) {
+	if inner, ok := strings.CutPrefix(s, "ttl("); ok && strings.HasSuffix(inner, ")") {
+		return inner[:len(inner)-1], true
+	}
+	return s, false
 }

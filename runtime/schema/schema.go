@@ -20,7 +20,9 @@ type Type struct {
 	// Name is a named type's qualified name (pkg/path.Name) or a basic
 	// type's name (int64, string, time.Time).
 	Name string
-	// Op is "", "*", "[]", "[N]" or "map" for the unnamed compound types.
+	// Op is "", "*", "[]", "[N]" or "map" for the unnamed compound types;
+	// "mapstate" for a pipegen.MapState field, mapstate[K]V, whose
+	// entries are state of their own.
 	Op         string
 	Key, Elem  *Type
 	Fields     []Field // a struct's; Struct marks a struct without any
@@ -77,12 +79,14 @@ func (p *parser) typ() *Type {
 		return &Type{Op: "*", Elem: p.typ()}
 	case p.eat("[]"):
 		return &Type{Op: "[]", Elem: p.typ()}
-	case p.eat("map["):
+	case strings.HasPrefix(p.s[p.i:], "map[") || strings.HasPrefix(p.s[p.i:], "mapstate["):
+		op := p.s[p.i : p.i+strings.IndexByte(p.s[p.i:], '[')]
+		p.i += len(op) + 1
 		k := p.typ()
 		if !p.eat("]") {
 			p.fail("want ]")
 		}
-		return &Type{Op: "map", Key: k, Elem: p.typ()}
+		return &Type{Op: op, Key: k, Elem: p.typ()}
 	case p.eat("["):
 		j := strings.IndexByte(p.s[p.i:], ']')
 		if j < 0 {
@@ -192,8 +196,8 @@ func (t *Type) write(b *strings.Builder) {
 			f.Type.write(b)
 		}
 		b.WriteByte('}')
-	case t.Op == "map":
-		b.WriteString("map[")
+	case t.Op == "map" || t.Op == "mapstate":
+		b.WriteString(t.Op + "[")
 		t.Key.write(b)
 		b.WriteByte(']')
 		t.Elem.write(b)

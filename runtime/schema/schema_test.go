@@ -80,3 +80,42 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestMapStateSchema: a map state field is compared like a map (its key
+// and value), and is not a map.
+func TestMapStateSchema(t *testing.T) {
+	old := "p.S{1 N int; 2 Seen mapstate[string]p.V{1 A int}}"
+	if ty, err := Parse(old); err != nil || ty.String() != old {
+		t.Fatalf("Parse(%q) = %v, %v", old, ty, err)
+	}
+	if err := CompatibleStrings(old, "p.S{1 N int; 2 Seen mapstate[string]p.V{1 A int; 2 B string}}"); err != nil {
+		t.Errorf("a field added to the map's value: %v", err)
+	}
+	for now, want := range map[string]string{
+		"p.S{1 N int; 2 Seen mapstate[int64]p.V{1 A int}}":     "Seen.key was string in the checkpoint and is int64 now",
+		"p.S{1 N int; 2 Seen mapstate[string]p.V{1 A string}}": "p.S.Seen.A was int in the checkpoint and is string now",
+		"p.S{1 N int; 2 Seen map[string]p.V{1 A int}}":         "p.S.Seen was mapstate[string]p.V in the checkpoint and is map[string]p.V now",
+	} {
+		if err := CompatibleStrings(old, now); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", now, err, want)
+		}
+	}
+}
+
+// TestTTLSchema: the state of a node with a state-ttl, ttl(S), reads a
+// checkpoint of ttl(S') when S reads S'; a state-ttl added or removed is
+// refused, saying so.
+func TestTTLSchema(t *testing.T) {
+	if err := CompatibleStrings("ttl(p.S{1 N int})", "ttl(p.S{1 N int; 2 M string})"); err != nil {
+		t.Errorf("a field added under a ttl: %v", err)
+	}
+	if err := CompatibleStrings("ttl(p.S{1 N int})", "ttl(p.S{1 N string})"); err == nil || !strings.Contains(err.Error(), "p.S.N was int") {
+		t.Errorf("a changed field under a ttl: %v", err)
+	}
+	if err := CompatibleStrings("p.S{1 N int}", "ttl(p.S{1 N int})"); err == nil || !strings.Contains(err.Error(), "has a state-ttl now and had none") {
+		t.Errorf("a ttl added: %v", err)
+	}
+	if err := CompatibleStrings("ttl(p.S{1 N int})", "p.S{1 N int}"); err == nil || !strings.Contains(err.Error(), "had a state-ttl in the checkpoint and has none now") {
+		t.Errorf("a ttl removed: %v", err)
+	}
+}

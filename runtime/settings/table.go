@@ -159,6 +159,8 @@ var table = []*Setting{
 		Help: "accumulate: each result holds every record of the window so far; discard: only those since the previous result"},
 	{Path: "allowed-lateness", Scope: Operator, Kind: Duration, Default: "0", Kinds: []string{"reduce", "aggregate", "join"}, Static: true,
 		Help: "event-time windows: how long after it fires a window still takes late records"},
+	{Path: "state-ttl", Scope: Operator, Kind: Duration, MinDuration: time.Millisecond, DefaultDoc: "none: state is kept until the function clears it", Kinds: []string{"reduce", "aggregate", "process"}, Static: true,
+		Help: "without a window: a key's state (and each entry of a process's map state) expires this long after its last write, in processing time; an expired value is never read again and is deleted"},
 	{Path: "emit", Scope: Operator, Kind: Enum, Values: []string{"update", "final"}, Default: "update", Kinds: []string{"reduce", "aggregate"}, Static: true,
 		Help: "without a window: a result after every record (update), or one per key when the input ends (final)"},
 	{Path: "broadcast", Scope: Operator, Kind: NodeRef, Pattern: nodeRef, PatternDoc: "one of the node's two inputs", Kinds: []string{"process"}, Static: true,

@@ -5,4 +5,10 @@
 // Keyed is the small interface every backend offers. Generated code calls
 // a backend's concrete type (chosen when the pipeline is compiled), so that
 // the memory backend's lookups inline into the per-record path.
+//
+// A process's map state (pipegen.MapState, mapstate.go) is a keyed state
+// of its own, keyed by MapKey (the operator's key and the map's key, in
+// the key group of the operator's key), so that each entry is written and
+// checkpointed by itself. State TTL (ttl.go) keeps each value's write time
+// beside it and never returns an expired value.
 package state

@@ -36,6 +36,10 @@ type Codec[K comparable, V any] struct {
 	DecodeKey   func(*codec.Reader) K
 	EncodeValue func(*codec.Writer, *V)
 	DecodeValue func(*codec.Reader) *V
+	// TTL, in milliseconds, makes values expire that long after their
+	// last write (state-ttl); 0 for never. The written values then carry
+	// their write times.
+	TTL int64
 	// KeySchema and ValueSchema describe the types, field ids included;
 	// checkpoints record them.
 	KeySchema, ValueSchema string
@@ -82,6 +86,15 @@ type Memory[K comparable, V any] struct {
 	// reserved is about how many more it will use (Reserve).
 	slab     []entry[K, V]
 	reserved int
+	// ttl is the state's time to live in milliseconds, 0 for none
+	// (SetTTL; ttl.go); sweep is where the next sweep for expired
+	// entries starts.
+	ttl   int64
+	now   func() int64 // processing time (SetClock); nil: the package's clock
+	sweep sweepCursor
+	// swept, if set, is told the keys a sweep deletes (a map state's
+	// index).
+	swept func(K)
 }
 
 type epochList[K comparable, V any] struct {
@@ -102,6 +115,9 @@ type entry[K comparable, V any] struct {
 	capt    atomic.Uint64
 	kg      int32
 	deleted bool
+	// ts is the processing time (Unix milliseconds) of the entry's last
+	// write, kept with a ttl only.
+	ts int64
 }
 
 // busy marks an entry's capt while it is being encoded.
@@ -127,8 +143,15 @@ func (s *Memory[K, V]) Get(k K) *V {
 	if e == nil {
 		return nil
 	}
+	if s.ttl > 0 && s.expired(e) {
+		s.Delete(k)
+		return nil
+	}
 	if e.ver != s.epoch {
 		s.touch(e)
+	}
+	if s.ttl > 0 {
+		e.ts = s.nowMillis() // the value may be changed: a write
 	}
 	return e.val
 }
@@ -140,6 +163,9 @@ func (s *Memory[K, V]) Put(k K, v *V) {
 			s.touch(e)
 		}
 		e.val = v
+		if s.ttl > 0 {
+			e.ts = s.nowMillis()
+		}
 		return
 	}
 	if s.all == nil {
@@ -154,6 +180,9 @@ func (s *Memory[K, V]) Put(k K, v *V) {
 		panic(fmt.Sprintf("state.Memory: key %v is in key group %d, outside this subtask's range [%d, %d)", k, kg, s.start, s.start+len(s.all)))
 	}
 	e := &entry[K, V]{key: k, val: v, ver: s.epoch, kg: int32(kg)}
+	if s.ttl > 0 {
+		e.ts = s.nowMillis()
+	}
 	// Not part of any capture under way: it is newer than its barrier.
 	e.capt.Store(s.epoch - 1)
 	s.m[k] = e
@@ -201,8 +230,12 @@ func (s *Memory[K, V]) Len() int { return len(s.m) }
 
 // All calls yield for every key and value. The values are not counted as
 // changed: All is for reading (the results at the end of the input).
+// Expired values (ttl) are left out.
 func (s *Memory[K, V]) All(yield func(K, *V) bool) {
 	for k, e := range s.m {
+		if s.ttl > 0 && s.expired(e) {
+			continue
+		}
 		if !yield(k, e.val) {
 			return
 		}
@@ -370,6 +403,9 @@ func (c *Capture[K, V]) encode(w *codec.Writer, e *entry[K, V]) bool {
 		w.Uvarint(deltaPut)
 	}
 	c.codec.EncodeKey(w, e.key)
+	if c.codec.TTL > 0 {
+		w.Varint(e.ts)
+	}
 	c.codec.EncodeValue(w, e.val)
 	w.End(mark)
 	return true
@@ -514,6 +550,10 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 		k := c.DecodeKey(er)
 		switch op {
 		case deltaPut:
+			var ts int64
+			if c.TTL > 0 {
+				ts = er.Varint()
+			}
 			v := c.DecodeValue(er)
 			if er.Err() != nil {
 				break
@@ -522,12 +562,12 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 				// A full section holds each of its group's keys once, and
 				// before any delta: only a delta changes a key restored.
 				if e := s.m[k]; e != nil {
-					e.val = v
+					e.val, e.ts = v, ts
 					continue
 				}
 			}
 			e := s.newEntry()
-			e.key, e.val, e.kg = k, v, int32(kg)
+			e.key, e.val, e.kg, e.ts = k, v, int32(kg), ts
 			s.m[k] = e
 			s.all[i] = append(s.all[i], e)
 		case deltaDelete:

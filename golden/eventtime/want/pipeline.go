@@ -121,10 +121,16 @@ func build(j *runtime.Job) {
 		}
 	}
 	for i := range j.Parallelism(nodePaired) {
-		j.Go("paired", i, newPairedChain(j, i, pairedLeftIn[i], pairedRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeWatch)+i)).run)
+		c := newPairedChain(j, i, pairedLeftIn[i], pairedRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeWatch)+i))
+		if !c.in.Direct(c.handle) {
+			j.Go("paired", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodeWindowedPairs) {
-		j.Go("windowed-pairs", i, newWindowedPairsChain(j, i, windowedPairsLeftIn[i], windowedPairsRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeWatch)+j.Parallelism(nodePaired)+i)).run)
+		c := newWindowedPairsChain(j, i, windowedPairsLeftIn[i], windowedPairsRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeWatch)+j.Parallelism(nodePaired)+i))
+		if !c.in.Direct(c.handle) {
+			j.Go("windowed-pairs", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodeAll) {
 		c := newAllChain(j, i, allIn[i])
@@ -1062,7 +1068,7 @@ func (c *watchChain) watermark(w int64) {
 // tick runs every runtime.Linger: processing time has moved.
 func (c *watchChain) tick() {
 	c.watchCtx.Firing(true)
-	c.watchTimers.AdvanceProcessing(runtime.NowMillis(), c.watchTimer)
+	c.watchTimers.AdvanceProcessing(c.task.NowMillis(), c.watchTimer)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
@@ -1114,29 +1120,35 @@ func newPairedChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[e
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *pairedChain) run() {
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			if m.Side == 0 {
-				c.inputWM = c.in.Left.SenderWatermark(m.From)
-				c.recordsLeft(m.Left)
-				c.in.Left.Recycle(m.Left)
-			} else {
-				c.inputWM = c.in.Right.SenderWatermark(m.From)
-				c.recordsRight(m.Right)
-				c.in.Right.Recycle(m.Right)
-			}
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.Watermark:
-			c.watermark(m.Time)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one event of the inputs of "paired": a batch of records of one
+// side or a control event of both; false at the end of input. Under a test
+// driver it runs in the senders' goroutines (runtime.Pair.Direct).
+func (c *pairedChain) handle(m runtime.PairMsg[runtime.Timed[et.Click], runtime.Timed[et.View]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		if m.Side == 0 {
+			c.inputWM = c.in.Left.SenderWatermark(m.From)
+			c.recordsLeft(m.Left)
+			c.in.Left.Recycle(m.Left)
+		} else {
+			c.inputWM = c.in.Right.SenderWatermark(m.From)
+			c.recordsRight(m.Right)
+			c.in.Right.Recycle(m.Right)
+		}
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // recordsLeft passes a batch to the left input of "paired". A panic in user code is reported with the
@@ -1286,29 +1298,35 @@ func newWindowedPairsChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *windowedPairsChain) run() {
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			if m.Side == 0 {
-				c.inputWM = c.in.Left.SenderWatermark(m.From)
-				c.recordsLeft(m.Left)
-				c.in.Left.Recycle(m.Left)
-			} else {
-				c.inputWM = c.in.Right.SenderWatermark(m.From)
-				c.recordsRight(m.Right)
-				c.in.Right.Recycle(m.Right)
-			}
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.Watermark:
-			c.watermark(m.Time)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one event of the inputs of "windowed-pairs": a batch of records of one
+// side or a control event of both; false at the end of input. Under a test
+// driver it runs in the senders' goroutines (runtime.Pair.Direct).
+func (c *windowedPairsChain) handle(m runtime.PairMsg[runtime.Timed[et.Click], runtime.Timed[et.View]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		if m.Side == 0 {
+			c.inputWM = c.in.Left.SenderWatermark(m.From)
+			c.recordsLeft(m.Left)
+			c.in.Left.Recycle(m.Left)
+		} else {
+			c.inputWM = c.in.Right.SenderWatermark(m.From)
+			c.recordsRight(m.Right)
+			c.in.Right.Recycle(m.Right)
+		}
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // recordsLeft passes a batch to the left input of "windowed-pairs". A panic in user code is reported with the

@@ -85,10 +85,16 @@ func build(j *runtime.Job) {
 		j.Go("payments", i, newPaymentsChain(j, i, runtime.NewOut(j, paidRightIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeNext) {
-		j.Go("next", i, newNextChain(j, i, nextLeftIn[i], nextRightIn[i], runtime.NewOut(j, allIn, i)).run)
+		c := newNextChain(j, i, nextLeftIn[i], nextRightIn[i], runtime.NewOut(j, allIn, i))
+		if !c.in.Direct(c.handle) {
+			j.Go("next", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodePaid) {
-		j.Go("paid", i, newPaidChain(j, i, paidLeftIn[i], paidRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeNext)+i), runtime.NewOut(j, allIn, j.Parallelism(nodeNext)+j.Parallelism(nodePaid)+i)).run)
+		c := newPaidChain(j, i, paidLeftIn[i], paidRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeNext)+i), runtime.NewOut(j, allIn, j.Parallelism(nodeNext)+j.Parallelism(nodePaid)+i))
+		if !c.in.Direct(c.handle) {
+			j.Go("paid", i, c.run)
+		}
 	}
 	for i := range j.Parallelism(nodeAll) {
 		c := newAllChain(j, i, allIn[i])
@@ -378,29 +384,35 @@ func newNextChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[joi
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *nextChain) run() {
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			if m.Side == 0 {
-				c.inputWM = c.in.Left.SenderWatermark(m.From)
-				c.recordsLeft(m.Left)
-				c.in.Left.Recycle(m.Left)
-			} else {
-				c.inputWM = c.in.Right.SenderWatermark(m.From)
-				c.recordsRight(m.Right)
-				c.in.Right.Recycle(m.Right)
-			}
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.Watermark:
-			c.watermark(m.Time)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one event of the inputs of "next": a batch of records of one
+// side or a control event of both; false at the end of input. Under a test
+// driver it runs in the senders' goroutines (runtime.Pair.Direct).
+func (c *nextChain) handle(m runtime.PairMsg[runtime.Timed[joins.Event], runtime.Timed[joins.Event]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		if m.Side == 0 {
+			c.inputWM = c.in.Left.SenderWatermark(m.From)
+			c.recordsLeft(m.Left)
+			c.in.Left.Recycle(m.Left)
+		} else {
+			c.inputWM = c.in.Right.SenderWatermark(m.From)
+			c.recordsRight(m.Right)
+			c.in.Right.Recycle(m.Right)
+		}
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // recordsLeft passes a batch to the left input of "next". A panic in user code is reported with the
@@ -553,29 +565,35 @@ func newPaidChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[joi
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *paidChain) run() {
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			if m.Side == 0 {
-				c.inputWM = c.in.Left.SenderWatermark(m.From)
-				c.recordsLeft(m.Left)
-				c.in.Left.Recycle(m.Left)
-			} else {
-				c.inputWM = c.in.Right.SenderWatermark(m.From)
-				c.recordsRight(m.Right)
-				c.in.Right.Recycle(m.Right)
-			}
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.Watermark:
-			c.watermark(m.Time)
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one event of the inputs of "paid": a batch of records of one
+// side or a control event of both; false at the end of input. Under a test
+// driver it runs in the senders' goroutines (runtime.Pair.Direct).
+func (c *paidChain) handle(m runtime.PairMsg[runtime.Timed[joins.Event], runtime.Timed[joins.Payment]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		if m.Side == 0 {
+			c.inputWM = c.in.Left.SenderWatermark(m.From)
+			c.recordsLeft(m.Left)
+			c.in.Left.Recycle(m.Left)
+		} else {
+			c.inputWM = c.in.Right.SenderWatermark(m.From)
+			c.recordsRight(m.Right)
+			c.in.Right.Recycle(m.Right)
+		}
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // recordsLeft passes a batch to the left input of "paid". A panic in user code is reported with the

@@ -75,7 +75,10 @@ func build(j *runtime.Job) {
 		j.Go("blocks", i, newBlocksChain(j, i, runtime.NewOut(j, checkRightIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeCheck) {
-		j.Go("check", i, newCheckChain(j, i, checkLeftIn[i], checkRightIn[i]).run)
+		c := newCheckChain(j, i, checkLeftIn[i], checkRightIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("check", i, c.run)
+		}
 	}
 }
 
@@ -347,31 +350,37 @@ func newCheckChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[pa
 // input has ended. The inbox aligns barriers: one arrives here once it came from
 // every input, and the senders wait until Release.
 func (c *checkChain) run() {
-	for {
-		m := c.in.Next()
-		switch m.Kind {
-		case runtime.Records:
-			if m.Side == 0 {
-				c.inputWM = c.in.Left.SenderWatermark(m.From)
-				c.recordsLeft(m.Left)
-				c.in.Left.Recycle(m.Left)
-			} else {
-				c.inputWM = c.in.Right.SenderWatermark(m.From)
-				c.recordsRight(m.Right)
-				c.in.Right.Recycle(m.Right)
-			}
-		case runtime.Barrier:
-			c.barrier(m.Checkpoint)
-			c.in.Release(m.Checkpoint)
-		case runtime.Watermark:
-			c.watermark(m.Time)
-		case runtime.Tick:
-			c.tick()
-		case runtime.End:
-			c.end()
-			return
-		}
+	for c.handle(c.in.Next()) {
 	}
+}
+
+// handle acts on one event of the inputs of "check": a batch of records of one
+// side or a control event of both; false at the end of input. Under a test
+// driver it runs in the senders' goroutines (runtime.Pair.Direct).
+func (c *checkChain) handle(m runtime.PairMsg[runtime.Timed[pair.Payment], runtime.Timed[pair.Block]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		if m.Side == 0 {
+			c.inputWM = c.in.Left.SenderWatermark(m.From)
+			c.recordsLeft(m.Left)
+			c.in.Left.Recycle(m.Left)
+		} else {
+			c.inputWM = c.in.Right.SenderWatermark(m.From)
+			c.recordsRight(m.Right)
+			c.in.Right.Recycle(m.Right)
+		}
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.Tick:
+		c.tick()
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
 }
 
 // recordsLeft passes a batch to the left input of "check". A panic in user code is reported with the
@@ -517,7 +526,7 @@ func (c *checkChain) watermark(w int64) {
 // tick runs every runtime.Linger: processing time has moved.
 func (c *checkChain) tick() {
 	c.checkCtx.Firing(true)
-	c.checkTimers.AdvanceProcessing(runtime.NowMillis(), c.checkTimer)
+	c.checkTimers.AdvanceProcessing(c.task.NowMillis(), c.checkTimer)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes

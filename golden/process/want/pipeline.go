@@ -406,7 +406,7 @@ func (c *watchChain) watermark(w int64) {
 // tick runs every runtime.Linger: processing time has moved.
 func (c *watchChain) tick() {
 	c.watchCtx.Firing(true)
-	c.watchTimers.AdvanceProcessing(runtime.NowMillis(), c.watchTimer)
+	c.watchTimers.AdvanceProcessing(c.task.NowMillis(), c.watchTimer)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes

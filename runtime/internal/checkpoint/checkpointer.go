@@ -13,6 +13,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
 
@@ -96,6 +97,12 @@ type Checkpointer struct {
 	// origin is the id of the savepoint the job's state descends from
 	// (recorded in every manifest), "" for none.
 	origin string
+	// manual is set when a test driver runs the job (Options.Manual);
+	// triggers carries its requests for a checkpoint to the coordinator.
+	manual    bool
+	triggers  chan chan int64
+	now       func() int64
+	completed func(id int64, err error)
 }
 
 // Options are what a Checkpointer writes through and reports to.
@@ -115,6 +122,15 @@ type Options struct {
 	// behind (run --allow-non-restored-state); without it such a resume
 	// is refused.
 	AllowNonRestoredState bool
+	// Manual hands the checkpoints to a test driver: the coordinator
+	// takes one only when Trigger asks, Completed learns when each
+	// completes, and a source at the end of its input never waits for
+	// the others (the driver ends them one after another).
+	Manual    bool
+	Completed func(id int64, err error)
+	// Now is processing time in Unix milliseconds (Task.NowMillis); nil
+	// for the wall clock.
+	Now func() int64
 }
 
 // New prepares the checkpoints of one run of a job with settings cfg,
@@ -123,7 +139,37 @@ func New(ctx context.Context, cfg *config.Config, o Options) *Checkpointer {
 	return &Checkpointer{cfg: cfg, ctx: ctx, logf: o.Logf, fs: o.FS, out: o.Output, verbose: o.Verbose, events: o.Events, allowNonRestored: o.AllowNonRestoredState,
 		st:     &storage.Storage{FS: o.FS, Dir: cfg.Checkpoint.Dir},
 		writes: make(chan *Snapshot, 64), acks: make(chan ack, 64), allEnded: make(chan struct{}), allDrained: make(chan struct{}),
-		stopReq: make(chan struct{}, 1), stopped: make(chan struct{}), savepointReqs: make(chan *savepointReq)}
+		stopReq: make(chan struct{}, 1), stopped: make(chan struct{}), savepointReqs: make(chan *savepointReq),
+		manual: o.Manual, triggers: make(chan chan int64), now: o.Now, completed: o.Completed}
+}
+
+// Trigger starts a checkpoint now, for a test driver (Options.Manual),
+// and returns its id, which every source then finds in its Poll; 0 when
+// none could start (one is under way, or the job has stopped). The driver
+// learns of its completion through Options.Completed.
+func (c *Checkpointer) Trigger() int64 {
+	reply := make(chan int64, 1)
+	select {
+	case c.triggers <- reply:
+	case <-c.ctx.Done():
+		return 0
+	}
+	select {
+	case id := <-reply:
+		return id
+	case <-c.ctx.Done():
+		return 0
+	}
+}
+
+// NowMillis is processing time in Unix milliseconds: a test driver's
+// clock, or state.NowMillis (the wall clock, which tests of state TTL
+// set). Timers and state TTL read it.
+func (c *Checkpointer) NowMillis() int64 {
+	if c.now != nil {
+		return c.now()
+	}
+	return state.NowMillis()
 }
 
 // RequestStop asks for a checkpoint now, after which the job is to stop:

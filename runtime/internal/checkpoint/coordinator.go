@@ -98,6 +98,15 @@ func (c *coordinator) run() {
 			if c.cur == nil && c.finished() {
 				return
 			}
+		case reply := <-c.cp.triggers:
+			var id int64
+			if c.cur == nil && !c.cp.allAtEnd() {
+				c.trigger(time.Now())
+				if c.cur != nil {
+					id = c.cur.id
+				}
+			}
+			reply <- id
 		case <-c.cp.stopReq:
 			c.stopping = true
 			if now := time.Now(); c.cur == nil && !c.cp.allAtEnd() {
@@ -105,6 +114,9 @@ func (c *coordinator) run() {
 				c.trigger(now)
 			}
 		case now := <-tick.C:
+			if c.cp.manual {
+				continue // the driver triggers, and waits as long as a checkpoint takes
+			}
 			if c.cur != nil && !c.cur.final && now.Sub(c.cur.start) > cp.Timeout {
 				c.cp.logf("checkpoint %d expired after %s and is given up; the next one includes its data", c.cur.id, cp.Timeout)
 				c.cp.events.Emit(events.Event{Kind: events.CheckpointFailed, Checkpoint: c.cur.id, Error: fmt.Sprintf("expired after %s", cp.Timeout)})
@@ -203,6 +215,9 @@ func (c *coordinator) receive(a ack) {
 	c.cur = nil
 	c.lastEnd = time.Now()
 	err := c.complete(cur)
+	if c.cp.completed != nil {
+		defer c.cp.completed(cur.id, err)
+	}
 	if cur.final {
 		c.finalErr = err
 		close(c.done)

@@ -101,9 +101,14 @@ func (s *SourceCtl) AtEnd() bool {
 	return false
 }
 
-// pause waits atEndWait, or less if every source ends meanwhile.
+// pause waits atEndWait, or less if every source ends meanwhile. A
+// driven job (Options.Manual) never waits: its driver runs the sources
+// one at a time, and comes back to this one once the others have ended.
 func (s *SourceCtl) pause() {
 	c := s.cp
+	if c.manual {
+		return
+	}
 	if s.wait == nil {
 		s.wait = time.NewTimer(atEndWait)
 	} else {

@@ -27,6 +27,13 @@ func (t *Task) keyRange(node int) (start, end int) {
 // a restore reads at most about twice the state). Both go to the shared
 // folder, where the manifests of later checkpoints refer to them.
 func SnapshotMemory[K comparable, V any](s *Snapshot, node int, st *state.Memory[K, V], c *state.Codec[K, V]) {
+	SnapshotMemoryState(s, node, "", st, c)
+}
+
+// SnapshotMemoryState is SnapshotMemory of the named state of node (""
+// for its main state; "map.F" for the map state of field F of a process
+// node's state).
+func SnapshotMemoryState[K comparable, V any](s *Snapshot, node int, stateName string, st *state.Memory[K, V], c *state.Codec[K, V]) {
 	t := s.task
 	if done := st.InFlight(); done != nil {
 		// The previous capture is still being written (its checkpoint
@@ -37,7 +44,8 @@ func SnapshotMemory[K comparable, V any](s *Snapshot, node int, st *state.Memory
 			fault.Abort(fault.ErrCanceled)
 		}
 	}
-	ch := t.chain(node, "")
+	st.Sweep() // expired values (state TTL) leave before the capture
+	ch := t.chain(node, stateName)
 	base, ok := ch.get(t.cp.Committed())
 	// A savepoint's checkpoint writes the state whole (canonical form).
 	full := !ok || base.deltas >= base.base || len(base.files) >= maxChain || s.Savepoint()
@@ -49,9 +57,12 @@ func SnapshotMemory[K comparable, V any](s *Snapshot, node int, st *state.Memory
 	start, end := t.keyRange(node)
 	n := &t.cp.cfg.Nodes[node]
 	id, sub := s.ID, t.sub
-	s.files = append(s.files, keyedFiles{node: node, keySchema: c.KeySchema, valueSchema: c.ValueSchema, abandon: capture.Abandon,
+	s.files = append(s.files, keyedFiles{node: node, state: stateName, keySchema: c.KeySchema, valueSchema: c.ValueSchema, abandon: capture.Abandon,
 		write: func(stor *storage.Storage) ([]storage.StateFile, int64, error) {
 			name := fmt.Sprintf("%s-%d-%06d.state", n.UID, sub, id)
+			if stateName != "" {
+				name = fmt.Sprintf("%s-%s-%d-%06d.state", n.UID, stateName, sub, id)
+			}
 			w, err := stor.CreateShared(name, start, end-start)
 			if err != nil {
 				capture.Abandon()
@@ -65,7 +76,7 @@ func SnapshotMemory[K comparable, V any](s *Snapshot, node int, st *state.Memory
 			if err != nil {
 				return nil, 0, fmt.Errorf("%s: %w", filepath.Join(storage.SharedDir, name), err)
 			}
-			f := storage.StateFile{Subtask: sub, Name: name, Shared: true, KeyGroups: [2]int{start, end}, Size: size, CRC: crc, Entries: int64(capture.Entries())}
+			f := storage.StateFile{Subtask: sub, State: stateName, Name: name, Shared: true, KeyGroups: [2]int{start, end}, Size: size, CRC: crc, Entries: int64(capture.Entries())}
 			link := chainLink{epoch: capture.Epoch, files: []storage.StateFile{f}, base: size}
 			if !full {
 				f.Kind = storage.KindDelta
@@ -142,8 +153,15 @@ func (t *Task) chain(node int, name string) *chain {
 // subtask of the checkpoint wrote, and those files are shared, its next
 // checkpoint may be a delta on top of them.
 func RestoreMemory[K comparable, V any](t *Task, node int, st *state.Memory[K, V], c *state.Codec[K, V]) {
+	RestoreMemoryState(t, node, "", st, c)
+}
+
+// RestoreMemoryState is RestoreMemory of the named state of node.
+func RestoreMemoryState[K comparable, V any](t *Task, node int, stateName string, st *state.Memory[K, V], c *state.Codec[K, V]) {
 	start, end := t.keyRange(node)
 	maxP := t.cp.cfg.MaxParallelism
+	st.SetTTL(c.TTL)
+	st.SetClock(t.NowMillis)
 	st.Bind(func(k K) int { return keygroup.Of(c.Hash(k), maxP) }, start, end)
 	ns := t.cp.restoredNode(node)
 	if ns == nil {
@@ -152,7 +170,7 @@ func RestoreMemory[K comparable, V any](t *Task, node int, st *state.Memory[K, V
 	var files []storage.StateFile
 	continues := true
 	for _, f := range ns.Files {
-		if f.State != "" || f.KeyGroups[1] <= start || f.KeyGroups[0] >= end {
+		if f.State != stateName || f.KeyGroups[1] <= start || f.KeyGroups[0] >= end {
 			continue
 		}
 		if f.Kind == storage.KindPebble {
@@ -173,7 +191,7 @@ func RestoreMemory[K comparable, V any](t *Task, node int, st *state.Memory[K, V
 				link.base += f.Size
 			}
 		}
-		t.chain(node, "").put(t.cp.restored.Manifest.ID, link)
+		t.chain(node, stateName).put(t.cp.restored.Manifest.ID, link)
 		st.Track()
 	}
 	l := t.cp.restored

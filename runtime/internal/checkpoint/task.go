@@ -41,6 +41,10 @@ func (c *Checkpointer) Task(head, sub int) *Task {
 // the checkpoint's statistics.
 func (t *Task) Aligned(d time.Duration) { t.align = d }
 
+// NowMillis is processing time in Unix milliseconds, as the job's clock
+// tells it: the wall clock, or a test driver's.
+func (t *Task) NowMillis() int64 { return t.cp.NowMillis() }
+
 // Subtask is the index of the task's subtask.
 func (t *Task) Subtask() int { return t.sub }
 
@@ -81,7 +85,10 @@ type keyedSnapshot struct {
 // ones written and the ones shared with earlier checkpoints) and the
 // bytes written. abandon gives it up when the snapshot fails.
 type keyedFiles struct {
-	node                   int
+	node int
+	// state names one of several states of the node ("" for its main
+	// one, which alone sets the node's schemas in the manifest).
+	state                  string
 	keySchema, valueSchema string
 	write                  func(*storage.Storage) ([]storage.StateFile, int64, error)
 	abandon                func()
@@ -299,5 +306,11 @@ func (t *Task) RestoredFiles(node int, name string) ([]storage.StateFile, *stora
 // with earlier checkpoints) and the bytes it wrote; abandon gives the
 // state's capture up when the snapshot fails before write runs.
 func (s *Snapshot) AddFiles(node int, keySchema, valueSchema string, write func(*storage.Storage) ([]storage.StateFile, int64, error), abandon func()) {
-	s.files = append(s.files, keyedFiles{node: node, keySchema: keySchema, valueSchema: valueSchema, write: write, abandon: abandon})
+	s.AddStateFiles(node, "", keySchema, valueSchema, write, abandon)
+}
+
+// AddStateFiles is AddFiles of the named state of node: the files write
+// returns must carry the name.
+func (s *Snapshot) AddStateFiles(node int, state, keySchema, valueSchema string, write func(*storage.Storage) ([]storage.StateFile, int64, error), abandon func()) {
+	s.files = append(s.files, keyedFiles{node: node, state: state, keySchema: keySchema, valueSchema: valueSchema, write: write, abandon: abandon})
 }

@@ -48,7 +48,11 @@ func (c *Checkpointer) write(s *Snapshot) ack {
 		}
 		a.bytes += written
 		n := &c.cfg.Nodes[k.node]
-		a.nodes = append(a.nodes, storage.NodeState{UID: n.UID, Files: files, KeySchema: k.keySchema, ValueSchema: k.valueSchema})
+		ns := storage.NodeState{UID: n.UID, Files: files}
+		if k.state == "" {
+			ns.KeySchema, ns.ValueSchema = k.keySchema, k.valueSchema
+		}
+		a.nodes = append(a.nodes, ns)
 	}
 	for _, k := range s.keyed {
 		n := &c.cfg.Nodes[k.node]

@@ -15,8 +15,12 @@ import (
 // dumpNode prints the keyed state of node (its name or uid) in savepoint
 // l as JSON lines, {"keyGroup":G,"key":K,"value":V}, decoding the entries
 // by the schemas the savepoint records (the wire format the generated
-// serializers write: codec's, fields tagged with their ids). Windows,
-// joins and timers keep their state in layouts of their own and are not
+// serializers write: codec's, fields tagged with their ids). The entries
+// of a process's map state (a pipegen.MapState field F of its state) are
+// lines of their own, {"keyGroup":G,"key":K,"map":"F","mapKey":MK,
+// "value":V}. With a state-ttl (value schema ttl(S)) each line has the
+// value's write time too, "written" (Unix milliseconds). Windows, joins
+// and timers keep their state in layouts of their own and are not
 // dumped.
 func dumpNode(cfg *config.Config, l *storage.Loaded, node string, w io.Writer) error {
 	var ns *storage.NodeState
@@ -40,12 +44,21 @@ func dumpNode(cfg *config.Config, l *storage.Loaded, node string, w io.Writer) e
 	if err != nil {
 		return err
 	}
-	vt, err := schema.Parse(ns.ValueSchema)
+	// With a state-ttl, each value follows its write time.
+	inner, ttl := schema.TTLInner(ns.ValueSchema)
+	vt, err := schema.Parse(inner)
 	if err != nil {
 		return err
 	}
 	enc := json.NewEncoder(w)
+	d := &decoder{}
 	for _, f := range ns.Files {
+		if field, ok := strings.CutPrefix(f.State, "map."); ok {
+			if err := dumpMap(l, f, field, kt, vt, ttl, d, enc); err != nil {
+				return err
+			}
+			continue
+		}
 		if f.State != "" {
 			continue // a process's timers
 		}
@@ -59,12 +72,16 @@ func dumpNode(cfg *config.Config, l *storage.Loaded, node string, w io.Writer) e
 				er := sr.Nested()
 				d := &decoder{}
 				k := d.value(er, kt)
-				v := d.value(er, vt)
+				line := map[string]any{"keyGroup": kg, "key": k}
+				if ttl {
+					line["written"] = er.Varint()
+				}
+				line["value"] = d.value(er, vt)
 				if err := er.Err(); err != nil {
 					r.Close()
 					return fmt.Errorf("%s, key group %d: %w", f.Name, kg, err)
 				}
-				if err := enc.Encode(map[string]any{"keyGroup": kg, "key": k, "value": v}); err != nil {
+				if err := enc.Encode(line); err != nil {
 					r.Close()
 					return err
 				}
@@ -187,4 +204,56 @@ func (d *decoder) value(r *codec.Reader, t *schema.Type) any {
 func (d *decoder) isByte(t *schema.Type) bool {
 	u := d.under(t)
 	return u.Name == "uint8" || u.Name == "byte"
+}
+
+// dumpMap prints the entries of the map state of field of the state type
+// vt in file f: each the node's key (of type kt), then the map's key in
+// its order (codec's ordered encodings), then the value.
+func dumpMap(l *storage.Loaded, f storage.StateFile, field string, kt, vt *schema.Type, ttl bool, d *decoder, enc *json.Encoder) error {
+	var mt *schema.Type
+	if st := d.under(vt); st != nil {
+		for _, fl := range st.Fields {
+			if fl.Name == field && fl.Type.Op == "mapstate" {
+				mt = fl.Type
+			}
+		}
+	}
+	if mt == nil {
+		return fmt.Errorf("%s holds the map state %s, which the state's schema %s has no pipegen.MapState field for", f.Name, field, vt)
+	}
+	mk := d.under(mt.Key)
+	r, err := l.Open(f)
+	if err != nil {
+		return err
+	}
+	for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
+		sr := codec.NewReader(sec)
+		for sr.More() {
+			er := sr.Nested()
+			k := d.value(er, kt)
+			var uk any
+			switch {
+			case mk.Name == "string":
+				uk = er.OrderedString()
+			case strings.HasPrefix(mk.Name, "int"):
+				uk = er.OrderedInt()
+			default:
+				uk = er.OrderedUint()
+			}
+			line := map[string]any{"keyGroup": kg, "key": k, "map": field, "mapKey": uk}
+			if ttl {
+				line["written"] = er.Varint()
+			}
+			line["value"] = d.value(er, mt.Elem)
+			if err := er.Err(); err != nil {
+				r.Close()
+				return fmt.Errorf("%s, key group %d: %w", f.Name, kg, err)
+			}
+			if err := enc.Encode(line); err != nil {
+				r.Close()
+				return err
+			}
+		}
+	}
+	return r.Close()
 }

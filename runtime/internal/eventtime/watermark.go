@@ -30,7 +30,22 @@ type Watermarks struct {
 	seen        uint64
 	lastSeen    uint64
 	lastRecord  time.Time
+	// manual is set when a test driver sets the watermarks (Manual);
+	// set is the one it set last.
+	manual bool
+	set    int64
 }
+
+// Manual makes the generator follow the watermarks a test driver sets
+// with Set, not the records: Observe and Idle send none, Pending sends
+// the one set when it is ahead of the last one sent.
+func (g *Watermarks) Manual() {
+	g.manual = true
+	g.set = MinTime
+}
+
+// Set is the watermark a test driver moves the source to: Pending sends it.
+func (g *Watermarks) Set(w int64) { g.set = max(g.set, w) }
 
 // NewWatermarks makes the watermark generator of a source subtask with
 // event-time setup cfg.
@@ -47,7 +62,7 @@ func (g *Watermarks) Observe(ts int64) (int64, bool) {
 	}
 	g.n++
 	g.seen++
-	if g.n < watermarkEvery {
+	if g.manual || g.n < watermarkEvery {
 		return 0, false
 	}
 	g.n = 0
@@ -69,6 +84,13 @@ func (g *Watermarks) Latest() int64 { return g.maxTS }
 // input read at full speed is never without something to read before its
 // end, so its watermarks stay at the same places in every run.)
 func (g *Watermarks) Pending() (int64, bool) {
+	if g.manual {
+		if g.set <= g.emitted || g.emitted == MaxTime {
+			return 0, false
+		}
+		g.emitted = g.set
+		return g.set, true
+	}
 	if g.maxTS == MinTime {
 		return 0, false
 	}
@@ -93,7 +115,7 @@ func (g *Watermarks) Finish() (int64, bool) {
 // Idle reports, when the source has nothing to read, whether it has been
 // without records for the idle timeout and should say so (once).
 func (g *Watermarks) Idle(now time.Time) bool {
-	if g.idleTimeout == 0 {
+	if g.idleTimeout == 0 || g.manual {
 		return false
 	}
 	if g.seen != g.lastSeen || g.lastRecord.IsZero() {

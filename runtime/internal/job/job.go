@@ -23,6 +23,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/logs"
 	"github.com/pipegen/pipegen/runtime/internal/metrics"
+	"github.com/pipegen/pipegen/runtime/internal/stream"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
 
@@ -62,7 +63,32 @@ type Options struct {
 	// directory and knows where it resumes from, before it builds the
 	// job (the command line then starts its control endpoint).
 	Started func()
+	// Manual, if set, hands the run to a test driver (package drive).
+	Manual *Manual
 }
+
+// Manual is what a test driver (package drive) takes over of a run: the
+// data plane goes step by step (stream.Manual: every inbox Direct, ticks
+// handed out by the driver), checkpoints are taken when the driver asks
+// (checkpoint.Checkpointer.Trigger), processing time is the driver's
+// clock, and nothing runs on a timer: no linger, no periodic checkpoint.
+type Manual struct {
+	Stream *stream.Manual
+	// Now is processing time in Unix milliseconds.
+	Now func() int64
+	// Completed learns when a checkpoint completes (err nil) or fails.
+	Completed func(id int64, err error)
+	// Exited learns when the goroutine of a subtask has returned, after
+	// its chain has ended (or failed).
+	Exited func(node string, sub int)
+	// Driver is the driver's own, for its sources and sinks to find it
+	// (ManualRun).
+	Driver any
+}
+
+// ManualRun is what a test driver took over of the run, nil when the run
+// goes by itself.
+func (j *Job) ManualRun() *Manual { return j.opts.Manual }
 
 // Job is one run of a pipeline: its settings after the command line, and
 // the goroutines of its subtasks.
@@ -104,10 +130,27 @@ func New(ctx context.Context, cfg *config.Config, opts Options) *Job {
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	j := &Job{Config: cfg, opts: opts, ctx: ctx, cancel: cancel}
-	j.cp = checkpoint.New(ctx, cfg, checkpoint.Options{FS: opts.FS, Output: output{j}, Logf: j.Logf, Verbose: opts.Progress != nil, Events: opts.Events,
-		AllowNonRestoredState: opts.AllowNonRestoredState})
+	co := checkpoint.Options{FS: opts.FS, Output: output{j}, Logf: j.Logf, Verbose: opts.Progress != nil, Events: opts.Events,
+		AllowNonRestoredState: opts.AllowNonRestoredState}
+	if m := opts.Manual; m != nil {
+		co.Manual, co.Now, co.Completed = true, m.Now, m.Completed
+	}
+	j.cp = checkpoint.New(ctx, cfg, co)
 	return j
 }
+
+// Manual is the driven data plane of a run that a test driver runs, nil
+// otherwise (package stream asks for it).
+func (j *Job) Manual() *stream.Manual {
+	if j.opts.Manual == nil {
+		return nil
+	}
+	return j.opts.Manual.Stream
+}
+
+// NowMillis is processing time in Unix milliseconds: the wall clock, or
+// a test driver's clock.
+func (j *Job) NowMillis() int64 { return j.cp.NowMillis() }
 
 // Logf writes one line to the job's log (standard error), prefixed with
 // the pipeline's name.
@@ -169,6 +212,9 @@ func (j *Job) Go(node string, sub int, fn func()) {
 	}
 	go func() {
 		defer j.wg.Done()
+		if m := j.opts.Manual; m != nil && m.Exited != nil {
+			defer m.Exited(node, sub)
+		}
 		defer func() {
 			if r := recover(); r != nil {
 				j.Fail(fault.FromPanic(node, sub, r))
@@ -272,7 +318,9 @@ func (j *Job) Run(build func(j *Job)) error {
 		start()
 	}
 	j.opts.Metrics.SetState(metrics.Running)
-	j.helper(func() { j.linger(done) })
+	if j.opts.Manual == nil {
+		j.helper(func() { j.linger(done) })
+	}
 	j.cp.Start(j.helper)
 	j.helper(func() {
 		select {

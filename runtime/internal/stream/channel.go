@@ -145,6 +145,8 @@ type Inbox[T any] struct {
 	// direct, when set, is the receiver's handler: a sender hands each
 	// message to it in its own goroutine (see Direct).
 	direct func(Msg[T]) bool
+	// manual is set when a test driver runs the job (see Manual).
+	manual *Manual
 
 	// The receiver's bookkeeping, touched only by the receiving goroutine.
 	barrier  int64 // the barrier being aligned, 0 when none
@@ -184,6 +186,7 @@ func NewInboxes[T any](j Env, receivers, senders int) []*Inbox[T] {
 			in.release[s] = make(chan struct{}, 1)
 		}
 		in.linger = j.LingerFlag()
+		in.manual = manualOf(j)
 		ins[i] = in
 	}
 	return ins
@@ -216,8 +219,11 @@ func (in *Inbox[T]) Bind(t AlignmentRecorder, idle func()) {
 // runs in the sender's goroutine, as if fused: no batch waits in a
 // channel, no goroutine is woken; the records still cross in batches,
 // keyed and aligned as over the channel.
+//
+// In a job that a test driver runs (Manual), every inbox takes this path,
+// whatever its senders and peers.
 func (in *Inbox[T]) Direct(handle func(Msg[T]) bool) bool {
-	if in.senders != 1 || in.peers != 1 {
+	if in.manual == nil && (in.senders != 1 || in.peers != 1) {
 		return false
 	}
 	in.direct = handle
@@ -368,8 +374,14 @@ func (in *Inbox[T]) Watermark() int64 { return in.wm }
 func (in *Inbox[T]) SenderWatermark(from int32) int64 { return in.wms[from] }
 
 // Ticks asks for a Tick event every Linger, also while nothing arrives.
+// In a driven job (Manual) the driver hands them out instead, to the
+// receiver's Direct handler.
 func (in *Inbox[T]) Ticks() {
 	in.ticks = true
+	if in.manual != nil {
+		in.manual.ticks = append(in.manual.ticks, func() { in.direct(Msg[T]{Kind: Tick}) })
+		return
+	}
 	in.tick = time.NewTicker(Linger).C
 }
 

@@ -60,6 +60,36 @@ func (p *Pair[L, R]) Observe(o Observer) {
 // Ticks asks for a Tick every Linger.
 func (p *Pair[L, R]) Ticks() { p.Left.Ticks() }
 
+// Direct makes the receiver run in its senders' goroutines, as
+// Inbox.Direct does, in a job that a test driver runs (Manual) only: a
+// message of either side goes through that side's inbox and then the
+// pair's bookkeeping, and every event it completes is handed to handle
+// at once. Otherwise it reports false and the receiver reads Next in a
+// goroutine of its own.
+func (p *Pair[L, R]) Direct(handle func(PairMsg[L, R]) bool) bool {
+	if p.Left.manual == nil {
+		return false
+	}
+	drain := func() {
+		for len(p.ready) > 0 {
+			m := p.ready[0]
+			p.ready = p.ready[1:]
+			handle(m)
+		}
+	}
+	p.Left.direct = func(m Msg[L]) bool {
+		p.left(m)
+		drain()
+		return true
+	}
+	p.Right.direct = func(m Msg[R]) bool {
+		p.right(m)
+		drain()
+		return true
+	}
+	return true
+}
+
 // Next returns the next event.
 func (p *Pair[L, R]) Next() PairMsg[L, R] {
 	for {

@@ -1,0 +1,87 @@
+package pebblestate
+
+import (
+	"bytes"
+	"errors"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/state"
+)
+
+// State TTL (state-ttl; state/ttl.go has the semantics): with a TTL, the
+// store's values begin with their write time (a varint of Unix
+// milliseconds), which the cache keeps too. A read of an expired value
+// finds none and deletes it; at every barrier, before the cut, a sweep
+// reads the write times (not the values) of the next share of the
+// store's keys and deletes the expired ones, so that they leave the
+// checkpoints (Pebble has no compaction filter to do it in compactions).
+
+// expired reports whether a value written at ts has outlived the TTL.
+func (s *Keyed[K, V]) expired(ts int64) bool { return s.nowMillis()-ts >= s.codec.TTL }
+
+// nowMillis is the processing time of the state's TTL: its job's clock,
+// which a test driver moves by hand.
+func (s *Keyed[K, V]) nowMillis() int64 {
+	if s.t != nil {
+		return s.t.NowMillis()
+	}
+	return state.NowMillis()
+}
+
+// sweepKeys is how many keys of the store a sweep looks at, at least.
+const sweepKeys = 4096
+
+// sweepExpired deletes the expired values among the next sweepKeys keys
+// of the store (or the next 1/16 of the cache's size, if more), from
+// where the last sweep stopped, going round.
+func (s *Keyed[K, V]) sweepExpired() {
+	if s.codec.TTL == 0 || s.db == nil {
+		return
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: groupPrefix(s.start), UpperBound: groupPrefix(s.end)})
+	if err != nil {
+		s.fail("read", err)
+	}
+	var expired []K
+	n := max(sweepKeys, len(s.cache)/16)
+	ok := it.SeekGE(s.sweepStart())
+	for looked := 0; looked < n; looked++ {
+		if !ok {
+			s.sweep = nil // round: the next sweep starts over
+			break
+		}
+		val, err := it.ValueAndErr()
+		if err != nil {
+			it.Close()
+			s.fail("read", err)
+		}
+		if r := codec.NewReader(val); s.expired(r.Varint()) && r.Err() == nil {
+			k := s.codec.DecodeKey(codec.NewReader(it.Key()[2:]))
+			// A value in the cache is newer than the store's when it was
+			// written since: its own write time decides.
+			if e := s.cache[k]; e == nil || !e.deleted && s.expired(e.ts) {
+				expired = append(expired, k)
+			}
+		}
+		s.sweep = append(s.sweep[:0], it.Key()...)
+		ok = it.Next()
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		s.fail("read", err)
+	}
+	if s.sweep != nil {
+		s.sweep = append(s.sweep, 0) // after the last key looked at
+	}
+	for _, k := range expired {
+		s.set(k, nil, true)
+	}
+}
+
+func (s *Keyed[K, V]) sweepStart() []byte {
+	if s.sweep == nil || bytes.Compare(s.sweep, groupPrefix(s.start)) < 0 {
+		return groupPrefix(s.start)
+	}
+	return s.sweep
+}
