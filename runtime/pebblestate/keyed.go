@@ -138,9 +138,10 @@ func OpenState[K comparable, V any](t *checkpoint.Task, node int, stateName stri
 	return s
 }
 
-// stores is the number of pebble stores the job opens: one per subtask of
-// every keyed node whose state is a Keyed (reduce, aggregate and process
-// without a window).
+// stores is the number of pebble stores the job opens for the main
+// states of its keyed nodes: one per subtask of every reduce, aggregate
+// and process without a window. The stores of map states (OpenState with
+// a name) are not counted: each takes a share as large again.
 func stores(t *checkpoint.Task) int {
 	n := 0
 	for id := range t.Nodes() {
