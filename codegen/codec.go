@@ -200,6 +200,7 @@ func (c *codecGen) flush() {
 		encodeDoc, decodeDoc := "%s writes a value of type %s of checkpointed state.", "%s reads a value of type %s."
 		encode := func(g *jen.Group) { c.encodeValue(g, c.deref(v), t, c.under(t), 0) }
 		decode := func(g *jen.Group) { c.decodeValue(g, "r", c.deref(v), t, c.under(t), 0) }
+		param := "r"
 		// A struct, field by field; otherwise a type that contains itself,
 		// such as type Tree []Tree.
 		if st := t.Underlying; st.Kind == ir.StructType {
@@ -210,8 +211,14 @@ func (c *codecGen) flush() {
 				c.encodeFields(g, v, st, 0)
 				g.Id("w").Dot("End").Call(jen.Id("m"))
 			}
+			// The reader of the fields is a variable of the decoder
+			// (in.Nested() would allocate it): it stays on the stack
+			// unless a field's decoder nests further.
+			param = "in"
 			decode = func(g *jen.Group) {
-				g.Id("r").Op("=").Id("r").Dot("Nested").Call()
+				g.Var().Id("fields").Qual(codecPath, "Reader")
+				g.Id("in").Dot("NestedTo").Call(jen.Op("&").Id("fields"))
+				g.Id("r").Op(":=").Op("&").Id("fields")
 				c.decodeFields(g, "r", v, st, 0)
 			}
 		}
@@ -229,7 +236,7 @@ func (c *codecGen) flush() {
 		c.f.Func().Id(name).Params(jen.Id("w").Op("*").Qual(codecPath, "Writer"), jen.Id("v").Op("*").Add(typeCode(t))).BlockFunc(encode)
 		name = c.decodeFunc(t)
 		c.f.Comment(fmt.Sprintf(decodeDoc, name, ts))
-		c.f.Func().Id(name).Params(jen.Id("r").Op("*").Qual(codecPath, "Reader"), jen.Id("v").Op("*").Add(typeCode(t))).BlockFunc(decode)
+		c.f.Func().Id(name).Params(jen.Id(param).Op("*").Qual(codecPath, "Reader"), jen.Id("v").Op("*").Add(typeCode(t))).BlockFunc(decode)
 	}
 }
 

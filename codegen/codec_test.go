@@ -267,7 +267,7 @@ func TestCodecEveryKind(t *testing.T) {
 	}
 	for _, want := range []string{
 		// One function per named struct and per type that contains itself.
-		"func encodeEvery(w *codec.Writer, v *Every)", "func decodeEvery(r *codec.Reader, v *Every)",
+		"func encodeEvery(w *codec.Writer, v *Every)", "func decodeEvery(in *codec.Reader, v *Every) {\n\tvar fields codec.Reader\n\tin.NestedTo(&fields)\n\tr := &fields\n",
 		"func encodeInner(", "func encodeNode(", "func encodeTree(", "func encodeTrie(", "func encodeLoop(",
 		"func encodeA(", "func encodeB(", "func encodeKey(",
 		// Floats are left out when their bits are zero: -0 is written.

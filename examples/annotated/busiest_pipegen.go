@@ -357,8 +357,10 @@ func pipegenBusiestEncodeView(w *codec.Writer, v *View) {
 }
 
 // pipegenBusiestDecodeView reads a View; fields it does not know are skipped.
-func pipegenBusiestDecodeView(r *codec.Reader, v *View) {
-	r = r.Nested()
+func pipegenBusiestDecodeView(in *codec.Reader, v *View) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

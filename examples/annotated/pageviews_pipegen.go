@@ -381,8 +381,10 @@ func pipegenPageviewsEncodePageTotal(w *codec.Writer, v *PageTotal) {
 }
 
 // pipegenPageviewsDecodePageTotal reads a PageTotal; fields it does not know are skipped.
-func pipegenPageviewsDecodePageTotal(r *codec.Reader, v *PageTotal) {
-	r = r.Nested()
+func pipegenPageviewsDecodePageTotal(in *codec.Reader, v *PageTotal) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

@@ -745,8 +745,10 @@ func pipegenCardblockTestEncodeCardState(w *codec.Writer, v *CardState) {
 }
 
 // pipegenCardblockTestDecodeCardState reads a CardState; fields it does not know are skipped.
-func pipegenCardblockTestDecodeCardState(r *codec.Reader, v *CardState) {
-	r = r.Nested()
+func pipegenCardblockTestDecodeCardState(in *codec.Reader, v *CardState) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -799,8 +801,10 @@ func pipegenCardblockTestEncodePayment(w *codec.Writer, v *Payment) {
 }
 
 // pipegenCardblockTestDecodePayment reads a Payment; fields it does not know are skipped.
-func pipegenCardblockTestDecodePayment(r *codec.Reader, v *Payment) {
-	r = r.Nested()
+func pipegenCardblockTestDecodePayment(in *codec.Reader, v *Payment) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -849,8 +853,10 @@ func pipegenCardblockTestEncodeBlock(w *codec.Writer, v *Block) {
 }
 
 // pipegenCardblockTestDecodeBlock reads a Block; fields it does not know are skipped.
-func pipegenCardblockTestDecodeBlock(r *codec.Reader, v *Block) {
-	r = r.Nested()
+func pipegenCardblockTestDecodeBlock(in *codec.Reader, v *Block) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

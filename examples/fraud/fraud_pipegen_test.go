@@ -817,8 +817,10 @@ func pipegenFraudTestEncodeCardState(w *codec.Writer, v *CardState) {
 }
 
 // pipegenFraudTestDecodeCardState reads a CardState; fields it does not know are skipped.
-func pipegenFraudTestDecodeCardState(r *codec.Reader, v *CardState) {
-	r = r.Nested()
+func pipegenFraudTestDecodeCardState(in *codec.Reader, v *CardState) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -867,8 +869,10 @@ func pipegenFraudTestEncodeRule(w *codec.Writer, v *Rule) {
 }
 
 // pipegenFraudTestDecodeRule reads a Rule; fields it does not know are skipped.
-func pipegenFraudTestDecodeRule(r *codec.Reader, v *Rule) {
-	r = r.Nested()
+func pipegenFraudTestDecodeRule(in *codec.Reader, v *Rule) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -925,8 +929,10 @@ func pipegenFraudTestEncodePayment(w *codec.Writer, v *Payment) {
 }
 
 // pipegenFraudTestDecodePayment reads a Payment; fields it does not know are skipped.
-func pipegenFraudTestDecodePayment(r *codec.Reader, v *Payment) {
-	r = r.Nested()
+func pipegenFraudTestDecodePayment(in *codec.Reader, v *Payment) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

@@ -450,8 +450,10 @@ func pipegenMerchantsTestEncodeCard(w *codec.Writer, v *Card) {
 }
 
 // pipegenMerchantsTestDecodeCard reads a Card; fields it does not know are skipped.
-func pipegenMerchantsTestDecodeCard(r *codec.Reader, v *Card) {
-	r = r.Nested()
+func pipegenMerchantsTestDecodeCard(in *codec.Reader, v *Card) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -480,8 +482,10 @@ func pipegenMerchantsTestEncodeSpend(w *codec.Writer, v *Spend) {
 }
 
 // pipegenMerchantsTestDecodeSpend reads a Spend; fields it does not know are skipped.
-func pipegenMerchantsTestDecodeSpend(r *codec.Reader, v *Spend) {
-	r = r.Nested()
+func pipegenMerchantsTestDecodeSpend(in *codec.Reader, v *Spend) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

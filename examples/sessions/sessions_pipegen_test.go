@@ -598,8 +598,10 @@ func pipegenSessionsTestEncodeUserState(w *codec.Writer, v *UserState) {
 }
 
 // pipegenSessionsTestDecodeUserState reads a UserState; fields it does not know are skipped.
-func pipegenSessionsTestDecodeUserState(r *codec.Reader, v *UserState) {
-	r = r.Nested()
+func pipegenSessionsTestDecodeUserState(in *codec.Reader, v *UserState) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -640,8 +642,10 @@ func pipegenSessionsTestEncodeClick(w *codec.Writer, v *Click) {
 }
 
 // pipegenSessionsTestDecodeClick reads a Click; fields it does not know are skipped.
-func pipegenSessionsTestDecodeClick(r *codec.Reader, v *Click) {
-	r = r.Nested()
+func pipegenSessionsTestDecodeClick(in *codec.Reader, v *Click) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -686,8 +690,10 @@ func pipegenSessionsTestEncodeSession(w *codec.Writer, v *Session) {
 }
 
 // pipegenSessionsTestDecodeSession reads a Session; fields it does not know are skipped.
-func pipegenSessionsTestDecodeSession(r *codec.Reader, v *Session) {
-	r = r.Nested()
+func pipegenSessionsTestDecodeSession(in *codec.Reader, v *Session) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

@@ -55,7 +55,12 @@ func BenchmarkState(b *testing.B) {
 			b.Run(fmt.Sprintf("keys=%s/%s", count(keys), backend), func(b *testing.B) {
 				bin := program(b, backend)
 				for b.Loop() {
-					r := measure(b, bin, keys, updates, "")
+					// Three pairs of runs up to 1M keys, one at 10M.
+					pairs := 3
+					if keys >= 10_000_000 {
+						pairs = 1
+					}
+					r := measure(b, bin, keys, updates, "", pairs, true)
 					r.report(b)
 				}
 			})
@@ -71,34 +76,41 @@ const updates = 300_000_000
 // BenchmarkStateMemLimit runs the job with 10M keys (STATEBENCH_SIZES's
 // last, if set) and GOMEMLIMIT at a quarter of the state's size on pebble
 // (the store's files), on both backends, and reports each one's peak RSS
-// and run time. Both complete (GOMEMLIMIT is a soft limit). At 3M keys
-// (73 MiB of sstables) pebble's RSS was 740 MiB against memory's 456 MiB:
-// Pebble's own memtables and caches outweigh a state that small; whether
-// pebble stays under memory's RSS at 10M keys and beyond is what this
-// measures.
+// and run time. Both complete (GOMEMLIMIT is a soft limit). The pebble
+// stores are sized from GOMEMLIMIT (runtime/pebblestate/budget.go): at 3M
+// keys (77 MiB of sstables, GOMEMLIMIT 19 MiB) pebble peaked at 52 MiB
+// against memory's 465 MiB, and took 6 times as long (docs/checkpoints.md,
+// The state table).
 func BenchmarkStateMemLimit(b *testing.B) {
 	keys := uint64(10_000_000)
 	if s := os.Getenv("STATEBENCH_SIZES"); s != "" {
 		f := strings.Split(s, ",")
 		keys, _ = strconv.ParseUint(f[len(f)-1], 10, 64)
 	}
-	// The state's size on pebble, to set the limit from.
+	// The state's size on pebble, to set the limit from (a run of its
+	// own, unless STATEBENCH_STATE_MIB says it).
 	var limit int64
-	b.Run("size", func(b *testing.B) {
-		for b.Loop() {
-			r := measure(b, program(b, "pebble"), keys, 1_000_000, "")
-			limit = r.state / 4
-			b.ReportMetric(float64(r.state)/(1<<20), "state-MiB")
-		}
-	})
+	if mib, err := strconv.ParseInt(os.Getenv("STATEBENCH_STATE_MIB"), 10, 64); err == nil {
+		limit = mib << 20 / 4
+	} else {
+		b.Run("size", func(b *testing.B) {
+			for b.Loop() {
+				r := measure(b, program(b, "pebble"), keys, 1_000_000, "", 1, false)
+				limit = r.state / 4
+				b.ReportMetric(float64(r.state)/(1<<20), "state-MiB")
+			}
+		})
+	}
 	for _, backend := range []string{"pebble", "memory"} {
 		b.Run(fmt.Sprintf("keys=%s/%s", count(keys), backend), func(b *testing.B) {
 			for b.Loop() {
-				r := measure(b, program(b, backend), keys, 1_000_000, fmt.Sprintf("GOMEMLIMIT=%dMiB", limit>>20))
+				r := measure(b, program(b, backend), keys, 1_000_000, fmt.Sprintf("GOMEMLIMIT=%dMiB", limit>>20), 1, false)
 				b.ReportMetric(float64(limit>>20), "GOMEMLIMIT-MiB")
 				b.ReportMetric(float64(r.state)/(1<<20), "state-MiB")
 				b.ReportMetric(float64(r.rssEO)/(1<<20), "rss-MiB")
 				b.ReportMetric(r.eo.Seconds(), "run-s")
+				b.ReportMetric(float64(r.rssNone)/(1<<20), "rss-none-MiB")
+				b.ReportMetric(r.none.Seconds(), "run-none-s")
 			}
 		})
 	}
@@ -161,9 +173,10 @@ func (r *result) report(b *testing.B) {
 }
 
 // measure runs the job over keys keys and then updates events, in mode
-// none and with exactly-once checkpoints every second, then resumes it
-// from its newest checkpoint; env is added to the programs' environment.
-func measure(b *testing.B, bin string, keys, updates uint64, env string) *result {
+// none and with exactly-once checkpoints every second (pairs times,
+// one after the other), then, with restore, resumes it from its newest
+// checkpoint; env is added to the programs' environment.
+func measure(b *testing.B, bin string, keys, updates uint64, env string, pairs int, restore bool) *result {
 	dir := b.TempDir()
 	environ := append(os.Environ(), fmt.Sprintf("STATEBENCH_KEYS=%d", keys), fmt.Sprintf("STATEBENCH_UPDATES=%d", updates))
 	if env != "" {
@@ -173,10 +186,6 @@ func measure(b *testing.B, bin string, keys, updates uint64, env string) *result
 	var fill int64
 	// The runs in pairs, none then exactly-once, and the median of the
 	// pairs' ratios: the machine's speed drifts between runs.
-	pairs := 3
-	if keys >= 10_000_000 {
-		pairs = 1
-	}
 	var ratios []float64
 	for pair := range pairs {
 		for _, mode := range []string{"none", "exactly-once"} {
@@ -228,6 +237,9 @@ func measure(b *testing.B, bin string, keys, updates uint64, env string) *result
 		return r
 	}
 	r.state = newest.Stats.StateSize
+	if !restore {
+		return r
+	}
 	work := filepath.Join(dir, "restore")
 	os.MkdirAll(work, 0o755)
 	out, _, _ := run(b, work, environ, bin, "run", "--from-checkpoint", filepath.Join(dir, "exactly-once", "ckpt", fmt.Sprintf("chk-%06d", newest.ID)),

@@ -421,6 +421,15 @@ func (r *Reader) Time() time.Time {
 // Nested returns a reader of the length-delimited value at the current
 // position and moves past it.
 func (r *Reader) Nested() *Reader {
+	sub := new(Reader)
+	r.NestedTo(sub)
+	return sub
+}
+
+// NestedTo is Nested into a reader the caller keeps (one for every value
+// of a section, say): it makes sub a reader of the length-delimited value
+// at the current position and moves past it.
+func (r *Reader) NestedTo(sub *Reader) {
 	n := r.length()
 	root := r
 	if r.root != nil {
@@ -430,11 +439,11 @@ func (r *Reader) Nested() *Reader {
 		r.Fail("values nested more than %d deep", MaxNesting)
 	}
 	if r.err != nil {
-		return &Reader{err: r.err, root: root, depth: r.depth + 1}
+		*sub = Reader{err: r.err, root: root, depth: r.depth + 1}
+		return
 	}
-	sub := &Reader{buf: r.buf[r.off : r.off+n], root: root, depth: r.depth + 1}
+	*sub = Reader{buf: r.buf[r.off : r.off+n], root: root, depth: r.depth + 1}
 	r.off += n
-	return sub
 }
 
 // Count reads the number of elements of a slice or map, each of which takes
@@ -460,7 +469,11 @@ func (r *Reader) Skip(wt WireType) {
 	case Fixed32:
 		r.fixed(4)
 	case Bytes:
-		r.Nested()
+		// Not through Nested: a reader that skips a field does not
+		// escape to the heap for it.
+		if n := r.length(); r.err == nil {
+			r.off += n
+		}
 	default:
 		r.Fail("unknown wire type %d", wt)
 	}

@@ -18,7 +18,7 @@ import (
 // it is rebuilt from the checkpoints after a crash, and a checkpoint
 // flushes the memtable first.
 func (f *files) open(dir string, readOnly bool) (*pebble.DB, error) {
-	cache := pebble.NewCache(64 << 20)
+	cache := pebble.NewCache(f.budget.blockCache)
 	defer cache.Unref() // the store holds its own reference
 	o := f.options(cache)
 	o.ReadOnly = readOnly
@@ -30,7 +30,10 @@ func (f *files) options(cache *pebble.Cache) *pebble.Options {
 		FS:           f.fs,
 		Cache:        cache,
 		DisableWAL:   true,
-		MemTableSize: 16 << 20,
+		MemTableSize: uint64(f.budget.memTable),
+		// One memtable is filled while the one before is flushed: the
+		// budget counts two.
+		MemTableStopWritesThreshold: 2,
 		// The MANIFEST is copied whole at every checkpoint: Pebble starts a
 		// new one, holding only the live files, once it passes this.
 		MaxManifestFileSize: 128 << 10,

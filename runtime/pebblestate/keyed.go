@@ -101,16 +101,12 @@ type entry[K comparable, V any] struct {
 	ts int64
 }
 
-// The cache's sizes. Changed values are written to the store in batches
-// of spillAt, and at every barrier (by the writer, whatever their
-// number): a key changed many times between two batches is written once,
-// and while the keys that change between two barriers are fewer than
-// spillAt, they are written only at barriers. At most maxCache values are
-// kept decoded (more while a checkpoint is being taken).
-const (
-	spillAt  = 1 << 17
-	maxCache = 1 << 18
-)
+// The cache's sizes (budget.go): changed values are written to the
+// store in batches of spillAt, and at every barrier (by the writer,
+// whatever their number): a key changed many times between two batches is
+// written once, and while the keys that change between two barriers are
+// fewer than spillAt, they are written only at barriers. At most maxCache
+// values are kept decoded (more while a checkpoint is being taken).
 
 // Open opens the state of subtask t of keyed node, empty or restored from
 // the checkpoint the job resumes from (the restore is done with the other
@@ -130,12 +126,14 @@ func OpenState[K comparable, V any](t *checkpoint.Task, node int, stateName stri
 	}
 	start, end := t.KeyRange(node)
 	maxP := t.MaxParallelism()
+	b := budgetFor(memoryLimit(), stores(t))
 	s := &Keyed[K, V]{t: t, node: node, name: n.Name, uid: uid, state: stateName, codec: c,
 		keyGroup: func(k K) int { return keygroup.Of(c.Hash(k), maxP) }, start: start, end: end,
-		cache: map[K]*entry[K, V]{}, spillAt: spillAt, maxCache: maxCache,
+		cache: map[K]*entry[K, V]{}, spillAt: b.spillAt, maxCache: b.maxCache,
 		uploaded: map[int64]map[string]string{}, names: map[string]string{}}
 	st := t.Storage()
 	s.files = newFiles(st.FS, filepath.Join(st.Dir, "pebble", fmt.Sprintf("%s-%d", uid, t.Subtask())))
+	s.files.budget = b
 	if err := s.files.reset(); err != nil {
 		fault.Abortf("operators.%s[%d]: pebble state: %w", n.Name, t.Subtask(), err)
 	}
@@ -146,6 +144,23 @@ func OpenState[K comparable, V any](t *checkpoint.Task, node int, stateName stri
 	}
 	s.open()
 	return s
+}
+
+// stores is the number of pebble stores the job opens for the main
+// states of its keyed nodes: one per subtask of every reduce, aggregate
+// and process, windowed or not (tumbling and sliding windows are a store;
+// other windows, counted too, stay in memory, so the shares err small).
+// The stores of map states (OpenState with a name) are not counted: each
+// takes a share as large again.
+func stores(t *checkpoint.Task) int {
+	n := 0
+	for id := range t.Nodes() {
+		c := t.Node(id)
+		if c.KeySchema != "" && (c.Kind == "reduce" || c.Kind == "aggregate" || c.Kind == "process") {
+			n += c.Parallelism
+		}
+	}
+	return n
 }
 
 // open opens the store in the working folder.
@@ -399,6 +414,10 @@ func (s *Keyed[K, V]) batch() *pebble.Batch {
 		}
 		e.dirty = false
 	}
+	if s.files.budget.values != 0 {
+		// The cache's sizes follow the size of the values written.
+		s.maxCache, s.spillAt = s.files.budget.cacheSizes(int(b.Len()) / len(s.dirty))
+	}
 	clear(s.dirty)
 	s.dirty = s.dirty[:0]
 	return b
@@ -471,13 +490,15 @@ type files struct {
 	fs    pvfs.FS
 	dir   string
 	local bool
+	// budget sizes the stores opened (budget.go).
+	budget budget
 }
 
 func newFiles(ckpt vfs.FS, dir string) *files {
 	if ckpt == vfs.Default {
-		return &files{ckpt: ckpt, fs: pvfs.Default, dir: dir, local: true}
+		return &files{ckpt: ckpt, fs: pvfs.Default, dir: dir, local: true, budget: unbounded}
 	}
-	return &files{ckpt: ckpt, fs: pvfs.NewMem(), dir: "/store"}
+	return &files{ckpt: ckpt, fs: pvfs.NewMem(), dir: "/store", budget: unbounded}
 }
 
 // reset empties the working folder: what a run left there is never used.

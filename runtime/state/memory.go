@@ -82,6 +82,10 @@ type Memory[K comparable, V any] struct {
 	pending []epochList[K, V]
 	// snap is the capture being encoded, nil when none.
 	snap *Capture[K, V]
+	// slab holds the entries a restore has allocated and not used yet;
+	// reserved is about how many more it will use (Reserve).
+	slab     []entry[K, V]
+	reserved int
 	// ttl is the state's time to live in milliseconds, 0 for none
 	// (SetTTL; ttl.go); sweep is where the next sweep for expired
 	// entries starts.
@@ -341,9 +345,11 @@ type Capture[K comparable, V any] struct {
 	lists   [][]*entry[K, V]
 	changed [][]*entry[K, V]
 	// side holds, per key group, the entries that the subtask encoded
-	// before changing them (mu guards it).
-	mu   sync.Mutex
-	side []codec.Writer
+	// before changing them (mu guards it); sideN counts them, and n the
+	// entries Write encoded.
+	mu       sync.Mutex
+	side     []codec.Writer
+	sideN, n int
 	// finished is set, and done closed, once Write or Abandon is over.
 	finished atomic.Bool
 	done     chan struct{}
@@ -372,16 +378,19 @@ func (c *Capture[K, V]) preImage(e *entry[K, V]) {
 		return
 	}
 	c.mu.Lock()
-	c.encode(&c.side[int(e.kg)-c.start], e)
+	if c.encode(&c.side[int(e.kg)-c.start], e) {
+		c.sideN++
+	}
 	c.mu.Unlock()
 	e.capt.Store(c.Epoch)
 }
 
 // encode writes one entry: a full capture's key and value; a delta's
-// operation (0 a value, 1 a deletion) first.
-func (c *Capture[K, V]) encode(w *codec.Writer, e *entry[K, V]) {
+// operation (0 a value, 1 a deletion) first. It reports whether it wrote
+// anything.
+func (c *Capture[K, V]) encode(w *codec.Writer, e *entry[K, V]) bool {
 	if c.Full && e.deleted {
-		return // deleted before the barrier
+		return false // deleted before the barrier
 	}
 	mark := w.Begin()
 	if !c.Full {
@@ -389,7 +398,7 @@ func (c *Capture[K, V]) encode(w *codec.Writer, e *entry[K, V]) {
 			w.Uvarint(deltaDelete)
 			c.codec.EncodeKey(w, e.key)
 			w.End(mark)
-			return
+			return true
 		}
 		w.Uvarint(deltaPut)
 	}
@@ -399,6 +408,7 @@ func (c *Capture[K, V]) encode(w *codec.Writer, e *entry[K, V]) {
 	}
 	c.codec.EncodeValue(w, e.val)
 	w.End(mark)
+	return true
 }
 
 // The operations of a delta's entries.
@@ -450,7 +460,9 @@ func (c *Capture[K, V]) Write(section func(parts ...[]byte) error) (err error) {
 		w.Reset()
 		for _, e := range byGroup[i] {
 			if c.claim(e) {
-				c.encode(w, e)
+				if c.encode(w, e) {
+					c.n++
+				}
 				e.capt.Store(c.Epoch)
 			}
 		}
@@ -474,6 +486,14 @@ func (c *Capture[K, V]) Write(section func(parts ...[]byte) error) (err error) {
 	return nil
 }
 
+// Entries is the number of entries Write wrote (a full capture's keys, a
+// delta's values and deletions), once it is over.
+func (c *Capture[K, V]) Entries() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n + c.sideN
+}
+
 // Abandon gives the capture up without encoding it (its checkpoint
 // failed): the subtask stops encoding for it.
 func (c *Capture[K, V]) Abandon() { c.finish() }
@@ -485,14 +505,44 @@ func (c *Capture[K, V]) finish() {
 	}
 }
 
+// Reserve makes room for about n keys in a state that holds none yet: a
+// restore that knows how many keys its files hold fills a map of the
+// right size instead of growing one, and takes their entries from slabs
+// (of at most restoreSlab) instead of one by one.
+func (s *Memory[K, V]) Reserve(n int) {
+	if len(s.m) > 0 || n <= 0 {
+		return
+	}
+	s.m = make(map[K]*entry[K, V], n)
+	s.reserved = n
+}
+
+// restoreSlab is the most entries a restore allocates at once: a slab
+// stays on the heap as long as one of its entries is in the state, so
+// that deleting keys frees memory a slab at a time.
+const restoreSlab = 256
+
+// newEntry returns a zero entry for a restore, from the current slab.
+func (s *Memory[K, V]) newEntry() *entry[K, V] {
+	if len(s.slab) == 0 {
+		s.slab = make([]entry[K, V], min(max(s.reserved, 16), restoreSlab))
+	}
+	e := &s.slab[0]
+	s.slab = s.slab[1:]
+	s.reserved--
+	return e
+}
+
 // RestoreSection adds the entries of key group kg's section of a state
 // file: a full one, or a delta on top of what was restored before it. The
 // section is not kept. Restored ends the restore.
 func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Codec[K, V]) error {
 	i := kg - s.start
 	r := codec.NewReader(section)
+	// One reader of the entries, not one allocated per entry.
+	er := new(codec.Reader)
 	for r.More() {
-		er := r.Nested()
+		r.NestedTo(er)
 		op := uint64(deltaPut)
 		if delta {
 			op = er.Uvarint()
@@ -516,7 +566,8 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 					continue
 				}
 			}
-			e := &entry[K, V]{key: k, val: v, kg: int32(kg), ts: ts}
+			e := s.newEntry()
+			e.key, e.val, e.kg, e.ts = k, v, int32(kg), ts
 			s.m[k] = e
 			s.all[i] = append(s.all[i], e)
 		case deltaDelete:
@@ -538,6 +589,7 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 // Restored ends a restore: the lists of key groups with many deleted
 // entries are compacted.
 func (s *Memory[K, V]) Restored() {
+	s.slab, s.reserved = nil, 0
 	for i := range s.all {
 		if s.dead[i] > 0 {
 			s.compact(i)

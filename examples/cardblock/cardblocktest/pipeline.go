@@ -744,8 +744,10 @@ func encodeCardState(w *codec.Writer, v *cardblock.CardState) {
 }
 
 // decodeCardState reads a cardblock.CardState; fields it does not know are skipped.
-func decodeCardState(r *codec.Reader, v *cardblock.CardState) {
-	r = r.Nested()
+func decodeCardState(in *codec.Reader, v *cardblock.CardState) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -798,8 +800,10 @@ func encodePayment(w *codec.Writer, v *cardblock.Payment) {
 }
 
 // decodePayment reads a cardblock.Payment; fields it does not know are skipped.
-func decodePayment(r *codec.Reader, v *cardblock.Payment) {
-	r = r.Nested()
+func decodePayment(in *codec.Reader, v *cardblock.Payment) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -848,8 +852,10 @@ func encodeBlock(w *codec.Writer, v *cardblock.Block) {
 }
 
 // decodeBlock reads a cardblock.Block; fields it does not know are skipped.
-func decodeBlock(r *codec.Reader, v *cardblock.Block) {
-	r = r.Nested()
+func decodeBlock(in *codec.Reader, v *cardblock.Block) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

@@ -816,8 +816,10 @@ func encodeCardState(w *codec.Writer, v *fraud.CardState) {
 }
 
 // decodeCardState reads a fraud.CardState; fields it does not know are skipped.
-func decodeCardState(r *codec.Reader, v *fraud.CardState) {
-	r = r.Nested()
+func decodeCardState(in *codec.Reader, v *fraud.CardState) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -866,8 +868,10 @@ func encodeRule(w *codec.Writer, v *fraud.Rule) {
 }
 
 // decodeRule reads a fraud.Rule; fields it does not know are skipped.
-func decodeRule(r *codec.Reader, v *fraud.Rule) {
-	r = r.Nested()
+func decodeRule(in *codec.Reader, v *fraud.Rule) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -924,8 +928,10 @@ func encodePayment(w *codec.Writer, v *fraud.Payment) {
 }
 
 // decodePayment reads a fraud.Payment; fields it does not know are skipped.
-func decodePayment(r *codec.Reader, v *fraud.Payment) {
-	r = r.Nested()
+func decodePayment(in *codec.Reader, v *fraud.Payment) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

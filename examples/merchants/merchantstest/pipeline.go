@@ -449,8 +449,10 @@ func encodeCard(w *codec.Writer, v *merchants.Card) {
 }
 
 // decodeCard reads a merchants.Card; fields it does not know are skipped.
-func decodeCard(r *codec.Reader, v *merchants.Card) {
-	r = r.Nested()
+func decodeCard(in *codec.Reader, v *merchants.Card) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -479,8 +481,10 @@ func encodeSpend(w *codec.Writer, v *merchants.Spend) {
 }
 
 // decodeSpend reads a merchants.Spend; fields it does not know are skipped.
-func decodeSpend(r *codec.Reader, v *merchants.Spend) {
-	r = r.Nested()
+func decodeSpend(in *codec.Reader, v *merchants.Spend) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

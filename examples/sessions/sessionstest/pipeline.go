@@ -597,8 +597,10 @@ func encodeUserState(w *codec.Writer, v *sessions.UserState) {
 }
 
 // decodeUserState reads a sessions.UserState; fields it does not know are skipped.
-func decodeUserState(r *codec.Reader, v *sessions.UserState) {
-	r = r.Nested()
+func decodeUserState(in *codec.Reader, v *sessions.UserState) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -639,8 +641,10 @@ func encodeClick(w *codec.Writer, v *sessions.Click) {
 }
 
 // decodeClick reads a sessions.Click; fields it does not know are skipped.
-func decodeClick(r *codec.Reader, v *sessions.Click) {
-	r = r.Nested()
+func decodeClick(in *codec.Reader, v *sessions.Click) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -685,8 +689,10 @@ func encodeSession(w *codec.Writer, v *sessions.Session) {
 }
 
 // decodeSession reads a sessions.Session; fields it does not know are skipped.
-func decodeSession(r *codec.Reader, v *sessions.Session) {
-	r = r.Nested()
+func decodeSession(in *codec.Reader, v *sessions.Session) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

@@ -341,8 +341,10 @@ func encodeRegionProduct(w *codec.Writer, v *sales.RegionProduct) {
 }
 
 // decodeRegionProduct reads a sales.RegionProduct; fields it does not know are skipped.
-func decodeRegionProduct(r *codec.Reader, v *sales.RegionProduct) {
-	r = r.Nested()
+func decodeRegionProduct(in *codec.Reader, v *sales.RegionProduct) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -383,8 +385,10 @@ func encodeSale(w *codec.Writer, v *sales.Sale) {
 }
 
 // decodeSale reads a sales.Sale; fields it does not know are skipped.
-func decodeSale(r *codec.Reader, v *sales.Sale) {
-	r = r.Nested()
+func decodeSale(in *codec.Reader, v *sales.Sale) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

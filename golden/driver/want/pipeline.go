@@ -485,8 +485,10 @@ func encodePending(w *codec.Writer, v *driver.Pending) {
 }
 
 // decodePending reads a driver.Pending; fields it does not know are skipped.
-func decodePending(r *codec.Reader, v *driver.Pending) {
-	r = r.Nested()
+func decodePending(in *codec.Reader, v *driver.Pending) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

@@ -1794,8 +1794,10 @@ func encodeReduceAcc(w *codec.Writer, v *runtime.ReduceAcc[et.Click]) {
 }
 
 // decodeReduceAcc reads a runtime.ReduceAcc; fields it does not know are skipped.
-func decodeReduceAcc(r *codec.Reader, v *runtime.ReduceAcc[et.Click]) {
-	r = r.Nested()
+func decodeReduceAcc(in *codec.Reader, v *runtime.ReduceAcc[et.Click]) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -1832,8 +1834,10 @@ func encodeSession(w *codec.Writer, v *et.Session) {
 }
 
 // decodeSession reads a et.Session; fields it does not know are skipped.
-func decodeSession(r *codec.Reader, v *et.Session) {
-	r = r.Nested()
+func decodeSession(in *codec.Reader, v *et.Session) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -1870,8 +1874,10 @@ func encodeSeen(w *codec.Writer, v *et.Seen) {
 }
 
 // decodeSeen reads a et.Seen; fields it does not know are skipped.
-func decodeSeen(r *codec.Reader, v *et.Seen) {
-	r = r.Nested()
+func decodeSeen(in *codec.Reader, v *et.Seen) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -1908,8 +1914,10 @@ func encodeClick(w *codec.Writer, v *et.Click) {
 }
 
 // decodeClick reads a et.Click; fields it does not know are skipped.
-func decodeClick(r *codec.Reader, v *et.Click) {
-	r = r.Nested()
+func decodeClick(in *codec.Reader, v *et.Click) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -1946,8 +1954,10 @@ func encodeView(w *codec.Writer, v *et.View) {
 }
 
 // decodeView reads a et.View; fields it does not know are skipped.
-func decodeView(r *codec.Reader, v *et.View) {
-	r = r.Nested()
+func decodeView(in *codec.Reader, v *et.View) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

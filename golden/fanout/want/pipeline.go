@@ -478,8 +478,10 @@ func encodeTally(w *codec.Writer, v *fan.Tally) {
 }
 
 // decodeTally reads a fan.Tally; fields it does not know are skipped.
-func decodeTally(r *codec.Reader, v *fan.Tally) {
-	r = r.Nested()
+func decodeTally(in *codec.Reader, v *fan.Tally) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

@@ -948,8 +948,10 @@ func encodeEvent(w *codec.Writer, v *joins.Event) {
 }
 
 // decodeEvent reads a joins.Event; fields it does not know are skipped.
-func decodeEvent(r *codec.Reader, v *joins.Event) {
-	r = r.Nested()
+func decodeEvent(in *codec.Reader, v *joins.Event) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -986,8 +988,10 @@ func encodePayment(w *codec.Writer, v *joins.Payment) {
 }
 
 // decodePayment reads a joins.Payment; fields it does not know are skipped.
-func decodePayment(r *codec.Reader, v *joins.Payment) {
-	r = r.Nested()
+func decodePayment(in *codec.Reader, v *joins.Payment) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

@@ -540,8 +540,10 @@ func encodeStats(w *codec.Writer, v *clicks.Stats) {
 }
 
 // decodeStats reads a clicks.Stats; fields it does not know are skipped.
-func decodeStats(r *codec.Reader, v *clicks.Stats) {
-	r = r.Nested()
+func decodeStats(in *codec.Reader, v *clicks.Stats) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

@@ -752,8 +752,10 @@ func encodeSum(w *codec.Writer, v *orders.Sum) {
 }
 
 // decodeSum reads a orders.Sum; fields it does not know are skipped.
-func decodeSum(r *codec.Reader, v *orders.Sum) {
-	r = r.Nested()
+func decodeSum(in *codec.Reader, v *orders.Sum) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -786,8 +788,10 @@ func encodeOrder(w *codec.Writer, v *orders.Order) {
 }
 
 // decodeOrder reads a orders.Order; fields it does not know are skipped.
-func decodeOrder(r *codec.Reader, v *orders.Order) {
-	r = r.Nested()
+func decodeOrder(in *codec.Reader, v *orders.Order) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

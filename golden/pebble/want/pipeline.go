@@ -520,8 +520,10 @@ func encodeSum(w *codec.Writer, v *p.Sum) {
 }
 
 // decodeSum reads a p.Sum; fields it does not know are skipped.
-func decodeSum(r *codec.Reader, v *p.Sum) {
-	r = r.Nested()
+func decodeSum(in *codec.Reader, v *p.Sum) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -559,8 +561,10 @@ func encodeTen(w *codec.Writer, v *p.Ten) {
 }
 
 // decodeTen reads a p.Ten; fields it does not know are skipped.
-func decodeTen(r *codec.Reader, v *p.Ten) {
-	r = r.Nested()
+func decodeTen(in *codec.Reader, v *p.Ten) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

@@ -648,8 +648,10 @@ func encodeCard(w *codec.Writer, v *bc.Card) {
 }
 
 // decodeCard reads a bc.Card; fields it does not know are skipped.
-func decodeCard(r *codec.Reader, v *bc.Card) {
-	r = r.Nested()
+func decodeCard(in *codec.Reader, v *bc.Card) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -686,8 +688,10 @@ func encodeLimit(w *codec.Writer, v *bc.Limit) {
 }
 
 // decodeLimit reads a bc.Limit; fields it does not know are skipped.
-func decodeLimit(r *codec.Reader, v *bc.Limit) {
-	r = r.Nested()
+func decodeLimit(in *codec.Reader, v *bc.Limit) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -732,8 +736,10 @@ func encodePayment(w *codec.Writer, v *bc.Payment) {
 }
 
 // decodePayment reads a bc.Payment; fields it does not know are skipped.
-func decodePayment(r *codec.Reader, v *bc.Payment) {
-	r = r.Nested()
+func decodePayment(in *codec.Reader, v *bc.Payment) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

@@ -363,8 +363,10 @@ func encodeCard(w *codec.Writer, v *mapstate.Card) {
 }
 
 // decodeCard reads a mapstate.Card; fields it does not know are skipped.
-func decodeCard(r *codec.Reader, v *mapstate.Card) {
-	r = r.Nested()
+func decodeCard(in *codec.Reader, v *mapstate.Card) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -393,8 +395,10 @@ func encodeSpend(w *codec.Writer, v *mapstate.Spend) {
 }
 
 // decodeSpend reads a mapstate.Spend; fields it does not know are skipped.
-func decodeSpend(r *codec.Reader, v *mapstate.Spend) {
-	r = r.Nested()
+func decodeSpend(in *codec.Reader, v *mapstate.Spend) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

@@ -612,8 +612,10 @@ func encodeCard(w *codec.Writer, v *pair.Card) {
 }
 
 // decodeCard reads a pair.Card; fields it does not know are skipped.
-func decodeCard(r *codec.Reader, v *pair.Card) {
-	r = r.Nested()
+func decodeCard(in *codec.Reader, v *pair.Card) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -658,8 +660,10 @@ func encodePayment(w *codec.Writer, v *pair.Payment) {
 }
 
 // decodePayment reads a pair.Payment; fields it does not know are skipped.
-func decodePayment(r *codec.Reader, v *pair.Payment) {
-	r = r.Nested()
+func decodePayment(in *codec.Reader, v *pair.Payment) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -700,8 +704,10 @@ func encodeBlock(w *codec.Writer, v *pair.Block) {
 }
 
 // decodeBlock reads a pair.Block; fields it does not know are skipped.
-func decodeBlock(r *codec.Reader, v *pair.Block) {
-	r = r.Nested()
+func decodeBlock(in *codec.Reader, v *pair.Block) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

@@ -488,8 +488,10 @@ func encodeCard(w *codec.Writer, v *process.Card) {
 }
 
 // decodeCard reads a process.Card; fields it does not know are skipped.
-func decodeCard(r *codec.Reader, v *process.Card) {
-	r = r.Nested()
+func decodeCard(in *codec.Reader, v *process.Card) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

@@ -791,8 +791,10 @@ func encodeOrder(w *codec.Writer, v *reorder.Order) {
 }
 
 // decodeOrder reads a reorder.Order; fields it does not know are skipped.
-func decodeOrder(r *codec.Reader, v *reorder.Order) {
-	r = r.Nested()
+func decodeOrder(in *codec.Reader, v *reorder.Order) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

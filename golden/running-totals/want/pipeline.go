@@ -347,8 +347,10 @@ func encodeTotal(w *codec.Writer, v *totals.Total) {
 }
 
 // decodeTotal reads a totals.Total; fields it does not know are skipped.
-func decodeTotal(r *codec.Reader, v *totals.Total) {
-	r = r.Nested()
+func decodeTotal(in *codec.Reader, v *totals.Total) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

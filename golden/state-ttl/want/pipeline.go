@@ -511,8 +511,10 @@ func encodeSum(w *codec.Writer, v *p.Sum) {
 }
 
 // decodeSum reads a p.Sum; fields it does not know are skipped.
-func decodeSum(r *codec.Reader, v *p.Sum) {
-	r = r.Nested()
+func decodeSum(in *codec.Reader, v *p.Sum) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

@@ -551,8 +551,10 @@ func encodeKey(w *codec.Writer, v *statetypes.Key) {
 }
 
 // decodeKey reads a statetypes.Key; fields it does not know are skipped.
-func decodeKey(r *codec.Reader, v *statetypes.Key) {
-	r = r.Nested()
+func decodeKey(in *codec.Reader, v *statetypes.Key) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -836,8 +838,10 @@ func encodeAcc(w *codec.Writer, v *statetypes.Acc) {
 }
 
 // decodeAcc reads a statetypes.Acc; fields it does not know are skipped.
-func decodeAcc(r *codec.Reader, v *statetypes.Acc) {
-	r = r.Nested()
+func decodeAcc(in *codec.Reader, v *statetypes.Acc) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -1179,8 +1183,10 @@ func encodeReading(w *codec.Writer, v *statetypes.Reading) {
 }
 
 // decodeReading reads a statetypes.Reading; fields it does not know are skipped.
-func decodeReading(r *codec.Reader, v *statetypes.Reading) {
-	r = r.Nested()
+func decodeReading(in *codec.Reader, v *statetypes.Reading) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -1259,8 +1265,10 @@ func encodeSpan(w *codec.Writer, v *statetypes.Span) {
 }
 
 // decodeSpan reads a statetypes.Span; fields it does not know are skipped.
-func decodeSpan(r *codec.Reader, v *statetypes.Span) {
-	r = r.Nested()
+func decodeSpan(in *codec.Reader, v *statetypes.Span) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -1301,8 +1309,10 @@ func encodeInner(w *codec.Writer, v *statetypes.Inner) {
 }
 
 // decodeInner reads a statetypes.Inner; fields it does not know are skipped.
-func decodeInner(r *codec.Reader, v *statetypes.Inner) {
-	r = r.Nested()
+func decodeInner(in *codec.Reader, v *statetypes.Inner) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -1379,8 +1389,10 @@ func encodeNode(w *codec.Writer, v *statetypes.Node) {
 }
 
 // decodeNode reads a statetypes.Node; fields it does not know are skipped.
-func decodeNode(r *codec.Reader, v *statetypes.Node) {
-	r = r.Nested()
+func decodeNode(in *codec.Reader, v *statetypes.Node) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

@@ -1503,8 +1503,10 @@ func encodeTriggerAcc(w *codec.Writer, v *runtime.TriggerAcc[triggers.Sum]) {
 }
 
 // decodeTriggerAcc reads a runtime.TriggerAcc; fields it does not know are skipped.
-func decodeTriggerAcc(r *codec.Reader, v *runtime.TriggerAcc[triggers.Sum]) {
-	r = r.Nested()
+func decodeTriggerAcc(in *codec.Reader, v *runtime.TriggerAcc[triggers.Sum]) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -1537,8 +1539,10 @@ func encodeSum(w *codec.Writer, v *triggers.Sum) {
 }
 
 // decodeSum reads a triggers.Sum; fields it does not know are skipped.
-func decodeSum(r *codec.Reader, v *triggers.Sum) {
-	r = r.Nested()
+func decodeSum(in *codec.Reader, v *triggers.Sum) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {
@@ -1571,8 +1575,10 @@ func encodeClick(w *codec.Writer, v *triggers.Click) {
 }
 
 // decodeClick reads a triggers.Click; fields it does not know are skipped.
-func decodeClick(r *codec.Reader, v *triggers.Click) {
-	r = r.Nested()
+func decodeClick(in *codec.Reader, v *triggers.Click) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

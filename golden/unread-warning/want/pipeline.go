@@ -512,8 +512,10 @@ func encodeReduceAcc(w *codec.Writer, v *runtime.ReduceAcc[string]) {
 }
 
 // decodeReduceAcc reads a runtime.ReduceAcc; fields it does not know are skipped.
-func decodeReduceAcc(r *codec.Reader, v *runtime.ReduceAcc[string]) {
-	r = r.Nested()
+func decodeReduceAcc(in *codec.Reader, v *runtime.ReduceAcc[string]) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

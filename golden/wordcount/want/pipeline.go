@@ -339,8 +339,10 @@ func encodeCount(w *codec.Writer, v *wc.Count) {
 }
 
 // decodeCount reads a wc.Count; fields it does not know are skipped.
-func decodeCount(r *codec.Reader, v *wc.Count) {
-	r = r.Nested()
+func decodeCount(in *codec.Reader, v *wc.Count) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
 	for r.More() {
 		id, wt := r.Tag()
 		switch id {

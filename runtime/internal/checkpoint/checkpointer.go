@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"fmt"
+	"math"
 	goruntime "runtime"
 	"runtime/debug"
 	"sync"
@@ -265,10 +266,16 @@ func (c *Checkpointer) RunRestores() error {
 	c.mu.Lock()
 	tasks := c.taskList
 	c.mu.Unlock()
-	// What is decoded stays: the garbage collector has nothing to free
-	// meanwhile, and runs less often (GOGC 400, or what it was if higher;
-	// a GOMEMLIMIT still holds).
-	if old := debug.SetGCPercent(400); old > 400 || old < 0 {
+	// What the memory backend decodes stays: the garbage collector
+	// would have next to nothing to free meanwhile, and each of its
+	// cycles would mark the state restored so far again. Under a
+	// GOMEMLIMIT, which still holds, it is off until the restore is over.
+	// Without one it runs less often (GOGC 400, or what it was if
+	// higher): a restore into pebble stores decodes values and drops
+	// them as it goes, and must not keep them all.
+	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	} else if old := debug.SetGCPercent(400); old > 400 || old < 0 {
 		debug.SetGCPercent(old)
 	} else {
 		defer debug.SetGCPercent(old)

@@ -76,7 +76,7 @@ func SnapshotMemoryState[K comparable, V any](s *Snapshot, node int, stateName s
 			if err != nil {
 				return nil, 0, fmt.Errorf("%s: %w", filepath.Join(storage.SharedDir, name), err)
 			}
-			f := storage.StateFile{Subtask: sub, State: stateName, Name: name, Shared: true, KeyGroups: [2]int{start, end}, Size: size, CRC: crc}
+			f := storage.StateFile{Subtask: sub, State: stateName, Name: name, Shared: true, KeyGroups: [2]int{start, end}, Size: size, CRC: crc, Entries: int64(capture.Entries())}
 			link := chainLink{epoch: capture.Epoch, files: []storage.StateFile{f}, base: size}
 			if !full {
 				f.Kind = storage.KindDelta
@@ -197,6 +197,7 @@ func RestoreMemoryState[K comparable, V any](t *Task, node int, stateName string
 	l := t.cp.restored
 	name := t.cp.cfg.Nodes[node].Name
 	t.restores = append(t.restores, func() {
+		st.Reserve(restoredKeys(files, start, end))
 		for _, f := range files {
 			r, err := l.Open(f)
 			if err != nil {
@@ -217,6 +218,24 @@ func RestoreMemoryState[K comparable, V any](t *Task, node int, stateName string
 		}
 		st.Restored()
 	})
+}
+
+// restoredKeys is about how many keys of key groups [start, end) the
+// full files among files hold: each file's entries in proportion to its
+// key groups in the range (the keys spread evenly over the key groups).
+func restoredKeys(files []storage.StateFile, start, end int) int {
+	n := 0
+	for _, f := range files {
+		if f.Kind == storage.KindDelta || f.Entries <= 0 {
+			continue
+		}
+		groups := f.KeyGroups[1] - f.KeyGroups[0]
+		in := min(f.KeyGroups[1], end) - max(f.KeyGroups[0], start)
+		if groups > 0 && in > 0 {
+			n += int(f.Entries * int64(in) / int64(groups))
+		}
+	}
+	return n
 }
 
 // SnapshotKeyed captures keyed state of any shape (windows, timers, join

@@ -11,6 +11,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
@@ -69,6 +70,29 @@ func TestRunRestores(t *testing.T) {
 		}
 		if !slices.Equal(ran[sub], want) {
 			t.Errorf("subtask %d ran restores %v, want %v", sub, ran[sub], want)
+		}
+	}
+}
+
+// TestRestoredKeys: a restore makes room for the keys of its key groups
+// that the full files hold, in proportion when a file holds more key
+// groups (a lower parallelism wrote it); deltas and files that do not say
+// add nothing.
+func TestRestoredKeys(t *testing.T) {
+	files := []storage.StateFile{
+		{KeyGroups: [2]int{0, 64}, Entries: 6400},
+		{KeyGroups: [2]int{64, 128}, Entries: 1000},
+		{KeyGroups: [2]int{0, 64}, Entries: 50, Kind: storage.KindDelta},
+		{KeyGroups: [2]int{0, 64}},
+	}
+	for _, c := range []struct{ start, end, want int }{
+		{0, 64, 6400},
+		{0, 32, 3200},
+		{48, 80, 1600 + 250},
+		{128, 256, 0},
+	} {
+		if got := restoredKeys(files, c.start, c.end); got != c.want {
+			t.Errorf("key groups [%d, %d): %d keys, want %d", c.start, c.end, got, c.want)
 		}
 	}
 }

@@ -241,6 +241,9 @@ func (t *Task) Submit(s *Snapshot) {
 // Node returns the settings of node id.
 func (t *Task) Node(id int) *config.NodeConfig { return &t.cp.cfg.Nodes[id] }
 
+// Nodes is the number of nodes of the job: Node takes ids 0 to Nodes()-1.
+func (t *Task) Nodes() int { return len(t.cp.cfg.Nodes) }
+
 // What a state backend outside this package (runtime/pebblestate) needs
 // of a subtask's checkpoints.
 

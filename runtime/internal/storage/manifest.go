@@ -82,6 +82,11 @@ type StateFile struct {
 	KeyGroups [2]int `json:"keyGroups"` // [start, end)
 	Size      int64  `json:"size"`
 	CRC       uint32 `json:"crc"`
+	// Entries is the number of entries of a memory state's file (a full
+	// file's keys, a delta's values and deletions), so that a restore
+	// makes room for them at once; 0 when unknown (checkpoints before it
+	// was recorded).
+	Entries int64 `json:"entries,omitempty"`
 }
 
 // The kinds of state files.
