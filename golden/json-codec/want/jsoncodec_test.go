@@ -83,7 +83,7 @@ func randRich(r *rand.Rand) jsoncodec.Rich {
 		F32: float32(randFloat(r)), F64: randFloat(r), OK: r.IntN(2) == 0,
 		Name: randString(r), Untagged: randString(r), Renamed: randString(r), BadTag: randString(r), Dash: randString(r),
 		Level: jsoncodec.Level(randString(r)), Score: jsoncodec.Score(r.Int()), When: randTime(r), Took: time.Duration(r.Int64()),
-		Grid: [2][2]int8{{int8(r.Int()), 1}, {2, int8(r.Int())}},
+		Grid:      [2][2]int8{{int8(r.Int()), 1}, {2, int8(r.Int())}},
 		MaybeName: randString(r), ZeroFloat: []float64{0, math.Copysign(0, -1), 1}[r.IntN(3)], ZeroTime: randTime(r),
 	}
 	if r.IntN(2) == 0 {
@@ -213,15 +213,15 @@ func TestDecode(t *testing.T) {
 // encoding/json.
 func TestDecodeGivesUp(t *testing.T) {
 	for _, line := range []string{
-		`{"id":1,"id":2}`,          // a key twice
-		`{"id":1.5}`,               // not an integer
-		`{"i8":128}`,               // out of range
-		`{"name":"\ud800"}`,        // a lone surrogate
-		"{\"name\":\"\xff\"}",      // invalid UTF-8
-		`{"id":1} x`,               // more after the value
-		`{"id":01}`,                // not JSON
-		`null`,                     // not an object
-		`{"f64":1e400}`,            // out of range
+		`{"id":1,"id":2}`,     // a key twice
+		`{"id":1.5}`,          // not an integer
+		`{"i8":128}`,          // out of range
+		`{"name":"\ud800"}`,   // a lone surrogate
+		"{\"name\":\"\xff\"}", // invalid UTF-8
+		`{"id":1} x`,          // more after the value
+		`{"id":01}`,           // not JSON
+		`null`,                // not an object
+		`{"f64":1e400}`,       // out of range
 		`{"when":"2026-13-01T00:00:00Z"}`,
 		`{"ints":[1,}`,
 		`{"name":"a` + strings.Repeat("[", 3),
