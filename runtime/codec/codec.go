@@ -11,10 +11,10 @@
 //
 // The Reader never panics and never allocates more than its input could
 // hold: every length is checked against the bytes that remain, and values
-// nest at most MaxNesting deep. Its error is
-// sticky, so generated decoders read a whole value and check Err once. An
-// integer is read into a type narrower than 64 bits with Int or Uint, which
-// refuse a value the type cannot hold rather than truncate it.
+// nest at most MaxNesting deep. Its error is sticky, so generated decoders
+// read a whole value and check Err once. An integer is read into a type
+// narrower than 64 bits with Int or Uint, which refuse a value the type
+// cannot hold rather than truncate it.
 //
 // The Writer's error is sticky too: the encoder of a type that can hold
 // itself calls Enter and Leave around each value, and a value nested deeper
