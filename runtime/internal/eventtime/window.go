@@ -499,14 +499,7 @@ func (s *WindowState[K, A]) restore(section []byte, decK func(*codec.Reader) K, 
 	s.restored = true
 	s.seq = max(s.seq, h.seq)
 	for r.More() {
-		er := r.Nested()
-		k := decK(er)
-		var w Window
-		w.Start = er.Varint()
-		w.End = er.Varint()
-		seq := er.Uvarint()
-		fired := er.Bool()
-		a := decA(er)
+		k, w, seq, fired, a := readWindow(r.Nested(), decK, decA)
 		if r.Err() != nil {
 			break
 		}

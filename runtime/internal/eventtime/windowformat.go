@@ -39,13 +39,7 @@ func ReadWindows[K, A any](section []byte, decK func(*codec.Reader) K, decA func
 	}
 	for r.More() {
 		er := r.Nested()
-		k := decK(er)
-		var w Window
-		w.Start = er.Varint()
-		w.End = er.Varint()
-		s := er.Uvarint()
-		fired := er.Bool()
-		a := decA(er)
+		k, w, s, fired, a := readWindow(er, decK, decA)
 		if err := er.Err(); err != nil {
 			return 0, 0, false, err
 		}
@@ -59,3 +53,14 @@ func ReadWindows[K, A any](section []byte, decK func(*codec.Reader) K, decA func
 // AddSat is a + b, saturated at MinTime and MaxTime: a window's cleanup
 // time is AddSat(its MaxTimestamp, the allowed lateness).
 func AddSat(a, b int64) int64 { return addSat(a, b) }
+
+// readWindow decodes one window of a section: its key, bounds, creation
+// number, whether it fired, and its accumulator (nil when not written).
+func readWindow[K, A any](er *codec.Reader, decK func(*codec.Reader) K, decA func(*codec.Reader) *A) (k K, w Window, seq uint64, fired bool, acc *A) {
+	k = decK(er)
+	w.Start = er.Varint()
+	w.End = er.Varint()
+	seq = er.Uvarint()
+	fired = er.Bool()
+	return k, w, seq, fired, decA(er)
+}
