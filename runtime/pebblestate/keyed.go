@@ -45,6 +45,11 @@ type Keyed[K comparable, V any] struct {
 	dirty []*entry[K, V]
 	// spillAt and maxCache are the cache's sizes (tests make them small).
 	spillAt, maxCache int
+	// slack is how far the cache may grow past maxCache before the next
+	// trim: 0 unless the last trim found too few values it could drop
+	// (changed ones, or ones a checkpoint still needs), so that a trim
+	// that cannot shrink the cache is not tried again at every access.
+	slack int
 	// frozen is set while a checkpoint of the store is being taken: the
 	// store must stay as it was at the barrier, so changed values stay in
 	// the cache until it is clear.
@@ -218,7 +223,7 @@ func groupPrefix(kg int) []byte { return binary.BigEndian.AppendUint16(nil, uint
 // Get returns the value of k, or nil. The value may be changed through
 // the pointer; it is written to the store later.
 func (s *Keyed[K, V]) Get(k K) *V {
-	if len(s.dirty) >= s.spillAt {
+	if len(s.dirty) >= s.spillAt || len(s.cache) > s.maxCache+s.slack {
 		s.spill(false)
 	}
 	if e := s.cache[k]; e != nil {
@@ -287,7 +292,7 @@ func (s *Keyed[K, V]) Delete(k K) { s.set(k, nil, true) }
 
 // set gives k the value v, or its deletion, in the cache.
 func (s *Keyed[K, V]) set(k K, v *V, deleted bool) {
-	if len(s.dirty) >= s.spillAt {
+	if len(s.dirty) >= s.spillAt || len(s.cache) > s.maxCache+s.slack {
 		s.spill(false)
 	}
 	e := s.cache[k]
@@ -318,42 +323,60 @@ func (s *Keyed[K, V]) spill(all bool) {
 	if err := s.broken.Load(); err != nil {
 		fault.Abort(*err)
 	}
-	if s.frozen.Load() {
-		if !all && len(s.dirty) < 4*s.spillAt {
-			return
-		}
+	frozen := s.frozen.Load()
+	if frozen && (all || len(s.dirty) >= 4*s.spillAt) {
 		// The cache would outgrow its bounds: wait for the store's
 		// checkpoint to be taken.
 		s.waitCapture()
+		frozen = false
 	}
-	if b := s.batch(); b != nil {
-		if err := b.Commit(pebble.NoSync); err != nil {
-			s.fail("write", err)
+	if !frozen {
+		if b := s.batch(); b != nil {
+			if err := b.Commit(pebble.NoSync); err != nil {
+				s.fail("write", err)
+			}
+			b.Close()
+			s.maybeCompact()
 		}
-		b.Close()
-		s.maybeCompact()
 	}
-	if len(s.cache) > s.maxCache {
-		// Drop clean values that were not used since the last trim, down
-		// to three quarters: they are in the store. A second pass drops
-		// the others if that was not enough.
-		n := len(s.cache) - s.maxCache*3/4
-		for pass := 0; pass < 2 && n > 0; pass++ {
-			for k, e := range s.cache {
-				if n == 0 {
-					break
-				}
-				switch {
-				case e.dirty:
-				case e.used && pass == 0:
-					e.used = false
-				default:
-					delete(s.cache, k)
-					n--
-				}
+	if len(s.cache) > s.maxCache+s.slack {
+		s.trim()
+	}
+}
+
+// trim drops decoded values from the cache, down to three quarters of
+// maxCache: first those not used since the last trim (the CLOCK policy),
+// then, if that was not enough, the others. It drops only values the
+// store holds: not those changed since they were last written, nor,
+// while a checkpoint of the store is being taken, those of its capture,
+// which reach the store only when the writer has written them. Trimming
+// here, and not only after a batch is written, bounds the cache when the
+// changes between two barriers are fewer than a batch: the barriers then
+// write them all, and no batch ever is.
+func (s *Keyed[K, V]) trim() {
+	var c *capture[K, V]
+	if s.frozen.Load() {
+		c = s.capture
+	}
+	n := len(s.cache) - s.maxCache*3/4
+	for pass := 0; pass < 2 && n > 0; pass++ {
+		for k, e := range s.cache {
+			if n == 0 {
+				break
+			}
+			switch {
+			case e.dirty || c != nil && c.holds(e):
+			case e.used && pass == 0:
+				e.used = false
+			default:
+				delete(s.cache, k)
+				n--
 			}
 		}
 	}
+	// What could not be dropped stays until the next trim, a quarter of
+	// the cache later.
+	s.slack = max(0, len(s.cache)+s.maxCache/4-s.maxCache)
 }
 
 // maybeCompact compacts the store, in the background, once level 0 (the

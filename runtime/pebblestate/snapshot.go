@@ -118,6 +118,14 @@ func (c *capture[K, V]) claim(e *entry[K, V]) bool {
 // busy marks an entry's capt while it is being encoded.
 const busy = 1 << 63
 
+// holds reports whether e's value as of c's barrier is c's to write: e
+// is c's and not encoded yet, or encoded (or being encoded) into one of
+// c's batches. Until the writer has written those to the store, the store
+// lacks that value, and the cache must keep e. Only the subtask calls it.
+func (c *capture[K, V]) holds(e *entry[K, V]) bool {
+	return e.pend == c.seq || e.capt.Load() >= c.seq
+}
+
 // preImage encodes e for the capture it belongs to, before the subtask
 // changes it.
 func (st *Keyed[K, V]) preImage(e *entry[K, V]) {
