@@ -3,7 +3,6 @@ package pebblestate
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -38,6 +37,18 @@ type Keyed[K comparable, V any] struct {
 
 	files *files
 	db    *pebble.DB
+	// reads is the iterator read looks keys up with, nil until the first
+	// read; it sees the store as it was when it was made, when commits
+	// was readsAt: commits counts the batches committed to the store (by
+	// the subtask or the writer), so that a read after one makes a new
+	// iterator. DB.Get would need none, but never reads the Bloom filters
+	// of the last level, where the store's compactions put most of its
+	// keys: a key the store does not hold (every new key) cost a data
+	// block read and decompression there, most of the CPU of filling a
+	// store of 3M keys.
+	reads   *pebble.Iterator
+	readsAt uint64
+	commits atomic.Uint64
 
 	// cache holds decoded values; dirty lists the entries changed since
 	// they were last written to the store.
@@ -188,6 +199,7 @@ func (s *Keyed[K, V]) close() {
 		p.close()
 	}
 	// The writers have stopped: a capture not done never will be.
+	s.closeReads()
 	if s.db != nil {
 		s.db.Close()
 		s.db = nil
@@ -264,14 +276,17 @@ func (s *Keyed[K, V]) Get(k K) *V {
 // read decodes the value of k in the store, and its write time (with a
 // TTL); nil when the store has none.
 func (s *Keyed[K, V]) read(k K) (*V, int64) {
-	data, closer, err := s.db.Get(s.storeKey(k))
-	if errors.Is(err, pebble.ErrNotFound) {
+	it := s.reader()
+	if !it.SeekPrefixGE(s.storeKey(k)) {
+		if err := it.Error(); err != nil {
+			s.fail("read", err)
+		}
 		return nil, 0
 	}
+	data, err := it.ValueAndErr()
 	if err != nil {
 		s.fail("read", err)
 	}
-	defer closer.Close()
 	r := codec.NewReader(data)
 	var ts int64
 	if s.codec.TTL > 0 {
@@ -283,6 +298,36 @@ func (s *Keyed[K, V]) read(k K) (*V, int64) {
 	}
 	return v, ts
 }
+
+// reader returns the iterator that sees the store's newest batches.
+func (s *Keyed[K, V]) reader() *pebble.Iterator {
+	n := s.commits.Load()
+	if s.reads != nil && s.readsAt == n {
+		return s.reads
+	}
+	s.closeReads()
+	// Keys are whole keys to the store's comparer: SeekPrefixGE finds k
+	// alone, and the Bloom filters (built on whole keys) answer for it.
+	it, err := s.db.NewIter(&pebble.IterOptions{UseL6Filters: true})
+	if err != nil {
+		s.fail("read", err)
+	}
+	s.reads, s.readsAt = it, n
+	return it
+}
+
+// closeReads closes the iterator of read, if any: it holds on to the
+// memtables and sstables it saw, which the store would free or delete.
+func (s *Keyed[K, V]) closeReads() {
+	if s.reads != nil {
+		s.reads.Close()
+		s.reads = nil
+	}
+}
+
+// committed counts a batch committed to the store: reads after it use a
+// new iterator.
+func (s *Keyed[K, V]) committed() { s.commits.Add(1) }
 
 // Put makes v the value of k.
 func (s *Keyed[K, V]) Put(k K, v *V) { s.set(k, v, false) }
@@ -336,6 +381,8 @@ func (s *Keyed[K, V]) spill(all bool) {
 				s.fail("write", err)
 			}
 			b.Close()
+			s.committed()
+			s.closeReads()
 			s.maybeCompact()
 		}
 	}

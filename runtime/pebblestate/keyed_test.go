@@ -188,8 +188,9 @@ func TestKeyedCheckpoints(t *testing.T) {
 // than a batch holds, the barriers write them all and no batch ever is;
 // the cache must still be trimmed to its size. While a checkpoint is
 // being taken it keeps the values the store lacks (those of the
-// capture, not written yet): reading every key then gives the values
-// changed last, not those the store held before the barrier.
+// capture, not written yet), and once it is taken it reads the store as
+// the writer left it: reading every key, then and after, gives the
+// values changed last, not those the store held before the barrier.
 func TestKeyedCacheBounded(t *testing.T) {
 	fsys := vfs.NewMem()
 	stor := &storage.Storage{FS: fsys, Dir: "/ckpt"}
@@ -212,6 +213,9 @@ func TestKeyedCacheBounded(t *testing.T) {
 		for range st.spillAt - 1 {
 			k := int64(rng.IntN(keys))
 			v := st.Get(k)
+			if v == nil || *v != model[k] {
+				t.Fatalf("before checkpoint %d: key %d is %v, want %v", id, k, v, model[k])
+			}
 			v.N += 1000
 			model[k] = *v
 			most = max(most, len(st.cache))
@@ -229,6 +233,14 @@ func TestKeyedCacheBounded(t *testing.T) {
 		}
 		if _, _, err := st.write(c, base, stor); err != nil {
 			t.Fatal(err)
+		}
+		// And once it is taken, when the cache may drop them: the store
+		// has them now.
+		for k := range int64(keys) {
+			if v := st.peek(k); v == nil || *v != model[k] {
+				t.Fatalf("checkpoint %d taken: key %d is %v, want %v", id, k, v, model[k])
+			}
+			most = max(most, len(st.cache))
 		}
 	}
 	// A trim leaves at most maxCache values but those it must keep (here

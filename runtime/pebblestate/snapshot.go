@@ -66,6 +66,9 @@ func (st *Keyed[K, V]) snapshot(s *checkpoint.Snapshot, node int) {
 			fault.Abort(fault.ErrCanceled)
 		}
 	}
+	if st.reads != nil && st.readsAt != st.commits.Load() {
+		st.closeReads() // let go of what the store no longer needs
+	}
 	st.sweepExpired() // expired values (state TTL) leave before the cut
 	for _, p := range st.parts {
 		p.barrier()
@@ -197,6 +200,9 @@ func (st *Keyed[K, V]) writeBatches(c *capture[K, V]) error {
 	if err := side.Commit(pebble.NoSync); err != nil {
 		return st.errorf("write", err)
 	}
+	// Before the cache may drop these values (once the subtask sees the
+	// store unfrozen), reads must see them.
+	st.committed()
 	return nil
 }
 
