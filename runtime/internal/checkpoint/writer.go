@@ -49,9 +49,7 @@ func (c *Checkpointer) write(s *Snapshot) ack {
 		a.bytes += written
 		n := &c.cfg.Nodes[k.node]
 		ns := storage.NodeState{UID: n.UID, Files: files}
-		if k.state == "" {
-			ns.KeySchema, ns.ValueSchema = k.keySchema, k.valueSchema
-		}
+		setSchemas(&ns, k.state, k.keySchema, k.valueSchema)
 		a.nodes = append(a.nodes, ns)
 	}
 	for _, k := range s.keyed {
@@ -68,11 +66,7 @@ func (c *Checkpointer) write(s *Snapshot) ack {
 		a.bytes += size
 		ns := storage.NodeState{UID: n.UID, Files: []storage.StateFile{{Subtask: s.task.sub, State: k.state, Name: name,
 			KeyGroups: [2]int{k.start, k.start + len(k.sections)}, Size: size, CRC: crc}}}
-		if k.state == "" {
-			// The schemas are the node's main state's; the others (timers)
-			// are the runtime's own.
-			ns.KeySchema, ns.ValueSchema = k.keySchema, k.valueSchema
-		}
+		setSchemas(&ns, k.state, k.keySchema, k.valueSchema)
 		a.nodes = append(a.nodes, ns)
 	}
 	for _, src := range s.sources {
@@ -102,4 +96,17 @@ func (c *Checkpointer) writeSections(id int64, name string, start int, sections 
 		w.Section(sec)
 	}
 	return w.Close()
+}
+
+// setSchemas records in ns the schemas of its state named state: the
+// node's main state's and its broadcast state's are the user's types,
+// which a later version must be able to read; the others (timers,
+// windows) are the runtime's own.
+func setSchemas(ns *storage.NodeState, state, keySchema, valueSchema string) {
+	switch state {
+	case "":
+		ns.KeySchema, ns.ValueSchema = keySchema, valueSchema
+	case broadcastState:
+		ns.BroadcastSchema = valueSchema
+	}
 }
