@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -30,5 +31,24 @@ func TestCheckStateBroadcast(t *testing.T) {
 	want := `the broadcast state of "check" (uid check) in checkpoint 4 cannot be read by this version: fraud.Rule.Max was float64 in the checkpoint and is int64 now`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("checkState = %v, want %q", err, want)
+	}
+}
+
+// TestStateStemDistinct: the files of a node's other states (timers,
+// broadcast, a map state) never share a name with those of another node
+// whose uid spells the same, as "a" with its timers and a node "a-timers"
+// once did; every uid the settings allow is accepted as it is.
+func TestStateStemDistinct(t *testing.T) {
+	uids := []string{"a", "a-timers", "a-broadcast", "a-map.F", "a.map.F", "a-1", "a_timers"}
+	states := []string{"", "timers", "broadcast", "map.F"}
+	seen := map[string]string{}
+	for _, uid := range uids {
+		for _, st := range states {
+			stem := StateStem(uid, st)
+			if other, dup := seen[stem]; dup {
+				t.Errorf("StateStem(%q, %q) = %q, the same as %s", uid, st, stem, other)
+			}
+			seen[stem] = fmt.Sprintf("StateStem(%q, %q)", uid, st)
+		}
 	}
 }

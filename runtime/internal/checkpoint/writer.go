@@ -54,10 +54,7 @@ func (c *Checkpointer) write(s *Snapshot) ack {
 	}
 	for _, k := range s.keyed {
 		n := &c.cfg.Nodes[k.node]
-		name := fmt.Sprintf("%s-%d.state", n.UID, s.task.sub)
-		if k.state != "" {
-			name = fmt.Sprintf("%s-%s-%d.state", n.UID, k.state, s.task.sub)
-		}
+		name := fmt.Sprintf("%s-%d.state", StateStem(n.UID, k.state), s.task.sub)
 		size, crc, err := c.writeSections(s.ID, name, k.start, k.sections)
 		if err != nil {
 			a.err = fmt.Errorf("%s: %w", filepath.Join(storage.FolderName(s.ID), name), err)
@@ -109,4 +106,16 @@ func setSchemas(ns *storage.NodeState, state, keySchema, valueSchema string) {
 	case broadcastState:
 		ns.BroadcastSchema = valueSchema
 	}
+}
+
+// StateStem is what the files of node uid's state named state begin with:
+// the uid for its main state, uid+state for the others. A uid has only
+// letters, digits, '_', '-' and '.' (settings' nodeUID), so with '+' the
+// timers of node "a" (a+timers-0.state) never share a name with the state
+// of a node whose uid is "a-timers" (a-timers-0.state).
+func StateStem(uid, state string) string {
+	if state == "" {
+		return uid
+	}
+	return uid + "+" + state
 }
