@@ -44,8 +44,8 @@ type Keyed[K comparable, V any] struct {
 	// iterator. DB.Get would need none, but never reads the Bloom filters
 	// of the last level, where the store's compactions put most of its
 	// keys: a key the store does not hold (every new key) cost a data
-	// block read and decompression there, most of the CPU of filling a
-	// store of 3M keys.
+	// block read and decompression there, about a third of the CPU of
+	// the state benchmark's job at 3M keys (examples/statebench).
 	reads   *pebble.Iterator
 	readsAt uint64
 	commits atomic.Uint64
