@@ -167,7 +167,7 @@ func (j *IntervalJoin[K, L, R]) writeMeta(w pebble.Writer) {
 	v.Uvarint(j.seq)
 	v.Varint(j.lower)
 	v.Varint(j.upper)
-	if err := w.Set(metaJoin, v.Bytes(), nil); err != nil {
+	if err := w.Set(metaJoin, v.Bytes(), pebble.NoSync); err != nil {
 		j.fail("write", err)
 	}
 	j.written = j.meta()
