@@ -147,16 +147,17 @@ func OpenState[K comparable, V any](t *checkpoint.Task, node int, stateName stri
 }
 
 // stores is the number of pebble stores the job opens for the main
-// states of its keyed nodes: one per subtask of every reduce, aggregate
-// and process, windowed or not (tumbling and sliding windows are a store;
-// other windows, counted too, stay in memory, so the shares err small).
+// states of its keyed nodes: one per subtask of every reduce, aggregate,
+// process and join, windowed or not (tumbling and sliding windows and
+// interval joins are a store; other windows and window joins, counted
+// too, stay in memory, so the shares err small).
 // The stores of map states (OpenState with a name) are not counted: each
 // takes a share as large again.
 func stores(t *checkpoint.Task) int {
 	n := 0
 	for id := range t.Nodes() {
 		c := t.Node(id)
-		if c.KeySchema != "" && (c.Kind == "reduce" || c.Kind == "aggregate" || c.Kind == "process") {
+		if c.KeySchema != "" && (c.Kind == "reduce" || c.Kind == "aggregate" || c.Kind == "process" || c.Kind == "join") {
 			n += c.Parallelism
 		}
 	}
