@@ -60,6 +60,13 @@ type IntervalJoin[K comparable, L, R any] struct {
 	lowKnown bool
 	// spillAt is timerSpill (tests make it small).
 	spillAt int
+	// it reads the batch (and the store behind it) for the records a new
+	// one meets, from one record to the next: moving it (SetOptions)
+	// costs less than making one. Its bounds alternate between two
+	// buffers, as it may compare the new ones with the old.
+	it     *pebble.Iterator
+	bounds [2][2][]byte
+	flip   int
 
 	kb, key, drop, bound, val codec.Writer
 }
@@ -331,21 +338,39 @@ func (j *IntervalJoin[K, L, R]) scan(b *pebble.Batch, kb []byte, side byte, lo, 
 		w.Raw([]byte{side})
 		w.Raw(binary.BigEndian.AppendUint64(nil, ordered(hi+1)))
 	}
-	it, err := b.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: w.Bytes()})
-	if err != nil {
-		j.fail("read", err)
+	j.flip ^= 1
+	bd := &j.bounds[j.flip]
+	bd[0], bd[1] = append(bd[0][:0], lower...), append(bd[1][:0], w.Bytes()...)
+	opts := &pebble.IterOptions{LowerBound: bd[0], UpperBound: bd[1]}
+	if j.it == nil {
+		it, err := b.NewIter(opts)
+		if err != nil {
+			j.fail("read", err)
+		}
+		j.it = it
+	} else {
+		// It sees the batch as it is now.
+		j.it.SetOptions(opts)
 	}
+	it := j.it
 	for ok := it.First(); ok; ok = it.Next() {
 		key := it.Key()
 		v, err := it.ValueAndErr()
 		if err != nil {
-			it.Close()
 			j.fail("read", err)
 		}
 		match(unordered(key[len(key)-16:len(key)-8]), v)
 	}
-	if err := it.Close(); err != nil {
+	if err := it.Error(); err != nil {
 		j.fail("read", err)
+	}
+}
+
+// closeIter lets go of the iterator of the batch, which is committed.
+func (j *IntervalJoin[K, L, R]) closeIter() {
+	if j.it != nil {
+		j.it.Close()
+		j.it = nil
 	}
 }
 
@@ -440,6 +465,7 @@ func (j *IntervalJoin[K, L, R]) commit() {
 	if j.b.Empty() {
 		return
 	}
+	j.closeIter()
 	if err := j.b.Commit(pebble.NoSync); err != nil {
 		j.fail("write", err)
 	}
@@ -456,6 +482,7 @@ func (j *IntervalJoin[K, L, R]) barrier() {
 }
 
 func (j *IntervalJoin[K, L, R]) close() {
+	j.closeIter()
 	if j.b != nil {
 		j.b.Close()
 		j.b = nil
