@@ -67,3 +67,26 @@ func ReadIntervalJoin[K, L, R any](section []byte, decK func(*codec.Reader) K, d
 // SubSat is a - b, saturated at MinTime and MaxTime: when a right record
 // at ts can no longer be joined is SubSat(ts, lower).
 func SubSat(a, b int64) int64 { return subSat(a, b) }
+
+// The windows of a window join in a key group of a checkpoint
+// (WindowJoin.Snapshot) are in the form of WindowState's (WriteWindow),
+// with two more counters in the header: the next arrival number and the
+// next emission group. Each window's accumulator is its left records,
+// then its right ones, each side a count and then, per record, nested:
+// its arrival number, the emission group that paired it last (0: none
+// yet), and the record.
+
+// WriteWindowJoinHeader starts the section of a window join's windows of
+// one key group; with arrival and group 0 it is WriteWindowHeader's.
+func WriteWindowJoinHeader(w *codec.Writer, wm int64, seq, arrival, group uint64) {
+	writeSectionHeader(w, sectionHeader{wm: wm, seq: seq, seq2: arrival, group: group})
+}
+
+// ReadWindowJoinHeader reads the counters of a window join's section:
+// the next arrival number and the next emission group; ok is false for
+// an empty section.
+func ReadWindowJoinHeader(section []byte) (arrival, group uint64, ok bool, err error) {
+	r := codec.NewReader(section)
+	h, ok := readSectionHeader(r)
+	return h.seq2, h.group, ok, r.Err()
+}
