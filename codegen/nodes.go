@@ -574,10 +574,12 @@ func (j *joinGen) bounds() (lo, hi jen.Code) {
 }
 
 // pebbleJoin reports whether node n keeps its buffers in the pebble store
-// of its subtask (pebblestate.IntervalJoin): interval joins on the pebble
-// backend. Window joins are eventtime.WindowJoin's on either backend.
+// of its subtask (pebblestate.IntervalJoin or WindowJoin): interval joins
+// and window joins on tumbling or sliding windows, on the pebble backend.
+// Window joins on sessions are eventtime.WindowJoin's on either backend.
 func (g *gen) pebbleJoin(n *ir.Node) bool {
-	return g.p.StateBackend == "pebble" && n.Kind == ir.Join && n.Between != nil
+	return g.p.StateBackend == "pebble" && n.Kind == ir.Join &&
+		(n.Between != nil || n.Window != nil && (n.Window.Kind == "tumbling" || n.Window.Kind == "sliding"))
 }
 
 func (j *joinGen) stateType() *jen.Statement {
@@ -620,26 +622,32 @@ func (j *joinGen) fields(s *jen.Group) {
 
 func (j *joinGen) init(b *jen.Group) {
 	g, n := j.cg.g, j.n
+	var lo, hi jen.Code
 	if j.interval() {
-		lo, hi := j.bounds()
+		lo, hi = j.bounds()
 		if n.Exclusive != "" {
 			b.Comment(fmt.Sprintf("exclusive: %s; event time is in whole milliseconds, so an excluded bound is the included one 1ms inside.", n.Exclusive))
 		}
-		if g.pebbleJoin(n) {
-			b.Add(j.state()).Op("=").Qual(pebblePath, "OpenIntervalJoin").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), lo, hi,
-				jen.Id(g.global("%sCodec", n)), jen.Id(g.global("encode%sRight", n)), jen.Id(g.global("decode%sRight", n)))
-			b.Add(j.field("Pair")).Op("=").Id("c").Dot(j.member("%sResult"))
-			return
-		}
-		b.Add(j.state()).Op("=").Qual(runtimePath, "NewIntervalJoin").Types(typeCode(n.KeyType), typeCode(j.left()), typeCode(j.right())).Call(lo, hi)
-	} else {
-		b.Add(j.state()).Op("=").Qual(runtimePath, "NewWindowJoin").Types(typeCode(n.KeyType), typeCode(j.left()), typeCode(j.right())).Call(
-			assigner(n.Window), millisCode(n.Lateness))
 	}
-	b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit(""),
-		jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
-			jen.Return(jen.Add(j.state()).Dot("Restore").Call(jen.Id("sec"), jen.Id(g.global("decode%sKey", n)), jen.Id(g.global("decode%sValue", n)), jen.Id(g.global("decode%sRight", n)))),
-		))
+	// The pebble stores restore themselves (pebblestate.Open).
+	codecs := []jen.Code{jen.Id(g.global("%sCodec", n)), jen.Id(g.global("encode%sRight", n)), jen.Id(g.global("decode%sRight", n))}
+	switch {
+	case g.pebbleJoin(n) && j.interval():
+		b.Add(j.state()).Op("=").Qual(pebblePath, "OpenIntervalJoin").Call(append([]jen.Code{jen.Id("c").Dot("task"), jen.Id(g.constName(n)), lo, hi}, codecs...)...)
+	case g.pebbleJoin(n):
+		b.Add(j.state()).Op("=").Qual(pebblePath, "OpenWindowJoin").Call(append([]jen.Code{jen.Id("c").Dot("task"), jen.Id(g.constName(n)), assigner(n.Window), millisCode(n.Lateness)}, codecs...)...)
+	default:
+		if j.interval() {
+			b.Add(j.state()).Op("=").Qual(runtimePath, "NewIntervalJoin").Types(typeCode(n.KeyType), typeCode(j.left()), typeCode(j.right())).Call(lo, hi)
+		} else {
+			b.Add(j.state()).Op("=").Qual(runtimePath, "NewWindowJoin").Types(typeCode(n.KeyType), typeCode(j.left()), typeCode(j.right())).Call(
+				assigner(n.Window), millisCode(n.Lateness))
+		}
+		b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit(""),
+			jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
+				jen.Return(jen.Add(j.state()).Dot("Restore").Call(jen.Id("sec"), jen.Id(g.global("decode%sKey", n)), jen.Id(g.global("decode%sValue", n)), jen.Id(g.global("decode%sRight", n)))),
+			))
+	}
 	b.Add(j.field("Pair")).Op("=").Id("c").Dot(j.member("%sResult"))
 }
 
@@ -719,7 +727,11 @@ func (j *joinGen) end(b *jen.Group) {
 func (j *joinGen) snapshot(b *jen.Group) {
 	g, n := j.cg.g, j.n
 	if g.pebbleJoin(n) {
-		b.Qual(pebblePath, "SnapshotIntervalJoin").Call(jen.Id("s"), jen.Id(g.constName(n)), j.state())
+		snap := "SnapshotWindowJoin"
+		if j.interval() {
+			snap = "SnapshotIntervalJoin"
+		}
+		b.Qual(pebblePath, snap).Call(jen.Id("s"), jen.Id(g.constName(n)), j.state())
 		return
 	}
 	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit(""), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Id(g.global("%sValueSchema", n)),

@@ -20,7 +20,7 @@ import (
 var config = &runtime.Config{
 	Name:           "pebble-joins",
 	Source:         "golden/pebble-joins/pipeline.yaml",
-	Fingerprint:    "c849d996b677313d21e04ab8",
+	Fingerprint:    "342a53125f501e6000bb7695",
 	Parallelism:    2,
 	MaxParallelism: 128,
 	Checkpoint: runtime.CheckpointConfig{
@@ -52,10 +52,12 @@ var config = &runtime.Config{
 		}, Options: map[string]string{"path": "payments.jsonl"}},
 		{Name: "next", UID: "next", Kind: "join", Section: "operators", Inputs: []runtime.NodeInput{{From: "events", Partition: "hash"}, {From: "events", Partition: "hash"}}, Window: "interval 0s 1s exclusive lower", KeySchema: nextKeySchema, ValueSchema: nextValueSchema},
 		{Name: "paid", UID: "paid", Kind: "join", Section: "operators", Inputs: []runtime.NodeInput{{From: "events", Partition: "hash"}, {From: "payments", Partition: "hash"}}, Window: "interval -500ms 500ms exclusive both", KeySchema: paidKeySchema, ValueSchema: paidValueSchema},
+		{Name: "same-second", UID: "same-second", Kind: "join", Section: "operators", Inputs: []runtime.NodeInput{{From: "events", Partition: "hash"}, {From: "payments", Partition: "hash"}}, Window: "tumbling 1s", KeySchema: sameSecondKeySchema, ValueSchema: sameSecondValueSchema},
 		{Name: "late-events", UID: "late-events", Kind: "map", Section: "operators", FusedWith: "paid", Inputs: []runtime.NodeInput{{From: "paid", Side: "late-left", Partition: "forward"}}},
 		{Name: "all", UID: "all", Kind: "union", Section: "operators", Inputs: []runtime.NodeInput{{From: "next", Partition: "forward"}, {From: "paid", Partition: "forward"}, {From: "late-events", Partition: "forward"}}},
 		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "all", Inputs: []runtime.NodeInput{{From: "all", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "out"}},
 		{Name: "late-payments", UID: "late-payments", Kind: "sink", Section: "sinks", FusedWith: "paid", Inputs: []runtime.NodeInput{{From: "paid", Side: "late-right", Partition: "forward"}}, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "late-payments"}},
+		{Name: "windowed", UID: "windowed", Kind: "sink", Section: "sinks", FusedWith: "same-second", Inputs: []runtime.NodeInput{{From: "same-second", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "windowed"}},
 	},
 }
 
@@ -65,10 +67,12 @@ const (
 	nodePayments     = 1
 	nodeNext         = 2
 	nodePaid         = 3
-	nodeLateEvents   = 4
-	nodeAll          = 5
-	nodeOut          = 6
-	nodeLatePayments = 7
+	nodeSameSecond   = 4
+	nodeLateEvents   = 5
+	nodeAll          = 6
+	nodeOut          = 7
+	nodeLatePayments = 8
+	nodeWindowed     = 9
 )
 
 // build wires one run of the job and starts the goroutine of every subtask of
@@ -78,12 +82,14 @@ func build(j *runtime.Job) {
 	nextRightIn := runtime.NewInboxes[runtime.Timed[joins.Event]](j, j.Parallelism(nodeNext), j.Parallelism(nodeEvents))
 	paidLeftIn := runtime.NewInboxes[runtime.Timed[joins.Event]](j, j.Parallelism(nodePaid), j.Parallelism(nodeEvents))
 	paidRightIn := runtime.NewInboxes[runtime.Timed[joins.Payment]](j, j.Parallelism(nodePaid), j.Parallelism(nodePayments))
+	sameSecondLeftIn := runtime.NewInboxes[runtime.Timed[joins.Event]](j, j.Parallelism(nodeSameSecond), j.Parallelism(nodeEvents))
+	sameSecondRightIn := runtime.NewInboxes[runtime.Timed[joins.Payment]](j, j.Parallelism(nodeSameSecond), j.Parallelism(nodePayments))
 	allIn := runtime.NewInboxes[runtime.Timed[string]](j, j.Parallelism(nodeAll), j.Parallelism(nodeNext)+j.Parallelism(nodePaid)+j.Parallelism(nodeLateEvents))
 	for i := range j.Parallelism(nodeEvents) {
-		j.Go("events", i, newEventsChain(j, i, runtime.NewOut(j, nextLeftIn, i), runtime.NewOut(j, nextRightIn, i), runtime.NewOut(j, paidLeftIn, i)).run)
+		j.Go("events", i, newEventsChain(j, i, runtime.NewOut(j, nextLeftIn, i), runtime.NewOut(j, nextRightIn, i), runtime.NewOut(j, paidLeftIn, i), runtime.NewOut(j, sameSecondLeftIn, i)).run)
 	}
 	for i := range j.Parallelism(nodePayments) {
-		j.Go("payments", i, newPaymentsChain(j, i, runtime.NewOut(j, paidRightIn, i)).run)
+		j.Go("payments", i, newPaymentsChain(j, i, runtime.NewOut(j, paidRightIn, i), runtime.NewOut(j, sameSecondRightIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeNext) {
 		c := newNextChain(j, i, nextLeftIn[i], nextRightIn[i], runtime.NewOut(j, allIn, i))
@@ -97,6 +103,12 @@ func build(j *runtime.Job) {
 			j.Go("paid", i, c.run)
 		}
 	}
+	for i := range j.Parallelism(nodeSameSecond) {
+		c := newSameSecondChain(j, i, sameSecondLeftIn[i], sameSecondRightIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("same-second", i, c.run)
+		}
+	}
 	for i := range j.Parallelism(nodeAll) {
 		c := newAllChain(j, i, allIn[i])
 		if !c.in.Direct(c.handle) {
@@ -107,25 +119,27 @@ func build(j *runtime.Job) {
 
 // eventsChain is one subtask of source "events".
 type eventsChain struct {
-	sub           int           // the subtask's index
-	task          *runtime.Task // its part in checkpoints
-	src           *runtime.FileSource[joins.Event]
-	ctl           *runtime.SourceCtl
-	wm            *runtime.Watermarks                      // the source's event-time progress
-	eventsToNext  *runtime.Out[runtime.Timed[joins.Event]] // to next, hash
-	eventsToNext2 *runtime.Out[runtime.Timed[joins.Event]] // to next, hash
-	eventsToPaid  *runtime.Out[runtime.Timed[joins.Event]] // to paid, hash
-	meter         *runtime.Meter                           // the subtask's metrics
-	counts        [2]uint64                                // records emitted by events, then late for them; flush publishes them
+	sub                int           // the subtask's index
+	task               *runtime.Task // its part in checkpoints
+	src                *runtime.FileSource[joins.Event]
+	ctl                *runtime.SourceCtl
+	wm                 *runtime.Watermarks                      // the source's event-time progress
+	eventsToNext       *runtime.Out[runtime.Timed[joins.Event]] // to next, hash
+	eventsToNext2      *runtime.Out[runtime.Timed[joins.Event]] // to next, hash
+	eventsToPaid       *runtime.Out[runtime.Timed[joins.Event]] // to paid, hash
+	eventsToSameSecond *runtime.Out[runtime.Timed[joins.Event]] // to same-second, hash
+	meter              *runtime.Meter                           // the subtask's metrics
+	counts             [2]uint64                                // records emitted by events, then late for them; flush publishes them
 }
 
-func newEventsChain(j *runtime.Job, sub int, eventsToNext *runtime.Out[runtime.Timed[joins.Event]], eventsToNext2 *runtime.Out[runtime.Timed[joins.Event]], eventsToPaid *runtime.Out[runtime.Timed[joins.Event]]) *eventsChain {
+func newEventsChain(j *runtime.Job, sub int, eventsToNext *runtime.Out[runtime.Timed[joins.Event]], eventsToNext2 *runtime.Out[runtime.Timed[joins.Event]], eventsToPaid *runtime.Out[runtime.Timed[joins.Event]], eventsToSameSecond *runtime.Out[runtime.Timed[joins.Event]]) *eventsChain {
 	c := &eventsChain{
-		eventsToNext:  eventsToNext,
-		eventsToNext2: eventsToNext2,
-		eventsToPaid:  eventsToPaid,
-		sub:           sub,
-		task:          j.Task(nodeEvents, sub),
+		eventsToNext:       eventsToNext,
+		eventsToNext2:      eventsToNext2,
+		eventsToPaid:       eventsToPaid,
+		eventsToSameSecond: eventsToSameSecond,
+		sub:                sub,
+		task:               j.Task(nodeEvents, sub),
 	}
 	c.src = runtime.NewFileSource(j, nodeEvents, sub, runtime.JSONFormatFast(decodeEventsJSONL))
 	c.ctl = c.src.Ctl()
@@ -134,6 +148,7 @@ func newEventsChain(j *runtime.Job, sub int, eventsToNext *runtime.Out[runtime.T
 	c.eventsToNext.Observe(c.meter)
 	c.eventsToNext2.Observe(c.meter)
 	c.eventsToPaid.Observe(c.meter)
+	c.eventsToSameSecond.Observe(c.meter)
 	return c
 }
 
@@ -175,7 +190,7 @@ func (c *eventsChain) run() {
 	c.end()
 }
 
-// emitEvents passes the records of "events" to next, next, paid.
+// emitEvents passes the records of "events" to next, next, paid, same-second.
 func (c *eventsChain) emitEvents(r joins.Event, ts int64) {
 	c.counts[0]++
 	c.eventsToNext.Hash(hashKeyNext(joins.ByUser(r)), runtime.Timed[joins.Event]{
@@ -190,6 +205,10 @@ func (c *eventsChain) emitEvents(r joins.Event, ts int64) {
 		TS: ts,
 		V:  r,
 	})
+	c.eventsToSameSecond.Hash(hashKeySameSecond(joins.ByUser(r)), runtime.Timed[joins.Event]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -198,6 +217,7 @@ func (c *eventsChain) flush() {
 	c.eventsToNext.Flush()
 	c.eventsToNext2.Flush()
 	c.eventsToPaid.Flush()
+	c.eventsToSameSecond.Flush()
 	c.meter.Publish(c.counts[:])
 }
 
@@ -210,6 +230,7 @@ func (c *eventsChain) barrier(id int64) {
 	c.eventsToNext.Barrier(id)
 	c.eventsToNext2.Barrier(id)
 	c.eventsToPaid.Barrier(id)
+	c.eventsToSameSecond.Barrier(id)
 	c.task.Submit(s)
 }
 
@@ -220,6 +241,7 @@ func (c *eventsChain) watermark(w int64) {
 	c.eventsToNext.Watermark(w)
 	c.eventsToNext2.Watermark(w)
 	c.eventsToPaid.Watermark(w)
+	c.eventsToSameSecond.Watermark(w)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
@@ -232,6 +254,7 @@ func (c *eventsChain) end() {
 	c.eventsToNext.End()
 	c.eventsToNext2.End()
 	c.eventsToPaid.End()
+	c.eventsToSameSecond.End()
 	c.task.Submit(s)
 	c.meter.Publish(c.counts[:])
 	c.meter.End()
@@ -239,27 +262,30 @@ func (c *eventsChain) end() {
 
 // paymentsChain is one subtask of source "payments".
 type paymentsChain struct {
-	sub            int           // the subtask's index
-	task           *runtime.Task // its part in checkpoints
-	src            *runtime.FileSource[joins.Payment]
-	ctl            *runtime.SourceCtl
-	wm             *runtime.Watermarks                        // the source's event-time progress
-	paymentsToPaid *runtime.Out[runtime.Timed[joins.Payment]] // to paid, hash
-	meter          *runtime.Meter                             // the subtask's metrics
-	counts         [2]uint64                                  // records emitted by payments, then late for them; flush publishes them
+	sub                  int           // the subtask's index
+	task                 *runtime.Task // its part in checkpoints
+	src                  *runtime.FileSource[joins.Payment]
+	ctl                  *runtime.SourceCtl
+	wm                   *runtime.Watermarks                        // the source's event-time progress
+	paymentsToPaid       *runtime.Out[runtime.Timed[joins.Payment]] // to paid, hash
+	paymentsToSameSecond *runtime.Out[runtime.Timed[joins.Payment]] // to same-second, hash
+	meter                *runtime.Meter                             // the subtask's metrics
+	counts               [2]uint64                                  // records emitted by payments, then late for them; flush publishes them
 }
 
-func newPaymentsChain(j *runtime.Job, sub int, paymentsToPaid *runtime.Out[runtime.Timed[joins.Payment]]) *paymentsChain {
+func newPaymentsChain(j *runtime.Job, sub int, paymentsToPaid *runtime.Out[runtime.Timed[joins.Payment]], paymentsToSameSecond *runtime.Out[runtime.Timed[joins.Payment]]) *paymentsChain {
 	c := &paymentsChain{
-		paymentsToPaid: paymentsToPaid,
-		sub:            sub,
-		task:           j.Task(nodePayments, sub),
+		paymentsToPaid:       paymentsToPaid,
+		paymentsToSameSecond: paymentsToSameSecond,
+		sub:                  sub,
+		task:                 j.Task(nodePayments, sub),
 	}
 	c.src = runtime.NewFileSource(j, nodePayments, sub, runtime.JSONFormatFast(decodePaymentsJSONL))
 	c.ctl = c.src.Ctl()
 	c.wm = runtime.NewWatermarks(c.task, nodePayments)
 	c.meter = j.Meter(sub, nodePayments)
 	c.paymentsToPaid.Observe(c.meter)
+	c.paymentsToSameSecond.Observe(c.meter)
 	return c
 }
 
@@ -301,10 +327,14 @@ func (c *paymentsChain) run() {
 	c.end()
 }
 
-// emitPayments passes the records of "payments" to paid.
+// emitPayments passes the records of "payments" to paid, same-second.
 func (c *paymentsChain) emitPayments(r joins.Payment, ts int64) {
 	c.counts[0]++
 	c.paymentsToPaid.Hash(hashKeyPaid(joins.PaymentUser(r)), runtime.Timed[joins.Payment]{
+		TS: ts,
+		V:  r,
+	})
+	c.paymentsToSameSecond.Hash(hashKeySameSecond(joins.PaymentUser(r)), runtime.Timed[joins.Payment]{
 		TS: ts,
 		V:  r,
 	})
@@ -314,6 +344,7 @@ func (c *paymentsChain) emitPayments(r joins.Payment, ts int64) {
 // to do, and at least every runtime.Linger.
 func (c *paymentsChain) flush() {
 	c.paymentsToPaid.Flush()
+	c.paymentsToSameSecond.Flush()
 	c.meter.Publish(c.counts[:])
 }
 
@@ -324,6 +355,7 @@ func (c *paymentsChain) barrier(id int64) {
 	c.src.Snapshot(s, nodePayments)
 	s.Watermarks(nodePayments, c.wm)
 	c.paymentsToPaid.Barrier(id)
+	c.paymentsToSameSecond.Barrier(id)
 	c.task.Submit(s)
 }
 
@@ -332,6 +364,7 @@ func (c *paymentsChain) barrier(id int64) {
 func (c *paymentsChain) watermark(w int64) {
 	c.meter.Watermark(w)
 	c.paymentsToPaid.Watermark(w)
+	c.paymentsToSameSecond.Watermark(w)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
@@ -342,6 +375,7 @@ func (c *paymentsChain) end() {
 	c.src.Snapshot(s, nodePayments)
 	s.Watermarks(nodePayments, c.wm)
 	c.paymentsToPaid.End()
+	c.paymentsToSameSecond.End()
 	c.task.Submit(s)
 	c.meter.Publish(c.counts[:])
 	c.meter.End()
@@ -723,6 +757,185 @@ func (c *paidChain) end() {
 	c.meter.End()
 }
 
+// sameSecondChain is one subtask of join "same-second" and the nodes fused with it: windowed.
+type sameSecondChain struct {
+	sub             int                                                                     // the subtask's index
+	task            *runtime.Task                                                           // its part in checkpoints
+	in              *runtime.Pair[runtime.Timed[joins.Event], runtime.Timed[joins.Payment]] // the left and right inputs
+	inputWM         int64                                                                   // watermark of the sender of the batch being processed
+	sameSecondState *pebblestate.WindowJoin[string, joins.Event, joins.Payment]             // buffered records of both sides, per key, in a Pebble store
+	sameSecondPair  func(joins.Event, joins.Payment, int64)                                 // sameSecondResult, made once
+	windowedSink    *runtime.FileSink[string]
+	meter           *runtime.Meter // the subtask's metrics
+	counts          [5]uint64      // records emitted by same-second, windowed, then late for them (the join's left input), then late of its right input; flush publishes them
+}
+
+func newSameSecondChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[joins.Event]], right *runtime.Inbox[runtime.Timed[joins.Payment]]) *sameSecondChain {
+	c := &sameSecondChain{
+		in:   runtime.NewPair(left, right),
+		sub:  sub,
+		task: j.Task(nodeSameSecond, sub),
+	}
+	c.task.RestoreWatermarks(nodeSameSecond, c.in)
+	c.sameSecondState = pebblestate.OpenWindowJoin(c.task, nodeSameSecond, runtime.WindowAssigner{
+		Kind: runtime.Tumbling,
+		Size: int64(1 * time.Second / time.Millisecond),
+	}, 500, sameSecondCodec, encodeSameSecondRight, decodeSameSecondRight)
+	c.sameSecondPair = c.sameSecondResult
+	c.windowedSink = runtime.NewFileSink(j, nodeWindowed, sub, runtime.EncodeString)
+	c.meter = j.Meter(sub, nodeSameSecond, nodeWindowed)
+	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
+	return c
+}
+
+// run takes records and control events from the inbox of "same-second" until every
+// input has ended. The inbox aligns barriers: one arrives here once it came from
+// every input, and the senders wait until Release.
+func (c *sameSecondChain) run() {
+	for c.handle(c.in.Next()) {
+	}
+}
+
+// handle acts on one event of the inputs of "same-second": a batch of records of one
+// side or a control event of both; false at the end of input. Under a test
+// driver it runs in the senders' goroutines (runtime.Pair.Direct).
+func (c *sameSecondChain) handle(m runtime.PairMsg[runtime.Timed[joins.Event], runtime.Timed[joins.Payment]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		if m.Side == 0 {
+			c.inputWM = c.in.Left.SenderWatermark(m.From)
+			c.recordsLeft(m.Left)
+			c.in.Left.Recycle(m.Left)
+		} else {
+			c.inputWM = c.in.Right.SenderWatermark(m.From)
+			c.recordsRight(m.Right)
+			c.in.Right.Recycle(m.Right)
+		}
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
+}
+
+// recordsLeft passes a batch to the left input of "same-second". A panic in user code is reported with the
+// record that caused it; the deferred check costs nothing per record.
+func (c *sameSecondChain) recordsLeft(recs []runtime.Timed[joins.Event]) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, recs[i])
+		}
+	}()
+	for ; i < len(recs); i++ {
+		c.toSameSecondLeft(recs[i].V, recs[i].TS)
+	}
+}
+
+// recordsRight passes a batch to the right input of "same-second". A panic in user code is reported with the
+// record that caused it; the deferred check costs nothing per record.
+func (c *sameSecondChain) recordsRight(recs []runtime.Timed[joins.Payment]) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, recs[i])
+		}
+	}()
+	for ; i < len(recs); i++ {
+		c.toSameSecondRight(recs[i].V, recs[i].TS)
+	}
+}
+
+// toSameSecondLeft takes a record of the left input of join "same-second": join by ByUser and PaymentUser, tumbling windows, apply Paid.
+func (c *sameSecondChain) toSameSecondLeft(r joins.Event, ts int64) {
+	// A record too late to be paired goes to the side output late-left.
+	if !c.sameSecondState.AddLeft(joins.ByUser(r), r, ts, c.inputWM) {
+		c.emitSameSecondLeftLate(r, ts)
+	}
+}
+
+// toSameSecondRight takes a record of the right input of join "same-second": join by ByUser and PaymentUser, tumbling windows, apply Paid.
+func (c *sameSecondChain) toSameSecondRight(r joins.Payment, ts int64) {
+	// A record too late to be paired goes to the side output late-right.
+	if !c.sameSecondState.AddRight(joins.PaymentUser(r), r, ts, c.inputWM) {
+		c.emitSameSecondRightLate(r, ts)
+	}
+}
+
+// sameSecondResult applies Paid to a pair of "same-second".
+func (c *sameSecondChain) sameSecondResult(l joins.Event, r joins.Payment, ts int64) {
+	c.emitSameSecond(joins.Paid(l, r), ts)
+}
+
+// sameSecondWindowPair emits a pair of a window of "same-second" that fired.
+func (c *sameSecondChain) sameSecondWindowPair(l joins.Event, r joins.Payment, w runtime.Window) {
+	c.sameSecondResult(l, r, w.MaxTimestamp())
+}
+
+// emitSameSecond passes the records of "same-second" to windowed.
+func (c *sameSecondChain) emitSameSecond(r string, ts int64) {
+	c.counts[0]++
+	c.toWindowed(r, ts)
+}
+
+// emitSameSecondLeftLate drops the records of the left input too late to be paired by "same-second": nothing reads them.
+func (c *sameSecondChain) emitSameSecondLeftLate(r joins.Event, ts int64) {
+	c.counts[2]++
+}
+
+// emitSameSecondRightLate drops the records of the right input too late to be paired by "same-second": nothing reads them.
+func (c *sameSecondChain) emitSameSecondRightLate(r joins.Payment, ts int64) {
+	c.counts[4]++
+}
+
+// toWindowed is sink "windowed": file sink, format lines.
+func (c *sameSecondChain) toWindowed(r string, ts int64) {
+	c.windowedSink.Write(r)
+}
+
+// flush hands partial batches downstream; the chain calls it when it has nothing
+// to do, and at least every runtime.Linger.
+func (c *sameSecondChain) flush() {
+	c.windowedSink.Flush()
+	c.meter.Publish(c.counts[:])
+}
+
+// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
+// the records before it, and hands the snapshot to the writer.
+func (c *sameSecondChain) barrier(id int64) {
+	s := c.task.Begin(id)
+	s.InboxWatermarks(nodeSameSecond, c.in.Watermarks())
+	pebblestate.SnapshotWindowJoin(s, nodeSameSecond, c.sameSecondState)
+	c.windowedSink.PreCommit(s, nodeWindowed)
+	c.task.Submit(s)
+}
+
+// watermark moves the chain's event time to w: what waited for it fires, then the
+// watermark goes on downstream, after the records it released.
+func (c *sameSecondChain) watermark(w int64) {
+	c.meter.Watermark(w)
+	c.sameSecondState.Advance(w, c.sameSecondWindowPair)
+}
+
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
+func (c *sameSecondChain) end() {
+	s := c.task.Final()
+	s.InboxWatermarks(nodeSameSecond, c.in.Watermarks())
+	c.windowedSink.PreCommit(s, nodeWindowed)
+	c.windowedSink.End()
+	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
+}
+
 // allChain is one subtask of union "all" and the nodes fused with it: out.
 type allChain struct {
 	sub     int           // the subtask's index
@@ -944,6 +1157,59 @@ var paidCodec = &state.Codec[string, joins.Event]{
 	DecodeValue: decodePaidValue,
 	KeySchema:   paidKeySchema,
 	ValueSchema: paidValueSchema,
+}
+
+// hashKeySameSecond hashes a key of "same-second". The hash decides the key group, which
+// checkpoints keep: it must never change.
+func hashKeySameSecond(k string) uint64 {
+	return runtime.HashString(k)
+}
+
+// The schema of the state of "same-second", recorded in every checkpoint.
+const (
+	sameSecondKeySchema   = "string"
+	sameSecondValueSchema = "github.com/pipegen/pipegen/golden/pebble-joins.Event{1 User string; 2 Ms int64} + github.com/pipegen/pipegen/golden/pebble-joins.Payment{1 User string; 2 Ms int64; 3 Amount int}"
+)
+
+// encodeSameSecondKey and decodeSameSecondKey write and read a key of "same-second".
+func encodeSameSecondKey(w *codec.Writer, k string) {
+	w.String(k)
+}
+func decodeSameSecondKey(r *codec.Reader) string {
+	var k string
+	k = r.String()
+	return k
+}
+
+// encodeSameSecondValue and decodeSameSecondValue write and read a value of type joins.Event of the state of "same-second".
+func encodeSameSecondValue(w *codec.Writer, v *joins.Event) {
+	encodeEvent(w, v)
+}
+func decodeSameSecondValue(r *codec.Reader) *joins.Event {
+	v := new(joins.Event)
+	decodeEvent(r, v)
+	return v
+}
+
+// encodeSameSecondRight and decodeSameSecondRight write and read a value of type joins.Payment of the state of "same-second".
+func encodeSameSecondRight(w *codec.Writer, v *joins.Payment) {
+	encodePayment(w, v)
+}
+func decodeSameSecondRight(r *codec.Reader) *joins.Payment {
+	v := new(joins.Payment)
+	decodePayment(r, v)
+	return v
+}
+
+// sameSecondCodec is how checkpoints write and read the state of "same-second".
+var sameSecondCodec = &state.Codec[string, joins.Event]{
+	Hash:        hashKeySameSecond,
+	EncodeKey:   encodeSameSecondKey,
+	DecodeKey:   decodeSameSecondKey,
+	EncodeValue: encodeSameSecondValue,
+	DecodeValue: decodeSameSecondValue,
+	KeySchema:   sameSecondKeySchema,
+	ValueSchema: sameSecondValueSchema,
 }
 
 // encodeEvent writes a joins.Event of checkpointed state, field by field.
