@@ -21,7 +21,9 @@
 // a trigger (Windows) are a store of their own: per key and window a
 // value, and a timer at the window's end. So are the buffers of an
 // interval join (IntervalJoin, joins.go): per key and side the records in
-// time order, and each again by the time it can no longer match.
+// time order, and each again by the time it can no longer match. A window
+// join on tumbling or sliding windows (WindowJoin) is Windows whose
+// accumulators are the windows' records.
 //
 // A checkpoint is a Pebble checkpoint: at the barrier the subtask writes
 // its changed values and marks the cut; the writer then flushes the
