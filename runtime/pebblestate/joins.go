@@ -95,6 +95,27 @@ const (
 	joinSuffix = 1 + 8 + 8
 )
 
+// joinComparer orders keys as Pebble's default comparer does (bytes), and
+// splits a record's key (prefixJoin) before its time: the sstables' Bloom
+// filters then hold a key's side, so that a record's seek for those it
+// meets reads only the sstables that hold some. Separators and successors
+// are the keys themselves (Pebble's trivial ones), so that every key
+// Pebble splits is one of the store's or a bound, whose form says where
+// its prefix ends.
+var joinComparer = func() *pebble.Comparer {
+	c := *pebble.DefaultComparer
+	c.Split = func(k []byte) int {
+		if len(k) > joinSuffix && k[0] == prefixJoin {
+			return len(k) - joinSuffix + 1
+		}
+		return len(k)
+	}
+	c.Separator = func(dst, a, _ []byte) []byte { return append(dst, a...) }
+	c.Successor = func(dst, a []byte) []byte { return append(dst, a...) }
+	c.Name = "pipegen.join.v1"
+	return &c
+}()
+
 // metaJoin is the key of the join's meta values.
 var metaJoin = []byte{prefixMeta, 'j'}
 
@@ -110,7 +131,7 @@ func OpenIntervalJoin[K comparable, L, R any](t *checkpoint.Task, node int, lowe
 	}
 	j := &IntervalJoin[K, L, R]{lower: lower, upper: upper, codec: c, encR: encR, decR: decR,
 		wm: eventtime.MinTime, low: math.MinInt64, spillAt: timerSpill}
-	j.store = Open(t, node, c)
+	j.store = openState(t, node, "", c, joinComparer)
 	j.store.readMemory, j.store.noCanonical = j.readMemory, true
 	j.store.addPart(j)
 	if files, _ := t.RestoredFiles(node, ""); len(files) > 0 {
@@ -332,11 +353,15 @@ func (j *IntervalJoin[K, L, R]) scan(b *pebble.Batch, kb []byte, side byte, lo, 
 	w := &j.bound
 	w.Reset()
 	w.Raw(kb)
+	// A bound of the form of a record's key, whose prefix joinComparer
+	// finds (ts MaxTime with the highest arrival number: never one).
+	w.Raw([]byte{side})
 	if hi == math.MaxInt64 {
-		w.Raw([]byte{side + 1})
+		w.Raw(binary.BigEndian.AppendUint64(nil, math.MaxUint64))
+		w.Raw(binary.BigEndian.AppendUint64(nil, math.MaxUint64))
 	} else {
-		w.Raw([]byte{side})
 		w.Raw(binary.BigEndian.AppendUint64(nil, ordered(hi+1)))
+		w.Raw(make([]byte, 8))
 	}
 	j.flip ^= 1
 	bd := &j.bounds[j.flip]
@@ -353,7 +378,9 @@ func (j *IntervalJoin[K, L, R]) scan(b *pebble.Batch, kb []byte, side byte, lo, 
 		j.it.SetOptions(opts)
 	}
 	it := j.it
-	for ok := it.First(); ok; ok = it.Next() {
+	// A seek within one prefix: the Bloom filters skip the sstables
+	// without the key's side.
+	for ok := it.SeekPrefixGE(bd[0]); ok; ok = it.Next() {
 		key := it.Key()
 		v, err := it.ValueAndErr()
 		if err != nil {

@@ -119,6 +119,12 @@ func Open[K comparable, V any](t *checkpoint.Task, node int, c *state.Codec[K, V
 // OpenState is Open of the named state of node ("map.F": the map state
 // of field F of a process's state), a store of its own.
 func OpenState[K comparable, V any](t *checkpoint.Task, node int, stateName string, c *state.Codec[K, V]) *Keyed[K, V] {
+	return openState(t, node, stateName, c, nil)
+}
+
+// openState is OpenState of a store whose keys cmp orders (nil: Pebble's
+// default comparer).
+func openState[K comparable, V any](t *checkpoint.Task, node int, stateName string, c *state.Codec[K, V], cmp *pebble.Comparer) *Keyed[K, V] {
 	n := t.Node(node)
 	uid := n.UID
 	if stateName != "" {
@@ -133,7 +139,7 @@ func OpenState[K comparable, V any](t *checkpoint.Task, node int, stateName stri
 		uploaded: map[int64]map[string]string{}, names: map[string]string{}}
 	st := t.Storage()
 	s.files = newFiles(st.FS, filepath.Join(st.Dir, "pebble", fmt.Sprintf("%s-%d", uid, t.Subtask())))
-	s.files.budget = b
+	s.files.budget, s.files.comparer = b, cmp
 	if err := s.files.reset(); err != nil {
 		fault.Abortf("operators.%s[%d]: pebble state: %w", n.Name, t.Subtask(), err)
 	}
@@ -493,6 +499,8 @@ type files struct {
 	local bool
 	// budget sizes the stores opened (budget.go).
 	budget budget
+	// comparer orders the store's keys, nil for Pebble's default.
+	comparer *pebble.Comparer
 }
 
 func newFiles(ckpt vfs.FS, dir string) *files {
