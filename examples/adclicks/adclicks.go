@@ -19,12 +19,15 @@ import "fmt"
 //pipegen:sink attributed-out input=attributed connector=file path=attributed format=jsonl
 //pipegen:sink same-window-out input=same-window connector=file path=same-window format=jsonl
 
-// Events and Users are the numbers of events and users; Within is how
-// long after an impression a click is attributed to it (bounds
-// included), Window the window join's tumbling window, in milliseconds.
+// Events and Users are the numbers of events and users; a click is
+// attributed to the impressions of its user from Skew ms after it to
+// Within ms before it (bounds included: the servers' clocks differ, a
+// click may be logged before its impression); Window is the window join's
+// tumbling window, in milliseconds.
 const (
 	Events = 30_000
 	Users  = 400
+	Skew   = 200
 	Within = 500
 	Window = 200
 )
@@ -96,7 +99,7 @@ func ImpressionUser(i Impression) string { return i.User }
 func ClickUser(c Click) string           { return c.User }
 
 // Attribution is a click with an impression of its user at most Within
-// ms before it.
+// ms before it, or Skew ms after it (Delay is then negative).
 type Attribution struct {
 	User       string `json:"user"`
 	Impression uint64 `json:"impression"`
@@ -104,10 +107,10 @@ type Attribution struct {
 	Delay      int64  `json:"delay"`
 }
 
-// Attribute pairs a click with an impression of its user up to Within ms
-// before it.
+// Attribute pairs a click with an impression of its user from Skew ms
+// after it to Within ms before it.
 //
-//pipegen:join attributed inputs=impressions,clicks key=ImpressionUser,ClickUser between=0s,500ms
+//pipegen:join attributed inputs=impressions,clicks key=ImpressionUser,ClickUser between=-200ms,500ms
 func Attribute(i Impression, c Click) Attribution {
 	return Attribution{User: i.User, Impression: i.Seq, Click: c.Seq, Delay: c.Ms - i.Ms}
 }

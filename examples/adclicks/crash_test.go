@@ -18,7 +18,8 @@ var rates = []string{"sources.events.rate=10000"}
 // expected computes the job's output without running it, from the
 // documented semantics of joins: no record is late (the generator's times
 // never go back), so an interval join pairs every impression with every
-// click of its user between 0 and Within ms after it, and a window join
+// click of its user from Skew ms before to Within ms after it (the
+// clicks before it wait in the join's buffer), and a window join
 // every impression with every click of its user in the same window.
 func expected(t *testing.T) (attributed, sameWindow []string) {
 	add := func(lines *[]string, v any) {
@@ -45,7 +46,7 @@ func expected(t *testing.T) (attributed, sameWindow []string) {
 			if i.User != c.User {
 				continue
 			}
-			if d := c.Ms - i.Ms; d >= 0 && d <= adclicks.Within {
+			if d := c.Ms - i.Ms; d >= -adclicks.Skew && d <= adclicks.Within {
 				add(&attributed, adclicks.Attribution{User: i.User, Impression: i.Seq, Click: c.Seq, Delay: d})
 			}
 			if w := i.Ms / adclicks.Window * adclicks.Window; c.Ms/adclicks.Window*adclicks.Window == w {
