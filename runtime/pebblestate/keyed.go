@@ -126,10 +126,7 @@ func OpenState[K comparable, V any](t *checkpoint.Task, node int, stateName stri
 // default comparer).
 func openState[K comparable, V any](t *checkpoint.Task, node int, stateName string, c *state.Codec[K, V], cmp *pebble.Comparer) *Keyed[K, V] {
 	n := t.Node(node)
-	uid := n.UID
-	if stateName != "" {
-		uid += "-" + stateName
-	}
+	uid := checkpoint.StateStem(n.UID, stateName)
 	start, end := t.KeyRange(node)
 	maxP := t.MaxParallelism()
 	b := budgetFor(memoryLimit(), stores(t))
