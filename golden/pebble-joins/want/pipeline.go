@@ -163,7 +163,7 @@ func (c *eventsChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := joins.EventTime(r)
-			c.emitEvents(r, ts)
+			c.emitEvents(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -191,23 +191,23 @@ func (c *eventsChain) run() {
 }
 
 // emitEvents passes the records of "events" to next, next, paid, same-second.
-func (c *eventsChain) emitEvents(r joins.Event, ts int64) {
+func (c *eventsChain) emitEvents(r *joins.Event, ts int64) {
 	c.counts[0]++
-	c.eventsToNext.Hash(hashKeyNext(joins.ByUser(r)), runtime.Timed[joins.Event]{
+	c.eventsToNext.Hash(hashKeyNext(joins.ByUser(*r)), runtime.Timed[joins.Event]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
-	c.eventsToNext2.Hash(hashKeyNext(joins.ByUser(r)), runtime.Timed[joins.Event]{
+	c.eventsToNext2.Hash(hashKeyNext(joins.ByUser(*r)), runtime.Timed[joins.Event]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
-	c.eventsToPaid.Hash(hashKeyPaid(joins.ByUser(r)), runtime.Timed[joins.Event]{
+	c.eventsToPaid.Hash(hashKeyPaid(joins.ByUser(*r)), runtime.Timed[joins.Event]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
-	c.eventsToSameSecond.Hash(hashKeySameSecond(joins.ByUser(r)), runtime.Timed[joins.Event]{
+	c.eventsToSameSecond.Hash(hashKeySameSecond(joins.ByUser(*r)), runtime.Timed[joins.Event]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 
@@ -300,7 +300,7 @@ func (c *paymentsChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := joins.PaymentTime(r)
-			c.emitPayments(r, ts)
+			c.emitPayments(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -328,15 +328,15 @@ func (c *paymentsChain) run() {
 }
 
 // emitPayments passes the records of "payments" to paid, same-second.
-func (c *paymentsChain) emitPayments(r joins.Payment, ts int64) {
+func (c *paymentsChain) emitPayments(r *joins.Payment, ts int64) {
 	c.counts[0]++
-	c.paymentsToPaid.Hash(hashKeyPaid(joins.PaymentUser(r)), runtime.Timed[joins.Payment]{
+	c.paymentsToPaid.Hash(hashKeyPaid(joins.PaymentUser(*r)), runtime.Timed[joins.Payment]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
-	c.paymentsToSameSecond.Hash(hashKeySameSecond(joins.PaymentUser(r)), runtime.Timed[joins.Payment]{
+	c.paymentsToSameSecond.Hash(hashKeySameSecond(joins.PaymentUser(*r)), runtime.Timed[joins.Payment]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 
