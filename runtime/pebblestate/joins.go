@@ -501,6 +501,9 @@ func (j *IntervalJoin[K, L, R]) commit() {
 }
 
 func (j *IntervalJoin[K, L, R]) barrier() {
+	// The iterator holds on to the sstables it was made over, which
+	// compactions replace: a new one per checkpoint lets them go.
+	j.closeIter()
 	if j.b != nil {
 		j.commit()
 	} else if j.loaded && j.written != j.meta() {
