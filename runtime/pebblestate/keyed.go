@@ -1,6 +1,7 @@
 package pebblestate
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -281,7 +282,11 @@ func (s *Keyed[K, V]) Get(k K) *V {
 // TTL); nil when the store has none.
 func (s *Keyed[K, V]) read(k K) (*V, int64) {
 	it := s.reader()
-	if !it.SeekPrefixGE(s.storeKey(k)) {
+	key := s.storeKey(k)
+	// SeekPrefixGE stops at the first key at or after k that shares its
+	// prefix (all of k, unless the store's comparer splits keys: joins.go):
+	// k is in the store only if that is k.
+	if !it.SeekPrefixGE(key) || !bytes.Equal(it.Key(), key) {
 		if err := it.Error(); err != nil {
 			s.fail("read", err)
 		}
@@ -310,8 +315,6 @@ func (s *Keyed[K, V]) reader() *pebble.Iterator {
 		return s.reads
 	}
 	s.closeReads()
-	// Keys are whole keys to the store's comparer: SeekPrefixGE finds k
-	// alone, and the Bloom filters (built on whole keys) answer for it.
 	it, err := s.db.NewIter(&pebble.IterOptions{UseL6Filters: true})
 	if err != nil {
 		s.fail("read", err)
