@@ -54,13 +54,87 @@ func csvDecodes(n *ir.Node) bool {
 	return n.Format == "csv" && t.Kind == ir.NamedType && t.Struct() != nil && len(csvFields(t.Struct())) > 0
 }
 
-// csvFuncs emits the generated decoders of csv sources.
+// csvEncodes reports whether csv sink n gets a generated encoder: its
+// record type is a defined struct whose every field it handles.
+func csvEncodes(n *ir.Node) bool {
+	t := n.In()
+	return n.Kind == ir.Sink && n.Format == "csv" && t.Kind == ir.NamedType && t.Struct() != nil && len(csvFields(t.Struct())) > 0
+}
+
+// csvFuncs emits the generated decoders of csv sources and encoders of
+// csv sinks.
 func (g *gen) csvFuncs(f *jen.File) {
 	for _, n := range g.p.Nodes {
-		if n.Kind == ir.Source && csvDecodes(n) {
+		switch {
+		case n.Kind == ir.Source && csvDecodes(n):
 			g.csvDecoder(f, n)
+		case n.Kind == ir.Sink && csvEncodes(n):
+			g.csvEncoder(f, n)
 		}
 	}
+}
+
+// csvEncoder emits the encoder of csv sink n: the cells of its fields in
+// the reflective encoder's order (that of csvFields), each written by
+// the textcodec.CSVWriter method of its kind, which quotes it when it
+// must. A time the writer refuses sends the record through the
+// reflective encoder, which returns the error.
+func (g *gen) csvEncoder(f *jen.File, n *ir.Node) {
+	name := g.global("append%sCSV", n)
+	t := n.In()
+	fields := csvFields(t.Struct())
+	f.Comment(fmt.Sprintf("%s appends a record of sink %q as a CSV line, as the runtime's", name, n.Name))
+	f.Comment("reflective encoder writes it; false for a time RFC 3339 cannot write, which then")
+	f.Comment("goes through that encoder.")
+	f.Func().Id(name).Params(
+		jen.Id("b").Index().Byte(), jen.Id("v").Op("*").Add(typeCode(t)), jen.Id("w").Op("*").Qual(textcodecPath, "CSVWriter"),
+	).Params(jen.Index().Byte(), jen.Bool()).BlockFunc(func(g *jen.Group) {
+		declared := false // ok, for the times
+		for i, fd := range fields {
+			if i > 0 {
+				g.Id("b").Op("=").Id("w").Dot("Delim").Call(jen.Id("b"))
+			}
+			x := jen.Id("v").Dot(fd.Name)
+			conv := func(as string) jen.Code {
+				if fd.Type.Kind == ir.BasicType && fd.Type.Name == as {
+					return x
+				}
+				return jen.Id(as).Call(x)
+			}
+			put := func(method string, args ...jen.Code) {
+				g.Id("b").Op("=").Id("w").Dot(method).Call(append([]jen.Code{jen.Id("b")}, args...)...)
+			}
+			switch b := basicOf(fd.Type); {
+			case isTime(fd.Type):
+				if !declared {
+					g.Var().Id("ok").Bool()
+					declared = true
+				}
+				g.If(jen.List(jen.Id("b"), jen.Id("ok")).Op("=").Id("w").Dot("Time").Call(jen.Id("b"), x), jen.Op("!").Id("ok")).Block(
+					jen.Return(jen.Id("b"), jen.False()),
+				)
+			case isDuration(fd.Type):
+				put("Duration", x)
+			case b.Name == "string" && len(fields) == 1:
+				put("SoleString", conv("string"))
+			case b.Name == "string":
+				put("String", conv("string"))
+			case b.Name == "bool":
+				put("Bool", conv("bool"))
+			case b.Name == "float32" || b.Name == "float64":
+				bits := 64
+				if b.Name == "float32" {
+					bits = 32
+				}
+				put("Float", conv("float64"), jen.Lit(bits))
+			case strings.HasPrefix(b.Name, "u") || b.Name == "byte":
+				put("Uint", conv("uint64"))
+			default:
+				put("Int", conv("int64"))
+			}
+		}
+		g.Return(jen.Id("b"), jen.True())
+	})
 }
 
 // csvDecoder emits the decoder of csv source n.
