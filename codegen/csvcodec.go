@@ -87,7 +87,7 @@ func (g *gen) csvEncoder(f *jen.File, n *ir.Node) {
 	f.Comment("reflective encoder writes it; false for a time RFC 3339 cannot write, which then")
 	f.Comment("goes through that encoder.")
 	f.Func().Id(name).Params(
-		jen.Id("b").Index().Byte(), jen.Id("v").Op("*").Add(typeCode(t)), jen.Id("w").Op("*").Qual(textcodecPath, "CSVWriter"),
+		jen.Id("b").Index().Byte(), jen.Id("v").Add(typeCode(t)), jen.Id("w").Op("*").Qual(textcodecPath, "CSVWriter"),
 	).Params(jen.Index().Byte(), jen.Bool()).BlockFunc(func(g *jen.Group) {
 		declared := false // ok, for the times
 		for i, fd := range fields {

@@ -29,7 +29,9 @@ var encDelims = append(append([]rune(nil), delims...), ' ', 'e', '1', ':', '-', 
 // encoders are the reflective encoder and the generated one (which
 // counts the records it refused), with one delimiter.
 type encoders struct {
-	enc     interface{ EncodeReflect([]byte, csvcodec.Rich) ([]byte, error) }
+	enc interface {
+		EncodeReflect([]byte, csvcodec.Rich) ([]byte, error)
+	}
 	gen     func([]byte, csvcodec.Rich) ([]byte, error)
 	header  []byte
 	refused *int
@@ -37,7 +39,7 @@ type encoders struct {
 
 func newEncoders(t testing.TB, delim rune) encoders {
 	refused := new(int)
-	fast := func(b []byte, v *csvcodec.Rich, w *textcodec.CSVWriter) ([]byte, bool) {
+	fast := func(b []byte, v csvcodec.Rich, w *textcodec.CSVWriter) ([]byte, bool) {
 		b, ok := appendCsvoutCSV(b, v, w)
 		if !ok {
 			*refused++
@@ -293,7 +295,7 @@ func TestEncodeSpecial(t *testing.T) {
 			t.Errorf("F32 %v: cell %q, want %q", float32(c.f), got, c.want)
 		}
 	}
-	when := time.Date(2026, 12, 2, 3, 4, 5, 6, time.FixedZone("", -(3*3600 + 30*60)))
+	when := time.Date(2026, 12, 2, 3, 4, 5, 6, time.FixedZone("", -(3*3600+30*60)))
 	if got := cell(csvcodec.Rich{When: when, Took: -90 * time.Minute}, 20); got != "2026-12-02T03:04:05.000000006-03:30" {
 		t.Errorf("When: cell %q", got)
 	}

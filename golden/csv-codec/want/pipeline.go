@@ -311,7 +311,7 @@ func decodeRecordsCSV(cells [][]byte, cols []int, v *csvcodec.Rich) bool {
 // appendCsvoutCSV appends a record of sink "csvout" as a CSV line, as the runtime's
 // reflective encoder writes it; false for a time RFC 3339 cannot write, which then
 // goes through that encoder.
-func appendCsvoutCSV(b []byte, v *csvcodec.Rich, w *textcodec.CSVWriter) ([]byte, bool) {
+func appendCsvoutCSV(b []byte, v csvcodec.Rich, w *textcodec.CSVWriter) ([]byte, bool) {
 	b = w.Int(b, v.ID)
 	b = w.Delim(b)
 	b = w.Int(b, int64(v.I8))

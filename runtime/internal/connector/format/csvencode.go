@@ -50,7 +50,7 @@ type CSVEncoder[T any] struct {
 // returns false for a record it does not handle (a time without an RFC
 // 3339 form), which then goes through the reflective encoder, which
 // returns its error.
-type CSVEncodeFunc[T any] func(dst []byte, v *T, w *textcodec.CSVWriter) ([]byte, bool)
+type CSVEncodeFunc[T any] func(dst []byte, v T, w *textcodec.CSVWriter) ([]byte, bool)
 
 // csvOutColumn is a field the encoder writes.
 type csvOutColumn struct {
@@ -122,7 +122,7 @@ func (e *CSVEncoder[T]) Header() []byte {
 // Encode appends the line of v, without a line ending. It is an Encoder.
 func (e *CSVEncoder[T]) Encode(dst []byte, v T) ([]byte, error) {
 	if e.fast != nil {
-		if b, ok := e.fast(dst, &v, e.w); ok {
+		if b, ok := e.fast(dst, v, e.w); ok {
 			return b, nil
 		}
 	}
