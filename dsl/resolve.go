@@ -1076,7 +1076,7 @@ func csvProblem(t types.Type, u *userPackage) string {
 	}
 	for i := range st.NumFields() {
 		f := st.Field(i)
-		if !f.Exported() {
+		if !f.Exported() || reflect.StructTag(st.Tag(i)).Get("csv") == "-" {
 			continue
 		}
 		ft := f.Type()
