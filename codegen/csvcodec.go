@@ -64,28 +64,46 @@ func csvEncodes(n *ir.Node) bool {
 // csvFuncs emits the generated decoders of csv sources and encoders of
 // csv sinks.
 func (g *gen) csvFuncs(f *jen.File) {
+	// One encoder per record type, shared by the sinks that write it.
+	var types []*ir.Type
+	sinks := map[string][]string{}
 	for _, n := range g.p.Nodes {
 		switch {
 		case n.Kind == ir.Source && csvDecodes(n):
 			g.csvDecoder(f, n)
 		case n.Kind == ir.Sink && csvEncodes(n):
-			g.csvEncoder(f, n)
+			k := typeKey(n.In())
+			if sinks[k] == nil {
+				types = append(types, n.In())
+			}
+			sinks[k] = append(sinks[k], n.Name)
 		}
+	}
+	for _, t := range types {
+		g.csvEncoder(f, t, sinks[typeKey(t)])
 	}
 }
 
-// csvEncoder emits the encoder of csv sink n: the cells of its fields in
+// csvEncoderName names the generated CSV encoder of record type t.
+func (g *gen) csvEncoderName(t *ir.Type) string {
+	return g.names.name(nameKey{pattern: "append%sCSV", of: typeKey(t)}, derive("append%sCSV", t.Name))
+}
+
+// csvEncoder emits the encoder of the records of type t of csv sinks: the cells of its fields in
 // the reflective encoder's order (that of csvFields), each written by
 // the textcodec.CSVWriter method of its kind, which quotes it when it
 // must. A time the writer refuses sends the record through the
 // reflective encoder, which returns the error.
-func (g *gen) csvEncoder(f *jen.File, n *ir.Node) {
-	name := g.global("append%sCSV", n)
-	t := n.In()
+func (g *gen) csvEncoder(f *jen.File, t *ir.Type, sinks []string) {
+	name := g.csvEncoderName(t)
 	fields := csvFields(t.Struct())
-	f.Comment(fmt.Sprintf("%s appends a record of sink %q as a CSV line, as the runtime's", name, n.Name))
-	f.Comment("reflective encoder writes it; false for a time RFC 3339 cannot write, which then")
-	f.Comment("goes through that encoder.")
+	f.Comment(fmt.Sprintf("%s appends a %s as a CSV line, as the runtime's reflective encoder", name, g.typeString(t)))
+	f.Comment("writes it; false for a time RFC 3339 cannot write, which then goes through that")
+	which := "sink "
+	if len(sinks) > 1 {
+		which = "sinks "
+	}
+	f.Comment(fmt.Sprintf("encoder. It writes the records of %s%s.", which, strings.Join(sinks, ", ")))
 	f.Func().Id(name).Params(
 		jen.Id("b").Index().Byte(), jen.Id("v").Add(typeCode(t)), jen.Id("w").Op("*").Qual(textcodecPath, "CSVWriter"),
 	).Params(jen.Index().Byte(), jen.Bool()).BlockFunc(func(g *jen.Group) {

@@ -148,7 +148,7 @@ func (s *sinkGen) init(b *jen.Group) {
 	case n.Format == "csv":
 		fast := jen.Nil()
 		if csvEncodes(n) {
-			fast = jen.Id(s.cg.g.global("append%sCSV", n)) // generated: see csvcodec.go
+			fast = jen.Id(s.cg.g.csvEncoderName(in)) // generated: see csvcodec.go
 		}
 		if n.Connector == "file" && !s.cg.g.opts.Test {
 			// A file sink writes the header line at the top of each file.

@@ -1,4 +1,4 @@
-// Tests of the generated CSV encoder of Rich (sink csvout) against the
+// Tests of the generated CSV encoder of Rich (sinks csvout, printed) against the
 // runtime's reflective one, and of what both write against the CSV
 // source's decoders and encoding/csv (written by hand; go test ./golden
 // -update leaves *_test.go files in want/ alone). Run the fuzzer with
@@ -40,7 +40,7 @@ type encoders struct {
 func newEncoders(t testing.TB, delim rune) encoders {
 	refused := new(int)
 	fast := func(b []byte, v csvcodec.Rich, w *textcodec.CSVWriter) ([]byte, bool) {
-		b, ok := appendCsvoutCSV(b, v, w)
+		b, ok := appendRichCSV(b, v, w)
 		if !ok {
 			*refused++
 		}

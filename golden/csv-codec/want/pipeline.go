@@ -16,7 +16,7 @@ import (
 var config = &runtime.Config{
 	Name:           "csv-codec",
 	Source:         "golden/csv-codec/pipeline.yaml",
-	Fingerprint:    "de2fddd683e6616245c2d123",
+	Fingerprint:    "2b15c79245f131e5f722ee84",
 	Parallelism:    1,
 	MaxParallelism: 128,
 	Checkpoint: runtime.CheckpointConfig{
@@ -41,6 +41,7 @@ var config = &runtime.Config{
 		{Name: "records", UID: "records", Kind: "source", Section: "sources", Connector: "file", Format: "csv", Options: map[string]string{"path": "records.csv"}},
 		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "records", Inputs: []runtime.NodeInput{{From: "records", Partition: "forward"}}, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "out"}},
 		{Name: "csvout", UID: "csvout", Kind: "sink", Section: "sinks", FusedWith: "records", Inputs: []runtime.NodeInput{{From: "records", Partition: "forward"}}, Connector: "file", Format: "csv", Options: map[string]string{"path": "csvout"}},
+		{Name: "printed", UID: "printed", Kind: "sink", Section: "sinks", FusedWith: "records", Inputs: []runtime.NodeInput{{From: "records", Partition: "forward"}}, Connector: "stdout", Format: "csv", Options: map[string]string{"delimiter": ";"}},
 	},
 }
 
@@ -49,6 +50,7 @@ const (
 	nodeRecords = 0
 	nodeOut     = 1
 	nodeCsvout  = 2
+	nodePrinted = 3
 )
 
 // build wires one run of the job and starts the goroutine of every subtask of
@@ -59,16 +61,17 @@ func build(j *runtime.Job) {
 	}
 }
 
-// recordsChain is one subtask of source "records" and the nodes fused with it: out, csvout.
+// recordsChain is one subtask of source "records" and the nodes fused with it: out, csvout, printed.
 type recordsChain struct {
-	sub        int           // the subtask's index
-	task       *runtime.Task // its part in checkpoints
-	src        *runtime.FileSource[csvcodec.Rich]
-	ctl        *runtime.SourceCtl
-	outSink    *runtime.FileSink[csvcodec.Rich]
-	csvoutSink *runtime.FileSink[csvcodec.Rich]
-	meter      *runtime.Meter // the subtask's metrics
-	counts     [6]uint64      // records emitted by records, out, csvout, then late for them; flush publishes them
+	sub         int           // the subtask's index
+	task        *runtime.Task // its part in checkpoints
+	src         *runtime.FileSource[csvcodec.Rich]
+	ctl         *runtime.SourceCtl
+	outSink     *runtime.FileSink[csvcodec.Rich]
+	csvoutSink  *runtime.FileSink[csvcodec.Rich]
+	printedSink *runtime.StdoutSink[csvcodec.Rich]
+	meter       *runtime.Meter // the subtask's metrics
+	counts      [8]uint64      // records emitted by records, out, csvout, printed, then late for them; flush publishes them
 }
 
 func newRecordsChain(j *runtime.Job, sub int) *recordsChain {
@@ -79,8 +82,9 @@ func newRecordsChain(j *runtime.Job, sub int) *recordsChain {
 	c.src = runtime.NewFileSource(j, nodeRecords, sub, runtime.CSVFormatFast(j, nodeRecords, decodeRecordsCSV))
 	c.ctl = c.src.Ctl()
 	c.outSink = runtime.NewFileSink(j, nodeOut, sub, runtime.EncodeJSON[csvcodec.Rich])
-	c.csvoutSink = runtime.NewCSVFileSink[csvcodec.Rich](j, nodeCsvout, sub, appendCsvoutCSV)
-	c.meter = j.Meter(sub, nodeRecords, nodeOut, nodeCsvout)
+	c.csvoutSink = runtime.NewCSVFileSink[csvcodec.Rich](j, nodeCsvout, sub, appendRichCSV)
+	c.printedSink = runtime.NewStdoutSink(j, nodePrinted, sub, runtime.CSVEncoder[csvcodec.Rich](j, nodePrinted, appendRichCSV))
+	c.meter = j.Meter(sub, nodeRecords, nodeOut, nodeCsvout, nodePrinted)
 	return c
 }
 
@@ -107,11 +111,12 @@ func (c *recordsChain) run() {
 	c.end()
 }
 
-// emitRecords passes the records of "records" to out, csvout.
+// emitRecords passes the records of "records" to out, csvout, printed.
 func (c *recordsChain) emitRecords(r *csvcodec.Rich) {
 	c.counts[0]++
 	c.toOut(*r)
 	c.toCsvout(*r)
+	c.toPrinted(*r)
 }
 
 // toOut is sink "out": file sink, format jsonl.
@@ -124,11 +129,17 @@ func (c *recordsChain) toCsvout(r csvcodec.Rich) {
 	c.csvoutSink.Write(r)
 }
 
+// toPrinted is sink "printed": stdout sink, format csv.
+func (c *recordsChain) toPrinted(r csvcodec.Rich) {
+	c.printedSink.Write(r)
+}
+
 // flush hands partial batches downstream; the chain calls it when it has nothing
 // to do, and at least every runtime.Linger.
 func (c *recordsChain) flush() {
 	c.outSink.Flush()
 	c.csvoutSink.Flush()
+	c.printedSink.Flush()
 	c.meter.Publish(c.counts[:])
 }
 
@@ -139,6 +150,7 @@ func (c *recordsChain) barrier(id int64) {
 	c.src.Snapshot(s, nodeRecords)
 	c.outSink.PreCommit(s, nodeOut)
 	c.csvoutSink.PreCommit(s, nodeCsvout)
+	c.printedSink.PreCommit(s, nodePrinted)
 	c.task.Submit(s)
 }
 
@@ -152,6 +164,8 @@ func (c *recordsChain) end() {
 	c.outSink.End()
 	c.csvoutSink.PreCommit(s, nodeCsvout)
 	c.csvoutSink.End()
+	c.printedSink.PreCommit(s, nodePrinted)
+	c.printedSink.End()
 	c.task.Submit(s)
 	c.meter.Publish(c.counts[:])
 	c.meter.End()
@@ -308,10 +322,10 @@ func decodeRecordsCSV(cells [][]byte, cols []int, v *csvcodec.Rich) bool {
 	return true
 }
 
-// appendCsvoutCSV appends a record of sink "csvout" as a CSV line, as the runtime's
-// reflective encoder writes it; false for a time RFC 3339 cannot write, which then
-// goes through that encoder.
-func appendCsvoutCSV(b []byte, v csvcodec.Rich, w *textcodec.CSVWriter) ([]byte, bool) {
+// appendRichCSV appends a csvcodec.Rich as a CSV line, as the runtime's reflective encoder
+// writes it; false for a time RFC 3339 cannot write, which then goes through that
+// encoder. It writes the records of sinks csvout, printed.
+func appendRichCSV(b []byte, v csvcodec.Rich, w *textcodec.CSVWriter) ([]byte, bool) {
 	b = w.Int(b, v.ID)
 	b = w.Delim(b)
 	b = w.Int(b, int64(v.I8))
