@@ -54,13 +54,105 @@ func csvDecodes(n *ir.Node) bool {
 	return n.Format == "csv" && t.Kind == ir.NamedType && t.Struct() != nil && len(csvFields(t.Struct())) > 0
 }
 
-// csvFuncs emits the generated decoders of csv sources.
+// csvEncodes reports whether csv sink n gets a generated encoder: its
+// record type is a defined struct whose every field it handles.
+func csvEncodes(n *ir.Node) bool {
+	t := n.In()
+	return n.Kind == ir.Sink && n.Format == "csv" && t.Kind == ir.NamedType && t.Struct() != nil && len(csvFields(t.Struct())) > 0
+}
+
+// csvFuncs emits the generated decoders of csv sources and encoders of
+// csv sinks.
 func (g *gen) csvFuncs(f *jen.File) {
+	// One encoder per record type, shared by the sinks that write it.
+	var types []*ir.Type
+	sinks := map[string][]string{}
 	for _, n := range g.p.Nodes {
-		if n.Kind == ir.Source && csvDecodes(n) {
+		switch {
+		case n.Kind == ir.Source && csvDecodes(n):
 			g.csvDecoder(f, n)
+		case n.Kind == ir.Sink && csvEncodes(n):
+			k := typeKey(n.In())
+			if sinks[k] == nil {
+				types = append(types, n.In())
+			}
+			sinks[k] = append(sinks[k], n.Name)
 		}
 	}
+	for _, t := range types {
+		g.csvEncoder(f, t, sinks[typeKey(t)])
+	}
+}
+
+// csvEncoderName names the generated CSV encoder of record type t.
+func (g *gen) csvEncoderName(t *ir.Type) string {
+	return g.names.name(nameKey{pattern: "append%sCSV", of: typeKey(t)}, derive("append%sCSV", t.Name))
+}
+
+// csvEncoder emits the encoder of the records of type t of csv sinks: the cells of its fields in
+// the reflective encoder's order (that of csvFields), each written by
+// the textcodec.CSVWriter method of its kind, which quotes it when it
+// must. A time the writer refuses sends the record through the
+// reflective encoder, which returns the error.
+func (g *gen) csvEncoder(f *jen.File, t *ir.Type, sinks []string) {
+	name := g.csvEncoderName(t)
+	fields := csvFields(t.Struct())
+	f.Comment(fmt.Sprintf("%s appends a %s as a CSV line, as the runtime's reflective encoder", name, g.typeString(t)))
+	f.Comment("writes it; false for a time RFC 3339 cannot write, which then goes through that")
+	which := "sink "
+	if len(sinks) > 1 {
+		which = "sinks "
+	}
+	f.Comment(fmt.Sprintf("encoder. It writes the records of %s%s.", which, strings.Join(sinks, ", ")))
+	f.Func().Id(name).Params(
+		jen.Id("b").Index().Byte(), jen.Id("v").Add(typeCode(t)), jen.Id("w").Op("*").Qual(textcodecPath, "CSVWriter"),
+	).Params(jen.Index().Byte(), jen.Bool()).BlockFunc(func(g *jen.Group) {
+		declared := false // ok, for the times
+		for i, fd := range fields {
+			if i > 0 {
+				g.Id("b").Op("=").Id("w").Dot("Delim").Call(jen.Id("b"))
+			}
+			x := jen.Id("v").Dot(fd.Name)
+			conv := func(as string) jen.Code {
+				if fd.Type.Kind == ir.BasicType && fd.Type.Name == as {
+					return x
+				}
+				return jen.Id(as).Call(x)
+			}
+			put := func(method string, args ...jen.Code) {
+				g.Id("b").Op("=").Id("w").Dot(method).Call(append([]jen.Code{jen.Id("b")}, args...)...)
+			}
+			switch b := basicOf(fd.Type); {
+			case isTime(fd.Type):
+				if !declared {
+					g.Var().Id("ok").Bool()
+					declared = true
+				}
+				g.If(jen.List(jen.Id("b"), jen.Id("ok")).Op("=").Id("w").Dot("Time").Call(jen.Id("b"), x), jen.Op("!").Id("ok")).Block(
+					jen.Return(jen.Id("b"), jen.False()),
+				)
+			case isDuration(fd.Type):
+				put("Duration", x)
+			case b.Name == "string" && len(fields) == 1:
+				put("SoleString", conv("string"))
+			case b.Name == "string":
+				put("String", conv("string"))
+			case b.Name == "bool":
+				put("Bool", conv("bool"))
+			case b.Name == "float32" || b.Name == "float64":
+				bits := 64
+				if b.Name == "float32" {
+					bits = 32
+				}
+				put("Float", conv("float64"), jen.Lit(bits))
+			case strings.HasPrefix(b.Name, "u") || b.Name == "byte":
+				put("Uint", conv("uint64"))
+			default:
+				put("Int", conv("int64"))
+			}
+		}
+		g.Return(jen.Id("b"), jen.True())
+	})
 }
 
 // csvDecoder emits the decoder of csv source n.

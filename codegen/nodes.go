@@ -145,6 +145,17 @@ func (s *sinkGen) init(b *jen.Group) {
 	in := n.In()
 	var enc jen.Code
 	switch {
+	case n.Format == "csv":
+		fast := jen.Nil()
+		if csvEncodes(n) {
+			fast = jen.Id(s.cg.g.csvEncoderName(in)) // generated: see csvcodec.go
+		}
+		if n.Connector == "file" && !s.cg.g.opts.Test {
+			// A file sink writes the header line at the top of each file.
+			b.Add(s.sink()).Op("=").Qual(runtimePath, "NewCSVFileSink").Types(typeCode(in)).Call(jen.Id("j"), jen.Id(s.cg.g.constName(n)), jen.Id("sub"), fast)
+			return
+		}
+		enc = jen.Qual(runtimePath, "CSVEncoder").Types(typeCode(in)).Call(jen.Id("j"), jen.Id(s.cg.g.constName(n)), fast)
 	case n.Format == "jsonl" && jsonSupport(in) == "":
 		enc = jen.Id(s.cg.g.global("encode%sJSON", n)) // generated: see jsoncodec.go
 	case n.Format == "jsonl":

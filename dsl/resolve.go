@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/types"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -688,6 +689,7 @@ func (r *resolver) checkSink(n *rnode, in types.Type) {
 		}
 	}
 	n.ir.Format = format.V
+	r.checkFormatOptions(n, conn, format.V)
 	if conn.Name == "kafka" {
 		r.checkKafkaSink(n, in, opts)
 	}
@@ -700,6 +702,11 @@ func (r *resolver) checkSink(n *rnode, in types.Type) {
 	case "lines":
 		if !isString && !stringer {
 			r.report(format.Pos, diag.Type, "format lines writes strings, and %s is neither a string nor has a String() string method: use %v, or add a String method", r.u.typeString(in), ex("format", "jsonl"))
+			n.ok = false
+		}
+	case "csv":
+		if p := csvWriteProblem(in, r.u); p != "" {
+			r.report(format.Pos, diag.Type, "sink %q cannot write %s as csv: %s", ns.Name.V, r.u.typeString(in), p)
 			n.ok = false
 		}
 	case "jsonl":
@@ -1069,7 +1076,7 @@ func csvProblem(t types.Type, u *userPackage) string {
 	}
 	for i := range st.NumFields() {
 		f := st.Field(i)
-		if !f.Exported() {
+		if !f.Exported() || reflect.StructTag(st.Tag(i)).Get("csv") == "-" {
 			continue
 		}
 		ft := f.Type()
@@ -1080,6 +1087,46 @@ func csvProblem(t types.Type, u *userPackage) string {
 		if !ok || b.Info()&(types.IsBoolean|types.IsInteger|types.IsFloat|types.IsString) == 0 {
 			return fmt.Sprintf("field %s has type %s; csv fields are strings, numbers, bools, time.Time and time.Duration", f.Name(), u.typeString(ft))
 		}
+	}
+	return ""
+}
+
+// csvWriteProblem explains why a csv sink cannot write records of type
+// t, or returns "": what the runtime's encoder would refuse when the job
+// starts (runtime/internal/connector/format csvColumns), and two columns
+// of one name, which a csv source could not tell apart.
+func csvWriteProblem(t types.Type, u *userPackage) string {
+	st, ok := t.Underlying().(*types.Struct)
+	if !ok {
+		return "csv records are structs whose fields are the columns; use format jsonl, or a struct"
+	}
+	seen := map[string]string{}
+	for i := range st.NumFields() {
+		f := st.Field(i)
+		tag := reflect.StructTag(st.Tag(i)).Get("csv")
+		if !f.Exported() || tag == "-" {
+			continue
+		}
+		ft := f.Type()
+		named, isNamed := types.Unalias(ft).(*types.Named)
+		if !isNamed || !isTimeType(named) {
+			b, ok := ft.Underlying().(*types.Basic)
+			if !ok || b.Info()&(types.IsBoolean|types.IsInteger|types.IsFloat|types.IsString) == 0 {
+				return fmt.Sprintf("field %s has type %s; csv fields are strings, numbers, bools, time.Time and time.Duration (tag it `csv:\"-\"` to leave it out)", f.Name(), u.typeString(ft))
+			}
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name()
+		}
+		key := strings.ToLower(name)
+		if other, dup := seen[key]; dup {
+			return fmt.Sprintf("fields %s and %s both have the column name %q (a csv header matches names case-insensitively); rename one with a `csv:\"name\"` tag", other, f.Name(), name)
+		}
+		seen[key] = f.Name()
+	}
+	if len(seen) == 0 {
+		return "it has no exported field to write as a column"
 	}
 	return ""
 }

@@ -124,7 +124,7 @@ sinks:
     path: out
     fromat: jsonl
 `,
-			want: []want{{"8:5", `unknown key "fromat" in sink "out", did you mean "format"? (the file sink takes path, format)`}},
+			want: []want{{"8:5", `unknown key "fromat" in sink "out", did you mean "format"? (the file sink takes path, format, header, delimiter)`}},
 		},
 		{
 			name: "unknown connector",

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/pipegen/pipegen"
@@ -317,6 +318,44 @@ func CSVFormatFast[T any](j *Job, node int, decode func(cells [][]byte, cols []i
 // generated decoders against the reflective one.
 func CSVFormat[T any](delimiter rune, header bool, decode func(cells [][]byte, cols []int, v *T) bool) (Format[T], error) {
 	return format.CSVFormatFast(delimiter, header, decode)
+}
+
+// CSVEncodeFunc is a generated CSV encoder (format.CSVEncodeFunc).
+type CSVEncodeFunc[T any] = format.CSVEncodeFunc[T]
+
+// CSVEncoder writes records as CSV lines with the delimiter option of
+// sink node, with the generated encoder fast (nil for none) and the
+// reflective one for what fast does not handle.
+func CSVEncoder[T any](j *Job, node int, fast CSVEncodeFunc[T]) Encoder[T] {
+	return format.CSVEncoderFor[T](j.Node(node), fast).Encode
+}
+
+// NewCSVEncoder is the CSV encoder of T with delimiter and the generated
+// encoder fast (nil for none), for tests of generated encoders against
+// the reflective one.
+func NewCSVEncoder[T any](delimiter rune, fast CSVEncodeFunc[T]) (*format.CSVEncoder[T], error) {
+	return format.NewCSVEncoder(delimiter, fast)
+}
+
+// NewCSVFileSink prepares subtask sub of the csv file sink node: its
+// records encoded as NewFileSink's would be with CSVEncoder, and with
+// the header option (true unless set to false) each part file starting
+// with the header line.
+func NewCSVFileSink[T any](j *Job, node, sub int, fast CSVEncodeFunc[T]) *FileSink[T] {
+	n := j.Node(node)
+	e := format.CSVEncoderFor[T](n, fast)
+	s := file.NewSink(j, node, sub, e.Encode)
+	header := true
+	if h := n.Option("header"); h != "" {
+		var err error
+		if header, err = strconv.ParseBool(h); err != nil {
+			Abortf("sinks.%s: header wants true or false, got %q", n.Name, h)
+		}
+	}
+	if header {
+		s.SetHeader(e.Header())
+	}
+	return s
 }
 
 // EncodeString writes a string record as it is.

@@ -128,6 +128,10 @@ type Verifier struct {
 	Skipped []string
 	// Kafka are the skipped sinks that write to Kafka.
 	Kafka []string
+	// Headers are the file sinks whose part files each start with a
+	// header line (csv with header true): their output is the lines
+	// after it.
+	Headers map[string]bool
 	// Args are passed to every run, after the verifier's own.
 	Args []string
 	// Timeout bounds every process; 0 means no bound.
@@ -150,6 +154,12 @@ func NewVerifier(res *compile.Result, dir string) (*Verifier, error) {
 		switch n.Connector {
 		case "file":
 			v.Sinks = append(v.Sinks, n.Name)
+			if h, set := n.Option("header"); n.Format == "csv" && (!set || h != "false") {
+				if v.Headers == nil {
+					v.Headers = map[string]bool{}
+				}
+				v.Headers[n.Name] = true
+			}
 		case "kafka":
 			v.Skipped = append(v.Skipped, n.Name)
 			v.Kafka = append(v.Kafka, n.Name)
@@ -401,7 +411,7 @@ func (v *Verifier) run(name string, delays []time.Duration, timeout time.Duratio
 	}
 	r.Output = map[string][]string{}
 	for _, s := range v.Sinks {
-		lines, err := ReadCommitted(v.sinkDir(name, s))
+		lines, err := readCommitted(v.sinkDir(name, s), v.Headers[s])
 		if err != nil {
 			return nil, fmt.Errorf("%s run: sinks.%s: %w", name, s, err)
 		}
@@ -547,7 +557,11 @@ func tail(out []byte, n int) string {
 // ReadCommitted returns the committed output of a file sink: the lines of
 // the files in dir whose names do not start with '.', sorted. A missing
 // directory has no lines.
-func ReadCommitted(dir string) ([]string, error) {
+func ReadCommitted(dir string) ([]string, error) { return readCommitted(dir, false) }
+
+// readCommitted is ReadCommitted, without the first line of each file
+// when header is set; those lines must all be the same header.
+func readCommitted(dir string, header bool) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -556,6 +570,7 @@ func ReadCommitted(dir string) ([]string, error) {
 		return nil, err
 	}
 	var lines []string
+	var headerLine *string
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") || e.IsDir() {
 			continue
@@ -566,7 +581,19 @@ func ReadCommitted(dir string) ([]string, error) {
 		}
 		sc := bufio.NewScanner(f)
 		sc.Buffer(nil, 64<<20)
+		first := header
 		for sc.Scan() {
+			if first {
+				first = false
+				if headerLine == nil {
+					headerLine = new(string)
+					*headerLine = sc.Text()
+				} else if sc.Text() != *headerLine {
+					f.Close()
+					return nil, fmt.Errorf("%s starts with header %q, and another part file with %q", e.Name(), sc.Text(), *headerLine)
+				}
+				continue
+			}
 			lines = append(lines, sc.Text())
 		}
 		err = sc.Err()

@@ -41,7 +41,7 @@ var allowed = map[string][]string{
 		"runtime/internal/fault", "runtime/internal/keygroup", "runtime/schema", "runtime/internal/storage"},
 	// Connectors see the checkpoint protocol, never the job.
 	"runtime/internal/connector":        {"runtime/vfs", "runtime/internal/checkpoint", "runtime/internal/config", "runtime/internal/metrics", "runtime/internal/storage"},
-	"runtime/internal/connector/format": {"runtime/internal/config", "runtime/internal/fault"},
+	"runtime/internal/connector/format": {"runtime/internal/config", "runtime/internal/fault", "runtime/textcodec"},
 	"runtime/internal/connector/file": {"runtime/codec", "runtime/vfs", "runtime/internal/checkpoint", "runtime/internal/config",
 		"runtime/internal/connector", "runtime/internal/connector/format", "runtime/internal/fault", "runtime/internal/metrics", "runtime/internal/storage"},
 	"runtime/internal/connector/generator": {"runtime/codec", "runtime/internal/checkpoint", "runtime/internal/connector", "runtime/internal/fault", "runtime/internal/metrics", "runtime/internal/storage"},

@@ -177,7 +177,11 @@ func (s *Setting) CheckFormat(format string) *Error {
 	if s.AppliesTo(format) {
 		return nil
 	}
-	return &Error{Path: s.Path, Problem: "applies to format " + orList(s.Formats) + " only, and the " + s.Scope.String() + " reads " + format}
+	verb := " reads "
+	if s.Scope == Sink {
+		verb = " writes "
+	}
+	return &Error{Path: s.Path, Problem: "applies to format " + orList(s.Formats) + " only, and the " + s.Scope.String() + verb + format}
 }
 
 // DefaultValue is the parsed default, nil when the setting has none.

@@ -214,14 +214,17 @@ var connectors = []*Connector{
 		Help: "writes part files into a directory, committed with the checkpoints",
 		Options: []*Setting{
 			{Path: "path", Kind: String, Required: true, Help: "output directory; relative paths resolve against the working directory of the running program"},
-			{Path: "format", Kind: Enum, Values: []string{"lines", "jsonl"}, DefaultDoc: "lines for string records, else jsonl", Static: true, Help: "lines for string or fmt.Stringer records, jsonl for any"},
+			{Path: "format", Kind: Enum, Values: []string{"lines", "jsonl", "csv"}, DefaultDoc: "lines for string records, else jsonl", Static: true, Help: "lines for string or fmt.Stringer records, jsonl for any, csv for a struct of strings, numbers, bools, times and durations"},
+			{Path: "header", Kind: Bool, Default: "true", Formats: []string{"csv"}, Help: "csv: each part file starts with a line of the column names (the fields' `csv` tags or names), which a csv file source with header true reads"},
+			{Path: "delimiter", Kind: Char, Default: ",", Formats: []string{"csv"}, Help: "csv: the field separator, one character"},
 		},
 	},
 	{
 		Name: "stdout", Scope: Sink,
 		Help: "prints records on standard output, one per line",
 		Options: []*Setting{
-			{Path: "format", Kind: Enum, Values: []string{"lines", "jsonl"}, DefaultDoc: "lines for string and fmt.Stringer records, else jsonl", Static: true, Help: "lines for string or fmt.Stringer records, jsonl for any"},
+			{Path: "format", Kind: Enum, Values: []string{"lines", "jsonl", "csv"}, DefaultDoc: "lines for string and fmt.Stringer records, else jsonl", Static: true, Help: "lines for string or fmt.Stringer records, jsonl for any, csv for a struct of strings, numbers, bools, times and durations (no header line)"},
+			{Path: "delimiter", Kind: Char, Default: ",", Formats: []string{"csv"}, Help: "csv: the field separator, one character"},
 		},
 	},
 	{
@@ -229,7 +232,8 @@ var connectors = []*Connector{
 		Help: "writes to a Kafka topic; exactly-once with Kafka transactions committed with the checkpoints",
 		Options: append(kafkaClient(),
 			&Setting{Path: "topic", Kind: String, Required: true, Help: "the topic to write"},
-			&Setting{Path: "format", Kind: Enum, Values: []string{"lines", "jsonl", "raw"}, DefaultDoc: "lines for string records, raw for []byte, else jsonl", Static: true, Help: "how a record becomes a message's value: lines for string or fmt.Stringer records, jsonl for any, raw for []byte"},
+			&Setting{Path: "format", Kind: Enum, Values: []string{"lines", "jsonl", "csv", "raw"}, DefaultDoc: "lines for string records, raw for []byte, else jsonl", Static: true, Help: "how a record becomes a message's value: lines for string or fmt.Stringer records, jsonl for any, csv (one line, no header) for a struct of strings, numbers, bools, times and durations, raw for []byte"},
+			&Setting{Path: "delimiter", Kind: Char, Default: ",", Formats: []string{"csv"}, Help: "csv: the field separator, one character (the columns are the fields in order)"},
 			&Setting{Path: "key", Kind: Func, Static: true, Help: "func(T) K, K a string, []byte or integer: the message's key, which picks its partition; without it, the key function of a reduce that feeds the sink, else no key"},
 			&Setting{Path: "transactional-id", Kind: String, DefaultDoc: "pipegen-NAME-SINK, NAME the pipeline's", Help: "exactly-once: the prefix of the sink's transactional ids (PREFIX-SUB-SLOT), unique to this job on the cluster"},
 			&Setting{Path: "transaction-timeout", Kind: Duration, MinDuration: time.Millisecond, Default: "15m", Help: "exactly-once: how long the broker keeps a transaction open before it aborts it; at most the broker's transaction.max.timeout.ms, and longer than a checkpoint and a recovery take"},

@@ -20,7 +20,7 @@ import (
 var config = &runtime.Config{
 	Name:           "orders",
 	Source:         "golden/kafka/pipeline.yaml",
-	Fingerprint:    "522d8e645273cfa23d00ba2e",
+	Fingerprint:    "df82865baae41c7130828343",
 	Parallelism:    2,
 	MaxParallelism: 128,
 	Checkpoint: runtime.CheckpointConfig{
@@ -81,6 +81,12 @@ var config = &runtime.Config{
 			"topic":            "orders-dead",
 			"transactional-id": "pipegen-orders-bad-orders",
 		}},
+		{Name: "largest-csv", UID: "largest-csv", Kind: "sink", Section: "sinks", FusedWith: "largest", Inputs: []runtime.NodeInput{{From: "largest", Partition: "forward"}}, Connector: "kafka", Format: "csv", Options: map[string]string{
+			"brokers":          "localhost:9092",
+			"delimiter":        "|",
+			"topic":            "largest-csv",
+			"transactional-id": "pipegen-orders-largest-csv",
+		}},
 	},
 }
 
@@ -94,6 +100,7 @@ const (
 	nodeLargestOut = 5
 	nodeCopy       = 6
 	nodeBadOrders  = 7
+	nodeLargestCsv = 8
 )
 
 // build wires one run of the job and starts the goroutine of every subtask of
@@ -538,15 +545,16 @@ func (c *totalsChain) end() {
 	c.meter.End()
 }
 
-// largestChain is one subtask of reduce "largest" and the nodes fused with it: largest-out.
+// largestChain is one subtask of reduce "largest" and the nodes fused with it: largest-out, largest-csv.
 type largestChain struct {
 	sub            int           // the subtask's index
 	task           *runtime.Task // its part in checkpoints
 	in             *runtime.Inbox[runtime.Timed[orders.Order]]
 	largestState   *state.Memory[string, orders.Order] // state of largest: one orders.Order per key
 	largestOutSink *kafka.Sink[orders.Order]
+	largestCsvSink *kafka.Sink[orders.Order]
 	meter          *runtime.Meter // the subtask's metrics
-	counts         [4]uint64      // records emitted by largest, largest-out, then late for them; flush publishes them
+	counts         [6]uint64      // records emitted by largest, largest-out, largest-csv, then late for them; flush publishes them
 }
 
 func newLargestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[orders.Order]]) *largestChain {
@@ -559,7 +567,8 @@ func newLargestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[or
 	c.largestState = state.NewMemory[string, orders.Order]()
 	runtime.RestoreMemory(c.task, nodeLargest, c.largestState, largestCodec)
 	c.largestOutSink = kafka.NewSink(j, nodeLargestOut, sub, encodeLargestOutJSON, kafka.KeyBytes(orders.ByCustomer))
-	c.meter = j.Meter(sub, nodeLargest, nodeLargestOut)
+	c.largestCsvSink = kafka.NewSink(j, nodeLargestCsv, sub, runtime.CSVEncoder[orders.Order](j, nodeLargestCsv, appendOrderCSV), kafka.KeyBytes(orders.ByCustomer))
+	c.meter = j.Meter(sub, nodeLargest, nodeLargestOut, nodeLargestCsv)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
 	return c
@@ -619,10 +628,11 @@ func (c *largestChain) toLargest(r orders.Order, ts int64) {
 	c.emitLargest(r, ts)
 }
 
-// emitLargest passes the records of "largest" to largest-out.
+// emitLargest passes the records of "largest" to largest-out, largest-csv.
 func (c *largestChain) emitLargest(r orders.Order, ts int64) {
 	c.counts[0]++
 	c.toLargestOut(r, ts)
+	c.toLargestCsv(r, ts)
 }
 
 // toLargestOut is sink "largest-out": kafka sink, format jsonl, key ByCustomer.
@@ -630,10 +640,16 @@ func (c *largestChain) toLargestOut(r orders.Order, ts int64) {
 	c.largestOutSink.Write(r)
 }
 
+// toLargestCsv is sink "largest-csv": kafka sink, format csv, key ByCustomer.
+func (c *largestChain) toLargestCsv(r orders.Order, ts int64) {
+	c.largestCsvSink.Write(r)
+}
+
 // flush hands partial batches downstream; the chain calls it when it has nothing
 // to do, and at least every runtime.Linger.
 func (c *largestChain) flush() {
 	c.largestOutSink.Flush()
+	c.largestCsvSink.Flush()
 	c.meter.Publish(c.counts[:])
 }
 
@@ -644,6 +660,7 @@ func (c *largestChain) barrier(id int64) {
 	s.InboxWatermarks(nodeLargest, c.in.Watermarks())
 	runtime.SnapshotMemory(s, nodeLargest, c.largestState, largestCodec)
 	c.largestOutSink.PreCommit(s, nodeLargestOut)
+	c.largestCsvSink.PreCommit(s, nodeLargestCsv)
 	c.task.Submit(s)
 }
 
@@ -661,6 +678,8 @@ func (c *largestChain) end() {
 	s.InboxWatermarks(nodeLargest, c.in.Watermarks())
 	c.largestOutSink.PreCommit(s, nodeLargestOut)
 	c.largestOutSink.End()
+	c.largestCsvSink.PreCommit(s, nodeLargestCsv)
+	c.largestCsvSink.End()
 	c.task.Submit(s)
 	c.meter.Publish(c.counts[:])
 	c.meter.End()
@@ -922,5 +941,20 @@ func appendOrderJSON(b []byte, v *orders.Order) (_ []byte, ok bool) {
 		return b, false
 	}
 	b = append(b, '}')
+	return b, true
+}
+
+// appendOrderCSV appends a orders.Order as a CSV line, as the runtime's reflective encoder
+// writes it; false for a time RFC 3339 cannot write, which then goes through that
+// encoder. It writes the records of sink largest-csv.
+func appendOrderCSV(b []byte, v orders.Order, w *textcodec.CSVWriter) ([]byte, bool) {
+	b = w.String(b, v.Customer)
+	b = w.Delim(b)
+	b = w.Int(b, v.Amount)
+	b = w.Delim(b)
+	var ok bool
+	if b, ok = w.Time(b, v.At); !ok {
+		return b, false
+	}
 	return b, true
 }

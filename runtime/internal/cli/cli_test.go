@@ -394,9 +394,9 @@ func checkHelp(t *testing.T, help string) {
 		"restart.strategy", "restart.attempts", "restart.delay", "restart.max-delay", "restart.multiplier", "restart.max-failures", "restart.interval",
 		"sources.lines.parallelism", "sources.lines.path", "sources.lines.on-error", "sources.lines.header", "sources.lines.delimiter", "sources.lines.strict",
 		"operators.counts.parallelism",
-		"sinks.out.path",
+		"sinks.out.path", "sinks.out.header", "sinks.out.delimiter",
 		"sources.gen.parallelism", "sources.gen.rate",
-		"sinks.show.parallelism",
+		"sinks.show.parallelism", "sinks.show.delimiter",
 	}
 	if !slices.Equal(keys, want) {
 		t.Errorf("help lists the settings\n%s\nwant\n%s", strings.Join(keys, "\n"), strings.Join(want, "\n"))

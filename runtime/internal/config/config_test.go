@@ -101,7 +101,7 @@ func TestConfigSetErrors(t *testing.T) {
 		{"operators.nope.parallelism=2", []string{`no operator named "nope"`, "(there are: words, counts)"}},
 		{"operators.lines.parallelism=2", []string{`no operator named "lines"`}}, // a source, not an operator
 		{"sources.lines.pth=x", []string{`the file source "lines" has no option "pth"`, "(it takes: path, format, type, on-error, header, delimiter, strict)"}},
-		{"sinks.show.path=x", []string{`the stdout sink "show" has no option "path"`, "(it takes: format)"}},
+		{"sinks.show.path=x", []string{`the stdout sink "show" has no option "path"`, "(it takes: format, delimiter)"}},
 		{"sources.lines.format=csv", []string{"format is fixed when the pipeline is compiled", "demo/pipeline.yaml"}},
 		{"sources.gen.generate=Other", []string{"generate is fixed when the pipeline is compiled"}},
 		{"sinks.out.format=jsonl", []string{"format is fixed when the pipeline is compiled"}},

@@ -39,7 +39,10 @@ type Sink[T any] struct {
 	path string // as set: relative to the working directory, or absolute
 	dir  string // path made absolute
 	enc  format.Encoder[T]
-	fs   vfs.FS
+	// header, when not nil, is the first line of every part file (a CSV
+	// header), without its line ending.
+	header []byte
+	fs     vfs.FS
 	// transactional is false in mode none.
 	transactional bool
 
@@ -85,6 +88,11 @@ func NewSink[T any](env connector.Env, node, sub int, enc format.Encoder[T]) *Si
 	return s
 }
 
+// SetHeader makes line (without a line ending) the first line of every
+// part file the sink starts from now on: the header of a CSV file, so
+// that each file can be read on its own.
+func (s *Sink[T]) SetHeader(line []byte) { s.header = line }
+
 // Write writes one record.
 func (s *Sink[T]) Write(v T) {
 	if s.cur == nil {
@@ -125,6 +133,15 @@ func (s *Sink[T]) open() {
 	}
 	s.cur = f
 	s.w.Reset(f)
+	if s.header != nil {
+		if _, err := s.w.Write(s.header); err != nil {
+			s.fail(err)
+		}
+		if err := s.w.WriteByte('\n'); err != nil {
+			s.fail(err)
+		}
+		s.written += len(s.header) + 1
+	}
 }
 
 // Flush hands the buffered records to the operating system.

@@ -539,3 +539,31 @@ func TestCommitDirectory(t *testing.T) {
 		t.Errorf("Commit of a path = %v, want it refused", err)
 	}
 }
+
+// TestFileSinkHeader: with a header, every part file starts with it,
+// and a file that gets no record is not started.
+func TestFileSinkHeader(t *testing.T) {
+	mem := vfs.NewMem()
+	j := memSinkJob(t, config.ExactlyOnce, mem)
+	s := NewSink(j, 0, 0, format.EncodeString)
+	s.SetHeader([]byte("h1,h2"))
+	s.Write("a")
+	snap := &checkpoint.Snapshot{ID: 1}
+	s.PreCommit(snap, 0)
+	runAsync(t, snap)
+	commit(t, j, snap)
+	empty := &checkpoint.Snapshot{ID: 2}
+	s.PreCommit(empty, 0)
+	runAsync(t, empty)
+	commit(t, j, empty)
+	s.Write("b")
+	s.Write("c")
+	final := &checkpoint.Snapshot{Final: true}
+	s.PreCommit(final, 0)
+	s.End()
+	runAsync(t, final)
+	commit(t, j, final)
+	if got, want := listDir(t, mem, sumOutDir), []string{"part-00000-0000000000=h1,h2|a|", "part-00000-0000000001=h1,h2|b|c|"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -155,11 +155,8 @@ func isBlank(line []byte) bool {
 // time.Duration reads as an integer of nanoseconds, since reflection cannot
 // tell it from any other int64.
 func CSVFormat[T any](delimiter rune, header bool) (Format[T], error) {
-	switch {
-	case delimiter == '"' || delimiter == '\r' || delimiter == '\n':
-		return nil, fmt.Errorf("csv delimiter %q cannot be a quote or a line break", delimiter)
-	case !utf8.ValidRune(delimiter) || delimiter == utf8.RuneError:
-		return nil, fmt.Errorf("csv delimiter %q is not a valid character", delimiter)
+	if err := checkDelimiter(delimiter); err != nil {
+		return nil, err
 	}
 	t := reflect.TypeFor[T]()
 	cols, err := csvColumns(t)
@@ -260,6 +257,7 @@ type csvColumn struct {
 	name  string // what a header names it by: the tag, else the field name
 	field string // the Go field name
 	off   uintptr
+	typ   reflect.Type
 	parse func(p unsafe.Pointer, b []byte) error
 }
 
@@ -294,7 +292,7 @@ func csvColumns(t reflect.Type) ([]csvColumn, error) {
 		if parse == nil {
 			return nil, fmt.Errorf("csv cannot read field %s.%s of type %s: use string, bool, a number, time.Time or time.Duration, or tag it `csv:\"-\"`", t.Name(), sf.Name, sf.Type)
 		}
-		cols = append(cols, csvColumn{name: name, field: sf.Name, off: sf.Offset, parse: parse})
+		cols = append(cols, csvColumn{name: name, field: sf.Name, off: sf.Offset, typ: sf.Type, parse: parse})
 	}
 	if len(cols) == 0 {
 		return nil, fmt.Errorf("csv record type %s has no exported field", t)
