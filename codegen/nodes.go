@@ -539,9 +539,9 @@ func (w *windowGen) snapshot(b *jen.Group) {
 }
 
 // incremental reports whether the windows' checkpoints (on the memory
-// backend) may be deltas: tumbling and sliding windows; sessions are
-// written whole.
-func (w *windowGen) incremental() bool { return w.n.Window.Kind != "session" }
+// backend) may be deltas: tumbling and sliding windows without a
+// trigger; sessions and triggered windows are written whole.
+func (w *windowGen) incremental() bool { return w.n.Window.Kind != "session" && w.n.Trigger == nil }
 
 // resultMethod emits xResult, which turns a fired window into the node's
 // output record; its event time is the window's last millisecond.
