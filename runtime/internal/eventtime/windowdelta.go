@@ -2,6 +2,7 @@ package eventtime
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
@@ -105,17 +106,34 @@ func (s *WindowState[K, A]) EndChain() error {
 	s.wm = restoredWatermark(s.wm, !s.restored, c.wm)
 	s.restored = true
 	s.seq = max(s.seq, c.seq)
-	var err error
-	c.Windows(func(k K, w Window, seq uint64, fired bool, acc *A) bool {
-		if s.assign.Kind == Session {
-			_, err = s.restoreSession(k, w, seq, fired, acc)
-		} else {
-			_, _, err = s.restorePane(k, w, seq, fired, acc)
+	// The windows go in as the chain's files had them, pane by pane in
+	// ascending start, each pane's keys in creation order: windows of
+	// equal creation numbers that several subtasks created fire in the
+	// same order at every restore.
+	starts := make([]int64, 0, len(c.panes))
+	for start := range c.panes {
+		starts = append(starts, start)
+	}
+	slices.Sort(starts)
+	for _, start := range starts {
+		p := c.panes[start]
+		p.sort()
+		for i, k := range p.keys {
+			if _, _, err := s.restorePane(k, p.w, p.seqs[i], p.fired || p.early[int32(i)], &p.accs[i]); err != nil {
+				return err
+			}
+			s.n++
 		}
-		s.n++
-		return err == nil
-	})
-	return err
+	}
+	for k, wins := range c.sessions {
+		for _, e := range wins {
+			if _, err := s.restoreSession(k, e.w, e.seq, e.fired, &e.acc); err != nil {
+				return err
+			}
+			s.n++
+		}
+	}
+	return nil
 }
 
 // restoreDelta applies a delta's section: the windows that its watermark
