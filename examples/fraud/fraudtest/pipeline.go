@@ -188,7 +188,7 @@ var config = &runtime.Config{
 			IdleTimeout:       0,
 			MaxOutOfOrderness: 0,
 		}},
-		{Name: "check", UID: "check", Kind: "process", Section: "operators", Inputs: []runtime.NodeInput{{From: "payments", Partition: "hash"}, {From: "rules", Partition: "broadcast"}}, KeySchema: checkKeySchema, ValueSchema: checkValueSchema},
+		{Name: "check", UID: "check", Kind: "process", Section: "operators", Inputs: []runtime.NodeInput{{From: "payments", Partition: "hash"}, {From: "rules", Partition: "broadcast"}}, KeySchema: checkKeySchema, ValueSchema: checkValueSchema, BroadcastSchema: checkBroadcastSchema},
 		{Name: "accepted", UID: "accepted", Kind: "sink", Section: "sinks", FusedWith: "check", Inputs: []runtime.NodeInput{{From: "check", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "accepted"}},
 		{Name: "rejected", UID: "rejected", Kind: "sink", Section: "sinks", FusedWith: "check", Inputs: []runtime.NodeInput{{From: "check", Side: "rejected", Partition: "forward"}}, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "rejected"}},
 		{Name: "alerts", UID: "alerts", Kind: "sink", Section: "sinks", FusedWith: "check", Inputs: []runtime.NodeInput{{From: "check", Side: "alerts", Partition: "forward"}}, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "alerts"}},
@@ -673,7 +673,7 @@ func (c *checkChain) barrier(id int64) {
 		return c.checkTimers.SnapshotDelta(sec, kg, encodeCheckKey, d)
 	})
 	// The broadcast state is the same on every subtask: subtask 0 writes it.
-	runtime.SnapshotBroadcast(s, nodeCheck, "broadcast", "string", "map[string][]github.com/pipegen/pipegen/examples/fraud.Rule{1 Seq uint64; 2 Category string; 3 Max int64; 4 BlockFor time.Duration; 5 From time.Time}", func(w *codec.Writer) error {
+	runtime.SnapshotBroadcast(s, nodeCheck, "broadcast", "string", checkBroadcastSchema, func(w *codec.Writer) error {
 		for k, v := range c.checkBroadcast {
 			m := w.Begin()
 			encodeCheckBroadcastKey(w, &k)
@@ -728,8 +728,9 @@ func hashKeyCheck(k string) uint64 {
 
 // The schema of the state of "check", recorded in every checkpoint.
 const (
-	checkKeySchema   = "string"
-	checkValueSchema = "github.com/pipegen/pipegen/examples/fraud.CardState{1 Pending []github.com/pipegen/pipegen/examples/fraud.Payment{1 Seq uint64; 2 Card string; 3 Category string; 4 Amount int64; 5 At time.Time}; 2 BlockedUntil int64}"
+	checkKeySchema       = "string"
+	checkValueSchema     = "github.com/pipegen/pipegen/examples/fraud.CardState{1 Pending []github.com/pipegen/pipegen/examples/fraud.Payment{1 Seq uint64; 2 Card string; 3 Category string; 4 Amount int64; 5 At time.Time}; 2 BlockedUntil int64}"
+	checkBroadcastSchema = "map[string][]github.com/pipegen/pipegen/examples/fraud.Rule{1 Seq uint64; 2 Category string; 3 Max int64; 4 BlockFor time.Duration; 5 From time.Time}"
 )
 
 // encodeCheckKey and decodeCheckKey write and read a key of "check".

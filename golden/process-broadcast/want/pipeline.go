@@ -48,7 +48,7 @@ var config = &runtime.Config{
 			IdleTimeout:       0,
 			MaxOutOfOrderness: 0,
 		}, Options: map[string]string{"path": "limits.jsonl"}},
-		{Name: "check", UID: "check", Kind: "process", Section: "operators", Inputs: []runtime.NodeInput{{From: "payments", Partition: "hash"}, {From: "limits", Partition: "broadcast"}}, KeySchema: checkKeySchema, ValueSchema: checkValueSchema},
+		{Name: "check", UID: "check", Kind: "process", Section: "operators", Inputs: []runtime.NodeInput{{From: "payments", Partition: "hash"}, {From: "limits", Partition: "broadcast"}}, KeySchema: checkKeySchema, ValueSchema: checkValueSchema, BroadcastSchema: checkBroadcastSchema},
 		{Name: "accepted", UID: "accepted", Kind: "sink", Section: "sinks", FusedWith: "check", Inputs: []runtime.NodeInput{{From: "check", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "accepted"}},
 		{Name: "over", UID: "over", Kind: "sink", Section: "sinks", FusedWith: "check", Inputs: []runtime.NodeInput{{From: "check", Side: "over", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "over"}},
 	},
@@ -512,7 +512,7 @@ func (c *checkChain) barrier(id int64) {
 		return c.checkTimers.SnapshotDelta(sec, kg, encodeCheckKey, d)
 	})
 	// The broadcast state is the same on every subtask: subtask 0 writes it.
-	runtime.SnapshotBroadcast(s, nodeCheck, "broadcast", "string", "map[string][]github.com/pipegen/pipegen/golden/process-broadcast.Limit{1 Category string; 2 Max int64; 3 Ms int64}", func(w *codec.Writer) error {
+	runtime.SnapshotBroadcast(s, nodeCheck, "broadcast", "string", checkBroadcastSchema, func(w *codec.Writer) error {
 		for k, v := range c.checkBroadcast {
 			m := w.Begin()
 			encodeCheckBroadcastKey(w, &k)
@@ -564,8 +564,9 @@ func hashKeyCheck(k string) uint64 {
 
 // The schema of the state of "check", recorded in every checkpoint.
 const (
-	checkKeySchema   = "string"
-	checkValueSchema = "github.com/pipegen/pipegen/golden/process-broadcast.Card{1 Pending []github.com/pipegen/pipegen/golden/process-broadcast.Payment{1 Card string; 2 Category string; 3 Amount int64; 4 Ms int64}}"
+	checkKeySchema       = "string"
+	checkValueSchema     = "github.com/pipegen/pipegen/golden/process-broadcast.Card{1 Pending []github.com/pipegen/pipegen/golden/process-broadcast.Payment{1 Card string; 2 Category string; 3 Amount int64; 4 Ms int64}}"
+	checkBroadcastSchema = "map[string][]github.com/pipegen/pipegen/golden/process-broadcast.Limit{1 Category string; 2 Max int64; 3 Ms int64}"
 )
 
 // encodeCheckKey and decodeCheckKey write and read a key of "check".

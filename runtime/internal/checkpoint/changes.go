@@ -76,10 +76,7 @@ func SnapshotChanges[K comparable](s *Snapshot, node int, name string, hash func
 	id, sub := s.ID, t.sub
 	s.files = append(s.files, keyedFiles{node: node, state: name, keySchema: keySchema, valueSchema: valueSchema, abandon: func() {},
 		write: func(stor *storage.Storage) ([]storage.StateFile, int64, error) {
-			fname := fmt.Sprintf("%s-%d-%06d.state", n.UID, sub, id)
-			if name != "" {
-				fname = fmt.Sprintf("%s-%s-%d-%06d.state", n.UID, name, sub, id)
-			}
+			fname := fmt.Sprintf("%s-%d-%06d.state", StateStem(n.UID, name), sub, id)
 			w, err := stor.CreateShared(fname, start, end-start)
 			if err != nil {
 				return nil, 0, err
