@@ -78,10 +78,12 @@ type WindowState[K comparable, A any] struct {
 	inChain bool
 }
 
-// paneKey names the window of a key in a pane.
+// paneKey names the window of a key in a pane: key k, at index i
+// unless a restored pane was sorted since (pane.sort).
 type paneKey[K comparable, A any] struct {
 	p *pane[K, A]
 	k K
+	i int32
 }
 
 // pane is one tumbling or sliding window, with the accumulator of every
@@ -242,7 +244,7 @@ func (s *WindowState[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A),
 		}
 		if s.log.tracking && p.vers[i] != uint32(s.log.epoch) {
 			p.vers[i] = uint32(s.log.epoch)
-			s.log.add(paneKey[K, A]{p, k})
+			s.log.add(paneKey[K, A]{p, k, i})
 		}
 		acc := &p.accs[i]
 		add(acc)

@@ -37,8 +37,16 @@ func (s *WindowState[K, A]) SnapshotDelta(sec *state.Sections, keyGroup func(K) 
 		if p.hi < 0 {
 			return nil // dropped: the watermark says so
 		}
-		i, ok := p.idx[pk.k]
-		if !ok || p.vers[i] != uint32(epoch) {
+		i := pk.i
+		if int(i) >= len(p.keys) || p.keys[i] != pk.k {
+			// The pane was sorted since.
+			j, ok := p.idx[pk.k]
+			if !ok {
+				return nil
+			}
+			i = j
+		}
+		if p.vers[i] != uint32(epoch) {
 			return nil // listed again in a later epoch
 		}
 		w, err := keySection(sec, keyGroup, pk.k)
