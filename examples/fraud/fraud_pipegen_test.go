@@ -262,7 +262,7 @@ func (c *pipegenFraudTestPaymentsChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := runtime.TimeMillis(PaymentTime(r))
-			c.emitPayments(r, ts)
+			c.emitPayments(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -290,11 +290,11 @@ func (c *pipegenFraudTestPaymentsChain) run() {
 }
 
 // emitPayments passes the records of "payments" to check.
-func (c *pipegenFraudTestPaymentsChain) emitPayments(r Payment, ts int64) {
+func (c *pipegenFraudTestPaymentsChain) emitPayments(r *Payment, ts int64) {
 	c.counts[0]++
-	c.paymentsToCheck.Hash(pipegenFraudTestHashKeyCheck(PaymentCard(r)), runtime.Timed[Payment]{
+	c.paymentsToCheck.Hash(pipegenFraudTestHashKeyCheck(PaymentCard(*r)), runtime.Timed[Payment]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 
@@ -372,7 +372,7 @@ func (c *pipegenFraudTestRulesChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := runtime.TimeMillis(RuleTime(r))
-			c.emitRules(r, ts)
+			c.emitRules(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -400,11 +400,11 @@ func (c *pipegenFraudTestRulesChain) run() {
 }
 
 // emitRules passes the records of "rules" to check.
-func (c *pipegenFraudTestRulesChain) emitRules(r Rule, ts int64) {
+func (c *pipegenFraudTestRulesChain) emitRules(r *Rule, ts int64) {
 	c.counts[0]++
 	c.rulesToCheck.Broadcast(runtime.Timed[Rule]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 

@@ -261,7 +261,7 @@ func (c *paymentsChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := runtime.TimeMillis(fraud.PaymentTime(r))
-			c.emitPayments(r, ts)
+			c.emitPayments(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -289,11 +289,11 @@ func (c *paymentsChain) run() {
 }
 
 // emitPayments passes the records of "payments" to check.
-func (c *paymentsChain) emitPayments(r fraud.Payment, ts int64) {
+func (c *paymentsChain) emitPayments(r *fraud.Payment, ts int64) {
 	c.counts[0]++
-	c.paymentsToCheck.Hash(hashKeyCheck(fraud.PaymentCard(r)), runtime.Timed[fraud.Payment]{
+	c.paymentsToCheck.Hash(hashKeyCheck(fraud.PaymentCard(*r)), runtime.Timed[fraud.Payment]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 
@@ -371,7 +371,7 @@ func (c *rulesChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := runtime.TimeMillis(fraud.RuleTime(r))
-			c.emitRules(r, ts)
+			c.emitRules(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -399,11 +399,11 @@ func (c *rulesChain) run() {
 }
 
 // emitRules passes the records of "rules" to check.
-func (c *rulesChain) emitRules(r fraud.Rule, ts int64) {
+func (c *rulesChain) emitRules(r *fraud.Rule, ts int64) {
 	c.counts[0]++
 	c.rulesToCheck.Broadcast(runtime.Timed[fraud.Rule]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 

@@ -119,7 +119,7 @@ func (c *paymentsChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := bc.PaymentTime(r)
-			c.emitPayments(r, ts)
+			c.emitPayments(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -147,11 +147,11 @@ func (c *paymentsChain) run() {
 }
 
 // emitPayments passes the records of "payments" to check.
-func (c *paymentsChain) emitPayments(r bc.Payment, ts int64) {
+func (c *paymentsChain) emitPayments(r *bc.Payment, ts int64) {
 	c.counts[0]++
-	c.paymentsToCheck.Hash(hashKeyCheck(bc.PaymentCard(r)), runtime.Timed[bc.Payment]{
+	c.paymentsToCheck.Hash(hashKeyCheck(bc.PaymentCard(*r)), runtime.Timed[bc.Payment]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 
@@ -229,7 +229,7 @@ func (c *limitsChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := bc.LimitTime(r)
-			c.emitLimits(r, ts)
+			c.emitLimits(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -257,11 +257,11 @@ func (c *limitsChain) run() {
 }
 
 // emitLimits passes the records of "limits" to check.
-func (c *limitsChain) emitLimits(r bc.Limit, ts int64) {
+func (c *limitsChain) emitLimits(r *bc.Limit, ts int64) {
 	c.counts[0]++
 	c.limitsToCheck.Broadcast(runtime.Timed[bc.Limit]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 

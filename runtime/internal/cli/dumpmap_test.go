@@ -15,25 +15,7 @@ import (
 // map state (state "map.M" of the node, keys written as the node's key
 // and then the map's key in its order), one line each.
 func TestDumpMapState(t *testing.T) {
-	fsys := vfs.NewMem()
-	st := &storage.Storage{FS: fsys, Dir: "/ckpt"}
-	if err := st.Prepare(1); err != nil {
-		t.Fatal(err)
-	}
-	write := func(name string, entries func(w *codec.Writer)) storage.StateFile {
-		sw, err := st.CreateState(1, name, 0, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := codec.NewWriter(nil)
-		entries(w)
-		sw.Section(w.Bytes())
-		size, crc, err := sw.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return storage.StateFile{Name: name, KeyGroups: [2]int{0, 1}, Size: size, CRC: crc}
-	}
+	st, write := stateFiles(t)
 	value := func(w *codec.Writer, a int64) {
 		m := w.Begin()
 		w.Tag(1, codec.Varint)
@@ -121,25 +103,7 @@ func TestDumpMapState(t *testing.T) {
 // after its keyed state; without a recorded schema (a checkpoint from
 // before it was recorded) the broadcast state is left out, not misread.
 func TestDumpBroadcast(t *testing.T) {
-	fsys := vfs.NewMem()
-	st := &storage.Storage{FS: fsys, Dir: "/ckpt"}
-	if err := st.Prepare(1); err != nil {
-		t.Fatal(err)
-	}
-	write := func(name string, entries func(w *codec.Writer)) storage.StateFile {
-		sw, err := st.CreateState(1, name, 0, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := codec.NewWriter(nil)
-		entries(w)
-		sw.Section(w.Bytes())
-		size, crc, err := sw.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return storage.StateFile{Name: name, KeyGroups: [2]int{0, 1}, Size: size, CRC: crc}
-	}
+	st, write := stateFiles(t)
 	main := write("check-0.state", func(w *codec.Writer) {
 		m := w.Begin()
 		w.String("card-1")
@@ -189,5 +153,30 @@ func TestDumpBroadcast(t *testing.T) {
 	}
 	if want := "{\"key\":\"card-1\",\"keyGroup\":0,\"value\":3}\n"; out.String() != want {
 		t.Errorf("dump without a broadcast schema:\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+// stateFiles prepares checkpoint 1 in a memory file system and returns
+// its storage and a function that writes a state file of one key group
+// holding what entries encodes.
+func stateFiles(t *testing.T) (*storage.Storage, func(name string, entries func(w *codec.Writer)) storage.StateFile) {
+	t.Helper()
+	st := &storage.Storage{FS: vfs.NewMem(), Dir: "/ckpt"}
+	if err := st.Prepare(1); err != nil {
+		t.Fatal(err)
+	}
+	return st, func(name string, entries func(w *codec.Writer)) storage.StateFile {
+		sw, err := st.CreateState(1, name, 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := codec.NewWriter(nil)
+		entries(w)
+		sw.Section(w.Bytes())
+		size, crc, err := sw.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return storage.StateFile{Name: name, KeyGroups: [2]int{0, 1}, Size: size, CRC: crc}
 	}
 }
