@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/pipegen/pipegen/runtime/internal/eventtime"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/keygroup"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
@@ -15,8 +14,8 @@ import (
 // Changes is keyed state held in memory that writes itself into key-group
 // sections, whole or as a delta of what changed since an earlier
 // checkpoint: the timers of a process operator and the tumbling and
-// sliding windows of a window operator (eventtime.TimerService,
-// eventtime.WindowState).
+// sliding windows of a window operator (the event-time engines'
+// TimerService and WindowState).
 type Changes interface {
 	// Epoch is the epoch the next snapshot ends.
 	Epoch() uint64
@@ -39,12 +38,12 @@ type Changes interface {
 // the deltas have grown as large as it, after maxChain files, and for a
 // savepoint (canonical form).
 func SnapshotChanges[K comparable](s *Snapshot, node int, name string, hash func(K) uint64, keySchema, valueSchema string, st Changes,
-	write func(sec *state.Sections, keyGroup func(K) int, d eventtime.Delta) (uint64, error)) {
+	write func(sec *state.Sections, keyGroup func(K) int, d state.Delta) (uint64, error)) {
 	t := s.task
 	ch := t.chain(node, name)
 	base, ok := ch.get(t.cp.Committed())
 	full := !ok || base.deltas >= base.base || len(base.files) >= maxChain || s.Savepoint()
-	d := eventtime.Delta{Full: full, Keep: st.Epoch()}
+	d := state.Delta{Full: full, Keep: st.Epoch()}
 	if ok {
 		d.Since, d.Keep = base.epoch, base.epoch
 	}

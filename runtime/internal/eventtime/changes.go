@@ -1,5 +1,7 @@
 package eventtime
 
+import "github.com/pipegen/pipegen/runtime/state"
+
 // Incremental checkpoints of timers and windows (memory backend).
 //
 // A checkpoint of a TimerService or of a WindowState of tumbling or
@@ -22,13 +24,8 @@ package eventtime
 // applies it before the entries).
 
 // Delta says what a snapshot writes: every entry (Full), or the changes
-// after epoch Since, on top of the checkpoint that closed it. The lists of
-// changes of epochs up to Keep are dropped: no later delta builds on
-// them.
-type Delta struct {
-	Full        bool
-	Since, Keep uint64
-}
+// after epoch Since (state.Delta).
+type Delta = state.Delta
 
 // The operations of a delta's entries.
 const (
