@@ -461,10 +461,17 @@ func (w *windowGen) init(b *jen.Group) {
 	} else {
 		b.Add(w.state()).Op("=").Qual(runtimePath, "NewWindowState").Types(typeCode(n.KeyType), typeCode(w.acc())).Call(
 			assigner(n.Window), millisCode(n.Lateness), merge)
-		b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit(""),
-			jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
-				jen.Return(jen.Add(w.state()).Dot("Restore").Call(jen.Id("sec"), jen.Id(g.global("decode%sKey", n)), jen.Id(g.global("decode%sValue", n)))),
-			))
+		if w.incremental() {
+			b.Qual(runtimePath, "RestoreChanges").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit(""), w.state(),
+				jen.Func().Params(jen.Id("sec").Index().Byte(), jen.Id("delta").Bool()).Error().Block(
+					jen.Return(jen.Add(w.state()).Dot("RestoreSection").Call(jen.Id("sec"), jen.Id("delta"), jen.Id(g.global("decode%sKey", n)), jen.Id(g.global("decode%sValue", n)))),
+				))
+		} else {
+			b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit(""),
+				jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
+					jen.Return(jen.Add(w.state()).Dot("Restore").Call(jen.Id("sec"), jen.Id(g.global("decode%sKey", n)), jen.Id(g.global("decode%sValue", n)))),
+				))
+		}
 	}
 	b.Add(w.fire()).Op("=").Id("c").Dot(w.member("%sResult"))
 	if w.marksLate() {
@@ -528,11 +535,24 @@ func (w *windowGen) snapshot(b *jen.Group) {
 		b.Qual(pebblePath, "SnapshotWindows").Call(jen.Id("s"), jen.Id(g.constName(n)), w.state())
 		return
 	}
+	if w.incremental() {
+		b.Comment("The windows that got records since the last checkpoint, or all of them.")
+		b.Qual(runtimePath, "SnapshotChanges").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit(""), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Id(g.global("%sValueSchema", n)), w.state(),
+			jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int(), jen.Id("d").Qual(runtimePath, "Delta")).Params(jen.Uint64(), jen.Error()).Block(
+				jen.Return(jen.Add(w.state()).Dot("SnapshotDelta").Call(jen.Id("sec"), jen.Id("kg"), jen.Id(g.global("encode%sKey", n)), jen.Id(g.global("encode%sValue", n)), jen.Id("d"))),
+			))
+		return
+	}
 	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit(""), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Id(g.global("%sValueSchema", n)),
 		jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int()).Error().Block(
 			jen.Return(jen.Add(w.state()).Dot("Snapshot").Call(jen.Id("sec"), jen.Id("kg"), jen.Id(g.global("encode%sKey", n)), jen.Id(g.global("encode%sValue", n)))),
 		))
 }
+
+// incremental reports whether the windows' checkpoints (on the memory
+// backend) may be deltas: tumbling and sliding windows without a
+// trigger; sessions and triggered windows are written whole.
+func (w *windowGen) incremental() bool { return w.n.Window.Kind != "session" && w.n.Trigger == nil }
 
 // resultMethod emits xResult, which turns a fired window into the node's
 // output record; its event time is the window's last millisecond.

@@ -64,9 +64,9 @@ func (p *processGen) init(b *jen.Group) {
 		b.Add(p.timers()).Op("=").Qual(pebblePath, "OpenTimers").Call(p.state())
 	} else {
 		b.Add(p.timers()).Op("=").Qual(runtimePath, "NewTimerService").Types(typeCode(n.KeyType)).Call()
-		b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit("timers"),
-			jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
-				jen.Return(jen.Add(p.timers()).Dot("Restore").Call(jen.Id("sec"), jen.Id(g.global("decode%sKey", n)))),
+		b.Qual(runtimePath, "RestoreChanges").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit("timers"), p.timers(),
+			jen.Func().Params(jen.Id("sec").Index().Byte(), jen.Id("delta").Bool()).Error().Block(
+				jen.Return(jen.Add(p.timers()).Dot("RestoreSection").Call(jen.Id("sec"), jen.Id("delta"), jen.Id(g.global("decode%sKey", n)))),
 			))
 	}
 	if bc := n.Broadcast; bc != nil {
@@ -201,12 +201,13 @@ func (p *processGen) snapshot(b *jen.Group) {
 	}
 }
 
-// snapshotTimers adds the timers of the memory backend to snapshot s.
+// snapshotTimers adds the timers of the memory backend to snapshot s:
+// those changed since the last checkpoint, or all of them.
 func (p *processGen) snapshotTimers(b *jen.Group) {
 	g, n := p.cg.g, p.n
-	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit("timers"), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Lit("timers"),
-		jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int()).Error().Block(
-			jen.Return(jen.Add(p.timers()).Dot("Snapshot").Call(jen.Id("sec"), jen.Id("kg"), jen.Id(g.global("encode%sKey", n)))),
+	b.Qual(runtimePath, "SnapshotChanges").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit("timers"), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Lit("timers"), p.timers(),
+		jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int(), jen.Id("d").Qual(runtimePath, "Delta")).Params(jen.Uint64(), jen.Error()).Block(
+			jen.Return(jen.Add(p.timers()).Dot("SnapshotDelta").Call(jen.Id("sec"), jen.Id("kg"), jen.Id(g.global("encode%sKey", n)), jen.Id("d"))),
 		))
 }
 

@@ -98,6 +98,20 @@ func RestoreKeyed(t *Task, node int, name string, read func(section []byte) erro
 	checkpoint.RestoreKeyed(t, node, name, read)
 }
 
+// SnapshotChanges captures keyed state that writes itself into key-group
+// sections, whole or as a delta of what changed since the newest
+// completed checkpoint (timers, tumbling and sliding windows).
+func SnapshotChanges[K comparable](s *Snapshot, node int, name string, hash func(K) uint64, keySchema, valueSchema string, st checkpoint.Changes, write func(sec *state.Sections, keyGroup func(K) int, d Delta) (uint64, error)) {
+	checkpoint.SnapshotChanges(s, node, name, hash, keySchema, valueSchema, st, write)
+}
+
+// RestoreChanges hands to read the sections of the key groups the task's
+// subtask owns in the named state of node, full ones and deltas, as
+// SnapshotChanges wrote them.
+func RestoreChanges(t *Task, node int, name string, st checkpoint.Changes, read func(section []byte, delta bool) error) {
+	checkpoint.RestoreChanges(t, node, name, st, read)
+}
+
 // SnapshotBroadcast captures a node's broadcast state, once: on subtask 0.
 func SnapshotBroadcast(s *Snapshot, node int, name, keySchema, valueSchema string, write func(w *codec.Writer) error) {
 	checkpoint.SnapshotBroadcast(s, node, name, keySchema, valueSchema, write)
@@ -197,6 +211,7 @@ type (
 	IntervalJoin[K comparable, L, R any] = eventtime.IntervalJoin[K, L, R]
 	WindowJoin[K comparable, L, R any]   = eventtime.WindowJoin[K, L, R]
 	TimerService[K comparable]           = eventtime.TimerService[K]
+	Delta                                = eventtime.Delta
 	Timers[K comparable]                 = eventtime.Timers[K]
 	ProcessContext[K comparable]         = eventtime.ProcessContext[K]
 	ReduceAcc[T any]                     = eventtime.ReduceAcc[T]

@@ -457,8 +457,8 @@ func pipegenCardblockTestNewCheckChain(j *runtime.Job, sub int, left *runtime.In
 	c.checkState = state.NewMemory[string, CardState]()
 	runtime.RestoreMemory(c.task, pipegenCardblockTestNodeCheck, c.checkState, pipegenCardblockTestCheckCodec)
 	c.checkTimers = runtime.NewTimerService[string]()
-	runtime.RestoreKeyed(c.task, pipegenCardblockTestNodeCheck, "timers", func(sec []byte) error {
-		return c.checkTimers.Restore(sec, pipegenCardblockTestDecodeCheckKey)
+	runtime.RestoreChanges(c.task, pipegenCardblockTestNodeCheck, "timers", c.checkTimers, func(sec []byte, delta bool) error {
+		return c.checkTimers.RestoreSection(sec, delta, pipegenCardblockTestDecodeCheckKey)
 	})
 	c.checkCtx = runtime.NewProcessContext("check", c.checkTimers, true, true)
 	c.checkCtx.SetOutput(c.checkOutput)
@@ -635,8 +635,8 @@ func (c *pipegenCardblockTestCheckChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(pipegenCardblockTestNodeCheck, c.in.Watermarks())
 	runtime.SnapshotMemory(s, pipegenCardblockTestNodeCheck, c.checkState, pipegenCardblockTestCheckCodec)
-	runtime.SnapshotKeyed(s, pipegenCardblockTestNodeCheck, "timers", pipegenCardblockTestHashKeyCheck, pipegenCardblockTestCheckKeySchema, "timers", func(sec *state.Sections, kg func(string) int) error {
-		return c.checkTimers.Snapshot(sec, kg, pipegenCardblockTestEncodeCheckKey)
+	runtime.SnapshotChanges(s, pipegenCardblockTestNodeCheck, "timers", pipegenCardblockTestHashKeyCheck, pipegenCardblockTestCheckKeySchema, "timers", c.checkTimers, func(sec *state.Sections, kg func(string) int, d runtime.Delta) (uint64, error) {
+		return c.checkTimers.SnapshotDelta(sec, kg, pipegenCardblockTestEncodeCheckKey, d)
 	})
 	c.acceptedSink.PreCommit(s, pipegenCardblockTestNodeAccepted)
 	c.rejectedSink.PreCommit(s, pipegenCardblockTestNodeRejected)

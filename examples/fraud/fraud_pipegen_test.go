@@ -473,8 +473,8 @@ func pipegenFraudTestNewCheckChain(j *runtime.Job, sub int, left *runtime.Inbox[
 	c.checkState = state.NewMemory[string, CardState]()
 	runtime.RestoreMemory(c.task, pipegenFraudTestNodeCheck, c.checkState, pipegenFraudTestCheckCodec)
 	c.checkTimers = runtime.NewTimerService[string]()
-	runtime.RestoreKeyed(c.task, pipegenFraudTestNodeCheck, "timers", func(sec []byte) error {
-		return c.checkTimers.Restore(sec, pipegenFraudTestDecodeCheckKey)
+	runtime.RestoreChanges(c.task, pipegenFraudTestNodeCheck, "timers", c.checkTimers, func(sec []byte, delta bool) error {
+		return c.checkTimers.RestoreSection(sec, delta, pipegenFraudTestDecodeCheckKey)
 	})
 	c.checkBroadcast = map[string][]Rule{}
 	runtime.RestoreBroadcast(c.task, pipegenFraudTestNodeCheck, "broadcast", func(sec []byte) error {
@@ -670,8 +670,8 @@ func (c *pipegenFraudTestCheckChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(pipegenFraudTestNodeCheck, c.in.Watermarks())
 	runtime.SnapshotMemory(s, pipegenFraudTestNodeCheck, c.checkState, pipegenFraudTestCheckCodec)
-	runtime.SnapshotKeyed(s, pipegenFraudTestNodeCheck, "timers", pipegenFraudTestHashKeyCheck, pipegenFraudTestCheckKeySchema, "timers", func(sec *state.Sections, kg func(string) int) error {
-		return c.checkTimers.Snapshot(sec, kg, pipegenFraudTestEncodeCheckKey)
+	runtime.SnapshotChanges(s, pipegenFraudTestNodeCheck, "timers", pipegenFraudTestHashKeyCheck, pipegenFraudTestCheckKeySchema, "timers", c.checkTimers, func(sec *state.Sections, kg func(string) int, d runtime.Delta) (uint64, error) {
+		return c.checkTimers.SnapshotDelta(sec, kg, pipegenFraudTestEncodeCheckKey, d)
 	})
 	// The broadcast state is the same on every subtask: subtask 0 writes it.
 	runtime.SnapshotBroadcast(s, pipegenFraudTestNodeCheck, "broadcast", "string", pipegenFraudTestCheckBroadcastSchema, func(w *codec.Writer) error {

@@ -263,8 +263,8 @@ func pipegenMerchantsTestNewSpendChain(j *runtime.Job, sub int, in *runtime.Inbo
 	c.spendMerchantsMap = state.NewMemoryMap[string, string, Spend]()
 	runtime.RestoreMemoryState(c.task, pipegenMerchantsTestNodeSpend, "map.Merchants", c.spendMerchantsMap.Store(), pipegenMerchantsTestSpendMerchantsMapCodec)
 	c.spendTimers = runtime.NewTimerService[string]()
-	runtime.RestoreKeyed(c.task, pipegenMerchantsTestNodeSpend, "timers", func(sec []byte) error {
-		return c.spendTimers.Restore(sec, pipegenMerchantsTestDecodeSpendKey)
+	runtime.RestoreChanges(c.task, pipegenMerchantsTestNodeSpend, "timers", c.spendTimers, func(sec []byte, delta bool) error {
+		return c.spendTimers.RestoreSection(sec, delta, pipegenMerchantsTestDecodeSpendKey)
 	})
 	c.spendCtx = runtime.NewProcessContext("spend", c.spendTimers, false, false)
 	c.spendEmitFn = c.emitSpend
@@ -357,8 +357,8 @@ func (c *pipegenMerchantsTestSpendChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	runtime.SnapshotMemory(s, pipegenMerchantsTestNodeSpend, c.spendState, pipegenMerchantsTestSpendCodec)
 	runtime.SnapshotMemoryState(s, pipegenMerchantsTestNodeSpend, "map.Merchants", c.spendMerchantsMap.Store(), pipegenMerchantsTestSpendMerchantsMapCodec)
-	runtime.SnapshotKeyed(s, pipegenMerchantsTestNodeSpend, "timers", pipegenMerchantsTestHashKeySpend, pipegenMerchantsTestSpendKeySchema, "timers", func(sec *state.Sections, kg func(string) int) error {
-		return c.spendTimers.Snapshot(sec, kg, pipegenMerchantsTestEncodeSpendKey)
+	runtime.SnapshotChanges(s, pipegenMerchantsTestNodeSpend, "timers", pipegenMerchantsTestHashKeySpend, pipegenMerchantsTestSpendKeySchema, "timers", c.spendTimers, func(sec *state.Sections, kg func(string) int, d runtime.Delta) (uint64, error) {
+		return c.spendTimers.SnapshotDelta(sec, kg, pipegenMerchantsTestEncodeSpendKey, d)
 	})
 	c.outSink.PreCommit(s, pipegenMerchantsTestNodeOut)
 	c.task.Submit(s)

@@ -336,8 +336,8 @@ func pipegenSessionsTestNewSessionsChain(j *runtime.Job, sub int, in *runtime.In
 	c.sessionsState = state.NewMemory[string, UserState]()
 	runtime.RestoreMemory(c.task, pipegenSessionsTestNodeSessions, c.sessionsState, pipegenSessionsTestSessionsCodec)
 	c.sessionsTimers = runtime.NewTimerService[string]()
-	runtime.RestoreKeyed(c.task, pipegenSessionsTestNodeSessions, "timers", func(sec []byte) error {
-		return c.sessionsTimers.Restore(sec, pipegenSessionsTestDecodeSessionsKey)
+	runtime.RestoreChanges(c.task, pipegenSessionsTestNodeSessions, "timers", c.sessionsTimers, func(sec []byte, delta bool) error {
+		return c.sessionsTimers.RestoreSection(sec, delta, pipegenSessionsTestDecodeSessionsKey)
 	})
 	c.sessionsCtx = runtime.NewProcessContext("sessions", c.sessionsTimers, true, true)
 	c.sessionsCtx.SetOutput(c.sessionsOutput)
@@ -496,8 +496,8 @@ func (c *pipegenSessionsTestSessionsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(pipegenSessionsTestNodeSessions, c.in.Watermarks())
 	runtime.SnapshotMemory(s, pipegenSessionsTestNodeSessions, c.sessionsState, pipegenSessionsTestSessionsCodec)
-	runtime.SnapshotKeyed(s, pipegenSessionsTestNodeSessions, "timers", pipegenSessionsTestHashKeySessions, pipegenSessionsTestSessionsKeySchema, "timers", func(sec *state.Sections, kg func(string) int) error {
-		return c.sessionsTimers.Snapshot(sec, kg, pipegenSessionsTestEncodeSessionsKey)
+	runtime.SnapshotChanges(s, pipegenSessionsTestNodeSessions, "timers", pipegenSessionsTestHashKeySessions, pipegenSessionsTestSessionsKeySchema, "timers", c.sessionsTimers, func(sec *state.Sections, kg func(string) int, d runtime.Delta) (uint64, error) {
+		return c.sessionsTimers.SnapshotDelta(sec, kg, pipegenSessionsTestEncodeSessionsKey, d)
 	})
 	c.outSink.PreCommit(s, pipegenSessionsTestNodeOut)
 	c.bouncesSink.PreCommit(s, pipegenSessionsTestNodeBounces)

@@ -132,7 +132,12 @@ func OpenIntervalJoin[K comparable, L, R any](t *checkpoint.Task, node int, lowe
 	j := &IntervalJoin[K, L, R]{lower: lower, upper: upper, codec: c, encR: encR, decR: decR,
 		wm: eventtime.MinTime, low: math.MinInt64, spillAt: timerSpill}
 	j.store = openState(t, node, "", c, joinComparer)
-	j.store.readMemory, j.store.noCanonical = j.readMemory, true
+	j.store.readMemory = func(fs []storage.StateFile, l *storage.Loaded) {
+		for _, f := range fs { // join buffers are written whole: no deltas
+			j.readMemory(f, l)
+		}
+	}
+	j.store.noCanonical = true
 	j.store.addPart(j)
 	if files, _ := t.RestoredFiles(node, ""); len(files) > 0 {
 		// After the store's restore: drop times computed with other

@@ -86,10 +86,11 @@ type Keyed[K comparable, V any] struct {
 	names map[string]string
 	// parts are the node's other keyed structures in the store (timers).
 	parts []part
-	// readMemory, when set, reads a state file of the memory backend (or
-	// a savepoint) whose layout is not the per-key values' (windows);
+	// readMemory, when set, reads the state files of one subtask of the
+	// memory backend (or of a savepoint), a full one and the deltas on
+	// top of it, whose layout is not the per-key values' (windows);
 	// noCanonical is set when a part writes the savepoint's main file.
-	readMemory  func(storage.StateFile, *storage.Loaded)
+	readMemory  func([]storage.StateFile, *storage.Loaded)
 	noCanonical bool
 
 	key, val codec.Writer

@@ -54,11 +54,11 @@ func (st *Keyed[K, V]) restore(files []storage.StateFile, l *storage.Loaded) {
 			st.copyRanges(fs, l)
 			continue
 		}
+		if st.readMemory != nil {
+			st.readMemory(fs, l)
+			continue
+		}
 		for _, f := range fs {
-			if st.readMemory != nil {
-				st.readMemory(f, l)
-				continue
-			}
 			st.copyMemoryFile(f, l)
 		}
 	}

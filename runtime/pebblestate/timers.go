@@ -476,9 +476,18 @@ func (t *Timers[K]) restoreSections(files []storage.StateFile, l *storage.Loaded
 			if kg < t.start || kg >= t.end {
 				continue
 			}
-			next, err := eventtime.ReadTimers(sec, t.decK, func(k K, at int64, processing bool, s uint64) error {
+			// A delta's timers gone since the file before are deleted
+			// with both their keys: a deletion carries the timer's
+			// registration number.
+			next, err := eventtime.ReadTimerChanges(sec, f.Kind == storage.KindDelta, t.decK, func(del bool, k K, at int64, processing bool, s uint64) error {
 				key := t.entryKey(k, domainOf(processing), at)
 				seq = max(seq, s+1)
+				if del {
+					if err := b.Delete(key, nil); err != nil {
+						return err
+					}
+					return b.Delete(entryTimeKey(&t.time, key, s), nil)
+				}
 				if err := b.Set(key, binary.AppendUvarint(nil, s), nil); err != nil {
 					return err
 				}

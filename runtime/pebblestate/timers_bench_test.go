@@ -15,8 +15,9 @@ import (
 // of them of 100K keys, after 1% of them changed (deleted and registered
 // again later), on both backends: bytes written by the checkpoint and the
 // stall at the barrier (the subtask's own work before it goes on). The
-// memory backend encodes every timer at the barrier and writes them all;
-// the pebble backend commits the changed ones and marks the cut, and its
+// memory backend encodes the timers registered and gone since the last
+// checkpoint at the barrier (memory-full: every timer, as every
+// checkpoint did before deltas); the pebble backend commits the changed ones and marks the cut, and its
 // writer writes the store's new sstables.
 //
 //	go test ./runtime/pebblestate -run '^$' -bench TimersCheckpoint -benchtime 3x
@@ -30,30 +31,42 @@ func BenchmarkTimersCheckpoint(b *testing.B) {
 			reg(k, at+int64(round+1)*1_000_000, false)
 		}
 	}
-	b.Run("memory", func(b *testing.B) {
-		m := eventtime.NewTimerService[int64]()
-		for i := range timers {
-			m.Register(int64(i%keys), int64(i/keys*1000+i%1000), false)
+	for _, full := range []bool{false, true} {
+		name := "memory"
+		if full {
+			name = "memory-full" // every checkpoint in full, as before deltas
 		}
-		var bytes int64
-		var stall time.Duration
-		round := 0
-		for b.Loop() {
-			change(m.Register, m.Delete, round)
-			round++
-			start := time.Now()
-			sec := state.NewSections(0, 16)
-			if err := m.Snapshot(sec, kg, testCodec.EncodeKey); err != nil {
+		b.Run(name, func(b *testing.B) {
+			m := eventtime.NewTimerService[int64]()
+			for i := range timers {
+				m.Register(int64(i%keys), int64(i/keys*1000+i%1000), false)
+			}
+			// The first checkpoint holds every timer.
+			epoch, err := m.SnapshotDelta(state.NewSections(0, 16), kg, testCodec.EncodeKey, eventtime.Delta{Full: true, Keep: m.Epoch()})
+			if err != nil {
 				b.Fatal(err)
 			}
-			stall = max(stall, time.Since(start))
-			for i := range sec.W {
-				bytes += int64(len(sec.W[i].Bytes()))
+			var bytes int64
+			var stall time.Duration
+			round := 0
+			for b.Loop() {
+				change(m.Register, m.Delete, round)
+				round++
+				start := time.Now()
+				sec := state.NewSections(0, 16)
+				d := eventtime.Delta{Full: full, Since: epoch, Keep: epoch}
+				if epoch, err = m.SnapshotDelta(sec, kg, testCodec.EncodeKey, d); err != nil {
+					b.Fatal(err)
+				}
+				stall = max(stall, time.Since(start))
+				for i := range sec.W {
+					bytes += int64(len(sec.W[i].Bytes()))
+				}
 			}
-		}
-		b.ReportMetric(float64(bytes)/float64(b.N), "bytes/ckpt")
-		b.ReportMetric(float64(stall.Microseconds())/1000, "stall-ms")
-	})
+			b.ReportMetric(float64(bytes)/float64(b.N), "bytes/ckpt")
+			b.ReportMetric(float64(stall.Microseconds())/1000, "stall-ms")
+		})
+	}
 	b.Run("pebble", func(b *testing.B) {
 		fsys := vfs.NewMem()
 		stor := &storage.Storage{FS: fsys, Dir: "/ckpt"}
@@ -104,8 +117,9 @@ func BenchmarkTimersCheckpoint(b *testing.B) {
 // BenchmarkWindowsCheckpoint checkpoints the tumbling windows of a
 // windowed aggregate, 200K keys in one open window, after 1% of the keys
 // got a record, on both backends: bytes written by the checkpoint and the
-// stall at the barrier. The memory backend encodes every open window at
-// the barrier and writes them all; the pebble backend marks the changed
+// stall at the barrier. The memory backend encodes the windows that got
+// records since the last checkpoint at the barrier (memory-full: every
+// open window, as it did before deltas); the pebble backend marks the changed
 // ones, and its writer writes them (the store's new sstables).
 //
 //	go test ./runtime/pebblestate -run '^$' -bench WindowsCheckpoint -benchtime 3x
@@ -114,32 +128,43 @@ func BenchmarkWindowsCheckpoint(b *testing.B) {
 	a := eventtime.WindowAssigner{Kind: eventtime.Tumbling, Size: 1 << 40}
 	add := func(v *value) { v.N++; v.Name = "a window's accumulator" }
 	kg := func(k int64) int { return keygroup.Of(testCodec.Hash(k), 16) }
-	b.Run("memory", func(b *testing.B) {
-		w := eventtime.NewWindowState[int64, value](a, 0, nil)
-		for k := range int64(keys) {
-			w.Add(k, 1, eventtime.MinTime, add, nil)
+	for _, full := range []bool{false, true} {
+		name := "memory"
+		if full {
+			name = "memory-full" // every checkpoint in full, as before deltas
 		}
-		var bytes int64
-		var stall time.Duration
-		round := 0
-		for b.Loop() {
-			for i := range keys / 100 {
-				w.Add(int64((round*keys/100+i)%keys), 1, eventtime.MinTime, add, nil)
+		b.Run(name, func(b *testing.B) {
+			w := eventtime.NewWindowState[int64, value](a, 0, nil)
+			for k := range int64(keys) {
+				w.Add(k, 1, eventtime.MinTime, add, nil)
 			}
-			round++
-			start := time.Now()
-			sec := state.NewSections(0, 16)
-			if err := w.Snapshot(sec, kg, testCodec.EncodeKey, testCodec.EncodeValue); err != nil {
+			epoch, err := w.SnapshotDelta(state.NewSections(0, 16), kg, testCodec.EncodeKey, testCodec.EncodeValue, eventtime.Delta{Full: true, Keep: w.Epoch()})
+			if err != nil {
 				b.Fatal(err)
 			}
-			stall = max(stall, time.Since(start))
-			for i := range sec.W {
-				bytes += int64(len(sec.W[i].Bytes()))
+			var bytes int64
+			var stall time.Duration
+			round := 0
+			for b.Loop() {
+				for i := range keys / 100 {
+					w.Add(int64((round*keys/100+i)%keys), 1, eventtime.MinTime, add, nil)
+				}
+				round++
+				start := time.Now()
+				sec := state.NewSections(0, 16)
+				d := eventtime.Delta{Full: full, Since: epoch, Keep: epoch}
+				if epoch, err = w.SnapshotDelta(sec, kg, testCodec.EncodeKey, testCodec.EncodeValue, d); err != nil {
+					b.Fatal(err)
+				}
+				stall = max(stall, time.Since(start))
+				for i := range sec.W {
+					bytes += int64(len(sec.W[i].Bytes()))
+				}
 			}
-		}
-		b.ReportMetric(float64(bytes)/float64(b.N), "bytes/ckpt")
-		b.ReportMetric(float64(stall.Microseconds())/1000, "stall-ms")
-	})
+			b.ReportMetric(float64(bytes)/float64(b.N), "bytes/ckpt")
+			b.ReportMetric(float64(stall.Microseconds())/1000, "stall-ms")
+		})
+	}
 	b.Run("pebble", func(b *testing.B) {
 		fsys := vfs.NewMem()
 		stor := &storage.Storage{FS: fsys, Dir: "/ckpt"}

@@ -331,8 +331,9 @@ func drain(m *eventtime.TimerService[int64]) []fired {
 }
 
 // memoryCheckpoint writes the models as the memory backend's checkpoint
-// of the timers at parallelism p (their key groups cover all), and
-// returns its id.
+// of the timers at parallelism p (their key groups cover all): each
+// subtask's full file, and a delta on top of it after the models have
+// run on, and returns its id.
 func (r *timerRig) memoryCheckpoint(p int) int64 {
 	r.t.Helper()
 	r.id++
@@ -341,26 +342,40 @@ func (r *timerRig) memoryCheckpoint(p int) int64 {
 		r.t.Fatal(err)
 	}
 	var files []storage.StateFile
-	for sub, m := range r.models {
-		start, end := keygroup.Range(sub, rigMaxP, r.p)
-		sec := state.NewSections(start, end)
-		if err := m.Snapshot(sec, func(k int64) int { return keygroup.Of(testCodec.Hash(k), rigMaxP) }, testCodec.EncodeKey); err != nil {
-			r.t.Fatal(err)
+	epochs := make([]uint64, len(r.models))
+	write := func(delta bool) {
+		for sub, m := range r.models {
+			start, end := keygroup.Range(sub, rigMaxP, r.p)
+			sec := state.NewSections(start, end)
+			d := eventtime.Delta{Full: !delta, Since: epochs[sub], Keep: m.Epoch()}
+			e, err := m.SnapshotDelta(sec, func(k int64) int { return keygroup.Of(testCodec.Hash(k), rigMaxP) }, testCodec.EncodeKey, d)
+			if err != nil {
+				r.t.Fatal(err)
+			}
+			epochs[sub] = e
+			name := fmt.Sprintf("proc-timers-%d-%v.state", sub, delta)
+			w, err := r.stor.CreateState(id, name, start, end-start)
+			if err != nil {
+				r.t.Fatal(err)
+			}
+			for i := range sec.W {
+				w.Section(sec.W[i].Bytes())
+			}
+			size, crc, err := w.Close()
+			if err != nil {
+				r.t.Fatal(err)
+			}
+			f := storage.StateFile{Subtask: sub, State: "timers", Name: name, KeyGroups: [2]int{start, end}, Size: size, CRC: crc}
+			if delta {
+				f.Kind = storage.KindDelta
+			}
+			files = append(files, f)
 		}
-		name := fmt.Sprintf("proc-timers-%d.state", sub)
-		w, err := r.stor.CreateState(id, name, start, end-start)
-		if err != nil {
-			r.t.Fatal(err)
-		}
-		for i := range sec.W {
-			w.Section(sec.W[i].Bytes())
-		}
-		size, crc, err := w.Close()
-		if err != nil {
-			r.t.Fatal(err)
-		}
-		files = append(files, storage.StateFile{Subtask: sub, State: "timers", Name: name, KeyGroups: [2]int{start, end}, Size: size, CRC: crc})
 	}
+	write(false)
+	r.step(1000)
+	write(true)
+	sortBySubtask(files)
 	m := &storage.Manifest{ID: id, Job: "p", MaxParallelism: rigMaxP, Mode: config.ExactlyOnce,
 		Nodes: []storage.NodeState{{UID: "proc", Name: "proc", Kind: "process", Parallelism: r.p, Files: files}}}
 	if err := r.stor.Commit(m); err != nil {

@@ -92,9 +92,11 @@ func OpenWindowJoin[K comparable, L, R any](t *checkpoint.Task, node int, a even
 	j.win.counters = readWindowJoinMeta
 	st := j.win.store
 	readWindows := st.readMemory
-	st.readMemory = func(f storage.StateFile, l *storage.Loaded) {
-		readWindows(f, l)
-		j.readMemory(f, l)
+	st.readMemory = func(fs []storage.StateFile, l *storage.Loaded) {
+		readWindows(fs, l)
+		for _, f := range fs { // a window join's files are whole: no deltas
+			j.readMemory(f, l)
+		}
 	}
 	st.addPart(j)
 	j.addL = func(a *joinWin[L, R]) { a.ls = append(a.ls, joinItem[L]{seq: j.seq, v: j.curL}) }

@@ -277,10 +277,80 @@ func (s *Windows[K, A]) restoredHeader(wm int64, seq uint64) {
 	s.seq = max(s.seq, seq)
 }
 
-// readMemory reads the windows of the subtask's key groups in a state
-// file of the memory backend's form (a checkpoint of the memory backend,
-// or a savepoint) into the store.
-func (s *Windows[K, A]) readMemory(f storage.StateFile, l *storage.Loaded) {
+// readMemory reads the windows of the subtask's key groups in the state
+// files of one subtask of the memory backend's form (a checkpoint of the
+// memory backend, or a savepoint) into the store.
+func (s *Windows[K, A]) readMemory(fs []storage.StateFile, l *storage.Loaded) {
+	for _, f := range fs {
+		if f.Kind == storage.KindDelta {
+			s.readMemoryChain(fs, l)
+			return
+		}
+	}
+	for _, f := range fs {
+		s.readMemoryFile(f, l)
+	}
+}
+
+// readMemoryChain reads a full file and the deltas on top of it: the
+// memory backend's windows apply them (a delta's watermark fires and
+// drops windows of its base), and the result goes into the store.
+func (s *Windows[K, A]) readMemoryChain(fs []storage.StateFile, l *storage.Loaded) {
+	s.load()
+	ws := eventtime.NewWindowState[K, A](s.assign, s.lateness, nil)
+	read := false
+	for _, f := range fs {
+		r, err := l.Open(f)
+		if err != nil {
+			s.store.fail("restore", err)
+		}
+		for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
+			if kg < s.store.start || kg >= s.store.end {
+				continue
+			}
+			read = true
+			if err := ws.RestoreSection(sec, f.Kind == storage.KindDelta, s.codec.DecodeKey, s.codec.DecodeValue); err != nil {
+				r.Close()
+				s.store.fail(fmt.Sprintf("restore %s, key group %d", f.Name, kg), err)
+			}
+		}
+		if err := r.Close(); err != nil {
+			s.store.fail("restore", err)
+		}
+	}
+	if err := ws.EndChain(); err != nil {
+		s.store.fail("restore", err)
+	}
+	if !read {
+		return
+	}
+	ws.Windows(func(k K, w eventtime.Window, seq uint64, fired bool, acc *A) bool {
+		s.put(k, w, seq, fired, acc)
+		return true
+	})
+	s.restoredHeader(ws.Watermark(), ws.Seq())
+	s.writeMeta(s.store.db)
+}
+
+// put adds a restored window of key k to the store, with its timer.
+func (s *Windows[K, A]) put(k K, w eventtime.Window, seq uint64, fired bool, acc *A) {
+	v := &winVal[A]{seq: seq, fired: fired, end: w.End}
+	if acc != nil {
+		v.acc = *acc
+	}
+	wk := winKey[K]{k, w.Start}
+	s.store.Put(wk, v)
+	at := w.MaxTimestamp()
+	if fired {
+		at = s.cleanup(w)
+	}
+	s.timers.registerSeq(wk, at, false, seq)
+	s.seq = max(s.seq, seq+1)
+}
+
+// readMemoryFile reads the windows of the subtask's key groups in one
+// full state file of the memory backend's form into the store.
+func (s *Windows[K, A]) readMemoryFile(f storage.StateFile, l *storage.Loaded) {
 	s.load()
 	r, err := l.Open(f)
 	if err != nil {
@@ -294,18 +364,7 @@ func (s *Windows[K, A]) readMemory(f storage.StateFile, l *storage.Loaded) {
 			if w.End <= w.Start || w.End-w.Start != s.assign.Size {
 				return fmt.Errorf("%w: window %v of key %v: the windows are %dms long now: the window size changed", codec.ErrCorrupt, w, k, s.assign.Size)
 			}
-			v := &winVal[A]{seq: seq, fired: fired, end: w.End}
-			if acc != nil {
-				v.acc = *acc
-			}
-			wk := winKey[K]{k, w.Start}
-			s.store.Put(wk, v)
-			at := w.MaxTimestamp()
-			if fired {
-				at = s.cleanup(w)
-			}
-			s.timers.registerSeq(wk, at, false, seq)
-			s.seq = max(s.seq, seq+1)
+			s.put(k, w, seq, fired, acc)
 			return nil
 		})
 		if err != nil {

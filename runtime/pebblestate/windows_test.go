@@ -270,32 +270,47 @@ func TestWindowsRescale(t *testing.T) {
 	}
 	r.open(2, r.id, r.rescale(models, 2))
 	r.step(3000)
-	// A checkpoint of the memory backend on pebble.
+	// A checkpoint of the memory backend on pebble: each subtask's full
+	// file and a delta on top of it, merged into one subtask.
 	r.id++
 	if err := r.stor.Prepare(r.id); err != nil {
 		t.Fatal(err)
 	}
 	var files []storage.StateFile
-	for sub, m := range r.models {
-		start, end := keygroup.Range(sub, rigMaxP, r.p)
-		sec := state.NewSections(start, end)
-		if err := m.Snapshot(sec, func(k int64) int { return keygroup.Of(testCodec.Hash(k), rigMaxP) }, testCodec.EncodeKey, testCodec.EncodeValue); err != nil {
-			t.Fatal(err)
+	epochs := make([]uint64, len(r.models))
+	write := func(delta bool) {
+		for sub, m := range r.models {
+			start, end := keygroup.Range(sub, rigMaxP, r.p)
+			sec := state.NewSections(start, end)
+			d := eventtime.Delta{Full: !delta, Since: epochs[sub], Keep: m.Epoch()}
+			e, err := m.SnapshotDelta(sec, func(k int64) int { return keygroup.Of(testCodec.Hash(k), rigMaxP) }, testCodec.EncodeKey, testCodec.EncodeValue, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			epochs[sub] = e
+			name := fmt.Sprintf("proc-%d-%v.state", sub, delta)
+			w, err := r.stor.CreateState(r.id, name, start, end-start)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range sec.W {
+				w.Section(sec.W[i].Bytes())
+			}
+			size, crc, err := w.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := storage.StateFile{Subtask: sub, Name: name, KeyGroups: [2]int{start, end}, Size: size, CRC: crc}
+			if delta {
+				f.Kind = storage.KindDelta
+			}
+			files = append(files, f)
 		}
-		name := fmt.Sprintf("proc-%d.state", sub)
-		w, err := r.stor.CreateState(r.id, name, start, end-start)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range sec.W {
-			w.Section(sec.W[i].Bytes())
-		}
-		size, crc, err := w.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, storage.StateFile{Subtask: sub, Name: name, KeyGroups: [2]int{start, end}, Size: size, CRC: crc})
 	}
+	write(false)
+	r.step(1000)
+	write(true)
+	sortBySubtask(files)
 	m := &storage.Manifest{ID: r.id, Job: "p", MaxParallelism: rigMaxP, Mode: config.ExactlyOnce,
 		Nodes: []storage.NodeState{{UID: "proc", Name: "proc", Kind: "process", Parallelism: r.p, Files: files}}}
 	if err := r.stor.Commit(m); err != nil {
@@ -305,4 +320,10 @@ func TestWindowsRescale(t *testing.T) {
 	r.step(3000)
 	r.wm = eventtime.MaxTime
 	r.advance()
+}
+
+// sortBySubtask puts each subtask's files together, in order, as a
+// manifest has them.
+func sortBySubtask(files []storage.StateFile) {
+	slices.SortStableFunc(files, func(a, b storage.StateFile) int { return a.Subtask - b.Subtask })
 }

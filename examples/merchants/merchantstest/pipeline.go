@@ -262,8 +262,8 @@ func newSpendChain(j *runtime.Job, sub int, in *runtime.Inbox[merchants.Payment]
 	c.spendMerchantsMap = state.NewMemoryMap[string, string, merchants.Spend]()
 	runtime.RestoreMemoryState(c.task, nodeSpend, "map.Merchants", c.spendMerchantsMap.Store(), spendMerchantsMapCodec)
 	c.spendTimers = runtime.NewTimerService[string]()
-	runtime.RestoreKeyed(c.task, nodeSpend, "timers", func(sec []byte) error {
-		return c.spendTimers.Restore(sec, decodeSpendKey)
+	runtime.RestoreChanges(c.task, nodeSpend, "timers", c.spendTimers, func(sec []byte, delta bool) error {
+		return c.spendTimers.RestoreSection(sec, delta, decodeSpendKey)
 	})
 	c.spendCtx = runtime.NewProcessContext("spend", c.spendTimers, false, false)
 	c.spendEmitFn = c.emitSpend
@@ -356,8 +356,8 @@ func (c *spendChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	runtime.SnapshotMemory(s, nodeSpend, c.spendState, spendCodec)
 	runtime.SnapshotMemoryState(s, nodeSpend, "map.Merchants", c.spendMerchantsMap.Store(), spendMerchantsMapCodec)
-	runtime.SnapshotKeyed(s, nodeSpend, "timers", hashKeySpend, spendKeySchema, "timers", func(sec *state.Sections, kg func(string) int) error {
-		return c.spendTimers.Snapshot(sec, kg, encodeSpendKey)
+	runtime.SnapshotChanges(s, nodeSpend, "timers", hashKeySpend, spendKeySchema, "timers", c.spendTimers, func(sec *state.Sections, kg func(string) int, d runtime.Delta) (uint64, error) {
+		return c.spendTimers.SnapshotDelta(sec, kg, encodeSpendKey, d)
 	})
 	c.outSink.PreCommit(s, nodeOut)
 	c.task.Submit(s)

@@ -335,8 +335,8 @@ func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[s
 	c.sessionsState = state.NewMemory[string, sessions.UserState]()
 	runtime.RestoreMemory(c.task, nodeSessions, c.sessionsState, sessionsCodec)
 	c.sessionsTimers = runtime.NewTimerService[string]()
-	runtime.RestoreKeyed(c.task, nodeSessions, "timers", func(sec []byte) error {
-		return c.sessionsTimers.Restore(sec, decodeSessionsKey)
+	runtime.RestoreChanges(c.task, nodeSessions, "timers", c.sessionsTimers, func(sec []byte, delta bool) error {
+		return c.sessionsTimers.RestoreSection(sec, delta, decodeSessionsKey)
 	})
 	c.sessionsCtx = runtime.NewProcessContext("sessions", c.sessionsTimers, true, true)
 	c.sessionsCtx.SetOutput(c.sessionsOutput)
@@ -495,8 +495,8 @@ func (c *sessionsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeSessions, c.in.Watermarks())
 	runtime.SnapshotMemory(s, nodeSessions, c.sessionsState, sessionsCodec)
-	runtime.SnapshotKeyed(s, nodeSessions, "timers", hashKeySessions, sessionsKeySchema, "timers", func(sec *state.Sections, kg func(string) int) error {
-		return c.sessionsTimers.Snapshot(sec, kg, encodeSessionsKey)
+	runtime.SnapshotChanges(s, nodeSessions, "timers", hashKeySessions, sessionsKeySchema, "timers", c.sessionsTimers, func(sec *state.Sections, kg func(string) int, d runtime.Delta) (uint64, error) {
+		return c.sessionsTimers.SnapshotDelta(sec, kg, encodeSessionsKey, d)
 	})
 	c.outSink.PreCommit(s, nodeOut)
 	c.bouncesSink.PreCommit(s, nodeBounces)

@@ -378,8 +378,8 @@ func newRemindChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[dri
 	c.remindState = state.NewMemory[string, driver.Pending]()
 	runtime.RestoreMemory(c.task, nodeRemind, c.remindState, remindCodec)
 	c.remindTimers = runtime.NewTimerService[string]()
-	runtime.RestoreKeyed(c.task, nodeRemind, "timers", func(sec []byte) error {
-		return c.remindTimers.Restore(sec, decodeRemindKey)
+	runtime.RestoreChanges(c.task, nodeRemind, "timers", c.remindTimers, func(sec []byte, delta bool) error {
+		return c.remindTimers.RestoreSection(sec, delta, decodeRemindKey)
 	})
 	c.remindCtx = runtime.NewProcessContext("remind", c.remindTimers, true, true)
 	c.remindCtx.SetOutput(c.remindOutput)
@@ -532,8 +532,8 @@ func (c *remindChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeRemind, c.in.Watermarks())
 	runtime.SnapshotMemory(s, nodeRemind, c.remindState, remindCodec)
-	runtime.SnapshotKeyed(s, nodeRemind, "timers", hashKeyRemind, remindKeySchema, "timers", func(sec *state.Sections, kg func(string) int) error {
-		return c.remindTimers.Snapshot(sec, kg, encodeRemindKey)
+	runtime.SnapshotChanges(s, nodeRemind, "timers", hashKeyRemind, remindKeySchema, "timers", c.remindTimers, func(sec *state.Sections, kg func(string) int, d runtime.Delta) (uint64, error) {
+		return c.remindTimers.SnapshotDelta(sec, kg, encodeRemindKey, d)
 	})
 	c.remindersSink.PreCommit(s, nodeReminders)
 	c.lateSink.PreCommit(s, nodeLate)

@@ -454,8 +454,8 @@ func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.
 		Size:  int64(2 * time.Second / time.Millisecond),
 		Slide: int64(1 * time.Second / time.Millisecond),
 	}, 0, nil)
-	runtime.RestoreKeyed(c.task, nodeLatest, "", func(sec []byte) error {
-		return c.latestState.Restore(sec, decodeLatestKey, decodeLatestValue)
+	runtime.RestoreChanges(c.task, nodeLatest, "", c.latestState, func(sec []byte, delta bool) error {
+		return c.latestState.RestoreSection(sec, delta, decodeLatestKey, decodeLatestValue)
 	})
 	c.latestFire = c.latestResult
 	c.meter = j.Meter(sub, nodeLatest, nodeLatestLines, nodeLateLines)
@@ -578,8 +578,9 @@ func (c *latestChain) flush() {
 func (c *latestChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeLatest, c.in.Watermarks())
-	runtime.SnapshotKeyed(s, nodeLatest, "", hashKeyLatest, latestKeySchema, latestValueSchema, func(sec *state.Sections, kg func(string) int) error {
-		return c.latestState.Snapshot(sec, kg, encodeLatestKey, encodeLatestValue)
+	// The windows that got records since the last checkpoint, or all of them.
+	runtime.SnapshotChanges(s, nodeLatest, "", hashKeyLatest, latestKeySchema, latestValueSchema, c.latestState, func(sec *state.Sections, kg func(string) int, d runtime.Delta) (uint64, error) {
+		return c.latestState.SnapshotDelta(sec, kg, encodeLatestKey, encodeLatestValue, d)
 	})
 	c.latestLinesToAll.Barrier(id)
 	c.lateLinesToAll.Barrier(id)
@@ -789,8 +790,8 @@ func newPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et
 		Kind: runtime.Tumbling,
 		Size: int64(5 * time.Second / time.Millisecond),
 	}, 0, nil)
-	runtime.RestoreKeyed(c.task, nodePerPage, "", func(sec []byte) error {
-		return c.perPageState.Restore(sec, decodePerPageKey, decodePerPageValue)
+	runtime.RestoreChanges(c.task, nodePerPage, "", c.perPageState, func(sec []byte, delta bool) error {
+		return c.perPageState.RestoreSection(sec, delta, decodePerPageKey, decodePerPageValue)
 	})
 	c.perPageFire = c.perPageResult
 	c.meter = j.Meter(sub, nodePerPage)
@@ -885,8 +886,9 @@ func (c *perPageChain) flush() {
 func (c *perPageChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodePerPage, c.in.Watermarks())
-	runtime.SnapshotKeyed(s, nodePerPage, "", hashKeyPerPage, perPageKeySchema, perPageValueSchema, func(sec *state.Sections, kg func(string) int) error {
-		return c.perPageState.Snapshot(sec, kg, encodePerPageKey, encodePerPageValue)
+	// The windows that got records since the last checkpoint, or all of them.
+	runtime.SnapshotChanges(s, nodePerPage, "", hashKeyPerPage, perPageKeySchema, perPageValueSchema, c.perPageState, func(sec *state.Sections, kg func(string) int, d runtime.Delta) (uint64, error) {
+		return c.perPageState.SnapshotDelta(sec, kg, encodePerPageKey, encodePerPageValue, d)
 	})
 	c.perPageToAll.Barrier(id)
 	c.task.Submit(s)
@@ -937,8 +939,8 @@ func newWatchChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.C
 	c.watchState = state.NewMemory[string, et.Seen]()
 	runtime.RestoreMemory(c.task, nodeWatch, c.watchState, watchCodec)
 	c.watchTimers = runtime.NewTimerService[string]()
-	runtime.RestoreKeyed(c.task, nodeWatch, "timers", func(sec []byte) error {
-		return c.watchTimers.Restore(sec, decodeWatchKey)
+	runtime.RestoreChanges(c.task, nodeWatch, "timers", c.watchTimers, func(sec []byte, delta bool) error {
+		return c.watchTimers.RestoreSection(sec, delta, decodeWatchKey)
 	})
 	c.watchCtx = runtime.NewProcessContext("watch", c.watchTimers, true, true)
 	c.watchCtx.SetWatermark(in.Watermark())
@@ -1048,8 +1050,8 @@ func (c *watchChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeWatch, c.in.Watermarks())
 	runtime.SnapshotMemory(s, nodeWatch, c.watchState, watchCodec)
-	runtime.SnapshotKeyed(s, nodeWatch, "timers", hashKeyWatch, watchKeySchema, "timers", func(sec *state.Sections, kg func(string) int) error {
-		return c.watchTimers.Snapshot(sec, kg, encodeWatchKey)
+	runtime.SnapshotChanges(s, nodeWatch, "timers", hashKeyWatch, watchKeySchema, "timers", c.watchTimers, func(sec *state.Sections, kg func(string) int, d runtime.Delta) (uint64, error) {
+		return c.watchTimers.SnapshotDelta(sec, kg, encodeWatchKey, d)
 	})
 	c.watchToAll.Barrier(id)
 	c.task.Submit(s)

@@ -420,8 +420,8 @@ func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[ord
 		Kind: runtime.Tumbling,
 		Size: int64(1 * time.Minute / time.Millisecond),
 	}, 0, nil)
-	runtime.RestoreKeyed(c.task, nodeTotals, "", func(sec []byte) error {
-		return c.totalsState.Restore(sec, decodeTotalsKey, decodeTotalsValue)
+	runtime.RestoreChanges(c.task, nodeTotals, "", c.totalsState, func(sec []byte, delta bool) error {
+		return c.totalsState.RestoreSection(sec, delta, decodeTotalsKey, decodeTotalsValue)
 	})
 	c.totalsFire = c.totalsResult
 	c.outSink = kafka.NewSink(j, nodeOut, sub, encodeOutJSON, kafka.KeyBytes(orders.TotalKey))
@@ -518,8 +518,9 @@ func (c *totalsChain) flush() {
 func (c *totalsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeTotals, c.in.Watermarks())
-	runtime.SnapshotKeyed(s, nodeTotals, "", hashKeyTotals, totalsKeySchema, totalsValueSchema, func(sec *state.Sections, kg func(string) int) error {
-		return c.totalsState.Snapshot(sec, kg, encodeTotalsKey, encodeTotalsValue)
+	// The windows that got records since the last checkpoint, or all of them.
+	runtime.SnapshotChanges(s, nodeTotals, "", hashKeyTotals, totalsKeySchema, totalsValueSchema, c.totalsState, func(sec *state.Sections, kg func(string) int, d runtime.Delta) (uint64, error) {
+		return c.totalsState.SnapshotDelta(sec, kg, encodeTotalsKey, encodeTotalsValue, d)
 	})
 	c.outSink.PreCommit(s, nodeOut)
 	c.task.Submit(s)

@@ -329,8 +329,8 @@ func newCheckChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[bc
 	c.checkState = state.NewMemory[string, bc.Card]()
 	runtime.RestoreMemory(c.task, nodeCheck, c.checkState, checkCodec)
 	c.checkTimers = runtime.NewTimerService[string]()
-	runtime.RestoreKeyed(c.task, nodeCheck, "timers", func(sec []byte) error {
-		return c.checkTimers.Restore(sec, decodeCheckKey)
+	runtime.RestoreChanges(c.task, nodeCheck, "timers", c.checkTimers, func(sec []byte, delta bool) error {
+		return c.checkTimers.RestoreSection(sec, delta, decodeCheckKey)
 	})
 	c.checkBroadcast = map[string][]bc.Limit{}
 	runtime.RestoreBroadcast(c.task, nodeCheck, "broadcast", func(sec []byte) error {
@@ -508,8 +508,8 @@ func (c *checkChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeCheck, c.in.Watermarks())
 	runtime.SnapshotMemory(s, nodeCheck, c.checkState, checkCodec)
-	runtime.SnapshotKeyed(s, nodeCheck, "timers", hashKeyCheck, checkKeySchema, "timers", func(sec *state.Sections, kg func(string) int) error {
-		return c.checkTimers.Snapshot(sec, kg, encodeCheckKey)
+	runtime.SnapshotChanges(s, nodeCheck, "timers", hashKeyCheck, checkKeySchema, "timers", c.checkTimers, func(sec *state.Sections, kg func(string) int, d runtime.Delta) (uint64, error) {
+		return c.checkTimers.SnapshotDelta(sec, kg, encodeCheckKey, d)
 	})
 	// The broadcast state is the same on every subtask: subtask 0 writes it.
 	runtime.SnapshotBroadcast(s, nodeCheck, "broadcast", "string", checkBroadcastSchema, func(w *codec.Writer) error {

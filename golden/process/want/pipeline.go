@@ -214,8 +214,8 @@ func newWatchChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[proc
 	c.watchState = state.NewMemory[string, process.Card]()
 	runtime.RestoreMemory(c.task, nodeWatch, c.watchState, watchCodec)
 	c.watchTimers = runtime.NewTimerService[string]()
-	runtime.RestoreKeyed(c.task, nodeWatch, "timers", func(sec []byte) error {
-		return c.watchTimers.Restore(sec, decodeWatchKey)
+	runtime.RestoreChanges(c.task, nodeWatch, "timers", c.watchTimers, func(sec []byte, delta bool) error {
+		return c.watchTimers.RestoreSection(sec, delta, decodeWatchKey)
 	})
 	c.watchCtx = runtime.NewProcessContext("watch", c.watchTimers, true, true)
 	c.watchCtx.SetOutput(c.watchOutput)
@@ -385,8 +385,8 @@ func (c *watchChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeWatch, c.in.Watermarks())
 	runtime.SnapshotMemory(s, nodeWatch, c.watchState, watchCodec)
-	runtime.SnapshotKeyed(s, nodeWatch, "timers", hashKeyWatch, watchKeySchema, "timers", func(sec *state.Sections, kg func(string) int) error {
-		return c.watchTimers.Snapshot(sec, kg, encodeWatchKey)
+	runtime.SnapshotChanges(s, nodeWatch, "timers", hashKeyWatch, watchKeySchema, "timers", c.watchTimers, func(sec *state.Sections, kg func(string) int, d runtime.Delta) (uint64, error) {
+		return c.watchTimers.SnapshotDelta(sec, kg, encodeWatchKey, d)
 	})
 	c.outSink.PreCommit(s, nodeOut)
 	c.largeSink.PreCommit(s, nodeLarge)

@@ -340,8 +340,8 @@ func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[str
 		Kind: runtime.Tumbling,
 		Size: int64(1 * time.Second / time.Millisecond),
 	}, 0, nil)
-	runtime.RestoreKeyed(c.task, nodeCounts, "", func(sec []byte) error {
-		return c.countsState.Restore(sec, decodeCountsKey, decodeCountsValue)
+	runtime.RestoreChanges(c.task, nodeCounts, "", c.countsState, func(sec []byte, delta bool) error {
+		return c.countsState.RestoreSection(sec, delta, decodeCountsKey, decodeCountsValue)
 	})
 	c.countsFire = c.countsResult
 	c.lateSink = runtime.NewStdoutSink(j, nodeLate, sub, runtime.EncodeString)
@@ -438,8 +438,9 @@ func (c *countsChain) flush() {
 func (c *countsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeCounts, c.in.Watermarks())
-	runtime.SnapshotKeyed(s, nodeCounts, "", hashKeyCounts, countsKeySchema, countsValueSchema, func(sec *state.Sections, kg func(string) int) error {
-		return c.countsState.Snapshot(sec, kg, encodeCountsKey, encodeCountsValue)
+	// The windows that got records since the last checkpoint, or all of them.
+	runtime.SnapshotChanges(s, nodeCounts, "", hashKeyCounts, countsKeySchema, countsValueSchema, c.countsState, func(sec *state.Sections, kg func(string) int, d runtime.Delta) (uint64, error) {
+		return c.countsState.SnapshotDelta(sec, kg, encodeCountsKey, encodeCountsValue, d)
 	})
 	c.lateSink.PreCommit(s, nodeLate)
 	c.task.Submit(s)

@@ -43,6 +43,16 @@ func WriteTimer(w *codec.Writer, key []byte, at int64, processing bool, seq uint
 // its key decoded by decK, and returns the next registration number of
 // the section's header.
 func ReadTimers[K any](section []byte, decK func(*codec.Reader) K, timer func(k K, at int64, processing bool, seq uint64) error) (seq uint64, err error) {
+	return ReadTimerChanges(section, false, decK, func(_ bool, k K, at int64, processing bool, seq uint64) error {
+		return timer(k, at, processing, seq)
+	})
+}
+
+// ReadTimerChanges reads a section of timers of a full file, or of a
+// delta (delta set; TimerService.SnapshotDelta): it calls timer for each
+// entry, del set for a timer deleted since the file before, and returns
+// the next registration number of the section's header.
+func ReadTimerChanges[K any](section []byte, delta bool, decK func(*codec.Reader) K, timer func(del bool, k K, at int64, processing bool, seq uint64) error) (seq uint64, err error) {
 	r := codec.NewReader(section)
 	h, ok := readSectionHeader(r)
 	if !ok {
@@ -50,12 +60,19 @@ func ReadTimers[K any](section []byte, decK func(*codec.Reader) K, timer func(k 
 	}
 	for r.More() {
 		tr := r.Nested()
+		op := uint64(deltaPut)
+		if delta {
+			op = tr.Uvarint()
+		}
 		k := decK(tr)
 		at, processing, seq := tr.Varint(), tr.Bool(), tr.Uvarint()
+		if op != deltaPut && op != deltaDelete {
+			tr.Fail("unknown operation %d", op)
+		}
 		if err := tr.Err(); err != nil {
 			return 0, err
 		}
-		if err := timer(k, at, processing, seq); err != nil {
+		if err := timer(op == deltaDelete, k, at, processing, seq); err != nil {
 			return 0, err
 		}
 	}

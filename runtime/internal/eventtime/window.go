@@ -67,6 +67,23 @@ type WindowState[K comparable, A any] struct {
 	// of them in a heap like the panes.
 	sessions    map[K][]*winEntry[K, A]
 	sessionHeap timeHeap[*winEntry[K, A]]
+
+	// log lists the keys' windows that got records in each epoch, for
+	// deltas (SnapshotDelta; tumbling and sliding windows only).
+	log changeLog[paneKey[K, A]]
+	// chain holds the windows of the files of one subtask of the
+	// checkpoint being restored, when they are restored apart
+	// (RestoreSection); inChain is set while a chain is read.
+	chain   *WindowState[K, A]
+	inChain bool
+}
+
+// paneKey names the window of a key in a pane: key k, at index i
+// unless a restored pane was sorted since (pane.sort).
+type paneKey[K comparable, A any] struct {
+	p *pane[K, A]
+	k K
+	i int32
 }
 
 // pane is one tumbling or sliding window, with the accumulator of every
@@ -86,6 +103,9 @@ type pane[K comparable, A any] struct {
 	keys  []K
 	seqs  []uint64
 	accs  []A
+	// vers holds, per key, the epoch (low 32 bits) its window last got a
+	// record in, once changes are listed.
+	vers []uint32
 }
 
 // winEntry is one session of one key.
@@ -140,7 +160,7 @@ func NewWindowState[K comparable, A any](a WindowAssigner, lateness int64, merge
 		panic("session windows need a merge function")
 	}
 	return &WindowState[K, A]{assign: a, lateness: lateness, merge: merge, wm: MinTime,
-		panes: make(map[int64]*pane[K, A]), sessions: make(map[K][]*winEntry[K, A])}
+		panes: make(map[int64]*pane[K, A]), sessions: make(map[K][]*winEntry[K, A]), log: changeLog[paneKey[K, A]]{epoch: 1}}
 }
 
 // Len is the number of open windows, counted per key.
@@ -219,7 +239,12 @@ func (s *WindowState[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A),
 			s.seq++
 			var zero A
 			p.accs = append(p.accs, zero)
+			p.vers = append(p.vers, 0)
 			s.n++
+		}
+		if s.log.tracking && p.vers[i] != uint32(s.log.epoch) {
+			p.vers[i] = uint32(s.log.epoch)
+			s.log.add(paneKey[K, A]{p, k, i})
 		}
 		acc := &p.accs[i]
 		add(acc)
@@ -279,10 +304,10 @@ func (p *pane[K, A]) sort() {
 		perm[i] = int32(i)
 	}
 	slices.SortStableFunc(perm, func(a, b int32) int { return cmp.Compare(p.seqs[a], p.seqs[b]) })
-	keys, seqs, accs := make([]K, len(perm)), make([]uint64, len(perm)), make([]A, len(perm))
+	keys, seqs, accs, vers := make([]K, len(perm)), make([]uint64, len(perm)), make([]A, len(perm)), make([]uint32, len(perm))
 	var early map[int32]bool
 	for to, from := range perm {
-		keys[to], seqs[to], accs[to] = p.keys[from], p.seqs[from], p.accs[from]
+		keys[to], seqs[to], accs[to], vers[to] = p.keys[from], p.seqs[from], p.accs[from], p.vers[from]
 		p.idx[keys[to]] = int32(to)
 		if p.early[from] {
 			if early == nil {
@@ -291,7 +316,7 @@ func (p *pane[K, A]) sort() {
 			early[int32(to)] = true
 		}
 	}
-	p.keys, p.seqs, p.accs, p.early = keys, seqs, accs, early
+	p.keys, p.seqs, p.accs, p.vers, p.early = keys, seqs, accs, vers, early
 }
 
 func (s *WindowState[K, A]) addSession(k K, ts, wm int64, add func(acc *A), onUpdate func(k K, w Window, acc *A), onRef func(winRef[K, A]), each func(k K, w Window, fired bool, acc *A)) bool {
@@ -563,6 +588,7 @@ func (s *WindowState[K, A]) restorePane(k K, w Window, seq uint64, fired bool, a
 	p.keys = append(p.keys, k)
 	p.seqs = append(p.seqs, seq)
 	p.accs = append(p.accs, *a)
+	p.vers = append(p.vers, 0)
 	switch {
 	case p.fired && !fired:
 		// The window fired in another subtask's snapshot but not in this

@@ -1,0 +1,169 @@
+package checkpoint
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/keygroup"
+	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/state"
+)
+
+// Changes is keyed state held in memory that writes itself into key-group
+// sections, whole or as a delta of what changed since an earlier
+// checkpoint: the timers of a process operator and the tumbling and
+// sliding windows of a window operator (the event-time engines'
+// TimerService and WindowState).
+type Changes interface {
+	// Epoch is the epoch the next snapshot ends.
+	Epoch() uint64
+	// Track makes the state list its changes: a delta may build on the
+	// files it was restored from.
+	Track()
+	// EndChain ends the files of one subtask of the checkpoint being
+	// restored (its full file and the deltas on top of it).
+	EndChain() error
+}
+
+// SnapshotChanges captures keyed state that writes what changed
+// (Changes). At the barrier, write encodes into sections either every
+// entry or, when the newest completed checkpoint holds this state of the
+// subtask, the entries changed since (a delta), and ends the state's
+// epoch; the writer writes the sections into the shared folder, where
+// later checkpoints refer to them. What is encoded at the barrier is thus
+// what changed, not the whole state. The chain of files is bounded as
+// for state.Memory (SnapshotMemory): a full file is written again when
+// the deltas have grown as large as it, after maxChain files, and for a
+// savepoint (canonical form).
+func SnapshotChanges[K comparable](s *Snapshot, node int, name string, hash func(K) uint64, keySchema, valueSchema string, st Changes,
+	write func(sec *state.Sections, keyGroup func(K) int, d state.Delta) (uint64, error)) {
+	t := s.task
+	ch := t.chain(node, name)
+	base, ok := ch.get(t.cp.Committed())
+	full := !ok || base.deltas >= base.base || len(base.files) >= maxChain || s.Savepoint()
+	d := state.Delta{Full: full, Keep: st.Epoch()}
+	if ok {
+		d.Since, d.Keep = base.epoch, base.epoch
+	}
+	start, end := t.keyRange(node)
+	hint := t.sizeHint(node, name, end-start)
+	sec := state.NewSections(start, end)
+	if full {
+		// The buffers of a full snapshot start at the size of the last
+		// full one's sections; a delta's are small.
+		sec = state.NewSectionsSized(start, end, hint)
+	}
+	maxP := t.cp.cfg.MaxParallelism
+	epoch, err := write(sec, func(k K) int { return keygroup.Of(hash(k), maxP) }, d)
+	for i := 0; err == nil && i < len(sec.W); i++ {
+		err = sec.W[i].Err() // a value the encoder refused, such as a cycle
+	}
+	n := &t.cp.cfg.Nodes[node]
+	if err != nil {
+		s.err = fmt.Errorf("%s[%d]: %w", n.Name, t.sub, err)
+		return
+	}
+	sections := make([][]byte, len(sec.W))
+	for i := range sec.W {
+		sections[i] = sec.W[i].Bytes()
+		if full {
+			hint[i] = len(sections[i]) // a delta's size says nothing of the next full file's
+		}
+	}
+	id, sub := s.ID, t.sub
+	s.files = append(s.files, keyedFiles{node: node, state: name, keySchema: keySchema, valueSchema: valueSchema, abandon: func() {},
+		write: func(stor *storage.Storage) ([]storage.StateFile, int64, error) {
+			fname := fmt.Sprintf("%s-%d-%06d.state", StateStem(n.UID, name), sub, id)
+			w, err := stor.CreateShared(fname, start, end-start)
+			if err != nil {
+				return nil, 0, err
+			}
+			for _, b := range sections {
+				w.Section(b)
+			}
+			size, crc, err := w.Close()
+			if err != nil {
+				return nil, 0, fmt.Errorf("%s: %w", filepath.Join(storage.SharedDir, fname), err)
+			}
+			f := storage.StateFile{Subtask: sub, State: name, Name: fname, Shared: true, KeyGroups: [2]int{start, end}, Size: size, CRC: crc}
+			link := chainLink{epoch: epoch, files: []storage.StateFile{f}, base: size}
+			if !full {
+				f.Kind = storage.KindDelta
+				link.files = append(slices.Clone(base.files), f)
+				link.base, link.deltas = base.base, base.deltas+size
+			}
+			ch.put(id, link)
+			return link.files, size, nil
+		}})
+}
+
+// RestoreChanges hands to read the sections of the key groups this
+// subtask owns in the named state of node, from the checkpoint the job
+// resumes from, as RestoreKeyed does, with delta set for the sections of
+// a delta; st.EndChain is called after the files of each subtask of the
+// checkpoint (a full file, then the deltas on top of it). When the
+// subtask owns exactly the key groups that one subtask of the checkpoint
+// wrote, and those files are shared, its next checkpoint may be a delta
+// on top of them.
+func RestoreChanges(t *Task, node int, name string, st Changes, read func(section []byte, delta bool) error) {
+	ns := t.cp.restoredNode(node)
+	if ns == nil {
+		return
+	}
+	start, end := t.keyRange(node)
+	var files []storage.StateFile
+	continues := true
+	for _, f := range ns.Files {
+		if f.State != name || f.KeyGroups[1] <= start || f.KeyGroups[0] >= end {
+			continue
+		}
+		files = append(files, f)
+		continues = continues && f.Shared && f.KeyGroups == [2]int{start, end}
+	}
+	if len(files) == 0 {
+		return
+	}
+	if continues {
+		link := chainLink{files: files}
+		for _, f := range files {
+			if f.Kind == storage.KindDelta {
+				link.deltas += f.Size
+			} else {
+				link.base += f.Size
+			}
+		}
+		t.chain(node, name).put(t.cp.restored.Manifest.ID, link)
+		st.Track()
+	}
+	l := t.cp.restored
+	nname := t.cp.cfg.Nodes[node].Name
+	t.restores = append(t.restores, func() {
+		for i, f := range files {
+			r, err := l.Open(f)
+			if err != nil {
+				fault.Abortf("restore %s: %w", nname, err)
+			}
+			for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
+				if kg < start || kg >= end {
+					continue
+				}
+				if err := read(sec, f.Kind == storage.KindDelta); err != nil {
+					r.Close()
+					fault.Abortf("restore %s: %s, key group %d: %w", nname, f.Name, kg, err)
+				}
+			}
+			if err := r.Close(); err != nil {
+				fault.Abortf("restore %s: %w", nname, err)
+			}
+			// A subtask's files are one after the other in the manifest,
+			// its full file first.
+			if i+1 == len(files) || files[i+1].Subtask != f.Subtask || files[i+1].Kind != storage.KindDelta {
+				if err := st.EndChain(); err != nil {
+					fault.Abortf("restore %s: %w", nname, err)
+				}
+			}
+		}
+	})
+}

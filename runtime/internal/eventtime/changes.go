@@ -1,0 +1,97 @@
+package eventtime
+
+import "github.com/pipegen/pipegen/runtime/state"
+
+// Incremental checkpoints of timers and windows (memory backend).
+//
+// A checkpoint of a TimerService or of a WindowState of tumbling or
+// sliding windows may be a delta: only what changed since an earlier
+// checkpoint, which it builds on (package checkpoint keeps the chain of
+// files). Changes are counted per epoch, the time between two barriers,
+// as state.Memory counts them: the first change in an epoch of a timer or
+// of a key's window appends it to the epoch's list, and a delta writes the
+// entries listed in the epochs after the one its base closed. What a
+// delta writes is proportional to what changed, not to the state.
+//
+// A delta section has the header of a full one (the watermark and the
+// next sequence number at the barrier), then one nested entry per change,
+// its operation first (deltaPut, deltaDelete), then the fields of a full
+// entry (a delete of a timer: its key, time, domain and registration
+// number). Windows are never deleted one by one in a delta: a window
+// fires when the watermark reaches its MaxTimestamp and is dropped when it
+// reaches its cleanup time, so the watermark in the delta's header says
+// which windows of its base have fired or gone (WindowState.restoreDelta
+// applies it before the entries).
+
+// Delta says what a snapshot writes: every entry (Full), or the changes
+// after epoch Since (state.Delta).
+type Delta = state.Delta
+
+// The operations of a delta's entries.
+const (
+	deltaPut    = 0
+	deltaDelete = 1
+)
+
+// changeLog lists what changed in each epoch, from the first capture (or
+// from a restore that a delta may build on) on.
+type changeLog[T any] struct {
+	// epoch is the current epoch; it starts at 1.
+	epoch    uint64
+	tracking bool
+	cur      []T
+	pending  []epochChanges[T]
+}
+
+type epochChanges[T any] struct {
+	epoch uint64
+	items []T
+}
+
+// add lists x as changed in the current epoch.
+func (l *changeLog[T]) add(x T) {
+	if l.tracking {
+		l.cur = append(l.cur, x)
+	}
+}
+
+// close ends the current epoch and returns it: yield gets every item
+// listed after epoch d.Since (with the epoch it was listed in, oldest
+// first) unless d is full, and the lists up to d.Keep are dropped.
+func (l *changeLog[T]) close(d Delta, yield func(epoch uint64, x T) error) (uint64, error) {
+	if l.epoch == 0 {
+		l.epoch = 1
+	}
+	if l.tracking {
+		l.pending = append(l.pending, epochChanges[T]{l.epoch, l.cur})
+	}
+	l.cur = nil
+	var err error
+	if !d.Full {
+		for _, c := range l.pending {
+			if c.epoch <= d.Since {
+				continue
+			}
+			for _, x := range c.items {
+				if err = yield(c.epoch, x); err != nil {
+					break
+				}
+			}
+		}
+	}
+	kept := l.pending[:0]
+	for _, c := range l.pending {
+		if c.epoch > d.Keep {
+			kept = append(kept, c)
+		}
+	}
+	clear(l.pending[len(kept):])
+	l.pending = kept
+	l.tracking = true
+	e := l.epoch
+	l.epoch++
+	return e, err
+}
+
+// current is the epoch the next close ends.
+func (l *changeLog[T]) current() uint64 { return max(l.epoch, 1) }
