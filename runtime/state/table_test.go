@@ -1,0 +1,122 @@
+package state
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// BenchmarkLookup compares a table's lookups with a Go map's, the
+// memory state's hot path: keys read at random among n.
+func BenchmarkLookup(b *testing.B) {
+	for _, n := range []int{10_000, 1_000_000} {
+		keys := make([]uint64, n)
+		for i := range keys {
+			keys[i] = rand.Uint64()
+		}
+		order := make([]uint64, 1<<16)
+		for i := range order {
+			order[i] = keys[rand.IntN(n)]
+		}
+		b.Run(fmt.Sprint("n=", n, "/map"), func(b *testing.B) {
+			m := make(map[uint64]*entry[uint64, int], n)
+			for _, k := range keys {
+				m[k] = &entry[uint64, int]{key: k}
+			}
+			i := 0
+			for b.Loop() {
+				if e := m[order[i&(len(order)-1)]]; e == nil || e.ver != 0 {
+					b.Fatal("missing")
+				}
+				i++
+			}
+		})
+		b.Run(fmt.Sprint("n=", n, "/table"), func(b *testing.B) {
+			t := newTable[uint64, int](n)
+			for _, k := range keys {
+				t.add(&entry[uint64, int]{key: k})
+			}
+			i := 0
+			for b.Loop() {
+				if e := t.get(order[i&(len(order)-1)]); e == nil || e.ver != 0 {
+					b.Fatal("missing")
+				}
+				i++
+			}
+		})
+	}
+}
+
+// TestTable changes a table and a Go map alike, at random, over few keys
+// so that runs of full slots form and deletions move entries back, and
+// checks after each change that both hold the same keys and that every
+// entry is found.
+func TestTable(t *testing.T) {
+	tab := newTable[int, int](0)
+	want := map[int]*entry[int, int]{}
+	check := func(op string) {
+		t.Helper()
+		if tab.n != len(want) {
+			t.Fatalf("after %s: the table holds %d keys, want %d", op, tab.n, len(want))
+		}
+		for k, e := range want {
+			if got := tab.get(k); got != e {
+				t.Fatalf("after %s: get(%d) = %p, want %p", op, k, got, e)
+			}
+		}
+		n := 0
+		for e := range tab.all {
+			if want[e.key] != e {
+				t.Fatalf("after %s: the table holds key %d, which was removed", op, e.key)
+			}
+			n++
+		}
+		if n != len(want) {
+			t.Fatalf("after %s: all yields %d entries, want %d", op, n, len(want))
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 20_000 {
+		k := rng.IntN(300)
+		switch {
+		case rng.IntN(3) > 0 && want[k] == nil:
+			e := &entry[int, int]{key: k}
+			tab.add(e)
+			want[k] = e
+		default:
+			got := tab.remove(k)
+			if got != want[k] {
+				t.Fatalf("remove(%d) = %p, want %p", k, got, want[k])
+			}
+			delete(want, k)
+		}
+		if i%97 == 0 {
+			check(fmt.Sprint("change ", i))
+		}
+	}
+	check("the changes")
+	// build adds batches of new keys, sorted, to what is there.
+	for round := range 3 {
+		batch := make([]slot[int, int], 0, 5000)
+		for len(batch) < cap(batch) {
+			k := 1000 + rng.IntN(1_000_000)
+			if want[k] != nil {
+				continue
+			}
+			e := &entry[int, int]{key: k}
+			want[k] = e
+			batch = append(batch, slot[int, int]{tab.hash(k), k, e})
+		}
+		tab.build(batch, make([]slot[int, int], len(batch)))
+		check(fmt.Sprint("build ", round))
+	}
+	for k := range want {
+		if tab.remove(k) == nil {
+			t.Fatalf("remove(%d) found nothing", k)
+		}
+		delete(want, k)
+		if len(want)%1000 == 0 {
+			check("removing all")
+		}
+	}
+}
