@@ -162,7 +162,8 @@ func (s *Memory[K, V]) Get(k K) *V {
 
 // Put makes v the value of k.
 func (s *Memory[K, V]) Put(k K, v *V) {
-	if e := s.t.get(k); e != nil {
+	e, h := s.t.lookup(k)
+	if e != nil {
 		if e.ver != s.epoch {
 			s.touch(e)
 		}
@@ -175,7 +176,7 @@ func (s *Memory[K, V]) Put(k K, v *V) {
 	if s.all == nil {
 		// Not bound to key groups (a test's state): a plain map, which
 		// Snapshot can still write.
-		s.t.add(&entry[K, V]{key: k, val: v, ver: s.epoch, kg: -1})
+		s.t.add(h, &entry[K, V]{key: k, val: v, ver: s.epoch, kg: -1})
 		return
 	}
 	kg := s.keyGroup(k)
@@ -183,13 +184,13 @@ func (s *Memory[K, V]) Put(k K, v *V) {
 	if i < 0 || i >= len(s.all) {
 		panic(fmt.Sprintf("state.Memory: key %v is in key group %d, outside this subtask's range [%d, %d)", k, kg, s.start, s.start+len(s.all)))
 	}
-	e := &entry[K, V]{key: k, val: v, ver: s.epoch, kg: int32(kg)}
+	e = &entry[K, V]{key: k, val: v, ver: s.epoch, kg: int32(kg)}
 	if s.ttl > 0 {
 		e.ts = s.nowMillis()
 	}
 	// Not part of any capture under way: it is newer than its barrier.
 	e.capt.Store(s.epoch - 1)
-	s.t.add(e)
+	s.t.add(h, e)
 	s.all[i] = append(s.all[i], e)
 	if s.tracking {
 		s.dirty = append(s.dirty, e)
@@ -551,8 +552,9 @@ func (s *Memory[K, V]) flush() {
 	if len(s.batchTmp) < len(s.batch) {
 		s.batchTmp = make([]slot[K, V], cap(s.batch))
 	}
+	// The entries are the table's now: the batches' copies of them keep
+	// nothing alive longer (Restored drops both).
 	s.t.build(s.batch, s.batchTmp)
-	clear(s.batch)
 	s.batch = s.batch[:0]
 }
 
@@ -581,7 +583,7 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 		// A delta changes keys that full sections restored.
 		s.flush()
 	} else if s.batch == nil {
-		s.batch = make([]slot[K, V], 0, min(max(s.reserved, 16), restoreBatch))
+		s.batch = make([]slot[K, V], 0, min(max(s.reserved, 4096), restoreBatch))
 	}
 	r := codec.NewReader(section)
 	// One reader of the entries, not one allocated per entry.
@@ -603,23 +605,23 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 			if er.Err() != nil {
 				break
 			}
-			e := (*entry[K, V])(nil)
 			if delta {
 				// A full section holds each of its group's keys once, and
 				// before any delta: only a delta changes a key restored.
-				if e = s.t.get(k); e != nil {
-					e.val, e.ts = v, ts
-					continue
+				e, h := s.t.lookup(k)
+				if e == nil {
+					e = s.newEntry()
+					e.key, e.kg = k, int32(kg)
+					s.all[i] = append(s.all[i], e)
+					s.t.add(h, e)
 				}
-			}
-			e = s.newEntry()
-			e.key, e.val, e.kg, e.ts = k, v, int32(kg), ts
-			s.all[i] = append(s.all[i], e)
-			if delta {
-				s.t.add(e)
+				e.val, e.ts = v, ts
 				continue
 			}
-			s.batch = append(s.batch, slot[K, V]{s.t.hash(k), k, e})
+			e := s.newEntry()
+			e.key, e.val, e.kg, e.ts = k, v, int32(kg), ts
+			s.all[i] = append(s.all[i], e)
+			s.batch = append(s.batch, slot[K, V]{s.t.hash(k), e})
 			if len(s.batch) == cap(s.batch) {
 				s.flush()
 			}

@@ -25,7 +25,6 @@ type table[K comparable, V any] struct {
 // the entries of other keys.
 type slot[K comparable, V any] struct {
 	h uint64
-	k K
 	e *entry[K, V]
 }
 
@@ -60,23 +59,29 @@ func (t *table[K, V]) hash(k K) uint64 { return maphash.Comparable(t.seed, k) }
 
 // get returns the entry of k, or nil.
 func (t *table[K, V]) get(k K) *entry[K, V] {
+	e, _ := t.lookup(k)
+	return e
+}
+
+// lookup returns the entry of k, or nil, and k's hash.
+func (t *table[K, V]) lookup(k K) (*entry[K, V], uint64) {
 	h := t.hash(k)
 	mask := len(t.slots) - 1
 	for i := int(h >> t.shift); ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.e == nil {
-			return nil
+			return nil, h
 		}
-		if s.h == h && s.k == k {
-			return s.e
+		if s.h == h && s.e.key == k {
+			return s.e, h
 		}
 	}
 }
 
-// add adds e, whose key is not in the table.
-func (t *table[K, V]) add(e *entry[K, V]) {
+// add adds e, of hash h (lookup's), whose key is not in the table.
+func (t *table[K, V]) add(h uint64, e *entry[K, V]) {
 	t.reserve(t.n + 1)
-	t.place(t.hash(e.key), e)
+	t.place(h, e)
 	t.n++
 }
 
@@ -85,7 +90,7 @@ func (t *table[K, V]) place(h uint64, e *entry[K, V]) {
 	mask := len(t.slots) - 1
 	for i := int(h >> t.shift); ; i = (i + 1) & mask {
 		if t.slots[i].e == nil {
-			t.slots[i] = slot[K, V]{h, e.key, e}
+			t.slots[i] = slot[K, V]{h, e}
 			return
 		}
 	}
@@ -119,7 +124,7 @@ func (t *table[K, V]) remove(k K) *entry[K, V] {
 		if s.e == nil {
 			return nil
 		}
-		if s.h == h && s.k == k {
+		if s.h == h && s.e.key == k {
 			break
 		}
 		i = (i + 1) & mask
@@ -169,6 +174,14 @@ const sortBits = 11
 // written into the table front to back.
 func (t *table[K, V]) build(batch, tmp []slot[K, V]) {
 	t.reserve(t.n + len(batch))
+	t.n += len(batch)
+	if len(batch) < 1<<sortBits {
+		// Too few to be worth sorting.
+		for _, s := range batch {
+			t.place(s.h, s.e)
+		}
+		return
+	}
 	var start [1<<sortBits + 1]int32
 	const shift = 64 - sortBits
 	for _, s := range batch {
@@ -186,6 +199,4 @@ func (t *table[K, V]) build(batch, tmp []slot[K, V]) {
 	for _, s := range tmp {
 		t.place(s.h, s.e)
 	}
-	t.n += len(batch)
-	clear(tmp) // the entries are the table's now
 }

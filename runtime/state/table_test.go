@@ -34,7 +34,7 @@ func BenchmarkLookup(b *testing.B) {
 		b.Run(fmt.Sprint("n=", n, "/table"), func(b *testing.B) {
 			t := newTable[uint64, int](n)
 			for _, k := range keys {
-				t.add(&entry[uint64, int]{key: k})
+				t.add(t.hash(k), &entry[uint64, int]{key: k})
 			}
 			i := 0
 			for b.Loop() {
@@ -81,7 +81,7 @@ func TestTable(t *testing.T) {
 		switch {
 		case rng.IntN(3) > 0 && want[k] == nil:
 			e := &entry[int, int]{key: k}
-			tab.add(e)
+			tab.add(tab.hash(k), e)
 			want[k] = e
 		default:
 			got := tab.remove(k)
@@ -105,7 +105,7 @@ func TestTable(t *testing.T) {
 			}
 			e := &entry[int, int]{key: k}
 			want[k] = e
-			batch = append(batch, slot[int, int]{tab.hash(k), k, e})
+			batch = append(batch, slot[int, int]{tab.hash(k), e})
 		}
 		tab.build(batch, make([]slot[int, int], len(batch)))
 		check(fmt.Sprint("build ", round))
