@@ -540,9 +540,14 @@ func (s *Memory[K, V]) Reserve(n int) {
 }
 
 // restoreBatch is the most entries of full sections a restore holds
-// before it adds them to the table (build): enough of them, sorted, to
-// write a large table front to back with few gaps.
-const restoreBatch = 1 << 18
+// before it adds them to the table (build): sorted, they are written
+// into the table front to back, a few slots apart, at a cost in memory
+// of 32 bytes per entry of the batch (the batch and build's copy). A
+// restore batches an eighth of the keys it expects, within these bounds.
+const (
+	restoreBatchMin = 1 << 12
+	restoreBatch    = 1 << 18
+)
 
 // flush adds the entries of full sections restored so far to the table.
 func (s *Memory[K, V]) flush() {
@@ -583,7 +588,7 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 		// A delta changes keys that full sections restored.
 		s.flush()
 	} else if s.batch == nil {
-		s.batch = make([]slot[K, V], 0, min(max(s.reserved, 4096), restoreBatch))
+		s.batch = make([]slot[K, V], 0, min(max(s.reserved/8, restoreBatchMin), restoreBatch))
 	}
 	r := codec.NewReader(section)
 	// One reader of the entries, not one allocated per entry.
