@@ -7,43 +7,52 @@ import (
 )
 
 // BenchmarkLookup compares a table's lookups with a Go map's, the
-// memory state's hot path: keys read at random among n.
+// memory state's hot path: keys read at random among n (uint64 keys,
+// and strings of 8 to 24 bytes), each entry read as the state reads it.
 func BenchmarkLookup(b *testing.B) {
 	for _, n := range []int{10_000, 1_000_000} {
 		keys := make([]uint64, n)
+		strs := make([]string, n)
 		for i := range keys {
 			keys[i] = rand.Uint64()
+			strs[i] = fmt.Sprintf("%0*x", 8+rand.IntN(17), keys[i])
 		}
-		order := make([]uint64, 1<<16)
+		order := make([]int, 1<<16)
 		for i := range order {
-			order[i] = keys[rand.IntN(n)]
+			order[i] = rand.IntN(n)
 		}
-		b.Run(fmt.Sprint("n=", n, "/map"), func(b *testing.B) {
-			m := make(map[uint64]*entry[uint64, int], n)
-			for _, k := range keys {
-				m[k] = &entry[uint64, int]{key: k}
-			}
-			i := 0
-			for b.Loop() {
-				if e := m[order[i&(len(order)-1)]]; e == nil || e.ver != 0 {
-					b.Fatal("missing")
-				}
-				i++
-			}
-		})
-		b.Run(fmt.Sprint("n=", n, "/table"), func(b *testing.B) {
-			t := newTable[uint64, int](n)
-			for _, k := range keys {
-				t.add(t.hash(k), &entry[uint64, int]{key: k})
-			}
-			i := 0
-			for b.Loop() {
-				if e := t.get(order[i&(len(order)-1)]); e == nil || e.ver != 0 {
-					b.Fatal("missing")
-				}
-				i++
-			}
-		})
+		b.Run(fmt.Sprint("n=", n, "/uint64/map"), func(b *testing.B) { benchMap(b, keys, order) })
+		b.Run(fmt.Sprint("n=", n, "/uint64/table"), func(b *testing.B) { benchTable(b, keys, order) })
+		b.Run(fmt.Sprint("n=", n, "/string/map"), func(b *testing.B) { benchMap(b, strs, order) })
+		b.Run(fmt.Sprint("n=", n, "/string/table"), func(b *testing.B) { benchTable(b, strs, order) })
+	}
+}
+
+func benchMap[K comparable](b *testing.B, keys []K, order []int) {
+	m := make(map[K]*entry[K, int], len(keys))
+	for _, k := range keys {
+		m[k] = &entry[K, int]{key: k}
+	}
+	i := 0
+	for b.Loop() {
+		if e := m[keys[order[i&(len(order)-1)]]]; e == nil || e.ver != 0 {
+			b.Fatal("missing")
+		}
+		i++
+	}
+}
+
+func benchTable[K comparable](b *testing.B, keys []K, order []int) {
+	t := newTable[K, int](len(keys))
+	for _, k := range keys {
+		t.add(t.hash(k), &entry[K, int]{key: k})
+	}
+	i := 0
+	for b.Loop() {
+		if e := t.get(keys[order[i&(len(order)-1)]]); e == nil || e.ver != 0 {
+			b.Fatal("missing")
+		}
+		i++
 	}
 }
 
