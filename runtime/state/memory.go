@@ -60,8 +60,8 @@ type Codec[K comparable, V any] struct {
 // as it was at the barrier. The subtask therefore never stops for longer
 // than it takes to close an epoch.
 type Memory[K comparable, V any] struct {
-	// t finds the live entries by key (table.go).
-	t table[K, V]
+	// idx finds the live entries by key (index.go).
+	idx index[K, V]
 	// keyGroup and start place a key in the lists of its key group;
 	// Bind sets them.
 	keyGroup func(K) int
@@ -129,7 +129,7 @@ const busy = 1 << 63
 
 // NewMemory returns an empty memory state.
 func NewMemory[K comparable, V any]() *Memory[K, V] {
-	return &Memory[K, V]{t: newTable[K, V](0), epoch: 1}
+	return &Memory[K, V]{idx: newIndex[K, V](), epoch: 1}
 }
 
 // Bind sets the key groups of the subtask's range [start, end) and how a
@@ -143,7 +143,7 @@ func (s *Memory[K, V]) Bind(keyGroup func(K) int, start, end int) {
 
 // Get returns the value of k, or nil.
 func (s *Memory[K, V]) Get(k K) *V {
-	e := s.t.get(k)
+	e := s.idx.get(k)
 	if e == nil {
 		return nil
 	}
@@ -162,7 +162,7 @@ func (s *Memory[K, V]) Get(k K) *V {
 
 // Put makes v the value of k.
 func (s *Memory[K, V]) Put(k K, v *V) {
-	e, h := s.t.lookup(k)
+	e, h := s.idx.lookup(k)
 	if e != nil {
 		if e.ver != s.epoch {
 			s.touch(e)
@@ -176,7 +176,7 @@ func (s *Memory[K, V]) Put(k K, v *V) {
 	if s.all == nil {
 		// Not bound to key groups (a test's state): a plain map, which
 		// Snapshot can still write.
-		s.t.add(h, &entry[K, V]{key: k, val: v, ver: s.epoch, kg: -1})
+		s.idx.add(h, &entry[K, V]{key: k, val: v, ver: s.epoch, kg: -1})
 		return
 	}
 	kg := s.keyGroup(k)
@@ -190,7 +190,7 @@ func (s *Memory[K, V]) Put(k K, v *V) {
 	}
 	// Not part of any capture under way: it is newer than its barrier.
 	e.capt.Store(s.epoch - 1)
-	s.t.add(h, e)
+	s.idx.add(h, e)
 	s.all[i] = append(s.all[i], e)
 	if s.tracking {
 		s.dirty = append(s.dirty, e)
@@ -199,7 +199,7 @@ func (s *Memory[K, V]) Put(k K, v *V) {
 
 // Delete removes k.
 func (s *Memory[K, V]) Delete(k K) {
-	e := s.t.remove(k)
+	e := s.idx.remove(k)
 	if e == nil {
 		return
 	}
@@ -230,7 +230,7 @@ func (s *Memory[K, V]) compact(i int) {
 }
 
 // Len is the number of keys.
-func (s *Memory[K, V]) Len() int { return s.t.n }
+func (s *Memory[K, V]) Len() int { return s.idx.len() }
 
 // All calls yield for every key and value. The values are not counted as
 // changed: All is for reading (the results at the end of the input).
@@ -247,7 +247,7 @@ func (s *Memory[K, V]) All(yield func(K, *V) bool) {
 	}
 	if s.all == nil {
 		var es []*entry[K, V]
-		s.t.all(func(e *entry[K, V]) bool { es = append(es, e); return true })
+		s.idx.all(func(e *entry[K, V]) bool { es = append(es, e); return true })
 		for _, e := range es {
 			if !live(e) {
 				return
@@ -532,10 +532,10 @@ func (c *Capture[K, V]) finish() {
 // right size instead of growing one, and takes their entries from slabs
 // (of at most restoreSlab) instead of one by one.
 func (s *Memory[K, V]) Reserve(n int) {
-	if s.t.n > 0 || n <= 0 {
+	if s.idx.len() > 0 || n <= 0 {
 		return
 	}
-	s.t.reserve(n)
+	s.idx.reserve(n)
 	s.reserved = n
 }
 
@@ -559,7 +559,7 @@ func (s *Memory[K, V]) flush() {
 	}
 	// The entries are the table's now: the batches' copies of them keep
 	// nothing alive longer (Restored drops both).
-	s.t.build(s.batch, s.batchTmp)
+	s.idx.t.build(s.batch, s.batchTmp)
 	s.batch = s.batch[:0]
 }
 
@@ -587,8 +587,6 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 	if delta {
 		// A delta changes keys that full sections restored.
 		s.flush()
-	} else if s.batch == nil {
-		s.batch = make([]slot[K, V], 0, min(max(s.reserved/8, restoreBatchMin), restoreBatch))
 	}
 	r := codec.NewReader(section)
 	// One reader of the entries, not one allocated per entry.
@@ -613,12 +611,12 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 			if delta {
 				// A full section holds each of its group's keys once, and
 				// before any delta: only a delta changes a key restored.
-				e, h := s.t.lookup(k)
+				e, h := s.idx.lookup(k)
 				if e == nil {
 					e = s.newEntry()
 					e.key, e.kg = k, int32(kg)
 					s.all[i] = append(s.all[i], e)
-					s.t.add(h, e)
+					s.idx.add(h, e)
 				}
 				e.val, e.ts = v, ts
 				continue
@@ -626,12 +624,19 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 			e := s.newEntry()
 			e.key, e.val, e.kg, e.ts = k, v, int32(kg), ts
 			s.all[i] = append(s.all[i], e)
-			s.batch = append(s.batch, slot[K, V]{s.t.hash(k), e})
+			if !s.idx.big {
+				s.idx.add(0, e)
+				continue
+			}
+			if s.batch == nil {
+				s.batch = make([]slot[K, V], 0, min(max(s.reserved/8, restoreBatchMin), restoreBatch))
+			}
+			s.batch = append(s.batch, slot[K, V]{s.idx.t.hash(k), e})
 			if len(s.batch) == cap(s.batch) {
 				s.flush()
 			}
 		case deltaDelete:
-			if e := s.t.remove(k); e != nil {
+			if e := s.idx.remove(k); e != nil {
 				e.deleted, e.val = true, nil
 				s.dead[i]++
 			}
@@ -662,7 +667,7 @@ func (s *Memory[K, V]) Restored() {
 // and in full: the whole state as it is now, each entry the key and then
 // the value (what enc writes).
 func (s *Memory[K, V]) Snapshot(sec *Sections, keyGroup func(K) int, enc func(w *codec.Writer, k K, v *V)) error {
-	for e := range s.t.all {
+	for e := range s.idx.all {
 		k := e.key
 		kg := keyGroup(k)
 		i := kg - sec.Start
