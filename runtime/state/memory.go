@@ -45,9 +45,10 @@ type Codec[K comparable, V any] struct {
 	KeySchema, ValueSchema string
 }
 
-// Memory keeps keyed state in a Go map on the heap, and knows which keys
-// changed since a checkpoint, so that a checkpoint can write only those
-// (a delta) instead of every key.
+// Memory keeps keyed state on the heap, its entries found by an index
+// (a Go map, or a table of its own once the state is large: index.go),
+// and knows which keys changed since a checkpoint, so that a checkpoint
+// can write only those (a delta) instead of every key.
 //
 // Changes are counted per epoch: the time between two checkpoint
 // barriers. The first time in an epoch that a key is read for a change

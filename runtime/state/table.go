@@ -162,10 +162,10 @@ func (t *table[K, V]) all(yield func(*entry[K, V]) bool) {
 }
 
 // sortBits is how many top bits of the hashes build sorts by: 2048
-// runs, few enough for their ends to stay in the cache while they are
-// written, and at a table's size of a restore (a million slots or more)
-// each of its runs goes to a stretch of the table of a few hundred slots
-// at most, which stays in the cache while it is written.
+// runs, few enough for their ends to stay in the cache while the sort
+// writes them, each going to a 2048th of the table (8 KiB of a table of
+// a million slots, 64 KiB of one of eight million), which stays in the
+// cache while the run is written into it.
 const sortBits = 11
 
 // build adds the entries of batch, whose keys are not in the table, with
