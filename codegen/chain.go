@@ -378,7 +378,7 @@ func (cg *chainGen) loop() {
 			}
 			got = append(got,
 				jen.Id("ts").Op(":=").Add(extract),
-				jen.Add(c).Dot(cg.member("emit%s", h)).Call(jen.Id("r"), jen.Id("ts")),
+				jen.Add(c).Dot(cg.member("emit%s", h)).Call(jen.Op("&").Id("r"), jen.Id("ts")),
 				jen.If(jen.List(jen.Id("w"), jen.Id("ok")).Op(":=").Add(c).Dot("wm").Dot("Observe").Call(jen.Id("ts")), jen.Id("ok")).Block(
 					jen.Add(c).Dot("watermark").Call(jen.Id("w")),
 				),
@@ -402,7 +402,7 @@ func (cg *chainGen) loop() {
 				))
 			}
 		} else {
-			got = append(got, jen.Add(c).Dot(cg.member("emit%s", h)).Call(jen.Id("r")))
+			got = append(got, jen.Add(c).Dot(cg.member("emit%s", h)).Call(jen.Op("&").Id("r")))
 		}
 		// A generator's record is read into r, not returned: a record
 		// returned by value costs one more copy (generator.NextInto).
@@ -571,16 +571,26 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 	case side == joinLateSide[1]:
 		body = append(body, cg.countLateRight())
 	}
+	// A source's read loop passes its record by reference: it is read
+	// into one variable, and a large record (a Nexmark event) copied into
+	// every call costs a few percent of the whole job.
+	byRef := n == cg.c.head && n.Kind == ir.Source && side == ""
+	r := func() *jen.Statement {
+		if byRef {
+			return jen.Op("*").Id("r")
+		}
+		return jen.Id("r")
+	}
 	for _, e := range consumersOf(g.p, n, side) {
 		to = append(to, e.to.Name)
 		if g.chainOf[e.to.ID] == cg.c {
-			body = append(body, jen.Id("c").Dot(cg.member("to%s", e.to)).Call(cg.args(jen.Id("r"), jen.Id("ts"))...))
+			body = append(body, jen.Id("c").Dot(cg.member("to%s", e.to)).Call(cg.args(r(), jen.Id("ts"))...))
 			continue
 		}
 		out := jen.Id("c").Dot(cg.outField(e))
-		rec := jen.Id("r")
+		rec := r()
 		if cg.timed {
-			rec = jen.Qual(runtimePath, "Timed").Types(typeCode(t)).Values(jen.Dict{jen.Id("TS"): jen.Id("ts"), jen.Id("V"): jen.Id("r")})
+			rec = jen.Qual(runtimePath, "Timed").Types(typeCode(t)).Values(jen.Dict{jen.Id("TS"): jen.Id("ts"), jen.Id("V"): r()})
 		}
 		switch e.to.Inputs[e.input].Partition {
 		case ir.Hash:
@@ -588,7 +598,7 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 			if len(e.to.Keys) == 2 {
 				key = e.to.Keys[e.input]
 			}
-			body = append(body, jen.Add(out).Dot("Hash").Call(g.hashCall(e.to, fn(key).Call(jen.Id("r"))), rec))
+			body = append(body, jen.Add(out).Dot("Hash").Call(g.hashCall(e.to, fn(key).Call(r())), rec))
 		case ir.Forward:
 			body = append(body, jen.Add(out).Dot("Forward").Call(rec))
 		case ir.Broadcast:
@@ -598,7 +608,7 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 		}
 	}
 	if k := g.collect[n.Name+"."+side]; k != nil && len(to) == 0 {
-		body = append(body, jen.Id("c").Dot(cg.collectField(k)).Dot("Write").Call(jen.Id("r")))
+		body = append(body, jen.Id("c").Dot(cg.collectField(k)).Dot("Write").Call(r()))
 		to = append(to, "the test driver")
 	}
 	what := fmt.Sprintf("the records of %q", n.Name)
@@ -619,7 +629,11 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 		doc = fmt.Sprintf("%s drops %s: nothing reads them.", name, what)
 	}
 	cg.f.Comment(doc)
-	cg.f.Func().Params(cg.recv).Id(name).Params(cg.params(t)...).Block(body...)
+	params := cg.params(t)
+	if byRef {
+		params[0] = jen.Id("r").Op("*").Add(typeCode(t))
+	}
+	cg.f.Func().Params(cg.recv).Id(name).Params(params...).Block(body...)
 }
 
 // count counts one record that node n emitted (or, late, one too late for

@@ -339,6 +339,9 @@ func (g *gen) config(f *jen.File) {
 		if n.KeyType != nil {
 			kv = append(kv, field("KeySchema", jen.Id(g.global("%sKeySchema", n))), field("ValueSchema", jen.Id(g.global("%sValueSchema", n))))
 		}
+		if bc := n.Broadcast; bc != nil {
+			kv = append(kv, field("BroadcastSchema", jen.Id(g.global("%sBroadcastSchema", n))))
+		}
 		if len(n.Options) > 0 {
 			opts := jen.Dict{}
 			for _, o := range n.Options {

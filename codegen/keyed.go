@@ -97,10 +97,13 @@ func (g *gen) keyedFuncs(f *jen.File) {
 		val := g.keyedValue(n)
 		keySchema, valueSchema := g.stateSchemas(n)
 		f.Comment(fmt.Sprintf("The schema of the state of %q, recorded in every checkpoint.", n.Name))
-		f.Const().Defs(
-			jen.Id(g.global("%sKeySchema", n)).Op("=").Lit(keySchema),
-			jen.Id(g.global("%sValueSchema", n)).Op("=").Lit(valueSchema),
-		)
+		f.Const().DefsFunc(func(d *jen.Group) {
+			d.Id(g.global("%sKeySchema", n)).Op("=").Lit(keySchema)
+			d.Id(g.global("%sValueSchema", n)).Op("=").Lit(valueSchema)
+			if bc := n.Broadcast; bc != nil {
+				d.Id(g.global("%sBroadcastSchema", n)).Op("=").Lit(broadcastSchema(bc))
+			}
+		})
 		encodeKey, decodeKey := g.global("encode%sKey", n), g.global("decode%sKey", n)
 		f.Comment(fmt.Sprintf("%s and %s write and read a key of %q.", encodeKey, decodeKey, n.Name))
 		f.Func().Id(encodeKey).Params(w, jen.Id("k").Add(typeCode(key))).BlockFunc(func(b *jen.Group) {
@@ -157,24 +160,32 @@ func (g *gen) valueCodec(f *jen.File, cg *codecGen, n *ir.Node, suffix string, t
 }
 
 // NodeState is what the checkpoints of a keyed node record of its state:
-// the schemas of its key and value, and the value's type.
+// the schemas of its key and value, and the value's type; and the schema
+// of its broadcast state, if it has one.
 type NodeState struct {
 	KeySchema, ValueSchema string
 	Value                  *ir.Type
+	BroadcastSchema        string
 }
 
-// StateSchemas returns, for every keyed node of p by its index, what its
-// checkpoints record of its state (pipegen check --savepoint compares them
-// with a savepoint's).
+// StateSchemas returns, for every node of p with keyed or broadcast state,
+// by its index, what its checkpoints record of its state (pipegen check
+// --savepoint compares them with a savepoint's).
 func StateSchemas(p *ir.Pipeline) map[int]NodeState {
 	g := &gen{p: p}
 	out := map[int]NodeState{}
 	for i, n := range p.Nodes {
-		if n.KeyType == nil {
-			continue
+		var ns NodeState
+		if n.KeyType != nil {
+			ns.KeySchema, ns.ValueSchema = g.stateSchemas(n)
+			ns.Value = g.keyedValue(n)
 		}
-		k, v := g.stateSchemas(n)
-		out[i] = NodeState{KeySchema: k, ValueSchema: v, Value: g.keyedValue(n)}
+		if bc := n.Broadcast; bc != nil {
+			ns.BroadcastSchema = broadcastSchema(bc)
+		}
+		if ns != (NodeState{}) {
+			out[i] = ns
+		}
 	}
 	return out
 }

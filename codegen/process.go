@@ -188,7 +188,7 @@ func (p *processGen) snapshot(b *jen.Group) {
 	}
 	if bc := n.Broadcast; bc != nil {
 		b.Comment("The broadcast state is the same on every subtask: subtask 0 writes it.")
-		b.Qual(runtimePath, "SnapshotBroadcast").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit("broadcast"), jen.Lit(schema(bc.Key)), jen.Lit(broadcastSchema(bc)),
+		b.Qual(runtimePath, "SnapshotBroadcast").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit("broadcast"), jen.Lit(schema(bc.Key)), jen.Id(g.global("%sBroadcastSchema", n)),
 			jen.Func().Params(jen.Id("w").Op("*").Qual(codecPath, "Writer")).Error().Block(
 				jen.For(jen.List(jen.Id("k"), jen.Id("v")).Op(":=").Range().Add(p.field("Broadcast"))).Block(
 					jen.Id("m").Op(":=").Id("w").Dot("Begin").Call(),

@@ -19,14 +19,15 @@ import (
 // savepoint's (or checkpoint's) MANIFEST: the fields of the runtime's
 // manifest (runtime/internal/storage) that the restore rules look at.
 type savedNode struct {
-	UID         string            `json:"uid"`
-	Name        string            `json:"name"`
-	Kind        string            `json:"kind"`
-	Connector   string            `json:"connector"`
-	KeySchema   string            `json:"keySchema"`
-	ValueSchema string            `json:"valueSchema"`
-	Files       []json.RawMessage `json:"files"`
-	Sources     []json.RawMessage `json:"sources"`
+	UID             string            `json:"uid"`
+	Name            string            `json:"name"`
+	Kind            string            `json:"kind"`
+	Connector       string            `json:"connector"`
+	KeySchema       string            `json:"keySchema"`
+	ValueSchema     string            `json:"valueSchema"`
+	BroadcastSchema string            `json:"broadcastSchema"`
+	Files           []json.RawMessage `json:"files"`
+	Sources         []json.RawMessage `json:"sources"`
 }
 
 type savedManifest struct {
@@ -157,6 +158,11 @@ func checkAgainst(p *ir.Pipeline, top diag.Pos, m *savedManifest, sp string, all
 			continue
 		}
 		st, keyed := states[idx]
+		if old.BroadcastSchema != "" && st.BroadcastSchema != "" {
+			if err := schema.CompatibleStrings(old.BroadcastSchema, st.BroadcastSchema); err != nil {
+				l.Add(pos, "the broadcast state of %q (uid %s) in the %s cannot be read by this pipeline: %v", n.Name, n.UID, what, err)
+			}
+		}
 		if len(old.Files) == 0 || !keyed || old.KeySchema == "" {
 			continue
 		}

@@ -135,3 +135,40 @@ func TestCheckSavepointMapState(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckSavepointBroadcast checks examples/fraud (a process whose
+// rules input builds a broadcast state) against savepoints whose rules
+// table had another type: a changed field type is refused at the node, a
+// field added later reads as its zero value.
+func TestCheckSavepointBroadcast(t *testing.T) {
+	const (
+		pkg   = "github.com/pipegen/pipegen/examples/fraud."
+		value = pkg + "CardState{1 Pending []" + pkg + "Payment{1 Seq uint64; 2 Card string; 3 Category string; 4 Amount int64; 5 At time.Time}; 2 BlockedUntil int64}"
+	)
+	rules := func(fields string) string { return "map[string][]" + pkg + "Rule{" + fields + "}" }
+	manifest := func(broadcast string) map[string]any {
+		return map[string]any{"format": 2, "id": 7, "job": "fraud", "savepoint": true, "maxParallelism": 128, "nodes": []map[string]any{
+			{"uid": "check", "name": "check", "kind": "process", "keySchema": "string", "valueSchema": value, "broadcastSchema": broadcast,
+				"files": []map[string]any{{"subtask": 0, "name": "check-0.state"}, {"subtask": 0, "state": "broadcast", "name": "check-broadcast-0.state"}}}}}
+	}
+	cases := []struct{ name, schema string }{
+		{"broadcast-compatible", rules("1 Seq uint64; 2 Category string; 3 Max int64; 4 BlockFor time.Duration; 5 From time.Time")},
+		{"broadcast-field-added", rules("1 Seq uint64; 2 Category string; 3 Max int64; 4 BlockFor time.Duration")},
+		{"broadcast-field-type-changed", rules("1 Seq uint64; 2 Category string; 3 Max float64; 4 BlockFor time.Duration; 5 From time.Time")},
+		{"broadcast-key-changed", "map[int64][]" + pkg + "Rule{1 Seq uint64; 2 Category string; 3 Max int64; 4 BlockFor time.Duration; 5 From time.Time}"},
+	}
+	wd, _ := os.Getwd()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sp := writeManifest(t, manifest(tc.schema))
+			got := "(fine)\n"
+			_, err := CheckSavepoint("../examples/fraud/pipeline.yaml", sp, false)
+			if l, ok := IsDiagnostics(err); ok {
+				got = l.Format(wd)
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			goldenfile.Check(t, filepath.Join("testdata", "savepoint", tc.name+".txt"), []byte(strings.ReplaceAll(got, sp, "SAVEPOINT")))
+		})
+	}
+}

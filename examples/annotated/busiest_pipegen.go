@@ -122,7 +122,7 @@ func (c *pipegenBusiestDemoChain) run() {
 	var r View
 	for {
 		if c.src.NextInto(&r) {
-			c.emitDemo(r)
+			c.emitDemo(&r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
@@ -138,9 +138,9 @@ func (c *pipegenBusiestDemoChain) run() {
 }
 
 // emitDemo passes the records of "demo" to longest.
-func (c *pipegenBusiestDemoChain) emitDemo(r View) {
+func (c *pipegenBusiestDemoChain) emitDemo(r *View) {
 	c.counts[0]++
-	c.demoToLongest.Hash(pipegenBusiestHashKeyLongest(ByUser(r)), r)
+	c.demoToLongest.Hash(pipegenBusiestHashKeyLongest(ByUser(*r)), *r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing

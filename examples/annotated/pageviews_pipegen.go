@@ -130,7 +130,7 @@ func (c *pipegenPageviewsViewsChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	for {
 		if r, ok := c.src.Next(); ok {
-			c.emitViews(r)
+			c.emitViews(&r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
@@ -146,9 +146,9 @@ func (c *pipegenPageviewsViewsChain) run() {
 }
 
 // emitViews passes the records of "views" to humans.
-func (c *pipegenPageviewsViewsChain) emitViews(r View) {
+func (c *pipegenPageviewsViewsChain) emitViews(r *View) {
 	c.counts[0]++
-	c.toHumans(r)
+	c.toHumans(*r)
 }
 
 // toHumans is operator "humans": filter Human, func(v View) bool.

@@ -248,7 +248,7 @@ func (c *pipegenCardblockTestPaymentsChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := runtime.TimeMillis(PaymentTime(r))
-			c.emitPayments(r, ts)
+			c.emitPayments(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -276,11 +276,11 @@ func (c *pipegenCardblockTestPaymentsChain) run() {
 }
 
 // emitPayments passes the records of "payments" to check.
-func (c *pipegenCardblockTestPaymentsChain) emitPayments(r Payment, ts int64) {
+func (c *pipegenCardblockTestPaymentsChain) emitPayments(r *Payment, ts int64) {
 	c.counts[0]++
-	c.paymentsToCheck.Hash(pipegenCardblockTestHashKeyCheck(PaymentCard(r)), runtime.Timed[Payment]{
+	c.paymentsToCheck.Hash(pipegenCardblockTestHashKeyCheck(PaymentCard(*r)), runtime.Timed[Payment]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 
@@ -358,7 +358,7 @@ func (c *pipegenCardblockTestBlocksChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := runtime.TimeMillis(BlockTime(r))
-			c.emitBlocks(r, ts)
+			c.emitBlocks(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -386,11 +386,11 @@ func (c *pipegenCardblockTestBlocksChain) run() {
 }
 
 // emitBlocks passes the records of "blocks" to check.
-func (c *pipegenCardblockTestBlocksChain) emitBlocks(r Block, ts int64) {
+func (c *pipegenCardblockTestBlocksChain) emitBlocks(r *Block, ts int64) {
 	c.counts[0]++
-	c.blocksToCheck.Hash(pipegenCardblockTestHashKeyCheck(BlockCard(r)), runtime.Timed[Block]{
+	c.blocksToCheck.Hash(pipegenCardblockTestHashKeyCheck(BlockCard(*r)), runtime.Timed[Block]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 

@@ -189,7 +189,7 @@ var pipegenFraudTestConfig = &runtime.Config{
 			IdleTimeout:       0,
 			MaxOutOfOrderness: 0,
 		}},
-		{Name: "check", UID: "check", Kind: "process", Section: "operators", Inputs: []runtime.NodeInput{{From: "payments", Partition: "hash"}, {From: "rules", Partition: "broadcast"}}, KeySchema: pipegenFraudTestCheckKeySchema, ValueSchema: pipegenFraudTestCheckValueSchema},
+		{Name: "check", UID: "check", Kind: "process", Section: "operators", Inputs: []runtime.NodeInput{{From: "payments", Partition: "hash"}, {From: "rules", Partition: "broadcast"}}, KeySchema: pipegenFraudTestCheckKeySchema, ValueSchema: pipegenFraudTestCheckValueSchema, BroadcastSchema: pipegenFraudTestCheckBroadcastSchema},
 		{Name: "accepted", UID: "accepted", Kind: "sink", Section: "sinks", FusedWith: "check", Inputs: []runtime.NodeInput{{From: "check", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "accepted"}},
 		{Name: "rejected", UID: "rejected", Kind: "sink", Section: "sinks", FusedWith: "check", Inputs: []runtime.NodeInput{{From: "check", Side: "rejected", Partition: "forward"}}, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "rejected"}},
 		{Name: "alerts", UID: "alerts", Kind: "sink", Section: "sinks", FusedWith: "check", Inputs: []runtime.NodeInput{{From: "check", Side: "alerts", Partition: "forward"}}, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "alerts"}},
@@ -262,7 +262,7 @@ func (c *pipegenFraudTestPaymentsChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := runtime.TimeMillis(PaymentTime(r))
-			c.emitPayments(r, ts)
+			c.emitPayments(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -290,11 +290,11 @@ func (c *pipegenFraudTestPaymentsChain) run() {
 }
 
 // emitPayments passes the records of "payments" to check.
-func (c *pipegenFraudTestPaymentsChain) emitPayments(r Payment, ts int64) {
+func (c *pipegenFraudTestPaymentsChain) emitPayments(r *Payment, ts int64) {
 	c.counts[0]++
-	c.paymentsToCheck.Hash(pipegenFraudTestHashKeyCheck(PaymentCard(r)), runtime.Timed[Payment]{
+	c.paymentsToCheck.Hash(pipegenFraudTestHashKeyCheck(PaymentCard(*r)), runtime.Timed[Payment]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 
@@ -372,7 +372,7 @@ func (c *pipegenFraudTestRulesChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := runtime.TimeMillis(RuleTime(r))
-			c.emitRules(r, ts)
+			c.emitRules(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -400,11 +400,11 @@ func (c *pipegenFraudTestRulesChain) run() {
 }
 
 // emitRules passes the records of "rules" to check.
-func (c *pipegenFraudTestRulesChain) emitRules(r Rule, ts int64) {
+func (c *pipegenFraudTestRulesChain) emitRules(r *Rule, ts int64) {
 	c.counts[0]++
 	c.rulesToCheck.Broadcast(runtime.Timed[Rule]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 
@@ -674,7 +674,7 @@ func (c *pipegenFraudTestCheckChain) barrier(id int64) {
 		return c.checkTimers.Snapshot(sec, kg, pipegenFraudTestEncodeCheckKey)
 	})
 	// The broadcast state is the same on every subtask: subtask 0 writes it.
-	runtime.SnapshotBroadcast(s, pipegenFraudTestNodeCheck, "broadcast", "string", "map[string][]github.com/pipegen/pipegen/examples/fraud.Rule{1 Seq uint64; 2 Category string; 3 Max int64; 4 BlockFor time.Duration; 5 From time.Time}", func(w *codec.Writer) error {
+	runtime.SnapshotBroadcast(s, pipegenFraudTestNodeCheck, "broadcast", "string", pipegenFraudTestCheckBroadcastSchema, func(w *codec.Writer) error {
 		for k, v := range c.checkBroadcast {
 			m := w.Begin()
 			pipegenFraudTestEncodeCheckBroadcastKey(w, &k)
@@ -729,8 +729,9 @@ func pipegenFraudTestHashKeyCheck(k string) uint64 {
 
 // The schema of the state of "check", recorded in every checkpoint.
 const (
-	pipegenFraudTestCheckKeySchema   = "string"
-	pipegenFraudTestCheckValueSchema = "github.com/pipegen/pipegen/examples/fraud.CardState{1 Pending []github.com/pipegen/pipegen/examples/fraud.Payment{1 Seq uint64; 2 Card string; 3 Category string; 4 Amount int64; 5 At time.Time}; 2 BlockedUntil int64}"
+	pipegenFraudTestCheckKeySchema       = "string"
+	pipegenFraudTestCheckValueSchema     = "github.com/pipegen/pipegen/examples/fraud.CardState{1 Pending []github.com/pipegen/pipegen/examples/fraud.Payment{1 Seq uint64; 2 Card string; 3 Category string; 4 Amount int64; 5 At time.Time}; 2 BlockedUntil int64}"
+	pipegenFraudTestCheckBroadcastSchema = "map[string][]github.com/pipegen/pipegen/examples/fraud.Rule{1 Seq uint64; 2 Category string; 3 Max int64; 4 BlockFor time.Duration; 5 From time.Time}"
 )
 
 // pipegenFraudTestEncodeCheckKey and pipegenFraudTestDecodeCheckKey write and read a key of "check".

@@ -188,7 +188,7 @@ func (c *pipegenMerchantsTestPaymentsChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	for {
 		if r, ok := c.src.Next(); ok {
-			c.emitPayments(r)
+			c.emitPayments(&r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
@@ -204,9 +204,9 @@ func (c *pipegenMerchantsTestPaymentsChain) run() {
 }
 
 // emitPayments passes the records of "payments" to spend.
-func (c *pipegenMerchantsTestPaymentsChain) emitPayments(r Payment) {
+func (c *pipegenMerchantsTestPaymentsChain) emitPayments(r *Payment) {
 	c.counts[0]++
-	c.paymentsToSpend.Hash(pipegenMerchantsTestHashKeySpend(PaymentCard(r)), r)
+	c.paymentsToSpend.Hash(pipegenMerchantsTestHashKeySpend(PaymentCard(*r)), *r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing

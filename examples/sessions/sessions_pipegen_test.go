@@ -237,7 +237,7 @@ func (c *pipegenSessionsTestClicksChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := runtime.TimeMillis(ClickTime(r))
-			c.emitClicks(r, ts)
+			c.emitClicks(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -265,11 +265,11 @@ func (c *pipegenSessionsTestClicksChain) run() {
 }
 
 // emitClicks passes the records of "clicks" to sessions.
-func (c *pipegenSessionsTestClicksChain) emitClicks(r Click, ts int64) {
+func (c *pipegenSessionsTestClicksChain) emitClicks(r *Click, ts int64) {
 	c.counts[0]++
-	c.clicksToSessions.Hash(pipegenSessionsTestHashKeySessions(ByUser(r)), runtime.Timed[Click]{
+	c.clicksToSessions.Hash(pipegenSessionsTestHashKeySessions(ByUser(*r)), runtime.Timed[Click]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 

@@ -120,10 +120,7 @@ func Open[K comparable, V any](t *checkpoint.Task, node int, c *state.Codec[K, V
 // of field F of a process's state), a store of its own.
 func OpenState[K comparable, V any](t *checkpoint.Task, node int, stateName string, c *state.Codec[K, V]) *Keyed[K, V] {
 	n := t.Node(node)
-	uid := n.UID
-	if stateName != "" {
-		uid += "-" + stateName
-	}
+	uid := checkpoint.StateStem(n.UID, stateName)
 	start, end := t.KeyRange(node)
 	maxP := t.MaxParallelism()
 	b := budgetFor(memoryLimit(), stores(t))

@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/eventtime"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
@@ -522,7 +523,7 @@ func (t *Timers[K]) canonical(db *pebble.DB, id int64, stor *storage.Storage) (s
 	if err != nil {
 		return storage.StateFile{}, fmt.Errorf("%s: timers: %w", t.name, err)
 	}
-	name := fmt.Sprintf("%s-timers-%d-savepoint.state", t.uid, t.sub)
+	name := fmt.Sprintf("%s-%d-savepoint.state", checkpoint.StateStem(t.uid, "timers"), t.sub)
 	w, err := stor.CreateState(id, name, t.start, t.end-t.start)
 	if err != nil {
 		return storage.StateFile{}, err

@@ -247,7 +247,7 @@ func (c *paymentsChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := runtime.TimeMillis(cardblock.PaymentTime(r))
-			c.emitPayments(r, ts)
+			c.emitPayments(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -275,11 +275,11 @@ func (c *paymentsChain) run() {
 }
 
 // emitPayments passes the records of "payments" to check.
-func (c *paymentsChain) emitPayments(r cardblock.Payment, ts int64) {
+func (c *paymentsChain) emitPayments(r *cardblock.Payment, ts int64) {
 	c.counts[0]++
-	c.paymentsToCheck.Hash(hashKeyCheck(cardblock.PaymentCard(r)), runtime.Timed[cardblock.Payment]{
+	c.paymentsToCheck.Hash(hashKeyCheck(cardblock.PaymentCard(*r)), runtime.Timed[cardblock.Payment]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 
@@ -357,7 +357,7 @@ func (c *blocksChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := runtime.TimeMillis(cardblock.BlockTime(r))
-			c.emitBlocks(r, ts)
+			c.emitBlocks(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -385,11 +385,11 @@ func (c *blocksChain) run() {
 }
 
 // emitBlocks passes the records of "blocks" to check.
-func (c *blocksChain) emitBlocks(r cardblock.Block, ts int64) {
+func (c *blocksChain) emitBlocks(r *cardblock.Block, ts int64) {
 	c.counts[0]++
-	c.blocksToCheck.Hash(hashKeyCheck(cardblock.BlockCard(r)), runtime.Timed[cardblock.Block]{
+	c.blocksToCheck.Hash(hashKeyCheck(cardblock.BlockCard(*r)), runtime.Timed[cardblock.Block]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 

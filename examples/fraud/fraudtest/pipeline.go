@@ -188,7 +188,7 @@ var config = &runtime.Config{
 			IdleTimeout:       0,
 			MaxOutOfOrderness: 0,
 		}},
-		{Name: "check", UID: "check", Kind: "process", Section: "operators", Inputs: []runtime.NodeInput{{From: "payments", Partition: "hash"}, {From: "rules", Partition: "broadcast"}}, KeySchema: checkKeySchema, ValueSchema: checkValueSchema},
+		{Name: "check", UID: "check", Kind: "process", Section: "operators", Inputs: []runtime.NodeInput{{From: "payments", Partition: "hash"}, {From: "rules", Partition: "broadcast"}}, KeySchema: checkKeySchema, ValueSchema: checkValueSchema, BroadcastSchema: checkBroadcastSchema},
 		{Name: "accepted", UID: "accepted", Kind: "sink", Section: "sinks", FusedWith: "check", Inputs: []runtime.NodeInput{{From: "check", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "accepted"}},
 		{Name: "rejected", UID: "rejected", Kind: "sink", Section: "sinks", FusedWith: "check", Inputs: []runtime.NodeInput{{From: "check", Side: "rejected", Partition: "forward"}}, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "rejected"}},
 		{Name: "alerts", UID: "alerts", Kind: "sink", Section: "sinks", FusedWith: "check", Inputs: []runtime.NodeInput{{From: "check", Side: "alerts", Partition: "forward"}}, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "alerts"}},
@@ -261,7 +261,7 @@ func (c *paymentsChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := runtime.TimeMillis(fraud.PaymentTime(r))
-			c.emitPayments(r, ts)
+			c.emitPayments(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -289,11 +289,11 @@ func (c *paymentsChain) run() {
 }
 
 // emitPayments passes the records of "payments" to check.
-func (c *paymentsChain) emitPayments(r fraud.Payment, ts int64) {
+func (c *paymentsChain) emitPayments(r *fraud.Payment, ts int64) {
 	c.counts[0]++
-	c.paymentsToCheck.Hash(hashKeyCheck(fraud.PaymentCard(r)), runtime.Timed[fraud.Payment]{
+	c.paymentsToCheck.Hash(hashKeyCheck(fraud.PaymentCard(*r)), runtime.Timed[fraud.Payment]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 
@@ -371,7 +371,7 @@ func (c *rulesChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := runtime.TimeMillis(fraud.RuleTime(r))
-			c.emitRules(r, ts)
+			c.emitRules(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -399,11 +399,11 @@ func (c *rulesChain) run() {
 }
 
 // emitRules passes the records of "rules" to check.
-func (c *rulesChain) emitRules(r fraud.Rule, ts int64) {
+func (c *rulesChain) emitRules(r *fraud.Rule, ts int64) {
 	c.counts[0]++
 	c.rulesToCheck.Broadcast(runtime.Timed[fraud.Rule]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 
@@ -673,7 +673,7 @@ func (c *checkChain) barrier(id int64) {
 		return c.checkTimers.Snapshot(sec, kg, encodeCheckKey)
 	})
 	// The broadcast state is the same on every subtask: subtask 0 writes it.
-	runtime.SnapshotBroadcast(s, nodeCheck, "broadcast", "string", "map[string][]github.com/pipegen/pipegen/examples/fraud.Rule{1 Seq uint64; 2 Category string; 3 Max int64; 4 BlockFor time.Duration; 5 From time.Time}", func(w *codec.Writer) error {
+	runtime.SnapshotBroadcast(s, nodeCheck, "broadcast", "string", checkBroadcastSchema, func(w *codec.Writer) error {
 		for k, v := range c.checkBroadcast {
 			m := w.Begin()
 			encodeCheckBroadcastKey(w, &k)
@@ -728,8 +728,9 @@ func hashKeyCheck(k string) uint64 {
 
 // The schema of the state of "check", recorded in every checkpoint.
 const (
-	checkKeySchema   = "string"
-	checkValueSchema = "github.com/pipegen/pipegen/examples/fraud.CardState{1 Pending []github.com/pipegen/pipegen/examples/fraud.Payment{1 Seq uint64; 2 Card string; 3 Category string; 4 Amount int64; 5 At time.Time}; 2 BlockedUntil int64}"
+	checkKeySchema       = "string"
+	checkValueSchema     = "github.com/pipegen/pipegen/examples/fraud.CardState{1 Pending []github.com/pipegen/pipegen/examples/fraud.Payment{1 Seq uint64; 2 Card string; 3 Category string; 4 Amount int64; 5 At time.Time}; 2 BlockedUntil int64}"
+	checkBroadcastSchema = "map[string][]github.com/pipegen/pipegen/examples/fraud.Rule{1 Seq uint64; 2 Category string; 3 Max int64; 4 BlockFor time.Duration; 5 From time.Time}"
 )
 
 // encodeCheckKey and decodeCheckKey write and read a key of "check".

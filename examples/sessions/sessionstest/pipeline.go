@@ -236,7 +236,7 @@ func (c *clicksChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := runtime.TimeMillis(sessions.ClickTime(r))
-			c.emitClicks(r, ts)
+			c.emitClicks(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -264,11 +264,11 @@ func (c *clicksChain) run() {
 }
 
 // emitClicks passes the records of "clicks" to sessions.
-func (c *clicksChain) emitClicks(r sessions.Click, ts int64) {
+func (c *clicksChain) emitClicks(r *sessions.Click, ts int64) {
 	c.counts[0]++
-	c.clicksToSessions.Hash(hashKeySessions(sessions.ByUser(r)), runtime.Timed[sessions.Click]{
+	c.clicksToSessions.Hash(hashKeySessions(sessions.ByUser(*r)), runtime.Timed[sessions.Click]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 

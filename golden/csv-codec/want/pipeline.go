@@ -88,7 +88,7 @@ func (c *recordsChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	for {
 		if r, ok := c.src.Next(); ok {
-			c.emitRecords(r)
+			c.emitRecords(&r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
@@ -104,9 +104,9 @@ func (c *recordsChain) run() {
 }
 
 // emitRecords passes the records of "records" to out.
-func (c *recordsChain) emitRecords(r csvcodec.Rich) {
+func (c *recordsChain) emitRecords(r *csvcodec.Rich) {
 	c.counts[0]++
-	c.toOut(r)
+	c.toOut(*r)
 }
 
 // toOut is sink "out": file sink, format jsonl.

@@ -103,7 +103,7 @@ func (c *salesChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	for {
 		if r, ok := c.src.Next(); ok {
-			c.emitSales(r)
+			c.emitSales(&r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
@@ -119,9 +119,9 @@ func (c *salesChain) run() {
 }
 
 // emitSales passes the records of "sales" to totals.
-func (c *salesChain) emitSales(r sales.Sale) {
+func (c *salesChain) emitSales(r *sales.Sale) {
 	c.counts[0]++
-	c.salesToTotals.Hash(hashKeyTotals(sales.ByRegionProduct(r)), r)
+	c.salesToTotals.Hash(hashKeyTotals(sales.ByRegionProduct(*r)), *r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing

@@ -109,7 +109,7 @@ func (c *readingsChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := runtime.TimeMillis(deadletter.ReadingTime(r))
-			c.emitReadings(r, ts)
+			c.emitReadings(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -137,9 +137,9 @@ func (c *readingsChain) run() {
 }
 
 // emitReadings passes the records of "readings" to lines.
-func (c *readingsChain) emitReadings(r deadletter.Reading, ts int64) {
+func (c *readingsChain) emitReadings(r *deadletter.Reading, ts int64) {
 	c.counts[0]++
-	c.toLines(r, ts)
+	c.toLines(*r, ts)
 }
 
 // emitReadingsDeadLetter passes the malformed records of "readings" (JSON objects: source, file, line, error, record) to bad.

@@ -117,7 +117,7 @@ func (c *ordersChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := runtime.TimeMillis(driver.OrderTime(r))
-			c.emitOrders(r, ts)
+			c.emitOrders(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -145,13 +145,13 @@ func (c *ordersChain) run() {
 }
 
 // emitOrders passes the records of "orders" to remind, big.
-func (c *ordersChain) emitOrders(r driver.Order, ts int64) {
+func (c *ordersChain) emitOrders(r *driver.Order, ts int64) {
 	c.counts[0]++
-	c.ordersToRemind.Hash(hashKeyRemind(driver.ByCustomer(r)), runtime.Timed[driver.Order]{
+	c.ordersToRemind.Hash(hashKeyRemind(driver.ByCustomer(*r)), runtime.Timed[driver.Order]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
-	c.toBig(r, ts)
+	c.toBig(*r, ts)
 }
 
 // toBig is operator "big": filter IsBig, func(o Order) bool.

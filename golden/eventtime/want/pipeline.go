@@ -192,7 +192,7 @@ func (c *clicksChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := et.ClickTime(r)
-			c.emitClicks(r, ts)
+			c.emitClicks(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -220,31 +220,31 @@ func (c *clicksChain) run() {
 }
 
 // emitClicks passes the records of "clicks" to latest, sessions, per-page, watch, paired, windowed-pairs.
-func (c *clicksChain) emitClicks(r et.Click, ts int64) {
+func (c *clicksChain) emitClicks(r *et.Click, ts int64) {
 	c.counts[0]++
-	c.clicksToLatest.Hash(hashKeyLatest(et.ByUser(r)), runtime.Timed[et.Click]{
+	c.clicksToLatest.Hash(hashKeyLatest(et.ByUser(*r)), runtime.Timed[et.Click]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
-	c.clicksToSessions.Hash(hashKeySessions(et.ByUser(r)), runtime.Timed[et.Click]{
+	c.clicksToSessions.Hash(hashKeySessions(et.ByUser(*r)), runtime.Timed[et.Click]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
-	c.clicksToPerPage.Hash(hashKeyPerPage(et.ByPage(r)), runtime.Timed[et.Click]{
+	c.clicksToPerPage.Hash(hashKeyPerPage(et.ByPage(*r)), runtime.Timed[et.Click]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
-	c.clicksToWatch.Hash(hashKeyWatch(et.ByUser(r)), runtime.Timed[et.Click]{
+	c.clicksToWatch.Hash(hashKeyWatch(et.ByUser(*r)), runtime.Timed[et.Click]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
-	c.clicksToPaired.Hash(hashKeyPaired(et.ByPage(r)), runtime.Timed[et.Click]{
+	c.clicksToPaired.Hash(hashKeyPaired(et.ByPage(*r)), runtime.Timed[et.Click]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
-	c.clicksToWindowedPairs.Hash(hashKeyWindowedPairs(et.ByPage(r)), runtime.Timed[et.Click]{
+	c.clicksToWindowedPairs.Hash(hashKeyWindowedPairs(et.ByPage(*r)), runtime.Timed[et.Click]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 
@@ -345,7 +345,7 @@ func (c *viewsChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := runtime.TimeMillis(et.ViewTime(r))
-			c.emitViews(r, ts)
+			c.emitViews(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -373,15 +373,15 @@ func (c *viewsChain) run() {
 }
 
 // emitViews passes the records of "views" to paired, windowed-pairs.
-func (c *viewsChain) emitViews(r et.View, ts int64) {
+func (c *viewsChain) emitViews(r *et.View, ts int64) {
 	c.counts[0]++
-	c.viewsToPaired.Hash(hashKeyPaired(et.ViewPage(r)), runtime.Timed[et.View]{
+	c.viewsToPaired.Hash(hashKeyPaired(et.ViewPage(*r)), runtime.Timed[et.View]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
-	c.viewsToWindowedPairs.Hash(hashKeyWindowedPairs(et.ViewPage(r)), runtime.Timed[et.View]{
+	c.viewsToWindowedPairs.Hash(hashKeyWindowedPairs(et.ViewPage(*r)), runtime.Timed[et.View]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 

@@ -119,7 +119,7 @@ func (c *ordersChain) run() {
 	var r fan.Order
 	for {
 		if c.src.NextInto(&r) {
-			c.emitOrders(r)
+			c.emitOrders(&r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
@@ -135,10 +135,10 @@ func (c *ordersChain) run() {
 }
 
 // emitOrders passes the records of "orders" to large, lines.
-func (c *ordersChain) emitOrders(r fan.Order) {
+func (c *ordersChain) emitOrders(r *fan.Order) {
 	c.counts[0]++
-	c.ordersToLarge.Rebalance(r)
-	c.toLines(r)
+	c.ordersToLarge.Rebalance(*r)
+	c.toLines(*r)
 }
 
 // toLines is operator "lines": flatmap Lines, func(o Order) []Line.

@@ -92,7 +92,7 @@ func (c *sensorsChain) run() {
 	var r gen.Reading
 	for {
 		if c.src.NextInto(&r) {
-			c.emitSensors(r)
+			c.emitSensors(&r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
@@ -108,9 +108,9 @@ func (c *sensorsChain) run() {
 }
 
 // emitSensors passes the records of "sensors" to warm.
-func (c *sensorsChain) emitSensors(r gen.Reading) {
+func (c *sensorsChain) emitSensors(r *gen.Reading) {
 	c.counts[0]++
-	c.toWarm(r)
+	c.toWarm(*r)
 }
 
 // toWarm is operator "warm": filter Warm, func(r Reading) bool.

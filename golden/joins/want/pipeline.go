@@ -147,7 +147,7 @@ func (c *eventsChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := joins.EventTime(r)
-			c.emitEvents(r, ts)
+			c.emitEvents(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -175,19 +175,19 @@ func (c *eventsChain) run() {
 }
 
 // emitEvents passes the records of "events" to next, next, paid.
-func (c *eventsChain) emitEvents(r joins.Event, ts int64) {
+func (c *eventsChain) emitEvents(r *joins.Event, ts int64) {
 	c.counts[0]++
-	c.eventsToNext.Hash(hashKeyNext(joins.ByUser(r)), runtime.Timed[joins.Event]{
+	c.eventsToNext.Hash(hashKeyNext(joins.ByUser(*r)), runtime.Timed[joins.Event]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
-	c.eventsToNext2.Hash(hashKeyNext(joins.ByUser(r)), runtime.Timed[joins.Event]{
+	c.eventsToNext2.Hash(hashKeyNext(joins.ByUser(*r)), runtime.Timed[joins.Event]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
-	c.eventsToPaid.Hash(hashKeyPaid(joins.ByUser(r)), runtime.Timed[joins.Event]{
+	c.eventsToPaid.Hash(hashKeyPaid(joins.ByUser(*r)), runtime.Timed[joins.Event]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 
@@ -273,7 +273,7 @@ func (c *paymentsChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := joins.PaymentTime(r)
-			c.emitPayments(r, ts)
+			c.emitPayments(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -301,11 +301,11 @@ func (c *paymentsChain) run() {
 }
 
 // emitPayments passes the records of "payments" to paid.
-func (c *paymentsChain) emitPayments(r joins.Payment, ts int64) {
+func (c *paymentsChain) emitPayments(r *joins.Payment, ts int64) {
 	c.counts[0]++
-	c.paymentsToPaid.Hash(hashKeyPaid(joins.PaymentUser(r)), runtime.Timed[joins.Payment]{
+	c.paymentsToPaid.Hash(hashKeyPaid(joins.PaymentUser(*r)), runtime.Timed[joins.Payment]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 

@@ -120,7 +120,7 @@ func (c *webChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	for {
 		if r, ok := c.src.Next(); ok {
-			c.emitWeb(r)
+			c.emitWeb(&r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
@@ -136,9 +136,9 @@ func (c *webChain) run() {
 }
 
 // emitWeb passes the records of "web" to all.
-func (c *webChain) emitWeb(r clicks.Click) {
+func (c *webChain) emitWeb(r *clicks.Click) {
 	c.counts[0]++
-	c.webToAll.Forward(r)
+	c.webToAll.Forward(*r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -201,7 +201,7 @@ func (c *appChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	for {
 		if r, ok := c.src.Next(); ok {
-			c.emitApp(r)
+			c.emitApp(&r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
@@ -217,9 +217,9 @@ func (c *appChain) run() {
 }
 
 // emitApp passes the records of "app" to all.
-func (c *appChain) emitApp(r clicks.Click) {
+func (c *appChain) emitApp(r *clicks.Click) {
 	c.counts[0]++
-	c.appToAll.Forward(r)
+	c.appToAll.Forward(*r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing

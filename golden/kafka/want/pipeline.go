@@ -166,7 +166,7 @@ func (c *ordersChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := runtime.TimeMillis(orders.OrderTime(r))
-			c.emitOrders(r, ts)
+			c.emitOrders(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -197,15 +197,15 @@ func (c *ordersChain) run() {
 }
 
 // emitOrders passes the records of "orders" to totals, largest.
-func (c *ordersChain) emitOrders(r orders.Order, ts int64) {
+func (c *ordersChain) emitOrders(r *orders.Order, ts int64) {
 	c.counts[0]++
-	c.ordersToTotals.Hash(hashKeyTotals(orders.ByCustomer(r)), runtime.Timed[orders.Order]{
+	c.ordersToTotals.Hash(hashKeyTotals(orders.ByCustomer(*r)), runtime.Timed[orders.Order]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
-	c.ordersToLargest.Hash(hashKeyLargest(orders.ByCustomer(r)), runtime.Timed[orders.Order]{
+	c.ordersToLargest.Hash(hashKeyLargest(orders.ByCustomer(*r)), runtime.Timed[orders.Order]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 
@@ -307,7 +307,7 @@ func (c *rawChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := c.src.Timestamp()
-			c.emitRaw(r, ts)
+			c.emitRaw(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -338,9 +338,9 @@ func (c *rawChain) run() {
 }
 
 // emitRaw passes the records of "raw" to copy.
-func (c *rawChain) emitRaw(r []byte, ts int64) {
+func (c *rawChain) emitRaw(r *[]byte, ts int64) {
 	c.counts[0]++
-	c.toCopy(r, ts)
+	c.toCopy(*r, ts)
 }
 
 // toCopy is sink "copy": kafka sink, format raw.

@@ -117,7 +117,7 @@ func (c *numbersChain) run() {
 	var r int64
 	for {
 		if c.src.NextInto(&r) {
-			c.emitNumbers(r)
+			c.emitNumbers(&r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
@@ -133,10 +133,10 @@ func (c *numbersChain) run() {
 }
 
 // emitNumbers passes the records of "numbers" to sums, tens.
-func (c *numbersChain) emitNumbers(r int64) {
+func (c *numbersChain) emitNumbers(r *int64) {
 	c.counts[0]++
-	c.numbersToSums.Hash(hashKeySums(p.Mod17(r)), r)
-	c.numbersToTens.Hash(hashKeyTens(p.Mod7(r)), r)
+	c.numbersToSums.Hash(hashKeySums(p.Mod17(*r)), *r)
+	c.numbersToTens.Hash(hashKeyTens(p.Mod7(*r)), *r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing

@@ -48,7 +48,7 @@ var config = &runtime.Config{
 			IdleTimeout:       0,
 			MaxOutOfOrderness: 0,
 		}, Options: map[string]string{"path": "limits.jsonl"}},
-		{Name: "check", UID: "check", Kind: "process", Section: "operators", Inputs: []runtime.NodeInput{{From: "payments", Partition: "hash"}, {From: "limits", Partition: "broadcast"}}, KeySchema: checkKeySchema, ValueSchema: checkValueSchema},
+		{Name: "check", UID: "check", Kind: "process", Section: "operators", Inputs: []runtime.NodeInput{{From: "payments", Partition: "hash"}, {From: "limits", Partition: "broadcast"}}, KeySchema: checkKeySchema, ValueSchema: checkValueSchema, BroadcastSchema: checkBroadcastSchema},
 		{Name: "accepted", UID: "accepted", Kind: "sink", Section: "sinks", FusedWith: "check", Inputs: []runtime.NodeInput{{From: "check", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "accepted"}},
 		{Name: "over", UID: "over", Kind: "sink", Section: "sinks", FusedWith: "check", Inputs: []runtime.NodeInput{{From: "check", Side: "over", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "over"}},
 	},
@@ -119,7 +119,7 @@ func (c *paymentsChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := bc.PaymentTime(r)
-			c.emitPayments(r, ts)
+			c.emitPayments(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -147,11 +147,11 @@ func (c *paymentsChain) run() {
 }
 
 // emitPayments passes the records of "payments" to check.
-func (c *paymentsChain) emitPayments(r bc.Payment, ts int64) {
+func (c *paymentsChain) emitPayments(r *bc.Payment, ts int64) {
 	c.counts[0]++
-	c.paymentsToCheck.Hash(hashKeyCheck(bc.PaymentCard(r)), runtime.Timed[bc.Payment]{
+	c.paymentsToCheck.Hash(hashKeyCheck(bc.PaymentCard(*r)), runtime.Timed[bc.Payment]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 
@@ -229,7 +229,7 @@ func (c *limitsChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := bc.LimitTime(r)
-			c.emitLimits(r, ts)
+			c.emitLimits(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -257,11 +257,11 @@ func (c *limitsChain) run() {
 }
 
 // emitLimits passes the records of "limits" to check.
-func (c *limitsChain) emitLimits(r bc.Limit, ts int64) {
+func (c *limitsChain) emitLimits(r *bc.Limit, ts int64) {
 	c.counts[0]++
 	c.limitsToCheck.Broadcast(runtime.Timed[bc.Limit]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 
@@ -512,7 +512,7 @@ func (c *checkChain) barrier(id int64) {
 		return c.checkTimers.Snapshot(sec, kg, encodeCheckKey)
 	})
 	// The broadcast state is the same on every subtask: subtask 0 writes it.
-	runtime.SnapshotBroadcast(s, nodeCheck, "broadcast", "string", "map[string][]github.com/pipegen/pipegen/golden/process-broadcast.Limit{1 Category string; 2 Max int64; 3 Ms int64}", func(w *codec.Writer) error {
+	runtime.SnapshotBroadcast(s, nodeCheck, "broadcast", "string", checkBroadcastSchema, func(w *codec.Writer) error {
 		for k, v := range c.checkBroadcast {
 			m := w.Begin()
 			encodeCheckBroadcastKey(w, &k)
@@ -564,8 +564,9 @@ func hashKeyCheck(k string) uint64 {
 
 // The schema of the state of "check", recorded in every checkpoint.
 const (
-	checkKeySchema   = "string"
-	checkValueSchema = "github.com/pipegen/pipegen/golden/process-broadcast.Card{1 Pending []github.com/pipegen/pipegen/golden/process-broadcast.Payment{1 Card string; 2 Category string; 3 Amount int64; 4 Ms int64}}"
+	checkKeySchema       = "string"
+	checkValueSchema     = "github.com/pipegen/pipegen/golden/process-broadcast.Card{1 Pending []github.com/pipegen/pipegen/golden/process-broadcast.Payment{1 Card string; 2 Category string; 3 Amount int64; 4 Ms int64}}"
+	checkBroadcastSchema = "map[string][]github.com/pipegen/pipegen/golden/process-broadcast.Limit{1 Category string; 2 Max int64; 3 Ms int64}"
 )
 
 // encodeCheckKey and decodeCheckKey write and read a key of "check".

@@ -102,7 +102,7 @@ func (c *paymentsChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	for {
 		if r, ok := c.src.Next(); ok {
-			c.emitPayments(r)
+			c.emitPayments(&r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
@@ -118,9 +118,9 @@ func (c *paymentsChain) run() {
 }
 
 // emitPayments passes the records of "payments" to spend.
-func (c *paymentsChain) emitPayments(r mapstate.Payment) {
+func (c *paymentsChain) emitPayments(r *mapstate.Payment) {
 	c.counts[0]++
-	c.paymentsToSpend.Hash(hashKeySpend(mapstate.ByCard(r)), r)
+	c.paymentsToSpend.Hash(hashKeySpend(mapstate.ByCard(*r)), *r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing

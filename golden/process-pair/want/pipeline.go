@@ -119,7 +119,7 @@ func (c *paymentsChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := pair.PaymentTime(r)
-			c.emitPayments(r, ts)
+			c.emitPayments(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -147,11 +147,11 @@ func (c *paymentsChain) run() {
 }
 
 // emitPayments passes the records of "payments" to check.
-func (c *paymentsChain) emitPayments(r pair.Payment, ts int64) {
+func (c *paymentsChain) emitPayments(r *pair.Payment, ts int64) {
 	c.counts[0]++
-	c.paymentsToCheck.Hash(hashKeyCheck(pair.PaymentCard(r)), runtime.Timed[pair.Payment]{
+	c.paymentsToCheck.Hash(hashKeyCheck(pair.PaymentCard(*r)), runtime.Timed[pair.Payment]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 
@@ -229,7 +229,7 @@ func (c *blocksChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := pair.BlockTime(r)
-			c.emitBlocks(r, ts)
+			c.emitBlocks(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -257,11 +257,11 @@ func (c *blocksChain) run() {
 }
 
 // emitBlocks passes the records of "blocks" to check.
-func (c *blocksChain) emitBlocks(r pair.Block, ts int64) {
+func (c *blocksChain) emitBlocks(r *pair.Block, ts int64) {
 	c.counts[0]++
-	c.blocksToCheck.Hash(hashKeyCheck(pair.BlockCard(r)), runtime.Timed[pair.Block]{
+	c.blocksToCheck.Hash(hashKeyCheck(pair.BlockCard(*r)), runtime.Timed[pair.Block]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 

@@ -115,7 +115,7 @@ func (c *paymentsChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := process.PaymentTime(r)
-			c.emitPayments(r, ts)
+			c.emitPayments(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -143,11 +143,11 @@ func (c *paymentsChain) run() {
 }
 
 // emitPayments passes the records of "payments" to watch.
-func (c *paymentsChain) emitPayments(r process.Payment, ts int64) {
+func (c *paymentsChain) emitPayments(r *process.Payment, ts int64) {
 	c.counts[0]++
-	c.paymentsToWatch.Hash(hashKeyWatch(process.ByCard(r)), runtime.Timed[process.Payment]{
+	c.paymentsToWatch.Hash(hashKeyWatch(process.ByCard(*r)), runtime.Timed[process.Payment]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 

@@ -133,7 +133,7 @@ func (c *ordersChain) run() {
 	var r reorder.Order
 	for {
 		if c.src.NextInto(&r) {
-			c.emitOrders(r)
+			c.emitOrders(&r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
@@ -149,9 +149,9 @@ func (c *ordersChain) run() {
 }
 
 // emitOrders passes the records of "orders" to priced.
-func (c *ordersChain) emitOrders(r reorder.Order) {
+func (c *ordersChain) emitOrders(r *reorder.Order) {
 	c.counts[0]++
-	c.ordersToPriced.Rebalance(r)
+	c.ordersToPriced.Rebalance(*r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing

@@ -104,7 +104,7 @@ func (c *ordersChain) run() {
 	var r totals.Order
 	for {
 		if c.src.NextInto(&r) {
-			c.emitOrders(r)
+			c.emitOrders(&r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
@@ -120,9 +120,9 @@ func (c *ordersChain) run() {
 }
 
 // emitOrders passes the records of "orders" to priced.
-func (c *ordersChain) emitOrders(r totals.Order) {
+func (c *ordersChain) emitOrders(r *totals.Order) {
 	c.counts[0]++
-	c.toPriced(r)
+	c.toPriced(*r)
 }
 
 // toPriced is operator "priced": map Price, func(o Order) Total.

@@ -115,7 +115,7 @@ func (c *numbersChain) run() {
 	var r int64
 	for {
 		if c.src.NextInto(&r) {
-			c.emitNumbers(r)
+			c.emitNumbers(&r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
@@ -131,10 +131,10 @@ func (c *numbersChain) run() {
 }
 
 // emitNumbers passes the records of "numbers" to lasts, sums.
-func (c *numbersChain) emitNumbers(r int64) {
+func (c *numbersChain) emitNumbers(r *int64) {
 	c.counts[0]++
-	c.numbersToLasts.Hash(hashKeyLasts(p.Mod7(r)), r)
-	c.numbersToSums.Hash(hashKeySums(p.Mod5(r)), r)
+	c.numbersToLasts.Hash(hashKeyLasts(p.Mod7(*r)), *r)
+	c.numbersToSums.Hash(hashKeySums(p.Mod5(*r)), *r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing

@@ -121,7 +121,7 @@ func (c *eventsChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	for {
 		if r, ok := c.src.Next(); ok {
-			c.emitEvents(r)
+			c.emitEvents(&r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
@@ -137,9 +137,9 @@ func (c *eventsChain) run() {
 }
 
 // emitEvents passes the records of "events" to paced.
-func (c *eventsChain) emitEvents(r statetypes.Event) {
+func (c *eventsChain) emitEvents(r *statetypes.Event) {
 	c.counts[0]++
-	c.toPaced(r)
+	c.toPaced(*r)
 }
 
 // toPaced is operator "paced": map Pace, func(e Event) Event.

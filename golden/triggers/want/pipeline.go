@@ -181,7 +181,7 @@ func (c *clicksChain) run() {
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := triggers.ClickTime(r)
-			c.emitClicks(r, ts)
+			c.emitClicks(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -209,31 +209,31 @@ func (c *clicksChain) run() {
 }
 
 // emitClicks passes the records of "clicks" to counts, deltas, sessions, dynamic, tens, recent.
-func (c *clicksChain) emitClicks(r triggers.Click, ts int64) {
+func (c *clicksChain) emitClicks(r *triggers.Click, ts int64) {
 	c.counts[0]++
-	c.clicksToCounts.Hash(hashKeyCounts(triggers.ByUser(r)), runtime.Timed[triggers.Click]{
+	c.clicksToCounts.Hash(hashKeyCounts(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
-	c.clicksToDeltas.Hash(hashKeyDeltas(triggers.ByUser(r)), runtime.Timed[triggers.Click]{
+	c.clicksToDeltas.Hash(hashKeyDeltas(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
-	c.clicksToSessions.Hash(hashKeySessions(triggers.ByUser(r)), runtime.Timed[triggers.Click]{
+	c.clicksToSessions.Hash(hashKeySessions(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
-	c.clicksToDynamic.Hash(hashKeyDynamic(triggers.ByUser(r)), runtime.Timed[triggers.Click]{
+	c.clicksToDynamic.Hash(hashKeyDynamic(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
-	c.clicksToTens.Hash(hashKeyTens(triggers.ByUser(r)), runtime.Timed[triggers.Click]{
+	c.clicksToTens.Hash(hashKeyTens(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
-	c.clicksToRecent.Hash(hashKeyRecent(triggers.ByUser(r)), runtime.Timed[triggers.Click]{
+	c.clicksToRecent.Hash(hashKeyRecent(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 

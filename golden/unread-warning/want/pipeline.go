@@ -123,7 +123,7 @@ func (c *wordsChain) run() {
 	for {
 		if c.src.NextInto(&r) {
 			ts := unread.WordTime(r)
-			c.emitWords(r, ts)
+			c.emitWords(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
@@ -151,13 +151,13 @@ func (c *wordsChain) run() {
 }
 
 // emitWords passes the records of "words" to upper, audit, counts.
-func (c *wordsChain) emitWords(r string, ts int64) {
+func (c *wordsChain) emitWords(r *string, ts int64) {
 	c.counts[0]++
-	c.toUpper(r, ts)
-	c.toAudit(r, ts)
-	c.wordsToCounts.Hash(hashKeyCounts(unread.Self(r)), runtime.Timed[string]{
+	c.toUpper(*r, ts)
+	c.toAudit(*r, ts)
+	c.wordsToCounts.Hash(hashKeyCounts(unread.Self(*r)), runtime.Timed[string]{
 		TS: ts,
-		V:  r,
+		V:  *r,
 	})
 }
 
@@ -271,7 +271,7 @@ func (c *spareChain) run() {
 	var r string
 	for {
 		if c.src.NextInto(&r) {
-			c.emitSpare(r)
+			c.emitSpare(&r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
@@ -287,7 +287,7 @@ func (c *spareChain) run() {
 }
 
 // emitSpare drops the records of "spare": nothing reads them.
-func (c *spareChain) emitSpare(r string) {
+func (c *spareChain) emitSpare(r *string) {
 	c.counts[0]++
 }
 

@@ -105,7 +105,7 @@ func (c *linesChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	for {
 		if r, ok := c.src.Next(); ok {
-			c.emitLines(r)
+			c.emitLines(&r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break
 		} else {
@@ -121,9 +121,9 @@ func (c *linesChain) run() {
 }
 
 // emitLines passes the records of "lines" to words.
-func (c *linesChain) emitLines(r string) {
+func (c *linesChain) emitLines(r *string) {
 	c.counts[0]++
-	c.toWords(r)
+	c.toWords(*r)
 }
 
 // toWords is operator "words": flatmap SplitWords, func(line string, emit func(Word)).

@@ -11,6 +11,10 @@ import (
 // section of key group 0 (which subtask 0 owns at every parallelism), and
 // every subtask restores that one copy.
 
+// broadcastState is the name generated code gives a node's broadcast
+// state, under which the manifest records its schema.
+const broadcastState = "broadcast"
+
 // SnapshotBroadcast captures node's broadcast state name on subtask 0;
 // other subtasks write nothing. write encodes the state.
 func SnapshotBroadcast(s *Snapshot, node int, name, keySchema, valueSchema string, write func(w *codec.Writer) error) {

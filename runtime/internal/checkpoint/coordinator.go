@@ -208,6 +208,9 @@ func (c *coordinator) receive(a ack) {
 		if n.KeySchema != "" {
 			m.KeySchema, m.ValueSchema = n.KeySchema, n.ValueSchema
 		}
+		if n.BroadcastSchema != "" {
+			m.BroadcastSchema = n.BroadcastSchema
+		}
 	}
 	if cur.got < c.cp.taskCount() {
 		return
@@ -281,7 +284,7 @@ func (c *coordinator) complete(cur *inflight) error {
 	var stateSize int64
 	for _, n := range cfg.Nodes {
 		ns := storage.NodeState{UID: n.UID, Name: n.Name, Kind: n.Kind, Parallelism: n.Parallelism, Connector: n.Connector,
-			KeySchema: n.KeySchema, ValueSchema: n.ValueSchema}
+			KeySchema: n.KeySchema, ValueSchema: n.ValueSchema, BroadcastSchema: n.BroadcastSchema}
 		if got := cur.nodes[n.UID]; got != nil {
 			ns.Files, ns.Sources, ns.Sinks, ns.Subtasks = got.Files, got.Sources, got.Sinks, got.Subtasks
 			sortBySubtask(ns.Subtasks, func(s storage.SubtaskState) int { return s.Subtask })
@@ -289,6 +292,9 @@ func (c *coordinator) complete(cur *inflight) error {
 				// Settings built without the compiler (tests) have no
 				// schemas: the snapshots tell them.
 				ns.KeySchema, ns.ValueSchema = got.KeySchema, got.ValueSchema
+			}
+			if ns.BroadcastSchema == "" {
+				ns.BroadcastSchema = got.BroadcastSchema
 			}
 			sortBySubtask(ns.Files, func(f storage.StateFile) int { return f.Subtask })
 			sortBySubtask(ns.Sources, func(s storage.SourceState) int { return s.Subtask })

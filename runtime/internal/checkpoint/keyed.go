@@ -59,10 +59,7 @@ func SnapshotMemoryState[K comparable, V any](s *Snapshot, node int, stateName s
 	id, sub := s.ID, t.sub
 	s.files = append(s.files, keyedFiles{node: node, state: stateName, keySchema: c.KeySchema, valueSchema: c.ValueSchema, abandon: capture.Abandon,
 		write: func(stor *storage.Storage) ([]storage.StateFile, int64, error) {
-			name := fmt.Sprintf("%s-%d-%06d.state", n.UID, sub, id)
-			if stateName != "" {
-				name = fmt.Sprintf("%s-%s-%d-%06d.state", n.UID, stateName, sub, id)
-			}
+			name := fmt.Sprintf("%s-%d-%06d.state", StateStem(n.UID, stateName), sub, id)
 			w, err := stor.CreateShared(name, start, end-start)
 			if err != nil {
 				capture.Abandon()

@@ -205,7 +205,13 @@ func (c *Checkpointer) checkState(m *storage.Manifest) error {
 			return fmt.Errorf("%q (uid %s) was of kind %s in checkpoint %d and is of kind %s now: its state cannot be read", now.Name, old.UID, old.Kind, m.ID, now.Kind)
 		case positions && now.Connector != old.ConnectorOr(now.Connector):
 			return fmt.Errorf("source %q (uid %s) read with connector %s in checkpoint %d and with %s now: its read position cannot be used", now.Name, old.UID, old.Connector, m.ID, now.Connector)
-		case !keyed || now.KeySchema == "" || old.KeySchema == "":
+		}
+		if old.BroadcastSchema != "" && now.BroadcastSchema != "" {
+			if err := schema.CompatibleStrings(old.BroadcastSchema, now.BroadcastSchema); err != nil {
+				return fmt.Errorf("the broadcast state of %q (uid %s) in checkpoint %d cannot be read by this version: %w", now.Name, old.UID, m.ID, err)
+			}
+		}
+		if !keyed || now.KeySchema == "" || old.KeySchema == "" {
 			continue
 		}
 		if old.KeySchema != now.KeySchema {

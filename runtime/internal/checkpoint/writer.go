@@ -49,17 +49,12 @@ func (c *Checkpointer) write(s *Snapshot) ack {
 		a.bytes += written
 		n := &c.cfg.Nodes[k.node]
 		ns := storage.NodeState{UID: n.UID, Files: files}
-		if k.state == "" {
-			ns.KeySchema, ns.ValueSchema = k.keySchema, k.valueSchema
-		}
+		setSchemas(&ns, k.state, k.keySchema, k.valueSchema)
 		a.nodes = append(a.nodes, ns)
 	}
 	for _, k := range s.keyed {
 		n := &c.cfg.Nodes[k.node]
-		name := fmt.Sprintf("%s-%d.state", n.UID, s.task.sub)
-		if k.state != "" {
-			name = fmt.Sprintf("%s-%s-%d.state", n.UID, k.state, s.task.sub)
-		}
+		name := fmt.Sprintf("%s-%d.state", StateStem(n.UID, k.state), s.task.sub)
 		size, crc, err := c.writeSections(s.ID, name, k.start, k.sections)
 		if err != nil {
 			a.err = fmt.Errorf("%s: %w", filepath.Join(storage.FolderName(s.ID), name), err)
@@ -68,11 +63,7 @@ func (c *Checkpointer) write(s *Snapshot) ack {
 		a.bytes += size
 		ns := storage.NodeState{UID: n.UID, Files: []storage.StateFile{{Subtask: s.task.sub, State: k.state, Name: name,
 			KeyGroups: [2]int{k.start, k.start + len(k.sections)}, Size: size, CRC: crc}}}
-		if k.state == "" {
-			// The schemas are the node's main state's; the others (timers)
-			// are the runtime's own.
-			ns.KeySchema, ns.ValueSchema = k.keySchema, k.valueSchema
-		}
+		setSchemas(&ns, k.state, k.keySchema, k.valueSchema)
 		a.nodes = append(a.nodes, ns)
 	}
 	for _, src := range s.sources {
@@ -102,4 +93,29 @@ func (c *Checkpointer) writeSections(id int64, name string, start int, sections 
 		w.Section(sec)
 	}
 	return w.Close()
+}
+
+// setSchemas records in ns the schemas of its state named state: the
+// node's main state's and its broadcast state's are the user's types,
+// which a later version must be able to read; the others (timers,
+// windows) are the runtime's own.
+func setSchemas(ns *storage.NodeState, state, keySchema, valueSchema string) {
+	switch state {
+	case "":
+		ns.KeySchema, ns.ValueSchema = keySchema, valueSchema
+	case broadcastState:
+		ns.BroadcastSchema = valueSchema
+	}
+}
+
+// StateStem is what the files of node uid's state named state begin with:
+// the uid for its main state, uid+state for the others. A uid has only
+// letters, digits, '_', '-' and '.' (settings' nodeUID), so with '+' the
+// timers of node "a" (a+timers-0.state) never share a name with the state
+// of a node whose uid is "a-timers" (a-timers-0.state).
+func StateStem(uid, state string) string {
+	if state == "" {
+		return uid
+	}
+	return uid + "+" + state
 }

@@ -191,6 +191,9 @@ func inspectSavepoint(cfg *config.Config, args []string, stdout, stderr io.Write
 		if n.KeySchema != "" {
 			fmt.Fprintf(stdout, "  key   %s\n  value %s\n", n.KeySchema, n.ValueSchema)
 		}
+		if n.BroadcastSchema != "" {
+			fmt.Fprintf(stdout, "  broadcast %s\n", n.BroadcastSchema)
+		}
 		for _, f := range n.Files {
 			state := ""
 			if f.State != "" {

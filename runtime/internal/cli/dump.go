@@ -50,48 +50,66 @@ func dumpNode(cfg *config.Config, l *storage.Loaded, node string, w io.Writer) e
 	if err != nil {
 		return err
 	}
+	var bt *schema.Type // the broadcast state's map type
+	if ns.BroadcastSchema != "" {
+		if bt, err = schema.Parse(ns.BroadcastSchema); err != nil {
+			return err
+		}
+	}
 	enc := json.NewEncoder(w)
 	d := &decoder{}
 	for _, f := range ns.Files {
-		if field, ok := strings.CutPrefix(f.State, "map."); ok {
-			if err := dumpMap(l, f, field, kt, vt, ttl, d, enc); err != nil {
-				return err
-			}
-			continue
-		}
-		if f.State != "" {
-			continue // a process's timers
-		}
-		r, err := l.Open(f)
-		if err != nil {
-			return err
-		}
-		for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
-			sr := codec.NewReader(sec)
-			for sr.More() {
-				er := sr.Nested()
-				d := &decoder{}
-				k := d.value(er, kt)
-				line := map[string]any{"keyGroup": kg, "key": k}
+		var err error
+		field, isMap := strings.CutPrefix(f.State, "map.")
+		switch {
+		case isMap:
+			err = dumpMap(l, f, field, kt, vt, ttl, d, enc)
+		case f.State == "broadcast" && bt != nil:
+			m := d.under(bt)
+			err = eachEntry(l, f, enc, func(kg int, er *codec.Reader) map[string]any {
+				return map[string]any{"broadcast": true, "key": d.value(er, m.Key), "value": d.value(er, m.Elem)}
+			})
+		case f.State == "":
+			err = eachEntry(l, f, enc, func(kg int, er *codec.Reader) map[string]any {
+				line := map[string]any{"keyGroup": kg, "key": d.value(er, kt)}
 				if ttl {
 					line["written"] = er.Varint()
 				}
 				line["value"] = d.value(er, vt)
-				if err := er.Err(); err != nil {
-					r.Close()
-					return fmt.Errorf("%s, key group %d: %w", f.Name, kg, err)
-				}
-				if err := enc.Encode(line); err != nil {
-					r.Close()
-					return err
-				}
-			}
+				return line
+			})
 		}
-		if err := r.Close(); err != nil {
+		// Other states (a process's timers) are the runtime's own.
+		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// eachEntry prints a JSON line per entry of state file f: what line makes
+// of the entry's reader, in key group kg.
+func eachEntry(l *storage.Loaded, f storage.StateFile, enc *json.Encoder, line func(kg int, er *codec.Reader) map[string]any) error {
+	r, err := l.Open(f)
+	if err != nil {
+		return err
+	}
+	for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
+		sr := codec.NewReader(sec)
+		for sr.More() {
+			er := sr.Nested()
+			v := line(kg, er)
+			if err := er.Err(); err != nil {
+				r.Close()
+				return fmt.Errorf("%s, key group %d: %w", f.Name, kg, err)
+			}
+			if err := enc.Encode(v); err != nil {
+				r.Close()
+				return err
+			}
+		}
+	}
+	return r.Close()
 }
 
 // decoder reads values by their schemas; defs are the named types the
@@ -222,38 +240,22 @@ func dumpMap(l *storage.Loaded, f storage.StateFile, field string, kt, vt *schem
 		return fmt.Errorf("%s holds the map state %s, which the state's schema %s has no pipegen.MapState field for", f.Name, field, vt)
 	}
 	mk := d.under(mt.Key)
-	r, err := l.Open(f)
-	if err != nil {
-		return err
-	}
-	for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
-		sr := codec.NewReader(sec)
-		for sr.More() {
-			er := sr.Nested()
-			k := d.value(er, kt)
-			var uk any
-			switch {
-			case mk.Name == "string":
-				uk = er.OrderedString()
-			case strings.HasPrefix(mk.Name, "int"):
-				uk = er.OrderedInt()
-			default:
-				uk = er.OrderedUint()
-			}
-			line := map[string]any{"keyGroup": kg, "key": k, "map": field, "mapKey": uk}
-			if ttl {
-				line["written"] = er.Varint()
-			}
-			line["value"] = d.value(er, mt.Elem)
-			if err := er.Err(); err != nil {
-				r.Close()
-				return fmt.Errorf("%s, key group %d: %w", f.Name, kg, err)
-			}
-			if err := enc.Encode(line); err != nil {
-				r.Close()
-				return err
-			}
+	return eachEntry(l, f, enc, func(kg int, er *codec.Reader) map[string]any {
+		k := d.value(er, kt)
+		var uk any
+		switch {
+		case mk.Name == "string":
+			uk = er.OrderedString()
+		case strings.HasPrefix(mk.Name, "int"):
+			uk = er.OrderedInt()
+		default:
+			uk = er.OrderedUint()
 		}
-	}
-	return r.Close()
+		line := map[string]any{"keyGroup": kg, "key": k, "map": field, "mapKey": uk}
+		if ttl {
+			line["written"] = er.Varint()
+		}
+		line["value"] = d.value(er, mt.Elem)
+		return line
+	})
 }

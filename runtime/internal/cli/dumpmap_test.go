@@ -15,25 +15,7 @@ import (
 // map state (state "map.M" of the node, keys written as the node's key
 // and then the map's key in its order), one line each.
 func TestDumpMapState(t *testing.T) {
-	fsys := vfs.NewMem()
-	st := &storage.Storage{FS: fsys, Dir: "/ckpt"}
-	if err := st.Prepare(1); err != nil {
-		t.Fatal(err)
-	}
-	write := func(name string, entries func(w *codec.Writer)) storage.StateFile {
-		sw, err := st.CreateState(1, name, 0, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := codec.NewWriter(nil)
-		entries(w)
-		sw.Section(w.Bytes())
-		size, crc, err := sw.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return storage.StateFile{Name: name, KeyGroups: [2]int{0, 1}, Size: size, CRC: crc}
-	}
+	st, write := stateFiles(t)
 	value := func(w *codec.Writer, a int64) {
 		m := w.Begin()
 		w.Tag(1, codec.Varint)
@@ -113,5 +95,88 @@ func TestDumpMapState(t *testing.T) {
 	l.Manifest.Nodes[0].ValueSchema = "ttl(p.S{1 N int64})"
 	if err := dumpNode(cfg, l, "n", &out); err == nil || !strings.Contains(err.Error(), "no pipegen.MapState field") {
 		t.Errorf("dump with no map field in the schema: %v", err)
+	}
+}
+
+// TestDumpBroadcast dumps a process's broadcast state (state "broadcast"
+// of the node, one copy, read by the schema the manifest records for it)
+// after its keyed state; without a recorded schema (a checkpoint from
+// before it was recorded) the broadcast state is left out, not misread.
+func TestDumpBroadcast(t *testing.T) {
+	st, write := stateFiles(t)
+	main := write("check-0.state", func(w *codec.Writer) {
+		m := w.Begin()
+		w.String("card-1")
+		w.Varint(3)
+		w.End(m)
+	})
+	bc := write("check+broadcast-0.state", func(w *codec.Writer) {
+		for _, r := range []struct {
+			cat string
+			max int64
+		}{{"books", 100}, {"games", 250}} {
+			m := w.Begin()
+			w.String(r.cat)
+			v := w.Begin()
+			w.Tag(1, codec.Varint)
+			w.Varint(r.max)
+			w.End(v)
+			w.End(m)
+		}
+	})
+	bc.State = "broadcast"
+	m := &storage.Manifest{ID: 1, Job: "j", MaxParallelism: 1, Nodes: []storage.NodeState{{UID: "check", Name: "check", Kind: "process", Parallelism: 1,
+		KeySchema: "string", ValueSchema: "int64", BroadcastSchema: "map[string]p.Rule{1 Max int64}", Files: []storage.StateFile{main, bc}}}}
+	if err := st.Commit(m); err != nil {
+		t.Fatal(err)
+	}
+	l, err := st.Load(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{Nodes: []config.NodeConfig{{Name: "check", UID: "check", Kind: "process"}}}
+	var out bytes.Buffer
+	if err := dumpNode(cfg, l, "check", &out); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"key":"card-1","keyGroup":0,"value":3}
+{"broadcast":true,"key":"books","value":{"Max":100}}
+{"broadcast":true,"key":"games","value":{"Max":250}}
+`
+	if got := out.String(); got != want {
+		t.Errorf("dump:\n%s\nwant\n%s", got, want)
+	}
+	l.Manifest.Nodes[0].BroadcastSchema = ""
+	out.Reset()
+	if err := dumpNode(cfg, l, "check", &out); err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\"key\":\"card-1\",\"keyGroup\":0,\"value\":3}\n"; out.String() != want {
+		t.Errorf("dump without a broadcast schema:\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+// stateFiles prepares checkpoint 1 in a memory file system and returns
+// its storage and a function that writes a state file of one key group
+// holding what entries encodes.
+func stateFiles(t *testing.T) (*storage.Storage, func(name string, entries func(w *codec.Writer)) storage.StateFile) {
+	t.Helper()
+	st := &storage.Storage{FS: vfs.NewMem(), Dir: "/ckpt"}
+	if err := st.Prepare(1); err != nil {
+		t.Fatal(err)
+	}
+	return st, func(name string, entries func(w *codec.Writer)) storage.StateFile {
+		sw, err := st.CreateState(1, name, 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := codec.NewWriter(nil)
+		entries(w)
+		sw.Section(w.Bytes())
+		size, crc, err := sw.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return storage.StateFile{Name: name, KeyGroups: [2]int{0, 1}, Size: size, CRC: crc}
 	}
 }

@@ -100,6 +100,9 @@ type NodeConfig struct {
 	// KeySchema and ValueSchema describe a keyed node's key and state
 	// types, field ids included (package schema reads them).
 	KeySchema, ValueSchema string
+	// BroadcastSchema describes a process node's broadcast state: its
+	// map's type.
+	BroadcastSchema string
 	// Inputs are the node's inputs, as the compiler wired them: what the
 	// metrics and the status page draw the job graph from.
 	Inputs []NodeInput

@@ -45,11 +45,14 @@ type NodeState struct {
 	Connector string `json:"connector,omitempty"`
 	// KeySchema and ValueSchema describe the keyed state's types, field
 	// ids included, so that a later version can tell what it reads.
-	KeySchema   string        `json:"keySchema,omitempty"`
-	ValueSchema string        `json:"valueSchema,omitempty"`
-	Files       []StateFile   `json:"files,omitempty"`
-	Sources     []SourceState `json:"sources,omitempty"`
-	Sinks       []SinkState   `json:"sinks,omitempty"`
+	KeySchema   string `json:"keySchema,omitempty"`
+	ValueSchema string `json:"valueSchema,omitempty"`
+	// BroadcastSchema describes a process node's broadcast state, a map
+	// the same on every subtask (state "broadcast" of its Files).
+	BroadcastSchema string        `json:"broadcastSchema,omitempty"`
+	Files           []StateFile   `json:"files,omitempty"`
+	Sources         []SourceState `json:"sources,omitempty"`
+	Sinks           []SinkState   `json:"sinks,omitempty"`
 	// Subtasks hold each subtask's event-time progress.
 	Subtasks []SubtaskState `json:"subtasks,omitempty"`
 }
