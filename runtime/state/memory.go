@@ -86,8 +86,8 @@ type Memory[K comparable, V any] struct {
 	snap *Capture[K, V]
 	// slab holds the entries a restore has allocated and not used yet;
 	// reserved is about how many more it will use (Reserve). batch
-	// holds the entries of full sections restored and not in t yet, and
-	// batchTmp is build's room to sort them.
+	// holds the entries of full sections restored and not in the index's
+	// table yet, and batchTmp is build's room to sort them.
 	slab            []entry[K, V]
 	reserved        int
 	batch, batchTmp []slot[K, V]
@@ -236,7 +236,7 @@ func (s *Memory[K, V]) Len() int { return s.idx.len() }
 // All calls yield for every key and value. The values are not counted as
 // changed: All is for reading (the results at the end of the input).
 // Expired values (ttl) are left out. The entries are read from the key
-// groups' lists (the table's for a state not bound), so that yield may
+// groups' lists (the index's for a state not bound), so that yield may
 // change the state: what it deletes and has not been yielded yet is left
 // out, what it adds may or may not be yielded.
 func (s *Memory[K, V]) All(yield func(K, *V) bool) {
@@ -529,7 +529,7 @@ func (c *Capture[K, V]) finish() {
 }
 
 // Reserve makes room for about n keys in a state that holds none yet: a
-// restore that knows how many keys its files hold fills a table of the
+// restore that knows how many keys its files hold fills an index of the
 // right size instead of growing one, and takes their entries from slabs
 // (of at most restoreSlab) instead of one by one.
 func (s *Memory[K, V]) Reserve(n int) {
