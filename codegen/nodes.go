@@ -573,12 +573,25 @@ func (j *joinGen) bounds() (lo, hi jen.Code) {
 	return lo, hi
 }
 
+// pebbleJoin reports whether node n keeps its buffers in the pebble store
+// of its subtask (pebblestate.IntervalJoin or WindowJoin): interval joins
+// and window joins on tumbling or sliding windows, on the pebble backend.
+// Window joins on sessions are eventtime.WindowJoin's on either backend.
+func (g *gen) pebbleJoin(n *ir.Node) bool {
+	return g.p.StateBackend == "pebble" && n.Kind == ir.Join &&
+		(n.Between != nil || n.Window != nil && (n.Window.Kind == "tumbling" || n.Window.Kind == "sliding"))
+}
+
 func (j *joinGen) stateType() *jen.Statement {
 	kind := "WindowJoin"
 	if j.interval() {
 		kind = "IntervalJoin"
 	}
-	return jen.Qual(runtimePath, kind).Types(typeCode(j.n.KeyType), typeCode(j.left()), typeCode(j.right()))
+	pkg := runtimePath
+	if j.cg.g.pebbleJoin(j.n) {
+		pkg = pebblePath
+	}
+	return jen.Qual(pkg, kind).Types(typeCode(j.n.KeyType), typeCode(j.left()), typeCode(j.right()))
 }
 
 func (j *joinGen) doc() string {
@@ -599,26 +612,42 @@ func (j *joinGen) doc() string {
 }
 
 func (j *joinGen) fields(s *jen.Group) {
-	s.Id(j.member("%sState")).Op("*").Add(j.stateType()).Comment("buffered records of both sides, per key")
+	doc := "buffered records of both sides, per key"
+	if j.cg.g.pebbleJoin(j.n) {
+		doc += ", in a Pebble store"
+	}
+	s.Id(j.member("%sState")).Op("*").Add(j.stateType()).Comment(doc)
 	s.Id(j.member("%sPair")).Func().Params(typeCode(j.left()), typeCode(j.right()), jen.Int64()).Comment(j.member("%sResult") + ", made once")
 }
 
 func (j *joinGen) init(b *jen.Group) {
 	g, n := j.cg.g, j.n
+	var lo, hi jen.Code
 	if j.interval() {
-		lo, hi := j.bounds()
+		lo, hi = j.bounds()
 		if n.Exclusive != "" {
 			b.Comment(fmt.Sprintf("exclusive: %s; event time is in whole milliseconds, so an excluded bound is the included one 1ms inside.", n.Exclusive))
 		}
-		b.Add(j.state()).Op("=").Qual(runtimePath, "NewIntervalJoin").Types(typeCode(n.KeyType), typeCode(j.left()), typeCode(j.right())).Call(lo, hi)
-	} else {
-		b.Add(j.state()).Op("=").Qual(runtimePath, "NewWindowJoin").Types(typeCode(n.KeyType), typeCode(j.left()), typeCode(j.right())).Call(
-			assigner(n.Window), millisCode(n.Lateness))
 	}
-	b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit(""),
-		jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
-			jen.Return(jen.Add(j.state()).Dot("Restore").Call(jen.Id("sec"), jen.Id(g.global("decode%sKey", n)), jen.Id(g.global("decode%sValue", n)), jen.Id(g.global("decode%sRight", n)))),
-		))
+	// The pebble stores restore themselves (pebblestate.Open).
+	codecs := []jen.Code{jen.Id(g.global("%sCodec", n)), jen.Id(g.global("encode%sRight", n)), jen.Id(g.global("decode%sRight", n))}
+	switch {
+	case g.pebbleJoin(n) && j.interval():
+		b.Add(j.state()).Op("=").Qual(pebblePath, "OpenIntervalJoin").Call(append([]jen.Code{jen.Id("c").Dot("task"), jen.Id(g.constName(n)), lo, hi}, codecs...)...)
+	case g.pebbleJoin(n):
+		b.Add(j.state()).Op("=").Qual(pebblePath, "OpenWindowJoin").Call(append([]jen.Code{jen.Id("c").Dot("task"), jen.Id(g.constName(n)), assigner(n.Window), millisCode(n.Lateness)}, codecs...)...)
+	default:
+		if j.interval() {
+			b.Add(j.state()).Op("=").Qual(runtimePath, "NewIntervalJoin").Types(typeCode(n.KeyType), typeCode(j.left()), typeCode(j.right())).Call(lo, hi)
+		} else {
+			b.Add(j.state()).Op("=").Qual(runtimePath, "NewWindowJoin").Types(typeCode(n.KeyType), typeCode(j.left()), typeCode(j.right())).Call(
+				assigner(n.Window), millisCode(n.Lateness))
+		}
+		b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit(""),
+			jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
+				jen.Return(jen.Add(j.state()).Dot("Restore").Call(jen.Id("sec"), jen.Id(g.global("decode%sKey", n)), jen.Id(g.global("decode%sValue", n)), jen.Id(g.global("decode%sRight", n)))),
+			))
+	}
 	b.Add(j.field("Pair")).Op("=").Id("c").Dot(j.member("%sResult"))
 }
 
@@ -697,6 +726,14 @@ func (j *joinGen) end(b *jen.Group) {
 
 func (j *joinGen) snapshot(b *jen.Group) {
 	g, n := j.cg.g, j.n
+	if g.pebbleJoin(n) {
+		snap := "SnapshotWindowJoin"
+		if j.interval() {
+			snap = "SnapshotIntervalJoin"
+		}
+		b.Qual(pebblePath, snap).Call(jen.Id("s"), jen.Id(g.constName(n)), j.state())
+		return
+	}
 	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit(""), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Id(g.global("%sValueSchema", n)),
 		jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int()).Error().Block(
 			jen.Return(jen.Add(j.state()).Dot("Snapshot").Call(jen.Id("sec"), jen.Id("kg"), jen.Id(g.global("encode%sKey", n)), jen.Id(g.global("encode%sValue", n)), jen.Id(g.global("encode%sRight", n)))),

@@ -19,7 +19,11 @@
 // from byte 0x80 on (parts.go), and checkpoint and restore with it. The
 // tumbling and sliding windows of a windowed reduce or aggregate without
 // a trigger (Windows) are a store of their own: per key and window a
-// value, and a timer at the window's end.
+// value, and a timer at the window's end. So are the buffers of an
+// interval join (IntervalJoin, joins.go): per key and side the records in
+// time order, and each again by the time it can no longer match. A window
+// join on tumbling or sliding windows (WindowJoin) is Windows whose
+// accumulators are the windows' records.
 //
 // A checkpoint is a Pebble checkpoint: at the barrier the subtask writes
 // its changed values and marks the cut; the writer then flushes the

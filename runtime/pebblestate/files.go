@@ -50,6 +50,9 @@ func (f *files) options(cache *pebble.Cache) *pebble.Options {
 		L0StopWritesThreshold:     1 << 20,
 		FlushSplitBytes:           1 << 40, // one table per flush
 	}
+	if f.comparer != nil {
+		o.Comparer = f.comparer
+	}
 	// A key not in the store (every new key) is looked up in every level:
 	// Bloom filters answer for a table without reading its blocks.
 	for i := range o.Levels {

@@ -119,6 +119,12 @@ func Open[K comparable, V any](t *checkpoint.Task, node int, c *state.Codec[K, V
 // OpenState is Open of the named state of node ("map.F": the map state
 // of field F of a process's state), a store of its own.
 func OpenState[K comparable, V any](t *checkpoint.Task, node int, stateName string, c *state.Codec[K, V]) *Keyed[K, V] {
+	return openState(t, node, stateName, c, nil)
+}
+
+// openState is OpenState of a store whose keys cmp orders (nil: Pebble's
+// default comparer).
+func openState[K comparable, V any](t *checkpoint.Task, node int, stateName string, c *state.Codec[K, V], cmp *pebble.Comparer) *Keyed[K, V] {
 	n := t.Node(node)
 	uid := checkpoint.StateStem(n.UID, stateName)
 	start, end := t.KeyRange(node)
@@ -130,7 +136,7 @@ func OpenState[K comparable, V any](t *checkpoint.Task, node int, stateName stri
 		uploaded: map[int64]map[string]string{}, names: map[string]string{}}
 	st := t.Storage()
 	s.files = newFiles(st.FS, filepath.Join(st.Dir, "pebble", fmt.Sprintf("%s-%d", uid, t.Subtask())))
-	s.files.budget = b
+	s.files.budget, s.files.comparer = b, cmp
 	if err := s.files.reset(); err != nil {
 		fault.Abortf("operators.%s[%d]: pebble state: %w", n.Name, t.Subtask(), err)
 	}
@@ -144,16 +150,17 @@ func OpenState[K comparable, V any](t *checkpoint.Task, node int, stateName stri
 }
 
 // stores is the number of pebble stores the job opens for the main
-// states of its keyed nodes: one per subtask of every reduce, aggregate
-// and process, windowed or not (tumbling and sliding windows are a store;
-// other windows, counted too, stay in memory, so the shares err small).
+// states of its keyed nodes: one per subtask of every reduce, aggregate,
+// process and join, windowed or not (tumbling and sliding windows and
+// joins are a store; other windows and joins on sessions, counted too,
+// stay in memory, so the shares err small).
 // The stores of map states (OpenState with a name) are not counted: each
 // takes a share as large again.
 func stores(t *checkpoint.Task) int {
 	n := 0
 	for id := range t.Nodes() {
 		c := t.Node(id)
-		if c.KeySchema != "" && (c.Kind == "reduce" || c.Kind == "aggregate" || c.Kind == "process") {
+		if c.KeySchema != "" && (c.Kind == "reduce" || c.Kind == "aggregate" || c.Kind == "process" || c.Kind == "join") {
 			n += c.Parallelism
 		}
 	}
@@ -489,6 +496,8 @@ type files struct {
 	local bool
 	// budget sizes the stores opened (budget.go).
 	budget budget
+	// comparer orders the store's keys, nil for Pebble's default.
+	comparer *pebble.Comparer
 }
 
 func newFiles(ckpt vfs.FS, dir string) *files {

@@ -43,6 +43,10 @@ type Windows[K comparable, A any] struct {
 	loaded, restored bool
 	written          [2]uint64 // wm and seq as the store holds them
 	buf              []eventtime.Window
+	// counters, when set, reads the counters of the part that the
+	// windows' accumulators belong to (WindowJoin), which a savepoint's
+	// sections hold too.
+	counters func(db pebble.Reader) (arrival, group uint64, err error)
 }
 
 // winKey is a key's window, by its start.
@@ -331,6 +335,12 @@ func (s *Windows[K, A]) writeCanonical(db *pebble.DB, id int64, stor *storage.St
 	if !ok {
 		wm, seq = eventtime.MinTime, 0
 	}
+	var arrival, group uint64
+	if s.counters != nil {
+		if arrival, group, err = s.counters(db); err != nil {
+			return nil, st.errorf("read", err)
+		}
+	}
 	sub := st.t.Subtask()
 	name := fmt.Sprintf("%s-%d-savepoint.state", st.uid, sub)
 	w, err := stor.CreateState(id, name, st.start, st.end-st.start)
@@ -345,12 +355,12 @@ func (s *Windows[K, A]) writeCanonical(db *pebble.DB, id int64, stor *storage.St
 	sec := codec.NewWriter(nil)
 	var key, acc codec.Writer
 	kg := st.start
-	eventtime.WriteWindowHeader(sec, wm, seq)
+	eventtime.WriteWindowJoinHeader(sec, wm, seq, arrival, group)
 	next := func(upto int) {
 		for ; kg < upto; kg++ {
 			w.Section(sec.Bytes())
 			sec.Reset()
-			eventtime.WriteWindowHeader(sec, wm, seq)
+			eventtime.WriteWindowJoinHeader(sec, wm, seq, arrival, group)
 		}
 	}
 	for ok := it.First(); ok; ok = it.Next() {

@@ -188,33 +188,24 @@ func (j *IntervalJoin[K, L, R]) Snapshot(sec *state.Sections, keyGroup func(K) i
 // Restore adds the buffered records of one key group's section to a join
 // that holds none of its keys.
 func (j *IntervalJoin[K, L, R]) Restore(section []byte, decK func(*codec.Reader) K, decL func(*codec.Reader) *L, decR func(*codec.Reader) *R) error {
-	r := codec.NewReader(section)
-	h, ok := readSectionHeader(r)
-	if !ok {
-		return r.Err()
-	}
-	j.wm = restoredWatermark(j.wm, !j.restored, h.wm)
-	j.restored = true
-	for r.More() {
-		kr := r.Nested()
-		k := decK(kr)
-		left := readTimed(kr, decL)
-		right := readTimed(kr, decR)
-		if r.Err() != nil {
-			break
-		}
+	wm, ok, err := ReadIntervalJoin(section, decK, decL, decR, func(k K, left []Timed[L], right []Timed[R]) error {
 		if _, dup := j.keys[k]; dup {
 			return fmt.Errorf("%w: key %v restored twice", codec.ErrCorrupt, k)
 		}
 		if len(left)+len(right) == 0 {
-			continue
+			return nil
 		}
 		ks := j.key(k, nil)
 		ks.left, ks.right = left, right
 		j.n += len(left) + len(right)
 		j.reschedule(ks)
+		return nil
+	})
+	if ok {
+		j.wm = restoredWatermark(j.wm, !j.restored, wm)
+		j.restored = true
 	}
-	return r.Err()
+	return err
 }
 
 func writeTimed[T any](w *codec.Writer, recs []Timed[T], enc func(*codec.Writer, *T)) {
