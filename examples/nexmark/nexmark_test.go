@@ -171,3 +171,13 @@ func compareLines(t *testing.T, what string, got, want []string) {
 		}
 	}
 }
+
+// TestMain removes the queries' binaries (a few hundred MB) after the
+// tests: left in the temporary folder, every run would add to it.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binaries != "" {
+		os.RemoveAll(binaries)
+	}
+	os.Exit(code)
+}

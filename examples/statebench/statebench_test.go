@@ -119,6 +119,8 @@ func BenchmarkStateMemLimit(b *testing.B) {
 var (
 	programsMu sync.Mutex
 	programs   = map[string]string{}
+	// programDirs are the programs' folders, removed by TestMain.
+	programDirs []string
 )
 
 // program builds the job with its state on backend, once.
@@ -141,6 +143,7 @@ func program(b *testing.B, backend string) string {
 		b.Fatal(err)
 	}
 	programs[backend] = bin
+	programDirs = append(programDirs, dir)
 	return bin
 }
 
@@ -323,4 +326,13 @@ func count(n uint64) string {
 		return fmt.Sprintf("%dK", n/1000)
 	}
 	return fmt.Sprint(n)
+}
+
+// TestMain removes the built programs after the benchmarks.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, dir := range programDirs {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
 }

@@ -23,13 +23,15 @@ import (
 var (
 	buildOnce sync.Once
 	binary    string
+	binDir    string // binary's folder, removed by TestMain
 	buildErr  error
 )
 
 // program builds the example's pipeline once per test process.
 func program(t testing.TB) string {
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "wordcount-bin-*")
+		var err error
+		binDir, err = os.MkdirTemp("", "wordcount-bin-*")
 		if err != nil {
 			buildErr = err
 			return
@@ -39,7 +41,7 @@ func program(t testing.TB) string {
 			buildErr = err
 			return
 		}
-		binary = filepath.Join(dir, "wordcount")
+		binary = filepath.Join(binDir, "wordcount")
 		buildErr = res.Build(binary)
 	})
 	if buildErr != nil {
@@ -387,4 +389,13 @@ func twoFiles(b *testing.B, dir string, words int) string {
 		f.Close()
 	}
 	return input
+}
+
+// TestMain removes the built program after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
 }

@@ -1,9 +1,9 @@
 package pebblestate
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -38,6 +38,18 @@ type Keyed[K comparable, V any] struct {
 
 	files *files
 	db    *pebble.DB
+	// reads is the iterator read looks keys up with, nil until the first
+	// read; it sees the store as it was when it was made, when commits
+	// was readsAt: commits counts the batches committed to the store (by
+	// the subtask or the writer), so that a read after one makes a new
+	// iterator. DB.Get would need none, but never reads the Bloom filters
+	// of the last level, where the store's compactions put most of its
+	// keys: a key the store does not hold (every new key) cost a data
+	// block read and decompression there, about a third of the CPU of
+	// the state benchmark's job at 3M keys (examples/statebench).
+	reads   *pebble.Iterator
+	readsAt uint64
+	commits atomic.Uint64
 
 	// cache holds decoded values; dirty lists the entries changed since
 	// they were last written to the store.
@@ -45,6 +57,11 @@ type Keyed[K comparable, V any] struct {
 	dirty []*entry[K, V]
 	// spillAt and maxCache are the cache's sizes (tests make them small).
 	spillAt, maxCache int
+	// slack is how far the cache may grow past maxCache before the next
+	// trim: 0 unless the last trim found too few values it could drop
+	// (changed ones, or ones a checkpoint still needs), so that a trim
+	// that cannot shrink the cache is not tried again at every access.
+	slack int
 	// frozen is set while a checkpoint of the store is being taken: the
 	// store must stay as it was at the barrier, so changed values stay in
 	// the cache until it is clear.
@@ -187,6 +204,7 @@ func (s *Keyed[K, V]) close() {
 		p.close()
 	}
 	// The writers have stopped: a capture not done never will be.
+	s.closeReads()
 	if s.db != nil {
 		s.db.Close()
 		s.db = nil
@@ -222,7 +240,7 @@ func groupPrefix(kg int) []byte { return binary.BigEndian.AppendUint16(nil, uint
 // Get returns the value of k, or nil. The value may be changed through
 // the pointer; it is written to the store later.
 func (s *Keyed[K, V]) Get(k K) *V {
-	if len(s.dirty) >= s.spillAt {
+	if len(s.dirty) >= s.spillAt || len(s.cache) > s.maxCache+s.slack {
 		s.spill(false)
 	}
 	if e := s.cache[k]; e != nil {
@@ -263,14 +281,21 @@ func (s *Keyed[K, V]) Get(k K) *V {
 // read decodes the value of k in the store, and its write time (with a
 // TTL); nil when the store has none.
 func (s *Keyed[K, V]) read(k K) (*V, int64) {
-	data, closer, err := s.db.Get(s.storeKey(k))
-	if errors.Is(err, pebble.ErrNotFound) {
+	it := s.reader()
+	key := s.storeKey(k)
+	// SeekPrefixGE stops at the first key at or after k that shares its
+	// prefix (all of k, unless the store's comparer splits keys: joins.go):
+	// k is in the store only if that is k.
+	if !it.SeekPrefixGE(key) || !bytes.Equal(it.Key(), key) {
+		if err := it.Error(); err != nil {
+			s.fail("read", err)
+		}
 		return nil, 0
 	}
+	data, err := it.ValueAndErr()
 	if err != nil {
 		s.fail("read", err)
 	}
-	defer closer.Close()
 	r := codec.NewReader(data)
 	var ts int64
 	if s.codec.TTL > 0 {
@@ -283,6 +308,34 @@ func (s *Keyed[K, V]) read(k K) (*V, int64) {
 	return v, ts
 }
 
+// reader returns the iterator that sees the store's newest batches.
+func (s *Keyed[K, V]) reader() *pebble.Iterator {
+	n := s.commits.Load()
+	if s.reads != nil && s.readsAt == n {
+		return s.reads
+	}
+	s.closeReads()
+	it, err := s.db.NewIter(&pebble.IterOptions{UseL6Filters: true})
+	if err != nil {
+		s.fail("read", err)
+	}
+	s.reads, s.readsAt = it, n
+	return it
+}
+
+// closeReads closes the iterator of read, if any: it holds on to the
+// memtables and sstables it saw, which the store would free or delete.
+func (s *Keyed[K, V]) closeReads() {
+	if s.reads != nil {
+		s.reads.Close()
+		s.reads = nil
+	}
+}
+
+// committed counts a batch committed to the store: reads after it use a
+// new iterator.
+func (s *Keyed[K, V]) committed() { s.commits.Add(1) }
+
 // Put makes v the value of k.
 func (s *Keyed[K, V]) Put(k K, v *V) { s.set(k, v, false) }
 
@@ -291,7 +344,7 @@ func (s *Keyed[K, V]) Delete(k K) { s.set(k, nil, true) }
 
 // set gives k the value v, or its deletion, in the cache.
 func (s *Keyed[K, V]) set(k K, v *V, deleted bool) {
-	if len(s.dirty) >= s.spillAt {
+	if len(s.dirty) >= s.spillAt || len(s.cache) > s.maxCache+s.slack {
 		s.spill(false)
 	}
 	e := s.cache[k]
@@ -322,42 +375,62 @@ func (s *Keyed[K, V]) spill(all bool) {
 	if err := s.broken.Load(); err != nil {
 		fault.Abort(*err)
 	}
-	if s.frozen.Load() {
-		if !all && len(s.dirty) < 4*s.spillAt {
-			return
-		}
+	frozen := s.frozen.Load()
+	if frozen && (all || len(s.dirty) >= 4*s.spillAt) {
 		// The cache would outgrow its bounds: wait for the store's
 		// checkpoint to be taken.
 		s.waitCapture()
+		frozen = false
 	}
-	if b := s.batch(); b != nil {
-		if err := b.Commit(pebble.NoSync); err != nil {
-			s.fail("write", err)
+	if !frozen {
+		if b := s.batch(); b != nil {
+			if err := b.Commit(pebble.NoSync); err != nil {
+				s.fail("write", err)
+			}
+			b.Close()
+			s.committed()
+			s.closeReads()
+			s.maybeCompact()
 		}
-		b.Close()
-		s.maybeCompact()
 	}
-	if len(s.cache) > s.maxCache {
-		// Drop clean values that were not used since the last trim, down
-		// to three quarters: they are in the store. A second pass drops
-		// the others if that was not enough.
-		n := len(s.cache) - s.maxCache*3/4
-		for pass := 0; pass < 2 && n > 0; pass++ {
-			for k, e := range s.cache {
-				if n == 0 {
-					break
-				}
-				switch {
-				case e.dirty:
-				case e.used && pass == 0:
-					e.used = false
-				default:
-					delete(s.cache, k)
-					n--
-				}
+	if len(s.cache) > s.maxCache+s.slack {
+		s.trim()
+	}
+}
+
+// trim drops decoded values from the cache, down to three quarters of
+// maxCache: first those not used since the last trim (the CLOCK policy),
+// then, if that was not enough, the others. It drops only values the
+// store holds: not those changed since they were last written, nor,
+// while a checkpoint of the store is being taken, those of its capture,
+// which reach the store only when the writer has written them. Trimming
+// here, and not only after a batch is written, bounds the cache when the
+// changes between two barriers are fewer than a batch: the barriers then
+// write them all, and no batch ever is.
+func (s *Keyed[K, V]) trim() {
+	var c *capture[K, V]
+	if s.frozen.Load() {
+		c = s.capture
+	}
+	n := len(s.cache) - s.maxCache*3/4
+	for pass := 0; pass < 2 && n > 0; pass++ {
+		for k, e := range s.cache {
+			if n == 0 {
+				break
+			}
+			switch {
+			case e.dirty || c != nil && c.holds(e):
+			case e.used && pass == 0:
+				e.used = false
+			default:
+				delete(s.cache, k)
+				n--
 			}
 		}
 	}
+	// What could not be dropped stays until the next trim, a quarter of
+	// the cache later.
+	s.slack = max(0, len(s.cache)+s.maxCache/4-s.maxCache)
 }
 
 // maybeCompact compacts the store, in the background, once level 0 (the

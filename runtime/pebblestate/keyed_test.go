@@ -183,3 +183,73 @@ func TestKeyedCheckpoints(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyedCacheBounded: when fewer values change between two barriers
+// than a batch holds, the barriers write them all and no batch ever is;
+// the cache must still be trimmed to its size. While a checkpoint is
+// being taken it keeps the values the store lacks (those of the
+// capture, not written yet), and once it is taken it reads the store as
+// the writer left it: reading every key, then and after, gives the
+// values changed last, not those the store held before the barrier.
+func TestKeyedCacheBounded(t *testing.T) {
+	fsys := vfs.NewMem()
+	stor := &storage.Storage{FS: fsys, Dir: "/ckpt"}
+	_, task := testTask(t, fsys, 0)
+	st := Open(task, 0, testCodec)
+	defer st.close()
+	st.spillAt, st.maxCache = 16, 64
+	const keys = 400
+	model := map[int64]value{}
+	for k := range int64(keys) {
+		st.Put(k, &value{N: k})
+		model[k] = value{N: k}
+	}
+	st.spill(true)
+	rng := rand.New(rand.NewPCG(3, 4))
+	most := 0
+	for id := int64(1); id <= 40; id++ {
+		// Fewer changes than spillAt, each to a key the cache may not
+		// hold.
+		for range st.spillAt - 1 {
+			k := int64(rng.IntN(keys))
+			v := st.Get(k)
+			if v == nil || *v != model[k] {
+				t.Fatalf("before checkpoint %d: key %d is %v, want %v", id, k, v, model[k])
+			}
+			v.N += 1000
+			model[k] = *v
+			most = max(most, len(st.cache))
+		}
+		c, base := st.begin(id, id-1)
+		// Every key, read while the capture's values are not in the store.
+		for k := range int64(keys) {
+			if v := st.peek(k); v == nil || *v != model[k] {
+				t.Fatalf("checkpoint %d being taken: key %d is %v, want %v", id, k, v, model[k])
+			}
+			most = max(most, len(st.cache))
+		}
+		if err := stor.Prepare(id); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := st.write(c, base, stor); err != nil {
+			t.Fatal(err)
+		}
+		// And once it is taken, when the cache may drop them: the store
+		// has them now.
+		for k := range int64(keys) {
+			if v := st.peek(k); v == nil || *v != model[k] {
+				t.Fatalf("checkpoint %d taken: key %d is %v, want %v", id, k, v, model[k])
+			}
+			most = max(most, len(st.cache))
+		}
+	}
+	// A trim leaves at most maxCache values but those it must keep (here
+	// fewer than 2*spillAt); the cache outgrows it by one before the
+	// next access trims it, or by a batch of reads (peek's margin).
+	if limit := st.maxCache + st.spillAt + 1; most > limit {
+		t.Errorf("the cache held up to %d values, want at most %d", most, limit)
+	}
+	if got := contents(st); !maps.Equal(got, model) {
+		t.Errorf("the store's keys and values differ from those put: %d keys, want %d", len(got), len(model))
+	}
+}

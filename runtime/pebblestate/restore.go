@@ -120,6 +120,7 @@ func (st *Keyed[K, V]) commit(b *pebble.Batch) {
 		st.fail("restore", err)
 	}
 	b.Close()
+	st.committed()
 }
 
 // copyMemoryFile writes into the store the entries of the subtask's key

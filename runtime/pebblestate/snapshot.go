@@ -66,6 +66,9 @@ func (st *Keyed[K, V]) snapshot(s *checkpoint.Snapshot, node int) {
 			fault.Abort(fault.ErrCanceled)
 		}
 	}
+	if st.reads != nil && st.readsAt != st.commits.Load() {
+		st.closeReads() // let go of what the store no longer needs
+	}
 	st.sweepExpired() // expired values (state TTL) leave before the cut
 	for _, p := range st.parts {
 		p.barrier()
@@ -117,6 +120,14 @@ func (c *capture[K, V]) claim(e *entry[K, V]) bool {
 
 // busy marks an entry's capt while it is being encoded.
 const busy = 1 << 63
+
+// holds reports whether e's value as of c's barrier is c's to write: e
+// is c's and not encoded yet, or encoded (or being encoded) into one of
+// c's batches. Until the writer has written those to the store, the store
+// lacks that value, and the cache must keep e. Only the subtask calls it.
+func (c *capture[K, V]) holds(e *entry[K, V]) bool {
+	return e.pend == c.seq || e.capt.Load() >= c.seq
+}
 
 // preImage encodes e for the capture it belongs to, before the subtask
 // changes it.
@@ -189,6 +200,9 @@ func (st *Keyed[K, V]) writeBatches(c *capture[K, V]) error {
 	if err := side.Commit(pebble.NoSync); err != nil {
 		return st.errorf("write", err)
 	}
+	// Before the cache may drop these values (once the subtask sees the
+	// store unfrozen), reads must see them.
+	st.committed()
 	return nil
 }
 
