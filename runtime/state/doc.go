@@ -6,6 +6,12 @@
 // a backend's concrete type (chosen when the pipeline is compiled), so that
 // the memory backend's lookups inline into the per-record path.
 //
+// The memory backend (memory.go) finds a key's entry through an index
+// (index.go): a Go map while the state is small, and once it holds 64K
+// keys a hash table of its own (table.go) whose slots are in the order of
+// the keys' hashes, so that a restore fills it front to back from batches
+// sorted by hash instead of taking a cache miss per key.
+//
 // A process's map state (pipegen.MapState, mapstate.go) is a keyed state
 // of its own, keyed by MapKey (the operator's key and the map's key, in
 // the key group of the operator's key), so that each entry is written and

@@ -134,10 +134,8 @@ func (m *MemoryMap[K, UK, UV]) Bind(k K) {
 	m.cur = k
 	if m.index == nil {
 		m.index = map[K]map[UK]struct{}{}
-		for mk, e := range m.st.m {
-			if !e.deleted {
-				m.add(mk)
-			}
+		for e := range m.st.idx.all {
+			m.add(e.key)
 		}
 	}
 }
@@ -233,7 +231,7 @@ func (m *MemoryMap[K, UK, UV]) Clear() {
 // not counted as changed (the caller never changes the value through the
 // pointer; Put replaces it).
 func (s *Memory[K, V]) peek(k K) *V {
-	if e := s.m[k]; e != nil && (s.ttl == 0 || !s.expired(e)) {
+	if e := s.idx.get(k); e != nil && (s.ttl == 0 || !s.expired(e)) {
 		return e.val
 	}
 	return nil

@@ -127,7 +127,7 @@ func TestMemoryMap(t *testing.T) {
 				}
 			}
 			if n > prevChanged || n == 0 {
-				t.Errorf("delta %d holds %d entries, want 1 to %d (the entries changed since the capture before), of %d", i, n, prevChanged, len(m.Store().m))
+				t.Errorf("delta %d holds %d entries, want 1 to %d (the entries changed since the capture before), of %d", i, n, prevChanged, m.Store().Len())
 			}
 		}
 		prevChanged = changed

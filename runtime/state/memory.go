@@ -45,9 +45,10 @@ type Codec[K comparable, V any] struct {
 	KeySchema, ValueSchema string
 }
 
-// Memory keeps keyed state in a Go map on the heap, and knows which keys
-// changed since a checkpoint, so that a checkpoint can write only those
-// (a delta) instead of every key.
+// Memory keeps keyed state on the heap, its entries found by an index
+// (a Go map, or a table of its own once the state is large: index.go),
+// and knows which keys changed since a checkpoint, so that a checkpoint
+// can write only those (a delta) instead of every key.
 //
 // Changes are counted per epoch: the time between two checkpoint
 // barriers. The first time in an epoch that a key is read for a change
@@ -60,7 +61,8 @@ type Codec[K comparable, V any] struct {
 // as it was at the barrier. The subtask therefore never stops for longer
 // than it takes to close an epoch.
 type Memory[K comparable, V any] struct {
-	m map[K]*entry[K, V]
+	// idx finds the live entries by key (index.go).
+	idx index[K, V]
 	// keyGroup and start place a key in the lists of its key group;
 	// Bind sets them.
 	keyGroup func(K) int
@@ -83,9 +85,12 @@ type Memory[K comparable, V any] struct {
 	// snap is the capture being encoded, nil when none.
 	snap *Capture[K, V]
 	// slab holds the entries a restore has allocated and not used yet;
-	// reserved is about how many more it will use (Reserve).
-	slab     []entry[K, V]
-	reserved int
+	// reserved is about how many more it will use (Reserve). batch
+	// holds the entries of full sections restored and not in the index's
+	// table yet, and batchTmp is build's room to sort them.
+	slab            []entry[K, V]
+	reserved        int
+	batch, batchTmp []slot[K, V]
 	// ttl is the state's time to live in milliseconds, 0 for none
 	// (SetTTL; ttl.go); sweep is where the next sweep for expired
 	// entries starts.
@@ -125,7 +130,7 @@ const busy = 1 << 63
 
 // NewMemory returns an empty memory state.
 func NewMemory[K comparable, V any]() *Memory[K, V] {
-	return &Memory[K, V]{m: make(map[K]*entry[K, V]), epoch: 1}
+	return &Memory[K, V]{idx: newIndex[K, V](), epoch: 1}
 }
 
 // Bind sets the key groups of the subtask's range [start, end) and how a
@@ -139,7 +144,7 @@ func (s *Memory[K, V]) Bind(keyGroup func(K) int, start, end int) {
 
 // Get returns the value of k, or nil.
 func (s *Memory[K, V]) Get(k K) *V {
-	e := s.m[k]
+	e := s.idx.get(k)
 	if e == nil {
 		return nil
 	}
@@ -158,7 +163,8 @@ func (s *Memory[K, V]) Get(k K) *V {
 
 // Put makes v the value of k.
 func (s *Memory[K, V]) Put(k K, v *V) {
-	if e := s.m[k]; e != nil {
+	e, h := s.idx.lookup(k)
+	if e != nil {
 		if e.ver != s.epoch {
 			s.touch(e)
 		}
@@ -171,7 +177,7 @@ func (s *Memory[K, V]) Put(k K, v *V) {
 	if s.all == nil {
 		// Not bound to key groups (a test's state): a plain map, which
 		// Snapshot can still write.
-		s.m[k] = &entry[K, V]{key: k, val: v, ver: s.epoch, kg: -1}
+		s.idx.add(h, &entry[K, V]{key: k, val: v, ver: s.epoch, kg: -1})
 		return
 	}
 	kg := s.keyGroup(k)
@@ -179,13 +185,13 @@ func (s *Memory[K, V]) Put(k K, v *V) {
 	if i < 0 || i >= len(s.all) {
 		panic(fmt.Sprintf("state.Memory: key %v is in key group %d, outside this subtask's range [%d, %d)", k, kg, s.start, s.start+len(s.all)))
 	}
-	e := &entry[K, V]{key: k, val: v, ver: s.epoch, kg: int32(kg)}
+	e = &entry[K, V]{key: k, val: v, ver: s.epoch, kg: int32(kg)}
 	if s.ttl > 0 {
 		e.ts = s.nowMillis()
 	}
 	// Not part of any capture under way: it is newer than its barrier.
 	e.capt.Store(s.epoch - 1)
-	s.m[k] = e
+	s.idx.add(h, e)
 	s.all[i] = append(s.all[i], e)
 	if s.tracking {
 		s.dirty = append(s.dirty, e)
@@ -194,7 +200,7 @@ func (s *Memory[K, V]) Put(k K, v *V) {
 
 // Delete removes k.
 func (s *Memory[K, V]) Delete(k K) {
-	e := s.m[k]
+	e := s.idx.remove(k)
 	if e == nil {
 		return
 	}
@@ -202,7 +208,6 @@ func (s *Memory[K, V]) Delete(k K) {
 		s.touch(e)
 	}
 	e.deleted, e.val = true, nil
-	delete(s.m, k)
 	if e.kg < 0 {
 		return
 	}
@@ -226,18 +231,36 @@ func (s *Memory[K, V]) compact(i int) {
 }
 
 // Len is the number of keys.
-func (s *Memory[K, V]) Len() int { return len(s.m) }
+func (s *Memory[K, V]) Len() int { return s.idx.len() }
 
 // All calls yield for every key and value. The values are not counted as
 // changed: All is for reading (the results at the end of the input).
-// Expired values (ttl) are left out.
+// Expired values (ttl) are left out. The entries are read from the key
+// groups' lists (the index's for a state not bound), so that yield may
+// change the state: what it deletes and has not been yielded yet is left
+// out, what it adds may or may not be yielded.
 func (s *Memory[K, V]) All(yield func(K, *V) bool) {
-	for k, e := range s.m {
-		if s.ttl > 0 && s.expired(e) {
-			continue
+	live := func(e *entry[K, V]) bool {
+		if e.deleted || s.ttl > 0 && s.expired(e) {
+			return true
 		}
-		if !yield(k, e.val) {
-			return
+		return yield(e.key, e.val)
+	}
+	if s.all == nil {
+		var es []*entry[K, V]
+		s.idx.all(func(e *entry[K, V]) bool { es = append(es, e); return true })
+		for _, e := range es {
+			if !live(e) {
+				return
+			}
+		}
+		return
+	}
+	for _, list := range s.all {
+		for _, e := range list {
+			if !live(e) {
+				return
+			}
 		}
 	}
 }
@@ -506,15 +529,39 @@ func (c *Capture[K, V]) finish() {
 }
 
 // Reserve makes room for about n keys in a state that holds none yet: a
-// restore that knows how many keys its files hold fills a map of the
+// restore that knows how many keys its files hold fills an index of the
 // right size instead of growing one, and takes their entries from slabs
 // (of at most restoreSlab) instead of one by one.
 func (s *Memory[K, V]) Reserve(n int) {
-	if len(s.m) > 0 || n <= 0 {
+	if s.idx.len() > 0 || n <= 0 {
 		return
 	}
-	s.m = make(map[K]*entry[K, V], n)
+	s.idx.reserve(n)
 	s.reserved = n
+}
+
+// restoreBatch is the most entries of full sections a restore holds
+// before it adds them to the table (build): sorted, they are written
+// into the table front to back, a few slots apart, at a cost in memory
+// of 32 bytes per entry of the batch (the batch and build's copy). A
+// restore batches an eighth of the keys it expects, within these bounds.
+const (
+	restoreBatchMin = 1 << 12
+	restoreBatch    = 1 << 18
+)
+
+// flush adds the entries of full sections restored so far to the table.
+func (s *Memory[K, V]) flush() {
+	if len(s.batch) == 0 {
+		return
+	}
+	if len(s.batchTmp) < len(s.batch) {
+		s.batchTmp = make([]slot[K, V], cap(s.batch))
+	}
+	// The entries are the table's now: the batches' copies of them keep
+	// nothing alive longer (Restored drops both).
+	s.idx.t.build(s.batch, s.batchTmp)
+	s.batch = s.batch[:0]
 }
 
 // restoreSlab is the most entries a restore allocates at once: a slab
@@ -538,6 +585,10 @@ func (s *Memory[K, V]) newEntry() *entry[K, V] {
 // section is not kept. Restored ends the restore.
 func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Codec[K, V]) error {
 	i := kg - s.start
+	if delta {
+		// A delta changes keys that full sections restored.
+		s.flush()
+	}
 	r := codec.NewReader(section)
 	// One reader of the entries, not one allocated per entry.
 	er := new(codec.Reader)
@@ -561,19 +612,33 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 			if delta {
 				// A full section holds each of its group's keys once, and
 				// before any delta: only a delta changes a key restored.
-				if e := s.m[k]; e != nil {
-					e.val, e.ts = v, ts
-					continue
+				e, h := s.idx.lookup(k)
+				if e == nil {
+					e = s.newEntry()
+					e.key, e.kg = k, int32(kg)
+					s.all[i] = append(s.all[i], e)
+					s.idx.add(h, e)
 				}
+				e.val, e.ts = v, ts
+				continue
 			}
 			e := s.newEntry()
 			e.key, e.val, e.kg, e.ts = k, v, int32(kg), ts
-			s.m[k] = e
 			s.all[i] = append(s.all[i], e)
+			if !s.idx.big {
+				s.idx.add(0, e)
+				continue
+			}
+			if s.batch == nil {
+				s.batch = make([]slot[K, V], 0, min(max(s.reserved/8, restoreBatchMin), restoreBatch))
+			}
+			s.batch = append(s.batch, slot[K, V]{s.idx.t.hash(k), e})
+			if len(s.batch) == cap(s.batch) {
+				s.flush()
+			}
 		case deltaDelete:
-			if e := s.m[k]; e != nil {
+			if e := s.idx.remove(k); e != nil {
 				e.deleted, e.val = true, nil
-				delete(s.m, k)
 				s.dead[i]++
 			}
 		default:
@@ -589,7 +654,9 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 // Restored ends a restore: the lists of key groups with many deleted
 // entries are compacted.
 func (s *Memory[K, V]) Restored() {
+	s.flush()
 	s.slab, s.reserved = nil, 0
+	s.batch, s.batchTmp = nil, nil
 	for i := range s.all {
 		if s.dead[i] > 0 {
 			s.compact(i)
@@ -601,7 +668,8 @@ func (s *Memory[K, V]) Restored() {
 // and in full: the whole state as it is now, each entry the key and then
 // the value (what enc writes).
 func (s *Memory[K, V]) Snapshot(sec *Sections, keyGroup func(K) int, enc func(w *codec.Writer, k K, v *V)) error {
-	for k, e := range s.m {
+	for e := range s.idx.all {
+		k := e.key
 		kg := keyGroup(k)
 		i := kg - sec.Start
 		if i < 0 || i >= len(sec.W) {

@@ -74,9 +74,9 @@ func (s *Memory[K, V]) Sweep() {
 	if s.ttl == 0 || len(s.all) == 0 {
 		return
 	}
-	n := max(sweepMin, len(s.m)/sweepShare)
+	n := max(sweepMin, s.idx.len()/sweepShare)
 	now := s.nowMillis()
-	for looked := 0; looked < n && len(s.m) > 0; {
+	for looked := 0; looked < n && s.idx.len() > 0; {
 		c := &s.sweep
 		if c.group >= len(s.all) {
 			c.group, c.pos = 0, 0

@@ -64,12 +64,12 @@ func TestMemoryTTL(t *testing.T) {
 		t.Errorf("Get(5) 110 ms after its last read = %v, want none", v)
 	}
 	// The sweeps at barriers delete what expired, unread.
-	before := len(s.m)
+	before := s.Len()
 	for range sweepShare + 1 {
 		s.Sweep()
 	}
-	if len(s.m) != 0 {
-		t.Errorf("after %d sweeps %d of %d expired values are left", sweepShare+1, len(s.m), before)
+	if s.Len() != 0 {
+		t.Errorf("after %d sweeps %d of %d expired values are left", sweepShare+1, s.Len(), before)
 	}
 }
 
@@ -101,7 +101,7 @@ func TestMemoryMapTTL(t *testing.T) {
 	}
 	clk.now += 100
 	m.Store().Sweep()
-	if m.Len() != 0 || len(m.index) != 0 || len(m.Store().m) != 0 {
-		t.Errorf("after a sweep: Len %d, index %v, %d entries", m.Len(), m.index, len(m.Store().m))
+	if m.Len() != 0 || len(m.index) != 0 || m.Store().Len() != 0 {
+		t.Errorf("after a sweep: Len %d, index %v, %d entries", m.Len(), m.index, m.Store().Len())
 	}
 }
