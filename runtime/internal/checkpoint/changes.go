@@ -108,34 +108,10 @@ func SnapshotChanges[K comparable](s *Snapshot, node int, name string, hash func
 // wrote, and those files are shared, its next checkpoint may be a delta
 // on top of them.
 func RestoreChanges(t *Task, node int, name string, st Changes, read func(section []byte, delta bool) error) {
-	ns := t.cp.restoredNode(node)
-	if ns == nil {
-		return
-	}
 	start, end := t.keyRange(node)
-	var files []storage.StateFile
-	continues := true
-	for _, f := range ns.Files {
-		if f.State != name || f.KeyGroups[1] <= start || f.KeyGroups[0] >= end {
-			continue
-		}
-		files = append(files, f)
-		continues = continues && f.Shared && f.KeyGroups == [2]int{start, end}
-	}
+	files := t.restoredChain(node, name, st.Track)
 	if len(files) == 0 {
 		return
-	}
-	if continues {
-		link := chainLink{files: files}
-		for _, f := range files {
-			if f.Kind == storage.KindDelta {
-				link.deltas += f.Size
-			} else {
-				link.base += f.Size
-			}
-		}
-		t.chain(node, name).put(t.cp.restored.Manifest.ID, link)
-		st.Track()
 	}
 	l := t.cp.restored
 	nname := t.cp.cfg.Nodes[node].Name

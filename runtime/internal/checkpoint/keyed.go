@@ -160,36 +160,9 @@ func RestoreMemoryState[K comparable, V any](t *Task, node int, stateName string
 	st.SetTTL(c.TTL)
 	st.SetClock(t.NowMillis)
 	st.Bind(func(k K) int { return keygroup.Of(c.Hash(k), maxP) }, start, end)
-	ns := t.cp.restoredNode(node)
-	if ns == nil {
-		return
-	}
-	var files []storage.StateFile
-	continues := true
-	for _, f := range ns.Files {
-		if f.State != stateName || f.KeyGroups[1] <= start || f.KeyGroups[0] >= end {
-			continue
-		}
-		if f.Kind == storage.KindPebble {
-			fault.Abortf("restore %s: checkpoint %d holds its state in Pebble stores (state.backend: pebble), which this program, built with state.backend memory, cannot read; build it with state.backend: pebble, or run --fresh", t.cp.cfg.Nodes[node].Name, t.cp.restored.Manifest.ID)
-		}
-		files = append(files, f)
-		continues = continues && f.Shared && f.KeyGroups == [2]int{start, end}
-	}
+	files := t.restoredChain(node, stateName, st.Track)
 	if len(files) == 0 {
 		return
-	}
-	if continues {
-		link := chainLink{files: files}
-		for _, f := range files {
-			if f.Kind == storage.KindDelta {
-				link.deltas += f.Size
-			} else {
-				link.base += f.Size
-			}
-		}
-		t.chain(node, stateName).put(t.cp.restored.Manifest.ID, link)
-		st.Track()
 	}
 	l := t.cp.restored
 	name := t.cp.cfg.Nodes[node].Name
@@ -317,4 +290,43 @@ func RestoreKeyed(t *Task, node int, name string, read func(section []byte) erro
 			}
 		}
 	})
+}
+
+// restoredChain returns the files of node's state name, in the checkpoint
+// the run resumes from, that hold key groups this subtask owns. When they
+// are exactly one old subtask's chain (shared files of the same key
+// groups), the chain goes on from them: track is called, and the next
+// checkpoint may write a delta on top. Files of a pebble store are
+// refused: a program built for the memory backend cannot read them.
+func (t *Task) restoredChain(node int, name string, track func()) []storage.StateFile {
+	ns := t.cp.restoredNode(node)
+	if ns == nil {
+		return nil
+	}
+	start, end := t.keyRange(node)
+	var files []storage.StateFile
+	continues := true
+	for _, f := range ns.Files {
+		if f.State != name || f.KeyGroups[1] <= start || f.KeyGroups[0] >= end {
+			continue
+		}
+		if f.Kind == storage.KindPebble {
+			fault.Abortf("restore %s: checkpoint %d holds its state in Pebble stores (state.backend: pebble), which this program, built with state.backend memory, cannot read; build it with state.backend: pebble, or run --fresh", t.cp.cfg.Nodes[node].Name, t.cp.restored.Manifest.ID)
+		}
+		files = append(files, f)
+		continues = continues && f.Shared && f.KeyGroups == [2]int{start, end}
+	}
+	if len(files) > 0 && continues {
+		link := chainLink{files: files}
+		for _, f := range files {
+			if f.Kind == storage.KindDelta {
+				link.deltas += f.Size
+			} else {
+				link.base += f.Size
+			}
+		}
+		t.chain(node, name).put(t.cp.restored.Manifest.ID, link)
+		track()
+	}
+	return files
 }
