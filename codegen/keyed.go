@@ -114,20 +114,21 @@ func (g *gen) keyedFuncs(f *jen.File) {
 			cg.decode(b, "r", jen.Id("k"), key, 0)
 			b.Return(jen.Id("k"))
 		})
-		g.valueCodec(f, cg, n, "Value", val)
+		hasCodec := n.Window == nil && n.Kind != ir.Join || g.pebbleWindows(n) || g.pebbleJoin(n)
+		g.valueCodec(f, cg, n, "Value", val, hasCodec)
 		if n.Kind == ir.Join {
-			g.valueCodec(f, cg, n, "Right", g.p.Nodes[n.Inputs[1].From].Out)
+			g.valueCodec(f, cg, n, "Right", g.p.Nodes[n.Inputs[1].From].Out, false)
 		}
 		g.mapCodecs(f, cg, n)
 		if bc := n.Broadcast; bc != nil {
-			g.valueCodec(f, cg, n, "BroadcastKey", bc.Key)
-			g.valueCodec(f, cg, n, "BroadcastValue", bc.Value)
+			g.valueCodec(f, cg, n, "BroadcastKey", bc.Key, false)
+			g.valueCodec(f, cg, n, "BroadcastValue", bc.Value, false)
 		}
 		if n.Window != nil && n.Window.Kind == "count" && n.Window.CountEvery < n.Window.Count {
 			// Sliding count windows keep their last records.
-			g.valueCodec(f, cg, n, "Record", n.In())
+			g.valueCodec(f, cg, n, "Record", n.In(), false)
 		}
-		if n.Window == nil && n.Kind != ir.Join || g.pebbleWindows(n) || g.pebbleJoin(n) {
+		if hasCodec {
 			name := g.global("%sCodec", n)
 			f.Comment(fmt.Sprintf("%s is how checkpoints write and read the state of %q.", name, n.Name))
 			f.Var().Id(name).Op("=").Op("&").Qual(statePath, "Codec").Types(typeCode(key), typeCode(val)).Custom(multi,
@@ -136,6 +137,7 @@ func (g *gen) keyedFuncs(f *jen.File) {
 				field("DecodeKey", jen.Id(decodeKey)),
 				field("EncodeValue", jen.Id(g.global("encode%sValue", n))),
 				field("DecodeValue", jen.Id(g.global("decode%sValue", n))),
+				field("DecodeValueTo", jen.Id(g.global("decode%sValueTo", n))),
 				field("KeySchema", jen.Id(g.global("%sKeySchema", n))),
 				field("ValueSchema", jen.Id(g.global("%sValueSchema", n))),
 				ttlField(n),
@@ -145,17 +147,34 @@ func (g *gen) keyedFuncs(f *jen.File) {
 	cg.flush()
 }
 
-// valueCodec emits encodeXSuffix and decodeXSuffix for values of type t.
-func (g *gen) valueCodec(f *jen.File, cg *codecGen, n *ir.Node, suffix string, t *ir.Type) {
+// valueCodec emits encodeXSuffix and decodeXSuffix for values of type t
+// and, with to, decodeXSuffixTo, which decodes into a value the caller
+// provides (state.Codec's DecodeValueTo).
+func (g *gen) valueCodec(f *jen.File, cg *codecGen, n *ir.Node, suffix string, t *ir.Type, to bool) {
 	encode, decode := g.global("encode%s"+suffix, n), g.global("decode%s"+suffix, n)
 	f.Comment(fmt.Sprintf("%s and %s write and read a value of type %s of the state of %q.", encode, decode, g.typeString(t), n.Name))
 	f.Func().Id(encode).Params(jen.Id("w").Op("*").Qual(codecPath, "Writer"), jen.Id("v").Op("*").Add(typeCode(t))).BlockFunc(func(b *jen.Group) {
 		cg.encodePtr(b, jen.Id("v"), t)
 	})
-	f.Func().Id(decode).Params(jen.Id("r").Op("*").Qual(codecPath, "Reader")).Op("*").Add(typeCode(t)).BlockFunc(func(b *jen.Group) {
-		b.Id("v").Op(":=").New(typeCode(t))
+	r := jen.Id("r").Op("*").Qual(codecPath, "Reader")
+	if !to {
+		f.Func().Id(decode).Params(r).Op("*").Add(typeCode(t)).BlockFunc(func(b *jen.Group) {
+			b.Id("v").Op(":=").New(typeCode(t))
+			cg.decodePtr(b, jen.Id("v"), t)
+			b.Return(jen.Id("v"))
+		})
+		return
+	}
+	decodeTo := g.global("decode%s"+suffix+"To", n)
+	f.Func().Id(decode).Params(r).Op("*").Add(typeCode(t)).Block(
+		jen.Id("v").Op(":=").New(typeCode(t)),
+		jen.Id(decodeTo).Call(jen.Id("r"), jen.Id("v")),
+		jen.Return(jen.Id("v")),
+	)
+	f.Comment(fmt.Sprintf("%s is %s into *v, which is zero: a restore decodes into values it", decodeTo, decode))
+	f.Comment("allocates many at a time.")
+	f.Func().Id(decodeTo).Params(jen.Id("r").Op("*").Qual(codecPath, "Reader"), jen.Id("v").Op("*").Add(typeCode(t))).BlockFunc(func(b *jen.Group) {
 		cg.decodePtr(b, jen.Id("v"), t)
-		b.Return(jen.Id("v"))
 	})
 }
 

@@ -47,7 +47,7 @@ func mapStateName(f ir.Field) string { return "map." + f.Name }
 func (g *gen) mapCodecs(f *jen.File, cg *codecGen, n *ir.Node) {
 	for _, fl := range mapFields(n) {
 		uk, uv := fl.Type.TypeArgs[0], fl.Type.TypeArgs[1]
-		g.valueCodec(f, cg, n, fl.Name+"MapValue", uv)
+		g.valueCodec(f, cg, n, fl.Name+"MapValue", uv, false)
 		name := g.global("%s"+fl.Name+"MapCodec", n)
 		f.Comment(fmt.Sprintf("%s is how checkpoints write and read the entries of %s.%s, a map of %s", name, g.typeString(n.State), fl.Name, g.typeString(uk)))
 		f.Comment(fmt.Sprintf("to %s per key of %q: after the key, the map's key in its order.", g.typeString(uv), n.Name))

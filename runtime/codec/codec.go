@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unsafe"
 )
 
 // WireType says how a field's value is encoded, so that unknown fields can
@@ -195,6 +196,9 @@ type Reader struct {
 	root *Reader
 	// depth counts the readers this one is nested in (see MaxNesting).
 	depth int
+	// strs, set on a root reader (UseStrings), is where the strings
+	// that it and the readers nested in it read are copied to.
+	strs *Strings
 }
 
 // MaxNesting is how deeply length-delimited values may nest in what a
@@ -250,6 +254,13 @@ func (r *Reader) Tag() (id uint32, wt WireType) {
 func (r *Reader) Uvarint() uint64 {
 	if r.err != nil {
 		return 0
+	}
+	// Tags and the lengths of small values take one byte: most of
+	// what a decoder reads besides the values themselves.
+	if r.off < len(r.buf) && r.buf[r.off] < 0x80 {
+		x := r.buf[r.off]
+		r.off++
+		return uint64(x)
 	}
 	x, n := binary.Uvarint(r.buf[r.off:])
 	if n <= 0 {
@@ -382,15 +393,63 @@ func (r *Reader) length() int {
 	return int(n)
 }
 
-// String reads a string.
+// String reads a string: a copy of its bytes (the reader's buffer may
+// be reused), into the reader's Strings if it has one.
 func (r *Reader) String() string {
 	n := r.length()
 	if r.err != nil {
 		return ""
 	}
-	s := string(r.buf[r.off : r.off+n])
+	b := r.buf[r.off : r.off+n]
 	r.off += n
-	return s
+	root := r
+	if r.root != nil {
+		root = r.root
+	}
+	if root.strs != nil && n > 0 {
+		return root.strs.copy(b, root)
+	}
+	return string(b)
+}
+
+// UseStrings makes the strings that r and the readers nested in it read
+// copies in a (nil: each string allocated by itself). r must be a root
+// reader (NewReader's), not a nested one.
+func (r *Reader) UseStrings(a *Strings) { r.strs = a }
+
+// Strings is memory that many decoded strings are copied into, a chunk
+// at a time, instead of one allocation each: a restore of millions of
+// strings then allocates thousands of chunks, which the garbage collector
+// marks (and never scans: they hold no pointers) one each. A chunk stays
+// on the heap as long as one of its strings is referenced, so chunks are
+// small (StringsChunk), and a string longer than a quarter of one is
+// allocated by itself. Its zero value is ready; it is not safe for
+// concurrent use.
+type Strings struct {
+	buf []byte
+}
+
+// StringsChunk is the most bytes a Strings allocates at once.
+const StringsChunk = 16 << 10
+
+// copy returns a string of b's bytes. b is a part of root's buffer, and
+// no more strings remain to be read than root's bytes after b: a chunk
+// is never larger than that, so that the last chunk of a small buffer
+// is small too.
+func (a *Strings) copy(b []byte, root *Reader) string {
+	n := len(b)
+	if n > StringsChunk/4 {
+		return string(b)
+	}
+	if len(a.buf)+n > cap(a.buf) {
+		// b shares root.buf's array: cap(b) reaches its end, past which
+		// root.buf leaves cap(root.buf)-len(root.buf) bytes.
+		after := cap(b) - n - (cap(root.buf) - len(root.buf))
+		a.buf = make([]byte, 0, min(StringsChunk, n+max(after, 0)))
+	}
+	off := len(a.buf)
+	a.buf = append(a.buf, b...)
+	return unsafe.String(&a.buf[off], n)
 }
 
 // ByteSlice reads a []byte (a copy: the reader's buffer may be reused).

@@ -36,6 +36,10 @@ type Codec[K comparable, V any] struct {
 	DecodeKey   func(*codec.Reader) K
 	EncodeValue func(*codec.Writer, *V)
 	DecodeValue func(*codec.Reader) *V
+	// DecodeValueTo, if set, is DecodeValue into a value the caller
+	// provides, which is zero: a restore then takes its values from
+	// slabs, with their entries, rather than allocate each.
+	DecodeValueTo func(*codec.Reader, *V)
 	// TTL, in milliseconds, makes values expire that long after their
 	// last write (state-ttl); 0 for never. The written values then carry
 	// their write times.
@@ -84,12 +88,16 @@ type Memory[K comparable, V any] struct {
 	pending []epochList[K, V]
 	// snap is the capture being encoded, nil when none.
 	snap *Capture[K, V]
-	// slab holds the entries a restore has allocated and not used yet;
-	// reserved is about how many more it will use (Reserve). batch
-	// holds the entries of full sections restored and not in the index's
-	// table yet, and batchTmp is build's room to sort them.
+	// slab holds the entries a restore has allocated and not used yet,
+	// vslab the same with their values (Codec.DecodeValueTo); reserved
+	// is about how many more it will use (Reserve). strs holds the
+	// strings the restore decodes. batch holds the entries of full
+	// sections restored and not in the index's table yet, and batchTmp
+	// is build's room to sort them.
 	slab            []entry[K, V]
+	vslab           []restored[K, V]
 	reserved        int
+	strs            codec.Strings
 	batch, batchTmp []slot[K, V]
 	// ttl is the state's time to live in milliseconds, 0 for none
 	// (SetTTL; ttl.go); sweep is where the next sweep for expired
@@ -538,6 +546,17 @@ func (s *Memory[K, V]) Reserve(n int) {
 	}
 	s.idx.reserve(n)
 	s.reserved = n
+	// The lists of the key groups, which the keys spread over evenly
+	// (a hash decides a key's group), with a little room to spare:
+	// growing them would copy each list about twice.
+	if groups := len(s.all); groups > 0 {
+		per := n / groups
+		for i := range s.all {
+			if s.all[i] == nil {
+				s.all[i] = make([]*entry[K, V], 0, per+per/16+8)
+			}
+		}
+	}
 }
 
 // restoreBatch is the most entries of full sections a restore holds
@@ -580,6 +599,28 @@ func (s *Memory[K, V]) newEntry() *entry[K, V] {
 	return e
 }
 
+// restored is an entry and its value, allocated together by a restore.
+type restored[K comparable, V any] struct {
+	e entry[K, V]
+	v V
+}
+
+// newValued returns an entry for a restore whose value is zero, both
+// from the current slab of entries with their values: one allocation
+// for restoreSlab keys, where decoders that return a value allocate one
+// per key. A value replaced later stays on the heap with its slab, as
+// an entry does.
+func (s *Memory[K, V]) newValued() *entry[K, V] {
+	if len(s.vslab) == 0 {
+		s.vslab = make([]restored[K, V], min(max(s.reserved, 16), restoreSlab))
+	}
+	p := &s.vslab[0]
+	s.vslab = s.vslab[1:]
+	s.reserved--
+	p.e.val = &p.v
+	return &p.e
+}
+
 // RestoreSection adds the entries of key group kg's section of a state
 // file: a full one, or a delta on top of what was restored before it. The
 // section is not kept. Restored ends the restore.
@@ -590,6 +631,9 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 		s.flush()
 	}
 	r := codec.NewReader(section)
+	// The strings of the section are copied into chunks of memory, not
+	// allocated one by one.
+	r.UseStrings(&s.strs)
 	// One reader of the entries, not one allocated per entry.
 	er := new(codec.Reader)
 	for r.More() {
@@ -605,25 +649,34 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 			if c.TTL > 0 {
 				ts = er.Varint()
 			}
-			v := c.DecodeValue(er)
-			if er.Err() != nil {
-				break
-			}
 			if delta {
 				// A full section holds each of its group's keys once, and
 				// before any delta: only a delta changes a key restored.
 				e, h := s.idx.lookup(k)
 				if e == nil {
-					e = s.newEntry()
+					if e = s.decodeEntry(er, c); er.Err() != nil {
+						break
+					}
 					e.key, e.kg = k, int32(kg)
 					s.all[i] = append(s.all[i], e)
 					s.idx.add(h, e)
+				} else if c.DecodeValueTo != nil {
+					// Nothing else holds the value of a restored entry:
+					// it is decoded again in place.
+					var zero V
+					*e.val = zero
+					c.DecodeValueTo(er, e.val)
+				} else {
+					e.val = c.DecodeValue(er)
 				}
-				e.val, e.ts = v, ts
+				e.ts = ts
 				continue
 			}
-			e := s.newEntry()
-			e.key, e.val, e.kg, e.ts = k, v, int32(kg), ts
+			e := s.decodeEntry(er, c)
+			if er.Err() != nil {
+				break
+			}
+			e.key, e.kg, e.ts = k, int32(kg), ts
 			s.all[i] = append(s.all[i], e)
 			if !s.idx.big {
 				s.idx.add(0, e)
@@ -651,11 +704,25 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 	return r.Err()
 }
 
+// decodeEntry returns a new entry of a restore with its value read from
+// r, its key and key group not set yet.
+func (s *Memory[K, V]) decodeEntry(r *codec.Reader, c *Codec[K, V]) *entry[K, V] {
+	if c.DecodeValueTo == nil {
+		e := s.newEntry()
+		e.val = c.DecodeValue(r)
+		return e
+	}
+	e := s.newValued()
+	c.DecodeValueTo(r, e.val)
+	return e
+}
+
 // Restored ends a restore: the lists of key groups with many deleted
 // entries are compacted.
 func (s *Memory[K, V]) Restored() {
 	s.flush()
-	s.slab, s.reserved = nil, 0
+	s.slab, s.vslab, s.reserved = nil, nil, 0
+	s.strs = codec.Strings{}
 	s.batch, s.batchTmp = nil, nil
 	for i := range s.all {
 		if s.dead[i] > 0 {

@@ -34,38 +34,44 @@ var benchCodec = &Codec[uint64, benchValue]{
 	},
 	DecodeValue: func(in *codec.Reader) *benchValue {
 		v := new(benchValue)
-		var fields codec.Reader
-		in.NestedTo(&fields)
-		r := &fields
-		for r.More() {
-			id, wt := r.Tag()
-			switch id {
-			case 1:
-				if r.Want(id, wt, codec.Varint) {
-					v.Count = r.Varint()
-				}
-			case 2:
-				if r.Want(id, wt, codec.Varint) {
-					v.Sum = r.Varint()
-				}
-			case 3:
-				if r.Want(id, wt, codec.Varint) {
-					v.Min = r.Varint()
-				}
-			case 4:
-				if r.Want(id, wt, codec.Varint) {
-					v.Max = r.Varint()
-				}
-			case 5:
-				if r.Want(id, wt, codec.Bytes) {
-					v.Label = r.String()
-				}
-			default:
-				r.Skip(wt)
-			}
-		}
+		decodeBenchValue(in, v)
 		return v
 	},
+	DecodeValueTo: decodeBenchValue,
+}
+
+// decodeBenchValue is what pipegen generates to decode a benchValue.
+func decodeBenchValue(in *codec.Reader, v *benchValue) {
+	var fields codec.Reader
+	in.NestedTo(&fields)
+	r := &fields
+	for r.More() {
+		id, wt := r.Tag()
+		switch id {
+		case 1:
+			if r.Want(id, wt, codec.Varint) {
+				v.Count = r.Varint()
+			}
+		case 2:
+			if r.Want(id, wt, codec.Varint) {
+				v.Sum = r.Varint()
+			}
+		case 3:
+			if r.Want(id, wt, codec.Varint) {
+				v.Min = r.Varint()
+			}
+		case 4:
+			if r.Want(id, wt, codec.Varint) {
+				v.Max = r.Varint()
+			}
+		case 5:
+			if r.Want(id, wt, codec.Bytes) {
+				v.Label = r.String()
+			}
+		default:
+			r.Skip(wt)
+		}
+	}
 }
 
 // benchSections encodes keys keys into the sections of groups key groups,

@@ -311,19 +311,26 @@ func encodeTotalsValue(w *codec.Writer, v *sales.Sale) {
 }
 func decodeTotalsValue(r *codec.Reader) *sales.Sale {
 	v := new(sales.Sale)
-	decodeSale(r, v)
+	decodeTotalsValueTo(r, v)
 	return v
+}
+
+// decodeTotalsValueTo is decodeTotalsValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeTotalsValueTo(r *codec.Reader, v *sales.Sale) {
+	decodeSale(r, v)
 }
 
 // totalsCodec is how checkpoints write and read the state of "totals".
 var totalsCodec = &state.Codec[sales.RegionProduct, sales.Sale]{
-	Hash:        hashKeyTotals,
-	EncodeKey:   encodeTotalsKey,
-	DecodeKey:   decodeTotalsKey,
-	EncodeValue: encodeTotalsValue,
-	DecodeValue: decodeTotalsValue,
-	KeySchema:   totalsKeySchema,
-	ValueSchema: totalsValueSchema,
+	Hash:          hashKeyTotals,
+	EncodeKey:     encodeTotalsKey,
+	DecodeKey:     decodeTotalsKey,
+	EncodeValue:   encodeTotalsValue,
+	DecodeValue:   decodeTotalsValue,
+	DecodeValueTo: decodeTotalsValueTo,
+	KeySchema:     totalsKeySchema,
+	ValueSchema:   totalsValueSchema,
 }
 
 // encodeRegionProduct writes a sales.RegionProduct of checkpointed state, field by field.

@@ -600,19 +600,26 @@ func encodeRemindValue(w *codec.Writer, v *driver.Pending) {
 }
 func decodeRemindValue(r *codec.Reader) *driver.Pending {
 	v := new(driver.Pending)
-	decodePending(r, v)
+	decodeRemindValueTo(r, v)
 	return v
+}
+
+// decodeRemindValueTo is decodeRemindValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeRemindValueTo(r *codec.Reader, v *driver.Pending) {
+	decodePending(r, v)
 }
 
 // remindCodec is how checkpoints write and read the state of "remind".
 var remindCodec = &state.Codec[string, driver.Pending]{
-	Hash:        hashKeyRemind,
-	EncodeKey:   encodeRemindKey,
-	DecodeKey:   decodeRemindKey,
-	EncodeValue: encodeRemindValue,
-	DecodeValue: decodeRemindValue,
-	KeySchema:   remindKeySchema,
-	ValueSchema: remindValueSchema,
+	Hash:          hashKeyRemind,
+	EncodeKey:     encodeRemindKey,
+	DecodeKey:     decodeRemindKey,
+	EncodeValue:   encodeRemindValue,
+	DecodeValue:   decodeRemindValue,
+	DecodeValueTo: decodeRemindValueTo,
+	KeySchema:     remindKeySchema,
+	ValueSchema:   remindValueSchema,
 }
 
 // encodePending writes a driver.Pending of checkpointed state, field by field.

@@ -1684,19 +1684,26 @@ func encodeWatchValue(w *codec.Writer, v *et.Seen) {
 }
 func decodeWatchValue(r *codec.Reader) *et.Seen {
 	v := new(et.Seen)
-	decodeSeen(r, v)
+	decodeWatchValueTo(r, v)
 	return v
+}
+
+// decodeWatchValueTo is decodeWatchValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeWatchValueTo(r *codec.Reader, v *et.Seen) {
+	decodeSeen(r, v)
 }
 
 // watchCodec is how checkpoints write and read the state of "watch".
 var watchCodec = &state.Codec[string, et.Seen]{
-	Hash:        hashKeyWatch,
-	EncodeKey:   encodeWatchKey,
-	DecodeKey:   decodeWatchKey,
-	EncodeValue: encodeWatchValue,
-	DecodeValue: decodeWatchValue,
-	KeySchema:   watchKeySchema,
-	ValueSchema: watchValueSchema,
+	Hash:          hashKeyWatch,
+	EncodeKey:     encodeWatchKey,
+	DecodeKey:     decodeWatchKey,
+	EncodeValue:   encodeWatchValue,
+	DecodeValue:   decodeWatchValue,
+	DecodeValueTo: decodeWatchValueTo,
+	KeySchema:     watchKeySchema,
+	ValueSchema:   watchValueSchema,
 }
 
 // hashKeyPaired hashes a key of "paired". The hash decides the key group, which

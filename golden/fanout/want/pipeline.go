@@ -452,19 +452,26 @@ func encodeBySizeValue(w *codec.Writer, v *fan.Tally) {
 }
 func decodeBySizeValue(r *codec.Reader) *fan.Tally {
 	v := new(fan.Tally)
-	decodeTally(r, v)
+	decodeBySizeValueTo(r, v)
 	return v
+}
+
+// decodeBySizeValueTo is decodeBySizeValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeBySizeValueTo(r *codec.Reader, v *fan.Tally) {
+	decodeTally(r, v)
 }
 
 // bySizeCodec is how checkpoints write and read the state of "by-size".
 var bySizeCodec = &state.Codec[int64, fan.Tally]{
-	Hash:        hashKeyBySize,
-	EncodeKey:   encodeBySizeKey,
-	DecodeKey:   decodeBySizeKey,
-	EncodeValue: encodeBySizeValue,
-	DecodeValue: decodeBySizeValue,
-	KeySchema:   bySizeKeySchema,
-	ValueSchema: bySizeValueSchema,
+	Hash:          hashKeyBySize,
+	EncodeKey:     encodeBySizeKey,
+	DecodeKey:     decodeBySizeKey,
+	EncodeValue:   encodeBySizeValue,
+	DecodeValue:   decodeBySizeValue,
+	DecodeValueTo: decodeBySizeValueTo,
+	KeySchema:     bySizeKeySchema,
+	ValueSchema:   bySizeValueSchema,
 }
 
 // encodeTally writes a fan.Tally of checkpointed state, field by field.

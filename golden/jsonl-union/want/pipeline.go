@@ -510,19 +510,26 @@ func encodeSectionsValue(w *codec.Writer, v *clicks.Stats) {
 }
 func decodeSectionsValue(r *codec.Reader) *clicks.Stats {
 	v := new(clicks.Stats)
-	decodeStats(r, v)
+	decodeSectionsValueTo(r, v)
 	return v
+}
+
+// decodeSectionsValueTo is decodeSectionsValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeSectionsValueTo(r *codec.Reader, v *clicks.Stats) {
+	decodeStats(r, v)
 }
 
 // sectionsCodec is how checkpoints write and read the state of "sections".
 var sectionsCodec = &state.Codec[string, clicks.Stats]{
-	Hash:        hashKeySections,
-	EncodeKey:   encodeSectionsKey,
-	DecodeKey:   decodeSectionsKey,
-	EncodeValue: encodeSectionsValue,
-	DecodeValue: decodeSectionsValue,
-	KeySchema:   sectionsKeySchema,
-	ValueSchema: sectionsValueSchema,
+	Hash:          hashKeySections,
+	EncodeKey:     encodeSectionsKey,
+	DecodeKey:     decodeSectionsKey,
+	EncodeValue:   encodeSectionsValue,
+	DecodeValue:   decodeSectionsValue,
+	DecodeValueTo: decodeSectionsValueTo,
+	KeySchema:     sectionsKeySchema,
+	ValueSchema:   sectionsValueSchema,
 }
 
 // encodeStats writes a clicks.Stats of checkpointed state, field by field.

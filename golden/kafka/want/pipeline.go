@@ -746,19 +746,26 @@ func encodeLargestValue(w *codec.Writer, v *orders.Order) {
 }
 func decodeLargestValue(r *codec.Reader) *orders.Order {
 	v := new(orders.Order)
-	decodeOrder(r, v)
+	decodeLargestValueTo(r, v)
 	return v
+}
+
+// decodeLargestValueTo is decodeLargestValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeLargestValueTo(r *codec.Reader, v *orders.Order) {
+	decodeOrder(r, v)
 }
 
 // largestCodec is how checkpoints write and read the state of "largest".
 var largestCodec = &state.Codec[string, orders.Order]{
-	Hash:        hashKeyLargest,
-	EncodeKey:   encodeLargestKey,
-	DecodeKey:   decodeLargestKey,
-	EncodeValue: encodeLargestValue,
-	DecodeValue: decodeLargestValue,
-	KeySchema:   largestKeySchema,
-	ValueSchema: largestValueSchema,
+	Hash:          hashKeyLargest,
+	EncodeKey:     encodeLargestKey,
+	DecodeKey:     decodeLargestKey,
+	EncodeValue:   encodeLargestValue,
+	DecodeValue:   decodeLargestValue,
+	DecodeValueTo: decodeLargestValueTo,
+	KeySchema:     largestKeySchema,
+	ValueSchema:   largestValueSchema,
 }
 
 // encodeSum writes a orders.Sum of checkpointed state, field by field.

@@ -1081,8 +1081,14 @@ func encodeNextValue(w *codec.Writer, v *joins.Event) {
 }
 func decodeNextValue(r *codec.Reader) *joins.Event {
 	v := new(joins.Event)
-	decodeEvent(r, v)
+	decodeNextValueTo(r, v)
 	return v
+}
+
+// decodeNextValueTo is decodeNextValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeNextValueTo(r *codec.Reader, v *joins.Event) {
+	decodeEvent(r, v)
 }
 
 // encodeNextRight and decodeNextRight write and read a value of type joins.Event of the state of "next".
@@ -1097,13 +1103,14 @@ func decodeNextRight(r *codec.Reader) *joins.Event {
 
 // nextCodec is how checkpoints write and read the state of "next".
 var nextCodec = &state.Codec[string, joins.Event]{
-	Hash:        hashKeyNext,
-	EncodeKey:   encodeNextKey,
-	DecodeKey:   decodeNextKey,
-	EncodeValue: encodeNextValue,
-	DecodeValue: decodeNextValue,
-	KeySchema:   nextKeySchema,
-	ValueSchema: nextValueSchema,
+	Hash:          hashKeyNext,
+	EncodeKey:     encodeNextKey,
+	DecodeKey:     decodeNextKey,
+	EncodeValue:   encodeNextValue,
+	DecodeValue:   decodeNextValue,
+	DecodeValueTo: decodeNextValueTo,
+	KeySchema:     nextKeySchema,
+	ValueSchema:   nextValueSchema,
 }
 
 // hashKeyPaid hashes a key of "paid". The hash decides the key group, which
@@ -1134,8 +1141,14 @@ func encodePaidValue(w *codec.Writer, v *joins.Event) {
 }
 func decodePaidValue(r *codec.Reader) *joins.Event {
 	v := new(joins.Event)
-	decodeEvent(r, v)
+	decodePaidValueTo(r, v)
 	return v
+}
+
+// decodePaidValueTo is decodePaidValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodePaidValueTo(r *codec.Reader, v *joins.Event) {
+	decodeEvent(r, v)
 }
 
 // encodePaidRight and decodePaidRight write and read a value of type joins.Payment of the state of "paid".
@@ -1150,13 +1163,14 @@ func decodePaidRight(r *codec.Reader) *joins.Payment {
 
 // paidCodec is how checkpoints write and read the state of "paid".
 var paidCodec = &state.Codec[string, joins.Event]{
-	Hash:        hashKeyPaid,
-	EncodeKey:   encodePaidKey,
-	DecodeKey:   decodePaidKey,
-	EncodeValue: encodePaidValue,
-	DecodeValue: decodePaidValue,
-	KeySchema:   paidKeySchema,
-	ValueSchema: paidValueSchema,
+	Hash:          hashKeyPaid,
+	EncodeKey:     encodePaidKey,
+	DecodeKey:     decodePaidKey,
+	EncodeValue:   encodePaidValue,
+	DecodeValue:   decodePaidValue,
+	DecodeValueTo: decodePaidValueTo,
+	KeySchema:     paidKeySchema,
+	ValueSchema:   paidValueSchema,
 }
 
 // hashKeySameSecond hashes a key of "same-second". The hash decides the key group, which
@@ -1187,8 +1201,14 @@ func encodeSameSecondValue(w *codec.Writer, v *joins.Event) {
 }
 func decodeSameSecondValue(r *codec.Reader) *joins.Event {
 	v := new(joins.Event)
-	decodeEvent(r, v)
+	decodeSameSecondValueTo(r, v)
 	return v
+}
+
+// decodeSameSecondValueTo is decodeSameSecondValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeSameSecondValueTo(r *codec.Reader, v *joins.Event) {
+	decodeEvent(r, v)
 }
 
 // encodeSameSecondRight and decodeSameSecondRight write and read a value of type joins.Payment of the state of "same-second".
@@ -1203,13 +1223,14 @@ func decodeSameSecondRight(r *codec.Reader) *joins.Payment {
 
 // sameSecondCodec is how checkpoints write and read the state of "same-second".
 var sameSecondCodec = &state.Codec[string, joins.Event]{
-	Hash:        hashKeySameSecond,
-	EncodeKey:   encodeSameSecondKey,
-	DecodeKey:   decodeSameSecondKey,
-	EncodeValue: encodeSameSecondValue,
-	DecodeValue: decodeSameSecondValue,
-	KeySchema:   sameSecondKeySchema,
-	ValueSchema: sameSecondValueSchema,
+	Hash:          hashKeySameSecond,
+	EncodeKey:     encodeSameSecondKey,
+	DecodeKey:     decodeSameSecondKey,
+	EncodeValue:   encodeSameSecondValue,
+	DecodeValue:   decodeSameSecondValue,
+	DecodeValueTo: decodeSameSecondValueTo,
+	KeySchema:     sameSecondKeySchema,
+	ValueSchema:   sameSecondValueSchema,
 }
 
 // encodeEvent writes a joins.Event of checkpointed state, field by field.

@@ -443,19 +443,26 @@ func encodeSumsValue(w *codec.Writer, v *p.Sum) {
 }
 func decodeSumsValue(r *codec.Reader) *p.Sum {
 	v := new(p.Sum)
-	decodeSum(r, v)
+	decodeSumsValueTo(r, v)
 	return v
+}
+
+// decodeSumsValueTo is decodeSumsValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeSumsValueTo(r *codec.Reader, v *p.Sum) {
+	decodeSum(r, v)
 }
 
 // sumsCodec is how checkpoints write and read the state of "sums".
 var sumsCodec = &state.Codec[int64, p.Sum]{
-	Hash:        hashKeySums,
-	EncodeKey:   encodeSumsKey,
-	DecodeKey:   decodeSumsKey,
-	EncodeValue: encodeSumsValue,
-	DecodeValue: decodeSumsValue,
-	KeySchema:   sumsKeySchema,
-	ValueSchema: sumsValueSchema,
+	Hash:          hashKeySums,
+	EncodeKey:     encodeSumsKey,
+	DecodeKey:     decodeSumsKey,
+	EncodeValue:   encodeSumsValue,
+	DecodeValue:   decodeSumsValue,
+	DecodeValueTo: decodeSumsValueTo,
+	KeySchema:     sumsKeySchema,
+	ValueSchema:   sumsValueSchema,
 }
 
 // hashKeyTens hashes a key of "tens". The hash decides the key group, which
@@ -486,19 +493,26 @@ func encodeTensValue(w *codec.Writer, v *p.Ten) {
 }
 func decodeTensValue(r *codec.Reader) *p.Ten {
 	v := new(p.Ten)
-	decodeTen(r, v)
+	decodeTensValueTo(r, v)
 	return v
+}
+
+// decodeTensValueTo is decodeTensValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeTensValueTo(r *codec.Reader, v *p.Ten) {
+	decodeTen(r, v)
 }
 
 // tensCodec is how checkpoints write and read the state of "tens".
 var tensCodec = &state.Codec[int64, p.Ten]{
-	Hash:        hashKeyTens,
-	EncodeKey:   encodeTensKey,
-	DecodeKey:   decodeTensKey,
-	EncodeValue: encodeTensValue,
-	DecodeValue: decodeTensValue,
-	KeySchema:   tensKeySchema,
-	ValueSchema: tensValueSchema,
+	Hash:          hashKeyTens,
+	EncodeKey:     encodeTensKey,
+	DecodeKey:     decodeTensKey,
+	EncodeValue:   encodeTensValue,
+	DecodeValue:   decodeTensValue,
+	DecodeValueTo: decodeTensValueTo,
+	KeySchema:     tensKeySchema,
+	ValueSchema:   tensValueSchema,
 }
 
 // encodeSum writes a p.Sum of checkpointed state, field by field.

@@ -585,8 +585,14 @@ func encodeCheckValue(w *codec.Writer, v *bc.Card) {
 }
 func decodeCheckValue(r *codec.Reader) *bc.Card {
 	v := new(bc.Card)
-	decodeCard(r, v)
+	decodeCheckValueTo(r, v)
 	return v
+}
+
+// decodeCheckValueTo is decodeCheckValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeCheckValueTo(r *codec.Reader, v *bc.Card) {
+	decodeCard(r, v)
 }
 
 // encodeCheckBroadcastKey and decodeCheckBroadcastKey write and read a value of type string of the state of "check".
@@ -624,13 +630,14 @@ func decodeCheckBroadcastValue(r *codec.Reader) *[]bc.Limit {
 
 // checkCodec is how checkpoints write and read the state of "check".
 var checkCodec = &state.Codec[string, bc.Card]{
-	Hash:        hashKeyCheck,
-	EncodeKey:   encodeCheckKey,
-	DecodeKey:   decodeCheckKey,
-	EncodeValue: encodeCheckValue,
-	DecodeValue: decodeCheckValue,
-	KeySchema:   checkKeySchema,
-	ValueSchema: checkValueSchema,
+	Hash:          hashKeyCheck,
+	EncodeKey:     encodeCheckKey,
+	DecodeKey:     decodeCheckKey,
+	EncodeValue:   encodeCheckValue,
+	DecodeValue:   decodeCheckValue,
+	DecodeValueTo: decodeCheckValueTo,
+	KeySchema:     checkKeySchema,
+	ValueSchema:   checkValueSchema,
 }
 
 // encodeCard writes a bc.Card of checkpointed state, field by field.

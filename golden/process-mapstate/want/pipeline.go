@@ -318,8 +318,14 @@ func encodeSpendValue(w *codec.Writer, v *mapstate.Card) {
 }
 func decodeSpendValue(r *codec.Reader) *mapstate.Card {
 	v := new(mapstate.Card)
-	decodeCard(r, v)
+	decodeSpendValueTo(r, v)
 	return v
+}
+
+// decodeSpendValueTo is decodeSpendValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeSpendValueTo(r *codec.Reader, v *mapstate.Card) {
+	decodeCard(r, v)
 }
 
 // encodeSpendMerchantsMapValue and decodeSpendMerchantsMapValue write and read a value of type mapstate.Spend of the state of "spend".
@@ -343,13 +349,14 @@ var spendMerchantsMapCodec = state.MapCodec(
 
 // spendCodec is how checkpoints write and read the state of "spend".
 var spendCodec = &state.Codec[string, mapstate.Card]{
-	Hash:        hashKeySpend,
-	EncodeKey:   encodeSpendKey,
-	DecodeKey:   decodeSpendKey,
-	EncodeValue: encodeSpendValue,
-	DecodeValue: decodeSpendValue,
-	KeySchema:   spendKeySchema,
-	ValueSchema: spendValueSchema,
+	Hash:          hashKeySpend,
+	EncodeKey:     encodeSpendKey,
+	DecodeKey:     decodeSpendKey,
+	EncodeValue:   encodeSpendValue,
+	DecodeValue:   decodeSpendValue,
+	DecodeValueTo: decodeSpendValueTo,
+	KeySchema:     spendKeySchema,
+	ValueSchema:   spendValueSchema,
 }
 
 // encodeCard writes a mapstate.Card of checkpointed state, field by field.

@@ -572,19 +572,26 @@ func encodeCheckValue(w *codec.Writer, v *pair.Card) {
 }
 func decodeCheckValue(r *codec.Reader) *pair.Card {
 	v := new(pair.Card)
-	decodeCard(r, v)
+	decodeCheckValueTo(r, v)
 	return v
+}
+
+// decodeCheckValueTo is decodeCheckValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeCheckValueTo(r *codec.Reader, v *pair.Card) {
+	decodeCard(r, v)
 }
 
 // checkCodec is how checkpoints write and read the state of "check".
 var checkCodec = &state.Codec[string, pair.Card]{
-	Hash:        hashKeyCheck,
-	EncodeKey:   encodeCheckKey,
-	DecodeKey:   decodeCheckKey,
-	EncodeValue: encodeCheckValue,
-	DecodeValue: decodeCheckValue,
-	KeySchema:   checkKeySchema,
-	ValueSchema: checkValueSchema,
+	Hash:          hashKeyCheck,
+	EncodeKey:     encodeCheckKey,
+	DecodeKey:     decodeCheckKey,
+	EncodeValue:   encodeCheckValue,
+	DecodeValue:   decodeCheckValue,
+	DecodeValueTo: decodeCheckValueTo,
+	KeySchema:     checkKeySchema,
+	ValueSchema:   checkValueSchema,
 }
 
 // encodeCard writes a pair.Card of checkpointed state, field by field.

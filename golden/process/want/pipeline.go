@@ -454,19 +454,26 @@ func encodeWatchValue(w *codec.Writer, v *process.Card) {
 }
 func decodeWatchValue(r *codec.Reader) *process.Card {
 	v := new(process.Card)
-	decodeCard(r, v)
+	decodeWatchValueTo(r, v)
 	return v
+}
+
+// decodeWatchValueTo is decodeWatchValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeWatchValueTo(r *codec.Reader, v *process.Card) {
+	decodeCard(r, v)
 }
 
 // watchCodec is how checkpoints write and read the state of "watch".
 var watchCodec = &state.Codec[string, process.Card]{
-	Hash:        hashKeyWatch,
-	EncodeKey:   encodeWatchKey,
-	DecodeKey:   decodeWatchKey,
-	EncodeValue: encodeWatchValue,
-	DecodeValue: decodeWatchValue,
-	KeySchema:   watchKeySchema,
-	ValueSchema: watchValueSchema,
+	Hash:          hashKeyWatch,
+	EncodeKey:     encodeWatchKey,
+	DecodeKey:     decodeWatchKey,
+	EncodeValue:   encodeWatchValue,
+	DecodeValue:   decodeWatchValue,
+	DecodeValueTo: decodeWatchValueTo,
+	KeySchema:     watchKeySchema,
+	ValueSchema:   watchValueSchema,
 }
 
 // encodeCard writes a process.Card of checkpointed state, field by field.

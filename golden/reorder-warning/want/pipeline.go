@@ -675,19 +675,26 @@ func encodeRunningValue(w *codec.Writer, v *reorder.Order) {
 }
 func decodeRunningValue(r *codec.Reader) *reorder.Order {
 	v := new(reorder.Order)
-	decodeOrder(r, v)
+	decodeRunningValueTo(r, v)
 	return v
+}
+
+// decodeRunningValueTo is decodeRunningValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeRunningValueTo(r *codec.Reader, v *reorder.Order) {
+	decodeOrder(r, v)
 }
 
 // runningCodec is how checkpoints write and read the state of "running".
 var runningCodec = &state.Codec[string, reorder.Order]{
-	Hash:        hashKeyRunning,
-	EncodeKey:   encodeRunningKey,
-	DecodeKey:   decodeRunningKey,
-	EncodeValue: encodeRunningValue,
-	DecodeValue: decodeRunningValue,
-	KeySchema:   runningKeySchema,
-	ValueSchema: runningValueSchema,
+	Hash:          hashKeyRunning,
+	EncodeKey:     encodeRunningKey,
+	DecodeKey:     decodeRunningKey,
+	EncodeValue:   encodeRunningValue,
+	DecodeValue:   decodeRunningValue,
+	DecodeValueTo: decodeRunningValueTo,
+	KeySchema:     runningKeySchema,
+	ValueSchema:   runningValueSchema,
 }
 
 // hashKeyLatest hashes a key of "latest". The hash decides the key group, which
@@ -718,19 +725,26 @@ func encodeLatestValue(w *codec.Writer, v *reorder.Order) {
 }
 func decodeLatestValue(r *codec.Reader) *reorder.Order {
 	v := new(reorder.Order)
-	decodeOrder(r, v)
+	decodeLatestValueTo(r, v)
 	return v
+}
+
+// decodeLatestValueTo is decodeLatestValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeLatestValueTo(r *codec.Reader, v *reorder.Order) {
+	decodeOrder(r, v)
 }
 
 // latestCodec is how checkpoints write and read the state of "latest".
 var latestCodec = &state.Codec[string, reorder.Order]{
-	Hash:        hashKeyLatest,
-	EncodeKey:   encodeLatestKey,
-	DecodeKey:   decodeLatestKey,
-	EncodeValue: encodeLatestValue,
-	DecodeValue: decodeLatestValue,
-	KeySchema:   latestKeySchema,
-	ValueSchema: latestValueSchema,
+	Hash:          hashKeyLatest,
+	EncodeKey:     encodeLatestKey,
+	DecodeKey:     decodeLatestKey,
+	EncodeValue:   encodeLatestValue,
+	DecodeValue:   decodeLatestValue,
+	DecodeValueTo: decodeLatestValueTo,
+	KeySchema:     latestKeySchema,
+	ValueSchema:   latestValueSchema,
 }
 
 // hashKeyCount hashes a key of "count". The hash decides the key group, which
@@ -761,19 +775,26 @@ func encodeCountValue(w *codec.Writer, v *int) {
 }
 func decodeCountValue(r *codec.Reader) *int {
 	v := new(int)
-	*v = codec.Int[int](r)
+	decodeCountValueTo(r, v)
 	return v
+}
+
+// decodeCountValueTo is decodeCountValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeCountValueTo(r *codec.Reader, v *int) {
+	*v = codec.Int[int](r)
 }
 
 // countCodec is how checkpoints write and read the state of "count".
 var countCodec = &state.Codec[string, int]{
-	Hash:        hashKeyCount,
-	EncodeKey:   encodeCountKey,
-	DecodeKey:   decodeCountKey,
-	EncodeValue: encodeCountValue,
-	DecodeValue: decodeCountValue,
-	KeySchema:   countKeySchema,
-	ValueSchema: countValueSchema,
+	Hash:          hashKeyCount,
+	EncodeKey:     encodeCountKey,
+	DecodeKey:     decodeCountKey,
+	EncodeValue:   encodeCountValue,
+	DecodeValue:   decodeCountValue,
+	DecodeValueTo: decodeCountValueTo,
+	KeySchema:     countKeySchema,
+	ValueSchema:   countValueSchema,
 }
 
 // encodeOrder writes a reorder.Order of checkpointed state, field by field.

@@ -309,19 +309,26 @@ func encodeRunningValue(w *codec.Writer, v *totals.Total) {
 }
 func decodeRunningValue(r *codec.Reader) *totals.Total {
 	v := new(totals.Total)
-	decodeTotal(r, v)
+	decodeRunningValueTo(r, v)
 	return v
+}
+
+// decodeRunningValueTo is decodeRunningValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeRunningValueTo(r *codec.Reader, v *totals.Total) {
+	decodeTotal(r, v)
 }
 
 // runningCodec is how checkpoints write and read the state of "running".
 var runningCodec = &state.Codec[string, totals.Total]{
-	Hash:        hashKeyRunning,
-	EncodeKey:   encodeRunningKey,
-	DecodeKey:   decodeRunningKey,
-	EncodeValue: encodeRunningValue,
-	DecodeValue: decodeRunningValue,
-	KeySchema:   runningKeySchema,
-	ValueSchema: runningValueSchema,
+	Hash:          hashKeyRunning,
+	EncodeKey:     encodeRunningKey,
+	DecodeKey:     decodeRunningKey,
+	EncodeValue:   encodeRunningValue,
+	DecodeValue:   decodeRunningValue,
+	DecodeValueTo: decodeRunningValueTo,
+	KeySchema:     runningKeySchema,
+	ValueSchema:   runningValueSchema,
 }
 
 // encodeTotal writes a totals.Total of checkpointed state, field by field.

@@ -436,20 +436,27 @@ func encodeLastsValue(w *codec.Writer, v *int64) {
 }
 func decodeLastsValue(r *codec.Reader) *int64 {
 	v := new(int64)
-	*v = r.Varint()
+	decodeLastsValueTo(r, v)
 	return v
+}
+
+// decodeLastsValueTo is decodeLastsValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeLastsValueTo(r *codec.Reader, v *int64) {
+	*v = r.Varint()
 }
 
 // lastsCodec is how checkpoints write and read the state of "lasts".
 var lastsCodec = &state.Codec[int64, int64]{
-	Hash:        hashKeyLasts,
-	EncodeKey:   encodeLastsKey,
-	DecodeKey:   decodeLastsKey,
-	EncodeValue: encodeLastsValue,
-	DecodeValue: decodeLastsValue,
-	KeySchema:   lastsKeySchema,
-	ValueSchema: lastsValueSchema,
-	TTL:         int64(1 * time.Hour / time.Millisecond),
+	Hash:          hashKeyLasts,
+	EncodeKey:     encodeLastsKey,
+	DecodeKey:     decodeLastsKey,
+	EncodeValue:   encodeLastsValue,
+	DecodeValue:   decodeLastsValue,
+	DecodeValueTo: decodeLastsValueTo,
+	KeySchema:     lastsKeySchema,
+	ValueSchema:   lastsValueSchema,
+	TTL:           int64(1 * time.Hour / time.Millisecond),
 }
 
 // hashKeySums hashes a key of "sums". The hash decides the key group, which
@@ -480,20 +487,27 @@ func encodeSumsValue(w *codec.Writer, v *p.Sum) {
 }
 func decodeSumsValue(r *codec.Reader) *p.Sum {
 	v := new(p.Sum)
-	decodeSum(r, v)
+	decodeSumsValueTo(r, v)
 	return v
+}
+
+// decodeSumsValueTo is decodeSumsValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeSumsValueTo(r *codec.Reader, v *p.Sum) {
+	decodeSum(r, v)
 }
 
 // sumsCodec is how checkpoints write and read the state of "sums".
 var sumsCodec = &state.Codec[int64, p.Sum]{
-	Hash:        hashKeySums,
-	EncodeKey:   encodeSumsKey,
-	DecodeKey:   decodeSumsKey,
-	EncodeValue: encodeSumsValue,
-	DecodeValue: decodeSumsValue,
-	KeySchema:   sumsKeySchema,
-	ValueSchema: sumsValueSchema,
-	TTL:         int64(90 * time.Minute / time.Millisecond),
+	Hash:          hashKeySums,
+	EncodeKey:     encodeSumsKey,
+	DecodeKey:     decodeSumsKey,
+	EncodeValue:   encodeSumsValue,
+	DecodeValue:   decodeSumsValue,
+	DecodeValueTo: decodeSumsValueTo,
+	KeySchema:     sumsKeySchema,
+	ValueSchema:   sumsValueSchema,
+	TTL:           int64(90 * time.Minute / time.Millisecond),
 }
 
 // encodeSum writes a p.Sum of checkpointed state, field by field.

@@ -478,19 +478,26 @@ func encodeAccsValue(w *codec.Writer, v *statetypes.Acc) {
 }
 func decodeAccsValue(r *codec.Reader) *statetypes.Acc {
 	v := new(statetypes.Acc)
-	decodeAcc(r, v)
+	decodeAccsValueTo(r, v)
 	return v
+}
+
+// decodeAccsValueTo is decodeAccsValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeAccsValueTo(r *codec.Reader, v *statetypes.Acc) {
+	decodeAcc(r, v)
 }
 
 // accsCodec is how checkpoints write and read the state of "accs".
 var accsCodec = &state.Codec[statetypes.Key, statetypes.Acc]{
-	Hash:        hashKeyAccs,
-	EncodeKey:   encodeAccsKey,
-	DecodeKey:   decodeAccsKey,
-	EncodeValue: encodeAccsValue,
-	DecodeValue: decodeAccsValue,
-	KeySchema:   accsKeySchema,
-	ValueSchema: accsValueSchema,
+	Hash:          hashKeyAccs,
+	EncodeKey:     encodeAccsKey,
+	DecodeKey:     decodeAccsKey,
+	EncodeValue:   encodeAccsValue,
+	DecodeValue:   decodeAccsValue,
+	DecodeValueTo: decodeAccsValueTo,
+	KeySchema:     accsKeySchema,
+	ValueSchema:   accsValueSchema,
 }
 
 // hashKeySensors hashes a key of "sensors". The hash decides the key group, which
@@ -521,19 +528,26 @@ func encodeSensorsValue(w *codec.Writer, v *statetypes.Reading) {
 }
 func decodeSensorsValue(r *codec.Reader) *statetypes.Reading {
 	v := new(statetypes.Reading)
-	decodeReading(r, v)
+	decodeSensorsValueTo(r, v)
 	return v
+}
+
+// decodeSensorsValueTo is decodeSensorsValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeSensorsValueTo(r *codec.Reader, v *statetypes.Reading) {
+	decodeReading(r, v)
 }
 
 // sensorsCodec is how checkpoints write and read the state of "sensors".
 var sensorsCodec = &state.Codec[statetypes.Label, statetypes.Reading]{
-	Hash:        hashKeySensors,
-	EncodeKey:   encodeSensorsKey,
-	DecodeKey:   decodeSensorsKey,
-	EncodeValue: encodeSensorsValue,
-	DecodeValue: decodeSensorsValue,
-	KeySchema:   sensorsKeySchema,
-	ValueSchema: sensorsValueSchema,
+	Hash:          hashKeySensors,
+	EncodeKey:     encodeSensorsKey,
+	DecodeKey:     decodeSensorsKey,
+	EncodeValue:   encodeSensorsValue,
+	DecodeValue:   decodeSensorsValue,
+	DecodeValueTo: decodeSensorsValueTo,
+	KeySchema:     sensorsKeySchema,
+	ValueSchema:   sensorsValueSchema,
 }
 
 // encodeKey writes a statetypes.Key of checkpointed state, field by field.

@@ -313,19 +313,26 @@ func encodeCountsValue(w *codec.Writer, v *wc.Count) {
 }
 func decodeCountsValue(r *codec.Reader) *wc.Count {
 	v := new(wc.Count)
-	decodeCount(r, v)
+	decodeCountsValueTo(r, v)
 	return v
+}
+
+// decodeCountsValueTo is decodeCountsValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeCountsValueTo(r *codec.Reader, v *wc.Count) {
+	decodeCount(r, v)
 }
 
 // countsCodec is how checkpoints write and read the state of "counts".
 var countsCodec = &state.Codec[string, wc.Count]{
-	Hash:        hashKeyCounts,
-	EncodeKey:   encodeCountsKey,
-	DecodeKey:   decodeCountsKey,
-	EncodeValue: encodeCountsValue,
-	DecodeValue: decodeCountsValue,
-	KeySchema:   countsKeySchema,
-	ValueSchema: countsValueSchema,
+	Hash:          hashKeyCounts,
+	EncodeKey:     encodeCountsKey,
+	DecodeKey:     decodeCountsKey,
+	EncodeValue:   encodeCountsValue,
+	DecodeValue:   decodeCountsValue,
+	DecodeValueTo: decodeCountsValueTo,
+	KeySchema:     countsKeySchema,
+	ValueSchema:   countsValueSchema,
 }
 
 // encodeCount writes a wc.Count of checkpointed state, field by field.
