@@ -319,19 +319,26 @@ func pipegenBusiestEncodeLongestValue(w *codec.Writer, v *View) {
 }
 func pipegenBusiestDecodeLongestValue(r *codec.Reader) *View {
 	v := new(View)
-	pipegenBusiestDecodeView(r, v)
+	pipegenBusiestDecodeLongestValueTo(r, v)
 	return v
+}
+
+// pipegenBusiestDecodeLongestValueTo is pipegenBusiestDecodeLongestValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func pipegenBusiestDecodeLongestValueTo(r *codec.Reader, v *View) {
+	pipegenBusiestDecodeView(r, v)
 }
 
 // pipegenBusiestLongestCodec is how checkpoints write and read the state of "longest".
 var pipegenBusiestLongestCodec = &state.Codec[string, View]{
-	Hash:        pipegenBusiestHashKeyLongest,
-	EncodeKey:   pipegenBusiestEncodeLongestKey,
-	DecodeKey:   pipegenBusiestDecodeLongestKey,
-	EncodeValue: pipegenBusiestEncodeLongestValue,
-	DecodeValue: pipegenBusiestDecodeLongestValue,
-	KeySchema:   pipegenBusiestLongestKeySchema,
-	ValueSchema: pipegenBusiestLongestValueSchema,
+	Hash:          pipegenBusiestHashKeyLongest,
+	EncodeKey:     pipegenBusiestEncodeLongestKey,
+	DecodeKey:     pipegenBusiestDecodeLongestKey,
+	EncodeValue:   pipegenBusiestEncodeLongestValue,
+	DecodeValue:   pipegenBusiestDecodeLongestValue,
+	DecodeValueTo: pipegenBusiestDecodeLongestValueTo,
+	KeySchema:     pipegenBusiestLongestKeySchema,
+	ValueSchema:   pipegenBusiestLongestValueSchema,
 }
 
 // pipegenBusiestEncodeView writes a View of checkpointed state, field by field.

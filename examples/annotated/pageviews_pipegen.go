@@ -351,19 +351,26 @@ func pipegenPageviewsEncodePerPageValue(w *codec.Writer, v *PageTotal) {
 }
 func pipegenPageviewsDecodePerPageValue(r *codec.Reader) *PageTotal {
 	v := new(PageTotal)
-	pipegenPageviewsDecodePageTotal(r, v)
+	pipegenPageviewsDecodePerPageValueTo(r, v)
 	return v
+}
+
+// pipegenPageviewsDecodePerPageValueTo is pipegenPageviewsDecodePerPageValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func pipegenPageviewsDecodePerPageValueTo(r *codec.Reader, v *PageTotal) {
+	pipegenPageviewsDecodePageTotal(r, v)
 }
 
 // pipegenPageviewsPerPageCodec is how checkpoints write and read the state of "per-page".
 var pipegenPageviewsPerPageCodec = &state.Codec[string, PageTotal]{
-	Hash:        pipegenPageviewsHashKeyPerPage,
-	EncodeKey:   pipegenPageviewsEncodePerPageKey,
-	DecodeKey:   pipegenPageviewsDecodePerPageKey,
-	EncodeValue: pipegenPageviewsEncodePerPageValue,
-	DecodeValue: pipegenPageviewsDecodePerPageValue,
-	KeySchema:   pipegenPageviewsPerPageKeySchema,
-	ValueSchema: pipegenPageviewsPerPageValueSchema,
+	Hash:          pipegenPageviewsHashKeyPerPage,
+	EncodeKey:     pipegenPageviewsEncodePerPageKey,
+	DecodeKey:     pipegenPageviewsDecodePerPageKey,
+	EncodeValue:   pipegenPageviewsEncodePerPageValue,
+	DecodeValue:   pipegenPageviewsDecodePerPageValue,
+	DecodeValueTo: pipegenPageviewsDecodePerPageValueTo,
+	KeySchema:     pipegenPageviewsPerPageKeySchema,
+	ValueSchema:   pipegenPageviewsPerPageValueSchema,
 }
 
 // pipegenPageviewsEncodePageTotal writes a PageTotal of checkpointed state, field by field.

@@ -701,19 +701,26 @@ func pipegenCardblockTestEncodeCheckValue(w *codec.Writer, v *CardState) {
 }
 func pipegenCardblockTestDecodeCheckValue(r *codec.Reader) *CardState {
 	v := new(CardState)
-	pipegenCardblockTestDecodeCardState(r, v)
+	pipegenCardblockTestDecodeCheckValueTo(r, v)
 	return v
+}
+
+// pipegenCardblockTestDecodeCheckValueTo is pipegenCardblockTestDecodeCheckValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func pipegenCardblockTestDecodeCheckValueTo(r *codec.Reader, v *CardState) {
+	pipegenCardblockTestDecodeCardState(r, v)
 }
 
 // pipegenCardblockTestCheckCodec is how checkpoints write and read the state of "check".
 var pipegenCardblockTestCheckCodec = &state.Codec[string, CardState]{
-	Hash:        pipegenCardblockTestHashKeyCheck,
-	EncodeKey:   pipegenCardblockTestEncodeCheckKey,
-	DecodeKey:   pipegenCardblockTestDecodeCheckKey,
-	EncodeValue: pipegenCardblockTestEncodeCheckValue,
-	DecodeValue: pipegenCardblockTestDecodeCheckValue,
-	KeySchema:   pipegenCardblockTestCheckKeySchema,
-	ValueSchema: pipegenCardblockTestCheckValueSchema,
+	Hash:          pipegenCardblockTestHashKeyCheck,
+	EncodeKey:     pipegenCardblockTestEncodeCheckKey,
+	DecodeKey:     pipegenCardblockTestDecodeCheckKey,
+	EncodeValue:   pipegenCardblockTestEncodeCheckValue,
+	DecodeValue:   pipegenCardblockTestDecodeCheckValue,
+	DecodeValueTo: pipegenCardblockTestDecodeCheckValueTo,
+	KeySchema:     pipegenCardblockTestCheckKeySchema,
+	ValueSchema:   pipegenCardblockTestCheckValueSchema,
 }
 
 // pipegenCardblockTestEncodeCardState writes a CardState of checkpointed state, field by field.

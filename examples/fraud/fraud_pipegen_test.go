@@ -750,8 +750,14 @@ func pipegenFraudTestEncodeCheckValue(w *codec.Writer, v *CardState) {
 }
 func pipegenFraudTestDecodeCheckValue(r *codec.Reader) *CardState {
 	v := new(CardState)
-	pipegenFraudTestDecodeCardState(r, v)
+	pipegenFraudTestDecodeCheckValueTo(r, v)
 	return v
+}
+
+// pipegenFraudTestDecodeCheckValueTo is pipegenFraudTestDecodeCheckValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func pipegenFraudTestDecodeCheckValueTo(r *codec.Reader, v *CardState) {
+	pipegenFraudTestDecodeCardState(r, v)
 }
 
 // pipegenFraudTestEncodeCheckBroadcastKey and pipegenFraudTestDecodeCheckBroadcastKey write and read a value of type string of the state of "check".
@@ -789,13 +795,14 @@ func pipegenFraudTestDecodeCheckBroadcastValue(r *codec.Reader) *[]Rule {
 
 // pipegenFraudTestCheckCodec is how checkpoints write and read the state of "check".
 var pipegenFraudTestCheckCodec = &state.Codec[string, CardState]{
-	Hash:        pipegenFraudTestHashKeyCheck,
-	EncodeKey:   pipegenFraudTestEncodeCheckKey,
-	DecodeKey:   pipegenFraudTestDecodeCheckKey,
-	EncodeValue: pipegenFraudTestEncodeCheckValue,
-	DecodeValue: pipegenFraudTestDecodeCheckValue,
-	KeySchema:   pipegenFraudTestCheckKeySchema,
-	ValueSchema: pipegenFraudTestCheckValueSchema,
+	Hash:          pipegenFraudTestHashKeyCheck,
+	EncodeKey:     pipegenFraudTestEncodeCheckKey,
+	DecodeKey:     pipegenFraudTestDecodeCheckKey,
+	EncodeValue:   pipegenFraudTestEncodeCheckValue,
+	DecodeValue:   pipegenFraudTestDecodeCheckValue,
+	DecodeValueTo: pipegenFraudTestDecodeCheckValueTo,
+	KeySchema:     pipegenFraudTestCheckKeySchema,
+	ValueSchema:   pipegenFraudTestCheckValueSchema,
 }
 
 // pipegenFraudTestEncodeCardState writes a CardState of checkpointed state, field by field.

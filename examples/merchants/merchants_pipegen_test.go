@@ -404,8 +404,14 @@ func pipegenMerchantsTestEncodeSpendValue(w *codec.Writer, v *Card) {
 }
 func pipegenMerchantsTestDecodeSpendValue(r *codec.Reader) *Card {
 	v := new(Card)
-	pipegenMerchantsTestDecodeCard(r, v)
+	pipegenMerchantsTestDecodeSpendValueTo(r, v)
 	return v
+}
+
+// pipegenMerchantsTestDecodeSpendValueTo is pipegenMerchantsTestDecodeSpendValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func pipegenMerchantsTestDecodeSpendValueTo(r *codec.Reader, v *Card) {
+	pipegenMerchantsTestDecodeCard(r, v)
 }
 
 // pipegenMerchantsTestEncodeSpendMerchantsMapValue and pipegenMerchantsTestDecodeSpendMerchantsMapValue write and read a value of type Spend of the state of "spend".
@@ -429,14 +435,15 @@ var pipegenMerchantsTestSpendMerchantsMapCodec = state.MapCodec(
 
 // pipegenMerchantsTestSpendCodec is how checkpoints write and read the state of "spend".
 var pipegenMerchantsTestSpendCodec = &state.Codec[string, Card]{
-	Hash:        pipegenMerchantsTestHashKeySpend,
-	EncodeKey:   pipegenMerchantsTestEncodeSpendKey,
-	DecodeKey:   pipegenMerchantsTestDecodeSpendKey,
-	EncodeValue: pipegenMerchantsTestEncodeSpendValue,
-	DecodeValue: pipegenMerchantsTestDecodeSpendValue,
-	KeySchema:   pipegenMerchantsTestSpendKeySchema,
-	ValueSchema: pipegenMerchantsTestSpendValueSchema,
-	TTL:         int64(24 * time.Hour / time.Millisecond),
+	Hash:          pipegenMerchantsTestHashKeySpend,
+	EncodeKey:     pipegenMerchantsTestEncodeSpendKey,
+	DecodeKey:     pipegenMerchantsTestDecodeSpendKey,
+	EncodeValue:   pipegenMerchantsTestEncodeSpendValue,
+	DecodeValue:   pipegenMerchantsTestDecodeSpendValue,
+	DecodeValueTo: pipegenMerchantsTestDecodeSpendValueTo,
+	KeySchema:     pipegenMerchantsTestSpendKeySchema,
+	ValueSchema:   pipegenMerchantsTestSpendValueSchema,
+	TTL:           int64(24 * time.Hour / time.Millisecond),
 }
 
 // pipegenMerchantsTestEncodeCard writes a Card of checkpointed state, field by field.

@@ -565,19 +565,26 @@ func pipegenSessionsTestEncodeSessionsValue(w *codec.Writer, v *UserState) {
 }
 func pipegenSessionsTestDecodeSessionsValue(r *codec.Reader) *UserState {
 	v := new(UserState)
-	pipegenSessionsTestDecodeUserState(r, v)
+	pipegenSessionsTestDecodeSessionsValueTo(r, v)
 	return v
+}
+
+// pipegenSessionsTestDecodeSessionsValueTo is pipegenSessionsTestDecodeSessionsValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func pipegenSessionsTestDecodeSessionsValueTo(r *codec.Reader, v *UserState) {
+	pipegenSessionsTestDecodeUserState(r, v)
 }
 
 // pipegenSessionsTestSessionsCodec is how checkpoints write and read the state of "sessions".
 var pipegenSessionsTestSessionsCodec = &state.Codec[string, UserState]{
-	Hash:        pipegenSessionsTestHashKeySessions,
-	EncodeKey:   pipegenSessionsTestEncodeSessionsKey,
-	DecodeKey:   pipegenSessionsTestDecodeSessionsKey,
-	EncodeValue: pipegenSessionsTestEncodeSessionsValue,
-	DecodeValue: pipegenSessionsTestDecodeSessionsValue,
-	KeySchema:   pipegenSessionsTestSessionsKeySchema,
-	ValueSchema: pipegenSessionsTestSessionsValueSchema,
+	Hash:          pipegenSessionsTestHashKeySessions,
+	EncodeKey:     pipegenSessionsTestEncodeSessionsKey,
+	DecodeKey:     pipegenSessionsTestDecodeSessionsKey,
+	EncodeValue:   pipegenSessionsTestEncodeSessionsValue,
+	DecodeValue:   pipegenSessionsTestDecodeSessionsValue,
+	DecodeValueTo: pipegenSessionsTestDecodeSessionsValueTo,
+	KeySchema:     pipegenSessionsTestSessionsKeySchema,
+	ValueSchema:   pipegenSessionsTestSessionsValueSchema,
 }
 
 // pipegenSessionsTestEncodeUserState writes a UserState of checkpointed state, field by field.

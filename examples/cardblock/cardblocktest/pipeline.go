@@ -700,19 +700,26 @@ func encodeCheckValue(w *codec.Writer, v *cardblock.CardState) {
 }
 func decodeCheckValue(r *codec.Reader) *cardblock.CardState {
 	v := new(cardblock.CardState)
-	decodeCardState(r, v)
+	decodeCheckValueTo(r, v)
 	return v
+}
+
+// decodeCheckValueTo is decodeCheckValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeCheckValueTo(r *codec.Reader, v *cardblock.CardState) {
+	decodeCardState(r, v)
 }
 
 // checkCodec is how checkpoints write and read the state of "check".
 var checkCodec = &state.Codec[string, cardblock.CardState]{
-	Hash:        hashKeyCheck,
-	EncodeKey:   encodeCheckKey,
-	DecodeKey:   decodeCheckKey,
-	EncodeValue: encodeCheckValue,
-	DecodeValue: decodeCheckValue,
-	KeySchema:   checkKeySchema,
-	ValueSchema: checkValueSchema,
+	Hash:          hashKeyCheck,
+	EncodeKey:     encodeCheckKey,
+	DecodeKey:     decodeCheckKey,
+	EncodeValue:   encodeCheckValue,
+	DecodeValue:   decodeCheckValue,
+	DecodeValueTo: decodeCheckValueTo,
+	KeySchema:     checkKeySchema,
+	ValueSchema:   checkValueSchema,
 }
 
 // encodeCardState writes a cardblock.CardState of checkpointed state, field by field.

@@ -749,8 +749,14 @@ func encodeCheckValue(w *codec.Writer, v *fraud.CardState) {
 }
 func decodeCheckValue(r *codec.Reader) *fraud.CardState {
 	v := new(fraud.CardState)
-	decodeCardState(r, v)
+	decodeCheckValueTo(r, v)
 	return v
+}
+
+// decodeCheckValueTo is decodeCheckValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeCheckValueTo(r *codec.Reader, v *fraud.CardState) {
+	decodeCardState(r, v)
 }
 
 // encodeCheckBroadcastKey and decodeCheckBroadcastKey write and read a value of type string of the state of "check".
@@ -788,13 +794,14 @@ func decodeCheckBroadcastValue(r *codec.Reader) *[]fraud.Rule {
 
 // checkCodec is how checkpoints write and read the state of "check".
 var checkCodec = &state.Codec[string, fraud.CardState]{
-	Hash:        hashKeyCheck,
-	EncodeKey:   encodeCheckKey,
-	DecodeKey:   decodeCheckKey,
-	EncodeValue: encodeCheckValue,
-	DecodeValue: decodeCheckValue,
-	KeySchema:   checkKeySchema,
-	ValueSchema: checkValueSchema,
+	Hash:          hashKeyCheck,
+	EncodeKey:     encodeCheckKey,
+	DecodeKey:     decodeCheckKey,
+	EncodeValue:   encodeCheckValue,
+	DecodeValue:   decodeCheckValue,
+	DecodeValueTo: decodeCheckValueTo,
+	KeySchema:     checkKeySchema,
+	ValueSchema:   checkValueSchema,
 }
 
 // encodeCardState writes a fraud.CardState of checkpointed state, field by field.

@@ -403,8 +403,14 @@ func encodeSpendValue(w *codec.Writer, v *merchants.Card) {
 }
 func decodeSpendValue(r *codec.Reader) *merchants.Card {
 	v := new(merchants.Card)
-	decodeCard(r, v)
+	decodeSpendValueTo(r, v)
 	return v
+}
+
+// decodeSpendValueTo is decodeSpendValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeSpendValueTo(r *codec.Reader, v *merchants.Card) {
+	decodeCard(r, v)
 }
 
 // encodeSpendMerchantsMapValue and decodeSpendMerchantsMapValue write and read a value of type merchants.Spend of the state of "spend".
@@ -428,14 +434,15 @@ var spendMerchantsMapCodec = state.MapCodec(
 
 // spendCodec is how checkpoints write and read the state of "spend".
 var spendCodec = &state.Codec[string, merchants.Card]{
-	Hash:        hashKeySpend,
-	EncodeKey:   encodeSpendKey,
-	DecodeKey:   decodeSpendKey,
-	EncodeValue: encodeSpendValue,
-	DecodeValue: decodeSpendValue,
-	KeySchema:   spendKeySchema,
-	ValueSchema: spendValueSchema,
-	TTL:         int64(24 * time.Hour / time.Millisecond),
+	Hash:          hashKeySpend,
+	EncodeKey:     encodeSpendKey,
+	DecodeKey:     decodeSpendKey,
+	EncodeValue:   encodeSpendValue,
+	DecodeValue:   decodeSpendValue,
+	DecodeValueTo: decodeSpendValueTo,
+	KeySchema:     spendKeySchema,
+	ValueSchema:   spendValueSchema,
+	TTL:           int64(24 * time.Hour / time.Millisecond),
 }
 
 // encodeCard writes a merchants.Card of checkpointed state, field by field.

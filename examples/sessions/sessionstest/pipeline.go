@@ -564,19 +564,26 @@ func encodeSessionsValue(w *codec.Writer, v *sessions.UserState) {
 }
 func decodeSessionsValue(r *codec.Reader) *sessions.UserState {
 	v := new(sessions.UserState)
-	decodeUserState(r, v)
+	decodeSessionsValueTo(r, v)
 	return v
+}
+
+// decodeSessionsValueTo is decodeSessionsValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeSessionsValueTo(r *codec.Reader, v *sessions.UserState) {
+	decodeUserState(r, v)
 }
 
 // sessionsCodec is how checkpoints write and read the state of "sessions".
 var sessionsCodec = &state.Codec[string, sessions.UserState]{
-	Hash:        hashKeySessions,
-	EncodeKey:   encodeSessionsKey,
-	DecodeKey:   decodeSessionsKey,
-	EncodeValue: encodeSessionsValue,
-	DecodeValue: decodeSessionsValue,
-	KeySchema:   sessionsKeySchema,
-	ValueSchema: sessionsValueSchema,
+	Hash:          hashKeySessions,
+	EncodeKey:     encodeSessionsKey,
+	DecodeKey:     decodeSessionsKey,
+	EncodeValue:   encodeSessionsValue,
+	DecodeValue:   decodeSessionsValue,
+	DecodeValueTo: decodeSessionsValueTo,
+	KeySchema:     sessionsKeySchema,
+	ValueSchema:   sessionsValueSchema,
 }
 
 // encodeUserState writes a sessions.UserState of checkpointed state, field by field.
