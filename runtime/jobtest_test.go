@@ -492,13 +492,14 @@ func (c *sumChain) end() {
 
 // sumCodec writes the state of "sum" as generated code would.
 var sumCodec = &state.Codec[int64, int64]{
-	Hash:        HashInt64,
-	EncodeKey:   func(w *codec.Writer, k int64) { w.Varint(k) },
-	DecodeKey:   func(r *codec.Reader) int64 { return r.Varint() },
-	EncodeValue: func(w *codec.Writer, v *int64) { w.Varint(*v) },
-	DecodeValue: func(r *codec.Reader) *int64 { v := r.Varint(); return &v },
-	KeySchema:   "int64",
-	ValueSchema: "int64",
+	Hash:          HashInt64,
+	EncodeKey:     func(w *codec.Writer, k int64) { w.Varint(k) },
+	DecodeKey:     func(r *codec.Reader) int64 { return r.Varint() },
+	EncodeValue:   func(w *codec.Writer, v *int64) { w.Varint(*v) },
+	DecodeValue:   func(r *codec.Reader) *int64 { v := r.Varint(); return &v },
+	DecodeValueTo: func(r *codec.Reader, v *int64) { *v = r.Varint() },
+	KeySchema:     "int64",
+	ValueSchema:   "int64",
 }
 
 // wantCounts is the count of every key, computed without the job.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -303,5 +304,69 @@ func TestReaderTooDeep(t *testing.T) {
 	_, err := descend(nest(MaxNesting + 1))
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "nested more than") {
 		t.Fatalf("%d levels: err %v, want ErrCorrupt naming the nesting", MaxNesting+1, err)
+	}
+}
+
+// TestStrings: strings read through a Strings are the strings written,
+// copies that outlive their input; short ones share chunks no larger than
+// StringsChunk and what remains to be read, long ones are allocated
+// apart.
+func TestStrings(t *testing.T) {
+	long := strings.Repeat("x", StringsChunk/4+1)
+	var want []string
+	w := NewWriter(nil)
+	for i := range 3000 {
+		s := fmt.Sprint("value ", i)
+		switch i % 500 {
+		case 7:
+			s = long
+		case 8:
+			s = ""
+		}
+		want = append(want, s)
+		m := w.Begin() // nested, as a value is in a section
+		w.Uvarint(uint64(i))
+		w.String(s)
+		w.End(m)
+	}
+	in := append([]byte(nil), w.Bytes()...)
+	var got []string
+	var strs Strings
+	read := func() {
+		got = got[:0]
+		strs = Strings{}
+		r := NewReader(in)
+		r.UseStrings(&strs)
+		var sub Reader
+		for r.More() {
+			r.NestedTo(&sub)
+			sub.Uvarint()
+			got = append(got, sub.String())
+		}
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got = make([]string, 0, len(want))
+	allocs := testing.AllocsPerRun(3, read)
+	clear(in) // the strings must not point into the input
+	if !slices.Equal(got, want) {
+		t.Fatalf("strings read through a Strings differ from those written")
+	}
+	// 6 long strings, and 3000 short ones of about 9 bytes in 16 KiB
+	// chunks.
+	if allocs > 6+3 {
+		t.Errorf("%v allocations to read 3000 strings, want 6 long ones and 2 or 3 chunks", allocs)
+	}
+	if cap(strs.buf) > StringsChunk {
+		t.Errorf("a chunk of %d bytes, more than StringsChunk", cap(strs.buf))
+	}
+	// The last chunk is no larger than what remains to be read: a small
+	// input gets a small chunk.
+	var small Strings
+	sr := NewReader([]byte{3, 'a', 'b', 'c', 0xff})
+	sr.UseStrings(&small)
+	if s := sr.String(); s != "abc" || cap(small.buf) != 4 {
+		t.Errorf("a string of 3 bytes, 1 byte before the end of its input, read as %q into a chunk of %d bytes, want 4", s, cap(small.buf))
 	}
 }

@@ -30,6 +30,17 @@ var testCodec = &Codec[int, testValue]{
 	},
 }
 
+// testCodecTo is testCodec with DecodeValueTo: a restore takes its
+// values from slabs.
+var testCodecTo = func() *Codec[int, testValue] {
+	c := *testCodec
+	c.DecodeValueTo = func(r *codec.Reader, v *testValue) {
+		n := r.Nested()
+		v.N, v.Name = n.Varint(), n.String()
+	}
+	return &c
+}()
+
 const testGroups = 8
 
 func newTestState() *Memory[int, testValue] {
@@ -69,19 +80,32 @@ func writeCapture(t *testing.T, c *Capture[int, testValue]) written {
 	return w
 }
 
-// restore makes a state from a full capture and the deltas after it.
+// restore makes a state from a full capture and the deltas after it,
+// once with values decoded one by one and once into slabs
+// (DecodeValueTo), which must restore the same.
 func restore(t *testing.T, chain []written) map[int]testValue {
 	t.Helper()
-	s := newTestState()
-	for _, w := range chain {
-		for kg, sec := range w.sections {
-			if err := s.RestoreSection(kg, sec, !w.full, testCodec); err != nil {
-				t.Fatal(err)
+	var out [2]map[int]testValue
+	for i, c := range []*Codec[int, testValue]{testCodec, testCodecTo} {
+		s := newTestState()
+		for _, w := range chain {
+			for kg, sec := range w.sections {
+				// The restore is given a copy, overwritten once read:
+				// nothing restored may point into it.
+				sec = append([]byte(nil), sec...)
+				if err := s.RestoreSection(kg, sec, !w.full, c); err != nil {
+					t.Fatal(err)
+				}
+				clear(sec)
 			}
 		}
+		s.Restored()
+		out[i] = values(s)
 	}
-	s.Restored()
-	return values(s)
+	if !maps.Equal(out[0], out[1]) {
+		t.Fatalf("restored into slabs, the state differs: %d keys, want %d", len(out[1]), len(out[0]))
+	}
+	return out[0]
 }
 
 // mutate changes the state at random as an operator would: new keys,
