@@ -3,6 +3,8 @@ package checkpoint
 import (
 	"context"
 	"errors"
+	"math"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -70,6 +72,55 @@ func TestRunRestores(t *testing.T) {
 		}
 		if !slices.Equal(ran[sub], want) {
 			t.Errorf("subtask %d ran restores %v, want %v", sub, ran[sub], want)
+		}
+	}
+}
+
+// TestRunRestoresGC: the garbage collector is off while restores that
+// keep what they decode run (the memory backend's), on at GOGC 400 at
+// most when one drops it (OnRestore: a pebble store's), and as it was
+// once they are over.
+func TestRunRestoresGC(t *testing.T) {
+	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		t.Skip("GOMEMLIMIT is set: the garbage collector is off during every restore")
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	gogc := func() int {
+		old := debug.SetGCPercent(-1)
+		debug.SetGCPercent(old)
+		return old
+	}
+	for _, dropping := range []bool{false, true} {
+		cfg := &config.Config{Name: "sum", MaxParallelism: 8, Nodes: []config.NodeConfig{{Name: "sum", Parallelism: 2}},
+			Checkpoint: config.CheckpointConfig{Mode: config.ExactlyOnce, Dir: "/ckpt"}}
+		cp := New(context.Background(), cfg, Options{FS: vfs.NewMem(), Logf: t.Logf})
+		var during []int
+		var mu sync.Mutex
+		for sub := range 2 {
+			task := cp.Task(0, sub)
+			restore := func() {
+				mu.Lock()
+				during = append(during, gogc())
+				mu.Unlock()
+			}
+			if dropping && sub == 1 {
+				task.OnRestore(restore)
+			} else {
+				task.restores = append(task.restores, restore)
+			}
+		}
+		if err := cp.RunRestores(); err != nil {
+			t.Fatal(err)
+		}
+		want := -1
+		if dropping {
+			want = 400
+		}
+		if len(during) != 2 || during[0] != want || during[1] != want {
+			t.Errorf("with a restore that drops what it decodes %v: GOGC %v during the restores, want %d", dropping, during, want)
+		}
+		if got := gogc(); got != 100 {
+			t.Errorf("GOGC %d after the restores, want 100 as before", got)
 		}
 	}
 }

@@ -272,8 +272,13 @@ func (t *Task) Storage() *storage.Storage { return t.cp.st }
 func (t *Task) RunID() int64 { return t.cp.nextID }
 
 // OnRestore adds work that reads the subtask's state from the checkpoint
-// the job resumes from, done once every subtask is built (RunRestores).
-func (t *Task) OnRestore(fn func()) { t.restores = append(t.restores, fn) }
+// the job resumes from, done once every subtask is built (RunRestores),
+// and that drops much of what it decodes (a pebble store's restore): the
+// garbage collector runs meanwhile.
+func (t *Task) OnRestore(fn func()) {
+	t.cp.dropping.Store(true)
+	t.restores = append(t.restores, fn)
+}
 
 // OnClose adds work done when the run ends, once every subtask and writer
 // has stopped: a backend closes its files.
