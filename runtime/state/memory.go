@@ -99,6 +99,12 @@ type Memory[K comparable, V any] struct {
 	reserved        int
 	strs            codec.Strings
 	batch, batchTmp []slot[K, V]
+	// deltas holds the operations of deltas restored and not applied to
+	// the table yet (applyDeltas), deltasTmp is room to sort them, and
+	// spare the pairs of entries and values they decoded and no longer
+	// need, for the next ones.
+	deltas, deltasTmp []deltaOp[K, V]
+	spare             []*restored[K, V]
 	// ttl is the state's time to live in milliseconds, 0 for none
 	// (SetTTL; ttl.go); sweep is where the next sweep for expired
 	// entries starts.
@@ -610,7 +616,13 @@ type restored[K comparable, V any] struct {
 // for restoreSlab keys, where decoders that return a value allocate one
 // per key. A value replaced later stays on the heap with its slab, as
 // an entry does.
-func (s *Memory[K, V]) newValued() *entry[K, V] {
+func (s *Memory[K, V]) newValued() *restored[K, V] {
+	if n := len(s.spare); n > 0 {
+		p := s.spare[n-1]
+		s.spare = s.spare[:n-1]
+		p.e.val = &p.v
+		return p
+	}
 	if len(s.vslab) == 0 {
 		s.vslab = make([]restored[K, V], min(max(s.reserved, 16), restoreSlab))
 	}
@@ -618,7 +630,7 @@ func (s *Memory[K, V]) newValued() *entry[K, V] {
 	s.vslab = s.vslab[1:]
 	s.reserved--
 	p.e.val = &p.v
-	return &p.e
+	return p
 }
 
 // RestoreSection adds the entries of key group kg's section of a state
@@ -629,7 +641,15 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 	if delta {
 		// A delta changes keys that full sections restored.
 		s.flush()
+	} else {
+		// A full section after deltas is another chain's (a restore at
+		// another parallelism): its keys are apart, but it finds the
+		// index up to date all the same.
+		s.applyDeltas()
 	}
+	// The deltas of a large state are applied in batches, in the order
+	// of the table's slots (applyDeltas).
+	batchDeltas := delta && s.idx.big
 	r := codec.NewReader(section)
 	// The strings of the section are copied into chunks of memory, not
 	// allocated one by one.
@@ -649,12 +669,21 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 			if c.TTL > 0 {
 				ts = er.Varint()
 			}
+			if batchDeltas {
+				e, p := s.decodeEntry(er, c)
+				if er.Err() != nil {
+					break
+				}
+				e.key, e.kg, e.ts = k, int32(kg), ts
+				s.addDelta(k, e, p)
+				continue
+			}
 			if delta {
 				// A full section holds each of its group's keys once, and
 				// before any delta: only a delta changes a key restored.
 				e, h := s.idx.lookup(k)
 				if e == nil {
-					if e = s.decodeEntry(er, c); er.Err() != nil {
+					if e, _ = s.decodeEntry(er, c); er.Err() != nil {
 						break
 					}
 					e.key, e.kg = k, int32(kg)
@@ -672,7 +701,7 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 				e.ts = ts
 				continue
 			}
-			e := s.decodeEntry(er, c)
+			e, _ := s.decodeEntry(er, c)
 			if er.Err() != nil {
 				break
 			}
@@ -690,6 +719,12 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 				s.flush()
 			}
 		case deltaDelete:
+			if batchDeltas {
+				if er.Err() == nil {
+					s.addDelta(k, nil, nil)
+				}
+				break
+			}
 			if e := s.idx.remove(k); e != nil {
 				e.deleted, e.val = true, nil
 				s.dead[i]++
@@ -704,24 +739,111 @@ func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Cod
 	return r.Err()
 }
 
+// deltaOp is an operation of a delta that a restore holds: a new value
+// of key k, its entry e (and p, e's pair with its value, if it has one),
+// or the deletion of k when e is nil; h is k's hash.
+type deltaOp[K comparable, V any] struct {
+	h uint64
+	k K
+	e *entry[K, V]
+	p *restored[K, V]
+}
+
+// addDelta holds an operation of a delta, to be applied with the next
+// ones (applyDeltas): a delta's keys are spread over the whole table,
+// where a lookup each takes a cache miss, most of a restore's time
+// in a delta.
+func (s *Memory[K, V]) addDelta(k K, e *entry[K, V], p *restored[K, V]) {
+	if s.deltas == nil {
+		s.deltas = make([]deltaOp[K, V], 0, min(max(s.idx.len()/64, restoreBatchMin), restoreBatch))
+	}
+	s.deltas = append(s.deltas, deltaOp[K, V]{h: s.idx.t.hash(k), k: k, e: e, p: p})
+	if len(s.deltas) == cap(s.deltas) {
+		s.applyDeltas()
+	}
+}
+
+// applyDeltas applies the operations of deltas held, sorted by their
+// keys' homes in the table as build sorts (a stable sort: the operations
+// of one key keep their order), so that their lookups go through the
+// table front to back. A value for a key restored already is copied into
+// its value when both come from slabs, and the pair it was decoded into
+// is used again.
+func (s *Memory[K, V]) applyDeltas() {
+	ops := s.deltas
+	if len(ops) == 0 {
+		return
+	}
+	if len(ops) >= 1<<sortBits {
+		if len(s.deltasTmp) < len(ops) {
+			s.deltasTmp = make([]deltaOp[K, V], cap(ops))
+		}
+		tmp := s.deltasTmp[:len(ops)]
+		var start [1<<sortBits + 1]int32
+		const shift = 64 - sortBits
+		for _, op := range ops {
+			start[op.h>>shift+1]++
+		}
+		for b := 1; b < len(start); b++ {
+			start[b] += start[b-1]
+		}
+		for _, op := range ops {
+			b := op.h >> shift
+			tmp[start[b]] = op
+			start[b]++
+		}
+		ops = tmp
+	}
+	t := &s.idx.t
+	for _, op := range ops {
+		e, _ := t.lookupHash(op.k, op.h)
+		switch {
+		case op.e == nil:
+			if e != nil {
+				t.remove(op.k)
+				e.deleted, e.val = true, nil
+				s.dead[int(e.kg)-s.start]++
+			}
+		case e == nil:
+			s.all[int(op.e.kg)-s.start] = append(s.all[int(op.e.kg)-s.start], op.e)
+			t.add(op.h, op.e)
+		default:
+			e.ts = op.e.ts
+			if p := op.p; p != nil {
+				*e.val = p.v
+				*p = restored[K, V]{}
+				s.spare = append(s.spare, p)
+			} else {
+				e.val = op.e.val
+			}
+		}
+	}
+	clear(s.deltas)
+	clear(s.deltasTmp)
+	s.deltas = s.deltas[:0]
+}
+
 // decodeEntry returns a new entry of a restore with its value read from
-// r, its key and key group not set yet.
-func (s *Memory[K, V]) decodeEntry(r *codec.Reader, c *Codec[K, V]) *entry[K, V] {
+// r, its key and key group not set yet, and the pair of entry and value
+// it is part of, nil when the value was allocated apart.
+func (s *Memory[K, V]) decodeEntry(r *codec.Reader, c *Codec[K, V]) (*entry[K, V], *restored[K, V]) {
 	if c.DecodeValueTo == nil {
 		e := s.newEntry()
 		e.val = c.DecodeValue(r)
-		return e
+		return e, nil
 	}
-	e := s.newValued()
-	c.DecodeValueTo(r, e.val)
-	return e
+	p := s.newValued()
+	c.DecodeValueTo(r, &p.v)
+	return &p.e, p
 }
 
 // Restored ends a restore: the lists of key groups with many deleted
 // entries are compacted.
 func (s *Memory[K, V]) Restored() {
 	s.flush()
+	s.applyDeltas()
 	s.slab, s.vslab, s.reserved = nil, nil, 0
+	s.deltas, s.deltasTmp, s.spare = nil, nil, nil
 	s.strs = codec.Strings{}
 	s.batch, s.batchTmp = nil, nil
 	for i := range s.all {

@@ -222,3 +222,29 @@ func TestMemoryDeltaSize(t *testing.T) {
 		t.Errorf("the delta after a failed one holds %d values, want %d", len(got), keys/100+1)
 	}
 }
+
+// TestMemoryDeltasLarge: the deltas on top of the full capture of a
+// large state (indexed by a table, where a restore applies them in
+// batches sorted by the keys' homes) restore the state as it was at the
+// barrier of the last one: values changed and replaced, keys deleted,
+// deleted and added again, and added.
+func TestMemoryDeltasLarge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	const keys = 3 * bigState / 2
+	s := newTestState()
+	for k := range keys {
+		s.Put(k, &testValue{N: int64(k), Name: "initial"})
+	}
+	c := s.Capture(true, 0, s.Epoch(), testCodec)
+	chain := []written{writeCapture(t, c)}
+	for round := range 4 {
+		mutate(s, rng, keys/3, keys+keys/4)
+		want := values(s)
+		d := s.Capture(false, c.Epoch, c.Epoch, testCodec)
+		chain = append(chain, writeCapture(t, d))
+		c = d
+		if got := restore(t, chain); !maps.Equal(got, want) {
+			t.Fatalf("round %d: the restored state differs from the state at the barrier: %d keys, want %d", round, len(got), len(want))
+		}
+	}
+}

@@ -67,7 +67,11 @@ func (t *table[K, V]) get(k K) *entry[K, V] {
 
 // lookup returns the entry of k, or nil, and k's hash.
 func (t *table[K, V]) lookup(k K) (*entry[K, V], uint64) {
-	h := t.hash(k)
+	return t.lookupHash(k, t.hash(k))
+}
+
+// lookupHash is lookup of k, whose hash is h.
+func (t *table[K, V]) lookupHash(k K, h uint64) (*entry[K, V], uint64) {
 	mask := len(t.slots) - 1
 	for i := int(h >> t.shift); ; i = (i + 1) & mask {
 		s := &t.slots[i]
