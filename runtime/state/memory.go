@@ -752,10 +752,11 @@ type deltaOp[K comparable, V any] struct {
 // addDelta holds an operation of a delta, to be applied with the next
 // ones (applyDeltas): a delta's keys are spread over the whole table,
 // where a lookup each takes a cache miss, most of a restore's time
-// in a delta.
+// in a delta. It holds as many as build does (an eighth of the keys, at
+// most restoreBatch): the more, the closer their lookups in the table.
 func (s *Memory[K, V]) addDelta(k K, e *entry[K, V], p *restored[K, V]) {
 	if s.deltas == nil {
-		s.deltas = make([]deltaOp[K, V], 0, min(max(s.idx.len()/64, restoreBatchMin), restoreBatch))
+		s.deltas = make([]deltaOp[K, V], 0, min(max(s.idx.len()/8, restoreBatchMin), restoreBatch))
 	}
 	s.deltas = append(s.deltas, deltaOp[K, V]{h: s.idx.t.hash(k), k: k, e: e, p: p})
 	if len(s.deltas) == cap(s.deltas) {
@@ -766,9 +767,9 @@ func (s *Memory[K, V]) addDelta(k K, e *entry[K, V], p *restored[K, V]) {
 // applyDeltas applies the operations of deltas held, sorted by their
 // keys' homes in the table as build sorts (a stable sort: the operations
 // of one key keep their order), so that their lookups go through the
-// table front to back. A value for a key restored already is copied into
-// its value when both come from slabs, and the pair it was decoded into
-// is used again.
+// table front to back. A new value of a key restored already that was
+// decoded into a pair from a slab is copied into the key's value, and
+// the pair is used again for the next delta.
 func (s *Memory[K, V]) applyDeltas() {
 	ops := s.deltas
 	if len(ops) == 0 {
