@@ -779,21 +779,7 @@ func (s *Memory[K, V]) applyDeltas() {
 		if len(s.deltasTmp) < len(ops) {
 			s.deltasTmp = make([]deltaOp[K, V], cap(ops))
 		}
-		tmp := s.deltasTmp[:len(ops)]
-		var start [1<<sortBits + 1]int32
-		const shift = 64 - sortBits
-		for _, op := range ops {
-			start[op.h>>shift+1]++
-		}
-		for b := 1; b < len(start); b++ {
-			start[b] += start[b-1]
-		}
-		for _, op := range ops {
-			b := op.h >> shift
-			tmp[start[b]] = op
-			start[b]++
-		}
-		ops = tmp
+		ops = sortByHome(ops, s.deltasTmp, func(op *deltaOp[K, V]) uint64 { return op.h })
 	}
 	t := &s.idx.t
 	for _, op := range ops {

@@ -188,21 +188,29 @@ func (t *table[K, V]) build(batch, tmp []slot[K, V]) {
 		}
 		return
 	}
-	var start [1<<sortBits + 1]int32
-	const shift = 64 - sortBits
-	for _, s := range batch {
-		start[s.h>>shift+1]++
-	}
-	for i := 1; i < len(start); i++ {
-		start[i] += start[i-1]
-	}
-	tmp = tmp[:len(batch)]
-	for _, s := range batch {
-		b := s.h >> shift
-		tmp[start[b]] = s
-		start[b]++
-	}
-	for _, s := range tmp {
+	for _, s := range sortByHome(batch, tmp, func(s *slot[K, V]) uint64 { return s.h }) {
 		t.place(s.h, s.e)
 	}
+}
+
+// sortByHome returns items sorted by the top sortBits bits of their
+// hashes (h returns an item's) in tmp, which is at least as long: one
+// pass of a counting sort, which keeps the order of items whose bits are
+// the same.
+func sortByHome[T any](items, tmp []T, h func(*T) uint64) []T {
+	var start [1<<sortBits + 1]int32
+	const shift = 64 - sortBits
+	for i := range items {
+		start[h(&items[i])>>shift+1]++
+	}
+	for b := 1; b < len(start); b++ {
+		start[b] += start[b-1]
+	}
+	tmp = tmp[:len(items)]
+	for i := range items {
+		b := h(&items[i]) >> shift
+		tmp[start[b]] = items[i]
+		start[b]++
+	}
+	return tmp
 }
