@@ -266,7 +266,7 @@ func newTestWindowState(a WindowAssigner, lateness int64) *WindowState[int, test
 func TestWindowStateAgainstModel(t *testing.T) {
 	t.Parallel()
 	for _, kind := range []WindowKind{Tumbling, Sliding, Session} {
-		late, updates, fires := 0, 0, 0
+		late, updates, fires, spilled := 0, 0, 0, 0
 		for seed := range seeds(150) {
 			rng := rand.New(rand.NewPCG(seed, uint64(kind)))
 			a := randomAssigner(rng, kind)
@@ -304,6 +304,15 @@ func TestWindowStateAgainstModel(t *testing.T) {
 					t.Fatalf("%v size=%d slide=%d gap=%d lateness=%d seed %d, op %d %v:\ngot  %v %v\nwant %v %v",
 						kind, a.Size, a.Slide, a.Gap, lateness, seed, i, o, ok, got, wantOK, want)
 				}
+				if !session {
+					if n := s.ix.pairs(); n != s.Len() {
+						t.Fatalf("%v seed %d op %d: the pane index holds %d windows, the panes %d", kind, seed, i, n, s.Len())
+					}
+					spilled = max(spilled, len(s.ix.spill))
+				}
+			}
+			if len(s.ix.slots)+len(s.ix.spill) != 0 {
+				t.Fatalf("%v seed %d: the pane index holds %d keys and %d spilled windows at the end of time", kind, seed, len(s.ix.slots), len(s.ix.spill))
 			}
 			if s.Len() != 0 || len(s.panes)+len(s.paneHeap)+len(s.sessions)+len(s.sessionHeap) != 0 {
 				t.Fatalf("%v seed %d: %d windows left at the end of time", kind, seed, s.Len())
@@ -312,6 +321,9 @@ func TestWindowStateAgainstModel(t *testing.T) {
 		t.Logf("%v: %d late records, %d updates, %d fired", kind, late, updates, fires)
 		if late == 0 || updates == 0 || fires == 0 {
 			t.Errorf("%v: the streams did not exercise late records, updates and firings", kind)
+		}
+		if kind != Session && spilled == 0 {
+			t.Errorf("%v: no window of a key was ever spilled from the pane index's ring", kind)
 		}
 	}
 }

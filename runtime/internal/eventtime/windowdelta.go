@@ -40,7 +40,7 @@ func (s *WindowState[K, A]) SnapshotDelta(sec *state.Sections, keyGroup func(K) 
 		i := pk.i
 		if int(i) >= len(p.keys) || p.keys[i] != pk.k {
 			// The pane was sorted since.
-			j, ok := p.idx[pk.k]
+			j, ok := s.ix.lookup(p, pk.k)
 			if !ok {
 				return nil
 			}
@@ -125,7 +125,7 @@ func (s *WindowState[K, A]) EndChain() error {
 	slices.Sort(starts)
 	for _, start := range starts {
 		p := c.panes[start]
-		p.sort()
+		c.sortPane(p)
 		for i, k := range p.keys {
 			if _, _, err := s.restorePane(k, p.w, p.seqs[i], p.fired || p.early[int32(i)], &p.accs[i]); err != nil {
 				return err
@@ -176,7 +176,7 @@ func (s *WindowState[K, A]) restoreDelta(section []byte, decK func(*codec.Reader
 		}
 		s.seq = max(s.seq, seq+1)
 		if p := s.panes[w.Start]; p != nil {
-			if i, ok := p.idx[k]; ok {
+			if i, ok := s.ix.lookup(p, k); ok {
 				p.accs[i] = *a
 				if fired && !p.fired {
 					if p.early == nil {
