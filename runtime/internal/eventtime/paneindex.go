@@ -25,7 +25,9 @@ type paneIndex[K comparable, A any] struct {
 	width int
 
 	slots map[K]int32
-	refs  []paneRef // width per slot
+	// refs holds width pairs per slot, in chunks of slotChunk slots: a
+	// chunk is never copied when the keys grow.
+	refs  [][]paneRef
 	live  []int32   // per slot, the panes that hold the key
 	free  []int32
 	spill map[spillKey[K]]int32
@@ -50,6 +52,8 @@ type spillKey[K comparable] struct {
 	k     K
 	start int64
 }
+
+const slotChunk = 1024
 
 // maxPaneRing bounds the ring per key: sliding windows of many slides
 // (an hour every second) would otherwise cost the key that many pairs.
@@ -104,18 +108,26 @@ func (x *paneIndex[K, A]) slot(k K) int32 {
 	} else {
 		sl = int32(len(x.live))
 		x.live = append(x.live, 0)
-		for range x.width {
-			x.refs = append(x.refs, paneRef{i: -1})
+		if int(sl)%slotChunk == 0 {
+			c := make([]paneRef, slotChunk*x.width)
+			for i := range c {
+				c[i].i = -1
+			}
+			x.refs = append(x.refs, c)
 		}
 	}
 	x.slots[k] = sl
 	return sl
 }
 
+func (x *paneIndex[K, A]) ref(sl int32, pos int) *paneRef {
+	return &x.refs[sl/slotChunk][int(sl%slotChunk)*x.width+pos]
+}
+
 // find returns k's index in the pane that starts at start, at ring
 // position pos, in slot sl.
 func (x *paneIndex[K, A]) find(sl int32, k K, start int64, pos int) (int32, bool) {
-	r := &x.refs[int(sl)*x.width+pos]
+	r := x.ref(sl, pos)
 	if r.i >= 0 && r.start == start {
 		return r.i, true
 	}
@@ -129,7 +141,7 @@ func (x *paneIndex[K, A]) find(sl int32, k K, start int64, pos int) (int32, bool
 // put records k's index i in a pane it was not in. The newest pane keeps
 // the ring position.
 func (x *paneIndex[K, A]) put(sl int32, k K, start int64, pos int, i int32) {
-	r := &x.refs[int(sl)*x.width+pos]
+	r := x.ref(sl, pos)
 	switch {
 	case r.i < 0:
 		*r = paneRef{start, i}
@@ -151,7 +163,7 @@ func (x *paneIndex[K, A]) spillPut(sk spillKey[K], i int32) {
 
 // set changes k's index in a pane it is in (a pane that was sorted).
 func (x *paneIndex[K, A]) set(sl int32, k K, start int64, pos int, i int32) {
-	r := &x.refs[int(sl)*x.width+pos]
+	r := x.ref(sl, pos)
 	if r.i >= 0 && r.start == start {
 		r.i = i
 		return
@@ -162,7 +174,7 @@ func (x *paneIndex[K, A]) set(sl int32, k K, start int64, pos int, i int32) {
 // remove takes k out of a pane that is dropped, and frees its slot when it
 // was the key's last.
 func (x *paneIndex[K, A]) remove(sl int32, k K, start int64, pos int) {
-	r := &x.refs[int(sl)*x.width+pos]
+	r := x.ref(sl, pos)
 	if r.i >= 0 && r.start == start {
 		r.i = -1
 	} else {

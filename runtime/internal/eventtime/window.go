@@ -288,6 +288,13 @@ func (s *WindowState[K, A]) pane(w Window, pos int) *pane[K, A] {
 	p := s.panes[w.Start]
 	if p == nil {
 		p = &pane[K, A]{w: w}
+		if q := s.ix.panes[pos]; q != nil {
+			// The next window has about as many keys as the one it
+			// follows: growing the slices would copy them over and over.
+			n := len(q.keys)
+			p.keys, p.slots, p.seqs = make([]K, 0, n), make([]int32, 0, n), make([]uint64, 0, n)
+			p.accs, p.vers = make([]A, 0, n), make([]uint32, 0, n)
+		}
 		p.fired = w.MaxTimestamp() <= s.wm
 		s.schedulePane(p)
 		s.panes[w.Start] = p
