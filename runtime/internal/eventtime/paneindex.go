@@ -1,14 +1,14 @@
 package eventtime
 
-// paneIndex finds a key's place in the tumbling or sliding panes of a
-// WindowState with one map lookup per record, not one per pane.
+// paneIndex finds a key's place in the sliding panes of a WindowState
+// with one map lookup per record, not one per pane.
 //
 // A record of a sliding window belongs to Size/Slide panes (q5 of Nexmark:
 // five), and a map per pane from key to index cost a lookup for each: 27-33%
 // of q5's CPU. Here a key has one slot (the only map lookup), and the slot
 // a small ring of (pane start, index) pairs, one per pane position: the
-// position of a pane is its start divided by the slide (the size for
-// tumbling windows), modulo the ring's width, which is one more than the
+// position of a pane is its start divided by the slide, modulo the ring's
+// width, which is one more than the
 // panes a record belongs to. The panes of one record fall on distinct
 // positions, and a position is reused only when the watermark has passed a
 // pane that many slides older; a pair that a newer pane would overwrite
@@ -18,18 +18,28 @@ package eventtime
 // try the ring first.
 //
 // A pane lists the slot of each of its keys (pane.slots), so that dropping
-// it clears its pairs without hashing; a key's slot is freed (its map entry
-// deleted) when its last pane is dropped.
+// it clears its pairs without hashing. A key whose last pane is dropped
+// keeps its slot for a while, as most keys come back in later windows:
+// slots without panes are freed in sweeps, when they outnumber those with
+// panes, so that a sweep's cost is spread over the drops before it.
+//
+// Tumbling windows (and sliding ones no longer than their slide) have one
+// window per record: for them a map per pane (pane.idx) is one lookup per
+// record too, and cheaper than a slot and its ring (BenchmarkWindowState
+// Tumbling/sparse took twice the time with the ring, its keys coming and
+// going with every window), so they keep it and the index is off (width
+// 0).
 type paneIndex[K comparable, A any] struct {
-	step  int64 // the slide, or the size of tumbling windows
-	width int
+	step  int64 // the slide
+	width int   // 0: off
 
 	slots map[K]int32
 	// refs holds width pairs per slot, in chunks of slotChunk slots: a
 	// chunk is never copied when the keys grow.
 	refs  [][]paneRef
-	live  []int32   // per slot, the panes that hold the key
+	live  []int32 // per slot, the panes that hold the key
 	free  []int32
+	idle  int // slots in the map whose live is 0
 	spill map[spillKey[K]]int32
 
 	// panes caches the pane at each ring position, to spare the map of
@@ -61,14 +71,11 @@ const slotChunk = 1024
 const maxPaneRing = 17
 
 func newPaneIndex[K comparable, A any](a WindowAssigner) paneIndex[K, A] {
-	if a.Kind == Session {
+	if a.Kind != Sliding || a.Size <= a.Slide {
 		return paneIndex[K, A]{}
 	}
-	x := paneIndex[K, A]{step: a.Size, width: 2, slots: make(map[K]int32), lastStart: MinTime}
-	if a.Kind == Sliding {
-		x.step = a.Slide
-		x.width = int(min((a.Size+a.Slide-1)/a.Slide+1, maxPaneRing))
-	}
+	x := paneIndex[K, A]{step: a.Slide, slots: make(map[K]int32), lastStart: MinTime}
+	x.width = int(min((a.Size+a.Slide-1)/a.Slide+1, maxPaneRing))
 	x.panes = make([]*pane[K, A], x.width)
 	x.lastPos = x.pos(MinTime)
 	return x
@@ -101,6 +108,9 @@ func (x *paneIndex[K, A]) slot(k K) int32 {
 	if sl, ok := x.slots[k]; ok {
 		return sl
 	}
+	if x.idle > len(x.slots)/2+64 {
+		x.sweep()
+	}
 	var sl int32
 	if n := len(x.free); n > 0 {
 		sl = x.free[n-1]
@@ -117,6 +127,7 @@ func (x *paneIndex[K, A]) slot(k K) int32 {
 		}
 	}
 	x.slots[k] = sl
+	x.idle++ // until put
 	return sl
 }
 
@@ -151,6 +162,9 @@ func (x *paneIndex[K, A]) put(sl int32, k K, start int64, pos int, i int32) {
 	default:
 		x.spillPut(spillKey[K]{k, start}, i)
 	}
+	if x.live[sl] == 0 {
+		x.idle--
+	}
 	x.live[sl]++
 }
 
@@ -181,9 +195,19 @@ func (x *paneIndex[K, A]) remove(sl int32, k K, start int64, pos int) {
 		delete(x.spill, spillKey[K]{k, start})
 	}
 	if x.live[sl]--; x.live[sl] == 0 {
-		delete(x.slots, k)
-		x.free = append(x.free, sl)
+		x.idle++
 	}
+}
+
+// sweep frees the slots of keys that are in no pane.
+func (x *paneIndex[K, A]) sweep() {
+	for k, sl := range x.slots {
+		if x.live[sl] == 0 {
+			delete(x.slots, k)
+			x.free = append(x.free, sl)
+		}
+	}
+	x.idle = 0
 }
 
 // lookup returns k's index in p, if k is in it: for the paths that are

@@ -41,8 +41,8 @@ import (
 // Tumbling and sliding windows are kept per window: a pane holds the
 // accumulators of every key with records in one window, side by side, so
 // that firing a window walks an array; a key's index in each pane is
-// found with one map lookup per record (paneIndex). Sessions are kept per
-// key.
+// found with one map lookup per record (paneIndex for sliding windows,
+// pane.idx for tumbling ones). Sessions are kept per key.
 type WindowState[K comparable, A any] struct {
 	assign   WindowAssigner
 	lateness int64
@@ -61,6 +61,7 @@ type WindowState[K comparable, A any] struct {
 	// holds every pane at its MaxTimestamp until it has fired, then at the
 	// time it is dropped.
 	panes    map[int64]*pane[K, A]
+	last     *pane[K, A] // the pane of the last record, without the index
 	paneHeap timeHeap[*pane[K, A]]
 	ix       paneIndex[K, A]
 
@@ -101,7 +102,10 @@ type pane[K comparable, A any] struct {
 	// subtasks with different watermarks may meet. Usually nil.
 	early map[int32]bool
 	keys  []K
-	slots []int32 // the paneIndex slot of each key
+	// The index of each key: its paneIndex slot, or without the index
+	// (tumbling windows) a map.
+	slots []int32
+	idx   map[K]int32
 	seqs  []uint64
 	accs  []A
 	// vers holds, per key, the epoch (low 32 bits) its window last got a
@@ -142,7 +146,7 @@ func (s *WindowState[K, A]) resolve(r winRef[K, A]) (w Window, seq uint64, fired
 		return e.w, e.seq, e.fired, &e.acc
 	}
 	p := r.p
-	i, _ := s.ix.lookup(p, r.k)
+	i, _ := s.indexOf(p, r.k)
 	return p.w, p.seqs[i], p.fired || p.early[i], &p.accs[i]
 }
 
@@ -229,10 +233,15 @@ func (s *WindowState[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A),
 	if first == len(ws) {
 		return false
 	}
-	sl := s.ix.slot(k)
-	pos := s.ix.firstPos(ws[first].Start)
+	ix := s.ix.width > 0
+	var sl int32
+	pos := 0
+	if ix {
+		sl = s.ix.slot(k)
+		pos = s.ix.firstPos(ws[first].Start)
+	}
 	for j, w := range ws[first:] {
-		if j > 0 {
+		if ix && j > 0 {
 			// The windows of a record are a slide apart but at the
 			// extremes of time.
 			if w.Start == ws[first+j-1].Start+s.ix.step {
@@ -244,12 +253,22 @@ func (s *WindowState[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A),
 			}
 		}
 		p := s.pane(w, pos)
-		i, ok := s.ix.find(sl, k, w.Start, pos)
+		var i int32
+		var ok bool
+		if ix {
+			i, ok = s.ix.find(sl, k, w.Start, pos)
+		} else {
+			i, ok = p.idx[k]
+		}
 		if !ok {
 			i = int32(len(p.keys))
-			s.ix.put(sl, k, w.Start, pos, i)
+			if ix {
+				s.ix.put(sl, k, w.Start, pos, i)
+				p.slots = append(p.slots, sl)
+			} else {
+				p.idx[k] = i
+			}
 			p.keys = append(p.keys, k)
-			p.slots = append(p.slots, sl)
 			p.seqs = append(p.seqs, s.seq)
 			s.seq++
 			var zero A
@@ -278,35 +297,59 @@ func (s *WindowState[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A),
 	return true
 }
 
-// pane returns the pane of w, at ring position pos, making it when it is
-// new: due at its MaxTimestamp, or fired at once if the watermark has
-// passed that already.
+// pane returns the pane of w, at ring position pos of the index, making
+// it when it is new: due at its MaxTimestamp, or fired at once if the
+// watermark has passed that already.
 func (s *WindowState[K, A]) pane(w Window, pos int) *pane[K, A] {
-	if p := s.ix.panes[pos]; p != nil && p.w.Start == w.Start {
-		return p
+	cached := s.last
+	if s.ix.width > 0 {
+		cached = s.ix.panes[pos]
+	}
+	if cached != nil && cached.w.Start == w.Start {
+		return cached
 	}
 	p := s.panes[w.Start]
 	if p == nil {
 		p = &pane[K, A]{w: w}
-		if q := s.ix.panes[pos]; q != nil {
-			// The next window has about as many keys as the one it
-			// follows: growing the slices would copy them over and over.
-			n := len(q.keys)
-			p.keys, p.slots, p.seqs = make([]K, 0, n), make([]int32, 0, n), make([]uint64, 0, n)
-			p.accs, p.vers = make([]A, 0, n), make([]uint32, 0, n)
+		if s.ix.width == 0 {
+			hint := 0
+			if s.last != nil {
+				hint = len(s.last.keys) // the next window has about as many keys
+			}
+			p.idx = make(map[K]int32, hint)
 		}
 		p.fired = w.MaxTimestamp() <= s.wm
 		s.schedulePane(p)
 		s.panes[w.Start] = p
 		s.paneHeap.push(p)
 	}
-	s.ix.panes[pos] = p
+	if s.ix.width > 0 {
+		s.ix.panes[pos] = p
+	} else {
+		s.last = p
+	}
 	return p
+}
+
+// indexOf returns k's index in p, if k is in it.
+func (s *WindowState[K, A]) indexOf(p *pane[K, A], k K) (int32, bool) {
+	if s.ix.width > 0 {
+		return s.ix.lookup(p, k)
+	}
+	i, ok := p.idx[k]
+	return i, ok
 }
 
 // dropPane forgets p, which is out of the heap.
 func (s *WindowState[K, A]) dropPane(p *pane[K, A]) {
 	delete(s.panes, p.w.Start)
+	s.n -= len(p.keys)
+	if s.ix.width == 0 {
+		if s.last == p {
+			s.last = nil
+		}
+		return
+	}
 	pos := s.ix.pos(p.w.Start)
 	if s.ix.panes[pos] == p {
 		s.ix.panes[pos] = nil
@@ -314,7 +357,6 @@ func (s *WindowState[K, A]) dropPane(p *pane[K, A]) {
 	for i, sl := range p.slots {
 		s.ix.remove(sl, p.keys[i], p.w.Start, pos)
 	}
-	s.n -= len(p.keys)
 }
 
 func (s *WindowState[K, A]) schedulePane(p *pane[K, A]) {
@@ -336,12 +378,22 @@ func (s *WindowState[K, A]) sortPane(p *pane[K, A]) {
 		perm[i] = int32(i)
 	}
 	slices.SortStableFunc(perm, func(a, b int32) int { return cmp.Compare(p.seqs[a], p.seqs[b]) })
-	keys, slots, seqs, accs, vers := make([]K, len(perm)), make([]int32, len(perm)), make([]uint64, len(perm)), make([]A, len(perm)), make([]uint32, len(perm))
+	keys, seqs, accs, vers := make([]K, len(perm)), make([]uint64, len(perm)), make([]A, len(perm)), make([]uint32, len(perm))
+	var slots []int32
+	var pos int
+	if s.ix.width > 0 {
+		slots = make([]int32, len(perm))
+		pos = s.ix.pos(p.w.Start)
+	}
 	var early map[int32]bool
-	pos := s.ix.pos(p.w.Start)
 	for to, from := range perm {
-		keys[to], slots[to], seqs[to], accs[to], vers[to] = p.keys[from], p.slots[from], p.seqs[from], p.accs[from], p.vers[from]
-		s.ix.set(slots[to], keys[to], p.w.Start, pos, int32(to))
+		keys[to], seqs[to], accs[to], vers[to] = p.keys[from], p.seqs[from], p.accs[from], p.vers[from]
+		if slots != nil {
+			slots[to] = p.slots[from]
+			s.ix.set(slots[to], keys[to], p.w.Start, pos, int32(to))
+		} else {
+			p.idx[keys[to]] = int32(to)
+		}
 		if p.early[from] {
 			if early == nil {
 				early = make(map[int32]bool)
@@ -602,21 +654,28 @@ func (s *WindowState[K, A]) restorePane(k K, w Window, seq uint64, fired bool, a
 	p := s.panes[w.Start]
 	if p == nil {
 		p = &pane[K, A]{w: w, fired: fired}
+		if s.ix.width == 0 {
+			p.idx = make(map[K]int32)
+		}
 		s.schedulePane(p)
 		s.panes[w.Start] = p
 		s.paneHeap.push(p)
 	}
-	if _, dup := s.ix.lookup(p, k); dup {
+	if _, dup := s.indexOf(p, k); dup {
 		return nil, 0, fmt.Errorf("%w: window %v of key %v restored twice", codec.ErrCorrupt, w, k)
 	}
 	i := int32(len(p.keys))
 	if i > 0 && p.seqs[i-1] > seq {
 		p.unsorted = true
 	}
-	sl := s.ix.slot(k)
-	s.ix.put(sl, k, w.Start, s.ix.pos(w.Start), i)
+	if s.ix.width > 0 {
+		sl := s.ix.slot(k)
+		s.ix.put(sl, k, w.Start, s.ix.pos(w.Start), i)
+		p.slots = append(p.slots, sl)
+	} else {
+		p.idx[k] = i
+	}
 	p.keys = append(p.keys, k)
-	p.slots = append(p.slots, sl)
 	p.seqs = append(p.seqs, seq)
 	p.accs = append(p.accs, *a)
 	p.vers = append(p.vers, 0)

@@ -40,7 +40,7 @@ func (s *WindowState[K, A]) SnapshotDelta(sec *state.Sections, keyGroup func(K) 
 		i := pk.i
 		if int(i) >= len(p.keys) || p.keys[i] != pk.k {
 			// The pane was sorted since.
-			j, ok := s.ix.lookup(p, pk.k)
+			j, ok := s.indexOf(p, pk.k)
 			if !ok {
 				return nil
 			}
@@ -176,7 +176,7 @@ func (s *WindowState[K, A]) restoreDelta(section []byte, decK func(*codec.Reader
 		}
 		s.seq = max(s.seq, seq+1)
 		if p := s.panes[w.Start]; p != nil {
-			if i, ok := s.ix.lookup(p, k); ok {
+			if i, ok := s.indexOf(p, k); ok {
 				p.accs[i] = *a
 				if fired && !p.fired {
 					if p.early == nil {
