@@ -71,7 +71,9 @@ type WindowState[K comparable, A any] struct {
 	sessionHeap timeHeap[*winEntry[K, A]]
 
 	// log lists the keys' windows that got records in each epoch, for
-	// deltas (SnapshotDelta; tumbling and sliding windows only).
+	// deltas (SnapshotDelta; tumbling and sliding windows only): with the
+	// pane index a key once per epoch (p nil), whichever of its panes
+	// changed, without it each pane of the key.
 	log changeLog[paneKey[K, A]]
 	// chain holds the windows of the files of one subtask of the
 	// checkpoint being restored, when they are restored apart
@@ -81,7 +83,8 @@ type WindowState[K comparable, A any] struct {
 }
 
 // paneKey names the window of a key in a pane: key k, at index i
-// unless a restored pane was sorted since (pane.sort).
+// unless a restored pane was sorted since (sortPane); or, p nil, the
+// windows of key k.
 type paneKey[K comparable, A any] struct {
 	p *pane[K, A]
 	k K
@@ -278,7 +281,12 @@ func (s *WindowState[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A),
 		}
 		if s.log.tracking && p.vers[i] != uint32(s.log.epoch) {
 			p.vers[i] = uint32(s.log.epoch)
-			s.log.add(paneKey[K, A]{p, k, i})
+			if !ix {
+				s.log.add(paneKey[K, A]{p, k, i})
+			} else if s.ix.vers[sl] != uint32(s.log.epoch) {
+				s.ix.vers[sl] = uint32(s.log.epoch)
+				s.log.add(paneKey[K, A]{k: k})
+			}
 		}
 		acc := &p.accs[i]
 		add(acc)

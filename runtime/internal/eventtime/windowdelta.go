@@ -32,8 +32,44 @@ func (s *WindowState[K, A]) SnapshotDelta(sec *state.Sections, keyGroup func(K) 
 		return 0, fmt.Errorf("session windows cannot be written as a delta")
 	}
 	writeSectionHeaders(sec, sectionHeader{wm: s.wm, seq: s.seq})
+	var starts []int64
+	if len(s.ix.spill) > 0 {
+		for start := range s.panes {
+			starts = append(starts, start)
+		}
+		slices.Sort(starts)
+	}
+	write := func(epoch uint64, p *pane[K, A], k K, i int32) error {
+		if p.vers[i] != uint32(epoch) {
+			return nil // listed again in a later epoch
+		}
+		w, err := keySection(sec, keyGroup, k)
+		if err != nil {
+			return err
+		}
+		m := w.Begin()
+		w.Uvarint(deltaPut)
+		encK(w, k)
+		w.Varint(p.w.Start)
+		w.Varint(p.w.End)
+		w.Uvarint(p.seqs[i])
+		w.Bool(p.fired || p.early[i])
+		encA(w, &p.accs[i])
+		w.End(m)
+		return nil
+	}
 	return s.log.close(d, func(epoch uint64, pk paneKey[K, A]) error {
 		p := pk.p
+		if p == nil {
+			// Every window of the key that changed in the epoch.
+			return s.ix.each(pk.k, starts, func(start int64, i int32) error {
+				p := s.ix.panes[s.ix.pos(start)]
+				if p == nil || p.w.Start != start {
+					p = s.panes[start]
+				}
+				return write(epoch, p, pk.k, i)
+			})
+		}
 		if p.hi < 0 {
 			return nil // dropped: the watermark says so
 		}
@@ -46,23 +82,7 @@ func (s *WindowState[K, A]) SnapshotDelta(sec *state.Sections, keyGroup func(K) 
 			}
 			i = j
 		}
-		if p.vers[i] != uint32(epoch) {
-			return nil // listed again in a later epoch
-		}
-		w, err := keySection(sec, keyGroup, pk.k)
-		if err != nil {
-			return err
-		}
-		m := w.Begin()
-		w.Uvarint(deltaPut)
-		encK(w, pk.k)
-		w.Varint(p.w.Start)
-		w.Varint(p.w.End)
-		w.Uvarint(p.seqs[i])
-		w.Bool(p.fired || p.early[i])
-		encA(w, &p.accs[i])
-		w.End(m)
-		return nil
+		return write(epoch, p, pk.k, i)
 	})
 }
 
