@@ -34,8 +34,9 @@ type paneIndex[K comparable, A any] struct {
 	width int   // 0: off
 
 	slots map[K]int32
-	// refs holds width pairs per slot, in chunks of slotChunk slots: a
-	// chunk is never copied when the keys grow.
+	// refs holds width pairs per slot, in chunks of slotChunk slots: but
+	// for the first, a chunk is never copied when the keys grow. A
+	// pointer into it (ref) is valid until the next new slot.
 	refs [][]paneRef
 	live []int32 // per slot, the panes that hold the key
 	// vers holds per slot the epoch (low 32 bits) in which the key was
@@ -124,11 +125,17 @@ func (x *paneIndex[K, A]) slot(k K) int32 {
 		x.live = append(x.live, 0)
 		x.vers = append(x.vers, 0)
 		if int(sl)%slotChunk == 0 {
-			c := make([]paneRef, slotChunk*x.width)
-			for i := range c {
-				c[i].i = -1
+			// The first chunk grows, for the many states with few keys;
+			// the others are made whole.
+			n := slotChunk * x.width
+			if sl == 0 {
+				n = 8 * x.width
 			}
-			x.refs = append(x.refs, c)
+			x.refs = append(x.refs, make([]paneRef, 0, n))
+		}
+		c := &x.refs[len(x.refs)-1]
+		for range x.width {
+			*c = append(*c, paneRef{i: -1})
 		}
 	}
 	x.slots[k] = sl
