@@ -87,15 +87,23 @@ const timerSpill = 8 << 20
 // is st, in st's store, restored with it. Timers that a checkpoint of the
 // memory backend holds (or a savepoint) are read into the store.
 func OpenTimers[K comparable, V any](st *Keyed[K, V]) *Timers[K] {
-	t := &Timers[K]{name: fmt.Sprintf("operators.%s[%d]", st.name, st.t.Subtask()), uid: st.uid, sub: st.t.Subtask(),
-		db: func() *pebble.DB { return st.db }, frozen: st.frozen.Load, waitTaken: st.waitCapture,
-		keyGroup: st.keyGroup, start: st.start, end: st.end, encK: st.codec.EncodeKey, decK: st.codec.DecodeKey,
-		spillAt: timerSpill}
-	t.low[0].at, t.low[1].at = math.MinInt64, math.MinInt64
-	st.addPart(t)
+	t := openTimersOf(st, st.keyGroup, st.codec.EncodeKey, st.codec.DecodeKey)
 	if files, l := st.t.RestoredFiles(st.node, "timers"); len(files) > 0 {
 		st.t.OnRestore(func() { t.restoreSections(files, l) })
 	}
+	return t
+}
+
+// openTimersOf returns timers in st's store whose keys are of another
+// type than the store's (Sessions: a key and a session's start), placed in
+// key groups by keyGroup and written by encK.
+func openTimersOf[T, K comparable, V any](st *Keyed[K, V], keyGroup func(T) int, encK func(*codec.Writer, T), decK func(*codec.Reader) T) *Timers[T] {
+	t := &Timers[T]{name: fmt.Sprintf("operators.%s[%d]", st.name, st.t.Subtask()), uid: st.uid, sub: st.t.Subtask(),
+		db: func() *pebble.DB { return st.db }, frozen: st.frozen.Load, waitTaken: st.waitCapture,
+		keyGroup: keyGroup, start: st.start, end: st.end, encK: encK, decK: decK,
+		spillAt: timerSpill}
+	t.low[0].at, t.low[1].at = math.MinInt64, math.MinInt64
+	st.addPart(t)
 	return t
 }
 
