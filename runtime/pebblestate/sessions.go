@@ -175,7 +175,7 @@ func (s *Sessions[K, A]) Add(k K, ts, inputWatermark int64, add func(acc *A), on
 	if s.assign.DynamicGap {
 		panic("sessions with a gap per record take it with AddGap")
 	}
-	return s.add(k, ts, 0, inputWatermark, add, onUpdate)
+	return s.add(k, ts, 0, inputWatermark, add, onUpdate, nil)
 }
 
 // AddGap is Add for sessions whose gap comes with each record
@@ -185,10 +185,13 @@ func (s *Sessions[K, A]) AddGap(k K, ts, gap, inputWatermark int64, add func(acc
 	if gap <= 0 {
 		panic(fmt.Sprintf("a session gap must be positive, got %dms", gap))
 	}
-	return s.add(k, ts, gap, inputWatermark, add, onUpdate)
+	return s.add(k, ts, gap, inputWatermark, add, onUpdate, nil)
 }
 
-func (s *Sessions[K, A]) add(k K, ts, gap, inputWatermark int64, add func(acc *A), onUpdate func(k K, w eventtime.Window, acc *A)) bool {
+// add is Add with the record's gap (0: the assigner's) that also reports
+// the session that got the record, whether or not it fired, to each
+// (after add, before onUpdate).
+func (s *Sessions[K, A]) add(k K, ts, gap, inputWatermark int64, add func(acc *A), onUpdate func(k K, w eventtime.Window, acc *A), each func(k K, w eventtime.Window, fired bool, acc *A)) bool {
 	s.load()
 	wm := max(inputWatermark, s.wm)
 	s.buf = s.assign.Assign(ts, s.buf)
@@ -243,6 +246,9 @@ func (s *Sessions[K, A]) add(k K, ts, gap, inputWatermark int64, add func(acc *A
 	}
 	e := &wins[i]
 	add(&e.acc)
+	if each != nil {
+		each(k, e.window(), e.fired, &e.acc)
+	}
 	if e.fired && onUpdate != nil {
 		onUpdate(k, e.window(), &e.acc)
 	}
@@ -282,6 +288,27 @@ func (s *Sessions[K, A]) Advance(wm int64, fire func(k K, w eventtime.Window, ac
 			return
 		}
 		*v = slices.Delete(*v, i, i+1)
+	})
+}
+
+// unfired calls yield for every session that has not fired and whose
+// MaxTimestamp is after at, in the order they would fire: ascending end,
+// then creation (their timers' order). acc is valid only during the call,
+// which may change it but must not call s.
+func (s *Sessions[K, A]) unfired(at int64, yield func(k K, w eventtime.Window, acc *A)) {
+	s.load()
+	s.timers.scan(eventDomain, at, func(wk winKey[K], _ int64) {
+		v := s.store.Get(wk.k)
+		i := -1
+		if v != nil {
+			i = slices.IndexFunc(*v, func(e session[A]) bool { return e.start == wk.start })
+		}
+		if i < 0 {
+			s.store.fail("read", fmt.Errorf("%w: a timer of session %d of key %v, which the store does not hold", codec.ErrCorrupt, wk.start, wk.k))
+		}
+		if e := &(*v)[i]; !e.fired {
+			yield(wk.k, e.window(), &e.acc)
+		}
 	})
 }
 

@@ -357,6 +357,35 @@ func (t *Timers[K]) advance(d byte, now int64, fire func(k K, at int64)) {
 	t.low[d].at, t.low[d].known = next, true
 }
 
+// scan calls fire for every timer of domain d after time after, in the
+// order they would run, without running them: fire must not register or
+// delete timers.
+func (t *Timers[K]) scan(d byte, after int64, fire func(k K, at int64)) {
+	if after == math.MaxInt64 {
+		return
+	}
+	it, err := t.batch().NewIter(&pebble.IterOptions{LowerBound: []byte{prefixTimerTime, d}, UpperBound: []byte{prefixTimerTime, d + 1}})
+	if err != nil {
+		t.fail("read", err)
+	}
+	defer it.Close()
+	var from [10]byte
+	from[0], from[1] = prefixTimerTime, d
+	binary.BigEndian.PutUint64(from[2:], ordered(after+1))
+	for ok := it.SeekGE(from[:]); ok; ok = it.Next() {
+		tk := it.Key()
+		r := codec.NewReader(tk[20:])
+		k := t.decK(r)
+		if err := r.Err(); err != nil {
+			t.fail("decode a timer's key", err)
+		}
+		fire(k, int64(binary.BigEndian.Uint64(tk[2:10])^1<<63))
+	}
+	if err := it.Error(); err != nil {
+		t.fail("read", err)
+	}
+}
+
 // Len is the number of timers. It reads them all.
 func (t *Timers[K]) Len() int {
 	it, err := t.batch().NewIter(&pebble.IterOptions{LowerBound: []byte{prefixTimerTime}, UpperBound: []byte{prefixTimerTime + 1}})
