@@ -223,20 +223,20 @@ func (s *Sessions[K, A]) add(k K, ts, gap, inputWatermark int64, add func(acc *A
 		e := session[A]{start: m.Start, end: m.End, seq: s.seq, fired: m.MaxTimestamp() <= s.wm}
 		s.seq++
 		wins = slices.Insert(wins, i, e)
-		s.timers.registerSeq(winKey[K]{k, e.start}, s.due(&e), false, e.seq)
+		s.timers.setKnown(winKey[K]{k, e.start}, s.due(&e), e.seq)
 	} else {
 		e := &wins[i]
 		for o := i + 1; o < j; o++ {
 			s.merge(&e.acc, &wins[o].acc)
-			s.timers.Delete(winKey[K]{k, wins[o].start}, s.due(&wins[o]), false)
+			s.timers.deleteKnown(winKey[K]{k, wins[o].start}, s.due(&wins[o]), wins[o].seq)
 		}
 		wins = slices.Delete(wins, i+1, j)
 		e = &wins[i]
 		if m != e.window() {
-			s.timers.Delete(winKey[K]{k, e.start}, s.due(e), false)
+			s.timers.deleteKnown(winKey[K]{k, e.start}, s.due(e), e.seq)
 			e.start, e.end = m.Start, m.End
 			e.fired = m.MaxTimestamp() <= s.wm
-			s.timers.registerSeq(winKey[K]{k, e.start}, s.due(e), false, e.seq)
+			s.timers.setKnown(winKey[K]{k, e.start}, s.due(e), e.seq)
 		}
 	}
 	if v == nil {
@@ -279,7 +279,7 @@ func (s *Sessions[K, A]) Advance(wm int64, fire func(k K, w eventtime.Window, ac
 				fire(wk.k, e.window(), &e.acc)
 			}
 			if c := s.cleanup(e.window()); c > wm {
-				s.timers.registerSeq(wk, c, false, e.seq)
+				s.timers.setKnown(wk, c, e.seq)
 				return
 			}
 		}

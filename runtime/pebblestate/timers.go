@@ -278,6 +278,47 @@ func (t *Timers[K]) Delete(k K, at int64, processing bool) {
 	t.maybeSpill()
 }
 
+// setKnown sets the event-time timer of k at time at with number seq,
+// which the caller knows does not exist (a window's: Windows and Sessions
+// keep one per window), without reading the store to find out.
+func (t *Timers[K]) setKnown(k K, at int64, seq uint64) {
+	b := t.batch()
+	key := t.entryKey(k, eventDomain, at)
+	if err := b.Set(key, binary.AppendUvarint(nil, seq), nil); err != nil {
+		t.fail("write", err)
+	}
+	tk := entryTimeKey(&t.time, key, seq)
+	if err := b.Set(tk, nil, nil); err != nil {
+		t.fail("write", err)
+	}
+	if l := &t.low[eventDomain]; at < l.at {
+		l.at = at
+	}
+	t.changes++
+	if t.firing && t.domain == eventDomain && bytes.Compare(tk, t.cursor) < 0 {
+		t.cursor = append(t.cursor[:0], tk...)
+	}
+	t.maybeSpill()
+}
+
+// deleteKnown removes the event-time timer of k at time at, which the
+// caller knows exists with number seq, without reading the store.
+func (t *Timers[K]) deleteKnown(k K, at int64, seq uint64) {
+	b := t.batch()
+	key := t.entryKey(k, eventDomain, at)
+	if err := b.Delete(key, nil); err != nil {
+		t.fail("write", err)
+	}
+	if err := b.Delete(entryTimeKey(&t.time, key, seq), nil); err != nil {
+		t.fail("write", err)
+	}
+	if l := &t.low[eventDomain]; l.at == at {
+		l.known = false // it stays a lower bound
+	}
+	t.changes++
+	t.maybeSpill()
+}
+
 // AdvanceEvent runs every event-time timer at or before wm, in time order,
 // as TimerService.AdvanceEvent does.
 func (t *Timers[K]) AdvanceEvent(wm int64, fire func(k K, at int64)) {
