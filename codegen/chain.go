@@ -728,10 +728,15 @@ func (cg *chainGen) controlMethods() {
 
 	// The snapshot: the source's position, every keyed state, the sinks'
 	// pre-commit. Taken before the barrier goes on, so that it holds the
-	// effect of exactly the records before the barrier.
-	f.Comment("barrier takes the chain's snapshot for checkpoint id, passes the barrier on after")
-	f.Comment("the records before it, and hands the snapshot to the writer.")
-	if !cg.snapshots() {
+	// effect of exactly the records before the barrier; handed to the
+	// writer before the barrier goes on too, since passing the barrier may
+	// wait for room downstream (backpressure, as a record would), and the
+	// snapshot can be written meanwhile. The stall that a checkpoint's
+	// figures report is the time from Begin to Submit.
+	if cg.snapshots() {
+		f.Comment("barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and")
+		f.Comment("passes the barrier on after the records before it.")
+	} else {
 		f.Comment("barrier passes checkpoint barrier id downstream, after the records before it:")
 		f.Comment("the chain has no state of its own to snapshot.")
 	}
@@ -745,12 +750,10 @@ func (cg *chainGen) controlMethods() {
 			for _, k := range cg.chainCollectors() {
 				b.Id("c").Dot(cg.collectField(k)).Dot("PreCommit").Call(s, jen.Id(k.konst))
 			}
+			b.Id("c").Dot("task").Dot("Submit").Call(s)
 		}
 		for _, e := range c.outs {
 			b.Id("c").Dot(cg.outField(e)).Dot("Barrier").Call(jen.Id("id"))
-		}
-		if cg.snapshots() {
-			b.Id("c").Dot("task").Dot("Submit").Call(s)
 		}
 	})
 

@@ -150,13 +150,13 @@ func (c *pipegenBusiestDemoChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *pipegenBusiestDemoChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, pipegenBusiestNodeDemo)
-	c.demoToLongest.Barrier(id)
 	c.task.Submit(s)
+	c.demoToLongest.Barrier(id)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
@@ -266,8 +266,8 @@ func (c *pipegenBusiestLongestChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *pipegenBusiestLongestChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	runtime.SnapshotMemory(s, pipegenBusiestNodeLongest, c.longestState, pipegenBusiestLongestCodec)

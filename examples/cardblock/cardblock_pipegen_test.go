@@ -291,14 +291,14 @@ func (c *pipegenCardblockTestPaymentsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *pipegenCardblockTestPaymentsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, pipegenCardblockTestNodePayments)
 	s.Watermarks(pipegenCardblockTestNodePayments, c.wm)
-	c.paymentsToCheck.Barrier(id)
 	c.task.Submit(s)
+	c.paymentsToCheck.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -401,14 +401,14 @@ func (c *pipegenCardblockTestBlocksChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *pipegenCardblockTestBlocksChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, pipegenCardblockTestNodeBlocks)
 	s.Watermarks(pipegenCardblockTestNodeBlocks, c.wm)
-	c.blocksToCheck.Barrier(id)
 	c.task.Submit(s)
+	c.blocksToCheck.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -629,8 +629,8 @@ func (c *pipegenCardblockTestCheckChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *pipegenCardblockTestCheckChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(pipegenCardblockTestNodeCheck, c.in.Watermarks())

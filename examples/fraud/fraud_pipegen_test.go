@@ -305,14 +305,14 @@ func (c *pipegenFraudTestPaymentsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *pipegenFraudTestPaymentsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, pipegenFraudTestNodePayments)
 	s.Watermarks(pipegenFraudTestNodePayments, c.wm)
-	c.paymentsToCheck.Barrier(id)
 	c.task.Submit(s)
+	c.paymentsToCheck.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -415,14 +415,14 @@ func (c *pipegenFraudTestRulesChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *pipegenFraudTestRulesChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, pipegenFraudTestNodeRules)
 	s.Watermarks(pipegenFraudTestNodeRules, c.wm)
-	c.rulesToCheck.Barrier(id)
 	c.task.Submit(s)
+	c.rulesToCheck.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -664,8 +664,8 @@ func (c *pipegenFraudTestCheckChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *pipegenFraudTestCheckChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(pipegenFraudTestNodeCheck, c.in.Watermarks())

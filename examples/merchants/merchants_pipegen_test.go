@@ -216,13 +216,13 @@ func (c *pipegenMerchantsTestPaymentsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *pipegenMerchantsTestPaymentsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, pipegenMerchantsTestNodePayments)
-	c.paymentsToSpend.Barrier(id)
 	c.task.Submit(s)
+	c.paymentsToSpend.Barrier(id)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
@@ -351,8 +351,8 @@ func (c *pipegenMerchantsTestSpendChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *pipegenMerchantsTestSpendChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	runtime.SnapshotMemory(s, pipegenMerchantsTestNodeSpend, c.spendState, pipegenMerchantsTestSpendCodec)

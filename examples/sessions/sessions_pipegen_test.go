@@ -280,14 +280,14 @@ func (c *pipegenSessionsTestClicksChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *pipegenSessionsTestClicksChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, pipegenSessionsTestNodeClicks)
 	s.Watermarks(pipegenSessionsTestNodeClicks, c.wm)
-	c.clicksToSessions.Barrier(id)
 	c.task.Submit(s)
+	c.clicksToSessions.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -490,8 +490,8 @@ func (c *pipegenSessionsTestSessionsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *pipegenSessionsTestSessionsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(pipegenSessionsTestNodeSessions, c.in.Watermarks())

@@ -319,15 +319,15 @@ func (c *ordersChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *ordersChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, nodeOrders)
 	s.Watermarks(nodeOrders, c.wm)
 	c.bigOrdersSink.PreCommit(s, nodeBigOrders)
-	c.ordersToRemind.Barrier(id)
 	c.task.Submit(s)
+	c.ordersToRemind.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -526,8 +526,8 @@ func (c *remindChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *remindChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeRemind, c.in.Watermarks())

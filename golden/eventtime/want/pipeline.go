@@ -260,19 +260,19 @@ func (c *clicksChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *clicksChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, nodeClicks)
 	s.Watermarks(nodeClicks, c.wm)
+	c.task.Submit(s)
 	c.clicksToLatest.Barrier(id)
 	c.clicksToSessions.Barrier(id)
 	c.clicksToPerPage.Barrier(id)
 	c.clicksToWatch.Barrier(id)
 	c.clicksToPaired.Barrier(id)
 	c.clicksToWindowedPairs.Barrier(id)
-	c.task.Submit(s)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -393,15 +393,15 @@ func (c *viewsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *viewsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, nodeViews)
 	s.Watermarks(nodeViews, c.wm)
+	c.task.Submit(s)
 	c.viewsToPaired.Barrier(id)
 	c.viewsToWindowedPairs.Barrier(id)
-	c.task.Submit(s)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -573,8 +573,8 @@ func (c *latestChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *latestChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeLatest, c.in.Watermarks())
@@ -582,9 +582,9 @@ func (c *latestChain) barrier(id int64) {
 	runtime.SnapshotChanges(s, nodeLatest, "", hashKeyLatest, latestKeySchema, latestValueSchema, c.latestState, func(sec *state.Sections, kg func(string) int, d runtime.Delta) (uint64, error) {
 		return c.latestState.SnapshotDelta(sec, kg, encodeLatestKey, encodeLatestValue, d)
 	})
+	c.task.Submit(s)
 	c.latestLinesToAll.Barrier(id)
 	c.lateLinesToAll.Barrier(id)
-	c.task.Submit(s)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -733,16 +733,16 @@ func (c *sessionsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *sessionsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeSessions, c.in.Watermarks())
 	runtime.SnapshotKeyed(s, nodeSessions, "", hashKeySessions, sessionsKeySchema, sessionsValueSchema, func(sec *state.Sections, kg func(string) int) error {
 		return c.sessionsState.Snapshot(sec, kg, encodeSessionsKey, encodeSessionsValue)
 	})
-	c.sessionsToAll.Barrier(id)
 	c.task.Submit(s)
+	c.sessionsToAll.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -881,8 +881,8 @@ func (c *perPageChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *perPageChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodePerPage, c.in.Watermarks())
@@ -890,8 +890,8 @@ func (c *perPageChain) barrier(id int64) {
 	runtime.SnapshotChanges(s, nodePerPage, "", hashKeyPerPage, perPageKeySchema, perPageValueSchema, c.perPageState, func(sec *state.Sections, kg func(string) int, d runtime.Delta) (uint64, error) {
 		return c.perPageState.SnapshotDelta(sec, kg, encodePerPageKey, encodePerPageValue, d)
 	})
-	c.perPageToAll.Barrier(id)
 	c.task.Submit(s)
+	c.perPageToAll.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -1044,8 +1044,8 @@ func (c *watchChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *watchChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeWatch, c.in.Watermarks())
@@ -1053,8 +1053,8 @@ func (c *watchChain) barrier(id int64) {
 	runtime.SnapshotChanges(s, nodeWatch, "timers", hashKeyWatch, watchKeySchema, "timers", c.watchTimers, func(sec *state.Sections, kg func(string) int, d runtime.Delta) (uint64, error) {
 		return c.watchTimers.SnapshotDelta(sec, kg, encodeWatchKey, d)
 	})
-	c.watchToAll.Barrier(id)
 	c.task.Submit(s)
+	c.watchToAll.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -1228,16 +1228,16 @@ func (c *pairedChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *pairedChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodePaired, c.in.Watermarks())
 	runtime.SnapshotKeyed(s, nodePaired, "", hashKeyPaired, pairedKeySchema, pairedValueSchema, func(sec *state.Sections, kg func(string) int) error {
 		return c.pairedState.Snapshot(sec, kg, encodePairedKey, encodePairedValue, encodePairedRight)
 	})
-	c.pairedToAll.Barrier(id)
 	c.task.Submit(s)
+	c.pairedToAll.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -1411,16 +1411,16 @@ func (c *windowedPairsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *windowedPairsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeWindowedPairs, c.in.Watermarks())
 	runtime.SnapshotKeyed(s, nodeWindowedPairs, "", hashKeyWindowedPairs, windowedPairsKeySchema, windowedPairsValueSchema, func(sec *state.Sections, kg func(string) int) error {
 		return c.windowedPairsState.Snapshot(sec, kg, encodeWindowedPairsKey, encodeWindowedPairsValue, encodeWindowedPairsRight)
 	})
-	c.windowedPairsToAll.Barrier(id)
 	c.task.Submit(s)
+	c.windowedPairsToAll.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -1532,8 +1532,8 @@ func (c *allChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *allChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeAll, c.in.Watermarks())

@@ -162,14 +162,14 @@ func (c *ordersChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *ordersChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, nodeOrders)
+	c.task.Submit(s)
 	c.ordersToLarge.Barrier(id)
 	c.linesToBySize.Barrier(id)
-	c.task.Submit(s)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
@@ -284,8 +284,8 @@ func (c *largeChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *largeChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.largeOrdersSink.PreCommit(s, nodeLargeOrders)
@@ -399,8 +399,8 @@ func (c *bySizeChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *bySizeChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	runtime.SnapshotMemory(s, nodeBySize, c.bySizeState, bySizeCodec)

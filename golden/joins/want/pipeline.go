@@ -200,16 +200,16 @@ func (c *eventsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *eventsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, nodeEvents)
 	s.Watermarks(nodeEvents, c.wm)
+	c.task.Submit(s)
 	c.eventsToNext.Barrier(id)
 	c.eventsToNext2.Barrier(id)
 	c.eventsToPaid.Barrier(id)
-	c.task.Submit(s)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -316,14 +316,14 @@ func (c *paymentsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *paymentsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, nodePayments)
 	s.Watermarks(nodePayments, c.wm)
-	c.paymentsToPaid.Barrier(id)
 	c.task.Submit(s)
+	c.paymentsToPaid.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -490,16 +490,16 @@ func (c *nextChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *nextChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeNext, c.in.Watermarks())
 	runtime.SnapshotKeyed(s, nodeNext, "", hashKeyNext, nextKeySchema, nextValueSchema, func(sec *state.Sections, kg func(string) int) error {
 		return c.nextState.Snapshot(sec, kg, encodeNextKey, encodeNextValue, encodeNextRight)
 	})
-	c.nextToAll.Barrier(id)
 	c.task.Submit(s)
+	c.nextToAll.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -694,8 +694,8 @@ func (c *paidChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *paidChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodePaid, c.in.Watermarks())
@@ -703,9 +703,9 @@ func (c *paidChain) barrier(id int64) {
 		return c.paidState.Snapshot(sec, kg, encodePaidKey, encodePaidValue, encodePaidRight)
 	})
 	c.latePaymentsSink.PreCommit(s, nodeLatePayments)
+	c.task.Submit(s)
 	c.paidToAll.Barrier(id)
 	c.lateEventsToAll.Barrier(id)
-	c.task.Submit(s)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -821,8 +821,8 @@ func (c *allChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *allChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeAll, c.in.Watermarks())

@@ -148,13 +148,13 @@ func (c *webChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *webChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, nodeWeb)
-	c.webToAll.Barrier(id)
 	c.task.Submit(s)
+	c.webToAll.Barrier(id)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
@@ -229,13 +229,13 @@ func (c *appChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *appChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, nodeApp)
-	c.appToAll.Barrier(id)
 	c.task.Submit(s)
+	c.appToAll.Barrier(id)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
@@ -345,8 +345,6 @@ func (c *allChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
 // barrier passes checkpoint barrier id downstream, after the records before it:
 // the chain has no state of its own to snapshot.
 func (c *allChain) barrier(id int64) {
@@ -457,8 +455,8 @@ func (c *sectionsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *sectionsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	runtime.SnapshotMemory(s, nodeSections, c.sectionsState, sectionsCodec)

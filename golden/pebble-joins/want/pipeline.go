@@ -221,17 +221,17 @@ func (c *eventsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *eventsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, nodeEvents)
 	s.Watermarks(nodeEvents, c.wm)
+	c.task.Submit(s)
 	c.eventsToNext.Barrier(id)
 	c.eventsToNext2.Barrier(id)
 	c.eventsToPaid.Barrier(id)
 	c.eventsToSameSecond.Barrier(id)
-	c.task.Submit(s)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -348,15 +348,15 @@ func (c *paymentsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *paymentsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, nodePayments)
 	s.Watermarks(nodePayments, c.wm)
+	c.task.Submit(s)
 	c.paymentsToPaid.Barrier(id)
 	c.paymentsToSameSecond.Barrier(id)
-	c.task.Submit(s)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -522,14 +522,14 @@ func (c *nextChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *nextChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeNext, c.in.Watermarks())
 	pebblestate.SnapshotIntervalJoin(s, nodeNext, c.nextState)
-	c.nextToAll.Barrier(id)
 	c.task.Submit(s)
+	c.nextToAll.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -721,16 +721,16 @@ func (c *paidChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *paidChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodePaid, c.in.Watermarks())
 	pebblestate.SnapshotIntervalJoin(s, nodePaid, c.paidState)
 	c.latePaymentsSink.PreCommit(s, nodeLatePayments)
+	c.task.Submit(s)
 	c.paidToAll.Barrier(id)
 	c.lateEventsToAll.Barrier(id)
-	c.task.Submit(s)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -906,8 +906,8 @@ func (c *sameSecondChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *sameSecondChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeSameSecond, c.in.Watermarks())
@@ -1025,8 +1025,8 @@ func (c *allChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *allChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeAll, c.in.Watermarks())

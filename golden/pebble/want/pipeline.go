@@ -147,14 +147,14 @@ func (c *numbersChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *numbersChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, nodeNumbers)
+	c.task.Submit(s)
 	c.numbersToSums.Barrier(id)
 	c.numbersToTens.Barrier(id)
-	c.task.Submit(s)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
@@ -264,8 +264,8 @@ func (c *sumsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *sumsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	pebblestate.Snapshot(s, nodeSums, c.sumsState)
@@ -393,8 +393,8 @@ func (c *tensChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *tensChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	pebblestate.Snapshot(s, nodeTens, c.tensState)

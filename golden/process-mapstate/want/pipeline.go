@@ -130,13 +130,13 @@ func (c *paymentsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *paymentsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, nodePayments)
-	c.paymentsToSpend.Barrier(id)
 	c.task.Submit(s)
+	c.paymentsToSpend.Barrier(id)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
@@ -265,8 +265,8 @@ func (c *spendChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *spendChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	runtime.SnapshotMemory(s, nodeSpend, c.spendState, spendCodec)

@@ -173,14 +173,14 @@ func (c *eventsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *eventsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, nodeEvents)
+	c.task.Submit(s)
 	c.pacedToAccs.Barrier(id)
 	c.readingsToSensors.Barrier(id)
-	c.task.Submit(s)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
@@ -291,8 +291,8 @@ func (c *accsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *accsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	runtime.SnapshotMemory(s, nodeAccs, c.accsState, accsCodec)
@@ -422,8 +422,8 @@ func (c *sensorsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *sensorsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	runtime.SnapshotMemory(s, nodeSensors, c.sensorsState, sensorsCodec)

@@ -249,19 +249,19 @@ func (c *clicksChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *clicksChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, nodeClicks)
 	s.Watermarks(nodeClicks, c.wm)
+	c.task.Submit(s)
 	c.clicksToCounts.Barrier(id)
 	c.clicksToDeltas.Barrier(id)
 	c.clicksToSessions.Barrier(id)
 	c.clicksToDynamic.Barrier(id)
 	c.clicksToTens.Barrier(id)
 	c.clicksToRecent.Barrier(id)
-	c.task.Submit(s)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -421,8 +421,8 @@ func (c *countsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *countsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeCounts, c.in.Watermarks())
@@ -430,8 +430,8 @@ func (c *countsChain) barrier(id int64) {
 		return c.countsState.Snapshot(sec, kg, encodeCountsKey, encodeCountsValue)
 	})
 	c.lateSink.PreCommit(s, nodeLate)
-	c.countsToAll.Barrier(id)
 	c.task.Submit(s)
+	c.countsToAll.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -576,16 +576,16 @@ func (c *deltasChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *deltasChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeDeltas, c.in.Watermarks())
 	runtime.SnapshotKeyed(s, nodeDeltas, "", hashKeyDeltas, deltasKeySchema, deltasValueSchema, func(sec *state.Sections, kg func(string) int) error {
 		return c.deltasState.Snapshot(sec, kg, encodeDeltasKey, encodeDeltasValue)
 	})
-	c.deltasToAll.Barrier(id)
 	c.task.Submit(s)
+	c.deltasToAll.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -726,16 +726,16 @@ func (c *sessionsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *sessionsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeSessions, c.in.Watermarks())
 	runtime.SnapshotKeyed(s, nodeSessions, "", hashKeySessions, sessionsKeySchema, sessionsValueSchema, func(sec *state.Sections, kg func(string) int) error {
 		return c.sessionsState.Snapshot(sec, kg, encodeSessionsKey, encodeSessionsValue)
 	})
-	c.sessionsToAll.Barrier(id)
 	c.task.Submit(s)
+	c.sessionsToAll.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -877,16 +877,16 @@ func (c *dynamicChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *dynamicChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeDynamic, c.in.Watermarks())
 	runtime.SnapshotKeyed(s, nodeDynamic, "", hashKeyDynamic, dynamicKeySchema, dynamicValueSchema, func(sec *state.Sections, kg func(string) int) error {
 		return c.dynamicState.Snapshot(sec, kg, encodeDynamicKey, encodeDynamicValue)
 	})
-	c.dynamicToAll.Barrier(id)
 	c.task.Submit(s)
+	c.dynamicToAll.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -1009,16 +1009,16 @@ func (c *tensChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *tensChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeTens, c.in.Watermarks())
 	runtime.SnapshotKeyed(s, nodeTens, "", hashKeyTens, tensKeySchema, tensValueSchema, func(sec *state.Sections, kg func(string) int) error {
 		return c.tensState.Snapshot(sec, kg, encodeTensKey, encodeTensValue, nil)
 	})
-	c.tensToAll.Barrier(id)
 	c.task.Submit(s)
+	c.tensToAll.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -1140,16 +1140,16 @@ func (c *recentChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *recentChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeRecent, c.in.Watermarks())
 	runtime.SnapshotKeyed(s, nodeRecent, "", hashKeyRecent, recentKeySchema, recentValueSchema, func(sec *state.Sections, kg func(string) int) error {
 		return c.recentState.Snapshot(sec, kg, encodeRecentKey, encodeRecentValue, encodeRecentRecord)
 	})
-	c.recentToAll.Barrier(id)
 	c.task.Submit(s)
+	c.recentToAll.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -1260,8 +1260,8 @@ func (c *allChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *allChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeAll, c.in.Watermarks())
