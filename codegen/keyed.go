@@ -127,7 +127,7 @@ func (g *gen) keyedFuncs(f *jen.File) {
 			// Sliding count windows keep their last records.
 			g.valueCodec(f, cg, n, "Record", n.In())
 		}
-		if n.Window == nil && n.Kind != ir.Join || g.pebbleWindows(n) || g.pebbleJoin(n) {
+		if n.Window == nil && n.Kind != ir.Join || g.pebbleWindows(n) || g.pebbleCount(n) || g.pebbleJoin(n) {
 			name := g.global("%sCodec", n)
 			f.Comment(fmt.Sprintf("%s is how checkpoints write and read the state of %q.", name, n.Name))
 			f.Var().Id(name).Op("=").Op("&").Qual(statePath, "Codec").Types(typeCode(key), typeCode(val)).Custom(multi,

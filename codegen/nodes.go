@@ -396,8 +396,7 @@ func (w *windowGen) doc() string {
 // pebbleWindows reports whether node n keeps its windows in the pebble
 // store of its subtask (pebblestate.Windows, or pebblestate.Sessions for
 // sessions, or pebblestate.Triggered with a trigger): tumbling, sliding
-// and session windows, on the pebble backend. Count windows are
-// runtime.CountWindows' on either backend.
+// and session windows, on the pebble backend (count windows: pebbleCount).
 func (g *gen) pebbleWindows(n *ir.Node) bool {
 	return g.p.StateBackend == "pebble" && (n.Kind == ir.Reduce || n.Kind == ir.Aggregate) &&
 		n.Window != nil && (n.Window.Kind == "tumbling" || n.Window.Kind == "sliding" || n.Window.Kind == "session")

@@ -21,7 +21,8 @@
 // (Windows) are a store of their own: per key and window a value, and a
 // timer at the window's end. So are its session windows (Sessions): per
 // key its sessions, and a timer per session. With a trigger (Triggered)
-// they are those, each accumulator with the trigger's count. So are the buffers of an
+// they are those, each accumulator with the trigger's count. Count
+// windows (CountWindows) are a store with a value per key. So are the buffers of an
 // interval join (IntervalJoin, joins.go): per key and side the records in
 // time order, and each again by the time it can no longer match. A window
 // join on tumbling or sliding windows (WindowJoin) is Windows whose

@@ -250,19 +250,19 @@ func (c *clicksChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *clicksChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, nodeClicks)
 	s.Watermarks(nodeClicks, c.wm)
+	c.task.Submit(s)
 	c.clicksToCounts.Barrier(id)
 	c.clicksToDeltas.Barrier(id)
 	c.clicksToSessions.Barrier(id)
 	c.clicksToDynamic.Barrier(id)
 	c.clicksToTens.Barrier(id)
 	c.clicksToRecent.Barrier(id)
-	c.task.Submit(s)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -419,15 +419,15 @@ func (c *countsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *countsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeCounts, c.in.Watermarks())
 	pebblestate.SnapshotTriggered(s, nodeCounts, c.countsState)
 	c.lateSink.PreCommit(s, nodeLate)
-	c.countsToAll.Barrier(id)
 	c.task.Submit(s)
+	c.countsToAll.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -569,14 +569,14 @@ func (c *deltasChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *deltasChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeDeltas, c.in.Watermarks())
 	pebblestate.SnapshotTriggered(s, nodeDeltas, c.deltasState)
-	c.deltasToAll.Barrier(id)
 	c.task.Submit(s)
+	c.deltasToAll.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -714,14 +714,14 @@ func (c *sessionsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *sessionsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeSessions, c.in.Watermarks())
 	pebblestate.SnapshotTriggered(s, nodeSessions, c.sessionsState)
-	c.sessionsToAll.Barrier(id)
 	c.task.Submit(s)
+	c.sessionsToAll.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -860,14 +860,14 @@ func (c *dynamicChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *dynamicChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeDynamic, c.in.Watermarks())
 	pebblestate.SnapshotTriggered(s, nodeDynamic, c.dynamicState)
-	c.dynamicToAll.Barrier(id)
 	c.task.Submit(s)
+	c.dynamicToAll.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -895,10 +895,10 @@ type tensChain struct {
 	sub       int           // the subtask's index
 	task      *runtime.Task // its part in checkpoints
 	in        *runtime.Inbox[runtime.Timed[triggers.Click]]
-	tensToAll *runtime.Out[runtime.Timed[string]]                         // to all, forward
-	tensState *runtime.CountWindows[string, triggers.Click, triggers.Sum] // open count windows of tens per key
-	meter     *runtime.Meter                                              // the subtask's metrics
-	counts    [2]uint64                                                   // records emitted by tens, then late for them; flush publishes them
+	tensToAll *runtime.Out[runtime.Timed[string]]                             // to all, forward
+	tensState *pebblestate.CountWindows[string, triggers.Click, triggers.Sum] // open count windows of tens per key
+	meter     *runtime.Meter                                                  // the subtask's metrics
+	counts    [2]uint64                                                       // records emitted by tens, then late for them; flush publishes them
 }
 
 func newTensChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[triggers.Click]], tensToAll *runtime.Out[runtime.Timed[string]]) *tensChain {
@@ -909,12 +909,9 @@ func newTensChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[trigg
 		tensToAll: tensToAll,
 	}
 	c.task.RestoreWatermarks(nodeTens, c.in)
-	c.tensState = runtime.NewCountWindows[string, triggers.Click, triggers.Sum](10, 10, func(acc *triggers.Sum, r triggers.Click) {
+	c.tensState = pebblestate.OpenCountWindows(c.task, nodeTens, 10, 10, func(acc *triggers.Sum, r triggers.Click) {
 		triggers.Add(acc, r)
-	}, c.tensResult)
-	runtime.RestoreKeyed(c.task, nodeTens, "", func(sec []byte) error {
-		return c.tensState.Restore(sec, decodeTensKey, decodeTensValue, nil)
-	})
+	}, c.tensResult, tensCodec, nil, nil)
 	c.meter = j.Meter(sub, nodeTens)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -990,16 +987,14 @@ func (c *tensChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *tensChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeTens, c.in.Watermarks())
-	runtime.SnapshotKeyed(s, nodeTens, "", hashKeyTens, tensKeySchema, tensValueSchema, func(sec *state.Sections, kg func(string) int) error {
-		return c.tensState.Snapshot(sec, kg, encodeTensKey, encodeTensValue, nil)
-	})
-	c.tensToAll.Barrier(id)
+	pebblestate.SnapshotCountWindows(s, nodeTens, c.tensState)
 	c.task.Submit(s)
+	c.tensToAll.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -1026,10 +1021,10 @@ type recentChain struct {
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[triggers.Click]]
-	recentToAll *runtime.Out[runtime.Timed[string]]                         // to all, forward
-	recentState *runtime.CountWindows[string, triggers.Click, triggers.Sum] // open count windows of recent per key
-	meter       *runtime.Meter                                              // the subtask's metrics
-	counts      [2]uint64                                                   // records emitted by recent, then late for them; flush publishes them
+	recentToAll *runtime.Out[runtime.Timed[string]]                             // to all, forward
+	recentState *pebblestate.CountWindows[string, triggers.Click, triggers.Sum] // open count windows of recent per key
+	meter       *runtime.Meter                                                  // the subtask's metrics
+	counts      [2]uint64                                                       // records emitted by recent, then late for them; flush publishes them
 }
 
 func newRecentChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[triggers.Click]], recentToAll *runtime.Out[runtime.Timed[string]]) *recentChain {
@@ -1040,12 +1035,9 @@ func newRecentChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[tri
 		task:        j.Task(nodeRecent, sub),
 	}
 	c.task.RestoreWatermarks(nodeRecent, c.in)
-	c.recentState = runtime.NewCountWindows[string, triggers.Click, triggers.Sum](5, 2, func(acc *triggers.Sum, r triggers.Click) {
+	c.recentState = pebblestate.OpenCountWindows(c.task, nodeRecent, 5, 2, func(acc *triggers.Sum, r triggers.Click) {
 		triggers.Add(acc, r)
-	}, c.recentResult)
-	runtime.RestoreKeyed(c.task, nodeRecent, "", func(sec []byte) error {
-		return c.recentState.Restore(sec, decodeRecentKey, decodeRecentValue, decodeRecentRecord)
-	})
+	}, c.recentResult, recentCodec, encodeRecentRecord, decodeRecentRecord)
 	c.meter = j.Meter(sub, nodeRecent)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -1121,16 +1113,14 @@ func (c *recentChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *recentChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeRecent, c.in.Watermarks())
-	runtime.SnapshotKeyed(s, nodeRecent, "", hashKeyRecent, recentKeySchema, recentValueSchema, func(sec *state.Sections, kg func(string) int) error {
-		return c.recentState.Snapshot(sec, kg, encodeRecentKey, encodeRecentValue, encodeRecentRecord)
-	})
-	c.recentToAll.Barrier(id)
+	pebblestate.SnapshotCountWindows(s, nodeRecent, c.recentState)
 	c.task.Submit(s)
+	c.recentToAll.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -1241,8 +1231,8 @@ func (c *allChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *allChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeAll, c.in.Watermarks())
@@ -1473,6 +1463,17 @@ func decodeTensValue(r *codec.Reader) *triggers.Sum {
 	return v
 }
 
+// tensCodec is how checkpoints write and read the state of "tens".
+var tensCodec = &state.Codec[string, triggers.Sum]{
+	Hash:        hashKeyTens,
+	EncodeKey:   encodeTensKey,
+	DecodeKey:   decodeTensKey,
+	EncodeValue: encodeTensValue,
+	DecodeValue: decodeTensValue,
+	KeySchema:   tensKeySchema,
+	ValueSchema: tensValueSchema,
+}
+
 // hashKeyRecent hashes a key of "recent". The hash decides the key group, which
 // checkpoints keep: it must never change.
 func hashKeyRecent(k string) uint64 {
@@ -1513,6 +1514,17 @@ func decodeRecentRecord(r *codec.Reader) *triggers.Click {
 	v := new(triggers.Click)
 	decodeClick(r, v)
 	return v
+}
+
+// recentCodec is how checkpoints write and read the state of "recent".
+var recentCodec = &state.Codec[string, triggers.Sum]{
+	Hash:        hashKeyRecent,
+	EncodeKey:   encodeRecentKey,
+	DecodeKey:   decodeRecentKey,
+	EncodeValue: encodeRecentValue,
+	DecodeValue: decodeRecentValue,
+	KeySchema:   recentKeySchema,
+	ValueSchema: recentValueSchema,
 }
 
 // encodeTriggerAcc writes a runtime.TriggerAcc of checkpointed state, field by field.
