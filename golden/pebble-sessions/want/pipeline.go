@@ -198,16 +198,16 @@ func (c *clicksChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *clicksChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	c.src.Snapshot(s, nodeClicks)
 	s.Watermarks(nodeClicks, c.wm)
+	c.task.Submit(s)
 	c.clicksToSessions.Barrier(id)
 	c.clicksToGaps.Barrier(id)
 	c.clicksToVisits.Barrier(id)
-	c.task.Submit(s)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -374,15 +374,15 @@ func (c *sessionsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *sessionsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeSessions, c.in.Watermarks())
 	pebblestate.SnapshotSessions(s, nodeSessions, c.sessionsState)
+	c.task.Submit(s)
 	c.sessionsToAll.Barrier(id)
 	c.lateLinesToAll.Barrier(id)
-	c.task.Submit(s)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -521,14 +521,14 @@ func (c *gapsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *gapsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeGaps, c.in.Watermarks())
 	pebblestate.SnapshotSessions(s, nodeGaps, c.gapsState)
-	c.gapsToAll.Barrier(id)
 	c.task.Submit(s)
+	c.gapsToAll.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -658,14 +658,14 @@ func (c *visitsChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *visitsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeVisits, c.in.Watermarks())
 	pebblestate.SnapshotSessions(s, nodeVisits, c.visitsState)
-	c.visitsToAll.Barrier(id)
 	c.task.Submit(s)
+	c.visitsToAll.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -783,8 +783,8 @@ func (c *allChain) flush() {
 	c.meter.Publish(c.counts[:])
 }
 
-// barrier takes the chain's snapshot for checkpoint id, passes the barrier on after
-// the records before it, and hands the snapshot to the writer.
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
 func (c *allChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeAll, c.in.Watermarks())
