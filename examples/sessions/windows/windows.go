@@ -17,6 +17,12 @@ import (
 	"github.com/pipegen/pipegen/examples/sessions"
 )
 
+// The pipeline of pipeline.yaml, as //pipegen: directives.
+//
+//pipegen:pipeline sessionwindows parallelism=2
+//pipegen:sink out input=sessions connector=file path=out format=jsonl
+//pipegen:sink late input=sessions.late connector=file path=late format=jsonl
+
 // Clicks is the number of clicks; Lateness the pipeline's allowed
 // lateness.
 const (
@@ -40,6 +46,8 @@ var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // source that waits for its rate sends the watermark when it waits, and
 // whether a late click is still within the allowed lateness would depend
 // on those moments.
+//
+//pipegen:source clicks connector=generator parallelism=1 timestamps.extract=ClickTime timestamps.max-out-of-orderness=2s
 func GenerateClick(seq uint64) (Click, bool) {
 	if seq >= Clicks {
 		return Click{}, false
@@ -71,6 +79,8 @@ type Visit struct {
 }
 
 // AddClick adds a click to a session.
+//
+//pipegen:aggregate sessions input=clicks key=ByUser window.session=30s allowed-lateness=10s merge=MergeVisits result=SessionOf
 func AddClick(v *Visit, c Click) {
 	ms := c.At.UnixMilli()
 	if v.Clicks == 0 || ms < v.First {
