@@ -85,11 +85,9 @@ func (st *Keyed[K, V]) snapshot(s *checkpoint.Snapshot, node int) {
 func (st *Keyed[K, V]) begin(id, committed int64) (c *capture[K, V], base map[string]string) {
 	st.frozen.Store(true)
 	st.seq++
+	// The changed values, whose gen was st.seq+1, are c's now (entry.gen).
 	c = &capture[K, V]{id: id, seq: st.seq, entries: st.dirty, batch: st.db.NewBatch(), side: st.db.NewBatch(),
 		taken: make(chan struct{}), done: make(chan struct{})}
-	for _, e := range c.entries {
-		e.dirty, e.pend = false, c.seq
-	}
 	st.dirty = nil
 	base = st.uploaded[committed]
 	for id := range st.uploaded {
@@ -126,16 +124,14 @@ const busy = 1 << 63
 // c's batches. Until the writer has written those to the store, the store
 // lacks that value, and the cache must keep e. Only the subtask calls it.
 func (c *capture[K, V]) holds(e *entry[K, V]) bool {
-	return e.pend == c.seq || e.capt.Load() >= c.seq
+	return e.gen == c.seq || e.capt.Load() >= c.seq
 }
 
 // preImage encodes e for the capture it belongs to, before the subtask
 // changes it.
 func (st *Keyed[K, V]) preImage(e *entry[K, V]) {
 	c := st.capture
-	pend := e.pend
-	e.pend = 0
-	if c == nil || pend != c.seq || c.finished.Load() || !c.claim(e) {
+	if c == nil || e.gen != c.seq || c.finished.Load() || !c.claim(e) {
 		return
 	}
 	c.mu.Lock()
