@@ -1,6 +1,7 @@
 package file
 
 import (
+	"encoding/csv"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -137,4 +138,89 @@ func TestFileSourceChecksum(t *testing.T) {
 	if n < 1000 {
 		t.Errorf("read %d records", n)
 	}
+}
+
+// TestCSVRecordsSpanLines writes records with encoding/csv's Writer whose
+// fields hold line breaks (\n and \r\n), quotes and delimiters, over
+// several read buffers and with a field longer than one, reads them with
+// the file source, and compares with encoding/csv's Reader; then resumes
+// from the position after every 4999th record (the offset and checksum
+// after a record of several lines) and checks that the rest follows.
+func TestCSVRecordsSpanLines(t *testing.T) {
+	type row struct{ A, B string }
+	r := rand.New(rand.NewPCG(5, 6))
+	pieces := []string{"x", "yz", ",", "\"", "\n", "\r\n", " ", "é", "\"\"", ""}
+	cell := func() string {
+		var b strings.Builder
+		for range r.IntN(6) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		return b.String()
+	}
+	var text strings.Builder
+	w := csv.NewWriter(&text)
+	w.UseCRLF = r.IntN(2) == 0
+	w.Write([]string{"a", "b"})
+	for text.Len() < 3*readBufferSize {
+		rec := []string{cell(), cell()}
+		if text.Len() > readBufferSize && text.Len() < readBufferSize+1000 {
+			rec[0] = strings.Repeat("long\n", readBufferSize/4)
+		}
+		w.Write(rec)
+	}
+	w.Flush()
+	content := text.String()
+	recs, err := csv.NewReader(strings.NewReader(content)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []row
+	for _, rec := range recs[1:] {
+		want = append(want, row{rec[0], rec[1]})
+	}
+	path := writeFile(t, filepath.Join(t.TempDir(), "in.csv"), content)
+	options := map[string]string{"path": path}
+	csvRows, err := format.CSVFormat[row](',', true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := NewSource(fileSourceJob(t, 1, options), 0, 0, csvRows)
+	const every = 4999
+	var got []row
+	var positions []storage.SourceState
+	for {
+		if len(got)%every == 0 {
+			positions = append(positions, src.saved())
+		}
+		rec, ok := src.Next()
+		if !ok {
+			break
+		}
+		got = append(got, rec)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("read %d records, encoding/csv %d; first difference at %d", len(got), len(want), firstDiff(got, want))
+	}
+	for i, p := range positions {
+		j := fileSourceJob(t, 1, options)
+		j.SetFS(vfs.NewMem())
+		j.Restore(t, &storage.Manifest{ID: 1, MaxParallelism: 128, Nodes: []storage.NodeState{
+			{UID: "src", Parallelism: 1, Sources: []storage.SourceState{p}}}})
+		rest, err := readFile(j, 0, csvRows)
+		if err != nil {
+			t.Fatalf("resumed after record %d: %v", i*every, err)
+		}
+		if !slices.Equal(rest, want[i*every:]) {
+			t.Fatalf("resumed after record %d: %d records, want %d; first difference at %d", i*every, len(rest), len(want)-i*every, firstDiff(rest, want[i*every:]))
+		}
+	}
+}
+
+func firstDiff[T comparable](a, b []T) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
 }

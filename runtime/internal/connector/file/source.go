@@ -88,6 +88,10 @@ type Source[T any] struct {
 	f   *os.File // nil when the file cur is not open yet
 	r   *bufio.Reader
 	dec format.Decoder[T]
+	// spans is dec when its records may go on past a line break (csv);
+	// record assembles such a record's lines.
+	spans  format.Spanning
+	record []byte
 	// header mirrors dec.NeedsHeader, to spare a call per line.
 	header bool
 	// long assembles a line longer than the read buffer.
@@ -277,6 +281,9 @@ func (s *Source[T]) Next() (T, bool) {
 		if lineNo == 1 {
 			line = bytes.TrimPrefix(line, utf8BOM)
 		}
+		if s.spans != nil && s.spans.Continues(line, false) {
+			line = s.spanned(line)
+		}
 		if s.header {
 			if len(line) == 0 {
 				continue
@@ -299,6 +306,34 @@ func (s *Source[T]) Next() (T, bool) {
 			s.count()
 		}
 		return rec, true
+	}
+}
+
+// spanned reads the lines that follow first, the first line of a record
+// that goes on past its line break (a quoted csv field holds one), up to
+// the line that ends it or the end of the file, and returns the whole
+// record, its line breaks as "\n" (as encoding/csv reads them). The
+// record is valid until the next call.
+func (s *Source[T]) spanned(first []byte) []byte {
+	s.record = append(s.record[:0], first...)
+	for {
+		raw, err := s.readLine()
+		if err == io.EOF {
+			// A quoted field not closed before the end of the file:
+			// decoding reports the record malformed.
+			return s.record
+		}
+		if err != nil {
+			s.fail(err)
+		}
+		s.line++
+		s.off += int64(len(raw))
+		s.read += int64(len(raw))
+		line := bytes.TrimSuffix(bytes.TrimSuffix(raw, []byte("\n")), []byte("\r"))
+		s.record = append(append(s.record, '\n'), line...)
+		if !s.spans.Continues(line, true) {
+			return s.record
+		}
 	}
 }
 
@@ -375,6 +410,7 @@ func (s *Source[T]) openFile() error {
 		s.r.Reset(f)
 	}
 	s.dec = s.format.NewDecoder()
+	s.spans, _ = s.dec.(format.Spanning)
 	s.header = s.dec.NeedsHeader()
 	s.off, s.line, s.crc, s.view, s.window = 0, 1, 0, nil, nil
 	return nil

@@ -273,10 +273,27 @@ func TestCSVFormat(t *testing.T) {
 			err:     `sources.src: IN:2: bad CSV: column qty: "1.5" is not a valid int32`, skipped: 5,
 		},
 		{
+			// Lines 2 and 3 are one record, as encoding/csv reads them:
+			// the quoted field of line 2 goes on past its line break.
 			name: "quote errors", delimiter: ',', header: true,
 			content: "sym,px\n\"A,1\na\"b,1\n\"a\"b,1\nB,2\n",
 			want:    []trade{{Sym: "B", Price: 2}},
-			err:     "sources.src: IN:2: bad CSV: quoted field not closed before the end of the line", skipped: 3,
+			err:     "sources.src: IN:2: bad CSV: 'b' after the closing quote of field 1: want the delimiter \",\"", skipped: 2,
+		},
+		{
+			name: "quoted line breaks", delimiter: ',', header: true,
+			content: "sym,px\n\"a\nb\",1\n\"c\r\nd\"\"\n\"\"e\",2\n\"\",3\nx\"y,\"4\n\"\n",
+			want:    []trade{{Sym: "a\nb", Price: 1}, {Sym: "c\nd\"\n\"e", Price: 2}, {Sym: "", Price: 3}},
+			// The bare quote of x"y opens no field; "4 does, and line 9
+			// closes it: lines 8 and 9 are one malformed record, counted
+			// from its first line.
+			err: "sources.src: IN:8: bad CSV: bare \" in unquoted field", skipped: 1,
+		},
+		{
+			name: "quoted field open at the end of the file", delimiter: ',', header: true,
+			content: "sym,px\n\"a\nb\",1\n\"B,2\nC,3\n",
+			want:    []trade{{Sym: "a\nb", Price: 1}},
+			err:     "sources.src: IN:4: bad CSV: quoted field not closed before the end of the record", skipped: 1,
 		},
 	}
 	for _, c := range cases {

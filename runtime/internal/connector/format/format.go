@@ -1,6 +1,7 @@
 // Package format reads and writes records in the line-oriented formats of
 // the connectors: lines, JSON lines and CSV. Decoders hand a source one
-// record per line; encoders append one record to a sink's buffer.
+// record per line (a csv record over several lines when a quoted field
+// holds line breaks); encoders append one record to a sink's buffer.
 package format
 
 import (
@@ -43,6 +44,16 @@ type Decoder[T any] interface {
 	// holds no record (an empty line of jsonl or csv); an error is a
 	// malformed record. line is valid only until Decode returns.
 	Decode(line []byte) (rec T, ok bool, err error)
+}
+
+// Spanning is a Decoder whose records may go on past a line break: csv,
+// whose quoted fields may hold line breaks. A file source joins such a
+// record's lines before decoding it.
+type Spanning interface {
+	// Continues reports whether a record goes on past the line break
+	// after line, one of its lines without the line ending; open is what
+	// it reported for the record's line before (false for its first).
+	Continues(line []byte, open bool) bool
 }
 
 // formatError is a malformed record.
@@ -142,8 +153,8 @@ func isBlank(line []byte) bool {
 }
 
 // CSVFormat reads one record per line into the struct T: fields separated
-// by delimiter, quoted as in RFC 4180 within the line (a record cannot span
-// lines). With header, the first non-empty line of each file names the
+// by delimiter, quoted as in RFC 4180; a quoted field may hold line breaks,
+// and its record then spans lines (Spanning). With header, the first non-empty line of each file names the
 // columns, matched case-insensitively to the `csv:"name"` tag of an
 // exported field or else to its name; a field without a column keeps its
 // zero value. Without header, the columns are the exported fields in
@@ -534,6 +545,42 @@ func (d *csvDecoder[T]) Decode(line []byte) (T, bool, error) {
 	return *d.rec, true, nil
 }
 
+// Continues reports whether a csv record goes on past the line break after
+// line: whether line ends inside a quoted field, as encoding/csv reads
+// it (a field is quoted when its first character is a quote; a bare quote
+// elsewhere does not open one). open says that the record's line before
+// did, so that line starts inside a quoted field.
+func (d *csvDecoder[T]) Continues(line []byte, open bool) bool {
+	delim := d.f.delim
+	quoted, start := open, !open
+	for i := 0; i < len(line); {
+		switch {
+		case quoted:
+			q := bytes.IndexByte(line[i:], '"')
+			if q < 0 {
+				return true
+			}
+			i += q + 1
+			if i < len(line) && line[i] == '"' {
+				i++ // a doubled quote, inside the field
+				continue
+			}
+			quoted = false
+		case start && line[i] == '"':
+			quoted, start = true, false
+			i++
+		default:
+			end := bytes.Index(line[i:], delim)
+			if end < 0 {
+				return false
+			}
+			i += end + len(delim)
+			start = true
+		}
+	}
+	return quoted
+}
+
 var errBareQuote = errors.New(`bare " in unquoted field (quote the field and double the quote)`)
 
 // split cuts line into d.fields.
@@ -554,7 +601,7 @@ func (d *csvDecoder[T]) split(line []byte) error {
 			for {
 				q := bytes.IndexByte(line[i:], '"')
 				if q < 0 {
-					return errors.New("quoted field not closed before the end of the line")
+					return errors.New("quoted field not closed before the end of the record")
 				}
 				d.scratch = append(d.scratch, line[i:i+q]...)
 				i += q + 1
