@@ -343,7 +343,10 @@ type codecSections struct {
 // timerList lists a service's timers, sorted, with its next number.
 func timerList(t *TimerService[int]) string {
 	var l []string
-	for id, tm := range t.timers {
+	for k, tm := range t.first {
+		l = append(l, fmt.Sprintf("%d@%d/%v#%d", k, tm.at, tm.processing, tm.seq))
+	}
+	for id, tm := range t.more {
 		l = append(l, fmt.Sprintf("%d@%d/%v#%d", id.key, id.at, id.processing, tm.seq))
 	}
 	slices.Sort(l)

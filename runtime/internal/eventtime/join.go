@@ -369,7 +369,7 @@ func (j *WindowJoin[K, L, R]) AddRight(k K, r R, ts, inputWatermark int64) bool 
 }
 
 func (j *WindowJoin[K, L, R]) mark(ref winRef[K, joinAcc[L, R]]) {
-	if _, _, _, acc := ref.resolve(); !acc.dirty {
+	if _, _, _, acc := j.ws.resolve(ref); !acc.dirty {
 		acc.dirty = true
 		j.dirty = append(j.dirty, ref)
 	}
@@ -393,7 +393,7 @@ func (j *WindowJoin[K, L, R]) Advance(wm int64, emit func(l L, r R, w Window)) {
 			if ref.dropped() {
 				continue
 			}
-			w, seq, fired, acc := ref.resolve()
+			w, seq, fired, acc := j.ws.resolve(ref)
 			if acc.dirty && fired {
 				j.due = append(j.due, dueWindow[L, R]{w, seq, acc})
 			}

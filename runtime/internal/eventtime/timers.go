@@ -18,13 +18,26 @@ import (
 // subtasks' snapshots, timers of equal time registered by different subtasks
 // run in an unspecified order).
 type TimerService[K comparable] struct {
-	timers     map[timerID[K]]*timer[K]
-	event      timeHeap[*timer[K]]
-	processing timeHeap[*timer[K]]
+	// first holds one timer of each key that has timers, more the key's
+	// others by (key, time, domain): most keys have one timer at a time,
+	// and a lookup by key alone costs less than one by (key, time,
+	// domain). A timer is in one of them, never both.
+	first map[K]timerRec
+	more  map[timerID[K]]timerRec
+	// The heaps of each domain hold an entry per timer set, by time and
+	// registration number, and entries of timers deleted since (stale:
+	// their timer is not in first or more any more), which are skipped
+	// when they come up and compacted away when they outnumber the rest.
+	// Values, not pointers: a timer costs no allocation, and the heap's
+	// comparisons read no other memory.
+	event      timerHeap[K]
+	processing timerHeap[K]
+	n          int    // timers set
+	stale      int    // stale heap entries
 	seq        uint64 // the registration number of the next timer
 	// log lists the timers registered and the timers gone (deleted or
 	// run) in each epoch, for deltas (changes.go).
-	log changeLog[*timer[K]]
+	log changeLog[timerChange[K]]
 }
 
 type timerID[K comparable] struct {
@@ -33,64 +46,135 @@ type timerID[K comparable] struct {
 	processing bool
 }
 
-type timer[K comparable] struct {
-	heapSlot // at is the timer's time, seq its registration number
-	key      K
+// timerRec is a timer that is set.
+type timerRec struct {
+	at  int64
+	seq uint64 // the registration number
+	// born is the epoch the timer was registered in.
+	born uint64
 	// processing is the domain: processing time, or event time.
 	processing bool
-	// born is the epoch the timer was registered in, died the one it
-	// was deleted or run in (0 while it is set). A timer registered again
-	// is a new timer.
-	born, died uint64
+}
+
+// timerChange is a timer registered (gone unset) or deleted or run, in
+// the epoch it is listed in.
+type timerChange[K comparable] struct {
+	key K
+	timerRec
+	gone bool
 }
 
 // NewTimerService returns a service without timers.
 func NewTimerService[K comparable]() *TimerService[K] {
-	return &TimerService[K]{timers: make(map[timerID[K]]*timer[K]), log: changeLog[*timer[K]]{epoch: 1}}
+	return &TimerService[K]{first: make(map[K]timerRec), log: changeLog[timerChange[K]]{epoch: 1}}
 }
 
 // Len is the number of timers.
-func (t *TimerService[K]) Len() int { return len(t.timers) }
+func (t *TimerService[K]) Len() int { return t.n }
 
-func (t *TimerService[K]) heap(processing bool) *timeHeap[*timer[K]] {
+func (t *TimerService[K]) heap(processing bool) *timerHeap[K] {
 	if processing {
 		return &t.processing
 	}
 	return &t.event
 }
 
+// lookup returns the timer of k at time at in a domain, if it is set.
+func (t *TimerService[K]) lookup(k K, at int64, processing bool) (timerRec, bool) {
+	if r, ok := t.first[k]; ok && r.at == at && r.processing == processing {
+		return r, true
+	}
+	if len(t.more) > 0 {
+		r, ok := t.more[timerID[K]{k, at, processing}]
+		return r, ok
+	}
+	return timerRec{}, false
+}
+
+// set adds a timer that is not set.
+func (t *TimerService[K]) set(k K, r timerRec) {
+	if _, ok := t.first[k]; !ok {
+		t.first[k] = r
+	} else {
+		if t.more == nil {
+			t.more = make(map[timerID[K]]timerRec)
+		}
+		t.more[timerID[K]{k, r.at, r.processing}] = r
+	}
+	t.heap(r.processing).push(timerEntry[K]{r.at, r.seq, k})
+	t.n++
+}
+
+// unset removes a timer that is set; its heap entry becomes stale, or
+// is gone already (popped).
+func (t *TimerService[K]) unset(k K, r timerRec) {
+	if f, ok := t.first[k]; ok && f.seq == r.seq && f.at == r.at && f.processing == r.processing {
+		delete(t.first, k)
+	} else {
+		delete(t.more, timerID[K]{k, r.at, r.processing})
+	}
+	t.n--
+}
+
 // Register sets a timer of k at time at, in processing time or in event
 // time. It may be called from a timer's fire.
 func (t *TimerService[K]) Register(k K, at int64, processing bool) {
-	id := timerID[K]{k, at, processing}
-	if _, ok := t.timers[id]; ok {
+	if _, ok := t.lookup(k, at, processing); ok {
 		return
 	}
-	tm := &timer[K]{key: k, processing: processing, born: t.log.epoch}
-	tm.at, tm.seq = at, t.seq
+	r := timerRec{at: at, seq: t.seq, born: t.log.epoch, processing: processing}
 	t.seq++
-	t.timers[id] = tm
-	t.heap(processing).push(tm)
-	t.log.add(tm)
+	t.set(k, r)
+	t.log.add(timerChange[K]{key: k, timerRec: r})
 }
 
 // Delete removes the timer of k at time at, if there is one. It may be
 // called from a timer's fire.
 func (t *TimerService[K]) Delete(k K, at int64, processing bool) {
-	id := timerID[K]{k, at, processing}
-	tm, ok := t.timers[id]
+	r, ok := t.lookup(k, at, processing)
 	if !ok {
 		return
 	}
-	delete(t.timers, id)
-	t.heap(processing).remove(tm.hi)
-	t.gone(tm)
+	t.unset(k, r)
+	t.stale++
+	t.log.add(timerChange[K]{key: k, timerRec: r, gone: true})
+	if t.stale > 1024 && t.stale > t.n {
+		t.compact()
+	}
 }
 
-// gone records that tm was deleted or ran.
-func (t *TimerService[K]) gone(tm *timer[K]) {
-	tm.died = t.log.epoch
-	t.log.add(tm)
+// live reports whether e is the entry of a timer that is set.
+func (t *TimerService[K]) live(e timerEntry[K], processing bool) (timerRec, bool) {
+	r, ok := t.lookup(e.key, e.at, processing)
+	return r, ok && r.seq == e.seq
+}
+
+// compact drops the stale entries of the heaps.
+func (t *TimerService[K]) compact() {
+	for _, processing := range []bool{false, true} {
+		h := t.heap(processing)
+		kept := (*h)[:0]
+		for _, e := range *h {
+			if _, ok := t.live(e, processing); ok {
+				kept = append(kept, e)
+			}
+		}
+		clear((*h)[len(kept):])
+		*h = kept
+		h.init()
+	}
+	t.stale = 0
+}
+
+// top drops the stale entries at the top of h.
+func (t *TimerService[K]) top(h *timerHeap[K], processing bool) {
+	for len(*h) > 0 {
+		if _, ok := t.live((*h)[0], processing); ok {
+			return
+		}
+		h.pop()
+		t.stale--
+	}
 }
 
 // AdvanceEvent runs every event-time timer at or before wm, in time order.
@@ -98,27 +182,34 @@ func (t *TimerService[K]) gone(tm *timer[K]) {
 // timer registered earlier for a time the watermark has passed already runs
 // at the next call.
 func (t *TimerService[K]) AdvanceEvent(wm int64, fire func(k K, at int64)) {
-	t.advance(&t.event, wm, fire)
+	t.advance(false, wm, fire)
 }
 
 // AdvanceProcessing runs every processing-time timer at or before now,
 // like AdvanceEvent.
 func (t *TimerService[K]) AdvanceProcessing(now int64, fire func(k K, at int64)) {
-	t.advance(&t.processing, now, fire)
+	t.advance(true, now, fire)
 }
 
-func (t *TimerService[K]) advance(h *timeHeap[*timer[K]], now int64, fire func(k K, at int64)) {
+func (t *TimerService[K]) advance(processing bool, now int64, fire func(k K, at int64)) {
+	h := t.heap(processing)
 	for len(*h) > 0 && (*h)[0].at <= now {
-		tm := h.remove(0)
-		delete(t.timers, timerID[K]{tm.key, tm.at, tm.processing})
-		t.gone(tm)
-		fire(tm.key, tm.at)
+		e := h.pop()
+		r, ok := t.live(e, processing)
+		if !ok {
+			t.stale--
+			continue
+		}
+		t.unset(e.key, r)
+		t.log.add(timerChange[K]{key: e.key, timerRec: r, gone: true})
+		fire(e.key, e.at)
 	}
 }
 
 // NextProcessing is the time of the earliest processing-time timer: when
 // the operator's clock should wake it.
 func (t *TimerService[K]) NextProcessing() (int64, bool) {
+	t.top(&t.processing, true)
 	if len(t.processing) == 0 {
 		return 0, false
 	}
@@ -127,6 +218,7 @@ func (t *TimerService[K]) NextProcessing() (int64, bool) {
 
 // NextEvent is the time of the earliest event-time timer.
 func (t *TimerService[K]) NextEvent() (int64, bool) {
+	t.top(&t.event, false)
 	if len(t.event) == 0 {
 		return 0, false
 	}
@@ -137,17 +229,28 @@ func (t *TimerService[K]) NextEvent() (int64, bool) {
 // (encK), its time, its domain and its registration number.
 func (t *TimerService[K]) Snapshot(sec *state.Sections, keyGroup func(K) int, encK func(*codec.Writer, K)) error {
 	writeSectionHeaders(sec, sectionHeader{wm: MinTime, seq: t.seq})
-	for id, tm := range t.timers {
-		w, err := keySection(sec, keyGroup, id.key)
+	write := func(k K, r timerRec) error {
+		w, err := keySection(sec, keyGroup, k)
 		if err != nil {
 			return err
 		}
 		m := w.Begin()
-		encK(w, id.key)
-		w.Varint(tm.at)
-		w.Bool(tm.processing)
-		w.Uvarint(tm.seq)
+		encK(w, k)
+		w.Varint(r.at)
+		w.Bool(r.processing)
+		w.Uvarint(r.seq)
 		w.End(m)
+		return nil
+	}
+	for k, r := range t.first {
+		if err := write(k, r); err != nil {
+			return err
+		}
+	}
+	for id, r := range t.more {
+		if err := write(id.key, r); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -164,24 +267,28 @@ func (t *TimerService[K]) SnapshotDelta(sec *state.Sections, keyGroup func(K) in
 		return t.log.close(d, nil)
 	}
 	writeSectionHeaders(sec, sectionHeader{wm: MinTime, seq: t.seq})
-	return t.log.close(d, func(epoch uint64, tm *timer[K]) error {
+	return t.log.close(d, func(epoch uint64, c timerChange[K]) error {
 		op := uint64(deltaPut)
 		switch {
-		case tm.died == 0 && epoch == tm.born:
-		case tm.died == epoch && tm.born <= d.Since:
+		case !c.gone:
+			if r, ok := t.lookup(c.key, c.at, c.processing); !ok || r.seq != c.seq {
+				return nil // gone since: its delete is listed too, or it never was in a checkpoint
+			}
+		case c.born <= d.Since:
 			// It was in the base: a timer registered and gone since
 			// never was, and is left out.
 			op = deltaDelete
 		default:
-			return nil // listed in another epoch too, or never in a checkpoint
+			return nil
 		}
-		w, err := keySection(sec, keyGroup, tm.key)
+		tm := c.timerRec
+		w, err := keySection(sec, keyGroup, c.key)
 		if err != nil {
 			return err
 		}
 		m := w.Begin()
 		w.Uvarint(op)
-		encK(w, tm.key)
+		encK(w, c.key)
 		w.Varint(tm.at)
 		w.Bool(tm.processing)
 		w.Uvarint(tm.seq)
@@ -211,24 +318,85 @@ func (t *TimerService[K]) Restore(section []byte, decK func(*codec.Reader) K) er
 // before it.
 func (t *TimerService[K]) RestoreSection(section []byte, delta bool, decK func(*codec.Reader) K) error {
 	seq, err := ReadTimerChanges(section, delta, decK, func(del bool, k K, at int64, processing bool, seq uint64) error {
-		id := timerID[K]{k, at, processing}
-		if old, ok := t.timers[id]; ok {
+		if old, ok := t.lookup(k, at, processing); ok {
 			if !delta {
 				return fmt.Errorf("%w: timer of key %v at %d restored twice", codec.ErrCorrupt, k, at)
 			}
-			delete(t.timers, id)
-			t.heap(processing).remove(old.hi)
+			t.unset(k, old)
+			t.stale++
 		}
 		if del {
 			return nil
 		}
-		tm := &timer[K]{key: k, processing: processing}
-		tm.at, tm.seq = at, seq
 		t.seq = max(t.seq, seq+1)
-		t.timers[id] = tm
-		t.heap(processing).push(tm)
+		t.set(k, timerRec{at: at, seq: seq, processing: processing})
 		return nil
 	})
 	t.seq = max(t.seq, seq)
 	return err
+}
+
+// timerEntry is a timer in a heap: its time, registration number and key.
+type timerEntry[K comparable] struct {
+	at  int64
+	seq uint64
+	key K
+}
+
+// timerHeap is a min-heap of timer entries by (at, seq).
+type timerHeap[K comparable] []timerEntry[K]
+
+func (h timerHeap[K]) less(i, j int) bool {
+	return h[i].at < h[j].at || h[i].at == h[j].at && h[i].seq < h[j].seq
+}
+
+func (h *timerHeap[K]) push(e timerEntry[K]) {
+	*h = append(*h, e)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !s.less(i, p) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+}
+
+func (h *timerHeap[K]) pop() timerEntry[K] {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	var zero timerEntry[K]
+	s[last] = zero
+	s = s[:last]
+	s.down(0)
+	*h = s
+	return top
+}
+
+func (h timerHeap[K]) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		c := l
+		if r := l + 1; r < len(h) && h.less(r, l) {
+			c = r
+		}
+		if !h.less(c, i) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}
+
+// init orders h.
+func (h timerHeap[K]) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
 }

@@ -226,6 +226,33 @@ func TestTimersOnceInOrder(t *testing.T) {
 	}
 }
 
+// TestTimersDeletedAreCompacted checks that the heap entries of deleted
+// timers do not pile up, and that the timers left still run in order,
+// once each, with re-registered ones at their new place.
+func TestTimersDeletedAreCompacted(t *testing.T) {
+	ts := NewTimerService[int]()
+	const n = 5000
+	for k := range n {
+		ts.Register(k, int64(n-k), false)
+		ts.Register(k, int64(2*n+k), false) // a second timer of the key
+	}
+	for k := range n {
+		if k%10 != 0 {
+			ts.Delete(k, int64(n-k), false)
+			ts.Delete(k, int64(2*n+k), false)
+		}
+	}
+	ts.Register(1, int64(n-1), false) // deleted and set again
+	if len(ts.event) > 2*ts.Len()+1024 {
+		t.Fatalf("%d heap entries for %d timers: the deleted ones were not compacted", len(ts.event), ts.Len())
+	}
+	var got []int64
+	ts.AdvanceEvent(MaxTime, func(k int, at int64) { got = append(got, at) })
+	if len(got) != 2*n/10+1 || !slices.IsSorted(got) || ts.Len() != 0 || len(ts.event) != 0 {
+		t.Fatalf("fired %d timers (sorted: %v), %d left, %d heap entries; want %d", len(got), slices.IsSorted(got), ts.Len(), len(ts.event), 2*n/10+1)
+	}
+}
+
 // timerEngine is a TimerService under the restore test.
 type timerEngine struct{ t *TimerService[int] }
 

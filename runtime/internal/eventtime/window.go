@@ -40,8 +40,9 @@ import (
 //
 // Tumbling and sliding windows are kept per window: a pane holds the
 // accumulators of every key with records in one window, side by side, so
-// that adding a record costs two lookups and firing a window walks an
-// array. Sessions are kept per key.
+// that firing a window walks an array; a key's index in each pane is
+// found with one map lookup per record (paneIndex for sliding windows,
+// pane.idx for tumbling ones). Sessions are kept per key.
 type WindowState[K comparable, A any] struct {
 	assign   WindowAssigner
 	lateness int64
@@ -60,8 +61,9 @@ type WindowState[K comparable, A any] struct {
 	// holds every pane at its MaxTimestamp until it has fired, then at the
 	// time it is dropped.
 	panes    map[int64]*pane[K, A]
-	last     *pane[K, A] // the pane of the last record
+	last     *pane[K, A] // the pane of the last record, without the index
 	paneHeap timeHeap[*pane[K, A]]
+	ix       paneIndex[K, A]
 
 	// Session windows: the sessions of every key, sorted by Start, and all
 	// of them in a heap like the panes.
@@ -69,7 +71,9 @@ type WindowState[K comparable, A any] struct {
 	sessionHeap timeHeap[*winEntry[K, A]]
 
 	// log lists the keys' windows that got records in each epoch, for
-	// deltas (SnapshotDelta; tumbling and sliding windows only).
+	// deltas (SnapshotDelta; tumbling and sliding windows only): with the
+	// pane index a key once per epoch (p nil), whichever of its panes
+	// changed, without it each pane of the key.
 	log changeLog[paneKey[K, A]]
 	// chain holds the windows of the files of one subtask of the
 	// checkpoint being restored, when they are restored apart
@@ -79,7 +83,8 @@ type WindowState[K comparable, A any] struct {
 }
 
 // paneKey names the window of a key in a pane: key k, at index i
-// unless a restored pane was sorted since (pane.sort).
+// unless a restored pane was sorted since (sortPane); or, p nil, the
+// windows of key k.
 type paneKey[K comparable, A any] struct {
 	p *pane[K, A]
 	k K
@@ -99,8 +104,11 @@ type pane[K comparable, A any] struct {
 	// restored into a pane that had not: after a change of parallelism,
 	// subtasks with different watermarks may meet. Usually nil.
 	early map[int32]bool
-	idx   map[K]int32
 	keys  []K
+	// The index of each key: its paneIndex slot, or without the index
+	// (tumbling windows) a map.
+	slots []int32
+	idx   map[K]int32
 	seqs  []uint64
 	accs  []A
 	// vers holds, per key, the epoch (low 32 bits) its window last got a
@@ -134,14 +142,14 @@ func (r winRef[K, A]) dropped() bool {
 	return r.p.hi < 0
 }
 
-// resolve returns the window, its creation number, whether it has fired,
-// and its accumulator, valid until the next change of s.
-func (r winRef[K, A]) resolve() (w Window, seq uint64, fired bool, acc *A) {
+// resolve returns the window of r, its creation number, whether it has
+// fired, and its accumulator, valid until the next change of s.
+func (s *WindowState[K, A]) resolve(r winRef[K, A]) (w Window, seq uint64, fired bool, acc *A) {
 	if e := r.e; e != nil {
 		return e.w, e.seq, e.fired, &e.acc
 	}
 	p := r.p
-	i := p.idx[r.k]
+	i, _ := s.indexOf(p, r.k)
 	return p.w, p.seqs[i], p.fired || p.early[i], &p.accs[i]
 }
 
@@ -160,7 +168,7 @@ func NewWindowState[K comparable, A any](a WindowAssigner, lateness int64, merge
 		panic("session windows need a merge function")
 	}
 	return &WindowState[K, A]{assign: a, lateness: lateness, merge: merge, wm: MinTime,
-		panes: make(map[int64]*pane[K, A]), sessions: make(map[K][]*winEntry[K, A]), log: changeLog[paneKey[K, A]]{epoch: 1}}
+		panes: make(map[int64]*pane[K, A]), ix: newPaneIndex[K, A](a), sessions: make(map[K][]*winEntry[K, A]), log: changeLog[paneKey[K, A]]{epoch: 1}}
 }
 
 // Len is the number of open windows, counted per key.
@@ -228,12 +236,41 @@ func (s *WindowState[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A),
 	if first == len(ws) {
 		return false
 	}
-	for _, w := range ws[first:] {
-		p := s.pane(w)
-		i, ok := p.idx[k]
+	ix := s.ix.width > 0
+	var sl int32
+	pos := 0
+	if ix {
+		sl = s.ix.slot(k)
+		pos = s.ix.firstPos(ws[first].Start)
+	}
+	for j, w := range ws[first:] {
+		if ix && j > 0 {
+			// The windows of a record are a slide apart but at the
+			// extremes of time.
+			if w.Start == ws[first+j-1].Start+s.ix.step {
+				if pos++; pos == s.ix.width {
+					pos = 0
+				}
+			} else {
+				pos = s.ix.pos(w.Start)
+			}
+		}
+		p := s.pane(w, pos)
+		var i int32
+		var ok bool
+		if ix {
+			i, ok = s.ix.find(sl, k, w.Start, pos)
+		} else {
+			i, ok = p.idx[k]
+		}
 		if !ok {
 			i = int32(len(p.keys))
-			p.idx[k] = i
+			if ix {
+				s.ix.put(sl, k, w.Start, pos, i)
+				p.slots = append(p.slots, sl)
+			} else {
+				p.idx[k] = i
+			}
 			p.keys = append(p.keys, k)
 			p.seqs = append(p.seqs, s.seq)
 			s.seq++
@@ -244,7 +281,12 @@ func (s *WindowState[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A),
 		}
 		if s.log.tracking && p.vers[i] != uint32(s.log.epoch) {
 			p.vers[i] = uint32(s.log.epoch)
-			s.log.add(paneKey[K, A]{p, k, i})
+			if !ix {
+				s.log.add(paneKey[K, A]{p, k, i})
+			} else if s.ix.vers[sl] != uint32(s.log.epoch) {
+				s.ix.vers[sl] = uint32(s.log.epoch)
+				s.log.add(paneKey[K, A]{k: k})
+			}
 		}
 		acc := &p.accs[i]
 		add(acc)
@@ -263,26 +305,66 @@ func (s *WindowState[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A),
 	return true
 }
 
-// pane returns the pane of w, making it when it is new: due at its
-// MaxTimestamp, or fired at once if the watermark has passed that already.
-func (s *WindowState[K, A]) pane(w Window) *pane[K, A] {
-	if p := s.last; p != nil && p.w.Start == w.Start {
-		return p
+// pane returns the pane of w, at ring position pos of the index, making
+// it when it is new: due at its MaxTimestamp, or fired at once if the
+// watermark has passed that already.
+func (s *WindowState[K, A]) pane(w Window, pos int) *pane[K, A] {
+	cached := s.last
+	if s.ix.width > 0 {
+		cached = s.ix.panes[pos]
+	}
+	if cached != nil && cached.w.Start == w.Start {
+		return cached
 	}
 	p := s.panes[w.Start]
 	if p == nil {
-		hint := 0
-		if s.last != nil {
-			hint = len(s.last.keys) // the next window has about as many keys
+		p = &pane[K, A]{w: w}
+		if s.ix.width == 0 {
+			hint := 0
+			if s.last != nil {
+				hint = len(s.last.keys) // the next window has about as many keys
+			}
+			p.idx = make(map[K]int32, hint)
 		}
-		p = &pane[K, A]{w: w, idx: make(map[K]int32, hint)}
 		p.fired = w.MaxTimestamp() <= s.wm
 		s.schedulePane(p)
 		s.panes[w.Start] = p
 		s.paneHeap.push(p)
 	}
-	s.last = p
+	if s.ix.width > 0 {
+		s.ix.panes[pos] = p
+	} else {
+		s.last = p
+	}
 	return p
+}
+
+// indexOf returns k's index in p, if k is in it.
+func (s *WindowState[K, A]) indexOf(p *pane[K, A], k K) (int32, bool) {
+	if s.ix.width > 0 {
+		return s.ix.lookup(p, k)
+	}
+	i, ok := p.idx[k]
+	return i, ok
+}
+
+// dropPane forgets p, which is out of the heap.
+func (s *WindowState[K, A]) dropPane(p *pane[K, A]) {
+	delete(s.panes, p.w.Start)
+	s.n -= len(p.keys)
+	if s.ix.width == 0 {
+		if s.last == p {
+			s.last = nil
+		}
+		return
+	}
+	pos := s.ix.pos(p.w.Start)
+	if s.ix.panes[pos] == p {
+		s.ix.panes[pos] = nil
+	}
+	for i, sl := range p.slots {
+		s.ix.remove(sl, p.keys[i], p.w.Start, pos)
+	}
 }
 
 func (s *WindowState[K, A]) schedulePane(p *pane[K, A]) {
@@ -293,8 +375,8 @@ func (s *WindowState[K, A]) schedulePane(p *pane[K, A]) {
 	}
 }
 
-// sort puts a restored pane's keys in creation order.
-func (p *pane[K, A]) sort() {
+// sortPane puts a restored pane's keys in creation order.
+func (s *WindowState[K, A]) sortPane(p *pane[K, A]) {
 	if !p.unsorted {
 		return
 	}
@@ -305,10 +387,21 @@ func (p *pane[K, A]) sort() {
 	}
 	slices.SortStableFunc(perm, func(a, b int32) int { return cmp.Compare(p.seqs[a], p.seqs[b]) })
 	keys, seqs, accs, vers := make([]K, len(perm)), make([]uint64, len(perm)), make([]A, len(perm)), make([]uint32, len(perm))
+	var slots []int32
+	var pos int
+	if s.ix.width > 0 {
+		slots = make([]int32, len(perm))
+		pos = s.ix.pos(p.w.Start)
+	}
 	var early map[int32]bool
 	for to, from := range perm {
 		keys[to], seqs[to], accs[to], vers[to] = p.keys[from], p.seqs[from], p.accs[from], p.vers[from]
-		p.idx[keys[to]] = int32(to)
+		if slots != nil {
+			slots[to] = p.slots[from]
+			s.ix.set(slots[to], keys[to], p.w.Start, pos, int32(to))
+		} else {
+			p.idx[keys[to]] = int32(to)
+		}
 		if p.early[from] {
 			if early == nil {
 				early = make(map[int32]bool)
@@ -316,7 +409,7 @@ func (p *pane[K, A]) sort() {
 			early[int32(to)] = true
 		}
 	}
-	p.keys, p.seqs, p.accs, p.vers, p.early = keys, seqs, accs, vers, early
+	p.keys, p.slots, p.seqs, p.accs, p.vers, p.early = keys, slots, seqs, accs, vers, early
 }
 
 func (s *WindowState[K, A]) addSession(k K, ts, wm int64, add func(acc *A), onUpdate func(k K, w Window, acc *A), onRef func(winRef[K, A]), each func(k K, w Window, fired bool, acc *A)) bool {
@@ -415,7 +508,7 @@ func (s *WindowState[K, A]) Advance(wm int64, fire func(k K, w Window, acc *A)) 
 		if !p.fired {
 			p.fired = true
 			if fire != nil {
-				p.sort()
+				s.sortPane(p)
 				for i := range p.keys {
 					if p.early == nil || !p.early[int32(i)] {
 						fire(p.keys[i], p.w, &p.accs[i])
@@ -430,11 +523,7 @@ func (s *WindowState[K, A]) Advance(wm int64, fire func(k K, w Window, acc *A)) 
 			}
 		}
 		s.paneHeap.remove(0)
-		delete(s.panes, p.w.Start)
-		if s.last == p {
-			s.last = nil
-		}
-		s.n -= len(p.keys)
+		s.dropPane(p)
 	}
 	for len(s.sessionHeap) > 0 && s.sessionHeap[0].at <= wm {
 		e := s.sessionHeap[0]
@@ -572,19 +661,28 @@ func (s *WindowState[K, A]) fits(w Window) error {
 func (s *WindowState[K, A]) restorePane(k K, w Window, seq uint64, fired bool, a *A) (*pane[K, A], int32, error) {
 	p := s.panes[w.Start]
 	if p == nil {
-		p = &pane[K, A]{w: w, idx: make(map[K]int32), fired: fired}
+		p = &pane[K, A]{w: w, fired: fired}
+		if s.ix.width == 0 {
+			p.idx = make(map[K]int32)
+		}
 		s.schedulePane(p)
 		s.panes[w.Start] = p
 		s.paneHeap.push(p)
 	}
-	if _, dup := p.idx[k]; dup {
+	if _, dup := s.indexOf(p, k); dup {
 		return nil, 0, fmt.Errorf("%w: window %v of key %v restored twice", codec.ErrCorrupt, w, k)
 	}
 	i := int32(len(p.keys))
 	if i > 0 && p.seqs[i-1] > seq {
 		p.unsorted = true
 	}
-	p.idx[k] = i
+	if s.ix.width > 0 {
+		sl := s.ix.slot(k)
+		s.ix.put(sl, k, w.Start, s.ix.pos(w.Start), i)
+		p.slots = append(p.slots, sl)
+	} else {
+		p.idx[k] = i
+	}
 	p.keys = append(p.keys, k)
 	p.seqs = append(p.seqs, seq)
 	p.accs = append(p.accs, *a)

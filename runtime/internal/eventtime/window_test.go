@@ -266,7 +266,7 @@ func newTestWindowState(a WindowAssigner, lateness int64) *WindowState[int, test
 func TestWindowStateAgainstModel(t *testing.T) {
 	t.Parallel()
 	for _, kind := range []WindowKind{Tumbling, Sliding, Session} {
-		late, updates, fires := 0, 0, 0
+		late, updates, fires, spilled := 0, 0, 0, 0
 		for seed := range seeds(150) {
 			rng := rand.New(rand.NewPCG(seed, uint64(kind)))
 			a := randomAssigner(rng, kind)
@@ -304,6 +304,16 @@ func TestWindowStateAgainstModel(t *testing.T) {
 					t.Fatalf("%v size=%d slide=%d gap=%d lateness=%d seed %d, op %d %v:\ngot  %v %v\nwant %v %v",
 						kind, a.Size, a.Slide, a.Gap, lateness, seed, i, o, ok, got, wantOK, want)
 				}
+				if s.ix.width > 0 {
+					if n := s.ix.pairs(); n != s.Len() {
+						t.Fatalf("%v seed %d op %d: the pane index holds %d windows, the panes %d", kind, seed, i, n, s.Len())
+					}
+					spilled = max(spilled, len(s.ix.spill))
+				}
+			}
+			if s.ix.pairs()+len(s.ix.spill) != 0 || s.ix.idle != len(s.ix.slots) {
+				t.Fatalf("%v seed %d: the pane index holds %d windows, %d spilled, and %d of its %d keys are idle at the end of time",
+					kind, seed, s.ix.pairs(), len(s.ix.spill), s.ix.idle, len(s.ix.slots))
 			}
 			if s.Len() != 0 || len(s.panes)+len(s.paneHeap)+len(s.sessions)+len(s.sessionHeap) != 0 {
 				t.Fatalf("%v seed %d: %d windows left at the end of time", kind, seed, s.Len())
@@ -313,6 +323,34 @@ func TestWindowStateAgainstModel(t *testing.T) {
 		if late == 0 || updates == 0 || fires == 0 {
 			t.Errorf("%v: the streams did not exercise late records, updates and firings", kind)
 		}
+		if kind == Sliding && spilled == 0 {
+			t.Errorf("%v: no window of a key was ever spilled from the pane index's ring", kind)
+		}
+	}
+}
+
+// TestPaneIndexFreesSlots checks that the slots of keys that no longer
+// have windows are freed: a stream whose keys are new in every window
+// must not grow the index without bound.
+func TestPaneIndexFreesSlots(t *testing.T) {
+	s := newTestWindowState(WindowAssigner{Kind: Sliding, Size: 30, Slide: 10}, 0)
+	const perWindow = 1000
+	most := 0
+	for w := range int64(100) {
+		for k := range perWindow {
+			s.Add(int(w)*perWindow+k, w*10, MinTime, func(a *testAcc) {}, nil)
+		}
+		s.Advance(w*10+9, nil)
+		most = max(most, len(s.ix.slots), len(s.ix.live))
+	}
+	// Three windows are open, each with its keys, and as many idle ones
+	// may wait for a sweep.
+	if most > 7*perWindow {
+		t.Fatalf("the pane index grew to %d slots for %d keys per window", most, perWindow)
+	}
+	s.Advance(MaxTime, nil)
+	if s.ix.pairs() != 0 || s.Len() != 0 {
+		t.Fatalf("at the end of time: %d pairs indexed, %d windows", s.ix.pairs(), s.Len())
 	}
 }
 

@@ -32,30 +32,24 @@ func (s *WindowState[K, A]) SnapshotDelta(sec *state.Sections, keyGroup func(K) 
 		return 0, fmt.Errorf("session windows cannot be written as a delta")
 	}
 	writeSectionHeaders(sec, sectionHeader{wm: s.wm, seq: s.seq})
-	return s.log.close(d, func(epoch uint64, pk paneKey[K, A]) error {
-		p := pk.p
-		if p.hi < 0 {
-			return nil // dropped: the watermark says so
+	var starts []int64
+	if len(s.ix.spill) > 0 {
+		for start := range s.panes {
+			starts = append(starts, start)
 		}
-		i := pk.i
-		if int(i) >= len(p.keys) || p.keys[i] != pk.k {
-			// The pane was sorted since.
-			j, ok := p.idx[pk.k]
-			if !ok {
-				return nil
-			}
-			i = j
-		}
+		slices.Sort(starts)
+	}
+	write := func(epoch uint64, p *pane[K, A], k K, i int32) error {
 		if p.vers[i] != uint32(epoch) {
 			return nil // listed again in a later epoch
 		}
-		w, err := keySection(sec, keyGroup, pk.k)
+		w, err := keySection(sec, keyGroup, k)
 		if err != nil {
 			return err
 		}
 		m := w.Begin()
 		w.Uvarint(deltaPut)
-		encK(w, pk.k)
+		encK(w, k)
 		w.Varint(p.w.Start)
 		w.Varint(p.w.End)
 		w.Uvarint(p.seqs[i])
@@ -63,6 +57,32 @@ func (s *WindowState[K, A]) SnapshotDelta(sec *state.Sections, keyGroup func(K) 
 		encA(w, &p.accs[i])
 		w.End(m)
 		return nil
+	}
+	return s.log.close(d, func(epoch uint64, pk paneKey[K, A]) error {
+		p := pk.p
+		if p == nil {
+			// Every window of the key that changed in the epoch.
+			return s.ix.each(pk.k, starts, func(start int64, i int32) error {
+				p := s.ix.panes[s.ix.pos(start)]
+				if p == nil || p.w.Start != start {
+					p = s.panes[start]
+				}
+				return write(epoch, p, pk.k, i)
+			})
+		}
+		if p.hi < 0 {
+			return nil // dropped: the watermark says so
+		}
+		i := pk.i
+		if int(i) >= len(p.keys) || p.keys[i] != pk.k {
+			// The pane was sorted since.
+			j, ok := s.indexOf(p, pk.k)
+			if !ok {
+				return nil
+			}
+			i = j
+		}
+		return write(epoch, p, pk.k, i)
 	})
 }
 
@@ -125,7 +145,7 @@ func (s *WindowState[K, A]) EndChain() error {
 	slices.Sort(starts)
 	for _, start := range starts {
 		p := c.panes[start]
-		p.sort()
+		c.sortPane(p)
 		for i, k := range p.keys {
 			if _, _, err := s.restorePane(k, p.w, p.seqs[i], p.fired || p.early[int32(i)], &p.accs[i]); err != nil {
 				return err
@@ -176,7 +196,7 @@ func (s *WindowState[K, A]) restoreDelta(section []byte, decK func(*codec.Reader
 		}
 		s.seq = max(s.seq, seq+1)
 		if p := s.panes[w.Start]; p != nil {
-			if i, ok := p.idx[k]; ok {
+			if i, ok := s.indexOf(p, k); ok {
 				p.accs[i] = *a
 				if fired && !p.fired {
 					if p.early == nil {

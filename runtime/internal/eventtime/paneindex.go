@@ -1,0 +1,272 @@
+package eventtime
+
+// paneIndex finds a key's place in the sliding panes of a WindowState
+// with one map lookup per record, not one per pane.
+//
+// A record of a sliding window belongs to Size/Slide panes (q5 of Nexmark:
+// five), and a map per pane from key to index cost a lookup for each: 27-33%
+// of q5's CPU. Here a key has one slot (the only map lookup), and the slot
+// a small ring of (pane start, index) pairs, one per pane position: the
+// position of a pane is its start divided by the slide, modulo the ring's
+// width, which is one more than the
+// panes a record belongs to. The panes of one record fall on distinct
+// positions, and a position is reused only when the watermark has passed a
+// pane that many slides older; a pair that a newer pane would overwrite
+// while its pane is still open (a watermark that lags, allowed lateness),
+// or that a late record makes for an older pane, goes to the spill map
+// instead. So a pair is in the ring or in spill, never both, and lookups
+// try the ring first.
+//
+// A pane lists the slot of each of its keys (pane.slots), so that dropping
+// it clears its pairs without hashing. A key whose last pane is dropped
+// keeps its slot for a while, as most keys come back in later windows:
+// slots without panes are freed in sweeps, when they outnumber those with
+// panes, so that a sweep's cost is spread over the drops before it.
+//
+// Tumbling windows (and sliding ones no longer than their slide) have one
+// window per record: for them a map per pane (pane.idx) is one lookup per
+// record too, and cheaper than a slot and its ring (BenchmarkWindowState
+// Tumbling/sparse took twice the time with the ring, its keys coming and
+// going with every window), so they keep it and the index is off (width
+// 0).
+type paneIndex[K comparable, A any] struct {
+	step  int64 // the slide
+	width int   // 0: off
+
+	slots map[K]int32
+	// refs holds width pairs per slot, in chunks of slotChunk slots: but
+	// for the first, a chunk is never copied when the keys grow. A
+	// pointer into it (ref) is valid until the next new slot.
+	refs [][]paneRef
+	live []int32 // per slot, the panes that hold the key
+	// vers holds per slot the epoch (low 32 bits) in which the key was
+	// last listed as changed (WindowState.log), once changes are listed.
+	vers  []uint32
+	free  []int32
+	idle  int // slots in the map whose live is 0
+	spill map[spillKey[K]]int32
+
+	// panes caches the pane at each ring position, to spare the map of
+	// panes by start; nil or another start on a miss.
+	panes []*pane[K, A]
+	// lastStart and lastPos cache the position of the last record's first
+	// pane: most records fall in the panes of the one before.
+	lastStart int64
+	lastPos   int
+}
+
+// paneRef is a key's index in the pane that starts at start; i is -1 for
+// an empty ring position.
+type paneRef struct {
+	start int64
+	i     int32
+}
+
+type spillKey[K comparable] struct {
+	k     K
+	start int64
+}
+
+const slotChunk = 1024
+
+// maxPaneRing bounds the ring per key: sliding windows of many slides
+// (an hour every second) would otherwise cost the key that many pairs.
+// Their records spill more.
+const maxPaneRing = 17
+
+func newPaneIndex[K comparable, A any](a WindowAssigner) paneIndex[K, A] {
+	if a.Kind != Sliding || a.Size <= a.Slide {
+		return paneIndex[K, A]{}
+	}
+	x := paneIndex[K, A]{step: a.Slide, slots: make(map[K]int32), lastStart: MinTime}
+	x.width = int(min((a.Size+a.Slide-1)/a.Slide+1, maxPaneRing))
+	x.panes = make([]*pane[K, A], x.width)
+	x.lastPos = x.pos(MinTime)
+	return x
+}
+
+// pos is the ring position of the pane that starts at start: floor
+// division, so that the next pane is always at the next position.
+func (x *paneIndex[K, A]) pos(start int64) int {
+	q := start / x.step
+	if start%x.step != 0 && start < 0 {
+		q--
+	}
+	r := int(q % int64(x.width))
+	if r < 0 {
+		r += x.width
+	}
+	return r
+}
+
+// firstPos is pos with the last record's answer kept.
+func (x *paneIndex[K, A]) firstPos(start int64) int {
+	if start != x.lastStart {
+		x.lastStart, x.lastPos = start, x.pos(start)
+	}
+	return x.lastPos
+}
+
+// slot returns k's slot, making one when k has none.
+func (x *paneIndex[K, A]) slot(k K) int32 {
+	if sl, ok := x.slots[k]; ok {
+		return sl
+	}
+	if x.idle > len(x.slots)/2+64 {
+		x.sweep()
+	}
+	var sl int32
+	if n := len(x.free); n > 0 {
+		sl = x.free[n-1]
+		x.free = x.free[:n-1]
+		x.vers[sl] = 0
+	} else {
+		sl = int32(len(x.live))
+		x.live = append(x.live, 0)
+		x.vers = append(x.vers, 0)
+		if int(sl)%slotChunk == 0 {
+			// The first chunk grows, for the many states with few keys;
+			// the others are made whole.
+			n := slotChunk * x.width
+			if sl == 0 {
+				n = 8 * x.width
+			}
+			x.refs = append(x.refs, make([]paneRef, 0, n))
+		}
+		c := &x.refs[len(x.refs)-1]
+		for range x.width {
+			*c = append(*c, paneRef{i: -1})
+		}
+	}
+	x.slots[k] = sl
+	x.idle++ // until put
+	return sl
+}
+
+func (x *paneIndex[K, A]) ref(sl int32, pos int) *paneRef {
+	return &x.refs[sl/slotChunk][int(sl%slotChunk)*x.width+pos]
+}
+
+// find returns k's index in the pane that starts at start, at ring
+// position pos, in slot sl.
+func (x *paneIndex[K, A]) find(sl int32, k K, start int64, pos int) (int32, bool) {
+	r := x.ref(sl, pos)
+	if r.i >= 0 && r.start == start {
+		return r.i, true
+	}
+	if len(x.spill) > 0 {
+		i, ok := x.spill[spillKey[K]{k, start}]
+		return i, ok
+	}
+	return 0, false
+}
+
+// put records k's index i in a pane it was not in. The newest pane keeps
+// the ring position.
+func (x *paneIndex[K, A]) put(sl int32, k K, start int64, pos int, i int32) {
+	r := x.ref(sl, pos)
+	switch {
+	case r.i < 0:
+		*r = paneRef{start, i}
+	case r.start < start:
+		x.spillPut(spillKey[K]{k, r.start}, r.i)
+		*r = paneRef{start, i}
+	default:
+		x.spillPut(spillKey[K]{k, start}, i)
+	}
+	if x.live[sl] == 0 {
+		x.idle--
+	}
+	x.live[sl]++
+}
+
+func (x *paneIndex[K, A]) spillPut(sk spillKey[K], i int32) {
+	if x.spill == nil {
+		x.spill = make(map[spillKey[K]]int32)
+	}
+	x.spill[sk] = i
+}
+
+// set changes k's index in a pane it is in (a pane that was sorted).
+func (x *paneIndex[K, A]) set(sl int32, k K, start int64, pos int, i int32) {
+	r := x.ref(sl, pos)
+	if r.i >= 0 && r.start == start {
+		r.i = i
+		return
+	}
+	x.spill[spillKey[K]{k, start}] = i
+}
+
+// remove takes k out of a pane that is dropped, and frees its slot when it
+// was the key's last.
+func (x *paneIndex[K, A]) remove(sl int32, k K, start int64, pos int) {
+	r := x.ref(sl, pos)
+	if r.i >= 0 && r.start == start {
+		r.i = -1
+	} else {
+		delete(x.spill, spillKey[K]{k, start})
+	}
+	if x.live[sl]--; x.live[sl] == 0 {
+		x.idle++
+	}
+}
+
+// sweep frees the slots of keys that are in no pane.
+func (x *paneIndex[K, A]) sweep() {
+	for k, sl := range x.slots {
+		if x.live[sl] == 0 {
+			delete(x.slots, k)
+			x.free = append(x.free, sl)
+		}
+	}
+	x.idle = 0
+}
+
+// lookup returns k's index in p, if k is in it: for the paths that are
+// not per record (restores, deltas, a join's updated windows).
+func (x *paneIndex[K, A]) lookup(p *pane[K, A], k K) (int32, bool) {
+	sl, ok := x.slots[k]
+	if !ok {
+		return 0, false
+	}
+	return x.find(sl, k, p.w.Start, x.pos(p.w.Start))
+}
+
+// each calls f with the index of key k in each pane it is in (ring
+// first, in the ring's order, then the spilled ones in ascending start)
+// and the start of the pane; starts lists the open panes' starts,
+// ascending, and is read only when windows are spilled.
+func (x *paneIndex[K, A]) each(k K, starts []int64, f func(start int64, i int32) error) error {
+	sl, ok := x.slots[k]
+	if !ok {
+		return nil
+	}
+	refs := x.refs[sl/slotChunk][int(sl%slotChunk)*x.width:][:x.width]
+	for _, r := range refs {
+		if r.i >= 0 {
+			if err := f(r.start, r.i); err != nil {
+				return err
+			}
+		}
+	}
+	if len(x.spill) == 0 {
+		return nil
+	}
+	for _, start := range starts {
+		if i, ok := x.spill[spillKey[K]{k, start}]; ok {
+			if err := f(start, i); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// pairs is the number of (key, pane) pairs indexed, for tests.
+func (x *paneIndex[K, A]) pairs() int {
+	n := 0
+	for _, l := range x.live {
+		n += int(l)
+	}
+	return n
+}
