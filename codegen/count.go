@@ -24,7 +24,17 @@ func (c *countGen) doc() string {
 	return fmt.Sprintf("%s by %s on %s, emitting as the last record of a window arrives", windowOp(n), n.Key.Name, what)
 }
 
+// pebbleCount reports whether node n keeps its count windows in the
+// pebble store of its subtask (pebblestate.CountWindows): on the pebble
+// backend.
+func (g *gen) pebbleCount(n *ir.Node) bool {
+	return g.p.StateBackend == "pebble" && (n.Kind == ir.Reduce || n.Kind == ir.Aggregate) && n.Window != nil && n.Window.Kind == "count"
+}
+
 func (c *countGen) stateType() *jen.Statement {
+	if c.cg.g.pebbleCount(c.n) {
+		return jen.Qual(pebblePath, "CountWindows").Types(typeCode(c.n.KeyType), typeCode(c.n.In()), typeCode(c.acc()))
+	}
 	return jen.Qual(runtimePath, "CountWindows").Types(typeCode(c.n.KeyType), typeCode(c.n.In()), typeCode(c.acc()))
 }
 
@@ -41,6 +51,12 @@ func (c *countGen) init(b *jen.Group) {
 		add = fn(n.Add).Call(jen.Id("acc"), jen.Id("r"))
 	}
 	addFn := jen.Func().Params(jen.Id("acc").Op("*").Add(typeCode(c.acc())), jen.Id("r").Add(typeCode(n.In()))).Block(add)
+	if g.pebbleCount(n) {
+		b.Add(c.state()).Op("=").Qual(pebblePath, "OpenCountWindows").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)),
+			jen.Lit(n.Window.Count), jen.Lit(n.Window.CountEvery), addFn, jen.Id("c").Dot(c.member("%sResult")), jen.Id(g.global("%sCodec", n)),
+			c.recordCodec("encode%sRecord"), c.recordCodec("decode%sRecord"))
+		return
+	}
 	b.Add(c.state()).Op("=").Qual(runtimePath, "NewCountWindows").Types(typeCode(n.KeyType), typeCode(n.In()), typeCode(c.acc())).Call(
 		jen.Lit(n.Window.Count), jen.Lit(n.Window.CountEvery), addFn, jen.Id("c").Dot(c.member("%sResult")))
 	b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit(""),
@@ -68,6 +84,10 @@ func (c *countGen) record(b *jen.Group) {
 
 func (c *countGen) snapshot(b *jen.Group) {
 	g, n := c.cg.g, c.n
+	if g.pebbleCount(n) {
+		b.Qual(pebblePath, "SnapshotCountWindows").Call(jen.Id("s"), jen.Id(g.constName(n)), c.state())
+		return
+	}
 	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit(""), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Id(g.global("%sValueSchema", n)),
 		jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int()).Error().Block(
 			jen.Return(jen.Add(c.state()).Dot("Snapshot").Call(jen.Id("sec"), jen.Id("kg"), jen.Id(g.global("encode%sKey", n)), jen.Id(g.global("encode%sValue", n)), c.recordCodec("encode%sRecord"))),

@@ -114,7 +114,7 @@ func (g *gen) keyedFuncs(f *jen.File) {
 			cg.decode(b, "r", jen.Id("k"), key, 0)
 			b.Return(jen.Id("k"))
 		})
-		hasCodec := n.Window == nil && n.Kind != ir.Join || g.pebbleWindows(n) || g.pebbleJoin(n)
+		hasCodec := n.Window == nil && n.Kind != ir.Join || g.pebbleWindows(n) || g.pebbleCount(n) || g.pebbleJoin(n)
 		g.valueCodec(f, cg, n, "Value", val, hasCodec)
 		if n.Kind == ir.Join {
 			g.valueCodec(f, cg, n, "Right", g.p.Nodes[n.Inputs[1].From].Out, false)

@@ -394,18 +394,27 @@ func (w *windowGen) doc() string {
 }
 
 // pebbleWindows reports whether node n keeps its windows in the pebble
-// store of its subtask (pebblestate.Windows): tumbling and sliding windows
-// without a trigger, on the pebble backend. Other windows are
-// eventtime.WindowState's on either backend.
+// store of its subtask (pebblestate.Windows, or pebblestate.Sessions for
+// sessions, or pebblestate.Triggered with a trigger): tumbling, sliding
+// and session windows, on the pebble backend (count windows: pebbleCount).
 func (g *gen) pebbleWindows(n *ir.Node) bool {
-	return g.p.StateBackend == "pebble" && (n.Kind == ir.Reduce || n.Kind == ir.Aggregate) && n.Trigger == nil &&
-		n.Window != nil && (n.Window.Kind == "tumbling" || n.Window.Kind == "sliding")
+	return g.p.StateBackend == "pebble" && (n.Kind == ir.Reduce || n.Kind == ir.Aggregate) &&
+		n.Window != nil && (n.Window.Kind == "tumbling" || n.Window.Kind == "sliding" || n.Window.Kind == "session")
+}
+
+// pebbleType is the pebblestate type that keeps the windows of node n:
+// Sessions or Windows.
+func pebbleType(n *ir.Node) string {
+	if n.Window.Kind == "session" {
+		return "Sessions"
+	}
+	return "Windows"
 }
 
 func (w *windowGen) fields(s *jen.Group) {
 	n := w.n
 	if w.cg.g.pebbleWindows(n) {
-		s.Id(w.member("%sState")).Op("*").Qual(pebblePath, "Windows").Types(typeCode(n.KeyType), typeCode(w.acc())).Comment(fmt.Sprintf("open windows of %s per key, in a Pebble store", n.Name))
+		s.Id(w.member("%sState")).Op("*").Qual(pebblePath, pebbleType(n)).Types(typeCode(n.KeyType), typeCode(w.acc())).Comment(fmt.Sprintf("open windows of %s per key, in a Pebble store", n.Name))
 	} else {
 		s.Id(w.member("%sState")).Op("*").Qual(runtimePath, "WindowState").Types(typeCode(n.KeyType), typeCode(w.acc())).Comment(fmt.Sprintf("open windows of %s per key", n.Name))
 	}
@@ -455,10 +464,14 @@ func (w *windowGen) init(b *jen.Group) {
 	default:
 		merge = fn(n.Merge)
 	}
-	if g.pebbleWindows(n) {
+	switch {
+	case g.pebbleWindows(n) && n.Window.Kind == "session":
+		b.Add(w.state()).Op("=").Qual(pebblePath, "OpenSessions").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)),
+			assigner(n.Window), millisCode(n.Lateness), merge, jen.Id(g.global("%sCodec", n)))
+	case g.pebbleWindows(n):
 		b.Add(w.state()).Op("=").Qual(pebblePath, "OpenWindows").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)),
 			assigner(n.Window), millisCode(n.Lateness), jen.Id(g.global("%sCodec", n)))
-	} else {
+	default:
 		b.Add(w.state()).Op("=").Qual(runtimePath, "NewWindowState").Types(typeCode(n.KeyType), typeCode(w.acc())).Call(
 			assigner(n.Window), millisCode(n.Lateness), merge)
 		if w.incremental() {
@@ -532,7 +545,7 @@ func (w *windowGen) end(b *jen.Group) {
 func (w *windowGen) snapshot(b *jen.Group) {
 	g, n := w.cg.g, w.n
 	if g.pebbleWindows(n) {
-		b.Qual(pebblePath, "SnapshotWindows").Call(jen.Id("s"), jen.Id(g.constName(n)), w.state())
+		b.Qual(pebblePath, "Snapshot"+pebbleType(n)).Call(jen.Id("s"), jen.Id(g.constName(n)), w.state())
 		return
 	}
 	if w.incremental() {

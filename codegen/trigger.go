@@ -32,6 +32,9 @@ func (t *triggerGen) doc() string {
 }
 
 func (t *triggerGen) stateType() *jen.Statement {
+	if t.cg.g.pebbleWindows(t.n) {
+		return jen.Qual(pebblePath, "Triggered").Types(typeCode(t.n.KeyType), typeCode(t.userAcc()))
+	}
 	return jen.Qual(runtimePath, "TriggeredWindows").Types(typeCode(t.n.KeyType), typeCode(t.userAcc()))
 }
 
@@ -59,12 +62,26 @@ func (t *triggerGen) init(b *jen.Group) {
 	if tr.Discard {
 		kv = append(kv, field("Discard", jen.True()))
 	}
+	trigger := jen.Qual(runtimePath, "Trigger").Custom(multi, kv...)
+	if g.pebbleWindows(n) {
+		b.Add(t.state()).Op("=").Qual(pebblePath, "OpenTriggered").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)),
+			assigner(n.Window), millisCode(n.Lateness), merge, trigger, jen.Id("c").Dot(t.member("%sResult")), jen.Id(g.global("%sCodec", n)))
+		return
+	}
 	b.Add(t.state()).Op("=").Qual(runtimePath, "NewTriggeredWindows").Types(typeCode(n.KeyType), typeCode(t.userAcc())).Call(
-		assigner(n.Window), millisCode(n.Lateness), merge, jen.Qual(runtimePath, "Trigger").Custom(multi, kv...), jen.Id("c").Dot(t.member("%sResult")))
+		assigner(n.Window), millisCode(n.Lateness), merge, trigger, jen.Id("c").Dot(t.member("%sResult")))
 	b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit(""),
 		jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
 			jen.Return(jen.Add(t.state()).Dot("Restore").Call(jen.Id("sec"), jen.Id(g.global("decode%sKey", n)), jen.Id(g.global("decode%sValue", n)))),
 		))
+}
+
+func (t *triggerGen) snapshot(b *jen.Group) {
+	if g, n := t.cg.g, t.n; g.pebbleWindows(n) {
+		b.Qual(pebblePath, "SnapshotTriggered").Call(jen.Id("s"), jen.Id(g.constName(n)), t.state())
+		return
+	}
+	t.windowGen.snapshot(b)
 }
 
 // processingTrigger reports whether the trigger's interval is processing

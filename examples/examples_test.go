@@ -18,7 +18,8 @@ import (
 )
 
 // examples lists the example directories: every directory here but
-// testdata.
+// testdata, and every directory of theirs with a pipeline.yaml (an
+// example's variant: sessions/windows).
 func examples(t *testing.T) []string {
 	entries, err := os.ReadDir(".")
 	if err != nil {
@@ -28,6 +29,15 @@ func examples(t *testing.T) []string {
 	for _, e := range entries {
 		if e.IsDir() && e.Name() != "testdata" {
 			dirs = append(dirs, e.Name())
+			subs, err := os.ReadDir(e.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, sub := range subs {
+				if _, err := os.Stat(filepath.Join(e.Name(), sub.Name(), "pipeline.yaml")); sub.IsDir() && err == nil {
+					dirs = append(dirs, filepath.Join(e.Name(), sub.Name()))
+				}
+			}
 		}
 	}
 	if len(dirs) < 3 {

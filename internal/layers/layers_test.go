@@ -53,7 +53,7 @@ var allowed = map[string][]string{
 	"runtime/kafka": {"runtime", "runtime/internal/connector/format", "runtime/internal/connector/kafka"},
 	// The pebble state backend, which only generated code of pipelines
 	// that use it imports (beside the facade).
-	"runtime/pebblestate": {"runtime/codec", "runtime/state", "runtime/vfs", "runtime/internal/checkpoint",
+	"runtime/pebblestate": {"", "runtime/codec", "runtime/state", "runtime/vfs", "runtime/internal/checkpoint",
 		"runtime/internal/eventtime", "runtime/internal/fault", "runtime/internal/keygroup", "runtime/internal/storage"},
 	// Supervision, then the command line, then the facade.
 	"runtime/internal/job": {"runtime/vfs", "runtime/events", "runtime/internal/checkpoint", "runtime/internal/config",

@@ -17,9 +17,12 @@
 //
 // A process operator's timers (Timers) are in the same store, under keys
 // from byte 0x80 on (parts.go), and checkpoint and restore with it. The
-// tumbling and sliding windows of a windowed reduce or aggregate without
-// a trigger (Windows) are a store of their own: per key and window a
-// value, and a timer at the window's end. So are the buffers of an
+// tumbling and sliding windows of a windowed reduce or aggregate
+// (Windows) are a store of their own: per key and window a value, and a
+// timer at the window's end. So are its session windows (Sessions): per
+// key its sessions, and a timer per session. With a trigger (Triggered)
+// they are those, each accumulator with the trigger's count. Count
+// windows (CountWindows) are a store with a value per key. So are the buffers of an
 // interval join (IntervalJoin, joins.go): per key and side the records in
 // time order, and each again by the time it can no longer match. A window
 // join on tumbling or sliding windows (WindowJoin) is Windows whose

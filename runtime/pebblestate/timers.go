@@ -87,15 +87,23 @@ const timerSpill = 8 << 20
 // is st, in st's store, restored with it. Timers that a checkpoint of the
 // memory backend holds (or a savepoint) are read into the store.
 func OpenTimers[K comparable, V any](st *Keyed[K, V]) *Timers[K] {
-	t := &Timers[K]{name: fmt.Sprintf("operators.%s[%d]", st.name, st.t.Subtask()), uid: st.uid, sub: st.t.Subtask(),
-		db: func() *pebble.DB { return st.db }, frozen: st.frozen.Load, waitTaken: st.waitCapture,
-		keyGroup: st.keyGroup, start: st.start, end: st.end, encK: st.codec.EncodeKey, decK: st.codec.DecodeKey,
-		spillAt: timerSpill}
-	t.low[0].at, t.low[1].at = math.MinInt64, math.MinInt64
-	st.addPart(t)
+	t := openTimersOf(st, st.keyGroup, st.codec.EncodeKey, st.codec.DecodeKey)
 	if files, l := st.t.RestoredFiles(st.node, "timers"); len(files) > 0 {
 		st.t.OnRestore(func() { t.restoreSections(files, l) })
 	}
+	return t
+}
+
+// openTimersOf returns timers in st's store whose keys are of another
+// type than the store's (Sessions: a key and a session's start), placed in
+// key groups by keyGroup and written by encK.
+func openTimersOf[T, K comparable, V any](st *Keyed[K, V], keyGroup func(T) int, encK func(*codec.Writer, T), decK func(*codec.Reader) T) *Timers[T] {
+	t := &Timers[T]{name: fmt.Sprintf("operators.%s[%d]", st.name, st.t.Subtask()), uid: st.uid, sub: st.t.Subtask(),
+		db: func() *pebble.DB { return st.db }, frozen: st.frozen.Load, waitTaken: st.waitCapture,
+		keyGroup: keyGroup, start: st.start, end: st.end, encK: encK, decK: decK,
+		spillAt: timerSpill}
+	t.low[0].at, t.low[1].at = math.MinInt64, math.MinInt64
+	st.addPart(t)
 	return t
 }
 
@@ -270,6 +278,47 @@ func (t *Timers[K]) Delete(k K, at int64, processing bool) {
 	t.maybeSpill()
 }
 
+// setKnown sets the event-time timer of k at time at with number seq,
+// which the caller knows does not exist (a window's: Windows and Sessions
+// keep one per window), without reading the store to find out.
+func (t *Timers[K]) setKnown(k K, at int64, seq uint64) {
+	b := t.batch()
+	key := t.entryKey(k, eventDomain, at)
+	if err := b.Set(key, binary.AppendUvarint(nil, seq), nil); err != nil {
+		t.fail("write", err)
+	}
+	tk := entryTimeKey(&t.time, key, seq)
+	if err := b.Set(tk, nil, nil); err != nil {
+		t.fail("write", err)
+	}
+	if l := &t.low[eventDomain]; at < l.at {
+		l.at = at
+	}
+	t.changes++
+	if t.firing && t.domain == eventDomain && bytes.Compare(tk, t.cursor) < 0 {
+		t.cursor = append(t.cursor[:0], tk...)
+	}
+	t.maybeSpill()
+}
+
+// deleteKnown removes the event-time timer of k at time at, which the
+// caller knows exists with number seq, without reading the store.
+func (t *Timers[K]) deleteKnown(k K, at int64, seq uint64) {
+	b := t.batch()
+	key := t.entryKey(k, eventDomain, at)
+	if err := b.Delete(key, nil); err != nil {
+		t.fail("write", err)
+	}
+	if err := b.Delete(entryTimeKey(&t.time, key, seq), nil); err != nil {
+		t.fail("write", err)
+	}
+	if l := &t.low[eventDomain]; l.at == at {
+		l.known = false // it stays a lower bound
+	}
+	t.changes++
+	t.maybeSpill()
+}
+
 // AdvanceEvent runs every event-time timer at or before wm, in time order,
 // as TimerService.AdvanceEvent does.
 func (t *Timers[K]) AdvanceEvent(wm int64, fire func(k K, at int64)) {
@@ -347,6 +396,35 @@ func (t *Timers[K]) advance(d byte, now int64, fire func(k K, at int64)) {
 		t.fail("read", err)
 	}
 	t.low[d].at, t.low[d].known = next, true
+}
+
+// scan calls fire for every timer of domain d after time after, in the
+// order they would run, without running them: fire must not register or
+// delete timers.
+func (t *Timers[K]) scan(d byte, after int64, fire func(k K, at int64)) {
+	if after == math.MaxInt64 {
+		return
+	}
+	it, err := t.batch().NewIter(&pebble.IterOptions{LowerBound: []byte{prefixTimerTime, d}, UpperBound: []byte{prefixTimerTime, d + 1}})
+	if err != nil {
+		t.fail("read", err)
+	}
+	defer it.Close()
+	var from [10]byte
+	from[0], from[1] = prefixTimerTime, d
+	binary.BigEndian.PutUint64(from[2:], ordered(after+1))
+	for ok := it.SeekGE(from[:]); ok; ok = it.Next() {
+		tk := it.Key()
+		r := codec.NewReader(tk[20:])
+		k := t.decK(r)
+		if err := r.Err(); err != nil {
+			t.fail("decode a timer's key", err)
+		}
+		fire(k, int64(binary.BigEndian.Uint64(tk[2:10])^1<<63))
+	}
+	if err := it.Error(); err != nil {
+		t.fail("read", err)
+	}
 }
 
 // Len is the number of timers. It reads them all.

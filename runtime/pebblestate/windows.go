@@ -169,6 +169,12 @@ func (s *Windows[K, A]) cleanup(w eventtime.Window) int64 {
 // those that fired already. It returns false when every window of the
 // record is late.
 func (s *Windows[K, A]) Add(k K, ts, inputWatermark int64, add func(acc *A), onUpdate func(k K, w eventtime.Window, acc *A)) bool {
+	return s.add(k, ts, inputWatermark, add, onUpdate, nil)
+}
+
+// add is Add that also reports every window that got the record, whether
+// or not it fired, to each (after add, before onUpdate).
+func (s *Windows[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A), onUpdate func(k K, w eventtime.Window, acc *A), each func(k K, w eventtime.Window, fired bool, acc *A)) bool {
 	s.load()
 	wm := max(inputWatermark, s.wm)
 	s.buf = s.assign.Assign(ts, s.buf)
@@ -197,6 +203,9 @@ func (s *Windows[K, A]) Add(k K, ts, inputWatermark int64, add func(acc *A), onU
 			s.timers.registerSeq(wk, at, false, v.seq)
 		}
 		add(&v.acc)
+		if each != nil {
+			each(k, w, v.fired, &v.acc)
+		}
 		if v.fired && onUpdate != nil {
 			onUpdate(k, w, &v.acc)
 		}
@@ -229,6 +238,23 @@ func (s *Windows[K, A]) Advance(wm int64, fire func(k K, w eventtime.Window, acc
 			}
 		}
 		s.store.Delete(wk)
+	})
+}
+
+// unfired calls yield for every window that has not fired and whose
+// MaxTimestamp is after at, in the order they would fire: ascending end,
+// then creation (their timers' order). acc is valid only during the call,
+// which may change it but must not call s.
+func (s *Windows[K, A]) unfired(at int64, yield func(k K, w eventtime.Window, acc *A)) {
+	s.load()
+	s.timers.scan(eventDomain, at, func(wk winKey[K], _ int64) {
+		v := s.store.Get(wk)
+		if v == nil {
+			s.store.fail("read", fmt.Errorf("%w: a timer of window %d of key %v, which the store does not hold", codec.ErrCorrupt, wk.start, wk.k))
+		}
+		if !v.fired {
+			yield(wk.k, eventtime.Window{Start: wk.start, End: v.end}, &v.acc)
+		}
 	})
 }
 
