@@ -118,7 +118,7 @@ func (c *CountWindows[K, T, A]) Restore(section []byte, decK func(*codec.Reader)
 		k := decK(kr)
 		ks := &countKey[T, A]{n: kr.Uvarint()}
 		if c.sliding() {
-			ks.recs = readTimed(kr, decT)
+			ks.recs = readTimed(kr, decT, false)
 		} else if a := decA(kr); a != nil {
 			ks.acc = *a
 		}

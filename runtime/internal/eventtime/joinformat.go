@@ -52,8 +52,8 @@ func ReadIntervalJoin[K, L, R any](section []byte, decK func(*codec.Reader) K, d
 	for r.More() {
 		kr := r.Nested()
 		k := decK(kr)
-		left := readTimed(kr, decL)
-		right := readTimed(kr, decR)
+		left := readTimed(kr, decL, true)
+		right := readTimed(kr, decR, true)
 		if err := r.Err(); err != nil {
 			return 0, false, err
 		}
