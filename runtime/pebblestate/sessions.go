@@ -43,13 +43,8 @@ type Sessions[K comparable, A any] struct {
 	store    *Keyed[K, []session[A]]
 	timers   *Timers[winKey[K]]
 
-	wm  int64
-	seq uint64
-	// loaded is set once wm and seq are read from the store; restored once
-	// a restore set the watermark (later ones can only lower it).
-	loaded, restored bool
-	written          [2]uint64 // wm and seq as the store holds them
-	buf              []eventtime.Window
+	windowMeta
+	buf []eventtime.Window
 }
 
 // session is one session of a key.
@@ -76,7 +71,7 @@ func OpenSessions[K comparable, A any](t *checkpoint.Task, node int, a eventtime
 	if a.Kind != eventtime.Session || merge == nil {
 		panic("pebblestate: OpenSessions takes a session assigner and a merge function")
 	}
-	s := &Sessions[K, A]{assign: a, lateness: lateness, merge: merge, codec: c, wm: eventtime.MinTime}
+	s := &Sessions[K, A]{assign: a, lateness: lateness, merge: merge, codec: c, windowMeta: windowMeta{wm: eventtime.MinTime}}
 	sc := &state.Codec[K, []session[A]]{
 		Hash: c.Hash, EncodeKey: c.EncodeKey, DecodeKey: c.DecodeKey,
 		EncodeValue: func(w *codec.Writer, v *[]session[A]) {
@@ -130,20 +125,7 @@ func SnapshotSessions[K comparable, A any](s *checkpoint.Snapshot, node int, w *
 	Snapshot(s, node, w.store)
 }
 
-func (s *Sessions[K, A]) load() {
-	if s.loaded {
-		return
-	}
-	s.loaded = true
-	wm, seq, ok, err := readWindowMeta(s.store.db)
-	if err != nil {
-		s.store.fail("read", err)
-	}
-	if ok {
-		s.wm, s.seq = wm, seq
-	}
-	s.written = [2]uint64{uint64(s.wm), s.seq}
-}
+func (s *Sessions[K, A]) load() { s.windowMeta.load(s.store.db, s.store.fail) }
 
 // Watermark is the largest watermark Advance has seen (after a restore,
 // the checkpoint's), MinTime at first.
@@ -314,47 +296,13 @@ func (s *Sessions[K, A]) unfired(at int64, yield func(k K, w eventtime.Window, a
 
 // barrier writes the watermark and the next creation number, when they
 // changed.
-func (s *Sessions[K, A]) barrier() {
-	if !s.loaded || s.written == [2]uint64{uint64(s.wm), s.seq} {
-		return
-	}
-	s.writeMeta(s.store.db)
-}
-
-func (s *Sessions[K, A]) writeMeta(db *pebble.DB) {
-	var w codec.Writer
-	w.Varint(s.wm)
-	w.Uvarint(s.seq)
-	if err := db.Set(metaWindows, w.Bytes(), pebble.NoSync); err != nil {
-		s.store.fail("write", err)
-	}
-	s.written = [2]uint64{uint64(s.wm), s.seq}
-}
+func (s *Sessions[K, A]) barrier() { s.windowMeta.barrier(s.store.db, s.store.fail) }
 
 // copyFrom merges the watermark and the next creation number of an old
 // store (the sessions and their timers are copied with the key-group
 // ranges): the lowest watermark, the highest number.
 func (s *Sessions[K, A]) copyFrom(old *pebble.DB, lo, hi int) {
-	s.load()
-	wm, seq, ok, err := readWindowMeta(old)
-	if err != nil {
-		s.store.fail("restore", err)
-	}
-	if ok {
-		s.restoredHeader(wm, seq)
-	}
-	s.writeMeta(s.store.db)
-}
-
-// restoredHeader merges a restored watermark and creation number.
-func (s *Sessions[K, A]) restoredHeader(wm int64, seq uint64) {
-	if !s.restored {
-		s.wm = wm
-	} else {
-		s.wm = min(s.wm, wm)
-	}
-	s.restored = true
-	s.seq = max(s.seq, seq)
+	s.windowMeta.copyFrom(s.store.db, old, s.store.fail)
 }
 
 // readMemory reads the sessions of the subtask's key groups in the state
@@ -388,7 +336,7 @@ func (s *Sessions[K, A]) readMemory(fs []storage.StateFile, l *storage.Loaded) {
 			s.store.fail("restore", err)
 		}
 	}
-	s.writeMeta(s.store.db)
+	s.windowMeta.write(s.store.db, s.store.fail)
 }
 
 // put adds a restored session of key k to the store, with its timer.

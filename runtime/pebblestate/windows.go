@@ -36,13 +36,8 @@ type Windows[K comparable, A any] struct {
 	store    *Keyed[winKey[K], winVal[A]]
 	timers   *Timers[winKey[K]]
 
-	wm  int64
-	seq uint64
-	// loaded is set once wm and seq are read from the store; restored once
-	// a restore set the watermark (later ones can only lower it).
-	loaded, restored bool
-	written          [2]uint64 // wm and seq as the store holds them
-	buf              []eventtime.Window
+	windowMeta
+	buf []eventtime.Window
 	// counters, when set, reads the counters of the part that the
 	// windows' accumulators belong to (WindowJoin), which a savepoint's
 	// sections hold too.
@@ -78,7 +73,7 @@ func OpenWindows[K comparable, A any](t *checkpoint.Task, node int, a eventtime.
 	if a.Kind == eventtime.Session {
 		panic("pebblestate: sessions are kept by eventtime.WindowState")
 	}
-	s := &Windows[K, A]{assign: a, lateness: lateness, codec: c, wm: eventtime.MinTime}
+	s := &Windows[K, A]{assign: a, lateness: lateness, codec: c, windowMeta: windowMeta{wm: eventtime.MinTime}}
 	wc := &state.Codec[winKey[K], winVal[A]]{
 		Hash: func(k winKey[K]) uint64 { return c.Hash(k.k) },
 		EncodeKey: func(w *codec.Writer, k winKey[K]) {
@@ -118,38 +113,7 @@ func SnapshotWindows[K comparable, A any](s *checkpoint.Snapshot, node int, w *W
 	Snapshot(s, node, w.store)
 }
 
-func (s *Windows[K, A]) load() {
-	if s.loaded {
-		return
-	}
-	s.loaded = true
-	wm, seq, ok, err := readWindowMeta(s.store.db)
-	if err != nil {
-		s.store.fail("read", err)
-	}
-	if ok {
-		s.wm, s.seq = wm, seq
-	}
-	s.written = [2]uint64{uint64(s.wm), s.seq}
-}
-
-// readWindowMeta reads the watermark and the next creation number in db.
-func readWindowMeta(db pebble.Reader) (wm int64, seq uint64, ok bool, err error) {
-	v, closer, err := db.Get(metaWindows)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return 0, 0, false, nil
-	}
-	if err != nil {
-		return 0, 0, false, err
-	}
-	defer closer.Close()
-	r := codec.NewReader(v)
-	wm, seq = r.Varint(), r.Uvarint()
-	if err := r.Err(); err != nil {
-		return 0, 0, false, err
-	}
-	return wm, seq, true, nil
-}
+func (s *Windows[K, A]) load() { s.windowMeta.load(s.store.db, s.store.fail) }
 
 // Watermark is the largest watermark Advance has seen (after a restore,
 // the checkpoint's), MinTime at first.
@@ -260,47 +224,13 @@ func (s *Windows[K, A]) unfired(at int64, yield func(k K, w eventtime.Window, ac
 
 // barrier writes the watermark and the next creation number, when they
 // changed.
-func (s *Windows[K, A]) barrier() {
-	if !s.loaded || s.written == [2]uint64{uint64(s.wm), s.seq} {
-		return
-	}
-	s.writeMeta(s.store.db)
-}
-
-func (s *Windows[K, A]) writeMeta(db *pebble.DB) {
-	var w codec.Writer
-	w.Varint(s.wm)
-	w.Uvarint(s.seq)
-	if err := db.Set(metaWindows, w.Bytes(), pebble.NoSync); err != nil {
-		s.store.fail("write", err)
-	}
-	s.written = [2]uint64{uint64(s.wm), s.seq}
-}
+func (s *Windows[K, A]) barrier() { s.windowMeta.barrier(s.store.db, s.store.fail) }
 
 // copyFrom merges the watermark and the next creation number of an old
 // store (the windows and their timers are copied with the key-group
 // ranges): the lowest watermark, the highest number.
 func (s *Windows[K, A]) copyFrom(old *pebble.DB, lo, hi int) {
-	s.load()
-	wm, seq, ok, err := readWindowMeta(old)
-	if err != nil {
-		s.store.fail("restore", err)
-	}
-	if ok {
-		s.restoredHeader(wm, seq)
-	}
-	s.writeMeta(s.store.db)
-}
-
-// restoredHeader merges a restored watermark and creation number.
-func (s *Windows[K, A]) restoredHeader(wm int64, seq uint64) {
-	if !s.restored {
-		s.wm = wm
-	} else {
-		s.wm = min(s.wm, wm)
-	}
-	s.restored = true
-	s.seq = max(s.seq, seq)
+	s.windowMeta.copyFrom(s.store.db, old, s.store.fail)
 }
 
 // readMemory reads the windows of the subtask's key groups in the state
@@ -355,7 +285,7 @@ func (s *Windows[K, A]) readMemoryChain(fs []storage.StateFile, l *storage.Loade
 		return true
 	})
 	s.restoredHeader(ws.Watermark(), ws.Seq())
-	s.writeMeta(s.store.db)
+	s.windowMeta.write(s.store.db, s.store.fail)
 }
 
 // put adds a restored window of key k to the store, with its timer.
@@ -404,7 +334,7 @@ func (s *Windows[K, A]) readMemoryFile(f storage.StateFile, l *storage.Loaded) {
 	if err := r.Close(); err != nil {
 		s.store.fail("restore", err)
 	}
-	s.writeMeta(s.store.db)
+	s.windowMeta.write(s.store.db, s.store.fail)
 }
 
 // writeCanonical writes the windows in db, a checkpoint of the store, as
