@@ -153,12 +153,13 @@ func isBlank(line []byte) bool {
 }
 
 // CSVFormat reads one record per line into the struct T: fields separated
-// by delimiter, quoted as in RFC 4180; a quoted field may hold line breaks,
-// and its record then spans lines (Spanning). With header, the first non-empty line of each file names the
-// columns, matched case-insensitively to the `csv:"name"` tag of an
-// exported field or else to its name; a field without a column keeps its
-// zero value. Without header, the columns are the exported fields in
-// declaration order. A field tagged `csv:"-"` is never read.
+// by delimiter, quoted as in RFC 4180; a quoted field may hold line
+// breaks, and its record then spans lines (Spanning). With header, the
+// first non-empty line of each file names the columns, matched
+// case-insensitively to the `csv:"name"` tag of an exported field or else
+// to its name; a field without a column keeps its zero value. Without
+// header, the columns are the exported fields in declaration order. A
+// field tagged `csv:"-"` is never read.
 //
 // Fields may be strings, bools, integers, floats, time.Time (RFC 3339),
 // time.Duration (Go syntax such as 1m30s), or types defined on these; an
@@ -551,6 +552,9 @@ func (d *csvDecoder[T]) Decode(line []byte) (T, bool, error) {
 // elsewhere does not open one). open says that the record's line before
 // did, so that line starts inside a quoted field.
 func (d *csvDecoder[T]) Continues(line []byte, open bool) bool {
+	if !open && bytes.IndexByte(line, '"') < 0 {
+		return false // most lines: one fast look, not a pass per field
+	}
 	delim := d.f.delim
 	quoted, start := open, !open
 	for i := 0; i < len(line); {
