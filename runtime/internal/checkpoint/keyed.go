@@ -190,13 +190,18 @@ func RestoreMemoryState[K comparable, V any](t *Task, node int, stateName string
 	})
 }
 
-// restoredKeys is about how many keys of key groups [start, end) the
-// full files among files hold: each file's entries in proportion to its
-// key groups in the range (the keys spread evenly over the key groups).
+// restoredKeys is about how many keys of key groups [start, end) files
+// hold: each file's entries in proportion to its key groups in the range
+// (the keys spread evenly over the key groups). A delta's entries count
+// too, although some change keys of the full file: a state that grew
+// since its full file (a chain taken while keys were added) would
+// otherwise outgrow the index the restore made and rehash it, maybe
+// twice, which cost more than its fill; counting them at worst doubles
+// the index's slots once.
 func restoredKeys(files []storage.StateFile, start, end int) int {
 	n := 0
 	for _, f := range files {
-		if f.Kind == storage.KindDelta || f.Entries <= 0 {
+		if f.Entries <= 0 {
 			continue
 		}
 		groups := f.KeyGroups[1] - f.KeyGroups[0]

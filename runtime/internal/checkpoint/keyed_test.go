@@ -126,9 +126,9 @@ func TestRunRestoresGC(t *testing.T) {
 }
 
 // TestRestoredKeys: a restore makes room for the keys of its key groups
-// that the full files hold, in proportion when a file holds more key
-// groups (a lower parallelism wrote it); deltas and files that do not say
-// add nothing.
+// that the files hold, full files and deltas (which may add keys), in
+// proportion when a file holds more key groups (a lower parallelism wrote
+// it); files that do not say add nothing.
 func TestRestoredKeys(t *testing.T) {
 	files := []storage.StateFile{
 		{KeyGroups: [2]int{0, 64}, Entries: 6400},
@@ -137,9 +137,9 @@ func TestRestoredKeys(t *testing.T) {
 		{KeyGroups: [2]int{0, 64}},
 	}
 	for _, c := range []struct{ start, end, want int }{
-		{0, 64, 6400},
-		{0, 32, 3200},
-		{48, 80, 1600 + 250},
+		{0, 64, 6400 + 50},
+		{0, 32, 3200 + 25},
+		{48, 80, 1600 + 12 + 250},
 		{128, 256, 0},
 	} {
 		if got := restoredKeys(files, c.start, c.end); got != c.want {
