@@ -23,6 +23,22 @@ func (st *Keyed[K, V]) writeCanonical(id int64, local string, stor *storage.Stor
 		return storage.StateFile{}, st.errorf("open the checkpoint", err)
 	}
 	defer db.Close()
+	return st.writeSections(db, id, stor, nil, func(sec *codec.Writer, key, value []byte) error {
+		mark := sec.Begin()
+		sec.Raw(key)
+		sec.Raw(value)
+		sec.End(mark)
+		return nil
+	})
+}
+
+// writeSections writes the subtask's key groups of db, a checkpoint of
+// the store, as a state file of the memory backend's form for
+// savepoint id: one section per key group, each begun by header (nil:
+// none), then what entry writes of each of the group's keys (its bytes
+// after the key-group prefix) and values, in the store's order. An error
+// of entry is returned as it is.
+func (st *Keyed[K, V]) writeSections(db *pebble.DB, id int64, stor *storage.Storage, header func(*codec.Writer), entry func(sec *codec.Writer, key, value []byte) error) (storage.StateFile, error) {
 	sub := st.t.Subtask()
 	name := fmt.Sprintf("%s-%d-savepoint.state", st.uid, sub)
 	w, err := stor.CreateState(id, name, st.start, st.end-st.start)
@@ -35,11 +51,18 @@ func (st *Keyed[K, V]) writeCanonical(id int64, local string, stor *storage.Stor
 		return storage.StateFile{}, st.errorf("iterate", err)
 	}
 	sec := codec.NewWriter(nil)
+	begin := func() {
+		if header != nil {
+			header(sec)
+		}
+	}
+	begin()
 	kg := st.start
 	flushTo := func(upto int) {
 		for ; kg < upto; kg++ {
 			w.Section(sec.Bytes())
 			sec.Reset()
+			begin()
 		}
 	}
 	for ok := it.First(); ok; ok = it.Next() {
@@ -47,18 +70,18 @@ func (st *Keyed[K, V]) writeCanonical(id int64, local string, stor *storage.Stor
 		if len(key) < 2 {
 			continue
 		}
-		g := int(binary.BigEndian.Uint16(key))
-		flushTo(g)
+		flushTo(int(binary.BigEndian.Uint16(key)))
 		v, err := it.ValueAndErr()
+		if err == nil {
+			err = entry(sec, key[2:], v)
+		} else {
+			err = st.errorf("iterate", err)
+		}
 		if err != nil {
 			it.Close()
 			w.Abort()
-			return storage.StateFile{}, st.errorf("iterate", err)
+			return storage.StateFile{}, err
 		}
-		mark := sec.Begin()
-		sec.Raw(key[2:])
-		sec.Raw(v)
-		sec.End(mark)
 	}
 	if err := it.Close(); err != nil {
 		w.Abort()

@@ -1,7 +1,6 @@
 package pebblestate
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -194,49 +193,17 @@ func (c *CountWindows[K, T, A]) readMemory(fs []storage.StateFile, l *storage.Lo
 // then every key and its window, as the store holds them.
 func (c *CountWindows[K, T, A]) writeCanonical(db *pebble.DB, id int64, stor *storage.Storage) ([]storage.StateFile, error) {
 	st := c.store
-	sub := st.t.Subtask()
-	name := fmt.Sprintf("%s-%d-savepoint.state", st.uid, sub)
-	w, err := stor.CreateState(id, name, st.start, st.end-st.start)
+	f, err := st.writeSections(db, id, stor,
+		func(sec *codec.Writer) { eventtime.WriteWindowHeader(sec, eventtime.MinTime, 0) },
+		func(sec *codec.Writer, key, value []byte) error {
+			m := sec.Begin()
+			sec.Raw(key)
+			sec.Raw(value)
+			sec.End(m)
+			return nil
+		})
 	if err != nil {
 		return nil, err
 	}
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: groupPrefix(st.start), UpperBound: groupPrefix(st.end)})
-	if err != nil {
-		w.Abort()
-		return nil, st.errorf("iterate", err)
-	}
-	sec := codec.NewWriter(nil)
-	kg := st.start
-	eventtime.WriteWindowHeader(sec, eventtime.MinTime, 0)
-	next := func(upto int) {
-		for ; kg < upto; kg++ {
-			w.Section(sec.Bytes())
-			sec.Reset()
-			eventtime.WriteWindowHeader(sec, eventtime.MinTime, 0)
-		}
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-		k := it.Key()
-		next(int(binary.BigEndian.Uint16(k)))
-		v, err := it.ValueAndErr()
-		if err != nil {
-			it.Close()
-			w.Abort()
-			return nil, st.errorf("iterate", err)
-		}
-		m := sec.Begin()
-		sec.Raw(k[2:])
-		sec.Raw(v)
-		sec.End(m)
-	}
-	if err := it.Close(); err != nil {
-		w.Abort()
-		return nil, st.errorf("iterate", err)
-	}
-	next(st.end)
-	size, crc, err := w.Close()
-	if err != nil {
-		return nil, err
-	}
-	return []storage.StateFile{{Subtask: sub, Name: name, KeyGroups: [2]int{st.start, st.end}, Size: size, CRC: crc}}, nil
+	return []storage.StateFile{f}, nil
 }

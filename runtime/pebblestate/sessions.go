@@ -2,7 +2,6 @@ package pebblestate
 
 import (
 	"cmp"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -376,62 +375,28 @@ func (s *Sessions[K, A]) writeCanonical(db *pebble.DB, id int64, stor *storage.S
 	if !ok {
 		wm, seq = eventtime.MinTime, 0
 	}
-	sub := st.t.Subtask()
-	name := fmt.Sprintf("%s-%d-savepoint.state", st.uid, sub)
-	w, err := stor.CreateState(id, name, st.start, st.end-st.start)
-	if err != nil {
-		return nil, err
-	}
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: groupPrefix(st.start), UpperBound: groupPrefix(st.end)})
-	if err != nil {
-		w.Abort()
-		return nil, st.errorf("iterate", err)
-	}
-	sec := codec.NewWriter(nil)
 	var acc codec.Writer
-	kg := st.start
-	eventtime.WriteWindowHeader(sec, wm, seq)
-	next := func(upto int) {
-		for ; kg < upto; kg++ {
-			w.Section(sec.Bytes())
-			sec.Reset()
-			eventtime.WriteWindowHeader(sec, wm, seq)
-		}
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-		k := it.Key()
-		next(int(binary.BigEndian.Uint16(k)))
-		v, err := it.ValueAndErr()
-		if err != nil {
-			it.Close()
-			w.Abort()
-			return nil, st.errorf("iterate", err)
-		}
-		kr, vr := codec.NewReader(k[2:]), codec.NewReader(v)
-		st.codec.DecodeKey(kr)
-		wins := st.codec.DecodeValue(vr)
-		if err := errors.Join(kr.Err(), vr.Err()); err != nil {
-			it.Close()
-			w.Abort()
-			return nil, st.errorf("decode a key's sessions", err)
-		}
-		for i := range *wins {
-			e := &(*wins)[i]
-			acc.Reset()
-			s.codec.EncodeValue(&acc, &e.acc)
-			eventtime.WriteWindow(sec, k[2:], e.window(), e.seq, e.fired, acc.Bytes())
-		}
-	}
-	if err := it.Close(); err != nil {
-		w.Abort()
-		return nil, st.errorf("iterate", err)
-	}
-	next(st.end)
-	size, crc, err := w.Close()
+	f, err := st.writeSections(db, id, stor,
+		func(sec *codec.Writer) { eventtime.WriteWindowHeader(sec, wm, seq) },
+		func(sec *codec.Writer, k, v []byte) error {
+			kr, vr := codec.NewReader(k), codec.NewReader(v)
+			st.codec.DecodeKey(kr)
+			wins := st.codec.DecodeValue(vr)
+			if err := errors.Join(kr.Err(), vr.Err()); err != nil {
+				return st.errorf("decode a key's sessions", err)
+			}
+			for i := range *wins {
+				e := &(*wins)[i]
+				acc.Reset()
+				s.codec.EncodeValue(&acc, &e.acc)
+				eventtime.WriteWindow(sec, k, e.window(), e.seq, e.fired, acc.Bytes())
+			}
+			return nil
+		})
 	if err != nil {
 		return nil, err
 	}
-	return []storage.StateFile{{Subtask: sub, Name: name, KeyGroups: [2]int{st.start, st.end}, Size: size, CRC: crc}}, nil
+	return []storage.StateFile{f}, nil
 }
 
 func (s *Sessions[K, A]) close() {}

@@ -1,7 +1,6 @@
 package pebblestate
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -356,61 +355,27 @@ func (s *Windows[K, A]) writeCanonical(db *pebble.DB, id int64, stor *storage.St
 			return nil, st.errorf("read", err)
 		}
 	}
-	sub := st.t.Subtask()
-	name := fmt.Sprintf("%s-%d-savepoint.state", st.uid, sub)
-	w, err := stor.CreateState(id, name, st.start, st.end-st.start)
-	if err != nil {
-		return nil, err
-	}
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: groupPrefix(st.start), UpperBound: groupPrefix(st.end)})
-	if err != nil {
-		w.Abort()
-		return nil, st.errorf("iterate", err)
-	}
-	sec := codec.NewWriter(nil)
 	var key, acc codec.Writer
-	kg := st.start
-	eventtime.WriteWindowJoinHeader(sec, wm, seq, arrival, group)
-	next := func(upto int) {
-		for ; kg < upto; kg++ {
-			w.Section(sec.Bytes())
-			sec.Reset()
-			eventtime.WriteWindowJoinHeader(sec, wm, seq, arrival, group)
-		}
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-		k := it.Key()
-		next(int(binary.BigEndian.Uint16(k)))
-		v, err := it.ValueAndErr()
-		if err != nil {
-			it.Close()
-			w.Abort()
-			return nil, st.errorf("iterate", err)
-		}
-		kr, vr := codec.NewReader(k[2:]), codec.NewReader(v)
-		wk := st.codec.DecodeKey(kr)
-		wv := st.codec.DecodeValue(vr)
-		if err := errors.Join(kr.Err(), vr.Err()); err != nil {
-			it.Close()
-			w.Abort()
-			return nil, st.errorf("decode a window", err)
-		}
-		key.Reset()
-		s.codec.EncodeKey(&key, wk.k)
-		acc.Reset()
-		s.codec.EncodeValue(&acc, &wv.acc)
-		eventtime.WriteWindow(sec, key.Bytes(), eventtime.Window{Start: wk.start, End: wv.end}, wv.seq, wv.fired, acc.Bytes())
-	}
-	if err := it.Close(); err != nil {
-		w.Abort()
-		return nil, st.errorf("iterate", err)
-	}
-	next(st.end)
-	size, crc, err := w.Close()
+	f, err := st.writeSections(db, id, stor,
+		func(sec *codec.Writer) { eventtime.WriteWindowJoinHeader(sec, wm, seq, arrival, group) },
+		func(sec *codec.Writer, k, v []byte) error {
+			kr, vr := codec.NewReader(k), codec.NewReader(v)
+			wk := st.codec.DecodeKey(kr)
+			wv := st.codec.DecodeValue(vr)
+			if err := errors.Join(kr.Err(), vr.Err()); err != nil {
+				return st.errorf("decode a window", err)
+			}
+			key.Reset()
+			s.codec.EncodeKey(&key, wk.k)
+			acc.Reset()
+			s.codec.EncodeValue(&acc, &wv.acc)
+			eventtime.WriteWindow(sec, key.Bytes(), eventtime.Window{Start: wk.start, End: wv.end}, wv.seq, wv.fired, acc.Bytes())
+			return nil
+		})
 	if err != nil {
 		return nil, err
 	}
-	return []storage.StateFile{{Subtask: sub, Name: name, KeyGroups: [2]int{st.start, st.end}, Size: size, CRC: crc}}, nil
+	return []storage.StateFile{f}, nil
 }
 
 func (s *Windows[K, A]) close() {}
