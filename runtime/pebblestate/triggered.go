@@ -151,10 +151,8 @@ func (t *Triggered[K, A]) fire(k K, w eventtime.Window, f pipegen.Firing, a *eve
 // first the early firings of an event-time interval that wm reaches, then
 // the windows wm closes fire on time.
 func (t *Triggered[K, A]) Advance(wm int64) {
-	if e := t.trig.Every; e > 0 && !t.trig.Processing {
-		if prev := t.ws.Watermark(); wm > prev && (prev == eventtime.MinTime || floorDiv(wm, e) > floorDiv(prev, e)) {
-			t.ws.unfired(wm, t.earlyFn)
-		}
+	if t.trig.EarlyAtWatermark(t.ws.Watermark(), wm) {
+		t.ws.unfired(wm, t.earlyFn)
 	}
 	t.ws.Advance(wm, t.fireFn)
 }
@@ -164,21 +162,11 @@ func (t *Triggered[K, A]) Advance(wm int64) {
 // when now reached a multiple of a processing-time interval since the
 // previous Tick. The first Tick only starts the clock.
 func (t *Triggered[K, A]) Tick(now int64) {
-	e := t.trig.Every
-	if e <= 0 || !t.trig.Processing {
+	if !t.trig.Processing || t.trig.Every <= 0 {
 		return
 	}
-	if t.lastTick != 0 && floorDiv(now, e) > floorDiv(t.lastTick, e) {
+	if t.trig.EarlyAtTick(t.lastTick, now) {
 		t.ws.unfired(now, t.earlyFn)
 	}
 	t.lastTick = max(t.lastTick, now)
-}
-
-// floorDiv is a / b rounded down, for b > 0.
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && a < 0 {
-		q--
-	}
-	return q
 }

@@ -168,10 +168,8 @@ func (t *TriggeredWindows[K, A]) onTime(k K, w Window, a *TriggerAcc[A]) {
 // close fire early; then the windows wm closes fire on time (see
 // WindowState.Advance).
 func (t *TriggeredWindows[K, A]) Advance(wm int64) {
-	if e := t.trig.Every; e > 0 && !t.trig.Processing {
-		if prev := t.ws.Watermark(); wm > prev && (prev == MinTime || floorDiv(wm, e) > floorDiv(prev, e)) {
-			t.early(wm)
-		}
+	if t.trig.EarlyAtWatermark(t.ws.Watermark(), wm) {
+		t.early(wm)
 	}
 	t.ws.Advance(wm, t.fireFn)
 }
@@ -181,14 +179,30 @@ func (t *TriggeredWindows[K, A]) Advance(wm int64) {
 // Tick, the windows that got records since they last fired and that do
 // not close at now fire early. The first Tick only starts the clock.
 func (t *TriggeredWindows[K, A]) Tick(now int64) {
-	e := t.trig.Every
-	if e <= 0 || !t.trig.Processing {
+	if !t.trig.Processing || t.trig.Every <= 0 {
 		return
 	}
-	if t.lastTick != 0 && floorDiv(now, e) > floorDiv(t.lastTick, e) {
+	if t.trig.EarlyAtTick(t.lastTick, now) {
 		t.early(now)
 	}
 	t.lastTick = max(t.lastTick, now)
+}
+
+// EarlyAtWatermark reports whether the watermark's move from prev to wm
+// reaches a multiple of an event-time interval that prev had not (or is
+// the first watermark): the windows wm does not close then fire early.
+// Both backends' triggered windows ask it.
+func (t Trigger) EarlyAtWatermark(prev, wm int64) bool {
+	e := t.Every
+	return e > 0 && !t.Processing && wm > prev && (prev == MinTime || floorDiv(wm, e) > floorDiv(prev, e))
+}
+
+// EarlyAtTick reports whether a look at the clock at now, after one at
+// last (0: none yet, and the first look only starts the clock), reaches
+// a multiple of a processing-time interval.
+func (t Trigger) EarlyAtTick(last, now int64) bool {
+	e := t.Every
+	return e > 0 && t.Processing && last != 0 && floorDiv(now, e) > floorDiv(last, e)
 }
 
 // early fires early every open window with records since its last firing
