@@ -117,22 +117,9 @@ func RestoreChanges(t *Task, node int, name string, st Changes, read func(sectio
 	nname := t.cp.cfg.Nodes[node].Name
 	t.restores = append(t.restores, func() {
 		for i, f := range files {
-			r, err := l.Open(f)
-			if err != nil {
-				fault.Abortf("restore %s: %w", nname, err)
-			}
-			for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
-				if kg < start || kg >= end {
-					continue
-				}
-				if err := read(sec, f.Kind == storage.KindDelta); err != nil {
-					r.Close()
-					fault.Abortf("restore %s: %s, key group %d: %w", nname, f.Name, kg, err)
-				}
-			}
-			if err := r.Close(); err != nil {
-				fault.Abortf("restore %s: %w", nname, err)
-			}
+			readSections(l, f, start, end, nname, func(_ int, sec []byte) error {
+				return read(sec, f.Kind == storage.KindDelta)
+			})
 			// A subtask's files are one after the other in the manifest,
 			// its full file first.
 			if i+1 == len(files) || files[i+1].Subtask != f.Subtask || files[i+1].Kind != storage.KindDelta {

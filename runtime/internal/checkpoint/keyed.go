@@ -169,25 +169,34 @@ func RestoreMemoryState[K comparable, V any](t *Task, node int, stateName string
 	t.restores = append(t.restores, func() {
 		st.Reserve(restoredKeys(files, start, end))
 		for _, f := range files {
-			r, err := l.Open(f)
-			if err != nil {
-				fault.Abortf("restore %s: %w", name, err)
-			}
-			for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
-				if kg < start || kg >= end {
-					continue
-				}
-				if err := st.RestoreSection(kg, sec, f.Kind == storage.KindDelta, c); err != nil {
-					r.Close()
-					fault.Abortf("restore %s: %s, key group %d: %w", name, f.Name, kg, err)
-				}
-			}
-			if err := r.Close(); err != nil {
-				fault.Abortf("restore %s: %w", name, err)
-			}
+			readSections(l, f, start, end, name, func(kg int, sec []byte) error {
+				return st.RestoreSection(kg, sec, f.Kind == storage.KindDelta, c)
+			})
 		}
 		st.Restored()
 	})
+}
+
+// readSections reads the sections of state file f of the restored
+// checkpoint l, each checked as it is read, and gives read those of key
+// groups [start, end); a failure aborts the restore of node name.
+func readSections(l *storage.Loaded, f storage.StateFile, start, end int, name string, read func(kg int, sec []byte) error) {
+	r, err := l.Open(f)
+	if err != nil {
+		fault.Abortf("restore %s: %w", name, err)
+	}
+	for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
+		if kg < start || kg >= end {
+			continue
+		}
+		if err := read(kg, sec); err != nil {
+			r.Close()
+			fault.Abortf("restore %s: %s, key group %d: %w", name, f.Name, kg, err)
+		}
+	}
+	if err := r.Close(); err != nil {
+		fault.Abortf("restore %s: %w", name, err)
+	}
 }
 
 // restoredKeys is about how many keys of key groups [start, end) files
@@ -277,22 +286,7 @@ func RestoreKeyed(t *Task, node int, name string, read func(section []byte) erro
 			if f.State != name || f.KeyGroups[1] <= start || f.KeyGroups[0] >= end {
 				continue
 			}
-			r, err := l.Open(f)
-			if err != nil {
-				fault.Abortf("restore %s: %w", n.Name, err)
-			}
-			for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
-				if kg < start || kg >= end {
-					continue
-				}
-				if err := read(sec); err != nil {
-					r.Close()
-					fault.Abortf("restore %s: %s, key group %d: %w", n.Name, f.Name, kg, err)
-				}
-			}
-			if err := r.Close(); err != nil {
-				fault.Abortf("restore %s: %w", n.Name, err)
-			}
+			readSections(l, f, start, end, n.Name, func(_ int, sec []byte) error { return read(sec) })
 		}
 	})
 }
