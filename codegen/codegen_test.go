@@ -324,9 +324,14 @@ func TestGenerateHashSplitsChain(t *testing.T) {
 	if got := chainTypes(t, src); !slices.Equal(got, []string{"linesChain", "longestChain"}) {
 		t.Errorf("chain types %v, want linesChain and longestChain", got)
 	}
-	wantCalls(t, src, "linesChain", "emitUpper", "c.upperToLongest.Hash")
+	// By a call when longest runs in the sender's goroutine, else keyed
+	// into a batch.
+	wantCalls(t, src, "linesChain", "emitUpper", "f", "c.upperToLongest.Hash")
+	wantCalls(t, src, "longestChain", "direct", "runtime.PanicWithRecord", "c.in.Took", "c.toLongest")
 	wantCalls(t, src, "longestChain", "emitLongest", "c.toOut")
 	wantContains(t, src,
+		"if f := c.upperToLongest.Call(); f != nil {",
+		"c.in.Calls(c.direct)",
 		"longestIn := runtime.NewInboxes[string](j, j.Parallelism(nodeLongest), j.Parallelism(nodeUpper))",
 		"upperToLongest *runtime.Out[string] // to longest, hash",
 		`longestChain is one subtask of reduce "longest" and the nodes fused with it: out.`,
@@ -351,7 +356,7 @@ func TestGenerateTwoConsumers(t *testing.T) {
 	}
 	// The source's records go to both fused consumers and across to wide,
 	// each exactly once.
-	wantCalls(t, src, "linesChain", "emitLines", "c.toA", "c.toB", "c.linesToWide.Rebalance")
+	wantCalls(t, src, "linesChain", "emitLines", "c.toA", "c.toB", "f", "c.linesToWide.Rebalance")
 	wantCalls(t, src, "linesChain", "emitA", "c.toOutA")
 	wantCalls(t, src, "linesChain", "emitB", "c.toOutB")
 	wantCalls(t, src, "wideChain", "emitWide", "c.toOutWide")

@@ -172,7 +172,11 @@ func (c *pipegenPageviewsViewsChain) toVisits(r View) {
 // emitVisits passes the records of "visits" to per-page.
 func (c *pipegenPageviewsViewsChain) emitVisits(r Visit) {
 	c.counts[2]++
-	c.visitsToPerPage.Hash(pipegenPageviewsHashKeyPerPage(ByPath(r)), r)
+	if f := c.visitsToPerPage.Call(); f != nil {
+		f(r)
+	} else {
+		c.visitsToPerPage.Hash(pipegenPageviewsHashKeyPerPage(ByPath(r)), r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -226,6 +230,7 @@ func pipegenPageviewsNewPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[
 	c.meter = j.Meter(sub, pipegenPageviewsNodePerPage, pipegenPageviewsNodePages)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -267,6 +272,18 @@ func (c *pipegenPageviewsPerPageChain) records(recs []Visit) {
 	for ; i < len(recs); i++ {
 		c.toPerPage(recs[i])
 	}
+}
+
+// direct passes one record to "per-page" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *pipegenPageviewsPerPageChain) direct(rec Visit) {
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, rec)
+		}
+	}()
+	c.in.Took()
+	c.toPerPage(rec)
 }
 
 // toPerPage is operator "per-page": aggregate by ByPath: add AddVisit, result Stats, emitting one result per key when the input ends.

@@ -206,14 +206,28 @@ func (c *ordersChain) run() {
 // emitOrders passes the records of "orders" to totals, largest.
 func (c *ordersChain) emitOrders(r *orders.Order, ts int64) {
 	c.counts[0]++
-	c.ordersToTotals.Hash(hashKeyTotals(orders.ByCustomer(*r)), runtime.Timed[orders.Order]{
-		TS: ts,
-		V:  *r,
-	})
-	c.ordersToLargest.Hash(hashKeyLargest(orders.ByCustomer(*r)), runtime.Timed[orders.Order]{
-		TS: ts,
-		V:  *r,
-	})
+	if f := c.ordersToTotals.Call(); f != nil {
+		f(runtime.Timed[orders.Order]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.ordersToTotals.Hash(hashKeyTotals(orders.ByCustomer(*r)), runtime.Timed[orders.Order]{
+			TS: ts,
+			V:  *r,
+		})
+	}
+	if f := c.ordersToLargest.Call(); f != nil {
+		f(runtime.Timed[orders.Order]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.ordersToLargest.Hash(hashKeyLargest(orders.ByCustomer(*r)), runtime.Timed[orders.Order]{
+			TS: ts,
+			V:  *r,
+		})
+	}
 }
 
 // emitOrdersDeadLetter passes the malformed records of "orders" (JSON objects: source, topic, partition, offset, error, record) to bad-orders.
@@ -428,6 +442,7 @@ func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[ord
 	c.meter = j.Meter(sub, nodeTotals, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -472,6 +487,19 @@ func (c *totalsChain) records(recs []runtime.Timed[orders.Order]) {
 	for ; i < len(recs); i++ {
 		c.toTotals(recs[i].V, recs[i].TS)
 	}
+}
+
+// direct passes one record to "totals" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *totalsChain) direct(rec runtime.Timed[orders.Order]) {
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, rec)
+		}
+	}()
+	c.in.Took()
+	c.inputWM = c.in.SenderWatermark(0)
+	c.toTotals(rec.V, rec.TS)
 }
 
 // toTotals is operator "totals": aggregate: add Add, result Result by ByCustomer on tumbling 1m0s windows (event time), emitting once per key and window.
@@ -572,6 +600,7 @@ func newLargestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[or
 	c.meter = j.Meter(sub, nodeLargest, nodeLargestOut, nodeLargestCsv)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -615,6 +644,18 @@ func (c *largestChain) records(recs []runtime.Timed[orders.Order]) {
 	for ; i < len(recs); i++ {
 		c.toLargest(recs[i].V, recs[i].TS)
 	}
+}
+
+// direct passes one record to "largest" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *largestChain) direct(rec runtime.Timed[orders.Order]) {
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, rec)
+		}
+	}()
+	c.in.Took()
+	c.toLargest(rec.V, rec.TS)
 }
 
 // toLargest is operator "largest": reduce Larger by ByCustomer, emitting a result after every record.

@@ -151,7 +151,11 @@ func (c *ordersChain) run() {
 // emitOrders passes the records of "orders" to priced.
 func (c *ordersChain) emitOrders(r *reorder.Order) {
 	c.counts[0]++
-	c.ordersToPriced.Rebalance(*r)
+	if f := c.ordersToPriced.Call(); f != nil {
+		f(*r)
+	} else {
+		c.ordersToPriced.Rebalance(*r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -204,6 +208,7 @@ func newPricedChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order], p
 	c.meter = j.Meter(sub, nodePriced)
 	c.in.Observe(c.meter)
 	c.in.Bind(nil, c.flush)
+	c.in.Calls(c.direct)
 	c.pricedToRunning.Observe(c.meter)
 	c.pricedToLatest.Observe(c.meter)
 	c.pricedToCount.Observe(c.meter)
@@ -250,6 +255,18 @@ func (c *pricedChain) records(recs []reorder.Order) {
 	}
 }
 
+// direct passes one record to "priced" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *pricedChain) direct(rec reorder.Order) {
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, rec)
+		}
+	}()
+	c.in.Took()
+	c.toPriced(rec)
+}
+
 // toPriced is operator "priced": map Price, func(o Order) Order.
 func (c *pricedChain) toPriced(r reorder.Order) {
 	c.emitPriced(reorder.Price(r))
@@ -258,9 +275,21 @@ func (c *pricedChain) toPriced(r reorder.Order) {
 // emitPriced passes the records of "priced" to running, latest, count.
 func (c *pricedChain) emitPriced(r reorder.Order) {
 	c.counts[0]++
-	c.pricedToRunning.Hash(hashKeyRunning(reorder.ByCustomer(r)), r)
-	c.pricedToLatest.Hash(hashKeyLatest(reorder.ByCustomer(r)), r)
-	c.pricedToCount.Hash(hashKeyCount(reorder.ByCustomer(r)), r)
+	if f := c.pricedToRunning.Call(); f != nil {
+		f(r)
+	} else {
+		c.pricedToRunning.Hash(hashKeyRunning(reorder.ByCustomer(r)), r)
+	}
+	if f := c.pricedToLatest.Call(); f != nil {
+		f(r)
+	} else {
+		c.pricedToLatest.Hash(hashKeyLatest(reorder.ByCustomer(r)), r)
+	}
+	if f := c.pricedToCount.Call(); f != nil {
+		f(r)
+	} else {
+		c.pricedToCount.Hash(hashKeyCount(reorder.ByCustomer(r)), r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -314,6 +343,7 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) 
 	c.meter = j.Meter(sub, nodeRunning, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -355,6 +385,18 @@ func (c *runningChain) records(recs []reorder.Order) {
 	for ; i < len(recs); i++ {
 		c.toRunning(recs[i])
 	}
+}
+
+// direct passes one record to "running" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *runningChain) direct(rec reorder.Order) {
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, rec)
+		}
+	}()
+	c.in.Took()
+	c.toRunning(rec)
 }
 
 // toRunning is operator "running": reduce Add by ByCustomer, emitting a result after every record.
@@ -431,6 +473,7 @@ func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *
 	c.meter = j.Meter(sub, nodeLatest, nodeLast)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -472,6 +515,18 @@ func (c *latestChain) records(recs []reorder.Order) {
 	for ; i < len(recs); i++ {
 		c.toLatest(recs[i])
 	}
+}
+
+// direct passes one record to "latest" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *latestChain) direct(rec reorder.Order) {
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, rec)
+		}
+	}()
+	c.in.Took()
+	c.toLatest(rec)
 }
 
 // toLatest is operator "latest": aggregate by ByCustomer: add Keep, emitting a result after every record.
@@ -548,6 +603,7 @@ func newCountChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *c
 	c.meter = j.Meter(sub, nodeCount, nodeCounts)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -589,6 +645,18 @@ func (c *countChain) records(recs []reorder.Order) {
 	for ; i < len(recs); i++ {
 		c.toCount(recs[i])
 	}
+}
+
+// direct passes one record to "count" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *countChain) direct(rec reorder.Order) {
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, rec)
+		}
+	}()
+	c.in.Took()
+	c.toCount(rec)
 }
 
 // toCount is operator "count": aggregate by ByCustomer: add Count, emitting one result per key when the input ends.

@@ -133,7 +133,11 @@ func (c *ordersChain) toPriced(r totals.Order) {
 // emitPriced passes the records of "priced" to running.
 func (c *ordersChain) emitPriced(r totals.Total) {
 	c.counts[1]++
-	c.pricedToRunning.Hash(hashKeyRunning(totals.ByCustomer(r)), r)
+	if f := c.pricedToRunning.Call(); f != nil {
+		f(r)
+	} else {
+		c.pricedToRunning.Hash(hashKeyRunning(totals.ByCustomer(r)), r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -187,6 +191,7 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[totals.Total]) *
 	c.meter = j.Meter(sub, nodeRunning, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -228,6 +233,18 @@ func (c *runningChain) records(recs []totals.Total) {
 	for ; i < len(recs); i++ {
 		c.toRunning(recs[i])
 	}
+}
+
+// direct passes one record to "running" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *runningChain) direct(rec totals.Total) {
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, rec)
+		}
+	}()
+	c.in.Took()
+	c.toRunning(rec)
 }
 
 // toRunning is operator "running": reduce Add by ByCustomer, emitting a result after every record.

@@ -133,8 +133,16 @@ func (c *numbersChain) run() {
 // emitNumbers passes the records of "numbers" to lasts, sums.
 func (c *numbersChain) emitNumbers(r *int64) {
 	c.counts[0]++
-	c.numbersToLasts.Hash(hashKeyLasts(p.Mod7(*r)), *r)
-	c.numbersToSums.Hash(hashKeySums(p.Mod5(*r)), *r)
+	if f := c.numbersToLasts.Call(); f != nil {
+		f(*r)
+	} else {
+		c.numbersToLasts.Hash(hashKeyLasts(p.Mod7(*r)), *r)
+	}
+	if f := c.numbersToSums.Call(); f != nil {
+		f(*r)
+	} else {
+		c.numbersToSums.Hash(hashKeySums(p.Mod5(*r)), *r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -191,6 +199,7 @@ func newLastsChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *lastsChai
 	c.meter = j.Meter(sub, nodeLasts, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -232,6 +241,18 @@ func (c *lastsChain) records(recs []int64) {
 	for ; i < len(recs); i++ {
 		c.toLasts(recs[i])
 	}
+}
+
+// direct passes one record to "lasts" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *lastsChain) direct(rec int64) {
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, rec)
+		}
+	}()
+	c.in.Took()
+	c.toLasts(rec)
 }
 
 // toLasts is operator "lasts": reduce Max by Mod7, emitting one result per key when the input ends.
@@ -311,6 +332,7 @@ func newSumsChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *sumsChain 
 	c.meter = j.Meter(sub, nodeSums, nodeSumOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -352,6 +374,18 @@ func (c *sumsChain) records(recs []int64) {
 	for ; i < len(recs); i++ {
 		c.toSums(recs[i])
 	}
+}
+
+// direct passes one record to "sums" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *sumsChain) direct(rec int64) {
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, rec)
+		}
+	}()
+	c.in.Took()
+	c.toSums(rec)
 }
 
 // toSums is operator "sums": aggregate by Mod5: add Add, emitting one result per key when the input ends.

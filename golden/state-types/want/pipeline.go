@@ -150,7 +150,11 @@ func (c *eventsChain) toPaced(r statetypes.Event) {
 // emitPaced passes the records of "paced" to accs, readings.
 func (c *eventsChain) emitPaced(r statetypes.Event) {
 	c.counts[1]++
-	c.pacedToAccs.Hash(hashKeyAccs(statetypes.ByKey(r)), r)
+	if f := c.pacedToAccs.Call(); f != nil {
+		f(r)
+	} else {
+		c.pacedToAccs.Hash(hashKeyAccs(statetypes.ByKey(r)), r)
+	}
 	c.toReadings(r)
 }
 
@@ -162,7 +166,11 @@ func (c *eventsChain) toReadings(r statetypes.Event) {
 // emitReadings passes the records of "readings" to sensors.
 func (c *eventsChain) emitReadings(r statetypes.Reading) {
 	c.counts[2]++
-	c.readingsToSensors.Hash(hashKeySensors(statetypes.BySensor(r)), r)
+	if f := c.readingsToSensors.Call(); f != nil {
+		f(r)
+	} else {
+		c.readingsToSensors.Hash(hashKeySensors(statetypes.BySensor(r)), r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -219,6 +227,7 @@ func newAccsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Event]) 
 	c.meter = j.Meter(sub, nodeAccs, nodeAccOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -260,6 +269,18 @@ func (c *accsChain) records(recs []statetypes.Event) {
 	for ; i < len(recs); i++ {
 		c.toAccs(recs[i])
 	}
+}
+
+// direct passes one record to "accs" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *accsChain) direct(rec statetypes.Event) {
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, rec)
+		}
+	}()
+	c.in.Took()
+	c.toAccs(rec)
 }
 
 // toAccs is operator "accs": aggregate by ByKey: add Add, result Render, emitting one result per key when the input ends.
@@ -339,6 +360,7 @@ func newSensorsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Readi
 	c.meter = j.Meter(sub, nodeSensors, nodeSensorLines, nodeSensorOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -380,6 +402,18 @@ func (c *sensorsChain) records(recs []statetypes.Reading) {
 	for ; i < len(recs); i++ {
 		c.toSensors(recs[i])
 	}
+}
+
+// direct passes one record to "sensors" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *sensorsChain) direct(rec statetypes.Reading) {
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, rec)
+		}
+	}()
+	c.in.Took()
+	c.toSensors(rec)
 }
 
 // toSensors is operator "sensors": reduce Merge by BySensor, emitting one result per key when the input ends.

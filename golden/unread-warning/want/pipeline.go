@@ -155,10 +155,17 @@ func (c *wordsChain) emitWords(r *string, ts int64) {
 	c.counts[0]++
 	c.toUpper(*r, ts)
 	c.toAudit(*r, ts)
-	c.wordsToCounts.Hash(hashKeyCounts(unread.Self(*r)), runtime.Timed[string]{
-		TS: ts,
-		V:  *r,
-	})
+	if f := c.wordsToCounts.Call(); f != nil {
+		f(runtime.Timed[string]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.wordsToCounts.Hash(hashKeyCounts(unread.Self(*r)), runtime.Timed[string]{
+			TS: ts,
+			V:  *r,
+		})
+	}
 }
 
 // toUpper is operator "upper": map Upper, func(w string) string.
@@ -348,6 +355,7 @@ func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[str
 	c.meter = j.Meter(sub, nodeCounts, nodeLate)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -392,6 +400,19 @@ func (c *countsChain) records(recs []runtime.Timed[string]) {
 	for ; i < len(recs); i++ {
 		c.toCounts(recs[i].V, recs[i].TS)
 	}
+}
+
+// direct passes one record to "counts" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *countsChain) direct(rec runtime.Timed[string]) {
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, rec)
+		}
+	}()
+	c.in.Took()
+	c.inputWM = c.in.SenderWatermark(0)
+	c.toCounts(rec.V, rec.TS)
 }
 
 // toCounts is operator "counts": reduce Longer by Self on tumbling 1s windows (event time), emitting once per key and window.

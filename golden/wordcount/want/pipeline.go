@@ -134,7 +134,11 @@ func (c *linesChain) toWords(r string) {
 // emitWords passes the records of "words" to counts.
 func (c *linesChain) emitWords(r wc.Word) {
 	c.counts[1]++
-	c.wordsToCounts.Hash(hashKeyCounts(wc.WordKey(r)), r)
+	if f := c.wordsToCounts.Call(); f != nil {
+		f(r)
+	} else {
+		c.wordsToCounts.Hash(hashKeyCounts(wc.WordKey(r)), r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -188,6 +192,7 @@ func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[wc.Word]) *counts
 	c.meter = j.Meter(sub, nodeCounts, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -229,6 +234,18 @@ func (c *countsChain) records(recs []wc.Word) {
 	for ; i < len(recs); i++ {
 		c.toCounts(recs[i])
 	}
+}
+
+// direct passes one record to "counts" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *countsChain) direct(rec wc.Word) {
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, rec)
+		}
+	}()
+	c.in.Took()
+	c.toCounts(rec)
 }
 
 // toCounts is operator "counts": aggregate by WordKey: add AddWord, result EmitCount, emitting one result per key when the input ends.

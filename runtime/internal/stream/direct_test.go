@@ -74,3 +74,82 @@ func seq(n int) []int {
 	}
 	return s
 }
+
+// counter is an Observer that counts the records received.
+type counter struct {
+	nobody
+	n int
+}
+
+func (c *counter) Received(n int) { c.n += n }
+
+// TestCalls: the only sender of a Direct inbox whose receiver offered a
+// function of one record calls it for every record, with the control
+// events still in order between them; the metrics learn of the records at
+// the next control event or flush. An inbox that does not run Direct, or
+// runs so under a test driver, keeps the batches.
+func TestCalls(t *testing.T) {
+	j := newTestJob(true)
+	ins := NewInboxes[int](j, 1, 2)
+	ins[0].Calls(func(int) {})
+	ins[0].Direct(func(Msg[int]) bool { return true })
+	if NewOut(j, ins, 0).Call() != nil {
+		t.Error("a sender of an inbox of two senders got the receiver's call")
+	}
+	ins = NewInboxes[int](j, 1, 1)
+	ins[0].Calls(func(int) {})
+	if NewOut(j, ins, 0).Call() != nil {
+		t.Error("a sender got the receiver's call before the inbox ran Direct")
+	}
+	driven := NewInboxes[int](manualJob{j, NewManual()}, 1, 1)
+	driven[0].Calls(func(int) {})
+	driven[0].Direct(func(Msg[int]) bool { return true })
+	if NewOut(j, driven, 0).Call() != nil {
+		t.Error("a sender under a test driver got the receiver's call")
+	}
+
+	in := ins[0]
+	seen := &counter{}
+	in.Observe(seen)
+	var got []string
+	in.Calls(func(r int) {
+		in.Took()
+		got = append(got, fmt.Sprint(r))
+	})
+	in.Direct(func(m Msg[int]) bool {
+		switch m.Kind {
+		case Records:
+			got = append(got, fmt.Sprint(m.Recs))
+		case Barrier:
+			got = append(got, fmt.Sprint("barrier ", m.Checkpoint))
+			in.Release(m.Checkpoint)
+		case Watermark:
+			got = append(got, fmt.Sprint("watermark ", m.Time, " after ", seen.n))
+		case End:
+			got = append(got, "end")
+			return false
+		}
+		return true
+	})
+	out := NewOut(j, ins, 0)
+	call := out.Call()
+	if call == nil {
+		t.Fatal("the only sender of a Direct inbox did not get the receiver's call")
+	}
+	call(1)
+	call(2)
+	out.Watermark(5)
+	out.Barrier(1)
+	call(3)
+	out.Barrier(2) // the release of barrier 1 was taken: this does not block
+	call(4)
+	out.Flush()
+	if seen.n != 4 {
+		t.Errorf("the metrics learnt of %d records after a flush, want 4", seen.n)
+	}
+	out.End()
+	want := []string{"1", "2", "watermark 5 after 2", "barrier 1", "3", "barrier 2", "4", "end"}
+	if !slices.Equal(got, want) {
+		t.Errorf("the receiver got\n%q\nwant\n%q", got, want)
+	}
+}
