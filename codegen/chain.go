@@ -86,6 +86,32 @@ func (b *base) field(suffix string) *jen.Statement {
 	return jen.Id("c").Dot(b.member("%s" + suffix))
 }
 
+// in is the node's input record in its per-record method: r, or *r when
+// the method takes it by reference (see byRef).
+func (b *base) in() *jen.Statement {
+	if b.cg.byRef(b.n) {
+		return jen.Op("*").Id("r")
+	}
+	return jen.Id("r")
+}
+
+// byRef reports whether node n's per-record method takes its record by
+// reference: a map, filter, flatmap or sink fused right behind a source,
+// whose read loop reads each record into one variable. A large record (a
+// Nexmark event: 72 bytes) passed by value is copied into the method and
+// again into the user's function; by reference, once.
+func (cg *chainGen) byRef(n *ir.Node) bool {
+	h := cg.c.head
+	if h.Kind != ir.Source || n == h || len(n.Inputs) != 1 || n.Inputs[0].From != h.ID || n.Inputs[0].Side != "" {
+		return false
+	}
+	switch n.Kind {
+	case ir.Map, ir.Filter, ir.FlatMap, ir.Sink:
+		return true
+	}
+	return false
+}
+
 // emit calls the node's emit method with x (and the event time ts).
 func (b *base) emit(x jen.Code, ts jen.Code) jen.Code {
 	return b.cg.emitCall(b.n, x, ts)
@@ -564,7 +590,11 @@ func (cg *chainGen) nodeMethod(ng nodeGen) {
 	n := ng.node()
 	name := cg.member("to%s", n)
 	cg.f.Comment(fmt.Sprintf("%s is %s %q: %s.", name, section(n)[:len(section(n))-1], n.Name, ng.doc()))
-	cg.f.Func().Params(cg.recv).Id(name).Params(cg.params(n.In())...).BlockFunc(ng.record)
+	params := cg.params(n.In())
+	if cg.byRef(n) {
+		params[0] = jen.Id("r").Op("*").Add(typeCode(n.In()))
+	}
+	cg.f.Func().Params(cg.recv).Id(name).Params(params...).BlockFunc(ng.record)
 }
 
 // emitMethod emits emitX, which passes node X's output records on (or, for
@@ -615,7 +645,11 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 	for _, e := range consumersOf(g.p, n, side) {
 		to = append(to, e.to.Name)
 		if g.chainOf[e.to.ID] == cg.c {
-			body = append(body, jen.Id("c").Dot(cg.member("to%s", e.to)).Call(cg.args(r(), jen.Id("ts"))...))
+			x := r()
+			if byRef && cg.byRef(e.to) {
+				x = jen.Id("r")
+			}
+			body = append(body, jen.Id("c").Dot(cg.member("to%s", e.to)).Call(cg.args(x, jen.Id("ts"))...))
 			continue
 		}
 		out := jen.Id("c").Dot(cg.outField(e))

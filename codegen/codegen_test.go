@@ -305,7 +305,12 @@ func TestGenerateFusesForwardChain(t *testing.T) {
 	wantCalls(t, src, "linesChain", "emitA", "c.toB")
 	wantCalls(t, src, "linesChain", "emitB", "c.toD")
 	wantCalls(t, src, "linesChain", "emitD", "c.toOut")
+	// The source's record goes to a by reference, once read into one
+	// variable; a's output to b by value.
 	wantContains(t, src,
+		"c.toA(r)\n",
+		"func (c *linesChain) toA(r *string) {",
+		"func (c *linesChain) toB(r string) {",
 		`linesChain is one subtask of source "lines" and the nodes fused with it: a, b, d, out.`,
 		`{Name: "d", UID: "d", Kind: "map", Section: "operators", FusedWith: "lines", Inputs: []runtime.NodeInput{{From: "b", Partition: "forward"}}}`,
 	)
@@ -471,7 +476,7 @@ func TestGenerateErrorMapAndJSONSink(t *testing.T) {
 	out := generate(t, pipeline(src, toWord, jsonl))
 	wantContains(t, out,
 		`"`+userPkg+`"`,
-		"out, err := words.ToWord(r)",
+		"out, err := words.ToWord(*r)",
 		`runtime.Abortf("operators.to-word: ToWord: %w", err)`,
 		// The sink's generated encoder, encoding/json for what it does
 		// not handle.

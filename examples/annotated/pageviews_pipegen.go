@@ -148,13 +148,13 @@ func (c *pipegenPageviewsViewsChain) run() {
 // emitViews passes the records of "views" to humans.
 func (c *pipegenPageviewsViewsChain) emitViews(r *View) {
 	c.counts[0]++
-	c.toHumans(*r)
+	c.toHumans(r)
 }
 
 // toHumans is operator "humans": filter Human, func(v View) bool.
-func (c *pipegenPageviewsViewsChain) toHumans(r View) {
-	if Human(r) {
-		c.emitHumans(r)
+func (c *pipegenPageviewsViewsChain) toHumans(r *View) {
+	if Human(*r) {
+		c.emitHumans(*r)
 	}
 }
 

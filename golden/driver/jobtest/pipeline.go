@@ -297,13 +297,13 @@ func (c *ordersChain) emitOrders(r *driver.Order, ts int64) {
 			V:  *r,
 		})
 	}
-	c.toBig(*r, ts)
+	c.toBig(r, ts)
 }
 
 // toBig is operator "big": filter IsBig, func(o Order) bool.
-func (c *ordersChain) toBig(r driver.Order, ts int64) {
-	if driver.IsBig(r) {
-		c.emitBig(r, ts)
+func (c *ordersChain) toBig(r *driver.Order, ts int64) {
+	if driver.IsBig(*r) {
+		c.emitBig(*r, ts)
 	}
 }
 

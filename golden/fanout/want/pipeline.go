@@ -142,12 +142,12 @@ func (c *ordersChain) emitOrders(r *fan.Order) {
 	} else {
 		c.ordersToLarge.Rebalance(*r)
 	}
-	c.toLines(*r)
+	c.toLines(r)
 }
 
 // toLines is operator "lines": flatmap Lines, func(o Order) []Line.
-func (c *ordersChain) toLines(r fan.Order) {
-	for _, out := range fan.Lines(r) {
+func (c *ordersChain) toLines(r *fan.Order) {
+	for _, out := range fan.Lines(*r) {
 		c.emitLines(out)
 	}
 }

@@ -361,12 +361,12 @@ func (c *rawChain) run() {
 // emitRaw passes the records of "raw" to copy.
 func (c *rawChain) emitRaw(r *[]byte, ts int64) {
 	c.counts[0]++
-	c.toCopy(*r, ts)
+	c.toCopy(r, ts)
 }
 
 // toCopy is sink "copy": kafka sink, format raw.
-func (c *rawChain) toCopy(r []byte, ts int64) {
-	c.copySink.Write(r)
+func (c *rawChain) toCopy(r *[]byte, ts int64) {
+	c.copySink.Write(*r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing

@@ -122,12 +122,12 @@ func (c *ordersChain) run() {
 // emitOrders passes the records of "orders" to priced.
 func (c *ordersChain) emitOrders(r *totals.Order) {
 	c.counts[0]++
-	c.toPriced(*r)
+	c.toPriced(r)
 }
 
 // toPriced is operator "priced": map Price, func(o Order) Total.
-func (c *ordersChain) toPriced(r totals.Order) {
-	c.emitPriced(totals.Price(r))
+func (c *ordersChain) toPriced(r *totals.Order) {
+	c.emitPriced(totals.Price(*r))
 }
 
 // emitPriced passes the records of "priced" to running.

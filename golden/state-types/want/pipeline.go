@@ -139,12 +139,12 @@ func (c *eventsChain) run() {
 // emitEvents passes the records of "events" to paced.
 func (c *eventsChain) emitEvents(r *statetypes.Event) {
 	c.counts[0]++
-	c.toPaced(*r)
+	c.toPaced(r)
 }
 
 // toPaced is operator "paced": map Pace, func(e Event) Event.
-func (c *eventsChain) toPaced(r statetypes.Event) {
-	c.emitPaced(statetypes.Pace(r))
+func (c *eventsChain) toPaced(r *statetypes.Event) {
+	c.emitPaced(statetypes.Pace(*r))
 }
 
 // emitPaced passes the records of "paced" to accs, readings.

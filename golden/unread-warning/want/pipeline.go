@@ -153,8 +153,8 @@ func (c *wordsChain) run() {
 // emitWords passes the records of "words" to upper, audit, counts.
 func (c *wordsChain) emitWords(r *string, ts int64) {
 	c.counts[0]++
-	c.toUpper(*r, ts)
-	c.toAudit(*r, ts)
+	c.toUpper(r, ts)
+	c.toAudit(r, ts)
 	if f := c.wordsToCounts.Call(); f != nil {
 		f(runtime.Timed[string]{
 			TS: ts,
@@ -169,8 +169,8 @@ func (c *wordsChain) emitWords(r *string, ts int64) {
 }
 
 // toUpper is operator "upper": map Upper, func(w string) string.
-func (c *wordsChain) toUpper(r string, ts int64) {
-	c.emitUpper(unread.Upper(r), ts)
+func (c *wordsChain) toUpper(r *string, ts int64) {
+	c.emitUpper(unread.Upper(*r), ts)
 }
 
 // emitUpper passes the records of "upper" to out.
@@ -180,9 +180,9 @@ func (c *wordsChain) emitUpper(r string, ts int64) {
 }
 
 // toAudit is operator "audit": filter Long, func(w string) bool.
-func (c *wordsChain) toAudit(r string, ts int64) {
-	if unread.Long(r) {
-		c.emitAudit(r, ts)
+func (c *wordsChain) toAudit(r *string, ts int64) {
+	if unread.Long(*r) {
+		c.emitAudit(*r, ts)
 	}
 }
 

@@ -123,12 +123,12 @@ func (c *linesChain) run() {
 // emitLines passes the records of "lines" to words.
 func (c *linesChain) emitLines(r *string) {
 	c.counts[0]++
-	c.toWords(*r)
+	c.toWords(r)
 }
 
 // toWords is operator "words": flatmap SplitWords, func(line string, emit func(Word)).
-func (c *linesChain) toWords(r string) {
-	wc.SplitWords(r, c.emitWordsFn)
+func (c *linesChain) toWords(r *string) {
+	wc.SplitWords(*r, c.emitWordsFn)
 }
 
 // emitWords passes the records of "words" to counts.
