@@ -517,7 +517,8 @@ func (cg *chainGen) loop() {
 		msg = jen.Qual(runtimePath, "PairMsg").Types(crossRecord(cg.timed, h.Inputs[0].Type), crossRecord(cg.timed, h.Inputs[1].Type))
 		f.Comment(fmt.Sprintf("handle acts on one event of the inputs of %q: a batch of records of one", h.Name))
 		f.Comment("side or a control event of both; false at the end of input. Under a test")
-		f.Comment("driver it runs in the senders' goroutines (runtime.Pair.Direct).")
+		f.Comment("driver, and when both senders run in one goroutine, it runs in theirs")
+		f.Comment("(runtime.Pair.Direct).")
 	} else {
 		f.Comment(fmt.Sprintf("handle acts on one message of the inbox of %q: a batch of records or a", h.Name))
 		f.Comment("control event; false at the end of input. At parallelism 1 with one sender it runs")

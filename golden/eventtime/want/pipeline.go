@@ -122,13 +122,13 @@ func build(j *runtime.Job) {
 	}
 	for i := range j.Parallelism(nodePaired) {
 		c := newPairedChain(j, i, pairedLeftIn[i], pairedRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeWatch)+i))
-		if !c.in.Direct(c.handle) {
+		if !c.in.Direct(c.handle, false) {
 			j.Go("paired", i, c.run)
 		}
 	}
 	for i := range j.Parallelism(nodeWindowedPairs) {
 		c := newWindowedPairsChain(j, i, windowedPairsLeftIn[i], windowedPairsRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeWatch)+j.Parallelism(nodePaired)+i))
-		if !c.in.Direct(c.handle) {
+		if !c.in.Direct(c.handle, false) {
 			j.Go("windowed-pairs", i, c.run)
 		}
 	}
@@ -1246,7 +1246,8 @@ func (c *pairedChain) run() {
 
 // handle acts on one event of the inputs of "paired": a batch of records of one
 // side or a control event of both; false at the end of input. Under a test
-// driver it runs in the senders' goroutines (runtime.Pair.Direct).
+// driver, and when both senders run in one goroutine, it runs in theirs
+// (runtime.Pair.Direct).
 func (c *pairedChain) handle(m runtime.PairMsg[runtime.Timed[et.Click], runtime.Timed[et.View]]) bool {
 	switch m.Kind {
 	case runtime.Records:
@@ -1431,7 +1432,8 @@ func (c *windowedPairsChain) run() {
 
 // handle acts on one event of the inputs of "windowed-pairs": a batch of records of one
 // side or a control event of both; false at the end of input. Under a test
-// driver it runs in the senders' goroutines (runtime.Pair.Direct).
+// driver, and when both senders run in one goroutine, it runs in theirs
+// (runtime.Pair.Direct).
 func (c *windowedPairsChain) handle(m runtime.PairMsg[runtime.Timed[et.Click], runtime.Timed[et.View]]) bool {
 	switch m.Kind {
 	case runtime.Records:

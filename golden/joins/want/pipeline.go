@@ -86,13 +86,13 @@ func build(j *runtime.Job) {
 	}
 	for i := range j.Parallelism(nodeNext) {
 		c := newNextChain(j, i, nextLeftIn[i], nextRightIn[i], runtime.NewOut(j, allIn, i))
-		if !c.in.Direct(c.handle) {
+		if !c.in.Direct(c.handle, true) {
 			j.Go("next", i, c.run)
 		}
 	}
 	for i := range j.Parallelism(nodePaid) {
 		c := newPaidChain(j, i, paidLeftIn[i], paidRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeNext)+i), runtime.NewOut(j, allIn, j.Parallelism(nodeNext)+j.Parallelism(nodePaid)+i))
-		if !c.in.Direct(c.handle) {
+		if !c.in.Direct(c.handle, false) {
 			j.Go("paid", i, c.run)
 		}
 	}
@@ -390,7 +390,8 @@ func (c *nextChain) run() {
 
 // handle acts on one event of the inputs of "next": a batch of records of one
 // side or a control event of both; false at the end of input. Under a test
-// driver it runs in the senders' goroutines (runtime.Pair.Direct).
+// driver, and when both senders run in one goroutine, it runs in theirs
+// (runtime.Pair.Direct).
 func (c *nextChain) handle(m runtime.PairMsg[runtime.Timed[joins.Event], runtime.Timed[joins.Event]]) bool {
 	switch m.Kind {
 	case runtime.Records:
@@ -578,7 +579,8 @@ func (c *paidChain) run() {
 
 // handle acts on one event of the inputs of "paid": a batch of records of one
 // side or a control event of both; false at the end of input. Under a test
-// driver it runs in the senders' goroutines (runtime.Pair.Direct).
+// driver, and when both senders run in one goroutine, it runs in theirs
+// (runtime.Pair.Direct).
 func (c *paidChain) handle(m runtime.PairMsg[runtime.Timed[joins.Event], runtime.Timed[joins.Payment]]) bool {
 	switch m.Kind {
 	case runtime.Records:

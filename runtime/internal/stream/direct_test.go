@@ -153,3 +153,50 @@ func TestCalls(t *testing.T) {
 		t.Errorf("the receiver got\n%q\nwant\n%q", got, want)
 	}
 }
+
+// TestPairOneGoroutine: a join whose two senders run in one goroutine at
+// parallelism 1 runs in it too, in exactly-once mode: the barrier one side
+// aligned waits for the other's without holding its sender, whose next
+// send comes after both; with two senders on a side it refuses.
+func TestPairOneGoroutine(t *testing.T) {
+	j := newTestJob(true)
+	if p := NewPair(NewInboxes[int](j, 1, 2)[0], NewInboxes[string](j, 1, 1)[0]); p.Direct(func(PairMsg[int, string]) bool { return true }, true) {
+		t.Error("a pair with two senders on its left ran direct")
+	}
+	left, right := NewInboxes[int](j, 1, 1), NewInboxes[string](j, 1, 1)
+	p := NewPair(left[0], right[0])
+	var got []string
+	if !p.Direct(func(e PairMsg[int, string]) bool {
+		switch e.Kind {
+		case Records:
+			got = append(got, fmt.Sprint(e.Side, e.Left, e.Right))
+		case Barrier:
+			got = append(got, fmt.Sprint("barrier ", e.Checkpoint))
+			p.Release(e.Checkpoint)
+		case Watermark:
+			got = append(got, fmt.Sprint("watermark ", e.Time))
+		case End:
+			got = append(got, "end")
+		}
+		return true
+	}, true) {
+		t.Fatal("a pair of one sender a side in one goroutine did not run direct")
+	}
+	l, r := NewOut(j, left, 0), NewOut(j, right, 0)
+	l.Forward(1)
+	l.Barrier(3)
+	r.Forward("x")
+	r.Barrier(3)
+	l.Forward(2) // released by the pair's barrier: this does not block
+	l.Watermark(5)
+	r.Watermark(9)
+	l.Barrier(4)
+	r.Barrier(4)
+	r.Forward("y") // in a batch until the end
+	l.End()
+	r.End()
+	want := []string{"0 [1] []", "1 [] [x]", "barrier 3", "0 [2] []", "watermark 5", "barrier 4", "watermark 9", "1 [] [y]", fmt.Sprint("watermark ", MaxTime), "end"}
+	if !slices.Equal(got, want) {
+		t.Errorf("the join got\n%q\nwant\n%q", got, want)
+	}
+}
