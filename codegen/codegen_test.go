@@ -332,7 +332,8 @@ func TestGenerateHashSplitsChain(t *testing.T) {
 	// By a call when longest runs in the sender's goroutine, else keyed
 	// into a batch.
 	wantCalls(t, src, "linesChain", "emitUpper", "f", "c.upperToLongest.Hash")
-	wantCalls(t, src, "longestChain", "direct", "runtime.PanicWithRecord", "c.in.Took", "c.toLongest")
+	wantCalls(t, src, "longestChain", "direct", "c.in.Took", "c.toLongest")
+	wantCalls(t, src, "longestChain", "recoverDirect", "runtime.PanicWithRecord")
 	wantCalls(t, src, "longestChain", "emitLongest", "c.toOut")
 	wantContains(t, src,
 		"if f := c.upperToLongest.Call(); f != nil {",

@@ -245,13 +245,16 @@ func (c *pipegenBusiestLongestChain) records(recs []View) {
 // direct passes one record to "longest" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *pipegenBusiestLongestChain) direct(rec View) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toLongest(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *pipegenBusiestLongestChain) recoverDirect(rec *View) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toLongest is operator "longest": reduce Longer by ByUser, emitting one result per key when the input ends.

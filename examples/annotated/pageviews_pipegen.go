@@ -277,13 +277,16 @@ func (c *pipegenPageviewsPerPageChain) records(recs []Visit) {
 // direct passes one record to "per-page" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *pipegenPageviewsPerPageChain) direct(rec Visit) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toPerPage(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *pipegenPageviewsPerPageChain) recoverDirect(rec *Visit) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toPerPage is operator "per-page": aggregate by ByPath: add AddVisit, result Stats, emitting one result per key when the input ends.

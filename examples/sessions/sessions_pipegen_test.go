@@ -410,13 +410,16 @@ func (c *pipegenSessionsTestSessionsChain) records(recs []runtime.Timed[Click]) 
 // direct passes one record to "sessions" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *pipegenSessionsTestSessionsChain) direct(rec runtime.Timed[Click]) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toSessions(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *pipegenSessionsTestSessionsChain) recoverDirect(rec *runtime.Timed[Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toSessions is operator "sessions": process OnClick by ByUser, func(user string, s *UserState, c Click, ctx pipegen.Context, emit func(Session)), timers OnTimer, side outputs bounces, late.

@@ -322,13 +322,16 @@ func (c *spendChain) records(recs []merchants.Payment) {
 // direct passes one record to "spend" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *spendChain) direct(rec merchants.Payment) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toSpend(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *spendChain) recoverDirect(rec *merchants.Payment) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toSpend is operator "spend": process Track by PaymentCard, func(card string, c *Card, p Payment, ctx pipegen.Context, emit func(string)).

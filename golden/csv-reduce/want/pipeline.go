@@ -226,13 +226,16 @@ func (c *totalsChain) records(recs []sales.Sale) {
 // direct passes one record to "totals" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *totalsChain) direct(rec sales.Sale) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toTotals(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *totalsChain) recoverDirect(rec *sales.Sale) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toTotals is operator "totals": reduce Sum by ByRegionProduct, emitting a result after every record.

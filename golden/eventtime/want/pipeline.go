@@ -541,14 +541,17 @@ func (c *latestChain) records(recs []runtime.Timed[et.Click]) {
 // direct passes one record to "latest" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *latestChain) direct(rec runtime.Timed[et.Click]) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toLatest(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *latestChain) recoverDirect(rec *runtime.Timed[et.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toLatest is operator "latest": reduce Latest by ByUser on sliding 2s every 1s windows (event time), emitting once per key and window.
@@ -750,14 +753,17 @@ func (c *sessionsChain) records(recs []runtime.Timed[et.Click]) {
 // direct passes one record to "sessions" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *sessionsChain) direct(rec runtime.Timed[et.Click]) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toSessions(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *sessionsChain) recoverDirect(rec *runtime.Timed[et.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toSessions is operator "sessions": aggregate: add AddClick, result SessionLine by ByUser on session gap 1s windows (event time), allowed lateness 10s, emitting once per key and window.
@@ -925,14 +931,17 @@ func (c *perPageChain) records(recs []runtime.Timed[et.Click]) {
 // direct passes one record to "per-page" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *perPageChain) direct(rec runtime.Timed[et.Click]) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toPerPage(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *perPageChain) recoverDirect(rec *runtime.Timed[et.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toPerPage is operator "per-page": aggregate: add AddClick, result PageLine by ByPage on tumbling 5s windows (event time), emitting once per key and window.
@@ -1101,13 +1110,16 @@ func (c *watchChain) records(recs []runtime.Timed[et.Click]) {
 // direct passes one record to "watch" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *watchChain) direct(rec runtime.Timed[et.Click]) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toWatch(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *watchChain) recoverDirect(rec *runtime.Timed[et.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toWatch is operator "watch": process Watch by ByUser, func(user string, s *Seen, c Click, ctx pipegen.Context, emit func(string)), timers Report.
@@ -1647,13 +1659,16 @@ func (c *allChain) records(recs []runtime.Timed[string]) {
 // direct passes one record to "all" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *allChain) direct(rec runtime.Timed[string]) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toAll(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *allChain) recoverDirect(rec *runtime.Timed[string]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toAll is operator "all": union of latest-lines, late-lines, sessions, per-page, watch, paired, windowed-pairs.

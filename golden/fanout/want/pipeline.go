@@ -260,13 +260,16 @@ func (c *largeChain) records(recs []fan.Order) {
 // direct passes one record to "large" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *largeChain) direct(rec fan.Order) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toLarge(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *largeChain) recoverDirect(rec *fan.Order) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toLarge is operator "large": filter Large, func(o Order) bool.
@@ -395,13 +398,16 @@ func (c *bySizeChain) records(recs []fan.Line) {
 // direct passes one record to "by-size" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *bySizeChain) direct(rec fan.Line) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toBySize(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *bySizeChain) recoverDirect(rec *fan.Line) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toBySize is operator "by-size": aggregate by BySize: add AddLine, result Result, emitting one result per key when the input ends.

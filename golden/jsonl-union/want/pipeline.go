@@ -324,13 +324,16 @@ func (c *allChain) records(recs []clicks.Click) {
 // direct passes one record to "all" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *allChain) direct(rec clicks.Click) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toAll(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *allChain) recoverDirect(rec *clicks.Click) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toAll is operator "all": union of web, app.
@@ -455,13 +458,16 @@ func (c *sectionsChain) records(recs []clicks.Visit) {
 // direct passes one record to "sections" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *sectionsChain) direct(rec clicks.Visit) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toSections(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *sectionsChain) recoverDirect(rec *clicks.Visit) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toSections is operator "sections": aggregate by BySection: add AddVisit, emitting one result per key when the input ends.

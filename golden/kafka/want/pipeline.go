@@ -492,14 +492,17 @@ func (c *totalsChain) records(recs []runtime.Timed[orders.Order]) {
 // direct passes one record to "totals" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *totalsChain) direct(rec runtime.Timed[orders.Order]) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toTotals(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *totalsChain) recoverDirect(rec *runtime.Timed[orders.Order]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toTotals is operator "totals": aggregate: add Add, result Result by ByCustomer on tumbling 1m0s windows (event time), emitting once per key and window.
@@ -649,13 +652,16 @@ func (c *largestChain) records(recs []runtime.Timed[orders.Order]) {
 // direct passes one record to "largest" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *largestChain) direct(rec runtime.Timed[orders.Order]) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toLargest(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *largestChain) recoverDirect(rec *runtime.Timed[orders.Order]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toLargest is operator "largest": reduce Larger by ByCustomer, emitting a result after every record.

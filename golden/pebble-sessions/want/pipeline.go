@@ -340,14 +340,17 @@ func (c *sessionsChain) records(recs []runtime.Timed[ps.Click]) {
 // direct passes one record to "sessions" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *sessionsChain) direct(rec runtime.Timed[ps.Click]) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toSessions(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *sessionsChain) recoverDirect(rec *runtime.Timed[ps.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toSessions is operator "sessions": aggregate: add AddClick, result SessionLine by ByUser on session gap 1s windows (event time), allowed lateness 2s, emitting once per key and window.
@@ -536,14 +539,17 @@ func (c *gapsChain) records(recs []runtime.Timed[ps.Click]) {
 // direct passes one record to "gaps" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *gapsChain) direct(rec runtime.Timed[ps.Click]) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toGaps(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *gapsChain) recoverDirect(rec *runtime.Timed[ps.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toGaps is operator "gaps": aggregate: add AddClick, result GapLine by ByUser on session gap per record Gap windows (event time), emitting once per key and window.
@@ -702,13 +708,16 @@ func (c *visitsChain) records(recs []runtime.Timed[ps.Click]) {
 // direct passes one record to "visits" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *visitsChain) direct(rec runtime.Timed[ps.Click]) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toVisits(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *visitsChain) recoverDirect(rec *runtime.Timed[ps.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toVisits is operator "visits": aggregate: add AddClick, result VisitLine by ByUser on session gap 1h0m0s windows (processing time), emitting once per key and window.
@@ -854,13 +863,16 @@ func (c *allChain) records(recs []runtime.Timed[string]) {
 // direct passes one record to "all" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *allChain) direct(rec runtime.Timed[string]) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toAll(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *allChain) recoverDirect(rec *runtime.Timed[string]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toAll is operator "all": union of sessions, gaps, visits, late-lines.

@@ -419,14 +419,17 @@ func (c *countsChain) records(recs []runtime.Timed[triggers.Click]) {
 // direct passes one record to "counts" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *countsChain) direct(rec runtime.Timed[triggers.Click]) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toCounts(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *countsChain) recoverDirect(rec *runtime.Timed[triggers.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toCounts is operator "counts": aggregate: add Add, result Result by ByUser on tumbling 1m0s windows (event time), allowed lateness 1m0s, emitting once per key and window, and early every 3 records, accumulate.
@@ -597,14 +600,17 @@ func (c *deltasChain) records(recs []runtime.Timed[triggers.Click]) {
 // direct passes one record to "deltas" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *deltasChain) direct(rec runtime.Timed[triggers.Click]) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toDeltas(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *deltasChain) recoverDirect(rec *runtime.Timed[triggers.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toDeltas is operator "deltas": aggregate: add Add, result Result by ByUser on sliding 1m0s every 30s windows (event time), emitting once per key and window, and early every 10s of event time, discard.
@@ -763,14 +769,17 @@ func (c *sessionsChain) records(recs []runtime.Timed[triggers.Click]) {
 // direct passes one record to "sessions" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *sessionsChain) direct(rec runtime.Timed[triggers.Click]) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toSessions(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *sessionsChain) recoverDirect(rec *runtime.Timed[triggers.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toSessions is operator "sessions": aggregate: add Add, result Result by ByUser on session gap 20s windows (event time), emitting once per key and window, and early every 5 records, accumulate.
@@ -929,14 +938,17 @@ func (c *dynamicChain) records(recs []runtime.Timed[triggers.Click]) {
 // direct passes one record to "dynamic" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *dynamicChain) direct(rec runtime.Timed[triggers.Click]) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toDynamic(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *dynamicChain) recoverDirect(rec *runtime.Timed[triggers.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toDynamic is operator "dynamic": aggregate: add Add, result Result by ByUser on session gap per record Gap windows (event time), emitting once per key and window, and early every 4 records, accumulate.
@@ -1091,13 +1103,16 @@ func (c *tensChain) records(recs []runtime.Timed[triggers.Click]) {
 // direct passes one record to "tens" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *tensChain) direct(rec runtime.Timed[triggers.Click]) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toTens(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *tensChain) recoverDirect(rec *runtime.Timed[triggers.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toTens is operator "tens": aggregate: add Add, result CountResult by ByUser on count windows of 10 records, emitting as the last record of a window arrives.
@@ -1237,13 +1252,16 @@ func (c *recentChain) records(recs []runtime.Timed[triggers.Click]) {
 // direct passes one record to "recent" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *recentChain) direct(rec runtime.Timed[triggers.Click]) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toRecent(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *recentChain) recoverDirect(rec *runtime.Timed[triggers.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toRecent is operator "recent": aggregate: add Add, result CountResult by ByUser on sliding count windows of 5 records every 2, emitting as the last record of a window arrives.
@@ -1378,13 +1396,16 @@ func (c *allChain) records(recs []runtime.Timed[string]) {
 // direct passes one record to "all" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *allChain) direct(rec runtime.Timed[string]) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toAll(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *allChain) recoverDirect(rec *runtime.Timed[string]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toAll is operator "all": union of counts, deltas, sessions, dynamic, tens, recent.

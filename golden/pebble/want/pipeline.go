@@ -247,13 +247,16 @@ func (c *sumsChain) records(recs []int64) {
 // direct passes one record to "sums" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *sumsChain) direct(rec int64) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toSums(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *sumsChain) recoverDirect(rec *int64) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toSums is operator "sums": aggregate by Mod17: add Add, result Total, emitting one result per key when the input ends.
@@ -385,13 +388,16 @@ func (c *tensChain) records(recs []int64) {
 // direct passes one record to "tens" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *tensChain) direct(rec int64) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toTens(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *tensChain) recoverDirect(rec *int64) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toTens is operator "tens": process EveryTenth by Mod7, func(mod int64, st *Ten, n int64, ctx pipegen.Context, emit func(string)).

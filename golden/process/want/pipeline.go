@@ -288,13 +288,16 @@ func (c *watchChain) records(recs []runtime.Timed[process.Payment]) {
 // direct passes one record to "watch" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *watchChain) direct(rec runtime.Timed[process.Payment]) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toWatch(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *watchChain) recoverDirect(rec *runtime.Timed[process.Payment]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toWatch is operator "watch": process Watch by ByCard, func(card string, c *Card, p Payment, ctx pipegen.Context, emit func(string)), timers Idle, side outputs behind, large.

@@ -258,13 +258,16 @@ func (c *pricedChain) records(recs []reorder.Order) {
 // direct passes one record to "priced" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *pricedChain) direct(rec reorder.Order) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toPriced(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *pricedChain) recoverDirect(rec *reorder.Order) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toPriced is operator "priced": map Price, func(o Order) Order.
@@ -390,13 +393,16 @@ func (c *runningChain) records(recs []reorder.Order) {
 // direct passes one record to "running" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *runningChain) direct(rec reorder.Order) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toRunning(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *runningChain) recoverDirect(rec *reorder.Order) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toRunning is operator "running": reduce Add by ByCustomer, emitting a result after every record.
@@ -520,13 +526,16 @@ func (c *latestChain) records(recs []reorder.Order) {
 // direct passes one record to "latest" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *latestChain) direct(rec reorder.Order) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toLatest(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *latestChain) recoverDirect(rec *reorder.Order) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toLatest is operator "latest": aggregate by ByCustomer: add Keep, emitting a result after every record.
@@ -650,13 +659,16 @@ func (c *countChain) records(recs []reorder.Order) {
 // direct passes one record to "count" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *countChain) direct(rec reorder.Order) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toCount(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *countChain) recoverDirect(rec *reorder.Order) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toCount is operator "count": aggregate by ByCustomer: add Count, emitting one result per key when the input ends.

@@ -238,13 +238,16 @@ func (c *runningChain) records(recs []totals.Total) {
 // direct passes one record to "running" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *runningChain) direct(rec totals.Total) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toRunning(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *runningChain) recoverDirect(rec *totals.Total) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toRunning is operator "running": reduce Add by ByCustomer, emitting a result after every record.

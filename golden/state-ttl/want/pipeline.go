@@ -246,13 +246,16 @@ func (c *lastsChain) records(recs []int64) {
 // direct passes one record to "lasts" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *lastsChain) direct(rec int64) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toLasts(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *lastsChain) recoverDirect(rec *int64) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toLasts is operator "lasts": reduce Max by Mod7, emitting one result per key when the input ends.
@@ -379,13 +382,16 @@ func (c *sumsChain) records(recs []int64) {
 // direct passes one record to "sums" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *sumsChain) direct(rec int64) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toSums(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *sumsChain) recoverDirect(rec *int64) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toSums is operator "sums": aggregate by Mod5: add Add, emitting one result per key when the input ends.

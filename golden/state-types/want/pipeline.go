@@ -274,13 +274,16 @@ func (c *accsChain) records(recs []statetypes.Event) {
 // direct passes one record to "accs" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *accsChain) direct(rec statetypes.Event) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toAccs(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *accsChain) recoverDirect(rec *statetypes.Event) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toAccs is operator "accs": aggregate by ByKey: add Add, result Render, emitting one result per key when the input ends.
@@ -407,13 +410,16 @@ func (c *sensorsChain) records(recs []statetypes.Reading) {
 // direct passes one record to "sensors" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *sensorsChain) direct(rec statetypes.Reading) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toSensors(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *sensorsChain) recoverDirect(rec *statetypes.Reading) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toSensors is operator "sensors": reduce Merge by BySensor, emitting one result per key when the input ends.

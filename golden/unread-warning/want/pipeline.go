@@ -405,14 +405,17 @@ func (c *countsChain) records(recs []runtime.Timed[string]) {
 // direct passes one record to "counts" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *countsChain) direct(rec runtime.Timed[string]) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toCounts(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *countsChain) recoverDirect(rec *runtime.Timed[string]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toCounts is operator "counts": reduce Longer by Self on tumbling 1s windows (event time), emitting once per key and window.

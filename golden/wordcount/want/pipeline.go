@@ -239,13 +239,16 @@ func (c *countsChain) records(recs []wc.Word) {
 // direct passes one record to "counts" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls).
 func (c *countsChain) direct(rec wc.Word) {
-	defer func() {
-		if p := recover(); p != nil {
-			runtime.PanicWithRecord(p, rec)
-		}
-	}()
+	defer c.recoverDirect(&rec)
 	c.in.Took()
 	c.toCounts(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *countsChain) recoverDirect(rec *wc.Word) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
 }
 
 // toCounts is operator "counts": aggregate by WordKey: add AddWord, result EmitCount, emitting one result per key when the input ends.
