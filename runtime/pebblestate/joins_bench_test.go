@@ -202,7 +202,7 @@ func BenchmarkWindowJoinCheckpoint(b *testing.B) {
 		stor := &storage.Storage{FS: fsys, Dir: "/ckpt"}
 		_, task := testTask(b, fsys, 0)
 		j := OpenWindowJoin(task, 0, a, 0, testCodec, encRight, decRight)
-		st := j.win.store
+		st := j.win.(trigWindows[int64, joinWin[value, string]]).store
 		defer st.close()
 		id := int64(0)
 		checkpoint := func() (written int64, stall time.Duration) {
