@@ -278,7 +278,7 @@ func (r *windowJoinRig) checkpoint(savepoint bool) []*memWindowJoin {
 		models = append(models, r.split([]*memWindowJoin{r.models[sub]}, 0, rigMaxP))
 		write := j.side().begin(r.stor, id, savepoint)
 		go func() {
-			files[sub], errs[sub] = write()
+			files[sub], _, errs[sub] = write()
 			done <- sub
 		}()
 	}
