@@ -33,8 +33,8 @@ func TestOutput(t *testing.T) {
 				t.Fatal(err)
 			}
 			latePayments[p]++
-		case strings.HasPrefix(l, "sessioned: "):
-			// The session join's pairs: TestSessionJoin.
+		case strings.HasPrefix(l, "sessioned: "), strings.HasPrefix(l, "processed: "):
+			// The session joins' pairs: TestSessionJoin.
 		case strings.HasPrefix(l, "windowed: "):
 			// The window join's pairs: want/output.txt pins them, and the
 			// run on the memory backend must give them too
@@ -112,7 +112,8 @@ func TestOutput(t *testing.T) {
 	}
 }
 
-// TestSessionJoin checks the pairs of the session join same-visit in
+// TestSessionJoin checks the pairs of the session join same-visit (and
+// below those of same-second-visit, on processing time) in
 // want/output.txt against sessions computed here from the input,
 // independently of pipegen: per user, the events' and payments' times
 // each open [t, t+300ms), and those that overlap or touch are one
@@ -204,6 +205,29 @@ func TestSessionJoin(t *testing.T) {
 		}
 	}
 	t.Logf("%d pairs, %d records merging sessions", len(got), bridges)
+
+	// same-second-visit: sessions of processing time with a gap of 1h,
+	// keyed by user and second of event time: in a run, one session per
+	// key, which the input's end fires: every event pairs with every
+	// payment of its user and second.
+	want, got = nil, nil
+	for _, e := range events {
+		for _, p := range payments {
+			if e.User == p.User && e.Ms/1000 == p.Ms/1000 {
+				want = append(want, Paid(e, p))
+			}
+		}
+	}
+	for _, l := range readLines(t, "want/output.txt") {
+		if s, ok := strings.CutPrefix(l, "processed: "); ok {
+			got = append(got, s)
+		}
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("the processing-time session join emitted %d pairs, the input makes %d", len(got), len(want))
+	}
 }
 
 func readJSONL[T any](t *testing.T, path string) []T {

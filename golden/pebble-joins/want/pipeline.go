@@ -20,7 +20,7 @@ import (
 var config = &runtime.Config{
 	Name:           "pebble-joins",
 	Source:         "golden/pebble-joins/pipeline.yaml",
-	Fingerprint:    "58be410f066f40b6f8441e82",
+	Fingerprint:    "5b8455c097f13c5aef335db3",
 	Parallelism:    2,
 	MaxParallelism: 128,
 	Checkpoint: runtime.CheckpointConfig{
@@ -54,29 +54,33 @@ var config = &runtime.Config{
 		{Name: "paid", UID: "paid", Kind: "join", Section: "operators", Inputs: []runtime.NodeInput{{From: "events", Partition: "hash"}, {From: "payments", Partition: "hash"}}, Window: "interval -500ms 500ms exclusive both", KeySchema: paidKeySchema, ValueSchema: paidValueSchema},
 		{Name: "same-second", UID: "same-second", Kind: "join", Section: "operators", Inputs: []runtime.NodeInput{{From: "events", Partition: "hash"}, {From: "payments", Partition: "hash"}}, Window: "tumbling 1s", KeySchema: sameSecondKeySchema, ValueSchema: sameSecondValueSchema},
 		{Name: "same-visit", UID: "same-visit", Kind: "join", Section: "operators", Inputs: []runtime.NodeInput{{From: "events", Partition: "hash"}, {From: "payments", Partition: "hash"}}, Window: "session 300ms", KeySchema: sameVisitKeySchema, ValueSchema: sameVisitValueSchema},
+		{Name: "same-second-visit", UID: "same-second-visit", Kind: "join", Section: "operators", Inputs: []runtime.NodeInput{{From: "events", Partition: "hash"}, {From: "payments", Partition: "hash"}}, Window: "session 1h0m0s processing-time", KeySchema: sameSecondVisitKeySchema, ValueSchema: sameSecondVisitValueSchema},
 		{Name: "late-events", UID: "late-events", Kind: "map", Section: "operators", FusedWith: "paid", Inputs: []runtime.NodeInput{{From: "paid", Side: "late-left", Partition: "forward"}}},
 		{Name: "all", UID: "all", Kind: "union", Section: "operators", Inputs: []runtime.NodeInput{{From: "next", Partition: "forward"}, {From: "paid", Partition: "forward"}, {From: "late-events", Partition: "forward"}}},
 		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "all", Inputs: []runtime.NodeInput{{From: "all", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "out"}},
 		{Name: "late-payments", UID: "late-payments", Kind: "sink", Section: "sinks", FusedWith: "paid", Inputs: []runtime.NodeInput{{From: "paid", Side: "late-right", Partition: "forward"}}, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "late-payments"}},
 		{Name: "windowed", UID: "windowed", Kind: "sink", Section: "sinks", FusedWith: "same-second", Inputs: []runtime.NodeInput{{From: "same-second", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "windowed"}},
 		{Name: "sessioned", UID: "sessioned", Kind: "sink", Section: "sinks", FusedWith: "same-visit", Inputs: []runtime.NodeInput{{From: "same-visit", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "sessioned"}},
+		{Name: "processed", UID: "processed", Kind: "sink", Section: "sinks", FusedWith: "same-second-visit", Inputs: []runtime.NodeInput{{From: "same-second-visit", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "processed"}},
 	},
 }
 
 // The nodes' indexes in config.Nodes.
 const (
-	nodeEvents       = 0
-	nodePayments     = 1
-	nodeNext         = 2
-	nodePaid         = 3
-	nodeSameSecond   = 4
-	nodeSameVisit    = 5
-	nodeLateEvents   = 6
-	nodeAll          = 7
-	nodeOut          = 8
-	nodeLatePayments = 9
-	nodeWindowed     = 10
-	nodeSessioned    = 11
+	nodeEvents          = 0
+	nodePayments        = 1
+	nodeNext            = 2
+	nodePaid            = 3
+	nodeSameSecond      = 4
+	nodeSameVisit       = 5
+	nodeSameSecondVisit = 6
+	nodeLateEvents      = 7
+	nodeAll             = 8
+	nodeOut             = 9
+	nodeLatePayments    = 10
+	nodeWindowed        = 11
+	nodeSessioned       = 12
+	nodeProcessed       = 13
 )
 
 // build wires one run of the job and starts the goroutine of every subtask of
@@ -90,12 +94,14 @@ func build(j *runtime.Job) {
 	sameSecondRightIn := runtime.NewInboxes[runtime.Timed[joins.Payment]](j, j.Parallelism(nodeSameSecond), j.Parallelism(nodePayments))
 	sameVisitLeftIn := runtime.NewInboxes[runtime.Timed[joins.Event]](j, j.Parallelism(nodeSameVisit), j.Parallelism(nodeEvents))
 	sameVisitRightIn := runtime.NewInboxes[runtime.Timed[joins.Payment]](j, j.Parallelism(nodeSameVisit), j.Parallelism(nodePayments))
+	sameSecondVisitLeftIn := runtime.NewInboxes[runtime.Timed[joins.Event]](j, j.Parallelism(nodeSameSecondVisit), j.Parallelism(nodeEvents))
+	sameSecondVisitRightIn := runtime.NewInboxes[runtime.Timed[joins.Payment]](j, j.Parallelism(nodeSameSecondVisit), j.Parallelism(nodePayments))
 	allIn := runtime.NewInboxes[runtime.Timed[string]](j, j.Parallelism(nodeAll), j.Parallelism(nodeNext)+j.Parallelism(nodePaid)+j.Parallelism(nodeLateEvents))
 	for i := range j.Parallelism(nodeEvents) {
-		j.Go("events", i, newEventsChain(j, i, runtime.NewOut(j, nextLeftIn, i), runtime.NewOut(j, nextRightIn, i), runtime.NewOut(j, paidLeftIn, i), runtime.NewOut(j, sameSecondLeftIn, i), runtime.NewOut(j, sameVisitLeftIn, i)).run)
+		j.Go("events", i, newEventsChain(j, i, runtime.NewOut(j, nextLeftIn, i), runtime.NewOut(j, nextRightIn, i), runtime.NewOut(j, paidLeftIn, i), runtime.NewOut(j, sameSecondLeftIn, i), runtime.NewOut(j, sameVisitLeftIn, i), runtime.NewOut(j, sameSecondVisitLeftIn, i)).run)
 	}
 	for i := range j.Parallelism(nodePayments) {
-		j.Go("payments", i, newPaymentsChain(j, i, runtime.NewOut(j, paidRightIn, i), runtime.NewOut(j, sameSecondRightIn, i), runtime.NewOut(j, sameVisitRightIn, i)).run)
+		j.Go("payments", i, newPaymentsChain(j, i, runtime.NewOut(j, paidRightIn, i), runtime.NewOut(j, sameSecondRightIn, i), runtime.NewOut(j, sameVisitRightIn, i), runtime.NewOut(j, sameSecondVisitRightIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeNext) {
 		c := newNextChain(j, i, nextLeftIn[i], nextRightIn[i], runtime.NewOut(j, allIn, i))
@@ -121,6 +127,12 @@ func build(j *runtime.Job) {
 			j.Go("same-visit", i, c.run)
 		}
 	}
+	for i := range j.Parallelism(nodeSameSecondVisit) {
+		c := newSameSecondVisitChain(j, i, sameSecondVisitLeftIn[i], sameSecondVisitRightIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("same-second-visit", i, c.run)
+		}
+	}
 	for i := range j.Parallelism(nodeAll) {
 		c := newAllChain(j, i, allIn[i])
 		if !c.in.Direct(c.handle) {
@@ -131,29 +143,31 @@ func build(j *runtime.Job) {
 
 // eventsChain is one subtask of source "events".
 type eventsChain struct {
-	sub                int           // the subtask's index
-	task               *runtime.Task // its part in checkpoints
-	src                *runtime.FileSource[joins.Event]
-	ctl                *runtime.SourceCtl
-	wm                 *runtime.Watermarks                      // the source's event-time progress
-	eventsToNext       *runtime.Out[runtime.Timed[joins.Event]] // to next, hash
-	eventsToNext2      *runtime.Out[runtime.Timed[joins.Event]] // to next, hash
-	eventsToPaid       *runtime.Out[runtime.Timed[joins.Event]] // to paid, hash
-	eventsToSameSecond *runtime.Out[runtime.Timed[joins.Event]] // to same-second, hash
-	eventsToSameVisit  *runtime.Out[runtime.Timed[joins.Event]] // to same-visit, hash
-	meter              *runtime.Meter                           // the subtask's metrics
-	counts             [2]uint64                                // records emitted by events, then late for them; flush publishes them
+	sub                     int           // the subtask's index
+	task                    *runtime.Task // its part in checkpoints
+	src                     *runtime.FileSource[joins.Event]
+	ctl                     *runtime.SourceCtl
+	wm                      *runtime.Watermarks                      // the source's event-time progress
+	eventsToNext            *runtime.Out[runtime.Timed[joins.Event]] // to next, hash
+	eventsToNext2           *runtime.Out[runtime.Timed[joins.Event]] // to next, hash
+	eventsToPaid            *runtime.Out[runtime.Timed[joins.Event]] // to paid, hash
+	eventsToSameSecond      *runtime.Out[runtime.Timed[joins.Event]] // to same-second, hash
+	eventsToSameVisit       *runtime.Out[runtime.Timed[joins.Event]] // to same-visit, hash
+	eventsToSameSecondVisit *runtime.Out[runtime.Timed[joins.Event]] // to same-second-visit, hash
+	meter                   *runtime.Meter                           // the subtask's metrics
+	counts                  [2]uint64                                // records emitted by events, then late for them; flush publishes them
 }
 
-func newEventsChain(j *runtime.Job, sub int, eventsToNext *runtime.Out[runtime.Timed[joins.Event]], eventsToNext2 *runtime.Out[runtime.Timed[joins.Event]], eventsToPaid *runtime.Out[runtime.Timed[joins.Event]], eventsToSameSecond *runtime.Out[runtime.Timed[joins.Event]], eventsToSameVisit *runtime.Out[runtime.Timed[joins.Event]]) *eventsChain {
+func newEventsChain(j *runtime.Job, sub int, eventsToNext *runtime.Out[runtime.Timed[joins.Event]], eventsToNext2 *runtime.Out[runtime.Timed[joins.Event]], eventsToPaid *runtime.Out[runtime.Timed[joins.Event]], eventsToSameSecond *runtime.Out[runtime.Timed[joins.Event]], eventsToSameVisit *runtime.Out[runtime.Timed[joins.Event]], eventsToSameSecondVisit *runtime.Out[runtime.Timed[joins.Event]]) *eventsChain {
 	c := &eventsChain{
-		eventsToNext:       eventsToNext,
-		eventsToNext2:      eventsToNext2,
-		eventsToPaid:       eventsToPaid,
-		eventsToSameSecond: eventsToSameSecond,
-		eventsToSameVisit:  eventsToSameVisit,
-		sub:                sub,
-		task:               j.Task(nodeEvents, sub),
+		eventsToNext:            eventsToNext,
+		eventsToNext2:           eventsToNext2,
+		eventsToPaid:            eventsToPaid,
+		eventsToSameSecond:      eventsToSameSecond,
+		eventsToSameSecondVisit: eventsToSameSecondVisit,
+		eventsToSameVisit:       eventsToSameVisit,
+		sub:                     sub,
+		task:                    j.Task(nodeEvents, sub),
 	}
 	c.src = runtime.NewFileSource(j, nodeEvents, sub, runtime.JSONFormatFast(decodeEventsJSONL))
 	c.ctl = c.src.Ctl()
@@ -164,6 +178,7 @@ func newEventsChain(j *runtime.Job, sub int, eventsToNext *runtime.Out[runtime.T
 	c.eventsToPaid.Observe(c.meter)
 	c.eventsToSameSecond.Observe(c.meter)
 	c.eventsToSameVisit.Observe(c.meter)
+	c.eventsToSameSecondVisit.Observe(c.meter)
 	return c
 }
 
@@ -205,7 +220,7 @@ func (c *eventsChain) run() {
 	c.end()
 }
 
-// emitEvents passes the records of "events" to next, next, paid, same-second, same-visit.
+// emitEvents passes the records of "events" to next, next, paid, same-second, same-visit, same-second-visit.
 func (c *eventsChain) emitEvents(r *joins.Event, ts int64) {
 	c.counts[0]++
 	c.eventsToNext.Hash(hashKeyNext(joins.ByUser(*r)), runtime.Timed[joins.Event]{
@@ -228,6 +243,10 @@ func (c *eventsChain) emitEvents(r *joins.Event, ts int64) {
 		TS: ts,
 		V:  *r,
 	})
+	c.eventsToSameSecondVisit.Hash(hashKeySameSecondVisit(joins.EventSecond(*r)), runtime.Timed[joins.Event]{
+		TS: ts,
+		V:  *r,
+	})
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -238,6 +257,7 @@ func (c *eventsChain) flush() {
 	c.eventsToPaid.Flush()
 	c.eventsToSameSecond.Flush()
 	c.eventsToSameVisit.Flush()
+	c.eventsToSameSecondVisit.Flush()
 	c.meter.Publish(c.counts[:])
 }
 
@@ -253,6 +273,7 @@ func (c *eventsChain) barrier(id int64) {
 	c.eventsToPaid.Barrier(id)
 	c.eventsToSameSecond.Barrier(id)
 	c.eventsToSameVisit.Barrier(id)
+	c.eventsToSameSecondVisit.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -264,6 +285,7 @@ func (c *eventsChain) watermark(w int64) {
 	c.eventsToPaid.Watermark(w)
 	c.eventsToSameSecond.Watermark(w)
 	c.eventsToSameVisit.Watermark(w)
+	c.eventsToSameSecondVisit.Watermark(w)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
@@ -278,6 +300,7 @@ func (c *eventsChain) end() {
 	c.eventsToPaid.End()
 	c.eventsToSameSecond.End()
 	c.eventsToSameVisit.End()
+	c.eventsToSameSecondVisit.End()
 	c.task.Submit(s)
 	c.meter.Publish(c.counts[:])
 	c.meter.End()
@@ -285,25 +308,27 @@ func (c *eventsChain) end() {
 
 // paymentsChain is one subtask of source "payments".
 type paymentsChain struct {
-	sub                  int           // the subtask's index
-	task                 *runtime.Task // its part in checkpoints
-	src                  *runtime.FileSource[joins.Payment]
-	ctl                  *runtime.SourceCtl
-	wm                   *runtime.Watermarks                        // the source's event-time progress
-	paymentsToPaid       *runtime.Out[runtime.Timed[joins.Payment]] // to paid, hash
-	paymentsToSameSecond *runtime.Out[runtime.Timed[joins.Payment]] // to same-second, hash
-	paymentsToSameVisit  *runtime.Out[runtime.Timed[joins.Payment]] // to same-visit, hash
-	meter                *runtime.Meter                             // the subtask's metrics
-	counts               [2]uint64                                  // records emitted by payments, then late for them; flush publishes them
+	sub                       int           // the subtask's index
+	task                      *runtime.Task // its part in checkpoints
+	src                       *runtime.FileSource[joins.Payment]
+	ctl                       *runtime.SourceCtl
+	wm                        *runtime.Watermarks                        // the source's event-time progress
+	paymentsToPaid            *runtime.Out[runtime.Timed[joins.Payment]] // to paid, hash
+	paymentsToSameSecond      *runtime.Out[runtime.Timed[joins.Payment]] // to same-second, hash
+	paymentsToSameVisit       *runtime.Out[runtime.Timed[joins.Payment]] // to same-visit, hash
+	paymentsToSameSecondVisit *runtime.Out[runtime.Timed[joins.Payment]] // to same-second-visit, hash
+	meter                     *runtime.Meter                             // the subtask's metrics
+	counts                    [2]uint64                                  // records emitted by payments, then late for them; flush publishes them
 }
 
-func newPaymentsChain(j *runtime.Job, sub int, paymentsToPaid *runtime.Out[runtime.Timed[joins.Payment]], paymentsToSameSecond *runtime.Out[runtime.Timed[joins.Payment]], paymentsToSameVisit *runtime.Out[runtime.Timed[joins.Payment]]) *paymentsChain {
+func newPaymentsChain(j *runtime.Job, sub int, paymentsToPaid *runtime.Out[runtime.Timed[joins.Payment]], paymentsToSameSecond *runtime.Out[runtime.Timed[joins.Payment]], paymentsToSameVisit *runtime.Out[runtime.Timed[joins.Payment]], paymentsToSameSecondVisit *runtime.Out[runtime.Timed[joins.Payment]]) *paymentsChain {
 	c := &paymentsChain{
-		paymentsToPaid:       paymentsToPaid,
-		paymentsToSameSecond: paymentsToSameSecond,
-		paymentsToSameVisit:  paymentsToSameVisit,
-		sub:                  sub,
-		task:                 j.Task(nodePayments, sub),
+		paymentsToPaid:            paymentsToPaid,
+		paymentsToSameSecond:      paymentsToSameSecond,
+		paymentsToSameSecondVisit: paymentsToSameSecondVisit,
+		paymentsToSameVisit:       paymentsToSameVisit,
+		sub:                       sub,
+		task:                      j.Task(nodePayments, sub),
 	}
 	c.src = runtime.NewFileSource(j, nodePayments, sub, runtime.JSONFormatFast(decodePaymentsJSONL))
 	c.ctl = c.src.Ctl()
@@ -312,6 +337,7 @@ func newPaymentsChain(j *runtime.Job, sub int, paymentsToPaid *runtime.Out[runti
 	c.paymentsToPaid.Observe(c.meter)
 	c.paymentsToSameSecond.Observe(c.meter)
 	c.paymentsToSameVisit.Observe(c.meter)
+	c.paymentsToSameSecondVisit.Observe(c.meter)
 	return c
 }
 
@@ -353,7 +379,7 @@ func (c *paymentsChain) run() {
 	c.end()
 }
 
-// emitPayments passes the records of "payments" to paid, same-second, same-visit.
+// emitPayments passes the records of "payments" to paid, same-second, same-visit, same-second-visit.
 func (c *paymentsChain) emitPayments(r *joins.Payment, ts int64) {
 	c.counts[0]++
 	c.paymentsToPaid.Hash(hashKeyPaid(joins.PaymentUser(*r)), runtime.Timed[joins.Payment]{
@@ -368,6 +394,10 @@ func (c *paymentsChain) emitPayments(r *joins.Payment, ts int64) {
 		TS: ts,
 		V:  *r,
 	})
+	c.paymentsToSameSecondVisit.Hash(hashKeySameSecondVisit(joins.PaymentSecond(*r)), runtime.Timed[joins.Payment]{
+		TS: ts,
+		V:  *r,
+	})
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -376,6 +406,7 @@ func (c *paymentsChain) flush() {
 	c.paymentsToPaid.Flush()
 	c.paymentsToSameSecond.Flush()
 	c.paymentsToSameVisit.Flush()
+	c.paymentsToSameSecondVisit.Flush()
 	c.meter.Publish(c.counts[:])
 }
 
@@ -389,6 +420,7 @@ func (c *paymentsChain) barrier(id int64) {
 	c.paymentsToPaid.Barrier(id)
 	c.paymentsToSameSecond.Barrier(id)
 	c.paymentsToSameVisit.Barrier(id)
+	c.paymentsToSameSecondVisit.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -398,6 +430,7 @@ func (c *paymentsChain) watermark(w int64) {
 	c.paymentsToPaid.Watermark(w)
 	c.paymentsToSameSecond.Watermark(w)
 	c.paymentsToSameVisit.Watermark(w)
+	c.paymentsToSameSecondVisit.Watermark(w)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
@@ -410,6 +443,7 @@ func (c *paymentsChain) end() {
 	c.paymentsToPaid.End()
 	c.paymentsToSameSecond.End()
 	c.paymentsToSameVisit.End()
+	c.paymentsToSameSecondVisit.End()
 	c.task.Submit(s)
 	c.meter.Publish(c.counts[:])
 	c.meter.End()
@@ -1149,6 +1183,184 @@ func (c *sameVisitChain) end() {
 	c.meter.End()
 }
 
+// sameSecondVisitChain is one subtask of join "same-second-visit" and the nodes fused with it: processed.
+type sameSecondVisitChain struct {
+	sub                  int                                                                     // the subtask's index
+	task                 *runtime.Task                                                           // its part in checkpoints
+	in                   *runtime.Pair[runtime.Timed[joins.Event], runtime.Timed[joins.Payment]] // the left and right inputs
+	inputWM              int64                                                                   // watermark of the sender of the batch being processed
+	sameSecondVisitState *pebblestate.WindowJoin[string, joins.Event, joins.Payment]             // buffered records of both sides, per key, in a Pebble store
+	sameSecondVisitPair  func(joins.Event, joins.Payment, int64)                                 // sameSecondVisitResult, made once
+	processedSink        *runtime.FileSink[string]
+	meter                *runtime.Meter // the subtask's metrics
+	counts               [5]uint64      // records emitted by same-second-visit, processed, then late for them (the join's left input), then late of its right input; flush publishes them
+}
+
+func newSameSecondVisitChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[joins.Event]], right *runtime.Inbox[runtime.Timed[joins.Payment]]) *sameSecondVisitChain {
+	c := &sameSecondVisitChain{
+		in:   runtime.NewPair(left, right),
+		sub:  sub,
+		task: j.Task(nodeSameSecondVisit, sub),
+	}
+	c.task.RestoreWatermarks(nodeSameSecondVisit, c.in)
+	c.sameSecondVisitState = pebblestate.OpenWindowJoin(c.task, nodeSameSecondVisit, runtime.WindowAssigner{
+		Kind: runtime.Session,
+		Gap:  int64(1 * time.Hour / time.Millisecond),
+	}, 0, sameSecondVisitCodec, encodeSameSecondVisitRight, decodeSameSecondVisitRight)
+	c.sameSecondVisitPair = c.sameSecondVisitResult
+	c.processedSink = runtime.NewFileSink(j, nodeProcessed, sub, runtime.EncodeString)
+	c.meter = j.Meter(sub, nodeSameSecondVisit, nodeProcessed)
+	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
+	c.in.Ticks()
+	return c
+}
+
+// run takes records and control events from the inbox of "same-second-visit" until every
+// input has ended. The inbox aligns barriers: one arrives here once it came from
+// every input, and the senders wait until Release.
+func (c *sameSecondVisitChain) run() {
+	for c.handle(c.in.Next()) {
+	}
+}
+
+// handle acts on one event of the inputs of "same-second-visit": a batch of records of one
+// side or a control event of both; false at the end of input. Under a test
+// driver it runs in the senders' goroutines (runtime.Pair.Direct).
+func (c *sameSecondVisitChain) handle(m runtime.PairMsg[runtime.Timed[joins.Event], runtime.Timed[joins.Payment]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		if m.Side == 0 {
+			c.inputWM = c.in.Left.SenderWatermark(m.From)
+			c.recordsLeft(m.Left)
+			c.in.Left.Recycle(m.Left)
+		} else {
+			c.inputWM = c.in.Right.SenderWatermark(m.From)
+			c.recordsRight(m.Right)
+			c.in.Right.Recycle(m.Right)
+		}
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.Tick:
+		c.tick()
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
+}
+
+// recordsLeft passes a batch to the left input of "same-second-visit". A panic in user code is reported with the
+// record that caused it; the deferred check costs nothing per record.
+func (c *sameSecondVisitChain) recordsLeft(recs []runtime.Timed[joins.Event]) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, recs[i])
+		}
+	}()
+	for ; i < len(recs); i++ {
+		c.toSameSecondVisitLeft(recs[i].V, recs[i].TS)
+	}
+}
+
+// recordsRight passes a batch to the right input of "same-second-visit". A panic in user code is reported with the
+// record that caused it; the deferred check costs nothing per record.
+func (c *sameSecondVisitChain) recordsRight(recs []runtime.Timed[joins.Payment]) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, recs[i])
+		}
+	}()
+	for ; i < len(recs); i++ {
+		c.toSameSecondVisitRight(recs[i].V, recs[i].TS)
+	}
+}
+
+// toSameSecondVisitLeft takes a record of the left input of join "same-second-visit": join by EventSecond and PaymentSecond, session windows, apply Paid.
+func (c *sameSecondVisitChain) toSameSecondVisitLeft(r joins.Event, ts int64) {
+	// A record too late to be paired is dropped, and counted.
+	if !c.sameSecondVisitState.AddLeft(joins.EventSecond(r), r, c.task.NowMillis(), runtime.MinTime) {
+		c.counts[2]++
+	}
+}
+
+// toSameSecondVisitRight takes a record of the right input of join "same-second-visit": join by EventSecond and PaymentSecond, session windows, apply Paid.
+func (c *sameSecondVisitChain) toSameSecondVisitRight(r joins.Payment, ts int64) {
+	// A record too late to be paired is dropped, and counted.
+	if !c.sameSecondVisitState.AddRight(joins.PaymentSecond(r), r, c.task.NowMillis(), runtime.MinTime) {
+		c.counts[2]++
+	}
+}
+
+// sameSecondVisitResult applies Paid to a pair of "same-second-visit".
+func (c *sameSecondVisitChain) sameSecondVisitResult(l joins.Event, r joins.Payment, ts int64) {
+	c.emitSameSecondVisit(joins.Paid(l, r), ts)
+}
+
+// sameSecondVisitWindowPair emits a pair of a window of "same-second-visit" that fired.
+func (c *sameSecondVisitChain) sameSecondVisitWindowPair(l joins.Event, r joins.Payment, w runtime.Window) {
+	c.sameSecondVisitResult(l, r, w.MaxTimestamp())
+}
+
+// emitSameSecondVisit passes the records of "same-second-visit" to processed.
+func (c *sameSecondVisitChain) emitSameSecondVisit(r string, ts int64) {
+	c.counts[0]++
+	c.toProcessed(r, ts)
+}
+
+// toProcessed is sink "processed": file sink, format lines.
+func (c *sameSecondVisitChain) toProcessed(r string, ts int64) {
+	c.processedSink.Write(r)
+}
+
+// flush hands partial batches downstream; the chain calls it when it has nothing
+// to do, and at least every runtime.Linger.
+func (c *sameSecondVisitChain) flush() {
+	c.processedSink.Flush()
+	c.meter.Publish(c.counts[:])
+}
+
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
+func (c *sameSecondVisitChain) barrier(id int64) {
+	s := c.task.Begin(id)
+	s.InboxWatermarks(nodeSameSecondVisit, c.in.Watermarks())
+	pebblestate.SnapshotWindowJoin(s, nodeSameSecondVisit, c.sameSecondVisitState)
+	c.processedSink.PreCommit(s, nodeProcessed)
+	c.task.Submit(s)
+}
+
+// watermark moves the chain's event time to w: what waited for it fires, then the
+// watermark goes on downstream, after the records it released.
+func (c *sameSecondVisitChain) watermark(w int64) {
+	c.meter.Watermark(w)
+}
+
+// tick runs every runtime.Linger: processing time has moved.
+func (c *sameSecondVisitChain) tick() {
+	c.sameSecondVisitState.Advance(c.task.NowMillis(), c.sameSecondVisitWindowPair)
+}
+
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
+func (c *sameSecondVisitChain) end() {
+	// The input has ended: every window fires.
+	c.sameSecondVisitState.Advance(runtime.MaxTime, c.sameSecondVisitWindowPair)
+	s := c.task.Final()
+	s.InboxWatermarks(nodeSameSecondVisit, c.in.Watermarks())
+	c.processedSink.PreCommit(s, nodeProcessed)
+	c.processedSink.End()
+	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
+}
+
 // allChain is one subtask of union "all" and the nodes fused with it: out.
 type allChain struct {
 	sub     int           // the subtask's index
@@ -1504,6 +1716,66 @@ var sameVisitCodec = &state.Codec[string, joins.Event]{
 	DecodeValueTo: decodeSameVisitValueTo,
 	KeySchema:     sameVisitKeySchema,
 	ValueSchema:   sameVisitValueSchema,
+}
+
+// hashKeySameSecondVisit hashes a key of "same-second-visit". The hash decides the key group, which
+// checkpoints keep: it must never change.
+func hashKeySameSecondVisit(k string) uint64 {
+	return runtime.HashString(k)
+}
+
+// The schema of the state of "same-second-visit", recorded in every checkpoint.
+const (
+	sameSecondVisitKeySchema   = "string"
+	sameSecondVisitValueSchema = "github.com/pipegen/pipegen/golden/pebble-joins.Event{1 User string; 2 Ms int64} + github.com/pipegen/pipegen/golden/pebble-joins.Payment{1 User string; 2 Ms int64; 3 Amount int}"
+)
+
+// encodeSameSecondVisitKey and decodeSameSecondVisitKey write and read a key of "same-second-visit".
+func encodeSameSecondVisitKey(w *codec.Writer, k string) {
+	w.String(k)
+}
+func decodeSameSecondVisitKey(r *codec.Reader) string {
+	var k string
+	k = r.String()
+	return k
+}
+
+// encodeSameSecondVisitValue and decodeSameSecondVisitValue write and read a value of type joins.Event of the state of "same-second-visit".
+func encodeSameSecondVisitValue(w *codec.Writer, v *joins.Event) {
+	encodeEvent(w, v)
+}
+func decodeSameSecondVisitValue(r *codec.Reader) *joins.Event {
+	v := new(joins.Event)
+	decodeSameSecondVisitValueTo(r, v)
+	return v
+}
+
+// decodeSameSecondVisitValueTo is decodeSameSecondVisitValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeSameSecondVisitValueTo(r *codec.Reader, v *joins.Event) {
+	decodeEvent(r, v)
+}
+
+// encodeSameSecondVisitRight and decodeSameSecondVisitRight write and read a value of type joins.Payment of the state of "same-second-visit".
+func encodeSameSecondVisitRight(w *codec.Writer, v *joins.Payment) {
+	encodePayment(w, v)
+}
+func decodeSameSecondVisitRight(r *codec.Reader) *joins.Payment {
+	v := new(joins.Payment)
+	decodePayment(r, v)
+	return v
+}
+
+// sameSecondVisitCodec is how checkpoints write and read the state of "same-second-visit".
+var sameSecondVisitCodec = &state.Codec[string, joins.Event]{
+	Hash:          hashKeySameSecondVisit,
+	EncodeKey:     encodeSameSecondVisitKey,
+	DecodeKey:     decodeSameSecondVisitKey,
+	EncodeValue:   encodeSameSecondVisitValue,
+	DecodeValue:   decodeSameSecondVisitValue,
+	DecodeValueTo: decodeSameSecondVisitValueTo,
+	KeySchema:     sameSecondVisitKeySchema,
+	ValueSchema:   sameSecondVisitValueSchema,
 }
 
 // encodeEvent writes a joins.Event of checkpointed state, field by field.
