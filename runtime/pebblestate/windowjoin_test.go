@@ -329,9 +329,9 @@ func (r *windowJoinRig) rescale(models []*memWindowJoin, p int) []*memWindowJoin
 	return out
 }
 
-func newWindowJoinRig(t *testing.T, a eventtime.WindowAssigner, p int, small bool) *windowJoinRig {
+func newWindowJoinRig(t *testing.T, a eventtime.WindowAssigner, p int, small bool, seed uint64) *windowJoinRig {
 	fsys := vfs.NewMem()
-	r := &windowJoinRig{t: t, fsys: fsys, stor: &storage.Storage{FS: fsys, Dir: "/ckpt"}, assign: a, rng: rand.New(rand.NewPCG(9, 10)), small: small, keyOf: map[int64]int64{}}
+	r := &windowJoinRig{t: t, fsys: fsys, stor: &storage.Storage{FS: fsys, Dir: "/ckpt"}, assign: a, rng: rand.New(rand.NewPCG(seed, 10)), small: small, keyOf: map[int64]int64{}}
 	var models []*memWindowJoin
 	for range p {
 		models = append(models, newWindowJoinModel(a))
@@ -341,11 +341,13 @@ func newWindowJoinRig(t *testing.T, a eventtime.WindowAssigner, p int, small boo
 	return r
 }
 
-// joinKinds are the windows the window join tests run on.
+// joinKinds are the windows the window join tests run on, and the seeds
+// of their random workloads.
 var joinKinds = []struct {
 	name   string
 	assign eventtime.WindowAssigner
-}{{"sliding", rigAssigner}, {"sessions", rigSessionAssigner}}
+	seeds  []uint64
+}{{"sliding", rigAssigner, []uint64{9}}, {"sessions", rigSessionAssigner, []uint64{9, 1, 2}}}
 
 // checkSeen fails the test when the workload lacked what it is meant to
 // test: late records, pairs of windows within their allowed lateness,
@@ -370,18 +372,20 @@ func (r *windowJoinRig) checkSeen() {
 // backend's restored at the barrier.
 func TestWindowJoinAsMemory(t *testing.T) {
 	for _, kind := range joinKinds {
-		t.Run(kind.name, func(t *testing.T) {
-			r := newWindowJoinRig(t, kind.assign, 1, true)
-			for range 5 {
+		for _, seed := range kind.seeds {
+			t.Run(fmt.Sprintf("%s/seed=%d", kind.name, seed), func(t *testing.T) {
+				r := newWindowJoinRig(t, kind.assign, 1, true, seed)
+				for range 5 {
+					r.step(2000)
+					models := r.checkpoint(false)
+					r.open(1, r.id, models)
+				}
 				r.step(2000)
-				models := r.checkpoint(false)
-				r.open(1, r.id, models)
-			}
-			r.step(2000)
-			r.wm = eventtime.MaxTime
-			r.advance()
-			r.checkSeen()
-		})
+				r.wm = eventtime.MaxTime
+				r.advance()
+				r.checkSeen()
+			})
+		}
 	}
 }
 
@@ -390,12 +394,14 @@ func TestWindowJoinAsMemory(t *testing.T) {
 // memory and on pebble, and a checkpoint of the memory backend on pebble.
 func TestWindowJoinRescale(t *testing.T) {
 	for _, kind := range joinKinds {
-		t.Run(kind.name, func(t *testing.T) { testWindowJoinRescale(t, kind.assign) })
+		for _, seed := range kind.seeds {
+			t.Run(fmt.Sprintf("%s/seed=%d", kind.name, seed), func(t *testing.T) { testWindowJoinRescale(t, kind.assign, seed) })
+		}
 	}
 }
 
-func testWindowJoinRescale(t *testing.T, a eventtime.WindowAssigner) {
-	r := newWindowJoinRig(t, a, 2, false)
+func testWindowJoinRescale(t *testing.T, a eventtime.WindowAssigner, seed uint64) {
+	r := newWindowJoinRig(t, a, 2, false, seed)
 	r.step(2000)
 	models := r.checkpoint(false)
 	t.Log("2 -> 3")
