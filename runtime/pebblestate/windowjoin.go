@@ -323,30 +323,21 @@ func (j *WindowJoin[K, L, R]) copyFrom(old *pebble.DB, lo, hi int) {
 func (j *WindowJoin[K, L, R]) readMemory(f storage.StateFile, l *storage.Loaded) {
 	j.load()
 	st := j.st
-	r, err := l.Open(f)
-	if err != nil {
-		st.fail("restore", err)
-	}
-	for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
-		if kg < st.start || kg >= st.end {
-			continue
-		}
+	err := l.ReadSections(f, st.start, st.end, func(_ int, sec []byte) error {
 		seq, group, ok, err := eventtime.ReadWindowJoinHeader(sec)
-		if err == nil && ok {
-			j.seq, j.group = max(j.seq, seq), max(j.group, group)
-			_, _, _, err = eventtime.ReadWindows(sec, j.codec.DecodeKey, j.codec.DecodeValue, func(k K, w eventtime.Window, seq uint64, fired bool, acc *eventtime.JoinRecords[L, R]) error {
-				if fired && acc != nil && acc.Pending() {
-					j.win.windowTimers().registerSeq(winKey[K]{k, w.Start}, w.End, true, seq)
-				}
-				return nil
-			})
+		if err != nil || !ok {
+			return err
 		}
-		if err != nil {
-			r.Close()
-			st.fail(fmt.Sprintf("restore %s, key group %d", f.Name, kg), err)
-		}
-	}
-	if err := r.Close(); err != nil {
+		j.seq, j.group = max(j.seq, seq), max(j.group, group)
+		_, _, _, err = eventtime.ReadWindows(sec, j.codec.DecodeKey, j.codec.DecodeValue, func(k K, w eventtime.Window, seq uint64, fired bool, acc *eventtime.JoinRecords[L, R]) error {
+			if fired && acc != nil && acc.Pending() {
+				j.win.windowTimers().registerSeq(winKey[K]{k, w.Start}, w.End, true, seq)
+			}
+			return nil
+		})
+		return err
+	})
+	if err != nil {
 		st.fail("restore", err)
 	}
 	j.writeMeta(st.db())
