@@ -123,13 +123,13 @@ func build(j *runtime.Job) {
 	}
 	for i := range j.Parallelism(nodeSameVisit) {
 		c := newSameVisitChain(j, i, sameVisitLeftIn[i], sameVisitRightIn[i])
-		if !c.in.Direct(c.handle) {
+		if !c.in.Direct(c.handle, false) {
 			j.Go("same-visit", i, c.run)
 		}
 	}
 	for i := range j.Parallelism(nodeSameSecondVisit) {
 		c := newSameSecondVisitChain(j, i, sameSecondVisitLeftIn[i], sameSecondVisitRightIn[i])
-		if !c.in.Direct(c.handle) {
+		if !c.in.Direct(c.handle, false) {
 			j.Go("same-second-visit", i, c.run)
 		}
 	}
@@ -1070,7 +1070,8 @@ func (c *sameVisitChain) run() {
 
 // handle acts on one event of the inputs of "same-visit": a batch of records of one
 // side or a control event of both; false at the end of input. Under a test
-// driver it runs in the senders' goroutines (runtime.Pair.Direct).
+// driver, and when both senders run in one goroutine, it runs in theirs
+// (runtime.Pair.Direct).
 func (c *sameVisitChain) handle(m runtime.PairMsg[runtime.Timed[joins.Event], runtime.Timed[joins.Payment]]) bool {
 	switch m.Kind {
 	case runtime.Records:
@@ -1250,7 +1251,8 @@ func (c *sameSecondVisitChain) run() {
 
 // handle acts on one event of the inputs of "same-second-visit": a batch of records of one
 // side or a control event of both; false at the end of input. Under a test
-// driver it runs in the senders' goroutines (runtime.Pair.Direct).
+// driver, and when both senders run in one goroutine, it runs in theirs
+// (runtime.Pair.Direct).
 func (c *sameSecondVisitChain) handle(m runtime.PairMsg[runtime.Timed[joins.Event], runtime.Timed[joins.Payment]]) bool {
 	switch m.Kind {
 	case runtime.Records:
