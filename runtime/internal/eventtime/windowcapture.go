@@ -155,12 +155,21 @@ func writeWindowEntry[K comparable, A any](w *codec.Writer, delta bool, k K, win
 // own gives p arrays of its own that it may change in place: a capture
 // holds the ones it has (shared).
 func (p *pane[K, A]) own() {
-	p.accs = append(make([]A, 0, cap(p.accs)), p.accs...)
-	p.vers = append(make([]uint32, 0, cap(p.vers)), p.vers...)
+	p.accs = grown(p.accs)
+	p.vers = grown(p.vers)
 	if p.early != nil {
 		p.early = maps.Clone(p.early)
 	}
 	p.shared = false
+}
+
+// grown returns a copy of x with room to grow: append copies x into a
+// new array (the capacity of x is cut to its length), clearing only the
+// room after it, which make would clear whole before the copy.
+func grown[T any](x []T) []T {
+	var zero T
+	n := len(x)
+	return append(x[:n:n], zero)[:n]
 }
 
 // pointerFree reports whether a value of type t refers to nothing that

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/internal/keygroup"
 	"github.com/pipegen/pipegen/runtime/state"
 )
 
@@ -254,4 +255,56 @@ func TestWindowCaptureEarlyFirings(t *testing.T) {
 			t.Fatalf("key group %d: encoded after the restores\n%x\nat the barrier\n%x", j, got.W[j].Bytes(), want.W[j].Bytes())
 		}
 	}
+}
+
+// BenchmarkWindowStateCapture takes BenchmarkWindowStateSnapshot's state
+// (1.5M sliding windows of 300k keys) apart: capture is what the
+// operator does at the barrier instead of encoding (Capture, full);
+// capture+touch adds one record to each of the five panes after it,
+// which copies the pane's accumulators and stamps (the rest of what a
+// checkpoint costs the operator); encode is the writer's work.
+func BenchmarkWindowStateCapture(b *testing.B) {
+	const keys = 300_000
+	s := NewWindowState[int, int64](WindowAssigner{Kind: Sliding, Size: 10_000, Slide: 2000}, 0, nil)
+	add := func(acc *int64) { *acc++ }
+	ts := int64(1_436_918_400_000)
+	for k := range keys {
+		s.Add(k, ts+int64(k%500), MinTime, add, nil)
+	}
+	encAcc := func(w *codec.Writer, a *int64) { w.Varint(*a) }
+	perWindow := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(5*keys), "ns/window")
+	}
+	b.Run("capture", func(b *testing.B) {
+		for range b.N {
+			if _, _, err := s.Capture(Delta{Full: true}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		perWindow(b)
+	})
+	b.Run("capture+touch", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if _, _, err := s.Capture(Delta{Full: true}); err != nil {
+				b.Fatal(err)
+			}
+			s.Add(0, ts, MinTime, add, nil) // key 0 is in all five panes
+		}
+		perWindow(b)
+	})
+	b.Run("encode", func(b *testing.B) {
+		c, _, err := s.Capture(Delta{Full: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		keyGroup := func(k int) int { return keygroup.Of(keygroup.HashInt64(int64(k)), 128) }
+		b.ReportAllocs()
+		for range b.N {
+			if err := c.Encode(state.NewSections(0, 128), keyGroup, encTestKey, encAcc); err != nil {
+				b.Fatal(err)
+			}
+		}
+		perWindow(b)
+	})
 }
