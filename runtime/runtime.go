@@ -100,7 +100,8 @@ func RestoreKeyed(t *Task, node int, name string, read func(section []byte) erro
 
 // SnapshotChanges captures keyed state that writes itself into key-group
 // sections, whole or as a delta of what changed since the newest
-// completed checkpoint (timers, tumbling and sliding windows).
+// completed checkpoint (timers; windows use SnapshotWindows), encoded at
+// the barrier.
 func SnapshotChanges[K comparable](s *Snapshot, node int, name string, hash func(K) uint64, keySchema, valueSchema string, st checkpoint.Changes, write func(sec *state.Sections, keyGroup func(K) int, d Delta) (uint64, error)) {
 	checkpoint.SnapshotChanges(s, node, name, hash, keySchema, valueSchema, st, write)
 }

@@ -108,7 +108,7 @@ type pane[K comparable, A any] struct {
 	seqs  []uint64
 	accs  []A
 	// vers holds, per key, the epoch (low 32 bits) its window last got a
-	// record in, once changes are listed; ver the latest of them.
+	// record in, once changes are tracked; ver the latest of them.
 	vers []uint32
 	ver  uint32
 	// shared is set when a capture that another goroutine may still be
