@@ -619,11 +619,11 @@ func (j *joinGen) bounds() (lo, hi jen.Code) {
 
 // pebbleJoin reports whether node n keeps its buffers in the pebble store
 // of its subtask (pebblestate.IntervalJoin or WindowJoin): interval joins
-// and window joins on tumbling or sliding windows, on the pebble backend.
-// Window joins on sessions are eventtime.WindowJoin's on either backend.
+// and window joins on tumbling, sliding or session windows, on the pebble
+// backend.
 func (g *gen) pebbleJoin(n *ir.Node) bool {
 	return g.p.StateBackend == "pebble" && n.Kind == ir.Join &&
-		(n.Between != nil || n.Window != nil && (n.Window.Kind == "tumbling" || n.Window.Kind == "sliding"))
+		(n.Between != nil || n.Window != nil && (n.Window.Kind == "tumbling" || n.Window.Kind == "sliding" || n.Window.Kind == "session"))
 }
 
 func (j *joinGen) stateType() *jen.Statement {

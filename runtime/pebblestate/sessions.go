@@ -368,16 +368,13 @@ func (s *Sessions[K, A]) put(k K, w eventtime.Window, seq uint64, fired bool, ac
 // creation number, then every key's sessions.
 func (s *Sessions[K, A]) writeCanonical(db *pebble.DB, id int64, stor *storage.Storage) ([]storage.StateFile, error) {
 	st := s.store
-	wm, seq, ok, err := readWindowMeta(db)
+	wm, seq, arrival, group, err := s.header(db)
 	if err != nil {
 		return nil, st.errorf("read", err)
 	}
-	if !ok {
-		wm, seq = eventtime.MinTime, 0
-	}
 	var acc codec.Writer
 	f, err := st.writeSections(db, id, stor,
-		func(sec *codec.Writer) { eventtime.WriteWindowHeader(sec, wm, seq) },
+		func(sec *codec.Writer) { eventtime.WriteWindowJoinHeader(sec, wm, seq, arrival, group) },
 		func(sec *codec.Writer, k, v []byte) error {
 			kr, vr := codec.NewReader(k), codec.NewReader(v)
 			st.codec.DecodeKey(kr)

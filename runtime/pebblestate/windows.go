@@ -37,10 +37,6 @@ type Windows[K comparable, A any] struct {
 
 	windowMeta
 	buf []eventtime.Window
-	// counters, when set, reads the counters of the part that the
-	// windows' accumulators belong to (WindowJoin), which a savepoint's
-	// sections hold too.
-	counters func(db pebble.Reader) (arrival, group uint64, err error)
 }
 
 // winKey is a key's window, by its start.
@@ -70,7 +66,7 @@ func OpenWindows[K comparable, A any](t *checkpoint.Task, node int, a eventtime.
 		panic(err)
 	}
 	if a.Kind == eventtime.Session {
-		panic("pebblestate: sessions are kept by eventtime.WindowState")
+		panic("pebblestate: OpenWindows takes tumbling or sliding windows: sessions are OpenSessions'")
 	}
 	s := &Windows[K, A]{assign: a, lateness: lateness, codec: c, windowMeta: windowMeta{wm: eventtime.MinTime}}
 	wc := &state.Codec[winKey[K], winVal[A]]{
@@ -342,18 +338,9 @@ func (s *Windows[K, A]) readMemoryFile(f storage.StateFile, l *storage.Loaded) {
 // creation number, then every key's window.
 func (s *Windows[K, A]) writeCanonical(db *pebble.DB, id int64, stor *storage.Storage) ([]storage.StateFile, error) {
 	st := s.store
-	wm, seq, ok, err := readWindowMeta(db)
+	wm, seq, arrival, group, err := s.header(db)
 	if err != nil {
 		return nil, st.errorf("read", err)
-	}
-	if !ok {
-		wm, seq = eventtime.MinTime, 0
-	}
-	var arrival, group uint64
-	if s.counters != nil {
-		if arrival, group, err = s.counters(db); err != nil {
-			return nil, st.errorf("read", err)
-		}
 	}
 	var key, acc codec.Writer
 	f, err := st.writeSections(db, id, stor,
