@@ -314,24 +314,14 @@ func (s *Sessions[K, A]) readMemory(fs []storage.StateFile, l *storage.Loaded) {
 		if f.Kind == storage.KindDelta {
 			s.store.fail("restore "+f.Name, fmt.Errorf("%w: a delta of session windows: the memory backend writes sessions whole", codec.ErrCorrupt))
 		}
-		r, err := l.Open(f)
-		if err != nil {
-			s.store.fail("restore", err)
-		}
-		for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
-			if kg < s.store.start || kg >= s.store.end {
-				continue
-			}
+		err := l.ReadSections(f, s.store.start, s.store.end, func(_ int, sec []byte) error {
 			wm, seq, ok, err := eventtime.ReadWindows(sec, s.codec.DecodeKey, s.codec.DecodeValue, s.put)
-			if err != nil {
-				r.Close()
-				s.store.fail(fmt.Sprintf("restore %s, key group %d", f.Name, kg), err)
-			}
 			if ok {
 				s.restoredHeader(wm, seq)
 			}
-		}
-		if err := r.Close(); err != nil {
+			return err
+		})
+		if err != nil {
 			s.store.fail("restore", err)
 		}
 	}

@@ -35,7 +35,7 @@ import (
 // session has its own timer when it has fired. The next arrival number
 // and emission group are written to the store at every barrier.
 type WindowJoin[K comparable, L, R any] struct {
-	win joinWindows[K, joinWin[L, R]]
+	win joinWindows[K, eventtime.JoinRecords[L, R]]
 	st  keyedStore // win's
 	// sessions is set when win holds sessions.
 	sessions bool
@@ -48,16 +48,16 @@ type WindowJoin[K comparable, L, R any] struct {
 	written [2]uint64
 
 	// Bound once, so that adding a record allocates no closure.
-	addL, addR func(*joinWin[L, R])
-	eachFn     func(K, eventtime.Window, bool, *joinWin[L, R])
-	fireFn     func(K, eventtime.Window, *joinWin[L, R])
+	addL, addR func(*eventtime.JoinRecords[L, R])
+	eachFn     func(K, eventtime.Window, bool, *eventtime.JoinRecords[L, R])
+	fireFn     func(K, eventtime.Window, *eventtime.JoinRecords[L, R])
 	dirtyFn    func(winKey[K], int64)
 	curL       L
 	curR       R
 	emit       func(l L, r R, w eventtime.Window)
 	idx        []int
 	// codec writes the keys and the windows' records.
-	codec *state.Codec[K, joinWin[L, R]]
+	codec *state.Codec[K, eventtime.JoinRecords[L, R]]
 }
 
 // joinWindows is what WindowJoin needs of Windows and Sessions beside
@@ -129,20 +129,6 @@ func (s trigSessions[K, A]) windowTimers() *Timers[winKey[K]] { return s.timers 
 func (s trigSessions[K, A]) meta() *windowMeta                { return &s.windowMeta }
 func (s trigSessions[K, A]) keyed() keyedStore                { return keyedOf(s.store) }
 
-// joinWin is a window's records, each side in arrival order.
-type joinWin[L, R any] struct {
-	ls []joinItem[L]
-	rs []joinItem[R]
-}
-
-// joinItem is a buffered record: its arrival number, and the group of the
-// window's emission that paired it last (0: none yet). Two records whose
-// group is the same have been emitted as a pair.
-type joinItem[T any] struct {
-	seq, group uint64
-	v          T
-}
-
 // metaWindowJoin is the key of the join's next arrival number and
 // emission group.
 var metaWindowJoin = []byte{prefixMeta, 'J'}
@@ -157,23 +143,20 @@ func OpenWindowJoin[K comparable, L, R any](t *checkpoint.Task, node int, a even
 		panic("pebblestate: a window join's sessions have a fixed gap")
 	}
 	j := &WindowJoin[K, L, R]{group: 1}
-	wc := &state.Codec[K, joinWin[L, R]]{
+	wc := &state.Codec[K, eventtime.JoinRecords[L, R]]{
 		Hash: c.Hash, EncodeKey: c.EncodeKey, DecodeKey: c.DecodeKey,
-		EncodeValue: func(w *codec.Writer, a *joinWin[L, R]) {
-			writeJoinItems(w, a.ls, c.EncodeValue)
-			writeJoinItems(w, a.rs, encR)
-		},
-		DecodeValue: func(r *codec.Reader) *joinWin[L, R] {
-			return &joinWin[L, R]{ls: readJoinItems(r, c.DecodeValue), rs: readJoinItems(r, decR)}
+		EncodeValue: func(w *codec.Writer, a *eventtime.JoinRecords[L, R]) { a.Encode(w, c.EncodeValue, encR) },
+		DecodeValue: func(r *codec.Reader) *eventtime.JoinRecords[L, R] {
+			return eventtime.DecodeJoinRecords(r, c.DecodeValue, decR)
 		},
 		KeySchema: c.KeySchema, ValueSchema: c.ValueSchema,
 	}
 	j.codec = wc
 	if a.Kind == eventtime.Session {
-		j.win = trigSessions[K, joinWin[L, R]]{OpenSessions(t, node, a, lateness, mergeJoinWin[L, R], wc)}
+		j.win = trigSessions[K, eventtime.JoinRecords[L, R]]{OpenSessions(t, node, a, lateness, eventtime.MergeJoinRecords[L, R], wc)}
 		j.sessions = true
 	} else {
-		j.win = trigWindows[K, joinWin[L, R]]{OpenWindows(t, node, a, lateness, wc)}
+		j.win = trigWindows[K, eventtime.JoinRecords[L, R]]{OpenWindows(t, node, a, lateness, wc)}
 	}
 	j.win.meta().counters = readWindowJoinMeta
 	j.st = j.win.keyed()
@@ -186,39 +169,12 @@ func OpenWindowJoin[K comparable, L, R any](t *checkpoint.Task, node int, a even
 		}
 	}
 	st.addPart(j)
-	j.addL = func(a *joinWin[L, R]) { a.ls = append(a.ls, joinItem[L]{seq: j.seq, v: j.curL}) }
-	j.addR = func(a *joinWin[L, R]) { a.rs = append(a.rs, joinItem[R]{seq: j.seq, v: j.curR}) }
+	j.addL = func(a *eventtime.JoinRecords[L, R]) { a.AddLeft(j.seq, j.curL) }
+	j.addR = func(a *eventtime.JoinRecords[L, R]) { a.AddRight(j.seq, j.curR) }
 	j.eachFn = j.each
-	j.fireFn = func(_ K, w eventtime.Window, a *joinWin[L, R]) { j.pairs(w, a) }
+	j.fireFn = func(_ K, w eventtime.Window, a *eventtime.JoinRecords[L, R]) { j.pairs(w, a) }
 	j.dirtyFn = j.dirty
 	return j
-}
-
-// mergeJoinWin merges two sessions' records, each side in arrival order,
-// as eventtime.WindowJoin does.
-func mergeJoinWin[L, R any](dst, src *joinWin[L, R]) {
-	dst.ls = mergeJoinItems(dst.ls, src.ls)
-	dst.rs = mergeJoinItems(dst.rs, src.rs)
-	src.ls, src.rs = nil, nil
-}
-
-func mergeJoinItems[T any](a, b []joinItem[T]) []joinItem[T] {
-	if len(b) == 0 {
-		return a
-	}
-	if len(a) == 0 || a[len(a)-1].seq < b[0].seq {
-		return append(a, b...)
-	}
-	out := make([]joinItem[T], 0, len(a)+len(b))
-	for len(a) > 0 && len(b) > 0 {
-		if a[0].seq < b[0].seq {
-			out, a = append(out, a[0]), a[1:]
-		} else {
-			out, b = append(out, b[0]), b[1:]
-		}
-	}
-	out = append(out, a...)
-	return append(out, b...)
 }
 
 // SnapshotWindowJoin adds the join j of node to the subtask's snapshot s:
@@ -298,7 +254,7 @@ func (j *WindowJoin[K, L, R]) AddRight(k K, r R, ts, inputWatermark int64) bool 
 
 // each notes that a window that fired got a record: its processing-time
 // timer at its end (once).
-func (j *WindowJoin[K, L, R]) each(k K, w eventtime.Window, fired bool, _ *joinWin[L, R]) {
+func (j *WindowJoin[K, L, R]) each(k K, w eventtime.Window, fired bool, _ *eventtime.JoinRecords[L, R]) {
 	if !fired {
 		return
 	}
@@ -334,38 +290,10 @@ func (j *WindowJoin[K, L, R]) dirty(wk winKey[K], at int64) {
 	j.pairs(eventtime.Window{Start: wk.start, End: end}, acc)
 }
 
-// pairs emits the pairs of a window's records that have not been emitted,
-// then puts all of them in a new group (as eventtime.WindowJoin does).
-func (j *WindowJoin[K, L, R]) pairs(w eventtime.Window, a *joinWin[L, R]) {
-	g := j.group
+// pairs emits the new pairs of a window, in the join's next group.
+func (j *WindowJoin[K, L, R]) pairs(w eventtime.Window, a *eventtime.JoinRecords[L, R]) {
+	a.Pairs(w, j.group, &j.idx, j.emit)
 	j.group++
-	cached := uint64(0) // the group j.idx holds the rest of
-	for li := range a.ls {
-		l := &a.ls[li]
-		if l.group == 0 {
-			for ri := range a.rs {
-				j.emit(l.v, a.rs[ri].v, w)
-			}
-		} else {
-			if l.group != cached {
-				// The right records l has not met: those of other groups.
-				j.idx = j.idx[:0]
-				for ri := range a.rs {
-					if a.rs[ri].group != l.group {
-						j.idx = append(j.idx, ri)
-					}
-				}
-				cached = l.group
-			}
-			for _, ri := range j.idx {
-				j.emit(l.v, a.rs[ri].v, w)
-			}
-		}
-		l.group = g
-	}
-	for ri := range a.rs {
-		a.rs[ri].group = g
-	}
 }
 
 // barrier writes the counters when they changed.
@@ -395,87 +323,24 @@ func (j *WindowJoin[K, L, R]) copyFrom(old *pebble.DB, lo, hi int) {
 func (j *WindowJoin[K, L, R]) readMemory(f storage.StateFile, l *storage.Loaded) {
 	j.load()
 	st := j.st
-	r, err := l.Open(f)
+	err := l.ReadSections(f, st.start, st.end, func(_ int, sec []byte) error {
+		seq, group, ok, err := eventtime.ReadWindowJoinHeader(sec)
+		if err != nil || !ok {
+			return err
+		}
+		j.seq, j.group = max(j.seq, seq), max(j.group, group)
+		_, _, _, err = eventtime.ReadWindows(sec, j.codec.DecodeKey, j.codec.DecodeValue, func(k K, w eventtime.Window, seq uint64, fired bool, acc *eventtime.JoinRecords[L, R]) error {
+			if fired && acc != nil && acc.Pending() {
+				j.win.windowTimers().registerSeq(winKey[K]{k, w.Start}, w.End, true, seq)
+			}
+			return nil
+		})
+		return err
+	})
 	if err != nil {
 		st.fail("restore", err)
 	}
-	for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
-		if kg < st.start || kg >= st.end {
-			continue
-		}
-		seq, group, ok, err := eventtime.ReadWindowJoinHeader(sec)
-		if err == nil && ok {
-			j.seq, j.group = max(j.seq, seq), max(j.group, group)
-			_, _, _, err = eventtime.ReadWindows(sec, j.codec.DecodeKey, j.codec.DecodeValue, func(k K, w eventtime.Window, seq uint64, fired bool, acc *joinWin[L, R]) error {
-				if fired && acc != nil && acc.pending() {
-					j.win.windowTimers().registerSeq(winKey[K]{k, w.Start}, w.End, true, seq)
-				}
-				return nil
-			})
-		}
-		if err != nil {
-			r.Close()
-			st.fail(fmt.Sprintf("restore %s, key group %d", f.Name, kg), err)
-		}
-	}
-	if err := r.Close(); err != nil {
-		st.fail("restore", err)
-	}
 	j.writeMeta(st.db())
-}
-
-// pending reports whether a record has not been emitted yet.
-func (a *joinWin[L, R]) pending() bool {
-	for i := range a.ls {
-		if a.ls[i].group == 0 {
-			return true
-		}
-	}
-	for i := range a.rs {
-		if a.rs[i].group == 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// The window's records as eventtime.WindowJoin writes them: a count, then
-// per record, nested, its arrival number, its group and the record.
-
-func writeJoinItems[T any](w *codec.Writer, items []joinItem[T], enc func(*codec.Writer, *T)) {
-	w.Uvarint(uint64(len(items)))
-	for i := range items {
-		m := w.Begin()
-		w.Uvarint(items[i].seq)
-		w.Uvarint(items[i].group)
-		enc(w, &items[i].v)
-		w.End(m)
-	}
-}
-
-func readJoinItems[T any](r *codec.Reader, dec func(*codec.Reader) *T) []joinItem[T] {
-	n := r.Count()
-	if n == 0 {
-		return nil
-	}
-	items := make([]joinItem[T], 0, n)
-	for range n {
-		ir := r.Nested()
-		it := joinItem[T]{seq: ir.Uvarint(), group: ir.Uvarint()}
-		v := dec(ir)
-		if ir.Err() != nil {
-			return nil
-		}
-		if len(items) > 0 && items[len(items)-1].seq >= it.seq {
-			ir.Fail("buffered records out of order")
-			return nil
-		}
-		if v != nil {
-			it.v = *v
-		}
-		items = append(items, it)
-	}
-	return items
 }
 
 func (j *WindowJoin[K, L, R]) writeCanonical(*pebble.DB, int64, *storage.Storage) ([]storage.StateFile, error) {

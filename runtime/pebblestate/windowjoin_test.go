@@ -59,9 +59,9 @@ var rigSessionAssigner = eventtime.WindowAssigner{Kind: eventtime.Session, Gap: 
 // side is what the rig does with the store of a join.
 func (j *WindowJoin[K, L, R]) side() rigSide {
 	switch w := j.win.(type) {
-	case trigWindows[K, joinWin[L, R]]:
+	case trigWindows[K, eventtime.JoinRecords[L, R]]:
 		return keyedSide(rigSide{}, w.store)
-	case trigSessions[K, joinWin[L, R]]:
+	case trigSessions[K, eventtime.JoinRecords[L, R]]:
 		return keyedSide(rigSide{}, w.store)
 	}
 	panic("unknown windows")

@@ -251,21 +251,11 @@ func (s *Windows[K, A]) readMemoryChain(fs []storage.StateFile, l *storage.Loade
 	ws := eventtime.NewWindowState[K, A](s.assign, s.lateness, nil)
 	read := false
 	for _, f := range fs {
-		r, err := l.Open(f)
-		if err != nil {
-			s.store.fail("restore", err)
-		}
-		for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
-			if kg < s.store.start || kg >= s.store.end {
-				continue
-			}
+		err := l.ReadSections(f, s.store.start, s.store.end, func(_ int, sec []byte) error {
 			read = true
-			if err := ws.RestoreSection(sec, f.Kind == storage.KindDelta, s.codec.DecodeKey, s.codec.DecodeValue); err != nil {
-				r.Close()
-				s.store.fail(fmt.Sprintf("restore %s, key group %d", f.Name, kg), err)
-			}
-		}
-		if err := r.Close(); err != nil {
+			return ws.RestoreSection(sec, f.Kind == storage.KindDelta, s.codec.DecodeKey, s.codec.DecodeValue)
+		})
+		if err != nil {
 			s.store.fail("restore", err)
 		}
 	}
@@ -303,14 +293,7 @@ func (s *Windows[K, A]) put(k K, w eventtime.Window, seq uint64, fired bool, acc
 // full state file of the memory backend's form into the store.
 func (s *Windows[K, A]) readMemoryFile(f storage.StateFile, l *storage.Loaded) {
 	s.load()
-	r, err := l.Open(f)
-	if err != nil {
-		s.store.fail("restore", err)
-	}
-	for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
-		if kg < s.store.start || kg >= s.store.end {
-			continue
-		}
+	err := l.ReadSections(f, s.store.start, s.store.end, func(_ int, sec []byte) error {
 		wm, seq, ok, err := eventtime.ReadWindows(sec, s.codec.DecodeKey, s.codec.DecodeValue, func(k K, w eventtime.Window, seq uint64, fired bool, acc *A) error {
 			if w.End <= w.Start || w.End-w.Start != s.assign.Size {
 				return fmt.Errorf("%w: window %v of key %v: the windows are %dms long now: the window size changed", codec.ErrCorrupt, w, k, s.assign.Size)
@@ -318,15 +301,12 @@ func (s *Windows[K, A]) readMemoryFile(f storage.StateFile, l *storage.Loaded) {
 			s.put(k, w, seq, fired, acc)
 			return nil
 		})
-		if err != nil {
-			r.Close()
-			s.store.fail(fmt.Sprintf("restore %s, key group %d", f.Name, kg), err)
-		}
 		if ok {
 			s.restoredHeader(wm, seq)
 		}
-	}
-	if err := r.Close(); err != nil {
+		return err
+	})
+	if err != nil {
 		s.store.fail("restore", err)
 	}
 	s.windowMeta.write(s.store.db, s.store.fail)
