@@ -549,11 +549,11 @@ func (w *windowGen) snapshot(b *jen.Group) {
 		return
 	}
 	if w.incremental() {
-		b.Comment("The windows that got records since the last checkpoint, or all of them.")
-		b.Qual(runtimePath, "SnapshotChanges").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit(""), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Id(g.global("%sValueSchema", n)), w.state(),
-			jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int(), jen.Id("d").Qual(runtimePath, "Delta")).Params(jen.Uint64(), jen.Error()).Block(
-				jen.Return(jen.Add(w.state()).Dot("SnapshotDelta").Call(jen.Id("sec"), jen.Id("kg"), jen.Id(g.global("encode%sKey", n)), jen.Id(g.global("encode%sValue", n)), jen.Id("d"))),
-			))
+		b.Comment("The windows that got records since the last checkpoint, or all of them;")
+		b.Comment("captured copy on write and encoded by the checkpoint writer when their")
+		b.Comment("accumulators hold no pointers.")
+		b.Qual(runtimePath, "SnapshotWindows").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit(""), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Id(g.global("%sValueSchema", n)), w.state(),
+			jen.Id(g.global("encode%sKey", n)), jen.Id(g.global("encode%sValue", n)))
 		return
 	}
 	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit(""), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Id(g.global("%sValueSchema", n)),
