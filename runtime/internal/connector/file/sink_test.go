@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
@@ -565,5 +566,29 @@ func TestFileSinkHeader(t *testing.T) {
 	commit(t, j, final)
 	if got, want := listDir(t, mem, sumOutDir), []string{"part-00000-0000000000=h1,h2|a|", "part-00000-0000000001=h1,h2|b|c|"}; !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestFileSinkClosedWhenJobEnds: when the job fails elsewhere, the file
+// the sink was writing is closed (a job restarted in its process kept a
+// descriptor per failed attempt); a file the sink closed itself is not
+// closed again.
+func TestFileSinkClosedWhenJobEnds(t *testing.T) {
+	mem := vfs.NewMem()
+	j := memSinkJob(t, config.ExactlyOnce, mem)
+	s := NewSink(j, 0, 0, format.EncodeString)
+	s.Write("a")
+	f := s.cur
+	j.Cancel(errors.New("another operator failed"))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := f.Write([]byte("x"))
+		if err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the job ended and the sink's file is still open")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
