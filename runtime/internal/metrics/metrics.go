@@ -129,6 +129,15 @@ func (c *Chain) start() {
 		c.idle.Add(now - e)
 	}
 	c.idleSince.Store(0)
+	// The inboxes are the new attempt's, which it registers after this
+	// (Inbox): the last attempt's are gone, and kept here they would keep
+	// that attempt's operators and their buffers (a job restarting over
+	// and over grew by a file sink's buffer per attempt) and count in the
+	// fill.
+	c.mu.Lock()
+	clear(c.fill)
+	c.fill = c.fill[:0]
+	c.mu.Unlock()
 }
 
 // Times is where a chain subtask's time went, in seconds since it first

@@ -84,6 +84,13 @@ func TestTimes(t *testing.T) {
 	if (&Chain{}).Times().Fill != -1 {
 		t.Errorf("a chain that never started has a fill")
 	}
+	// A restart's chain has its own inboxes: the last attempt's, full,
+	// count no more.
+	c = r.Meter(0, 2, 3)
+	c.Inbox(func() (int, int) { return 1, 4 })
+	if tm := c.Times(); tm.Fill != 0.25 || len(c.fill) != 1 {
+		t.Errorf("after a restart: fill %v of %d inboxes, want 0.25 of 1", tm.Fill, len(c.fill))
+	}
 }
 
 func TestEvents(t *testing.T) {
