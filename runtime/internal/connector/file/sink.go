@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"sync"
 
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/connector"
@@ -47,13 +46,8 @@ type Sink[T any] struct {
 	// transactional is false in mode none.
 	transactional bool
 
-	cur vfs.File // the file being written, nil between files
-	// live is cur for the end of the job to close when the sink's own
-	// goroutine does not: after a failure elsewhere in the job. A job
-	// that restarts in its process would otherwise keep a descriptor per
-	// failed attempt, until it could open no more files.
-	liveMu  sync.Mutex
-	live    vfs.File
+	cur     vfs.File // the file being written, nil between files
+	live    liveFile // cur, for the end of the job to close
 	curSeq  uint64
 	w       *bufio.Writer
 	nextSeq uint64
@@ -92,31 +86,8 @@ func NewSink[T any](env connector.Env, node, sub int, enc format.Encoder[T]) *Si
 		s.nextSeq = st.NextSeq
 	}
 	s.w = bufio.NewWriterSize(nil, writeBufferSize)
-	go func() {
-		<-env.Context().Done()
-		s.closeLive()
-	}()
+	s.live.closeWhen(env.Context().Done())
 	return s
-}
-
-// track makes f the file that closeLive closes, nil for none.
-func (s *Sink[T]) track(f vfs.File) {
-	s.liveMu.Lock()
-	s.live = f
-	s.liveMu.Unlock()
-}
-
-// closeLive closes the file being written if the sink has not: at the
-// end of the job, which ends the sink's goroutine first unless the job
-// failed elsewhere. What the file holds was not pre-committed: a restore
-// removes it.
-func (s *Sink[T]) closeLive() {
-	s.liveMu.Lock()
-	defer s.liveMu.Unlock()
-	if s.live != nil {
-		s.live.Close()
-		s.live = nil
-	}
 }
 
 // SetHeader makes line (without a line ending) the first line of every
@@ -163,7 +134,7 @@ func (s *Sink[T]) open() {
 		fault.Abortf("sinks.%s: %w", s.name, err)
 	}
 	s.cur = f
-	s.track(f)
+	s.live.track(f)
 	s.w.Reset(f)
 	if s.header != nil {
 		if _, err := s.w.Write(s.header); err != nil {
@@ -195,7 +166,7 @@ func (s *Sink[T]) closeCurrent() {
 		return
 	}
 	s.Flush()
-	s.track(nil)
+	s.live.track(nil)
 	if err := s.cur.Close(); err != nil {
 		fault.Abortf("sinks.%s: close %s: %w", s.name, s.cur.Name(), err)
 	}
@@ -306,7 +277,7 @@ func (s *Sink[T]) End() {
 
 func (s *Sink[T]) fail(err error) {
 	if s.cur != nil {
-		s.track(nil)
+		s.live.track(nil)
 		s.cur.Close()
 	}
 	fault.Abortf("sinks.%s: %w", s.name, err)

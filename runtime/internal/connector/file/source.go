@@ -71,6 +71,7 @@ type Source[T any] struct {
 	deadLetter bool
 	dead       func(string)
 	cancel     <-chan struct{}
+	live       liveFile // f, for the end of the job to close
 
 	// files are all matched files, sorted; this subtask reads files
 	// cur, cur+step, ...
@@ -162,6 +163,7 @@ func NewSource[T any](env connector.Env, node, sub int, f format.Format[T]) *Sou
 	s.files = files
 	s.ctl = env.Checkpoints().NewSourceCtl()
 	s.m, s.chain = env.Metrics().Node(node, sub), env.Metrics().Chain(node, sub)
+	s.live.closeWhen(env.Context().Done())
 	s.restore(node)
 	return s
 }
@@ -404,6 +406,7 @@ func (s *Source[T]) openFile() error {
 		return err
 	}
 	s.f = f
+	s.live.track(f)
 	if s.r == nil {
 		s.r = bufio.NewReaderSize(f, readBufferSize)
 	} else {
@@ -430,6 +433,7 @@ func (s *Source[T]) release() {
 
 func (s *Source[T]) closeFile() {
 	if s.f != nil {
+		s.live.track(nil)
 		s.f.Close() // read only: nothing to lose
 		s.f = nil
 	}

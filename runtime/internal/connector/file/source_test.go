@@ -772,3 +772,28 @@ func TestFileSourceStrict(t *testing.T) {
 		t.Errorf("strict: %v", err)
 	}
 }
+
+// TestFileSourceClosedWhenJobEnds: when the job ends while the source
+// has a file open (it failed elsewhere, or the source waited to hand its
+// records on), the file is closed.
+func TestFileSourceClosedWhenJobEnds(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, filepath.Join(dir, "in.txt"), "a\nb\n")
+	j := fileSourceJob(t, 1, map[string]string{"path": path})
+	src := NewSource(j, 0, 0, format.LinesFormat())
+	if _, ok := src.Next(); !ok {
+		t.Fatal("no first line")
+	}
+	f := src.f
+	j.Cancel(errors.New("another operator failed"))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := f.Stat(); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the job ended and the source's file is still open")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

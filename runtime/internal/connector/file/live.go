@@ -1,0 +1,43 @@
+package file
+
+import (
+	"io"
+	"sync"
+)
+
+// liveFile is the file a source or sink subtask has open, for the end of
+// the job to close when the subtask's own goroutine does not: after a
+// failure elsewhere in the job, or while it waited to hand records on.
+// A job that restarts in its process would otherwise keep a descriptor
+// per failed attempt, until it could open no more files.
+type liveFile struct {
+	mu sync.Mutex
+	f  io.Closer
+}
+
+// closeWhen closes the file open then when done is closed (the job's
+// context ends: after the subtask's goroutine has closed its file itself
+// unless the job failed).
+func (l *liveFile) closeWhen(done <-chan struct{}) {
+	go func() {
+		<-done
+		l.close()
+	}()
+}
+
+// track makes f the file to close, nil for none: the subtask sets it
+// when it opens a file, and clears it before it closes the file itself.
+func (l *liveFile) track(f io.Closer) {
+	l.mu.Lock()
+	l.f = f
+	l.mu.Unlock()
+}
+
+func (l *liveFile) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f != nil {
+		l.f.Close() // a failed attempt's: a sink's file was not pre-committed, and a restore removes it
+		l.f = nil
+	}
+}
