@@ -333,7 +333,7 @@ func (s *Memory[K, V]) Capture(full bool, since, keep uint64, c *Codec[K, V]) *C
 	if s.all == nil {
 		panic("state.Memory: Capture before Bind")
 	}
-	cp := &Capture[K, V]{Epoch: s.epoch, Full: full, since: since, start: s.start, codec: c, done: make(chan struct{}),
+	cp := &Capture[K, V]{Epoch: s.epoch, Full: full, Keys: s.idx.len(), since: since, start: s.start, codec: c, done: make(chan struct{}),
 		side: make([]codec.Writer, len(s.all))}
 	if s.tracking {
 		s.pending = append(s.pending, epochList[K, V]{epoch: s.epoch, entries: s.dirty})
@@ -374,6 +374,8 @@ type Capture[K comparable, V any] struct {
 	// every key, else it holds the changes after epoch since.
 	Epoch uint64
 	Full  bool
+	// Keys is the number of keys the state held at the barrier.
+	Keys  int
 	since uint64
 	start int
 	codec *Codec[K, V]
