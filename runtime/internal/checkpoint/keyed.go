@@ -179,9 +179,11 @@ func RestoreMemoryState[K comparable, V any](t *Task, node int, stateName string
 
 // readSections reads the sections of state file f of the restored
 // checkpoint l, each checked as it is read, and gives read those of key
-// groups [start, end); a failure aborts the restore of node name.
+// groups [start, end); a failure aborts the restore of node name. A
+// section is valid only until read returns: it is the file mapped into
+// memory, unmapped once the file is read.
 func readSections(l *storage.Loaded, f storage.StateFile, start, end int, name string, read func(kg int, sec []byte) error) {
-	r, err := l.Open(f)
+	r, err := l.OpenMapped(f)
 	if err != nil {
 		fault.Abortf("restore %s: %w", name, err)
 	}
