@@ -399,6 +399,16 @@ func TestVarints(t *testing.T) {
 		if got := r.Uvarint(); got != 7 || r.Err() != nil || r.More() {
 			t.Errorf("after %d: %d, err %v, %d bytes left; want 7 and the end", x, got, r.Err(), r.Remaining())
 		}
+		// Followed by bytes with their top bits set, and alone at the
+		// end of the buffer: the bytes after a varint are not its.
+		for _, after := range [][]byte{bytes.Repeat([]byte{0xff}, 9), nil} {
+			w := NewWriter(nil)
+			w.Uvarint(x)
+			r := NewReader(append(w.Bytes(), after...))
+			if got := r.Uvarint(); got != x || r.Remaining() != len(after) {
+				t.Errorf("Uvarint %d before % x read as %d with %d bytes left", x, after, got, r.Remaining())
+			}
+		}
 	}
 	for _, bad := range [][]byte{
 		{0x80},             // truncated
