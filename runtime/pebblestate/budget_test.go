@@ -60,3 +60,47 @@ func TestOpenUnderMemoryLimit(t *testing.T) {
 		t.Errorf("%d values cached, more than %d", n, st.maxCache+st.spillAt)
 	}
 }
+
+// TestBlockCacheKeepsFilters: under the floors of a tiny memory limit, a
+// store that looks up keys it does not hold (every new key) finds its
+// tables' Bloom filters in the block cache, not in the files. Pebble
+// counts its memtables against the block cache: a cache of the block
+// budget alone left no room for blocks.
+func TestBlockCacheKeepsFilters(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 12 MB to a store")
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(8 << 20))
+	_, task := testTask(t, vfs.NewMem(), 0)
+	st := Open(task, 0, testCodec)
+	defer st.close()
+	if st.files.budget.blockCache != minBlockCache || st.files.budget.memTable != minMemTable {
+		t.Fatalf("opened with %+v, want the floors", st.files.budget)
+	}
+	name := string(make([]byte, 48))
+	const keys = 200_000
+	for k := range int64(keys) {
+		st.Put(k, &value{N: k, Name: name})
+	}
+	st.spill(true)
+	if err := st.db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if tables := st.db.Metrics().Total().TablesCount; tables < 2 {
+		t.Fatalf("the store has %d tables: the lookups would test one filter", tables)
+	}
+	before := st.db.Metrics().BlockCache
+	const lookups = 20_000
+	for k := range int64(lookups) {
+		if v := st.Get(keys + k); v != nil {
+			t.Fatalf("key %d: found %+v, never written", keys+k, v)
+		}
+	}
+	after := st.db.Metrics().BlockCache
+	misses := after.Misses - before.Misses
+	t.Logf("%d lookups of absent keys: %d block cache hits, %d misses", lookups, after.Hits-before.Hits, misses)
+	// A filter's false positives (about 1% per table) read a data block.
+	if misses > lookups/4 {
+		t.Errorf("%d lookups of absent keys missed the block cache %d times: the filters are read from the files", lookups, misses)
+	}
+}

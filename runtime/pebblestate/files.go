@@ -18,7 +18,13 @@ import (
 // it is rebuilt from the checkpoints after a crash, and a checkpoint
 // flushes the memtable first.
 func (f *files) open(dir string, readOnly bool) (*pebble.DB, error) {
-	cache := pebble.NewCache(f.budget.blockCache)
+	// Pebble reserves the room of its memtables in the block cache (so
+	// that one size bounds both): a cache of blockCache bytes alone would
+	// leave the blocks almost nothing once two memtables are counted. A
+	// store of 1M keys under a small GOMEMLIMIT (blockCache 8 MiB,
+	// memtables 4 MiB) read its Bloom filters from the files for every new
+	// key, which took half its CPU.
+	cache := pebble.NewCache(f.budget.blockCache + 2*f.budget.memTable)
 	defer cache.Unref() // the store holds its own reference
 	o := f.options(cache)
 	o.ReadOnly = readOnly
