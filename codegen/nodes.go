@@ -549,11 +549,11 @@ func (w *windowGen) snapshot(b *jen.Group) {
 		return
 	}
 	if w.incremental() {
-		b.Comment("The windows that got records since the last checkpoint, or all of them.")
-		b.Qual(runtimePath, "SnapshotChanges").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit(""), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Id(g.global("%sValueSchema", n)), w.state(),
-			jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int(), jen.Id("d").Qual(runtimePath, "Delta")).Params(jen.Uint64(), jen.Error()).Block(
-				jen.Return(jen.Add(w.state()).Dot("SnapshotDelta").Call(jen.Id("sec"), jen.Id("kg"), jen.Id(g.global("encode%sKey", n)), jen.Id(g.global("encode%sValue", n)), jen.Id("d"))),
-			))
+		b.Comment("The windows that got records since the last checkpoint, or all of them;")
+		b.Comment("captured copy on write and encoded by the checkpoint writer when their")
+		b.Comment("accumulators hold no pointers.")
+		b.Qual(runtimePath, "SnapshotWindows").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit(""), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Id(g.global("%sValueSchema", n)), w.state(),
+			jen.Id(g.global("encode%sKey", n)), jen.Id(g.global("encode%sValue", n)))
 		return
 	}
 	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit(""), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Id(g.global("%sValueSchema", n)),
@@ -619,11 +619,11 @@ func (j *joinGen) bounds() (lo, hi jen.Code) {
 
 // pebbleJoin reports whether node n keeps its buffers in the pebble store
 // of its subtask (pebblestate.IntervalJoin or WindowJoin): interval joins
-// and window joins on tumbling or sliding windows, on the pebble backend.
-// Window joins on sessions are eventtime.WindowJoin's on either backend.
+// and window joins on tumbling, sliding or session windows, on the pebble
+// backend.
 func (g *gen) pebbleJoin(n *ir.Node) bool {
 	return g.p.StateBackend == "pebble" && n.Kind == ir.Join &&
-		(n.Between != nil || n.Window != nil && (n.Window.Kind == "tumbling" || n.Window.Kind == "sliding"))
+		(n.Between != nil || n.Window != nil && (n.Window.Kind == "tumbling" || n.Window.Kind == "sliding" || n.Window.Kind == "session"))
 }
 
 func (j *joinGen) stateType() *jen.Statement {

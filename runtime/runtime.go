@@ -100,9 +100,33 @@ func RestoreKeyed(t *Task, node int, name string, read func(section []byte) erro
 
 // SnapshotChanges captures keyed state that writes itself into key-group
 // sections, whole or as a delta of what changed since the newest
-// completed checkpoint (timers, tumbling and sliding windows).
+// completed checkpoint (timers; windows use SnapshotWindows), encoded at
+// the barrier.
 func SnapshotChanges[K comparable](s *Snapshot, node int, name string, hash func(K) uint64, keySchema, valueSchema string, st checkpoint.Changes, write func(sec *state.Sections, keyGroup func(K) int, d Delta) (uint64, error)) {
 	checkpoint.SnapshotChanges(s, node, name, hash, keySchema, valueSchema, st, write)
+}
+
+// SnapshotWindows captures the tumbling or sliding windows of a window
+// operator, whole or as a delta, as SnapshotChanges does: when their keys
+// and accumulators hold no pointers (WindowState.CanCapture) the barrier
+// only records the panes copy on write and the checkpoint writer encodes
+// them, so that the subtask's stall does not grow with the windows;
+// otherwise they are encoded at the barrier.
+func SnapshotWindows[K comparable, A any](s *Snapshot, node int, name string, hash func(K) uint64, keySchema, valueSchema string, st *WindowState[K, A],
+	encK func(*codec.Writer, K), encA func(*codec.Writer, *A)) {
+	if !st.CanCapture() {
+		checkpoint.SnapshotChanges(s, node, name, hash, keySchema, valueSchema, st, func(sec *state.Sections, kg func(K) int, d Delta) (uint64, error) {
+			return st.SnapshotDelta(sec, kg, encK, encA, d)
+		})
+		return
+	}
+	checkpoint.CaptureChanges(s, node, name, hash, keySchema, valueSchema, st, func(d Delta) (uint64, func(*state.Sections, func(K) int) error, error) {
+		c, epoch, err := st.Capture(d)
+		if err != nil {
+			return 0, nil, err
+		}
+		return epoch, func(sec *state.Sections, kg func(K) int) error { return c.Encode(sec, kg, encK, encA) }, nil
+	})
 }
 
 // RestoreChanges hands to read the sections of the key groups the task's

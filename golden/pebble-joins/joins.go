@@ -21,6 +21,11 @@ func PaymentTime(p Payment) int64 { return p.Ms }
 func ByUser(e Event) string        { return e.User }
 func PaymentUser(p Payment) string { return p.User }
 
+// EventSecond and PaymentSecond key records by user and second of event
+// time.
+func EventSecond(e Event) string     { return fmt.Sprintf("%s@%d", e.User, e.Ms/1000) }
+func PaymentSecond(p Payment) string { return fmt.Sprintf("%s@%d", p.User, p.Ms/1000) }
+
 // Next pairs an event with the same user's events up to 1s after it (not
 // at the same time: the lower bound is excluded).
 func Next(a, b Event) string { return fmt.Sprintf("next %s %d -> %d", a.User, a.Ms, b.Ms) }

@@ -153,15 +153,8 @@ func (c *CountWindows[K, T, A]) readMemory(fs []storage.StateFile, l *storage.Lo
 		if f.Kind == storage.KindDelta {
 			st.fail("restore "+f.Name, fmt.Errorf("%w: a delta of count windows: the memory backend writes them whole", codec.ErrCorrupt))
 		}
-		r, err := l.Open(f)
-		if err != nil {
-			st.fail("restore", err)
-		}
-		for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
-			if kg < st.start || kg >= st.end {
-				continue
-			}
-			err := eventtime.ReadCountSection(sec, func(er *codec.Reader) error {
+		err := l.ReadSections(f, st.start, st.end, func(_ int, sec []byte) error {
+			return eventtime.ReadCountSection(sec, func(er *codec.Reader) error {
 				k := st.codec.DecodeKey(er)
 				v := st.codec.DecodeValue(er)
 				if err := er.Err(); err != nil {
@@ -176,12 +169,8 @@ func (c *CountWindows[K, T, A]) readMemory(fs []storage.StateFile, l *storage.Lo
 				st.Put(k, v)
 				return nil
 			})
-			if err != nil {
-				r.Close()
-				st.fail(fmt.Sprintf("restore %s, key group %d", f.Name, kg), err)
-			}
-		}
-		if err := r.Close(); err != nil {
+		})
+		if err != nil {
 			st.fail("restore", err)
 		}
 	}

@@ -25,7 +25,7 @@
 // windows (CountWindows) are a store with a value per key. So are the buffers of an
 // interval join (IntervalJoin, joins.go): per key and side the records in
 // time order, and each again by the time it can no longer match. A window
-// join on tumbling or sliding windows (WindowJoin) is Windows whose
+// join (WindowJoin) is Windows, or Sessions for a join on sessions, whose
 // accumulators are the windows' records.
 //
 // A checkpoint is a Pebble checkpoint: at the barrier the subtask writes

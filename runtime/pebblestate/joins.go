@@ -632,10 +632,6 @@ func (j *IntervalJoin[K, L, R]) readMemory(f storage.StateFile, l *storage.Loade
 	j.load()
 	st := j.store
 	db := st.db
-	r, err := l.Open(f)
-	if err != nil {
-		j.fail("restore", err)
-	}
 	b := db.NewBatch()
 	add := func(kb []byte, side byte, ts int64, drop int64) error {
 		rec := recordKey(&j.key, kb, side, ts, j.seq)
@@ -648,10 +644,7 @@ func (j *IntervalJoin[K, L, R]) readMemory(f storage.StateFile, l *storage.Loade
 		}
 		return b.Set(dropKey(&j.drop, rec, drop), nil, nil)
 	}
-	for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
-		if kg < st.start || kg >= st.end {
-			continue
-		}
+	err := l.ReadSections(f, st.start, st.end, func(kg int, sec []byte) error {
 		wm, ok, err := eventtime.ReadIntervalJoin(sec, j.codec.DecodeKey, j.codec.DecodeValue, j.decR, func(k K, left []eventtime.Timed[L], right []eventtime.Timed[R]) error {
 			if g := st.keyGroup(k); g != kg {
 				return fmt.Errorf("%w: key %v of key group %d is in the section of key group %d", codec.ErrCorrupt, k, g, kg)
@@ -674,8 +667,7 @@ func (j *IntervalJoin[K, L, R]) readMemory(f storage.StateFile, l *storage.Loade
 			return nil
 		})
 		if err != nil {
-			r.Close()
-			j.fail(fmt.Sprintf("restore %s, key group %d", f.Name, kg), err)
+			return err
 		}
 		if ok {
 			j.restoredHeader(wm, 0)
@@ -684,8 +676,9 @@ func (j *IntervalJoin[K, L, R]) readMemory(f storage.StateFile, l *storage.Loade
 			j.commitRestore(b)
 			b = db.NewBatch()
 		}
-	}
-	if err := r.Close(); err != nil {
+		return nil
+	})
+	if err != nil {
 		j.fail("restore", err)
 	}
 	j.writeMeta(b)

@@ -137,16 +137,69 @@ type windowJoin interface {
 
 // BenchmarkWindowJoinCheckpoint is BenchmarkIntervalJoinCheckpoint for a
 // window join on tumbling windows of 100 s: about 100k records buffered
-// (one per millisecond of event time, on 20k keys: each key's window
-// holds about 5), of which 1% are new between two checkpoints, and the
-// windows the watermark passes fire and are dropped.
+// (one per millisecond of event time, on 20k keys, a key's two in a row,
+// left and right: each key's window holds about 5), of which 1% are new
+// between two checkpoints, and the windows the watermark passes fire and
+// are dropped.
+//
+//	go test ./runtime/pebblestate -run '^$' -bench 'WindowJoinCheckpoint' -benchtime 200x
 func BenchmarkWindowJoinCheckpoint(b *testing.B) {
 	const (
 		buffered = 100_000
 		keys     = 20_000
-		round    = buffered / 100
 	)
 	a := eventtime.WindowAssigner{Kind: eventtime.Tumbling, Size: buffered}
+	benchWindowJoin(b, a, 0, buffered+buffered/2, func(j windowJoin, ts int64, emit func(value, string, eventtime.Window)) {
+		k := ts / 2 % keys
+		if ts%2 == 0 {
+			j.AddLeft(k, value{N: ts, Name: "a left record"}, ts, eventtime.MinTime)
+		} else {
+			j.AddRight(k, "a right record", ts, eventtime.MinTime)
+		}
+		if (ts+1)%100 == 0 {
+			j.Advance(ts, emit)
+		}
+	})
+}
+
+// BenchmarkSessionJoinCheckpoint is BenchmarkWindowJoinCheckpoint for a
+// window join on sessions with a gap of 400 ms and an allowed lateness of
+// 100 s: one record per millisecond, each key's four records in a row
+// (left, right, left, right) at 0, 700, 350 and 100 ms after the first,
+// so that the first two open two sessions and the third merges them; the
+// watermark follows the records, so the sessions fire about a second
+// after their first record, with their 4 pairs, and stay for the
+// lateness: about 100k records buffered, of which 1% are new between two
+// checkpoints.
+//
+//	go test ./runtime/pebblestate -run '^$' -bench 'SessionJoinCheckpoint' -benchtime 200x
+func BenchmarkSessionJoinCheckpoint(b *testing.B) {
+	const (
+		lateness = 100_000
+		keys     = 20_000
+	)
+	a := eventtime.WindowAssigner{Kind: eventtime.Session, Gap: 400}
+	offsets := [4]int64{0, 700, 350, 100}
+	benchWindowJoin(b, a, lateness, lateness+lateness/2, func(j windowJoin, ts int64, emit func(value, string, eventtime.Window)) {
+		k := ts / 4 % keys
+		at := ts - ts%4 + offsets[ts%4]
+		if ts%2 == 0 {
+			j.AddLeft(k, value{N: ts, Name: "a left record"}, at, eventtime.MinTime)
+		} else {
+			j.AddRight(k, "a right record", at, eventtime.MinTime)
+		}
+		if (ts+1)%100 == 0 {
+			j.Advance(ts, emit)
+		}
+	})
+}
+
+// benchWindowJoin runs a window join benchmark on both backends: add
+// adds record ts (one per call, ts counting from 0) and moves the
+// watermark when it likes; fill records are added before the first
+// checkpoint, then 1% of 100k between two.
+func benchWindowJoin(b *testing.B, a eventtime.WindowAssigner, lateness int64, fill int, add func(j windowJoin, ts int64, emit func(value, string, eventtime.Window))) {
+	const round = 1000
 	kg := func(k int64) int { return keygroup.Of(testCodec.Hash(k), 16) }
 	pairs := 0
 	emit := func(value, string, eventtime.Window) { pairs++ }
@@ -156,29 +209,24 @@ func BenchmarkWindowJoinCheckpoint(b *testing.B) {
 	feed := func(j windowJoin, n int) {
 		start := time.Now()
 		for range n {
-			k := ts % keys
-			if ts%2 == 0 {
-				j.AddLeft(k, value{N: ts, Name: "a left record"}, ts, eventtime.MinTime)
-			} else {
-				j.AddRight(k, "a right record", ts, eventtime.MinTime)
-			}
+			add(j, ts, emit)
 			ts++
-			if ts%100 == 0 {
-				j.Advance(ts-1, emit)
-			}
 		}
 		adding += time.Since(start)
 		records += n
 	}
 	report := func(b *testing.B, bytes int64, stall time.Duration) {
+		if pairs == 0 {
+			b.Fatal("the join emitted no pair")
+		}
 		b.ReportMetric(float64(bytes)/float64(b.N), "bytes/ckpt")
 		b.ReportMetric(float64(stall.Microseconds())/1000, "stall-ms")
 		b.ReportMetric(float64(adding.Nanoseconds())/float64(records), "add-ns/record")
 	}
 	b.Run("memory", func(b *testing.B) {
 		ts, adding, records = 0, 0, 0
-		j := eventtime.NewWindowJoin[int64, value, string](a, 0)
-		feed(j, buffered+buffered/2)
+		j := eventtime.NewWindowJoin[int64, value, string](a, lateness)
+		feed(j, fill)
 		adding, records = 0, 0
 		var bytes int64
 		var stall time.Duration
@@ -201,9 +249,9 @@ func BenchmarkWindowJoinCheckpoint(b *testing.B) {
 		fsys := vfs.NewMem()
 		stor := &storage.Storage{FS: fsys, Dir: "/ckpt"}
 		_, task := testTask(b, fsys, 0)
-		j := OpenWindowJoin(task, 0, a, 0, testCodec, encRight, decRight)
-		st := j.win.store
-		defer st.close()
+		j := OpenWindowJoin(task, 0, a, lateness, testCodec, encRight, decRight)
+		side := j.side()
+		defer side.close()
 		id := int64(0)
 		checkpoint := func() (written int64, stall time.Duration) {
 			id++
@@ -211,12 +259,9 @@ func BenchmarkWindowJoinCheckpoint(b *testing.B) {
 				b.Fatal(err)
 			}
 			start := time.Now()
-			for _, p := range st.parts {
-				p.barrier()
-			}
-			c, base := st.begin(id, id-1)
+			write := side.begin(stor, id, false)
 			stall = time.Since(start)
-			files, written, err := st.write(c, base, stor)
+			files, written, err := write()
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -227,7 +272,7 @@ func BenchmarkWindowJoinCheckpoint(b *testing.B) {
 			}
 			return written, stall
 		}
-		feed(j, buffered+buffered/2)
+		feed(j, fill)
 		checkpoint()
 		adding, records = 0, 0
 		var bytes int64

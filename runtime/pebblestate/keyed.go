@@ -174,9 +174,7 @@ func openState[K comparable, V any](t *checkpoint.Task, node int, stateName stri
 
 // stores is the number of pebble stores the job opens for the main
 // states of its keyed nodes: one per subtask of every reduce, aggregate,
-// process and join, windowed or not (windows and joins are a store;
-// window joins on sessions, counted too, stay in memory, so the shares
-// err small).
+// process and join, windowed or not (windows and joins are a store).
 // The stores of map states (OpenState with a name) are not counted: each
 // takes a share as large again.
 func stores(t *checkpoint.Task) int {

@@ -127,16 +127,9 @@ func (st *Keyed[K, V]) commit(b *pebble.Batch) {
 // groups in a state file of the memory backend: a full one, or a delta
 // (values and deletions) on top of the files before it.
 func (st *Keyed[K, V]) copyMemoryFile(f storage.StateFile, l *storage.Loaded) {
-	r, err := l.Open(f)
-	if err != nil {
-		st.fail("restore", err)
-	}
 	delta := f.Kind == storage.KindDelta
 	b := st.db.NewBatch()
-	for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
-		if kg < st.start || kg >= st.end {
-			continue
-		}
+	err := l.ReadSections(f, st.start, st.end, func(_ int, sec []byte) error {
 		sr := codec.NewReader(sec)
 		for sr.More() {
 			er := sr.Nested()
@@ -156,10 +149,10 @@ func (st *Keyed[K, V]) copyMemoryFile(f storage.StateFile, l *storage.Loaded) {
 				er.Fail("unknown operation %d", op)
 			}
 			if err := sr.Err(); err != nil {
-				r.Close()
-				st.fail(fmt.Sprintf("restore %s, key group %d", f.Name, kg), err)
+				return err
 			}
 			key := st.storeKey(k)
+			var err error
 			if v == nil {
 				err = b.Delete(key, nil)
 			} else {
@@ -171,15 +164,16 @@ func (st *Keyed[K, V]) copyMemoryFile(f storage.StateFile, l *storage.Loaded) {
 				err = b.Set(key, st.val.Bytes(), nil)
 			}
 			if err != nil {
-				st.fail("restore", err)
+				return err
 			}
 		}
 		if b.Len() >= batchBytes {
 			st.commit(b)
 			b = st.db.NewBatch()
 		}
-	}
-	if err := r.Close(); err != nil {
+		return nil
+	})
+	if err != nil {
 		st.fail("restore", err)
 	}
 	st.commit(b)

@@ -314,24 +314,14 @@ func (s *Sessions[K, A]) readMemory(fs []storage.StateFile, l *storage.Loaded) {
 		if f.Kind == storage.KindDelta {
 			s.store.fail("restore "+f.Name, fmt.Errorf("%w: a delta of session windows: the memory backend writes sessions whole", codec.ErrCorrupt))
 		}
-		r, err := l.Open(f)
-		if err != nil {
-			s.store.fail("restore", err)
-		}
-		for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
-			if kg < s.store.start || kg >= s.store.end {
-				continue
-			}
+		err := l.ReadSections(f, s.store.start, s.store.end, func(_ int, sec []byte) error {
 			wm, seq, ok, err := eventtime.ReadWindows(sec, s.codec.DecodeKey, s.codec.DecodeValue, s.put)
-			if err != nil {
-				r.Close()
-				s.store.fail(fmt.Sprintf("restore %s, key group %d", f.Name, kg), err)
-			}
 			if ok {
 				s.restoredHeader(wm, seq)
 			}
-		}
-		if err := r.Close(); err != nil {
+			return err
+		})
+		if err != nil {
 			s.store.fail("restore", err)
 		}
 	}
@@ -368,16 +358,13 @@ func (s *Sessions[K, A]) put(k K, w eventtime.Window, seq uint64, fired bool, ac
 // creation number, then every key's sessions.
 func (s *Sessions[K, A]) writeCanonical(db *pebble.DB, id int64, stor *storage.Storage) ([]storage.StateFile, error) {
 	st := s.store
-	wm, seq, ok, err := readWindowMeta(db)
+	wm, seq, arrival, group, err := s.header(db)
 	if err != nil {
 		return nil, st.errorf("read", err)
 	}
-	if !ok {
-		wm, seq = eventtime.MinTime, 0
-	}
 	var acc codec.Writer
 	f, err := st.writeSections(db, id, stor,
-		func(sec *codec.Writer) { eventtime.WriteWindowHeader(sec, wm, seq) },
+		func(sec *codec.Writer) { eventtime.WriteWindowJoinHeader(sec, wm, seq, arrival, group) },
 		func(sec *codec.Writer, k, v []byte) error {
 			kr, vr := codec.NewReader(k), codec.NewReader(v)
 			st.codec.DecodeKey(kr)

@@ -546,14 +546,7 @@ func (t *Timers[K]) restoreSections(files []storage.StateFile, l *storage.Loaded
 	seq := t.readSeq(db)
 	b := db.NewBatch()
 	for _, f := range files {
-		r, err := l.Open(f)
-		if err != nil {
-			t.fail("restore", err)
-		}
-		for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
-			if kg < t.start || kg >= t.end {
-				continue
-			}
+		err := l.ReadSections(f, t.start, t.end, func(_ int, sec []byte) error {
 			// A delta's timers gone since the file before are deleted
 			// with both their keys: a deletion carries the timer's
 			// registration number.
@@ -572,16 +565,16 @@ func (t *Timers[K]) restoreSections(files []storage.StateFile, l *storage.Loaded
 				return b.Set(entryTimeKey(&t.time, key, s), nil, nil)
 			})
 			if err != nil {
-				r.Close()
-				t.fail(fmt.Sprintf("restore %s, key group %d", f.Name, kg), err)
+				return err
 			}
 			seq = max(seq, next)
 			if b.Len() >= batchBytes {
 				t.commitRestore(b)
 				b = db.NewBatch()
 			}
-		}
-		if err := r.Close(); err != nil {
+			return nil
+		})
+		if err != nil {
 			t.fail("restore", err)
 		}
 	}

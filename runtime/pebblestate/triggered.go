@@ -123,28 +123,11 @@ func (t *Triggered[K, A]) AddGap(k K, ts, gap, inputWatermark int64, add func(ac
 }
 
 func (t *Triggered[K, A]) each(k K, w eventtime.Window, fired bool, a *eventtime.TriggerAcc[A]) {
-	switch {
-	case fired:
-		t.fire(k, w, pipegen.Late, a)
-	case t.trig.Count > 0 && a.N >= t.trig.Count:
-		t.fire(k, w, pipegen.Early, a)
-	}
+	eventtime.TriggerOnRecord(&t.trig, k, w, fired, a, t.emit)
 }
 
-// fire emits a window's result with its firing, unless in discard mode
-// nothing was added since the previous one, and starts counting again.
 func (t *Triggered[K, A]) fire(k K, w eventtime.Window, f pipegen.Firing, a *eventtime.TriggerAcc[A]) {
-	if t.trig.Discard {
-		if a.N == 0 {
-			return
-		}
-		t.emit(k, w, f, &a.Acc)
-		var zero A
-		a.Acc = zero
-	} else {
-		t.emit(k, w, f, &a.Acc)
-	}
-	a.N = 0
+	eventtime.FireTrigger(&t.trig, k, w, f, a, t.emit)
 }
 
 // Advance moves the watermark to wm, as TriggeredWindows.Advance does:

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/eventtime"
 	"github.com/pipegen/pipegen/runtime/internal/keygroup"
@@ -17,15 +18,16 @@ import (
 
 type memWindowJoin = eventtime.WindowJoin[int64, value, string]
 
-// windowJoinRig runs a window join on sliding windows with allowed
-// lateness of one node at some parallelism on both backends side by side:
-// pebble WindowJoin per subtask, and a memory WindowJoin per subtask as
-// the model.
+// windowJoinRig runs a window join on sliding windows or sessions with
+// allowed lateness of one node at some parallelism on both backends side
+// by side: pebble WindowJoin per subtask, and a memory WindowJoin per
+// subtask as the model.
 type windowJoinRig struct {
 	t      *testing.T
 	fsys   vfs.FS
 	stor   *storage.Storage
 	p      int
+	assign eventtime.WindowAssigner
 	joins  []*WindowJoin[int64, value, string]
 	models []*memWindowJoin
 	keys   [][]int64
@@ -36,6 +38,39 @@ type windowJoinRig struct {
 	// small makes the stores' caches small, so that windows are written
 	// and read back between barriers.
 	small bool
+	// memoryForm is set once a checkpoint of the memory backend's form
+	// was taken (a savepoint, or the memory backend's).
+	memoryForm bool
+	// seen counts what the memory model did: records late, records that
+	// merged sessions, pairs of windows that had fired (records within
+	// the allowed lateness), and pairs of sessions that had fired and
+	// grew or merged since.
+	seen struct{ late, merges, latePairs, regrown, pending int }
+	// fired holds, per subtask and key, the windows that have fired: a
+	// session that overlaps one of them has grown or merged since.
+	fired []map[int64][]eventtime.Window
+	// keyOf is the key of each left record, by its N.
+	keyOf map[int64]int64
+}
+
+// rigSessionAssigner is the window join rig's sessions: a gap of 80ms.
+var rigSessionAssigner = eventtime.WindowAssigner{Kind: eventtime.Session, Gap: 80}
+
+// side is what the rig does with the store of a join.
+func (j *WindowJoin[K, L, R]) side() rigSide {
+	switch w := j.win.(type) {
+	case trigWindows[K, eventtime.JoinRecords[L, R]]:
+		return keyedSide(rigSide{}, w.store)
+	case trigSessions[K, eventtime.JoinRecords[L, R]]:
+		return keyedSide(rigSide{}, w.store)
+	}
+	panic("unknown windows")
+}
+
+// joinWindow is a key's window.
+type joinWindow struct {
+	k int64
+	w eventtime.Window
 }
 
 type windowPair struct {
@@ -44,8 +79,8 @@ type windowPair struct {
 	w eventtime.Window
 }
 
-func newWindowJoinModel() *memWindowJoin {
-	return eventtime.NewWindowJoin[int64, value, string](rigAssigner, rigLateness)
+func newWindowJoinModel(a eventtime.WindowAssigner) *memWindowJoin {
+	return eventtime.NewWindowJoin[int64, value, string](a, rigLateness)
 }
 
 func (r *windowJoinRig) open(p int, restore int64, models []*memWindowJoin) {
@@ -59,9 +94,9 @@ func (r *windowJoinRig) open(p int, restore int64, models []*memWindowJoin) {
 	}
 	r.p, r.joins, r.keys = p, nil, make([][]int64, p)
 	for sub := range p {
-		j := OpenWindowJoin(cp.Task(0, sub), 0, rigAssigner, rigLateness, testCodec, encRight, decRight)
+		j := OpenWindowJoin(cp.Task(0, sub), 0, r.assign, rigLateness, testCodec, encRight, decRight)
 		if r.small {
-			j.win.store.spillAt, j.win.store.maxCache = 16, 64
+			j.side().small()
 		}
 		r.joins = append(r.joins, j)
 	}
@@ -69,6 +104,10 @@ func (r *windowJoinRig) open(p int, restore int64, models []*memWindowJoin) {
 		r.t.Fatal(err)
 	}
 	r.models = models
+	r.fired = make([]map[int64][]eventtime.Window, p)
+	for sub := range p {
+		r.fired[sub] = map[int64][]eventtime.Window{}
+	}
 	for k := range int64(30) {
 		kg := joinKeyGroup(k)
 		for sub := range p {
@@ -81,7 +120,7 @@ func (r *windowJoinRig) open(p int, restore int64, models []*memWindowJoin) {
 
 func (r *windowJoinRig) close() {
 	for _, j := range r.joins {
-		j.win.store.close()
+		j.side().close()
 	}
 	r.joins = nil
 }
@@ -104,9 +143,11 @@ func (r *windowJoinRig) step(ops int) {
 		k := r.keys[sub][r.rng.IntN(len(r.keys[sub]))]
 		ts := r.wm - 150 + r.rng.Int64N(400)
 		r.n++
+		before := r.models[sub].Len()
 		var okGot, okWant bool
 		if r.rng.IntN(2) == 0 {
 			l := value{N: int64(r.n), Name: fmt.Sprint("l", r.n)}
+			r.keyOf[l.N] = k
 			okGot = r.joins[sub].AddLeft(k, l, ts, r.wm)
 			okWant = r.models[sub].AddLeft(k, l, ts, r.wm)
 		} else {
@@ -116,6 +157,12 @@ func (r *windowJoinRig) step(ops int) {
 		}
 		if okGot != okWant {
 			r.t.Fatalf("subtask %d: record of key %d at %d, watermark %d: pebble %v, memory %v", sub, k, ts, r.wm, okGot, okWant)
+		}
+		if !okWant {
+			r.seen.late++
+		}
+		if r.models[sub].Len() < before {
+			r.seen.merges++
 		}
 	}
 }
@@ -127,10 +174,79 @@ func (r *windowJoinRig) advance() {
 		r.joins[sub].Advance(r.wm, func(l value, s string, w eventtime.Window) { got = append(got, windowPair{l, s, w}) })
 		r.models[sub].Advance(r.wm, func(l value, s string, w eventtime.Window) { want = append(want, windowPair{l, s, w}) })
 		if !slices.Equal(got, want) {
-			r.t.Fatalf("subtask %d at watermark %d: pebble emitted %d pairs %v,\nmemory %d %v", sub, r.wm, len(got), got, len(want), want)
+			i := 0
+			for i < min(len(got), len(want)) && got[i] == want[i] {
+				i++
+			}
+			r.t.Fatalf("subtask %d at watermark %d: pebble emitted %d pairs, memory %d; the first that differ, pair %d: pebble %v, memory %v", sub, r.wm, len(got), len(want), i, got[i:min(i+5, len(got))], want[i:min(i+5, len(want))])
+		}
+		fired := r.fired[sub]
+		var now []joinWindow
+		for _, p := range want {
+			k := r.keyOf[p.l.N]
+			switch {
+			case slices.Contains(fired[k], p.w):
+				r.seen.latePairs++
+			case r.assign.Kind == eventtime.Session && slices.ContainsFunc(fired[k], func(w eventtime.Window) bool { return w.Start < p.w.End && p.w.Start < w.End }):
+				r.seen.regrown++
+			}
+			now = append(now, joinWindow{k, p.w})
+		}
+		for _, kw := range now {
+			if !slices.Contains(fired[kw.k], kw.w) {
+				fired[kw.k] = append(fired[kw.k], kw.w)
+			}
 		}
 		if got, want := r.joins[sub].Len(), r.models[sub].Len(); got != want {
 			r.t.Fatalf("subtask %d at watermark %d: pebble has %d windows, memory %d", sub, r.wm, got, want)
+		}
+	}
+}
+
+// feedFired adds a left record to a window that has fired on each
+// subtask, at its start (a session does not grow then), on both
+// backends: a checkpoint
+// taken next holds fired windows with records not paired yet, which a
+// restore must mark (the memory backend's form: a savepoint, or a
+// checkpoint of the memory backend).
+func (r *windowJoinRig) feedFired() {
+	r.t.Helper()
+	for sub, m := range r.models {
+		sec := state.NewSections(0, rigMaxP)
+		if err := m.Snapshot(sec, joinKeyGroup, testCodec.EncodeKey, testCodec.EncodeValue, encRight); err != nil {
+			r.t.Fatal(err)
+		}
+		var fired []joinWindow
+		for kg := range sec.W {
+			_, _, _, err := eventtime.ReadWindows(sec.W[kg].Bytes(), testCodec.DecodeKey, func(*codec.Reader) *struct{} { return nil },
+				func(k int64, w eventtime.Window, _ uint64, f bool, _ *struct{}) error {
+					if f {
+						fired = append(fired, joinWindow{k, w})
+					}
+					return nil
+				})
+			if err != nil {
+				r.t.Fatal(err)
+			}
+		}
+		// One window per subtask: the memory backend orders the windows
+		// with new pairs by end, then creation number, and after a
+		// restore at another parallelism windows of the same end from
+		// different subtasks may have the same number, which memory and
+		// pebble order differently.
+		if len(fired) > 1 {
+			fired = fired[:1]
+		}
+		for _, kw := range fired {
+			r.n++
+			l := value{N: int64(r.n), Name: fmt.Sprint("l", r.n)}
+			r.keyOf[l.N] = kw.k
+			okGot := r.joins[sub].AddLeft(kw.k, l, kw.w.Start, r.wm)
+			okWant := m.AddLeft(kw.k, l, kw.w.Start, r.wm)
+			if !okGot || !okWant {
+				r.t.Fatalf("subtask %d: a record at the start of fired window %v of key %d, watermark %d: pebble took it %v, memory %v", sub, kw.w, kw.k, r.wm, okGot, okWant)
+			}
+			r.seen.pending++
 		}
 	}
 }
@@ -150,20 +266,19 @@ func (r *windowJoinRig) checkpoint(savepoint bool) []*memWindowJoin {
 	if err := r.stor.Prepare(id); err != nil {
 		r.t.Fatal(err)
 	}
+	if savepoint {
+		r.feedFired()
+		r.memoryForm = true
+	}
 	var models []*memWindowJoin
 	files := make([][]storage.StateFile, len(r.joins))
 	errs := make([]error, len(r.joins))
 	done := make(chan int)
 	for sub, j := range r.joins {
 		models = append(models, r.split([]*memWindowJoin{r.models[sub]}, 0, rigMaxP))
-		st := j.win.store
-		for _, p := range st.parts {
-			p.barrier()
-		}
-		c, base := st.begin(id, id-1)
-		c.savepoint = savepoint
+		write := j.side().begin(r.stor, id, savepoint)
 		go func() {
-			files[sub], _, errs[sub] = st.write(c, base, r.stor)
+			files[sub], _, errs[sub] = write()
 			done <- sub
 		}()
 	}
@@ -189,7 +304,7 @@ func (r *windowJoinRig) checkpoint(savepoint bool) []*memWindowJoin {
 // backend does.
 func (r *windowJoinRig) split(models []*memWindowJoin, start, end int) *memWindowJoin {
 	r.t.Helper()
-	c := newWindowJoinModel()
+	c := newWindowJoinModel(r.assign)
 	for i, m := range models {
 		sec := state.NewSections(0, rigMaxP)
 		if err := m.Snapshot(sec, joinKeyGroup, testCodec.EncodeKey, testCodec.EncodeValue, encRight); err != nil {
@@ -214,42 +329,79 @@ func (r *windowJoinRig) rescale(models []*memWindowJoin, p int) []*memWindowJoin
 	return out
 }
 
-func newWindowJoinRig(t *testing.T, p int, small bool) *windowJoinRig {
+func newWindowJoinRig(t *testing.T, a eventtime.WindowAssigner, p int, small bool, seed uint64) *windowJoinRig {
 	fsys := vfs.NewMem()
-	r := &windowJoinRig{t: t, fsys: fsys, stor: &storage.Storage{FS: fsys, Dir: "/ckpt"}, rng: rand.New(rand.NewPCG(9, 10)), small: small}
+	r := &windowJoinRig{t: t, fsys: fsys, stor: &storage.Storage{FS: fsys, Dir: "/ckpt"}, assign: a, rng: rand.New(rand.NewPCG(seed, 10)), small: small, keyOf: map[int64]int64{}}
 	var models []*memWindowJoin
 	for range p {
-		models = append(models, newWindowJoinModel())
+		models = append(models, newWindowJoinModel(a))
 	}
 	r.open(p, 0, models)
 	t.Cleanup(r.close)
 	return r
 }
 
-// TestWindowJoinAsMemory adds random records to both sides of a window
-// join on sliding windows with allowed lateness, on the pebble backend
-// (with a small cache) and on the memory one: the same records are late,
-// and the same pairs come out in the same order, those of records within
-// the lateness of windows that fired included. Checkpoints taken while
-// records keep coming restore (the store linked back) into joins that go
-// on as the memory backend's restored at the barrier.
-func TestWindowJoinAsMemory(t *testing.T) {
-	r := newWindowJoinRig(t, 1, true)
-	for range 5 {
-		r.step(2000)
-		models := r.checkpoint(false)
-		r.open(1, r.id, models)
+// joinKinds are the windows the window join tests run on, and the seeds
+// of their random workloads.
+var joinKinds = []struct {
+	name   string
+	assign eventtime.WindowAssigner
+	seeds  []uint64
+}{{"sliding", rigAssigner, []uint64{9}}, {"sessions", rigSessionAssigner, []uint64{9, 1, 2}}}
+
+// checkSeen fails the test when the workload lacked what it is meant to
+// test: late records, pairs of windows within their allowed lateness,
+// and for sessions records that merge sessions and sessions that fire
+// again after they grew or merged.
+func (r *windowJoinRig) checkSeen() {
+	r.t.Helper()
+	s := r.seen
+	r.t.Logf("seen: %d late records, %d records merging sessions, %d pairs of fired windows, %d pairs of sessions that grew after they fired, %d records in fired windows before a checkpoint of the memory form", s.late, s.merges, s.latePairs, s.regrown, s.pending)
+	if s.late == 0 || s.latePairs == 0 || r.assign.Kind == eventtime.Session && (s.merges == 0 || s.regrown == 0) || r.memoryForm && s.pending == 0 {
+		r.t.Fatalf("the workload lacks late records, pairs within the allowed lateness, or merges of sessions: %+v", s)
 	}
-	r.step(2000)
-	r.wm = eventtime.MaxTime
-	r.advance()
+}
+
+// TestWindowJoinAsMemory adds random records to both sides of a window
+// join on sliding windows or sessions with allowed lateness, on the
+// pebble backend (with a small cache) and on the memory one: the same
+// records are late, and the same pairs come out in the same order, those
+// of records within the lateness of windows that fired included, and of
+// sessions that merged. Checkpoints taken while records keep coming
+// restore (the store linked back) into joins that go on as the memory
+// backend's restored at the barrier.
+func TestWindowJoinAsMemory(t *testing.T) {
+	for _, kind := range joinKinds {
+		for _, seed := range kind.seeds {
+			t.Run(fmt.Sprintf("%s/seed=%d", kind.name, seed), func(t *testing.T) {
+				r := newWindowJoinRig(t, kind.assign, 1, true, seed)
+				for range 5 {
+					r.step(2000)
+					models := r.checkpoint(false)
+					r.open(1, r.id, models)
+				}
+				r.step(2000)
+				r.wm = eventtime.MaxTime
+				r.advance()
+				r.checkSeen()
+			})
+		}
+	}
 }
 
 // TestWindowJoinRescale restores checkpoints of pebble window joins at
 // other parallelisms (2 to 3, 3 to 1), a savepoint (WindowJoin's form) on
 // memory and on pebble, and a checkpoint of the memory backend on pebble.
 func TestWindowJoinRescale(t *testing.T) {
-	r := newWindowJoinRig(t, 2, false)
+	for _, kind := range joinKinds {
+		for _, seed := range kind.seeds {
+			t.Run(fmt.Sprintf("%s/seed=%d", kind.name, seed), func(t *testing.T) { testWindowJoinRescale(t, kind.assign, seed) })
+		}
+	}
+}
+
+func testWindowJoinRescale(t *testing.T, a eventtime.WindowAssigner, seed uint64) {
+	r := newWindowJoinRig(t, a, 2, false, seed)
 	r.step(2000)
 	models := r.checkpoint(false)
 	t.Log("2 -> 3")
@@ -262,7 +414,7 @@ func TestWindowJoinRescale(t *testing.T) {
 		if err := cp.Recover(fmt.Sprintf("/ckpt/chk-%06d", r.id), false, true); err != nil {
 			t.Fatal(err)
 		}
-		m := newWindowJoinModel()
+		m := newWindowJoinModel(a)
 		checkpoint.RestoreKeyed(cp.Task(0, sub), 0, "", func(sec []byte) error {
 			return m.Restore(sec, testCodec.DecodeKey, testCodec.DecodeValue, decRight)
 		})
@@ -295,6 +447,7 @@ func TestWindowJoinRescale(t *testing.T) {
 	if err := r.stor.Prepare(r.id); err != nil {
 		t.Fatal(err)
 	}
+	r.feedFired()
 	var files []storage.StateFile
 	for sub, m := range r.models {
 		start, end := keygroup.Range(sub, rigMaxP, r.p)
@@ -322,6 +475,7 @@ func TestWindowJoinRescale(t *testing.T) {
 	r.step(2000)
 	r.wm = eventtime.MaxTime
 	r.advance()
+	r.checkSeen()
 }
 
 // keysOf are the test's keys of subtask sub of 2.

@@ -37,10 +37,6 @@ type Windows[K comparable, A any] struct {
 
 	windowMeta
 	buf []eventtime.Window
-	// counters, when set, reads the counters of the part that the
-	// windows' accumulators belong to (WindowJoin), which a savepoint's
-	// sections hold too.
-	counters func(db pebble.Reader) (arrival, group uint64, err error)
 }
 
 // winKey is a key's window, by its start.
@@ -70,7 +66,7 @@ func OpenWindows[K comparable, A any](t *checkpoint.Task, node int, a eventtime.
 		panic(err)
 	}
 	if a.Kind == eventtime.Session {
-		panic("pebblestate: sessions are kept by eventtime.WindowState")
+		panic("pebblestate: OpenWindows takes tumbling or sliding windows: sessions are OpenSessions'")
 	}
 	s := &Windows[K, A]{assign: a, lateness: lateness, codec: c, windowMeta: windowMeta{wm: eventtime.MinTime}}
 	wc := &state.Codec[winKey[K], winVal[A]]{
@@ -255,21 +251,11 @@ func (s *Windows[K, A]) readMemoryChain(fs []storage.StateFile, l *storage.Loade
 	ws := eventtime.NewWindowState[K, A](s.assign, s.lateness, nil)
 	read := false
 	for _, f := range fs {
-		r, err := l.Open(f)
-		if err != nil {
-			s.store.fail("restore", err)
-		}
-		for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
-			if kg < s.store.start || kg >= s.store.end {
-				continue
-			}
+		err := l.ReadSections(f, s.store.start, s.store.end, func(_ int, sec []byte) error {
 			read = true
-			if err := ws.RestoreSection(sec, f.Kind == storage.KindDelta, s.codec.DecodeKey, s.codec.DecodeValue); err != nil {
-				r.Close()
-				s.store.fail(fmt.Sprintf("restore %s, key group %d", f.Name, kg), err)
-			}
-		}
-		if err := r.Close(); err != nil {
+			return ws.RestoreSection(sec, f.Kind == storage.KindDelta, s.codec.DecodeKey, s.codec.DecodeValue)
+		})
+		if err != nil {
 			s.store.fail("restore", err)
 		}
 	}
@@ -307,14 +293,7 @@ func (s *Windows[K, A]) put(k K, w eventtime.Window, seq uint64, fired bool, acc
 // full state file of the memory backend's form into the store.
 func (s *Windows[K, A]) readMemoryFile(f storage.StateFile, l *storage.Loaded) {
 	s.load()
-	r, err := l.Open(f)
-	if err != nil {
-		s.store.fail("restore", err)
-	}
-	for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
-		if kg < s.store.start || kg >= s.store.end {
-			continue
-		}
+	err := l.ReadSections(f, s.store.start, s.store.end, func(_ int, sec []byte) error {
 		wm, seq, ok, err := eventtime.ReadWindows(sec, s.codec.DecodeKey, s.codec.DecodeValue, func(k K, w eventtime.Window, seq uint64, fired bool, acc *A) error {
 			if w.End <= w.Start || w.End-w.Start != s.assign.Size {
 				return fmt.Errorf("%w: window %v of key %v: the windows are %dms long now: the window size changed", codec.ErrCorrupt, w, k, s.assign.Size)
@@ -322,15 +301,12 @@ func (s *Windows[K, A]) readMemoryFile(f storage.StateFile, l *storage.Loaded) {
 			s.put(k, w, seq, fired, acc)
 			return nil
 		})
-		if err != nil {
-			r.Close()
-			s.store.fail(fmt.Sprintf("restore %s, key group %d", f.Name, kg), err)
-		}
 		if ok {
 			s.restoredHeader(wm, seq)
 		}
-	}
-	if err := r.Close(); err != nil {
+		return err
+	})
+	if err != nil {
 		s.store.fail("restore", err)
 	}
 	s.windowMeta.write(s.store.db, s.store.fail)
@@ -342,18 +318,9 @@ func (s *Windows[K, A]) readMemoryFile(f storage.StateFile, l *storage.Loaded) {
 // creation number, then every key's window.
 func (s *Windows[K, A]) writeCanonical(db *pebble.DB, id int64, stor *storage.Storage) ([]storage.StateFile, error) {
 	st := s.store
-	wm, seq, ok, err := readWindowMeta(db)
+	wm, seq, arrival, group, err := s.header(db)
 	if err != nil {
 		return nil, st.errorf("read", err)
-	}
-	if !ok {
-		wm, seq = eventtime.MinTime, 0
-	}
-	var arrival, group uint64
-	if s.counters != nil {
-		if arrival, group, err = s.counters(db); err != nil {
-			return nil, st.errorf("read", err)
-		}
 	}
 	var key, acc codec.Writer
 	f, err := st.writeSections(db, id, stor,

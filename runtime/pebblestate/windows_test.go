@@ -88,24 +88,33 @@ type rigSide struct {
 	close      func()
 	small      func()
 	checkpoint func(stor *storage.Storage, id int64, savepoint bool, during func()) ([]storage.StateFile, error)
+	// begin takes the barrier of a checkpoint and returns what writes it,
+	// which may run while records keep coming.
+	begin func(stor *storage.Storage, id int64, savepoint bool) (write func() (files []storage.StateFile, written int64, err error))
 }
 
 // keyedSide fills in what a rig does with store st.
 func keyedSide[K comparable, V any](side rigSide, st *Keyed[K, V]) rigSide {
 	side.close = st.close
 	side.small = func() { st.spillAt, st.maxCache = 16, 64 }
-	side.checkpoint = func(stor *storage.Storage, id int64, savepoint bool, during func()) ([]storage.StateFile, error) {
+	side.begin = func(stor *storage.Storage, id int64, savepoint bool) func() ([]storage.StateFile, int64, error) {
 		for _, p := range st.parts {
 			p.barrier()
 		}
 		c, base := st.begin(id, id-1)
 		c.savepoint = savepoint
+		return func() ([]storage.StateFile, int64, error) {
+			return st.write(c, base, stor)
+		}
+	}
+	side.checkpoint = func(stor *storage.Storage, id int64, savepoint bool, during func()) ([]storage.StateFile, error) {
+		write := side.begin(stor, id, savepoint)
 		var files []storage.StateFile
 		var err error
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			files, _, err = st.write(c, base, stor)
+			files, _, err = write()
 		}()
 		during()
 		<-done

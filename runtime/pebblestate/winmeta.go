@@ -6,6 +6,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/internal/eventtime"
 )
 
 // windowMeta is what the windows of a subtask's store (Windows, Sessions)
@@ -18,6 +19,28 @@ type windowMeta struct {
 	// a restore set the watermark (later ones can only lower it).
 	loaded, restored bool
 	written          [2]uint64 // wm and seq as the store holds them
+	// counters, when set, reads the counters of the part that the
+	// windows' accumulators belong to (WindowJoin), which a savepoint's
+	// sections hold too.
+	counters func(db pebble.Reader) (arrival, group uint64, err error)
+}
+
+// header reads in db, a checkpoint of the store, what each section of
+// the windows' savepoint file starts with: the watermark and the next
+// creation number (MinTime and 0 before any was written), and the
+// counters of the part the windows belong to (0 and 0 for none).
+func (m *windowMeta) header(db pebble.Reader) (wm int64, seq, arrival, group uint64, err error) {
+	wm, seq, ok, err := readWindowMeta(db)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	if !ok {
+		wm, seq = eventtime.MinTime, 0
+	}
+	if m.counters != nil {
+		arrival, group, err = m.counters(db)
+	}
+	return wm, seq, arrival, group, err
 }
 
 // load reads wm and seq from db, once; fail reports an error (the

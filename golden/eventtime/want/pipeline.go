@@ -578,10 +578,10 @@ func (c *latestChain) flush() {
 func (c *latestChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeLatest, c.in.Watermarks())
-	// The windows that got records since the last checkpoint, or all of them.
-	runtime.SnapshotChanges(s, nodeLatest, "", hashKeyLatest, latestKeySchema, latestValueSchema, c.latestState, func(sec *state.Sections, kg func(string) int, d runtime.Delta) (uint64, error) {
-		return c.latestState.SnapshotDelta(sec, kg, encodeLatestKey, encodeLatestValue, d)
-	})
+	// The windows that got records since the last checkpoint, or all of them;
+	// captured copy on write and encoded by the checkpoint writer when their
+	// accumulators hold no pointers.
+	runtime.SnapshotWindows(s, nodeLatest, "", hashKeyLatest, latestKeySchema, latestValueSchema, c.latestState, encodeLatestKey, encodeLatestValue)
 	c.task.Submit(s)
 	c.latestLinesToAll.Barrier(id)
 	c.lateLinesToAll.Barrier(id)
@@ -886,10 +886,10 @@ func (c *perPageChain) flush() {
 func (c *perPageChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodePerPage, c.in.Watermarks())
-	// The windows that got records since the last checkpoint, or all of them.
-	runtime.SnapshotChanges(s, nodePerPage, "", hashKeyPerPage, perPageKeySchema, perPageValueSchema, c.perPageState, func(sec *state.Sections, kg func(string) int, d runtime.Delta) (uint64, error) {
-		return c.perPageState.SnapshotDelta(sec, kg, encodePerPageKey, encodePerPageValue, d)
-	})
+	// The windows that got records since the last checkpoint, or all of them;
+	// captured copy on write and encoded by the checkpoint writer when their
+	// accumulators hold no pointers.
+	runtime.SnapshotWindows(s, nodePerPage, "", hashKeyPerPage, perPageKeySchema, perPageValueSchema, c.perPageState, encodePerPageKey, encodePerPageValue)
 	c.task.Submit(s)
 	c.perPageToAll.Barrier(id)
 }

@@ -518,10 +518,10 @@ func (c *totalsChain) flush() {
 func (c *totalsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeTotals, c.in.Watermarks())
-	// The windows that got records since the last checkpoint, or all of them.
-	runtime.SnapshotChanges(s, nodeTotals, "", hashKeyTotals, totalsKeySchema, totalsValueSchema, c.totalsState, func(sec *state.Sections, kg func(string) int, d runtime.Delta) (uint64, error) {
-		return c.totalsState.SnapshotDelta(sec, kg, encodeTotalsKey, encodeTotalsValue, d)
-	})
+	// The windows that got records since the last checkpoint, or all of them;
+	// captured copy on write and encoded by the checkpoint writer when their
+	// accumulators hold no pointers.
+	runtime.SnapshotWindows(s, nodeTotals, "", hashKeyTotals, totalsKeySchema, totalsValueSchema, c.totalsState, encodeTotalsKey, encodeTotalsValue)
 	c.outSink.PreCommit(s, nodeOut)
 	c.task.Submit(s)
 }

@@ -20,7 +20,7 @@ import (
 var config = &runtime.Config{
 	Name:           "pebble-joins",
 	Source:         "golden/pebble-joins/pipeline.yaml",
-	Fingerprint:    "342a53125f501e6000bb7695",
+	Fingerprint:    "5b8455c097f13c5aef335db3",
 	Parallelism:    2,
 	MaxParallelism: 128,
 	Checkpoint: runtime.CheckpointConfig{
@@ -53,26 +53,34 @@ var config = &runtime.Config{
 		{Name: "next", UID: "next", Kind: "join", Section: "operators", Inputs: []runtime.NodeInput{{From: "events", Partition: "hash"}, {From: "events", Partition: "hash"}}, Window: "interval 0s 1s exclusive lower", KeySchema: nextKeySchema, ValueSchema: nextValueSchema},
 		{Name: "paid", UID: "paid", Kind: "join", Section: "operators", Inputs: []runtime.NodeInput{{From: "events", Partition: "hash"}, {From: "payments", Partition: "hash"}}, Window: "interval -500ms 500ms exclusive both", KeySchema: paidKeySchema, ValueSchema: paidValueSchema},
 		{Name: "same-second", UID: "same-second", Kind: "join", Section: "operators", Inputs: []runtime.NodeInput{{From: "events", Partition: "hash"}, {From: "payments", Partition: "hash"}}, Window: "tumbling 1s", KeySchema: sameSecondKeySchema, ValueSchema: sameSecondValueSchema},
+		{Name: "same-visit", UID: "same-visit", Kind: "join", Section: "operators", Inputs: []runtime.NodeInput{{From: "events", Partition: "hash"}, {From: "payments", Partition: "hash"}}, Window: "session 300ms", KeySchema: sameVisitKeySchema, ValueSchema: sameVisitValueSchema},
+		{Name: "same-second-visit", UID: "same-second-visit", Kind: "join", Section: "operators", Inputs: []runtime.NodeInput{{From: "events", Partition: "hash"}, {From: "payments", Partition: "hash"}}, Window: "session 1h0m0s processing-time", KeySchema: sameSecondVisitKeySchema, ValueSchema: sameSecondVisitValueSchema},
 		{Name: "late-events", UID: "late-events", Kind: "map", Section: "operators", FusedWith: "paid", Inputs: []runtime.NodeInput{{From: "paid", Side: "late-left", Partition: "forward"}}},
 		{Name: "all", UID: "all", Kind: "union", Section: "operators", Inputs: []runtime.NodeInput{{From: "next", Partition: "forward"}, {From: "paid", Partition: "forward"}, {From: "late-events", Partition: "forward"}}},
 		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "all", Inputs: []runtime.NodeInput{{From: "all", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "out"}},
 		{Name: "late-payments", UID: "late-payments", Kind: "sink", Section: "sinks", FusedWith: "paid", Inputs: []runtime.NodeInput{{From: "paid", Side: "late-right", Partition: "forward"}}, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "late-payments"}},
 		{Name: "windowed", UID: "windowed", Kind: "sink", Section: "sinks", FusedWith: "same-second", Inputs: []runtime.NodeInput{{From: "same-second", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "windowed"}},
+		{Name: "sessioned", UID: "sessioned", Kind: "sink", Section: "sinks", FusedWith: "same-visit", Inputs: []runtime.NodeInput{{From: "same-visit", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "sessioned"}},
+		{Name: "processed", UID: "processed", Kind: "sink", Section: "sinks", FusedWith: "same-second-visit", Inputs: []runtime.NodeInput{{From: "same-second-visit", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "processed"}},
 	},
 }
 
 // The nodes' indexes in config.Nodes.
 const (
-	nodeEvents       = 0
-	nodePayments     = 1
-	nodeNext         = 2
-	nodePaid         = 3
-	nodeSameSecond   = 4
-	nodeLateEvents   = 5
-	nodeAll          = 6
-	nodeOut          = 7
-	nodeLatePayments = 8
-	nodeWindowed     = 9
+	nodeEvents          = 0
+	nodePayments        = 1
+	nodeNext            = 2
+	nodePaid            = 3
+	nodeSameSecond      = 4
+	nodeSameVisit       = 5
+	nodeSameSecondVisit = 6
+	nodeLateEvents      = 7
+	nodeAll             = 8
+	nodeOut             = 9
+	nodeLatePayments    = 10
+	nodeWindowed        = 11
+	nodeSessioned       = 12
+	nodeProcessed       = 13
 )
 
 // build wires one run of the job and starts the goroutine of every subtask of
@@ -84,12 +92,16 @@ func build(j *runtime.Job) {
 	paidRightIn := runtime.NewInboxes[runtime.Timed[joins.Payment]](j, j.Parallelism(nodePaid), j.Parallelism(nodePayments))
 	sameSecondLeftIn := runtime.NewInboxes[runtime.Timed[joins.Event]](j, j.Parallelism(nodeSameSecond), j.Parallelism(nodeEvents))
 	sameSecondRightIn := runtime.NewInboxes[runtime.Timed[joins.Payment]](j, j.Parallelism(nodeSameSecond), j.Parallelism(nodePayments))
+	sameVisitLeftIn := runtime.NewInboxes[runtime.Timed[joins.Event]](j, j.Parallelism(nodeSameVisit), j.Parallelism(nodeEvents))
+	sameVisitRightIn := runtime.NewInboxes[runtime.Timed[joins.Payment]](j, j.Parallelism(nodeSameVisit), j.Parallelism(nodePayments))
+	sameSecondVisitLeftIn := runtime.NewInboxes[runtime.Timed[joins.Event]](j, j.Parallelism(nodeSameSecondVisit), j.Parallelism(nodeEvents))
+	sameSecondVisitRightIn := runtime.NewInboxes[runtime.Timed[joins.Payment]](j, j.Parallelism(nodeSameSecondVisit), j.Parallelism(nodePayments))
 	allIn := runtime.NewInboxes[runtime.Timed[string]](j, j.Parallelism(nodeAll), j.Parallelism(nodeNext)+j.Parallelism(nodePaid)+j.Parallelism(nodeLateEvents))
 	for i := range j.Parallelism(nodeEvents) {
-		j.Go("events", i, newEventsChain(j, i, runtime.NewOut(j, nextLeftIn, i), runtime.NewOut(j, nextRightIn, i), runtime.NewOut(j, paidLeftIn, i), runtime.NewOut(j, sameSecondLeftIn, i)).run)
+		j.Go("events", i, newEventsChain(j, i, runtime.NewOut(j, nextLeftIn, i), runtime.NewOut(j, nextRightIn, i), runtime.NewOut(j, paidLeftIn, i), runtime.NewOut(j, sameSecondLeftIn, i), runtime.NewOut(j, sameVisitLeftIn, i), runtime.NewOut(j, sameSecondVisitLeftIn, i)).run)
 	}
 	for i := range j.Parallelism(nodePayments) {
-		j.Go("payments", i, newPaymentsChain(j, i, runtime.NewOut(j, paidRightIn, i), runtime.NewOut(j, sameSecondRightIn, i)).run)
+		j.Go("payments", i, newPaymentsChain(j, i, runtime.NewOut(j, paidRightIn, i), runtime.NewOut(j, sameSecondRightIn, i), runtime.NewOut(j, sameVisitRightIn, i), runtime.NewOut(j, sameSecondVisitRightIn, i)).run)
 	}
 	for i := range j.Parallelism(nodeNext) {
 		c := newNextChain(j, i, nextLeftIn[i], nextRightIn[i], runtime.NewOut(j, allIn, i))
@@ -109,6 +121,18 @@ func build(j *runtime.Job) {
 			j.Go("same-second", i, c.run)
 		}
 	}
+	for i := range j.Parallelism(nodeSameVisit) {
+		c := newSameVisitChain(j, i, sameVisitLeftIn[i], sameVisitRightIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("same-visit", i, c.run)
+		}
+	}
+	for i := range j.Parallelism(nodeSameSecondVisit) {
+		c := newSameSecondVisitChain(j, i, sameSecondVisitLeftIn[i], sameSecondVisitRightIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("same-second-visit", i, c.run)
+		}
+	}
 	for i := range j.Parallelism(nodeAll) {
 		c := newAllChain(j, i, allIn[i])
 		if !c.in.Direct(c.handle) {
@@ -119,27 +143,31 @@ func build(j *runtime.Job) {
 
 // eventsChain is one subtask of source "events".
 type eventsChain struct {
-	sub                int           // the subtask's index
-	task               *runtime.Task // its part in checkpoints
-	src                *runtime.FileSource[joins.Event]
-	ctl                *runtime.SourceCtl
-	wm                 *runtime.Watermarks                      // the source's event-time progress
-	eventsToNext       *runtime.Out[runtime.Timed[joins.Event]] // to next, hash
-	eventsToNext2      *runtime.Out[runtime.Timed[joins.Event]] // to next, hash
-	eventsToPaid       *runtime.Out[runtime.Timed[joins.Event]] // to paid, hash
-	eventsToSameSecond *runtime.Out[runtime.Timed[joins.Event]] // to same-second, hash
-	meter              *runtime.Meter                           // the subtask's metrics
-	counts             [2]uint64                                // records emitted by events, then late for them; flush publishes them
+	sub                     int           // the subtask's index
+	task                    *runtime.Task // its part in checkpoints
+	src                     *runtime.FileSource[joins.Event]
+	ctl                     *runtime.SourceCtl
+	wm                      *runtime.Watermarks                      // the source's event-time progress
+	eventsToNext            *runtime.Out[runtime.Timed[joins.Event]] // to next, hash
+	eventsToNext2           *runtime.Out[runtime.Timed[joins.Event]] // to next, hash
+	eventsToPaid            *runtime.Out[runtime.Timed[joins.Event]] // to paid, hash
+	eventsToSameSecond      *runtime.Out[runtime.Timed[joins.Event]] // to same-second, hash
+	eventsToSameVisit       *runtime.Out[runtime.Timed[joins.Event]] // to same-visit, hash
+	eventsToSameSecondVisit *runtime.Out[runtime.Timed[joins.Event]] // to same-second-visit, hash
+	meter                   *runtime.Meter                           // the subtask's metrics
+	counts                  [2]uint64                                // records emitted by events, then late for them; flush publishes them
 }
 
-func newEventsChain(j *runtime.Job, sub int, eventsToNext *runtime.Out[runtime.Timed[joins.Event]], eventsToNext2 *runtime.Out[runtime.Timed[joins.Event]], eventsToPaid *runtime.Out[runtime.Timed[joins.Event]], eventsToSameSecond *runtime.Out[runtime.Timed[joins.Event]]) *eventsChain {
+func newEventsChain(j *runtime.Job, sub int, eventsToNext *runtime.Out[runtime.Timed[joins.Event]], eventsToNext2 *runtime.Out[runtime.Timed[joins.Event]], eventsToPaid *runtime.Out[runtime.Timed[joins.Event]], eventsToSameSecond *runtime.Out[runtime.Timed[joins.Event]], eventsToSameVisit *runtime.Out[runtime.Timed[joins.Event]], eventsToSameSecondVisit *runtime.Out[runtime.Timed[joins.Event]]) *eventsChain {
 	c := &eventsChain{
-		eventsToNext:       eventsToNext,
-		eventsToNext2:      eventsToNext2,
-		eventsToPaid:       eventsToPaid,
-		eventsToSameSecond: eventsToSameSecond,
-		sub:                sub,
-		task:               j.Task(nodeEvents, sub),
+		eventsToNext:            eventsToNext,
+		eventsToNext2:           eventsToNext2,
+		eventsToPaid:            eventsToPaid,
+		eventsToSameSecond:      eventsToSameSecond,
+		eventsToSameSecondVisit: eventsToSameSecondVisit,
+		eventsToSameVisit:       eventsToSameVisit,
+		sub:                     sub,
+		task:                    j.Task(nodeEvents, sub),
 	}
 	c.src = runtime.NewFileSource(j, nodeEvents, sub, runtime.JSONFormatFast(decodeEventsJSONL))
 	c.ctl = c.src.Ctl()
@@ -149,6 +177,8 @@ func newEventsChain(j *runtime.Job, sub int, eventsToNext *runtime.Out[runtime.T
 	c.eventsToNext2.Observe(c.meter)
 	c.eventsToPaid.Observe(c.meter)
 	c.eventsToSameSecond.Observe(c.meter)
+	c.eventsToSameVisit.Observe(c.meter)
+	c.eventsToSameSecondVisit.Observe(c.meter)
 	return c
 }
 
@@ -190,7 +220,7 @@ func (c *eventsChain) run() {
 	c.end()
 }
 
-// emitEvents passes the records of "events" to next, next, paid, same-second.
+// emitEvents passes the records of "events" to next, next, paid, same-second, same-visit, same-second-visit.
 func (c *eventsChain) emitEvents(r *joins.Event, ts int64) {
 	c.counts[0]++
 	c.eventsToNext.Hash(hashKeyNext(joins.ByUser(*r)), runtime.Timed[joins.Event]{
@@ -209,6 +239,14 @@ func (c *eventsChain) emitEvents(r *joins.Event, ts int64) {
 		TS: ts,
 		V:  *r,
 	})
+	c.eventsToSameVisit.Hash(hashKeySameVisit(joins.ByUser(*r)), runtime.Timed[joins.Event]{
+		TS: ts,
+		V:  *r,
+	})
+	c.eventsToSameSecondVisit.Hash(hashKeySameSecondVisit(joins.EventSecond(*r)), runtime.Timed[joins.Event]{
+		TS: ts,
+		V:  *r,
+	})
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -218,6 +256,8 @@ func (c *eventsChain) flush() {
 	c.eventsToNext2.Flush()
 	c.eventsToPaid.Flush()
 	c.eventsToSameSecond.Flush()
+	c.eventsToSameVisit.Flush()
+	c.eventsToSameSecondVisit.Flush()
 	c.meter.Publish(c.counts[:])
 }
 
@@ -232,6 +272,8 @@ func (c *eventsChain) barrier(id int64) {
 	c.eventsToNext2.Barrier(id)
 	c.eventsToPaid.Barrier(id)
 	c.eventsToSameSecond.Barrier(id)
+	c.eventsToSameVisit.Barrier(id)
+	c.eventsToSameSecondVisit.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -242,6 +284,8 @@ func (c *eventsChain) watermark(w int64) {
 	c.eventsToNext2.Watermark(w)
 	c.eventsToPaid.Watermark(w)
 	c.eventsToSameSecond.Watermark(w)
+	c.eventsToSameVisit.Watermark(w)
+	c.eventsToSameSecondVisit.Watermark(w)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
@@ -255,6 +299,8 @@ func (c *eventsChain) end() {
 	c.eventsToNext2.End()
 	c.eventsToPaid.End()
 	c.eventsToSameSecond.End()
+	c.eventsToSameVisit.End()
+	c.eventsToSameSecondVisit.End()
 	c.task.Submit(s)
 	c.meter.Publish(c.counts[:])
 	c.meter.End()
@@ -262,23 +308,27 @@ func (c *eventsChain) end() {
 
 // paymentsChain is one subtask of source "payments".
 type paymentsChain struct {
-	sub                  int           // the subtask's index
-	task                 *runtime.Task // its part in checkpoints
-	src                  *runtime.FileSource[joins.Payment]
-	ctl                  *runtime.SourceCtl
-	wm                   *runtime.Watermarks                        // the source's event-time progress
-	paymentsToPaid       *runtime.Out[runtime.Timed[joins.Payment]] // to paid, hash
-	paymentsToSameSecond *runtime.Out[runtime.Timed[joins.Payment]] // to same-second, hash
-	meter                *runtime.Meter                             // the subtask's metrics
-	counts               [2]uint64                                  // records emitted by payments, then late for them; flush publishes them
+	sub                       int           // the subtask's index
+	task                      *runtime.Task // its part in checkpoints
+	src                       *runtime.FileSource[joins.Payment]
+	ctl                       *runtime.SourceCtl
+	wm                        *runtime.Watermarks                        // the source's event-time progress
+	paymentsToPaid            *runtime.Out[runtime.Timed[joins.Payment]] // to paid, hash
+	paymentsToSameSecond      *runtime.Out[runtime.Timed[joins.Payment]] // to same-second, hash
+	paymentsToSameVisit       *runtime.Out[runtime.Timed[joins.Payment]] // to same-visit, hash
+	paymentsToSameSecondVisit *runtime.Out[runtime.Timed[joins.Payment]] // to same-second-visit, hash
+	meter                     *runtime.Meter                             // the subtask's metrics
+	counts                    [2]uint64                                  // records emitted by payments, then late for them; flush publishes them
 }
 
-func newPaymentsChain(j *runtime.Job, sub int, paymentsToPaid *runtime.Out[runtime.Timed[joins.Payment]], paymentsToSameSecond *runtime.Out[runtime.Timed[joins.Payment]]) *paymentsChain {
+func newPaymentsChain(j *runtime.Job, sub int, paymentsToPaid *runtime.Out[runtime.Timed[joins.Payment]], paymentsToSameSecond *runtime.Out[runtime.Timed[joins.Payment]], paymentsToSameVisit *runtime.Out[runtime.Timed[joins.Payment]], paymentsToSameSecondVisit *runtime.Out[runtime.Timed[joins.Payment]]) *paymentsChain {
 	c := &paymentsChain{
-		paymentsToPaid:       paymentsToPaid,
-		paymentsToSameSecond: paymentsToSameSecond,
-		sub:                  sub,
-		task:                 j.Task(nodePayments, sub),
+		paymentsToPaid:            paymentsToPaid,
+		paymentsToSameSecond:      paymentsToSameSecond,
+		paymentsToSameSecondVisit: paymentsToSameSecondVisit,
+		paymentsToSameVisit:       paymentsToSameVisit,
+		sub:                       sub,
+		task:                      j.Task(nodePayments, sub),
 	}
 	c.src = runtime.NewFileSource(j, nodePayments, sub, runtime.JSONFormatFast(decodePaymentsJSONL))
 	c.ctl = c.src.Ctl()
@@ -286,6 +336,8 @@ func newPaymentsChain(j *runtime.Job, sub int, paymentsToPaid *runtime.Out[runti
 	c.meter = j.Meter(sub, nodePayments)
 	c.paymentsToPaid.Observe(c.meter)
 	c.paymentsToSameSecond.Observe(c.meter)
+	c.paymentsToSameVisit.Observe(c.meter)
+	c.paymentsToSameSecondVisit.Observe(c.meter)
 	return c
 }
 
@@ -327,7 +379,7 @@ func (c *paymentsChain) run() {
 	c.end()
 }
 
-// emitPayments passes the records of "payments" to paid, same-second.
+// emitPayments passes the records of "payments" to paid, same-second, same-visit, same-second-visit.
 func (c *paymentsChain) emitPayments(r *joins.Payment, ts int64) {
 	c.counts[0]++
 	c.paymentsToPaid.Hash(hashKeyPaid(joins.PaymentUser(*r)), runtime.Timed[joins.Payment]{
@@ -338,6 +390,14 @@ func (c *paymentsChain) emitPayments(r *joins.Payment, ts int64) {
 		TS: ts,
 		V:  *r,
 	})
+	c.paymentsToSameVisit.Hash(hashKeySameVisit(joins.PaymentUser(*r)), runtime.Timed[joins.Payment]{
+		TS: ts,
+		V:  *r,
+	})
+	c.paymentsToSameSecondVisit.Hash(hashKeySameSecondVisit(joins.PaymentSecond(*r)), runtime.Timed[joins.Payment]{
+		TS: ts,
+		V:  *r,
+	})
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -345,6 +405,8 @@ func (c *paymentsChain) emitPayments(r *joins.Payment, ts int64) {
 func (c *paymentsChain) flush() {
 	c.paymentsToPaid.Flush()
 	c.paymentsToSameSecond.Flush()
+	c.paymentsToSameVisit.Flush()
+	c.paymentsToSameSecondVisit.Flush()
 	c.meter.Publish(c.counts[:])
 }
 
@@ -357,6 +419,8 @@ func (c *paymentsChain) barrier(id int64) {
 	c.task.Submit(s)
 	c.paymentsToPaid.Barrier(id)
 	c.paymentsToSameSecond.Barrier(id)
+	c.paymentsToSameVisit.Barrier(id)
+	c.paymentsToSameSecondVisit.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -365,6 +429,8 @@ func (c *paymentsChain) watermark(w int64) {
 	c.meter.Watermark(w)
 	c.paymentsToPaid.Watermark(w)
 	c.paymentsToSameSecond.Watermark(w)
+	c.paymentsToSameVisit.Watermark(w)
+	c.paymentsToSameSecondVisit.Watermark(w)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
@@ -376,6 +442,8 @@ func (c *paymentsChain) end() {
 	s.Watermarks(nodePayments, c.wm)
 	c.paymentsToPaid.End()
 	c.paymentsToSameSecond.End()
+	c.paymentsToSameVisit.End()
+	c.paymentsToSameSecondVisit.End()
 	c.task.Submit(s)
 	c.meter.Publish(c.counts[:])
 	c.meter.End()
@@ -936,6 +1004,363 @@ func (c *sameSecondChain) end() {
 	c.meter.End()
 }
 
+// sameVisitChain is one subtask of join "same-visit" and the nodes fused with it: sessioned.
+type sameVisitChain struct {
+	sub            int                                                                     // the subtask's index
+	task           *runtime.Task                                                           // its part in checkpoints
+	in             *runtime.Pair[runtime.Timed[joins.Event], runtime.Timed[joins.Payment]] // the left and right inputs
+	inputWM        int64                                                                   // watermark of the sender of the batch being processed
+	sameVisitState *pebblestate.WindowJoin[string, joins.Event, joins.Payment]             // buffered records of both sides, per key, in a Pebble store
+	sameVisitPair  func(joins.Event, joins.Payment, int64)                                 // sameVisitResult, made once
+	sessionedSink  *runtime.FileSink[string]
+	meter          *runtime.Meter // the subtask's metrics
+	counts         [5]uint64      // records emitted by same-visit, sessioned, then late for them (the join's left input), then late of its right input; flush publishes them
+}
+
+func newSameVisitChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[joins.Event]], right *runtime.Inbox[runtime.Timed[joins.Payment]]) *sameVisitChain {
+	c := &sameVisitChain{
+		in:   runtime.NewPair(left, right),
+		sub:  sub,
+		task: j.Task(nodeSameVisit, sub),
+	}
+	c.task.RestoreWatermarks(nodeSameVisit, c.in)
+	c.sameVisitState = pebblestate.OpenWindowJoin(c.task, nodeSameVisit, runtime.WindowAssigner{
+		Kind: runtime.Session,
+		Gap:  300,
+	}, int64(5*time.Second/time.Millisecond), sameVisitCodec, encodeSameVisitRight, decodeSameVisitRight)
+	c.sameVisitPair = c.sameVisitResult
+	c.sessionedSink = runtime.NewFileSink(j, nodeSessioned, sub, runtime.EncodeString)
+	c.meter = j.Meter(sub, nodeSameVisit, nodeSessioned)
+	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
+	return c
+}
+
+// run takes records and control events from the inbox of "same-visit" until every
+// input has ended. The inbox aligns barriers: one arrives here once it came from
+// every input, and the senders wait until Release.
+func (c *sameVisitChain) run() {
+	for c.handle(c.in.Next()) {
+	}
+}
+
+// handle acts on one event of the inputs of "same-visit": a batch of records of one
+// side or a control event of both; false at the end of input. Under a test
+// driver it runs in the senders' goroutines (runtime.Pair.Direct).
+func (c *sameVisitChain) handle(m runtime.PairMsg[runtime.Timed[joins.Event], runtime.Timed[joins.Payment]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		if m.Side == 0 {
+			c.inputWM = c.in.Left.SenderWatermark(m.From)
+			c.recordsLeft(m.Left)
+			c.in.Left.Recycle(m.Left)
+		} else {
+			c.inputWM = c.in.Right.SenderWatermark(m.From)
+			c.recordsRight(m.Right)
+			c.in.Right.Recycle(m.Right)
+		}
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
+}
+
+// recordsLeft passes a batch to the left input of "same-visit". A panic in user code is reported with the
+// record that caused it; the deferred check costs nothing per record.
+func (c *sameVisitChain) recordsLeft(recs []runtime.Timed[joins.Event]) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, recs[i])
+		}
+	}()
+	for ; i < len(recs); i++ {
+		c.toSameVisitLeft(recs[i].V, recs[i].TS)
+	}
+}
+
+// recordsRight passes a batch to the right input of "same-visit". A panic in user code is reported with the
+// record that caused it; the deferred check costs nothing per record.
+func (c *sameVisitChain) recordsRight(recs []runtime.Timed[joins.Payment]) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, recs[i])
+		}
+	}()
+	for ; i < len(recs); i++ {
+		c.toSameVisitRight(recs[i].V, recs[i].TS)
+	}
+}
+
+// toSameVisitLeft takes a record of the left input of join "same-visit": join by ByUser and PaymentUser, session windows, apply Paid.
+func (c *sameVisitChain) toSameVisitLeft(r joins.Event, ts int64) {
+	// A record too late to be paired goes to the side output late-left.
+	if !c.sameVisitState.AddLeft(joins.ByUser(r), r, ts, c.inputWM) {
+		c.emitSameVisitLeftLate(r, ts)
+	}
+}
+
+// toSameVisitRight takes a record of the right input of join "same-visit": join by ByUser and PaymentUser, session windows, apply Paid.
+func (c *sameVisitChain) toSameVisitRight(r joins.Payment, ts int64) {
+	// A record too late to be paired goes to the side output late-right.
+	if !c.sameVisitState.AddRight(joins.PaymentUser(r), r, ts, c.inputWM) {
+		c.emitSameVisitRightLate(r, ts)
+	}
+}
+
+// sameVisitResult applies Paid to a pair of "same-visit".
+func (c *sameVisitChain) sameVisitResult(l joins.Event, r joins.Payment, ts int64) {
+	c.emitSameVisit(joins.Paid(l, r), ts)
+}
+
+// sameVisitWindowPair emits a pair of a window of "same-visit" that fired.
+func (c *sameVisitChain) sameVisitWindowPair(l joins.Event, r joins.Payment, w runtime.Window) {
+	c.sameVisitResult(l, r, w.MaxTimestamp())
+}
+
+// emitSameVisit passes the records of "same-visit" to sessioned.
+func (c *sameVisitChain) emitSameVisit(r string, ts int64) {
+	c.counts[0]++
+	c.toSessioned(r, ts)
+}
+
+// emitSameVisitLeftLate drops the records of the left input too late to be paired by "same-visit": nothing reads them.
+func (c *sameVisitChain) emitSameVisitLeftLate(r joins.Event, ts int64) {
+	c.counts[2]++
+}
+
+// emitSameVisitRightLate drops the records of the right input too late to be paired by "same-visit": nothing reads them.
+func (c *sameVisitChain) emitSameVisitRightLate(r joins.Payment, ts int64) {
+	c.counts[4]++
+}
+
+// toSessioned is sink "sessioned": file sink, format lines.
+func (c *sameVisitChain) toSessioned(r string, ts int64) {
+	c.sessionedSink.Write(r)
+}
+
+// flush hands partial batches downstream; the chain calls it when it has nothing
+// to do, and at least every runtime.Linger.
+func (c *sameVisitChain) flush() {
+	c.sessionedSink.Flush()
+	c.meter.Publish(c.counts[:])
+}
+
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
+func (c *sameVisitChain) barrier(id int64) {
+	s := c.task.Begin(id)
+	s.InboxWatermarks(nodeSameVisit, c.in.Watermarks())
+	pebblestate.SnapshotWindowJoin(s, nodeSameVisit, c.sameVisitState)
+	c.sessionedSink.PreCommit(s, nodeSessioned)
+	c.task.Submit(s)
+}
+
+// watermark moves the chain's event time to w: what waited for it fires, then the
+// watermark goes on downstream, after the records it released.
+func (c *sameVisitChain) watermark(w int64) {
+	c.meter.Watermark(w)
+	c.sameVisitState.Advance(w, c.sameVisitWindowPair)
+}
+
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
+func (c *sameVisitChain) end() {
+	s := c.task.Final()
+	s.InboxWatermarks(nodeSameVisit, c.in.Watermarks())
+	c.sessionedSink.PreCommit(s, nodeSessioned)
+	c.sessionedSink.End()
+	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
+}
+
+// sameSecondVisitChain is one subtask of join "same-second-visit" and the nodes fused with it: processed.
+type sameSecondVisitChain struct {
+	sub                  int                                                                     // the subtask's index
+	task                 *runtime.Task                                                           // its part in checkpoints
+	in                   *runtime.Pair[runtime.Timed[joins.Event], runtime.Timed[joins.Payment]] // the left and right inputs
+	inputWM              int64                                                                   // watermark of the sender of the batch being processed
+	sameSecondVisitState *pebblestate.WindowJoin[string, joins.Event, joins.Payment]             // buffered records of both sides, per key, in a Pebble store
+	sameSecondVisitPair  func(joins.Event, joins.Payment, int64)                                 // sameSecondVisitResult, made once
+	processedSink        *runtime.FileSink[string]
+	meter                *runtime.Meter // the subtask's metrics
+	counts               [5]uint64      // records emitted by same-second-visit, processed, then late for them (the join's left input), then late of its right input; flush publishes them
+}
+
+func newSameSecondVisitChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[joins.Event]], right *runtime.Inbox[runtime.Timed[joins.Payment]]) *sameSecondVisitChain {
+	c := &sameSecondVisitChain{
+		in:   runtime.NewPair(left, right),
+		sub:  sub,
+		task: j.Task(nodeSameSecondVisit, sub),
+	}
+	c.task.RestoreWatermarks(nodeSameSecondVisit, c.in)
+	c.sameSecondVisitState = pebblestate.OpenWindowJoin(c.task, nodeSameSecondVisit, runtime.WindowAssigner{
+		Kind: runtime.Session,
+		Gap:  int64(1 * time.Hour / time.Millisecond),
+	}, 0, sameSecondVisitCodec, encodeSameSecondVisitRight, decodeSameSecondVisitRight)
+	c.sameSecondVisitPair = c.sameSecondVisitResult
+	c.processedSink = runtime.NewFileSink(j, nodeProcessed, sub, runtime.EncodeString)
+	c.meter = j.Meter(sub, nodeSameSecondVisit, nodeProcessed)
+	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
+	c.in.Ticks()
+	return c
+}
+
+// run takes records and control events from the inbox of "same-second-visit" until every
+// input has ended. The inbox aligns barriers: one arrives here once it came from
+// every input, and the senders wait until Release.
+func (c *sameSecondVisitChain) run() {
+	for c.handle(c.in.Next()) {
+	}
+}
+
+// handle acts on one event of the inputs of "same-second-visit": a batch of records of one
+// side or a control event of both; false at the end of input. Under a test
+// driver it runs in the senders' goroutines (runtime.Pair.Direct).
+func (c *sameSecondVisitChain) handle(m runtime.PairMsg[runtime.Timed[joins.Event], runtime.Timed[joins.Payment]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		if m.Side == 0 {
+			c.inputWM = c.in.Left.SenderWatermark(m.From)
+			c.recordsLeft(m.Left)
+			c.in.Left.Recycle(m.Left)
+		} else {
+			c.inputWM = c.in.Right.SenderWatermark(m.From)
+			c.recordsRight(m.Right)
+			c.in.Right.Recycle(m.Right)
+		}
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.Tick:
+		c.tick()
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
+}
+
+// recordsLeft passes a batch to the left input of "same-second-visit". A panic in user code is reported with the
+// record that caused it; the deferred check costs nothing per record.
+func (c *sameSecondVisitChain) recordsLeft(recs []runtime.Timed[joins.Event]) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, recs[i])
+		}
+	}()
+	for ; i < len(recs); i++ {
+		c.toSameSecondVisitLeft(recs[i].V, recs[i].TS)
+	}
+}
+
+// recordsRight passes a batch to the right input of "same-second-visit". A panic in user code is reported with the
+// record that caused it; the deferred check costs nothing per record.
+func (c *sameSecondVisitChain) recordsRight(recs []runtime.Timed[joins.Payment]) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, recs[i])
+		}
+	}()
+	for ; i < len(recs); i++ {
+		c.toSameSecondVisitRight(recs[i].V, recs[i].TS)
+	}
+}
+
+// toSameSecondVisitLeft takes a record of the left input of join "same-second-visit": join by EventSecond and PaymentSecond, session windows, apply Paid.
+func (c *sameSecondVisitChain) toSameSecondVisitLeft(r joins.Event, ts int64) {
+	// A record too late to be paired is dropped, and counted.
+	if !c.sameSecondVisitState.AddLeft(joins.EventSecond(r), r, c.task.NowMillis(), runtime.MinTime) {
+		c.counts[2]++
+	}
+}
+
+// toSameSecondVisitRight takes a record of the right input of join "same-second-visit": join by EventSecond and PaymentSecond, session windows, apply Paid.
+func (c *sameSecondVisitChain) toSameSecondVisitRight(r joins.Payment, ts int64) {
+	// A record too late to be paired is dropped, and counted.
+	if !c.sameSecondVisitState.AddRight(joins.PaymentSecond(r), r, c.task.NowMillis(), runtime.MinTime) {
+		c.counts[2]++
+	}
+}
+
+// sameSecondVisitResult applies Paid to a pair of "same-second-visit".
+func (c *sameSecondVisitChain) sameSecondVisitResult(l joins.Event, r joins.Payment, ts int64) {
+	c.emitSameSecondVisit(joins.Paid(l, r), ts)
+}
+
+// sameSecondVisitWindowPair emits a pair of a window of "same-second-visit" that fired.
+func (c *sameSecondVisitChain) sameSecondVisitWindowPair(l joins.Event, r joins.Payment, w runtime.Window) {
+	c.sameSecondVisitResult(l, r, w.MaxTimestamp())
+}
+
+// emitSameSecondVisit passes the records of "same-second-visit" to processed.
+func (c *sameSecondVisitChain) emitSameSecondVisit(r string, ts int64) {
+	c.counts[0]++
+	c.toProcessed(r, ts)
+}
+
+// toProcessed is sink "processed": file sink, format lines.
+func (c *sameSecondVisitChain) toProcessed(r string, ts int64) {
+	c.processedSink.Write(r)
+}
+
+// flush hands partial batches downstream; the chain calls it when it has nothing
+// to do, and at least every runtime.Linger.
+func (c *sameSecondVisitChain) flush() {
+	c.processedSink.Flush()
+	c.meter.Publish(c.counts[:])
+}
+
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
+func (c *sameSecondVisitChain) barrier(id int64) {
+	s := c.task.Begin(id)
+	s.InboxWatermarks(nodeSameSecondVisit, c.in.Watermarks())
+	pebblestate.SnapshotWindowJoin(s, nodeSameSecondVisit, c.sameSecondVisitState)
+	c.processedSink.PreCommit(s, nodeProcessed)
+	c.task.Submit(s)
+}
+
+// watermark moves the chain's event time to w: what waited for it fires, then the
+// watermark goes on downstream, after the records it released.
+func (c *sameSecondVisitChain) watermark(w int64) {
+	c.meter.Watermark(w)
+}
+
+// tick runs every runtime.Linger: processing time has moved.
+func (c *sameSecondVisitChain) tick() {
+	c.sameSecondVisitState.Advance(c.task.NowMillis(), c.sameSecondVisitWindowPair)
+}
+
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
+func (c *sameSecondVisitChain) end() {
+	// The input has ended: every window fires.
+	c.sameSecondVisitState.Advance(runtime.MaxTime, c.sameSecondVisitWindowPair)
+	s := c.task.Final()
+	s.InboxWatermarks(nodeSameSecondVisit, c.in.Watermarks())
+	c.processedSink.PreCommit(s, nodeProcessed)
+	c.processedSink.End()
+	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
+}
+
 // allChain is one subtask of union "all" and the nodes fused with it: out.
 type allChain struct {
 	sub     int           // the subtask's index
@@ -1231,6 +1656,126 @@ var sameSecondCodec = &state.Codec[string, joins.Event]{
 	DecodeValueTo: decodeSameSecondValueTo,
 	KeySchema:     sameSecondKeySchema,
 	ValueSchema:   sameSecondValueSchema,
+}
+
+// hashKeySameVisit hashes a key of "same-visit". The hash decides the key group, which
+// checkpoints keep: it must never change.
+func hashKeySameVisit(k string) uint64 {
+	return runtime.HashString(k)
+}
+
+// The schema of the state of "same-visit", recorded in every checkpoint.
+const (
+	sameVisitKeySchema   = "string"
+	sameVisitValueSchema = "github.com/pipegen/pipegen/golden/pebble-joins.Event{1 User string; 2 Ms int64} + github.com/pipegen/pipegen/golden/pebble-joins.Payment{1 User string; 2 Ms int64; 3 Amount int}"
+)
+
+// encodeSameVisitKey and decodeSameVisitKey write and read a key of "same-visit".
+func encodeSameVisitKey(w *codec.Writer, k string) {
+	w.String(k)
+}
+func decodeSameVisitKey(r *codec.Reader) string {
+	var k string
+	k = r.String()
+	return k
+}
+
+// encodeSameVisitValue and decodeSameVisitValue write and read a value of type joins.Event of the state of "same-visit".
+func encodeSameVisitValue(w *codec.Writer, v *joins.Event) {
+	encodeEvent(w, v)
+}
+func decodeSameVisitValue(r *codec.Reader) *joins.Event {
+	v := new(joins.Event)
+	decodeSameVisitValueTo(r, v)
+	return v
+}
+
+// decodeSameVisitValueTo is decodeSameVisitValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeSameVisitValueTo(r *codec.Reader, v *joins.Event) {
+	decodeEvent(r, v)
+}
+
+// encodeSameVisitRight and decodeSameVisitRight write and read a value of type joins.Payment of the state of "same-visit".
+func encodeSameVisitRight(w *codec.Writer, v *joins.Payment) {
+	encodePayment(w, v)
+}
+func decodeSameVisitRight(r *codec.Reader) *joins.Payment {
+	v := new(joins.Payment)
+	decodePayment(r, v)
+	return v
+}
+
+// sameVisitCodec is how checkpoints write and read the state of "same-visit".
+var sameVisitCodec = &state.Codec[string, joins.Event]{
+	Hash:          hashKeySameVisit,
+	EncodeKey:     encodeSameVisitKey,
+	DecodeKey:     decodeSameVisitKey,
+	EncodeValue:   encodeSameVisitValue,
+	DecodeValue:   decodeSameVisitValue,
+	DecodeValueTo: decodeSameVisitValueTo,
+	KeySchema:     sameVisitKeySchema,
+	ValueSchema:   sameVisitValueSchema,
+}
+
+// hashKeySameSecondVisit hashes a key of "same-second-visit". The hash decides the key group, which
+// checkpoints keep: it must never change.
+func hashKeySameSecondVisit(k string) uint64 {
+	return runtime.HashString(k)
+}
+
+// The schema of the state of "same-second-visit", recorded in every checkpoint.
+const (
+	sameSecondVisitKeySchema   = "string"
+	sameSecondVisitValueSchema = "github.com/pipegen/pipegen/golden/pebble-joins.Event{1 User string; 2 Ms int64} + github.com/pipegen/pipegen/golden/pebble-joins.Payment{1 User string; 2 Ms int64; 3 Amount int}"
+)
+
+// encodeSameSecondVisitKey and decodeSameSecondVisitKey write and read a key of "same-second-visit".
+func encodeSameSecondVisitKey(w *codec.Writer, k string) {
+	w.String(k)
+}
+func decodeSameSecondVisitKey(r *codec.Reader) string {
+	var k string
+	k = r.String()
+	return k
+}
+
+// encodeSameSecondVisitValue and decodeSameSecondVisitValue write and read a value of type joins.Event of the state of "same-second-visit".
+func encodeSameSecondVisitValue(w *codec.Writer, v *joins.Event) {
+	encodeEvent(w, v)
+}
+func decodeSameSecondVisitValue(r *codec.Reader) *joins.Event {
+	v := new(joins.Event)
+	decodeSameSecondVisitValueTo(r, v)
+	return v
+}
+
+// decodeSameSecondVisitValueTo is decodeSameSecondVisitValue into *v, which is zero: a restore decodes into values it
+// allocates many at a time.
+func decodeSameSecondVisitValueTo(r *codec.Reader, v *joins.Event) {
+	decodeEvent(r, v)
+}
+
+// encodeSameSecondVisitRight and decodeSameSecondVisitRight write and read a value of type joins.Payment of the state of "same-second-visit".
+func encodeSameSecondVisitRight(w *codec.Writer, v *joins.Payment) {
+	encodePayment(w, v)
+}
+func decodeSameSecondVisitRight(r *codec.Reader) *joins.Payment {
+	v := new(joins.Payment)
+	decodePayment(r, v)
+	return v
+}
+
+// sameSecondVisitCodec is how checkpoints write and read the state of "same-second-visit".
+var sameSecondVisitCodec = &state.Codec[string, joins.Event]{
+	Hash:          hashKeySameSecondVisit,
+	EncodeKey:     encodeSameSecondVisitKey,
+	DecodeKey:     decodeSameSecondVisitKey,
+	EncodeValue:   encodeSameSecondVisitValue,
+	DecodeValue:   decodeSameSecondVisitValue,
+	DecodeValueTo: decodeSameSecondVisitValueTo,
+	KeySchema:     sameSecondVisitKeySchema,
+	ValueSchema:   sameSecondVisitValueSchema,
 }
 
 // encodeEvent writes a joins.Event of checkpointed state, field by field.

@@ -8,7 +8,6 @@ import (
 	"github.com/pipegen/pipegen/golden/unread-warning"
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
-	"github.com/pipegen/pipegen/runtime/state"
 	"time"
 )
 
@@ -438,10 +437,10 @@ func (c *countsChain) flush() {
 func (c *countsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeCounts, c.in.Watermarks())
-	// The windows that got records since the last checkpoint, or all of them.
-	runtime.SnapshotChanges(s, nodeCounts, "", hashKeyCounts, countsKeySchema, countsValueSchema, c.countsState, func(sec *state.Sections, kg func(string) int, d runtime.Delta) (uint64, error) {
-		return c.countsState.SnapshotDelta(sec, kg, encodeCountsKey, encodeCountsValue, d)
-	})
+	// The windows that got records since the last checkpoint, or all of them;
+	// captured copy on write and encoded by the checkpoint writer when their
+	// accumulators hold no pointers.
+	runtime.SnapshotWindows(s, nodeCounts, "", hashKeyCounts, countsKeySchema, countsValueSchema, c.countsState, encodeCountsKey, encodeCountsValue)
 	c.lateSink.PreCommit(s, nodeLate)
 	c.task.Submit(s)
 }

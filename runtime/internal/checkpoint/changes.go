@@ -39,6 +39,30 @@ type Changes interface {
 // savepoint (canonical form).
 func SnapshotChanges[K comparable](s *Snapshot, node int, name string, hash func(K) uint64, keySchema, valueSchema string, st Changes,
 	write func(sec *state.Sections, keyGroup func(K) int, d state.Delta) (uint64, error)) {
+	snapshotChanges(s, node, name, hash, keySchema, valueSchema, st, false, func(d state.Delta) (uint64, func(*state.Sections, func(K) int) (uint64, error), error) {
+		return 0, func(sec *state.Sections, kg func(K) int) (uint64, error) { return write(sec, kg, d) }, nil
+	})
+}
+
+// CaptureChanges is SnapshotChanges of state that is encoded by the
+// writer: at the barrier, capture ends the state's epoch and returns it,
+// with encode, which the writer calls later to fill the sections of the
+// entries that d says as they were at the barrier, while the subtask goes
+// on changing the state. The subtask's stall is capture's, whatever
+// encode costs.
+func CaptureChanges[K comparable](s *Snapshot, node int, name string, hash func(K) uint64, keySchema, valueSchema string, st Changes,
+	capture func(d state.Delta) (epoch uint64, encode func(sec *state.Sections, keyGroup func(K) int) error, err error)) {
+	snapshotChanges(s, node, name, hash, keySchema, valueSchema, st, true, func(d state.Delta) (uint64, func(*state.Sections, func(K) int) (uint64, error), error) {
+		epoch, encode, err := capture(d)
+		return epoch, func(sec *state.Sections, kg func(K) int) (uint64, error) { return epoch, encode(sec, kg) }, err
+	})
+}
+
+// snapshotChanges is SnapshotChanges and CaptureChanges: capture returns
+// the epoch it ended, or encode does when it runs at the barrier (async
+// false).
+func snapshotChanges[K comparable](s *Snapshot, node int, name string, hash func(K) uint64, keySchema, valueSchema string, st Changes, async bool,
+	capture func(d state.Delta) (uint64, func(*state.Sections, func(K) int) (uint64, error), error)) {
 	t := s.task
 	ch := t.chain(node, name)
 	base, ok := ch.get(t.cp.Committed())
@@ -48,33 +72,59 @@ func SnapshotChanges[K comparable](s *Snapshot, node int, name string, hash func
 		d.Since, d.Keep = base.epoch, base.epoch
 	}
 	start, end := t.keyRange(node)
+	// The hint is the subtask's or, for a capture, the writer's: the
+	// same state is always one or the other.
 	hint := t.sizeHint(node, name, end-start)
-	sec := state.NewSections(start, end)
-	if full {
-		// The buffers of a full snapshot start at the size of the last
-		// full one's sections; a delta's are small.
-		sec = state.NewSectionsSized(start, end, hint)
-	}
 	maxP := t.cp.cfg.MaxParallelism
-	epoch, err := write(sec, func(k K) int { return keygroup.Of(hash(k), maxP) }, d)
-	for i := 0; err == nil && i < len(sec.W); i++ {
-		err = sec.W[i].Err() // a value the encoder refused, such as a cycle
-	}
+	keyGroup := func(k K) int { return keygroup.Of(hash(k), maxP) }
 	n := &t.cp.cfg.Nodes[node]
+	epoch, encode, err := capture(d)
 	if err != nil {
 		s.err = fmt.Errorf("%s[%d]: %w", n.Name, t.sub, err)
 		return
 	}
-	sections := make([][]byte, len(sec.W))
-	for i := range sec.W {
-		sections[i] = sec.W[i].Bytes()
+	// encodeSections encodes the sections and sets epoch; it runs at the
+	// barrier or in the writer.
+	encodeSections := func() ([][]byte, error) {
+		sec := state.NewSections(start, end)
 		if full {
-			hint[i] = len(sections[i]) // a delta's size says nothing of the next full file's
+			// The buffers of a full snapshot start at the size of the
+			// last full one's sections; a delta's are small.
+			sec = state.NewSectionsSized(start, end, hint)
+		}
+		var err error
+		epoch, err = encode(sec, keyGroup)
+		for i := 0; err == nil && i < len(sec.W); i++ {
+			err = sec.W[i].Err() // a value the encoder refused, such as a cycle
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s[%d]: %w", n.Name, t.sub, err)
+		}
+		sections := make([][]byte, len(sec.W))
+		for i := range sec.W {
+			sections[i] = sec.W[i].Bytes()
+			if full {
+				hint[i] = len(sections[i]) // a delta's size says nothing of the next full file's
+			}
+		}
+		return sections, nil
+	}
+	var sections [][]byte
+	if !async {
+		if sections, err = encodeSections(); err != nil {
+			s.err = err
+			return
 		}
 	}
 	id, sub := s.ID, t.sub
 	s.files = append(s.files, keyedFiles{node: node, state: name, keySchema: keySchema, valueSchema: valueSchema, abandon: func() {},
 		write: func(stor *storage.Storage) ([]storage.StateFile, int64, error) {
+			if async {
+				var err error
+				if sections, err = encodeSections(); err != nil {
+					return nil, 0, err
+				}
+			}
 			fname := fmt.Sprintf("%s-%d-%06d.state", StateStem(n.UID, name), sub, id)
 			w, err := stor.CreateShared(fname, start, end-start)
 			if err != nil {

@@ -8,9 +8,13 @@ import "github.com/pipegen/pipegen/runtime/state"
 // sliding windows may be a delta: only what changed since an earlier
 // checkpoint, which it builds on (package checkpoint keeps the chain of
 // files). Changes are counted per epoch, the time between two barriers,
-// as state.Memory counts them: the first change in an epoch of a timer or
-// of a key's window appends it to the epoch's list, and a delta writes the
-// entries listed in the epochs after the one its base closed. What a
+// as state.Memory counts them. The first change in an epoch of a timer
+// appends it to the epoch's list, and a delta writes the entries listed
+// in the epochs after the one its base closed. A window is stamped with
+// the epoch of its last record instead (pane.vers), and a delta writes
+// the windows stamped after its base's epoch: it reads the panes with
+// such windows (pane.ver), not a list, so that the windows can be
+// captured at the barrier and encoded later (windowcapture.go). What a
 // delta writes is proportional to what changed, not to the state.
 //
 // A delta section has the header of a full one (the watermark and the

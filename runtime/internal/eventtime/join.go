@@ -296,25 +296,28 @@ func dropFront[T any](recs []Timed[T], n int) []Timed[T] {
 // again: the larger session emits the others.) Windows with pending pairs
 // emit them in ascending window end, then creation order.
 type WindowJoin[K comparable, L, R any] struct {
-	ws    *WindowState[K, joinAcc[L, R]]
+	ws    *WindowState[K, JoinRecords[L, R]]
 	seq   uint64 // the arrival number of the next record
 	group uint64 // the next emission group, from 1
 	// dirty holds fired windows that got records since they emitted.
-	dirty []winRef[K, joinAcc[L, R]]
+	dirty []winRef[K, JoinRecords[L, R]]
 	due   []dueWindow[L, R]
 
 	// Bound once, so that adding a record allocates no closure.
-	addL, addR func(*joinAcc[L, R])
-	markFn     func(winRef[K, joinAcc[L, R]])
-	fireFn     func(K, Window, *joinAcc[L, R])
+	addL, addR func(*JoinRecords[L, R])
+	markFn     func(winRef[K, JoinRecords[L, R]])
+	fireFn     func(K, Window, *JoinRecords[L, R])
 	curL       L
 	curR       R
 	emit       func(l L, r R, w Window)
 	idx        []int
 }
 
-// joinAcc is a window's records, each side in arrival order.
-type joinAcc[L, R any] struct {
+// JoinRecords is a window's buffered records, each side in arrival
+// order: the accumulator of a window join's windows on either backend
+// (WindowJoin here, pebblestate.WindowJoin), and so the one definition of
+// how they pair, merge and are written.
+type JoinRecords[L, R any] struct {
 	ls    []joinItem[L]
 	rs    []joinItem[R]
 	dirty bool // in WindowJoin.dirty
@@ -328,17 +331,27 @@ type joinItem[T any] struct {
 	v          T
 }
 
+// AddLeft buffers left record l, arrival number seq.
+func (a *JoinRecords[L, R]) AddLeft(seq uint64, l L) {
+	a.ls = append(a.ls, joinItem[L]{seq: seq, v: l})
+}
+
+// AddRight buffers right record r, arrival number seq.
+func (a *JoinRecords[L, R]) AddRight(seq uint64, r R) {
+	a.rs = append(a.rs, joinItem[R]{seq: seq, v: r})
+}
+
 // NewWindowJoin returns an empty window join. It panics on an invalid
 // assigner or a negative lateness: the compiler checks them.
 func NewWindowJoin[K comparable, L, R any](a WindowAssigner, lateness int64) *WindowJoin[K, L, R] {
 	j := &WindowJoin[K, L, R]{group: 1}
-	var merge func(dst, src *joinAcc[L, R])
+	var merge func(dst, src *JoinRecords[L, R])
 	if a.Kind == Session {
-		merge = mergeJoinAcc[L, R]
+		merge = MergeJoinRecords[L, R]
 	}
-	j.ws = NewWindowState[K, joinAcc[L, R]](a, lateness, merge)
-	j.addL = func(a *joinAcc[L, R]) { a.ls = append(a.ls, joinItem[L]{seq: j.seq, v: j.curL}) }
-	j.addR = func(a *joinAcc[L, R]) { a.rs = append(a.rs, joinItem[R]{seq: j.seq, v: j.curR}) }
+	j.ws = NewWindowState[K, JoinRecords[L, R]](a, lateness, merge)
+	j.addL = func(a *JoinRecords[L, R]) { a.AddLeft(j.seq, j.curL) }
+	j.addR = func(a *JoinRecords[L, R]) { a.AddRight(j.seq, j.curR) }
 	j.markFn = j.mark
 	j.fireFn = j.fire
 	return j
@@ -371,7 +384,7 @@ func (j *WindowJoin[K, L, R]) AddRight(k K, r R, ts, inputWatermark int64) bool 
 	return ok
 }
 
-func (j *WindowJoin[K, L, R]) mark(ref winRef[K, joinAcc[L, R]]) {
+func (j *WindowJoin[K, L, R]) mark(ref winRef[K, JoinRecords[L, R]]) {
 	if _, _, _, acc := j.ws.resolve(ref); !acc.dirty {
 		acc.dirty = true
 		j.dirty = append(j.dirty, ref)
@@ -382,7 +395,7 @@ func (j *WindowJoin[K, L, R]) mark(ref winRef[K, joinAcc[L, R]]) {
 type dueWindow[L, R any] struct {
 	w   Window
 	seq uint64
-	acc *joinAcc[L, R]
+	acc *JoinRecords[L, R]
 }
 
 // Advance emits the new pairs of windows that fired before and got records
@@ -417,36 +430,42 @@ func (j *WindowJoin[K, L, R]) Advance(wm int64, emit func(l L, r R, w Window)) {
 	j.emit = nil
 }
 
-func (j *WindowJoin[K, L, R]) fire(_ K, w Window, a *joinAcc[L, R]) {
+func (j *WindowJoin[K, L, R]) fire(_ K, w Window, a *JoinRecords[L, R]) {
 	a.dirty = false
 	j.pairs(w, a)
 }
 
-// pairs emits the pairs of a window's records that have not been emitted,
-// then puts all of them in a new group.
-func (j *WindowJoin[K, L, R]) pairs(w Window, a *joinAcc[L, R]) {
-	g := j.group
+// pairs emits the new pairs of a window, in the join's next group.
+func (j *WindowJoin[K, L, R]) pairs(w Window, a *JoinRecords[L, R]) {
+	a.Pairs(w, j.group, &j.idx, j.emit)
 	j.group++
-	cached := uint64(0) // the group j.idx holds the rest of
+}
+
+// Pairs emits the pairs of window w's records that have not been
+// emitted, then puts all of them in emission group g, a group none of
+// them is in (a join's groups count up). idx is scratch space, kept by
+// the caller so that emitting allocates nothing.
+func (a *JoinRecords[L, R]) Pairs(w Window, g uint64, idx *[]int, emit func(l L, r R, w Window)) {
+	cached := uint64(0) // the group *idx holds the rest of
 	for li := range a.ls {
 		l := &a.ls[li]
 		if l.group == 0 {
 			for ri := range a.rs {
-				j.emit(l.v, a.rs[ri].v, w)
+				emit(l.v, a.rs[ri].v, w)
 			}
 		} else {
 			if l.group != cached {
 				// The right records l has not met: those of other groups.
-				j.idx = j.idx[:0]
+				*idx = (*idx)[:0]
 				for ri := range a.rs {
 					if a.rs[ri].group != l.group {
-						j.idx = append(j.idx, ri)
+						*idx = append(*idx, ri)
 					}
 				}
 				cached = l.group
 			}
-			for _, ri := range j.idx {
-				j.emit(l.v, a.rs[ri].v, w)
+			for _, ri := range *idx {
+				emit(l.v, a.rs[ri].v, w)
 			}
 		}
 		l.group = g
@@ -456,8 +475,9 @@ func (j *WindowJoin[K, L, R]) pairs(w Window, a *joinAcc[L, R]) {
 	}
 }
 
-// mergeJoinAcc merges two sessions' records, each side in arrival order.
-func mergeJoinAcc[L, R any](dst, src *joinAcc[L, R]) {
+// MergeJoinRecords merges two sessions' records into dst, each side in
+// arrival order.
+func MergeJoinRecords[L, R any](dst, src *JoinRecords[L, R]) {
 	dst.ls = mergeItems(dst.ls, src.ls)
 	dst.rs = mergeItems(dst.rs, src.rs)
 	src.ls, src.rs = nil, nil
@@ -487,21 +507,16 @@ func mergeItems[T any](a, b []joinItem[T]) []joinItem[T] {
 // it fired, and its records (arrival number, emission group, and encL or
 // encR).
 func (j *WindowJoin[K, L, R]) Snapshot(sec *state.Sections, keyGroup func(K) int, encK func(*codec.Writer, K), encL func(*codec.Writer, *L), encR func(*codec.Writer, *R)) error {
-	encA := func(w *codec.Writer, a *joinAcc[L, R]) {
-		writeItems(w, a.ls, encL)
-		writeItems(w, a.rs, encR)
-	}
+	encA := func(w *codec.Writer, a *JoinRecords[L, R]) { a.Encode(w, encL, encR) }
 	return j.ws.snapshot(sec, keyGroup, encK, encA, sectionHeader{seq2: j.seq, group: j.group})
 }
 
 // Restore adds the windows of one key group's section to a join that holds
 // none of its keys.
 func (j *WindowJoin[K, L, R]) Restore(section []byte, decK func(*codec.Reader) K, decL func(*codec.Reader) *L, decR func(*codec.Reader) *R) error {
-	decA := func(r *codec.Reader) *joinAcc[L, R] {
-		return &joinAcc[L, R]{ls: readItems(r, decL), rs: readItems(r, decR)}
-	}
-	h, err := j.ws.restore(section, decK, decA, func(ref winRef[K, joinAcc[L, R]], fired bool, acc *joinAcc[L, R]) {
-		if fired && acc.pending() {
+	decA := func(r *codec.Reader) *JoinRecords[L, R] { return DecodeJoinRecords(r, decL, decR) }
+	h, err := j.ws.restore(section, decK, decA, func(ref winRef[K, JoinRecords[L, R]], fired bool, acc *JoinRecords[L, R]) {
+		if fired && acc.Pending() {
 			j.mark(ref)
 		}
 	})
@@ -510,8 +525,8 @@ func (j *WindowJoin[K, L, R]) Restore(section []byte, decK func(*codec.Reader) K
 	return err
 }
 
-// pending reports whether a record has not been emitted yet.
-func (a *joinAcc[L, R]) pending() bool {
+// Pending reports whether a record has not been emitted yet.
+func (a *JoinRecords[L, R]) Pending() bool {
 	for i := range a.ls {
 		if a.ls[i].group == 0 {
 			return true
@@ -523,6 +538,21 @@ func (a *joinAcc[L, R]) pending() bool {
 		}
 	}
 	return false
+}
+
+// Encode writes the records, the left ones (encL) and then the right ones
+// (encR): per side a count, then per record, nested, its arrival number,
+// its group and the record. It is a window's accumulator in the state
+// files of both backends.
+func (a *JoinRecords[L, R]) Encode(w *codec.Writer, encL func(*codec.Writer, *L), encR func(*codec.Writer, *R)) {
+	writeItems(w, a.ls, encL)
+	writeItems(w, a.rs, encR)
+}
+
+// DecodeJoinRecords reads what Encode wrote; a side out of arrival order
+// fails r.
+func DecodeJoinRecords[L, R any](r *codec.Reader, decL func(*codec.Reader) *L, decR func(*codec.Reader) *R) *JoinRecords[L, R] {
+	return &JoinRecords[L, R]{ls: readItems(r, decL), rs: readItems(r, decR)}
 }
 
 func writeItems[T any](w *codec.Writer, items []joinItem[T], enc func(*codec.Writer, *T)) {

@@ -37,11 +37,8 @@ type paneIndex[K comparable, A any] struct {
 	// refs holds width pairs per slot, in chunks of slotChunk slots: but
 	// for the first, a chunk is never copied when the keys grow. A
 	// pointer into it (ref) is valid until the next new slot.
-	refs [][]paneRef
-	live []int32 // per slot, the panes that hold the key
-	// vers holds per slot the epoch (low 32 bits) in which the key was
-	// last listed as changed (WindowState.log), once changes are listed.
-	vers  []uint32
+	refs  [][]paneRef
+	live  []int32 // per slot, the panes that hold the key
 	free  []int32
 	idle  int // slots in the map whose live is 0
 	spill map[spillKey[K]]int32
@@ -119,11 +116,9 @@ func (x *paneIndex[K, A]) slot(k K) int32 {
 	if n := len(x.free); n > 0 {
 		sl = x.free[n-1]
 		x.free = x.free[:n-1]
-		x.vers[sl] = 0
 	} else {
 		sl = int32(len(x.live))
 		x.live = append(x.live, 0)
-		x.vers = append(x.vers, 0)
 		if int(sl)%slotChunk == 0 {
 			// The first chunk grows, for the many states with few keys;
 			// the others are made whole.
@@ -230,36 +225,6 @@ func (x *paneIndex[K, A]) lookup(p *pane[K, A], k K) (int32, bool) {
 		return 0, false
 	}
 	return x.find(sl, k, p.w.Start, x.pos(p.w.Start))
-}
-
-// each calls f with the index of key k in each pane it is in (ring
-// first, in the ring's order, then the spilled ones in ascending start)
-// and the start of the pane; starts lists the open panes' starts,
-// ascending, and is read only when windows are spilled.
-func (x *paneIndex[K, A]) each(k K, starts []int64, f func(start int64, i int32) error) error {
-	sl, ok := x.slots[k]
-	if !ok {
-		return nil
-	}
-	refs := x.refs[sl/slotChunk][int(sl%slotChunk)*x.width:][:x.width]
-	for _, r := range refs {
-		if r.i >= 0 {
-			if err := f(r.start, r.i); err != nil {
-				return err
-			}
-		}
-	}
-	if len(x.spill) == 0 {
-		return nil
-	}
-	for _, start := range starts {
-		if i, ok := x.spill[spillKey[K]{k, start}]; ok {
-			if err := f(start, i); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // pairs is the number of (key, pane) pairs indexed, for tests.

@@ -131,26 +131,40 @@ func (t *TriggeredWindows[K, A]) AddGap(k K, ts, gap, inputWatermark int64, add 
 }
 
 func (t *TriggeredWindows[K, A]) each(k K, w Window, fired bool, a *TriggerAcc[A]) {
+	TriggerOnRecord(&t.trig, k, w, fired, a, t.emit)
+}
+
+func (t *TriggeredWindows[K, A]) fire(k K, w Window, f pipegen.Firing, a *TriggerAcc[A]) {
+	FireTrigger(&t.trig, k, w, f, a, t.emit)
+}
+
+// TriggerOnRecord fires window w of key k, which just got a record, if
+// trigger tr says so: late when it fired already, early when its records
+// since the last firing reach tr's count (FireTrigger). Both backends'
+// triggered windows call it for each window a record lands in.
+func TriggerOnRecord[K comparable, A any](tr *Trigger, k K, w Window, fired bool, a *TriggerAcc[A], emit func(k K, w Window, f pipegen.Firing, acc *A)) {
 	switch {
 	case fired:
-		t.fire(k, w, pipegen.Late, a)
-	case t.trig.Count > 0 && a.N >= t.trig.Count:
-		t.fire(k, w, pipegen.Early, a)
+		FireTrigger(tr, k, w, pipegen.Late, a, emit)
+	case tr.Count > 0 && a.N >= tr.Count:
+		FireTrigger(tr, k, w, pipegen.Early, a, emit)
 	}
 }
 
-// fire emits a window's result with its firing, unless in discard mode
-// nothing was added since the previous one, and starts counting again.
-func (t *TriggeredWindows[K, A]) fire(k K, w Window, f pipegen.Firing, a *TriggerAcc[A]) {
-	if t.trig.Discard {
+// FireTrigger emits window w's result with firing f, unless in discard
+// mode nothing was added since the previous firing, and starts counting
+// again: what a firing does to a window with trigger tr, on both
+// backends.
+func FireTrigger[K comparable, A any](tr *Trigger, k K, w Window, f pipegen.Firing, a *TriggerAcc[A], emit func(k K, w Window, f pipegen.Firing, acc *A)) {
+	if tr.Discard {
 		if a.N == 0 {
 			return
 		}
-		t.emit(k, w, f, &a.Acc)
+		emit(k, w, f, &a.Acc)
 		var zero A
 		a.Acc = zero
 	} else {
-		t.emit(k, w, f, &a.Acc)
+		emit(k, w, f, &a.Acc)
 	}
 	a.N = 0
 }

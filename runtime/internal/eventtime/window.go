@@ -3,6 +3,7 @@ package eventtime
 import (
 	"cmp"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/pipegen/pipegen/runtime/codec"
@@ -70,25 +71,20 @@ type WindowState[K comparable, A any] struct {
 	sessions    map[K][]*winEntry[K, A]
 	sessionHeap timeHeap[*winEntry[K, A]]
 
-	// log lists the keys' windows that got records in each epoch, for
-	// deltas (SnapshotDelta; tumbling and sliding windows only): with the
-	// pane index a key once per epoch (p nil), whichever of its panes
-	// changed, without it each pane of the key.
-	log changeLog[paneKey[K, A]]
+	// epoch is the current epoch, the time between two checkpoints
+	// (SnapshotDelta, Capture end it); once tracking is set, each window
+	// of a pane that gets a record is stamped with it (pane.vers), for
+	// deltas (tumbling and sliding windows only).
+	epoch    uint64
+	tracking bool
+	// capturable is set when the windows may be captured for another
+	// goroutine to encode (CanCapture).
+	capturable bool
 	// chain holds the windows of the files of one subtask of the
 	// checkpoint being restored, when they are restored apart
 	// (RestoreSection); inChain is set while a chain is read.
 	chain   *WindowState[K, A]
 	inChain bool
-}
-
-// paneKey names the window of a key in a pane: key k, at index i
-// unless a restored pane was sorted since (sortPane); or, p nil, the
-// windows of key k.
-type paneKey[K comparable, A any] struct {
-	p *pane[K, A]
-	k K
-	i int32
 }
 
 // pane is one tumbling or sliding window, with the accumulator of every
@@ -112,8 +108,14 @@ type pane[K comparable, A any] struct {
 	seqs  []uint64
 	accs  []A
 	// vers holds, per key, the epoch (low 32 bits) its window last got a
-	// record in, once changes are listed.
+	// record in, once changes are tracked; ver the latest of them.
 	vers []uint32
+	ver  uint32
+	// shared is set when a capture that another goroutine may still be
+	// encoding holds accs, vers and early: they are copied before they
+	// are changed (own). keys, seqs and slots are only appended to, or
+	// replaced whole (sortPane), so the capture's part of them stays.
+	shared bool
 }
 
 // winEntry is one session of one key.
@@ -149,6 +151,9 @@ func (s *WindowState[K, A]) resolve(r winRef[K, A]) (w Window, seq uint64, fired
 		return e.w, e.seq, e.fired, &e.acc
 	}
 	p := r.p
+	if p.shared {
+		p.own() // the caller may change the accumulator
+	}
 	i, _ := s.indexOf(p, r.k)
 	return p.w, p.seqs[i], p.fired || p.early[i], &p.accs[i]
 }
@@ -168,7 +173,8 @@ func NewWindowState[K comparable, A any](a WindowAssigner, lateness int64, merge
 		panic("session windows need a merge function")
 	}
 	return &WindowState[K, A]{assign: a, lateness: lateness, merge: merge, wm: MinTime,
-		panes: make(map[int64]*pane[K, A]), ix: newPaneIndex[K, A](a), sessions: make(map[K][]*winEntry[K, A]), log: changeLog[paneKey[K, A]]{epoch: 1}}
+		panes: make(map[int64]*pane[K, A]), ix: newPaneIndex[K, A](a), sessions: make(map[K][]*winEntry[K, A]), epoch: 1,
+		capturable: a.Kind != Session && pointerFree(reflect.TypeFor[K]()) && pointerFree(reflect.TypeFor[A]())}
 }
 
 // Len is the number of open windows, counted per key.
@@ -256,6 +262,9 @@ func (s *WindowState[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A),
 			}
 		}
 		p := s.pane(w, pos)
+		if p.shared {
+			p.own()
+		}
 		var i int32
 		var ok bool
 		if ix {
@@ -279,14 +288,9 @@ func (s *WindowState[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A),
 			p.vers = append(p.vers, 0)
 			s.n++
 		}
-		if s.log.tracking && p.vers[i] != uint32(s.log.epoch) {
-			p.vers[i] = uint32(s.log.epoch)
-			if !ix {
-				s.log.add(paneKey[K, A]{p, k, i})
-			} else if s.ix.vers[sl] != uint32(s.log.epoch) {
-				s.ix.vers[sl] = uint32(s.log.epoch)
-				s.log.add(paneKey[K, A]{k: k})
-			}
+		if s.tracking && p.vers[i] != uint32(s.epoch) {
+			p.vers[i] = uint32(s.epoch)
+			p.ver = uint32(s.epoch)
 		}
 		acc := &p.accs[i]
 		add(acc)
@@ -410,6 +414,7 @@ func (s *WindowState[K, A]) sortPane(p *pane[K, A]) {
 		}
 	}
 	p.keys, p.slots, p.seqs, p.accs, p.vers, p.early = keys, slots, seqs, accs, vers, early
+	p.shared = false // no capture holds the new arrays
 }
 
 func (s *WindowState[K, A]) addSession(k K, ts, wm int64, add func(acc *A), onUpdate func(k K, w Window, acc *A), onRef func(winRef[K, A]), each func(k K, w Window, fired bool, acc *A)) bool {
@@ -509,6 +514,9 @@ func (s *WindowState[K, A]) Advance(wm int64, fire func(k K, w Window, acc *A)) 
 			p.fired = true
 			if fire != nil {
 				s.sortPane(p)
+				if p.shared {
+					p.own() // fire may change the accumulators
+				}
 				for i := range p.keys {
 					if p.early == nil || !p.early[int32(i)] {
 						fire(p.keys[i], p.w, &p.accs[i])
@@ -560,35 +568,19 @@ func (s *WindowState[K, A]) Snapshot(sec *state.Sections, keyGroup func(K) int, 
 }
 
 func (s *WindowState[K, A]) snapshot(sec *state.Sections, keyGroup func(K) int, encK func(*codec.Writer, K), encA func(*codec.Writer, *A), h sectionHeader) error {
-	h.wm, h.seq = s.wm, s.seq
-	writeSectionHeaders(sec, h)
-	write := func(k K, win Window, seq uint64, fired bool, acc *A) error {
-		w, err := keySection(sec, keyGroup, k)
-		if err != nil {
-			return err
-		}
-		m := w.Begin()
-		encK(w, k)
-		w.Varint(win.Start)
-		w.Varint(win.End)
-		w.Uvarint(seq)
-		w.Bool(fired)
-		encA(w, acc)
-		w.End(m)
-		return nil
-	}
-	for _, p := range s.panes {
-		for i, k := range p.keys {
-			if err := write(k, p.w, p.seqs[i], p.fired || p.early[int32(i)], &p.accs[i]); err != nil {
-				return err
-			}
-		}
+	// The panes' windows as a capture encodes them, at once.
+	c := s.capturePanes(true, 0, false)
+	c.h.seq2, c.h.group = h.seq2, h.group
+	if err := c.Encode(sec, keyGroup, encK, encA); err != nil {
+		return err
 	}
 	for k, wins := range s.sessions {
 		for _, e := range wins {
-			if err := write(k, e.w, e.seq, e.fired, &e.acc); err != nil {
+			w, err := keySection(sec, keyGroup, k)
+			if err != nil {
 				return err
 			}
+			writeWindowEntry(w, false, k, e.w, e.seq, e.fired, &e.acc, encK, encA)
 		}
 	}
 	return nil
@@ -699,6 +691,9 @@ func (s *WindowState[K, A]) restorePane(k K, w Window, seq uint64, fired bool, a
 		s.schedulePane(p)
 		s.paneHeap.fix(p.hi)
 	case !p.fired && fired:
+		if p.shared {
+			p.own()
+		}
 		if p.early == nil {
 			p.early = make(map[int32]bool)
 		}
@@ -744,6 +739,9 @@ func (s *WindowState[K, A]) openWindows(buf []openWindow[K, A]) []openWindow[K, 
 	for _, p := range s.panes {
 		if p.fired {
 			continue
+		}
+		if p.shared {
+			p.own() // the caller may change the accumulators
 		}
 		for i, k := range p.keys {
 			if p.early == nil || !p.early[int32(i)] {

@@ -16,82 +16,44 @@ import (
 func (s *WindowState[K, A]) Incremental() bool { return s.assign.Kind != Session }
 
 // SnapshotDelta writes the windows as d says: every open one (as Snapshot
-// does), or the windows of keys that got records after epoch d.Since. It
-// ends the epoch and returns it: a delta on top of this snapshot passes
-// it as Since. Windows that fired or were dropped since are not written:
-// the watermark in the sections' headers says which (restoreDelta). It
-// fails for sessions (Incremental).
+// does), or the windows that got records after epoch d.Since. It ends the
+// epoch and returns it: a delta on top of this snapshot passes it as
+// Since. Windows that fired or were dropped since are not written: the
+// watermark in the sections' headers says which (restoreDelta). It fails
+// for sessions (Incremental) unless d is full. It encodes on the calling
+// goroutine; Capture leaves the encoding to another.
 func (s *WindowState[K, A]) SnapshotDelta(sec *state.Sections, keyGroup func(K) int, encK func(*codec.Writer, K), encA func(*codec.Writer, *A), d Delta) (uint64, error) {
 	if d.Full {
 		if err := s.Snapshot(sec, keyGroup, encK, encA); err != nil {
 			return 0, err
 		}
-		return s.log.close(d, nil)
+		return s.closeEpoch(), nil
 	}
 	if !s.Incremental() {
 		return 0, fmt.Errorf("session windows cannot be written as a delta")
 	}
-	writeSectionHeaders(sec, sectionHeader{wm: s.wm, seq: s.seq})
-	var starts []int64
-	if len(s.ix.spill) > 0 {
-		for start := range s.panes {
-			starts = append(starts, start)
-		}
-		slices.Sort(starts)
+	c := s.capturePanes(false, d.Since, false)
+	if err := c.Encode(sec, keyGroup, encK, encA); err != nil {
+		return 0, err
 	}
-	write := func(epoch uint64, p *pane[K, A], k K, i int32) error {
-		if p.vers[i] != uint32(epoch) {
-			return nil // listed again in a later epoch
-		}
-		w, err := keySection(sec, keyGroup, k)
-		if err != nil {
-			return err
-		}
-		m := w.Begin()
-		w.Uvarint(deltaPut)
-		encK(w, k)
-		w.Varint(p.w.Start)
-		w.Varint(p.w.End)
-		w.Uvarint(p.seqs[i])
-		w.Bool(p.fired || p.early[i])
-		encA(w, &p.accs[i])
-		w.End(m)
-		return nil
-	}
-	return s.log.close(d, func(epoch uint64, pk paneKey[K, A]) error {
-		p := pk.p
-		if p == nil {
-			// Every window of the key that changed in the epoch.
-			return s.ix.each(pk.k, starts, func(start int64, i int32) error {
-				p := s.ix.panes[s.ix.pos(start)]
-				if p == nil || p.w.Start != start {
-					p = s.panes[start]
-				}
-				return write(epoch, p, pk.k, i)
-			})
-		}
-		if p.hi < 0 {
-			return nil // dropped: the watermark says so
-		}
-		i := pk.i
-		if int(i) >= len(p.keys) || p.keys[i] != pk.k {
-			// The pane was sorted since.
-			j, ok := s.indexOf(p, pk.k)
-			if !ok {
-				return nil
-			}
-			i = j
-		}
-		return write(epoch, p, pk.k, i)
-	})
+	return s.closeEpoch(), nil
+}
+
+// closeEpoch ends the current epoch and returns it; changes are stamped
+// from now on.
+func (s *WindowState[K, A]) closeEpoch() uint64 {
+	e := s.Epoch()
+	s.epoch = e + 1
+	s.tracking = true
+	return e
 }
 
 // Epoch is the epoch the next SnapshotDelta ends.
-func (s *WindowState[K, A]) Epoch() uint64 { return s.log.current() }
+func (s *WindowState[K, A]) Epoch() uint64 { return max(s.epoch, 1) }
 
 // Track makes the state list its changes from now on: a delta may be
 // taken on top of the files it was restored from.
-func (s *WindowState[K, A]) Track() { s.log.tracking = true }
+func (s *WindowState[K, A]) Track() { s.tracking = true }
 
 // RestoreSection adds the windows of one key group's section of a full
 // file, or applies a delta's (delta set) on top of the files before it.
@@ -197,6 +159,9 @@ func (s *WindowState[K, A]) restoreDelta(section []byte, decK func(*codec.Reader
 		s.seq = max(s.seq, seq+1)
 		if p := s.panes[w.Start]; p != nil {
 			if i, ok := s.indexOf(p, k); ok {
+				if p.shared {
+					p.own()
+				}
 				p.accs[i] = *a
 				if fired && !p.fired {
 					if p.early == nil {

@@ -1,0 +1,76 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/state"
+	"github.com/pipegen/pipegen/runtime/vfs"
+)
+
+// epochState is a Changes whose snapshots are counted by the test.
+type epochState struct{ epoch uint64 }
+
+func (e *epochState) Epoch() uint64   { return e.epoch }
+func (e *epochState) Track()          {}
+func (e *epochState) EndChain() error { return nil }
+
+// TestCaptureChangesEncodesInWriter: state captured with CaptureChanges
+// is encoded by the writer, not at the barrier; the chain goes on from
+// the epoch the capture ended; an error of the encoder fails the write,
+// naming the subtask.
+func TestCaptureChangesEncodesInWriter(t *testing.T) {
+	cfg := &config.Config{Name: "win", MaxParallelism: 8, Nodes: []config.NodeConfig{{Name: "win", UID: "win", Parallelism: 1}},
+		Checkpoint: config.CheckpointConfig{Mode: config.ExactlyOnce, Dir: "/ckpt"}}
+	cp := New(context.Background(), cfg, Options{FS: vfs.NewMem(), Logf: t.Logf})
+	task := cp.Task(0, 0)
+	st := &epochState{epoch: 7}
+	for _, fail := range []bool{false, true} {
+		id := int64(1)
+		if fail {
+			id = 2
+		}
+		if err := cp.st.Prepare(id); err != nil {
+			t.Fatal(err)
+		}
+		s := task.Begin(id)
+		encoded := false
+		CaptureChanges(s, 0, "", func(k int) uint64 { return uint64(k) }, "int", "int", st, func(d state.Delta) (uint64, func(*state.Sections, func(int) int) error, error) {
+			if !d.Full {
+				t.Errorf("checkpoint %d: the first snapshot of the state is a delta", id)
+			}
+			e := st.epoch
+			st.epoch++
+			return e, func(sec *state.Sections, kg func(int) int) error {
+				encoded = true
+				if fail {
+					return errors.New("the encoder fails")
+				}
+				sec.W[kg(3)-sec.Start].Varint(3)
+				return nil
+			}, nil
+		})
+		if encoded || s.err != nil {
+			t.Fatalf("checkpoint %d: encoded at the barrier (%v), error %v", id, encoded, s.err)
+		}
+		a := cp.write(s)
+		if !encoded {
+			t.Fatalf("checkpoint %d: the writer did not encode the capture", id)
+		}
+		if fail {
+			if a.err == nil || !strings.Contains(a.err.Error(), "win[0]: the encoder fails") {
+				t.Errorf("checkpoint %d: error %v, want win[0]'s encoder's", id, a.err)
+			}
+			continue
+		}
+		if a.err != nil || len(a.nodes) != 1 || len(a.nodes[0].Files) != 1 || a.bytes == 0 {
+			t.Fatalf("checkpoint %d: error %v, wrote %d bytes, nodes %+v", id, a.err, a.bytes, a.nodes)
+		}
+		if l, ok := task.chain(0, "").get(id); !ok || l.epoch != 7 {
+			t.Errorf("checkpoint %d: chain link %+v (%v), want epoch 7", id, l, ok)
+		}
+	}
+}

@@ -1,0 +1,310 @@
+package eventtime
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strconv"
+	"testing"
+
+	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/internal/keygroup"
+	"github.com/pipegen/pipegen/runtime/state"
+)
+
+// flatAcc is an accumulator without pointers, which WindowState captures
+// copy on write: a digest of the records a window got, and of its
+// firings (fire changes it too).
+type flatAcc struct {
+	n, sum, fires int64
+	hash          uint64
+	last          string
+}
+
+func (a *flatAcc) add(id int) {
+	a.n++
+	a.sum += int64(id)
+	a.hash = a.hash*1_000_003 ^ uint64(id)
+	a.last = strconv.Itoa(id)
+}
+
+func encFlatAcc(w *codec.Writer, a *flatAcc) {
+	w.Varint(a.n)
+	w.Varint(a.sum)
+	w.Varint(a.fires)
+	w.Uvarint(a.hash)
+	w.String(a.last)
+}
+
+func decFlatAcc(r *codec.Reader) *flatAcc {
+	return &flatAcc{n: r.Varint(), sum: r.Varint(), fires: r.Varint(), hash: r.Uvarint(), last: r.String()}
+}
+
+func TestCanCapture(t *testing.T) {
+	for _, c := range []struct {
+		v    any
+		want bool
+	}{
+		{int64(0), true}, {"", true}, {flatAcc{}, true}, {[3]struct{ a, b float64 }{}, true}, {[0]*int{}, true},
+		{testAcc{}, false}, {new(int), false}, {[]int(nil), false}, {map[int]int(nil), false}, {struct{ x any }{}, false},
+		{[2]struct{ f func() }{}, false}, {struct{ c chan int }{}, false},
+	} {
+		if got := pointerFree(reflect.TypeOf(c.v)); got != c.want {
+			t.Errorf("pointerFree(%T) = %v, want %v", c.v, got, c.want)
+		}
+	}
+	if !NewWindowState[int, flatAcc](WindowAssigner{Kind: Sliding, Size: 10, Slide: 5}, 0, nil).CanCapture() {
+		t.Error("sliding windows of flat accumulators cannot be captured")
+	}
+	if NewWindowState[int, testAcc](WindowAssigner{Kind: Tumbling, Size: 10}, 0, nil).CanCapture() {
+		t.Error("windows of accumulators with a slice can be captured")
+	}
+	if NewWindowState[int, flatAcc](WindowAssigner{Kind: Session, Gap: 10}, 0, func(dst, src *flatAcc) {}).CanCapture() {
+		t.Error("sessions can be captured")
+	}
+	_, _, err := NewWindowState[int, testAcc](WindowAssigner{Kind: Tumbling, Size: 10}, 0, nil).Capture(Delta{Full: true})
+	if err == nil {
+		t.Error("Capture of windows of accumulators with a slice: no error")
+	}
+}
+
+// captureTwins applies the same changes to two window states: at each
+// barrier, live is captured and twin snapshotted at once, then both go on
+// (records, firings with fire changing the accumulators, drops, new keys,
+// windows of other subtasks restored into them, whose unsorted panes are
+// sorted when they fire) before the capture is encoded, on this goroutine
+// or on another one while the changes go on (go test -race sees a write to
+// what the capture holds). The capture must encode what the twin wrote at
+// the barrier, byte for byte.
+func captureTwins(t *testing.T, name string, rng *rand.Rand, a WindowAssigner, lateness int64) (captures int) {
+	t.Helper()
+	live := NewWindowState[int, flatAcc](a, lateness, nil)
+	twin := NewWindowState[int, flatAcc](a, lateness, nil)
+	ops := genStream(rng, 200+rng.IntN(400))
+	for i := range ops {
+		if ops[i].kind == opAdd && rng.IntN(3) == 0 {
+			ops[i].key = 5 + rng.IntN(30) // more keys, some new
+		}
+	}
+	apply := func(s *WindowState[int, flatAcc], o testOp) {
+		if o.kind == opAdd {
+			s.Add(o.key, o.ts, o.iwm, func(acc *flatAcc) { acc.add(o.id) }, func(_ int, _ Window, acc *flatAcc) { acc.fires += 100 })
+			return
+		}
+		s.Advance(o.ts, func(_ int, _ Window, acc *flatAcc) { acc.fires++ })
+	}
+	// other makes the full snapshot of a state of other keys (another
+	// subtask's, with its own watermark) to restore into both.
+	other := func() *state.Sections {
+		o := NewWindowState[int, flatAcc](a, lateness, nil)
+		for _, op := range genStream(rng, 20+rng.IntN(60)) {
+			if op.kind == opAdd {
+				op.key += 1000 + rng.IntN(3)
+			}
+			apply(o, op)
+		}
+		sec := state.NewSections(0, testMaxParallelism)
+		if err := o.Snapshot(sec, testKeyGroup, encTestKey, encFlatAcc); err != nil {
+			t.Fatal(err)
+		}
+		return sec
+	}
+	restore := func(s *WindowState[int, flatAcc], sec *state.Sections) {
+		for i := range sec.W {
+			if err := s.RestoreSection(sec.W[i].Bytes(), false, decTestKey, decFlatAcc); err != nil {
+				t.Fatalf("%s: restore: %v", name, err)
+			}
+		}
+		if err := s.EndChain(); err != nil {
+			t.Fatalf("%s: restore: %v", name, err)
+		}
+	}
+	var since uint64
+	var pending []func() // encodes still to check, oldest first
+	check := func() {
+		for _, f := range pending {
+			f()
+		}
+		pending = nil
+	}
+	for i, o := range ops {
+		apply(live, o)
+		apply(twin, o)
+		if rng.IntN(25) == 0 {
+			sec := other()
+			restore(live, sec)
+			restore(twin, sec)
+		}
+		if rng.IntN(12) != 0 {
+			continue
+		}
+		if rng.IntN(3) != 0 {
+			check() // else the captures overlap
+		}
+		d := Delta{Full: since == 0 || rng.IntN(4) == 0, Since: since}
+		c, e1, err := live.Capture(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := state.NewSections(0, testMaxParallelism)
+		e2, err := twin.SnapshotDelta(want, testKeyGroup, encTestKey, encFlatAcc, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e1 != e2 {
+			t.Fatalf("%s: op %d: the capture ended epoch %d, the snapshot %d", name, i, e1, e2)
+		}
+		since = e1
+		captures++
+		got := state.NewSections(0, testMaxParallelism)
+		var done chan error
+		if rng.IntN(2) == 0 {
+			done = make(chan error, 1)
+			go func() { done <- c.Encode(got, testKeyGroup, encTestKey, encFlatAcc) }()
+		}
+		at := i
+		pending = append(pending, func() {
+			var err error
+			if done != nil {
+				err = <-done
+			} else {
+				err = c.Encode(got, testKeyGroup, encTestKey, encFlatAcc)
+			}
+			if err != nil {
+				t.Fatalf("%s: encode: %v", name, err)
+			}
+			for j := range want.W {
+				if g, w := got.W[j].Bytes(), want.W[j].Bytes(); !bytes.Equal(g, w) {
+					t.Fatalf("%s: capture at op %d (%+v), key group %d: encoded after the changes\n%x\nat the barrier\n%x", name, at, d, j, g, w)
+				}
+			}
+		})
+	}
+	check()
+	return captures
+}
+
+func TestWindowCaptureCopiesOnWrite(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []WindowKind{Tumbling, Sliding} {
+		captures := 0
+		for seed := range seeds(200) {
+			rng := rand.New(rand.NewPCG(seed, 41+uint64(kind)))
+			a := randomAssigner(rng, kind)
+			lateness := randomLateness(rng)
+			captures += captureTwins(t, fmt.Sprintf("%v size=%d slide=%d lateness=%d seed %d", kind, a.Size, a.Slide, lateness, seed), rng, a, lateness)
+		}
+		if captures == 0 {
+			t.Errorf("%v: nothing captured", kind)
+		}
+	}
+}
+
+// TestWindowCaptureEarlyFirings restores, while a capture is being
+// encoded, windows that fired elsewhere into a captured pane that has not
+// fired: the pane's record of them (pane.early) must not change under
+// the capture (go test -race).
+func TestWindowCaptureEarlyFirings(t *testing.T) {
+	a := WindowAssigner{Kind: Tumbling, Size: 10}
+	fired := func(k int) *state.Sections {
+		o := NewWindowState[int, flatAcc](a, 100, nil)
+		o.Add(k, 5, MinTime, func(acc *flatAcc) { acc.add(k) }, nil)
+		o.Advance(20, func(int, Window, *flatAcc) {})
+		sec := state.NewSections(0, testMaxParallelism)
+		if err := o.Snapshot(sec, testKeyGroup, encTestKey, encFlatAcc); err != nil {
+			t.Fatal(err)
+		}
+		return sec
+	}
+	restore := func(s *WindowState[int, flatAcc], sec *state.Sections) {
+		for i := range sec.W {
+			if err := s.RestoreSection(sec.W[i].Bytes(), false, decTestKey, decFlatAcc); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.EndChain(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live := NewWindowState[int, flatAcc](a, 100, nil)
+	twin := NewWindowState[int, flatAcc](a, 100, nil)
+	for _, s := range []*WindowState[int, flatAcc]{live, twin} {
+		s.Add(1, 5, MinTime, func(acc *flatAcc) { acc.add(1) }, nil)
+		restore(s, fired(2)) // key 2 fired early in the pane of key 1
+	}
+	c, _, err := live.Capture(Delta{Full: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := state.NewSections(0, testMaxParallelism)
+	if _, err := twin.SnapshotDelta(want, testKeyGroup, encTestKey, encFlatAcc, Delta{Full: true}); err != nil {
+		t.Fatal(err)
+	}
+	got := state.NewSections(0, testMaxParallelism)
+	done := make(chan error)
+	go func() { done <- c.Encode(got, testKeyGroup, encTestKey, encFlatAcc) }()
+	for k := 3; k < 40; k++ {
+		restore(live, fired(k))
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for j := range want.W {
+		if !bytes.Equal(got.W[j].Bytes(), want.W[j].Bytes()) {
+			t.Fatalf("key group %d: encoded after the restores\n%x\nat the barrier\n%x", j, got.W[j].Bytes(), want.W[j].Bytes())
+		}
+	}
+}
+
+// BenchmarkWindowStateCapture takes BenchmarkWindowStateSnapshot's state
+// (1.5M sliding windows of 300k keys) apart: capture is what the
+// operator does at the barrier instead of encoding (Capture, full);
+// capture+touch adds one record to each of the five panes after it,
+// which copies the pane's accumulators and stamps (the rest of what a
+// checkpoint costs the operator); encode is the writer's work.
+func BenchmarkWindowStateCapture(b *testing.B) {
+	const keys = 300_000
+	s := NewWindowState[int, int64](WindowAssigner{Kind: Sliding, Size: 10_000, Slide: 2000}, 0, nil)
+	add := func(acc *int64) { *acc++ }
+	ts := int64(1_436_918_400_000)
+	for k := range keys {
+		s.Add(k, ts+int64(k%500), MinTime, add, nil)
+	}
+	encAcc := func(w *codec.Writer, a *int64) { w.Varint(*a) }
+	perWindow := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(5*keys), "ns/window")
+	}
+	b.Run("capture", func(b *testing.B) {
+		for range b.N {
+			if _, _, err := s.Capture(Delta{Full: true}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		perWindow(b)
+	})
+	b.Run("capture+touch", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if _, _, err := s.Capture(Delta{Full: true}); err != nil {
+				b.Fatal(err)
+			}
+			s.Add(0, ts, MinTime, add, nil) // key 0 is in all five panes
+		}
+		perWindow(b)
+	})
+	b.Run("encode", func(b *testing.B) {
+		c, _, err := s.Capture(Delta{Full: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		keyGroup := func(k int) int { return keygroup.Of(keygroup.HashInt64(int64(k)), 128) }
+		b.ReportAllocs()
+		for range b.N {
+			if err := c.Encode(state.NewSections(0, 128), keyGroup, encTestKey, encAcc); err != nil {
+				b.Fatal(err)
+			}
+		}
+		perWindow(b)
+	})
+}
