@@ -179,24 +179,10 @@ func RestoreMemoryState[K comparable, V any](t *Task, node int, stateName string
 
 // readSections reads the sections of state file f of the restored
 // checkpoint l, each checked as it is read, and gives read those of key
-// groups [start, end); a failure aborts the restore of node name. A
-// section is valid only until read returns: it is the file mapped into
-// memory, unmapped once the file is read.
+// groups [start, end) (Loaded.ReadSections: a section is valid only
+// until read returns); a failure aborts the restore of node name.
 func readSections(l *storage.Loaded, f storage.StateFile, start, end int, name string, read func(kg int, sec []byte) error) {
-	r, err := l.OpenMapped(f)
-	if err != nil {
-		fault.Abortf("restore %s: %w", name, err)
-	}
-	for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
-		if kg < start || kg >= end {
-			continue
-		}
-		if err := read(kg, sec); err != nil {
-			r.Close()
-			fault.Abortf("restore %s: %s, key group %d: %w", name, f.Name, kg, err)
-		}
-	}
-	if err := r.Close(); err != nil {
+	if err := l.ReadSections(f, start, end, read); err != nil {
 		fault.Abortf("restore %s: %w", name, err)
 	}
 }
