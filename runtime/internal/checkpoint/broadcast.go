@@ -41,21 +41,9 @@ func RestoreBroadcast(t *Task, node int, name string, read func(section []byte) 
 			if f.State != name || f.KeyGroups[0] != 0 {
 				continue
 			}
-			r, err := l.Open(f)
-			if err != nil {
-				fault.Abortf("restore %s: %w", n.Name, err)
-			}
-			for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
-				if kg != 0 {
-					continue
-				}
-				if err := read(sec); err != nil {
-					r.Close()
-					fault.Abortf("restore %s: %s, broadcast state: %w", n.Name, f.Name, err)
-				}
-			}
-			if err := r.Close(); err != nil {
-				fault.Abortf("restore %s: %w", n.Name, err)
+			// Broadcast state is the section of key group 0.
+			if err := l.ReadSections(f, 0, 1, func(_ int, sec []byte) error { return read(sec) }); err != nil {
+				fault.Abortf("restore %s: broadcast state: %w", n.Name, err)
 			}
 		}
 	})

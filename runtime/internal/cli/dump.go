@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/pipegen/pipegen/runtime/codec"
@@ -90,26 +91,20 @@ func dumpNode(cfg *config.Config, l *storage.Loaded, node string, w io.Writer) e
 // eachEntry prints a JSON line per entry of state file f: what line makes
 // of the entry's reader, in key group kg.
 func eachEntry(l *storage.Loaded, f storage.StateFile, enc *json.Encoder, line func(kg int, er *codec.Reader) map[string]any) error {
-	r, err := l.Open(f)
-	if err != nil {
-		return err
-	}
-	for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
+	return l.ReadSections(f, 0, math.MaxInt, func(kg int, sec []byte) error { // every section
 		sr := codec.NewReader(sec)
 		for sr.More() {
 			er := sr.Nested()
 			v := line(kg, er)
 			if err := er.Err(); err != nil {
-				r.Close()
-				return fmt.Errorf("%s, key group %d: %w", f.Name, kg, err)
+				return err
 			}
 			if err := enc.Encode(v); err != nil {
-				r.Close()
 				return err
 			}
 		}
-	}
-	return r.Close()
+		return nil
+	})
 }
 
 // decoder reads values by their schemas; defs are the named types the
