@@ -454,6 +454,44 @@ func (g *gen) build(f *jen.File) {
 		pattern := []string{"%sLeftIn", "%sRightIn"}[i]
 		return locals.name(nameKey{pattern: pattern, of: n.Name}, derive(pattern, g.id(n)))
 	}
+	// A join runs in its senders' goroutine when both descend from one
+	// source subtask by chains that each took Inbox.Direct: direct names
+	// the local that says whether chain c did.
+	direct := func(c *chain) string {
+		return locals.name(nameKey{pattern: "%sDirect", of: c.head.Name}, derive("%sDirect", g.id(c.head)))
+	}
+	oneGoroutine := map[*chain]jen.Code{} // per join chain: whether its senders share a goroutine
+	needsLocal := map[*chain]bool{}
+	for _, c := range g.chains {
+		h := c.head
+		if !h.Paired() {
+			continue
+		}
+		lroot, lpath := g.rootOf(g.chainOf[h.Inputs[0].From])
+		rroot, rpath := g.rootOf(g.chainOf[h.Inputs[1].From])
+		if lroot == nil || lroot != rroot {
+			oneGoroutine[c] = jen.False()
+			continue
+		}
+		var cond []jen.Code
+		seen := map[*chain]bool{}
+		for _, p := range append(lpath, rpath...) {
+			if !seen[p] {
+				seen[p] = true
+				needsLocal[p] = true
+				cond = append(cond, jen.Id(direct(p)))
+			}
+		}
+		if len(cond) == 0 {
+			oneGoroutine[c] = jen.True()
+			continue
+		}
+		x := jen.Add(cond[0])
+		for _, y := range cond[1:] {
+			x.Op("&&").Add(y)
+		}
+		oneGoroutine[c] = x
+	}
 	build := g.own("build")
 	f.Comment(build + " wires one run of the job and starts the goroutine of every subtask of")
 	f.Comment("every chain.")
@@ -512,21 +550,51 @@ func (g *gen) build(f *jen.File) {
 			// (runtime.Inbox.Direct), else in its own; one that needs
 			// ticks, only behind a source, which flushes every Linger.
 			// Under a test driver every chain runs in its senders'
-			// goroutines, a join's too (runtime.Pair.Direct).
+			// goroutines, a join's too (runtime.Pair.Direct); without
+			// one, a join does when both its senders run in one.
 			if g.ticks(c) && !h.Paired() && !g.opts.Test && g.chainOf[h.Inputs[0].From].head.Kind != ir.Source {
 				b.For(jen.Id("i").Op(":=").Range().Add(g.par(h))).Block(
 					jen.Id("j").Dot("Go").Call(jen.Lit(h.Name), jen.Id("i"), jen.Id(g.chainNew(c)).Call(args...).Dot("run")),
 				)
 				continue
 			}
+			directArgs := []jen.Code{jen.Id("c").Dot("handle")}
+			if h.Paired() {
+				directArgs = append(directArgs, oneGoroutine[c])
+			}
+			goRun := []jen.Code{jen.Id("j").Dot("Go").Call(jen.Lit(h.Name), jen.Id("i"), jen.Id("c").Dot("run"))}
+			if needsLocal[c] {
+				b.Id(direct(c)).Op(":=").True()
+				goRun = append([]jen.Code{jen.Id(direct(c)).Op("=").False()}, goRun...)
+			}
 			b.For(jen.Id("i").Op(":=").Range().Add(g.par(h))).Block(
 				jen.Id("c").Op(":=").Id(g.chainNew(c)).Call(args...),
-				jen.If(jen.Op("!").Id("c").Dot("in").Dot("Direct").Call(jen.Id("c").Dot("handle"))).Block(
-					jen.Id("j").Dot("Go").Call(jen.Lit(h.Name), jen.Id("i"), jen.Id("c").Dot("run")),
-				),
+				jen.If(jen.Op("!").Id("c").Dot("in").Dot("Direct").Call(directArgs...)).Block(goRun...),
 			)
 		}
 	})
+}
+
+// rootOf returns the source chain in whose goroutine chain c runs when
+// every chain on the way takes Inbox.Direct (at parallelism 1), and those
+// chains, c's last; nil when c runs in a goroutine of its own whatever
+// the parallelism: a join's, a union's, or one that needs ticks behind
+// another chain than a source's.
+func (g *gen) rootOf(c *chain) (*chain, []*chain) {
+	h := c.head
+	switch {
+	case h.Kind == ir.Source:
+		return c, nil
+	case h.Paired() || len(h.Inputs) != 1:
+		return nil, nil
+	case g.ticks(c) && !g.opts.Test && g.chainOf[h.Inputs[0].From].head.Kind != ir.Source:
+		return nil, nil
+	}
+	root, path := g.rootOf(g.chainOf[h.Inputs[0].From])
+	if root == nil {
+		return nil, nil
+	}
+	return root, append(path, c)
 }
 
 // ticks reports whether chain c needs processing-time ticks.

@@ -305,7 +305,12 @@ func TestGenerateFusesForwardChain(t *testing.T) {
 	wantCalls(t, src, "linesChain", "emitA", "c.toB")
 	wantCalls(t, src, "linesChain", "emitB", "c.toD")
 	wantCalls(t, src, "linesChain", "emitD", "c.toOut")
+	// The source's record goes to a by reference, once read into one
+	// variable; a's output to b by value.
 	wantContains(t, src,
+		"c.toA(r)\n",
+		"func (c *linesChain) toA(r *string) {",
+		"func (c *linesChain) toB(r string) {",
 		`linesChain is one subtask of source "lines" and the nodes fused with it: a, b, d, out.`,
 		`{Name: "d", UID: "d", Kind: "map", Section: "operators", FusedWith: "lines", Inputs: []runtime.NodeInput{{From: "b", Partition: "forward"}}}`,
 	)
@@ -324,9 +329,15 @@ func TestGenerateHashSplitsChain(t *testing.T) {
 	if got := chainTypes(t, src); !slices.Equal(got, []string{"linesChain", "longestChain"}) {
 		t.Errorf("chain types %v, want linesChain and longestChain", got)
 	}
-	wantCalls(t, src, "linesChain", "emitUpper", "c.upperToLongest.Hash")
+	// By a call when longest runs in the sender's goroutine, else keyed
+	// into a batch.
+	wantCalls(t, src, "linesChain", "emitUpper", "f", "c.upperToLongest.Hash")
+	wantCalls(t, src, "longestChain", "direct", "c.in.Took", "c.toLongest")
+	wantCalls(t, src, "longestChain", "recoverDirect", "runtime.PanicWithRecord")
 	wantCalls(t, src, "longestChain", "emitLongest", "c.toOut")
 	wantContains(t, src,
+		"if f := c.upperToLongest.Call(); f != nil {",
+		"c.in.Calls(c.direct)",
 		"longestIn := runtime.NewInboxes[string](j, j.Parallelism(nodeLongest), j.Parallelism(nodeUpper))",
 		"upperToLongest *runtime.Out[string] // to longest, hash",
 		`longestChain is one subtask of reduce "longest" and the nodes fused with it: out.`,
@@ -351,7 +362,7 @@ func TestGenerateTwoConsumers(t *testing.T) {
 	}
 	// The source's records go to both fused consumers and across to wide,
 	// each exactly once.
-	wantCalls(t, src, "linesChain", "emitLines", "c.toA", "c.toB", "c.linesToWide.Rebalance")
+	wantCalls(t, src, "linesChain", "emitLines", "c.toA", "c.toB", "f", "c.linesToWide.Rebalance")
 	wantCalls(t, src, "linesChain", "emitA", "c.toOutA")
 	wantCalls(t, src, "linesChain", "emitB", "c.toOutB")
 	wantCalls(t, src, "wideChain", "emitWide", "c.toOutWide")
@@ -466,7 +477,7 @@ func TestGenerateErrorMapAndJSONSink(t *testing.T) {
 	out := generate(t, pipeline(src, toWord, jsonl))
 	wantContains(t, out,
 		`"`+userPkg+`"`,
-		"out, err := words.ToWord(r)",
+		"out, err := words.ToWord(*r)",
 		`runtime.Abortf("operators.to-word: ToWord: %w", err)`,
 		// The sink's generated encoder, encoding/json for what it does
 		// not handle.

@@ -51,14 +51,14 @@ func (m *mapGen) doc() string { return fmt.Sprintf("map %s, %s", m.n.Fn.Name, m.
 func (m *mapGen) record(b *jen.Group) {
 	n := m.n
 	if n.Fn.Shape == "error" {
-		b.List(jen.Id("out"), jen.Err()).Op(":=").Add(fn(n.Fn)).Call(jen.Id("r"))
+		b.List(jen.Id("out"), jen.Err()).Op(":=").Add(fn(n.Fn)).Call(m.in())
 		b.If(jen.Err().Op("!=").Nil()).Block(
 			jen.Qual(runtimePath, "Abortf").Call(jen.Lit(fmt.Sprintf("operators.%s: %s: %%w", n.Name, n.Fn.Name)), jen.Err()),
 		)
 		b.Add(m.emit(jen.Id("out"), jen.Id("ts")))
 		return
 	}
-	b.Add(m.emit(fn(n.Fn).Call(jen.Id("r")), jen.Id("ts")))
+	b.Add(m.emit(fn(n.Fn).Call(m.in()), jen.Id("ts")))
 }
 
 type filterGen struct{ base }
@@ -66,7 +66,7 @@ type filterGen struct{ base }
 func (f *filterGen) doc() string { return fmt.Sprintf("filter %s, %s", f.n.Fn.Name, f.n.Fn.Signature) }
 
 func (f *filterGen) record(b *jen.Group) {
-	b.If(fn(f.n.Fn).Call(jen.Id("r"))).Block(f.emit(jen.Id("r"), jen.Id("ts")))
+	b.If(fn(f.n.Fn).Call(f.in())).Block(f.emit(f.in(), jen.Id("ts")))
 }
 
 type flatMapGen struct{ base }
@@ -111,10 +111,10 @@ func (f *flatMapGen) record(b *jen.Group) {
 		if f.cg.timed {
 			b.Add(f.field("TS")).Op("=").Id("ts")
 		}
-		b.Add(fn(n.Fn)).Call(jen.Id("r"), jen.Id("c").Dot(f.emitFn()))
+		b.Add(fn(n.Fn)).Call(f.in(), jen.Id("c").Dot(f.emitFn()))
 		return
 	}
-	b.For(jen.List(jen.Id("_"), jen.Id("out")).Op(":=").Range().Add(fn(n.Fn)).Call(jen.Id("r"))).Block(
+	b.For(jen.List(jen.Id("_"), jen.Id("out")).Op(":=").Range().Add(fn(n.Fn)).Call(f.in())).Block(
 		f.emit(jen.Id("out"), jen.Id("ts")),
 	)
 }
@@ -193,7 +193,7 @@ func kafkaKey(n *ir.Node) jen.Code {
 	return jen.Qual(kafkaPath, helper).Call(fn(n.Key))
 }
 
-func (s *sinkGen) record(b *jen.Group) { b.Add(s.sink()).Dot("Write").Call(jen.Id("r")) }
+func (s *sinkGen) record(b *jen.Group) { b.Add(s.sink()).Dot("Write").Call(s.in()) }
 
 func (s *sinkGen) flush(b *jen.Group) { b.Add(s.sink()).Dot("Flush").Call() }
 

@@ -140,7 +140,11 @@ func (c *pipegenBusiestDemoChain) run() {
 // emitDemo passes the records of "demo" to longest.
 func (c *pipegenBusiestDemoChain) emitDemo(r *View) {
 	c.counts[0]++
-	c.demoToLongest.Hash(pipegenBusiestHashKeyLongest(ByUser(*r)), *r)
+	if f := c.demoToLongest.Call(); f != nil {
+		f(*r)
+	} else {
+		c.demoToLongest.Hash(pipegenBusiestHashKeyLongest(ByUser(*r)), *r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -194,6 +198,7 @@ func pipegenBusiestNewLongestChain(j *runtime.Job, sub int, in *runtime.Inbox[Vi
 	c.meter = j.Meter(sub, pipegenBusiestNodeLongest, pipegenBusiestNodePrint)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -234,6 +239,21 @@ func (c *pipegenBusiestLongestChain) records(recs []View) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toLongest(recs[i])
+	}
+}
+
+// direct passes one record to "longest" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *pipegenBusiestLongestChain) direct(rec View) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toLongest(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *pipegenBusiestLongestChain) recoverDirect(rec *View) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

@@ -148,13 +148,13 @@ func (c *pipegenPageviewsViewsChain) run() {
 // emitViews passes the records of "views" to humans.
 func (c *pipegenPageviewsViewsChain) emitViews(r *View) {
 	c.counts[0]++
-	c.toHumans(*r)
+	c.toHumans(r)
 }
 
 // toHumans is operator "humans": filter Human, func(v View) bool.
-func (c *pipegenPageviewsViewsChain) toHumans(r View) {
-	if Human(r) {
-		c.emitHumans(r)
+func (c *pipegenPageviewsViewsChain) toHumans(r *View) {
+	if Human(*r) {
+		c.emitHumans(*r)
 	}
 }
 
@@ -172,7 +172,11 @@ func (c *pipegenPageviewsViewsChain) toVisits(r View) {
 // emitVisits passes the records of "visits" to per-page.
 func (c *pipegenPageviewsViewsChain) emitVisits(r Visit) {
 	c.counts[2]++
-	c.visitsToPerPage.Hash(pipegenPageviewsHashKeyPerPage(ByPath(r)), r)
+	if f := c.visitsToPerPage.Call(); f != nil {
+		f(r)
+	} else {
+		c.visitsToPerPage.Hash(pipegenPageviewsHashKeyPerPage(ByPath(r)), r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -226,6 +230,7 @@ func pipegenPageviewsNewPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[
 	c.meter = j.Meter(sub, pipegenPageviewsNodePerPage, pipegenPageviewsNodePages)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -266,6 +271,21 @@ func (c *pipegenPageviewsPerPageChain) records(recs []Visit) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toPerPage(recs[i])
+	}
+}
+
+// direct passes one record to "per-page" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *pipegenPageviewsPerPageChain) direct(rec Visit) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toPerPage(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *pipegenPageviewsPerPageChain) recoverDirect(rec *Visit) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

@@ -205,7 +205,7 @@ func pipegenCardblockTestBuild(j *runtime.Job) {
 	}
 	for i := range j.Parallelism(pipegenCardblockTestNodeCheck) {
 		c := pipegenCardblockTestNewCheckChain(j, i, checkLeftIn[i], checkRightIn[i])
-		if !c.in.Direct(c.handle) {
+		if !c.in.Direct(c.handle, false) {
 			j.Go("check", i, c.run)
 		}
 	}
@@ -485,7 +485,8 @@ func (c *pipegenCardblockTestCheckChain) run() {
 
 // handle acts on one event of the inputs of "check": a batch of records of one
 // side or a control event of both; false at the end of input. Under a test
-// driver it runs in the senders' goroutines (runtime.Pair.Direct).
+// driver, and when both senders run in one goroutine, it runs in theirs
+// (runtime.Pair.Direct).
 func (c *pipegenCardblockTestCheckChain) handle(m runtime.PairMsg[runtime.Timed[Payment], runtime.Timed[Block]]) bool {
 	switch m.Kind {
 	case runtime.Records:

@@ -219,7 +219,7 @@ func pipegenFraudTestBuild(j *runtime.Job) {
 	}
 	for i := range j.Parallelism(pipegenFraudTestNodeCheck) {
 		c := pipegenFraudTestNewCheckChain(j, i, checkLeftIn[i], checkRightIn[i])
-		if !c.in.Direct(c.handle) {
+		if !c.in.Direct(c.handle, false) {
 			j.Go("check", i, c.run)
 		}
 	}
@@ -512,7 +512,8 @@ func (c *pipegenFraudTestCheckChain) run() {
 
 // handle acts on one event of the inputs of "check": a batch of records of one
 // side or a control event of both; false at the end of input. Under a test
-// driver it runs in the senders' goroutines (runtime.Pair.Direct).
+// driver, and when both senders run in one goroutine, it runs in theirs
+// (runtime.Pair.Direct).
 func (c *pipegenFraudTestCheckChain) handle(m runtime.PairMsg[runtime.Timed[Payment], runtime.Timed[Rule]]) bool {
 	switch m.Kind {
 	case runtime.Records:

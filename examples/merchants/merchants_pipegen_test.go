@@ -206,7 +206,11 @@ func (c *pipegenMerchantsTestPaymentsChain) run() {
 // emitPayments passes the records of "payments" to spend.
 func (c *pipegenMerchantsTestPaymentsChain) emitPayments(r *Payment) {
 	c.counts[0]++
-	c.paymentsToSpend.Hash(pipegenMerchantsTestHashKeySpend(PaymentCard(*r)), *r)
+	if f := c.paymentsToSpend.Call(); f != nil {
+		f(*r)
+	} else {
+		c.paymentsToSpend.Hash(pipegenMerchantsTestHashKeySpend(PaymentCard(*r)), *r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -272,6 +276,7 @@ func pipegenMerchantsTestNewSpendChain(j *runtime.Job, sub int, in *runtime.Inbo
 	c.meter = j.Meter(sub, pipegenMerchantsTestNodeSpend, pipegenMerchantsTestNodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -312,6 +317,21 @@ func (c *pipegenMerchantsTestSpendChain) records(recs []Payment) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toSpend(recs[i])
+	}
+}
+
+// direct passes one record to "spend" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *pipegenMerchantsTestSpendChain) direct(rec Payment) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toSpend(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *pipegenMerchantsTestSpendChain) recoverDirect(rec *Payment) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

@@ -267,10 +267,17 @@ func (c *pipegenSessionsTestClicksChain) run() {
 // emitClicks passes the records of "clicks" to sessions.
 func (c *pipegenSessionsTestClicksChain) emitClicks(r *Click, ts int64) {
 	c.counts[0]++
-	c.clicksToSessions.Hash(pipegenSessionsTestHashKeySessions(ByUser(*r)), runtime.Timed[Click]{
-		TS: ts,
-		V:  *r,
-	})
+	if f := c.clicksToSessions.Call(); f != nil {
+		f(runtime.Timed[Click]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.clicksToSessions.Hash(pipegenSessionsTestHashKeySessions(ByUser(*r)), runtime.Timed[Click]{
+			TS: ts,
+			V:  *r,
+		})
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -351,6 +358,7 @@ func pipegenSessionsTestNewSessionsChain(j *runtime.Job, sub int, in *runtime.In
 	c.meter = j.Meter(sub, pipegenSessionsTestNodeSessions, pipegenSessionsTestNodeOut, pipegenSessionsTestNodeBounces, pipegenSessionsTestNodeLate)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	c.in.Ticks()
 	return c
 }
@@ -396,6 +404,21 @@ func (c *pipegenSessionsTestSessionsChain) records(recs []runtime.Timed[Click]) 
 	}()
 	for ; i < len(recs); i++ {
 		c.toSessions(recs[i].V, recs[i].TS)
+	}
+}
+
+// direct passes one record to "sessions" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *pipegenSessionsTestSessionsChain) direct(rec runtime.Timed[Click]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toSessions(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *pipegenSessionsTestSessionsChain) recoverDirect(rec *runtime.Timed[Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

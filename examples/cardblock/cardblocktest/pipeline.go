@@ -204,7 +204,7 @@ func build(j *runtime.Job) {
 	}
 	for i := range j.Parallelism(nodeCheck) {
 		c := newCheckChain(j, i, checkLeftIn[i], checkRightIn[i])
-		if !c.in.Direct(c.handle) {
+		if !c.in.Direct(c.handle, false) {
 			j.Go("check", i, c.run)
 		}
 	}
@@ -484,7 +484,8 @@ func (c *checkChain) run() {
 
 // handle acts on one event of the inputs of "check": a batch of records of one
 // side or a control event of both; false at the end of input. Under a test
-// driver it runs in the senders' goroutines (runtime.Pair.Direct).
+// driver, and when both senders run in one goroutine, it runs in theirs
+// (runtime.Pair.Direct).
 func (c *checkChain) handle(m runtime.PairMsg[runtime.Timed[cardblock.Payment], runtime.Timed[cardblock.Block]]) bool {
 	switch m.Kind {
 	case runtime.Records:

@@ -266,10 +266,17 @@ func (c *clicksChain) run() {
 // emitClicks passes the records of "clicks" to sessions.
 func (c *clicksChain) emitClicks(r *sessions.Click, ts int64) {
 	c.counts[0]++
-	c.clicksToSessions.Hash(hashKeySessions(sessions.ByUser(*r)), runtime.Timed[sessions.Click]{
-		TS: ts,
-		V:  *r,
-	})
+	if f := c.clicksToSessions.Call(); f != nil {
+		f(runtime.Timed[sessions.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.clicksToSessions.Hash(hashKeySessions(sessions.ByUser(*r)), runtime.Timed[sessions.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -350,6 +357,7 @@ func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[s
 	c.meter = j.Meter(sub, nodeSessions, nodeOut, nodeBounces, nodeLate)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	c.in.Ticks()
 	return c
 }
@@ -395,6 +403,21 @@ func (c *sessionsChain) records(recs []runtime.Timed[sessions.Click]) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toSessions(recs[i].V, recs[i].TS)
+	}
+}
+
+// direct passes one record to "sessions" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *sessionsChain) direct(rec runtime.Timed[sessions.Click]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toSessions(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *sessionsChain) recoverDirect(rec *runtime.Timed[sessions.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

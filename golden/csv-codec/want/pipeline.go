@@ -114,24 +114,24 @@ func (c *recordsChain) run() {
 // emitRecords passes the records of "records" to out, csvout, printed.
 func (c *recordsChain) emitRecords(r *csvcodec.Rich) {
 	c.counts[0]++
-	c.toOut(*r)
-	c.toCsvout(*r)
-	c.toPrinted(*r)
+	c.toOut(r)
+	c.toCsvout(r)
+	c.toPrinted(r)
 }
 
 // toOut is sink "out": file sink, format jsonl.
-func (c *recordsChain) toOut(r csvcodec.Rich) {
-	c.outSink.Write(r)
+func (c *recordsChain) toOut(r *csvcodec.Rich) {
+	c.outSink.Write(*r)
 }
 
 // toCsvout is sink "csvout": file sink, format csv.
-func (c *recordsChain) toCsvout(r csvcodec.Rich) {
-	c.csvoutSink.Write(r)
+func (c *recordsChain) toCsvout(r *csvcodec.Rich) {
+	c.csvoutSink.Write(*r)
 }
 
 // toPrinted is sink "printed": stdout sink, format csv.
-func (c *recordsChain) toPrinted(r csvcodec.Rich) {
-	c.printedSink.Write(r)
+func (c *recordsChain) toPrinted(r *csvcodec.Rich) {
+	c.printedSink.Write(*r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing

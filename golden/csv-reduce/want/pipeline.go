@@ -121,7 +121,11 @@ func (c *salesChain) run() {
 // emitSales passes the records of "sales" to totals.
 func (c *salesChain) emitSales(r *sales.Sale) {
 	c.counts[0]++
-	c.salesToTotals.Hash(hashKeyTotals(sales.ByRegionProduct(*r)), *r)
+	if f := c.salesToTotals.Call(); f != nil {
+		f(*r)
+	} else {
+		c.salesToTotals.Hash(hashKeyTotals(sales.ByRegionProduct(*r)), *r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -175,6 +179,7 @@ func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[sales.Sale]) *tot
 	c.meter = j.Meter(sub, nodeTotals, nodeReport, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -215,6 +220,21 @@ func (c *totalsChain) records(recs []sales.Sale) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toTotals(recs[i])
+	}
+}
+
+// direct passes one record to "totals" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *totalsChain) direct(rec sales.Sale) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toTotals(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *totalsChain) recoverDirect(rec *sales.Sale) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

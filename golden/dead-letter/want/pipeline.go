@@ -139,7 +139,7 @@ func (c *readingsChain) run() {
 // emitReadings passes the records of "readings" to lines.
 func (c *readingsChain) emitReadings(r *deadletter.Reading, ts int64) {
 	c.counts[0]++
-	c.toLines(*r, ts)
+	c.toLines(r, ts)
 }
 
 // emitReadingsDeadLetter passes the malformed records of "readings" (JSON objects: source, file, line, error, record) to bad.
@@ -148,8 +148,8 @@ func (c *readingsChain) emitReadingsDeadLetter(r string, ts int64) {
 }
 
 // toLines is operator "lines": map Line, func(r Reading) string.
-func (c *readingsChain) toLines(r deadletter.Reading, ts int64) {
-	c.emitLines(deadletter.Line(r), ts)
+func (c *readingsChain) toLines(r *deadletter.Reading, ts int64) {
+	c.emitLines(deadletter.Line(*r), ts)
 }
 
 // emitLines passes the records of "lines" to good.

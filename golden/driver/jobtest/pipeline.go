@@ -286,17 +286,24 @@ func (c *ordersChain) run() {
 // emitOrders passes the records of "orders" to remind, big.
 func (c *ordersChain) emitOrders(r *driver.Order, ts int64) {
 	c.counts[0]++
-	c.ordersToRemind.Hash(hashKeyRemind(driver.ByCustomer(*r)), runtime.Timed[driver.Order]{
-		TS: ts,
-		V:  *r,
-	})
-	c.toBig(*r, ts)
+	if f := c.ordersToRemind.Call(); f != nil {
+		f(runtime.Timed[driver.Order]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.ordersToRemind.Hash(hashKeyRemind(driver.ByCustomer(*r)), runtime.Timed[driver.Order]{
+			TS: ts,
+			V:  *r,
+		})
+	}
+	c.toBig(r, ts)
 }
 
 // toBig is operator "big": filter IsBig, func(o Order) bool.
-func (c *ordersChain) toBig(r driver.Order, ts int64) {
-	if driver.IsBig(r) {
-		c.emitBig(r, ts)
+func (c *ordersChain) toBig(r *driver.Order, ts int64) {
+	if driver.IsBig(*r) {
+		c.emitBig(*r, ts)
 	}
 }
 
@@ -393,6 +400,7 @@ func newRemindChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[dri
 	c.meter = j.Meter(sub, nodeRemind, nodeReminders, nodeLate)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	c.in.Ticks()
 	return c
 }
@@ -438,6 +446,21 @@ func (c *remindChain) records(recs []runtime.Timed[driver.Order]) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toRemind(recs[i].V, recs[i].TS)
+	}
+}
+
+// direct passes one record to "remind" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *remindChain) direct(rec runtime.Timed[driver.Order]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toRemind(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *remindChain) recoverDirect(rec *runtime.Timed[driver.Order]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

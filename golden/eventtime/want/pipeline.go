@@ -122,13 +122,13 @@ func build(j *runtime.Job) {
 	}
 	for i := range j.Parallelism(nodePaired) {
 		c := newPairedChain(j, i, pairedLeftIn[i], pairedRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeWatch)+i))
-		if !c.in.Direct(c.handle) {
+		if !c.in.Direct(c.handle, false) {
 			j.Go("paired", i, c.run)
 		}
 	}
 	for i := range j.Parallelism(nodeWindowedPairs) {
 		c := newWindowedPairsChain(j, i, windowedPairsLeftIn[i], windowedPairsRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeWatch)+j.Parallelism(nodePaired)+i))
-		if !c.in.Direct(c.handle) {
+		if !c.in.Direct(c.handle, false) {
 			j.Go("windowed-pairs", i, c.run)
 		}
 	}
@@ -222,22 +222,50 @@ func (c *clicksChain) run() {
 // emitClicks passes the records of "clicks" to latest, sessions, per-page, watch, paired, windowed-pairs.
 func (c *clicksChain) emitClicks(r *et.Click, ts int64) {
 	c.counts[0]++
-	c.clicksToLatest.Hash(hashKeyLatest(et.ByUser(*r)), runtime.Timed[et.Click]{
-		TS: ts,
-		V:  *r,
-	})
-	c.clicksToSessions.Hash(hashKeySessions(et.ByUser(*r)), runtime.Timed[et.Click]{
-		TS: ts,
-		V:  *r,
-	})
-	c.clicksToPerPage.Hash(hashKeyPerPage(et.ByPage(*r)), runtime.Timed[et.Click]{
-		TS: ts,
-		V:  *r,
-	})
-	c.clicksToWatch.Hash(hashKeyWatch(et.ByUser(*r)), runtime.Timed[et.Click]{
-		TS: ts,
-		V:  *r,
-	})
+	if f := c.clicksToLatest.Call(); f != nil {
+		f(runtime.Timed[et.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.clicksToLatest.Hash(hashKeyLatest(et.ByUser(*r)), runtime.Timed[et.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	}
+	if f := c.clicksToSessions.Call(); f != nil {
+		f(runtime.Timed[et.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.clicksToSessions.Hash(hashKeySessions(et.ByUser(*r)), runtime.Timed[et.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	}
+	if f := c.clicksToPerPage.Call(); f != nil {
+		f(runtime.Timed[et.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.clicksToPerPage.Hash(hashKeyPerPage(et.ByPage(*r)), runtime.Timed[et.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	}
+	if f := c.clicksToWatch.Call(); f != nil {
+		f(runtime.Timed[et.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.clicksToWatch.Hash(hashKeyWatch(et.ByUser(*r)), runtime.Timed[et.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	}
 	c.clicksToPaired.Hash(hashKeyPaired(et.ByPage(*r)), runtime.Timed[et.Click]{
 		TS: ts,
 		V:  *r,
@@ -461,6 +489,7 @@ func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.
 	c.meter = j.Meter(sub, nodeLatest, nodeLatestLines, nodeLateLines)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	c.latestLinesToAll.Observe(c.meter)
 	c.lateLinesToAll.Observe(c.meter)
 	return c
@@ -509,6 +538,22 @@ func (c *latestChain) records(recs []runtime.Timed[et.Click]) {
 	}
 }
 
+// direct passes one record to "latest" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *latestChain) direct(rec runtime.Timed[et.Click]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.inputWM = c.in.SenderWatermark(0)
+	c.toLatest(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *latestChain) recoverDirect(rec *runtime.Timed[et.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
+}
+
 // toLatest is operator "latest": reduce Latest by ByUser on sliding 2s every 1s windows (event time), emitting once per key and window.
 func (c *latestChain) toLatest(r et.Click, ts int64) {
 	k := et.ByUser(r)
@@ -545,10 +590,17 @@ func (c *latestChain) toLatestLines(r et.Click, ts int64) {
 // emitLatestLines passes the records of "latest-lines" to all.
 func (c *latestChain) emitLatestLines(r string, ts int64) {
 	c.counts[1]++
-	c.latestLinesToAll.Forward(runtime.Timed[string]{
-		TS: ts,
-		V:  r,
-	})
+	if f := c.latestLinesToAll.Call(); f != nil {
+		f(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	} else {
+		c.latestLinesToAll.Forward(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	}
 }
 
 // toLateLines is operator "late-lines": map LateLine, func(c Click) string.
@@ -559,10 +611,17 @@ func (c *latestChain) toLateLines(r et.Click, ts int64) {
 // emitLateLines passes the records of "late-lines" to all.
 func (c *latestChain) emitLateLines(r string, ts int64) {
 	c.counts[2]++
-	c.lateLinesToAll.Forward(runtime.Timed[string]{
-		TS: ts,
-		V:  r,
-	})
+	if f := c.lateLinesToAll.Call(); f != nil {
+		f(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	} else {
+		c.lateLinesToAll.Forward(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -643,6 +702,7 @@ func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[e
 	c.meter = j.Meter(sub, nodeSessions)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	c.sessionsToAll.Observe(c.meter)
 	return c
 }
@@ -690,6 +750,22 @@ func (c *sessionsChain) records(recs []runtime.Timed[et.Click]) {
 	}
 }
 
+// direct passes one record to "sessions" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *sessionsChain) direct(rec runtime.Timed[et.Click]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.inputWM = c.in.SenderWatermark(0)
+	c.toSessions(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *sessionsChain) recoverDirect(rec *runtime.Timed[et.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
+}
+
 // toSessions is operator "sessions": aggregate: add AddClick, result SessionLine by ByUser on session gap 1s windows (event time), allowed lateness 10s, emitting once per key and window.
 func (c *sessionsChain) toSessions(r et.Click, ts int64) {
 	k := et.ByUser(r)
@@ -715,10 +791,17 @@ func (c *sessionsChain) sessionsLateResult(k string, w runtime.Window, acc *et.S
 // emitSessions passes the records of "sessions" to all.
 func (c *sessionsChain) emitSessions(r string, ts int64) {
 	c.counts[0]++
-	c.sessionsToAll.Forward(runtime.Timed[string]{
-		TS: ts,
-		V:  r,
-	})
+	if f := c.sessionsToAll.Call(); f != nil {
+		f(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	} else {
+		c.sessionsToAll.Forward(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	}
 }
 
 // emitSessionsLate drops the records too late for the windows of "sessions": nothing reads them.
@@ -797,6 +880,7 @@ func newPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et
 	c.meter = j.Meter(sub, nodePerPage)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	c.perPageToAll.Observe(c.meter)
 	return c
 }
@@ -844,6 +928,22 @@ func (c *perPageChain) records(recs []runtime.Timed[et.Click]) {
 	}
 }
 
+// direct passes one record to "per-page" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *perPageChain) direct(rec runtime.Timed[et.Click]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.inputWM = c.in.SenderWatermark(0)
+	c.toPerPage(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *perPageChain) recoverDirect(rec *runtime.Timed[et.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
+}
+
 // toPerPage is operator "per-page": aggregate: add AddClick, result PageLine by ByPage on tumbling 5s windows (event time), emitting once per key and window.
 func (c *perPageChain) toPerPage(r et.Click, ts int64) {
 	k := et.ByPage(r)
@@ -863,10 +963,17 @@ func (c *perPageChain) perPageResult(k string, w runtime.Window, acc *et.Session
 // emitPerPage passes the records of "per-page" to all.
 func (c *perPageChain) emitPerPage(r string, ts int64) {
 	c.counts[0]++
-	c.perPageToAll.Forward(runtime.Timed[string]{
-		TS: ts,
-		V:  r,
-	})
+	if f := c.perPageToAll.Call(); f != nil {
+		f(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	} else {
+		c.perPageToAll.Forward(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	}
 }
 
 // emitPerPageLate drops the records too late for the windows of "per-page": nothing reads them.
@@ -950,6 +1057,7 @@ func newWatchChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.C
 	c.meter = j.Meter(sub, nodeWatch)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	c.in.Ticks()
 	c.watchToAll.Observe(c.meter)
 	return c
@@ -999,6 +1107,21 @@ func (c *watchChain) records(recs []runtime.Timed[et.Click]) {
 	}
 }
 
+// direct passes one record to "watch" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *watchChain) direct(rec runtime.Timed[et.Click]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toWatch(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *watchChain) recoverDirect(rec *runtime.Timed[et.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
+}
+
 // toWatch is operator "watch": process Watch by ByUser, func(user string, s *Seen, c Click, ctx pipegen.Context, emit func(string)), timers Report.
 func (c *watchChain) toWatch(r et.Click, ts int64) {
 	k := et.ByUser(r)
@@ -1031,10 +1154,17 @@ func (c *watchChain) watchTimer(k string, at int64) {
 // emitWatch passes the records of "watch" to all.
 func (c *watchChain) emitWatch(r string, ts int64) {
 	c.counts[0]++
-	c.watchToAll.Forward(runtime.Timed[string]{
-		TS: ts,
-		V:  r,
-	})
+	if f := c.watchToAll.Call(); f != nil {
+		f(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	} else {
+		c.watchToAll.Forward(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -1128,7 +1258,8 @@ func (c *pairedChain) run() {
 
 // handle acts on one event of the inputs of "paired": a batch of records of one
 // side or a control event of both; false at the end of input. Under a test
-// driver it runs in the senders' goroutines (runtime.Pair.Direct).
+// driver, and when both senders run in one goroutine, it runs in theirs
+// (runtime.Pair.Direct).
 func (c *pairedChain) handle(m runtime.PairMsg[runtime.Timed[et.Click], runtime.Timed[et.View]]) bool {
 	switch m.Kind {
 	case runtime.Records:
@@ -1205,10 +1336,17 @@ func (c *pairedChain) pairedResult(l et.Click, r et.View, ts int64) {
 // emitPaired passes the records of "paired" to all.
 func (c *pairedChain) emitPaired(r string, ts int64) {
 	c.counts[0]++
-	c.pairedToAll.Forward(runtime.Timed[string]{
-		TS: ts,
-		V:  r,
-	})
+	if f := c.pairedToAll.Call(); f != nil {
+		f(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	} else {
+		c.pairedToAll.Forward(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	}
 }
 
 // emitPairedLeftLate drops the records of the left input too late to be paired by "paired": nothing reads them.
@@ -1306,7 +1444,8 @@ func (c *windowedPairsChain) run() {
 
 // handle acts on one event of the inputs of "windowed-pairs": a batch of records of one
 // side or a control event of both; false at the end of input. Under a test
-// driver it runs in the senders' goroutines (runtime.Pair.Direct).
+// driver, and when both senders run in one goroutine, it runs in theirs
+// (runtime.Pair.Direct).
 func (c *windowedPairsChain) handle(m runtime.PairMsg[runtime.Timed[et.Click], runtime.Timed[et.View]]) bool {
 	switch m.Kind {
 	case runtime.Records:
@@ -1388,10 +1527,17 @@ func (c *windowedPairsChain) windowedPairsWindowPair(l et.Click, r et.View, w ru
 // emitWindowedPairs passes the records of "windowed-pairs" to all.
 func (c *windowedPairsChain) emitWindowedPairs(r string, ts int64) {
 	c.counts[0]++
-	c.windowedPairsToAll.Forward(runtime.Timed[string]{
-		TS: ts,
-		V:  r,
-	})
+	if f := c.windowedPairsToAll.Call(); f != nil {
+		f(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	} else {
+		c.windowedPairsToAll.Forward(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	}
 }
 
 // emitWindowedPairsLeftLate drops the records of the left input too late to be paired by "windowed-pairs": nothing reads them.
@@ -1464,6 +1610,7 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[string
 	c.meter = j.Meter(sub, nodeAll, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -1506,6 +1653,21 @@ func (c *allChain) records(recs []runtime.Timed[string]) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toAll(recs[i].V, recs[i].TS)
+	}
+}
+
+// direct passes one record to "all" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *allChain) direct(rec runtime.Timed[string]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toAll(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *allChain) recoverDirect(rec *runtime.Timed[string]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

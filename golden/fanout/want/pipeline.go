@@ -137,13 +137,17 @@ func (c *ordersChain) run() {
 // emitOrders passes the records of "orders" to large, lines.
 func (c *ordersChain) emitOrders(r *fan.Order) {
 	c.counts[0]++
-	c.ordersToLarge.Rebalance(*r)
-	c.toLines(*r)
+	if f := c.ordersToLarge.Call(); f != nil {
+		f(*r)
+	} else {
+		c.ordersToLarge.Rebalance(*r)
+	}
+	c.toLines(r)
 }
 
 // toLines is operator "lines": flatmap Lines, func(o Order) []Line.
-func (c *ordersChain) toLines(r fan.Order) {
-	for _, out := range fan.Lines(r) {
+func (c *ordersChain) toLines(r *fan.Order) {
+	for _, out := range fan.Lines(*r) {
 		c.emitLines(out)
 	}
 }
@@ -151,7 +155,11 @@ func (c *ordersChain) toLines(r fan.Order) {
 // emitLines passes the records of "lines" to by-size.
 func (c *ordersChain) emitLines(r fan.Line) {
 	c.counts[1]++
-	c.linesToBySize.Hash(hashKeyBySize(fan.BySize(r)), r)
+	if f := c.linesToBySize.Call(); f != nil {
+		f(r)
+	} else {
+		c.linesToBySize.Hash(hashKeyBySize(fan.BySize(r)), r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -205,6 +213,7 @@ func newLargeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Order]) *large
 	c.meter = j.Meter(sub, nodeLarge, nodeDescribed, nodeLargeOrders)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -245,6 +254,21 @@ func (c *largeChain) records(recs []fan.Order) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toLarge(recs[i])
+	}
+}
+
+// direct passes one record to "large" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *largeChain) direct(rec fan.Order) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toLarge(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *largeChain) recoverDirect(rec *fan.Order) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 
@@ -327,6 +351,7 @@ func newBySizeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Line]) *bySiz
 	c.meter = j.Meter(sub, nodeBySize, nodeTallies)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -367,6 +392,21 @@ func (c *bySizeChain) records(recs []fan.Line) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toBySize(recs[i])
+	}
+}
+
+// direct passes one record to "by-size" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *bySizeChain) direct(rec fan.Line) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toBySize(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *bySizeChain) recoverDirect(rec *fan.Line) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

@@ -110,13 +110,13 @@ func (c *sensorsChain) run() {
 // emitSensors passes the records of "sensors" to warm.
 func (c *sensorsChain) emitSensors(r *gen.Reading) {
 	c.counts[0]++
-	c.toWarm(*r)
+	c.toWarm(r)
 }
 
 // toWarm is operator "warm": filter Warm, func(r Reading) bool.
-func (c *sensorsChain) toWarm(r gen.Reading) {
-	if gen.Warm(r) {
-		c.emitWarm(r)
+func (c *sensorsChain) toWarm(r *gen.Reading) {
+	if gen.Warm(*r) {
+		c.emitWarm(*r)
 	}
 }
 

@@ -86,13 +86,13 @@ func build(j *runtime.Job) {
 	}
 	for i := range j.Parallelism(nodeNext) {
 		c := newNextChain(j, i, nextLeftIn[i], nextRightIn[i], runtime.NewOut(j, allIn, i))
-		if !c.in.Direct(c.handle) {
+		if !c.in.Direct(c.handle, true) {
 			j.Go("next", i, c.run)
 		}
 	}
 	for i := range j.Parallelism(nodePaid) {
 		c := newPaidChain(j, i, paidLeftIn[i], paidRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeNext)+i), runtime.NewOut(j, allIn, j.Parallelism(nodeNext)+j.Parallelism(nodePaid)+i))
-		if !c.in.Direct(c.handle) {
+		if !c.in.Direct(c.handle, false) {
 			j.Go("paid", i, c.run)
 		}
 	}
@@ -390,7 +390,8 @@ func (c *nextChain) run() {
 
 // handle acts on one event of the inputs of "next": a batch of records of one
 // side or a control event of both; false at the end of input. Under a test
-// driver it runs in the senders' goroutines (runtime.Pair.Direct).
+// driver, and when both senders run in one goroutine, it runs in theirs
+// (runtime.Pair.Direct).
 func (c *nextChain) handle(m runtime.PairMsg[runtime.Timed[joins.Event], runtime.Timed[joins.Event]]) bool {
 	switch m.Kind {
 	case runtime.Records:
@@ -467,10 +468,17 @@ func (c *nextChain) nextResult(l joins.Event, r joins.Event, ts int64) {
 // emitNext passes the records of "next" to all.
 func (c *nextChain) emitNext(r string, ts int64) {
 	c.counts[0]++
-	c.nextToAll.Forward(runtime.Timed[string]{
-		TS: ts,
-		V:  r,
-	})
+	if f := c.nextToAll.Call(); f != nil {
+		f(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	} else {
+		c.nextToAll.Forward(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	}
 }
 
 // emitNextLeftLate drops the records of the left input too late to be paired by "next": nothing reads them.
@@ -571,7 +579,8 @@ func (c *paidChain) run() {
 
 // handle acts on one event of the inputs of "paid": a batch of records of one
 // side or a control event of both; false at the end of input. Under a test
-// driver it runs in the senders' goroutines (runtime.Pair.Direct).
+// driver, and when both senders run in one goroutine, it runs in theirs
+// (runtime.Pair.Direct).
 func (c *paidChain) handle(m runtime.PairMsg[runtime.Timed[joins.Event], runtime.Timed[joins.Payment]]) bool {
 	switch m.Kind {
 	case runtime.Records:
@@ -648,10 +657,17 @@ func (c *paidChain) paidResult(l joins.Event, r joins.Payment, ts int64) {
 // emitPaid passes the records of "paid" to all.
 func (c *paidChain) emitPaid(r string, ts int64) {
 	c.counts[0]++
-	c.paidToAll.Forward(runtime.Timed[string]{
-		TS: ts,
-		V:  r,
-	})
+	if f := c.paidToAll.Call(); f != nil {
+		f(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	} else {
+		c.paidToAll.Forward(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	}
 }
 
 // emitPaidLeftLate passes the records of the left input too late to be paired by "paid" to late-events.
@@ -674,10 +690,17 @@ func (c *paidChain) toLateEvents(r joins.Event, ts int64) {
 // emitLateEvents passes the records of "late-events" to all.
 func (c *paidChain) emitLateEvents(r string, ts int64) {
 	c.counts[1]++
-	c.lateEventsToAll.Forward(runtime.Timed[string]{
-		TS: ts,
-		V:  r,
-	})
+	if f := c.lateEventsToAll.Call(); f != nil {
+		f(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	} else {
+		c.lateEventsToAll.Forward(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	}
 }
 
 // toLatePayments is sink "late-payments": file sink, format jsonl.
@@ -753,6 +776,7 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[string
 	c.meter = j.Meter(sub, nodeAll, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -795,6 +819,21 @@ func (c *allChain) records(recs []runtime.Timed[string]) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toAll(recs[i].V, recs[i].TS)
+	}
+}
+
+// direct passes one record to "all" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *allChain) direct(rec runtime.Timed[string]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toAll(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *allChain) recoverDirect(rec *runtime.Timed[string]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

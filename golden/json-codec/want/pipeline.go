@@ -108,12 +108,12 @@ func (c *recordsChain) run() {
 // emitRecords passes the records of "records" to out.
 func (c *recordsChain) emitRecords(r *jsoncodec.Rich) {
 	c.counts[0]++
-	c.toOut(*r)
+	c.toOut(r)
 }
 
 // toOut is sink "out": file sink, format jsonl.
-func (c *recordsChain) toOut(r jsoncodec.Rich) {
-	c.outSink.Write(r)
+func (c *recordsChain) toOut(r *jsoncodec.Rich) {
+	c.outSink.Write(*r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing

@@ -138,7 +138,11 @@ func (c *webChain) run() {
 // emitWeb passes the records of "web" to all.
 func (c *webChain) emitWeb(r *clicks.Click) {
 	c.counts[0]++
-	c.webToAll.Forward(*r)
+	if f := c.webToAll.Call(); f != nil {
+		f(*r)
+	} else {
+		c.webToAll.Forward(*r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -219,7 +223,11 @@ func (c *appChain) run() {
 // emitApp passes the records of "app" to all.
 func (c *appChain) emitApp(r *clicks.Click) {
 	c.counts[0]++
-	c.appToAll.Forward(*r)
+	if f := c.appToAll.Call(); f != nil {
+		f(*r)
+	} else {
+		c.appToAll.Forward(*r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -268,6 +276,7 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Click], visit
 	c.meter = j.Meter(sub, nodeAll, nodeVisits)
 	c.in.Observe(c.meter)
 	c.in.Bind(nil, c.flush)
+	c.in.Calls(c.direct)
 	c.visitsToSections.Observe(c.meter)
 	return c
 }
@@ -312,6 +321,21 @@ func (c *allChain) records(recs []clicks.Click) {
 	}
 }
 
+// direct passes one record to "all" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *allChain) direct(rec clicks.Click) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toAll(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *allChain) recoverDirect(rec *clicks.Click) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
+}
+
 // toAll is operator "all": union of web, app.
 func (c *allChain) toAll(r clicks.Click) {
 	c.emitAll(r)
@@ -335,7 +359,11 @@ func (c *allChain) toVisits(r clicks.Click) {
 // emitVisits passes the records of "visits" to sections.
 func (c *allChain) emitVisits(r clicks.Visit) {
 	c.counts[1]++
-	c.visitsToSections.Hash(hashKeySections(clicks.BySection(r)), r)
+	if f := c.visitsToSections.Call(); f != nil {
+		f(r)
+	} else {
+		c.visitsToSections.Hash(hashKeySections(clicks.BySection(r)), r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -383,6 +411,7 @@ func newSectionsChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Visit]) 
 	c.meter = j.Meter(sub, nodeSections, nodePrint)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -423,6 +452,21 @@ func (c *sectionsChain) records(recs []clicks.Visit) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toSections(recs[i])
+	}
+}
+
+// direct passes one record to "sections" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *sectionsChain) direct(rec clicks.Visit) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toSections(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *sectionsChain) recoverDirect(rec *clicks.Visit) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

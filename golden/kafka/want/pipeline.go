@@ -206,14 +206,28 @@ func (c *ordersChain) run() {
 // emitOrders passes the records of "orders" to totals, largest.
 func (c *ordersChain) emitOrders(r *orders.Order, ts int64) {
 	c.counts[0]++
-	c.ordersToTotals.Hash(hashKeyTotals(orders.ByCustomer(*r)), runtime.Timed[orders.Order]{
-		TS: ts,
-		V:  *r,
-	})
-	c.ordersToLargest.Hash(hashKeyLargest(orders.ByCustomer(*r)), runtime.Timed[orders.Order]{
-		TS: ts,
-		V:  *r,
-	})
+	if f := c.ordersToTotals.Call(); f != nil {
+		f(runtime.Timed[orders.Order]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.ordersToTotals.Hash(hashKeyTotals(orders.ByCustomer(*r)), runtime.Timed[orders.Order]{
+			TS: ts,
+			V:  *r,
+		})
+	}
+	if f := c.ordersToLargest.Call(); f != nil {
+		f(runtime.Timed[orders.Order]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.ordersToLargest.Hash(hashKeyLargest(orders.ByCustomer(*r)), runtime.Timed[orders.Order]{
+			TS: ts,
+			V:  *r,
+		})
+	}
 }
 
 // emitOrdersDeadLetter passes the malformed records of "orders" (JSON objects: source, topic, partition, offset, error, record) to bad-orders.
@@ -347,12 +361,12 @@ func (c *rawChain) run() {
 // emitRaw passes the records of "raw" to copy.
 func (c *rawChain) emitRaw(r *[]byte, ts int64) {
 	c.counts[0]++
-	c.toCopy(*r, ts)
+	c.toCopy(r, ts)
 }
 
 // toCopy is sink "copy": kafka sink, format raw.
-func (c *rawChain) toCopy(r []byte, ts int64) {
-	c.copySink.Write(r)
+func (c *rawChain) toCopy(r *[]byte, ts int64) {
+	c.copySink.Write(*r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -428,6 +442,7 @@ func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[ord
 	c.meter = j.Meter(sub, nodeTotals, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -471,6 +486,22 @@ func (c *totalsChain) records(recs []runtime.Timed[orders.Order]) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toTotals(recs[i].V, recs[i].TS)
+	}
+}
+
+// direct passes one record to "totals" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *totalsChain) direct(rec runtime.Timed[orders.Order]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.inputWM = c.in.SenderWatermark(0)
+	c.toTotals(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *totalsChain) recoverDirect(rec *runtime.Timed[orders.Order]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 
@@ -572,6 +603,7 @@ func newLargestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[or
 	c.meter = j.Meter(sub, nodeLargest, nodeLargestOut, nodeLargestCsv)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -614,6 +646,21 @@ func (c *largestChain) records(recs []runtime.Timed[orders.Order]) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toLargest(recs[i].V, recs[i].TS)
+	}
+}
+
+// direct passes one record to "largest" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *largestChain) direct(rec runtime.Timed[orders.Order]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toLargest(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *largestChain) recoverDirect(rec *runtime.Timed[orders.Order]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

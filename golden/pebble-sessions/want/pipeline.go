@@ -175,18 +175,39 @@ func (c *clicksChain) run() {
 // emitClicks passes the records of "clicks" to sessions, gaps, visits.
 func (c *clicksChain) emitClicks(r *ps.Click, ts int64) {
 	c.counts[0]++
-	c.clicksToSessions.Hash(hashKeySessions(ps.ByUser(*r)), runtime.Timed[ps.Click]{
-		TS: ts,
-		V:  *r,
-	})
-	c.clicksToGaps.Hash(hashKeyGaps(ps.ByUser(*r)), runtime.Timed[ps.Click]{
-		TS: ts,
-		V:  *r,
-	})
-	c.clicksToVisits.Hash(hashKeyVisits(ps.ByUser(*r)), runtime.Timed[ps.Click]{
-		TS: ts,
-		V:  *r,
-	})
+	if f := c.clicksToSessions.Call(); f != nil {
+		f(runtime.Timed[ps.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.clicksToSessions.Hash(hashKeySessions(ps.ByUser(*r)), runtime.Timed[ps.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	}
+	if f := c.clicksToGaps.Call(); f != nil {
+		f(runtime.Timed[ps.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.clicksToGaps.Hash(hashKeyGaps(ps.ByUser(*r)), runtime.Timed[ps.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	}
+	if f := c.clicksToVisits.Call(); f != nil {
+		f(runtime.Timed[ps.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.clicksToVisits.Hash(hashKeyVisits(ps.ByUser(*r)), runtime.Timed[ps.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -267,6 +288,7 @@ func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[p
 	c.meter = j.Meter(sub, nodeSessions, nodeLateLines)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	c.sessionsToAll.Observe(c.meter)
 	c.lateLinesToAll.Observe(c.meter)
 	return c
@@ -315,6 +337,22 @@ func (c *sessionsChain) records(recs []runtime.Timed[ps.Click]) {
 	}
 }
 
+// direct passes one record to "sessions" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *sessionsChain) direct(rec runtime.Timed[ps.Click]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.inputWM = c.in.SenderWatermark(0)
+	c.toSessions(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *sessionsChain) recoverDirect(rec *runtime.Timed[ps.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
+}
+
 // toSessions is operator "sessions": aggregate: add AddClick, result SessionLine by ByUser on session gap 1s windows (event time), allowed lateness 2s, emitting once per key and window.
 func (c *sessionsChain) toSessions(r ps.Click, ts int64) {
 	k := ps.ByUser(r)
@@ -340,10 +378,17 @@ func (c *sessionsChain) sessionsLateResult(k string, w runtime.Window, acc *ps.S
 // emitSessions passes the records of "sessions" to all.
 func (c *sessionsChain) emitSessions(r string, ts int64) {
 	c.counts[0]++
-	c.sessionsToAll.Forward(runtime.Timed[string]{
-		TS: ts,
-		V:  r,
-	})
+	if f := c.sessionsToAll.Call(); f != nil {
+		f(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	} else {
+		c.sessionsToAll.Forward(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	}
 }
 
 // emitSessionsLate passes the records too late for the windows of "sessions" to late-lines.
@@ -360,10 +405,17 @@ func (c *sessionsChain) toLateLines(r ps.Click, ts int64) {
 // emitLateLines passes the records of "late-lines" to all.
 func (c *sessionsChain) emitLateLines(r string, ts int64) {
 	c.counts[1]++
-	c.lateLinesToAll.Forward(runtime.Timed[string]{
-		TS: ts,
-		V:  r,
-	})
+	if f := c.lateLinesToAll.Call(); f != nil {
+		f(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	} else {
+		c.lateLinesToAll.Forward(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -436,6 +488,7 @@ func newGapsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[ps.Cl
 	c.meter = j.Meter(sub, nodeGaps)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	c.gapsToAll.Observe(c.meter)
 	return c
 }
@@ -483,6 +536,22 @@ func (c *gapsChain) records(recs []runtime.Timed[ps.Click]) {
 	}
 }
 
+// direct passes one record to "gaps" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *gapsChain) direct(rec runtime.Timed[ps.Click]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.inputWM = c.in.SenderWatermark(0)
+	c.toGaps(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *gapsChain) recoverDirect(rec *runtime.Timed[ps.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
+}
+
 // toGaps is operator "gaps": aggregate: add AddClick, result GapLine by ByUser on session gap per record Gap windows (event time), emitting once per key and window.
 func (c *gapsChain) toGaps(r ps.Click, ts int64) {
 	k := ps.ByUser(r)
@@ -503,10 +572,17 @@ func (c *gapsChain) gapsResult(k string, w runtime.Window, acc *ps.Session) {
 // emitGaps passes the records of "gaps" to all.
 func (c *gapsChain) emitGaps(r string, ts int64) {
 	c.counts[0]++
-	c.gapsToAll.Forward(runtime.Timed[string]{
-		TS: ts,
-		V:  r,
-	})
+	if f := c.gapsToAll.Call(); f != nil {
+		f(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	} else {
+		c.gapsToAll.Forward(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	}
 }
 
 // emitGapsLate drops the records too late for the windows of "gaps": nothing reads them.
@@ -579,6 +655,7 @@ func newVisitsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[ps.
 	c.meter = j.Meter(sub, nodeVisits)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	c.in.Ticks()
 	c.visitsToAll.Observe(c.meter)
 	return c
@@ -628,6 +705,21 @@ func (c *visitsChain) records(recs []runtime.Timed[ps.Click]) {
 	}
 }
 
+// direct passes one record to "visits" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *visitsChain) direct(rec runtime.Timed[ps.Click]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toVisits(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *visitsChain) recoverDirect(rec *runtime.Timed[ps.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
+}
+
 // toVisits is operator "visits": aggregate: add AddClick, result VisitLine by ByUser on session gap 1h0m0s windows (processing time), emitting once per key and window.
 func (c *visitsChain) toVisits(r ps.Click, ts int64) {
 	k := ps.ByUser(r)
@@ -645,10 +737,17 @@ func (c *visitsChain) visitsResult(k string, w runtime.Window, acc *ps.Session) 
 // emitVisits passes the records of "visits" to all.
 func (c *visitsChain) emitVisits(r string, ts int64) {
 	c.counts[0]++
-	c.visitsToAll.Forward(runtime.Timed[string]{
-		TS: ts,
-		V:  r,
-	})
+	if f := c.visitsToAll.Call(); f != nil {
+		f(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	} else {
+		c.visitsToAll.Forward(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -715,6 +814,7 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[string
 	c.meter = j.Meter(sub, nodeAll, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -757,6 +857,21 @@ func (c *allChain) records(recs []runtime.Timed[string]) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toAll(recs[i].V, recs[i].TS)
+	}
+}
+
+// direct passes one record to "all" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *allChain) direct(rec runtime.Timed[string]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toAll(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *allChain) recoverDirect(rec *runtime.Timed[string]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

@@ -135,8 +135,16 @@ func (c *numbersChain) run() {
 // emitNumbers passes the records of "numbers" to sums, tens.
 func (c *numbersChain) emitNumbers(r *int64) {
 	c.counts[0]++
-	c.numbersToSums.Hash(hashKeySums(p.Mod17(*r)), *r)
-	c.numbersToTens.Hash(hashKeyTens(p.Mod7(*r)), *r)
+	if f := c.numbersToSums.Call(); f != nil {
+		f(*r)
+	} else {
+		c.numbersToSums.Hash(hashKeySums(p.Mod17(*r)), *r)
+	}
+	if f := c.numbersToTens.Call(); f != nil {
+		f(*r)
+	} else {
+		c.numbersToTens.Hash(hashKeyTens(p.Mod7(*r)), *r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -192,6 +200,7 @@ func newSumsChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *sumsChain 
 	c.meter = j.Meter(sub, nodeSums, nodeSumOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -232,6 +241,21 @@ func (c *sumsChain) records(recs []int64) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toSums(recs[i])
+	}
+}
+
+// direct passes one record to "sums" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *sumsChain) direct(rec int64) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toSums(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *sumsChain) recoverDirect(rec *int64) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 
@@ -317,6 +341,7 @@ func newTensChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *tensChain 
 	c.meter = j.Meter(sub, nodeTens, nodeTenOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -357,6 +382,21 @@ func (c *tensChain) records(recs []int64) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toTens(recs[i])
+	}
+}
+
+// direct passes one record to "tens" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *tensChain) direct(rec int64) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toTens(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *tensChain) recoverDirect(rec *int64) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

@@ -120,7 +120,11 @@ func (c *paymentsChain) run() {
 // emitPayments passes the records of "payments" to spend.
 func (c *paymentsChain) emitPayments(r *mapstate.Payment) {
 	c.counts[0]++
-	c.paymentsToSpend.Hash(hashKeySpend(mapstate.ByCard(*r)), *r)
+	if f := c.paymentsToSpend.Call(); f != nil {
+		f(*r)
+	} else {
+		c.paymentsToSpend.Hash(hashKeySpend(mapstate.ByCard(*r)), *r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -186,6 +190,7 @@ func newSpendChain(j *runtime.Job, sub int, in *runtime.Inbox[mapstate.Payment])
 	c.meter = j.Meter(sub, nodeSpend, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -226,6 +231,21 @@ func (c *spendChain) records(recs []mapstate.Payment) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toSpend(recs[i])
+	}
+}
+
+// direct passes one record to "spend" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *spendChain) direct(rec mapstate.Payment) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toSpend(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *spendChain) recoverDirect(rec *mapstate.Payment) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

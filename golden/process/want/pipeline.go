@@ -145,10 +145,17 @@ func (c *paymentsChain) run() {
 // emitPayments passes the records of "payments" to watch.
 func (c *paymentsChain) emitPayments(r *process.Payment, ts int64) {
 	c.counts[0]++
-	c.paymentsToWatch.Hash(hashKeyWatch(process.ByCard(*r)), runtime.Timed[process.Payment]{
-		TS: ts,
-		V:  *r,
-	})
+	if f := c.paymentsToWatch.Call(); f != nil {
+		f(runtime.Timed[process.Payment]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.paymentsToWatch.Hash(hashKeyWatch(process.ByCard(*r)), runtime.Timed[process.Payment]{
+			TS: ts,
+			V:  *r,
+		})
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -229,6 +236,7 @@ func newWatchChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[proc
 	c.meter = j.Meter(sub, nodeWatch, nodeLargeLines, nodeOut, nodeLarge, nodeBehind)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	c.in.Ticks()
 	return c
 }
@@ -274,6 +282,21 @@ func (c *watchChain) records(recs []runtime.Timed[process.Payment]) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toWatch(recs[i].V, recs[i].TS)
+	}
+}
+
+// direct passes one record to "watch" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *watchChain) direct(rec runtime.Timed[process.Payment]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toWatch(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *watchChain) recoverDirect(rec *runtime.Timed[process.Payment]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

@@ -151,7 +151,11 @@ func (c *ordersChain) run() {
 // emitOrders passes the records of "orders" to priced.
 func (c *ordersChain) emitOrders(r *reorder.Order) {
 	c.counts[0]++
-	c.ordersToPriced.Rebalance(*r)
+	if f := c.ordersToPriced.Call(); f != nil {
+		f(*r)
+	} else {
+		c.ordersToPriced.Rebalance(*r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -204,6 +208,7 @@ func newPricedChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order], p
 	c.meter = j.Meter(sub, nodePriced)
 	c.in.Observe(c.meter)
 	c.in.Bind(nil, c.flush)
+	c.in.Calls(c.direct)
 	c.pricedToRunning.Observe(c.meter)
 	c.pricedToLatest.Observe(c.meter)
 	c.pricedToCount.Observe(c.meter)
@@ -250,6 +255,21 @@ func (c *pricedChain) records(recs []reorder.Order) {
 	}
 }
 
+// direct passes one record to "priced" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *pricedChain) direct(rec reorder.Order) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toPriced(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *pricedChain) recoverDirect(rec *reorder.Order) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
+}
+
 // toPriced is operator "priced": map Price, func(o Order) Order.
 func (c *pricedChain) toPriced(r reorder.Order) {
 	c.emitPriced(reorder.Price(r))
@@ -258,9 +278,21 @@ func (c *pricedChain) toPriced(r reorder.Order) {
 // emitPriced passes the records of "priced" to running, latest, count.
 func (c *pricedChain) emitPriced(r reorder.Order) {
 	c.counts[0]++
-	c.pricedToRunning.Hash(hashKeyRunning(reorder.ByCustomer(r)), r)
-	c.pricedToLatest.Hash(hashKeyLatest(reorder.ByCustomer(r)), r)
-	c.pricedToCount.Hash(hashKeyCount(reorder.ByCustomer(r)), r)
+	if f := c.pricedToRunning.Call(); f != nil {
+		f(r)
+	} else {
+		c.pricedToRunning.Hash(hashKeyRunning(reorder.ByCustomer(r)), r)
+	}
+	if f := c.pricedToLatest.Call(); f != nil {
+		f(r)
+	} else {
+		c.pricedToLatest.Hash(hashKeyLatest(reorder.ByCustomer(r)), r)
+	}
+	if f := c.pricedToCount.Call(); f != nil {
+		f(r)
+	} else {
+		c.pricedToCount.Hash(hashKeyCount(reorder.ByCustomer(r)), r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -314,6 +346,7 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) 
 	c.meter = j.Meter(sub, nodeRunning, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -354,6 +387,21 @@ func (c *runningChain) records(recs []reorder.Order) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toRunning(recs[i])
+	}
+}
+
+// direct passes one record to "running" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *runningChain) direct(rec reorder.Order) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toRunning(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *runningChain) recoverDirect(rec *reorder.Order) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 
@@ -431,6 +479,7 @@ func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *
 	c.meter = j.Meter(sub, nodeLatest, nodeLast)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -471,6 +520,21 @@ func (c *latestChain) records(recs []reorder.Order) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toLatest(recs[i])
+	}
+}
+
+// direct passes one record to "latest" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *latestChain) direct(rec reorder.Order) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toLatest(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *latestChain) recoverDirect(rec *reorder.Order) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 
@@ -548,6 +612,7 @@ func newCountChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *c
 	c.meter = j.Meter(sub, nodeCount, nodeCounts)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -588,6 +653,21 @@ func (c *countChain) records(recs []reorder.Order) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toCount(recs[i])
+	}
+}
+
+// direct passes one record to "count" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *countChain) direct(rec reorder.Order) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toCount(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *countChain) recoverDirect(rec *reorder.Order) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

@@ -122,18 +122,22 @@ func (c *ordersChain) run() {
 // emitOrders passes the records of "orders" to priced.
 func (c *ordersChain) emitOrders(r *totals.Order) {
 	c.counts[0]++
-	c.toPriced(*r)
+	c.toPriced(r)
 }
 
 // toPriced is operator "priced": map Price, func(o Order) Total.
-func (c *ordersChain) toPriced(r totals.Order) {
-	c.emitPriced(totals.Price(r))
+func (c *ordersChain) toPriced(r *totals.Order) {
+	c.emitPriced(totals.Price(*r))
 }
 
 // emitPriced passes the records of "priced" to running.
 func (c *ordersChain) emitPriced(r totals.Total) {
 	c.counts[1]++
-	c.pricedToRunning.Hash(hashKeyRunning(totals.ByCustomer(r)), r)
+	if f := c.pricedToRunning.Call(); f != nil {
+		f(r)
+	} else {
+		c.pricedToRunning.Hash(hashKeyRunning(totals.ByCustomer(r)), r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -187,6 +191,7 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[totals.Total]) *
 	c.meter = j.Meter(sub, nodeRunning, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -227,6 +232,21 @@ func (c *runningChain) records(recs []totals.Total) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toRunning(recs[i])
+	}
+}
+
+// direct passes one record to "running" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *runningChain) direct(rec totals.Total) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toRunning(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *runningChain) recoverDirect(rec *totals.Total) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

@@ -133,8 +133,16 @@ func (c *numbersChain) run() {
 // emitNumbers passes the records of "numbers" to lasts, sums.
 func (c *numbersChain) emitNumbers(r *int64) {
 	c.counts[0]++
-	c.numbersToLasts.Hash(hashKeyLasts(p.Mod7(*r)), *r)
-	c.numbersToSums.Hash(hashKeySums(p.Mod5(*r)), *r)
+	if f := c.numbersToLasts.Call(); f != nil {
+		f(*r)
+	} else {
+		c.numbersToLasts.Hash(hashKeyLasts(p.Mod7(*r)), *r)
+	}
+	if f := c.numbersToSums.Call(); f != nil {
+		f(*r)
+	} else {
+		c.numbersToSums.Hash(hashKeySums(p.Mod5(*r)), *r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -191,6 +199,7 @@ func newLastsChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *lastsChai
 	c.meter = j.Meter(sub, nodeLasts, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -231,6 +240,21 @@ func (c *lastsChain) records(recs []int64) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toLasts(recs[i])
+	}
+}
+
+// direct passes one record to "lasts" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *lastsChain) direct(rec int64) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toLasts(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *lastsChain) recoverDirect(rec *int64) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 
@@ -311,6 +335,7 @@ func newSumsChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *sumsChain 
 	c.meter = j.Meter(sub, nodeSums, nodeSumOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -351,6 +376,21 @@ func (c *sumsChain) records(recs []int64) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toSums(recs[i])
+	}
+}
+
+// direct passes one record to "sums" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *sumsChain) direct(rec int64) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toSums(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *sumsChain) recoverDirect(rec *int64) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

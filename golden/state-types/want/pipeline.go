@@ -139,18 +139,22 @@ func (c *eventsChain) run() {
 // emitEvents passes the records of "events" to paced.
 func (c *eventsChain) emitEvents(r *statetypes.Event) {
 	c.counts[0]++
-	c.toPaced(*r)
+	c.toPaced(r)
 }
 
 // toPaced is operator "paced": map Pace, func(e Event) Event.
-func (c *eventsChain) toPaced(r statetypes.Event) {
-	c.emitPaced(statetypes.Pace(r))
+func (c *eventsChain) toPaced(r *statetypes.Event) {
+	c.emitPaced(statetypes.Pace(*r))
 }
 
 // emitPaced passes the records of "paced" to accs, readings.
 func (c *eventsChain) emitPaced(r statetypes.Event) {
 	c.counts[1]++
-	c.pacedToAccs.Hash(hashKeyAccs(statetypes.ByKey(r)), r)
+	if f := c.pacedToAccs.Call(); f != nil {
+		f(r)
+	} else {
+		c.pacedToAccs.Hash(hashKeyAccs(statetypes.ByKey(r)), r)
+	}
 	c.toReadings(r)
 }
 
@@ -162,7 +166,11 @@ func (c *eventsChain) toReadings(r statetypes.Event) {
 // emitReadings passes the records of "readings" to sensors.
 func (c *eventsChain) emitReadings(r statetypes.Reading) {
 	c.counts[2]++
-	c.readingsToSensors.Hash(hashKeySensors(statetypes.BySensor(r)), r)
+	if f := c.readingsToSensors.Call(); f != nil {
+		f(r)
+	} else {
+		c.readingsToSensors.Hash(hashKeySensors(statetypes.BySensor(r)), r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -219,6 +227,7 @@ func newAccsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Event]) 
 	c.meter = j.Meter(sub, nodeAccs, nodeAccOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -259,6 +268,21 @@ func (c *accsChain) records(recs []statetypes.Event) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toAccs(recs[i])
+	}
+}
+
+// direct passes one record to "accs" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *accsChain) direct(rec statetypes.Event) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toAccs(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *accsChain) recoverDirect(rec *statetypes.Event) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 
@@ -339,6 +363,7 @@ func newSensorsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Readi
 	c.meter = j.Meter(sub, nodeSensors, nodeSensorLines, nodeSensorOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -379,6 +404,21 @@ func (c *sensorsChain) records(recs []statetypes.Reading) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toSensors(recs[i])
+	}
+}
+
+// direct passes one record to "sensors" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *sensorsChain) direct(rec statetypes.Reading) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toSensors(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *sensorsChain) recoverDirect(rec *statetypes.Reading) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

@@ -211,30 +211,72 @@ func (c *clicksChain) run() {
 // emitClicks passes the records of "clicks" to counts, deltas, sessions, dynamic, tens, recent.
 func (c *clicksChain) emitClicks(r *triggers.Click, ts int64) {
 	c.counts[0]++
-	c.clicksToCounts.Hash(hashKeyCounts(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
-		TS: ts,
-		V:  *r,
-	})
-	c.clicksToDeltas.Hash(hashKeyDeltas(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
-		TS: ts,
-		V:  *r,
-	})
-	c.clicksToSessions.Hash(hashKeySessions(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
-		TS: ts,
-		V:  *r,
-	})
-	c.clicksToDynamic.Hash(hashKeyDynamic(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
-		TS: ts,
-		V:  *r,
-	})
-	c.clicksToTens.Hash(hashKeyTens(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
-		TS: ts,
-		V:  *r,
-	})
-	c.clicksToRecent.Hash(hashKeyRecent(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
-		TS: ts,
-		V:  *r,
-	})
+	if f := c.clicksToCounts.Call(); f != nil {
+		f(runtime.Timed[triggers.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.clicksToCounts.Hash(hashKeyCounts(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	}
+	if f := c.clicksToDeltas.Call(); f != nil {
+		f(runtime.Timed[triggers.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.clicksToDeltas.Hash(hashKeyDeltas(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	}
+	if f := c.clicksToSessions.Call(); f != nil {
+		f(runtime.Timed[triggers.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.clicksToSessions.Hash(hashKeySessions(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	}
+	if f := c.clicksToDynamic.Call(); f != nil {
+		f(runtime.Timed[triggers.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.clicksToDynamic.Hash(hashKeyDynamic(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	}
+	if f := c.clicksToTens.Call(); f != nil {
+		f(runtime.Timed[triggers.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.clicksToTens.Hash(hashKeyTens(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	}
+	if f := c.clicksToRecent.Call(); f != nil {
+		f(runtime.Timed[triggers.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.clicksToRecent.Hash(hashKeyRecent(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
+			TS: ts,
+			V:  *r,
+		})
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -328,6 +370,7 @@ func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[tri
 	c.meter = j.Meter(sub, nodeCounts, nodeLate)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	c.countsToAll.Observe(c.meter)
 	return c
 }
@@ -375,6 +418,22 @@ func (c *countsChain) records(recs []runtime.Timed[triggers.Click]) {
 	}
 }
 
+// direct passes one record to "counts" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *countsChain) direct(rec runtime.Timed[triggers.Click]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.inputWM = c.in.SenderWatermark(0)
+	c.toCounts(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *countsChain) recoverDirect(rec *runtime.Timed[triggers.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
+}
+
 // toCounts is operator "counts": aggregate: add Add, result Result by ByUser on tumbling 1m0s windows (event time), allowed lateness 1m0s, emitting once per key and window, and early every 3 records, accumulate.
 func (c *countsChain) toCounts(r triggers.Click, ts int64) {
 	k := triggers.ByUser(r)
@@ -396,10 +455,17 @@ func (c *countsChain) countsResult(k string, w runtime.Window, f pipegen.Firing,
 // emitCounts passes the records of "counts" to all.
 func (c *countsChain) emitCounts(r string, ts int64) {
 	c.counts[0]++
-	c.countsToAll.Forward(runtime.Timed[string]{
-		TS: ts,
-		V:  r,
-	})
+	if f := c.countsToAll.Call(); f != nil {
+		f(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	} else {
+		c.countsToAll.Forward(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	}
 }
 
 // emitCountsLate passes the records too late for the windows of "counts" to late.
@@ -490,6 +556,7 @@ func newDeltasChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[tri
 	c.meter = j.Meter(sub, nodeDeltas)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	c.deltasToAll.Observe(c.meter)
 	return c
 }
@@ -537,6 +604,22 @@ func (c *deltasChain) records(recs []runtime.Timed[triggers.Click]) {
 	}
 }
 
+// direct passes one record to "deltas" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *deltasChain) direct(rec runtime.Timed[triggers.Click]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.inputWM = c.in.SenderWatermark(0)
+	c.toDeltas(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *deltasChain) recoverDirect(rec *runtime.Timed[triggers.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
+}
+
 // toDeltas is operator "deltas": aggregate: add Add, result Result by ByUser on sliding 1m0s every 30s windows (event time), emitting once per key and window, and early every 10s of event time, discard.
 func (c *deltasChain) toDeltas(r triggers.Click, ts int64) {
 	k := triggers.ByUser(r)
@@ -558,10 +641,17 @@ func (c *deltasChain) deltasResult(k string, w runtime.Window, f pipegen.Firing,
 // emitDeltas passes the records of "deltas" to all.
 func (c *deltasChain) emitDeltas(r string, ts int64) {
 	c.counts[0]++
-	c.deltasToAll.Forward(runtime.Timed[string]{
-		TS: ts,
-		V:  r,
-	})
+	if f := c.deltasToAll.Call(); f != nil {
+		f(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	} else {
+		c.deltasToAll.Forward(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	}
 }
 
 // emitDeltasLate drops the records too late for the windows of "deltas": nothing reads them.
@@ -640,6 +730,7 @@ func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[t
 	c.meter = j.Meter(sub, nodeSessions)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	c.sessionsToAll.Observe(c.meter)
 	return c
 }
@@ -687,6 +778,22 @@ func (c *sessionsChain) records(recs []runtime.Timed[triggers.Click]) {
 	}
 }
 
+// direct passes one record to "sessions" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *sessionsChain) direct(rec runtime.Timed[triggers.Click]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.inputWM = c.in.SenderWatermark(0)
+	c.toSessions(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *sessionsChain) recoverDirect(rec *runtime.Timed[triggers.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
+}
+
 // toSessions is operator "sessions": aggregate: add Add, result Result by ByUser on session gap 20s windows (event time), emitting once per key and window, and early every 5 records, accumulate.
 func (c *sessionsChain) toSessions(r triggers.Click, ts int64) {
 	k := triggers.ByUser(r)
@@ -708,10 +815,17 @@ func (c *sessionsChain) sessionsResult(k string, w runtime.Window, f pipegen.Fir
 // emitSessions passes the records of "sessions" to all.
 func (c *sessionsChain) emitSessions(r string, ts int64) {
 	c.counts[0]++
-	c.sessionsToAll.Forward(runtime.Timed[string]{
-		TS: ts,
-		V:  r,
-	})
+	if f := c.sessionsToAll.Call(); f != nil {
+		f(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	} else {
+		c.sessionsToAll.Forward(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	}
 }
 
 // emitSessionsLate drops the records too late for the windows of "sessions": nothing reads them.
@@ -790,6 +904,7 @@ func newDynamicChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[tr
 	c.meter = j.Meter(sub, nodeDynamic)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	c.dynamicToAll.Observe(c.meter)
 	return c
 }
@@ -837,6 +952,22 @@ func (c *dynamicChain) records(recs []runtime.Timed[triggers.Click]) {
 	}
 }
 
+// direct passes one record to "dynamic" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *dynamicChain) direct(rec runtime.Timed[triggers.Click]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.inputWM = c.in.SenderWatermark(0)
+	c.toDynamic(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *dynamicChain) recoverDirect(rec *runtime.Timed[triggers.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
+}
+
 // toDynamic is operator "dynamic": aggregate: add Add, result Result by ByUser on session gap per record Gap windows (event time), emitting once per key and window, and early every 4 records, accumulate.
 func (c *dynamicChain) toDynamic(r triggers.Click, ts int64) {
 	k := triggers.ByUser(r)
@@ -859,10 +990,17 @@ func (c *dynamicChain) dynamicResult(k string, w runtime.Window, f pipegen.Firin
 // emitDynamic passes the records of "dynamic" to all.
 func (c *dynamicChain) emitDynamic(r string, ts int64) {
 	c.counts[0]++
-	c.dynamicToAll.Forward(runtime.Timed[string]{
-		TS: ts,
-		V:  r,
-	})
+	if f := c.dynamicToAll.Call(); f != nil {
+		f(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	} else {
+		c.dynamicToAll.Forward(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	}
 }
 
 // emitDynamicLate drops the records too late for the windows of "dynamic": nothing reads them.
@@ -937,6 +1075,7 @@ func newTensChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[trigg
 	c.meter = j.Meter(sub, nodeTens)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	c.tensToAll.Observe(c.meter)
 	return c
 }
@@ -983,6 +1122,21 @@ func (c *tensChain) records(recs []runtime.Timed[triggers.Click]) {
 	}
 }
 
+// direct passes one record to "tens" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *tensChain) direct(rec runtime.Timed[triggers.Click]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toTens(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *tensChain) recoverDirect(rec *runtime.Timed[triggers.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
+}
+
 // toTens is operator "tens": aggregate: add Add, result CountResult by ByUser on count windows of 10 records, emitting as the last record of a window arrives.
 func (c *tensChain) toTens(r triggers.Click, ts int64) {
 	c.tensState.Add(triggers.ByUser(r), r, ts)
@@ -996,10 +1150,17 @@ func (c *tensChain) tensResult(k string, acc *triggers.Sum, ts int64) {
 // emitTens passes the records of "tens" to all.
 func (c *tensChain) emitTens(r string, ts int64) {
 	c.counts[0]++
-	c.tensToAll.Forward(runtime.Timed[string]{
-		TS: ts,
-		V:  r,
-	})
+	if f := c.tensToAll.Call(); f != nil {
+		f(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	} else {
+		c.tensToAll.Forward(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -1068,6 +1229,7 @@ func newRecentChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[tri
 	c.meter = j.Meter(sub, nodeRecent)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	c.recentToAll.Observe(c.meter)
 	return c
 }
@@ -1114,6 +1276,21 @@ func (c *recentChain) records(recs []runtime.Timed[triggers.Click]) {
 	}
 }
 
+// direct passes one record to "recent" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *recentChain) direct(rec runtime.Timed[triggers.Click]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toRecent(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *recentChain) recoverDirect(rec *runtime.Timed[triggers.Click]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
+	}
+}
+
 // toRecent is operator "recent": aggregate: add Add, result CountResult by ByUser on sliding count windows of 5 records every 2, emitting as the last record of a window arrives.
 func (c *recentChain) toRecent(r triggers.Click, ts int64) {
 	c.recentState.Add(triggers.ByUser(r), r, ts)
@@ -1127,10 +1304,17 @@ func (c *recentChain) recentResult(k string, acc *triggers.Sum, ts int64) {
 // emitRecent passes the records of "recent" to all.
 func (c *recentChain) emitRecent(r string, ts int64) {
 	c.counts[0]++
-	c.recentToAll.Forward(runtime.Timed[string]{
-		TS: ts,
-		V:  r,
-	})
+	if f := c.recentToAll.Call(); f != nil {
+		f(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	} else {
+		c.recentToAll.Forward(runtime.Timed[string]{
+			TS: ts,
+			V:  r,
+		})
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -1192,6 +1376,7 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[string
 	c.meter = j.Meter(sub, nodeAll, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -1234,6 +1419,21 @@ func (c *allChain) records(recs []runtime.Timed[string]) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toAll(recs[i].V, recs[i].TS)
+	}
+}
+
+// direct passes one record to "all" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *allChain) direct(rec runtime.Timed[string]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toAll(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *allChain) recoverDirect(rec *runtime.Timed[string]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

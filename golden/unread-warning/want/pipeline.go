@@ -152,17 +152,24 @@ func (c *wordsChain) run() {
 // emitWords passes the records of "words" to upper, audit, counts.
 func (c *wordsChain) emitWords(r *string, ts int64) {
 	c.counts[0]++
-	c.toUpper(*r, ts)
-	c.toAudit(*r, ts)
-	c.wordsToCounts.Hash(hashKeyCounts(unread.Self(*r)), runtime.Timed[string]{
-		TS: ts,
-		V:  *r,
-	})
+	c.toUpper(r, ts)
+	c.toAudit(r, ts)
+	if f := c.wordsToCounts.Call(); f != nil {
+		f(runtime.Timed[string]{
+			TS: ts,
+			V:  *r,
+		})
+	} else {
+		c.wordsToCounts.Hash(hashKeyCounts(unread.Self(*r)), runtime.Timed[string]{
+			TS: ts,
+			V:  *r,
+		})
+	}
 }
 
 // toUpper is operator "upper": map Upper, func(w string) string.
-func (c *wordsChain) toUpper(r string, ts int64) {
-	c.emitUpper(unread.Upper(r), ts)
+func (c *wordsChain) toUpper(r *string, ts int64) {
+	c.emitUpper(unread.Upper(*r), ts)
 }
 
 // emitUpper passes the records of "upper" to out.
@@ -172,9 +179,9 @@ func (c *wordsChain) emitUpper(r string, ts int64) {
 }
 
 // toAudit is operator "audit": filter Long, func(w string) bool.
-func (c *wordsChain) toAudit(r string, ts int64) {
-	if unread.Long(r) {
-		c.emitAudit(r, ts)
+func (c *wordsChain) toAudit(r *string, ts int64) {
+	if unread.Long(*r) {
+		c.emitAudit(*r, ts)
 	}
 }
 
@@ -347,6 +354,7 @@ func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[str
 	c.meter = j.Meter(sub, nodeCounts, nodeLate)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -390,6 +398,22 @@ func (c *countsChain) records(recs []runtime.Timed[string]) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toCounts(recs[i].V, recs[i].TS)
+	}
+}
+
+// direct passes one record to "counts" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *countsChain) direct(rec runtime.Timed[string]) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.inputWM = c.in.SenderWatermark(0)
+	c.toCounts(rec.V, rec.TS)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *countsChain) recoverDirect(rec *runtime.Timed[string]) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

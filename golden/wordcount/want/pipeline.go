@@ -123,18 +123,22 @@ func (c *linesChain) run() {
 // emitLines passes the records of "lines" to words.
 func (c *linesChain) emitLines(r *string) {
 	c.counts[0]++
-	c.toWords(*r)
+	c.toWords(r)
 }
 
 // toWords is operator "words": flatmap SplitWords, func(line string, emit func(Word)).
-func (c *linesChain) toWords(r string) {
-	wc.SplitWords(r, c.emitWordsFn)
+func (c *linesChain) toWords(r *string) {
+	wc.SplitWords(*r, c.emitWordsFn)
 }
 
 // emitWords passes the records of "words" to counts.
 func (c *linesChain) emitWords(r wc.Word) {
 	c.counts[1]++
-	c.wordsToCounts.Hash(hashKeyCounts(wc.WordKey(r)), r)
+	if f := c.wordsToCounts.Call(); f != nil {
+		f(r)
+	} else {
+		c.wordsToCounts.Hash(hashKeyCounts(wc.WordKey(r)), r)
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -188,6 +192,7 @@ func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[wc.Word]) *counts
 	c.meter = j.Meter(sub, nodeCounts, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
+	c.in.Calls(c.direct)
 	return c
 }
 
@@ -228,6 +233,21 @@ func (c *countsChain) records(recs []wc.Word) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toCounts(recs[i])
+	}
+}
+
+// direct passes one record to "counts" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
+func (c *countsChain) direct(rec wc.Word) {
+	defer c.recoverDirect(&rec)
+	c.in.Took()
+	c.toCounts(rec)
+}
+
+// recoverDirect, deferred by direct, reports a panic in user code with its record.
+func (c *countsChain) recoverDirect(rec *wc.Word) {
+	if p := recover(); p != nil {
+		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

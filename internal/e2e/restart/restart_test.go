@@ -99,3 +99,24 @@ func TestGiveUp(t *testing.T) {
 		}
 	}
 }
+
+// TestGiveUpParallelism1: at parallelism 1 the keyed operator runs in the
+// source's goroutine and takes each record by a call, not in a batch
+// (runtime.Inbox.Calls); its panic still names the record.
+func TestGiveUpParallelism1(t *testing.T) {
+	bin := build(t)
+	cmd := exec.Command(bin, "run", "--quiet", "--parallelism=1", "--set", "checkpoint.interval=20ms", "--set", "restart.delay=1ms", "--set", "restart.attempts=1")
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "PANIC=always")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit: %v, want status 1\n%s", err, stderr.String())
+	}
+	for _, want := range []string{"gen[0]: panic: boom", "record: {K:3 N:1}"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}

@@ -145,6 +145,12 @@ type Inbox[T any] struct {
 	// direct, when set, is the receiver's handler: a sender hands each
 	// message to it in its own goroutine (see Direct).
 	direct func(Msg[T]) bool
+	// call, when set, is the receiver's function of one record, which
+	// its only sender calls instead of filling batches: offered by Calls,
+	// taken up by Direct. took counts those records until the metrics
+	// learn of them.
+	call, offered func(T)
+	took          int
 	// manual is set when a test driver runs the job (see Manual).
 	manual *Manual
 
@@ -217,8 +223,9 @@ func (in *Inbox[T]) Bind(t AlignmentRecorder, idle func()) {
 // the end of input. The receiver's goroutine is not needed: Direct
 // reports whether the inbox took this path. What the receiver does then
 // runs in the sender's goroutine, as if fused: no batch waits in a
-// channel, no goroutine is woken; the records still cross in batches,
-// keyed and aligned as over the channel.
+// channel, no goroutine is woken; the records cross in batches, keyed and
+// aligned as over the channel, or one by one by a call when the receiver
+// offered one (Calls).
 //
 // In a job that a test driver runs (Manual), every inbox takes this path,
 // whatever its senders and peers.
@@ -227,11 +234,39 @@ func (in *Inbox[T]) Direct(handle func(Msg[T]) bool) bool {
 		return false
 	}
 	in.direct = handle
+	if in.manual == nil {
+		in.call = in.offered
+	}
 	return true
+}
+
+// Calls offers the receiver's function of one record to its sender: when
+// the inbox runs Direct in a job that runs by itself (one sender at
+// parallelism 1), the sender passes each record to f by a call
+// (Out.Call) rather than writing it into a batch that the receiver reads
+// back a moment later, in the same goroutine. Nothing else changes: the
+// control events still go through the inbox's bookkeeping, after the
+// records before them, as batches would have delivered them. f must count
+// each record (Took). Under a test driver (Manual), where several senders
+// may share a Direct inbox, records keep going in batches. Call it before
+// Direct, which takes the offer up.
+func (in *Inbox[T]) Calls(f func(T)) { in.offered = f }
+
+// Took counts a record that the receiver's function of Calls got; the
+// metrics learn of it with the next control event or flush.
+func (in *Inbox[T]) Took() { in.took++ }
+
+// received tells the metrics of the records taken by calls.
+func (in *Inbox[T]) received() {
+	if in.took > 0 {
+		in.obs.Received(in.took)
+		in.took = 0
+	}
 }
 
 // push takes message m from the sender of a Direct inbox.
 func (in *Inbox[T]) push(m Msg[T]) {
+	in.received()
 	if r, ok := in.handle(m); ok {
 		in.direct(r)
 	}
@@ -564,6 +599,12 @@ func (o *Out[T]) Forward(r T) {
 	o.Send(o.fwd, r)
 }
 
+// Call returns the function by which this sender passes a record straight
+// to its receiver, which runs in the sender's goroutine (Inbox.Calls), or
+// nil when records go in batches (Send, Hash, ...). Generated code asks
+// for every record: the answer never changes once the job runs.
+func (o *Out[T]) Call() func(T) { return o.to[0].call }
+
 // Hash sends r to the receiver that owns the key group of a key whose hash
 // is h.
 func (o *Out[T]) Hash(h uint64, r T) {
@@ -589,6 +630,7 @@ func (o *Out[T]) Flush() {
 	for i, in := range o.to {
 		o.flushTo(i)
 		if in.direct != nil {
+			in.received()
 			in.idle()
 			if in.ticks {
 				select {

@@ -86,9 +86,9 @@ func TestManualDirect(t *testing.T) {
 // TestManualPair: under a driver a join's two inboxes run direct; the
 // pair hands out a barrier once both sides aligned it, the lower
 // watermark, a tick, and the end once both sides ended. Without a driver
-// Pair.Direct refuses.
+// Pair.Direct refuses unless both senders run in one goroutine.
 func TestManualPair(t *testing.T) {
-	if p := NewPair(NewInboxes[int](newTestJob(true), 1, 1)[0], NewInboxes[string](newTestJob(true), 1, 1)[0]); p.Direct(func(PairMsg[int, string]) bool { return true }) {
+	if p := NewPair(NewInboxes[int](newTestJob(true), 1, 1)[0], NewInboxes[string](newTestJob(true), 1, 1)[0]); p.Direct(func(PairMsg[int, string]) bool { return true }, false) {
 		t.Error("a pair ran direct without a driver")
 	}
 	m := NewManual()
@@ -112,7 +112,7 @@ func TestManualPair(t *testing.T) {
 			got = append(got, "end")
 		}
 		return true
-	}) {
+	}, false) {
 		t.Fatal("a pair did not run direct under a driver")
 	}
 	l, r := NewOut(j, left, 0), NewOut(j, right, 0)

@@ -61,13 +61,20 @@ func (p *Pair[L, R]) Observe(o Observer) {
 func (p *Pair[L, R]) Ticks() { p.Left.Ticks() }
 
 // Direct makes the receiver run in its senders' goroutines, as
-// Inbox.Direct does, in a job that a test driver runs (Manual) only: a
-// message of either side goes through that side's inbox and then the
-// pair's bookkeeping, and every event it completes is handed to handle
-// at once. Otherwise it reports false and the receiver reads Next in a
-// goroutine of its own.
-func (p *Pair[L, R]) Direct(handle func(PairMsg[L, R]) bool) bool {
-	if p.Left.manual == nil {
+// Inbox.Direct does: a message of either side goes through that side's
+// inbox and then the pair's bookkeeping, and every event it completes is
+// handed to handle at once. It does so in a job that a test driver runs
+// (Manual), and when each side has one sender, the receiver has one
+// subtask, and both senders run in one goroutine (oneGoroutine: generated
+// code knows, from the chains that took Inbox.Direct, that both descend
+// from one source subtask by direct calls). Then a barrier held by one
+// side until the other's arrives holds nobody back: that goroutine passes
+// a checkpoint's barrier on to all its outputs before anything else, so
+// the other side's comes before the first sender sends again. Otherwise
+// it reports false and the receiver reads Next in a goroutine of its own,
+// woken for every batch of either side.
+func (p *Pair[L, R]) Direct(handle func(PairMsg[L, R]) bool, oneGoroutine bool) bool {
+	if p.Left.manual == nil && !(oneGoroutine && p.Left.senders == 1 && p.Left.peers == 1 && p.Right.senders == 1 && p.Right.peers == 1) {
 		return false
 	}
 	drain := func() {
