@@ -144,7 +144,15 @@ func checkMemoryFiles(t *testing.T, mem vfs.FS, m *storage.Manifest) {
 			t.Errorf("subtask %d: the first file is %s of kind %q, want checkpoint 1's full one", sub, fs[0].Name, fs[0].Kind)
 		}
 		base += fs[0].Size
+		// The keys the subtask held, which a restore makes its index
+		// for: a full file's are its entries.
+		if fs[0].Keys != fs[0].Entries || fs[0].Keys == 0 {
+			t.Errorf("subtask %d: the full file %s says it holds %d keys in %d entries", sub, fs[0].Name, fs[0].Keys, fs[0].Entries)
+		}
 		for _, f := range fs[1:] {
+			if f.Keys < fs[0].Keys {
+				t.Errorf("subtask %d: the delta %s says the state held %d keys, fewer than its full file's %d (the job only adds keys)", sub, f.Name, f.Keys, fs[0].Keys)
+			}
 			if f.Kind != storage.KindDelta || f.Name == fmt.Sprintf("sum-%d-000002.state", sub) {
 				t.Errorf("subtask %d: %s of kind %q, want deltas of checkpoints that completed", sub, f.Name, f.Kind)
 			}

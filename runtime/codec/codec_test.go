@@ -370,3 +370,60 @@ func TestStrings(t *testing.T) {
 		t.Errorf("a string of 3 bytes, 1 byte before the end of its input, read as %q into a chunk of %d bytes, want 4", s, cap(small.buf))
 	}
 }
+
+// TestVarints: the reader's varints agree with encoding/binary's on
+// values of every length, signed and unsigned, and a varint that is
+// truncated or overflows 64 bits is an error, not a value.
+func TestVarints(t *testing.T) {
+	var values []uint64
+	for s := range 64 {
+		values = append(values, 1<<s-1, 1<<s, 1<<s+1)
+	}
+	values = append(values, math.MaxUint64)
+	for _, x := range values {
+		w := NewWriter(nil)
+		w.Uvarint(x)
+		w.Varint(int64(x))
+		w.Varint(-int64(x))
+		w.Uvarint(7) // what follows must be read where it starts
+		r := NewReader(w.Bytes())
+		if got := r.Uvarint(); got != x {
+			t.Errorf("Uvarint %d read as %d", x, got)
+		}
+		if got := r.Varint(); got != int64(x) {
+			t.Errorf("Varint %d read as %d", int64(x), got)
+		}
+		if got := r.Varint(); got != -int64(x) {
+			t.Errorf("Varint %d read as %d", -int64(x), got)
+		}
+		if got := r.Uvarint(); got != 7 || r.Err() != nil || r.More() {
+			t.Errorf("after %d: %d, err %v, %d bytes left; want 7 and the end", x, got, r.Err(), r.Remaining())
+		}
+		// Followed by bytes with their top bits set, and alone at the
+		// end of the buffer: the bytes after a varint are not its.
+		for _, after := range [][]byte{bytes.Repeat([]byte{0xff}, 9), nil} {
+			w := NewWriter(nil)
+			w.Uvarint(x)
+			r := NewReader(append(w.Bytes(), after...))
+			if got := r.Uvarint(); got != x || r.Remaining() != len(after) {
+				t.Errorf("Uvarint %d before % x read as %d with %d bytes left", x, after, got, r.Remaining())
+			}
+		}
+	}
+	for _, bad := range [][]byte{
+		{0x80},             // truncated
+		{0xff, 0xff, 0xff}, // truncated
+		{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02},       // 65 bits
+		{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x80, 0x01}, // 11 bytes
+	} {
+		for _, read := range []func(*Reader) any{
+			func(r *Reader) any { return r.Uvarint() },
+			func(r *Reader) any { return r.Varint() },
+		} {
+			r := NewReader(bad)
+			if got := read(r); r.Err() == nil || !errors.Is(r.Err(), ErrCorrupt) || !reflect.ValueOf(got).IsZero() {
+				t.Errorf("% x read as %v, err %v; want an error", bad, got, r.Err())
+			}
+		}
+	}
+}

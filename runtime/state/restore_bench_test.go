@@ -172,7 +172,8 @@ func TestRestoreAllocs(t *testing.T) {
 }
 
 // TestCaptureEntries: a capture counts the entries it wrote, those the
-// subtask encoded before changing them included.
+// subtask encoded before changing them included, and the keys the
+// state held at its barrier.
 func TestCaptureEntries(t *testing.T) {
 	s := newTestState()
 	for k := range 1000 {
@@ -185,6 +186,9 @@ func TestCaptureEntries(t *testing.T) {
 	if got := c.Entries(); got != 999 {
 		t.Errorf("a full capture of 999 keys says it wrote %d entries", got)
 	}
+	if c.Keys != 999 {
+		t.Errorf("a full capture of 999 keys says the state held %d", c.Keys)
+	}
 	s.Get(5).N++
 	s.Delete(9)
 	s.Put(2000, &testValue{})
@@ -192,5 +196,8 @@ func TestCaptureEntries(t *testing.T) {
 	writeCapture(t, d)
 	if got := d.Entries(); got != 4 {
 		t.Errorf("a delta of 3 changes and a deletion says it wrote %d entries", got)
+	}
+	if d.Keys != 999 {
+		t.Errorf("a delta that added a key and deleted one says the state held %d keys, want 999", d.Keys)
 	}
 }

@@ -73,7 +73,7 @@ func SnapshotMemoryState[K comparable, V any](s *Snapshot, node int, stateName s
 			if err != nil {
 				return nil, 0, fmt.Errorf("%s: %w", filepath.Join(storage.SharedDir, name), err)
 			}
-			f := storage.StateFile{Subtask: sub, State: stateName, Name: name, Shared: true, KeyGroups: [2]int{start, end}, Size: size, CRC: crc, Entries: int64(capture.Entries())}
+			f := storage.StateFile{Subtask: sub, State: stateName, Name: name, Shared: true, KeyGroups: [2]int{start, end}, Size: size, CRC: crc, Entries: int64(capture.Entries()), Keys: int64(capture.Keys)}
 			link := chainLink{epoch: capture.Epoch, files: []storage.StateFile{f}, base: size}
 			if !full {
 				f.Kind = storage.KindDelta
@@ -179,44 +179,48 @@ func RestoreMemoryState[K comparable, V any](t *Task, node int, stateName string
 
 // readSections reads the sections of state file f of the restored
 // checkpoint l, each checked as it is read, and gives read those of key
-// groups [start, end); a failure aborts the restore of node name.
+// groups [start, end) (Loaded.ReadSections: a section is valid only
+// until read returns); a failure aborts the restore of node name.
 func readSections(l *storage.Loaded, f storage.StateFile, start, end int, name string, read func(kg int, sec []byte) error) {
-	r, err := l.Open(f)
-	if err != nil {
-		fault.Abortf("restore %s: %w", name, err)
-	}
-	for kg, sec, ok := r.Next(); ok; kg, sec, ok = r.Next() {
-		if kg < start || kg >= end {
-			continue
-		}
-		if err := read(kg, sec); err != nil {
-			r.Close()
-			fault.Abortf("restore %s: %s, key group %d: %w", name, f.Name, kg, err)
-		}
-	}
-	if err := r.Close(); err != nil {
+	if err := l.ReadSections(f, start, end, read); err != nil {
 		fault.Abortf("restore %s: %w", name, err)
 	}
 }
 
 // restoredKeys is about how many keys of key groups [start, end) files
-// hold: each file's entries in proportion to its key groups in the range
-// (the keys spread evenly over the key groups). A delta's entries count
+// hold, in proportion to each chain's key groups in the range (the keys
+// spread evenly over the key groups). A chain (the full file and deltas
+// of one old subtask) holds the keys its newest file says its subtask
+// held (Keys). A file that does not say adds its entries, a delta's
 // too, although some change keys of the full file: a state that grew
 // since its full file (a chain taken while keys were added) would
 // otherwise outgrow the index the restore made and rehash it, maybe
 // twice, which cost more than its fill; counting them at worst doubles
-// the index's slots once.
+// the index's slots once. Keys makes both unnecessary: a chain of 32
+// deltas of 50K changed values on a full file of 5M keys made an index
+// for 6.6M keys, twice the slots (16M, 256 MB, every page of which a
+// restore writes) that 5M take.
 func restoredKeys(files []storage.StateFile, start, end int) int {
-	n := 0
+	type chain struct {
+		subtask   int
+		keyGroups [2]int
+	}
+	keys := map[chain]int64{}
 	for _, f := range files {
-		if f.Entries <= 0 {
-			continue
+		c := chain{f.Subtask, f.KeyGroups}
+		switch {
+		case f.Keys > 0:
+			keys[c] = f.Keys
+		case f.Entries > 0:
+			keys[c] += f.Entries
 		}
-		groups := f.KeyGroups[1] - f.KeyGroups[0]
-		in := min(f.KeyGroups[1], end) - max(f.KeyGroups[0], start)
+	}
+	n := 0
+	for c, k := range keys {
+		groups := c.keyGroups[1] - c.keyGroups[0]
+		in := min(c.keyGroups[1], end) - max(c.keyGroups[0], start)
 		if groups > 0 && in > 0 {
-			n += int(f.Entries * int64(in) / int64(groups))
+			n += int(k * int64(in) / int64(groups))
 		}
 	}
 	return n

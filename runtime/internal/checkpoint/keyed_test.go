@@ -126,9 +126,10 @@ func TestRunRestoresGC(t *testing.T) {
 }
 
 // TestRestoredKeys: a restore makes room for the keys of its key groups
-// that the files hold, full files and deltas (which may add keys), in
-// proportion when a file holds more key groups (a lower parallelism wrote
-// it); files that do not say add nothing.
+// that the files hold, in proportion when a chain holds more key groups
+// (a lower parallelism wrote it): what the newest file of each chain
+// says its subtask held, or else the entries of its files, full files
+// and deltas (which may add keys); files that say neither add nothing.
 func TestRestoredKeys(t *testing.T) {
 	files := []storage.StateFile{
 		{KeyGroups: [2]int{0, 64}, Entries: 6400},
@@ -139,11 +140,35 @@ func TestRestoredKeys(t *testing.T) {
 	for _, c := range []struct{ start, end, want int }{
 		{0, 64, 6400 + 50},
 		{0, 32, 3200 + 25},
-		{48, 80, 1600 + 12 + 250},
+		{48, 80, 1612 + 250},
 		{128, 256, 0},
 	} {
 		if got := restoredKeys(files, c.start, c.end); got != c.want {
 			t.Errorf("key groups [%d, %d): %d keys, want %d", c.start, c.end, got, c.want)
+		}
+	}
+	// Chains that say how many keys they held: subtask 0's deltas only
+	// changed values, subtask 1's added keys and then deleted some; a
+	// delta that does not say (written before Keys was) adds its
+	// entries to what the file before it said.
+	files = []storage.StateFile{
+		{Subtask: 0, KeyGroups: [2]int{0, 64}, Entries: 6400, Keys: 6400},
+		{Subtask: 0, KeyGroups: [2]int{0, 64}, Entries: 640, Keys: 6400, Kind: storage.KindDelta},
+		{Subtask: 0, KeyGroups: [2]int{0, 64}, Entries: 640, Keys: 6400, Kind: storage.KindDelta},
+		{Subtask: 1, KeyGroups: [2]int{64, 128}, Entries: 1000, Keys: 1000},
+		{Subtask: 1, KeyGroups: [2]int{64, 128}, Entries: 600, Keys: 1600, Kind: storage.KindDelta},
+		{Subtask: 1, KeyGroups: [2]int{64, 128}, Entries: 400, Keys: 1200, Kind: storage.KindDelta},
+		{Subtask: 2, KeyGroups: [2]int{128, 192}, Entries: 800, Keys: 800},
+		{Subtask: 2, KeyGroups: [2]int{128, 192}, Entries: 80, Kind: storage.KindDelta},
+	}
+	for _, c := range []struct{ start, end, want int }{
+		{0, 64, 6400},
+		{64, 128, 1200},
+		{32, 96, 3200 + 600},
+		{128, 192, 880},
+	} {
+		if got := restoredKeys(files, c.start, c.end); got != c.want {
+			t.Errorf("chains that say their keys, key groups [%d, %d): %d keys, want %d", c.start, c.end, got, c.want)
 		}
 	}
 }

@@ -90,6 +90,12 @@ type StateFile struct {
 	// makes room for them at once; 0 when unknown (checkpoints before it
 	// was recorded).
 	Entries int64 `json:"entries,omitempty"`
+	// Keys is the number of keys a memory state's subtask held at the
+	// barrier: what its chain of files up to this one holds. A delta's
+	// Entries says nothing of it (a delta of a state that only changes
+	// values adds no key); a restore makes its index that large. 0 when
+	// unknown (checkpoints before it was recorded, savepoints).
+	Keys int64 `json:"keys,omitempty"`
 }
 
 // The kinds of state files.

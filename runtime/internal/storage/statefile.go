@@ -149,19 +149,43 @@ type StateReader struct {
 	size, read int64
 	sec        []byte
 	err        error
+	// data is the whole file mapped into memory (OpenStateMapped), nil
+	// when it is read; its bytes before released are unmapped.
+	data     []byte
+	released int64
 }
 
 // OpenState opens the state file path, whose manifest says it has size
 // bytes and checksum crc.
 func OpenState(fsys vfs.FS, path string, size int64, crc uint32) (*StateReader, error) {
+	return openState(fsys, path, size, crc, false)
+}
+
+// OpenStateMapped is OpenState of a reader whose sections are the file's
+// bytes mapped into memory where the system can (a file of the operating
+// system's), not copies: a restore then reads what the page cache holds
+// without a copy into a buffer of its own (7% of the CPU of a memory
+// restore). Its sections are valid until the next call of Next, as
+// OpenState's are, and read-only; after Close, using one faults.
+func OpenStateMapped(fsys vfs.FS, path string, size int64, crc uint32) (*StateReader, error) {
+	return openState(fsys, path, size, crc, true)
+}
+
+func openState(fsys vfs.FS, path string, size int64, crc uint32, mapped bool) (*StateReader, error) {
 	f, err := fsys.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	r := &StateReader{path: path, f: f, r: bufio.NewReaderSize(f, 256<<10), size: size}
+	r := &StateReader{path: path, f: f, size: size}
 	if size < int64(len(stateMagic))+4 {
 		f.Close()
 		return nil, fmt.Errorf("%s: %d bytes, too short for a state file", path, size)
+	}
+	if mapped {
+		r.data = mapFile(f, size)
+	}
+	if r.data == nil {
+		r.r = bufio.NewReaderSize(f, 256<<10)
 	}
 	magic := r.bytes(len(stateMagic))
 	start, n := r.uvarint(), r.uvarint()
@@ -172,8 +196,9 @@ func OpenState(fsys vfs.FS, path string, size int64, crc uint32) (*StateReader, 
 		r.err = fmt.Errorf("bad header: first key group %d, %d sections", start, n)
 	}
 	if r.err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, r.err)
+		err := fmt.Errorf("%s: %w", path, r.err)
+		r.Close()
+		return nil, err
 	}
 	r.start, r.n = int(start), int(n)
 	_ = crc // checked against the trailer, which the manifest's CRC equals (Load verified it)
@@ -199,6 +224,21 @@ func (r *StateReader) Next() (kg int, section []byte, ok bool) {
 	if r.err != nil {
 		return 0, nil, false
 	}
+	if r.data != nil {
+		// The sections before this one are read: their pages leave the
+		// process (the page cache keeps them), or else a restore would
+		// count its files in its resident memory as it goes.
+		if r.read-r.released >= 1<<20 {
+			r.released = releaseMapped(r.data, r.released, r.read)
+		}
+		// No more than the section: appending to it copies.
+		sec := r.data[r.read : r.read+int64(n) : r.read+int64(n)]
+		r.crc = crc32.Update(r.crc, castagnoli, sec)
+		r.read += int64(n)
+		kg = r.start + r.next
+		r.next++
+		return kg, sec, true
+	}
 	if uint64(cap(r.sec)) < n {
 		r.sec = make([]byte, n)
 	}
@@ -221,15 +261,22 @@ func (r *StateReader) Close() error {
 			r.err = fmt.Errorf("%d bytes after the last of %d sections", extra, r.n)
 		} else {
 			var tail [4]byte
-			if _, err := io.ReadFull(r.r, tail[:]); err != nil {
+			if r.data != nil {
+				copy(tail[:], r.data[r.read:])
+			} else if _, err := io.ReadFull(r.r, tail[:]); err != nil {
 				r.err = err
-			} else if binary.LittleEndian.Uint32(tail[:]) != r.crc {
+			}
+			if r.err == nil && binary.LittleEndian.Uint32(tail[:]) != r.crc {
 				r.err = errors.New("checksum mismatch: the file is damaged")
 			}
 		}
 	}
 	r.f.Close()
 	r.sec = nil
+	if r.data != nil {
+		unmapFile(r.data)
+		r.data = nil
+	}
 	if r.err != nil {
 		return fmt.Errorf("%s: %w", r.path, r.err)
 	}
@@ -240,7 +287,13 @@ func (r *StateReader) fill(p []byte) {
 	if r.err != nil {
 		return
 	}
-	if _, err := io.ReadFull(r.r, p); err != nil {
+	if r.data != nil {
+		if int64(len(p)) > r.size-r.read {
+			r.err = fmt.Errorf("truncated: %w", io.ErrUnexpectedEOF)
+			return
+		}
+		copy(p, r.data[r.read:])
+	} else if _, err := io.ReadFull(r.r, p); err != nil {
 		r.err = fmt.Errorf("truncated: %w", err)
 		return
 	}

@@ -298,6 +298,13 @@ func (l *Loaded) Open(f StateFile) (*StateReader, error) {
 	return OpenState(l.fs, l.Path(f), f.Size, f.CRC)
 }
 
+// OpenMapped is Open of a reader whose sections are the file mapped into
+// memory (OpenStateMapped): for readers that keep nothing of a section
+// once they asked for the next one or closed the reader.
+func (l *Loaded) OpenMapped(f StateFile) (*StateReader, error) {
+	return OpenStateMapped(l.fs, l.Path(f), f.Size, f.CRC)
+}
+
 // Remove deletes checkpoint id.
 func (s *Storage) Remove(id int64) error {
 	return s.FS.RemoveAll(s.Path(id))

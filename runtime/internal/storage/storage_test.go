@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -254,8 +255,15 @@ func TestStorageLoad(t *testing.T) {
 
 // readSections reads every section of state file f of l.
 func readSections(t *testing.T, l *Loaded, f StateFile) [][]byte {
+	return readSectionsWith(t, (*Loaded).Open, l, f)
+}
+
+// opener is how a test opens a state file: Open or OpenMapped.
+type opener func(*Loaded, StateFile) (*StateReader, error)
+
+func readSectionsWith(t *testing.T, open opener, l *Loaded, f StateFile) [][]byte {
 	t.Helper()
-	r, err := l.Open(f)
+	r, err := open(l, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,6 +287,22 @@ func readSections(t *testing.T, l *Loaded, f StateFile) [][]byte {
 // and reads them back: the same sections, the same bytes as the layout
 // laid out in memory, and every damage found.
 func TestStateFileRoundTrip(t *testing.T) {
+	// In memory, read; on the system's filesystem, mapped too.
+	type fsCase struct {
+		name string
+		fs   func() (vfs.FS, string)
+		open opener
+	}
+	for _, fc := range []fsCase{
+		{"memory", func() (vfs.FS, string) { return vfs.NewMem(), "/ckpt" }, (*Loaded).Open},
+		{"os", func() (vfs.FS, string) { return vfs.Default, t.TempDir() }, (*Loaded).Open},
+		{"os mapped", func() (vfs.FS, string) { return vfs.Default, t.TempDir() }, (*Loaded).OpenMapped},
+	} {
+		t.Run(fc.name, func(t *testing.T) { testStateFileRoundTrip(t, fc.fs, fc.open) })
+	}
+}
+
+func testStateFileRoundTrip(t *testing.T, newFS func() (vfs.FS, string), open opener) {
 	cases := []struct {
 		start    int
 		sections [][]byte
@@ -288,9 +312,12 @@ func TestStateFileRoundTrip(t *testing.T) {
 		{64, [][]byte{[]byte("a"), nil, bytes.Repeat([]byte{0xff}, 300), {0}}},
 		{1 << 20, [][]byte{[]byte("x")}},
 		{3, [][]byte{bytes.Repeat([]byte("big"), 200_000), []byte("small"), bytes.Repeat([]byte("z"), 70_000)}},
+		// Megabytes: a mapped file's pages read are released as it goes.
+		{7, [][]byte{bytes.Repeat([]byte("abcdefg"), 300_000), bytes.Repeat([]byte("hij"), 500_000), []byte("k"), bytes.Repeat([]byte("lmnop"), 700_000)}},
 	}
 	for _, c := range cases {
-		st := &Storage{FS: vfs.NewMem(), Dir: "/ckpt"}
+		fsys, dir := newFS()
+		st := &Storage{FS: fsys, Dir: dir}
 		if err := st.Prepare(1); err != nil {
 			t.Fatal(err)
 		}
@@ -313,7 +340,7 @@ func TestStateFileRoundTrip(t *testing.T) {
 		}
 		f := StateFile{Name: "s.state", Size: size, CRC: crc}
 		l := &Loaded{Dir: st.Path(1), fs: st.FS}
-		got := readSections(t, l, f)
+		got := readSectionsWith(t, open, l, f)
 		if len(got) != len(c.sections) {
 			t.Fatalf("read %d sections, want %d", len(got), len(c.sections))
 		}
@@ -328,13 +355,17 @@ func TestStateFileRoundTrip(t *testing.T) {
 		// A file cut anywhere, or with a byte flipped, fails when read.
 		for _, n := range []int{len(data) - 1, len(data) / 2, 5} {
 			rewriteFile(t, st.FS, l.Path(f), func([]byte) []byte { return slices.Clone(data[:n]) })
-			if err := readAll(l, StateFile{Name: f.Name, Size: int64(n), CRC: crc}); err == nil {
+			if err := readAllWith(open, l, StateFile{Name: f.Name, Size: int64(n), CRC: crc}); err == nil {
 				t.Errorf("a state file cut to %d of %d bytes reads without error", n, len(data))
+			}
+			// The manifest's size, of the file before it was cut.
+			if err := readAllWith(open, l, f); err == nil {
+				t.Errorf("a state file cut to %d of %d bytes, %d in the manifest, reads without error", n, len(data), len(data))
 			}
 		}
 		for _, i := range []int{4, len(data) / 2, len(data) - 1} {
 			rewriteFile(t, st.FS, l.Path(f), func([]byte) []byte { b := slices.Clone(data); b[i] ^= 0x10; return b })
-			if err := readAll(l, f); err == nil {
+			if err := readAllWith(open, l, f); err == nil {
 				t.Errorf("a state file with byte %d of %d flipped reads without error", i, len(data))
 			}
 		}
@@ -359,8 +390,10 @@ func TestStateFileRoundTrip(t *testing.T) {
 }
 
 // readAll reads every section of f and returns the first error.
-func readAll(l *Loaded, f StateFile) error {
-	r, err := l.Open(f)
+func readAll(l *Loaded, f StateFile) error { return readAllWith((*Loaded).Open, l, f) }
+
+func readAllWith(open opener, l *Loaded, f StateFile) error {
+	r, err := open(l, f)
 	if err != nil {
 		return err
 	}
@@ -410,5 +443,48 @@ func rewriteFile(t testing.TB, fsys vfs.FS, name string, edit func([]byte) []byt
 	}
 	if err := vfs.WriteFileSync(fsys, name, edit(data)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOpenMapped: a state file of the system's filesystem is mapped, one
+// of another (in memory) is read; either way the sections are the same.
+func TestOpenMapped(t *testing.T) {
+	content := EncodeStateFile(2, [][]byte{[]byte("one"), bytes.Repeat([]byte("two"), 1_000_000), []byte("three")})
+	data := binary.LittleEndian.AppendUint32(slices.Clone(content), crc32.Checksum(content, castagnoli))
+	f := StateFile{Name: "s.state", Size: int64(len(data)), CRC: crc32.Checksum(content, castagnoli)}
+	for _, c := range []struct {
+		fsys   vfs.FS
+		dir    string
+		mapped bool
+	}{
+		{vfs.Default, t.TempDir(), runtime.GOOS != "windows" && runtime.GOOS != "plan9"},
+		{vfs.NewMem(), "/", false},
+	} {
+		if err := vfs.WriteFileSync(c.fsys, filepath.Join(c.dir, f.Name), data); err != nil {
+			t.Fatal(err)
+		}
+		l := &Loaded{Dir: c.dir, fs: c.fsys}
+		r, err := l.OpenMapped(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.data != nil; got != c.mapped {
+			t.Errorf("%T: mapped %v, want %v", c.fsys, got, c.mapped)
+		}
+		_, one, _ := r.Next()
+		if string(one) != "one" || cap(one) != len(one) {
+			t.Errorf("%T: the first section is %q with room for %d bytes, want \"one\" and no room", c.fsys, one, cap(one))
+		}
+		_, two, _ := r.Next()
+		if !bytes.Equal(two, bytes.Repeat([]byte("two"), 1_000_000)) {
+			t.Errorf("%T: the second section is %d bytes, want 3M of \"two\"", c.fsys, len(two))
+		}
+		// Past 1 MiB read, the pages read leave the process.
+		if _, three, _ := r.Next(); string(three) != "three" || c.mapped && r.released < 2<<20 {
+			t.Errorf("%T: the third section is %q, %d bytes released; want \"three\" and the 3 MB before it (mapped %v)", c.fsys, three, r.released, c.mapped)
+		}
+		if err := r.Close(); err != nil || r.data != nil {
+			t.Errorf("%T: Close: %v, still mapped %v", c.fsys, err, r.data != nil)
+		}
 	}
 }
