@@ -146,4 +146,11 @@ func TestCrash(t *testing.T) {
 			crashtest.Run(t, backend, crashtest.Seed(t, defaultSeed), nil, map[string][]string{"out": out, "late": late})
 		})
 	}
+	// At parallelism 1 the source calls the sessions' chain record by
+	// record in its own goroutine (runtime.Inbox.Calls), not by batches:
+	// the barriers still follow the records before them.
+	t.Run("memory-parallelism-1", func(t *testing.T) {
+		out, late := expected(t, 64)
+		crashtest.Run(t, "memory", crashtest.Seed(t, defaultSeed), []string{"parallelism=1"}, map[string][]string{"out": out, "late": late})
+	})
 }
