@@ -3,6 +3,8 @@ package file
 import (
 	"io"
 	"sync"
+
+	"github.com/pipegen/pipegen/runtime/internal/fault"
 )
 
 // liveFile is the file a source or sink subtask has open, for the end of
@@ -11,14 +13,16 @@ import (
 // A job that restarts in its process would otherwise keep a descriptor
 // per failed attempt, until it could open no more files.
 type liveFile struct {
-	mu sync.Mutex
-	f  io.Closer
+	mu   sync.Mutex
+	f    io.Closer
+	done <-chan struct{}
 }
 
 // closeWhen closes the file open then when done is closed (the job's
 // context ends: after the subtask's goroutine has closed its file itself
 // unless the job failed).
 func (l *liveFile) closeWhen(done <-chan struct{}) {
+	l.done = done
 	go func() {
 		<-done
 		l.close()
@@ -31,6 +35,17 @@ func (l *liveFile) track(f io.Closer) {
 	l.mu.Lock()
 	l.f = f
 	l.mu.Unlock()
+}
+
+// ended aborts the subtask with fault.ErrCanceled once the job has ended:
+// an error of a file that the end of the job closed is not a failure of
+// the subtask's own.
+func (l *liveFile) ended() {
+	select {
+	case <-l.done:
+		fault.Abort(fault.ErrCanceled)
+	default:
+	}
 }
 
 func (l *liveFile) close() {

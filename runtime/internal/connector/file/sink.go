@@ -168,6 +168,7 @@ func (s *Sink[T]) closeCurrent() {
 	s.Flush()
 	s.live.track(nil)
 	if err := s.cur.Close(); err != nil {
+		s.live.ended()
 		fault.Abortf("sinks.%s: close %s: %w", s.name, s.cur.Name(), err)
 	}
 	s.cur = nil
@@ -280,5 +281,6 @@ func (s *Sink[T]) fail(err error) {
 		s.live.track(nil)
 		s.cur.Close()
 	}
+	s.live.ended()
 	fault.Abortf("sinks.%s: %w", s.name, err)
 }

@@ -445,6 +445,7 @@ func (s *Source[T]) closeFile() {
 
 func (s *Source[T]) fail(err error) {
 	s.closeFile()
+	s.live.ended()
 	fault.Abortf("sources.%s: %w", s.name, err)
 }
 
