@@ -344,6 +344,9 @@ type codecSections struct {
 func timerList(t *TimerService[int]) string {
 	var l []string
 	for k, tm := range t.first {
+		if !tm.has {
+			continue
+		}
 		l = append(l, fmt.Sprintf("%d@%d/%v#%d", k, tm.at, tm.processing, tm.seq))
 	}
 	for id, tm := range t.more {

@@ -18,11 +18,12 @@ import (
 // subtasks' snapshots, timers of equal time registered by different subtasks
 // run in an unspecified order).
 type TimerService[K comparable] struct {
-	// first holds one timer of each key that has timers, more the key's
-	// others by (key, time, domain): most keys have one timer at a time,
-	// and a lookup by key alone costs less than one by (key, time,
-	// domain). A timer is in one of them, never both.
-	first map[K]timerRec
+	// first holds, per key that has timers, one of them (has set) and
+	// how many others the key has in more, by (key, time, domain): most
+	// keys have one timer at a time, so a timer is found, set and run
+	// with one lookup by key, and more is looked in only for a key that
+	// has timers there. A timer is in one of them, never both.
+	first map[K]keyTimers
 	more  map[timerID[K]]timerRec
 	// The heaps of each domain hold an entry per timer set, by time and
 	// registration number, and entries of timers deleted since (stale:
@@ -56,6 +57,20 @@ type timerRec struct {
 	processing bool
 }
 
+// keyTimers is first's entry of a key: one of its timers, if has is set,
+// and the number of its timers in more. (It fits in timerRec's padding:
+// the same 32 bytes.)
+type keyTimers struct {
+	timerRec
+	has  bool
+	more int32
+}
+
+// is reports whether f holds the timer at time at in a domain.
+func (f *keyTimers) is(at int64, processing bool) bool {
+	return f.has && f.at == at && f.processing == processing
+}
+
 // timerChange is a timer registered (gone unset) or deleted or run, in
 // the epoch it is listed in.
 type timerChange[K comparable] struct {
@@ -66,7 +81,7 @@ type timerChange[K comparable] struct {
 
 // NewTimerService returns a service without timers.
 func NewTimerService[K comparable]() *TimerService[K] {
-	return &TimerService[K]{first: make(map[K]timerRec), log: changeLog[timerChange[K]]{epoch: 1}}
+	return &TimerService[K]{first: make(map[K]keyTimers), log: changeLog[timerChange[K]]{epoch: 1}}
 }
 
 // Len is the number of timers.
@@ -79,39 +94,53 @@ func (t *TimerService[K]) heap(processing bool) *timerHeap[K] {
 	return &t.event
 }
 
-// lookup returns the timer of k at time at in a domain, if it is set.
-func (t *TimerService[K]) lookup(k K, at int64, processing bool) (timerRec, bool) {
-	if r, ok := t.first[k]; ok && r.at == at && r.processing == processing {
-		return r, true
+// lookup returns the timer of k at time at in a domain, if it is set, and
+// k's entry in first (f, and found whether it has one) for set and unset.
+func (t *TimerService[K]) lookup(k K, at int64, processing bool) (r timerRec, ok bool, f keyTimers, found bool) {
+	f, found = t.first[k]
+	switch {
+	case !found:
+	case f.is(at, processing):
+		r, ok = f.timerRec, true
+	case f.more > 0:
+		r, ok = t.more[timerID[K]{k, at, processing}]
 	}
-	if len(t.more) > 0 {
-		r, ok := t.more[timerID[K]{k, at, processing}]
-		return r, ok
-	}
-	return timerRec{}, false
+	return r, ok, f, found
 }
 
-// set adds a timer that is not set.
-func (t *TimerService[K]) set(k K, r timerRec) {
-	if _, ok := t.first[k]; !ok {
-		t.first[k] = r
-	} else {
+// set adds a timer that is not set; f and found are lookup's.
+func (t *TimerService[K]) set(k K, r timerRec, f keyTimers, found bool) {
+	switch {
+	case !found:
+		t.first[k] = keyTimers{timerRec: r, has: true}
+	case !f.has:
+		f.timerRec, f.has = r, true
+		t.first[k] = f
+	default:
 		if t.more == nil {
 			t.more = make(map[timerID[K]]timerRec)
 		}
 		t.more[timerID[K]{k, r.at, r.processing}] = r
+		f.more++
+		t.first[k] = f
 	}
 	t.heap(r.processing).push(timerEntry[K]{r.at, r.seq, k})
 	t.n++
 }
 
-// unset removes a timer that is set; its heap entry becomes stale, or
-// is gone already (popped).
-func (t *TimerService[K]) unset(k K, r timerRec) {
-	if f, ok := t.first[k]; ok && f.seq == r.seq && f.at == r.at && f.processing == r.processing {
-		delete(t.first, k)
+// unset removes a timer that is set, r, whose key's entry in first is f;
+// its heap entry becomes stale, or is gone already (popped).
+func (t *TimerService[K]) unset(k K, r timerRec, f keyTimers) {
+	if f.has && f.seq == r.seq && f.at == r.at && f.processing == r.processing {
+		f.has = false
 	} else {
 		delete(t.more, timerID[K]{k, r.at, r.processing})
+		f.more--
+	}
+	if !f.has && f.more == 0 {
+		delete(t.first, k)
+	} else {
+		t.first[k] = f
 	}
 	t.n--
 }
@@ -119,23 +148,24 @@ func (t *TimerService[K]) unset(k K, r timerRec) {
 // Register sets a timer of k at time at, in processing time or in event
 // time. It may be called from a timer's fire.
 func (t *TimerService[K]) Register(k K, at int64, processing bool) {
-	if _, ok := t.lookup(k, at, processing); ok {
+	_, ok, f, found := t.lookup(k, at, processing)
+	if ok {
 		return
 	}
 	r := timerRec{at: at, seq: t.seq, born: t.log.epoch, processing: processing}
 	t.seq++
-	t.set(k, r)
+	t.set(k, r, f, found)
 	t.log.add(timerChange[K]{key: k, timerRec: r})
 }
 
 // Delete removes the timer of k at time at, if there is one. It may be
 // called from a timer's fire.
 func (t *TimerService[K]) Delete(k K, at int64, processing bool) {
-	r, ok := t.lookup(k, at, processing)
+	r, ok, f, _ := t.lookup(k, at, processing)
 	if !ok {
 		return
 	}
-	t.unset(k, r)
+	t.unset(k, r, f)
 	t.stale++
 	t.log.add(timerChange[K]{key: k, timerRec: r, gone: true})
 	if t.stale > 1024 && t.stale > t.n {
@@ -143,10 +173,11 @@ func (t *TimerService[K]) Delete(k K, at int64, processing bool) {
 	}
 }
 
-// live reports whether e is the entry of a timer that is set.
-func (t *TimerService[K]) live(e timerEntry[K], processing bool) (timerRec, bool) {
-	r, ok := t.lookup(e.key, e.at, processing)
-	return r, ok && r.seq == e.seq
+// live reports whether e is the entry of a timer that is set, and
+// returns it with its key's entry in first (for unset).
+func (t *TimerService[K]) live(e timerEntry[K], processing bool) (timerRec, keyTimers, bool) {
+	r, ok, f, _ := t.lookup(e.key, e.at, processing)
+	return r, f, ok && r.seq == e.seq
 }
 
 // compact drops the stale entries of the heaps.
@@ -155,7 +186,7 @@ func (t *TimerService[K]) compact() {
 		h := t.heap(processing)
 		kept := (*h)[:0]
 		for _, e := range *h {
-			if _, ok := t.live(e, processing); ok {
+			if _, _, ok := t.live(e, processing); ok {
 				kept = append(kept, e)
 			}
 		}
@@ -169,7 +200,7 @@ func (t *TimerService[K]) compact() {
 // top drops the stale entries at the top of h.
 func (t *TimerService[K]) top(h *timerHeap[K], processing bool) {
 	for len(*h) > 0 {
-		if _, ok := t.live((*h)[0], processing); ok {
+		if _, _, ok := t.live((*h)[0], processing); ok {
 			return
 		}
 		h.pop()
@@ -195,12 +226,12 @@ func (t *TimerService[K]) advance(processing bool, now int64, fire func(k K, at 
 	h := t.heap(processing)
 	for len(*h) > 0 && (*h)[0].at <= now {
 		e := h.pop()
-		r, ok := t.live(e, processing)
+		r, f, ok := t.live(e, processing)
 		if !ok {
 			t.stale--
 			continue
 		}
-		t.unset(e.key, r)
+		t.unset(e.key, r, f)
 		t.log.add(timerChange[K]{key: e.key, timerRec: r, gone: true})
 		fire(e.key, e.at)
 	}
@@ -242,8 +273,11 @@ func (t *TimerService[K]) Snapshot(sec *state.Sections, keyGroup func(K) int, en
 		w.End(m)
 		return nil
 	}
-	for k, r := range t.first {
-		if err := write(k, r); err != nil {
+	for k, f := range t.first {
+		if !f.has {
+			continue
+		}
+		if err := write(k, f.timerRec); err != nil {
 			return err
 		}
 	}
@@ -271,7 +305,7 @@ func (t *TimerService[K]) SnapshotDelta(sec *state.Sections, keyGroup func(K) in
 		op := uint64(deltaPut)
 		switch {
 		case !c.gone:
-			if r, ok := t.lookup(c.key, c.at, c.processing); !ok || r.seq != c.seq {
+			if r, ok, _, _ := t.lookup(c.key, c.at, c.processing); !ok || r.seq != c.seq {
 				return nil // gone since: its delete is listed too, or it never was in a checkpoint
 			}
 		case c.born <= d.Since:
@@ -318,18 +352,20 @@ func (t *TimerService[K]) Restore(section []byte, decK func(*codec.Reader) K) er
 // before it.
 func (t *TimerService[K]) RestoreSection(section []byte, delta bool, decK func(*codec.Reader) K) error {
 	seq, err := ReadTimerChanges(section, delta, decK, func(del bool, k K, at int64, processing bool, seq uint64) error {
-		if old, ok := t.lookup(k, at, processing); ok {
+		old, ok, f, found := t.lookup(k, at, processing)
+		if ok {
 			if !delta {
 				return fmt.Errorf("%w: timer of key %v at %d restored twice", codec.ErrCorrupt, k, at)
 			}
-			t.unset(k, old)
+			t.unset(k, old, f)
 			t.stale++
+			f, found = t.first[k]
 		}
 		if del {
 			return nil
 		}
 		t.seq = max(t.seq, seq+1)
-		t.set(k, timerRec{at: at, seq: seq, processing: processing})
+		t.set(k, timerRec{at: at, seq: seq, processing: processing}, f, found)
 		return nil
 	})
 	t.seq = max(t.seq, seq)

@@ -176,6 +176,11 @@ func TestTimersAgainstModel(t *testing.T) {
 		if ts.Len() != 0 {
 			t.Fatalf("seed %d: %d timers left at the end of time", seed, ts.Len())
 		}
+		// A key without timers keeps no entry: the maps would grow with
+		// every key that ever had one.
+		if len(ts.first) != 0 || len(ts.more) != 0 {
+			t.Fatalf("seed %d: %d keys and %d more timers left in the maps at the end of time", seed, len(ts.first), len(ts.more))
+		}
 	}
 	if fired == 0 {
 		t.Fatal("no timer fired")
