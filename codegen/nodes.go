@@ -269,22 +269,18 @@ func (k *keyedGen) record(b *jen.Group) {
 	r := jen.Id("r")
 	b.Id("k").Op(":=").Add(fn(n.Key)).Call(r)
 	if n.Kind == ir.Reduce {
-		b.If(jen.Id("acc").Op(":=").Add(st).Dot("Get").Call(jen.Id("k")), jen.Id("acc").Op("!=").Nil()).Block(
+		b.If(jen.List(jen.Id("acc"), jen.Id("added")).Op(":=").Add(st).Dot("GetOrAdd").Call(jen.Id("k")), jen.Id("added")).Block(
+			jen.Op("*").Id("acc").Op("=").Id("r"),
+		).Else().Block(
 			jen.Op("*").Id("acc").Op("=").Add(fn(n.Fn)).Call(jen.Op("*").Id("acc"), r),
 			jen.Id("r").Op("=").Op("*").Id("acc"),
-		).Else().Block(
-			jen.Add(st).Dot("Put").Call(jen.Id("k"), jen.Op("&").Id("r")),
 		)
 		if n.Emit == "update" {
 			b.Add(k.emit(r, jen.Id("ts")))
 		}
 		return
 	}
-	b.Id("acc").Op(":=").Add(st).Dot("Get").Call(jen.Id("k"))
-	b.If(jen.Id("acc").Op("==").Nil()).Block(
-		jen.Id("acc").Op("=").New(typeCode(n.Acc)),
-		jen.Add(st).Dot("Put").Call(jen.Id("k"), jen.Id("acc")),
-	)
+	b.List(jen.Id("acc"), jen.Id("_")).Op(":=").Add(st).Dot("GetOrAdd").Call(jen.Id("k"))
 	b.Add(fn(n.Add)).Call(jen.Id("acc"), r)
 	if n.Emit == "update" {
 		b.Add(k.emit(aggregateResult(n, jen.Id("k"), jen.Id("acc"), nil), jen.Id("ts")))

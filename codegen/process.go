@@ -106,11 +106,8 @@ func (p *processGen) ticks() bool { return p.n.OnTimer != nil }
 // its state, after begin has prepared the context, then drops the state if
 // the function cleared it.
 func (p *processGen) call(b *jen.Group, f *ir.Func, arg, begin jen.Code) {
-	b.Id("st").Op(":=").Add(p.state()).Dot("Get").Call(jen.Id("k"))
-	b.If(jen.Id("st").Op("==").Nil()).Block(
-		jen.Id("st").Op("=").New(typeCode(p.n.State)),
-		jen.Add(p.state()).Dot("Put").Call(jen.Id("k"), jen.Id("st")),
-	)
+	// One lookup of k, the value made k's when it has none.
+	b.List(jen.Id("st"), jen.Id("_")).Op(":=").Add(p.state()).Dot("GetOrAdd").Call(jen.Id("k"))
 	p.mapBind(b)
 	b.Add(begin)
 	args := []jen.Code{jen.Id("k"), jen.Id("st"), arg}

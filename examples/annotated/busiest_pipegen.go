@@ -260,11 +260,11 @@ func (c *pipegenBusiestLongestChain) recoverDirect(rec *View) {
 // toLongest is operator "longest": reduce Longer by ByUser, emitting one result per key when the input ends.
 func (c *pipegenBusiestLongestChain) toLongest(r View) {
 	k := ByUser(r)
-	if acc := c.longestState.Get(k); acc != nil {
+	if acc, added := c.longestState.GetOrAdd(k); added {
+		*acc = r
+	} else {
 		*acc = Longer(*acc, r)
 		r = *acc
-	} else {
-		c.longestState.Put(k, &r)
 	}
 }
 

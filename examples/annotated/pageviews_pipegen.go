@@ -292,11 +292,7 @@ func (c *pipegenPageviewsPerPageChain) recoverDirect(rec *Visit) {
 // toPerPage is operator "per-page": aggregate by ByPath: add AddVisit, result Stats, emitting one result per key when the input ends.
 func (c *pipegenPageviewsPerPageChain) toPerPage(r Visit) {
 	k := ByPath(r)
-	acc := c.perPageState.Get(k)
-	if acc == nil {
-		acc = new(PageTotal)
-		c.perPageState.Put(k, acc)
-	}
+	acc, _ := c.perPageState.GetOrAdd(k)
 	AddVisit(acc, r)
 }
 

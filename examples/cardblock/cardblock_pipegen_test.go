@@ -544,11 +544,7 @@ func (c *pipegenCardblockTestCheckChain) recordsRight(recs []runtime.Timed[Block
 // toCheckLeft takes a record of input payments of process "check": OnPayment by PaymentCard, func(card string, s *CardState, p Payment, ctx pipegen.Context, emit func(string)).
 func (c *pipegenCardblockTestCheckChain) toCheckLeft(r Payment, ts int64) {
 	k := PaymentCard(r)
-	st := c.checkState.Get(k)
-	if st == nil {
-		st = new(CardState)
-		c.checkState.Put(k, st)
-	}
+	st, _ := c.checkState.GetOrAdd(k)
 	c.checkCtx.Begin(k, ts)
 	OnPayment(k, st, r, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
@@ -559,11 +555,7 @@ func (c *pipegenCardblockTestCheckChain) toCheckLeft(r Payment, ts int64) {
 // toCheckRight takes a record of input blocks of process "check": OnBlock by BlockCard, func(card string, s *CardState, b Block, ctx pipegen.Context, emit func(string)).
 func (c *pipegenCardblockTestCheckChain) toCheckRight(r Block, ts int64) {
 	k := BlockCard(r)
-	st := c.checkState.Get(k)
-	if st == nil {
-		st = new(CardState)
-		c.checkState.Put(k, st)
-	}
+	st, _ := c.checkState.GetOrAdd(k)
 	c.checkCtx.Begin(k, ts)
 	OnBlock(k, st, r, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
@@ -573,11 +565,7 @@ func (c *pipegenCardblockTestCheckChain) toCheckRight(r Block, ts int64) {
 
 // checkTimer runs OnTimer for a timer of "check" that is due.
 func (c *pipegenCardblockTestCheckChain) checkTimer(k string, at int64) {
-	st := c.checkState.Get(k)
-	if st == nil {
-		st = new(CardState)
-		c.checkState.Put(k, st)
-	}
+	st, _ := c.checkState.GetOrAdd(k)
 	c.checkCtx.BeginTimer(k, at)
 	OnTimer(k, st, runtime.MillisTime(at), c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {

@@ -571,11 +571,7 @@ func (c *pipegenFraudTestCheckChain) recordsRight(recs []runtime.Timed[Rule]) {
 // toCheckLeft takes a record of input payments of process "check": OnPayment by PaymentCard, func(card string, s *CardState, p Payment, table RuleTable, ctx pipegen.Context, emit func(string)).
 func (c *pipegenFraudTestCheckChain) toCheckLeft(r Payment, ts int64) {
 	k := PaymentCard(r)
-	st := c.checkState.Get(k)
-	if st == nil {
-		st = new(CardState)
-		c.checkState.Put(k, st)
-	}
+	st, _ := c.checkState.GetOrAdd(k)
 	c.checkCtx.Begin(k, ts)
 	OnPayment(k, st, r, c.checkBroadcast, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
@@ -591,11 +587,7 @@ func (c *pipegenFraudTestCheckChain) toCheckRight(r Rule, ts int64) {
 
 // checkTimer runs OnTimer for a timer of "check" that is due.
 func (c *pipegenFraudTestCheckChain) checkTimer(k string, at int64) {
-	st := c.checkState.Get(k)
-	if st == nil {
-		st = new(CardState)
-		c.checkState.Put(k, st)
-	}
+	st, _ := c.checkState.GetOrAdd(k)
 	c.checkCtx.BeginTimer(k, at)
 	OnTimer(k, st, runtime.MillisTime(at), c.checkBroadcast, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {

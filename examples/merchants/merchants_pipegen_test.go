@@ -338,11 +338,7 @@ func (c *pipegenMerchantsTestSpendChain) recoverDirect(rec *Payment) {
 // toSpend is operator "spend": process Track by PaymentCard, func(card string, c *Card, p Payment, ctx pipegen.Context, emit func(string)).
 func (c *pipegenMerchantsTestSpendChain) toSpend(r Payment) {
 	k := PaymentCard(r)
-	st := c.spendState.Get(k)
-	if st == nil {
-		st = new(Card)
-		c.spendState.Put(k, st)
-	}
+	st, _ := c.spendState.GetOrAdd(k)
 	c.spendMerchantsMap.Bind(k)
 	st.Merchants = pipegen.BindMapState[string, Spend](c.spendMerchantsMap)
 	c.spendCtx.Begin(k, runtime.MinTime)

@@ -425,11 +425,7 @@ func (c *pipegenSessionsTestSessionsChain) recoverDirect(rec *runtime.Timed[Clic
 // toSessions is operator "sessions": process OnClick by ByUser, func(user string, s *UserState, c Click, ctx pipegen.Context, emit func(Session)), timers OnTimer, side outputs bounces, late.
 func (c *pipegenSessionsTestSessionsChain) toSessions(r Click, ts int64) {
 	k := ByUser(r)
-	st := c.sessionsState.Get(k)
-	if st == nil {
-		st = new(UserState)
-		c.sessionsState.Put(k, st)
-	}
+	st, _ := c.sessionsState.GetOrAdd(k)
 	c.sessionsCtx.Begin(k, ts)
 	OnClick(k, st, r, c.sessionsCtx, c.sessionsEmitFn)
 	if c.sessionsCtx.Cleared() {
@@ -439,11 +435,7 @@ func (c *pipegenSessionsTestSessionsChain) toSessions(r Click, ts int64) {
 
 // sessionsTimer runs OnTimer for a timer of "sessions" that is due.
 func (c *pipegenSessionsTestSessionsChain) sessionsTimer(k string, at int64) {
-	st := c.sessionsState.Get(k)
-	if st == nil {
-		st = new(UserState)
-		c.sessionsState.Put(k, st)
-	}
+	st, _ := c.sessionsState.GetOrAdd(k)
 	c.sessionsCtx.BeginTimer(k, at)
 	OnTimer(k, st, runtime.MillisTime(at), c.sessionsCtx, c.sessionsEmitFn)
 	if c.sessionsCtx.Cleared() {

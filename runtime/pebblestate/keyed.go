@@ -343,6 +343,17 @@ func (s *Keyed[K, V]) committed() { s.commits.Add(1) }
 // Put makes v the value of k.
 func (s *Keyed[K, V]) Put(k K, v *V) { s.set(k, v, false) }
 
+// GetOrAdd returns the value of k, as Get does, or when k has none makes
+// a zero value k's and returns it (added set).
+func (s *Keyed[K, V]) GetOrAdd(k K) (v *V, added bool) {
+	if v := s.Get(k); v != nil {
+		return v, false
+	}
+	v = new(V)
+	s.set(k, v, false)
+	return v, true
+}
+
 // Delete removes k and its value.
 func (s *Keyed[K, V]) Delete(k K) { s.set(k, nil, true) }
 

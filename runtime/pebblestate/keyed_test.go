@@ -63,7 +63,16 @@ func (nopOutput) Clean(*storage.Manifest) error  { return nil }
 func mutate(st *Keyed[int64, value], m map[int64]value, rng *rand.Rand, ops, keys int) {
 	for range ops {
 		k := int64(rng.IntN(keys))
-		switch rng.IntN(5) {
+		switch rng.IntN(6) {
+		case 5:
+			v, added := st.GetOrAdd(k)
+			want, ok := m[k]
+			if added == ok || *v != want {
+				panic(fmt.Sprintf("GetOrAdd(%d) = %v, added %v; want %v (present %v)", k, *v, added, want, ok))
+			}
+			v.N += 10
+			v.Name = fmt.Sprint("added to ", v.N)
+			m[k] = *v
 		case 0, 1:
 			if v := st.Get(k); v != nil {
 				v.N++

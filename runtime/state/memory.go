@@ -17,6 +17,10 @@ type Keyed[K comparable, V any] interface {
 	Get(k K) *V
 	// Put makes v the value of k: the backend keeps the pointer.
 	Put(k K, v *V)
+	// GetOrAdd returns the value of k, as Get does, or when k has none
+	// makes a zero value k's and returns it, with added set: Get, then
+	// Put of a new value when Get returned nil, in one call.
+	GetOrAdd(k K) (v *V, added bool)
 	// Delete removes k and its value.
 	Delete(k K)
 	// Len is the number of keys.
@@ -188,18 +192,51 @@ func (s *Memory[K, V]) Put(k K, v *V) {
 		}
 		return
 	}
+	s.insert(h, &entry[K, V]{key: k, val: v})
+}
+
+// GetOrAdd returns the value of k, as Get does, or when k has none makes
+// a zero value k's and returns it (added set). It is Get, then new and
+// Put when Get found nothing, with one lookup of k instead of two, and
+// the entry and its value allocated together: what a keyed operator does
+// with every record.
+func (s *Memory[K, V]) GetOrAdd(k K) (v *V, added bool) {
+	e, h := s.idx.lookup(k)
+	if e != nil {
+		if s.ttl == 0 || !s.expired(e) {
+			if e.ver != s.epoch {
+				s.touch(e)
+			}
+			if s.ttl > 0 {
+				e.ts = s.nowMillis() // the value may be changed: a write
+			}
+			return e.val, false
+		}
+		s.Delete(k) // expired: as if it had none (k's hash stays h)
+	}
+	p := &restored[K, V]{e: entry[K, V]{key: k}}
+	p.e.val = &p.v
+	s.insert(h, &p.e)
+	return &p.v, true
+}
+
+// insert adds e, the entry of a key that has none (h is idx.lookup's),
+// with its value set.
+func (s *Memory[K, V]) insert(h uint64, e *entry[K, V]) {
+	e.ver = s.epoch
 	if s.all == nil {
 		// Not bound to key groups (a test's state): a plain map, which
 		// Snapshot can still write.
-		s.idx.add(h, &entry[K, V]{key: k, val: v, ver: s.epoch, kg: -1})
+		e.kg = -1
+		s.idx.add(h, e)
 		return
 	}
-	kg := s.keyGroup(k)
+	kg := s.keyGroup(e.key)
 	i := kg - s.start
 	if i < 0 || i >= len(s.all) {
-		panic(fmt.Sprintf("state.Memory: key %v is in key group %d, outside this subtask's range [%d, %d)", k, kg, s.start, s.start+len(s.all)))
+		panic(fmt.Sprintf("state.Memory: key %v is in key group %d, outside this subtask's range [%d, %d)", e.key, kg, s.start, s.start+len(s.all)))
 	}
-	e = &entry[K, V]{key: k, val: v, ver: s.epoch, kg: int32(kg)}
+	e.kg = int32(kg)
 	if s.ttl > 0 {
 		e.ts = s.nowMillis()
 	}

@@ -109,11 +109,20 @@ func restore(t *testing.T, chain []written) map[int]testValue {
 }
 
 // mutate changes the state at random as an operator would: new keys,
-// values changed through Get, values replaced with Put, deletions.
+// values changed through Get or GetOrAdd, values replaced with Put,
+// deletions.
 func mutate(s *Memory[int, testValue], rng *rand.Rand, ops, keys int) {
 	for range ops {
 		k := rng.IntN(keys)
-		switch rng.IntN(4) {
+		switch rng.IntN(5) {
+		case 4:
+			had := s.idx.get(k) != nil // not Get: it counts k as changed
+			v, added := s.GetOrAdd(k)
+			if added == had || added && *v != (testValue{}) {
+				panic(fmt.Sprintf("GetOrAdd(%d) = %+v, added %v; Get found a value: %v", k, *v, added, had))
+			}
+			v.N += 10
+			v.Name = fmt.Sprint("added to ", v.N)
 		case 0, 1:
 			if v := s.Get(k); v != nil {
 				v.N++
@@ -126,6 +135,31 @@ func mutate(s *Memory[int, testValue], rng *rand.Rand, ops, keys int) {
 		case 3:
 			s.Delete(k)
 		}
+	}
+}
+
+// TestMemoryGetOrAdd: GetOrAdd adds a zero value to a key that has none,
+// and returns the value that Get returns to one that has.
+func TestMemoryGetOrAdd(t *testing.T) {
+	s := newTestState()
+	v, added := s.GetOrAdd(3)
+	if !added || *v != (testValue{}) {
+		t.Fatalf("GetOrAdd of a new key = %+v, added %v; want a zero value, added", *v, added)
+	}
+	v.N = 7
+	if got := s.Get(3); got != v {
+		t.Fatalf("Get after GetOrAdd = %p, want the value GetOrAdd returned, %p", got, v)
+	}
+	s.Put(4, &testValue{N: 9})
+	if v, added := s.GetOrAdd(4); added || v.N != 9 {
+		t.Fatalf("GetOrAdd of a key that has a value = %+v, added %v; want N 9, not added", *v, added)
+	}
+	s.Delete(3)
+	if v, added := s.GetOrAdd(3); !added || v.N != 0 {
+		t.Fatalf("GetOrAdd of a deleted key = %+v, added %v; want a zero value, added", *v, added)
+	}
+	if got, want := values(s), map[int]testValue{3: {}, 4: {N: 9}}; !maps.Equal(got, want) {
+		t.Fatalf("state %v, want %v", got, want)
 	}
 }
 

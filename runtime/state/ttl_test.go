@@ -71,6 +71,16 @@ func TestMemoryTTL(t *testing.T) {
 	if s.Len() != 0 {
 		t.Errorf("after %d sweeps %d of %d expired values are left", sweepShare+1, s.Len(), before)
 	}
+	// GetOrAdd finds an expired value gone too.
+	back.Put(6, &testValue{N: 6})
+	clk.now += 99
+	if v, added := back.GetOrAdd(6); added || v.N != 6 {
+		t.Errorf("GetOrAdd(6) 99 ms after its Put = %+v, added %v; want its value, not added", *v, added)
+	}
+	clk.now += 100
+	if v, added := back.GetOrAdd(6); !added || v.N != 0 {
+		t.Errorf("GetOrAdd(6) 100 ms after its last read = %+v, added %v; want a zero value, added", *v, added)
+	}
 }
 
 // TestMemoryMapTTL: an entry of a map state expires ttl after its Put;

@@ -543,11 +543,7 @@ func (c *checkChain) recordsRight(recs []runtime.Timed[cardblock.Block]) {
 // toCheckLeft takes a record of input payments of process "check": OnPayment by PaymentCard, func(card string, s *CardState, p Payment, ctx pipegen.Context, emit func(string)).
 func (c *checkChain) toCheckLeft(r cardblock.Payment, ts int64) {
 	k := cardblock.PaymentCard(r)
-	st := c.checkState.Get(k)
-	if st == nil {
-		st = new(cardblock.CardState)
-		c.checkState.Put(k, st)
-	}
+	st, _ := c.checkState.GetOrAdd(k)
 	c.checkCtx.Begin(k, ts)
 	cardblock.OnPayment(k, st, r, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
@@ -558,11 +554,7 @@ func (c *checkChain) toCheckLeft(r cardblock.Payment, ts int64) {
 // toCheckRight takes a record of input blocks of process "check": OnBlock by BlockCard, func(card string, s *CardState, b Block, ctx pipegen.Context, emit func(string)).
 func (c *checkChain) toCheckRight(r cardblock.Block, ts int64) {
 	k := cardblock.BlockCard(r)
-	st := c.checkState.Get(k)
-	if st == nil {
-		st = new(cardblock.CardState)
-		c.checkState.Put(k, st)
-	}
+	st, _ := c.checkState.GetOrAdd(k)
 	c.checkCtx.Begin(k, ts)
 	cardblock.OnBlock(k, st, r, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
@@ -572,11 +564,7 @@ func (c *checkChain) toCheckRight(r cardblock.Block, ts int64) {
 
 // checkTimer runs OnTimer for a timer of "check" that is due.
 func (c *checkChain) checkTimer(k string, at int64) {
-	st := c.checkState.Get(k)
-	if st == nil {
-		st = new(cardblock.CardState)
-		c.checkState.Put(k, st)
-	}
+	st, _ := c.checkState.GetOrAdd(k)
 	c.checkCtx.BeginTimer(k, at)
 	cardblock.OnTimer(k, st, runtime.MillisTime(at), c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {

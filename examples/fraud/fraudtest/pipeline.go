@@ -570,11 +570,7 @@ func (c *checkChain) recordsRight(recs []runtime.Timed[fraud.Rule]) {
 // toCheckLeft takes a record of input payments of process "check": OnPayment by PaymentCard, func(card string, s *CardState, p Payment, table RuleTable, ctx pipegen.Context, emit func(string)).
 func (c *checkChain) toCheckLeft(r fraud.Payment, ts int64) {
 	k := fraud.PaymentCard(r)
-	st := c.checkState.Get(k)
-	if st == nil {
-		st = new(fraud.CardState)
-		c.checkState.Put(k, st)
-	}
+	st, _ := c.checkState.GetOrAdd(k)
 	c.checkCtx.Begin(k, ts)
 	fraud.OnPayment(k, st, r, c.checkBroadcast, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
@@ -590,11 +586,7 @@ func (c *checkChain) toCheckRight(r fraud.Rule, ts int64) {
 
 // checkTimer runs OnTimer for a timer of "check" that is due.
 func (c *checkChain) checkTimer(k string, at int64) {
-	st := c.checkState.Get(k)
-	if st == nil {
-		st = new(fraud.CardState)
-		c.checkState.Put(k, st)
-	}
+	st, _ := c.checkState.GetOrAdd(k)
 	c.checkCtx.BeginTimer(k, at)
 	fraud.OnTimer(k, st, runtime.MillisTime(at), c.checkBroadcast, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {

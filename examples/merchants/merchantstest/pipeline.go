@@ -337,11 +337,7 @@ func (c *spendChain) recoverDirect(rec *merchants.Payment) {
 // toSpend is operator "spend": process Track by PaymentCard, func(card string, c *Card, p Payment, ctx pipegen.Context, emit func(string)).
 func (c *spendChain) toSpend(r merchants.Payment) {
 	k := merchants.PaymentCard(r)
-	st := c.spendState.Get(k)
-	if st == nil {
-		st = new(merchants.Card)
-		c.spendState.Put(k, st)
-	}
+	st, _ := c.spendState.GetOrAdd(k)
 	c.spendMerchantsMap.Bind(k)
 	st.Merchants = pipegen.BindMapState[string, merchants.Spend](c.spendMerchantsMap)
 	c.spendCtx.Begin(k, runtime.MinTime)

@@ -424,11 +424,7 @@ func (c *sessionsChain) recoverDirect(rec *runtime.Timed[sessions.Click]) {
 // toSessions is operator "sessions": process OnClick by ByUser, func(user string, s *UserState, c Click, ctx pipegen.Context, emit func(Session)), timers OnTimer, side outputs bounces, late.
 func (c *sessionsChain) toSessions(r sessions.Click, ts int64) {
 	k := sessions.ByUser(r)
-	st := c.sessionsState.Get(k)
-	if st == nil {
-		st = new(sessions.UserState)
-		c.sessionsState.Put(k, st)
-	}
+	st, _ := c.sessionsState.GetOrAdd(k)
 	c.sessionsCtx.Begin(k, ts)
 	sessions.OnClick(k, st, r, c.sessionsCtx, c.sessionsEmitFn)
 	if c.sessionsCtx.Cleared() {
@@ -438,11 +434,7 @@ func (c *sessionsChain) toSessions(r sessions.Click, ts int64) {
 
 // sessionsTimer runs OnTimer for a timer of "sessions" that is due.
 func (c *sessionsChain) sessionsTimer(k string, at int64) {
-	st := c.sessionsState.Get(k)
-	if st == nil {
-		st = new(sessions.UserState)
-		c.sessionsState.Put(k, st)
-	}
+	st, _ := c.sessionsState.GetOrAdd(k)
 	c.sessionsCtx.BeginTimer(k, at)
 	sessions.OnTimer(k, st, runtime.MillisTime(at), c.sessionsCtx, c.sessionsEmitFn)
 	if c.sessionsCtx.Cleared() {

@@ -241,11 +241,11 @@ func (c *totalsChain) recoverDirect(rec *sales.Sale) {
 // toTotals is operator "totals": reduce Sum by ByRegionProduct, emitting a result after every record.
 func (c *totalsChain) toTotals(r sales.Sale) {
 	k := sales.ByRegionProduct(r)
-	if acc := c.totalsState.Get(k); acc != nil {
+	if acc, added := c.totalsState.GetOrAdd(k); added {
+		*acc = r
+	} else {
 		*acc = sales.Sum(*acc, r)
 		r = *acc
-	} else {
-		c.totalsState.Put(k, &r)
 	}
 	c.emitTotals(r)
 }

@@ -467,11 +467,7 @@ func (c *remindChain) recoverDirect(rec *runtime.Timed[driver.Order]) {
 // toRemind is operator "remind": process OnOrder by ByCustomer, func(customer string, p *Pending, o Order, ctx pipegen.Context, emit func(string)), timers Remind, side outputs first, late.
 func (c *remindChain) toRemind(r driver.Order, ts int64) {
 	k := driver.ByCustomer(r)
-	st := c.remindState.Get(k)
-	if st == nil {
-		st = new(driver.Pending)
-		c.remindState.Put(k, st)
-	}
+	st, _ := c.remindState.GetOrAdd(k)
 	c.remindCtx.Begin(k, ts)
 	driver.OnOrder(k, st, r, c.remindCtx, c.remindEmitFn)
 	if c.remindCtx.Cleared() {
@@ -481,11 +477,7 @@ func (c *remindChain) toRemind(r driver.Order, ts int64) {
 
 // remindTimer runs Remind for a timer of "remind" that is due.
 func (c *remindChain) remindTimer(k string, at int64) {
-	st := c.remindState.Get(k)
-	if st == nil {
-		st = new(driver.Pending)
-		c.remindState.Put(k, st)
-	}
+	st, _ := c.remindState.GetOrAdd(k)
 	c.remindCtx.BeginTimer(k, at)
 	driver.Remind(k, st, runtime.MillisTime(at), c.remindCtx, c.remindEmitFn)
 	if c.remindCtx.Cleared() {

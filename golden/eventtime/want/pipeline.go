@@ -1125,11 +1125,7 @@ func (c *watchChain) recoverDirect(rec *runtime.Timed[et.Click]) {
 // toWatch is operator "watch": process Watch by ByUser, func(user string, s *Seen, c Click, ctx pipegen.Context, emit func(string)), timers Report.
 func (c *watchChain) toWatch(r et.Click, ts int64) {
 	k := et.ByUser(r)
-	st := c.watchState.Get(k)
-	if st == nil {
-		st = new(et.Seen)
-		c.watchState.Put(k, st)
-	}
+	st, _ := c.watchState.GetOrAdd(k)
 	c.watchCtx.Begin(k, ts)
 	et.Watch(k, st, r, c.watchCtx, c.watchEmitFn)
 	if c.watchCtx.Cleared() {
@@ -1139,11 +1135,7 @@ func (c *watchChain) toWatch(r et.Click, ts int64) {
 
 // watchTimer runs Report for a timer of "watch" that is due.
 func (c *watchChain) watchTimer(k string, at int64) {
-	st := c.watchState.Get(k)
-	if st == nil {
-		st = new(et.Seen)
-		c.watchState.Put(k, st)
-	}
+	st, _ := c.watchState.GetOrAdd(k)
 	c.watchCtx.BeginTimer(k, at)
 	et.Report(k, st, runtime.MillisTime(at), c.watchCtx, c.watchEmitFn)
 	if c.watchCtx.Cleared() {

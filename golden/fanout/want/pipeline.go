@@ -413,11 +413,7 @@ func (c *bySizeChain) recoverDirect(rec *fan.Line) {
 // toBySize is operator "by-size": aggregate by BySize: add AddLine, result Result, emitting one result per key when the input ends.
 func (c *bySizeChain) toBySize(r fan.Line) {
 	k := fan.BySize(r)
-	acc := c.bySizeState.Get(k)
-	if acc == nil {
-		acc = new(fan.Tally)
-		c.bySizeState.Put(k, acc)
-	}
+	acc, _ := c.bySizeState.GetOrAdd(k)
 	fan.AddLine(acc, r)
 }
 

@@ -473,11 +473,7 @@ func (c *sectionsChain) recoverDirect(rec *clicks.Visit) {
 // toSections is operator "sections": aggregate by BySection: add AddVisit, emitting one result per key when the input ends.
 func (c *sectionsChain) toSections(r clicks.Visit) {
 	k := clicks.BySection(r)
-	acc := c.sectionsState.Get(k)
-	if acc == nil {
-		acc = new(clicks.Stats)
-		c.sectionsState.Put(k, acc)
-	}
+	acc, _ := c.sectionsState.GetOrAdd(k)
 	clicks.AddVisit(acc, r)
 }
 

@@ -667,11 +667,11 @@ func (c *largestChain) recoverDirect(rec *runtime.Timed[orders.Order]) {
 // toLargest is operator "largest": reduce Larger by ByCustomer, emitting a result after every record.
 func (c *largestChain) toLargest(r orders.Order, ts int64) {
 	k := orders.ByCustomer(r)
-	if acc := c.largestState.Get(k); acc != nil {
+	if acc, added := c.largestState.GetOrAdd(k); added {
+		*acc = r
+	} else {
 		*acc = orders.Larger(*acc, r)
 		r = *acc
-	} else {
-		c.largestState.Put(k, &r)
 	}
 	c.emitLargest(r, ts)
 }

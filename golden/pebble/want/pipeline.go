@@ -262,11 +262,7 @@ func (c *sumsChain) recoverDirect(rec *int64) {
 // toSums is operator "sums": aggregate by Mod17: add Add, result Total, emitting one result per key when the input ends.
 func (c *sumsChain) toSums(r int64) {
 	k := p.Mod17(r)
-	acc := c.sumsState.Get(k)
-	if acc == nil {
-		acc = new(p.Sum)
-		c.sumsState.Put(k, acc)
-	}
+	acc, _ := c.sumsState.GetOrAdd(k)
 	p.Add(acc, r)
 }
 
@@ -403,11 +399,7 @@ func (c *tensChain) recoverDirect(rec *int64) {
 // toTens is operator "tens": process EveryTenth by Mod7, func(mod int64, st *Ten, n int64, ctx pipegen.Context, emit func(string)).
 func (c *tensChain) toTens(r int64) {
 	k := p.Mod7(r)
-	st := c.tensState.Get(k)
-	if st == nil {
-		st = new(p.Ten)
-		c.tensState.Put(k, st)
-	}
+	st, _ := c.tensState.GetOrAdd(k)
 	c.tensCtx.Begin(k, runtime.MinTime)
 	p.EveryTenth(k, st, r, c.tensCtx, c.tensEmitFn)
 	if c.tensCtx.Cleared() {

@@ -426,11 +426,7 @@ func (c *checkChain) recordsRight(recs []runtime.Timed[bc.Limit]) {
 // toCheckLeft takes a record of input payments of process "check": OnPayment by PaymentCard, func(card string, c *Card, p Payment, limits Limits, ctx pipegen.Context, emit func(string)).
 func (c *checkChain) toCheckLeft(r bc.Payment, ts int64) {
 	k := bc.PaymentCard(r)
-	st := c.checkState.Get(k)
-	if st == nil {
-		st = new(bc.Card)
-		c.checkState.Put(k, st)
-	}
+	st, _ := c.checkState.GetOrAdd(k)
 	c.checkCtx.Begin(k, ts)
 	bc.OnPayment(k, st, r, c.checkBroadcast, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
@@ -446,11 +442,7 @@ func (c *checkChain) toCheckRight(r bc.Limit, ts int64) {
 
 // checkTimer runs OnTimer for a timer of "check" that is due.
 func (c *checkChain) checkTimer(k string, at int64) {
-	st := c.checkState.Get(k)
-	if st == nil {
-		st = new(bc.Card)
-		c.checkState.Put(k, st)
-	}
+	st, _ := c.checkState.GetOrAdd(k)
 	c.checkCtx.BeginTimer(k, at)
 	bc.OnTimer(k, st, runtime.MillisTime(at), c.checkBroadcast, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {

@@ -252,11 +252,7 @@ func (c *spendChain) recoverDirect(rec *mapstate.Payment) {
 // toSpend is operator "spend": process Track by ByCard, func(card string, c *Card, p Payment, ctx pipegen.Context, emit func(string)).
 func (c *spendChain) toSpend(r mapstate.Payment) {
 	k := mapstate.ByCard(r)
-	st := c.spendState.Get(k)
-	if st == nil {
-		st = new(mapstate.Card)
-		c.spendState.Put(k, st)
-	}
+	st, _ := c.spendState.GetOrAdd(k)
 	c.spendMerchantsMap.Bind(k)
 	st.Merchants = pipegen.BindMapState[string, mapstate.Spend](c.spendMerchantsMap)
 	c.spendCtx.Begin(k, runtime.MinTime)

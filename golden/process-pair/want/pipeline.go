@@ -415,11 +415,7 @@ func (c *checkChain) recordsRight(recs []runtime.Timed[pair.Block]) {
 // toCheckLeft takes a record of input payments of process "check": OnPayment by PaymentCard, func(card string, c *Card, p Payment, ctx pipegen.Context, emit func(string)).
 func (c *checkChain) toCheckLeft(r pair.Payment, ts int64) {
 	k := pair.PaymentCard(r)
-	st := c.checkState.Get(k)
-	if st == nil {
-		st = new(pair.Card)
-		c.checkState.Put(k, st)
-	}
+	st, _ := c.checkState.GetOrAdd(k)
 	c.checkCtx.Begin(k, ts)
 	pair.OnPayment(k, st, r, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
@@ -430,11 +426,7 @@ func (c *checkChain) toCheckLeft(r pair.Payment, ts int64) {
 // toCheckRight takes a record of input blocks of process "check": OnBlock by BlockCard, func(card string, c *Card, b Block, ctx pipegen.Context, emit func(string)).
 func (c *checkChain) toCheckRight(r pair.Block, ts int64) {
 	k := pair.BlockCard(r)
-	st := c.checkState.Get(k)
-	if st == nil {
-		st = new(pair.Card)
-		c.checkState.Put(k, st)
-	}
+	st, _ := c.checkState.GetOrAdd(k)
 	c.checkCtx.Begin(k, ts)
 	pair.OnBlock(k, st, r, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
@@ -444,11 +436,7 @@ func (c *checkChain) toCheckRight(r pair.Block, ts int64) {
 
 // checkTimer runs OnTimer for a timer of "check" that is due.
 func (c *checkChain) checkTimer(k string, at int64) {
-	st := c.checkState.Get(k)
-	if st == nil {
-		st = new(pair.Card)
-		c.checkState.Put(k, st)
-	}
+	st, _ := c.checkState.GetOrAdd(k)
 	c.checkCtx.BeginTimer(k, at)
 	pair.OnTimer(k, st, runtime.MillisTime(at), c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {

@@ -303,11 +303,7 @@ func (c *watchChain) recoverDirect(rec *runtime.Timed[process.Payment]) {
 // toWatch is operator "watch": process Watch by ByCard, func(card string, c *Card, p Payment, ctx pipegen.Context, emit func(string)), timers Idle, side outputs behind, large.
 func (c *watchChain) toWatch(r process.Payment, ts int64) {
 	k := process.ByCard(r)
-	st := c.watchState.Get(k)
-	if st == nil {
-		st = new(process.Card)
-		c.watchState.Put(k, st)
-	}
+	st, _ := c.watchState.GetOrAdd(k)
 	c.watchCtx.Begin(k, ts)
 	process.Watch(k, st, r, c.watchCtx, c.watchEmitFn)
 	if c.watchCtx.Cleared() {
@@ -317,11 +313,7 @@ func (c *watchChain) toWatch(r process.Payment, ts int64) {
 
 // watchTimer runs Idle for a timer of "watch" that is due.
 func (c *watchChain) watchTimer(k string, at int64) {
-	st := c.watchState.Get(k)
-	if st == nil {
-		st = new(process.Card)
-		c.watchState.Put(k, st)
-	}
+	st, _ := c.watchState.GetOrAdd(k)
 	c.watchCtx.BeginTimer(k, at)
 	process.Idle(k, st, runtime.MillisTime(at), c.watchCtx, c.watchEmitFn)
 	if c.watchCtx.Cleared() {

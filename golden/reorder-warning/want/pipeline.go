@@ -408,11 +408,11 @@ func (c *runningChain) recoverDirect(rec *reorder.Order) {
 // toRunning is operator "running": reduce Add by ByCustomer, emitting a result after every record.
 func (c *runningChain) toRunning(r reorder.Order) {
 	k := reorder.ByCustomer(r)
-	if acc := c.runningState.Get(k); acc != nil {
+	if acc, added := c.runningState.GetOrAdd(k); added {
+		*acc = r
+	} else {
 		*acc = reorder.Add(*acc, r)
 		r = *acc
-	} else {
-		c.runningState.Put(k, &r)
 	}
 	c.emitRunning(r)
 }
@@ -541,11 +541,7 @@ func (c *latestChain) recoverDirect(rec *reorder.Order) {
 // toLatest is operator "latest": aggregate by ByCustomer: add Keep, emitting a result after every record.
 func (c *latestChain) toLatest(r reorder.Order) {
 	k := reorder.ByCustomer(r)
-	acc := c.latestState.Get(k)
-	if acc == nil {
-		acc = new(reorder.Order)
-		c.latestState.Put(k, acc)
-	}
+	acc, _ := c.latestState.GetOrAdd(k)
 	reorder.Keep(acc, r)
 	c.emitLatest(*acc)
 }
@@ -674,11 +670,7 @@ func (c *countChain) recoverDirect(rec *reorder.Order) {
 // toCount is operator "count": aggregate by ByCustomer: add Count, emitting one result per key when the input ends.
 func (c *countChain) toCount(r reorder.Order) {
 	k := reorder.ByCustomer(r)
-	acc := c.countState.Get(k)
-	if acc == nil {
-		acc = new(int)
-		c.countState.Put(k, acc)
-	}
+	acc, _ := c.countState.GetOrAdd(k)
 	reorder.Count(acc, r)
 }
 

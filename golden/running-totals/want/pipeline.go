@@ -253,11 +253,11 @@ func (c *runningChain) recoverDirect(rec *totals.Total) {
 // toRunning is operator "running": reduce Add by ByCustomer, emitting a result after every record.
 func (c *runningChain) toRunning(r totals.Total) {
 	k := totals.ByCustomer(r)
-	if acc := c.runningState.Get(k); acc != nil {
+	if acc, added := c.runningState.GetOrAdd(k); added {
+		*acc = r
+	} else {
 		*acc = totals.Add(*acc, r)
 		r = *acc
-	} else {
-		c.runningState.Put(k, &r)
 	}
 	c.emitRunning(r)
 }

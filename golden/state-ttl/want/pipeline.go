@@ -261,11 +261,11 @@ func (c *lastsChain) recoverDirect(rec *int64) {
 // toLasts is operator "lasts": reduce Max by Mod7, emitting one result per key when the input ends.
 func (c *lastsChain) toLasts(r int64) {
 	k := p.Mod7(r)
-	if acc := c.lastsState.Get(k); acc != nil {
+	if acc, added := c.lastsState.GetOrAdd(k); added {
+		*acc = r
+	} else {
 		*acc = p.Max(*acc, r)
 		r = *acc
-	} else {
-		c.lastsState.Put(k, &r)
 	}
 }
 
@@ -397,11 +397,7 @@ func (c *sumsChain) recoverDirect(rec *int64) {
 // toSums is operator "sums": aggregate by Mod5: add Add, emitting one result per key when the input ends.
 func (c *sumsChain) toSums(r int64) {
 	k := p.Mod5(r)
-	acc := c.sumsState.Get(k)
-	if acc == nil {
-		acc = new(p.Sum)
-		c.sumsState.Put(k, acc)
-	}
+	acc, _ := c.sumsState.GetOrAdd(k)
 	p.Add(acc, r)
 }
 

@@ -289,11 +289,7 @@ func (c *accsChain) recoverDirect(rec *statetypes.Event) {
 // toAccs is operator "accs": aggregate by ByKey: add Add, result Render, emitting one result per key when the input ends.
 func (c *accsChain) toAccs(r statetypes.Event) {
 	k := statetypes.ByKey(r)
-	acc := c.accsState.Get(k)
-	if acc == nil {
-		acc = new(statetypes.Acc)
-		c.accsState.Put(k, acc)
-	}
+	acc, _ := c.accsState.GetOrAdd(k)
 	statetypes.Add(acc, r)
 }
 
@@ -425,11 +421,11 @@ func (c *sensorsChain) recoverDirect(rec *statetypes.Reading) {
 // toSensors is operator "sensors": reduce Merge by BySensor, emitting one result per key when the input ends.
 func (c *sensorsChain) toSensors(r statetypes.Reading) {
 	k := statetypes.BySensor(r)
-	if acc := c.sensorsState.Get(k); acc != nil {
+	if acc, added := c.sensorsState.GetOrAdd(k); added {
+		*acc = r
+	} else {
 		*acc = statetypes.Merge(*acc, r)
 		r = *acc
-	} else {
-		c.sensorsState.Put(k, &r)
 	}
 }
 

@@ -254,11 +254,7 @@ func (c *countsChain) recoverDirect(rec *wc.Word) {
 // toCounts is operator "counts": aggregate by WordKey: add AddWord, result EmitCount, emitting one result per key when the input ends.
 func (c *countsChain) toCounts(r wc.Word) {
 	k := wc.WordKey(r)
-	acc := c.countsState.Get(k)
-	if acc == nil {
-		acc = new(wc.Count)
-		c.countsState.Put(k, acc)
-	}
+	acc, _ := c.countsState.GetOrAdd(k)
 	wc.AddWord(acc, r)
 }
 
