@@ -68,6 +68,9 @@ func (p *processGen) init(b *jen.Group) {
 			jen.Func().Params(jen.Id("sec").Index().Byte(), jen.Id("delta").Bool()).Error().Block(
 				jen.Return(jen.Add(p.timers()).Dot("RestoreSection").Call(jen.Id("sec"), jen.Id("delta"), jen.Id(g.global("decode%sKey", n)))),
 			))
+		if p.keptTimers() {
+			b.Add(p.timers()).Dot("KeepWith").Call(p.state())
+		}
 	}
 	if bc := n.Broadcast; bc != nil {
 		b.Add(p.field("Broadcast")).Op("=").Map(typeCode(bc.Key)).Add(typeCode(bc.Value)).Values()
@@ -102,14 +105,29 @@ func (p *processGen) init(b *jen.Group) {
 
 func (p *processGen) ticks() bool { return p.n.OnTimer != nil }
 
+// keptTimers reports whether the operator's timers are kept with its
+// state's entries (TimerService.KeepWith): on the memory backend, when it
+// has timers.
+func (p *processGen) keptTimers() bool {
+	return p.n.OnTimer != nil && p.cg.g.p.StateBackend != "pebble"
+}
+
 // call runs fn (the process function or the timer callback) for key k with
-// its state, after begin has prepared the context, then drops the state if
-// the function cleared it.
-func (p *processGen) call(b *jen.Group, f *ir.Func, arg, begin jen.Code) {
-	// One lookup of k, the value made k's when it has none.
-	b.List(jen.Id("st"), jen.Id("_")).Op(":=").Add(p.state()).Dot("GetOrAdd").Call(jen.Id("k"))
-	p.mapBind(b)
-	b.Add(begin)
+// its state, after the context's method begin (Begin or BeginTimer) has
+// been given k and the time, then drops the state if the function cleared
+// it.
+func (p *processGen) call(b *jen.Group, f *ir.Func, arg jen.Code, begin string, ts jen.Code) {
+	// One lookup of k, the value made k's when it has none; with the
+	// word of k's entry where its timers are kept.
+	if p.keptTimers() {
+		b.List(jen.Id("st"), jen.Id("timers")).Op(":=").Add(p.state()).Dot("GetOrAddAux").Call(jen.Id("k"))
+		p.mapBind(b)
+		b.Add(p.ctx()).Dot(begin+"In").Call(jen.Id("k"), ts, jen.Id("timers"))
+	} else {
+		b.List(jen.Id("st"), jen.Id("_")).Op(":=").Add(p.state()).Dot("GetOrAdd").Call(jen.Id("k"))
+		p.mapBind(b)
+		b.Add(p.ctx()).Dot(begin).Call(jen.Id("k"), ts)
+	}
 	args := []jen.Code{jen.Id("k"), jen.Id("st"), arg}
 	if p.n.Broadcast != nil {
 		args = append(args, p.field("Broadcast")) // to read
@@ -127,7 +145,7 @@ func (p *processGen) input(b *jen.Group, key, f *ir.Func) {
 	if p.cg.timed {
 		ts = jen.Id("ts")
 	}
-	p.call(b, f, jen.Id("r"), p.ctx().Dot("Begin").Call(jen.Id("k"), ts))
+	p.call(b, f, jen.Id("r"), "Begin", ts)
 }
 
 // inputMethods emits toXLeft and toXRight, the per-record methods of a
@@ -220,8 +238,7 @@ func (p *processGen) methods() {
 		name := p.member("%sTimer")
 		f.Comment(fmt.Sprintf("%s runs %s for a timer of %q that is due.", name, n.OnTimer.Name, n.Name))
 		f.Func().Params(p.cg.recv).Id(name).Params(jen.Id("k").Add(typeCode(n.KeyType)), jen.Id("at").Int64()).BlockFunc(func(b *jen.Group) {
-			p.call(b, n.OnTimer, jen.Qual(runtimePath, "MillisTime").Call(jen.Id("at")),
-				p.ctx().Dot("BeginTimer").Call(jen.Id("k"), jen.Id("at")))
+			p.call(b, n.OnTimer, jen.Qual(runtimePath, "MillisTime").Call(jen.Id("at")), "BeginTimer", jen.Id("at"))
 		})
 	}
 	if len(n.Sides) == 0 {

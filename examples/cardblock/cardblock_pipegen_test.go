@@ -460,6 +460,7 @@ func pipegenCardblockTestNewCheckChain(j *runtime.Job, sub int, left *runtime.In
 	runtime.RestoreChanges(c.task, pipegenCardblockTestNodeCheck, "timers", c.checkTimers, func(sec []byte, delta bool) error {
 		return c.checkTimers.RestoreSection(sec, delta, pipegenCardblockTestDecodeCheckKey)
 	})
+	c.checkTimers.KeepWith(c.checkState)
 	c.checkCtx = runtime.NewProcessContext("check", c.checkTimers, true, true)
 	c.checkCtx.SetOutput(c.checkOutput)
 	c.checkCtx.SetWatermark(c.in.Watermark())
@@ -544,8 +545,8 @@ func (c *pipegenCardblockTestCheckChain) recordsRight(recs []runtime.Timed[Block
 // toCheckLeft takes a record of input payments of process "check": OnPayment by PaymentCard, func(card string, s *CardState, p Payment, ctx pipegen.Context, emit func(string)).
 func (c *pipegenCardblockTestCheckChain) toCheckLeft(r Payment, ts int64) {
 	k := PaymentCard(r)
-	st, _ := c.checkState.GetOrAdd(k)
-	c.checkCtx.Begin(k, ts)
+	st, timers := c.checkState.GetOrAddAux(k)
+	c.checkCtx.BeginIn(k, ts, timers)
 	OnPayment(k, st, r, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
 		c.checkState.Delete(k)
@@ -555,8 +556,8 @@ func (c *pipegenCardblockTestCheckChain) toCheckLeft(r Payment, ts int64) {
 // toCheckRight takes a record of input blocks of process "check": OnBlock by BlockCard, func(card string, s *CardState, b Block, ctx pipegen.Context, emit func(string)).
 func (c *pipegenCardblockTestCheckChain) toCheckRight(r Block, ts int64) {
 	k := BlockCard(r)
-	st, _ := c.checkState.GetOrAdd(k)
-	c.checkCtx.Begin(k, ts)
+	st, timers := c.checkState.GetOrAddAux(k)
+	c.checkCtx.BeginIn(k, ts, timers)
 	OnBlock(k, st, r, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
 		c.checkState.Delete(k)
@@ -565,8 +566,8 @@ func (c *pipegenCardblockTestCheckChain) toCheckRight(r Block, ts int64) {
 
 // checkTimer runs OnTimer for a timer of "check" that is due.
 func (c *pipegenCardblockTestCheckChain) checkTimer(k string, at int64) {
-	st, _ := c.checkState.GetOrAdd(k)
-	c.checkCtx.BeginTimer(k, at)
+	st, timers := c.checkState.GetOrAddAux(k)
+	c.checkCtx.BeginTimerIn(k, at, timers)
 	OnTimer(k, st, runtime.MillisTime(at), c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
 		c.checkState.Delete(k)

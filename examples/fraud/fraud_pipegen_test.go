@@ -476,6 +476,7 @@ func pipegenFraudTestNewCheckChain(j *runtime.Job, sub int, left *runtime.Inbox[
 	runtime.RestoreChanges(c.task, pipegenFraudTestNodeCheck, "timers", c.checkTimers, func(sec []byte, delta bool) error {
 		return c.checkTimers.RestoreSection(sec, delta, pipegenFraudTestDecodeCheckKey)
 	})
+	c.checkTimers.KeepWith(c.checkState)
 	c.checkBroadcast = map[string][]Rule{}
 	runtime.RestoreBroadcast(c.task, pipegenFraudTestNodeCheck, "broadcast", func(sec []byte) error {
 		r := codec.NewReader(sec)
@@ -571,8 +572,8 @@ func (c *pipegenFraudTestCheckChain) recordsRight(recs []runtime.Timed[Rule]) {
 // toCheckLeft takes a record of input payments of process "check": OnPayment by PaymentCard, func(card string, s *CardState, p Payment, table RuleTable, ctx pipegen.Context, emit func(string)).
 func (c *pipegenFraudTestCheckChain) toCheckLeft(r Payment, ts int64) {
 	k := PaymentCard(r)
-	st, _ := c.checkState.GetOrAdd(k)
-	c.checkCtx.Begin(k, ts)
+	st, timers := c.checkState.GetOrAddAux(k)
+	c.checkCtx.BeginIn(k, ts, timers)
 	OnPayment(k, st, r, c.checkBroadcast, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
 		c.checkState.Delete(k)
@@ -587,8 +588,8 @@ func (c *pipegenFraudTestCheckChain) toCheckRight(r Rule, ts int64) {
 
 // checkTimer runs OnTimer for a timer of "check" that is due.
 func (c *pipegenFraudTestCheckChain) checkTimer(k string, at int64) {
-	st, _ := c.checkState.GetOrAdd(k)
-	c.checkCtx.BeginTimer(k, at)
+	st, timers := c.checkState.GetOrAddAux(k)
+	c.checkCtx.BeginTimerIn(k, at, timers)
 	OnTimer(k, st, runtime.MillisTime(at), c.checkBroadcast, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
 		c.checkState.Delete(k)

@@ -346,6 +346,7 @@ func pipegenSessionsTestNewSessionsChain(j *runtime.Job, sub int, in *runtime.In
 	runtime.RestoreChanges(c.task, pipegenSessionsTestNodeSessions, "timers", c.sessionsTimers, func(sec []byte, delta bool) error {
 		return c.sessionsTimers.RestoreSection(sec, delta, pipegenSessionsTestDecodeSessionsKey)
 	})
+	c.sessionsTimers.KeepWith(c.sessionsState)
 	c.sessionsCtx = runtime.NewProcessContext("sessions", c.sessionsTimers, true, true)
 	c.sessionsCtx.SetOutput(c.sessionsOutput)
 	c.sessionsCtx.SetWatermark(in.Watermark())
@@ -425,8 +426,8 @@ func (c *pipegenSessionsTestSessionsChain) recoverDirect(rec *runtime.Timed[Clic
 // toSessions is operator "sessions": process OnClick by ByUser, func(user string, s *UserState, c Click, ctx pipegen.Context, emit func(Session)), timers OnTimer, side outputs bounces, late.
 func (c *pipegenSessionsTestSessionsChain) toSessions(r Click, ts int64) {
 	k := ByUser(r)
-	st, _ := c.sessionsState.GetOrAdd(k)
-	c.sessionsCtx.Begin(k, ts)
+	st, timers := c.sessionsState.GetOrAddAux(k)
+	c.sessionsCtx.BeginIn(k, ts, timers)
 	OnClick(k, st, r, c.sessionsCtx, c.sessionsEmitFn)
 	if c.sessionsCtx.Cleared() {
 		c.sessionsState.Delete(k)
@@ -435,8 +436,8 @@ func (c *pipegenSessionsTestSessionsChain) toSessions(r Click, ts int64) {
 
 // sessionsTimer runs OnTimer for a timer of "sessions" that is due.
 func (c *pipegenSessionsTestSessionsChain) sessionsTimer(k string, at int64) {
-	st, _ := c.sessionsState.GetOrAdd(k)
-	c.sessionsCtx.BeginTimer(k, at)
+	st, timers := c.sessionsState.GetOrAddAux(k)
+	c.sessionsCtx.BeginTimerIn(k, at, timers)
 	OnTimer(k, st, runtime.MillisTime(at), c.sessionsCtx, c.sessionsEmitFn)
 	if c.sessionsCtx.Cleared() {
 		c.sessionsState.Delete(k)

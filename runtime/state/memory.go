@@ -118,6 +118,11 @@ type Memory[K comparable, V any] struct {
 	// swept, if set, is told the keys a sweep deletes (a map state's
 	// index).
 	swept func(K)
+	// onDeleteAux, if set, gets the aux word of an entry that Delete
+	// removes (OnDeleteAux).
+	onDeleteAux func(K, uint64)
+	// last is the entry GetOrAdd returned last (GetOrAddAux).
+	last *entry[K, V]
 }
 
 type epochList[K comparable, V any] struct {
@@ -141,6 +146,13 @@ type entry[K comparable, V any] struct {
 	// ts is the processing time (Unix milliseconds) of the entry's last
 	// write, kept with a ttl only.
 	ts int64
+	// aux is what the operator keeps with the key beside its value (a
+	// process operator's timers of the key: eventtime.TimerService), so
+	// that the lookup of the value finds it too (GetOrAddAux): a number,
+	// 0 for none, not a pointer, that it costs the garbage collector
+	// nothing. It is not part of the state's checkpoints; Delete hands it
+	// to onDeleteAux.
+	aux uint64
 }
 
 // busy marks an entry's capt while it is being encoded.
@@ -210,6 +222,7 @@ func (s *Memory[K, V]) GetOrAdd(k K) (v *V, added bool) {
 			if s.ttl > 0 {
 				e.ts = s.nowMillis() // the value may be changed: a write
 			}
+			s.last = e
 			return e.val, false
 		}
 		s.Delete(k) // expired: as if it had none (k's hash stays h)
@@ -217,8 +230,23 @@ func (s *Memory[K, V]) GetOrAdd(k K) (v *V, added bool) {
 	p := &restored[K, V]{e: entry[K, V]{key: k}}
 	p.e.val = &p.v
 	s.insert(h, &p.e)
+	s.last = &p.e
 	return &p.v, true
 }
+
+// GetOrAddAux is GetOrAdd that also returns the aux word of k's entry:
+// a number that the caller may set (0 is none), kept with k's value until
+// Delete removes k (OnDeleteAux). The word is valid until the state changes
+// again.
+func (s *Memory[K, V]) GetOrAddAux(k K) (v *V, aux *uint64) {
+	v, _ = s.GetOrAdd(k)
+	return v, &s.last.aux
+}
+
+// OnDeleteAux makes f get the key and the aux word (GetOrAddAux) of every
+// entry that Delete removes, one that expired included, whose word is set
+// (not 0): what the word stands for then lives apart from the state.
+func (s *Memory[K, V]) OnDeleteAux(f func(k K, aux uint64)) { s.onDeleteAux = f }
 
 // insert adds e, the entry of a key that has none (h is idx.lookup's),
 // with its value set.
@@ -259,6 +287,12 @@ func (s *Memory[K, V]) Delete(k K) {
 		s.touch(e)
 	}
 	e.deleted, e.val = true, nil
+	if a := e.aux; a != 0 {
+		e.aux = 0
+		if s.onDeleteAux != nil {
+			s.onDeleteAux(k, a)
+		}
+	}
 	if e.kg < 0 {
 		return
 	}

@@ -459,6 +459,7 @@ func newCheckChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[ca
 	runtime.RestoreChanges(c.task, nodeCheck, "timers", c.checkTimers, func(sec []byte, delta bool) error {
 		return c.checkTimers.RestoreSection(sec, delta, decodeCheckKey)
 	})
+	c.checkTimers.KeepWith(c.checkState)
 	c.checkCtx = runtime.NewProcessContext("check", c.checkTimers, true, true)
 	c.checkCtx.SetOutput(c.checkOutput)
 	c.checkCtx.SetWatermark(c.in.Watermark())
@@ -543,8 +544,8 @@ func (c *checkChain) recordsRight(recs []runtime.Timed[cardblock.Block]) {
 // toCheckLeft takes a record of input payments of process "check": OnPayment by PaymentCard, func(card string, s *CardState, p Payment, ctx pipegen.Context, emit func(string)).
 func (c *checkChain) toCheckLeft(r cardblock.Payment, ts int64) {
 	k := cardblock.PaymentCard(r)
-	st, _ := c.checkState.GetOrAdd(k)
-	c.checkCtx.Begin(k, ts)
+	st, timers := c.checkState.GetOrAddAux(k)
+	c.checkCtx.BeginIn(k, ts, timers)
 	cardblock.OnPayment(k, st, r, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
 		c.checkState.Delete(k)
@@ -554,8 +555,8 @@ func (c *checkChain) toCheckLeft(r cardblock.Payment, ts int64) {
 // toCheckRight takes a record of input blocks of process "check": OnBlock by BlockCard, func(card string, s *CardState, b Block, ctx pipegen.Context, emit func(string)).
 func (c *checkChain) toCheckRight(r cardblock.Block, ts int64) {
 	k := cardblock.BlockCard(r)
-	st, _ := c.checkState.GetOrAdd(k)
-	c.checkCtx.Begin(k, ts)
+	st, timers := c.checkState.GetOrAddAux(k)
+	c.checkCtx.BeginIn(k, ts, timers)
 	cardblock.OnBlock(k, st, r, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
 		c.checkState.Delete(k)
@@ -564,8 +565,8 @@ func (c *checkChain) toCheckRight(r cardblock.Block, ts int64) {
 
 // checkTimer runs OnTimer for a timer of "check" that is due.
 func (c *checkChain) checkTimer(k string, at int64) {
-	st, _ := c.checkState.GetOrAdd(k)
-	c.checkCtx.BeginTimer(k, at)
+	st, timers := c.checkState.GetOrAddAux(k)
+	c.checkCtx.BeginTimerIn(k, at, timers)
 	cardblock.OnTimer(k, st, runtime.MillisTime(at), c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
 		c.checkState.Delete(k)

@@ -475,6 +475,7 @@ func newCheckChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[fr
 	runtime.RestoreChanges(c.task, nodeCheck, "timers", c.checkTimers, func(sec []byte, delta bool) error {
 		return c.checkTimers.RestoreSection(sec, delta, decodeCheckKey)
 	})
+	c.checkTimers.KeepWith(c.checkState)
 	c.checkBroadcast = map[string][]fraud.Rule{}
 	runtime.RestoreBroadcast(c.task, nodeCheck, "broadcast", func(sec []byte) error {
 		r := codec.NewReader(sec)
@@ -570,8 +571,8 @@ func (c *checkChain) recordsRight(recs []runtime.Timed[fraud.Rule]) {
 // toCheckLeft takes a record of input payments of process "check": OnPayment by PaymentCard, func(card string, s *CardState, p Payment, table RuleTable, ctx pipegen.Context, emit func(string)).
 func (c *checkChain) toCheckLeft(r fraud.Payment, ts int64) {
 	k := fraud.PaymentCard(r)
-	st, _ := c.checkState.GetOrAdd(k)
-	c.checkCtx.Begin(k, ts)
+	st, timers := c.checkState.GetOrAddAux(k)
+	c.checkCtx.BeginIn(k, ts, timers)
 	fraud.OnPayment(k, st, r, c.checkBroadcast, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
 		c.checkState.Delete(k)
@@ -586,8 +587,8 @@ func (c *checkChain) toCheckRight(r fraud.Rule, ts int64) {
 
 // checkTimer runs OnTimer for a timer of "check" that is due.
 func (c *checkChain) checkTimer(k string, at int64) {
-	st, _ := c.checkState.GetOrAdd(k)
-	c.checkCtx.BeginTimer(k, at)
+	st, timers := c.checkState.GetOrAddAux(k)
+	c.checkCtx.BeginTimerIn(k, at, timers)
 	fraud.OnTimer(k, st, runtime.MillisTime(at), c.checkBroadcast, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
 		c.checkState.Delete(k)

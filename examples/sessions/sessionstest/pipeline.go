@@ -345,6 +345,7 @@ func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[s
 	runtime.RestoreChanges(c.task, nodeSessions, "timers", c.sessionsTimers, func(sec []byte, delta bool) error {
 		return c.sessionsTimers.RestoreSection(sec, delta, decodeSessionsKey)
 	})
+	c.sessionsTimers.KeepWith(c.sessionsState)
 	c.sessionsCtx = runtime.NewProcessContext("sessions", c.sessionsTimers, true, true)
 	c.sessionsCtx.SetOutput(c.sessionsOutput)
 	c.sessionsCtx.SetWatermark(in.Watermark())
@@ -424,8 +425,8 @@ func (c *sessionsChain) recoverDirect(rec *runtime.Timed[sessions.Click]) {
 // toSessions is operator "sessions": process OnClick by ByUser, func(user string, s *UserState, c Click, ctx pipegen.Context, emit func(Session)), timers OnTimer, side outputs bounces, late.
 func (c *sessionsChain) toSessions(r sessions.Click, ts int64) {
 	k := sessions.ByUser(r)
-	st, _ := c.sessionsState.GetOrAdd(k)
-	c.sessionsCtx.Begin(k, ts)
+	st, timers := c.sessionsState.GetOrAddAux(k)
+	c.sessionsCtx.BeginIn(k, ts, timers)
 	sessions.OnClick(k, st, r, c.sessionsCtx, c.sessionsEmitFn)
 	if c.sessionsCtx.Cleared() {
 		c.sessionsState.Delete(k)
@@ -434,8 +435,8 @@ func (c *sessionsChain) toSessions(r sessions.Click, ts int64) {
 
 // sessionsTimer runs OnTimer for a timer of "sessions" that is due.
 func (c *sessionsChain) sessionsTimer(k string, at int64) {
-	st, _ := c.sessionsState.GetOrAdd(k)
-	c.sessionsCtx.BeginTimer(k, at)
+	st, timers := c.sessionsState.GetOrAddAux(k)
+	c.sessionsCtx.BeginTimerIn(k, at, timers)
 	sessions.OnTimer(k, st, runtime.MillisTime(at), c.sessionsCtx, c.sessionsEmitFn)
 	if c.sessionsCtx.Cleared() {
 		c.sessionsState.Delete(k)

@@ -388,6 +388,7 @@ func newRemindChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[dri
 	runtime.RestoreChanges(c.task, nodeRemind, "timers", c.remindTimers, func(sec []byte, delta bool) error {
 		return c.remindTimers.RestoreSection(sec, delta, decodeRemindKey)
 	})
+	c.remindTimers.KeepWith(c.remindState)
 	c.remindCtx = runtime.NewProcessContext("remind", c.remindTimers, true, true)
 	c.remindCtx.SetOutput(c.remindOutput)
 	c.remindCtx.SetWatermark(in.Watermark())
@@ -467,8 +468,8 @@ func (c *remindChain) recoverDirect(rec *runtime.Timed[driver.Order]) {
 // toRemind is operator "remind": process OnOrder by ByCustomer, func(customer string, p *Pending, o Order, ctx pipegen.Context, emit func(string)), timers Remind, side outputs first, late.
 func (c *remindChain) toRemind(r driver.Order, ts int64) {
 	k := driver.ByCustomer(r)
-	st, _ := c.remindState.GetOrAdd(k)
-	c.remindCtx.Begin(k, ts)
+	st, timers := c.remindState.GetOrAddAux(k)
+	c.remindCtx.BeginIn(k, ts, timers)
 	driver.OnOrder(k, st, r, c.remindCtx, c.remindEmitFn)
 	if c.remindCtx.Cleared() {
 		c.remindState.Delete(k)
@@ -477,8 +478,8 @@ func (c *remindChain) toRemind(r driver.Order, ts int64) {
 
 // remindTimer runs Remind for a timer of "remind" that is due.
 func (c *remindChain) remindTimer(k string, at int64) {
-	st, _ := c.remindState.GetOrAdd(k)
-	c.remindCtx.BeginTimer(k, at)
+	st, timers := c.remindState.GetOrAddAux(k)
+	c.remindCtx.BeginTimerIn(k, at, timers)
 	driver.Remind(k, st, runtime.MillisTime(at), c.remindCtx, c.remindEmitFn)
 	if c.remindCtx.Cleared() {
 		c.remindState.Delete(k)

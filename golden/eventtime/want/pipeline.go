@@ -1049,6 +1049,7 @@ func newWatchChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.C
 	runtime.RestoreChanges(c.task, nodeWatch, "timers", c.watchTimers, func(sec []byte, delta bool) error {
 		return c.watchTimers.RestoreSection(sec, delta, decodeWatchKey)
 	})
+	c.watchTimers.KeepWith(c.watchState)
 	c.watchCtx = runtime.NewProcessContext("watch", c.watchTimers, true, true)
 	c.watchCtx.SetWatermark(in.Watermark())
 	c.watchEmitFn = func(r string) {
@@ -1125,8 +1126,8 @@ func (c *watchChain) recoverDirect(rec *runtime.Timed[et.Click]) {
 // toWatch is operator "watch": process Watch by ByUser, func(user string, s *Seen, c Click, ctx pipegen.Context, emit func(string)), timers Report.
 func (c *watchChain) toWatch(r et.Click, ts int64) {
 	k := et.ByUser(r)
-	st, _ := c.watchState.GetOrAdd(k)
-	c.watchCtx.Begin(k, ts)
+	st, timers := c.watchState.GetOrAddAux(k)
+	c.watchCtx.BeginIn(k, ts, timers)
 	et.Watch(k, st, r, c.watchCtx, c.watchEmitFn)
 	if c.watchCtx.Cleared() {
 		c.watchState.Delete(k)
@@ -1135,8 +1136,8 @@ func (c *watchChain) toWatch(r et.Click, ts int64) {
 
 // watchTimer runs Report for a timer of "watch" that is due.
 func (c *watchChain) watchTimer(k string, at int64) {
-	st, _ := c.watchState.GetOrAdd(k)
-	c.watchCtx.BeginTimer(k, at)
+	st, timers := c.watchState.GetOrAddAux(k)
+	c.watchCtx.BeginTimerIn(k, at, timers)
 	et.Report(k, st, runtime.MillisTime(at), c.watchCtx, c.watchEmitFn)
 	if c.watchCtx.Cleared() {
 		c.watchState.Delete(k)

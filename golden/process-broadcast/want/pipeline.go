@@ -332,6 +332,7 @@ func newCheckChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[bc
 	runtime.RestoreChanges(c.task, nodeCheck, "timers", c.checkTimers, func(sec []byte, delta bool) error {
 		return c.checkTimers.RestoreSection(sec, delta, decodeCheckKey)
 	})
+	c.checkTimers.KeepWith(c.checkState)
 	c.checkBroadcast = map[string][]bc.Limit{}
 	runtime.RestoreBroadcast(c.task, nodeCheck, "broadcast", func(sec []byte) error {
 		r := codec.NewReader(sec)
@@ -426,8 +427,8 @@ func (c *checkChain) recordsRight(recs []runtime.Timed[bc.Limit]) {
 // toCheckLeft takes a record of input payments of process "check": OnPayment by PaymentCard, func(card string, c *Card, p Payment, limits Limits, ctx pipegen.Context, emit func(string)).
 func (c *checkChain) toCheckLeft(r bc.Payment, ts int64) {
 	k := bc.PaymentCard(r)
-	st, _ := c.checkState.GetOrAdd(k)
-	c.checkCtx.Begin(k, ts)
+	st, timers := c.checkState.GetOrAddAux(k)
+	c.checkCtx.BeginIn(k, ts, timers)
 	bc.OnPayment(k, st, r, c.checkBroadcast, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
 		c.checkState.Delete(k)
@@ -442,8 +443,8 @@ func (c *checkChain) toCheckRight(r bc.Limit, ts int64) {
 
 // checkTimer runs OnTimer for a timer of "check" that is due.
 func (c *checkChain) checkTimer(k string, at int64) {
-	st, _ := c.checkState.GetOrAdd(k)
-	c.checkCtx.BeginTimer(k, at)
+	st, timers := c.checkState.GetOrAddAux(k)
+	c.checkCtx.BeginTimerIn(k, at, timers)
 	bc.OnTimer(k, st, runtime.MillisTime(at), c.checkBroadcast, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
 		c.checkState.Delete(k)

@@ -331,6 +331,7 @@ func newCheckChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[pa
 	runtime.RestoreChanges(c.task, nodeCheck, "timers", c.checkTimers, func(sec []byte, delta bool) error {
 		return c.checkTimers.RestoreSection(sec, delta, decodeCheckKey)
 	})
+	c.checkTimers.KeepWith(c.checkState)
 	c.checkCtx = runtime.NewProcessContext("check", c.checkTimers, true, true)
 	c.checkCtx.SetOutput(c.checkOutput)
 	c.checkCtx.SetWatermark(c.in.Watermark())
@@ -415,8 +416,8 @@ func (c *checkChain) recordsRight(recs []runtime.Timed[pair.Block]) {
 // toCheckLeft takes a record of input payments of process "check": OnPayment by PaymentCard, func(card string, c *Card, p Payment, ctx pipegen.Context, emit func(string)).
 func (c *checkChain) toCheckLeft(r pair.Payment, ts int64) {
 	k := pair.PaymentCard(r)
-	st, _ := c.checkState.GetOrAdd(k)
-	c.checkCtx.Begin(k, ts)
+	st, timers := c.checkState.GetOrAddAux(k)
+	c.checkCtx.BeginIn(k, ts, timers)
 	pair.OnPayment(k, st, r, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
 		c.checkState.Delete(k)
@@ -426,8 +427,8 @@ func (c *checkChain) toCheckLeft(r pair.Payment, ts int64) {
 // toCheckRight takes a record of input blocks of process "check": OnBlock by BlockCard, func(card string, c *Card, b Block, ctx pipegen.Context, emit func(string)).
 func (c *checkChain) toCheckRight(r pair.Block, ts int64) {
 	k := pair.BlockCard(r)
-	st, _ := c.checkState.GetOrAdd(k)
-	c.checkCtx.Begin(k, ts)
+	st, timers := c.checkState.GetOrAddAux(k)
+	c.checkCtx.BeginIn(k, ts, timers)
 	pair.OnBlock(k, st, r, c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
 		c.checkState.Delete(k)
@@ -436,8 +437,8 @@ func (c *checkChain) toCheckRight(r pair.Block, ts int64) {
 
 // checkTimer runs OnTimer for a timer of "check" that is due.
 func (c *checkChain) checkTimer(k string, at int64) {
-	st, _ := c.checkState.GetOrAdd(k)
-	c.checkCtx.BeginTimer(k, at)
+	st, timers := c.checkState.GetOrAddAux(k)
+	c.checkCtx.BeginTimerIn(k, at, timers)
 	pair.OnTimer(k, st, runtime.MillisTime(at), c.checkCtx, c.checkEmitFn)
 	if c.checkCtx.Cleared() {
 		c.checkState.Delete(k)

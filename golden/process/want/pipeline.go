@@ -224,6 +224,7 @@ func newWatchChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[proc
 	runtime.RestoreChanges(c.task, nodeWatch, "timers", c.watchTimers, func(sec []byte, delta bool) error {
 		return c.watchTimers.RestoreSection(sec, delta, decodeWatchKey)
 	})
+	c.watchTimers.KeepWith(c.watchState)
 	c.watchCtx = runtime.NewProcessContext("watch", c.watchTimers, true, true)
 	c.watchCtx.SetOutput(c.watchOutput)
 	c.watchCtx.SetWatermark(in.Watermark())
@@ -303,8 +304,8 @@ func (c *watchChain) recoverDirect(rec *runtime.Timed[process.Payment]) {
 // toWatch is operator "watch": process Watch by ByCard, func(card string, c *Card, p Payment, ctx pipegen.Context, emit func(string)), timers Idle, side outputs behind, large.
 func (c *watchChain) toWatch(r process.Payment, ts int64) {
 	k := process.ByCard(r)
-	st, _ := c.watchState.GetOrAdd(k)
-	c.watchCtx.Begin(k, ts)
+	st, timers := c.watchState.GetOrAddAux(k)
+	c.watchCtx.BeginIn(k, ts, timers)
 	process.Watch(k, st, r, c.watchCtx, c.watchEmitFn)
 	if c.watchCtx.Cleared() {
 		c.watchState.Delete(k)
@@ -313,8 +314,8 @@ func (c *watchChain) toWatch(r process.Payment, ts int64) {
 
 // watchTimer runs Idle for a timer of "watch" that is due.
 func (c *watchChain) watchTimer(k string, at int64) {
-	st, _ := c.watchState.GetOrAdd(k)
-	c.watchCtx.BeginTimer(k, at)
+	st, timers := c.watchState.GetOrAddAux(k)
+	c.watchCtx.BeginTimerIn(k, at, timers)
 	process.Idle(k, st, runtime.MillisTime(at), c.watchCtx, c.watchEmitFn)
 	if c.watchCtx.Cleared() {
 		c.watchState.Delete(k)

@@ -343,15 +343,10 @@ type codecSections struct {
 // timerList lists a service's timers, sorted, with its next number.
 func timerList(t *TimerService[int]) string {
 	var l []string
-	for k, tm := range t.first {
-		if !tm.has {
-			continue
-		}
+	t.timers(func(k int, tm timerRec) error {
 		l = append(l, fmt.Sprintf("%d@%d/%v#%d", k, tm.at, tm.processing, tm.seq))
-	}
-	for id, tm := range t.more {
-		l = append(l, fmt.Sprintf("%d@%d/%v#%d", id.key, id.at, id.processing, tm.seq))
-	}
+		return nil
+	})
 	slices.Sort(l)
 	return fmt.Sprint(t.seq, l)
 }

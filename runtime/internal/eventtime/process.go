@@ -29,6 +29,11 @@ type ProcessContext[K comparable] struct {
 	// output sends a value to a side output: made by the generated code,
 	// nil when the compiler found no calls of Output.
 	output func(name string, v any)
+	// svc is timers when it is a TimerService, and slot the aux word of
+	// the call's key's state entry (BeginIn, BeginTimerIn), nil for none:
+	// the timers are then registered with it, found without a lookup.
+	svc  *TimerService[K]
+	slot *uint64
 }
 
 var _ pipegen.Context = (*ProcessContext[string])(nil)
@@ -37,7 +42,8 @@ var _ pipegen.Context = (*ProcessContext[string])(nil)
 // name; onTimer says whether it has an on-timer callback, timed whether its
 // records have event time.
 func NewProcessContext[K comparable](name string, timers Timers[K], onTimer, timed bool) *ProcessContext[K] {
-	return &ProcessContext[K]{name: name, timers: timers, wm: MinTime, ts: MinTime, onTimer: onTimer, timed: timed}
+	svc, _ := timers.(*TimerService[K])
+	return &ProcessContext[K]{name: name, timers: timers, svc: svc, wm: MinTime, ts: MinTime, onTimer: onTimer, timed: timed}
 }
 
 // SetOutput sets the function that Output calls: the generated switch over
@@ -49,6 +55,15 @@ func (c *ProcessContext[K]) SetOutput(f func(name string, v any)) { c.output = f
 func (c *ProcessContext[K]) Begin(k K, ts int64) {
 	c.key, c.ts, c.fired = k, ts, pipegen.NoTimer
 	c.cleared, c.keyless = false, false
+	c.slot = nil
+}
+
+// BeginIn is Begin for a key whose state entry has aux word slot
+// (state.Memory.GetOrAddAux), where the operator's TimerService keeps the
+// key's timers (TimerService.KeepWith).
+func (c *ProcessContext[K]) BeginIn(k K, ts int64, slot *uint64) {
+	c.Begin(k, ts)
+	c.slot = slot
 }
 
 // BeginBroadcast prepares the context for a call of the broadcast
@@ -57,6 +72,7 @@ func (c *ProcessContext[K]) BeginBroadcast(ts int64) {
 	var zero K
 	c.key, c.ts, c.fired = zero, ts, pipegen.NoTimer
 	c.cleared, c.keyless = false, true
+	c.slot = nil
 }
 
 // keyed fails the job when the call has no key: what timers and Clear need.
@@ -80,6 +96,31 @@ func (c *ProcessContext[K]) Firing(processing bool) {
 func (c *ProcessContext[K]) BeginTimer(k K, at int64) {
 	c.key, c.ts, c.fired = k, at, c.firing
 	c.cleared, c.keyless = false, false
+	c.slot = nil
+}
+
+// BeginTimerIn is BeginTimer for a key whose state entry has aux word
+// slot, as BeginIn.
+func (c *ProcessContext[K]) BeginTimerIn(k K, at int64, slot *uint64) {
+	c.BeginTimer(k, at)
+	c.slot = slot
+}
+
+// register and remove set and delete a timer of the call's key.
+func (c *ProcessContext[K]) register(at int64, processing bool) {
+	if c.slot != nil && c.svc != nil {
+		c.svc.RegisterIn(c.key, c.slot, at, processing)
+		return
+	}
+	c.timers.Register(c.key, at, processing)
+}
+
+func (c *ProcessContext[K]) remove(at int64, processing bool) {
+	if c.slot != nil && c.svc != nil {
+		c.svc.DeleteIn(c.key, c.slot, at, processing)
+		return
+	}
+	c.timers.Delete(c.key, at, processing)
 }
 
 // EventTime is the event time of what the current call emits: its
@@ -123,7 +164,7 @@ func (c *ProcessContext[K]) TimerAt(t time.Time) {
 	case !c.timed:
 		fault.Abortf("operators.%s: TimerAt on records without event time: the watermark never reaches it; add `timestamps:` to the source, or use ProcessingTimerAt", c.name)
 	}
-	c.timers.Register(c.key, t.UnixMilli(), false)
+	c.register(t.UnixMilli(), false)
 }
 
 // ProcessingTimerAt registers a processing-time timer for the current key.
@@ -133,20 +174,20 @@ func (c *ProcessContext[K]) ProcessingTimerAt(t time.Time) {
 	if !c.onTimer {
 		fault.Abortf("operators.%s: ProcessingTimerAt without an on-timer callback: the timer could never run; add `on-timer:` to the operator", c.name)
 	}
-	c.timers.Register(c.key, t.UnixMilli(), true)
+	c.register(t.UnixMilli(), true)
 }
 
 // DeleteTimer deletes the current key's event-time timer at t.
 func (c *ProcessContext[K]) DeleteTimer(t time.Time) {
 	c.keyed("DeleteTimer")
-	c.timers.Delete(c.key, t.UnixMilli(), false)
+	c.remove(t.UnixMilli(), false)
 }
 
 // DeleteProcessingTimer deletes the current key's processing-time timer
 // at t.
 func (c *ProcessContext[K]) DeleteProcessingTimer(t time.Time) {
 	c.keyed("DeleteProcessingTimer")
-	c.timers.Delete(c.key, t.UnixMilli(), true)
+	c.remove(t.UnixMilli(), true)
 }
 
 // Output sends v to side output name.

@@ -17,22 +17,38 @@ import (
 // were registered (kept by snapshots; after a restore that merged several
 // subtasks' snapshots, timers of equal time registered by different subtasks
 // run in an unspecified order).
+//
+// A key's timers have a record (keyTimers), in a slab of records that
+// its heap entries give the number of: a due timer is checked and unset
+// without a lookup by key. The record's number is kept with the key's
+// state, in the aux word of its entry (state.Memory.GetOrAddAux;
+// KeepWith), where the process function's call has just looked the key
+// up: registering a timer then costs no lookup either. Only records whose
+// key has no state entry (cleared while it had timers, or restored) are
+// in a map by key, loose. Numbers, not pointers: records and heap
+// entries cost the garbage collector nothing (pointers made q4's
+// collections 10% of its CPU, every swap in the heap a write barrier).
 type TimerService[K comparable] struct {
-	// first holds, per key that has timers, one of them (has set) and
-	// how many others the key has in more, by (key, time, domain): most
-	// keys have one timer at a time, so a timer is found, set and run
-	// with one lookup by key, and more is looked in only for a key that
-	// has timers there. A timer is in one of them, never both.
-	first map[K]keyTimers
-	more  map[timerID[K]]timerRec
+	// recs are the records, by number; free lists the numbers of
+	// records not in use.
+	recs []keyTimers[K]
+	free []uint32
+	// loose numbers the records not kept with a state entry, by key. A
+	// key has at most one record with timers, there or in its entry.
+	loose map[K]uint32
+	// more holds the timers of keys that have more than one, but for the
+	// one in the key's record, by (key, time, domain): most keys have one
+	// timer at a time. A timer is in a record or in more, never both.
+	more map[timerID[K]]timerRec
+	// kept is set once KeepWith has been called: then every key's
+	// timers are registered and deleted with its entry's aux word.
+	kept bool
 	// The heaps of each domain hold an entry per timer set, by time and
 	// registration number, and entries of timers deleted since (stale:
-	// their timer is not in first or more any more), which are skipped
-	// when they come up and compacted away when they outnumber the rest.
-	// Values, not pointers: a timer costs no allocation, and the heap's
-	// comparisons read no other memory.
-	event      timerHeap[K]
-	processing timerHeap[K]
+	// their timer is not set any more), which are skipped when they come
+	// up and compacted away when they outnumber the rest.
+	event      timerHeap
+	processing timerHeap
 	n          int    // timers set
 	stale      int    // stale heap entries
 	seq        uint64 // the registration number of the next timer
@@ -50,134 +66,267 @@ type timerID[K comparable] struct {
 // timerRec is a timer that is set.
 type timerRec struct {
 	at  int64
-	seq uint64 // the registration number
+	seq uint64 // the registration number, unique
 	// born is the epoch the timer was registered in.
 	born uint64
 	// processing is the domain: processing time, or event time.
 	processing bool
 }
 
-// keyTimers is first's entry of a key: one of its timers, if has is set,
-// and the number of its timers in more. (It fits in timerRec's padding:
-// the same 32 bytes.)
-type keyTimers struct {
+// keyTimers is the record of a key's timers: one of them, if has is set,
+// and the number of its others, in more.
+type keyTimers[K comparable] struct {
+	key K
 	timerRec
-	has  bool
-	more int32
+	has bool
+	// attached is set while a state entry's aux word holds the record's
+	// number (it is not in loose then).
+	attached bool
+	more     int32
+	// gen counts the times the record was freed: a heap entry or a
+	// change of an earlier use of the record is not about its timers,
+	// even with the same registration number (numbers restored from
+	// several subtasks' checkpoints may be equal).
+	gen uint32
 }
 
-// is reports whether f holds the timer at time at in a domain.
-func (f *keyTimers) is(at int64, processing bool) bool {
-	return f.has && f.at == at && f.processing == processing
-}
+// empty reports whether r holds no timer.
+func (r *keyTimers[K]) empty() bool { return !r.has && r.more == 0 }
 
 // timerChange is a timer registered (gone unset) or deleted or run, in
-// the epoch it is listed in.
+// the epoch it is listed in: its key, and the number of the record it was
+// in (which may hold another key's timers by the time the change is
+// written: the key tells).
 type timerChange[K comparable] struct {
-	key K
+	key      K
+	rec, gen uint32
 	timerRec
 	gone bool
 }
 
 // NewTimerService returns a service without timers.
 func NewTimerService[K comparable]() *TimerService[K] {
-	return &TimerService[K]{first: make(map[K]keyTimers), log: changeLog[timerChange[K]]{epoch: 1}}
+	return &TimerService[K]{loose: make(map[K]uint32), log: changeLog[timerChange[K]]{epoch: 1}}
+}
+
+// auxKeeper is a keyed state that keeps a word per key for its timers:
+// state.Memory.
+type auxKeeper[K comparable] interface {
+	OnDeleteAux(func(K, uint64))
+}
+
+// KeepWith makes the service keep each key's timers with the key's entry
+// in s: from now on timers are registered and deleted only through a
+// ProcessContext whose calls BeginIn and BeginTimerIn give it the entry's
+// aux word (state.Memory.GetOrAddAux). When s deletes an entry whose key
+// still has timers, they move to loose.
+func (t *TimerService[K]) KeepWith(s auxKeeper[K]) {
+	t.kept = true
+	s.OnDeleteAux(t.detach)
+}
+
+// detach takes the record numbered aux-1 of key k from the state entry
+// that s deletes.
+func (t *TimerService[K]) detach(k K, aux uint64) {
+	i := uint32(aux - 1)
+	r := &t.recs[i]
+	r.attached = false
+	if r.empty() {
+		t.release(i)
+	} else {
+		t.loose[k] = i
+	}
+}
+
+// newRecord returns the number of a new record of k.
+func (t *TimerService[K]) newRecord(k K) uint32 {
+	var i uint32
+	if n := len(t.free); n > 0 {
+		i = t.free[n-1]
+		t.free = t.free[:n-1]
+	} else {
+		i = uint32(len(t.recs))
+		t.recs = append(t.recs, keyTimers[K]{})
+	}
+	t.recs[i] = keyTimers[K]{key: k, gen: t.recs[i].gen}
+	return i
+}
+
+// release frees record i, which holds no timer.
+func (t *TimerService[K]) release(i uint32) {
+	t.recs[i] = keyTimers[K]{gen: t.recs[i].gen + 1}
+	t.free = append(t.free, i)
 }
 
 // Len is the number of timers.
 func (t *TimerService[K]) Len() int { return t.n }
 
-func (t *TimerService[K]) heap(processing bool) *timerHeap[K] {
+func (t *TimerService[K]) heap(processing bool) *timerHeap {
 	if processing {
 		return &t.processing
 	}
 	return &t.event
 }
 
-// lookup returns the timer of k at time at in a domain, if it is set, and
-// k's entry in first (f, and found whether it has one) for set and unset.
-func (t *TimerService[K]) lookup(k K, at int64, processing bool) (r timerRec, ok bool, f keyTimers, found bool) {
-	f, found = t.first[k]
-	switch {
-	case !found:
-	case f.is(at, processing):
-		r, ok = f.timerRec, true
-	case f.more > 0:
-		r, ok = t.more[timerID[K]{k, at, processing}]
+// none is record's answer for a key without a record.
+const none = ^uint32(0)
+
+// record returns the number of k's record: the one in *slot (the aux word
+// of k's state entry, 0 for none), else the one in loose, which moves to
+// the slot; else a new one (create set, kept in the slot or else in
+// loose) or none.
+func (t *TimerService[K]) record(k K, slot *uint64, create bool) uint32 {
+	if slot != nil && *slot != 0 {
+		return uint32(*slot - 1)
 	}
-	return r, ok, f, found
+	if len(t.loose) > 0 {
+		if i, ok := t.loose[k]; ok {
+			if slot != nil {
+				delete(t.loose, k)
+				*slot = uint64(i) + 1
+				t.recs[i].attached = true
+			}
+			return i
+		}
+	}
+	if !create {
+		return none
+	}
+	i := t.newRecord(k)
+	if slot != nil {
+		*slot = uint64(i) + 1
+		t.recs[i].attached = true
+	} else {
+		t.loose[k] = i
+	}
+	return i
 }
 
-// set adds a timer that is not set; f and found are lookup's.
-func (t *TimerService[K]) set(k K, r timerRec, f keyTimers, found bool) {
+// lookup returns the timer of record i's key at time at in a domain, if
+// it is set; i may be none.
+func (t *TimerService[K]) lookup(i uint32, at int64, processing bool) (timerRec, bool) {
+	if i == none {
+		return timerRec{}, false
+	}
+	r := &t.recs[i]
 	switch {
-	case !found:
-		t.first[k] = keyTimers{timerRec: r, has: true}
-	case !f.has:
-		f.timerRec, f.has = r, true
-		t.first[k] = f
-	default:
+	case r.has && r.at == at && r.processing == processing:
+		return r.timerRec, true
+	case r.more > 0:
+		tm, ok := t.more[timerID[K]{r.key, at, processing}]
+		return tm, ok
+	}
+	return timerRec{}, false
+}
+
+// set adds a timer that is not set to record i.
+func (t *TimerService[K]) set(i uint32, tm timerRec) {
+	r := &t.recs[i]
+	if !r.has {
+		r.timerRec, r.has = tm, true
+	} else {
 		if t.more == nil {
 			t.more = make(map[timerID[K]]timerRec)
 		}
-		t.more[timerID[K]{k, r.at, r.processing}] = r
-		f.more++
-		t.first[k] = f
+		t.more[timerID[K]{r.key, tm.at, tm.processing}] = tm
+		r.more++
 	}
-	t.heap(r.processing).push(timerEntry[K]{r.at, r.seq, k})
+	t.heap(tm.processing).push(timerEntry{tm.at, tm.seq, i, r.gen})
 	t.n++
 }
 
-// unset removes a timer that is set, r, whose key's entry in first is f;
-// its heap entry becomes stale, or is gone already (popped).
-func (t *TimerService[K]) unset(k K, r timerRec, f keyTimers) {
-	if f.has && f.seq == r.seq && f.at == r.at && f.processing == r.processing {
-		f.has = false
+// unset removes a timer that is set, tm, from record i; its heap entry
+// becomes stale, or is gone already (popped). A loose record left empty
+// goes.
+func (t *TimerService[K]) unset(i uint32, tm timerRec) {
+	r := &t.recs[i]
+	if r.has && r.seq == tm.seq {
+		r.has = false
 	} else {
-		delete(t.more, timerID[K]{k, r.at, r.processing})
-		f.more--
-	}
-	if !f.has && f.more == 0 {
-		delete(t.first, k)
-	} else {
-		t.first[k] = f
+		delete(t.more, timerID[K]{r.key, tm.at, tm.processing})
+		r.more--
 	}
 	t.n--
+	if !r.attached && r.empty() {
+		delete(t.loose, r.key)
+		t.release(i)
+	}
 }
 
 // Register sets a timer of k at time at, in processing time or in event
-// time. It may be called from a timer's fire.
+// time. It may be called from a timer's fire. A service that keeps its
+// timers with the state (KeepWith) takes them through RegisterIn only.
 func (t *TimerService[K]) Register(k K, at int64, processing bool) {
-	_, ok, f, found := t.lookup(k, at, processing)
-	if ok {
+	t.keptPanics("Register")
+	t.register(k, nil, at, processing)
+}
+
+// RegisterIn is Register for a key whose state entry has aux word slot
+// (state.Memory.GetOrAddAux).
+func (t *TimerService[K]) RegisterIn(k K, slot *uint64, at int64, processing bool) {
+	t.register(k, slot, at, processing)
+}
+
+func (t *TimerService[K]) register(k K, slot *uint64, at int64, processing bool) {
+	i := t.record(k, slot, true)
+	if _, ok := t.lookup(i, at, processing); ok {
 		return
 	}
-	r := timerRec{at: at, seq: t.seq, born: t.log.epoch, processing: processing}
+	tm := timerRec{at: at, seq: t.seq, born: t.log.epoch, processing: processing}
 	t.seq++
-	t.set(k, r, f, found)
-	t.log.add(timerChange[K]{key: k, timerRec: r})
+	t.set(i, tm)
+	t.log.add(timerChange[K]{key: k, rec: i, gen: t.recs[i].gen, timerRec: tm})
+}
+
+// keptPanics fails a call that would miss the timers kept with the state.
+func (t *TimerService[K]) keptPanics(what string) {
+	if t.kept {
+		panic("eventtime.TimerService: " + what + " without the key's state entry, in a service whose timers are kept with the state (KeepWith): call " + what + "In")
+	}
 }
 
 // Delete removes the timer of k at time at, if there is one. It may be
-// called from a timer's fire.
+// called from a timer's fire. A service that keeps its timers with the
+// state (KeepWith) takes DeleteIn only.
 func (t *TimerService[K]) Delete(k K, at int64, processing bool) {
-	r, ok, f, _ := t.lookup(k, at, processing)
+	t.keptPanics("Delete")
+	t.delete(k, nil, at, processing)
+}
+
+// DeleteIn is Delete for a key whose state entry has aux word slot.
+func (t *TimerService[K]) DeleteIn(k K, slot *uint64, at int64, processing bool) {
+	t.delete(k, slot, at, processing)
+}
+
+func (t *TimerService[K]) delete(k K, slot *uint64, at int64, processing bool) {
+	i := t.record(k, slot, false)
+	tm, ok := t.lookup(i, at, processing)
 	if !ok {
 		return
 	}
-	t.unset(k, r, f)
+	t.unset(i, tm)
 	t.stale++
-	t.log.add(timerChange[K]{key: k, timerRec: r, gone: true})
+	t.log.add(timerChange[K]{key: k, rec: i, timerRec: tm, gone: true})
 	if t.stale > 1024 && t.stale > t.n {
 		t.compact()
 	}
 }
 
-// live reports whether e is the entry of a timer that is set, and
-// returns it with its key's entry in first (for unset).
-func (t *TimerService[K]) live(e timerEntry[K], processing bool) (timerRec, keyTimers, bool) {
-	r, ok, f, _ := t.lookup(e.key, e.at, processing)
-	return r, f, ok && r.seq == e.seq
+// live returns the timer of heap entry e, if it is set. (A record freed
+// and used again since holds timers of higher numbers.)
+func (t *TimerService[K]) live(e timerEntry, processing bool) (timerRec, bool) {
+	r := &t.recs[e.rec]
+	if r.gen != e.gen {
+		return timerRec{}, false
+	}
+	if r.has && r.seq == e.seq {
+		return r.timerRec, true
+	}
+	if r.more == 0 {
+		return timerRec{}, false
+	}
+	tm, ok := t.more[timerID[K]{r.key, e.at, processing}]
+	return tm, ok && tm.seq == e.seq
 }
 
 // compact drops the stale entries of the heaps.
@@ -186,7 +335,7 @@ func (t *TimerService[K]) compact() {
 		h := t.heap(processing)
 		kept := (*h)[:0]
 		for _, e := range *h {
-			if _, _, ok := t.live(e, processing); ok {
+			if _, ok := t.live(e, processing); ok {
 				kept = append(kept, e)
 			}
 		}
@@ -198,9 +347,9 @@ func (t *TimerService[K]) compact() {
 }
 
 // top drops the stale entries at the top of h.
-func (t *TimerService[K]) top(h *timerHeap[K], processing bool) {
+func (t *TimerService[K]) top(h *timerHeap, processing bool) {
 	for len(*h) > 0 {
-		if _, _, ok := t.live((*h)[0], processing); ok {
+		if _, ok := t.live((*h)[0], processing); ok {
 			return
 		}
 		h.pop()
@@ -226,14 +375,15 @@ func (t *TimerService[K]) advance(processing bool, now int64, fire func(k K, at 
 	h := t.heap(processing)
 	for len(*h) > 0 && (*h)[0].at <= now {
 		e := h.pop()
-		r, f, ok := t.live(e, processing)
+		tm, ok := t.live(e, processing)
 		if !ok {
 			t.stale--
 			continue
 		}
-		t.unset(e.key, r, f)
-		t.log.add(timerChange[K]{key: e.key, timerRec: r, gone: true})
-		fire(e.key, e.at)
+		k := t.recs[e.rec].key
+		t.unset(e.rec, tm)
+		t.log.add(timerChange[K]{key: k, rec: e.rec, timerRec: tm, gone: true})
+		fire(k, e.at)
 	}
 }
 
@@ -256,11 +406,26 @@ func (t *TimerService[K]) NextEvent() (int64, bool) {
 	return t.event[0].at, true
 }
 
+// timers calls yield for every timer set, with its key, in no particular
+// order: every timer has one live heap entry.
+func (t *TimerService[K]) timers(yield func(k K, tm timerRec) error) error {
+	for _, processing := range []bool{false, true} {
+		for _, e := range *t.heap(processing) {
+			if tm, ok := t.live(e, processing); ok {
+				if err := yield(t.recs[e.rec].key, tm); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // Snapshot writes every timer into the section of its key's group: the key
 // (encK), its time, its domain and its registration number.
 func (t *TimerService[K]) Snapshot(sec *state.Sections, keyGroup func(K) int, encK func(*codec.Writer, K)) error {
 	writeSectionHeaders(sec, sectionHeader{wm: MinTime, seq: t.seq})
-	write := func(k K, r timerRec) error {
+	return t.timers(func(k K, r timerRec) error {
 		w, err := keySection(sec, keyGroup, k)
 		if err != nil {
 			return err
@@ -272,21 +437,7 @@ func (t *TimerService[K]) Snapshot(sec *state.Sections, keyGroup func(K) int, en
 		w.Uvarint(r.seq)
 		w.End(m)
 		return nil
-	}
-	for k, f := range t.first {
-		if !f.has {
-			continue
-		}
-		if err := write(k, f.timerRec); err != nil {
-			return err
-		}
-	}
-	for id, r := range t.more {
-		if err := write(id.key, r); err != nil {
-			return err
-		}
-	}
-	return nil
+	})
 }
 
 // SnapshotDelta writes the timers as d says: every one (as Snapshot
@@ -305,7 +456,10 @@ func (t *TimerService[K]) SnapshotDelta(sec *state.Sections, keyGroup func(K) in
 		op := uint64(deltaPut)
 		switch {
 		case !c.gone:
-			if r, ok, _, _ := t.lookup(c.key, c.at, c.processing); !ok || r.seq != c.seq {
+			if r := &t.recs[c.rec]; r.gen != c.gen {
+				return nil // gone since, its record freed: its delete is listed too
+			}
+			if r, ok := t.lookup(c.rec, c.at, c.processing); !ok || r.seq != c.seq {
 				return nil // gone since: its delete is listed too, or it never was in a checkpoint
 			}
 		case c.born <= d.Since:
@@ -315,14 +469,14 @@ func (t *TimerService[K]) SnapshotDelta(sec *state.Sections, keyGroup func(K) in
 		default:
 			return nil
 		}
-		tm := c.timerRec
-		w, err := keySection(sec, keyGroup, c.key)
+		tm, k := c.timerRec, c.key
+		w, err := keySection(sec, keyGroup, k)
 		if err != nil {
 			return err
 		}
 		m := w.Begin()
 		w.Uvarint(op)
-		encK(w, c.key)
+		encK(w, k)
 		w.Varint(tm.at)
 		w.Bool(tm.processing)
 		w.Uvarint(tm.seq)
@@ -349,44 +503,46 @@ func (t *TimerService[K]) Restore(section []byte, decK func(*codec.Reader) K) er
 
 // RestoreSection adds the timers of one key group's section of a full
 // file, or applies a delta's (delta set) on top of what was restored
-// before it.
+// before it. The restored timers are loose: records move to their keys'
+// state entries as the keys come up (record).
 func (t *TimerService[K]) RestoreSection(section []byte, delta bool, decK func(*codec.Reader) K) error {
 	seq, err := ReadTimerChanges(section, delta, decK, func(del bool, k K, at int64, processing bool, seq uint64) error {
-		old, ok, f, found := t.lookup(k, at, processing)
-		if ok {
+		i := t.record(k, nil, false)
+		if old, ok := t.lookup(i, at, processing); ok {
 			if !delta {
 				return fmt.Errorf("%w: timer of key %v at %d restored twice", codec.ErrCorrupt, k, at)
 			}
-			t.unset(k, old, f)
+			t.unset(i, old)
 			t.stale++
-			f, found = t.first[k]
 		}
 		if del {
 			return nil
 		}
+		i = t.record(k, nil, true) // unset may have freed it
 		t.seq = max(t.seq, seq+1)
-		t.set(k, timerRec{at: at, seq: seq, processing: processing}, f, found)
+		t.set(i, timerRec{at: at, seq: seq, processing: processing})
 		return nil
 	})
 	t.seq = max(t.seq, seq)
 	return err
 }
 
-// timerEntry is a timer in a heap: its time, registration number and key.
-type timerEntry[K comparable] struct {
-	at  int64
-	seq uint64
-	key K
+// timerEntry is a timer in a heap: its time, registration number and
+// the number of its key's record, and the record's gen then.
+type timerEntry struct {
+	at       int64
+	seq      uint64
+	rec, gen uint32
 }
 
 // timerHeap is a min-heap of timer entries by (at, seq).
-type timerHeap[K comparable] []timerEntry[K]
+type timerHeap []timerEntry
 
-func (h timerHeap[K]) less(i, j int) bool {
+func (h timerHeap) less(i, j int) bool {
 	return h[i].at < h[j].at || h[i].at == h[j].at && h[i].seq < h[j].seq
 }
 
-func (h *timerHeap[K]) push(e timerEntry[K]) {
+func (h *timerHeap) push(e timerEntry) {
 	*h = append(*h, e)
 	s := *h
 	for i := len(s) - 1; i > 0; {
@@ -399,12 +555,12 @@ func (h *timerHeap[K]) push(e timerEntry[K]) {
 	}
 }
 
-func (h *timerHeap[K]) pop() timerEntry[K] {
+func (h *timerHeap) pop() timerEntry {
 	s := *h
 	top := s[0]
 	last := len(s) - 1
 	s[0] = s[last]
-	var zero timerEntry[K]
+	var zero timerEntry
 	s[last] = zero
 	s = s[:last]
 	s.down(0)
@@ -412,7 +568,7 @@ func (h *timerHeap[K]) pop() timerEntry[K] {
 	return top
 }
 
-func (h timerHeap[K]) down(i int) {
+func (h timerHeap) down(i int) {
 	for {
 		l := 2*i + 1
 		if l >= len(h) {
@@ -431,7 +587,7 @@ func (h timerHeap[K]) down(i int) {
 }
 
 // init orders h.
-func (h timerHeap[K]) init() {
+func (h timerHeap) init() {
 	for i := len(h)/2 - 1; i >= 0; i-- {
 		h.down(i)
 	}

@@ -178,8 +178,8 @@ func TestTimersAgainstModel(t *testing.T) {
 		}
 		// A key without timers keeps no entry: the maps would grow with
 		// every key that ever had one.
-		if len(ts.first) != 0 || len(ts.more) != 0 {
-			t.Fatalf("seed %d: %d keys and %d more timers left in the maps at the end of time", seed, len(ts.first), len(ts.more))
+		if len(ts.loose) != 0 || len(ts.more) != 0 {
+			t.Fatalf("seed %d: %d keys and %d more timers left in the maps at the end of time", seed, len(ts.loose), len(ts.more))
 		}
 	}
 	if fired == 0 {
@@ -301,5 +301,143 @@ func TestTimersRestoreErrors(t *testing.T) {
 		if err := NewTimerService[int]().Restore(data[:n], decTestKey); err == nil && n != header {
 			t.Errorf("a section cut to %d of %d bytes is no error", n, len(data))
 		}
+	}
+}
+
+// keptTimers is a TimerService that keeps its timers with the entries of
+// a keyed state (KeepWith), used as a process operator uses them: every
+// call looks its key's value up and passes the entry's aux word. Now and
+// then a key's state is deleted (ctx.Clear), which leaves its timers set.
+type keptTimers struct {
+	t  *TimerService[int]
+	st *state.Memory[int, int]
+}
+
+func newKeptTimers() *keptTimers {
+	k := &keptTimers{t: NewTimerService[int](), st: state.NewMemory[int, int]()}
+	k.t.KeepWith(k.st)
+	return k
+}
+
+// slot is the aux word of k's entry, which the call makes if k has none.
+func (k *keptTimers) slot(key int) *uint64 {
+	v, aux := k.st.GetOrAddAux(key)
+	*v++
+	return aux
+}
+
+// clear deletes k's state after some calls, decided by the key and the
+// time alone, so that every copy does the same.
+func (k *keptTimers) clear(key int, at int64) {
+	if keygroup.HashInt64(int64(key)*7919+at)%3 == 0 {
+		k.st.Delete(key)
+	}
+}
+
+func (k *keptTimers) apply(o testOp) []string {
+	var out []string
+	fire := func(processing bool) func(key int, at int64) {
+		return func(key int, at int64) {
+			out = append(out, fmt.Sprintf("%d@%d", key, at))
+			slot := k.slot(key)
+			onTimer(key, at, func(key int, at int64) { k.t.RegisterIn(key, slot, at, processing) }, func(key int, at int64) { k.t.DeleteIn(key, slot, at, processing) })
+			k.clear(key, at)
+		}
+	}
+	switch o.kind {
+	case opRegister:
+		k.t.RegisterIn(o.key, k.slot(o.key), o.ts, o.left)
+		k.clear(o.key, o.ts)
+	case opDelete:
+		k.t.DeleteIn(o.key, k.slot(o.key), o.ts, o.left)
+		k.clear(o.key, o.ts)
+	case opAdvance:
+		k.t.AdvanceEvent(o.ts, fire(false))
+	case opAdvanceProcessing:
+		k.t.AdvanceProcessing(o.ts, fire(true))
+	}
+	return out
+}
+
+func (k *keptTimers) len() int { return k.t.Len() }
+
+func (k *keptTimers) snapshot(sec *state.Sections, keyGroup func(int) int) error {
+	return k.t.Snapshot(sec, keyGroup, encTestKey)
+}
+
+func (k *keptTimers) restore(section []byte) error { return k.t.Restore(section, decTestKey) }
+
+// TestTimersKeptWithState: timers kept with the keys' state entries, some
+// of which are deleted while their keys have timers, run as the model's
+// do, and as a service's that keeps them in maps.
+func TestTimersKeptWithState(t *testing.T) {
+	t.Parallel()
+	fired := 0
+	for seed := range seeds(200) {
+		rng := rand.New(rand.NewPCG(seed, 13))
+		ops := genTimerOps(rng, 50+rng.IntN(300))
+		kept, plain := newKeptTimers(), NewTimerService[int]()
+		for i, o := range ops {
+			got, want := kept.apply(o), applyTimerOp(plain, o)
+			fired += len(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("seed %d op %d %v: fired %v, want %v", seed, i, o, got, want)
+			}
+			if kept.len() != plain.Len() || timerList(kept.t) != timerList(plain) {
+				t.Fatalf("seed %d op %d %v: timers %s, want %s", seed, i, o, timerList(kept.t), timerList(plain))
+			}
+		}
+		if len(kept.t.loose) != 0 || len(kept.t.more) != 0 {
+			t.Fatalf("seed %d: %d loose keys and %d more timers left at the end of time", seed, len(kept.t.loose), len(kept.t.more))
+		}
+		// A call without the key's entry would miss its timers.
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("Register on a service whose timers are kept with the state did not panic")
+				}
+			}()
+			kept.t.Register(1, 1, false)
+		}()
+	}
+	if fired == 0 {
+		t.Fatal("no timer fired")
+	}
+}
+
+func TestTimersKeptWithStateRestore(t *testing.T) {
+	t.Parallel()
+	for seed := range seeds(100) {
+		rng := rand.New(rand.NewPCG(seed, 14))
+		ops := genTimerOps(rng, 50+rng.IntN(300))
+		checkRestores(t, fmt.Sprintf("kept timers seed %d", seed), rng, ops, func() testEngine { return newKeptTimers() })
+	}
+}
+
+func (k *keptTimers) snapshotDelta(sec *state.Sections, keyGroup func(int) int, d Delta) (uint64, error) {
+	return k.t.SnapshotDelta(sec, keyGroup, encTestKey, d)
+}
+
+func (k *keptTimers) restoreSection(section []byte, delta bool) error {
+	return k.t.RestoreSection(section, delta, decTestKey)
+}
+
+func (k *keptTimers) endChain() error { return k.t.EndChain() }
+func (k *keptTimers) epoch() uint64   { return k.t.Epoch() }
+func (k *keptTimers) track()          { k.t.Track() }
+
+// TestTimersKeptWithStateDeltaChains: deltas of timers kept with the
+// state, whose records are freed and used again by other keys, restore
+// what the checkpoints held.
+func TestTimersKeptWithStateDeltaChains(t *testing.T) {
+	t.Parallel()
+	crashes := 0
+	for seed := range seeds(150) {
+		rng := rand.New(rand.NewPCG(seed, 22))
+		ops := genTimerOps(rng, 100+rng.IntN(300))
+		crashes += checkDeltaChains(t, fmt.Sprintf("kept timers seed %d", seed), rng, ops, func() deltaEngine { return newKeptTimers() })
+	}
+	if crashes == 0 {
+		t.Error("no run crashed and restored")
 	}
 }
