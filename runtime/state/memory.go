@@ -279,8 +279,14 @@ func (s *Memory[K, V]) insert(h uint64, e *entry[K, V]) {
 
 // Delete removes k.
 func (s *Memory[K, V]) Delete(k K) {
-	e := s.idx.remove(k)
-	if e == nil {
+	var e *entry[K, V]
+	if l := s.last; l != nil && l.key == k && !l.deleted && !s.idx.big {
+		// The key GetOrAdd just found, as a process operator deletes
+		// after its call cleared the state: its entry is known, one
+		// lookup fewer.
+		e = l
+		delete(s.idx.m, k)
+	} else if e = s.idx.remove(k); e == nil {
 		return
 	}
 	if e.ver != s.epoch {
@@ -717,6 +723,7 @@ func (s *Memory[K, V]) newValued() *restored[K, V] {
 // file: a full one, or a delta on top of what was restored before it. The
 // section is not kept. Restored ends the restore.
 func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Codec[K, V]) error {
+	s.last = nil
 	i := kg - s.start
 	if delta {
 		// A delta changes keys that full sections restored.
