@@ -73,12 +73,13 @@ type timerRec struct {
 	processing bool
 }
 
-// keyTimers is the record of a key's timers: one of them, if has is set,
-// and the number of its others, in more.
+// keyTimers is the record of a key's timers: up to two of them, in, and
+// the number of its others, in more. Two: a key of q4 at parallelism 2
+// often has the timer of its early bids and its auction's.
 type keyTimers[K comparable] struct {
 	key K
-	timerRec
-	has bool
+	in  [2]timerRec
+	nIn uint8 // the number of timers in in
 	// attached is set while a state entry's aux word holds the record's
 	// number (it is not in loose then).
 	attached bool
@@ -91,7 +92,18 @@ type keyTimers[K comparable] struct {
 }
 
 // empty reports whether r holds no timer.
-func (r *keyTimers[K]) empty() bool { return !r.has && r.more == 0 }
+func (r *keyTimers[K]) empty() bool { return r.nIn == 0 && r.more == 0 }
+
+// find returns the index in r.in of the timer at time at in a domain, or
+// -1.
+func (r *keyTimers[K]) find(at int64, processing bool) int {
+	for j := range r.nIn {
+		if r.in[j].at == at && r.in[j].processing == processing {
+			return int(j)
+		}
+	}
+	return -1
+}
 
 // timerChange is a timer registered (gone unset) or deleted or run, in
 // the epoch it is listed in: its key, and the number of the record it was
@@ -209,9 +221,10 @@ func (t *TimerService[K]) lookup(i uint32, at int64, processing bool) (timerRec,
 		return timerRec{}, false
 	}
 	r := &t.recs[i]
+	if j := r.find(at, processing); j >= 0 {
+		return r.in[j], true
+	}
 	switch {
-	case r.has && r.at == at && r.processing == processing:
-		return r.timerRec, true
 	case r.more > 0:
 		tm, ok := t.more[timerID[K]{r.key, at, processing}]
 		return tm, ok
@@ -222,8 +235,9 @@ func (t *TimerService[K]) lookup(i uint32, at int64, processing bool) (timerRec,
 // set adds a timer that is not set to record i.
 func (t *TimerService[K]) set(i uint32, tm timerRec) {
 	r := &t.recs[i]
-	if !r.has {
-		r.timerRec, r.has = tm, true
+	if int(r.nIn) < len(r.in) {
+		r.in[r.nIn] = tm
+		r.nIn++
 	} else {
 		if t.more == nil {
 			t.more = make(map[timerID[K]]timerRec)
@@ -240,8 +254,10 @@ func (t *TimerService[K]) set(i uint32, tm timerRec) {
 // goes.
 func (t *TimerService[K]) unset(i uint32, tm timerRec) {
 	r := &t.recs[i]
-	if r.has && r.seq == tm.seq {
-		r.has = false
+	if j := r.find(tm.at, tm.processing); j >= 0 && r.in[j].seq == tm.seq {
+		r.nIn--
+		r.in[j] = r.in[r.nIn]
+		r.in[r.nIn] = timerRec{}
 	} else {
 		delete(t.more, timerID[K]{r.key, tm.at, tm.processing})
 		r.more--
@@ -319,8 +335,10 @@ func (t *TimerService[K]) live(e timerEntry, processing bool) (timerRec, bool) {
 	if r.gen != e.gen {
 		return timerRec{}, false
 	}
-	if r.has && r.seq == e.seq {
-		return r.timerRec, true
+	for j := range r.nIn {
+		if r.in[j].seq == e.seq {
+			return r.in[j], true
+		}
 	}
 	if r.more == 0 {
 		return timerRec{}, false
