@@ -34,7 +34,8 @@ func WriteWindow(w *codec.Writer, key []byte, win Window, seq uint64, fired bool
 // ReadWindows reads a section of windows, in either layout: it calls
 // window for each (acc nil when the accumulator was not written), and
 // returns the header's watermark and next creation number; ok is false
-// for an empty section (no header).
+// for an empty section (no header). decK and decA must read all of what
+// the serializers wrote: in layoutPanes the next window follows.
 func ReadWindows[K, A any](section []byte, decK func(*codec.Reader) K, decA func(*codec.Reader) *A, window func(k K, w Window, seq uint64, fired bool, acc *A) error) (wm int64, seq uint64, ok bool, err error) {
 	r := codec.NewReader(section)
 	h, ok := readSectionHeader(r)
