@@ -559,10 +559,11 @@ func (s *WindowState[K, A]) Advance(wm int64, fire func(k K, w Window, acc *A)) 
 }
 
 // Snapshot writes every open window of every key into the section of the
-// key's group: one entry per key and window, with the key (encK), the
-// window's bounds, its creation number, whether it fired, and its
-// accumulator (encA). Every section starts with the watermark. It runs on
-// the operator's goroutine at the barrier.
+// key's group: per key and window the key (encK), the window's bounds,
+// its creation number, whether it fired, and its accumulator (encA), pane
+// by pane for tumbling and sliding windows (layoutPanes), an entry each
+// for sessions. Every section starts with the watermark. It runs on the
+// operator's goroutine at the barrier.
 func (s *WindowState[K, A]) Snapshot(sec *state.Sections, keyGroup func(K) int, encK func(*codec.Writer, K), encA func(*codec.Writer, *A)) error {
 	return s.snapshot(sec, keyGroup, encK, encA, sectionHeader{})
 }

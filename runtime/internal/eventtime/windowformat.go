@@ -7,11 +7,12 @@ import (
 )
 
 // The windows of a key group in a checkpoint (WindowState.Snapshot): a
-// header with the watermark and the next creation number, then one
-// nested entry per key and window: the key, the window's bounds, its
-// creation number, whether it fired, and its accumulator. Savepoints
-// hold them in this form whichever the backend: the backend that keeps
-// windows elsewhere (pebblestate) writes and reads it with these.
+// header with the watermark and the next creation number, then per key
+// and window the key, the window's bounds, its creation number, whether
+// it fired, and its accumulator, in one of two layouts (layoutEntries,
+// layoutPanes, below). Savepoints hold them in this form whichever the
+// backend: the backend that keeps windows elsewhere (pebblestate) writes
+// the entries' layout with these, and reads both.
 
 // WriteWindowHeader starts the section of windows of one key group.
 func WriteWindowHeader(w *codec.Writer, wm int64, seq uint64) {
