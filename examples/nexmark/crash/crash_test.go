@@ -16,7 +16,7 @@ import (
 // 2.5 s and the kills land in it.
 var config = nexmark.Config{Events: 100_000, Rate: 1000, Seed: 11}
 
-// TestCrash builds q8 with a file sink, runs it without failures, then
+// TestCrash builds q8 with a file sink (q8.yaml), runs it without failures, then
 // again killing it with SIGKILL at random moments and restarting it each
 // time, and checks that both runs commit exactly the reference's new
 // users: the join's buffered people and sellers and the sellers' windows
@@ -44,7 +44,7 @@ func TestCrash(t *testing.T) {
 	t.Setenv("NEXMARK_SEED", fmt.Sprint(config.Seed))
 	for _, backend := range crashtest.Backends("memory") {
 		t.Run(backend, func(t *testing.T) {
-			crashtest.Run(t, backend, crashtest.Seed(t, 5), []string{"sources.events.rate=40000"}, map[string][]string{"out": want})
+			crashtest.RunFile(t, "q8.yaml", backend, crashtest.Seed(t, 5), []string{"sources.events.rate=40000"}, map[string][]string{"out": want})
 		})
 	}
 }
