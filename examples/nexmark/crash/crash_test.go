@@ -1,5 +1,6 @@
 // Package crash kills Nexmark q8 at parallelism 1, where its window join
-// runs in the source's goroutine, and checks the committed output.
+// runs in the source's goroutine, and q4, whose process operator keeps its
+// timers with its keyed state, and checks the committed output.
 package crash
 
 import (
