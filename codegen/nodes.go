@@ -510,6 +510,19 @@ func (w *windowGen) record(b *jen.Group) {
 		add = fn(n.Add).Call(jen.Id("acc"), w.in())
 	}
 	b.Id("k").Op(":=").Add(fn(n.Key)).Call(w.in())
+	if n.Window.Kind == "tumbling" && !n.Window.Processing && !w.cg.g.pebbleWindows(n) {
+		// One window a record: the user's function is called on its
+		// accumulator here, not in a closure that Add calls.
+		b.If(jen.Id("acc").Op(":=").Add(w.state()).Dot("Acc").Call(jen.Id("k"), ts, wm), jen.Id("acc").Op("!=").Nil()).Block(
+			add,
+			jen.Add(w.state()).Dot("Added").Call(w.update()),
+		).Else().Block(
+			jen.Comment("Later than its window's end plus the allowed lateness, as judged by its"),
+			jen.Comment("sender's watermark: to the side output."),
+			jen.Id("c").Dot(w.member("emit%sLate")).Call(w.cg.args(w.in(), jen.Id("ts"))...),
+		)
+		return
+	}
 	addFn := jen.Func().Params(jen.Id("acc").Op("*").Add(typeCode(w.acc()))).Block(add)
 	method, args := sessionGap(b, n, w.in(), ts, wm)
 	if n.Window.Processing {

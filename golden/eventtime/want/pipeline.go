@@ -943,9 +943,12 @@ func (c *perPageChain) recoverDirect(r *et.Click, ts int64) {
 // toPerPage is operator "per-page": aggregate: add AddClick, result PageLine by ByPage on tumbling 5s windows (event time), emitting once per key and window.
 func (c *perPageChain) toPerPage(r *et.Click, ts int64) {
 	k := et.ByPage(*r)
-	if !c.perPageState.Add(k, ts, c.inputWM, func(acc *et.Session) {
+	if acc := c.perPageState.Acc(k, ts, c.inputWM); acc != nil {
 		et.AddClick(acc, *r)
-	}, c.perPageFire) {
+		c.perPageState.Added(c.perPageFire)
+	} else {
+		// Later than its window's end plus the allowed lateness, as judged by its
+		// sender's watermark: to the side output.
 		c.emitPerPageLate(*r, ts)
 	}
 }

@@ -517,9 +517,12 @@ func (c *totalsChain) recoverDirect(r *orders.Order, ts int64) {
 // toTotals is operator "totals": aggregate: add Add, result Result by ByCustomer on tumbling 1m0s windows (event time), emitting once per key and window.
 func (c *totalsChain) toTotals(r *orders.Order, ts int64) {
 	k := orders.ByCustomer(*r)
-	if !c.totalsState.Add(k, ts, c.inputWM, func(acc *orders.Sum) {
+	if acc := c.totalsState.Acc(k, ts, c.inputWM); acc != nil {
 		orders.Add(acc, *r)
-	}, c.totalsFire) {
+		c.totalsState.Added(c.totalsFire)
+	} else {
+		// Later than its window's end plus the allowed lateness, as judged by its
+		// sender's watermark: to the side output.
 		c.emitTotalsLate(*r, ts)
 	}
 }

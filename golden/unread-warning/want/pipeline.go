@@ -429,9 +429,12 @@ func (c *countsChain) recoverDirect(r *string, ts int64) {
 // toCounts is operator "counts": reduce Longer by Self on tumbling 1s windows (event time), emitting once per key and window.
 func (c *countsChain) toCounts(r *string, ts int64) {
 	k := unread.Self(*r)
-	if !c.countsState.Add(k, ts, c.inputWM, func(acc *runtime.ReduceAcc[string]) {
+	if acc := c.countsState.Acc(k, ts, c.inputWM); acc != nil {
 		acc.Add(*r, unread.Longer)
-	}, c.countsFire) {
+		c.countsState.Added(c.countsFire)
+	} else {
+		// Later than its window's end plus the allowed lateness, as judged by its
+		// sender's watermark: to the side output.
 		c.emitCountsLate(*r, ts)
 	}
 }
