@@ -336,8 +336,7 @@ func (s *WindowState[K, A]) Acc(k K, ts, inputWatermark int64) *A {
 		panic("WindowState.Acc takes tumbling windows; others take Add")
 	}
 	wm := max(inputWatermark, s.wm)
-	s.buf = s.assign.Assign(ts, s.buf)
-	w := s.buf[0]
+	w := s.assign.tumbling(ts)
 	if s.cleanup(w) <= wm {
 		return nil
 	}
