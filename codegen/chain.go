@@ -97,12 +97,19 @@ func (b *base) in() *jen.Statement {
 
 // byRef reports whether node n's per-record method takes its record by
 // reference: a map, filter, flatmap or sink fused right behind a source,
-// whose read loop reads each record into one variable. A large record (a
-// Nexmark event: 72 bytes) passed by value is copied into the method and
-// again into the user's function; by reference, once.
+// whose read loop reads each record into one variable, or the head of a
+// chain that reads an inbox when it reads its record only to pass it on
+// to user functions (refHead). A large record (a Nexmark event: 72 bytes)
+// passed by value is copied into the method and again into the user's
+// function; by reference, once. And a copy of a struct of more than four
+// fields just stored from the argument registers stalls: the loads are
+// wider than the stores (store forwarding fails).
 func (cg *chainGen) byRef(n *ir.Node) bool {
 	h := cg.c.head
-	if h.Kind != ir.Source || n == h || len(n.Inputs) != 1 || n.Inputs[0].From != h.ID || n.Inputs[0].Side != "" {
+	if n == h {
+		return refHead(h)
+	}
+	if h.Kind != ir.Source || len(n.Inputs) != 1 || n.Inputs[0].From != h.ID || n.Inputs[0].Side != "" {
 		return false
 	}
 	switch n.Kind {
@@ -110,6 +117,65 @@ func (cg *chainGen) byRef(n *ir.Node) bool {
 		return true
 	}
 	return false
+}
+
+// refHead reports whether the per-record method of chain head h, which
+// reads an inbox, takes its record by reference: its batches' records
+// and its sender's by a call (direct) are then not copied before the
+// user's functions get them. Only heads that never write to the record
+// nor keep its address: windows and a process of one input. A keyed
+// reduce keeps the record itself as its state, a count window keeps it in
+// its window, and windows with a trigger keep the function that adds it
+// (TriggeredWindows.Add), which would move every record that a sender
+// passes by reference to the heap.
+func refHead(h *ir.Node) bool {
+	if h.Kind == ir.Source || h.Paired() || len(h.Inputs) != 1 {
+		return false
+	}
+	switch h.Kind {
+	case ir.Process:
+		return true
+	case ir.Reduce, ir.Aggregate:
+		return h.Window != nil && h.Window.Kind != "count" && h.Trigger == nil
+	}
+	return false
+}
+
+// byCall reports whether the receiver of edge e may take its records by
+// a call from its sender (runtime.Inbox.Calls): a chain head with one
+// input that may run in its sender's goroutine (runtime.Inbox.Direct),
+// so not a join's, nor one that needs ticks behind another chain than a
+// source's. The sender then holds the receiver's chain, and calls its
+// direct method while the inbox says so (ByCall).
+func (g *gen) byCall(e crossEdge) bool { return g.takesCalls(e.to) }
+
+// takesCalls reports whether chain head h offers its sender to take
+// records by a call (see byCall).
+func (g *gen) takesCalls(h *ir.Node) bool {
+	if h.Kind == ir.Source || h.Paired() || len(h.Inputs) != 1 {
+		return false
+	}
+	return !g.ticks(g.chainOf[h.ID]) || g.opts.Test || g.chainOf[h.Inputs[0].From].head.Kind == ir.Source
+}
+
+// callField is the field of the sender of edge e that holds its
+// receiver's chain when that takes the records by a call (byCall), else
+// nil: countsByCall. build sets it, so the name comes from the sender's
+// chain's members before its code is made.
+func (g *gen) callField(e crossEdge) string {
+	key := nameKey{pattern: "%sByCall", of: e.to.Name}
+	return g.chainMembers(g.chainOf[e.from.ID]).name(key, derive(key.pattern, g.id(e.to)))
+}
+
+// chainMembers names the fields and methods of chain c's type (see
+// chainGen.members).
+func (g *gen) chainMembers(c *chain) *namer {
+	nm := g.members[c]
+	if nm == nil {
+		nm = newNamer("", nil, nil)
+		g.members[c] = nm
+	}
+	return nm
 }
 
 // emit calls the node's emit method with x (and the event time ts).
@@ -126,7 +192,7 @@ func (g *gen) chainCode(f *jen.File, c *chain) {
 	// recordsLeft, flush, ...) are not named by members: none of them is a
 	// name that a pattern of a member makes (toX, emitX, toXLeft, xState,
 	// xTimer, xToY, ...).
-	cg := &chainGen{g: g, c: c, f: f, recv: jen.Id("c").Op("*").Id(g.chainType(c)), members: newNamer("", nil, nil)}
+	cg := &chainGen{g: g, c: c, f: f, recv: jen.Id("c").Op("*").Id(g.chainType(c)), members: g.chainMembers(c)}
 	h := c.head
 	cg.timed = h.Timed || h.Timestamps != nil
 	for _, n := range c.nodes {
@@ -242,6 +308,9 @@ func (cg *chainGen) structType() {
 		}
 		for _, e := range c.outs {
 			s.Id(cg.outField(e)).Op("*").Qual(runtimePath, "Out").Types(crossRecord(cg.timed, e.to.Inputs[e.input].Type)).Comment(fmt.Sprintf("to %s, %s", e.to.Name, e.to.Inputs[e.input].Partition))
+			if g.byCall(e) {
+				s.Id(g.callField(e)).Op("*").Id(g.chainType(g.chainOf[e.to.ID])).Comment(fmt.Sprintf("%s, when it takes the records by a call; set by %s", e.to.Name, g.own("build")))
+			}
 		}
 		for _, ng := range cg.nodes {
 			ng.fields(s)
@@ -365,8 +434,8 @@ func (cg *chainGen) constructor() {
 				task = jen.Nil()
 			}
 			b.Id("c").Dot("in").Dot("Bind").Call(task, jen.Id("c").Dot("flush"))
-			if !h.Paired() {
-				b.Id("c").Dot("in").Dot("Calls").Call(jen.Id("c").Dot("direct"))
+			if g.takesCalls(h) {
+				b.Id("c").Dot("in").Dot("Calls").Call()
 			}
 			if cg.needsTicks() {
 				b.Id("c").Dot("in").Dot("Ticks").Call()
@@ -534,38 +603,50 @@ func (cg *chainGen) loop() {
 		return
 	}
 	cg.records("records", cg.member("to%s", h), h.In(), fmt.Sprintf("%q", h.Name))
-	cg.direct(cg.member("to%s", h), h.In())
+	if cg.g.takesCalls(h) {
+		cg.direct(cg.member("to%s", h), h.In())
+	}
 }
 
 // direct emits the method that takes one record from the chain's only
 // sender when both run in one goroutine (runtime.Inbox.Calls): the call
 // saves writing the record into a batch and reading it back, 5% of the
-// CPU of examples/nexmark's q7 and q4. A panic in user code is reported
-// with the record, as records does; the deferred check is the price of
-// the call. It defers a method given the record's address, not a closure:
-// a closure copies the record into itself, and a copy of a struct of more
-// than four fields just stored from the argument registers stalls (the
-// loads are wider than the stores), 3% of q7's CPU.
+// CPU of examples/nexmark's q7 and q4. The sender calls it as a method of
+// this chain's type, not through a function value, and passes the
+// record by reference: through a function value the record would escape
+// to the heap, and by value a record of more than four fields is copied
+// on the way, each copy just after the stores of the argument registers,
+// which stalls (the loads are wider than the stores): 6% of q7's CPU. A
+// panic in user code is reported with the record, as records does; the
+// deferred check is the price of the call. It defers a method, not a
+// closure, which would copy the record into itself.
 func (cg *chainGen) direct(to string, t *ir.Type) {
 	c, f, h := jen.Id("c"), cg.f, cg.c.head
-	var call jen.Code = jen.Add(c).Dot(to).Call(jen.Id("rec"))
+	r := jen.Id("r")
+	if !cg.byRef(h) {
+		r = jen.Op("*").Id("r")
+	}
+	params := []jen.Code{jen.Id("r").Op("*").Add(typeCode(t))}
+	var rec jen.Code = jen.Op("*").Id("r")
 	if cg.timed {
-		call = jen.Add(c).Dot(to).Call(jen.Id("rec").Dot("V"), jen.Id("rec").Dot("TS"))
+		params = append(params, jen.Id("ts").Int64())
+		rec = jen.Qual(runtimePath, "Timed").Types(typeCode(t)).Values(jen.Dict{jen.Id("TS"): jen.Id("ts"), jen.Id("V"): jen.Op("*").Id("r")})
 	}
 	f.Comment(fmt.Sprintf("direct passes one record to %q from its only sender, which calls it instead of", h.Name))
-	f.Comment("handing over batches when both run in one goroutine (runtime.Inbox.Calls).")
-	f.Func().Params(cg.recv).Id("direct").Params(jen.Id("rec").Add(crossRecord(cg.timed, t))).BlockFunc(func(b *jen.Group) {
-		b.Defer().Add(c).Dot("recoverDirect").Call(jen.Op("&").Id("rec"))
+	f.Comment("handing over batches when both run in one goroutine (runtime.Inbox.Calls). The")
+	f.Comment("record stays the sender's: nothing keeps its address after the call.")
+	f.Func().Params(cg.recv).Id("direct").Params(params...).BlockFunc(func(b *jen.Group) {
+		b.Defer().Add(c).Dot("recoverDirect").Call(cg.args(jen.Id("r"), jen.Id("ts"))...)
 		b.Add(c).Dot("in").Dot("Took").Call()
 		if cg.needsInputWM() {
 			b.Add(c).Dot("inputWM").Op("=").Add(c).Dot("in").Dot("SenderWatermark").Call(jen.Lit(0))
 		}
-		b.Add(call)
+		b.Add(c).Dot(to).Call(cg.args(r, jen.Id("ts"))...)
 	})
 	f.Comment("recoverDirect, deferred by direct, reports a panic in user code with its record.")
-	f.Func().Params(cg.recv).Id("recoverDirect").Params(jen.Id("rec").Op("*").Add(crossRecord(cg.timed, t))).Block(
+	f.Func().Params(cg.recv).Id("recoverDirect").Params(params...).Block(
 		jen.If(jen.Id("p").Op(":=").Recover(), jen.Id("p").Op("!=").Nil()).Block(
-			jen.Qual(runtimePath, "PanicWithRecord").Call(jen.Id("p"), jen.Op("*").Id("rec")),
+			jen.Qual(runtimePath, "PanicWithRecord").Call(jen.Id("p"), rec),
 		),
 	)
 }
@@ -575,8 +656,14 @@ func (cg *chainGen) direct(to string, t *ir.Type) {
 func (cg *chainGen) records(name, to string, t *ir.Type, what string) {
 	c, f := jen.Id("c"), cg.f
 	rec := jen.Id("recs").Index(jen.Id("i"))
+	ref := name == "records" && cg.byRef(cg.c.head)
 	var call jen.Code = jen.Add(c).Dot(to).Call(rec)
-	if cg.timed {
+	switch {
+	case ref && cg.timed:
+		call = jen.Add(c).Dot(to).Call(jen.Op("&").Add(rec).Dot("V"), jen.Add(rec).Dot("TS"))
+	case ref:
+		call = jen.Add(c).Dot(to).Call(jen.Op("&").Add(rec))
+	case cg.timed:
 		call = jen.Add(c).Dot(to).Call(jen.Add(rec).Dot("V"), jen.Add(rec).Dot("TS"))
 	}
 	f.Comment(fmt.Sprintf("%s passes a batch to %s. A panic in user code is reported with the", name, what))
@@ -679,14 +766,18 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 		default:
 			send = jen.Add(out).Dot("Rebalance").Call(rec)
 		}
-		if e.to.Paired() {
+		if !g.byCall(e) {
 			body = append(body, send)
 			continue
 		}
 		// The receiver may run in this goroutine and take the record by
-		// a call (runtime.Inbox.Calls): no batch, no hash.
-		body = append(body, jen.If(jen.Id("f").Op(":=").Add(out).Dot("Call").Call(), jen.Id("f").Op("!=").Nil()).Block(
-			jen.Id("f").Call(rec),
+		// a call (runtime.Inbox.Calls): no batch, no hash, and no copy.
+		ref := jen.Op("&").Id("r")
+		if byRef {
+			ref = jen.Id("r")
+		}
+		body = append(body, jen.If(jen.Id("d").Op(":=").Id("c").Dot(g.callField(e)), jen.Id("d").Op("!=").Nil()).Block(
+			jen.Id("d").Dot("direct").Call(cg.args(ref, jen.Id("ts"))...),
 		).Else().Block(send))
 	}
 	if k := g.collect[n.Name+"."+side]; k != nil && len(to) == 0 {

@@ -148,10 +148,13 @@ type gen struct {
 	driver, newDriver string
 	collect           map[string]*collector
 	collectList       []*collector
+	// members names the fields and methods of each chain's type (see
+	// chainMembers).
+	members map[*chain]*namer
 }
 
 func newGen(p *ir.Pipeline, opts Options) *gen {
-	g := &gen{p: p, opts: opts, ids: map[int]string{}, pkgPath: "main", pkgName: "main"}
+	g := &gen{p: p, opts: opts, ids: map[int]string{}, pkgPath: "main", pkgName: "main", members: map[*chain]*namer{}}
 	g.chains, g.chainOf = buildChains(p)
 	prefix := ""
 	if opts.Package {
@@ -460,6 +463,13 @@ func (g *gen) build(f *jen.File) {
 	direct := func(c *chain) string {
 		return locals.name(nameKey{pattern: "%sDirect", of: c.head.Name}, derive("%sDirect", g.id(c.head)))
 	}
+	// first names the local that holds subtask 0 of chain c, whose
+	// receivers may take its records by a call (gen.byCall): at
+	// parallelism 1 it is their only sender, and they are made after it.
+	first := func(c *chain) string {
+		return locals.name(nameKey{pattern: "first%s", of: c.head.Name}, derive("first%s", g.id(c.head)))
+	}
+	callsOut := func(c *chain) bool { return slices.ContainsFunc(c.outs, g.byCall) }
 	oneGoroutine := map[*chain]jen.Code{} // per join chain: whether its senders share a goroutine
 	needsLocal := map[*chain]bool{}
 	for _, c := range g.chains {
@@ -540,10 +550,25 @@ func (g *gen) build(f *jen.File) {
 				from = append(from, jen.Id("i"))
 				args = append(args, jen.Qual(runtimePath, "NewOut").Call(jen.Id("j"), jen.Id(inbox(e.to)), joinPlus(from)))
 			}
+			// keep keeps subtask 0 of a chain whose receivers may take its
+			// records by a call, for them.
+			var keep []jen.Code
+			if callsOut(c) {
+				b.Var().Id(first(c)).Op("*").Id(g.chainType(c))
+				keep = []jen.Code{jen.If(jen.Id("i").Op("==").Lit(0)).Block(jen.Id(first(c)).Op("=").Id("c"))}
+			}
 			if h.Kind == ir.Source {
-				b.For(jen.Id("i").Op(":=").Range().Add(g.par(h))).Block(
-					jen.Id("j").Dot("Go").Call(jen.Lit(h.Name), jen.Id("i"), jen.Id(g.chainNew(c)).Call(args...).Dot("run")),
-				)
+				if keep == nil {
+					b.For(jen.Id("i").Op(":=").Range().Add(g.par(h))).Block(
+						jen.Id("j").Dot("Go").Call(jen.Lit(h.Name), jen.Id("i"), jen.Id(g.chainNew(c)).Call(args...).Dot("run")),
+					)
+					continue
+				}
+				b.For(jen.Id("i").Op(":=").Range().Add(g.par(h))).BlockFunc(func(b *jen.Group) {
+					b.Id("c").Op(":=").Id(g.chainNew(c)).Call(args...)
+					b.Add(keep...)
+					b.Id("j").Dot("Go").Call(jen.Lit(h.Name), jen.Id("i"), jen.Id("c").Dot("run"))
+				})
 				continue
 			}
 			// A chain with one sender runs in that sender's goroutine
@@ -553,9 +578,15 @@ func (g *gen) build(f *jen.File) {
 			// goroutines, a join's too (runtime.Pair.Direct); without
 			// one, a join does when both its senders run in one.
 			if g.ticks(c) && !h.Paired() && !g.opts.Test && g.chainOf[h.Inputs[0].From].head.Kind != ir.Source {
-				b.For(jen.Id("i").Op(":=").Range().Add(g.par(h))).Block(
-					jen.Id("j").Dot("Go").Call(jen.Lit(h.Name), jen.Id("i"), jen.Id(g.chainNew(c)).Call(args...).Dot("run")),
-				)
+				b.For(jen.Id("i").Op(":=").Range().Add(g.par(h))).BlockFunc(func(b *jen.Group) {
+					if keep == nil {
+						b.Id("j").Dot("Go").Call(jen.Lit(h.Name), jen.Id("i"), jen.Id(g.chainNew(c)).Call(args...).Dot("run"))
+						return
+					}
+					b.Id("c").Op(":=").Id(g.chainNew(c)).Call(args...)
+					b.Add(keep...)
+					b.Id("j").Dot("Go").Call(jen.Lit(h.Name), jen.Id("i"), jen.Id("c").Dot("run"))
+				})
 				continue
 			}
 			directArgs := []jen.Code{jen.Id("c").Dot("handle")}
@@ -567,10 +598,21 @@ func (g *gen) build(f *jen.File) {
 				b.Id(direct(c)).Op(":=").True()
 				goRun = append([]jen.Code{jen.Id(direct(c)).Op("=").False()}, goRun...)
 			}
-			b.For(jen.Id("i").Op(":=").Range().Add(g.par(h))).Block(
-				jen.Id("c").Op(":=").Id(g.chainNew(c)).Call(args...),
-				jen.If(jen.Op("!").Id("c").Dot("in").Dot("Direct").Call(directArgs...)).Block(goRun...),
-			)
+			// A chain that takes its records by a call is called by its
+			// only sender, subtask 0 of the chain before it.
+			ifDirect := jen.If(jen.Op("!").Id("c").Dot("in").Dot("Direct").Call(directArgs...)).Block(goRun...)
+			if g.takesCalls(h) {
+				sender := g.chainOf[h.Inputs[0].From]
+				e := crossEdge{from: g.p.Nodes[h.Inputs[0].From], to: h}
+				ifDirect.Else().If(jen.Id("c").Dot("in").Dot("ByCall").Call()).Block(
+					jen.Id(first(sender)).Dot(g.callField(e)).Op("=").Id("c"),
+				)
+			}
+			b.For(jen.Id("i").Op(":=").Range().Add(g.par(h))).BlockFunc(func(b *jen.Group) {
+				b.Id("c").Op(":=").Id(g.chainNew(c)).Call(args...)
+				b.Add(keep...)
+				b.Add(ifDirect)
+			})
 		}
 	})
 }

@@ -331,13 +331,17 @@ func TestGenerateHashSplitsChain(t *testing.T) {
 	}
 	// By a call when longest runs in the sender's goroutine, else keyed
 	// into a batch.
-	wantCalls(t, src, "linesChain", "emitUpper", "f", "c.upperToLongest.Hash")
+	wantCalls(t, src, "linesChain", "emitUpper", "d.direct", "c.upperToLongest.Hash")
 	wantCalls(t, src, "longestChain", "direct", "c.in.Took", "c.toLongest")
 	wantCalls(t, src, "longestChain", "recoverDirect", "runtime.PanicWithRecord")
 	wantCalls(t, src, "longestChain", "emitLongest", "c.toOut")
 	wantContains(t, src,
-		"if f := c.upperToLongest.Call(); f != nil {",
-		"c.in.Calls(c.direct)",
+		"if d := c.longestByCall; d != nil {\n\t\td.direct(&r)",
+		"c.in.Calls()",
+		"} else if c.in.ByCall() {\n\t\t\tfirstLines.longestByCall = c",
+		"func (c *longestChain) direct(r *string) {",
+		// A keyed reduce keeps its record: it gets a copy.
+		"c.toLongest(*r)",
 		"longestIn := runtime.NewInboxes[string](j, j.Parallelism(nodeLongest), j.Parallelism(nodeUpper))",
 		"upperToLongest *runtime.Out[string] // to longest, hash",
 		`longestChain is one subtask of reduce "longest" and the nodes fused with it: out.`,
@@ -362,7 +366,7 @@ func TestGenerateTwoConsumers(t *testing.T) {
 	}
 	// The source's records go to both fused consumers and across to wide,
 	// each exactly once.
-	wantCalls(t, src, "linesChain", "emitLines", "c.toA", "c.toB", "f", "c.linesToWide.Rebalance")
+	wantCalls(t, src, "linesChain", "emitLines", "c.toA", "c.toB", "d.direct", "c.linesToWide.Rebalance")
 	wantCalls(t, src, "linesChain", "emitA", "c.toOutA")
 	wantCalls(t, src, "linesChain", "emitB", "c.toOutB")
 	wantCalls(t, src, "wideChain", "emitWide", "c.toOutWide")

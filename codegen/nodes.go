@@ -420,15 +420,15 @@ func (w *windowGen) fields(s *jen.Group) {
 	}
 }
 
-// sessionGap returns the method that adds record r of key k at time ts,
-// from an input at watermark wm, to the windows: Add, or AddGap for
-// sessions with a gap per record, whose gap it computes first; and its
-// first arguments.
-func sessionGap(b *jen.Group, n *ir.Node, ts, wm jen.Code) (method string, args []jen.Code) {
+// sessionGap returns the method that adds record r (the expression r) of
+// key k at time ts, from an input at watermark wm, to the windows: Add, or
+// AddGap for sessions with a gap per record, whose gap it computes first;
+// and its first arguments.
+func sessionGap(b *jen.Group, n *ir.Node, r, ts, wm jen.Code) (method string, args []jen.Code) {
 	if n.Window.GapFn == nil {
 		return "Add", []jen.Code{jen.Id("k"), ts, wm}
 	}
-	b.Id("gap").Op(":=").Qual(runtimePath, "SessionGap").Call(fn(n.Window.GapFn).Call(jen.Id("r")), jen.Lit(fmt.Sprintf("operators.%s: %s", n.Name, n.Window.GapFn.Name)))
+	b.Id("gap").Op(":=").Qual(runtimePath, "SessionGap").Call(fn(n.Window.GapFn).Call(r), jen.Lit(fmt.Sprintf("operators.%s: %s", n.Name, n.Window.GapFn.Name)))
 	return "AddGap", []jen.Code{jen.Id("k"), ts, jen.Id("gap"), wm}
 }
 
@@ -501,13 +501,26 @@ func (w *windowGen) record(b *jen.Group) {
 	}
 	var add jen.Code
 	if n.Kind == ir.Reduce {
-		add = jen.Id("acc").Dot("Add").Call(jen.Id("r"), fn(n.Fn))
+		add = jen.Id("acc").Dot("Add").Call(w.in(), fn(n.Fn))
 	} else {
-		add = fn(n.Add).Call(jen.Id("acc"), jen.Id("r"))
+		add = fn(n.Add).Call(jen.Id("acc"), w.in())
 	}
-	b.Id("k").Op(":=").Add(fn(n.Key)).Call(jen.Id("r"))
+	b.Id("k").Op(":=").Add(fn(n.Key)).Call(w.in())
+	if n.Window.Kind == "tumbling" && !n.Window.Processing && !w.cg.g.pebbleWindows(n) {
+		// One window a record: the user's function is called on its
+		// accumulator here, not in a closure that Add calls.
+		b.If(jen.Id("acc").Op(":=").Add(w.state()).Dot("Acc").Call(jen.Id("k"), ts, wm), jen.Id("acc").Op("!=").Nil()).Block(
+			add,
+			jen.Add(w.state()).Dot("Added").Call(w.update()),
+		).Else().Block(
+			jen.Comment("Later than its window's end plus the allowed lateness, as judged by its"),
+			jen.Comment("sender's watermark: to the side output."),
+			jen.Id("c").Dot(w.member("emit%sLate")).Call(w.cg.args(w.in(), jen.Id("ts"))...),
+		)
+		return
+	}
 	addFn := jen.Func().Params(jen.Id("acc").Op("*").Add(typeCode(w.acc()))).Block(add)
-	method, args := sessionGap(b, n, ts, wm)
+	method, args := sessionGap(b, n, w.in(), ts, wm)
 	if n.Window.Processing {
 		b.Add(w.state()).Dot(method).Call(append(args, addFn, w.fire())...)
 		return
@@ -515,7 +528,7 @@ func (w *windowGen) record(b *jen.Group) {
 	// A record later than its window's end plus the allowed lateness, as
 	// judged by its sender's watermark, goes to the side output.
 	b.If(jen.Op("!").Add(w.state()).Dot(method).Call(append(args, addFn, w.update())...)).Block(
-		jen.Id("c").Dot(w.member("emit%sLate")).Call(w.cg.args(jen.Id("r"), jen.Id("ts"))...),
+		jen.Id("c").Dot(w.member("emit%sLate")).Call(w.cg.args(w.in(), jen.Id("ts"))...),
 	)
 }
 

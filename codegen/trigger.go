@@ -98,9 +98,9 @@ func (t *triggerGen) record(b *jen.Group) {
 	if n.Window.Processing {
 		ts, wm = nowMillis(), jen.Qual(runtimePath, "MinTime")
 	}
-	b.Id("k").Op(":=").Add(fn(n.Key)).Call(jen.Id("r"))
-	addFn := jen.Func().Params(jen.Id("acc").Op("*").Add(typeCode(t.userAcc()))).Block(fn(n.Add).Call(jen.Id("acc"), jen.Id("r")))
-	method, args := sessionGap(b, n, ts, wm)
+	b.Id("k").Op(":=").Add(fn(n.Key)).Call(t.in())
+	addFn := jen.Func().Params(jen.Id("acc").Op("*").Add(typeCode(t.userAcc()))).Block(fn(n.Add).Call(jen.Id("acc"), t.in()))
+	method, args := sessionGap(b, n, t.in(), ts, wm)
 	if n.Window.Processing {
 		b.Add(t.state()).Dot(method).Call(append(args, addFn)...)
 		return
@@ -108,7 +108,7 @@ func (t *triggerGen) record(b *jen.Group) {
 	b.Comment("A record later than its window's end plus the allowed lateness, as")
 	b.Comment("judged by its sender's watermark, goes to the side output.")
 	b.If(jen.Op("!").Add(t.state()).Dot(method).Call(append(args, addFn)...)).Block(
-		jen.Id("c").Dot(t.member("emit%sLate")).Call(t.cg.args(jen.Id("r"), jen.Id("ts"))...),
+		jen.Id("c").Dot(t.member("emit%sLate")).Call(t.cg.args(t.in(), jen.Id("ts"))...),
 	)
 }
 

@@ -13,11 +13,11 @@ import (
 	"time"
 )
 
-// This code was generated for version 3 of the runtime's contract; a runtime
+// This code was generated for version 4 of the runtime's contract; a runtime
 // that cannot run it fails to compile here.
 const (
-	_ = runtime.EnforceVersion(3 - runtime.MinGenVersion)
-	_ = runtime.EnforceVersion(runtime.GenVersion - 3)
+	_ = runtime.EnforceVersion(4 - runtime.MinGenVersion)
+	_ = runtime.EnforceVersion(runtime.GenVersion - 4)
 )
 
 // RunBusiest runs the stream pipeline busiest, compiled by pipegen from the
@@ -78,13 +78,20 @@ const (
 // every chain.
 func pipegenBusiestBuild(j *runtime.Job) {
 	longestIn := runtime.NewInboxes[View](j, j.Parallelism(pipegenBusiestNodeLongest), j.Parallelism(pipegenBusiestNodeDemo))
+	var firstDemo *pipegenBusiestDemoChain
 	for i := range j.Parallelism(pipegenBusiestNodeDemo) {
-		j.Go("demo", i, pipegenBusiestNewDemoChain(j, i, runtime.NewOut(j, longestIn, i)).run)
+		c := pipegenBusiestNewDemoChain(j, i, runtime.NewOut(j, longestIn, i))
+		if i == 0 {
+			firstDemo = c
+		}
+		j.Go("demo", i, c.run)
 	}
 	for i := range j.Parallelism(pipegenBusiestNodeLongest) {
 		c := pipegenBusiestNewLongestChain(j, i, longestIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("longest", i, c.run)
+		} else if c.in.ByCall() {
+			firstDemo.longestByCall = c
 		}
 	}
 }
@@ -95,9 +102,10 @@ type pipegenBusiestDemoChain struct {
 	task          *runtime.Task // its part in checkpoints
 	src           *runtime.GeneratorSource[View]
 	ctl           *runtime.SourceCtl
-	demoToLongest *runtime.Out[View] // to longest, hash
-	meter         *runtime.Meter     // the subtask's metrics
-	counts        [2]uint64          // records emitted by demo, then late for them; flush publishes them
+	demoToLongest *runtime.Out[View]          // to longest, hash
+	longestByCall *pipegenBusiestLongestChain // longest, when it takes the records by a call; set by pipegenBusiestBuild
+	meter         *runtime.Meter              // the subtask's metrics
+	counts        [2]uint64                   // records emitted by demo, then late for them; flush publishes them
 }
 
 func pipegenBusiestNewDemoChain(j *runtime.Job, sub int, demoToLongest *runtime.Out[View]) *pipegenBusiestDemoChain {
@@ -140,8 +148,8 @@ func (c *pipegenBusiestDemoChain) run() {
 // emitDemo passes the records of "demo" to longest.
 func (c *pipegenBusiestDemoChain) emitDemo(r *View) {
 	c.counts[0]++
-	if f := c.demoToLongest.Call(); f != nil {
-		f(*r)
+	if d := c.longestByCall; d != nil {
+		d.direct(r)
 	} else {
 		c.demoToLongest.Hash(pipegenBusiestHashKeyLongest(ByUser(*r)), *r)
 	}
@@ -198,7 +206,7 @@ func pipegenBusiestNewLongestChain(j *runtime.Job, sub int, in *runtime.Inbox[Vi
 	c.meter = j.Meter(sub, pipegenBusiestNodeLongest, pipegenBusiestNodePrint)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	return c
 }
 
@@ -243,17 +251,18 @@ func (c *pipegenBusiestLongestChain) records(recs []View) {
 }
 
 // direct passes one record to "longest" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *pipegenBusiestLongestChain) direct(rec View) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *pipegenBusiestLongestChain) direct(r *View) {
+	defer c.recoverDirect(r)
 	c.in.Took()
-	c.toLongest(rec)
+	c.toLongest(*r)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *pipegenBusiestLongestChain) recoverDirect(rec *View) {
+func (c *pipegenBusiestLongestChain) recoverDirect(r *View) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, *r)
 	}
 }
 

@@ -15,11 +15,11 @@ import (
 	"time"
 )
 
-// This code was generated for version 3 of the runtime's contract; a runtime
+// This code was generated for version 4 of the runtime's contract; a runtime
 // that cannot run it fails to compile here.
 const (
-	_ = runtime.EnforceVersion(3 - runtime.MinGenVersion)
-	_ = runtime.EnforceVersion(runtime.GenVersion - 3)
+	_ = runtime.EnforceVersion(4 - runtime.MinGenVersion)
+	_ = runtime.EnforceVersion(runtime.GenVersion - 4)
 )
 
 // RunPageviews runs the stream pipeline pageviews, compiled by pipegen from the
@@ -87,13 +87,20 @@ const (
 // every chain.
 func pipegenPageviewsBuild(j *runtime.Job) {
 	perPageIn := runtime.NewInboxes[Visit](j, j.Parallelism(pipegenPageviewsNodePerPage), j.Parallelism(pipegenPageviewsNodeVisits))
+	var firstViews *pipegenPageviewsViewsChain
 	for i := range j.Parallelism(pipegenPageviewsNodeViews) {
-		j.Go("views", i, pipegenPageviewsNewViewsChain(j, i, runtime.NewOut(j, perPageIn, i)).run)
+		c := pipegenPageviewsNewViewsChain(j, i, runtime.NewOut(j, perPageIn, i))
+		if i == 0 {
+			firstViews = c
+		}
+		j.Go("views", i, c.run)
 	}
 	for i := range j.Parallelism(pipegenPageviewsNodePerPage) {
 		c := pipegenPageviewsNewPerPageChain(j, i, perPageIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("per-page", i, c.run)
+		} else if c.in.ByCall() {
+			firstViews.perPageByCall = c
 		}
 	}
 }
@@ -104,9 +111,10 @@ type pipegenPageviewsViewsChain struct {
 	task            *runtime.Task // its part in checkpoints
 	src             *runtime.FileSource[View]
 	ctl             *runtime.SourceCtl
-	visitsToPerPage *runtime.Out[Visit] // to per-page, hash
-	meter           *runtime.Meter      // the subtask's metrics
-	counts          [6]uint64           // records emitted by views, humans, visits, then late for them; flush publishes them
+	visitsToPerPage *runtime.Out[Visit]           // to per-page, hash
+	perPageByCall   *pipegenPageviewsPerPageChain // per-page, when it takes the records by a call; set by pipegenPageviewsBuild
+	meter           *runtime.Meter                // the subtask's metrics
+	counts          [6]uint64                     // records emitted by views, humans, visits, then late for them; flush publishes them
 }
 
 func pipegenPageviewsNewViewsChain(j *runtime.Job, sub int, visitsToPerPage *runtime.Out[Visit]) *pipegenPageviewsViewsChain {
@@ -172,8 +180,8 @@ func (c *pipegenPageviewsViewsChain) toVisits(r View) {
 // emitVisits passes the records of "visits" to per-page.
 func (c *pipegenPageviewsViewsChain) emitVisits(r Visit) {
 	c.counts[2]++
-	if f := c.visitsToPerPage.Call(); f != nil {
-		f(r)
+	if d := c.perPageByCall; d != nil {
+		d.direct(&r)
 	} else {
 		c.visitsToPerPage.Hash(pipegenPageviewsHashKeyPerPage(ByPath(r)), r)
 	}
@@ -230,7 +238,7 @@ func pipegenPageviewsNewPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[
 	c.meter = j.Meter(sub, pipegenPageviewsNodePerPage, pipegenPageviewsNodePages)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	return c
 }
 
@@ -275,17 +283,18 @@ func (c *pipegenPageviewsPerPageChain) records(recs []Visit) {
 }
 
 // direct passes one record to "per-page" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *pipegenPageviewsPerPageChain) direct(rec Visit) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *pipegenPageviewsPerPageChain) direct(r *Visit) {
+	defer c.recoverDirect(r)
 	c.in.Took()
-	c.toPerPage(rec)
+	c.toPerPage(*r)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *pipegenPageviewsPerPageChain) recoverDirect(rec *Visit) {
+func (c *pipegenPageviewsPerPageChain) recoverDirect(r *Visit) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, *r)
 	}
 }
 

@@ -145,13 +145,20 @@ const (
 // every chain.
 func pipegenMerchantsTestBuild(j *runtime.Job) {
 	spendIn := runtime.NewInboxes[Payment](j, j.Parallelism(pipegenMerchantsTestNodeSpend), j.Parallelism(pipegenMerchantsTestNodePayments))
+	var firstPayments *pipegenMerchantsTestPaymentsChain
 	for i := range j.Parallelism(pipegenMerchantsTestNodePayments) {
-		j.Go("payments", i, pipegenMerchantsTestNewPaymentsChain(j, i, runtime.NewOut(j, spendIn, i)).run)
+		c := pipegenMerchantsTestNewPaymentsChain(j, i, runtime.NewOut(j, spendIn, i))
+		if i == 0 {
+			firstPayments = c
+		}
+		j.Go("payments", i, c.run)
 	}
 	for i := range j.Parallelism(pipegenMerchantsTestNodeSpend) {
 		c := pipegenMerchantsTestNewSpendChain(j, i, spendIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("spend", i, c.run)
+		} else if c.in.ByCall() {
+			firstPayments.spendByCall = c
 		}
 	}
 }
@@ -162,9 +169,10 @@ type pipegenMerchantsTestPaymentsChain struct {
 	task            *runtime.Task // its part in checkpoints
 	src             *runtime.DriverSource[Payment]
 	ctl             *runtime.SourceCtl
-	paymentsToSpend *runtime.Out[Payment] // to spend, hash
-	meter           *runtime.Meter        // the subtask's metrics
-	counts          [2]uint64             // records emitted by payments, then late for them; flush publishes them
+	paymentsToSpend *runtime.Out[Payment]           // to spend, hash
+	spendByCall     *pipegenMerchantsTestSpendChain // spend, when it takes the records by a call; set by pipegenMerchantsTestBuild
+	meter           *runtime.Meter                  // the subtask's metrics
+	counts          [2]uint64                       // records emitted by payments, then late for them; flush publishes them
 }
 
 func pipegenMerchantsTestNewPaymentsChain(j *runtime.Job, sub int, paymentsToSpend *runtime.Out[Payment]) *pipegenMerchantsTestPaymentsChain {
@@ -206,8 +214,8 @@ func (c *pipegenMerchantsTestPaymentsChain) run() {
 // emitPayments passes the records of "payments" to spend.
 func (c *pipegenMerchantsTestPaymentsChain) emitPayments(r *Payment) {
 	c.counts[0]++
-	if f := c.paymentsToSpend.Call(); f != nil {
-		f(*r)
+	if d := c.spendByCall; d != nil {
+		d.direct(r)
 	} else {
 		c.paymentsToSpend.Hash(pipegenMerchantsTestHashKeySpend(PaymentCard(*r)), *r)
 	}
@@ -276,7 +284,7 @@ func pipegenMerchantsTestNewSpendChain(j *runtime.Job, sub int, in *runtime.Inbo
 	c.meter = j.Meter(sub, pipegenMerchantsTestNodeSpend, pipegenMerchantsTestNodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	return c
 }
 
@@ -316,33 +324,34 @@ func (c *pipegenMerchantsTestSpendChain) records(recs []Payment) {
 		}
 	}()
 	for ; i < len(recs); i++ {
-		c.toSpend(recs[i])
+		c.toSpend(&recs[i])
 	}
 }
 
 // direct passes one record to "spend" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *pipegenMerchantsTestSpendChain) direct(rec Payment) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *pipegenMerchantsTestSpendChain) direct(r *Payment) {
+	defer c.recoverDirect(r)
 	c.in.Took()
-	c.toSpend(rec)
+	c.toSpend(r)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *pipegenMerchantsTestSpendChain) recoverDirect(rec *Payment) {
+func (c *pipegenMerchantsTestSpendChain) recoverDirect(r *Payment) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, *r)
 	}
 }
 
 // toSpend is operator "spend": process Track by PaymentCard, func(card string, c *Card, p Payment, ctx pipegen.Context, emit func(string)).
-func (c *pipegenMerchantsTestSpendChain) toSpend(r Payment) {
-	k := PaymentCard(r)
+func (c *pipegenMerchantsTestSpendChain) toSpend(r *Payment) {
+	k := PaymentCard(*r)
 	st, _ := c.spendState.GetOrAdd(k)
 	c.spendMerchantsMap.Bind(k)
 	st.Merchants = pipegen.BindMapState[string, Spend](c.spendMerchantsMap)
 	c.spendCtx.Begin(k, runtime.MinTime)
-	Track(k, st, r, c.spendCtx, c.spendEmitFn)
+	Track(k, st, *r, c.spendCtx, c.spendEmitFn)
 	if c.spendCtx.Cleared() {
 		c.spendState.Delete(k)
 		c.spendMerchantsMap.Clear()

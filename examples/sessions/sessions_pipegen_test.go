@@ -189,13 +189,20 @@ const (
 // every chain.
 func pipegenSessionsTestBuild(j *runtime.Job) {
 	sessionsIn := runtime.NewInboxes[runtime.Timed[Click]](j, j.Parallelism(pipegenSessionsTestNodeSessions), j.Parallelism(pipegenSessionsTestNodeClicks))
+	var firstClicks *pipegenSessionsTestClicksChain
 	for i := range j.Parallelism(pipegenSessionsTestNodeClicks) {
-		j.Go("clicks", i, pipegenSessionsTestNewClicksChain(j, i, runtime.NewOut(j, sessionsIn, i)).run)
+		c := pipegenSessionsTestNewClicksChain(j, i, runtime.NewOut(j, sessionsIn, i))
+		if i == 0 {
+			firstClicks = c
+		}
+		j.Go("clicks", i, c.run)
 	}
 	for i := range j.Parallelism(pipegenSessionsTestNodeSessions) {
 		c := pipegenSessionsTestNewSessionsChain(j, i, sessionsIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("sessions", i, c.run)
+		} else if c.in.ByCall() {
+			firstClicks.sessionsByCall = c
 		}
 	}
 }
@@ -208,6 +215,7 @@ type pipegenSessionsTestClicksChain struct {
 	ctl              *runtime.SourceCtl
 	wm               *runtime.Watermarks                // the source's event-time progress
 	clicksToSessions *runtime.Out[runtime.Timed[Click]] // to sessions, hash
+	sessionsByCall   *pipegenSessionsTestSessionsChain  // sessions, when it takes the records by a call; set by pipegenSessionsTestBuild
 	meter            *runtime.Meter                     // the subtask's metrics
 	counts           [2]uint64                          // records emitted by clicks, then late for them; flush publishes them
 }
@@ -267,11 +275,8 @@ func (c *pipegenSessionsTestClicksChain) run() {
 // emitClicks passes the records of "clicks" to sessions.
 func (c *pipegenSessionsTestClicksChain) emitClicks(r *Click, ts int64) {
 	c.counts[0]++
-	if f := c.clicksToSessions.Call(); f != nil {
-		f(runtime.Timed[Click]{
-			TS: ts,
-			V:  *r,
-		})
+	if d := c.sessionsByCall; d != nil {
+		d.direct(r, ts)
 	} else {
 		c.clicksToSessions.Hash(pipegenSessionsTestHashKeySessions(ByUser(*r)), runtime.Timed[Click]{
 			TS: ts,
@@ -359,7 +364,7 @@ func pipegenSessionsTestNewSessionsChain(j *runtime.Job, sub int, in *runtime.In
 	c.meter = j.Meter(sub, pipegenSessionsTestNodeSessions, pipegenSessionsTestNodeOut, pipegenSessionsTestNodeBounces, pipegenSessionsTestNodeLate)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	c.in.Ticks()
 	return c
 }
@@ -404,31 +409,35 @@ func (c *pipegenSessionsTestSessionsChain) records(recs []runtime.Timed[Click]) 
 		}
 	}()
 	for ; i < len(recs); i++ {
-		c.toSessions(recs[i].V, recs[i].TS)
+		c.toSessions(&recs[i].V, recs[i].TS)
 	}
 }
 
 // direct passes one record to "sessions" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *pipegenSessionsTestSessionsChain) direct(rec runtime.Timed[Click]) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *pipegenSessionsTestSessionsChain) direct(r *Click, ts int64) {
+	defer c.recoverDirect(r, ts)
 	c.in.Took()
-	c.toSessions(rec.V, rec.TS)
+	c.toSessions(r, ts)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *pipegenSessionsTestSessionsChain) recoverDirect(rec *runtime.Timed[Click]) {
+func (c *pipegenSessionsTestSessionsChain) recoverDirect(r *Click, ts int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, runtime.Timed[Click]{
+			TS: ts,
+			V:  *r,
+		})
 	}
 }
 
 // toSessions is operator "sessions": process OnClick by ByUser, func(user string, s *UserState, c Click, ctx pipegen.Context, emit func(Session)), timers OnTimer, side outputs bounces, late.
-func (c *pipegenSessionsTestSessionsChain) toSessions(r Click, ts int64) {
-	k := ByUser(r)
+func (c *pipegenSessionsTestSessionsChain) toSessions(r *Click, ts int64) {
+	k := ByUser(*r)
 	st, timers := c.sessionsState.GetOrAddAux(k)
 	c.sessionsCtx.BeginIn(k, ts, timers)
-	OnClick(k, st, r, c.sessionsCtx, c.sessionsEmitFn)
+	OnClick(k, st, *r, c.sessionsCtx, c.sessionsEmitFn)
 	if c.sessionsCtx.Cleared() {
 		c.sessionsState.Delete(k)
 	}

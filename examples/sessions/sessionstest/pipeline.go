@@ -188,13 +188,20 @@ const (
 // every chain.
 func build(j *runtime.Job) {
 	sessionsIn := runtime.NewInboxes[runtime.Timed[sessions.Click]](j, j.Parallelism(nodeSessions), j.Parallelism(nodeClicks))
+	var firstClicks *clicksChain
 	for i := range j.Parallelism(nodeClicks) {
-		j.Go("clicks", i, newClicksChain(j, i, runtime.NewOut(j, sessionsIn, i)).run)
+		c := newClicksChain(j, i, runtime.NewOut(j, sessionsIn, i))
+		if i == 0 {
+			firstClicks = c
+		}
+		j.Go("clicks", i, c.run)
 	}
 	for i := range j.Parallelism(nodeSessions) {
 		c := newSessionsChain(j, i, sessionsIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("sessions", i, c.run)
+		} else if c.in.ByCall() {
+			firstClicks.sessionsByCall = c
 		}
 	}
 }
@@ -207,6 +214,7 @@ type clicksChain struct {
 	ctl              *runtime.SourceCtl
 	wm               *runtime.Watermarks                         // the source's event-time progress
 	clicksToSessions *runtime.Out[runtime.Timed[sessions.Click]] // to sessions, hash
+	sessionsByCall   *sessionsChain                              // sessions, when it takes the records by a call; set by build
 	meter            *runtime.Meter                              // the subtask's metrics
 	counts           [2]uint64                                   // records emitted by clicks, then late for them; flush publishes them
 }
@@ -266,11 +274,8 @@ func (c *clicksChain) run() {
 // emitClicks passes the records of "clicks" to sessions.
 func (c *clicksChain) emitClicks(r *sessions.Click, ts int64) {
 	c.counts[0]++
-	if f := c.clicksToSessions.Call(); f != nil {
-		f(runtime.Timed[sessions.Click]{
-			TS: ts,
-			V:  *r,
-		})
+	if d := c.sessionsByCall; d != nil {
+		d.direct(r, ts)
 	} else {
 		c.clicksToSessions.Hash(hashKeySessions(sessions.ByUser(*r)), runtime.Timed[sessions.Click]{
 			TS: ts,
@@ -358,7 +363,7 @@ func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[s
 	c.meter = j.Meter(sub, nodeSessions, nodeOut, nodeBounces, nodeLate)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	c.in.Ticks()
 	return c
 }
@@ -403,31 +408,35 @@ func (c *sessionsChain) records(recs []runtime.Timed[sessions.Click]) {
 		}
 	}()
 	for ; i < len(recs); i++ {
-		c.toSessions(recs[i].V, recs[i].TS)
+		c.toSessions(&recs[i].V, recs[i].TS)
 	}
 }
 
 // direct passes one record to "sessions" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *sessionsChain) direct(rec runtime.Timed[sessions.Click]) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *sessionsChain) direct(r *sessions.Click, ts int64) {
+	defer c.recoverDirect(r, ts)
 	c.in.Took()
-	c.toSessions(rec.V, rec.TS)
+	c.toSessions(r, ts)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *sessionsChain) recoverDirect(rec *runtime.Timed[sessions.Click]) {
+func (c *sessionsChain) recoverDirect(r *sessions.Click, ts int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, runtime.Timed[sessions.Click]{
+			TS: ts,
+			V:  *r,
+		})
 	}
 }
 
 // toSessions is operator "sessions": process OnClick by ByUser, func(user string, s *UserState, c Click, ctx pipegen.Context, emit func(Session)), timers OnTimer, side outputs bounces, late.
-func (c *sessionsChain) toSessions(r sessions.Click, ts int64) {
-	k := sessions.ByUser(r)
+func (c *sessionsChain) toSessions(r *sessions.Click, ts int64) {
+	k := sessions.ByUser(*r)
 	st, timers := c.sessionsState.GetOrAddAux(k)
 	c.sessionsCtx.BeginIn(k, ts, timers)
-	sessions.OnClick(k, st, r, c.sessionsCtx, c.sessionsEmitFn)
+	sessions.OnClick(k, st, *r, c.sessionsCtx, c.sessionsEmitFn)
 	if c.sessionsCtx.Cleared() {
 		c.sessionsState.Delete(k)
 	}

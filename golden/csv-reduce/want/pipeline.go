@@ -60,13 +60,20 @@ const (
 // every chain.
 func build(j *runtime.Job) {
 	totalsIn := runtime.NewInboxes[sales.Sale](j, j.Parallelism(nodeTotals), j.Parallelism(nodeSales))
+	var firstSales *salesChain
 	for i := range j.Parallelism(nodeSales) {
-		j.Go("sales", i, newSalesChain(j, i, runtime.NewOut(j, totalsIn, i)).run)
+		c := newSalesChain(j, i, runtime.NewOut(j, totalsIn, i))
+		if i == 0 {
+			firstSales = c
+		}
+		j.Go("sales", i, c.run)
 	}
 	for i := range j.Parallelism(nodeTotals) {
 		c := newTotalsChain(j, i, totalsIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("totals", i, c.run)
+		} else if c.in.ByCall() {
+			firstSales.totalsByCall = c
 		}
 	}
 }
@@ -78,6 +85,7 @@ type salesChain struct {
 	src           *runtime.FileSource[sales.Sale]
 	ctl           *runtime.SourceCtl
 	salesToTotals *runtime.Out[sales.Sale] // to totals, hash
+	totalsByCall  *totalsChain             // totals, when it takes the records by a call; set by build
 	meter         *runtime.Meter           // the subtask's metrics
 	counts        [2]uint64                // records emitted by sales, then late for them; flush publishes them
 }
@@ -121,8 +129,8 @@ func (c *salesChain) run() {
 // emitSales passes the records of "sales" to totals.
 func (c *salesChain) emitSales(r *sales.Sale) {
 	c.counts[0]++
-	if f := c.salesToTotals.Call(); f != nil {
-		f(*r)
+	if d := c.totalsByCall; d != nil {
+		d.direct(r)
 	} else {
 		c.salesToTotals.Hash(hashKeyTotals(sales.ByRegionProduct(*r)), *r)
 	}
@@ -179,7 +187,7 @@ func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[sales.Sale]) *tot
 	c.meter = j.Meter(sub, nodeTotals, nodeReport, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	return c
 }
 
@@ -224,17 +232,18 @@ func (c *totalsChain) records(recs []sales.Sale) {
 }
 
 // direct passes one record to "totals" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *totalsChain) direct(rec sales.Sale) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *totalsChain) direct(r *sales.Sale) {
+	defer c.recoverDirect(r)
 	c.in.Took()
-	c.toTotals(rec)
+	c.toTotals(*r)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *totalsChain) recoverDirect(rec *sales.Sale) {
+func (c *totalsChain) recoverDirect(r *sales.Sale) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, *r)
 	}
 }
 

@@ -206,13 +206,20 @@ const (
 // every chain.
 func build(j *runtime.Job) {
 	remindIn := runtime.NewInboxes[runtime.Timed[driver.Order]](j, j.Parallelism(nodeRemind), j.Parallelism(nodeOrders))
+	var firstOrders *ordersChain
 	for i := range j.Parallelism(nodeOrders) {
-		j.Go("orders", i, newOrdersChain(j, i, runtime.NewOut(j, remindIn, i)).run)
+		c := newOrdersChain(j, i, runtime.NewOut(j, remindIn, i))
+		if i == 0 {
+			firstOrders = c
+		}
+		j.Go("orders", i, c.run)
 	}
 	for i := range j.Parallelism(nodeRemind) {
 		c := newRemindChain(j, i, remindIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("remind", i, c.run)
+		} else if c.in.ByCall() {
+			firstOrders.remindByCall = c
 		}
 	}
 }
@@ -225,6 +232,7 @@ type ordersChain struct {
 	ctl            *runtime.SourceCtl
 	wm             *runtime.Watermarks                       // the source's event-time progress
 	ordersToRemind *runtime.Out[runtime.Timed[driver.Order]] // to remind, hash
+	remindByCall   *remindChain                              // remind, when it takes the records by a call; set by build
 	bigOrdersSink  *runtime.DriverSink[driver.Order]
 	meter          *runtime.Meter // the subtask's metrics
 	counts         [6]uint64      // records emitted by orders, big, big-orders, then late for them; flush publishes them
@@ -286,11 +294,8 @@ func (c *ordersChain) run() {
 // emitOrders passes the records of "orders" to remind, big.
 func (c *ordersChain) emitOrders(r *driver.Order, ts int64) {
 	c.counts[0]++
-	if f := c.ordersToRemind.Call(); f != nil {
-		f(runtime.Timed[driver.Order]{
-			TS: ts,
-			V:  *r,
-		})
+	if d := c.remindByCall; d != nil {
+		d.direct(r, ts)
 	} else {
 		c.ordersToRemind.Hash(hashKeyRemind(driver.ByCustomer(*r)), runtime.Timed[driver.Order]{
 			TS: ts,
@@ -401,7 +406,7 @@ func newRemindChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[dri
 	c.meter = j.Meter(sub, nodeRemind, nodeReminders, nodeLate)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	c.in.Ticks()
 	return c
 }
@@ -446,31 +451,35 @@ func (c *remindChain) records(recs []runtime.Timed[driver.Order]) {
 		}
 	}()
 	for ; i < len(recs); i++ {
-		c.toRemind(recs[i].V, recs[i].TS)
+		c.toRemind(&recs[i].V, recs[i].TS)
 	}
 }
 
 // direct passes one record to "remind" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *remindChain) direct(rec runtime.Timed[driver.Order]) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *remindChain) direct(r *driver.Order, ts int64) {
+	defer c.recoverDirect(r, ts)
 	c.in.Took()
-	c.toRemind(rec.V, rec.TS)
+	c.toRemind(r, ts)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *remindChain) recoverDirect(rec *runtime.Timed[driver.Order]) {
+func (c *remindChain) recoverDirect(r *driver.Order, ts int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, runtime.Timed[driver.Order]{
+			TS: ts,
+			V:  *r,
+		})
 	}
 }
 
 // toRemind is operator "remind": process OnOrder by ByCustomer, func(customer string, p *Pending, o Order, ctx pipegen.Context, emit func(string)), timers Remind, side outputs first, late.
-func (c *remindChain) toRemind(r driver.Order, ts int64) {
-	k := driver.ByCustomer(r)
+func (c *remindChain) toRemind(r *driver.Order, ts int64) {
+	k := driver.ByCustomer(*r)
 	st, timers := c.remindState.GetOrAddAux(k)
 	c.remindCtx.BeginIn(k, ts, timers)
-	driver.OnOrder(k, st, r, c.remindCtx, c.remindEmitFn)
+	driver.OnOrder(k, st, *r, c.remindCtx, c.remindEmitFn)
 	if c.remindCtx.Cleared() {
 		c.remindState.Delete(k)
 	}

@@ -90,8 +90,13 @@ func build(j *runtime.Job) {
 	windowedPairsLeftIn := runtime.NewInboxes[runtime.Timed[et.Click]](j, j.Parallelism(nodeWindowedPairs), j.Parallelism(nodeClicks))
 	windowedPairsRightIn := runtime.NewInboxes[runtime.Timed[et.View]](j, j.Parallelism(nodeWindowedPairs), j.Parallelism(nodeViews))
 	allIn := runtime.NewInboxes[runtime.Timed[string]](j, j.Parallelism(nodeAll), j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeWatch)+j.Parallelism(nodePaired)+j.Parallelism(nodeWindowedPairs))
+	var firstClicks *clicksChain
 	for i := range j.Parallelism(nodeClicks) {
-		j.Go("clicks", i, newClicksChain(j, i, runtime.NewOut(j, latestIn, i), runtime.NewOut(j, sessionsIn, i), runtime.NewOut(j, perPageIn, i), runtime.NewOut(j, watchIn, i), runtime.NewOut(j, pairedLeftIn, i), runtime.NewOut(j, windowedPairsLeftIn, i)).run)
+		c := newClicksChain(j, i, runtime.NewOut(j, latestIn, i), runtime.NewOut(j, sessionsIn, i), runtime.NewOut(j, perPageIn, i), runtime.NewOut(j, watchIn, i), runtime.NewOut(j, pairedLeftIn, i), runtime.NewOut(j, windowedPairsLeftIn, i))
+		if i == 0 {
+			firstClicks = c
+		}
+		j.Go("clicks", i, c.run)
 	}
 	for i := range j.Parallelism(nodeViews) {
 		j.Go("views", i, newViewsChain(j, i, runtime.NewOut(j, pairedRightIn, i), runtime.NewOut(j, windowedPairsRightIn, i)).run)
@@ -100,24 +105,32 @@ func build(j *runtime.Job) {
 		c := newLatestChain(j, i, latestIn[i], runtime.NewOut(j, allIn, i), runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+i))
 		if !c.in.Direct(c.handle) {
 			j.Go("latest", i, c.run)
+		} else if c.in.ByCall() {
+			firstClicks.latestByCall = c
 		}
 	}
 	for i := range j.Parallelism(nodeSessions) {
 		c := newSessionsChain(j, i, sessionsIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+i))
 		if !c.in.Direct(c.handle) {
 			j.Go("sessions", i, c.run)
+		} else if c.in.ByCall() {
+			firstClicks.sessionsByCall = c
 		}
 	}
 	for i := range j.Parallelism(nodePerPage) {
 		c := newPerPageChain(j, i, perPageIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+i))
 		if !c.in.Direct(c.handle) {
 			j.Go("per-page", i, c.run)
+		} else if c.in.ByCall() {
+			firstClicks.perPageByCall = c
 		}
 	}
 	for i := range j.Parallelism(nodeWatch) {
 		c := newWatchChain(j, i, watchIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+i))
 		if !c.in.Direct(c.handle) {
 			j.Go("watch", i, c.run)
+		} else if c.in.ByCall() {
+			firstClicks.watchByCall = c
 		}
 	}
 	for i := range j.Parallelism(nodePaired) {
@@ -148,9 +161,13 @@ type clicksChain struct {
 	ctl                   *runtime.SourceCtl
 	wm                    *runtime.Watermarks                   // the source's event-time progress
 	clicksToLatest        *runtime.Out[runtime.Timed[et.Click]] // to latest, hash
+	latestByCall          *latestChain                          // latest, when it takes the records by a call; set by build
 	clicksToSessions      *runtime.Out[runtime.Timed[et.Click]] // to sessions, hash
+	sessionsByCall        *sessionsChain                        // sessions, when it takes the records by a call; set by build
 	clicksToPerPage       *runtime.Out[runtime.Timed[et.Click]] // to per-page, hash
+	perPageByCall         *perPageChain                         // per-page, when it takes the records by a call; set by build
 	clicksToWatch         *runtime.Out[runtime.Timed[et.Click]] // to watch, hash
+	watchByCall           *watchChain                           // watch, when it takes the records by a call; set by build
 	clicksToPaired        *runtime.Out[runtime.Timed[et.Click]] // to paired, hash
 	clicksToWindowedPairs *runtime.Out[runtime.Timed[et.Click]] // to windowed-pairs, hash
 	meter                 *runtime.Meter                        // the subtask's metrics
@@ -222,44 +239,32 @@ func (c *clicksChain) run() {
 // emitClicks passes the records of "clicks" to latest, sessions, per-page, watch, paired, windowed-pairs.
 func (c *clicksChain) emitClicks(r *et.Click, ts int64) {
 	c.counts[0]++
-	if f := c.clicksToLatest.Call(); f != nil {
-		f(runtime.Timed[et.Click]{
-			TS: ts,
-			V:  *r,
-		})
+	if d := c.latestByCall; d != nil {
+		d.direct(r, ts)
 	} else {
 		c.clicksToLatest.Hash(hashKeyLatest(et.ByUser(*r)), runtime.Timed[et.Click]{
 			TS: ts,
 			V:  *r,
 		})
 	}
-	if f := c.clicksToSessions.Call(); f != nil {
-		f(runtime.Timed[et.Click]{
-			TS: ts,
-			V:  *r,
-		})
+	if d := c.sessionsByCall; d != nil {
+		d.direct(r, ts)
 	} else {
 		c.clicksToSessions.Hash(hashKeySessions(et.ByUser(*r)), runtime.Timed[et.Click]{
 			TS: ts,
 			V:  *r,
 		})
 	}
-	if f := c.clicksToPerPage.Call(); f != nil {
-		f(runtime.Timed[et.Click]{
-			TS: ts,
-			V:  *r,
-		})
+	if d := c.perPageByCall; d != nil {
+		d.direct(r, ts)
 	} else {
 		c.clicksToPerPage.Hash(hashKeyPerPage(et.ByPage(*r)), runtime.Timed[et.Click]{
 			TS: ts,
 			V:  *r,
 		})
 	}
-	if f := c.clicksToWatch.Call(); f != nil {
-		f(runtime.Timed[et.Click]{
-			TS: ts,
-			V:  *r,
-		})
+	if d := c.watchByCall; d != nil {
+		d.direct(r, ts)
 	} else {
 		c.clicksToWatch.Hash(hashKeyWatch(et.ByUser(*r)), runtime.Timed[et.Click]{
 			TS: ts,
@@ -489,7 +494,7 @@ func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.
 	c.meter = j.Meter(sub, nodeLatest, nodeLatestLines, nodeLateLines)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	c.latestLinesToAll.Observe(c.meter)
 	c.lateLinesToAll.Observe(c.meter)
 	return c
@@ -534,33 +539,37 @@ func (c *latestChain) records(recs []runtime.Timed[et.Click]) {
 		}
 	}()
 	for ; i < len(recs); i++ {
-		c.toLatest(recs[i].V, recs[i].TS)
+		c.toLatest(&recs[i].V, recs[i].TS)
 	}
 }
 
 // direct passes one record to "latest" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *latestChain) direct(rec runtime.Timed[et.Click]) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *latestChain) direct(r *et.Click, ts int64) {
+	defer c.recoverDirect(r, ts)
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
-	c.toLatest(rec.V, rec.TS)
+	c.toLatest(r, ts)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *latestChain) recoverDirect(rec *runtime.Timed[et.Click]) {
+func (c *latestChain) recoverDirect(r *et.Click, ts int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, runtime.Timed[et.Click]{
+			TS: ts,
+			V:  *r,
+		})
 	}
 }
 
 // toLatest is operator "latest": reduce Latest by ByUser on sliding 2s every 1s windows (event time), emitting once per key and window.
-func (c *latestChain) toLatest(r et.Click, ts int64) {
-	k := et.ByUser(r)
+func (c *latestChain) toLatest(r *et.Click, ts int64) {
+	k := et.ByUser(*r)
 	if !c.latestState.Add(k, ts, c.inputWM, func(acc *runtime.ReduceAcc[et.Click]) {
-		acc.Add(r, et.Latest)
+		acc.Add(*r, et.Latest)
 	}, c.latestFire) {
-		c.emitLatestLate(r, ts)
+		c.emitLatestLate(*r, ts)
 	}
 }
 
@@ -590,17 +599,10 @@ func (c *latestChain) toLatestLines(r et.Click, ts int64) {
 // emitLatestLines passes the records of "latest-lines" to all.
 func (c *latestChain) emitLatestLines(r string, ts int64) {
 	c.counts[1]++
-	if f := c.latestLinesToAll.Call(); f != nil {
-		f(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	} else {
-		c.latestLinesToAll.Forward(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	}
+	c.latestLinesToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // toLateLines is operator "late-lines": map LateLine, func(c Click) string.
@@ -611,17 +613,10 @@ func (c *latestChain) toLateLines(r et.Click, ts int64) {
 // emitLateLines passes the records of "late-lines" to all.
 func (c *latestChain) emitLateLines(r string, ts int64) {
 	c.counts[2]++
-	if f := c.lateLinesToAll.Call(); f != nil {
-		f(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	} else {
-		c.lateLinesToAll.Forward(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	}
+	c.lateLinesToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -702,7 +697,7 @@ func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[e
 	c.meter = j.Meter(sub, nodeSessions)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	c.sessionsToAll.Observe(c.meter)
 	return c
 }
@@ -746,33 +741,37 @@ func (c *sessionsChain) records(recs []runtime.Timed[et.Click]) {
 		}
 	}()
 	for ; i < len(recs); i++ {
-		c.toSessions(recs[i].V, recs[i].TS)
+		c.toSessions(&recs[i].V, recs[i].TS)
 	}
 }
 
 // direct passes one record to "sessions" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *sessionsChain) direct(rec runtime.Timed[et.Click]) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *sessionsChain) direct(r *et.Click, ts int64) {
+	defer c.recoverDirect(r, ts)
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
-	c.toSessions(rec.V, rec.TS)
+	c.toSessions(r, ts)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *sessionsChain) recoverDirect(rec *runtime.Timed[et.Click]) {
+func (c *sessionsChain) recoverDirect(r *et.Click, ts int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, runtime.Timed[et.Click]{
+			TS: ts,
+			V:  *r,
+		})
 	}
 }
 
 // toSessions is operator "sessions": aggregate: add AddClick, result SessionLine by ByUser on session gap 1s windows (event time), allowed lateness 10s, emitting once per key and window.
-func (c *sessionsChain) toSessions(r et.Click, ts int64) {
-	k := et.ByUser(r)
+func (c *sessionsChain) toSessions(r *et.Click, ts int64) {
+	k := et.ByUser(*r)
 	if !c.sessionsState.Add(k, ts, c.inputWM, func(acc *et.Session) {
-		et.AddClick(acc, r)
+		et.AddClick(acc, *r)
 	}, c.sessionsUpdate) {
-		c.emitSessionsLate(r, ts)
+		c.emitSessionsLate(*r, ts)
 	}
 }
 
@@ -791,17 +790,10 @@ func (c *sessionsChain) sessionsLateResult(k string, w runtime.Window, acc *et.S
 // emitSessions passes the records of "sessions" to all.
 func (c *sessionsChain) emitSessions(r string, ts int64) {
 	c.counts[0]++
-	if f := c.sessionsToAll.Call(); f != nil {
-		f(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	} else {
-		c.sessionsToAll.Forward(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	}
+	c.sessionsToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // emitSessionsLate drops the records too late for the windows of "sessions": nothing reads them.
@@ -880,7 +872,7 @@ func newPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et
 	c.meter = j.Meter(sub, nodePerPage)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	c.perPageToAll.Observe(c.meter)
 	return c
 }
@@ -924,33 +916,40 @@ func (c *perPageChain) records(recs []runtime.Timed[et.Click]) {
 		}
 	}()
 	for ; i < len(recs); i++ {
-		c.toPerPage(recs[i].V, recs[i].TS)
+		c.toPerPage(&recs[i].V, recs[i].TS)
 	}
 }
 
 // direct passes one record to "per-page" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *perPageChain) direct(rec runtime.Timed[et.Click]) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *perPageChain) direct(r *et.Click, ts int64) {
+	defer c.recoverDirect(r, ts)
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
-	c.toPerPage(rec.V, rec.TS)
+	c.toPerPage(r, ts)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *perPageChain) recoverDirect(rec *runtime.Timed[et.Click]) {
+func (c *perPageChain) recoverDirect(r *et.Click, ts int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, runtime.Timed[et.Click]{
+			TS: ts,
+			V:  *r,
+		})
 	}
 }
 
 // toPerPage is operator "per-page": aggregate: add AddClick, result PageLine by ByPage on tumbling 5s windows (event time), emitting once per key and window.
-func (c *perPageChain) toPerPage(r et.Click, ts int64) {
-	k := et.ByPage(r)
-	if !c.perPageState.Add(k, ts, c.inputWM, func(acc *et.Session) {
-		et.AddClick(acc, r)
-	}, c.perPageFire) {
-		c.emitPerPageLate(r, ts)
+func (c *perPageChain) toPerPage(r *et.Click, ts int64) {
+	k := et.ByPage(*r)
+	if acc := c.perPageState.Acc(k, ts, c.inputWM); acc != nil {
+		et.AddClick(acc, *r)
+		c.perPageState.Added(c.perPageFire)
+	} else {
+		// Later than its window's end plus the allowed lateness, as judged by its
+		// sender's watermark: to the side output.
+		c.emitPerPageLate(*r, ts)
 	}
 }
 
@@ -963,17 +962,10 @@ func (c *perPageChain) perPageResult(k string, w runtime.Window, acc *et.Session
 // emitPerPage passes the records of "per-page" to all.
 func (c *perPageChain) emitPerPage(r string, ts int64) {
 	c.counts[0]++
-	if f := c.perPageToAll.Call(); f != nil {
-		f(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	} else {
-		c.perPageToAll.Forward(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	}
+	c.perPageToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // emitPerPageLate drops the records too late for the windows of "per-page": nothing reads them.
@@ -1058,7 +1050,7 @@ func newWatchChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.C
 	c.meter = j.Meter(sub, nodeWatch)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	c.in.Ticks()
 	c.watchToAll.Observe(c.meter)
 	return c
@@ -1104,31 +1096,35 @@ func (c *watchChain) records(recs []runtime.Timed[et.Click]) {
 		}
 	}()
 	for ; i < len(recs); i++ {
-		c.toWatch(recs[i].V, recs[i].TS)
+		c.toWatch(&recs[i].V, recs[i].TS)
 	}
 }
 
 // direct passes one record to "watch" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *watchChain) direct(rec runtime.Timed[et.Click]) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *watchChain) direct(r *et.Click, ts int64) {
+	defer c.recoverDirect(r, ts)
 	c.in.Took()
-	c.toWatch(rec.V, rec.TS)
+	c.toWatch(r, ts)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *watchChain) recoverDirect(rec *runtime.Timed[et.Click]) {
+func (c *watchChain) recoverDirect(r *et.Click, ts int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, runtime.Timed[et.Click]{
+			TS: ts,
+			V:  *r,
+		})
 	}
 }
 
 // toWatch is operator "watch": process Watch by ByUser, func(user string, s *Seen, c Click, ctx pipegen.Context, emit func(string)), timers Report.
-func (c *watchChain) toWatch(r et.Click, ts int64) {
-	k := et.ByUser(r)
+func (c *watchChain) toWatch(r *et.Click, ts int64) {
+	k := et.ByUser(*r)
 	st, timers := c.watchState.GetOrAddAux(k)
 	c.watchCtx.BeginIn(k, ts, timers)
-	et.Watch(k, st, r, c.watchCtx, c.watchEmitFn)
+	et.Watch(k, st, *r, c.watchCtx, c.watchEmitFn)
 	if c.watchCtx.Cleared() {
 		c.watchState.Delete(k)
 	}
@@ -1147,17 +1143,10 @@ func (c *watchChain) watchTimer(k string, at int64) {
 // emitWatch passes the records of "watch" to all.
 func (c *watchChain) emitWatch(r string, ts int64) {
 	c.counts[0]++
-	if f := c.watchToAll.Call(); f != nil {
-		f(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	} else {
-		c.watchToAll.Forward(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	}
+	c.watchToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -1329,17 +1318,10 @@ func (c *pairedChain) pairedResult(l et.Click, r et.View, ts int64) {
 // emitPaired passes the records of "paired" to all.
 func (c *pairedChain) emitPaired(r string, ts int64) {
 	c.counts[0]++
-	if f := c.pairedToAll.Call(); f != nil {
-		f(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	} else {
-		c.pairedToAll.Forward(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	}
+	c.pairedToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // emitPairedLeftLate drops the records of the left input too late to be paired by "paired": nothing reads them.
@@ -1520,17 +1502,10 @@ func (c *windowedPairsChain) windowedPairsWindowPair(l et.Click, r et.View, w ru
 // emitWindowedPairs passes the records of "windowed-pairs" to all.
 func (c *windowedPairsChain) emitWindowedPairs(r string, ts int64) {
 	c.counts[0]++
-	if f := c.windowedPairsToAll.Call(); f != nil {
-		f(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	} else {
-		c.windowedPairsToAll.Forward(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	}
+	c.windowedPairsToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // emitWindowedPairsLeftLate drops the records of the left input too late to be paired by "windowed-pairs": nothing reads them.
@@ -1603,7 +1578,6 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[string
 	c.meter = j.Meter(sub, nodeAll, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
 	return c
 }
 
@@ -1646,21 +1620,6 @@ func (c *allChain) records(recs []runtime.Timed[string]) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toAll(recs[i].V, recs[i].TS)
-	}
-}
-
-// direct passes one record to "all" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *allChain) direct(rec runtime.Timed[string]) {
-	defer c.recoverDirect(&rec)
-	c.in.Took()
-	c.toAll(rec.V, rec.TS)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *allChain) recoverDirect(rec *runtime.Timed[string]) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

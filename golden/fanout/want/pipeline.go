@@ -66,19 +66,28 @@ const (
 func build(j *runtime.Job) {
 	largeIn := runtime.NewInboxes[fan.Order](j, j.Parallelism(nodeLarge), j.Parallelism(nodeOrders))
 	bySizeIn := runtime.NewInboxes[fan.Line](j, j.Parallelism(nodeBySize), j.Parallelism(nodeLines))
+	var firstOrders *ordersChain
 	for i := range j.Parallelism(nodeOrders) {
-		j.Go("orders", i, newOrdersChain(j, i, runtime.NewOut(j, largeIn, i), runtime.NewOut(j, bySizeIn, i)).run)
+		c := newOrdersChain(j, i, runtime.NewOut(j, largeIn, i), runtime.NewOut(j, bySizeIn, i))
+		if i == 0 {
+			firstOrders = c
+		}
+		j.Go("orders", i, c.run)
 	}
 	for i := range j.Parallelism(nodeLarge) {
 		c := newLargeChain(j, i, largeIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("large", i, c.run)
+		} else if c.in.ByCall() {
+			firstOrders.largeByCall = c
 		}
 	}
 	for i := range j.Parallelism(nodeBySize) {
 		c := newBySizeChain(j, i, bySizeIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("by-size", i, c.run)
+		} else if c.in.ByCall() {
+			firstOrders.bySizeByCall = c
 		}
 	}
 }
@@ -90,7 +99,9 @@ type ordersChain struct {
 	src           *runtime.GeneratorSource[fan.Order]
 	ctl           *runtime.SourceCtl
 	ordersToLarge *runtime.Out[fan.Order] // to large, rebalance
+	largeByCall   *largeChain             // large, when it takes the records by a call; set by build
 	linesToBySize *runtime.Out[fan.Line]  // to by-size, hash
+	bySizeByCall  *bySizeChain            // by-size, when it takes the records by a call; set by build
 	meter         *runtime.Meter          // the subtask's metrics
 	counts        [4]uint64               // records emitted by orders, lines, then late for them; flush publishes them
 }
@@ -137,8 +148,8 @@ func (c *ordersChain) run() {
 // emitOrders passes the records of "orders" to large, lines.
 func (c *ordersChain) emitOrders(r *fan.Order) {
 	c.counts[0]++
-	if f := c.ordersToLarge.Call(); f != nil {
-		f(*r)
+	if d := c.largeByCall; d != nil {
+		d.direct(r)
 	} else {
 		c.ordersToLarge.Rebalance(*r)
 	}
@@ -155,8 +166,8 @@ func (c *ordersChain) toLines(r *fan.Order) {
 // emitLines passes the records of "lines" to by-size.
 func (c *ordersChain) emitLines(r fan.Line) {
 	c.counts[1]++
-	if f := c.linesToBySize.Call(); f != nil {
-		f(r)
+	if d := c.bySizeByCall; d != nil {
+		d.direct(&r)
 	} else {
 		c.linesToBySize.Hash(hashKeyBySize(fan.BySize(r)), r)
 	}
@@ -213,7 +224,7 @@ func newLargeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Order]) *large
 	c.meter = j.Meter(sub, nodeLarge, nodeDescribed, nodeLargeOrders)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	return c
 }
 
@@ -258,17 +269,18 @@ func (c *largeChain) records(recs []fan.Order) {
 }
 
 // direct passes one record to "large" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *largeChain) direct(rec fan.Order) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *largeChain) direct(r *fan.Order) {
+	defer c.recoverDirect(r)
 	c.in.Took()
-	c.toLarge(rec)
+	c.toLarge(*r)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *largeChain) recoverDirect(rec *fan.Order) {
+func (c *largeChain) recoverDirect(r *fan.Order) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, *r)
 	}
 }
 
@@ -351,7 +363,7 @@ func newBySizeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Line]) *bySiz
 	c.meter = j.Meter(sub, nodeBySize, nodeTallies)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	return c
 }
 
@@ -396,17 +408,18 @@ func (c *bySizeChain) records(recs []fan.Line) {
 }
 
 // direct passes one record to "by-size" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *bySizeChain) direct(rec fan.Line) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *bySizeChain) direct(r *fan.Line) {
+	defer c.recoverDirect(r)
 	c.in.Took()
-	c.toBySize(rec)
+	c.toBySize(*r)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *bySizeChain) recoverDirect(rec *fan.Line) {
+func (c *bySizeChain) recoverDirect(r *fan.Line) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, *r)
 	}
 }
 

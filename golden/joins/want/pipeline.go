@@ -468,17 +468,10 @@ func (c *nextChain) nextResult(l joins.Event, r joins.Event, ts int64) {
 // emitNext passes the records of "next" to all.
 func (c *nextChain) emitNext(r string, ts int64) {
 	c.counts[0]++
-	if f := c.nextToAll.Call(); f != nil {
-		f(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	} else {
-		c.nextToAll.Forward(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	}
+	c.nextToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // emitNextLeftLate drops the records of the left input too late to be paired by "next": nothing reads them.
@@ -657,17 +650,10 @@ func (c *paidChain) paidResult(l joins.Event, r joins.Payment, ts int64) {
 // emitPaid passes the records of "paid" to all.
 func (c *paidChain) emitPaid(r string, ts int64) {
 	c.counts[0]++
-	if f := c.paidToAll.Call(); f != nil {
-		f(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	} else {
-		c.paidToAll.Forward(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	}
+	c.paidToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // emitPaidLeftLate passes the records of the left input too late to be paired by "paid" to late-events.
@@ -690,17 +676,10 @@ func (c *paidChain) toLateEvents(r joins.Event, ts int64) {
 // emitLateEvents passes the records of "late-events" to all.
 func (c *paidChain) emitLateEvents(r string, ts int64) {
 	c.counts[1]++
-	if f := c.lateEventsToAll.Call(); f != nil {
-		f(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	} else {
-		c.lateEventsToAll.Forward(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	}
+	c.lateEventsToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // toLatePayments is sink "late-payments": file sink, format jsonl.
@@ -776,7 +755,6 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[string
 	c.meter = j.Meter(sub, nodeAll, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
 	return c
 }
 
@@ -819,21 +797,6 @@ func (c *allChain) records(recs []runtime.Timed[string]) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toAll(recs[i].V, recs[i].TS)
-	}
-}
-
-// direct passes one record to "all" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *allChain) direct(rec runtime.Timed[string]) {
-	defer c.recoverDirect(&rec)
-	c.in.Took()
-	c.toAll(rec.V, rec.TS)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *allChain) recoverDirect(rec *runtime.Timed[string]) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

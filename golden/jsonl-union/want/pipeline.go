@@ -74,8 +74,12 @@ func build(j *runtime.Job) {
 	for i := range j.Parallelism(nodeApp) {
 		j.Go("app", i, newAppChain(j, i, runtime.NewOut(j, allIn, j.Parallelism(nodeWeb)+i)).run)
 	}
+	var firstAll *allChain
 	for i := range j.Parallelism(nodeAll) {
 		c := newAllChain(j, i, allIn[i], runtime.NewOut(j, sectionsIn, i))
+		if i == 0 {
+			firstAll = c
+		}
 		if !c.in.Direct(c.handle) {
 			j.Go("all", i, c.run)
 		}
@@ -84,6 +88,8 @@ func build(j *runtime.Job) {
 		c := newSectionsChain(j, i, sectionsIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("sections", i, c.run)
+		} else if c.in.ByCall() {
+			firstAll.sectionsByCall = c
 		}
 	}
 }
@@ -138,11 +144,7 @@ func (c *webChain) run() {
 // emitWeb passes the records of "web" to all.
 func (c *webChain) emitWeb(r *clicks.Click) {
 	c.counts[0]++
-	if f := c.webToAll.Call(); f != nil {
-		f(*r)
-	} else {
-		c.webToAll.Forward(*r)
-	}
+	c.webToAll.Forward(*r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -223,11 +225,7 @@ func (c *appChain) run() {
 // emitApp passes the records of "app" to all.
 func (c *appChain) emitApp(r *clicks.Click) {
 	c.counts[0]++
-	if f := c.appToAll.Call(); f != nil {
-		f(*r)
-	} else {
-		c.appToAll.Forward(*r)
-	}
+	c.appToAll.Forward(*r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -263,6 +261,7 @@ type allChain struct {
 	sub              int // the subtask's index
 	in               *runtime.Inbox[clicks.Click]
 	visitsToSections *runtime.Out[clicks.Visit] // to sections, hash
+	sectionsByCall   *sectionsChain             // sections, when it takes the records by a call; set by build
 	meter            *runtime.Meter             // the subtask's metrics
 	counts           [4]uint64                  // records emitted by all, visits, then late for them; flush publishes them
 }
@@ -276,7 +275,6 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Click], visit
 	c.meter = j.Meter(sub, nodeAll, nodeVisits)
 	c.in.Observe(c.meter)
 	c.in.Bind(nil, c.flush)
-	c.in.Calls(c.direct)
 	c.visitsToSections.Observe(c.meter)
 	return c
 }
@@ -321,21 +319,6 @@ func (c *allChain) records(recs []clicks.Click) {
 	}
 }
 
-// direct passes one record to "all" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *allChain) direct(rec clicks.Click) {
-	defer c.recoverDirect(&rec)
-	c.in.Took()
-	c.toAll(rec)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *allChain) recoverDirect(rec *clicks.Click) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
-	}
-}
-
 // toAll is operator "all": union of web, app.
 func (c *allChain) toAll(r clicks.Click) {
 	c.emitAll(r)
@@ -359,8 +342,8 @@ func (c *allChain) toVisits(r clicks.Click) {
 // emitVisits passes the records of "visits" to sections.
 func (c *allChain) emitVisits(r clicks.Visit) {
 	c.counts[1]++
-	if f := c.visitsToSections.Call(); f != nil {
-		f(r)
+	if d := c.sectionsByCall; d != nil {
+		d.direct(&r)
 	} else {
 		c.visitsToSections.Hash(hashKeySections(clicks.BySection(r)), r)
 	}
@@ -411,7 +394,7 @@ func newSectionsChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Visit]) 
 	c.meter = j.Meter(sub, nodeSections, nodePrint)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	return c
 }
 
@@ -456,17 +439,18 @@ func (c *sectionsChain) records(recs []clicks.Visit) {
 }
 
 // direct passes one record to "sections" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *sectionsChain) direct(rec clicks.Visit) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *sectionsChain) direct(r *clicks.Visit) {
+	defer c.recoverDirect(r)
 	c.in.Took()
-	c.toSections(rec)
+	c.toSections(*r)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *sectionsChain) recoverDirect(rec *clicks.Visit) {
+func (c *sectionsChain) recoverDirect(r *clicks.Visit) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, *r)
 	}
 }
 

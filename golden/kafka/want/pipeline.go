@@ -108,8 +108,13 @@ const (
 func build(j *runtime.Job) {
 	totalsIn := runtime.NewInboxes[runtime.Timed[orders.Order]](j, j.Parallelism(nodeTotals), j.Parallelism(nodeOrders))
 	largestIn := runtime.NewInboxes[runtime.Timed[orders.Order]](j, j.Parallelism(nodeLargest), j.Parallelism(nodeOrders))
+	var firstOrders *ordersChain
 	for i := range j.Parallelism(nodeOrders) {
-		j.Go("orders", i, newOrdersChain(j, i, runtime.NewOut(j, totalsIn, i), runtime.NewOut(j, largestIn, i)).run)
+		c := newOrdersChain(j, i, runtime.NewOut(j, totalsIn, i), runtime.NewOut(j, largestIn, i))
+		if i == 0 {
+			firstOrders = c
+		}
+		j.Go("orders", i, c.run)
 	}
 	for i := range j.Parallelism(nodeRaw) {
 		j.Go("raw", i, newRawChain(j, i).run)
@@ -118,12 +123,16 @@ func build(j *runtime.Job) {
 		c := newTotalsChain(j, i, totalsIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("totals", i, c.run)
+		} else if c.in.ByCall() {
+			firstOrders.totalsByCall = c
 		}
 	}
 	for i := range j.Parallelism(nodeLargest) {
 		c := newLargestChain(j, i, largestIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("largest", i, c.run)
+		} else if c.in.ByCall() {
+			firstOrders.largestByCall = c
 		}
 	}
 }
@@ -136,7 +145,9 @@ type ordersChain struct {
 	ctl             *runtime.SourceCtl
 	wm              *kafka.Watermarks                         // the source's event-time progress
 	ordersToTotals  *runtime.Out[runtime.Timed[orders.Order]] // to totals, hash
+	totalsByCall    *totalsChain                              // totals, when it takes the records by a call; set by build
 	ordersToLargest *runtime.Out[runtime.Timed[orders.Order]] // to largest, hash
+	largestByCall   *largestChain                             // largest, when it takes the records by a call; set by build
 	badOrdersSink   *kafka.Sink[string]
 	meter           *runtime.Meter // the subtask's metrics
 	counts          [4]uint64      // records emitted by orders, bad-orders, then late for them; flush publishes them
@@ -206,22 +217,16 @@ func (c *ordersChain) run() {
 // emitOrders passes the records of "orders" to totals, largest.
 func (c *ordersChain) emitOrders(r *orders.Order, ts int64) {
 	c.counts[0]++
-	if f := c.ordersToTotals.Call(); f != nil {
-		f(runtime.Timed[orders.Order]{
-			TS: ts,
-			V:  *r,
-		})
+	if d := c.totalsByCall; d != nil {
+		d.direct(r, ts)
 	} else {
 		c.ordersToTotals.Hash(hashKeyTotals(orders.ByCustomer(*r)), runtime.Timed[orders.Order]{
 			TS: ts,
 			V:  *r,
 		})
 	}
-	if f := c.ordersToLargest.Call(); f != nil {
-		f(runtime.Timed[orders.Order]{
-			TS: ts,
-			V:  *r,
-		})
+	if d := c.largestByCall; d != nil {
+		d.direct(r, ts)
 	} else {
 		c.ordersToLargest.Hash(hashKeyLargest(orders.ByCustomer(*r)), runtime.Timed[orders.Order]{
 			TS: ts,
@@ -442,7 +447,7 @@ func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[ord
 	c.meter = j.Meter(sub, nodeTotals, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	return c
 }
 
@@ -485,33 +490,40 @@ func (c *totalsChain) records(recs []runtime.Timed[orders.Order]) {
 		}
 	}()
 	for ; i < len(recs); i++ {
-		c.toTotals(recs[i].V, recs[i].TS)
+		c.toTotals(&recs[i].V, recs[i].TS)
 	}
 }
 
 // direct passes one record to "totals" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *totalsChain) direct(rec runtime.Timed[orders.Order]) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *totalsChain) direct(r *orders.Order, ts int64) {
+	defer c.recoverDirect(r, ts)
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
-	c.toTotals(rec.V, rec.TS)
+	c.toTotals(r, ts)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *totalsChain) recoverDirect(rec *runtime.Timed[orders.Order]) {
+func (c *totalsChain) recoverDirect(r *orders.Order, ts int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, runtime.Timed[orders.Order]{
+			TS: ts,
+			V:  *r,
+		})
 	}
 }
 
 // toTotals is operator "totals": aggregate: add Add, result Result by ByCustomer on tumbling 1m0s windows (event time), emitting once per key and window.
-func (c *totalsChain) toTotals(r orders.Order, ts int64) {
-	k := orders.ByCustomer(r)
-	if !c.totalsState.Add(k, ts, c.inputWM, func(acc *orders.Sum) {
-		orders.Add(acc, r)
-	}, c.totalsFire) {
-		c.emitTotalsLate(r, ts)
+func (c *totalsChain) toTotals(r *orders.Order, ts int64) {
+	k := orders.ByCustomer(*r)
+	if acc := c.totalsState.Acc(k, ts, c.inputWM); acc != nil {
+		orders.Add(acc, *r)
+		c.totalsState.Added(c.totalsFire)
+	} else {
+		// Later than its window's end plus the allowed lateness, as judged by its
+		// sender's watermark: to the side output.
+		c.emitTotalsLate(*r, ts)
 	}
 }
 
@@ -603,7 +615,7 @@ func newLargestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[or
 	c.meter = j.Meter(sub, nodeLargest, nodeLargestOut, nodeLargestCsv)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	return c
 }
 
@@ -650,17 +662,21 @@ func (c *largestChain) records(recs []runtime.Timed[orders.Order]) {
 }
 
 // direct passes one record to "largest" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *largestChain) direct(rec runtime.Timed[orders.Order]) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *largestChain) direct(r *orders.Order, ts int64) {
+	defer c.recoverDirect(r, ts)
 	c.in.Took()
-	c.toLargest(rec.V, rec.TS)
+	c.toLargest(*r, ts)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *largestChain) recoverDirect(rec *runtime.Timed[orders.Order]) {
+func (c *largestChain) recoverDirect(r *orders.Order, ts int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, runtime.Timed[orders.Order]{
+			TS: ts,
+			V:  *r,
+		})
 	}
 }
 

@@ -73,25 +73,36 @@ func build(j *runtime.Job) {
 	gapsIn := runtime.NewInboxes[runtime.Timed[ps.Click]](j, j.Parallelism(nodeGaps), j.Parallelism(nodeClicks))
 	visitsIn := runtime.NewInboxes[runtime.Timed[ps.Click]](j, j.Parallelism(nodeVisits), j.Parallelism(nodeClicks))
 	allIn := runtime.NewInboxes[runtime.Timed[string]](j, j.Parallelism(nodeAll), j.Parallelism(nodeSessions)+j.Parallelism(nodeGaps)+j.Parallelism(nodeVisits)+j.Parallelism(nodeLateLines))
+	var firstClicks *clicksChain
 	for i := range j.Parallelism(nodeClicks) {
-		j.Go("clicks", i, newClicksChain(j, i, runtime.NewOut(j, sessionsIn, i), runtime.NewOut(j, gapsIn, i), runtime.NewOut(j, visitsIn, i)).run)
+		c := newClicksChain(j, i, runtime.NewOut(j, sessionsIn, i), runtime.NewOut(j, gapsIn, i), runtime.NewOut(j, visitsIn, i))
+		if i == 0 {
+			firstClicks = c
+		}
+		j.Go("clicks", i, c.run)
 	}
 	for i := range j.Parallelism(nodeSessions) {
 		c := newSessionsChain(j, i, sessionsIn[i], runtime.NewOut(j, allIn, i), runtime.NewOut(j, allIn, j.Parallelism(nodeSessions)+j.Parallelism(nodeGaps)+j.Parallelism(nodeVisits)+i))
 		if !c.in.Direct(c.handle) {
 			j.Go("sessions", i, c.run)
+		} else if c.in.ByCall() {
+			firstClicks.sessionsByCall = c
 		}
 	}
 	for i := range j.Parallelism(nodeGaps) {
 		c := newGapsChain(j, i, gapsIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeSessions)+i))
 		if !c.in.Direct(c.handle) {
 			j.Go("gaps", i, c.run)
+		} else if c.in.ByCall() {
+			firstClicks.gapsByCall = c
 		}
 	}
 	for i := range j.Parallelism(nodeVisits) {
 		c := newVisitsChain(j, i, visitsIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeSessions)+j.Parallelism(nodeGaps)+i))
 		if !c.in.Direct(c.handle) {
 			j.Go("visits", i, c.run)
+		} else if c.in.ByCall() {
+			firstClicks.visitsByCall = c
 		}
 	}
 	for i := range j.Parallelism(nodeAll) {
@@ -110,8 +121,11 @@ type clicksChain struct {
 	ctl              *runtime.SourceCtl
 	wm               *runtime.Watermarks                   // the source's event-time progress
 	clicksToSessions *runtime.Out[runtime.Timed[ps.Click]] // to sessions, hash
+	sessionsByCall   *sessionsChain                        // sessions, when it takes the records by a call; set by build
 	clicksToGaps     *runtime.Out[runtime.Timed[ps.Click]] // to gaps, hash
+	gapsByCall       *gapsChain                            // gaps, when it takes the records by a call; set by build
 	clicksToVisits   *runtime.Out[runtime.Timed[ps.Click]] // to visits, hash
+	visitsByCall     *visitsChain                          // visits, when it takes the records by a call; set by build
 	meter            *runtime.Meter                        // the subtask's metrics
 	counts           [2]uint64                             // records emitted by clicks, then late for them; flush publishes them
 }
@@ -175,33 +189,24 @@ func (c *clicksChain) run() {
 // emitClicks passes the records of "clicks" to sessions, gaps, visits.
 func (c *clicksChain) emitClicks(r *ps.Click, ts int64) {
 	c.counts[0]++
-	if f := c.clicksToSessions.Call(); f != nil {
-		f(runtime.Timed[ps.Click]{
-			TS: ts,
-			V:  *r,
-		})
+	if d := c.sessionsByCall; d != nil {
+		d.direct(r, ts)
 	} else {
 		c.clicksToSessions.Hash(hashKeySessions(ps.ByUser(*r)), runtime.Timed[ps.Click]{
 			TS: ts,
 			V:  *r,
 		})
 	}
-	if f := c.clicksToGaps.Call(); f != nil {
-		f(runtime.Timed[ps.Click]{
-			TS: ts,
-			V:  *r,
-		})
+	if d := c.gapsByCall; d != nil {
+		d.direct(r, ts)
 	} else {
 		c.clicksToGaps.Hash(hashKeyGaps(ps.ByUser(*r)), runtime.Timed[ps.Click]{
 			TS: ts,
 			V:  *r,
 		})
 	}
-	if f := c.clicksToVisits.Call(); f != nil {
-		f(runtime.Timed[ps.Click]{
-			TS: ts,
-			V:  *r,
-		})
+	if d := c.visitsByCall; d != nil {
+		d.direct(r, ts)
 	} else {
 		c.clicksToVisits.Hash(hashKeyVisits(ps.ByUser(*r)), runtime.Timed[ps.Click]{
 			TS: ts,
@@ -288,7 +293,7 @@ func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[p
 	c.meter = j.Meter(sub, nodeSessions, nodeLateLines)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	c.sessionsToAll.Observe(c.meter)
 	c.lateLinesToAll.Observe(c.meter)
 	return c
@@ -333,33 +338,37 @@ func (c *sessionsChain) records(recs []runtime.Timed[ps.Click]) {
 		}
 	}()
 	for ; i < len(recs); i++ {
-		c.toSessions(recs[i].V, recs[i].TS)
+		c.toSessions(&recs[i].V, recs[i].TS)
 	}
 }
 
 // direct passes one record to "sessions" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *sessionsChain) direct(rec runtime.Timed[ps.Click]) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *sessionsChain) direct(r *ps.Click, ts int64) {
+	defer c.recoverDirect(r, ts)
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
-	c.toSessions(rec.V, rec.TS)
+	c.toSessions(r, ts)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *sessionsChain) recoverDirect(rec *runtime.Timed[ps.Click]) {
+func (c *sessionsChain) recoverDirect(r *ps.Click, ts int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, runtime.Timed[ps.Click]{
+			TS: ts,
+			V:  *r,
+		})
 	}
 }
 
 // toSessions is operator "sessions": aggregate: add AddClick, result SessionLine by ByUser on session gap 1s windows (event time), allowed lateness 2s, emitting once per key and window.
-func (c *sessionsChain) toSessions(r ps.Click, ts int64) {
-	k := ps.ByUser(r)
+func (c *sessionsChain) toSessions(r *ps.Click, ts int64) {
+	k := ps.ByUser(*r)
 	if !c.sessionsState.Add(k, ts, c.inputWM, func(acc *ps.Session) {
-		ps.AddClick(acc, r)
+		ps.AddClick(acc, *r)
 	}, c.sessionsUpdate) {
-		c.emitSessionsLate(r, ts)
+		c.emitSessionsLate(*r, ts)
 	}
 }
 
@@ -378,17 +387,10 @@ func (c *sessionsChain) sessionsLateResult(k string, w runtime.Window, acc *ps.S
 // emitSessions passes the records of "sessions" to all.
 func (c *sessionsChain) emitSessions(r string, ts int64) {
 	c.counts[0]++
-	if f := c.sessionsToAll.Call(); f != nil {
-		f(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	} else {
-		c.sessionsToAll.Forward(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	}
+	c.sessionsToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // emitSessionsLate passes the records too late for the windows of "sessions" to late-lines.
@@ -405,17 +407,10 @@ func (c *sessionsChain) toLateLines(r ps.Click, ts int64) {
 // emitLateLines passes the records of "late-lines" to all.
 func (c *sessionsChain) emitLateLines(r string, ts int64) {
 	c.counts[1]++
-	if f := c.lateLinesToAll.Call(); f != nil {
-		f(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	} else {
-		c.lateLinesToAll.Forward(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	}
+	c.lateLinesToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -488,7 +483,7 @@ func newGapsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[ps.Cl
 	c.meter = j.Meter(sub, nodeGaps)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	c.gapsToAll.Observe(c.meter)
 	return c
 }
@@ -532,34 +527,38 @@ func (c *gapsChain) records(recs []runtime.Timed[ps.Click]) {
 		}
 	}()
 	for ; i < len(recs); i++ {
-		c.toGaps(recs[i].V, recs[i].TS)
+		c.toGaps(&recs[i].V, recs[i].TS)
 	}
 }
 
 // direct passes one record to "gaps" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *gapsChain) direct(rec runtime.Timed[ps.Click]) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *gapsChain) direct(r *ps.Click, ts int64) {
+	defer c.recoverDirect(r, ts)
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
-	c.toGaps(rec.V, rec.TS)
+	c.toGaps(r, ts)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *gapsChain) recoverDirect(rec *runtime.Timed[ps.Click]) {
+func (c *gapsChain) recoverDirect(r *ps.Click, ts int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, runtime.Timed[ps.Click]{
+			TS: ts,
+			V:  *r,
+		})
 	}
 }
 
 // toGaps is operator "gaps": aggregate: add AddClick, result GapLine by ByUser on session gap per record Gap windows (event time), emitting once per key and window.
-func (c *gapsChain) toGaps(r ps.Click, ts int64) {
-	k := ps.ByUser(r)
-	gap := runtime.SessionGap(ps.Gap(r), "operators.gaps: Gap")
+func (c *gapsChain) toGaps(r *ps.Click, ts int64) {
+	k := ps.ByUser(*r)
+	gap := runtime.SessionGap(ps.Gap(*r), "operators.gaps: Gap")
 	if !c.gapsState.AddGap(k, ts, gap, c.inputWM, func(acc *ps.Session) {
-		ps.AddClick(acc, r)
+		ps.AddClick(acc, *r)
 	}, c.gapsFire) {
-		c.emitGapsLate(r, ts)
+		c.emitGapsLate(*r, ts)
 	}
 }
 
@@ -572,17 +571,10 @@ func (c *gapsChain) gapsResult(k string, w runtime.Window, acc *ps.Session) {
 // emitGaps passes the records of "gaps" to all.
 func (c *gapsChain) emitGaps(r string, ts int64) {
 	c.counts[0]++
-	if f := c.gapsToAll.Call(); f != nil {
-		f(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	} else {
-		c.gapsToAll.Forward(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	}
+	c.gapsToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // emitGapsLate drops the records too late for the windows of "gaps": nothing reads them.
@@ -655,7 +647,7 @@ func newVisitsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[ps.
 	c.meter = j.Meter(sub, nodeVisits)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	c.in.Ticks()
 	c.visitsToAll.Observe(c.meter)
 	return c
@@ -701,30 +693,34 @@ func (c *visitsChain) records(recs []runtime.Timed[ps.Click]) {
 		}
 	}()
 	for ; i < len(recs); i++ {
-		c.toVisits(recs[i].V, recs[i].TS)
+		c.toVisits(&recs[i].V, recs[i].TS)
 	}
 }
 
 // direct passes one record to "visits" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *visitsChain) direct(rec runtime.Timed[ps.Click]) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *visitsChain) direct(r *ps.Click, ts int64) {
+	defer c.recoverDirect(r, ts)
 	c.in.Took()
-	c.toVisits(rec.V, rec.TS)
+	c.toVisits(r, ts)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *visitsChain) recoverDirect(rec *runtime.Timed[ps.Click]) {
+func (c *visitsChain) recoverDirect(r *ps.Click, ts int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, runtime.Timed[ps.Click]{
+			TS: ts,
+			V:  *r,
+		})
 	}
 }
 
 // toVisits is operator "visits": aggregate: add AddClick, result VisitLine by ByUser on session gap 1h0m0s windows (processing time), emitting once per key and window.
-func (c *visitsChain) toVisits(r ps.Click, ts int64) {
-	k := ps.ByUser(r)
+func (c *visitsChain) toVisits(r *ps.Click, ts int64) {
+	k := ps.ByUser(*r)
 	c.visitsState.Add(k, c.task.NowMillis(), runtime.MinTime, func(acc *ps.Session) {
-		ps.AddClick(acc, r)
+		ps.AddClick(acc, *r)
 	}, c.visitsFire)
 }
 
@@ -737,17 +733,10 @@ func (c *visitsChain) visitsResult(k string, w runtime.Window, acc *ps.Session) 
 // emitVisits passes the records of "visits" to all.
 func (c *visitsChain) emitVisits(r string, ts int64) {
 	c.counts[0]++
-	if f := c.visitsToAll.Call(); f != nil {
-		f(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	} else {
-		c.visitsToAll.Forward(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	}
+	c.visitsToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -814,7 +803,6 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[string
 	c.meter = j.Meter(sub, nodeAll, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
 	return c
 }
 
@@ -857,21 +845,6 @@ func (c *allChain) records(recs []runtime.Timed[string]) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toAll(recs[i].V, recs[i].TS)
-	}
-}
-
-// direct passes one record to "all" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *allChain) direct(rec runtime.Timed[string]) {
-	defer c.recoverDirect(&rec)
-	c.in.Took()
-	c.toAll(rec.V, rec.TS)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *allChain) recoverDirect(rec *runtime.Timed[string]) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

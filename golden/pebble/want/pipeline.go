@@ -64,19 +64,28 @@ const (
 func build(j *runtime.Job) {
 	sumsIn := runtime.NewInboxes[int64](j, j.Parallelism(nodeSums), j.Parallelism(nodeNumbers))
 	tensIn := runtime.NewInboxes[int64](j, j.Parallelism(nodeTens), j.Parallelism(nodeNumbers))
+	var firstNumbers *numbersChain
 	for i := range j.Parallelism(nodeNumbers) {
-		j.Go("numbers", i, newNumbersChain(j, i, runtime.NewOut(j, sumsIn, i), runtime.NewOut(j, tensIn, i)).run)
+		c := newNumbersChain(j, i, runtime.NewOut(j, sumsIn, i), runtime.NewOut(j, tensIn, i))
+		if i == 0 {
+			firstNumbers = c
+		}
+		j.Go("numbers", i, c.run)
 	}
 	for i := range j.Parallelism(nodeSums) {
 		c := newSumsChain(j, i, sumsIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("sums", i, c.run)
+		} else if c.in.ByCall() {
+			firstNumbers.sumsByCall = c
 		}
 	}
 	for i := range j.Parallelism(nodeTens) {
 		c := newTensChain(j, i, tensIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("tens", i, c.run)
+		} else if c.in.ByCall() {
+			firstNumbers.tensByCall = c
 		}
 	}
 }
@@ -88,7 +97,9 @@ type numbersChain struct {
 	src           *runtime.GeneratorSource[int64]
 	ctl           *runtime.SourceCtl
 	numbersToSums *runtime.Out[int64] // to sums, hash
+	sumsByCall    *sumsChain          // sums, when it takes the records by a call; set by build
 	numbersToTens *runtime.Out[int64] // to tens, hash
+	tensByCall    *tensChain          // tens, when it takes the records by a call; set by build
 	meter         *runtime.Meter      // the subtask's metrics
 	counts        [2]uint64           // records emitted by numbers, then late for them; flush publishes them
 }
@@ -135,13 +146,13 @@ func (c *numbersChain) run() {
 // emitNumbers passes the records of "numbers" to sums, tens.
 func (c *numbersChain) emitNumbers(r *int64) {
 	c.counts[0]++
-	if f := c.numbersToSums.Call(); f != nil {
-		f(*r)
+	if d := c.sumsByCall; d != nil {
+		d.direct(r)
 	} else {
 		c.numbersToSums.Hash(hashKeySums(p.Mod17(*r)), *r)
 	}
-	if f := c.numbersToTens.Call(); f != nil {
-		f(*r)
+	if d := c.tensByCall; d != nil {
+		d.direct(r)
 	} else {
 		c.numbersToTens.Hash(hashKeyTens(p.Mod7(*r)), *r)
 	}
@@ -200,7 +211,7 @@ func newSumsChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *sumsChain 
 	c.meter = j.Meter(sub, nodeSums, nodeSumOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	return c
 }
 
@@ -245,17 +256,18 @@ func (c *sumsChain) records(recs []int64) {
 }
 
 // direct passes one record to "sums" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *sumsChain) direct(rec int64) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *sumsChain) direct(r *int64) {
+	defer c.recoverDirect(r)
 	c.in.Took()
-	c.toSums(rec)
+	c.toSums(*r)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *sumsChain) recoverDirect(rec *int64) {
+func (c *sumsChain) recoverDirect(r *int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, *r)
 	}
 }
 
@@ -337,7 +349,7 @@ func newTensChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *tensChain 
 	c.meter = j.Meter(sub, nodeTens, nodeTenOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	return c
 }
 
@@ -377,31 +389,32 @@ func (c *tensChain) records(recs []int64) {
 		}
 	}()
 	for ; i < len(recs); i++ {
-		c.toTens(recs[i])
+		c.toTens(&recs[i])
 	}
 }
 
 // direct passes one record to "tens" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *tensChain) direct(rec int64) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *tensChain) direct(r *int64) {
+	defer c.recoverDirect(r)
 	c.in.Took()
-	c.toTens(rec)
+	c.toTens(r)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *tensChain) recoverDirect(rec *int64) {
+func (c *tensChain) recoverDirect(r *int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, *r)
 	}
 }
 
 // toTens is operator "tens": process EveryTenth by Mod7, func(mod int64, st *Ten, n int64, ctx pipegen.Context, emit func(string)).
-func (c *tensChain) toTens(r int64) {
-	k := p.Mod7(r)
+func (c *tensChain) toTens(r *int64) {
+	k := p.Mod7(*r)
 	st, _ := c.tensState.GetOrAdd(k)
 	c.tensCtx.Begin(k, runtime.MinTime)
-	p.EveryTenth(k, st, r, c.tensCtx, c.tensEmitFn)
+	p.EveryTenth(k, st, *r, c.tensCtx, c.tensEmitFn)
 	if c.tensCtx.Cleared() {
 		c.tensState.Delete(k)
 	}

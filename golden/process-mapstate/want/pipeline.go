@@ -59,13 +59,20 @@ const (
 // every chain.
 func build(j *runtime.Job) {
 	spendIn := runtime.NewInboxes[mapstate.Payment](j, j.Parallelism(nodeSpend), j.Parallelism(nodePayments))
+	var firstPayments *paymentsChain
 	for i := range j.Parallelism(nodePayments) {
-		j.Go("payments", i, newPaymentsChain(j, i, runtime.NewOut(j, spendIn, i)).run)
+		c := newPaymentsChain(j, i, runtime.NewOut(j, spendIn, i))
+		if i == 0 {
+			firstPayments = c
+		}
+		j.Go("payments", i, c.run)
 	}
 	for i := range j.Parallelism(nodeSpend) {
 		c := newSpendChain(j, i, spendIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("spend", i, c.run)
+		} else if c.in.ByCall() {
+			firstPayments.spendByCall = c
 		}
 	}
 }
@@ -77,6 +84,7 @@ type paymentsChain struct {
 	src             *runtime.FileSource[mapstate.Payment]
 	ctl             *runtime.SourceCtl
 	paymentsToSpend *runtime.Out[mapstate.Payment] // to spend, hash
+	spendByCall     *spendChain                    // spend, when it takes the records by a call; set by build
 	meter           *runtime.Meter                 // the subtask's metrics
 	counts          [2]uint64                      // records emitted by payments, then late for them; flush publishes them
 }
@@ -120,8 +128,8 @@ func (c *paymentsChain) run() {
 // emitPayments passes the records of "payments" to spend.
 func (c *paymentsChain) emitPayments(r *mapstate.Payment) {
 	c.counts[0]++
-	if f := c.paymentsToSpend.Call(); f != nil {
-		f(*r)
+	if d := c.spendByCall; d != nil {
+		d.direct(r)
 	} else {
 		c.paymentsToSpend.Hash(hashKeySpend(mapstate.ByCard(*r)), *r)
 	}
@@ -190,7 +198,7 @@ func newSpendChain(j *runtime.Job, sub int, in *runtime.Inbox[mapstate.Payment])
 	c.meter = j.Meter(sub, nodeSpend, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	return c
 }
 
@@ -230,33 +238,34 @@ func (c *spendChain) records(recs []mapstate.Payment) {
 		}
 	}()
 	for ; i < len(recs); i++ {
-		c.toSpend(recs[i])
+		c.toSpend(&recs[i])
 	}
 }
 
 // direct passes one record to "spend" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *spendChain) direct(rec mapstate.Payment) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *spendChain) direct(r *mapstate.Payment) {
+	defer c.recoverDirect(r)
 	c.in.Took()
-	c.toSpend(rec)
+	c.toSpend(r)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *spendChain) recoverDirect(rec *mapstate.Payment) {
+func (c *spendChain) recoverDirect(r *mapstate.Payment) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, *r)
 	}
 }
 
 // toSpend is operator "spend": process Track by ByCard, func(card string, c *Card, p Payment, ctx pipegen.Context, emit func(string)).
-func (c *spendChain) toSpend(r mapstate.Payment) {
-	k := mapstate.ByCard(r)
+func (c *spendChain) toSpend(r *mapstate.Payment) {
+	k := mapstate.ByCard(*r)
 	st, _ := c.spendState.GetOrAdd(k)
 	c.spendMerchantsMap.Bind(k)
 	st.Merchants = pipegen.BindMapState[string, mapstate.Spend](c.spendMerchantsMap)
 	c.spendCtx.Begin(k, runtime.MinTime)
-	mapstate.Track(k, st, r, c.spendCtx, c.spendEmitFn)
+	mapstate.Track(k, st, *r, c.spendCtx, c.spendEmitFn)
 	if c.spendCtx.Cleared() {
 		c.spendState.Delete(k)
 		c.spendMerchantsMap.Clear()

@@ -67,13 +67,20 @@ const (
 // every chain.
 func build(j *runtime.Job) {
 	watchIn := runtime.NewInboxes[runtime.Timed[process.Payment]](j, j.Parallelism(nodeWatch), j.Parallelism(nodePayments))
+	var firstPayments *paymentsChain
 	for i := range j.Parallelism(nodePayments) {
-		j.Go("payments", i, newPaymentsChain(j, i, runtime.NewOut(j, watchIn, i)).run)
+		c := newPaymentsChain(j, i, runtime.NewOut(j, watchIn, i))
+		if i == 0 {
+			firstPayments = c
+		}
+		j.Go("payments", i, c.run)
 	}
 	for i := range j.Parallelism(nodeWatch) {
 		c := newWatchChain(j, i, watchIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("watch", i, c.run)
+		} else if c.in.ByCall() {
+			firstPayments.watchByCall = c
 		}
 	}
 }
@@ -86,6 +93,7 @@ type paymentsChain struct {
 	ctl             *runtime.SourceCtl
 	wm              *runtime.Watermarks                          // the source's event-time progress
 	paymentsToWatch *runtime.Out[runtime.Timed[process.Payment]] // to watch, hash
+	watchByCall     *watchChain                                  // watch, when it takes the records by a call; set by build
 	meter           *runtime.Meter                               // the subtask's metrics
 	counts          [2]uint64                                    // records emitted by payments, then late for them; flush publishes them
 }
@@ -145,11 +153,8 @@ func (c *paymentsChain) run() {
 // emitPayments passes the records of "payments" to watch.
 func (c *paymentsChain) emitPayments(r *process.Payment, ts int64) {
 	c.counts[0]++
-	if f := c.paymentsToWatch.Call(); f != nil {
-		f(runtime.Timed[process.Payment]{
-			TS: ts,
-			V:  *r,
-		})
+	if d := c.watchByCall; d != nil {
+		d.direct(r, ts)
 	} else {
 		c.paymentsToWatch.Hash(hashKeyWatch(process.ByCard(*r)), runtime.Timed[process.Payment]{
 			TS: ts,
@@ -237,7 +242,7 @@ func newWatchChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[proc
 	c.meter = j.Meter(sub, nodeWatch, nodeLargeLines, nodeOut, nodeLarge, nodeBehind)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	c.in.Ticks()
 	return c
 }
@@ -282,31 +287,35 @@ func (c *watchChain) records(recs []runtime.Timed[process.Payment]) {
 		}
 	}()
 	for ; i < len(recs); i++ {
-		c.toWatch(recs[i].V, recs[i].TS)
+		c.toWatch(&recs[i].V, recs[i].TS)
 	}
 }
 
 // direct passes one record to "watch" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *watchChain) direct(rec runtime.Timed[process.Payment]) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *watchChain) direct(r *process.Payment, ts int64) {
+	defer c.recoverDirect(r, ts)
 	c.in.Took()
-	c.toWatch(rec.V, rec.TS)
+	c.toWatch(r, ts)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *watchChain) recoverDirect(rec *runtime.Timed[process.Payment]) {
+func (c *watchChain) recoverDirect(r *process.Payment, ts int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, runtime.Timed[process.Payment]{
+			TS: ts,
+			V:  *r,
+		})
 	}
 }
 
 // toWatch is operator "watch": process Watch by ByCard, func(card string, c *Card, p Payment, ctx pipegen.Context, emit func(string)), timers Idle, side outputs behind, large.
-func (c *watchChain) toWatch(r process.Payment, ts int64) {
-	k := process.ByCard(r)
+func (c *watchChain) toWatch(r *process.Payment, ts int64) {
+	k := process.ByCard(*r)
 	st, timers := c.watchState.GetOrAddAux(k)
 	c.watchCtx.BeginIn(k, ts, timers)
-	process.Watch(k, st, r, c.watchCtx, c.watchEmitFn)
+	process.Watch(k, st, *r, c.watchCtx, c.watchEmitFn)
 	if c.watchCtx.Cleared() {
 		c.watchState.Delete(k)
 	}

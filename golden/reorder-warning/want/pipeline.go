@@ -71,31 +71,48 @@ func build(j *runtime.Job) {
 	runningIn := runtime.NewInboxes[reorder.Order](j, j.Parallelism(nodeRunning), j.Parallelism(nodePriced))
 	latestIn := runtime.NewInboxes[reorder.Order](j, j.Parallelism(nodeLatest), j.Parallelism(nodePriced))
 	countIn := runtime.NewInboxes[reorder.Order](j, j.Parallelism(nodeCount), j.Parallelism(nodePriced))
+	var firstOrders *ordersChain
 	for i := range j.Parallelism(nodeOrders) {
-		j.Go("orders", i, newOrdersChain(j, i, runtime.NewOut(j, pricedIn, i)).run)
+		c := newOrdersChain(j, i, runtime.NewOut(j, pricedIn, i))
+		if i == 0 {
+			firstOrders = c
+		}
+		j.Go("orders", i, c.run)
 	}
+	var firstPriced *pricedChain
 	for i := range j.Parallelism(nodePriced) {
 		c := newPricedChain(j, i, pricedIn[i], runtime.NewOut(j, runningIn, i), runtime.NewOut(j, latestIn, i), runtime.NewOut(j, countIn, i))
+		if i == 0 {
+			firstPriced = c
+		}
 		if !c.in.Direct(c.handle) {
 			j.Go("priced", i, c.run)
+		} else if c.in.ByCall() {
+			firstOrders.pricedByCall = c
 		}
 	}
 	for i := range j.Parallelism(nodeRunning) {
 		c := newRunningChain(j, i, runningIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("running", i, c.run)
+		} else if c.in.ByCall() {
+			firstPriced.runningByCall = c
 		}
 	}
 	for i := range j.Parallelism(nodeLatest) {
 		c := newLatestChain(j, i, latestIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("latest", i, c.run)
+		} else if c.in.ByCall() {
+			firstPriced.latestByCall = c
 		}
 	}
 	for i := range j.Parallelism(nodeCount) {
 		c := newCountChain(j, i, countIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("count", i, c.run)
+		} else if c.in.ByCall() {
+			firstPriced.countByCall = c
 		}
 	}
 }
@@ -107,6 +124,7 @@ type ordersChain struct {
 	src            *runtime.GeneratorSource[reorder.Order]
 	ctl            *runtime.SourceCtl
 	ordersToPriced *runtime.Out[reorder.Order] // to priced, rebalance
+	pricedByCall   *pricedChain                // priced, when it takes the records by a call; set by build
 	meter          *runtime.Meter              // the subtask's metrics
 	counts         [2]uint64                   // records emitted by orders, then late for them; flush publishes them
 }
@@ -151,8 +169,8 @@ func (c *ordersChain) run() {
 // emitOrders passes the records of "orders" to priced.
 func (c *ordersChain) emitOrders(r *reorder.Order) {
 	c.counts[0]++
-	if f := c.ordersToPriced.Call(); f != nil {
-		f(*r)
+	if d := c.pricedByCall; d != nil {
+		d.direct(r)
 	} else {
 		c.ordersToPriced.Rebalance(*r)
 	}
@@ -191,8 +209,11 @@ type pricedChain struct {
 	sub             int // the subtask's index
 	in              *runtime.Inbox[reorder.Order]
 	pricedToRunning *runtime.Out[reorder.Order] // to running, hash
+	runningByCall   *runningChain               // running, when it takes the records by a call; set by build
 	pricedToLatest  *runtime.Out[reorder.Order] // to latest, hash
+	latestByCall    *latestChain                // latest, when it takes the records by a call; set by build
 	pricedToCount   *runtime.Out[reorder.Order] // to count, hash
+	countByCall     *countChain                 // count, when it takes the records by a call; set by build
 	meter           *runtime.Meter              // the subtask's metrics
 	counts          [2]uint64                   // records emitted by priced, then late for them; flush publishes them
 }
@@ -208,7 +229,7 @@ func newPricedChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order], p
 	c.meter = j.Meter(sub, nodePriced)
 	c.in.Observe(c.meter)
 	c.in.Bind(nil, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	c.pricedToRunning.Observe(c.meter)
 	c.pricedToLatest.Observe(c.meter)
 	c.pricedToCount.Observe(c.meter)
@@ -256,17 +277,18 @@ func (c *pricedChain) records(recs []reorder.Order) {
 }
 
 // direct passes one record to "priced" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *pricedChain) direct(rec reorder.Order) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *pricedChain) direct(r *reorder.Order) {
+	defer c.recoverDirect(r)
 	c.in.Took()
-	c.toPriced(rec)
+	c.toPriced(*r)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *pricedChain) recoverDirect(rec *reorder.Order) {
+func (c *pricedChain) recoverDirect(r *reorder.Order) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, *r)
 	}
 }
 
@@ -278,18 +300,18 @@ func (c *pricedChain) toPriced(r reorder.Order) {
 // emitPriced passes the records of "priced" to running, latest, count.
 func (c *pricedChain) emitPriced(r reorder.Order) {
 	c.counts[0]++
-	if f := c.pricedToRunning.Call(); f != nil {
-		f(r)
+	if d := c.runningByCall; d != nil {
+		d.direct(&r)
 	} else {
 		c.pricedToRunning.Hash(hashKeyRunning(reorder.ByCustomer(r)), r)
 	}
-	if f := c.pricedToLatest.Call(); f != nil {
-		f(r)
+	if d := c.latestByCall; d != nil {
+		d.direct(&r)
 	} else {
 		c.pricedToLatest.Hash(hashKeyLatest(reorder.ByCustomer(r)), r)
 	}
-	if f := c.pricedToCount.Call(); f != nil {
-		f(r)
+	if d := c.countByCall; d != nil {
+		d.direct(&r)
 	} else {
 		c.pricedToCount.Hash(hashKeyCount(reorder.ByCustomer(r)), r)
 	}
@@ -346,7 +368,7 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) 
 	c.meter = j.Meter(sub, nodeRunning, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	return c
 }
 
@@ -391,17 +413,18 @@ func (c *runningChain) records(recs []reorder.Order) {
 }
 
 // direct passes one record to "running" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *runningChain) direct(rec reorder.Order) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *runningChain) direct(r *reorder.Order) {
+	defer c.recoverDirect(r)
 	c.in.Took()
-	c.toRunning(rec)
+	c.toRunning(*r)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *runningChain) recoverDirect(rec *reorder.Order) {
+func (c *runningChain) recoverDirect(r *reorder.Order) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, *r)
 	}
 }
 
@@ -479,7 +502,7 @@ func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *
 	c.meter = j.Meter(sub, nodeLatest, nodeLast)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	return c
 }
 
@@ -524,17 +547,18 @@ func (c *latestChain) records(recs []reorder.Order) {
 }
 
 // direct passes one record to "latest" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *latestChain) direct(rec reorder.Order) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *latestChain) direct(r *reorder.Order) {
+	defer c.recoverDirect(r)
 	c.in.Took()
-	c.toLatest(rec)
+	c.toLatest(*r)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *latestChain) recoverDirect(rec *reorder.Order) {
+func (c *latestChain) recoverDirect(r *reorder.Order) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, *r)
 	}
 }
 
@@ -608,7 +632,7 @@ func newCountChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *c
 	c.meter = j.Meter(sub, nodeCount, nodeCounts)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	return c
 }
 
@@ -653,17 +677,18 @@ func (c *countChain) records(recs []reorder.Order) {
 }
 
 // direct passes one record to "count" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *countChain) direct(rec reorder.Order) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *countChain) direct(r *reorder.Order) {
+	defer c.recoverDirect(r)
 	c.in.Took()
-	c.toCount(rec)
+	c.toCount(*r)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *countChain) recoverDirect(rec *reorder.Order) {
+func (c *countChain) recoverDirect(r *reorder.Order) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, *r)
 	}
 }
 

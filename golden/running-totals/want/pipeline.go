@@ -60,13 +60,20 @@ const (
 // every chain.
 func build(j *runtime.Job) {
 	runningIn := runtime.NewInboxes[totals.Total](j, j.Parallelism(nodeRunning), j.Parallelism(nodePriced))
+	var firstOrders *ordersChain
 	for i := range j.Parallelism(nodeOrders) {
-		j.Go("orders", i, newOrdersChain(j, i, runtime.NewOut(j, runningIn, i)).run)
+		c := newOrdersChain(j, i, runtime.NewOut(j, runningIn, i))
+		if i == 0 {
+			firstOrders = c
+		}
+		j.Go("orders", i, c.run)
 	}
 	for i := range j.Parallelism(nodeRunning) {
 		c := newRunningChain(j, i, runningIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("running", i, c.run)
+		} else if c.in.ByCall() {
+			firstOrders.runningByCall = c
 		}
 	}
 }
@@ -78,6 +85,7 @@ type ordersChain struct {
 	src             *runtime.GeneratorSource[totals.Order]
 	ctl             *runtime.SourceCtl
 	pricedToRunning *runtime.Out[totals.Total] // to running, hash
+	runningByCall   *runningChain              // running, when it takes the records by a call; set by build
 	meter           *runtime.Meter             // the subtask's metrics
 	counts          [4]uint64                  // records emitted by orders, priced, then late for them; flush publishes them
 }
@@ -133,8 +141,8 @@ func (c *ordersChain) toPriced(r *totals.Order) {
 // emitPriced passes the records of "priced" to running.
 func (c *ordersChain) emitPriced(r totals.Total) {
 	c.counts[1]++
-	if f := c.pricedToRunning.Call(); f != nil {
-		f(r)
+	if d := c.runningByCall; d != nil {
+		d.direct(&r)
 	} else {
 		c.pricedToRunning.Hash(hashKeyRunning(totals.ByCustomer(r)), r)
 	}
@@ -191,7 +199,7 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[totals.Total]) *
 	c.meter = j.Meter(sub, nodeRunning, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	return c
 }
 
@@ -236,17 +244,18 @@ func (c *runningChain) records(recs []totals.Total) {
 }
 
 // direct passes one record to "running" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *runningChain) direct(rec totals.Total) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *runningChain) direct(r *totals.Total) {
+	defer c.recoverDirect(r)
 	c.in.Took()
-	c.toRunning(rec)
+	c.toRunning(*r)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *runningChain) recoverDirect(rec *totals.Total) {
+func (c *runningChain) recoverDirect(r *totals.Total) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, *r)
 	}
 }
 

@@ -62,19 +62,28 @@ const (
 func build(j *runtime.Job) {
 	lastsIn := runtime.NewInboxes[int64](j, j.Parallelism(nodeLasts), j.Parallelism(nodeNumbers))
 	sumsIn := runtime.NewInboxes[int64](j, j.Parallelism(nodeSums), j.Parallelism(nodeNumbers))
+	var firstNumbers *numbersChain
 	for i := range j.Parallelism(nodeNumbers) {
-		j.Go("numbers", i, newNumbersChain(j, i, runtime.NewOut(j, lastsIn, i), runtime.NewOut(j, sumsIn, i)).run)
+		c := newNumbersChain(j, i, runtime.NewOut(j, lastsIn, i), runtime.NewOut(j, sumsIn, i))
+		if i == 0 {
+			firstNumbers = c
+		}
+		j.Go("numbers", i, c.run)
 	}
 	for i := range j.Parallelism(nodeLasts) {
 		c := newLastsChain(j, i, lastsIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("lasts", i, c.run)
+		} else if c.in.ByCall() {
+			firstNumbers.lastsByCall = c
 		}
 	}
 	for i := range j.Parallelism(nodeSums) {
 		c := newSumsChain(j, i, sumsIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("sums", i, c.run)
+		} else if c.in.ByCall() {
+			firstNumbers.sumsByCall = c
 		}
 	}
 }
@@ -86,7 +95,9 @@ type numbersChain struct {
 	src            *runtime.GeneratorSource[int64]
 	ctl            *runtime.SourceCtl
 	numbersToLasts *runtime.Out[int64] // to lasts, hash
+	lastsByCall    *lastsChain         // lasts, when it takes the records by a call; set by build
 	numbersToSums  *runtime.Out[int64] // to sums, hash
+	sumsByCall     *sumsChain          // sums, when it takes the records by a call; set by build
 	meter          *runtime.Meter      // the subtask's metrics
 	counts         [2]uint64           // records emitted by numbers, then late for them; flush publishes them
 }
@@ -133,13 +144,13 @@ func (c *numbersChain) run() {
 // emitNumbers passes the records of "numbers" to lasts, sums.
 func (c *numbersChain) emitNumbers(r *int64) {
 	c.counts[0]++
-	if f := c.numbersToLasts.Call(); f != nil {
-		f(*r)
+	if d := c.lastsByCall; d != nil {
+		d.direct(r)
 	} else {
 		c.numbersToLasts.Hash(hashKeyLasts(p.Mod7(*r)), *r)
 	}
-	if f := c.numbersToSums.Call(); f != nil {
-		f(*r)
+	if d := c.sumsByCall; d != nil {
+		d.direct(r)
 	} else {
 		c.numbersToSums.Hash(hashKeySums(p.Mod5(*r)), *r)
 	}
@@ -199,7 +210,7 @@ func newLastsChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *lastsChai
 	c.meter = j.Meter(sub, nodeLasts, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	return c
 }
 
@@ -244,17 +255,18 @@ func (c *lastsChain) records(recs []int64) {
 }
 
 // direct passes one record to "lasts" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *lastsChain) direct(rec int64) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *lastsChain) direct(r *int64) {
+	defer c.recoverDirect(r)
 	c.in.Took()
-	c.toLasts(rec)
+	c.toLasts(*r)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *lastsChain) recoverDirect(rec *int64) {
+func (c *lastsChain) recoverDirect(r *int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, *r)
 	}
 }
 
@@ -335,7 +347,7 @@ func newSumsChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *sumsChain 
 	c.meter = j.Meter(sub, nodeSums, nodeSumOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	return c
 }
 
@@ -380,17 +392,18 @@ func (c *sumsChain) records(recs []int64) {
 }
 
 // direct passes one record to "sums" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *sumsChain) direct(rec int64) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *sumsChain) direct(r *int64) {
+	defer c.recoverDirect(r)
 	c.in.Took()
-	c.toSums(rec)
+	c.toSums(*r)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *sumsChain) recoverDirect(rec *int64) {
+func (c *sumsChain) recoverDirect(r *int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, *r)
 	}
 }
 

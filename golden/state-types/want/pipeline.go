@@ -69,19 +69,28 @@ const (
 func build(j *runtime.Job) {
 	accsIn := runtime.NewInboxes[statetypes.Event](j, j.Parallelism(nodeAccs), j.Parallelism(nodePaced))
 	sensorsIn := runtime.NewInboxes[statetypes.Reading](j, j.Parallelism(nodeSensors), j.Parallelism(nodeReadings))
+	var firstEvents *eventsChain
 	for i := range j.Parallelism(nodeEvents) {
-		j.Go("events", i, newEventsChain(j, i, runtime.NewOut(j, accsIn, i), runtime.NewOut(j, sensorsIn, i)).run)
+		c := newEventsChain(j, i, runtime.NewOut(j, accsIn, i), runtime.NewOut(j, sensorsIn, i))
+		if i == 0 {
+			firstEvents = c
+		}
+		j.Go("events", i, c.run)
 	}
 	for i := range j.Parallelism(nodeAccs) {
 		c := newAccsChain(j, i, accsIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("accs", i, c.run)
+		} else if c.in.ByCall() {
+			firstEvents.accsByCall = c
 		}
 	}
 	for i := range j.Parallelism(nodeSensors) {
 		c := newSensorsChain(j, i, sensorsIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("sensors", i, c.run)
+		} else if c.in.ByCall() {
+			firstEvents.sensorsByCall = c
 		}
 	}
 }
@@ -93,7 +102,9 @@ type eventsChain struct {
 	src               *runtime.FileSource[statetypes.Event]
 	ctl               *runtime.SourceCtl
 	pacedToAccs       *runtime.Out[statetypes.Event]   // to accs, hash
+	accsByCall        *accsChain                       // accs, when it takes the records by a call; set by build
 	readingsToSensors *runtime.Out[statetypes.Reading] // to sensors, hash
+	sensorsByCall     *sensorsChain                    // sensors, when it takes the records by a call; set by build
 	meter             *runtime.Meter                   // the subtask's metrics
 	counts            [6]uint64                        // records emitted by events, paced, readings, then late for them; flush publishes them
 }
@@ -150,8 +161,8 @@ func (c *eventsChain) toPaced(r *statetypes.Event) {
 // emitPaced passes the records of "paced" to accs, readings.
 func (c *eventsChain) emitPaced(r statetypes.Event) {
 	c.counts[1]++
-	if f := c.pacedToAccs.Call(); f != nil {
-		f(r)
+	if d := c.accsByCall; d != nil {
+		d.direct(&r)
 	} else {
 		c.pacedToAccs.Hash(hashKeyAccs(statetypes.ByKey(r)), r)
 	}
@@ -166,8 +177,8 @@ func (c *eventsChain) toReadings(r statetypes.Event) {
 // emitReadings passes the records of "readings" to sensors.
 func (c *eventsChain) emitReadings(r statetypes.Reading) {
 	c.counts[2]++
-	if f := c.readingsToSensors.Call(); f != nil {
-		f(r)
+	if d := c.sensorsByCall; d != nil {
+		d.direct(&r)
 	} else {
 		c.readingsToSensors.Hash(hashKeySensors(statetypes.BySensor(r)), r)
 	}
@@ -227,7 +238,7 @@ func newAccsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Event]) 
 	c.meter = j.Meter(sub, nodeAccs, nodeAccOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	return c
 }
 
@@ -272,17 +283,18 @@ func (c *accsChain) records(recs []statetypes.Event) {
 }
 
 // direct passes one record to "accs" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *accsChain) direct(rec statetypes.Event) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *accsChain) direct(r *statetypes.Event) {
+	defer c.recoverDirect(r)
 	c.in.Took()
-	c.toAccs(rec)
+	c.toAccs(*r)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *accsChain) recoverDirect(rec *statetypes.Event) {
+func (c *accsChain) recoverDirect(r *statetypes.Event) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, *r)
 	}
 }
 
@@ -359,7 +371,7 @@ func newSensorsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Readi
 	c.meter = j.Meter(sub, nodeSensors, nodeSensorLines, nodeSensorOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	return c
 }
 
@@ -404,17 +416,18 @@ func (c *sensorsChain) records(recs []statetypes.Reading) {
 }
 
 // direct passes one record to "sensors" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *sensorsChain) direct(rec statetypes.Reading) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *sensorsChain) direct(r *statetypes.Reading) {
+	defer c.recoverDirect(r)
 	c.in.Took()
-	c.toSensors(rec)
+	c.toSensors(*r)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *sensorsChain) recoverDirect(rec *statetypes.Reading) {
+func (c *sensorsChain) recoverDirect(r *statetypes.Reading) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, *r)
 	}
 }
 

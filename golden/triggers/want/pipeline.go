@@ -82,43 +82,60 @@ func build(j *runtime.Job) {
 	tensIn := runtime.NewInboxes[runtime.Timed[triggers.Click]](j, j.Parallelism(nodeTens), j.Parallelism(nodeClicks))
 	recentIn := runtime.NewInboxes[runtime.Timed[triggers.Click]](j, j.Parallelism(nodeRecent), j.Parallelism(nodeClicks))
 	allIn := runtime.NewInboxes[runtime.Timed[string]](j, j.Parallelism(nodeAll), j.Parallelism(nodeCounts)+j.Parallelism(nodeDeltas)+j.Parallelism(nodeSessions)+j.Parallelism(nodeDynamic)+j.Parallelism(nodeTens)+j.Parallelism(nodeRecent))
+	var firstClicks *clicksChain
 	for i := range j.Parallelism(nodeClicks) {
-		j.Go("clicks", i, newClicksChain(j, i, runtime.NewOut(j, countsIn, i), runtime.NewOut(j, deltasIn, i), runtime.NewOut(j, sessionsIn, i), runtime.NewOut(j, dynamicIn, i), runtime.NewOut(j, tensIn, i), runtime.NewOut(j, recentIn, i)).run)
+		c := newClicksChain(j, i, runtime.NewOut(j, countsIn, i), runtime.NewOut(j, deltasIn, i), runtime.NewOut(j, sessionsIn, i), runtime.NewOut(j, dynamicIn, i), runtime.NewOut(j, tensIn, i), runtime.NewOut(j, recentIn, i))
+		if i == 0 {
+			firstClicks = c
+		}
+		j.Go("clicks", i, c.run)
 	}
 	for i := range j.Parallelism(nodeCounts) {
 		c := newCountsChain(j, i, countsIn[i], runtime.NewOut(j, allIn, i))
 		if !c.in.Direct(c.handle) {
 			j.Go("counts", i, c.run)
+		} else if c.in.ByCall() {
+			firstClicks.countsByCall = c
 		}
 	}
 	for i := range j.Parallelism(nodeDeltas) {
 		c := newDeltasChain(j, i, deltasIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeCounts)+i))
 		if !c.in.Direct(c.handle) {
 			j.Go("deltas", i, c.run)
+		} else if c.in.ByCall() {
+			firstClicks.deltasByCall = c
 		}
 	}
 	for i := range j.Parallelism(nodeSessions) {
 		c := newSessionsChain(j, i, sessionsIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeCounts)+j.Parallelism(nodeDeltas)+i))
 		if !c.in.Direct(c.handle) {
 			j.Go("sessions", i, c.run)
+		} else if c.in.ByCall() {
+			firstClicks.sessionsByCall = c
 		}
 	}
 	for i := range j.Parallelism(nodeDynamic) {
 		c := newDynamicChain(j, i, dynamicIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeCounts)+j.Parallelism(nodeDeltas)+j.Parallelism(nodeSessions)+i))
 		if !c.in.Direct(c.handle) {
 			j.Go("dynamic", i, c.run)
+		} else if c.in.ByCall() {
+			firstClicks.dynamicByCall = c
 		}
 	}
 	for i := range j.Parallelism(nodeTens) {
 		c := newTensChain(j, i, tensIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeCounts)+j.Parallelism(nodeDeltas)+j.Parallelism(nodeSessions)+j.Parallelism(nodeDynamic)+i))
 		if !c.in.Direct(c.handle) {
 			j.Go("tens", i, c.run)
+		} else if c.in.ByCall() {
+			firstClicks.tensByCall = c
 		}
 	}
 	for i := range j.Parallelism(nodeRecent) {
 		c := newRecentChain(j, i, recentIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeCounts)+j.Parallelism(nodeDeltas)+j.Parallelism(nodeSessions)+j.Parallelism(nodeDynamic)+j.Parallelism(nodeTens)+i))
 		if !c.in.Direct(c.handle) {
 			j.Go("recent", i, c.run)
+		} else if c.in.ByCall() {
+			firstClicks.recentByCall = c
 		}
 	}
 	for i := range j.Parallelism(nodeAll) {
@@ -137,11 +154,17 @@ type clicksChain struct {
 	ctl              *runtime.SourceCtl
 	wm               *runtime.Watermarks                         // the source's event-time progress
 	clicksToCounts   *runtime.Out[runtime.Timed[triggers.Click]] // to counts, hash
+	countsByCall     *countsChain                                // counts, when it takes the records by a call; set by build
 	clicksToDeltas   *runtime.Out[runtime.Timed[triggers.Click]] // to deltas, hash
+	deltasByCall     *deltasChain                                // deltas, when it takes the records by a call; set by build
 	clicksToSessions *runtime.Out[runtime.Timed[triggers.Click]] // to sessions, hash
+	sessionsByCall   *sessionsChain                              // sessions, when it takes the records by a call; set by build
 	clicksToDynamic  *runtime.Out[runtime.Timed[triggers.Click]] // to dynamic, hash
+	dynamicByCall    *dynamicChain                               // dynamic, when it takes the records by a call; set by build
 	clicksToTens     *runtime.Out[runtime.Timed[triggers.Click]] // to tens, hash
+	tensByCall       *tensChain                                  // tens, when it takes the records by a call; set by build
 	clicksToRecent   *runtime.Out[runtime.Timed[triggers.Click]] // to recent, hash
+	recentByCall     *recentChain                                // recent, when it takes the records by a call; set by build
 	meter            *runtime.Meter                              // the subtask's metrics
 	counts           [2]uint64                                   // records emitted by clicks, then late for them; flush publishes them
 }
@@ -211,66 +234,48 @@ func (c *clicksChain) run() {
 // emitClicks passes the records of "clicks" to counts, deltas, sessions, dynamic, tens, recent.
 func (c *clicksChain) emitClicks(r *triggers.Click, ts int64) {
 	c.counts[0]++
-	if f := c.clicksToCounts.Call(); f != nil {
-		f(runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
+	if d := c.countsByCall; d != nil {
+		d.direct(r, ts)
 	} else {
 		c.clicksToCounts.Hash(hashKeyCounts(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
 			TS: ts,
 			V:  *r,
 		})
 	}
-	if f := c.clicksToDeltas.Call(); f != nil {
-		f(runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
+	if d := c.deltasByCall; d != nil {
+		d.direct(r, ts)
 	} else {
 		c.clicksToDeltas.Hash(hashKeyDeltas(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
 			TS: ts,
 			V:  *r,
 		})
 	}
-	if f := c.clicksToSessions.Call(); f != nil {
-		f(runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
+	if d := c.sessionsByCall; d != nil {
+		d.direct(r, ts)
 	} else {
 		c.clicksToSessions.Hash(hashKeySessions(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
 			TS: ts,
 			V:  *r,
 		})
 	}
-	if f := c.clicksToDynamic.Call(); f != nil {
-		f(runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
+	if d := c.dynamicByCall; d != nil {
+		d.direct(r, ts)
 	} else {
 		c.clicksToDynamic.Hash(hashKeyDynamic(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
 			TS: ts,
 			V:  *r,
 		})
 	}
-	if f := c.clicksToTens.Call(); f != nil {
-		f(runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
+	if d := c.tensByCall; d != nil {
+		d.direct(r, ts)
 	} else {
 		c.clicksToTens.Hash(hashKeyTens(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
 			TS: ts,
 			V:  *r,
 		})
 	}
-	if f := c.clicksToRecent.Call(); f != nil {
-		f(runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
+	if d := c.recentByCall; d != nil {
+		d.direct(r, ts)
 	} else {
 		c.clicksToRecent.Hash(hashKeyRecent(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
 			TS: ts,
@@ -370,7 +375,7 @@ func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[tri
 	c.meter = j.Meter(sub, nodeCounts, nodeLate)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	c.countsToAll.Observe(c.meter)
 	return c
 }
@@ -419,18 +424,22 @@ func (c *countsChain) records(recs []runtime.Timed[triggers.Click]) {
 }
 
 // direct passes one record to "counts" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *countsChain) direct(rec runtime.Timed[triggers.Click]) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *countsChain) direct(r *triggers.Click, ts int64) {
+	defer c.recoverDirect(r, ts)
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
-	c.toCounts(rec.V, rec.TS)
+	c.toCounts(*r, ts)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *countsChain) recoverDirect(rec *runtime.Timed[triggers.Click]) {
+func (c *countsChain) recoverDirect(r *triggers.Click, ts int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, runtime.Timed[triggers.Click]{
+			TS: ts,
+			V:  *r,
+		})
 	}
 }
 
@@ -455,17 +464,10 @@ func (c *countsChain) countsResult(k string, w runtime.Window, f pipegen.Firing,
 // emitCounts passes the records of "counts" to all.
 func (c *countsChain) emitCounts(r string, ts int64) {
 	c.counts[0]++
-	if f := c.countsToAll.Call(); f != nil {
-		f(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	} else {
-		c.countsToAll.Forward(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	}
+	c.countsToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // emitCountsLate passes the records too late for the windows of "counts" to late.
@@ -556,7 +558,7 @@ func newDeltasChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[tri
 	c.meter = j.Meter(sub, nodeDeltas)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	c.deltasToAll.Observe(c.meter)
 	return c
 }
@@ -605,18 +607,22 @@ func (c *deltasChain) records(recs []runtime.Timed[triggers.Click]) {
 }
 
 // direct passes one record to "deltas" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *deltasChain) direct(rec runtime.Timed[triggers.Click]) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *deltasChain) direct(r *triggers.Click, ts int64) {
+	defer c.recoverDirect(r, ts)
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
-	c.toDeltas(rec.V, rec.TS)
+	c.toDeltas(*r, ts)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *deltasChain) recoverDirect(rec *runtime.Timed[triggers.Click]) {
+func (c *deltasChain) recoverDirect(r *triggers.Click, ts int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, runtime.Timed[triggers.Click]{
+			TS: ts,
+			V:  *r,
+		})
 	}
 }
 
@@ -641,17 +647,10 @@ func (c *deltasChain) deltasResult(k string, w runtime.Window, f pipegen.Firing,
 // emitDeltas passes the records of "deltas" to all.
 func (c *deltasChain) emitDeltas(r string, ts int64) {
 	c.counts[0]++
-	if f := c.deltasToAll.Call(); f != nil {
-		f(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	} else {
-		c.deltasToAll.Forward(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	}
+	c.deltasToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // emitDeltasLate drops the records too late for the windows of "deltas": nothing reads them.
@@ -730,7 +729,7 @@ func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[t
 	c.meter = j.Meter(sub, nodeSessions)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	c.sessionsToAll.Observe(c.meter)
 	return c
 }
@@ -779,18 +778,22 @@ func (c *sessionsChain) records(recs []runtime.Timed[triggers.Click]) {
 }
 
 // direct passes one record to "sessions" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *sessionsChain) direct(rec runtime.Timed[triggers.Click]) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *sessionsChain) direct(r *triggers.Click, ts int64) {
+	defer c.recoverDirect(r, ts)
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
-	c.toSessions(rec.V, rec.TS)
+	c.toSessions(*r, ts)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *sessionsChain) recoverDirect(rec *runtime.Timed[triggers.Click]) {
+func (c *sessionsChain) recoverDirect(r *triggers.Click, ts int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, runtime.Timed[triggers.Click]{
+			TS: ts,
+			V:  *r,
+		})
 	}
 }
 
@@ -815,17 +818,10 @@ func (c *sessionsChain) sessionsResult(k string, w runtime.Window, f pipegen.Fir
 // emitSessions passes the records of "sessions" to all.
 func (c *sessionsChain) emitSessions(r string, ts int64) {
 	c.counts[0]++
-	if f := c.sessionsToAll.Call(); f != nil {
-		f(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	} else {
-		c.sessionsToAll.Forward(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	}
+	c.sessionsToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // emitSessionsLate drops the records too late for the windows of "sessions": nothing reads them.
@@ -904,7 +900,7 @@ func newDynamicChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[tr
 	c.meter = j.Meter(sub, nodeDynamic)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	c.dynamicToAll.Observe(c.meter)
 	return c
 }
@@ -953,18 +949,22 @@ func (c *dynamicChain) records(recs []runtime.Timed[triggers.Click]) {
 }
 
 // direct passes one record to "dynamic" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *dynamicChain) direct(rec runtime.Timed[triggers.Click]) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *dynamicChain) direct(r *triggers.Click, ts int64) {
+	defer c.recoverDirect(r, ts)
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
-	c.toDynamic(rec.V, rec.TS)
+	c.toDynamic(*r, ts)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *dynamicChain) recoverDirect(rec *runtime.Timed[triggers.Click]) {
+func (c *dynamicChain) recoverDirect(r *triggers.Click, ts int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, runtime.Timed[triggers.Click]{
+			TS: ts,
+			V:  *r,
+		})
 	}
 }
 
@@ -990,17 +990,10 @@ func (c *dynamicChain) dynamicResult(k string, w runtime.Window, f pipegen.Firin
 // emitDynamic passes the records of "dynamic" to all.
 func (c *dynamicChain) emitDynamic(r string, ts int64) {
 	c.counts[0]++
-	if f := c.dynamicToAll.Call(); f != nil {
-		f(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	} else {
-		c.dynamicToAll.Forward(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	}
+	c.dynamicToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // emitDynamicLate drops the records too late for the windows of "dynamic": nothing reads them.
@@ -1075,7 +1068,7 @@ func newTensChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[trigg
 	c.meter = j.Meter(sub, nodeTens)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	c.tensToAll.Observe(c.meter)
 	return c
 }
@@ -1123,17 +1116,21 @@ func (c *tensChain) records(recs []runtime.Timed[triggers.Click]) {
 }
 
 // direct passes one record to "tens" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *tensChain) direct(rec runtime.Timed[triggers.Click]) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *tensChain) direct(r *triggers.Click, ts int64) {
+	defer c.recoverDirect(r, ts)
 	c.in.Took()
-	c.toTens(rec.V, rec.TS)
+	c.toTens(*r, ts)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *tensChain) recoverDirect(rec *runtime.Timed[triggers.Click]) {
+func (c *tensChain) recoverDirect(r *triggers.Click, ts int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, runtime.Timed[triggers.Click]{
+			TS: ts,
+			V:  *r,
+		})
 	}
 }
 
@@ -1150,17 +1147,10 @@ func (c *tensChain) tensResult(k string, acc *triggers.Sum, ts int64) {
 // emitTens passes the records of "tens" to all.
 func (c *tensChain) emitTens(r string, ts int64) {
 	c.counts[0]++
-	if f := c.tensToAll.Call(); f != nil {
-		f(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	} else {
-		c.tensToAll.Forward(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	}
+	c.tensToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -1229,7 +1219,7 @@ func newRecentChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[tri
 	c.meter = j.Meter(sub, nodeRecent)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	c.recentToAll.Observe(c.meter)
 	return c
 }
@@ -1277,17 +1267,21 @@ func (c *recentChain) records(recs []runtime.Timed[triggers.Click]) {
 }
 
 // direct passes one record to "recent" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *recentChain) direct(rec runtime.Timed[triggers.Click]) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *recentChain) direct(r *triggers.Click, ts int64) {
+	defer c.recoverDirect(r, ts)
 	c.in.Took()
-	c.toRecent(rec.V, rec.TS)
+	c.toRecent(*r, ts)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *recentChain) recoverDirect(rec *runtime.Timed[triggers.Click]) {
+func (c *recentChain) recoverDirect(r *triggers.Click, ts int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, runtime.Timed[triggers.Click]{
+			TS: ts,
+			V:  *r,
+		})
 	}
 }
 
@@ -1304,17 +1298,10 @@ func (c *recentChain) recentResult(k string, acc *triggers.Sum, ts int64) {
 // emitRecent passes the records of "recent" to all.
 func (c *recentChain) emitRecent(r string, ts int64) {
 	c.counts[0]++
-	if f := c.recentToAll.Call(); f != nil {
-		f(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	} else {
-		c.recentToAll.Forward(runtime.Timed[string]{
-			TS: ts,
-			V:  r,
-		})
-	}
+	c.recentToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -1376,7 +1363,6 @@ func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[string
 	c.meter = j.Meter(sub, nodeAll, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
 	return c
 }
 
@@ -1419,21 +1405,6 @@ func (c *allChain) records(recs []runtime.Timed[string]) {
 	}()
 	for ; i < len(recs); i++ {
 		c.toAll(recs[i].V, recs[i].TS)
-	}
-}
-
-// direct passes one record to "all" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *allChain) direct(rec runtime.Timed[string]) {
-	defer c.recoverDirect(&rec)
-	c.in.Took()
-	c.toAll(rec.V, rec.TS)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *allChain) recoverDirect(rec *runtime.Timed[string]) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
 	}
 }
 

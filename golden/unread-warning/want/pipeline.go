@@ -68,8 +68,13 @@ const (
 // every chain.
 func build(j *runtime.Job) {
 	countsIn := runtime.NewInboxes[runtime.Timed[string]](j, j.Parallelism(nodeCounts), j.Parallelism(nodeWords))
+	var firstWords *wordsChain
 	for i := range j.Parallelism(nodeWords) {
-		j.Go("words", i, newWordsChain(j, i, runtime.NewOut(j, countsIn, i)).run)
+		c := newWordsChain(j, i, runtime.NewOut(j, countsIn, i))
+		if i == 0 {
+			firstWords = c
+		}
+		j.Go("words", i, c.run)
 	}
 	for i := range j.Parallelism(nodeSpare) {
 		j.Go("spare", i, newSpareChain(j, i).run)
@@ -78,6 +83,8 @@ func build(j *runtime.Job) {
 		c := newCountsChain(j, i, countsIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("counts", i, c.run)
+		} else if c.in.ByCall() {
+			firstWords.countsByCall = c
 		}
 	}
 }
@@ -90,6 +97,7 @@ type wordsChain struct {
 	ctl           *runtime.SourceCtl
 	wm            *runtime.Watermarks                 // the source's event-time progress
 	wordsToCounts *runtime.Out[runtime.Timed[string]] // to counts, hash
+	countsByCall  *countsChain                        // counts, when it takes the records by a call; set by build
 	outSink       *runtime.StdoutSink[string]
 	meter         *runtime.Meter // the subtask's metrics
 	counts        [10]uint64     // records emitted by words, upper, audit, flagged, out, then late for them; flush publishes them
@@ -154,11 +162,8 @@ func (c *wordsChain) emitWords(r *string, ts int64) {
 	c.counts[0]++
 	c.toUpper(r, ts)
 	c.toAudit(r, ts)
-	if f := c.wordsToCounts.Call(); f != nil {
-		f(runtime.Timed[string]{
-			TS: ts,
-			V:  *r,
-		})
+	if d := c.countsByCall; d != nil {
+		d.direct(r, ts)
 	} else {
 		c.wordsToCounts.Hash(hashKeyCounts(unread.Self(*r)), runtime.Timed[string]{
 			TS: ts,
@@ -354,7 +359,7 @@ func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[str
 	c.meter = j.Meter(sub, nodeCounts, nodeLate)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	return c
 }
 
@@ -397,33 +402,40 @@ func (c *countsChain) records(recs []runtime.Timed[string]) {
 		}
 	}()
 	for ; i < len(recs); i++ {
-		c.toCounts(recs[i].V, recs[i].TS)
+		c.toCounts(&recs[i].V, recs[i].TS)
 	}
 }
 
 // direct passes one record to "counts" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *countsChain) direct(rec runtime.Timed[string]) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *countsChain) direct(r *string, ts int64) {
+	defer c.recoverDirect(r, ts)
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
-	c.toCounts(rec.V, rec.TS)
+	c.toCounts(r, ts)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *countsChain) recoverDirect(rec *runtime.Timed[string]) {
+func (c *countsChain) recoverDirect(r *string, ts int64) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, runtime.Timed[string]{
+			TS: ts,
+			V:  *r,
+		})
 	}
 }
 
 // toCounts is operator "counts": reduce Longer by Self on tumbling 1s windows (event time), emitting once per key and window.
-func (c *countsChain) toCounts(r string, ts int64) {
-	k := unread.Self(r)
-	if !c.countsState.Add(k, ts, c.inputWM, func(acc *runtime.ReduceAcc[string]) {
-		acc.Add(r, unread.Longer)
-	}, c.countsFire) {
-		c.emitCountsLate(r, ts)
+func (c *countsChain) toCounts(r *string, ts int64) {
+	k := unread.Self(*r)
+	if acc := c.countsState.Acc(k, ts, c.inputWM); acc != nil {
+		acc.Add(*r, unread.Longer)
+		c.countsState.Added(c.countsFire)
+	} else {
+		// Later than its window's end plus the allowed lateness, as judged by its
+		// sender's watermark: to the side output.
+		c.emitCountsLate(*r, ts)
 	}
 }
 

@@ -60,13 +60,20 @@ const (
 // every chain.
 func build(j *runtime.Job) {
 	countsIn := runtime.NewInboxes[wc.Word](j, j.Parallelism(nodeCounts), j.Parallelism(nodeWords))
+	var firstLines *linesChain
 	for i := range j.Parallelism(nodeLines) {
-		j.Go("lines", i, newLinesChain(j, i, runtime.NewOut(j, countsIn, i)).run)
+		c := newLinesChain(j, i, runtime.NewOut(j, countsIn, i))
+		if i == 0 {
+			firstLines = c
+		}
+		j.Go("lines", i, c.run)
 	}
 	for i := range j.Parallelism(nodeCounts) {
 		c := newCountsChain(j, i, countsIn[i])
 		if !c.in.Direct(c.handle) {
 			j.Go("counts", i, c.run)
+		} else if c.in.ByCall() {
+			firstLines.countsByCall = c
 		}
 	}
 }
@@ -78,6 +85,7 @@ type linesChain struct {
 	src           *runtime.FileSource[string]
 	ctl           *runtime.SourceCtl
 	wordsToCounts *runtime.Out[wc.Word] // to counts, hash
+	countsByCall  *countsChain          // counts, when it takes the records by a call; set by build
 	emitWordsFn   func(wc.Word)         // emitWords, made once
 	meter         *runtime.Meter        // the subtask's metrics
 	counts        [4]uint64             // records emitted by lines, words, then late for them; flush publishes them
@@ -134,8 +142,8 @@ func (c *linesChain) toWords(r *string) {
 // emitWords passes the records of "words" to counts.
 func (c *linesChain) emitWords(r wc.Word) {
 	c.counts[1]++
-	if f := c.wordsToCounts.Call(); f != nil {
-		f(r)
+	if d := c.countsByCall; d != nil {
+		d.direct(&r)
 	} else {
 		c.wordsToCounts.Hash(hashKeyCounts(wc.WordKey(r)), r)
 	}
@@ -192,7 +200,7 @@ func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[wc.Word]) *counts
 	c.meter = j.Meter(sub, nodeCounts, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
-	c.in.Calls(c.direct)
+	c.in.Calls()
 	return c
 }
 
@@ -237,17 +245,18 @@ func (c *countsChain) records(recs []wc.Word) {
 }
 
 // direct passes one record to "counts" from its only sender, which calls it instead of
-// handing over batches when both run in one goroutine (runtime.Inbox.Calls).
-func (c *countsChain) direct(rec wc.Word) {
-	defer c.recoverDirect(&rec)
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call.
+func (c *countsChain) direct(r *wc.Word) {
+	defer c.recoverDirect(r)
 	c.in.Took()
-	c.toCounts(rec)
+	c.toCounts(*r)
 }
 
 // recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *countsChain) recoverDirect(rec *wc.Word) {
+func (c *countsChain) recoverDirect(r *wc.Word) {
 	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *rec)
+		runtime.PanicWithRecord(p, *r)
 	}
 }
 

@@ -135,8 +135,7 @@ func (a WindowAssigner) Assign(ts int64, buf []Window) []Window {
 	}
 	switch a.Kind {
 	case Tumbling:
-		s := floorMultiple(ts, a.Size)
-		return append(buf, Window{s, addSat(s, a.Size)})
+		return append(buf, a.tumbling(ts))
 	case Sliding:
 		// The latest window containing ts starts at the last multiple of
 		// Slide at or before ts; earlier ones every Slide before it, as
@@ -155,6 +154,15 @@ func (a WindowAssigner) Assign(ts int64, buf []Window) []Window {
 		return append(buf, Window{ts, addSat(ts, a.Gap)})
 	}
 	return buf
+}
+
+// tumbling is the tumbling window of a record at ts (Assign's only one).
+func (a WindowAssigner) tumbling(ts int64) Window {
+	if ts == MaxTime {
+		ts = MaxTime - 1
+	}
+	s := floorMultiple(ts, a.Size)
+	return Window{s, addSat(s, a.Size)}
 }
 
 // floorMultiple is the largest multiple of n at or below ts (floor

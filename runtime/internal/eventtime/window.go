@@ -77,6 +77,12 @@ type WindowState[K comparable, A any] struct {
 	// deltas (tumbling and sliding windows only).
 	epoch    uint64
 	tracking bool
+	// again is set by Acc when the record's window had fired already:
+	// Added emits it again. cur and curIdx are that window and the key's
+	// index in its pane.
+	again  bool
+	cur    winRef[K, A]
+	curIdx int32
 	// capturable is set when the windows may be captured for another
 	// goroutine to encode (CanCapture).
 	capturable bool
@@ -261,37 +267,7 @@ func (s *WindowState[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A),
 				pos = s.ix.pos(w.Start)
 			}
 		}
-		p := s.pane(w, pos)
-		if p.shared {
-			p.own()
-		}
-		var i int32
-		var ok bool
-		if ix {
-			i, ok = s.ix.find(sl, k, w.Start, pos)
-		} else {
-			i, ok = p.idx[k]
-		}
-		if !ok {
-			i = int32(len(p.keys))
-			if ix {
-				s.ix.put(sl, k, w.Start, pos, i)
-				p.slots = append(p.slots, sl)
-			} else {
-				p.idx[k] = i
-			}
-			p.keys = append(p.keys, k)
-			p.seqs = append(p.seqs, s.seq)
-			s.seq++
-			var zero A
-			p.accs = append(p.accs, zero)
-			p.vers = append(p.vers, 0)
-			s.n++
-		}
-		if s.tracking && p.vers[i] != uint32(s.epoch) {
-			p.vers[i] = uint32(s.epoch)
-			p.ver = uint32(s.epoch)
-		}
+		p, i := s.entry(k, w, ix, sl, pos)
 		acc := &p.accs[i]
 		add(acc)
 		if each != nil {
@@ -307,6 +283,89 @@ func (s *WindowState[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A),
 		}
 	}
 	return true
+}
+
+// entry returns the pane of window w and the index in it of key k's
+// accumulator, making either when new, for a record about to change it;
+// ix, sl and pos are k's slot and w's place in the index when ix is set.
+func (s *WindowState[K, A]) entry(k K, w Window, ix bool, sl int32, pos int) (*pane[K, A], int32) {
+	p := s.pane(w, pos)
+	if p.shared {
+		p.own()
+	}
+	var i int32
+	var ok bool
+	if ix {
+		i, ok = s.ix.find(sl, k, w.Start, pos)
+	} else {
+		i, ok = p.idx[k]
+	}
+	if !ok {
+		i = int32(len(p.keys))
+		if ix {
+			s.ix.put(sl, k, w.Start, pos, i)
+			p.slots = append(p.slots, sl)
+		} else {
+			p.idx[k] = i
+		}
+		p.keys = append(p.keys, k)
+		p.seqs = append(p.seqs, s.seq)
+		s.seq++
+		var zero A
+		p.accs = append(p.accs, zero)
+		p.vers = append(p.vers, 0)
+		s.n++
+	}
+	if s.tracking && p.vers[i] != uint32(s.epoch) {
+		p.vers[i] = uint32(s.epoch)
+		p.ver = uint32(s.epoch)
+	}
+	return p, i
+}
+
+// Acc is Add for tumbling windows without the function: it returns the
+// accumulator of the window that a record of key k at time ts belongs to
+// (a new window's starts as the zero A), for the caller to fold the
+// record into and then call Added; nil when the window is late for the
+// record (Add's false). Generated code calls the user's function on it
+// directly, inlined if it can be, where Add calls a closure per record
+// that holds the record. It panics for other windows, which a record can
+// belong to several or none of: they take Add.
+func (s *WindowState[K, A]) Acc(k K, ts, inputWatermark int64) *A {
+	if s.assign.Kind != Tumbling || s.ix.width > 0 {
+		panic("WindowState.Acc takes tumbling windows; others take Add")
+	}
+	wm := max(inputWatermark, s.wm)
+	w := s.assign.tumbling(ts)
+	if s.cleanup(w) <= wm {
+		return nil
+	}
+	p, i := s.entry(k, w, false, 0, 0)
+	s.again = p.fired || p.early != nil && p.early[i]
+	if s.again {
+		s.cur = winRef[K, A]{p: p, k: k}
+		s.curIdx = i
+	}
+	return &p.accs[i]
+}
+
+// Added ends an Acc whose accumulator the caller changed: when its window
+// had fired already (a late record within the allowed lateness), onUpdate
+// gets the window again, as Add calls it.
+func (s *WindowState[K, A]) Added(onUpdate func(k K, w Window, acc *A)) {
+	if s.again {
+		s.updated(onUpdate)
+	}
+}
+
+// updated is the rest of Added, out of line so that Added inlines.
+func (s *WindowState[K, A]) updated(onUpdate func(k K, w Window, acc *A)) {
+	s.again = false
+	p, k := s.cur.p, s.cur.k
+	s.cur = winRef[K, A]{}
+	if onUpdate != nil {
+		onUpdate(k, p.w, &p.accs[s.curIdx])
+	}
 }
 
 // pane returns the pane of w, at ring position pos of the index, making

@@ -237,6 +237,12 @@ func randomLateness(rng *rand.Rand) int64 {
 
 // applyWindowOp runs one op on a WindowState and returns what it emitted.
 func applyWindowOp(s *WindowState[int, testAcc], o testOp, sortIDs bool) (bool, []wemit) {
+	return applyWindowOpBy(s, o, sortIDs, false)
+}
+
+// applyWindowOpBy is applyWindowOp that adds a record with Acc and Added
+// when byAcc is set, as generated code does for tumbling windows.
+func applyWindowOpBy(s *WindowState[int, testAcc], o testOp, sortIDs, byAcc bool) (bool, []wemit) {
 	var out []wemit
 	emit := func(how byte) func(k int, w Window, a *testAcc) {
 		return func(k int, w Window, a *testAcc) {
@@ -246,6 +252,15 @@ func applyWindowOp(s *WindowState[int, testAcc], o testOp, sortIDs bool) (bool, 
 			}
 			out = append(out, wemit{how, k, w, ids})
 		}
+	}
+	if o.kind == opAdd && byAcc {
+		a := s.Acc(o.key, o.ts, o.iwm)
+		if a == nil {
+			return false, out
+		}
+		a.ids = append(a.ids, o.id)
+		s.Added(emit('U'))
+		return true, out
 	}
 	if o.kind == opAdd {
 		ok := s.Add(o.key, o.ts, o.iwm, func(a *testAcc) { a.ids = append(a.ids, o.id) }, emit('U'))
@@ -265,7 +280,9 @@ func newTestWindowState(a WindowAssigner, lateness int64) *WindowState[int, test
 
 func TestWindowStateAgainstModel(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []WindowKind{Tumbling, Sliding, Session} {
+	// Tumbling windows twice: by Add, and by Acc and Added.
+	for v, kind := range []WindowKind{Tumbling, Sliding, Session, Tumbling} {
+		byAcc := v == 3
 		late, updates, fires, spilled := 0, 0, 0, 0
 		for seed := range seeds(150) {
 			rng := rand.New(rand.NewPCG(seed, uint64(kind)))
@@ -276,7 +293,7 @@ func TestWindowStateAgainstModel(t *testing.T) {
 			m := newWindowModel(a, lateness)
 			session := kind == Session
 			for i, o := range ops {
-				ok, got := applyWindowOp(s, o, session)
+				ok, got := applyWindowOpBy(s, o, session, byAcc)
 				var want []wemit
 				wantOK := true
 				if o.kind == opAdd {
@@ -319,7 +336,7 @@ func TestWindowStateAgainstModel(t *testing.T) {
 				t.Fatalf("%v seed %d: %d windows left at the end of time", kind, seed, s.Len())
 			}
 		}
-		t.Logf("%v: %d late records, %d updates, %d fired", kind, late, updates, fires)
+		t.Logf("%v (by Acc: %v): %d late records, %d updates, %d fired", kind, byAcc, late, updates, fires)
 		if late == 0 || updates == 0 || fires == 0 {
 			t.Errorf("%v: the streams did not exercise late records, updates and firings", kind)
 		}

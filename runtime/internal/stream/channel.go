@@ -145,11 +145,10 @@ type Inbox[T any] struct {
 	// direct, when set, is the receiver's handler: a sender hands each
 	// message to it in its own goroutine (see Direct).
 	direct func(Msg[T]) bool
-	// call, when set, is the receiver's function of one record, which
-	// its only sender calls instead of filling batches: offered by Calls,
-	// taken up by Direct. took counts those records until the metrics
-	// learn of them.
-	call, offered func(T)
+	// call is set when the receiver takes records from its only sender
+	// by a call instead of in batches: offered by Calls, taken up by
+	// Direct. took counts those records until the metrics learn of them.
+	call, offered bool
 	took          int
 	// manual is set when a test driver runs the job (see Manual).
 	manual *Manual
@@ -234,23 +233,31 @@ func (in *Inbox[T]) Direct(handle func(Msg[T]) bool) bool {
 		return false
 	}
 	in.direct = handle
-	if in.manual == nil {
-		in.call = in.offered
-	}
+	in.call = in.manual == nil && in.offered
 	return true
 }
 
 // Calls offers the receiver's function of one record to its sender: when
 // the inbox runs Direct in a job that runs by itself (one sender at
-// parallelism 1), the sender passes each record to f by a call
-// (Out.Call) rather than writing it into a batch that the receiver reads
-// back a moment later, in the same goroutine. Nothing else changes: the
-// control events still go through the inbox's bookkeeping, after the
-// records before them, as batches would have delivered them. f must count
-// each record (Took). Under a test driver (Manual), where several senders
-// may share a Direct inbox, records keep going in batches. Call it before
-// Direct, which takes the offer up.
-func (in *Inbox[T]) Calls(f func(T)) { in.offered = f }
+// parallelism 1), the sender passes each record to that function by a
+// call (ByCall) rather than writing it into a batch that the receiver
+// reads back a moment later, in the same goroutine. Nothing else
+// changes: the control events still go through the inbox's bookkeeping,
+// after the records before them, as batches would have delivered them.
+// The function must count each record (Took). Under a test driver
+// (Manual), where several senders may share a Direct inbox, records keep
+// going in batches. Call it before Direct, which takes the offer up.
+//
+// The function itself is not handed over: generated code calls the
+// receiving chain's method statically, so that a record can go by
+// reference without escaping to the heap, which a call through a
+// function value would make it do.
+func (in *Inbox[T]) Calls() { in.offered = true }
+
+// ByCall reports whether the receiver takes its only sender's records by
+// a call (see Calls): the inbox runs Direct and its receiver offered a
+// function of one record. It does not change once the job runs.
+func (in *Inbox[T]) ByCall() bool { return in.call }
 
 // Took counts a record that the receiver's function of Calls got; the
 // metrics learn of it with the next control event or flush.
@@ -598,12 +605,6 @@ func (o *Out[T]) Send(i int, r T) {
 func (o *Out[T]) Forward(r T) {
 	o.Send(o.fwd, r)
 }
-
-// Call returns the function by which this sender passes a record straight
-// to its receiver, which runs in the sender's goroutine (Inbox.Calls), or
-// nil when records go in batches (Send, Hash, ...). Generated code asks
-// for every record: the answer never changes once the job runs.
-func (o *Out[T]) Call() func(T) { return o.to[0].call }
 
 // Hash sends r to the receiver that owns the key group of a key whose hash
 // is h.

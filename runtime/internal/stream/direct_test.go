@@ -84,38 +84,45 @@ type counter struct {
 func (c *counter) Received(n int) { c.n += n }
 
 // TestCalls: the only sender of a Direct inbox whose receiver offered a
-// function of one record calls it for every record, with the control
-// events still in order between them; the metrics learn of the records at
-// the next control event or flush. An inbox that does not run Direct, or
-// runs so under a test driver, keeps the batches.
+// function of one record calls it for every record (as generated code
+// does when ByCall says so), with the control events still in order
+// between them; the metrics learn of the records at the next control
+// event or flush. An inbox that does not run Direct, or runs so under a
+// test driver, keeps the batches.
 func TestCalls(t *testing.T) {
 	j := newTestJob(true)
 	ins := NewInboxes[int](j, 1, 2)
-	ins[0].Calls(func(int) {})
+	ins[0].Calls()
 	ins[0].Direct(func(Msg[int]) bool { return true })
-	if NewOut(j, ins, 0).Call() != nil {
-		t.Error("a sender of an inbox of two senders got the receiver's call")
+	if ins[0].ByCall() {
+		t.Error("an inbox of two senders took its records by a call")
 	}
 	ins = NewInboxes[int](j, 1, 1)
-	ins[0].Calls(func(int) {})
-	if NewOut(j, ins, 0).Call() != nil {
-		t.Error("a sender got the receiver's call before the inbox ran Direct")
+	ins[0].Calls()
+	if ins[0].ByCall() {
+		t.Error("an inbox took its records by a call before it ran Direct")
 	}
 	driven := NewInboxes[int](manualJob{j, NewManual()}, 1, 1)
-	driven[0].Calls(func(int) {})
+	driven[0].Calls()
 	driven[0].Direct(func(Msg[int]) bool { return true })
-	if NewOut(j, driven, 0).Call() != nil {
-		t.Error("a sender under a test driver got the receiver's call")
+	if driven[0].ByCall() {
+		t.Error("an inbox under a test driver took its records by a call")
+	}
+	plain := NewInboxes[int](j, 1, 1)
+	plain[0].Direct(func(Msg[int]) bool { return true })
+	if plain[0].ByCall() {
+		t.Error("an inbox whose receiver offered no call took its records by one")
 	}
 
 	in := ins[0]
 	seen := &counter{}
 	in.Observe(seen)
 	var got []string
-	in.Calls(func(r int) {
+	in.Calls()
+	call := func(r int) {
 		in.Took()
 		got = append(got, fmt.Sprint(r))
-	})
+	}
 	in.Direct(func(m Msg[int]) bool {
 		switch m.Kind {
 		case Records:
@@ -132,9 +139,8 @@ func TestCalls(t *testing.T) {
 		return true
 	})
 	out := NewOut(j, ins, 0)
-	call := out.Call()
-	if call == nil {
-		t.Fatal("the only sender of a Direct inbox did not get the receiver's call")
+	if !in.ByCall() {
+		t.Fatal("the only sender of a Direct inbox did not get to call its receiver")
 	}
 	call(1)
 	call(2)
