@@ -330,13 +330,14 @@ func TestGenerateHashSplitsChain(t *testing.T) {
 		t.Errorf("chain types %v, want linesChain and longestChain", got)
 	}
 	// By a call when longest runs in the sender's goroutine, else keyed
-	// into a batch.
-	wantCalls(t, src, "linesChain", "emitUpper", "f", "c.upperToLongest.Hash")
+	// into a batch, written in place.
+	wantCalls(t, src, "linesChain", "emitUpper", "f")
 	wantCalls(t, src, "longestChain", "direct", "c.in.Took", "c.toLongest")
 	wantCalls(t, src, "longestChain", "recoverDirect", "runtime.PanicWithRecord")
 	wantCalls(t, src, "longestChain", "emitLongest", "c.toOut")
 	wantContains(t, src,
 		"if f := c.upperToLongest.Call(); f != nil {",
+		"} else {\n\t\t*c.upperToLongest.HashSlot(hashKeyLongest(",
 		"c.in.Calls(c.direct)",
 		"longestIn := runtime.NewInboxes[string](j, j.Parallelism(nodeLongest), j.Parallelism(nodeUpper))",
 		"upperToLongest *runtime.Out[string] // to longest, hash",

@@ -143,7 +143,7 @@ func (c *pipegenBusiestDemoChain) emitDemo(r *View) {
 	if f := c.demoToLongest.Call(); f != nil {
 		f(*r)
 	} else {
-		c.demoToLongest.Hash(pipegenBusiestHashKeyLongest(ByUser(*r)), *r)
+		*c.demoToLongest.HashSlot(pipegenBusiestHashKeyLongest(ByUser(*r))) = *r
 	}
 }
 

@@ -175,7 +175,7 @@ func (c *pipegenPageviewsViewsChain) emitVisits(r Visit) {
 	if f := c.visitsToPerPage.Call(); f != nil {
 		f(r)
 	} else {
-		c.visitsToPerPage.Hash(pipegenPageviewsHashKeyPerPage(ByPath(r)), r)
+		*c.visitsToPerPage.HashSlot(pipegenPageviewsHashKeyPerPage(ByPath(r))) = r
 	}
 }
 

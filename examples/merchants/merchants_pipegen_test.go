@@ -209,7 +209,7 @@ func (c *pipegenMerchantsTestPaymentsChain) emitPayments(r *Payment) {
 	if f := c.paymentsToSpend.Call(); f != nil {
 		f(*r)
 	} else {
-		c.paymentsToSpend.Hash(pipegenMerchantsTestHashKeySpend(PaymentCard(*r)), *r)
+		*c.paymentsToSpend.HashSlot(pipegenMerchantsTestHashKeySpend(PaymentCard(*r))) = *r
 	}
 }
 

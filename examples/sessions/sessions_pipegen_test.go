@@ -273,10 +273,9 @@ func (c *pipegenSessionsTestClicksChain) emitClicks(r *Click, ts int64) {
 			V:  *r,
 		})
 	} else {
-		c.clicksToSessions.Hash(pipegenSessionsTestHashKeySessions(ByUser(*r)), runtime.Timed[Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToSessions.HashSlot(pipegenSessionsTestHashKeySessions(ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 }
 

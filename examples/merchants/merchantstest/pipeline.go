@@ -208,7 +208,7 @@ func (c *paymentsChain) emitPayments(r *merchants.Payment) {
 	if f := c.paymentsToSpend.Call(); f != nil {
 		f(*r)
 	} else {
-		c.paymentsToSpend.Hash(hashKeySpend(merchants.PaymentCard(*r)), *r)
+		*c.paymentsToSpend.HashSlot(hashKeySpend(merchants.PaymentCard(*r))) = *r
 	}
 }
 

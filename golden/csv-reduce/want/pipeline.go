@@ -124,7 +124,7 @@ func (c *salesChain) emitSales(r *sales.Sale) {
 	if f := c.salesToTotals.Call(); f != nil {
 		f(*r)
 	} else {
-		c.salesToTotals.Hash(hashKeyTotals(sales.ByRegionProduct(*r)), *r)
+		*c.salesToTotals.HashSlot(hashKeyTotals(sales.ByRegionProduct(*r))) = *r
 	}
 }
 

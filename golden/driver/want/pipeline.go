@@ -153,10 +153,9 @@ func (c *ordersChain) emitOrders(r *driver.Order, ts int64) {
 			V:  *r,
 		})
 	} else {
-		c.ordersToRemind.Hash(hashKeyRemind(driver.ByCustomer(*r)), runtime.Timed[driver.Order]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.ordersToRemind.HashSlot(hashKeyRemind(driver.ByCustomer(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 	c.toBig(r, ts)
 }

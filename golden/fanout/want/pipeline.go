@@ -158,7 +158,7 @@ func (c *ordersChain) emitLines(r fan.Line) {
 	if f := c.linesToBySize.Call(); f != nil {
 		f(r)
 	} else {
-		c.linesToBySize.Hash(hashKeyBySize(fan.BySize(r)), r)
+		*c.linesToBySize.HashSlot(hashKeyBySize(fan.BySize(r))) = r
 	}
 }
 

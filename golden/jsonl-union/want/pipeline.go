@@ -362,7 +362,7 @@ func (c *allChain) emitVisits(r clicks.Visit) {
 	if f := c.visitsToSections.Call(); f != nil {
 		f(r)
 	} else {
-		c.visitsToSections.Hash(hashKeySections(clicks.BySection(r)), r)
+		*c.visitsToSections.HashSlot(hashKeySections(clicks.BySection(r))) = r
 	}
 }
 

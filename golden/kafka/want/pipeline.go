@@ -212,10 +212,9 @@ func (c *ordersChain) emitOrders(r *orders.Order, ts int64) {
 			V:  *r,
 		})
 	} else {
-		c.ordersToTotals.Hash(hashKeyTotals(orders.ByCustomer(*r)), runtime.Timed[orders.Order]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.ordersToTotals.HashSlot(hashKeyTotals(orders.ByCustomer(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 	if f := c.ordersToLargest.Call(); f != nil {
 		f(runtime.Timed[orders.Order]{
@@ -223,10 +222,9 @@ func (c *ordersChain) emitOrders(r *orders.Order, ts int64) {
 			V:  *r,
 		})
 	} else {
-		c.ordersToLargest.Hash(hashKeyLargest(orders.ByCustomer(*r)), runtime.Timed[orders.Order]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.ordersToLargest.HashSlot(hashKeyLargest(orders.ByCustomer(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 }
 

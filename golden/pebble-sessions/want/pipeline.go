@@ -181,10 +181,9 @@ func (c *clicksChain) emitClicks(r *ps.Click, ts int64) {
 			V:  *r,
 		})
 	} else {
-		c.clicksToSessions.Hash(hashKeySessions(ps.ByUser(*r)), runtime.Timed[ps.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToSessions.HashSlot(hashKeySessions(ps.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 	if f := c.clicksToGaps.Call(); f != nil {
 		f(runtime.Timed[ps.Click]{
@@ -192,10 +191,9 @@ func (c *clicksChain) emitClicks(r *ps.Click, ts int64) {
 			V:  *r,
 		})
 	} else {
-		c.clicksToGaps.Hash(hashKeyGaps(ps.ByUser(*r)), runtime.Timed[ps.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToGaps.HashSlot(hashKeyGaps(ps.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 	if f := c.clicksToVisits.Call(); f != nil {
 		f(runtime.Timed[ps.Click]{
@@ -203,10 +201,9 @@ func (c *clicksChain) emitClicks(r *ps.Click, ts int64) {
 			V:  *r,
 		})
 	} else {
-		c.clicksToVisits.Hash(hashKeyVisits(ps.ByUser(*r)), runtime.Timed[ps.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToVisits.HashSlot(hashKeyVisits(ps.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 }
 

@@ -218,10 +218,9 @@ func (c *clicksChain) emitClicks(r *triggers.Click, ts int64) {
 			V:  *r,
 		})
 	} else {
-		c.clicksToCounts.Hash(hashKeyCounts(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToCounts.HashSlot(hashKeyCounts(triggers.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 	if f := c.clicksToDeltas.Call(); f != nil {
 		f(runtime.Timed[triggers.Click]{
@@ -229,10 +228,9 @@ func (c *clicksChain) emitClicks(r *triggers.Click, ts int64) {
 			V:  *r,
 		})
 	} else {
-		c.clicksToDeltas.Hash(hashKeyDeltas(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToDeltas.HashSlot(hashKeyDeltas(triggers.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 	if f := c.clicksToSessions.Call(); f != nil {
 		f(runtime.Timed[triggers.Click]{
@@ -240,10 +238,9 @@ func (c *clicksChain) emitClicks(r *triggers.Click, ts int64) {
 			V:  *r,
 		})
 	} else {
-		c.clicksToSessions.Hash(hashKeySessions(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToSessions.HashSlot(hashKeySessions(triggers.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 	if f := c.clicksToDynamic.Call(); f != nil {
 		f(runtime.Timed[triggers.Click]{
@@ -251,10 +248,9 @@ func (c *clicksChain) emitClicks(r *triggers.Click, ts int64) {
 			V:  *r,
 		})
 	} else {
-		c.clicksToDynamic.Hash(hashKeyDynamic(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToDynamic.HashSlot(hashKeyDynamic(triggers.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 	if f := c.clicksToTens.Call(); f != nil {
 		f(runtime.Timed[triggers.Click]{
@@ -262,10 +258,9 @@ func (c *clicksChain) emitClicks(r *triggers.Click, ts int64) {
 			V:  *r,
 		})
 	} else {
-		c.clicksToTens.Hash(hashKeyTens(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToTens.HashSlot(hashKeyTens(triggers.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 	if f := c.clicksToRecent.Call(); f != nil {
 		f(runtime.Timed[triggers.Click]{
@@ -273,10 +268,9 @@ func (c *clicksChain) emitClicks(r *triggers.Click, ts int64) {
 			V:  *r,
 		})
 	} else {
-		c.clicksToRecent.Hash(hashKeyRecent(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToRecent.HashSlot(hashKeyRecent(triggers.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 }
 

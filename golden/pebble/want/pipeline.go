@@ -138,12 +138,12 @@ func (c *numbersChain) emitNumbers(r *int64) {
 	if f := c.numbersToSums.Call(); f != nil {
 		f(*r)
 	} else {
-		c.numbersToSums.Hash(hashKeySums(p.Mod17(*r)), *r)
+		*c.numbersToSums.HashSlot(hashKeySums(p.Mod17(*r))) = *r
 	}
 	if f := c.numbersToTens.Call(); f != nil {
 		f(*r)
 	} else {
-		c.numbersToTens.Hash(hashKeyTens(p.Mod7(*r)), *r)
+		*c.numbersToTens.HashSlot(hashKeyTens(p.Mod7(*r))) = *r
 	}
 }
 

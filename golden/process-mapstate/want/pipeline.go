@@ -123,7 +123,7 @@ func (c *paymentsChain) emitPayments(r *mapstate.Payment) {
 	if f := c.paymentsToSpend.Call(); f != nil {
 		f(*r)
 	} else {
-		c.paymentsToSpend.Hash(hashKeySpend(mapstate.ByCard(*r)), *r)
+		*c.paymentsToSpend.HashSlot(hashKeySpend(mapstate.ByCard(*r))) = *r
 	}
 }
 

@@ -151,10 +151,9 @@ func (c *paymentsChain) emitPayments(r *process.Payment, ts int64) {
 			V:  *r,
 		})
 	} else {
-		c.paymentsToWatch.Hash(hashKeyWatch(process.ByCard(*r)), runtime.Timed[process.Payment]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.paymentsToWatch.HashSlot(hashKeyWatch(process.ByCard(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 }
 

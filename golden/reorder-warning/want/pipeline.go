@@ -281,17 +281,17 @@ func (c *pricedChain) emitPriced(r reorder.Order) {
 	if f := c.pricedToRunning.Call(); f != nil {
 		f(r)
 	} else {
-		c.pricedToRunning.Hash(hashKeyRunning(reorder.ByCustomer(r)), r)
+		*c.pricedToRunning.HashSlot(hashKeyRunning(reorder.ByCustomer(r))) = r
 	}
 	if f := c.pricedToLatest.Call(); f != nil {
 		f(r)
 	} else {
-		c.pricedToLatest.Hash(hashKeyLatest(reorder.ByCustomer(r)), r)
+		*c.pricedToLatest.HashSlot(hashKeyLatest(reorder.ByCustomer(r))) = r
 	}
 	if f := c.pricedToCount.Call(); f != nil {
 		f(r)
 	} else {
-		c.pricedToCount.Hash(hashKeyCount(reorder.ByCustomer(r)), r)
+		*c.pricedToCount.HashSlot(hashKeyCount(reorder.ByCustomer(r))) = r
 	}
 }
 

@@ -136,7 +136,7 @@ func (c *ordersChain) emitPriced(r totals.Total) {
 	if f := c.pricedToRunning.Call(); f != nil {
 		f(r)
 	} else {
-		c.pricedToRunning.Hash(hashKeyRunning(totals.ByCustomer(r)), r)
+		*c.pricedToRunning.HashSlot(hashKeyRunning(totals.ByCustomer(r))) = r
 	}
 }
 

@@ -136,12 +136,12 @@ func (c *numbersChain) emitNumbers(r *int64) {
 	if f := c.numbersToLasts.Call(); f != nil {
 		f(*r)
 	} else {
-		c.numbersToLasts.Hash(hashKeyLasts(p.Mod7(*r)), *r)
+		*c.numbersToLasts.HashSlot(hashKeyLasts(p.Mod7(*r))) = *r
 	}
 	if f := c.numbersToSums.Call(); f != nil {
 		f(*r)
 	} else {
-		c.numbersToSums.Hash(hashKeySums(p.Mod5(*r)), *r)
+		*c.numbersToSums.HashSlot(hashKeySums(p.Mod5(*r))) = *r
 	}
 }
 

@@ -153,7 +153,7 @@ func (c *eventsChain) emitPaced(r statetypes.Event) {
 	if f := c.pacedToAccs.Call(); f != nil {
 		f(r)
 	} else {
-		c.pacedToAccs.Hash(hashKeyAccs(statetypes.ByKey(r)), r)
+		*c.pacedToAccs.HashSlot(hashKeyAccs(statetypes.ByKey(r))) = r
 	}
 	c.toReadings(r)
 }
@@ -169,7 +169,7 @@ func (c *eventsChain) emitReadings(r statetypes.Reading) {
 	if f := c.readingsToSensors.Call(); f != nil {
 		f(r)
 	} else {
-		c.readingsToSensors.Hash(hashKeySensors(statetypes.BySensor(r)), r)
+		*c.readingsToSensors.HashSlot(hashKeySensors(statetypes.BySensor(r))) = r
 	}
 }
 

@@ -160,10 +160,9 @@ func (c *wordsChain) emitWords(r *string, ts int64) {
 			V:  *r,
 		})
 	} else {
-		c.wordsToCounts.Hash(hashKeyCounts(unread.Self(*r)), runtime.Timed[string]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.wordsToCounts.HashSlot(hashKeyCounts(unread.Self(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 }
 

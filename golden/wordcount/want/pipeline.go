@@ -137,7 +137,7 @@ func (c *linesChain) emitWords(r wc.Word) {
 	if f := c.wordsToCounts.Call(); f != nil {
 		f(r)
 	} else {
-		c.wordsToCounts.Hash(hashKeyCounts(wc.WordKey(r)), r)
+		*c.wordsToCounts.HashSlot(hashKeyCounts(wc.WordKey(r))) = r
 	}
 }
 
