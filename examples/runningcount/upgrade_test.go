@@ -16,7 +16,11 @@ import (
 // The two versions of a keyed job in TestUpgrade, written into one Go
 // package (same import path, as a real upgrade has) of a module of their
 // own: version 2 adds a field to the state type (at the end), adds a
-// stateless operator, and runs at parallelism 3 instead of 2.
+// stateless operator, and runs at parallelism 3 instead of 2. Their
+// generators make 15,000 records a second per subtask: version 1's input
+// lasts 2 s, so that the stop, 300 ms after the job started, comes in the
+// middle of it on a loaded machine too (at 40,000 it lasted 0.75 s, and
+// once the job was done before the stop).
 const (
 	upgradeV1YAML = `version: 1
 name: upgrade
@@ -26,7 +30,7 @@ sources:
   - name: events
     connector: generator
     generate: Generate
-    rate: 40000
+    rate: 15000
 operators:
   - name: items
     input: events
@@ -53,7 +57,7 @@ sources:
   - name: events
     connector: generator
     generate: Generate
-    rate: 40000
+    rate: 15000
 operators:
   - name: items
     input: events

@@ -54,13 +54,22 @@ func Seed(t *testing.T, def uint64) uint64 {
 // committed lines of each file sink, sorted.
 func Run(t *testing.T, backend string, seed uint64, sets []string, want map[string][]string) {
 	t.Helper()
+	RunFile(t, "pipeline.yaml", backend, seed, sets, want)
+}
+
+// RunFile is Run on the pipeline file of that name in the current
+// directory: a pipeline that is not an example of its own (its package
+// is another example's) has no pipeline.yaml, which would ask for an
+// annotated twin (examples TestTwins).
+func RunFile(t *testing.T, file, backend string, seed uint64, sets []string, want map[string][]string) {
+	t.Helper()
 	defer func() {
 		if t.Failed() {
 			wd, _ := os.Getwd()
 			t.Logf("kill moments drawn with seed %d: reproduce with %s=%d go test -count=1 -run TestCrash -v in %s (the moments also depend on the machine's speed)", seed, SeedVar, seed, wd)
 		}
 	}()
-	res, err := compile.Generate("pipeline.yaml", compile.Options{StateBackend: backend})
+	res, err := compile.Generate(file, compile.Options{StateBackend: backend})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -172,6 +172,15 @@ func (w *Writer) Begin() int {
 	return len(w.buf)
 }
 
+// Reserve makes room for n more bytes, doubling the buffer as Begin does:
+// a writer that appends many small values without Begin (a packed list)
+// calls it now and then, so that the buffer is copied as few times.
+func (w *Writer) Reserve(n int) {
+	for cap(w.buf)-len(w.buf) < n {
+		w.grow()
+	}
+}
+
 // beginRoom is the room Begin makes for a value: most values of state fit
 // without the appends growing the buffer themselves.
 const beginRoom = 128

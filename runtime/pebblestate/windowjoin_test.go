@@ -218,7 +218,13 @@ func (r *windowJoinRig) feedFired() {
 		}
 		var fired []joinWindow
 		for kg := range sec.W {
-			_, _, _, err := eventtime.ReadWindows(sec.W[kg].Bytes(), testCodec.DecodeKey, func(*codec.Reader) *struct{} { return nil },
+			// The accumulators are read, not kept: a section of windows
+			// has them one after the other, each as long as it reads.
+			decAcc := func(r *codec.Reader) *struct{} {
+				eventtime.DecodeJoinRecords(r, testCodec.DecodeValue, decRight)
+				return nil
+			}
+			_, _, _, err := eventtime.ReadWindows(sec.W[kg].Bytes(), testCodec.DecodeKey, decAcc,
 				func(k int64, w eventtime.Window, _ uint64, f bool, _ *struct{}) error {
 					if f {
 						fired = append(fired, joinWindow{k, w})

@@ -21,11 +21,13 @@ import "github.com/pipegen/pipegen/runtime/state"
 // next sequence number at the barrier), then one nested entry per change,
 // its operation first (deltaPut, deltaDelete), then the fields of a full
 // entry (a delete of a timer: its key, time, domain and registration
-// number). Windows are never deleted one by one in a delta: a window
-// fires when the watermark reaches its MaxTimestamp and is dropped when it
-// reaches its cleanup time, so the watermark in the delta's header says
-// which windows of its base have fired or gone (WindowState.restoreDelta
-// applies it before the entries).
+// number); a delta of windows is written in the layout of a full file
+// (layoutPanes, windowformat.go), every window a put. Windows are never
+// deleted one by one in a delta: a window fires when the watermark
+// reaches its MaxTimestamp and is dropped when it reaches its cleanup
+// time, so the watermark in the delta's header says which windows of its
+// base have fired or gone (WindowState.restoreDelta applies it before the
+// entries).
 
 // Delta says what a snapshot writes: every entry (Full), or the changes
 // after epoch Since (state.Delta).

@@ -291,6 +291,9 @@ type sectionHeader struct {
 	seq   uint64 // field 2: the next sequence number
 	seq2  uint64 // field 3: a second counter (a window join's next arrival)
 	group uint64 // field 4: a third counter (a window join's next emission group)
+	// field 5: the layout of a section of windows after the header:
+	// layoutEntries (absent) or layoutPanes (windowformat.go).
+	layout uint64
 }
 
 func writeSectionHeaders(sec *state.Sections, h sectionHeader) {
@@ -315,6 +318,10 @@ func writeSectionHeader(w *codec.Writer, h sectionHeader) {
 	if h.group != 0 {
 		w.Tag(4, codec.Varint)
 		w.Uvarint(h.group)
+	}
+	if h.layout != 0 {
+		w.Tag(5, codec.Varint)
+		w.Uvarint(h.layout)
 	}
 	w.End(m)
 }
@@ -345,6 +352,10 @@ func readSectionHeader(r *codec.Reader) (h sectionHeader, ok bool) {
 		case 4:
 			if hr.Want(id, wt, codec.Varint) {
 				h.group = hr.Uvarint()
+			}
+		case 5:
+			if hr.Want(id, wt, codec.Varint) {
+				h.layout = hr.Uvarint()
 			}
 		default:
 			hr.Skip(wt)

@@ -559,21 +559,24 @@ func (s *WindowState[K, A]) Advance(wm int64, fire func(k K, w Window, acc *A)) 
 }
 
 // Snapshot writes every open window of every key into the section of the
-// key's group: one entry per key and window, with the key (encK), the
-// window's bounds, its creation number, whether it fired, and its
-// accumulator (encA). Every section starts with the watermark. It runs on
-// the operator's goroutine at the barrier.
+// key's group: per key and window the key (encK), the window's bounds,
+// its creation number, whether it fired, and its accumulator (encA), pane
+// by pane for tumbling and sliding windows (layoutPanes), an entry each
+// for sessions. Every section starts with the watermark. It runs on the
+// operator's goroutine at the barrier.
 func (s *WindowState[K, A]) Snapshot(sec *state.Sections, keyGroup func(K) int, encK func(*codec.Writer, K), encA func(*codec.Writer, *A)) error {
 	return s.snapshot(sec, keyGroup, encK, encA, sectionHeader{})
 }
 
 func (s *WindowState[K, A]) snapshot(sec *state.Sections, keyGroup func(K) int, encK func(*codec.Writer, K), encA func(*codec.Writer, *A), h sectionHeader) error {
-	// The panes' windows as a capture encodes them, at once.
-	c := s.capturePanes(true, 0, false)
-	c.h.seq2, c.h.group = h.seq2, h.group
-	if err := c.Encode(sec, keyGroup, encK, encA); err != nil {
-		return err
+	if s.assign.Kind != Session {
+		// The panes' windows as a capture encodes them, at once.
+		c := s.capturePanes(true, 0, false)
+		c.h.seq2, c.h.group = h.seq2, h.group
+		return c.Encode(sec, keyGroup, encK, encA)
 	}
+	h.wm, h.seq = s.wm, s.seq
+	writeSectionHeaders(sec, h)
 	for k, wins := range s.sessions {
 		for _, e := range wins {
 			w, err := keySection(sec, keyGroup, k)
@@ -604,13 +607,9 @@ func (s *WindowState[K, A]) restore(section []byte, decK func(*codec.Reader) K, 
 	s.wm = restoredWatermark(s.wm, !s.restored, h.wm)
 	s.restored = true
 	s.seq = max(s.seq, h.seq)
-	for r.More() {
-		k, w, seq, fired, a := readWindow(r.Nested(), decK, decA)
-		if r.Err() != nil {
-			break
-		}
+	err := readWindows(r, h, false, decK, decA, func(k K, w Window, seq uint64, fired bool, a *A) error {
 		if err := s.fits(w); err != nil {
-			return h, fmt.Errorf("%w: window %v of key %v: %w", codec.ErrCorrupt, w, k, err)
+			return fmt.Errorf("%w: window %v of key %v: %w", codec.ErrCorrupt, w, k, err)
 		}
 		if a == nil {
 			a = new(A)
@@ -621,13 +620,13 @@ func (s *WindowState[K, A]) restore(section []byte, decK func(*codec.Reader) K, 
 		if s.assign.Kind == Session {
 			e, err := s.restoreSession(k, w, seq, fired, a)
 			if err != nil {
-				return h, err
+				return err
 			}
 			ref, acc = winRef[K, A]{e: e}, &e.acc
 		} else {
 			p, i, err := s.restorePane(k, w, seq, fired, a)
 			if err != nil {
-				return h, err
+				return err
 			}
 			ref, acc = winRef[K, A]{p: p, k: k}, &p.accs[i]
 		}
@@ -635,8 +634,9 @@ func (s *WindowState[K, A]) restore(section []byte, decK func(*codec.Reader) K, 
 		if onRef != nil {
 			onRef(ref, fired, acc)
 		}
-	}
-	return h, r.Err()
+		return nil
+	})
+	return h, err
 }
 
 // fits checks a restored window against the assigner.

@@ -860,3 +860,119 @@ func BenchmarkWindowStateSnapshot(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(5*keys), "ns/window")
 	b.ReportMetric(float64(size)/(5*keys), "bytes/window")
 }
+
+// TestWindowLayouts: a section of the entries' layout (WriteWindow, what
+// checkpoints held before layoutPanes, and pebblestate's savepoints) is
+// read, windows restored out of creation order (their pane unsorted)
+// come back with their creation numbers from layoutPanes (a difference
+// below zero), and a delta is read in either layout.
+func TestWindowLayouts(t *testing.T) {
+	a := WindowAssigner{Kind: Sliding, Size: 10, Slide: 5}
+	type win struct {
+		k     int
+		w     Window
+		seq   uint64
+		fired bool
+		n     int64
+	}
+	wins := []win{
+		{7, Window{0, 10}, 40, false, 3}, {3, Window{0, 10}, 12, false, 1}, {9, Window{0, 10}, 90, true, 2},
+		{3, Window{5, 15}, 13, false, 1}, {4, Window{5, 15}, 2, false, 5},
+	}
+	encAcc := func(w *codec.Writer, n *int64) { w.Varint(*n) }
+	decAcc := func(r *codec.Reader) *int64 { n := r.Varint(); return &n }
+	entries := func(delta bool) []byte {
+		var w codec.Writer
+		WriteWindowHeader(&w, 3, 100)
+		for _, x := range wins {
+			var k, acc codec.Writer
+			encTestKey(&k, x.k)
+			encAcc(&acc, &x.n)
+			if delta {
+				// A delta's entry starts with its operation.
+				m := w.Begin()
+				w.Uvarint(deltaPut)
+				w.Raw(k.Bytes())
+				w.Varint(x.w.Start)
+				w.Varint(x.w.End)
+				w.Uvarint(x.seq)
+				w.Bool(x.fired)
+				w.Raw(acc.Bytes())
+				w.End(m)
+				continue
+			}
+			WriteWindow(&w, k.Bytes(), x.w, x.seq, x.fired, acc.Bytes())
+		}
+		return w.Bytes()
+	}
+	got := func(s *WindowState[int, int64]) []win {
+		var out []win
+		s.Windows(func(k int, w Window, seq uint64, fired bool, acc *int64) bool {
+			out = append(out, win{k, w, seq, fired, *acc})
+			return true
+		})
+		slices.SortFunc(out, func(x, y win) int { return cmp.Or(cmp.Compare(x.w.Start, y.w.Start), cmp.Compare(x.k, y.k)) })
+		return out
+	}
+	want := slices.Clone(wins)
+	slices.SortFunc(want, func(x, y win) int { return cmp.Or(cmp.Compare(x.w.Start, y.w.Start), cmp.Compare(x.k, y.k)) })
+	allOne := func(int) int { return 0 }
+
+	old := NewWindowState[int, int64](a, 0, nil)
+	if err := old.Restore(entries(false), decTestKey, decAcc); err != nil {
+		t.Fatal(err)
+	}
+	if g := got(old); !slices.Equal(g, want) {
+		t.Fatalf("restored from the entries' layout:\n%v\nwant\n%v", g, want)
+	}
+	sec := state.NewSections(0, 1)
+	if err := old.Snapshot(sec, allOne, encTestKey, encAcc); err != nil {
+		t.Fatal(err)
+	}
+	packed := sec.W[0].Bytes()
+	if h, _ := readSectionHeader(codec.NewReader(packed)); h.layout != layoutPanes || h.wm != 3 || h.seq != 100 {
+		t.Fatalf("header %+v, want layout %d, watermark 3, seq 100", h, layoutPanes)
+	}
+	re := NewWindowState[int, int64](a, 0, nil)
+	if err := re.Restore(packed, decTestKey, decAcc); err != nil {
+		t.Fatal(err)
+	}
+	if g := got(re); !slices.Equal(g, want) {
+		t.Fatalf("restored from layoutPanes:\n%v\nwant\n%v", g, want)
+	}
+	wm, seq, ok, err := ReadWindows(packed, decTestKey, decAcc, func(int, Window, uint64, bool, *int64) error { return nil })
+	if err != nil || !ok || wm != 3 || seq != 100 {
+		t.Fatalf("ReadWindows of layoutPanes: %d %d %v %v", wm, seq, ok, err)
+	}
+
+	// Deltas on top of an empty full file, in either layout (a delta of
+	// layoutPanes is written as a full file is).
+	for name, delta := range map[string][]byte{"entries": entries(true), "panes": packed} {
+		s := NewWindowState[int, int64](a, 0, nil)
+		if err := s.RestoreSection(nil, false, decTestKey, decAcc); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RestoreSection(delta, true, decTestKey, decAcc); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := s.EndChain(); err != nil {
+			t.Fatal(err)
+		}
+		if g := got(s); !slices.Equal(g, want) {
+			t.Fatalf("restored from a delta of the %s' layout:\n%v\nwant\n%v", name, g, want)
+		}
+	}
+
+	// A later layout, or operation, is refused.
+	var w codec.Writer
+	writeSectionHeader(&w, sectionHeader{wm: 3, layout: 7})
+	if err := NewWindowState[int, int64](a, 0, nil).Restore(w.Bytes(), decTestKey, decAcc); err == nil || !strings.Contains(err.Error(), "layout 7") {
+		t.Errorf("a section of layout 7: %v", err)
+	}
+	w = codec.Writer{}
+	writeSectionHeader(&w, sectionHeader{wm: 3, layout: layoutPanes})
+	w.Uvarint(4)
+	if err := NewWindowState[int, int64](a, 0, nil).Restore(w.Bytes(), decTestKey, decAcc); err == nil || !strings.Contains(err.Error(), "unknown operation 2") {
+		t.Errorf("a section with operation 2: %v", err)
+	}
+}

@@ -114,22 +114,51 @@ func changedAfter(v uint32, since uint64) bool {
 }
 
 // Encode writes the captured windows into the section of each one's key
-// group, as SnapshotDelta would have written them at the barrier: every
-// section starts with the watermark and the next creation number, then
-// one entry per window (a delta's with its operation first), panes in
-// ascending start, each pane's windows in its order.
+// group, as SnapshotDelta would have written them at the barrier, in
+// layoutPanes (windowformat.go): every section starts with the watermark
+// and the next creation number, then, panes in ascending start, each
+// pane's bounds and its windows of the section's key group in the pane's
+// order.
 func (c *WindowCapture[K, A]) Encode(sec *state.Sections, keyGroup func(K) int, encK func(*codec.Writer, K), encA func(*codec.Writer, *A)) error {
-	writeSectionHeaders(sec, c.h)
-	for _, p := range c.panes {
+	h := c.h
+	h.layout = layoutPanes
+	writeSectionHeaders(sec, h)
+	// Per section: the pane whose head it holds last (its index + 1),
+	// and that pane's last creation number written.
+	type cursor struct {
+		pane int
+		last uint64
+	}
+	cur := make([]cursor, len(sec.W))
+	for pi := range c.panes {
+		p := &c.panes[pi]
 		for i, k := range p.keys {
 			if !c.full && !changedAfter(p.vers[i], c.since) {
 				continue
 			}
-			w, err := keySection(sec, keyGroup, k)
-			if err != nil {
+			j := keyGroup(k) - sec.Start
+			if uint(j) >= uint(len(sec.W)) {
+				_, err := keySection(sec, keyGroup, k)
 				return err
 			}
-			writeWindowEntry(w, !c.full, k, p.w, p.seqs[i], p.fired || p.early[int32(i)], &p.accs[i], encK, encA)
+			w, at := &sec.W[j], &cur[j]
+			// Room for the head, the pane's and most keys and
+			// accumulators, so that their appends do not grow the buffer
+			// by a quarter at a time (codec.Writer.Begin).
+			w.Reserve(64)
+			if at.pane != pi+1 {
+				writePaneHead(w, p.w)
+				at.pane, at.last = pi+1, 0
+			}
+			fired := p.fired
+			if p.early != nil {
+				fired = fired || p.early[int32(i)]
+			}
+			seq := p.seqs[i]
+			w.Uvarint(windowHead(seq, at.last, fired))
+			at.last = seq
+			encK(w, k)
+			encA(w, &p.accs[i])
 		}
 	}
 	return nil

@@ -141,15 +141,7 @@ func (s *WindowState[K, A]) restoreDelta(section []byte, decK func(*codec.Reader
 	s.restored = true
 	s.seq = max(s.seq, h.seq)
 	s.Advance(h.wm, nil)
-	for r.More() {
-		er := r.Nested()
-		if op := er.Uvarint(); op != deltaPut {
-			er.Fail("unknown operation %d", op)
-		}
-		k, w, seq, fired, a := readWindow(er, decK, decA)
-		if r.Err() != nil {
-			break
-		}
+	return readWindows(r, h, true, decK, decA, func(k K, w Window, seq uint64, fired bool, a *A) error {
 		if err := s.fits(w); err != nil {
 			return fmt.Errorf("%w: window %v of key %v: %w", codec.ErrCorrupt, w, k, err)
 		}
@@ -169,15 +161,15 @@ func (s *WindowState[K, A]) restoreDelta(section []byte, decK func(*codec.Reader
 					}
 					p.early[i] = true
 				}
-				continue
+				return nil
 			}
 		}
 		if _, _, err := s.restorePane(k, w, seq, fired, a); err != nil {
 			return err
 		}
 		s.n++
-	}
-	return r.Err()
+		return nil
+	})
 }
 
 // Windows calls yield for every open window of every key, with its

@@ -1,13 +1,18 @@
 package eventtime
 
-import "github.com/pipegen/pipegen/runtime/codec"
+import (
+	"fmt"
+
+	"github.com/pipegen/pipegen/runtime/codec"
+)
 
 // The windows of a key group in a checkpoint (WindowState.Snapshot): a
-// header with the watermark and the next creation number, then one
-// nested entry per key and window: the key, the window's bounds, its
-// creation number, whether it fired, and its accumulator. Savepoints
-// hold them in this form whichever the backend: the backend that keeps
-// windows elsewhere (pebblestate) writes and reads it with these.
+// header with the watermark and the next creation number, then per key
+// and window the key, the window's bounds, its creation number, whether
+// it fired, and its accumulator, in one of two layouts (layoutEntries,
+// layoutPanes, below). Savepoints hold them in this form whichever the
+// backend: the backend that keeps windows elsewhere (pebblestate) writes
+// the entries' layout with these, and reads both.
 
 // WriteWindowHeader starts the section of windows of one key group.
 func WriteWindowHeader(w *codec.Writer, wm int64, seq uint64) {
@@ -27,27 +32,135 @@ func WriteWindow(w *codec.Writer, key []byte, win Window, seq uint64, fired bool
 	w.End(m)
 }
 
-// ReadWindows reads a section of windows: it calls window for each (acc
-// nil when the accumulator was not written), and returns the header's
-// watermark and next creation number; ok is false for an empty section
-// (no header).
+// ReadWindows reads a section of windows, in either layout: it calls
+// window for each (acc nil when the accumulator was not written), and
+// returns the header's watermark and next creation number; ok is false
+// for an empty section (no header). decK and decA must read all of what
+// the serializers wrote: in layoutPanes the next window follows.
 func ReadWindows[K, A any](section []byte, decK func(*codec.Reader) K, decA func(*codec.Reader) *A, window func(k K, w Window, seq uint64, fired bool, acc *A) error) (wm int64, seq uint64, ok bool, err error) {
 	r := codec.NewReader(section)
 	h, ok := readSectionHeader(r)
 	if !ok {
 		return 0, 0, false, r.Err()
 	}
-	for r.More() {
-		er := r.Nested()
-		k, w, s, fired, a := readWindow(er, decK, decA)
-		if err := er.Err(); err != nil {
-			return 0, 0, false, err
-		}
-		if err := window(k, w, s, fired, a); err != nil {
-			return 0, 0, false, err
-		}
+	if err := readWindows(r, h, false, decK, decA, window); err != nil {
+		return 0, 0, false, err
 	}
-	return h.wm, h.seq, true, r.Err()
+	return h.wm, h.seq, true, nil
+}
+
+// The layouts of the windows after a section's header (its field 5).
+//
+// layoutEntries, the first (no field 5; WriteWindow, pebblestate's and
+// sessions' form), is one nested entry per window: a delta's operation
+// first (deltaPut), then the key, the window's bounds, its creation
+// number, whether it fired, and the accumulator.
+//
+// layoutPanes (WindowCapture.Encode: tumbling and sliding windows of the
+// memory backend) writes a pane's bounds once for its windows in the
+// section: nearly every window of Nexmark q5 is in a checkpoint, and the
+// bounds and the nesting were more than half of an entry's 21 bytes. It
+// is a sequence of items, each a uvarint head:
+//
+//   - 0: a pane, put (full files and deltas alike): its start and end
+//     (varints). The windows after it, up to the next pane, are its; a
+//     pane has at least one (a section cut after a pane's head is
+//     corrupt).
+//   - odd: a window of the last pane: head>>1&1 says whether it fired,
+//     head>>2 is the difference of its creation number from the last
+//     window's of the pane (the first's from 0), zigzag-encoded, as a
+//     pane's windows are in creation order but for restored ones; then
+//     the key and the accumulator, as the generated serializers write
+//     them (each reads back exactly what it wrote).
+//
+// Other even heads are operations a later version may add: this one
+// refuses them. A program older than layoutPanes reads field 5 as an
+// unknown header field and then fails on the first pane.
+const (
+	layoutEntries = 0
+	layoutPanes   = 1
+)
+
+// readWindows reads the windows after a section's header h in r, in
+// either layout, and calls window for each; delta says the section is a
+// delta's (its entries of layoutEntries start with their operation).
+func readWindows[K, A any](r *codec.Reader, h sectionHeader, delta bool, decK func(*codec.Reader) K, decA func(*codec.Reader) *A, window func(k K, w Window, seq uint64, fired bool, acc *A) error) error {
+	switch h.layout {
+	case layoutEntries:
+		for r.More() {
+			er := r.Nested()
+			if delta {
+				if op := er.Uvarint(); op != deltaPut {
+					er.Fail("unknown operation %d", op)
+				}
+			}
+			k, w, s, fired, a := readWindow(er, decK, decA)
+			if err := er.Err(); err != nil {
+				return err
+			}
+			if err := window(k, w, s, fired, a); err != nil {
+				return err
+			}
+		}
+	case layoutPanes:
+		var w Window
+		var pane, empty bool
+		var last uint64
+		for r.More() {
+			head := r.Uvarint()
+			switch {
+			case head == 0:
+				if empty {
+					r.Fail("pane %v without windows", w)
+				}
+				w.Start = r.Varint()
+				w.End = r.Varint()
+				pane, empty, last = true, true, 0
+			case head&1 == 0:
+				r.Fail("unknown operation %d in a section of windows: written by a later version of pipegen?", head/2)
+			case !pane:
+				r.Fail("a window before the first pane")
+			default:
+				z := head >> 2
+				seq := last + uint64(int64(z>>1)^-int64(z&1))
+				last = seq
+				empty = false
+				k := decK(r)
+				a := decA(r)
+				if err := r.Err(); err != nil {
+					return err
+				}
+				if err := window(k, w, seq, head&2 != 0, a); err != nil {
+					return err
+				}
+			}
+		}
+		if empty {
+			r.Fail("pane %v without windows", w)
+		}
+	default:
+		return fmt.Errorf("%w: windows in layout %d, which this version of pipegen does not know: written by a later one?", codec.ErrCorrupt, h.layout)
+	}
+	return r.Err()
+}
+
+// writePaneHead starts the windows of pane w in a section of layoutPanes.
+func writePaneHead(cw *codec.Writer, w Window) {
+	cw.Uvarint(0)
+	cw.Varint(w.Start)
+	cw.Varint(w.End)
+}
+
+// windowHead is the head of a window of layoutPanes: seq is its creation
+// number, last the one of the window before it in its pane (0 for the
+// first).
+func windowHead(seq, last uint64, fired bool) uint64 {
+	d := int64(seq - last)
+	h := (uint64(d<<1)^uint64(d>>63))<<2 | 1
+	if fired {
+		h |= 2
+	}
+	return h
 }
 
 // AddSat is a + b, saturated at MinTime and MaxTime: a window's cleanup

@@ -6,9 +6,14 @@ import (
 
 // manifestFormat is the version of the checkpoint layout. Format 2 holds
 // no absolute paths: sink files are named relative to their sink's
-// directory, so that a job folder can be moved or copied. Format 1 is
-// read too (upgradeFormat1).
-const manifestFormat = 2
+// directory, so that a job folder can be moved or copied. Format 3 holds
+// the tumbling and sliding windows of the memory backend pane by pane
+// (eventtime's layoutPanes, named in each section's header), which a
+// version that reads format 2 at most would take for corrupt state: it
+// refuses the manifest instead. Formats 1 (upgradeFormat1) and 2 (the
+// same manifest; its windows in the layout of one entry per window) are
+// read too.
+const manifestFormat = 3
 
 // Manifest describes one completed checkpoint.
 type Manifest struct {

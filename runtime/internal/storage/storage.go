@@ -210,6 +210,9 @@ func readManifest(fsys vfs.FS, path string) (*Manifest, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
+	if m.Format == 2 {
+		m.Format = manifestFormat
+	}
 	if m.Format != manifestFormat {
 		return nil, fmt.Errorf("%s: checkpoint format %d, this program reads formats 1 to %d", path, m.Format, manifestFormat)
 	}

@@ -122,8 +122,8 @@ func TestManifestRoundTrip(t *testing.T) {
 	if err := st.Commit(other); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.ReadManifest(8); err == nil || !strings.Contains(err.Error(), "checkpoint format 3, this program reads formats 1 to 2") {
-		t.Errorf("ReadManifest of format 3 = %v", err)
+	if _, err := st.ReadManifest(8); err == nil || !strings.Contains(err.Error(), "checkpoint format 4, this program reads formats 1 to 3") {
+		t.Errorf("ReadManifest of format 4 = %v", err)
 	}
 }
 
@@ -151,6 +151,24 @@ func TestReadManifestFormat1(t *testing.T) {
 	}
 	if m.Format != manifestFormat {
 		t.Errorf("format %d, want it upgraded to %d", m.Format, manifestFormat)
+	}
+}
+
+// TestReadManifestFormat2 reads a manifest of format 2, whose windows are
+// in the layout of one entry per window (which eventtime reads by each
+// section's header): it is read as it is.
+func TestReadManifestFormat2(t *testing.T) {
+	body := `{"format": 2, "id": 4, "job": "sum", "mode": "exactly-once", "maxParallelism": 128, "nodes": [
+  {"uid": "counts", "name": "counts", "kind": "aggregate", "parallelism": 1, "files": [
+    {"subtask": 0, "name": "counts-0-000004.state", "shared": true, "keyGroups": [0, 128], "size": 10, "crc": 7}]}]}
+`
+	data := fmt.Appendf([]byte(body), "crc32c %08x\n", crc32.Checksum([]byte(body), castagnoli))
+	m, err := readManifestBytes(t, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Format != manifestFormat || len(m.Node("counts").Files) != 1 || m.Node("counts").Files[0].Name != "counts-0-000004.state" {
+		t.Errorf("read %+v", m)
 	}
 }
 
