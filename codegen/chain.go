@@ -736,7 +736,8 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 		}
 		return jen.Id("r")
 	}
-	for _, e := range consumersOf(g.p, n, side) {
+	consumers := consumersOf(g.p, n, side)
+	for _, e := range consumers {
 		to = append(to, e.to.Name)
 		if g.chainOf[e.to.ID] == cg.c {
 			x := r()
@@ -751,23 +752,40 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 		if cg.timed {
 			rec = jen.Qual(runtimePath, "Timed").Types(typeCode(t)).Values(jen.Dict{jen.Id("TS"): jen.Id("ts"), jen.Id("V"): r()})
 		}
-		var send jen.Code
+		var send []jen.Code
 		switch e.to.Inputs[e.input].Partition {
 		case ir.Hash:
 			key := e.to.Key
 			if len(e.to.Keys) == 2 {
 				key = e.to.Keys[e.input]
 			}
-			send = jen.Add(out).Dot("Hash").Call(g.hashCall(e.to, fn(key).Call(r())), rec)
+			// The record is written into its batch in place
+			// (runtime.Out.HashSlot), not built and passed by value:
+			// every copy of a large record costs a stall.
+			slot := jen.Add(out).Dot("HashSlot").Call(g.hashCall(e.to, fn(key).Call(r())))
+			if cg.timed {
+				send = []jen.Code{
+					jen.Id("s").Op(":=").Add(slot),
+					jen.Id("s").Dot("TS").Op("=").Id("ts"),
+					jen.Id("s").Dot("V").Op("=").Add(r()),
+				}
+			} else {
+				send = []jen.Code{jen.Op("*").Add(slot).Op("=").Add(r())}
+			}
 		case ir.Forward:
-			send = jen.Add(out).Dot("Forward").Call(rec)
+			send = []jen.Code{jen.Add(out).Dot("Forward").Call(rec)}
 		case ir.Broadcast:
-			send = jen.Add(out).Dot("Broadcast").Call(rec)
+			send = []jen.Code{jen.Add(out).Dot("Broadcast").Call(rec)}
 		default:
-			send = jen.Add(out).Dot("Rebalance").Call(rec)
+			send = []jen.Code{jen.Add(out).Dot("Rebalance").Call(rec)}
 		}
 		if !g.byCall(e) {
-			body = append(body, send)
+			if len(send) > 1 && len(consumers) > 1 {
+				// A block of its own: s is declared once per output.
+				body = append(body, jen.Block(send...))
+			} else {
+				body = append(body, send...)
+			}
 			continue
 		}
 		// The receiver may run in this goroutine and take the record by
@@ -778,7 +796,7 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 		}
 		body = append(body, jen.If(jen.Id("d").Op(":=").Id("c").Dot(g.callField(e)), jen.Id("d").Op("!=").Nil()).Block(
 			jen.Id("d").Dot("direct").Call(cg.args(ref, jen.Id("ts"))...),
-		).Else().Block(send))
+		).Else().Block(send...))
 	}
 	if k := g.collect[n.Name+"."+side]; k != nil && len(to) == 0 {
 		body = append(body, jen.Id("c").Dot(cg.collectField(k)).Dot("Write").Call(r()))

@@ -330,13 +330,14 @@ func TestGenerateHashSplitsChain(t *testing.T) {
 		t.Errorf("chain types %v, want linesChain and longestChain", got)
 	}
 	// By a call when longest runs in the sender's goroutine, else keyed
-	// into a batch.
-	wantCalls(t, src, "linesChain", "emitUpper", "d.direct", "c.upperToLongest.Hash")
+	// into a batch, written in place.
+	wantCalls(t, src, "linesChain", "emitUpper", "d.direct")
 	wantCalls(t, src, "longestChain", "direct", "c.in.Took", "c.toLongest")
 	wantCalls(t, src, "longestChain", "recoverDirect", "runtime.PanicWithRecord")
 	wantCalls(t, src, "longestChain", "emitLongest", "c.toOut")
 	wantContains(t, src,
 		"if d := c.longestByCall; d != nil {\n\t\td.direct(&r)",
+		"} else {\n\t\t*c.upperToLongest.HashSlot(hashKeyLongest(",
 		"c.in.Calls()",
 		"} else if c.in.ByCall() {\n\t\t\tfirstLines.longestByCall = c",
 		"func (c *longestChain) direct(r *string) {",

@@ -7,12 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pipegen/pipegen/runtime/internal/connector/generator"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
 
-// TestIncrementalCheckpoints fills the state of "sum" with 4000 keys,
-// then changes 1% of them: the checkpoint after the fill writes every
+// TestIncrementalCheckpoints fills the state of "sum" with 32766 keys,
+// then changes 200 of them: the checkpoint after the fill writes every
 // key, the next ones only deltas on top of it. One of them fails: the
 // next delta holds its changes too. The run keeps 2 checkpoints: at its
 // end the shared folder holds exactly the files of those, nothing of the
@@ -25,7 +26,10 @@ func TestIncrementalCheckpoints(t *testing.T) {
 }
 
 func testIncrementalCheckpoints(t *testing.T, backend string) {
-	const fill, hot = 20000, 200
+	// fill is where the generator's growing blocks end at parallelism 2
+	// (1, 2, ..., MaxBlock/2 numbers each): every source subtask's
+	// first fill/2 records are its share of the numbers below fill.
+	const fill, hot = 2 * (generator.MaxBlock - 1), 200
 	mem := vfs.NewMem()
 	failing := "-000002.state"
 	if backend == "pebble" {
@@ -38,7 +42,7 @@ func testIncrementalCheckpoints(t *testing.T, backend string) {
 			}
 			return int64(seq % hot)
 		},
-		// Per source subtask: records 0..1999 fill, then 2000 updates.
+		// Per source subtask: records 0..fill/2-1 fill, then updates.
 		// Checkpoint 1 comes after the fill, 2 (which fails) and 3 in the
 		// updates.
 		holdPolls: fill / 2,

@@ -293,7 +293,7 @@ func (c *sumSource) generate(seq uint64) (int64, bool) {
 	if seq >= c.o.n {
 		return 0, false
 	}
-	i := seq / uint64(c.o.p)
+	i := c.src.Index(seq)
 	if c.nextPause < len(c.o.pauses) && i >= c.o.pauses[c.nextPause] {
 		// After a restore, pause points already passed count as one.
 		for c.nextPause < len(c.o.pauses) && i >= c.o.pauses[c.nextPause] {
@@ -346,7 +346,7 @@ func (c *sumSource) run() {
 		} else {
 			c.toSum.Flush()
 		}
-		if c.o.holdPolls > 0 && c.src.Seq()/uint64(c.o.p) <= c.o.holdPolls && !c.src.Done() {
+		if c.o.holdPolls > 0 && c.src.Index(c.src.Seq()) <= c.o.holdPolls && !c.src.Done() {
 			continue
 		}
 		if id := c.ctl.Poll(); id > 0 {

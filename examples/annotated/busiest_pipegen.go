@@ -151,7 +151,7 @@ func (c *pipegenBusiestDemoChain) emitDemo(r *View) {
 	if d := c.longestByCall; d != nil {
 		d.direct(r)
 	} else {
-		c.demoToLongest.Hash(pipegenBusiestHashKeyLongest(ByUser(*r)), *r)
+		*c.demoToLongest.HashSlot(pipegenBusiestHashKeyLongest(ByUser(*r))) = *r
 	}
 }
 

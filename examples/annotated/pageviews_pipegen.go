@@ -183,7 +183,7 @@ func (c *pipegenPageviewsViewsChain) emitVisits(r Visit) {
 	if d := c.perPageByCall; d != nil {
 		d.direct(&r)
 	} else {
-		c.visitsToPerPage.Hash(pipegenPageviewsHashKeyPerPage(ByPath(r)), r)
+		*c.visitsToPerPage.HashSlot(pipegenPageviewsHashKeyPerPage(ByPath(r))) = r
 	}
 }
 

@@ -278,10 +278,9 @@ func (c *pipegenCardblockTestPaymentsChain) run() {
 // emitPayments passes the records of "payments" to check.
 func (c *pipegenCardblockTestPaymentsChain) emitPayments(r *Payment, ts int64) {
 	c.counts[0]++
-	c.paymentsToCheck.Hash(pipegenCardblockTestHashKeyCheck(PaymentCard(*r)), runtime.Timed[Payment]{
-		TS: ts,
-		V:  *r,
-	})
+	s := c.paymentsToCheck.HashSlot(pipegenCardblockTestHashKeyCheck(PaymentCard(*r)))
+	s.TS = ts
+	s.V = *r
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -388,10 +387,9 @@ func (c *pipegenCardblockTestBlocksChain) run() {
 // emitBlocks passes the records of "blocks" to check.
 func (c *pipegenCardblockTestBlocksChain) emitBlocks(r *Block, ts int64) {
 	c.counts[0]++
-	c.blocksToCheck.Hash(pipegenCardblockTestHashKeyCheck(BlockCard(*r)), runtime.Timed[Block]{
-		TS: ts,
-		V:  *r,
-	})
+	s := c.blocksToCheck.HashSlot(pipegenCardblockTestHashKeyCheck(BlockCard(*r)))
+	s.TS = ts
+	s.V = *r
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing

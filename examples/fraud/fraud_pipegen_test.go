@@ -292,10 +292,9 @@ func (c *pipegenFraudTestPaymentsChain) run() {
 // emitPayments passes the records of "payments" to check.
 func (c *pipegenFraudTestPaymentsChain) emitPayments(r *Payment, ts int64) {
 	c.counts[0]++
-	c.paymentsToCheck.Hash(pipegenFraudTestHashKeyCheck(PaymentCard(*r)), runtime.Timed[Payment]{
-		TS: ts,
-		V:  *r,
-	})
+	s := c.paymentsToCheck.HashSlot(pipegenFraudTestHashKeyCheck(PaymentCard(*r)))
+	s.TS = ts
+	s.V = *r
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing

@@ -217,7 +217,7 @@ func (c *pipegenMerchantsTestPaymentsChain) emitPayments(r *Payment) {
 	if d := c.spendByCall; d != nil {
 		d.direct(r)
 	} else {
-		c.paymentsToSpend.Hash(pipegenMerchantsTestHashKeySpend(PaymentCard(*r)), *r)
+		*c.paymentsToSpend.HashSlot(pipegenMerchantsTestHashKeySpend(PaymentCard(*r))) = *r
 	}
 }
 

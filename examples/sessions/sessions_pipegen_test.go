@@ -278,10 +278,9 @@ func (c *pipegenSessionsTestClicksChain) emitClicks(r *Click, ts int64) {
 	if d := c.sessionsByCall; d != nil {
 		d.direct(r, ts)
 	} else {
-		c.clicksToSessions.Hash(pipegenSessionsTestHashKeySessions(ByUser(*r)), runtime.Timed[Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToSessions.HashSlot(pipegenSessionsTestHashKeySessions(ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 }
 

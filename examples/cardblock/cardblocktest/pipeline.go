@@ -277,10 +277,9 @@ func (c *paymentsChain) run() {
 // emitPayments passes the records of "payments" to check.
 func (c *paymentsChain) emitPayments(r *cardblock.Payment, ts int64) {
 	c.counts[0]++
-	c.paymentsToCheck.Hash(hashKeyCheck(cardblock.PaymentCard(*r)), runtime.Timed[cardblock.Payment]{
-		TS: ts,
-		V:  *r,
-	})
+	s := c.paymentsToCheck.HashSlot(hashKeyCheck(cardblock.PaymentCard(*r)))
+	s.TS = ts
+	s.V = *r
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -387,10 +386,9 @@ func (c *blocksChain) run() {
 // emitBlocks passes the records of "blocks" to check.
 func (c *blocksChain) emitBlocks(r *cardblock.Block, ts int64) {
 	c.counts[0]++
-	c.blocksToCheck.Hash(hashKeyCheck(cardblock.BlockCard(*r)), runtime.Timed[cardblock.Block]{
-		TS: ts,
-		V:  *r,
-	})
+	s := c.blocksToCheck.HashSlot(hashKeyCheck(cardblock.BlockCard(*r)))
+	s.TS = ts
+	s.V = *r
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing

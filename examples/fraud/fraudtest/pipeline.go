@@ -291,10 +291,9 @@ func (c *paymentsChain) run() {
 // emitPayments passes the records of "payments" to check.
 func (c *paymentsChain) emitPayments(r *fraud.Payment, ts int64) {
 	c.counts[0]++
-	c.paymentsToCheck.Hash(hashKeyCheck(fraud.PaymentCard(*r)), runtime.Timed[fraud.Payment]{
-		TS: ts,
-		V:  *r,
-	})
+	s := c.paymentsToCheck.HashSlot(hashKeyCheck(fraud.PaymentCard(*r)))
+	s.TS = ts
+	s.V = *r
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing

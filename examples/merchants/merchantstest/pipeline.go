@@ -216,7 +216,7 @@ func (c *paymentsChain) emitPayments(r *merchants.Payment) {
 	if d := c.spendByCall; d != nil {
 		d.direct(r)
 	} else {
-		c.paymentsToSpend.Hash(hashKeySpend(merchants.PaymentCard(*r)), *r)
+		*c.paymentsToSpend.HashSlot(hashKeySpend(merchants.PaymentCard(*r))) = *r
 	}
 }
 

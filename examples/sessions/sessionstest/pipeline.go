@@ -277,10 +277,9 @@ func (c *clicksChain) emitClicks(r *sessions.Click, ts int64) {
 	if d := c.sessionsByCall; d != nil {
 		d.direct(r, ts)
 	} else {
-		c.clicksToSessions.Hash(hashKeySessions(sessions.ByUser(*r)), runtime.Timed[sessions.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToSessions.HashSlot(hashKeySessions(sessions.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 }
 

@@ -132,7 +132,7 @@ func (c *salesChain) emitSales(r *sales.Sale) {
 	if d := c.totalsByCall; d != nil {
 		d.direct(r)
 	} else {
-		c.salesToTotals.Hash(hashKeyTotals(sales.ByRegionProduct(*r)), *r)
+		*c.salesToTotals.HashSlot(hashKeyTotals(sales.ByRegionProduct(*r))) = *r
 	}
 }
 

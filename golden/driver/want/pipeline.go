@@ -158,10 +158,9 @@ func (c *ordersChain) emitOrders(r *driver.Order, ts int64) {
 	if d := c.remindByCall; d != nil {
 		d.direct(r, ts)
 	} else {
-		c.ordersToRemind.Hash(hashKeyRemind(driver.ByCustomer(*r)), runtime.Timed[driver.Order]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.ordersToRemind.HashSlot(hashKeyRemind(driver.ByCustomer(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 	c.toBig(r, ts)
 }

@@ -242,43 +242,41 @@ func (c *clicksChain) emitClicks(r *et.Click, ts int64) {
 	if d := c.latestByCall; d != nil {
 		d.direct(r, ts)
 	} else {
-		c.clicksToLatest.Hash(hashKeyLatest(et.ByUser(*r)), runtime.Timed[et.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToLatest.HashSlot(hashKeyLatest(et.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 	if d := c.sessionsByCall; d != nil {
 		d.direct(r, ts)
 	} else {
-		c.clicksToSessions.Hash(hashKeySessions(et.ByUser(*r)), runtime.Timed[et.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToSessions.HashSlot(hashKeySessions(et.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 	if d := c.perPageByCall; d != nil {
 		d.direct(r, ts)
 	} else {
-		c.clicksToPerPage.Hash(hashKeyPerPage(et.ByPage(*r)), runtime.Timed[et.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToPerPage.HashSlot(hashKeyPerPage(et.ByPage(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 	if d := c.watchByCall; d != nil {
 		d.direct(r, ts)
 	} else {
-		c.clicksToWatch.Hash(hashKeyWatch(et.ByUser(*r)), runtime.Timed[et.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToWatch.HashSlot(hashKeyWatch(et.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
-	c.clicksToPaired.Hash(hashKeyPaired(et.ByPage(*r)), runtime.Timed[et.Click]{
-		TS: ts,
-		V:  *r,
-	})
-	c.clicksToWindowedPairs.Hash(hashKeyWindowedPairs(et.ByPage(*r)), runtime.Timed[et.Click]{
-		TS: ts,
-		V:  *r,
-	})
+	{
+		s := c.clicksToPaired.HashSlot(hashKeyPaired(et.ByPage(*r)))
+		s.TS = ts
+		s.V = *r
+	}
+	{
+		s := c.clicksToWindowedPairs.HashSlot(hashKeyWindowedPairs(et.ByPage(*r)))
+		s.TS = ts
+		s.V = *r
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -408,14 +406,16 @@ func (c *viewsChain) run() {
 // emitViews passes the records of "views" to paired, windowed-pairs.
 func (c *viewsChain) emitViews(r *et.View, ts int64) {
 	c.counts[0]++
-	c.viewsToPaired.Hash(hashKeyPaired(et.ViewPage(*r)), runtime.Timed[et.View]{
-		TS: ts,
-		V:  *r,
-	})
-	c.viewsToWindowedPairs.Hash(hashKeyWindowedPairs(et.ViewPage(*r)), runtime.Timed[et.View]{
-		TS: ts,
-		V:  *r,
-	})
+	{
+		s := c.viewsToPaired.HashSlot(hashKeyPaired(et.ViewPage(*r)))
+		s.TS = ts
+		s.V = *r
+	}
+	{
+		s := c.viewsToWindowedPairs.HashSlot(hashKeyWindowedPairs(et.ViewPage(*r)))
+		s.TS = ts
+		s.V = *r
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing

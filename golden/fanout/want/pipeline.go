@@ -169,7 +169,7 @@ func (c *ordersChain) emitLines(r fan.Line) {
 	if d := c.bySizeByCall; d != nil {
 		d.direct(&r)
 	} else {
-		c.linesToBySize.Hash(hashKeyBySize(fan.BySize(r)), r)
+		*c.linesToBySize.HashSlot(hashKeyBySize(fan.BySize(r))) = r
 	}
 }
 

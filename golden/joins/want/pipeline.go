@@ -177,18 +177,21 @@ func (c *eventsChain) run() {
 // emitEvents passes the records of "events" to next, next, paid.
 func (c *eventsChain) emitEvents(r *joins.Event, ts int64) {
 	c.counts[0]++
-	c.eventsToNext.Hash(hashKeyNext(joins.ByUser(*r)), runtime.Timed[joins.Event]{
-		TS: ts,
-		V:  *r,
-	})
-	c.eventsToNext2.Hash(hashKeyNext(joins.ByUser(*r)), runtime.Timed[joins.Event]{
-		TS: ts,
-		V:  *r,
-	})
-	c.eventsToPaid.Hash(hashKeyPaid(joins.ByUser(*r)), runtime.Timed[joins.Event]{
-		TS: ts,
-		V:  *r,
-	})
+	{
+		s := c.eventsToNext.HashSlot(hashKeyNext(joins.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
+	}
+	{
+		s := c.eventsToNext2.HashSlot(hashKeyNext(joins.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
+	}
+	{
+		s := c.eventsToPaid.HashSlot(hashKeyPaid(joins.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -303,10 +306,9 @@ func (c *paymentsChain) run() {
 // emitPayments passes the records of "payments" to paid.
 func (c *paymentsChain) emitPayments(r *joins.Payment, ts int64) {
 	c.counts[0]++
-	c.paymentsToPaid.Hash(hashKeyPaid(joins.PaymentUser(*r)), runtime.Timed[joins.Payment]{
-		TS: ts,
-		V:  *r,
-	})
+	s := c.paymentsToPaid.HashSlot(hashKeyPaid(joins.PaymentUser(*r)))
+	s.TS = ts
+	s.V = *r
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing

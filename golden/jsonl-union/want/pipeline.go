@@ -345,7 +345,7 @@ func (c *allChain) emitVisits(r clicks.Visit) {
 	if d := c.sectionsByCall; d != nil {
 		d.direct(&r)
 	} else {
-		c.visitsToSections.Hash(hashKeySections(clicks.BySection(r)), r)
+		*c.visitsToSections.HashSlot(hashKeySections(clicks.BySection(r))) = r
 	}
 }
 

@@ -220,18 +220,16 @@ func (c *ordersChain) emitOrders(r *orders.Order, ts int64) {
 	if d := c.totalsByCall; d != nil {
 		d.direct(r, ts)
 	} else {
-		c.ordersToTotals.Hash(hashKeyTotals(orders.ByCustomer(*r)), runtime.Timed[orders.Order]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.ordersToTotals.HashSlot(hashKeyTotals(orders.ByCustomer(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 	if d := c.largestByCall; d != nil {
 		d.direct(r, ts)
 	} else {
-		c.ordersToLargest.Hash(hashKeyLargest(orders.ByCustomer(*r)), runtime.Timed[orders.Order]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.ordersToLargest.HashSlot(hashKeyLargest(orders.ByCustomer(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 }
 

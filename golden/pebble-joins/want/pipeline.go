@@ -223,30 +223,36 @@ func (c *eventsChain) run() {
 // emitEvents passes the records of "events" to next, next, paid, same-second, same-visit, same-second-visit.
 func (c *eventsChain) emitEvents(r *joins.Event, ts int64) {
 	c.counts[0]++
-	c.eventsToNext.Hash(hashKeyNext(joins.ByUser(*r)), runtime.Timed[joins.Event]{
-		TS: ts,
-		V:  *r,
-	})
-	c.eventsToNext2.Hash(hashKeyNext(joins.ByUser(*r)), runtime.Timed[joins.Event]{
-		TS: ts,
-		V:  *r,
-	})
-	c.eventsToPaid.Hash(hashKeyPaid(joins.ByUser(*r)), runtime.Timed[joins.Event]{
-		TS: ts,
-		V:  *r,
-	})
-	c.eventsToSameSecond.Hash(hashKeySameSecond(joins.ByUser(*r)), runtime.Timed[joins.Event]{
-		TS: ts,
-		V:  *r,
-	})
-	c.eventsToSameVisit.Hash(hashKeySameVisit(joins.ByUser(*r)), runtime.Timed[joins.Event]{
-		TS: ts,
-		V:  *r,
-	})
-	c.eventsToSameSecondVisit.Hash(hashKeySameSecondVisit(joins.EventSecond(*r)), runtime.Timed[joins.Event]{
-		TS: ts,
-		V:  *r,
-	})
+	{
+		s := c.eventsToNext.HashSlot(hashKeyNext(joins.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
+	}
+	{
+		s := c.eventsToNext2.HashSlot(hashKeyNext(joins.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
+	}
+	{
+		s := c.eventsToPaid.HashSlot(hashKeyPaid(joins.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
+	}
+	{
+		s := c.eventsToSameSecond.HashSlot(hashKeySameSecond(joins.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
+	}
+	{
+		s := c.eventsToSameVisit.HashSlot(hashKeySameVisit(joins.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
+	}
+	{
+		s := c.eventsToSameSecondVisit.HashSlot(hashKeySameSecondVisit(joins.EventSecond(*r)))
+		s.TS = ts
+		s.V = *r
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -382,22 +388,26 @@ func (c *paymentsChain) run() {
 // emitPayments passes the records of "payments" to paid, same-second, same-visit, same-second-visit.
 func (c *paymentsChain) emitPayments(r *joins.Payment, ts int64) {
 	c.counts[0]++
-	c.paymentsToPaid.Hash(hashKeyPaid(joins.PaymentUser(*r)), runtime.Timed[joins.Payment]{
-		TS: ts,
-		V:  *r,
-	})
-	c.paymentsToSameSecond.Hash(hashKeySameSecond(joins.PaymentUser(*r)), runtime.Timed[joins.Payment]{
-		TS: ts,
-		V:  *r,
-	})
-	c.paymentsToSameVisit.Hash(hashKeySameVisit(joins.PaymentUser(*r)), runtime.Timed[joins.Payment]{
-		TS: ts,
-		V:  *r,
-	})
-	c.paymentsToSameSecondVisit.Hash(hashKeySameSecondVisit(joins.PaymentSecond(*r)), runtime.Timed[joins.Payment]{
-		TS: ts,
-		V:  *r,
-	})
+	{
+		s := c.paymentsToPaid.HashSlot(hashKeyPaid(joins.PaymentUser(*r)))
+		s.TS = ts
+		s.V = *r
+	}
+	{
+		s := c.paymentsToSameSecond.HashSlot(hashKeySameSecond(joins.PaymentUser(*r)))
+		s.TS = ts
+		s.V = *r
+	}
+	{
+		s := c.paymentsToSameVisit.HashSlot(hashKeySameVisit(joins.PaymentUser(*r)))
+		s.TS = ts
+		s.V = *r
+	}
+	{
+		s := c.paymentsToSameSecondVisit.HashSlot(hashKeySameSecondVisit(joins.PaymentSecond(*r)))
+		s.TS = ts
+		s.V = *r
+	}
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing

@@ -192,26 +192,23 @@ func (c *clicksChain) emitClicks(r *ps.Click, ts int64) {
 	if d := c.sessionsByCall; d != nil {
 		d.direct(r, ts)
 	} else {
-		c.clicksToSessions.Hash(hashKeySessions(ps.ByUser(*r)), runtime.Timed[ps.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToSessions.HashSlot(hashKeySessions(ps.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 	if d := c.gapsByCall; d != nil {
 		d.direct(r, ts)
 	} else {
-		c.clicksToGaps.Hash(hashKeyGaps(ps.ByUser(*r)), runtime.Timed[ps.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToGaps.HashSlot(hashKeyGaps(ps.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 	if d := c.visitsByCall; d != nil {
 		d.direct(r, ts)
 	} else {
-		c.clicksToVisits.Hash(hashKeyVisits(ps.ByUser(*r)), runtime.Timed[ps.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToVisits.HashSlot(hashKeyVisits(ps.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 }
 

@@ -149,12 +149,12 @@ func (c *numbersChain) emitNumbers(r *int64) {
 	if d := c.sumsByCall; d != nil {
 		d.direct(r)
 	} else {
-		c.numbersToSums.Hash(hashKeySums(p.Mod17(*r)), *r)
+		*c.numbersToSums.HashSlot(hashKeySums(p.Mod17(*r))) = *r
 	}
 	if d := c.tensByCall; d != nil {
 		d.direct(r)
 	} else {
-		c.numbersToTens.Hash(hashKeyTens(p.Mod7(*r)), *r)
+		*c.numbersToTens.HashSlot(hashKeyTens(p.Mod7(*r))) = *r
 	}
 }
 

@@ -149,10 +149,9 @@ func (c *paymentsChain) run() {
 // emitPayments passes the records of "payments" to check.
 func (c *paymentsChain) emitPayments(r *bc.Payment, ts int64) {
 	c.counts[0]++
-	c.paymentsToCheck.Hash(hashKeyCheck(bc.PaymentCard(*r)), runtime.Timed[bc.Payment]{
-		TS: ts,
-		V:  *r,
-	})
+	s := c.paymentsToCheck.HashSlot(hashKeyCheck(bc.PaymentCard(*r)))
+	s.TS = ts
+	s.V = *r
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing

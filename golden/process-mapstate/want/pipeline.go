@@ -131,7 +131,7 @@ func (c *paymentsChain) emitPayments(r *mapstate.Payment) {
 	if d := c.spendByCall; d != nil {
 		d.direct(r)
 	} else {
-		c.paymentsToSpend.Hash(hashKeySpend(mapstate.ByCard(*r)), *r)
+		*c.paymentsToSpend.HashSlot(hashKeySpend(mapstate.ByCard(*r))) = *r
 	}
 }
 

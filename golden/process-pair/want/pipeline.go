@@ -149,10 +149,9 @@ func (c *paymentsChain) run() {
 // emitPayments passes the records of "payments" to check.
 func (c *paymentsChain) emitPayments(r *pair.Payment, ts int64) {
 	c.counts[0]++
-	c.paymentsToCheck.Hash(hashKeyCheck(pair.PaymentCard(*r)), runtime.Timed[pair.Payment]{
-		TS: ts,
-		V:  *r,
-	})
+	s := c.paymentsToCheck.HashSlot(hashKeyCheck(pair.PaymentCard(*r)))
+	s.TS = ts
+	s.V = *r
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -259,10 +258,9 @@ func (c *blocksChain) run() {
 // emitBlocks passes the records of "blocks" to check.
 func (c *blocksChain) emitBlocks(r *pair.Block, ts int64) {
 	c.counts[0]++
-	c.blocksToCheck.Hash(hashKeyCheck(pair.BlockCard(*r)), runtime.Timed[pair.Block]{
-		TS: ts,
-		V:  *r,
-	})
+	s := c.blocksToCheck.HashSlot(hashKeyCheck(pair.BlockCard(*r)))
+	s.TS = ts
+	s.V = *r
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing

@@ -156,10 +156,9 @@ func (c *paymentsChain) emitPayments(r *process.Payment, ts int64) {
 	if d := c.watchByCall; d != nil {
 		d.direct(r, ts)
 	} else {
-		c.paymentsToWatch.Hash(hashKeyWatch(process.ByCard(*r)), runtime.Timed[process.Payment]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.paymentsToWatch.HashSlot(hashKeyWatch(process.ByCard(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 }
 

@@ -303,17 +303,17 @@ func (c *pricedChain) emitPriced(r reorder.Order) {
 	if d := c.runningByCall; d != nil {
 		d.direct(&r)
 	} else {
-		c.pricedToRunning.Hash(hashKeyRunning(reorder.ByCustomer(r)), r)
+		*c.pricedToRunning.HashSlot(hashKeyRunning(reorder.ByCustomer(r))) = r
 	}
 	if d := c.latestByCall; d != nil {
 		d.direct(&r)
 	} else {
-		c.pricedToLatest.Hash(hashKeyLatest(reorder.ByCustomer(r)), r)
+		*c.pricedToLatest.HashSlot(hashKeyLatest(reorder.ByCustomer(r))) = r
 	}
 	if d := c.countByCall; d != nil {
 		d.direct(&r)
 	} else {
-		c.pricedToCount.Hash(hashKeyCount(reorder.ByCustomer(r)), r)
+		*c.pricedToCount.HashSlot(hashKeyCount(reorder.ByCustomer(r))) = r
 	}
 }
 

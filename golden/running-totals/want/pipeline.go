@@ -144,7 +144,7 @@ func (c *ordersChain) emitPriced(r totals.Total) {
 	if d := c.runningByCall; d != nil {
 		d.direct(&r)
 	} else {
-		c.pricedToRunning.Hash(hashKeyRunning(totals.ByCustomer(r)), r)
+		*c.pricedToRunning.HashSlot(hashKeyRunning(totals.ByCustomer(r))) = r
 	}
 }
 

@@ -147,12 +147,12 @@ func (c *numbersChain) emitNumbers(r *int64) {
 	if d := c.lastsByCall; d != nil {
 		d.direct(r)
 	} else {
-		c.numbersToLasts.Hash(hashKeyLasts(p.Mod7(*r)), *r)
+		*c.numbersToLasts.HashSlot(hashKeyLasts(p.Mod7(*r))) = *r
 	}
 	if d := c.sumsByCall; d != nil {
 		d.direct(r)
 	} else {
-		c.numbersToSums.Hash(hashKeySums(p.Mod5(*r)), *r)
+		*c.numbersToSums.HashSlot(hashKeySums(p.Mod5(*r))) = *r
 	}
 }
 

@@ -164,7 +164,7 @@ func (c *eventsChain) emitPaced(r statetypes.Event) {
 	if d := c.accsByCall; d != nil {
 		d.direct(&r)
 	} else {
-		c.pacedToAccs.Hash(hashKeyAccs(statetypes.ByKey(r)), r)
+		*c.pacedToAccs.HashSlot(hashKeyAccs(statetypes.ByKey(r))) = r
 	}
 	c.toReadings(r)
 }
@@ -180,7 +180,7 @@ func (c *eventsChain) emitReadings(r statetypes.Reading) {
 	if d := c.sensorsByCall; d != nil {
 		d.direct(&r)
 	} else {
-		c.readingsToSensors.Hash(hashKeySensors(statetypes.BySensor(r)), r)
+		*c.readingsToSensors.HashSlot(hashKeySensors(statetypes.BySensor(r))) = r
 	}
 }
 

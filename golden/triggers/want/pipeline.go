@@ -237,50 +237,44 @@ func (c *clicksChain) emitClicks(r *triggers.Click, ts int64) {
 	if d := c.countsByCall; d != nil {
 		d.direct(r, ts)
 	} else {
-		c.clicksToCounts.Hash(hashKeyCounts(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToCounts.HashSlot(hashKeyCounts(triggers.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 	if d := c.deltasByCall; d != nil {
 		d.direct(r, ts)
 	} else {
-		c.clicksToDeltas.Hash(hashKeyDeltas(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToDeltas.HashSlot(hashKeyDeltas(triggers.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 	if d := c.sessionsByCall; d != nil {
 		d.direct(r, ts)
 	} else {
-		c.clicksToSessions.Hash(hashKeySessions(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToSessions.HashSlot(hashKeySessions(triggers.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 	if d := c.dynamicByCall; d != nil {
 		d.direct(r, ts)
 	} else {
-		c.clicksToDynamic.Hash(hashKeyDynamic(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToDynamic.HashSlot(hashKeyDynamic(triggers.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 	if d := c.tensByCall; d != nil {
 		d.direct(r, ts)
 	} else {
-		c.clicksToTens.Hash(hashKeyTens(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToTens.HashSlot(hashKeyTens(triggers.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 	if d := c.recentByCall; d != nil {
 		d.direct(r, ts)
 	} else {
-		c.clicksToRecent.Hash(hashKeyRecent(triggers.ByUser(*r)), runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.clicksToRecent.HashSlot(hashKeyRecent(triggers.ByUser(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 }
 

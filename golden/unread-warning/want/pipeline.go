@@ -165,10 +165,9 @@ func (c *wordsChain) emitWords(r *string, ts int64) {
 	if d := c.countsByCall; d != nil {
 		d.direct(r, ts)
 	} else {
-		c.wordsToCounts.Hash(hashKeyCounts(unread.Self(*r)), runtime.Timed[string]{
-			TS: ts,
-			V:  *r,
-		})
+		s := c.wordsToCounts.HashSlot(hashKeyCounts(unread.Self(*r)))
+		s.TS = ts
+		s.V = *r
 	}
 }
 

@@ -145,7 +145,7 @@ func (c *linesChain) emitWords(r wc.Word) {
 	if d := c.countsByCall; d != nil {
 		d.direct(&r)
 	} else {
-		c.wordsToCounts.Hash(hashKeyCounts(wc.WordKey(r)), r)
+		*c.wordsToCounts.HashSlot(hashKeyCounts(wc.WordKey(r))) = r
 	}
 }
 

@@ -257,6 +257,8 @@ func checkDelivery(t *testing.T, logs []*receiverLog, senders, n int, route func
 	}
 }
 
+// TestInboxDeliversEveryRecordOnceInOrder sends by Hash from two
+// senders and by HashSlot from the other two.
 func TestInboxDeliversEveryRecordOnceInOrder(t *testing.T) {
 	const senders, receivers, n = 4, 3, 5000
 	j, ins, outs := newRig[tagged](ExactlyOnce, senders, receivers)
@@ -266,7 +268,11 @@ func TestInboxDeliversEveryRecordOnceInOrder(t *testing.T) {
 		j.Go("sender", s, func() {
 			for seq := range n {
 				r := tagged{s, seq}
-				outs[s].Hash(key(r), r)
+				if s%2 == 0 {
+					outs[s].Hash(key(r), r)
+				} else {
+					*outs[s].HashSlot(key(r)) = r
+				}
 				if seq%1000 == 999 {
 					outs[s].Flush() // partial batches too
 				}
@@ -382,6 +388,35 @@ func TestOutSendBatches(t *testing.T) {
 	outs[0].Flush() // nothing to flush: no empty batch
 	if got := events(ins[0]); got != "" {
 		t.Errorf("Flush of an empty batch handed over %q", got)
+	}
+}
+
+// TestOutHashSlotBatches: a full batch goes at the next record for its
+// receiver (its last record is written after HashSlot returns), into a
+// recycled batch whose old records the new ones overwrite.
+func TestOutHashSlotBatches(t *testing.T) {
+	_, ins, outs := newRig[int](ExactlyOnce, 1, 1)
+	for i := range BatchSize {
+		*outs[0].HashSlot(uint64(i)) = i
+	}
+	if m, ok := poll(ins[0]); ok {
+		t.Fatalf("a batch was handed over before its last record could be written: %v", m)
+	}
+	*outs[0].HashSlot(0) = BatchSize
+	m, ok := poll(ins[0])
+	if !ok || m.Kind != Records || len(m.Recs) != BatchSize || m.Recs[0] != 0 || m.Recs[BatchSize-1] != BatchSize-1 {
+		t.Fatalf("after %d records the inbox holds %v (ok %v), want one full batch of %d", BatchSize+1, m, ok, BatchSize)
+	}
+	ins[0].Recycle(m.Recs)
+	outs[0].Flush()
+	m, _ = poll(ins[0])
+	if len(m.Recs) != 1 || m.Recs[0] != BatchSize {
+		t.Fatalf("after Flush: %v, want the one record %d", m.Recs, BatchSize)
+	}
+	*outs[0].HashSlot(7) = -1 // into the recycled batch
+	outs[0].Flush()
+	if m, _ = poll(ins[0]); len(m.Recs) != 1 || m.Recs[0] != -1 {
+		t.Fatalf("a record written into a recycled batch: %v, want [-1]", m.Recs)
 	}
 }
 

@@ -24,19 +24,27 @@ const maxGeneratorWait = 10 * time.Millisecond
 const maxGeneratorLag = time.Second
 
 // Source is one subtask of a generator source: it calls a function
-// of the pipeline for the sequence numbers sub, sub+P, sub+2P, ... After
-// a restore at another parallelism it first calls it for the sequence
-// numbers in pending (those the old subtasks had not reached when others
-// had), then for seq, seq+P, ... (rescale.go).
+// of the pipeline for the sequence numbers of its blocks (progression.go:
+// subtask sub of P takes blocks sub, sub+P, ... of 1, 2, 4, ...
+// MaxBlock numbers). After a restore at another parallelism it first
+// calls it for the sequence numbers in pending (those the old subtasks
+// had not reached when others had), then goes on with its blocks from
+// where the old subtasks stopped (rescale.go).
 type Source[T any] struct {
 	name    string
 	fn      func(seq uint64) (T, bool)
 	ctl     *checkpoint.SourceCtl
 	cancel  <-chan struct{}
 	sub     int
-	pending []uint64
-	seq     uint64
-	step    uint64
+	pending []span
+	// seq is the next number of the progression prog: in block round of
+	// subtask psub (sub, unless restored at another parallelism), which
+	// has left numbers from seq on.
+	seq   uint64
+	prog  progression
+	psub  uint64
+	round uint64
+	left  uint64
 	// last is the sequence number of the record returned last.
 	last uint64
 	done bool
@@ -61,9 +69,9 @@ func NewSource[T any](env connector.Env, node, sub int, fn func(seq uint64) (T, 
 		fn:     fn,
 		cancel: env.Context().Done(),
 		sub:    sub,
-		seq:    uint64(sub),
-		step:   uint64(env.Parallelism(node)),
+		prog:   progression{step: uint64(env.Parallelism(node)), max: MaxBlock},
 	}
+	s.SetSeq(s.prog.start(0, uint64(sub)))
 	if r := n.Option("rate"); r != "" {
 		rate, err := strconv.ParseFloat(r, 64)
 		if err != nil || rate < 0 {
@@ -90,15 +98,21 @@ func (s *Source[T]) Done() bool { return s.done || s.ctl.Draining() }
 // Seq returns the sequence number of the next record.
 func (s *Source[T]) Seq() uint64 {
 	if len(s.pending) > 0 {
-		return s.pending[0]
+		return s.pending[0].from
 	}
 	return s.seq
 }
+
+// Index is the number of records the subtask calls the function for
+// before sequence number seq, one of its own, when it was not restored
+// at another parallelism (it has nothing pending): its record index.
+func (s *Source[T]) Index(seq uint64) uint64 { return s.prog.index(seq) }
 
 // SetSeq makes seq the sequence number of the next record, when the
 // source resumes from a checkpoint. It should be one of this subtask's.
 func (s *Source[T]) SetSeq(seq uint64) {
 	s.seq = seq
+	s.round, s.psub, s.left = s.prog.locate(seq)
 	s.done = false
 	s.start = time.Time{}
 }
@@ -128,8 +142,12 @@ func (s *Source[T]) NextInto(rec *T) bool {
 	}
 	var ok bool
 	for len(s.pending) > 0 {
-		seq := s.pending[0]
-		s.pending = s.pending[1:]
+		seq := s.pending[0].from
+		if s.pending[0].n--; s.pending[0].n == 0 {
+			s.pending = s.pending[1:]
+		} else {
+			s.pending[0].from++
+		}
 		if *rec, ok = s.fn(seq); ok {
 			s.last = seq
 			s.counted()
@@ -143,9 +161,20 @@ func (s *Source[T]) NextInto(rec *T) bool {
 		return false
 	}
 	s.last = s.seq
-	s.seq += s.step
+	if s.left--; s.left > 0 {
+		s.seq++
+	} else {
+		s.nextBlock()
+	}
 	s.counted()
 	return true
+}
+
+// nextBlock moves to the first number of the subtask's next block.
+func (s *Source[T]) nextBlock() {
+	s.round++
+	s.seq = s.prog.start(s.round, s.psub)
+	s.left = s.prog.size(s.round)
 }
 
 // counted counts a record returned.

@@ -32,7 +32,10 @@ func TestGeneratorInterleavesSubtasks(t *testing.T) {
 		want [][]uint64
 	}{
 		{1, 4, [][]uint64{{0, 1, 2, 3}}},
-		{3, 10, [][]uint64{{0, 3, 6, 9}, {1, 4, 7}, {2, 5, 8}}},
+		// Blocks of 1, 2, 4, ... numbers in turn: 0 1 2 | 34 56 78 |
+		// 9-12 13-16 17-20 | 21-28 ...
+		{3, 10, [][]uint64{{0, 3, 4, 9}, {1, 5, 6}, {2, 7, 8}}},
+		{3, 25, [][]uint64{{0, 3, 4, 9, 10, 11, 12, 21, 22, 23, 24}, {1, 5, 6, 13, 14, 15, 16}, {2, 7, 8, 17, 18, 19, 20}}},
 		{3, 2, [][]uint64{{0}, {1}, nil}},
 		{2, 0, [][]uint64{nil, nil}},
 	}
@@ -59,15 +62,15 @@ func TestGeneratorSeq(t *testing.T) {
 	j := generatorJob(t, 3, "")
 	g := NewSource(j, 0, 1, upTo(100))
 	for range 5 {
-		g.Next()
+		g.Next() // 1, 5, 6, 13, 14
 	}
-	if g.Seq() != 16 {
-		t.Fatalf("seq after 5 records of subtask 1 of 3: %d, want 16", g.Seq())
+	if g.Seq() != 15 {
+		t.Fatalf("seq after 5 records of subtask 1 of 3: %d, want 15", g.Seq())
 	}
 	g2 := NewSource(j, 0, 1, upTo(100))
 	g2.SetSeq(g.Seq())
 	want := connectortest.ReadAll[uint64](g)
-	if got := connectortest.ReadAll[uint64](g2); !slices.Equal(got, want) || got[0] != 16 {
+	if got := connectortest.ReadAll[uint64](g2); !slices.Equal(got, want) || got[0] != 15 {
 		t.Errorf("resumed at %d: got %v, want %v", g.Seq(), got, want)
 	}
 }
@@ -75,10 +78,10 @@ func TestGeneratorSeq(t *testing.T) {
 func TestGeneratorRate(t *testing.T) {
 	const rate, n = 200, 21 // one record every 5ms: 100ms for 21 records
 	j := generatorJob(t, 2, fmt.Sprint(rate))
-	g := NewSource(j, 0, 1, upTo(2*n))
+	g := NewSource(j, 0, 1, upTo(1000))
 	start := time.Now()
 	var got []uint64
-	for {
+	for len(got) < n {
 		if rec, ok := g.Next(); ok {
 			got = append(got, rec)
 		} else if g.Done() {
