@@ -86,6 +86,9 @@ type WindowState[K comparable, A any] struct {
 	// capturable is set when the windows may be captured for another
 	// goroutine to encode (CanCapture).
 	capturable bool
+	// intKeys is set when K is a 64-bit integer, which a tumbling
+	// pane's keyIndex keeps in an array.
+	intKeys bool
 	// chain holds the windows of the files of one subtask of the
 	// checkpoint being restored, when they are restored apart
 	// (RestoreSection); inChain is set while a chain is read.
@@ -108,9 +111,9 @@ type pane[K comparable, A any] struct {
 	early map[int32]bool
 	keys  []K
 	// The index of each key: its paneIndex slot, or without the index
-	// (tumbling windows) a map.
+	// (tumbling windows) a keyIndex.
 	slots []int32
-	idx   map[K]int32
+	idx   keyIndex[K]
 	seqs  []uint64
 	accs  []A
 	// vers holds, per key, the epoch (low 32 bits) its window last got a
@@ -180,7 +183,8 @@ func NewWindowState[K comparable, A any](a WindowAssigner, lateness int64, merge
 	}
 	return &WindowState[K, A]{assign: a, lateness: lateness, merge: merge, wm: MinTime,
 		panes: make(map[int64]*pane[K, A]), ix: newPaneIndex[K, A](a), sessions: make(map[K][]*winEntry[K, A]), epoch: 1,
-		capturable: a.Kind != Session && pointerFree(reflect.TypeFor[K]()) && pointerFree(reflect.TypeFor[A]())}
+		capturable: a.Kind != Session && pointerFree(reflect.TypeFor[K]()) && pointerFree(reflect.TypeFor[A]()),
+		intKeys:    intKeys[K]()}
 }
 
 // Len is the number of open windows, counted per key.
@@ -298,7 +302,7 @@ func (s *WindowState[K, A]) entry(k K, w Window, ix bool, sl int32, pos int) (*p
 	if ix {
 		i, ok = s.ix.find(sl, k, w.Start, pos)
 	} else {
-		i, ok = p.idx[k]
+		i, ok = p.idx.get(k)
 	}
 	if !ok {
 		i = int32(len(p.keys))
@@ -306,7 +310,7 @@ func (s *WindowState[K, A]) entry(k K, w Window, ix bool, sl int32, pos int) (*p
 			s.ix.put(sl, k, w.Start, pos, i)
 			p.slots = append(p.slots, sl)
 		} else {
-			p.idx[k] = i
+			p.idx.put(k, i)
 		}
 		p.keys = append(p.keys, k)
 		p.seqs = append(p.seqs, s.seq)
@@ -387,7 +391,7 @@ func (s *WindowState[K, A]) pane(w Window, pos int) *pane[K, A] {
 			if s.last != nil {
 				hint = len(s.last.keys) // the next window has about as many keys
 			}
-			p.idx = make(map[K]int32, hint)
+			p.idx = newKeyIndex[K](s.intKeys, hint)
 		}
 		p.fired = w.MaxTimestamp() <= s.wm
 		s.schedulePane(p)
@@ -407,8 +411,7 @@ func (s *WindowState[K, A]) indexOf(p *pane[K, A], k K) (int32, bool) {
 	if s.ix.width > 0 {
 		return s.ix.lookup(p, k)
 	}
-	i, ok := p.idx[k]
-	return i, ok
+	return p.idx.get(k)
 }
 
 // dropPane forgets p, which is out of the heap.
@@ -463,7 +466,7 @@ func (s *WindowState[K, A]) sortPane(p *pane[K, A]) {
 			slots[to] = p.slots[from]
 			s.ix.set(slots[to], keys[to], p.w.Start, pos, int32(to))
 		} else {
-			p.idx[keys[to]] = int32(to)
+			p.idx.put(keys[to], int32(to))
 		}
 		if p.early[from] {
 			if early == nil {
@@ -714,7 +717,7 @@ func (s *WindowState[K, A]) restorePane(k K, w Window, seq uint64, fired bool, a
 	if p == nil {
 		p = &pane[K, A]{w: w, fired: fired}
 		if s.ix.width == 0 {
-			p.idx = make(map[K]int32)
+			p.idx = newKeyIndex[K](s.intKeys, 0)
 		}
 		s.schedulePane(p)
 		s.panes[w.Start] = p
@@ -732,7 +735,7 @@ func (s *WindowState[K, A]) restorePane(k K, w Window, seq uint64, fired bool, a
 		s.ix.put(sl, k, w.Start, s.ix.pos(w.Start), i)
 		p.slots = append(p.slots, sl)
 	} else {
-		p.idx[k] = i
+		p.idx.put(k, i)
 	}
 	p.keys = append(p.keys, k)
 	p.seqs = append(p.seqs, seq)
