@@ -15,11 +15,13 @@ func TestKeyIndex(t *testing.T) {
 		t.Fatal("intKeys: wrong kinds")
 	}
 	gens := map[string]func(r *rand.Rand, i int) int64{
-		"dense":   func(r *rand.Rand, i int) int64 { return 1000 + r.Int64N(500) },
-		"down":    func(r *rand.Rand, i int) int64 { return 1 << 40 >> 1 - int64(i) - r.Int64N(10) },
-		"sparse":  func(r *rand.Rand, i int) int64 { return r.Int64() },
-		"spread":  func(r *rand.Rand, i int) int64 { return int64(i) * int64(i) },
-		"extreme": func(r *rand.Rand, i int) int64 { return []int64{math.MaxInt64, math.MinInt64, -1, 0}[r.IntN(4)] - r.Int64N(100) },
+		"dense":  func(r *rand.Rand, i int) int64 { return 1000 + r.Int64N(500) },
+		"down":   func(r *rand.Rand, i int) int64 { return 1<<40>>1 - int64(i) - r.Int64N(10) },
+		"sparse": func(r *rand.Rand, i int) int64 { return r.Int64() },
+		"spread": func(r *rand.Rand, i int) int64 { return int64(i) * int64(i) },
+		"extreme": func(r *rand.Rand, i int) int64 {
+			return []int64{math.MaxInt64, math.MinInt64, -1, 0}[r.IntN(4)] - r.Int64N(100)
+		},
 	}
 	for name, gen := range gens {
 		r := rand.New(rand.NewPCG(1, 2))

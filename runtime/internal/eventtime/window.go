@@ -63,6 +63,7 @@ type WindowState[K comparable, A any] struct {
 	// time it is dropped.
 	panes    map[int64]*pane[K, A]
 	last     *pane[K, A] // the pane of the last record, without the index
+	lastDrop int64       // the time last is dropped at (cleanup)
 	paneHeap timeHeap[*pane[K, A]]
 	ix       paneIndex[K, A]
 
@@ -294,6 +295,12 @@ func (s *WindowState[K, A]) add(k K, ts, inputWatermark int64, add func(acc *A),
 // ix, sl and pos are k's slot and w's place in the index when ix is set.
 func (s *WindowState[K, A]) entry(k K, w Window, ix bool, sl int32, pos int) (*pane[K, A], int32) {
 	p := s.pane(w, pos)
+	return p, s.entryIn(p, k, ix, sl, pos)
+}
+
+// entryIn is entry in p, the pane of the window.
+func (s *WindowState[K, A]) entryIn(p *pane[K, A], k K, ix bool, sl int32, pos int) int32 {
+	w := p.w
 	if p.shared {
 		p.own()
 	}
@@ -324,7 +331,7 @@ func (s *WindowState[K, A]) entry(k K, w Window, ix bool, sl int32, pos int) (*p
 		p.vers[i] = uint32(s.epoch)
 		p.ver = uint32(s.epoch)
 	}
-	return p, i
+	return i
 }
 
 // Acc is Add for tumbling windows without the function: it returns the
@@ -340,11 +347,19 @@ func (s *WindowState[K, A]) Acc(k K, ts, inputWatermark int64) *A {
 		panic("WindowState.Acc takes tumbling windows; others take Add")
 	}
 	wm := max(inputWatermark, s.wm)
-	w := s.assign.tumbling(ts)
-	if s.cleanup(w) <= wm {
+	// In order input most records fall in the last record's window: its
+	// bounds and drop time are at hand, no division or saturating sums.
+	p := s.last
+	if p == nil || ts < p.w.Start || ts >= p.w.End {
+		w := s.assign.tumbling(ts)
+		if s.cleanup(w) <= wm {
+			return nil
+		}
+		p = s.pane(w, 0)
+	} else if s.lastDrop <= wm {
 		return nil
 	}
-	p, i := s.entry(k, w, false, 0, 0)
+	i := s.entryIn(p, k, false, 0, 0)
 	s.again = p.fired || p.early != nil && p.early[i]
 	if s.again {
 		s.cur = winRef[K, A]{p: p, k: k}
@@ -401,7 +416,7 @@ func (s *WindowState[K, A]) pane(w Window, pos int) *pane[K, A] {
 	if s.ix.width > 0 {
 		s.ix.panes[pos] = p
 	} else {
-		s.last = p
+		s.last, s.lastDrop = p, s.cleanup(p.w)
 	}
 	return p
 }
