@@ -6,7 +6,8 @@ import (
 )
 
 // paneIndex finds a key's place in the sliding panes of a WindowState
-// with one map lookup per record, not one per pane.
+// with one map lookup per record, not one per pane (integer keys: one
+// array index in a page, most often).
 //
 // A record of a sliding window belongs to Size/Slide panes (q5 of Nexmark:
 // five), and a map per pane from key to index cost a lookup for each: 27-33%

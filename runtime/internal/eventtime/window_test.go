@@ -1044,3 +1044,26 @@ func TestWindowLayouts(t *testing.T) {
 		t.Errorf("a section with operation 2: %v", err)
 	}
 }
+
+// TestSlidingAddReportsEarlyWindows checks that Add's path for sliding
+// windows re-emits a key's window that had fired in a restored snapshot
+// (pane.early) though its pane has not: TestWindowStateRestoreMixedWatermarks
+// makes such windows with tumbling ones.
+func TestSlidingAddReportsEarlyWindows(t *testing.T) {
+	s := newTestWindowState(WindowAssigner{Kind: Sliding, Size: 20, Slide: 10}, 100)
+	add := func(id int) func(a *testAcc) { return func(a *testAcc) { a.ids = append(a.ids, id) } }
+	s.Add(1, 5, MinTime, add(1), nil)
+	p := s.panes[0]
+	i, ok := s.indexOf(p, 1)
+	if !ok || p.fired {
+		t.Fatalf("key 1 in window [0, 20): %v, fired %v", ok, p.fired)
+	}
+	p.early = map[int32]bool{i: true}
+	var got []wemit
+	s.Add(1, 6, MinTime, add(2), func(k int, w Window, a *testAcc) {
+		got = append(got, wemit{'U', k, w, slices.Clone(a.ids)})
+	})
+	if want := "[U key=1 [0, 20) [1 2]]"; fmt.Sprint(got) != want {
+		t.Fatalf("updates %v, want %s", got, want)
+	}
+}
