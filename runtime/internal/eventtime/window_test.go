@@ -280,9 +280,11 @@ func newTestWindowState(a WindowAssigner, lateness int64) *WindowState[int, test
 
 func TestWindowStateAgainstModel(t *testing.T) {
 	t.Parallel()
-	// Tumbling windows twice: by Add, and by Acc and Added.
-	for v, kind := range []WindowKind{Tumbling, Sliding, Session, Tumbling} {
+	// Tumbling windows twice: by Add, and by Acc and Added; sliding
+	// windows twice: their integer keys in pages, and in the map.
+	for v, kind := range []WindowKind{Tumbling, Sliding, Session, Tumbling, Sliding} {
 		byAcc := v == 3
+		byMap := v == 4
 		late, updates, fires, spilled := 0, 0, 0, 0
 		for seed := range seeds(150) {
 			rng := rand.New(rand.NewPCG(seed, uint64(kind)))
@@ -290,6 +292,9 @@ func TestWindowStateAgainstModel(t *testing.T) {
 			lateness := randomLateness(rng)
 			ops := genStream(rng, 50+rng.IntN(250))
 			s := newTestWindowState(a, lateness)
+			if byMap && s.ix.dense {
+				s.ix.toMap()
+			}
 			m := newWindowModel(a, lateness)
 			session := kind == Session
 			for i, o := range ops {
@@ -328,15 +333,15 @@ func TestWindowStateAgainstModel(t *testing.T) {
 					spilled = max(spilled, len(s.ix.spill))
 				}
 			}
-			if s.ix.pairs()+len(s.ix.spill) != 0 || s.ix.idle != len(s.ix.slots) {
+			if s.ix.pairs()+len(s.ix.spill) != 0 || s.ix.idle != s.ix.keys() {
 				t.Fatalf("%v seed %d: the pane index holds %d windows, %d spilled, and %d of its %d keys are idle at the end of time",
-					kind, seed, s.ix.pairs(), len(s.ix.spill), s.ix.idle, len(s.ix.slots))
+					kind, seed, s.ix.pairs(), len(s.ix.spill), s.ix.idle, s.ix.keys())
 			}
 			if s.Len() != 0 || len(s.panes)+len(s.paneHeap)+len(s.sessions)+len(s.sessionHeap) != 0 {
 				t.Fatalf("%v seed %d: %d windows left at the end of time", kind, seed, s.Len())
 			}
 		}
-		t.Logf("%v (by Acc: %v): %d late records, %d updates, %d fired", kind, byAcc, late, updates, fires)
+		t.Logf("%v (by Acc: %v, by map: %v): %d late records, %d updates, %d fired", kind, byAcc, byMap, late, updates, fires)
 		if late == 0 || updates == 0 || fires == 0 {
 			t.Errorf("%v: the streams did not exercise late records, updates and firings", kind)
 		}
@@ -358,7 +363,7 @@ func TestPaneIndexFreesSlots(t *testing.T) {
 			s.Add(int(w)*perWindow+k, w*10, MinTime, func(a *testAcc) {}, nil)
 		}
 		s.Advance(w*10+9, nil)
-		most = max(most, len(s.ix.slots), len(s.ix.live))
+		most = max(most, s.ix.keys(), len(s.ix.live))
 	}
 	// Three windows are open, each with its keys, and as many idle ones
 	// may wait for a sweep.
@@ -368,6 +373,52 @@ func TestPaneIndexFreesSlots(t *testing.T) {
 	s.Advance(MaxTime, nil)
 	if s.ix.pairs() != 0 || s.Len() != 0 {
 		t.Fatalf("at the end of time: %d pairs indexed, %d windows", s.ix.pairs(), s.Len())
+	}
+}
+
+// TestPaneIndexSparseKeys checks that integer keys too sparse for pages
+// of the key space move to the map, and that windows are the same either
+// way: those of a state whose keys were always in the map.
+func TestPaneIndexSparseKeys(t *testing.T) {
+	a := WindowAssigner{Kind: Sliding, Size: 30, Slide: 10}
+	s, m := newTestWindowState(a, 0), newTestWindowState(a, 0)
+	if !s.ix.dense {
+		t.Fatal("int keys are not in pages")
+	}
+	m.ix.toMap()
+	var got, want []wemit
+	emit := func(out *[]wemit) func(k int, w Window, a *testAcc) {
+		return func(k int, w Window, a *testAcc) {
+			*out = append(*out, wemit{'F', k, w, slices.Clone(a.ids)})
+		}
+	}
+	id := 0
+	for w := range int64(20) {
+		for k := range 300 {
+			// Dense keys at first (a page for 256 of them), then keys a
+			// page apart and negative ones.
+			key := k + int(w)*100
+			if w >= 5 {
+				key = (k*7919%300 - 150) * pageSize * 3
+			}
+			for _, st := range []*WindowState[int, testAcc]{s, m} {
+				st.Add(key, w*10+int64(k%10), MinTime, func(a *testAcc) { a.ids = append(a.ids, id) }, nil)
+			}
+			id++
+		}
+		if w == 4 && !s.ix.dense {
+			t.Fatal("dense keys left the pages")
+		}
+		s.Advance(w*10+9, emit(&got))
+		m.Advance(w*10+9, emit(&want))
+	}
+	if s.ix.dense {
+		t.Fatalf("keys a page apart stayed in %d pages", len(s.ix.pages))
+	}
+	s.Advance(MaxTime, emit(&got))
+	m.Advance(MaxTime, emit(&want))
+	if len(got) == 0 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("%d windows fired from pages then the map, %d from the map; they differ", len(got), len(want))
 	}
 }
 
@@ -991,5 +1042,28 @@ func TestWindowLayouts(t *testing.T) {
 	w.Uvarint(4)
 	if err := NewWindowState[int, int64](a, 0, nil).Restore(w.Bytes(), decTestKey, decAcc); err == nil || !strings.Contains(err.Error(), "unknown operation 2") {
 		t.Errorf("a section with operation 2: %v", err)
+	}
+}
+
+// TestSlidingAddReportsEarlyWindows checks that Add's path for sliding
+// windows re-emits a key's window that had fired in a restored snapshot
+// (pane.early) though its pane has not: TestWindowStateRestoreMixedWatermarks
+// makes such windows with tumbling ones.
+func TestSlidingAddReportsEarlyWindows(t *testing.T) {
+	s := newTestWindowState(WindowAssigner{Kind: Sliding, Size: 20, Slide: 10}, 100)
+	add := func(id int) func(a *testAcc) { return func(a *testAcc) { a.ids = append(a.ids, id) } }
+	s.Add(1, 5, MinTime, add(1), nil)
+	p := s.panes[0]
+	i, ok := s.indexOf(p, 1)
+	if !ok || p.fired {
+		t.Fatalf("key 1 in window [0, 20): %v, fired %v", ok, p.fired)
+	}
+	p.early = map[int32]bool{i: true}
+	var got []wemit
+	s.Add(1, 6, MinTime, add(2), func(k int, w Window, a *testAcc) {
+		got = append(got, wemit{'U', k, w, slices.Clone(a.ids)})
+	})
+	if want := "[U key=1 [0, 20) [1 2]]"; fmt.Sprint(got) != want {
+		t.Fatalf("updates %v, want %s", got, want)
 	}
 }
