@@ -2,7 +2,6 @@ package eventtime
 
 import (
 	"math"
-	"reflect"
 	"unsafe"
 )
 
@@ -35,18 +34,7 @@ const (
 	denseRatio = 8
 )
 
-// intKeys reports whether keys of type K are 64-bit integers, which
-// keyIndex keeps in an array.
-func intKeys[K comparable]() bool {
-	t := reflect.TypeFor[K]()
-	switch t.Kind() {
-	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint64, reflect.Uintptr:
-		return t.Size() == 8
-	}
-	return false
-}
-
-// newKeyIndex returns an empty index, an array when ints (intKeys) and a
+// newKeyIndex returns an empty index, an array when ints (denseKey) and a
 // map with room for hint keys otherwise.
 func newKeyIndex[K comparable](ints bool, hint int) keyIndex[K] {
 	if ints {
