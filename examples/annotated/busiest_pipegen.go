@@ -129,7 +129,12 @@ func (c *pipegenBusiestDemoChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	var r View
 	for {
-		if c.src.NextInto(&r) {
+		ok := false
+		if seq, more := c.src.Take(); more {
+			r, ok = DemoView(seq)
+			ok = c.src.Took(ok)
+		}
+		if ok {
 			c.emitDemo(&r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break

@@ -91,7 +91,12 @@ func (c *sensorsChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	var r gen.Reading
 	for {
-		if c.src.NextInto(&r) {
+		ok := false
+		if seq, more := c.src.Take(); more {
+			r, ok = gen.Next(seq)
+			ok = c.src.Took(ok)
+		}
+		if ok {
 			c.emitSensors(&r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break

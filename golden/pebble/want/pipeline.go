@@ -127,7 +127,12 @@ func (c *numbersChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	var r int64
 	for {
-		if c.src.NextInto(&r) {
+		ok := false
+		if seq, more := c.src.Take(); more {
+			r, ok = p.Next(seq)
+			ok = c.src.Took(ok)
+		}
+		if ok {
 			c.emitNumbers(&r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break

@@ -150,7 +150,12 @@ func (c *ordersChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	var r reorder.Order
 	for {
-		if c.src.NextInto(&r) {
+		ok := false
+		if seq, more := c.src.Take(); more {
+			r, ok = reorder.Next(seq)
+			ok = c.src.Took(ok)
+		}
+		if ok {
 			c.emitOrders(&r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break

@@ -128,7 +128,12 @@ func (c *wordsChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	var r string
 	for {
-		if c.src.NextInto(&r) {
+		ok := false
+		if seq, more := c.src.Take(); more {
+			r, ok = unread.Words(seq)
+			ok = c.src.Took(ok)
+		}
+		if ok {
 			ts := unread.WordTime(r)
 			c.emitWords(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
@@ -280,7 +285,12 @@ func (c *spareChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	var r string
 	for {
-		if c.src.NextInto(&r) {
+		ok := false
+		if seq, more := c.src.Take(); more {
+			r, ok = unread.Words(seq)
+			ok = c.src.Took(ok)
+		}
+		if ok {
 			c.emitSpare(&r)
 		} else if c.src.Done() && c.ctl.AtEnd() {
 			break

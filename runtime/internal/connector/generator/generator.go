@@ -124,43 +124,66 @@ func (s *Source[T]) Next() (rec T, ok bool) {
 	return rec, ok
 }
 
-// NextInto is Next into rec: what generated chains call, since a record
-// returned by value is copied once more (a Nexmark event is 72 bytes).
-// rec holds no record when it returns false.
+// NextInto is Next into rec, for callers that hold the function only
+// as a value (tests, Next). Generated chains call the function
+// themselves, between Take and Took: a static call that Go can inline
+// writes the record straight into the chain's variable, where a call
+// through s.fn returns it on the stack to be copied (a Nexmark event is
+// 72 bytes). rec holds no record when it returns false.
+func (s *Source[T]) NextInto(rec *T) bool {
+	for {
+		seq, ok := s.Take()
+		if !ok {
+			return false
+		}
+		*rec, ok = s.fn(seq)
+		if s.Took(ok) {
+			return true
+		}
+		if s.done {
+			return false
+		}
+	}
+}
+
+// Take returns the sequence number to call the function for next; false
+// when there is none now: the function has ended, the job drains, or
+// with a rate the next record is not due yet. The caller calls the
+// function for it and then Took, before anything else of the source.
 //
 // Whether the job drains (checkpoint.SourceCtl.Draining) is not looked
 // at for every record: countNow does, every connector.CountEvery records
-// and whenever the source waits, and from then on NextInto returns false
+// and whenever the source waits, and from then on Take returns false
 // (Done reports it at once).
-func (s *Source[T]) NextInto(rec *T) bool {
+func (s *Source[T]) Take() (uint64, bool) {
+	if s.done || s.drained || s.interval > 0 || len(s.pending) > 0 {
+		return s.takeSlow()
+	}
+	s.last = s.seq // a panic from here to the next Take names it
+	return s.seq, true
+}
+
+func (s *Source[T]) takeSlow() (uint64, bool) {
 	if s.done || s.drained {
 		s.countNow() // what was read after the drain was seen
-		return false
+		return 0, false
 	}
 	if s.interval > 0 && !s.due() {
-		return false
+		return 0, false
 	}
-	var ok bool
-	for len(s.pending) > 0 {
-		seq := s.pending[0].from
-		if s.pending[0].n--; s.pending[0].n == 0 {
-			s.pending = s.pending[1:]
-		} else {
-			s.pending[0].from++
-		}
-		if *rec, ok = s.fn(seq); ok {
-			s.last = seq
-			s.counted()
-			return true
-		}
+	s.last = s.Seq()
+	return s.last, true
+}
+
+// Took accounts for the sequence number Take returned, ok when the
+// function gave a record for it: then the record counts as emitted (the
+// source's position in a checkpoint is after it) and Took returns true.
+// When the function gave none, the number was one of those pending after
+// a rescale and is skipped, or the function has ended (Done).
+func (s *Source[T]) Took(ok bool) bool {
+	if !ok || len(s.pending) > 0 {
+		return s.tookSlow(ok)
 	}
-	if *rec, ok = s.fn(s.seq); !ok {
-		s.done = true
-		s.chain.InputEnded()
-		s.countNow()
-		return false
-	}
-	s.last = s.seq
 	if s.left--; s.left > 0 {
 		s.seq++
 	} else {
@@ -168,6 +191,24 @@ func (s *Source[T]) NextInto(rec *T) bool {
 	}
 	s.counted()
 	return true
+}
+
+func (s *Source[T]) tookSlow(ok bool) bool {
+	if len(s.pending) > 0 {
+		if s.pending[0].n--; s.pending[0].n == 0 {
+			s.pending = s.pending[1:]
+		} else {
+			s.pending[0].from++
+		}
+		if ok {
+			s.counted()
+		}
+		return ok
+	}
+	s.done = true
+	s.chain.InputEnded()
+	s.countNow()
+	return false
 }
 
 // nextBlock moves to the first number of the subtask's next block.

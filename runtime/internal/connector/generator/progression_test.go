@@ -60,10 +60,10 @@ func TestLegacyPosition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newSim(p)
+	s := resumed(generatorJob(t, 3, ""), 1, p, 100)
 	var got []uint64
 	for range 4 {
-		seq, _ := s.next(100)
+		seq, _ := s.Next()
 		got = append(got, seq)
 	}
 	if want := []uint64{7, 10, 13, 16}; !slices.Equal(got, want) {
@@ -80,10 +80,10 @@ func TestLegacyPosition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s = newSim(p)
+	s = resumed(generatorJob(t, 2, ""), 0, p, 100)
 	got = nil
 	for range 5 {
-		seq, _ := s.next(100)
+		seq, _ := s.Next()
 		got = append(got, seq)
 	}
 	if want := []uint64{3, 8, 21, 23, 25}; !slices.Equal(got, want) {

@@ -4,46 +4,21 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/pipegen/pipegen/runtime/internal/connector/connectortest"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 )
 
-// sim is a generator subtask as NextInto moves it, for a function that
-// returns records for the sequence numbers below n.
-type sim struct {
-	position
-	round, sub, left uint64
+// resumed is subtask sub of a generator of the numbers below n in job j,
+// resumed at p as a restore resumes it.
+func resumed(j *connectortest.Env, sub int, p position, n uint64) *Source[uint64] {
+	g := NewSource(j, 0, sub, upTo(n))
+	g.resume(p)
+	return g
 }
 
-func newSim(p position) *sim {
-	s := &sim{position: p}
-	s.round, s.sub, s.left = p.prog.locate(p.seq)
-	return s
-}
-
-func (s *sim) next(n uint64) (uint64, bool) {
-	for len(s.pending) > 0 {
-		seq := s.pending[0].from
-		if s.pending[0].n--; s.pending[0].n == 0 {
-			s.pending = s.pending[1:]
-		} else {
-			s.pending[0].from++
-		}
-		if seq < n {
-			return seq, true
-		}
-	}
-	if s.atEnd || s.seq >= n {
-		s.atEnd = true
-		return 0, false
-	}
-	seq := s.seq
-	if s.left--; s.left > 0 {
-		s.seq++
-	} else {
-		s.round++
-		s.seq, s.left = s.prog.start(s.round, s.sub), s.prog.size(s.round)
-	}
-	return seq, true
+// sourceState is g's position as its Snapshot writes it.
+func sourceState(g *Source[uint64]) storage.SourceState {
+	return storage.SourceState{Subtask: g.sub, Position: encodePosition(position{seq: g.seq, prog: g.prog, pending: g.pending}), AtEnd: g.done}
 }
 
 // TestRescaleExactlyOnce runs a generator through parallelisms 2, 5, 1,
@@ -65,14 +40,15 @@ func TestRescaleExactlyOnce(t *testing.T) {
 		seen := make([]int, n)
 		ps := []int{2, 5, 1, 3, 4}
 		first := progression{step: uint64(ps[0]), max: []uint64{1, 4, MaxBlock}[seed%3]}
-		var subs []*sim
+		j := generatorJob(t, ps[0], "")
+		var subs []*Source[uint64]
 		for i := range ps[0] {
-			subs = append(subs, newSim(position{seq: first.start(0, uint64(i)), prog: first}))
+			subs = append(subs, resumed(j, i, position{seq: first.start(0, uint64(i)), prog: first}, n))
 		}
 		for round := 0; ; round++ {
 			for _, s := range subs {
 				for range rng.IntN(int(n)/4 + 1) {
-					seq, ok := s.next(n)
+					seq, ok := s.Next()
 					if !ok {
 						break
 					}
@@ -86,24 +62,20 @@ func TestRescaleExactlyOnce(t *testing.T) {
 			// parallelism.
 			var old []position
 			for _, s := range subs {
-				st := storage.SourceState{Position: encodePosition(s.position), AtEnd: s.atEnd}
-				p, err := decodePosition(st, ps[round])
+				p, err := decodePosition(sourceState(s), ps[round])
 				if err != nil {
 					t.Fatal(err)
 				}
 				old = append(old, p)
 			}
+			j = generatorJob(t, ps[round+1], "")
 			subs = nil
 			for i := range ps[round+1] {
-				subs = append(subs, newSim(rescale(old, ps[round+1], i)))
+				subs = append(subs, resumed(j, i, rescale(old, ps[round+1], i), n))
 			}
 		}
 		for _, s := range subs {
-			for {
-				seq, ok := s.next(n)
-				if !ok {
-					break
-				}
+			for _, seq := range connectortest.ReadAll[uint64](s) {
 				seen[seq]++
 			}
 		}
