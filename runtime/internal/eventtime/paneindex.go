@@ -38,7 +38,8 @@ import (
 // map, once and for good.
 //
 // Tumbling windows (and sliding ones no longer than their slide) have one
-// window per record: for them a map per pane (pane.idx) is one lookup per
+// window per record: for them an index per pane (pane.idx: an array by
+// key for dense integer keys, keyindex.go, else a map) is one lookup per
 // record too, and cheaper than a slot and its ring (BenchmarkWindowState
 // Tumbling/sparse took twice the time with the ring, its keys coming and
 // going with every window), so they keep it and the index is off (width
