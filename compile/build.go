@@ -30,12 +30,19 @@ const overlayDir = "pipegen_build"
 // right lines. When there is no cache to keep it in, SourceDir stays empty
 // and the program names files that do not.
 func (r *Result) Build(out string) error {
+	_, err := r.BuildOutput(out)
+	return err
+}
+
+// BuildOutput is Build with flags added to the go command's (a test's
+// -gcflags=-m); it returns what the go command printed.
+func (r *Result) BuildOutput(out string, flags ...string) (string, error) {
 	if r.IR.ModuleDir == "" {
-		return fmt.Errorf("the pipeline's package is not in a Go module: run `go mod init` in its directory first")
+		return "", fmt.Errorf("the pipeline's package is not in a Go module: run `go mod init` in its directory first")
 	}
 	tmp, err := os.MkdirTemp("", "pipegen-build-*")
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer os.RemoveAll(tmp)
 
@@ -52,34 +59,35 @@ func (r *Result) Build(out string) error {
 			content = append([]byte("//line "+filepath.Join(r.SourceDir, f.Name)+":1\n"), content...)
 		}
 		if err := os.WriteFile(src, content, 0o644); err != nil {
-			return err
+			return "", err
 		}
 		overlay.Replace[filepath.Join(pkgDir, f.Name)] = src
 	}
 	overlayFile := filepath.Join(tmp, "overlay.json")
 	data, err := json.Marshal(overlay)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if err := os.WriteFile(overlayFile, data, 0o644); err != nil {
-		return err
+		return "", err
 	}
 	absOut, err := filepath.Abs(out)
 	if err != nil {
-		return err
+		return "", err
 	}
-	cmd := exec.Command("go", "build", "-overlay", overlayFile, "-o", absOut, "./"+overlayDir+"/"+r.IR.Name)
+	args := append([]string{"build", "-overlay", overlayFile, "-o", absOut}, flags...)
+	cmd := exec.Command("go", append(args, "./"+overlayDir+"/"+r.IR.Name)...)
 	cmd.Dir = r.IR.ModuleDir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if missingRequirement(msg) {
-			return requirementError(r.IR.ModuleDir, msg)
+			return "", requirementError(r.IR.ModuleDir, msg)
 		}
-		return fmt.Errorf("go build of the generated program failed: %v\n%s", err, msg)
+		return "", fmt.Errorf("go build of the generated program failed: %v\n%s", err, msg)
 	}
-	return nil
+	return stderr.String(), nil
 }
 
 // cacheTrim is how long a kept source stays in the cache unused: the
