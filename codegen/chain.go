@@ -95,26 +95,70 @@ func (b *base) in() *jen.Statement {
 	return jen.Id("r")
 }
 
+// ref is what the node passes to its emit method for its output record
+// x, a variable: its address when the emit method takes it by reference
+// (emitsRef), else x.
+func (b *base) ref(x *jen.Statement) *jen.Statement {
+	if emitsRef(b.n) {
+		return jen.Op("&").Add(x)
+	}
+	return x
+}
+
+// inRef is the address of the node's input record in its per-record
+// method: r when the method takes it by reference (see byRef), else &r.
+func (b *base) inRef() *jen.Statement {
+	if b.cg.byRef(b.n) {
+		return jen.Id("r")
+	}
+	return jen.Op("&").Id("r")
+}
+
 // byRef reports whether node n's per-record method takes its record by
-// reference: a map, filter, flatmap or sink fused right behind a source,
-// whose read loop reads each record into one variable, or the head of a
-// chain that reads an inbox when it reads its record only to pass it on
-// to user functions (refHead). A large record (a Nexmark event: 72 bytes)
-// passed by value is copied into the method and again into the user's
-// function; by reference, once. And a copy of a struct of more than four
-// fields just stored from the argument registers stalls: the loads are
-// wider than the stores (store forwarding fails).
+// reference: a map, filter, flatmap or sink fused behind a node whose emit
+// method has its record by reference (emitsRef: a source, whose read loop
+// reads each record into one variable, or a map, filter or flatmap), or
+// the head of a chain that reads an inbox when it reads its record only
+// to pass it on to user functions (refHead). A record passed by value is
+// copied into every method on its way (a Nexmark event is 72 bytes, a bid
+// 48), and a copy of a struct of more than four fields just stored from
+// the argument registers stalls: the loads are wider than the stores
+// (store forwarding fails). By reference, it is copied only into the
+// user's functions that take it by value.
 func (cg *chainGen) byRef(n *ir.Node) bool {
 	h := cg.c.head
 	if n == h {
 		return refHead(h)
 	}
-	if h.Kind != ir.Source || len(n.Inputs) != 1 || n.Inputs[0].From != h.ID || n.Inputs[0].Side != "" {
+	if len(n.Inputs) != 1 || n.Inputs[0].Side != "" {
+		return false
+	}
+	from := cg.g.p.Nodes[n.Inputs[0].From]
+	if cg.g.chainOf[from.ID] != cg.c || !emitsRef(from) {
 		return false
 	}
 	switch n.Kind {
 	case ir.Map, ir.Filter, ir.FlatMap, ir.Sink:
 		return true
+	}
+	return false
+}
+
+// emitsRef reports whether node n's emit method (of its main output)
+// takes the record by reference: a source's, whose read loop passes the
+// address of the variable it read into, and, when the record is one Go
+// keeps in memory (inMemory), a map's (the address of its result), a
+// filter's (its input's) and a flatmap's (the address of each record its
+// function emits: its emit function takes the record by value, as the
+// user's signature says, and passes its address on). Their consumers in
+// the chain get the address (byRef) or a copy; an Out copies the record
+// into its batch.
+func emitsRef(n *ir.Node) bool {
+	switch n.Kind {
+	case ir.Source:
+		return true
+	case ir.Map, ir.Filter, ir.FlatMap:
+		return inMemory(n.Out)
 	}
 	return false
 }
@@ -737,10 +781,10 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 	case side == joinLateSide[1]:
 		body = append(body, cg.countLateRight())
 	}
-	// A source's read loop passes its record by reference: it is read
-	// into one variable, and a large record (a Nexmark event) copied into
+	// A source, map, filter or flatmap passes its record by reference
+	// (emitsRef): a large record (a Nexmark event, a bid) copied into
 	// every call costs a few percent of the whole job.
-	byRef := n == cg.c.head && n.Kind == ir.Source && side == ""
+	byRef := side == "" && emitsRef(n)
 	r := func() *jen.Statement {
 		if byRef {
 			return jen.Op("*").Id("r")
@@ -1138,4 +1182,82 @@ func (g *gen) inputNames(n *ir.Node) string {
 // hashCall hashes the key x of keyed node n.
 func (g *gen) hashCall(n *ir.Node, x jen.Code) jen.Code {
 	return jen.Id(g.global("hashKey%s", n)).Call(x)
+}
+
+// inMemory reports whether Go keeps a record of type t in memory rather
+// than in registers inside a function: a struct of more than four fields
+// or of more than 32 bytes, or an array of more than one element (the
+// compiler's limits for values it can keep in registers). Passing such a
+// record by value between the chain's methods copies it each time, and
+// the copy just after the stores of the argument registers stalls; a
+// smaller record is cheaper passed by value.
+func inMemory(t *ir.Type) bool {
+	size, ok := typeSize(t)
+	if !ok || size > 32 {
+		return true
+	}
+	for t != nil && t.Kind == ir.NamedType {
+		t = t.Underlying
+	}
+	switch {
+	case t == nil:
+		return true
+	case t.Kind == ir.StructType:
+		if len(t.Fields) > 4 {
+			return true
+		}
+		for _, f := range t.Fields {
+			if inMemory(f.Type) {
+				return true
+			}
+		}
+	case t.Kind == ir.ArrayType:
+		return t.Len > 1 || inMemory(t.Elem)
+	}
+	return false
+}
+
+// typeSize is the size of a value of type t on a 64-bit platform, false
+// when t's structure is not known (an opaque type but a function or
+// channel). Alignment padding is left out: it only matters above 32
+// bytes, which a struct reaches without it too.
+func typeSize(t *ir.Type) (int64, bool) {
+	for t != nil && t.Kind == ir.NamedType {
+		t = t.Underlying
+	}
+	if t == nil {
+		return 0, false
+	}
+	switch t.Kind {
+	case ir.BasicType:
+		switch t.Name {
+		case "bool", "int8", "uint8", "byte":
+			return 1, true
+		case "int16", "uint16":
+			return 2, true
+		case "int32", "uint32", "rune", "float32":
+			return 4, true
+		case "string", "complex128":
+			return 16, true
+		}
+		return 8, true
+	case ir.PointerType, ir.MapType:
+		return 8, true
+	case ir.SliceType:
+		return 24, true
+	case ir.ArrayType:
+		n, ok := typeSize(t.Elem)
+		return n * t.Len, ok
+	case ir.StructType:
+		var sum int64
+		for _, f := range t.Fields {
+			n, ok := typeSize(f.Type)
+			if !ok {
+				return 0, false
+			}
+			sum += n
+		}
+		return sum, true
+	}
+	return 0, false
 }

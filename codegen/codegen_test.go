@@ -485,10 +485,13 @@ func TestGenerateErrorMapAndJSONSink(t *testing.T) {
 		"out, err := words.ToWord(*r)",
 		`runtime.Abortf("operators.to-word: ToWord: %w", err)`,
 		// The sink's generated encoder, encoding/json for what it does
-		// not handle.
-		"runtime.NewFileSink(j, nodeJson, sub, encodeJsonJSON)",
-		"if b, ok := appendWordJSON(dst, &v); ok {",
-		"return runtime.EncodeJSON(dst, v)",
+		// not handle, called by the chain with the record's address
+		// into the sink's buffer.
+		"runtime.NewFileSink[words.Word](j, nodeJson, sub, nil)",
+		"func encodeJsonJSON(dst []byte, v *words.Word) ([]byte, error) {",
+		"if b, ok := appendWordJSON(dst, v); ok {",
+		"return runtime.EncodeJSON(dst, *v)",
+		"c.jsonSink.Wrote(encodeJsonJSON(c.jsonSink.Buf(), &r))",
 		`Options: map[string]string{"path": "out"}`,
 	)
 	wantCalls(t, out, "linesChain", "toToWord", "runtime.Abortf", "c.emitToWord")

@@ -314,7 +314,8 @@ func NewFileSource[T any](j *Job, node, sub int, f Format[T]) *FileSource[T] {
 	return file.NewSource(j, node, sub, f)
 }
 
-// NewFileSink prepares subtask sub of the file sink node.
+// NewFileSink prepares subtask sub of the file sink node; enc may be nil when
+// the generated code encodes the records itself (Buf, Wrote).
 func NewFileSink[T any](j *Job, node, sub int, enc Encoder[T]) *FileSink[T] {
 	return file.NewSink(j, node, sub, enc)
 }
@@ -324,7 +325,8 @@ func NewGeneratorSource[T any](j *Job, node, sub int, fn func(seq uint64) (T, bo
 	return generator.NewSource(j, node, sub, fn)
 }
 
-// NewStdoutSink prepares subtask sub of the stdout sink node.
+// NewStdoutSink prepares subtask sub of the stdout sink node; enc may be nil when
+// the generated code encodes the records itself (Buf, Wrote).
 func NewStdoutSink[T any](j *Job, node, sub int, enc Encoder[T]) *StdoutSink[T] {
 	return stdout.NewSink(j, node, sub, enc)
 }

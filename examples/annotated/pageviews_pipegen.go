@@ -162,19 +162,19 @@ func (c *pipegenPageviewsViewsChain) emitViews(r *View) {
 // toHumans is operator "humans": filter Human, func(v View) bool.
 func (c *pipegenPageviewsViewsChain) toHumans(r *View) {
 	if Human(*r) {
-		c.emitHumans(*r)
+		c.emitHumans(r)
 	}
 }
 
 // emitHumans passes the records of "humans" to visits.
-func (c *pipegenPageviewsViewsChain) emitHumans(r View) {
+func (c *pipegenPageviewsViewsChain) emitHumans(r *View) {
 	c.counts[1]++
 	c.toVisits(r)
 }
 
 // toVisits is operator "visits": map ToVisit, func(v View) Visit.
-func (c *pipegenPageviewsViewsChain) toVisits(r View) {
-	c.emitVisits(ToVisit(r))
+func (c *pipegenPageviewsViewsChain) toVisits(r *View) {
+	c.emitVisits(ToVisit(*r))
 }
 
 // emitVisits passes the records of "visits" to per-page.
@@ -234,7 +234,7 @@ func pipegenPageviewsNewPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[
 	}
 	c.perPageState = state.NewMemory[string, PageTotal]()
 	runtime.RestoreMemory(c.task, pipegenPageviewsNodePerPage, c.perPageState, pipegenPageviewsPerPageCodec)
-	c.pagesSink = runtime.NewFileSink(j, pipegenPageviewsNodePages, sub, pipegenPageviewsEncodePagesJSON)
+	c.pagesSink = runtime.NewFileSink[PageStats](j, pipegenPageviewsNodePages, sub, nil) // no encoder: toPages encodes each record
 	c.meter = j.Meter(sub, pipegenPageviewsNodePerPage, pipegenPageviewsNodePages)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -313,7 +313,7 @@ func (c *pipegenPageviewsPerPageChain) emitPerPage(r PageStats) {
 
 // toPages is sink "pages": file sink, format jsonl.
 func (c *pipegenPageviewsPerPageChain) toPages(r PageStats) {
-	c.pagesSink.Write(r)
+	c.pagesSink.Wrote(pipegenPageviewsEncodePagesJSON(c.pagesSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -511,11 +511,11 @@ func pipegenPageviewsDecodeViewJSON(s *textcodec.Scanner, v *View, strict bool) 
 
 // pipegenPageviewsEncodePagesJSON writes a record of sink "pages" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func pipegenPageviewsEncodePagesJSON(dst []byte, v PageStats) ([]byte, error) {
-	if b, ok := pipegenPageviewsAppendPageStatsJSON(dst, &v); ok {
+func pipegenPageviewsEncodePagesJSON(dst []byte, v *PageStats) ([]byte, error) {
+	if b, ok := pipegenPageviewsAppendPageStatsJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // pipegenPageviewsAppendPageStatsJSON appends a PageStats as encoding/json writes it; false when it cannot.

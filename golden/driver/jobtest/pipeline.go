@@ -307,19 +307,19 @@ func (c *ordersChain) emitOrders(r *driver.Order, ts int64) {
 // toBig is operator "big": filter IsBig, func(o Order) bool.
 func (c *ordersChain) toBig(r *driver.Order, ts int64) {
 	if driver.IsBig(*r) {
-		c.emitBig(*r, ts)
+		c.emitBig(r, ts)
 	}
 }
 
 // emitBig passes the records of "big" to big-orders.
-func (c *ordersChain) emitBig(r driver.Order, ts int64) {
+func (c *ordersChain) emitBig(r *driver.Order, ts int64) {
 	c.counts[1]++
 	c.toBigOrders(r, ts)
 }
 
 // toBigOrders is sink "big-orders": stdout sink, format jsonl.
-func (c *ordersChain) toBigOrders(r driver.Order, ts int64) {
-	c.bigOrdersSink.Write(r)
+func (c *ordersChain) toBigOrders(r *driver.Order, ts int64) {
+	c.bigOrdersSink.Write(*r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing

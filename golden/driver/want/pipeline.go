@@ -108,7 +108,7 @@ func newOrdersChain(j *runtime.Job, sub int, ordersToRemind *runtime.Out[runtime
 	c.src = runtime.NewFileSource(j, nodeOrders, sub, runtime.JSONFormatFast(decodeOrdersJSONL))
 	c.ctl = c.src.Ctl()
 	c.wm = runtime.NewWatermarks(c.task, nodeOrders)
-	c.bigOrdersSink = runtime.NewStdoutSink(j, nodeBigOrders, sub, encodeBigOrdersJSON)
+	c.bigOrdersSink = runtime.NewStdoutSink[driver.Order](j, nodeBigOrders, sub, nil) // no encoder: toBigOrders encodes each record
 	c.meter = j.Meter(sub, nodeOrders, nodeBig, nodeBigOrders)
 	c.ordersToRemind.Observe(c.meter)
 	return c
@@ -168,19 +168,19 @@ func (c *ordersChain) emitOrders(r *driver.Order, ts int64) {
 // toBig is operator "big": filter IsBig, func(o Order) bool.
 func (c *ordersChain) toBig(r *driver.Order, ts int64) {
 	if driver.IsBig(*r) {
-		c.emitBig(*r, ts)
+		c.emitBig(r, ts)
 	}
 }
 
 // emitBig passes the records of "big" to big-orders.
-func (c *ordersChain) emitBig(r driver.Order, ts int64) {
+func (c *ordersChain) emitBig(r *driver.Order, ts int64) {
 	c.counts[1]++
 	c.toBigOrders(r, ts)
 }
 
 // toBigOrders is sink "big-orders": stdout sink, format jsonl.
-func (c *ordersChain) toBigOrders(r driver.Order, ts int64) {
-	c.bigOrdersSink.Write(r)
+func (c *ordersChain) toBigOrders(r *driver.Order, ts int64) {
+	c.bigOrdersSink.Wrote(encodeBigOrdersJSON(c.bigOrdersSink.Buf(), r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -260,7 +260,7 @@ func newRemindChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[dri
 		c.emitRemind(r, c.remindCtx.EventTime())
 	}
 	c.remindersSink = runtime.NewFileSink(j, nodeReminders, sub, runtime.EncodeString)
-	c.lateSink = runtime.NewFileSink(j, nodeLate, sub, encodeLateJSON)
+	c.lateSink = runtime.NewFileSink[driver.Order](j, nodeLate, sub, nil) // no encoder: toLate encodes each record
 	c.meter = j.Meter(sub, nodeRemind, nodeReminders, nodeLate)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -396,7 +396,7 @@ func (c *remindChain) toReminders(r string, ts int64) {
 
 // toLate is sink "late": file sink, format jsonl.
 func (c *remindChain) toLate(r driver.Order, ts int64) {
-	c.lateSink.Write(r)
+	c.lateSink.Wrote(encodeLateJSON(c.lateSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -608,11 +608,11 @@ func decodeOrderJSON(s *textcodec.Scanner, v *driver.Order, strict bool) {
 
 // encodeLateJSON writes a record of sink "late" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeLateJSON(dst []byte, v driver.Order) ([]byte, error) {
-	if b, ok := appendOrderJSON(dst, &v); ok {
+func encodeLateJSON(dst []byte, v *driver.Order) ([]byte, error) {
+	if b, ok := appendOrderJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // appendOrderJSON appends a driver.Order as encoding/json writes it; false when it cannot.
@@ -632,9 +632,9 @@ func appendOrderJSON(b []byte, v *driver.Order) (_ []byte, ok bool) {
 
 // encodeBigOrdersJSON writes a record of sink "big-orders" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeBigOrdersJSON(dst []byte, v driver.Order) ([]byte, error) {
-	if b, ok := appendOrderJSON(dst, &v); ok {
+func encodeBigOrdersJSON(dst []byte, v *driver.Order) ([]byte, error) {
+	if b, ok := appendOrderJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }

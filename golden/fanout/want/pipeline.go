@@ -364,7 +364,7 @@ func newBySizeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Line]) *bySiz
 	}
 	c.bySizeState = state.NewMemory[int64, fan.Tally]()
 	runtime.RestoreMemory(c.task, nodeBySize, c.bySizeState, bySizeCodec)
-	c.talliesSink = runtime.NewStdoutSink(j, nodeTallies, sub, encodeTalliesJSON)
+	c.talliesSink = runtime.NewStdoutSink[fan.SizeTally](j, nodeTallies, sub, nil) // no encoder: toTallies encodes each record
 	c.meter = j.Meter(sub, nodeBySize, nodeTallies)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -443,7 +443,7 @@ func (c *bySizeChain) emitBySize(r fan.SizeTally) {
 
 // toTallies is sink "tallies": stdout sink, format jsonl.
 func (c *bySizeChain) toTallies(r fan.SizeTally) {
-	c.talliesSink.Write(r)
+	c.talliesSink.Wrote(encodeTalliesJSON(c.talliesSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -558,11 +558,11 @@ func decodeTally(in *codec.Reader, v *fan.Tally) {
 
 // encodeTalliesJSON writes a record of sink "tallies" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeTalliesJSON(dst []byte, v fan.SizeTally) ([]byte, error) {
-	if b, ok := appendSizeTallyJSON(dst, &v); ok {
+func encodeTalliesJSON(dst []byte, v *fan.SizeTally) ([]byte, error) {
+	if b, ok := appendSizeTallyJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // appendSizeTallyJSON appends a fan.SizeTally as encoding/json writes it; false when it cannot.

@@ -390,7 +390,7 @@ func newSectionsChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Visit]) 
 	}
 	c.sectionsState = state.NewMemory[string, clicks.Stats]()
 	runtime.RestoreMemory(c.task, nodeSections, c.sectionsState, sectionsCodec)
-	c.printSink = runtime.NewStdoutSink(j, nodePrint, sub, encodePrintJSON)
+	c.printSink = runtime.NewStdoutSink[clicks.Stats](j, nodePrint, sub, nil) // no encoder: toPrint encodes each record
 	c.meter = j.Meter(sub, nodeSections, nodePrint)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -469,7 +469,7 @@ func (c *sectionsChain) emitSections(r clicks.Stats) {
 
 // toPrint is sink "print": stdout sink, format jsonl.
 func (c *sectionsChain) toPrint(r clicks.Stats) {
-	c.printSink.Write(r)
+	c.printSink.Wrote(encodePrintJSON(c.printSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -665,11 +665,11 @@ func decodeAppJSONL(line []byte, v *clicks.Click, strict bool) bool {
 
 // encodePrintJSON writes a record of sink "print" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodePrintJSON(dst []byte, v clicks.Stats) ([]byte, error) {
-	if b, ok := appendStatsJSON(dst, &v); ok {
+func encodePrintJSON(dst []byte, v *clicks.Stats) ([]byte, error) {
+	if b, ok := appendStatsJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // appendStatsJSON appends a clicks.Stats as encoding/json writes it; false when it cannot.

@@ -363,7 +363,7 @@ func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[tri
 	}, int64(1*time.Minute/time.Millisecond), nil, runtime.Trigger{
 		Count: 3,
 	}, c.countsResult, countsCodec)
-	c.lateSink = runtime.NewFileSink(j, nodeLate, sub, encodeLateJSON)
+	c.lateSink = runtime.NewFileSink[triggers.Click](j, nodeLate, sub, nil) // no encoder: toLate encodes each record
 	c.meter = j.Meter(sub, nodeCounts, nodeLate)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -470,7 +470,7 @@ func (c *countsChain) emitCountsLate(r triggers.Click, ts int64) {
 
 // toLate is sink "late": file sink, format jsonl.
 func (c *countsChain) toLate(r triggers.Click, ts int64) {
-	c.lateSink.Write(r)
+	c.lateSink.Wrote(encodeLateJSON(c.lateSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -1905,11 +1905,11 @@ func decodeClickJSON(s *textcodec.Scanner, v *triggers.Click, strict bool) {
 
 // encodeLateJSON writes a record of sink "late" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeLateJSON(dst []byte, v triggers.Click) ([]byte, error) {
-	if b, ok := appendClickJSON(dst, &v); ok {
+func encodeLateJSON(dst []byte, v *triggers.Click) ([]byte, error) {
+	if b, ok := appendClickJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // appendClickJSON appends a triggers.Click as encoding/json writes it; false when it cannot.

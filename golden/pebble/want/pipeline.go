@@ -212,7 +212,7 @@ func newSumsChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *sumsChain 
 		task: j.Task(nodeSums, sub),
 	}
 	c.sumsState = pebblestate.Open(c.task, nodeSums, sumsCodec)
-	c.sumOutSink = runtime.NewFileSink(j, nodeSumOut, sub, encodeSumOutJSON)
+	c.sumOutSink = runtime.NewFileSink[p.Result](j, nodeSumOut, sub, nil) // no encoder: toSumOut encodes each record
 	c.meter = j.Meter(sub, nodeSums, nodeSumOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -291,7 +291,7 @@ func (c *sumsChain) emitSums(r p.Result) {
 
 // toSumOut is sink "sum-out": file sink, format jsonl.
 func (c *sumsChain) toSumOut(r p.Result) {
-	c.sumOutSink.Write(r)
+	c.sumOutSink.Wrote(encodeSumOutJSON(c.sumOutSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -648,11 +648,11 @@ func decodeTen(in *codec.Reader, v *p.Ten) {
 
 // encodeSumOutJSON writes a record of sink "sum-out" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeSumOutJSON(dst []byte, v p.Result) ([]byte, error) {
-	if b, ok := appendResultJSON(dst, &v); ok {
+func encodeSumOutJSON(dst []byte, v *p.Result) ([]byte, error) {
+	if b, ok := appendResultJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // appendResultJSON appends a p.Result as encoding/json writes it; false when it cannot.

@@ -369,7 +369,7 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) 
 	}
 	c.runningState = state.NewMemory[string, reorder.Order]()
 	runtime.RestoreMemory(c.task, nodeRunning, c.runningState, runningCodec)
-	c.outSink = runtime.NewStdoutSink(j, nodeOut, sub, encodeOutJSON)
+	c.outSink = runtime.NewStdoutSink[reorder.Order](j, nodeOut, sub, nil) // no encoder: toOut encodes each record
 	c.meter = j.Meter(sub, nodeRunning, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -453,7 +453,7 @@ func (c *runningChain) emitRunning(r reorder.Order) {
 
 // toOut is sink "out": stdout sink, format jsonl.
 func (c *runningChain) toOut(r reorder.Order) {
-	c.outSink.Write(r)
+	c.outSink.Wrote(encodeOutJSON(c.outSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -503,7 +503,7 @@ func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *
 	}
 	c.latestState = state.NewMemory[string, reorder.Order]()
 	runtime.RestoreMemory(c.task, nodeLatest, c.latestState, latestCodec)
-	c.lastSink = runtime.NewStdoutSink(j, nodeLast, sub, encodeLastJSON)
+	c.lastSink = runtime.NewStdoutSink[reorder.Order](j, nodeLast, sub, nil) // no encoder: toLast encodes each record
 	c.meter = j.Meter(sub, nodeLatest, nodeLast)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -583,7 +583,7 @@ func (c *latestChain) emitLatest(r reorder.Order) {
 
 // toLast is sink "last": stdout sink, format jsonl.
 func (c *latestChain) toLast(r reorder.Order) {
-	c.lastSink.Write(r)
+	c.lastSink.Wrote(encodeLastJSON(c.lastSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -633,7 +633,7 @@ func newCountChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *c
 	}
 	c.countState = state.NewMemory[string, int]()
 	runtime.RestoreMemory(c.task, nodeCount, c.countState, countCodec)
-	c.countsSink = runtime.NewStdoutSink(j, nodeCounts, sub, encodeCountsJSON)
+	c.countsSink = runtime.NewStdoutSink[int](j, nodeCounts, sub, nil) // no encoder: toCounts encodes each record
 	c.meter = j.Meter(sub, nodeCount, nodeCounts)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -712,7 +712,7 @@ func (c *countChain) emitCount(r int) {
 
 // toCounts is sink "counts": stdout sink, format jsonl.
 func (c *countChain) toCounts(r int) {
-	c.countsSink.Write(r)
+	c.countsSink.Wrote(encodeCountsJSON(c.countsSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -935,11 +935,11 @@ func decodeOrder(in *codec.Reader, v *reorder.Order) {
 
 // encodeOutJSON writes a record of sink "out" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeOutJSON(dst []byte, v reorder.Order) ([]byte, error) {
-	if b, ok := appendOrderJSON(dst, &v); ok {
+func encodeOutJSON(dst []byte, v *reorder.Order) ([]byte, error) {
+	if b, ok := appendOrderJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // appendOrderJSON appends a reorder.Order as encoding/json writes it; false when it cannot.
@@ -954,11 +954,11 @@ func appendOrderJSON(b []byte, v *reorder.Order) (_ []byte, ok bool) {
 
 // encodeLastJSON writes a record of sink "last" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeLastJSON(dst []byte, v reorder.Order) ([]byte, error) {
-	if b, ok := appendOrderJSON(dst, &v); ok {
+func encodeLastJSON(dst []byte, v *reorder.Order) ([]byte, error) {
+	if b, ok := appendOrderJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // appendCountsJSON appends a record of sink "counts" as encoding/json writes it; false when it cannot.
@@ -969,9 +969,9 @@ func appendCountsJSON(b []byte, v *int) (_ []byte, ok bool) {
 
 // encodeCountsJSON writes a record of sink "counts" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeCountsJSON(dst []byte, v int) ([]byte, error) {
-	if b, ok := appendCountsJSON(dst, &v); ok {
+func encodeCountsJSON(dst []byte, v *int) ([]byte, error) {
+	if b, ok := appendCountsJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }

@@ -140,16 +140,17 @@ func (c *ordersChain) emitOrders(r *totals.Order) {
 
 // toPriced is operator "priced": map Price, func(o Order) Total.
 func (c *ordersChain) toPriced(r *totals.Order) {
-	c.emitPriced(totals.Price(*r))
+	out := totals.Price(*r)
+	c.emitPriced(&out)
 }
 
 // emitPriced passes the records of "priced" to running.
-func (c *ordersChain) emitPriced(r totals.Total) {
+func (c *ordersChain) emitPriced(r *totals.Total) {
 	c.counts[1]++
 	if d := c.runningByCall; d != nil {
-		d.direct(&r)
+		d.direct(r)
 	} else {
-		*c.pricedToRunning.HashSlot(hashKeyRunning(totals.ByCustomer(r))) = r
+		*c.pricedToRunning.HashSlot(hashKeyRunning(totals.ByCustomer(*r))) = *r
 	}
 }
 
@@ -200,7 +201,7 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[totals.Total]) *
 	}
 	c.runningState = state.NewMemory[string, totals.Total]()
 	runtime.RestoreMemory(c.task, nodeRunning, c.runningState, runningCodec)
-	c.outSink = runtime.NewFileSink(j, nodeOut, sub, encodeOutJSON)
+	c.outSink = runtime.NewFileSink[totals.Total](j, nodeOut, sub, nil) // no encoder: toOut encodes each record
 	c.meter = j.Meter(sub, nodeRunning, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -284,7 +285,7 @@ func (c *runningChain) emitRunning(r totals.Total) {
 
 // toOut is sink "out": file sink, format jsonl.
 func (c *runningChain) toOut(r totals.Total) {
-	c.outSink.Write(r)
+	c.outSink.Wrote(encodeOutJSON(c.outSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -419,11 +420,11 @@ func decodeTotal(in *codec.Reader, v *totals.Total) {
 
 // encodeOutJSON writes a record of sink "out" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeOutJSON(dst []byte, v totals.Total) ([]byte, error) {
-	if b, ok := appendTotalJSON(dst, &v); ok {
+func encodeOutJSON(dst []byte, v *totals.Total) ([]byte, error) {
+	if b, ok := appendTotalJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // appendTotalJSON appends a totals.Total as encoding/json writes it; false when it cannot.

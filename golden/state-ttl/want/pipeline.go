@@ -211,7 +211,7 @@ func newLastsChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *lastsChai
 	}
 	c.lastsState = state.NewMemory[int64, int64]()
 	runtime.RestoreMemory(c.task, nodeLasts, c.lastsState, lastsCodec)
-	c.outSink = runtime.NewFileSink(j, nodeOut, sub, encodeOutJSON)
+	c.outSink = runtime.NewFileSink[int64](j, nodeOut, sub, nil) // no encoder: toOut encodes each record
 	c.meter = j.Meter(sub, nodeLasts, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -294,7 +294,7 @@ func (c *lastsChain) emitLasts(r int64) {
 
 // toOut is sink "out": file sink, format jsonl.
 func (c *lastsChain) toOut(r int64) {
-	c.outSink.Write(r)
+	c.outSink.Wrote(encodeOutJSON(c.outSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -348,7 +348,7 @@ func newSumsChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *sumsChain 
 	}
 	c.sumsState = state.NewMemory[int64, p.Sum]()
 	runtime.RestoreMemory(c.task, nodeSums, c.sumsState, sumsCodec)
-	c.sumOutSink = runtime.NewFileSink(j, nodeSumOut, sub, encodeSumOutJSON)
+	c.sumOutSink = runtime.NewFileSink[p.Sum](j, nodeSumOut, sub, nil) // no encoder: toSumOut encodes each record
 	c.meter = j.Meter(sub, nodeSums, nodeSumOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -427,7 +427,7 @@ func (c *sumsChain) emitSums(r p.Sum) {
 
 // toSumOut is sink "sum-out": file sink, format jsonl.
 func (c *sumsChain) toSumOut(r p.Sum) {
-	c.sumOutSink.Write(r)
+	c.sumOutSink.Wrote(encodeSumOutJSON(c.sumOutSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -608,20 +608,20 @@ func appendOutJSON(b []byte, v *int64) (_ []byte, ok bool) {
 
 // encodeOutJSON writes a record of sink "out" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeOutJSON(dst []byte, v int64) ([]byte, error) {
-	if b, ok := appendOutJSON(dst, &v); ok {
+func encodeOutJSON(dst []byte, v *int64) ([]byte, error) {
+	if b, ok := appendOutJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // encodeSumOutJSON writes a record of sink "sum-out" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeSumOutJSON(dst []byte, v p.Sum) ([]byte, error) {
-	if b, ok := appendSumJSON(dst, &v); ok {
+func encodeSumOutJSON(dst []byte, v *p.Sum) ([]byte, error) {
+	if b, ok := appendSumJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // appendSumJSON appends a p.Sum as encoding/json writes it; false when it cannot.

@@ -155,32 +155,34 @@ func (c *eventsChain) emitEvents(r *statetypes.Event) {
 
 // toPaced is operator "paced": map Pace, func(e Event) Event.
 func (c *eventsChain) toPaced(r *statetypes.Event) {
-	c.emitPaced(statetypes.Pace(*r))
+	out := statetypes.Pace(*r)
+	c.emitPaced(&out)
 }
 
 // emitPaced passes the records of "paced" to accs, readings.
-func (c *eventsChain) emitPaced(r statetypes.Event) {
+func (c *eventsChain) emitPaced(r *statetypes.Event) {
 	c.counts[1]++
 	if d := c.accsByCall; d != nil {
-		d.direct(&r)
+		d.direct(r)
 	} else {
-		*c.pacedToAccs.HashSlot(hashKeyAccs(statetypes.ByKey(r))) = r
+		*c.pacedToAccs.HashSlot(hashKeyAccs(statetypes.ByKey(*r))) = *r
 	}
 	c.toReadings(r)
 }
 
 // toReadings is operator "readings": map ToReading, func(e Event) Reading.
-func (c *eventsChain) toReadings(r statetypes.Event) {
-	c.emitReadings(statetypes.ToReading(r))
+func (c *eventsChain) toReadings(r *statetypes.Event) {
+	out := statetypes.ToReading(*r)
+	c.emitReadings(&out)
 }
 
 // emitReadings passes the records of "readings" to sensors.
-func (c *eventsChain) emitReadings(r statetypes.Reading) {
+func (c *eventsChain) emitReadings(r *statetypes.Reading) {
 	c.counts[2]++
 	if d := c.sensorsByCall; d != nil {
-		d.direct(&r)
+		d.direct(r)
 	} else {
-		*c.readingsToSensors.HashSlot(hashKeySensors(statetypes.BySensor(r))) = r
+		*c.readingsToSensors.HashSlot(hashKeySensors(statetypes.BySensor(*r))) = *r
 	}
 }
 

@@ -196,7 +196,7 @@ func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[wc.Word]) *counts
 	}
 	c.countsState = state.NewMemory[string, wc.Count]()
 	runtime.RestoreMemory(c.task, nodeCounts, c.countsState, countsCodec)
-	c.outSink = runtime.NewFileSink(j, nodeOut, sub, encodeOutJSON)
+	c.outSink = runtime.NewFileSink[wc.WordCount](j, nodeOut, sub, nil) // no encoder: toOut encodes each record
 	c.meter = j.Meter(sub, nodeCounts, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -275,7 +275,7 @@ func (c *countsChain) emitCounts(r wc.WordCount) {
 
 // toOut is sink "out": file sink, format jsonl.
 func (c *countsChain) toOut(r wc.WordCount) {
-	c.outSink.Write(r)
+	c.outSink.Wrote(encodeOutJSON(c.outSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -390,11 +390,11 @@ func decodeCount(in *codec.Reader, v *wc.Count) {
 
 // encodeOutJSON writes a record of sink "out" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeOutJSON(dst []byte, v wc.WordCount) ([]byte, error) {
-	if b, ok := appendWordCountJSON(dst, &v); ok {
+func encodeOutJSON(dst []byte, v *wc.WordCount) ([]byte, error) {
+	if b, ok := appendWordCountJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // appendWordCountJSON appends a wc.WordCount as encoding/json writes it; false when it cannot.
