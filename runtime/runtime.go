@@ -159,6 +159,11 @@ func Abortf(format string, args ...any) { fault.Abort(fmt.Errorf(format, args...
 // processed.
 func PanicWithRecord[T any](p any, rec T) { fault.PanicWithRecord(p, rec) }
 
+// InChain annotates panic p with the chain it happened in, head node and
+// subtask sub, when it names none yet: the sender of a chain that takes
+// its records by calls names it.
+func InChain(p any, node string, sub int) any { return fault.InChain(p, node, sub) }
+
 // The data plane (package stream).
 
 type (

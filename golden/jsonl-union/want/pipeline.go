@@ -311,6 +311,9 @@ func (c *allChain) records(recs []clicks.Click) {
 	i := 0
 	defer func() {
 		if p := recover(); p != nil {
+			if q, called := c.blame(p); called {
+				panic(q)
+			}
 			runtime.PanicWithRecord(p, recs[i])
 		}
 	}()
@@ -371,11 +374,21 @@ func (c *allChain) end() {
 	c.meter.End()
 }
 
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *allChain) blame(p any) (any, bool) {
+	if d := c.sectionsByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "sections", d.sub), true
+	}
+	return p, false
+}
+
 // sectionsChain is one subtask of aggregate "sections" and the nodes fused with it: print.
 type sectionsChain struct {
 	sub           int           // the subtask's index
 	task          *runtime.Task // its part in checkpoints
 	in            *runtime.Inbox[clicks.Visit]
+	inCall        bool                                // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	sectionsState *state.Memory[string, clicks.Stats] // state of sections: one clicks.Stats per key
 	printSink     *runtime.StdoutSink[clicks.Stats]
 	meter         *runtime.Meter // the subtask's metrics
@@ -440,18 +453,13 @@ func (c *sectionsChain) records(recs []clicks.Visit) {
 
 // direct passes one record to "sections" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *sectionsChain) direct(r *clicks.Visit) {
-	defer c.recoverDirect(r)
+	c.inCall = true
 	c.in.Took()
 	c.toSections(*r)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *sectionsChain) recoverDirect(r *clicks.Visit) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *r)
-	}
+	c.inCall = false
 }
 
 // toSections is operator "sections": aggregate by BySection: add AddVisit, emitting one result per key when the input ends.

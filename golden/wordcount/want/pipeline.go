@@ -111,6 +111,7 @@ func newLinesChain(j *runtime.Job, sub int, wordsToCounts *runtime.Out[wc.Word])
 // runtime.Linger.
 func (c *linesChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	defer c.recoverCall() // a panic names the chain it came from
 	for {
 		if r, ok := c.src.Next(); ok {
 			c.emitLines(&r)
@@ -177,11 +178,30 @@ func (c *linesChain) end() {
 	c.meter.End()
 }
 
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *linesChain) blame(p any) (any, bool) {
+	if d := c.countsByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "counts", d.sub), true
+	}
+	return p, false
+}
+
+// recoverCall, deferred by run, names in a panic the chain that this one passed a
+// record to by a call, when it came from there (blame).
+func (c *linesChain) recoverCall() {
+	if p := recover(); p != nil {
+		p, _ = c.blame(p)
+		panic(p)
+	}
+}
+
 // countsChain is one subtask of aggregate "counts" and the nodes fused with it: out.
 type countsChain struct {
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[wc.Word]
+	inCall      bool                            // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	countsState *state.Memory[string, wc.Count] // state of counts: one wc.Count per key
 	outSink     *runtime.FileSink[wc.WordCount]
 	meter       *runtime.Meter // the subtask's metrics
@@ -246,18 +266,13 @@ func (c *countsChain) records(recs []wc.Word) {
 
 // direct passes one record to "counts" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *countsChain) direct(r *wc.Word) {
-	defer c.recoverDirect(r)
+	c.inCall = true
 	c.in.Took()
 	c.toCounts(*r)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *countsChain) recoverDirect(r *wc.Word) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *r)
-	}
+	c.inCall = false
 }
 
 // toCounts is operator "counts": aggregate by WordKey: add AddWord, result EmitCount, emitting one result per key when the input ends.
