@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/pipegen/pipegen/runtime/codec"
 )
@@ -92,6 +93,9 @@ type Memory[K comparable, V any] struct {
 	pending []epochList[K, V]
 	// snap is the capture being encoded, nil when none.
 	snap *Capture[K, V]
+	// fresh holds the entries, with their values, that getOrAdd has
+	// allocated for new keys and not used yet (freshSlab).
+	fresh []restored[K, V]
 	// slab holds the entries a restore has allocated and not used yet,
 	// vslab the same with their values (Codec.DecodeValueTo); reserved
 	// is about how many more it will use (Reserve). strs holds the
@@ -255,10 +259,24 @@ func (s *Memory[K, V]) getOrAdd(k K) (_ *entry[K, V], added bool) {
 		}
 		s.Delete(k) // expired: as if it had none (k's hash stays h)
 	}
-	p := &restored[K, V]{e: entry[K, V]{key: k}}
+	if len(s.fresh) == 0 {
+		s.fresh = make([]restored[K, V], freshSlab[K, V]())
+	}
+	p := &s.fresh[0]
+	s.fresh = s.fresh[1:]
+	p.e.key = k
 	p.e.val = &p.v
 	s.insert(h, &p.e)
 	return &p.e, true
+}
+
+// freshSlab is how many new keys' entries, each with its value, getOrAdd
+// allocates at once: about 4 KiB of them, at least one. One allocation
+// for many keys costs the allocator and the collector less than one each
+// (q4 makes a key for every auction); a slab stays on the heap as long as
+// one of its entries is referenced, as a restore's do.
+func freshSlab[K comparable, V any]() int {
+	return max(1, 512/int(unsafe.Sizeof(restored[K, V]{})))
 }
 
 // OnDeleteAux makes f get the key and the aux word (GetOrAddAux) of every
@@ -303,17 +321,13 @@ func (s *Memory[K, V]) Delete(k K) {
 }
 
 // DeleteRef removes the key of r (GetOrAddRef), if it was not deleted
-// since: Delete without a lookup of the key on the small state's map.
+// since: Delete with one lookup of the key in a map where it takes two.
 func (s *Memory[K, V]) DeleteRef(r Ref[K, V]) {
 	e := r.e
-	switch {
-	case e.deleted:
+	if e.deleted {
 		return
-	case s.idx.big:
-		s.idx.remove(e.key)
-	default:
-		delete(s.idx.m, e.key)
 	}
+	s.idx.drop(e.key)
 	s.deleted(e)
 }
 
