@@ -362,13 +362,13 @@ func (c *pipegenMerchantsTestSpendChain) direct(r *Payment) {
 // toSpend is operator "spend": process Track by PaymentCard, func(card string, c *Card, p Payment, ctx pipegen.Context, emit func(string)).
 func (c *pipegenMerchantsTestSpendChain) toSpend(r *Payment) {
 	k := PaymentCard(*r)
-	st, _ := c.spendState.GetOrAdd(k)
+	st, ref := c.spendState.GetOrAddRef(k)
 	c.spendMerchantsMap.Bind(k)
 	st.Merchants = pipegen.BindMapState[string, Spend](c.spendMerchantsMap)
 	c.spendCtx.Begin(k, runtime.MinTime)
 	Track(k, st, *r, c.spendCtx, c.spendEmitFn)
 	if c.spendCtx.Cleared() {
-		c.spendState.Delete(k)
+		c.spendState.DeleteRef(ref)
 		c.spendMerchantsMap.Clear()
 	}
 }

@@ -445,21 +445,23 @@ func (c *sessionsChain) direct(r *sessions.Click, ts int64) {
 // toSessions is operator "sessions": process OnClick by ByUser, func(user string, s *UserState, c Click, ctx pipegen.Context, emit func(Session)), timers OnTimer, side outputs bounces, late.
 func (c *sessionsChain) toSessions(r *sessions.Click, ts int64) {
 	k := sessions.ByUser(*r)
-	st, timers := c.sessionsState.GetOrAddAux(k)
-	c.sessionsCtx.BeginIn(k, ts, timers)
+	st, ref := c.sessionsState.GetOrAddRef(k)
+	c.sessionsCtx.BeginIn(k, ts, ref.Aux())
 	sessions.OnClick(k, st, *r, c.sessionsCtx, c.sessionsEmitFn)
+	ref.SetAux(c.sessionsCtx.Aux())
 	if c.sessionsCtx.Cleared() {
-		c.sessionsState.Delete(k)
+		c.sessionsState.DeleteRef(ref)
 	}
 }
 
 // sessionsTimer runs OnTimer for a timer of "sessions" that is due.
 func (c *sessionsChain) sessionsTimer(k string, at int64) {
-	st, timers := c.sessionsState.GetOrAddAux(k)
-	c.sessionsCtx.BeginTimerIn(k, at, timers)
+	st, ref := c.sessionsState.GetOrAddRef(k)
+	c.sessionsCtx.BeginTimerIn(k, at, ref.Aux())
 	sessions.OnTimer(k, st, runtime.MillisTime(at), c.sessionsCtx, c.sessionsEmitFn)
+	ref.SetAux(c.sessionsCtx.Aux())
 	if c.sessionsCtx.Cleared() {
-		c.sessionsState.Delete(k)
+		c.sessionsState.DeleteRef(ref)
 	}
 }
 

@@ -347,21 +347,23 @@ func (c *remindChain) direct(r *driver.Order, ts int64) {
 // toRemind is operator "remind": process OnOrder by ByCustomer, func(customer string, p *Pending, o Order, ctx pipegen.Context, emit func(string)), timers Remind, side outputs first, late.
 func (c *remindChain) toRemind(r *driver.Order, ts int64) {
 	k := driver.ByCustomer(*r)
-	st, timers := c.remindState.GetOrAddAux(k)
-	c.remindCtx.BeginIn(k, ts, timers)
+	st, ref := c.remindState.GetOrAddRef(k)
+	c.remindCtx.BeginIn(k, ts, ref.Aux())
 	driver.OnOrder(k, st, *r, c.remindCtx, c.remindEmitFn)
+	ref.SetAux(c.remindCtx.Aux())
 	if c.remindCtx.Cleared() {
-		c.remindState.Delete(k)
+		c.remindState.DeleteRef(ref)
 	}
 }
 
 // remindTimer runs Remind for a timer of "remind" that is due.
 func (c *remindChain) remindTimer(k string, at int64) {
-	st, timers := c.remindState.GetOrAddAux(k)
-	c.remindCtx.BeginTimerIn(k, at, timers)
+	st, ref := c.remindState.GetOrAddRef(k)
+	c.remindCtx.BeginTimerIn(k, at, ref.Aux())
 	driver.Remind(k, st, runtime.MillisTime(at), c.remindCtx, c.remindEmitFn)
+	ref.SetAux(c.remindCtx.Aux())
 	if c.remindCtx.Cleared() {
-		c.remindState.Delete(k)
+		c.remindState.DeleteRef(ref)
 	}
 }
 

@@ -1122,21 +1122,23 @@ func (c *watchChain) direct(r *et.Click, ts int64) {
 // toWatch is operator "watch": process Watch by ByUser, func(user string, s *Seen, c Click, ctx pipegen.Context, emit func(string)), timers Report.
 func (c *watchChain) toWatch(r *et.Click, ts int64) {
 	k := et.ByUser(*r)
-	st, timers := c.watchState.GetOrAddAux(k)
-	c.watchCtx.BeginIn(k, ts, timers)
+	st, ref := c.watchState.GetOrAddRef(k)
+	c.watchCtx.BeginIn(k, ts, ref.Aux())
 	et.Watch(k, st, *r, c.watchCtx, c.watchEmitFn)
+	ref.SetAux(c.watchCtx.Aux())
 	if c.watchCtx.Cleared() {
-		c.watchState.Delete(k)
+		c.watchState.DeleteRef(ref)
 	}
 }
 
 // watchTimer runs Report for a timer of "watch" that is due.
 func (c *watchChain) watchTimer(k string, at int64) {
-	st, timers := c.watchState.GetOrAddAux(k)
-	c.watchCtx.BeginTimerIn(k, at, timers)
+	st, ref := c.watchState.GetOrAddRef(k)
+	c.watchCtx.BeginTimerIn(k, at, ref.Aux())
 	et.Report(k, st, runtime.MillisTime(at), c.watchCtx, c.watchEmitFn)
+	ref.SetAux(c.watchCtx.Aux())
 	if c.watchCtx.Cleared() {
-		c.watchState.Delete(k)
+		c.watchState.DeleteRef(ref)
 	}
 }
 

@@ -276,13 +276,13 @@ func (c *spendChain) direct(r *mapstate.Payment) {
 // toSpend is operator "spend": process Track by ByCard, func(card string, c *Card, p Payment, ctx pipegen.Context, emit func(string)).
 func (c *spendChain) toSpend(r *mapstate.Payment) {
 	k := mapstate.ByCard(*r)
-	st, _ := c.spendState.GetOrAdd(k)
+	st, ref := c.spendState.GetOrAddRef(k)
 	c.spendMerchantsMap.Bind(k)
 	st.Merchants = pipegen.BindMapState[string, mapstate.Spend](c.spendMerchantsMap)
 	c.spendCtx.Begin(k, runtime.MinTime)
 	mapstate.Track(k, st, *r, c.spendCtx, c.spendEmitFn)
 	if c.spendCtx.Cleared() {
-		c.spendState.Delete(k)
+		c.spendState.DeleteRef(ref)
 		c.spendMerchantsMap.Clear()
 	}
 }

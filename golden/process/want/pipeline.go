@@ -324,21 +324,23 @@ func (c *watchChain) direct(r *process.Payment, ts int64) {
 // toWatch is operator "watch": process Watch by ByCard, func(card string, c *Card, p Payment, ctx pipegen.Context, emit func(string)), timers Idle, side outputs behind, large.
 func (c *watchChain) toWatch(r *process.Payment, ts int64) {
 	k := process.ByCard(*r)
-	st, timers := c.watchState.GetOrAddAux(k)
-	c.watchCtx.BeginIn(k, ts, timers)
+	st, ref := c.watchState.GetOrAddRef(k)
+	c.watchCtx.BeginIn(k, ts, ref.Aux())
 	process.Watch(k, st, *r, c.watchCtx, c.watchEmitFn)
+	ref.SetAux(c.watchCtx.Aux())
 	if c.watchCtx.Cleared() {
-		c.watchState.Delete(k)
+		c.watchState.DeleteRef(ref)
 	}
 }
 
 // watchTimer runs Idle for a timer of "watch" that is due.
 func (c *watchChain) watchTimer(k string, at int64) {
-	st, timers := c.watchState.GetOrAddAux(k)
-	c.watchCtx.BeginTimerIn(k, at, timers)
+	st, ref := c.watchState.GetOrAddRef(k)
+	c.watchCtx.BeginTimerIn(k, at, ref.Aux())
 	process.Idle(k, st, runtime.MillisTime(at), c.watchCtx, c.watchEmitFn)
+	ref.SetAux(c.watchCtx.Aux())
 	if c.watchCtx.Cleared() {
-		c.watchState.Delete(k)
+		c.watchState.DeleteRef(ref)
 	}
 }
 
