@@ -134,6 +134,9 @@ func checkNames(t *testing.T, name string, file *ast.File) {
 	}
 	members := map[string]map[string]bool{} // type -> fields and methods
 	member := func(typ, id string) {
+		if id == "_" {
+			return // blank fields (pads) may repeat
+		}
 		if members[typ] == nil {
 			members[typ] = map[string]bool{}
 		}
