@@ -95,23 +95,38 @@ func (r *Result) BuildOutput(out string, flags ...string) (string, error) {
 // build of any pipeline.
 const cacheTrim = 7 * 24 * time.Hour
 
+// keptVersions is how many generated versions of one pipeline file the
+// cache keeps: the binaries built from the latest few still name files
+// that exist, and a pipeline edited all day does not fill the cache.
+const keptVersions = 4
+
 // sourceDir is the directory of the user's cache where Build keeps the
-// generated source of the pipeline: os.UserCacheDir()/pipegen/NAME-HASH,
-// HASH the first 12 hex digits of the SHA-256 of the pipeline file's
-// absolute path, so that two pipelines of one name do not share it and
-// each build of a pipeline replaces its previous source.
+// generated source of the pipeline:
+// os.UserCacheDir()/pipegen/NAME-PATH/VERSION, PATH the first 12 hex
+// digits of the SHA-256 of the pipeline file's absolute path, so that two
+// pipelines of one name do not share it, and VERSION the same of the
+// generated files. A version's files never change once written: two
+// builds of one pipeline file by different pipegen versions, or of
+// different edits of it, at the same time, each keep their own, and the
+// files a built program's stack traces name stay what it was built from.
 func (r *Result) sourceDir() (string, error) {
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256([]byte(filepath.Join(r.IR.ModuleDir, filepath.FromSlash(r.IR.Source))))
-	return filepath.Join(cache, "pipegen", fmt.Sprintf("%s-%x", r.IR.Name, sum[:6])), nil
+	path := sha256.Sum256([]byte(filepath.Join(r.IR.ModuleDir, filepath.FromSlash(r.IR.Source))))
+	version := sha256.New()
+	for _, f := range r.Files {
+		fmt.Fprintf(version, "%s\x00%d\x00", f.Name, len(f.Content))
+		version.Write(f.Content)
+	}
+	return filepath.Join(cache, "pipegen", fmt.Sprintf("%s-%x", r.IR.Name, path[:6]), fmt.Sprintf("%x", version.Sum(nil)[:6])), nil
 }
 
-// keepSource writes the generated files into sourceDir, removes the files
-// there that the pipeline no longer generates, and the directories of
-// pipelines not built for cacheTrim.
+// keepSource writes the generated files into sourceDir (a build of the
+// same version rewrites the same bytes), keeps the keptVersions most
+// recently built versions of the pipeline, and removes the directories
+// of pipelines not built for cacheTrim.
 func (r *Result) keepSource() (string, error) {
 	dir, err := r.sourceDir()
 	if err != nil {
@@ -127,25 +142,66 @@ func (r *Result) keepSource() (string, error) {
 		}
 		keep[f.Name] = true
 	}
-	now := time.Now()
-	if err := os.Chtimes(dir, now, now); err != nil {
-		return "", err
-	}
+	// Files of the version that are not generated any more can only be
+	// leftovers of an interrupted write or of hands; they go.
 	if entries, err := os.ReadDir(dir); err == nil {
 		for _, e := range entries {
-			if !keep[e.Name()] {
+			if !keep[e.Name()] && !strings.HasPrefix(e.Name(), ".") {
 				os.RemoveAll(filepath.Join(dir, e.Name()))
 			}
 		}
 	}
-	if others, err := os.ReadDir(filepath.Dir(dir)); err == nil {
+	now := time.Now()
+	pipeline := filepath.Dir(dir)
+	for _, d := range []string{dir, pipeline} {
+		if err := os.Chtimes(d, now, now); err != nil {
+			return "", err
+		}
+	}
+	trimVersions(pipeline, filepath.Base(dir))
+	if others, err := os.ReadDir(filepath.Dir(pipeline)); err == nil {
 		for _, e := range others {
 			if info, err := e.Info(); err == nil && e.IsDir() && now.Sub(info.ModTime()) > cacheTrim {
-				os.RemoveAll(filepath.Join(filepath.Dir(dir), e.Name()))
+				os.RemoveAll(filepath.Join(filepath.Dir(pipeline), e.Name()))
 			}
 		}
 	}
 	return dir, nil
+}
+
+// trimVersions removes the versions in a pipeline's directory but the
+// keptVersions most recently built, current among them, and what is
+// not a version directory (the files of the single directory that
+// pipegen kept before versions).
+func trimVersions(pipeline, current string) {
+	entries, err := os.ReadDir(pipeline)
+	if err != nil {
+		return
+	}
+	type version struct {
+		name string
+		at   time.Time
+	}
+	var versions []version
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		if !e.IsDir() {
+			os.Remove(filepath.Join(pipeline, e.Name()))
+			continue
+		}
+		if e.Name() != current {
+			versions = append(versions, version{e.Name(), info.ModTime()})
+		}
+	}
+	slices.SortFunc(versions, func(a, b version) int { return b.at.Compare(a.at) })
+	for i, v := range versions {
+		if i >= keptVersions-1 {
+			os.RemoveAll(filepath.Join(pipeline, v.name))
+		}
+	}
 }
 
 // toolPath is the package a module names in its tool directive to have

@@ -30,8 +30,9 @@ func userCache(t *testing.T) string {
 }
 
 // TestBuildKeepsSource: Build keeps the generated source in the user's
-// cache, one directory per pipeline file, and the stack of a panic in the
-// built program names those files, at the right lines.
+// cache, one directory per pipeline file and generated version, and the
+// stack of a panic in the built program names those files, at the right
+// lines.
 func TestBuildKeepsSource(t *testing.T) {
 	if testing.Short() {
 		t.Skip("go build is skipped in -short mode")
@@ -47,8 +48,8 @@ func TestBuildKeepsSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := res.SourceDir
-	if filepath.Dir(src) != filepath.Join(cache, "pipegen") || !strings.HasPrefix(filepath.Base(src), "panics-") {
-		t.Fatalf("Build kept the source in %q, want %s/pipegen/panics-HASH", src, cache)
+	if filepath.Dir(filepath.Dir(src)) != filepath.Join(cache, "pipegen") || !strings.HasPrefix(filepath.Base(filepath.Dir(src)), "panics-") {
+		t.Fatalf("Build kept the source in %q, want %s/pipegen/panics-PATH/VERSION", src, cache)
 	}
 	for _, f := range res.Files {
 		data, err := os.ReadFile(filepath.Join(src, f.Name))
@@ -91,27 +92,26 @@ func TestBuildKeepsSource(t *testing.T) {
 		t.Errorf("%s:%d does not call Square (%v)", file, n, err)
 	}
 
-	// The next build of the same pipeline replaces the files; a
-	// leftover of another version goes.
-	stray := filepath.Join(src, "old.go")
-	if err := os.WriteFile(stray, []byte("package main\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// A build of another version of the pipeline keeps its files beside
+	// the first's, which the first binary's stack traces still name.
 	res2, err := compile.Generate(pipeline, compile.Options{Command: "pipegen build again"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := res2.Build(bin); err != nil {
+	if err := res2.Build(bin + "2"); err != nil {
 		t.Fatal(err)
 	}
-	if res2.SourceDir != src {
-		t.Errorf("the second build kept the source in %s, the first in %s", res2.SourceDir, src)
+	if res2.SourceDir == src || filepath.Dir(res2.SourceDir) != filepath.Dir(src) {
+		t.Errorf("the second version was kept in %s, the first in %s: want another directory beside it", res2.SourceDir, src)
 	}
-	if _, err := os.Stat(stray); !os.IsNotExist(err) {
-		t.Errorf("%s is still there (%v)", stray, err)
-	}
-	data, err = os.ReadFile(filepath.Join(src, "main.go"))
+	data, err = os.ReadFile(filepath.Join(res2.SourceDir, "main.go"))
 	if err != nil || !bytes.Contains(data, []byte("pipegen build again")) {
-		t.Errorf("main.go in %s is not the second build's (%v)", src, err)
+		t.Errorf("main.go in %s is not the second build's (%v)", res2.SourceDir, err)
+	}
+	for _, f := range res.Files {
+		data, err := os.ReadFile(filepath.Join(src, f.Name))
+		if err != nil || !bytes.Equal(data, f.Content) {
+			t.Errorf("%s of the first version in %s changed after the second build (%v)", f.Name, src, err)
+		}
 	}
 }

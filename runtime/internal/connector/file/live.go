@@ -1,6 +1,7 @@
 package file
 
 import (
+	"context"
 	"io"
 	"sync"
 
@@ -18,15 +19,13 @@ type liveFile struct {
 	done <-chan struct{}
 }
 
-// closeWhen closes the file open then when done is closed (the job's
-// context ends: after the subtask's goroutine has closed its file itself
-// unless the job failed).
-func (l *liveFile) closeWhen(done <-chan struct{}) {
-	l.done = done
-	go func() {
-		<-done
-		l.close()
-	}()
+// closeWhen closes the file open then when the job's context ends (after
+// the subtask's goroutine has closed its file itself unless the job
+// failed). context.AfterFunc starts a goroutine only then: none waits
+// for it per subtask.
+func (l *liveFile) closeWhen(ctx context.Context) {
+	l.done = ctx.Done()
+	context.AfterFunc(ctx, l.close)
 }
 
 // track makes f the file to close, nil for none: the subtask sets it

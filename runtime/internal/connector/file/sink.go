@@ -86,7 +86,7 @@ func NewSink[T any](env connector.Env, node, sub int, enc format.Encoder[T]) *Si
 		s.nextSeq = st.NextSeq
 	}
 	s.w = bufio.NewWriterSize(nil, writeBufferSize)
-	s.live.closeWhen(env.Context().Done())
+	s.live.closeWhen(env.Context())
 	return s
 }
 

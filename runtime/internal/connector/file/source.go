@@ -163,7 +163,7 @@ func NewSource[T any](env connector.Env, node, sub int, f format.Format[T]) *Sou
 	s.files = files
 	s.ctl = env.Checkpoints().NewSourceCtl()
 	s.m, s.chain = env.Metrics().Node(node, sub), env.Metrics().Chain(node, sub)
-	s.live.closeWhen(env.Context().Done())
+	s.live.closeWhen(env.Context())
 	s.restore(node)
 	return s
 }

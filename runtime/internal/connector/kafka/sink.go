@@ -191,10 +191,7 @@ func NewSink[T any](env connector.Env, node, sub int, enc format.Encoder[T], key
 		s.track(s.cl)
 		s.b = newBatch()
 	}
-	go func() {
-		<-s.ctx.Done()
-		s.closeAll()
-	}()
+	context.AfterFunc(s.ctx, s.closeAll)
 	return s
 }
 

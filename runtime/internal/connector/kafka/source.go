@@ -191,10 +191,7 @@ func NewSource[T any](env connector.Env, node, sub int, f format.Format[T]) *Sou
 	s.m, s.chain = env.Metrics().Node(node, sub), env.Metrics().Chain(node, sub)
 	s.m.Lag.Store(-1) // in records, once a fetch has told the partitions' ends
 	// The client is closed when the job ends, whatever the way.
-	go func() {
-		<-s.ctx.Done()
-		s.cl.Close()
-	}()
+	context.AfterFunc(s.ctx, s.cl.Close)
 	s.start(env.Checkpoints().RestoredNode(node), n)
 	return s
 }
