@@ -95,26 +95,70 @@ func (b *base) in() *jen.Statement {
 	return jen.Id("r")
 }
 
+// ref is what the node passes to its emit method for its output record
+// x, a variable: its address when the emit method takes it by reference
+// (emitsRef), else x.
+func (b *base) ref(x *jen.Statement) *jen.Statement {
+	if emitsRef(b.n) {
+		return jen.Op("&").Add(x)
+	}
+	return x
+}
+
+// inRef is the address of the node's input record in its per-record
+// method: r when the method takes it by reference (see byRef), else &r.
+func (b *base) inRef() *jen.Statement {
+	if b.cg.byRef(b.n) {
+		return jen.Id("r")
+	}
+	return jen.Op("&").Id("r")
+}
+
 // byRef reports whether node n's per-record method takes its record by
-// reference: a map, filter, flatmap or sink fused right behind a source,
-// whose read loop reads each record into one variable, or the head of a
-// chain that reads an inbox when it reads its record only to pass it on
-// to user functions (refHead). A large record (a Nexmark event: 72 bytes)
-// passed by value is copied into the method and again into the user's
-// function; by reference, once. And a copy of a struct of more than four
-// fields just stored from the argument registers stalls: the loads are
-// wider than the stores (store forwarding fails).
+// reference: a map, filter, flatmap or sink fused behind a node whose emit
+// method has its record by reference (emitsRef: a source, whose read loop
+// reads each record into one variable, or a map, filter or flatmap), or
+// the head of a chain that reads an inbox when it reads its record only
+// to pass it on to user functions (refHead). A record passed by value is
+// copied into every method on its way (a Nexmark event is 72 bytes, a bid
+// 48), and a copy of a struct of more than four fields just stored from
+// the argument registers stalls: the loads are wider than the stores
+// (store forwarding fails). By reference, it is copied only into the
+// user's functions that take it by value.
 func (cg *chainGen) byRef(n *ir.Node) bool {
 	h := cg.c.head
 	if n == h {
 		return refHead(h)
 	}
-	if h.Kind != ir.Source || len(n.Inputs) != 1 || n.Inputs[0].From != h.ID || n.Inputs[0].Side != "" {
+	if len(n.Inputs) != 1 || n.Inputs[0].Side != "" {
+		return false
+	}
+	from := cg.g.p.Nodes[n.Inputs[0].From]
+	if cg.g.chainOf[from.ID] != cg.c || !emitsRef(from) {
 		return false
 	}
 	switch n.Kind {
 	case ir.Map, ir.Filter, ir.FlatMap, ir.Sink:
 		return true
+	}
+	return false
+}
+
+// emitsRef reports whether node n's emit method (of its main output)
+// takes the record by reference: a source's, whose read loop passes the
+// address of the variable it read into, and, when the record is one Go
+// keeps in memory (inMemory), a map's (the address of its result), a
+// filter's (its input's) and a flatmap's (the address of each record its
+// function emits: its emit function takes the record by value, as the
+// user's signature says, and passes its address on). Their consumers in
+// the chain get the address (byRef) or a copy; an Out copies the record
+// into its batch.
+func emitsRef(n *ir.Node) bool {
+	switch n.Kind {
+	case ir.Source:
+		return true
+	case ir.Map, ir.Filter, ir.FlatMap:
+		return inMemory(n.Out)
 	}
 	return false
 }
@@ -236,6 +280,7 @@ func (g *gen) chainCode(f *jen.File, c *chain) {
 		}
 	}
 	cg.controlMethods()
+	cg.blame()
 }
 
 // member is the name that pattern makes of node n's identifier (see
@@ -305,6 +350,9 @@ func (cg *chainGen) structType() {
 			if cg.needsInputWM() {
 				s.Id("inputWM").Int64().Comment("watermark of the sender of the batch being processed")
 			}
+		}
+		if h.Kind != ir.Source && g.takesCalls(h) {
+			s.Id("inCall").Bool().Comment("set while direct runs: a panic that leaves it set came from this chain (see blame)")
 		}
 		for _, e := range c.outs {
 			s.Id(cg.outField(e)).Op("*").Qual(runtimePath, "Out").Types(crossRecord(cg.timed, e.to.Inputs[e.input].Type)).Comment(fmt.Sprintf("to %s, %s", e.to.Name, e.to.Inputs[e.input].Partition))
@@ -530,8 +578,13 @@ func (cg *chainGen) loop() {
 				Else().If(jen.Add(c).Dot("src").Dot("Done").Call().Op("&&").Add(c).Dot("ctl").Dot("AtEnd").Call()).Block(jen.Break()).
 				Else().Block(jen.Add(c).Dot("flush").Call())
 		}
+		callDefer := jen.Null()
+		if len(cg.callOuts()) > 0 {
+			callDefer = jen.Defer().Add(c).Dot("recoverCall").Call().Comment("a panic names the chain it came from")
+		}
 		f.Func().Params(cg.recv).Id("run").Params().Block(
 			jen.Defer().Add(c).Dot("src").Dot("Recover").Call().Comment("a panic names the record's file and line"),
+			callDefer,
 			decl,
 			jen.For().Block(
 				take,
@@ -627,10 +680,10 @@ func (cg *chainGen) loop() {
 // record by reference: through a function value the record would escape
 // to the heap, and by value a record of more than four fields is copied
 // on the way, each copy just after the stores of the argument registers,
-// which stalls (the loads are wider than the stores): 6% of q7's CPU. A
-// panic in user code is reported with the record, as records does; the
-// deferred check is the price of the call. It defers a method, not a
-// closure, which would copy the record into itself.
+// which stalls (the loads are wider than the stores): 6% of q7's CPU. It
+// has no deferred recover, which cost 4% of q7's CPU (and kept the call
+// from being inlined): it marks the chain as in a call (inCall), and the
+// sender's recover names this chain in a panic that came from it (blame).
 func (cg *chainGen) direct(to string, t *ir.Type) {
 	c, f, h := jen.Id("c"), cg.f, cg.c.head
 	r := jen.Id("r")
@@ -638,26 +691,70 @@ func (cg *chainGen) direct(to string, t *ir.Type) {
 		r = jen.Op("*").Id("r")
 	}
 	params := []jen.Code{jen.Id("r").Op("*").Add(typeCode(t))}
-	var rec jen.Code = jen.Op("*").Id("r")
 	if cg.timed {
 		params = append(params, jen.Id("ts").Int64())
-		rec = jen.Qual(runtimePath, "Timed").Types(typeCode(t)).Values(jen.Dict{jen.Id("TS"): jen.Id("ts"), jen.Id("V"): jen.Op("*").Id("r")})
 	}
 	f.Comment(fmt.Sprintf("direct passes one record to %q from its only sender, which calls it instead of", h.Name))
 	f.Comment("handing over batches when both run in one goroutine (runtime.Inbox.Calls). The")
-	f.Comment("record stays the sender's: nothing keeps its address after the call.")
+	f.Comment("record stays the sender's: nothing keeps its address after the call. A panic")
+	f.Comment("leaves inCall set, for the sender's recover to name this chain (blame).")
 	f.Func().Params(cg.recv).Id("direct").Params(params...).BlockFunc(func(b *jen.Group) {
-		b.Defer().Add(c).Dot("recoverDirect").Call(cg.args(jen.Id("r"), jen.Id("ts"))...)
+		b.Add(c).Dot("inCall").Op("=").True()
 		b.Add(c).Dot("in").Dot("Took").Call()
 		if cg.needsInputWM() {
 			b.Add(c).Dot("inputWM").Op("=").Add(c).Dot("in").Dot("SenderWatermark").Call(jen.Lit(0))
 		}
 		b.Add(c).Dot(to).Call(cg.args(r, jen.Id("ts"))...)
+		b.Add(c).Dot("inCall").Op("=").False()
 	})
-	f.Comment("recoverDirect, deferred by direct, reports a panic in user code with its record.")
-	f.Func().Params(cg.recv).Id("recoverDirect").Params(params...).Block(
+}
+
+// callOuts are the chain's outputs whose receivers may take the records
+// by a call (byCall).
+func (cg *chainGen) callOuts() []crossEdge {
+	var out []crossEdge
+	for _, e := range cg.c.outs {
+		if cg.g.byCall(e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// blame emits the method that names, in a panic, the chain that this one
+// had called (direct) and that had not returned, innermost first: such a
+// chain has no recover of its own. The chain's recovers call it (its
+// run's recoverCall for a source, records for a chain that reads an
+// inbox) and the blame of the chain that calls it.
+func (cg *chainGen) blame() {
+	outs := cg.callOuts()
+	if len(outs) == 0 {
+		return
+	}
+	g, f := cg.g, cg.f
+	f.Comment("blame annotates panic p with the chain that this one passed a record to by a")
+	f.Comment("call (direct) if that had not returned, and reports whether it had not.")
+	f.Func().Params(cg.recv).Id("blame").Params(jen.Id("p").Any()).Params(jen.Any(), jen.Bool()).BlockFunc(func(b *jen.Group) {
+		for _, e := range outs {
+			to := g.chainOf[e.to.ID]
+			var inner []jen.Code
+			if len((&chainGen{g: g, c: to}).callOuts()) > 0 {
+				inner = append(inner, jen.List(jen.Id("p"), jen.Id("_")).Op("=").Id("d").Dot("blame").Call(jen.Id("p")))
+			}
+			inner = append(inner, jen.Return(jen.Qual(runtimePath, "InChain").Call(jen.Id("p"), jen.Lit(to.head.Name), jen.Id("d").Dot("sub")), jen.True()))
+			b.If(jen.Id("d").Op(":=").Id("c").Dot(g.callField(e)), jen.Id("d").Op("!=").Nil().Op("&&").Id("d").Dot("inCall")).Block(inner...)
+		}
+		b.Return(jen.Id("p"), jen.False())
+	})
+	if cg.c.head.Kind != ir.Source {
+		return
+	}
+	f.Comment("recoverCall, deferred by run, names in a panic the chain that this one passed a")
+	f.Comment("record to by a call, when it came from there (blame).")
+	f.Func().Params(cg.recv).Id("recoverCall").Params().Block(
 		jen.If(jen.Id("p").Op(":=").Recover(), jen.Id("p").Op("!=").Nil()).Block(
-			jen.Qual(runtimePath, "PanicWithRecord").Call(jen.Id("p"), rec),
+			jen.List(jen.Id("p"), jen.Id("_")).Op("=").Id("c").Dot("blame").Call(jen.Id("p")),
+			jen.Panic(jen.Id("p")),
 		),
 	)
 }
@@ -679,12 +776,17 @@ func (cg *chainGen) records(name, to string, t *ir.Type, what string) {
 	}
 	f.Comment(fmt.Sprintf("%s passes a batch to %s. A panic in user code is reported with the", name, what))
 	f.Comment("record that caused it; the deferred check costs nothing per record.")
+	var recovered []jen.Code
+	if len(cg.callOuts()) > 0 {
+		// A panic in a chain that this one called is that chain's, and
+		// of a record of its own.
+		recovered = append(recovered, jen.If(jen.List(jen.Id("q"), jen.Id("called")).Op(":=").Add(c).Dot("blame").Call(jen.Id("p")), jen.Id("called")).Block(jen.Panic(jen.Id("q"))))
+	}
+	recovered = append(recovered, jen.Qual(runtimePath, "PanicWithRecord").Call(jen.Id("p"), jen.Id("recs").Index(jen.Id("i"))))
 	f.Func().Params(cg.recv).Id(name).Params(jen.Id("recs").Index().Add(crossRecord(cg.timed, t))).Block(
 		jen.Id("i").Op(":=").Lit(0),
 		jen.Defer().Func().Params().Block(
-			jen.If(jen.Id("p").Op(":=").Recover(), jen.Id("p").Op("!=").Nil()).Block(
-				jen.Qual(runtimePath, "PanicWithRecord").Call(jen.Id("p"), jen.Id("recs").Index(jen.Id("i"))),
-			),
+			jen.If(jen.Id("p").Op(":=").Recover(), jen.Id("p").Op("!=").Nil()).Block(recovered...),
 		).Call(),
 		jen.For(jen.Empty(), jen.Id("i").Op("<").Len(jen.Id("recs")), jen.Id("i").Op("++")).Block(call),
 	)
@@ -737,10 +839,10 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 	case side == joinLateSide[1]:
 		body = append(body, cg.countLateRight())
 	}
-	// A source's read loop passes its record by reference: it is read
-	// into one variable, and a large record (a Nexmark event) copied into
+	// A source, map, filter or flatmap passes its record by reference
+	// (emitsRef): a large record (a Nexmark event, a bid) copied into
 	// every call costs a few percent of the whole job.
-	byRef := n == cg.c.head && n.Kind == ir.Source && side == ""
+	byRef := side == "" && emitsRef(n)
 	r := func() *jen.Statement {
 		if byRef {
 			return jen.Op("*").Id("r")
@@ -1138,4 +1240,82 @@ func (g *gen) inputNames(n *ir.Node) string {
 // hashCall hashes the key x of keyed node n.
 func (g *gen) hashCall(n *ir.Node, x jen.Code) jen.Code {
 	return jen.Id(g.global("hashKey%s", n)).Call(x)
+}
+
+// inMemory reports whether Go keeps a record of type t in memory rather
+// than in registers inside a function: a struct of more than four fields
+// or of more than 32 bytes, or an array of more than one element (the
+// compiler's limits for values it can keep in registers). Passing such a
+// record by value between the chain's methods copies it each time, and
+// the copy just after the stores of the argument registers stalls; a
+// smaller record is cheaper passed by value.
+func inMemory(t *ir.Type) bool {
+	size, ok := typeSize(t)
+	if !ok || size > 32 {
+		return true
+	}
+	for t != nil && t.Kind == ir.NamedType {
+		t = t.Underlying
+	}
+	switch {
+	case t == nil:
+		return true
+	case t.Kind == ir.StructType:
+		if len(t.Fields) > 4 {
+			return true
+		}
+		for _, f := range t.Fields {
+			if inMemory(f.Type) {
+				return true
+			}
+		}
+	case t.Kind == ir.ArrayType:
+		return t.Len > 1 || inMemory(t.Elem)
+	}
+	return false
+}
+
+// typeSize is the size of a value of type t on a 64-bit platform, false
+// when t's structure is not known (an opaque type but a function or
+// channel). Alignment padding is left out: it only matters above 32
+// bytes, which a struct reaches without it too.
+func typeSize(t *ir.Type) (int64, bool) {
+	for t != nil && t.Kind == ir.NamedType {
+		t = t.Underlying
+	}
+	if t == nil {
+		return 0, false
+	}
+	switch t.Kind {
+	case ir.BasicType:
+		switch t.Name {
+		case "bool", "int8", "uint8", "byte":
+			return 1, true
+		case "int16", "uint16":
+			return 2, true
+		case "int32", "uint32", "rune", "float32":
+			return 4, true
+		case "string", "complex128":
+			return 16, true
+		}
+		return 8, true
+	case ir.PointerType, ir.MapType:
+		return 8, true
+	case ir.SliceType:
+		return 24, true
+	case ir.ArrayType:
+		n, ok := typeSize(t.Elem)
+		return n * t.Len, ok
+	case ir.StructType:
+		var sum int64
+		for _, f := range t.Fields {
+			n, ok := typeSize(f.Type)
+			if !ok {
+				return 0, false
+			}
+			sum += n
+		}
+		return sum, true
+	}
+	return 0, false
 }

@@ -333,14 +333,19 @@ func TestGenerateHashSplitsChain(t *testing.T) {
 	// into a batch, written in place.
 	wantCalls(t, src, "linesChain", "emitUpper", "d.direct")
 	wantCalls(t, src, "longestChain", "direct", "c.in.Took", "c.toLongest")
-	wantCalls(t, src, "longestChain", "recoverDirect", "runtime.PanicWithRecord")
+	// No recover per record in direct: the sender names the chain a
+	// panic came from.
+	wantCalls(t, src, "linesChain", "recoverCall", "panic")
 	wantCalls(t, src, "longestChain", "emitLongest", "c.toOut")
 	wantContains(t, src,
 		"if d := c.longestByCall; d != nil {\n\t\td.direct(&r)",
 		"} else {\n\t\t*c.upperToLongest.HashSlot(hashKeyLongest(",
 		"c.in.Calls()",
 		"} else if c.in.ByCall() {\n\t\t\tfirstLines.longestByCall = c",
-		"func (c *longestChain) direct(r *string) {",
+		"func (c *longestChain) direct(r *string) {\n\tc.inCall = true\n",
+		"defer c.recoverCall() // a panic names the chain it came from",
+		"if d := c.longestByCall; d != nil && d.inCall {\n\t\treturn runtime.InChain(p, \"longest\", d.sub), true",
+		"p, _ = c.blame(p)\n\t\tpanic(p)",
 		// A keyed reduce keeps its record: it gets a copy.
 		"c.toLongest(*r)",
 		"longestIn := runtime.NewInboxes[string](j, j.Parallelism(nodeLongest), j.Parallelism(nodeUpper))",
@@ -485,10 +490,13 @@ func TestGenerateErrorMapAndJSONSink(t *testing.T) {
 		"out, err := words.ToWord(*r)",
 		`runtime.Abortf("operators.to-word: ToWord: %w", err)`,
 		// The sink's generated encoder, encoding/json for what it does
-		// not handle.
-		"runtime.NewFileSink(j, nodeJson, sub, encodeJsonJSON)",
-		"if b, ok := appendWordJSON(dst, &v); ok {",
-		"return runtime.EncodeJSON(dst, v)",
+		// not handle, called by the chain with the record's address
+		// into the sink's buffer.
+		"runtime.NewFileSink[words.Word](j, nodeJson, sub, nil)",
+		"func encodeJsonJSON(dst []byte, v *words.Word) ([]byte, error) {",
+		"if b, ok := appendWordJSON(dst, v); ok {",
+		"return runtime.EncodeJSON(dst, *v)",
+		"c.jsonSink.Wrote(encodeJsonJSON(c.jsonSink.Buf(), &r))",
 		`Options: map[string]string{"path": "out"}`,
 	)
 	wantCalls(t, out, "linesChain", "toToWord", "runtime.Abortf", "c.emitToWord")

@@ -228,10 +228,18 @@ func (j *jsonGen) sinkEncoder(n *ir.Node) jen.Code {
 	}
 	j.f.Comment(fmt.Sprintf("%s writes a record of sink %q as encoding/json does; what the generated", name, n.Name))
 	j.f.Comment("code does not handle (NaN, a time out of range) goes through encoding/json.")
-	j.f.Func().Id(name).Params(jen.Id("dst").Index().Byte(), jen.Id("v").Add(typeCode(t))).Params(jen.Index().Byte(), jen.Error()).Block(
-		jen.If(jen.List(jen.Id("b"), jen.Id("ok")).Op(":=").Id(appendFn).Call(jen.Id("dst"), jen.Op("&").Id("v")), jen.Id("ok")).Block(jen.Return(jen.Id("b"), jen.Nil())),
-		jen.Return(jen.Qual(runtimePath, "EncodeJSON").Call(jen.Id("dst"), jen.Id("v"))),
-	)
+	if encodesRef(n) {
+		// The chain calls it with the record's address (sinkGen.encodesByRef).
+		j.f.Func().Id(name).Params(jen.Id("dst").Index().Byte(), jen.Id("v").Op("*").Add(typeCode(t))).Params(jen.Index().Byte(), jen.Error()).Block(
+			jen.If(jen.List(jen.Id("b"), jen.Id("ok")).Op(":=").Id(appendFn).Call(jen.Id("dst"), jen.Id("v")), jen.Id("ok")).Block(jen.Return(jen.Id("b"), jen.Nil())),
+			jen.Return(jen.Qual(runtimePath, "EncodeJSON").Call(jen.Id("dst"), jen.Op("*").Id("v"))),
+		)
+	} else {
+		j.f.Func().Id(name).Params(jen.Id("dst").Index().Byte(), jen.Id("v").Add(typeCode(t))).Params(jen.Index().Byte(), jen.Error()).Block(
+			jen.If(jen.List(jen.Id("b"), jen.Id("ok")).Op(":=").Id(appendFn).Call(jen.Id("dst"), jen.Op("&").Id("v")), jen.Id("ok")).Block(jen.Return(jen.Id("b"), jen.Nil())),
+			jen.Return(jen.Qual(runtimePath, "EncodeJSON").Call(jen.Id("dst"), jen.Id("v"))),
+		)
+	}
 	j.flush()
 	return jen.Id(name)
 }

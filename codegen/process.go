@@ -117,15 +117,23 @@ func (p *processGen) keptTimers() bool {
 // been given k and the time, then drops the state if the function cleared
 // it.
 func (p *processGen) call(b *jen.Group, f *ir.Func, arg jen.Code, begin string, ts jen.Code) {
-	// One lookup of k, the value made k's when it has none; with the
-	// word of k's entry where its timers are kept.
-	if p.keptTimers() {
-		b.List(jen.Id("st"), jen.Id("timers")).Op(":=").Add(p.state()).Dot("GetOrAddAux").Call(jen.Id("k"))
-		p.mapBind(b)
-		b.Add(p.ctx()).Dot(begin+"In").Call(jen.Id("k"), ts, jen.Id("timers"))
+	// One lookup of k, the value made k's when it has none. On the
+	// memory backend with k's entry (state.Ref), kept in a variable here
+	// rather than by the state or the context (a pointer stored in either
+	// at every record is a write barrier while the collector marks): its
+	// word where k's timers are kept goes to the context, which hands it
+	// back after the call, and a call that cleared k's state deletes it
+	// without a lookup.
+	memory := p.cg.g.p.StateBackend != "pebble"
+	if memory {
+		b.List(jen.Id("st"), jen.Id("ref")).Op(":=").Add(p.state()).Dot("GetOrAddRef").Call(jen.Id("k"))
 	} else {
 		b.List(jen.Id("st"), jen.Id("_")).Op(":=").Add(p.state()).Dot("GetOrAdd").Call(jen.Id("k"))
-		p.mapBind(b)
+	}
+	p.mapBind(b)
+	if p.keptTimers() {
+		b.Add(p.ctx()).Dot(begin+"In").Call(jen.Id("k"), ts, jen.Id("ref").Dot("Aux").Call())
+	} else {
 		b.Add(p.ctx()).Dot(begin).Call(jen.Id("k"), ts)
 	}
 	args := []jen.Code{jen.Id("k"), jen.Id("st"), arg}
@@ -133,7 +141,14 @@ func (p *processGen) call(b *jen.Group, f *ir.Func, arg jen.Code, begin string, 
 		args = append(args, p.field("Broadcast")) // to read
 	}
 	b.Add(fn(f)).Call(append(args, p.ctx(), p.emitFn())...)
-	b.If(p.ctx().Dot("Cleared").Call()).Block(append([]jen.Code{jen.Add(p.state()).Dot("Delete").Call(jen.Id("k"))}, p.mapClear()...)...)
+	if p.keptTimers() {
+		b.Id("ref").Dot("SetAux").Call(p.ctx().Dot("Aux").Call())
+	}
+	del := jen.Add(p.state()).Dot("Delete").Call(jen.Id("k"))
+	if memory {
+		del = jen.Add(p.state()).Dot("DeleteRef").Call(jen.Id("ref"))
+	}
+	b.If(p.ctx().Dot("Cleared").Call()).Block(append([]jen.Code{del}, p.mapClear()...)...)
 }
 
 func (p *processGen) record(b *jen.Group) { p.input(b, p.n.Key, p.n.Fn, p.in()) }

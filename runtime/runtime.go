@@ -159,6 +159,11 @@ func Abortf(format string, args ...any) { fault.Abort(fmt.Errorf(format, args...
 // processed.
 func PanicWithRecord[T any](p any, rec T) { fault.PanicWithRecord(p, rec) }
 
+// InChain annotates panic p with the chain it happened in, head node and
+// subtask sub, when it names none yet: the sender of a chain that takes
+// its records by calls names it.
+func InChain(p any, node string, sub int) any { return fault.InChain(p, node, sub) }
+
 // The data plane (package stream).
 
 type (
@@ -314,7 +319,8 @@ func NewFileSource[T any](j *Job, node, sub int, f Format[T]) *FileSource[T] {
 	return file.NewSource(j, node, sub, f)
 }
 
-// NewFileSink prepares subtask sub of the file sink node.
+// NewFileSink prepares subtask sub of the file sink node; enc may be nil when
+// the generated code encodes the records itself (Buf, Wrote).
 func NewFileSink[T any](j *Job, node, sub int, enc Encoder[T]) *FileSink[T] {
 	return file.NewSink(j, node, sub, enc)
 }
@@ -324,7 +330,8 @@ func NewGeneratorSource[T any](j *Job, node, sub int, fn func(seq uint64) (T, bo
 	return generator.NewSource(j, node, sub, fn)
 }
 
-// NewStdoutSink prepares subtask sub of the stdout sink node.
+// NewStdoutSink prepares subtask sub of the stdout sink node; enc may be nil when
+// the generated code encodes the records itself (Buf, Wrote).
 func NewStdoutSink[T any](j *Job, node, sub int, enc Encoder[T]) *StdoutSink[T] {
 	return stdout.NewSink(j, node, sub, enc)
 }

@@ -127,6 +127,7 @@ func pipegenBusiestNewDemoChain(j *runtime.Job, sub int, demoToLongest *runtime.
 // runtime.Linger.
 func (c *pipegenBusiestDemoChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	defer c.recoverCall() // a panic names the chain it came from
 	var r View
 	for {
 		ok := false
@@ -188,11 +189,30 @@ func (c *pipegenBusiestDemoChain) end() {
 	c.meter.End()
 }
 
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *pipegenBusiestDemoChain) blame(p any) (any, bool) {
+	if d := c.longestByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "longest", d.sub), true
+	}
+	return p, false
+}
+
+// recoverCall, deferred by run, names in a panic the chain that this one passed a
+// record to by a call, when it came from there (blame).
+func (c *pipegenBusiestDemoChain) recoverCall() {
+	if p := recover(); p != nil {
+		p, _ = c.blame(p)
+		panic(p)
+	}
+}
+
 // pipegenBusiestLongestChain is one subtask of reduce "longest" and the nodes fused with it: print.
 type pipegenBusiestLongestChain struct {
 	sub          int           // the subtask's index
 	task         *runtime.Task // its part in checkpoints
 	in           *runtime.Inbox[View]
+	inCall       bool                        // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	longestState *state.Memory[string, View] // state of longest: one View per key
 	printSink    *runtime.StdoutSink[View]
 	meter        *runtime.Meter // the subtask's metrics
@@ -257,18 +277,13 @@ func (c *pipegenBusiestLongestChain) records(recs []View) {
 
 // direct passes one record to "longest" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *pipegenBusiestLongestChain) direct(r *View) {
-	defer c.recoverDirect(r)
+	c.inCall = true
 	c.in.Took()
 	c.toLongest(*r)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *pipegenBusiestLongestChain) recoverDirect(r *View) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *r)
-	}
+	c.inCall = false
 }
 
 // toLongest is operator "longest": reduce Longer by ByUser, emitting one result per key when the input ends.

@@ -136,6 +136,7 @@ func pipegenPageviewsNewViewsChain(j *runtime.Job, sub int, visitsToPerPage *run
 // runtime.Linger.
 func (c *pipegenPageviewsViewsChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	defer c.recoverCall() // a panic names the chain it came from
 	for {
 		if r, ok := c.src.Next(); ok {
 			c.emitViews(&r)
@@ -162,19 +163,19 @@ func (c *pipegenPageviewsViewsChain) emitViews(r *View) {
 // toHumans is operator "humans": filter Human, func(v View) bool.
 func (c *pipegenPageviewsViewsChain) toHumans(r *View) {
 	if Human(*r) {
-		c.emitHumans(*r)
+		c.emitHumans(r)
 	}
 }
 
 // emitHumans passes the records of "humans" to visits.
-func (c *pipegenPageviewsViewsChain) emitHumans(r View) {
+func (c *pipegenPageviewsViewsChain) emitHumans(r *View) {
 	c.counts[1]++
 	c.toVisits(r)
 }
 
 // toVisits is operator "visits": map ToVisit, func(v View) Visit.
-func (c *pipegenPageviewsViewsChain) toVisits(r View) {
-	c.emitVisits(ToVisit(r))
+func (c *pipegenPageviewsViewsChain) toVisits(r *View) {
+	c.emitVisits(ToVisit(*r))
 }
 
 // emitVisits passes the records of "visits" to per-page.
@@ -215,11 +216,30 @@ func (c *pipegenPageviewsViewsChain) end() {
 	c.meter.End()
 }
 
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *pipegenPageviewsViewsChain) blame(p any) (any, bool) {
+	if d := c.perPageByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "per-page", d.sub), true
+	}
+	return p, false
+}
+
+// recoverCall, deferred by run, names in a panic the chain that this one passed a
+// record to by a call, when it came from there (blame).
+func (c *pipegenPageviewsViewsChain) recoverCall() {
+	if p := recover(); p != nil {
+		p, _ = c.blame(p)
+		panic(p)
+	}
+}
+
 // pipegenPageviewsPerPageChain is one subtask of aggregate "per-page" and the nodes fused with it: pages.
 type pipegenPageviewsPerPageChain struct {
 	sub          int           // the subtask's index
 	task         *runtime.Task // its part in checkpoints
 	in           *runtime.Inbox[Visit]
+	inCall       bool                             // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	perPageState *state.Memory[string, PageTotal] // state of per-page: one PageTotal per key
 	pagesSink    *runtime.FileSink[PageStats]
 	meter        *runtime.Meter // the subtask's metrics
@@ -234,7 +254,7 @@ func pipegenPageviewsNewPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[
 	}
 	c.perPageState = state.NewMemory[string, PageTotal]()
 	runtime.RestoreMemory(c.task, pipegenPageviewsNodePerPage, c.perPageState, pipegenPageviewsPerPageCodec)
-	c.pagesSink = runtime.NewFileSink(j, pipegenPageviewsNodePages, sub, pipegenPageviewsEncodePagesJSON)
+	c.pagesSink = runtime.NewFileSink[PageStats](j, pipegenPageviewsNodePages, sub, nil) // no encoder: toPages encodes each record
 	c.meter = j.Meter(sub, pipegenPageviewsNodePerPage, pipegenPageviewsNodePages)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -284,18 +304,13 @@ func (c *pipegenPageviewsPerPageChain) records(recs []Visit) {
 
 // direct passes one record to "per-page" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *pipegenPageviewsPerPageChain) direct(r *Visit) {
-	defer c.recoverDirect(r)
+	c.inCall = true
 	c.in.Took()
 	c.toPerPage(*r)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *pipegenPageviewsPerPageChain) recoverDirect(r *Visit) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *r)
-	}
+	c.inCall = false
 }
 
 // toPerPage is operator "per-page": aggregate by ByPath: add AddVisit, result Stats, emitting one result per key when the input ends.
@@ -313,7 +328,7 @@ func (c *pipegenPageviewsPerPageChain) emitPerPage(r PageStats) {
 
 // toPages is sink "pages": file sink, format jsonl.
 func (c *pipegenPageviewsPerPageChain) toPages(r PageStats) {
-	c.pagesSink.Write(r)
+	c.pagesSink.Wrote(pipegenPageviewsEncodePagesJSON(c.pagesSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -511,11 +526,11 @@ func pipegenPageviewsDecodeViewJSON(s *textcodec.Scanner, v *View, strict bool) 
 
 // pipegenPageviewsEncodePagesJSON writes a record of sink "pages" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func pipegenPageviewsEncodePagesJSON(dst []byte, v PageStats) ([]byte, error) {
-	if b, ok := pipegenPageviewsAppendPageStatsJSON(dst, &v); ok {
+func pipegenPageviewsEncodePagesJSON(dst []byte, v *PageStats) ([]byte, error) {
+	if b, ok := pipegenPageviewsAppendPageStatsJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // pipegenPageviewsAppendPageStatsJSON appends a PageStats as encoding/json writes it; false when it cannot.

@@ -543,32 +543,35 @@ func (c *pipegenCardblockTestCheckChain) recordsRight(recs []runtime.Timed[Block
 // toCheckLeft takes a record of input payments of process "check": OnPayment by PaymentCard, func(card string, s *CardState, p Payment, ctx pipegen.Context, emit func(string)).
 func (c *pipegenCardblockTestCheckChain) toCheckLeft(r Payment, ts int64) {
 	k := PaymentCard(r)
-	st, timers := c.checkState.GetOrAddAux(k)
-	c.checkCtx.BeginIn(k, ts, timers)
+	st, ref := c.checkState.GetOrAddRef(k)
+	c.checkCtx.BeginIn(k, ts, ref.Aux())
 	OnPayment(k, st, r, c.checkCtx, c.checkEmitFn)
+	ref.SetAux(c.checkCtx.Aux())
 	if c.checkCtx.Cleared() {
-		c.checkState.Delete(k)
+		c.checkState.DeleteRef(ref)
 	}
 }
 
 // toCheckRight takes a record of input blocks of process "check": OnBlock by BlockCard, func(card string, s *CardState, b Block, ctx pipegen.Context, emit func(string)).
 func (c *pipegenCardblockTestCheckChain) toCheckRight(r Block, ts int64) {
 	k := BlockCard(r)
-	st, timers := c.checkState.GetOrAddAux(k)
-	c.checkCtx.BeginIn(k, ts, timers)
+	st, ref := c.checkState.GetOrAddRef(k)
+	c.checkCtx.BeginIn(k, ts, ref.Aux())
 	OnBlock(k, st, r, c.checkCtx, c.checkEmitFn)
+	ref.SetAux(c.checkCtx.Aux())
 	if c.checkCtx.Cleared() {
-		c.checkState.Delete(k)
+		c.checkState.DeleteRef(ref)
 	}
 }
 
 // checkTimer runs OnTimer for a timer of "check" that is due.
 func (c *pipegenCardblockTestCheckChain) checkTimer(k string, at int64) {
-	st, timers := c.checkState.GetOrAddAux(k)
-	c.checkCtx.BeginTimerIn(k, at, timers)
+	st, ref := c.checkState.GetOrAddRef(k)
+	c.checkCtx.BeginTimerIn(k, at, ref.Aux())
 	OnTimer(k, st, runtime.MillisTime(at), c.checkCtx, c.checkEmitFn)
+	ref.SetAux(c.checkCtx.Aux())
 	if c.checkCtx.Cleared() {
-		c.checkState.Delete(k)
+		c.checkState.DeleteRef(ref)
 	}
 }
 

@@ -571,11 +571,12 @@ func (c *pipegenFraudTestCheckChain) recordsRight(recs []runtime.Timed[Rule]) {
 // toCheckLeft takes a record of input payments of process "check": OnPayment by PaymentCard, func(card string, s *CardState, p Payment, table RuleTable, ctx pipegen.Context, emit func(string)).
 func (c *pipegenFraudTestCheckChain) toCheckLeft(r Payment, ts int64) {
 	k := PaymentCard(r)
-	st, timers := c.checkState.GetOrAddAux(k)
-	c.checkCtx.BeginIn(k, ts, timers)
+	st, ref := c.checkState.GetOrAddRef(k)
+	c.checkCtx.BeginIn(k, ts, ref.Aux())
 	OnPayment(k, st, r, c.checkBroadcast, c.checkCtx, c.checkEmitFn)
+	ref.SetAux(c.checkCtx.Aux())
 	if c.checkCtx.Cleared() {
-		c.checkState.Delete(k)
+		c.checkState.DeleteRef(ref)
 	}
 }
 
@@ -587,11 +588,12 @@ func (c *pipegenFraudTestCheckChain) toCheckRight(r Rule, ts int64) {
 
 // checkTimer runs OnTimer for a timer of "check" that is due.
 func (c *pipegenFraudTestCheckChain) checkTimer(k string, at int64) {
-	st, timers := c.checkState.GetOrAddAux(k)
-	c.checkCtx.BeginTimerIn(k, at, timers)
+	st, ref := c.checkState.GetOrAddRef(k)
+	c.checkCtx.BeginTimerIn(k, at, ref.Aux())
 	OnTimer(k, st, runtime.MillisTime(at), c.checkBroadcast, c.checkCtx, c.checkEmitFn)
+	ref.SetAux(c.checkCtx.Aux())
 	if c.checkCtx.Cleared() {
-		c.checkState.Delete(k)
+		c.checkState.DeleteRef(ref)
 	}
 }
 

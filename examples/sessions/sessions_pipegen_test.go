@@ -242,6 +242,7 @@ func pipegenSessionsTestNewClicksChain(j *runtime.Job, sub int, clicksToSessions
 // record counts, so that it falls at the same places in every run.
 func (c *pipegenSessionsTestClicksChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	defer c.recoverCall() // a panic names the chain it came from
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := runtime.TimeMillis(ClickTime(r))
@@ -321,11 +322,30 @@ func (c *pipegenSessionsTestClicksChain) end() {
 	c.meter.End()
 }
 
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *pipegenSessionsTestClicksChain) blame(p any) (any, bool) {
+	if d := c.sessionsByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "sessions", d.sub), true
+	}
+	return p, false
+}
+
+// recoverCall, deferred by run, names in a panic the chain that this one passed a
+// record to by a call, when it came from there (blame).
+func (c *pipegenSessionsTestClicksChain) recoverCall() {
+	if p := recover(); p != nil {
+		p, _ = c.blame(p)
+		panic(p)
+	}
+}
+
 // pipegenSessionsTestSessionsChain is one subtask of process "sessions" and the nodes fused with it: out, bounces, late.
 type pipegenSessionsTestSessionsChain struct {
 	sub            int           // the subtask's index
 	task           *runtime.Task // its part in checkpoints
 	in             *runtime.Inbox[runtime.Timed[Click]]
+	inCall         bool                             // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	sessionsState  *state.Memory[string, UserState] // state of sessions: one UserState per key
 	sessionsTimers *runtime.TimerService[string]
 	sessionsCtx    *runtime.ProcessContext[string]
@@ -414,41 +434,35 @@ func (c *pipegenSessionsTestSessionsChain) records(recs []runtime.Timed[Click]) 
 
 // direct passes one record to "sessions" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *pipegenSessionsTestSessionsChain) direct(r *Click, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.toSessions(r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *pipegenSessionsTestSessionsChain) recoverDirect(r *Click, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[Click]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toSessions is operator "sessions": process OnClick by ByUser, func(user string, s *UserState, c Click, ctx pipegen.Context, emit func(Session)), timers OnTimer, side outputs bounces, late.
 func (c *pipegenSessionsTestSessionsChain) toSessions(r *Click, ts int64) {
 	k := ByUser(*r)
-	st, timers := c.sessionsState.GetOrAddAux(k)
-	c.sessionsCtx.BeginIn(k, ts, timers)
+	st, ref := c.sessionsState.GetOrAddRef(k)
+	c.sessionsCtx.BeginIn(k, ts, ref.Aux())
 	OnClick(k, st, *r, c.sessionsCtx, c.sessionsEmitFn)
+	ref.SetAux(c.sessionsCtx.Aux())
 	if c.sessionsCtx.Cleared() {
-		c.sessionsState.Delete(k)
+		c.sessionsState.DeleteRef(ref)
 	}
 }
 
 // sessionsTimer runs OnTimer for a timer of "sessions" that is due.
 func (c *pipegenSessionsTestSessionsChain) sessionsTimer(k string, at int64) {
-	st, timers := c.sessionsState.GetOrAddAux(k)
-	c.sessionsCtx.BeginTimerIn(k, at, timers)
+	st, ref := c.sessionsState.GetOrAddRef(k)
+	c.sessionsCtx.BeginTimerIn(k, at, ref.Aux())
 	OnTimer(k, st, runtime.MillisTime(at), c.sessionsCtx, c.sessionsEmitFn)
+	ref.SetAux(c.sessionsCtx.Aux())
 	if c.sessionsCtx.Cleared() {
-		c.sessionsState.Delete(k)
+		c.sessionsState.DeleteRef(ref)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/pipegen/pipegen/runtime/codec"
 )
@@ -92,6 +93,9 @@ type Memory[K comparable, V any] struct {
 	pending []epochList[K, V]
 	// snap is the capture being encoded, nil when none.
 	snap *Capture[K, V]
+	// fresh holds the entries, with their values, that getOrAdd has
+	// allocated for new keys and not used yet (freshSlab).
+	fresh []restored[K, V]
 	// slab holds the entries a restore has allocated and not used yet,
 	// vslab the same with their values (Codec.DecodeValueTo); reserved
 	// is about how many more it will use (Reserve). strs holds the
@@ -121,8 +125,6 @@ type Memory[K comparable, V any] struct {
 	// onDeleteAux, if set, gets the aux word of an entry that Delete
 	// removes (OnDeleteAux).
 	onDeleteAux func(K, uint64)
-	// last is the entry GetOrAdd returned last (GetOrAddAux).
-	last *entry[K, V]
 }
 
 type epochList[K comparable, V any] struct {
@@ -148,7 +150,7 @@ type entry[K comparable, V any] struct {
 	ts int64
 	// aux is what the operator keeps with the key beside its value (a
 	// process operator's timers of the key: eventtime.TimerService), so
-	// that the lookup of the value finds it too (GetOrAddAux): a number,
+	// that the lookup of the value finds it too (GetOrAddRef): a number,
 	// 0 for none, not a pointer, that it costs the garbage collector
 	// nothing. It is not part of the state's checkpoints; Delete hands it
 	// to onDeleteAux.
@@ -213,6 +215,37 @@ func (s *Memory[K, V]) Put(k K, v *V) {
 // the entry and its value allocated together: what a keyed operator does
 // with every record.
 func (s *Memory[K, V]) GetOrAdd(k K) (v *V, added bool) {
+	e, added := s.getOrAdd(k)
+	return e.val, added
+}
+
+// Ref is the entry of a key as GetOrAddRef found or made it, for its aux
+// word and for DeleteRef. It stays the key's until the key is deleted.
+// The caller keeps it in a variable of its own for the call about the
+// key: a pointer that the state kept instead, stored at every record, was
+// a write barrier a record while the garbage collector marks (2-3% of
+// q4's CPU).
+type Ref[K comparable, V any] struct{ e *entry[K, V] }
+
+// Aux is the aux word of the entry: a number that the caller may set (0
+// is none), kept with the key's value until Delete removes the key
+// (OnDeleteAux).
+func (r Ref[K, V]) Aux() uint64 { return r.e.aux }
+
+// SetAux sets the aux word of the entry.
+func (r Ref[K, V]) SetAux(a uint64) { r.e.aux = a }
+
+// GetOrAddRef is GetOrAdd that also returns k's entry: its aux word, and
+// DeleteRef deletes k without looking it up again, as a process operator
+// does after a call that cleared k's state.
+func (s *Memory[K, V]) GetOrAddRef(k K) (*V, Ref[K, V]) {
+	e, _ := s.getOrAdd(k)
+	return e.val, Ref[K, V]{e}
+}
+
+// getOrAdd returns the entry of k, made with a zero value when k has
+// none (added set).
+func (s *Memory[K, V]) getOrAdd(k K) (_ *entry[K, V], added bool) {
 	e, h := s.idx.lookup(k)
 	if e != nil {
 		if s.ttl == 0 || !s.expired(e) {
@@ -222,25 +255,28 @@ func (s *Memory[K, V]) GetOrAdd(k K) (v *V, added bool) {
 			if s.ttl > 0 {
 				e.ts = s.nowMillis() // the value may be changed: a write
 			}
-			s.last = e
-			return e.val, false
+			return e, false
 		}
 		s.Delete(k) // expired: as if it had none (k's hash stays h)
 	}
-	p := &restored[K, V]{e: entry[K, V]{key: k}}
+	if len(s.fresh) == 0 {
+		s.fresh = make([]restored[K, V], freshSlab[K, V]())
+	}
+	p := &s.fresh[0]
+	s.fresh = s.fresh[1:]
+	p.e.key = k
 	p.e.val = &p.v
 	s.insert(h, &p.e)
-	s.last = &p.e
-	return &p.v, true
+	return &p.e, true
 }
 
-// GetOrAddAux is GetOrAdd that also returns the aux word of k's entry:
-// a number that the caller may set (0 is none), kept with k's value until
-// Delete removes k (OnDeleteAux). The word is valid until the state changes
-// again.
-func (s *Memory[K, V]) GetOrAddAux(k K) (v *V, aux *uint64) {
-	v, _ = s.GetOrAdd(k)
-	return v, &s.last.aux
+// freshSlab is how many new keys' entries, each with its value, getOrAdd
+// allocates at once: about 4 KiB of them, at least one. One allocation
+// for many keys costs the allocator and the collector less than one each
+// (q4 makes a key for every auction); a slab stays on the heap as long as
+// one of its entries is referenced, as a restore's do.
+func freshSlab[K comparable, V any]() int {
+	return max(1, 512/int(unsafe.Sizeof(restored[K, V]{})))
 }
 
 // OnDeleteAux makes f get the key and the aux word (GetOrAddAux) of every
@@ -279,16 +315,24 @@ func (s *Memory[K, V]) insert(h uint64, e *entry[K, V]) {
 
 // Delete removes k.
 func (s *Memory[K, V]) Delete(k K) {
-	var e *entry[K, V]
-	if l := s.last; l != nil && l.key == k && !l.deleted && !s.idx.big {
-		// The key GetOrAdd just found, as a process operator deletes
-		// after its call cleared the state: its entry is known, one
-		// lookup fewer.
-		e = l
-		delete(s.idx.m, k)
-	} else if e = s.idx.remove(k); e == nil {
+	if e := s.idx.remove(k); e != nil {
+		s.deleted(e)
+	}
+}
+
+// DeleteRef removes the key of r (GetOrAddRef), if it was not deleted
+// since: Delete with one lookup of the key in a map where it takes two.
+func (s *Memory[K, V]) DeleteRef(r Ref[K, V]) {
+	e := r.e
+	if e.deleted {
 		return
 	}
+	s.idx.drop(e.key)
+	s.deleted(e)
+}
+
+// deleted marks e, just taken out of the index, deleted.
+func (s *Memory[K, V]) deleted(e *entry[K, V]) {
 	if e.ver != s.epoch {
 		s.touch(e)
 	}
@@ -296,7 +340,7 @@ func (s *Memory[K, V]) Delete(k K) {
 	if a := e.aux; a != 0 {
 		e.aux = 0
 		if s.onDeleteAux != nil {
-			s.onDeleteAux(k, a)
+			s.onDeleteAux(e.key, a)
 		}
 	}
 	if e.kg < 0 {
@@ -723,7 +767,6 @@ func (s *Memory[K, V]) newValued() *restored[K, V] {
 // file: a full one, or a delta on top of what was restored before it. The
 // section is not kept. Restored ends the restore.
 func (s *Memory[K, V]) RestoreSection(kg int, section []byte, delta bool, c *Codec[K, V]) error {
-	s.last = nil
 	i := kg - s.start
 	if delta {
 		// A delta changes keys that full sections restored.

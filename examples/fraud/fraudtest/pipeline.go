@@ -570,11 +570,12 @@ func (c *checkChain) recordsRight(recs []runtime.Timed[fraud.Rule]) {
 // toCheckLeft takes a record of input payments of process "check": OnPayment by PaymentCard, func(card string, s *CardState, p Payment, table RuleTable, ctx pipegen.Context, emit func(string)).
 func (c *checkChain) toCheckLeft(r fraud.Payment, ts int64) {
 	k := fraud.PaymentCard(r)
-	st, timers := c.checkState.GetOrAddAux(k)
-	c.checkCtx.BeginIn(k, ts, timers)
+	st, ref := c.checkState.GetOrAddRef(k)
+	c.checkCtx.BeginIn(k, ts, ref.Aux())
 	fraud.OnPayment(k, st, r, c.checkBroadcast, c.checkCtx, c.checkEmitFn)
+	ref.SetAux(c.checkCtx.Aux())
 	if c.checkCtx.Cleared() {
-		c.checkState.Delete(k)
+		c.checkState.DeleteRef(ref)
 	}
 }
 
@@ -586,11 +587,12 @@ func (c *checkChain) toCheckRight(r fraud.Rule, ts int64) {
 
 // checkTimer runs OnTimer for a timer of "check" that is due.
 func (c *checkChain) checkTimer(k string, at int64) {
-	st, timers := c.checkState.GetOrAddAux(k)
-	c.checkCtx.BeginTimerIn(k, at, timers)
+	st, ref := c.checkState.GetOrAddRef(k)
+	c.checkCtx.BeginTimerIn(k, at, ref.Aux())
 	fraud.OnTimer(k, st, runtime.MillisTime(at), c.checkBroadcast, c.checkCtx, c.checkEmitFn)
+	ref.SetAux(c.checkCtx.Aux())
 	if c.checkCtx.Cleared() {
-		c.checkState.Delete(k)
+		c.checkState.DeleteRef(ref)
 	}
 }
 

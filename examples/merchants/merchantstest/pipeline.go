@@ -193,6 +193,7 @@ func newPaymentsChain(j *runtime.Job, sub int, paymentsToSpend *runtime.Out[merc
 // runtime.Linger.
 func (c *paymentsChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	defer c.recoverCall() // a panic names the chain it came from
 	for {
 		if r, ok := c.src.Next(); ok {
 			c.emitPayments(&r)
@@ -248,11 +249,30 @@ func (c *paymentsChain) end() {
 	c.meter.End()
 }
 
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *paymentsChain) blame(p any) (any, bool) {
+	if d := c.spendByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "spend", d.sub), true
+	}
+	return p, false
+}
+
+// recoverCall, deferred by run, names in a panic the chain that this one passed a
+// record to by a call, when it came from there (blame).
+func (c *paymentsChain) recoverCall() {
+	if p := recover(); p != nil {
+		p, _ = c.blame(p)
+		panic(p)
+	}
+}
+
 // spendChain is one subtask of process "spend" and the nodes fused with it: out.
 type spendChain struct {
 	sub               int           // the subtask's index
 	task              *runtime.Task // its part in checkpoints
 	in                *runtime.Inbox[merchants.Payment]
+	inCall            bool                                  // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	spendState        *state.Memory[string, merchants.Card] // state of spend: one merchants.Card per key
 	spendTimers       *runtime.TimerService[string]
 	spendCtx          *runtime.ProcessContext[string]
@@ -329,30 +349,25 @@ func (c *spendChain) records(recs []merchants.Payment) {
 
 // direct passes one record to "spend" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *spendChain) direct(r *merchants.Payment) {
-	defer c.recoverDirect(r)
+	c.inCall = true
 	c.in.Took()
 	c.toSpend(r)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *spendChain) recoverDirect(r *merchants.Payment) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *r)
-	}
+	c.inCall = false
 }
 
 // toSpend is operator "spend": process Track by PaymentCard, func(card string, c *Card, p Payment, ctx pipegen.Context, emit func(string)).
 func (c *spendChain) toSpend(r *merchants.Payment) {
 	k := merchants.PaymentCard(*r)
-	st, _ := c.spendState.GetOrAdd(k)
+	st, ref := c.spendState.GetOrAddRef(k)
 	c.spendMerchantsMap.Bind(k)
 	st.Merchants = pipegen.BindMapState[string, merchants.Spend](c.spendMerchantsMap)
 	c.spendCtx.Begin(k, runtime.MinTime)
 	merchants.Track(k, st, *r, c.spendCtx, c.spendEmitFn)
 	if c.spendCtx.Cleared() {
-		c.spendState.Delete(k)
+		c.spendState.DeleteRef(ref)
 		c.spendMerchantsMap.Clear()
 	}
 }

@@ -109,6 +109,7 @@ func newSalesChain(j *runtime.Job, sub int, salesToTotals *runtime.Out[sales.Sal
 // runtime.Linger.
 func (c *salesChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	defer c.recoverCall() // a panic names the chain it came from
 	for {
 		if r, ok := c.src.Next(); ok {
 			c.emitSales(&r)
@@ -164,11 +165,30 @@ func (c *salesChain) end() {
 	c.meter.End()
 }
 
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *salesChain) blame(p any) (any, bool) {
+	if d := c.totalsByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "totals", d.sub), true
+	}
+	return p, false
+}
+
+// recoverCall, deferred by run, names in a panic the chain that this one passed a
+// record to by a call, when it came from there (blame).
+func (c *salesChain) recoverCall() {
+	if p := recover(); p != nil {
+		p, _ = c.blame(p)
+		panic(p)
+	}
+}
+
 // totalsChain is one subtask of reduce "totals" and the nodes fused with it: report, out.
 type totalsChain struct {
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[sales.Sale]
+	inCall      bool                                           // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	totalsState *state.Memory[sales.RegionProduct, sales.Sale] // state of totals: one sales.Sale per key
 	outSink     *runtime.FileSink[string]
 	meter       *runtime.Meter // the subtask's metrics
@@ -233,18 +253,13 @@ func (c *totalsChain) records(recs []sales.Sale) {
 
 // direct passes one record to "totals" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *totalsChain) direct(r *sales.Sale) {
-	defer c.recoverDirect(r)
+	c.inCall = true
 	c.in.Took()
 	c.toTotals(*r)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *totalsChain) recoverDirect(r *sales.Sale) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *r)
-	}
+	c.inCall = false
 }
 
 // toTotals is operator "totals": reduce Sum by ByRegionProduct, emitting a result after every record.

@@ -261,6 +261,7 @@ func newOrdersChain(j *runtime.Job, sub int, ordersToRemind *runtime.Out[runtime
 // record counts, so that it falls at the same places in every run.
 func (c *ordersChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	defer c.recoverCall() // a panic names the chain it came from
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := runtime.TimeMillis(driver.OrderTime(r))
@@ -307,19 +308,19 @@ func (c *ordersChain) emitOrders(r *driver.Order, ts int64) {
 // toBig is operator "big": filter IsBig, func(o Order) bool.
 func (c *ordersChain) toBig(r *driver.Order, ts int64) {
 	if driver.IsBig(*r) {
-		c.emitBig(*r, ts)
+		c.emitBig(r, ts)
 	}
 }
 
 // emitBig passes the records of "big" to big-orders.
-func (c *ordersChain) emitBig(r driver.Order, ts int64) {
+func (c *ordersChain) emitBig(r *driver.Order, ts int64) {
 	c.counts[1]++
 	c.toBigOrders(r, ts)
 }
 
 // toBigOrders is sink "big-orders": stdout sink, format jsonl.
-func (c *ordersChain) toBigOrders(r driver.Order, ts int64) {
-	c.bigOrdersSink.Write(r)
+func (c *ordersChain) toBigOrders(r *driver.Order, ts int64) {
+	c.bigOrdersSink.Write(*r)
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -363,11 +364,30 @@ func (c *ordersChain) end() {
 	c.meter.End()
 }
 
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *ordersChain) blame(p any) (any, bool) {
+	if d := c.remindByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "remind", d.sub), true
+	}
+	return p, false
+}
+
+// recoverCall, deferred by run, names in a panic the chain that this one passed a
+// record to by a call, when it came from there (blame).
+func (c *ordersChain) recoverCall() {
+	if p := recover(); p != nil {
+		p, _ = c.blame(p)
+		panic(p)
+	}
+}
+
 // remindChain is one subtask of process "remind" and the nodes fused with it: reminders, late.
 type remindChain struct {
 	sub            int           // the subtask's index
 	task           *runtime.Task // its part in checkpoints
 	in             *runtime.Inbox[runtime.Timed[driver.Order]]
+	inCall         bool                                  // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	remindState    *state.Memory[string, driver.Pending] // state of remind: one driver.Pending per key
 	remindTimers   *runtime.TimerService[string]
 	remindCtx      *runtime.ProcessContext[string]
@@ -456,41 +476,35 @@ func (c *remindChain) records(recs []runtime.Timed[driver.Order]) {
 
 // direct passes one record to "remind" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *remindChain) direct(r *driver.Order, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.toRemind(r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *remindChain) recoverDirect(r *driver.Order, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[driver.Order]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toRemind is operator "remind": process OnOrder by ByCustomer, func(customer string, p *Pending, o Order, ctx pipegen.Context, emit func(string)), timers Remind, side outputs first, late.
 func (c *remindChain) toRemind(r *driver.Order, ts int64) {
 	k := driver.ByCustomer(*r)
-	st, timers := c.remindState.GetOrAddAux(k)
-	c.remindCtx.BeginIn(k, ts, timers)
+	st, ref := c.remindState.GetOrAddRef(k)
+	c.remindCtx.BeginIn(k, ts, ref.Aux())
 	driver.OnOrder(k, st, *r, c.remindCtx, c.remindEmitFn)
+	ref.SetAux(c.remindCtx.Aux())
 	if c.remindCtx.Cleared() {
-		c.remindState.Delete(k)
+		c.remindState.DeleteRef(ref)
 	}
 }
 
 // remindTimer runs Remind for a timer of "remind" that is due.
 func (c *remindChain) remindTimer(k string, at int64) {
-	st, timers := c.remindState.GetOrAddAux(k)
-	c.remindCtx.BeginTimerIn(k, at, timers)
+	st, ref := c.remindState.GetOrAddRef(k)
+	c.remindCtx.BeginTimerIn(k, at, ref.Aux())
 	driver.Remind(k, st, runtime.MillisTime(at), c.remindCtx, c.remindEmitFn)
+	ref.SetAux(c.remindCtx.Aux())
 	if c.remindCtx.Cleared() {
-		c.remindState.Delete(k)
+		c.remindState.DeleteRef(ref)
 	}
 }
 

@@ -206,6 +206,7 @@ func newClicksChain(j *runtime.Job, sub int, clicksToLatest *runtime.Out[runtime
 // record counts, so that it falls at the same places in every run.
 func (c *clicksChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	defer c.recoverCall() // a panic names the chain it came from
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := et.ClickTime(r)
@@ -334,6 +335,33 @@ func (c *clicksChain) end() {
 	c.task.Submit(s)
 	c.meter.Publish(c.counts[:])
 	c.meter.End()
+}
+
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *clicksChain) blame(p any) (any, bool) {
+	if d := c.latestByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "latest", d.sub), true
+	}
+	if d := c.sessionsByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "sessions", d.sub), true
+	}
+	if d := c.perPageByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "per-page", d.sub), true
+	}
+	if d := c.watchByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "watch", d.sub), true
+	}
+	return p, false
+}
+
+// recoverCall, deferred by run, names in a panic the chain that this one passed a
+// record to by a call, when it came from there (blame).
+func (c *clicksChain) recoverCall() {
+	if p := recover(); p != nil {
+		p, _ = c.blame(p)
+		panic(p)
+	}
 }
 
 // viewsChain is one subtask of source "views".
@@ -465,6 +493,7 @@ type latestChain struct {
 	task             *runtime.Task // its part in checkpoints
 	in               *runtime.Inbox[runtime.Timed[et.Click]]
 	inputWM          int64                                                      // watermark of the sender of the batch being processed
+	inCall           bool                                                       // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	latestLinesToAll *runtime.Out[runtime.Timed[string]]                        // to all, forward
 	lateLinesToAll   *runtime.Out[runtime.Timed[string]]                        // to all, forward
 	latestState      *runtime.WindowState[string, runtime.ReduceAcc[et.Click]]  // open windows of latest per key
@@ -545,22 +574,14 @@ func (c *latestChain) records(recs []runtime.Timed[et.Click]) {
 
 // direct passes one record to "latest" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *latestChain) direct(r *et.Click, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toLatest(r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *latestChain) recoverDirect(r *et.Click, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[et.Click]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toLatest is operator "latest": reduce Latest by ByUser on sliding 2s every 1s windows (event time), emitting once per key and window.
@@ -669,6 +690,7 @@ type sessionsChain struct {
 	task           *runtime.Task // its part in checkpoints
 	in             *runtime.Inbox[runtime.Timed[et.Click]]
 	inputWM        int64                                     // watermark of the sender of the batch being processed
+	inCall         bool                                      // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	sessionsToAll  *runtime.Out[runtime.Timed[string]]       // to all, forward
 	sessionsState  *runtime.WindowState[string, et.Session]  // open windows of sessions per key
 	sessionsFire   func(string, runtime.Window, *et.Session) // sessionsResult, made once
@@ -747,22 +769,14 @@ func (c *sessionsChain) records(recs []runtime.Timed[et.Click]) {
 
 // direct passes one record to "sessions" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *sessionsChain) direct(r *et.Click, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toSessions(r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *sessionsChain) recoverDirect(r *et.Click, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[et.Click]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toSessions is operator "sessions": aggregate: add AddClick, result SessionLine by ByUser on session gap 1s windows (event time), allowed lateness 10s, emitting once per key and window.
@@ -846,6 +860,7 @@ type perPageChain struct {
 	task         *runtime.Task // its part in checkpoints
 	in           *runtime.Inbox[runtime.Timed[et.Click]]
 	inputWM      int64                                     // watermark of the sender of the batch being processed
+	inCall       bool                                      // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	perPageToAll *runtime.Out[runtime.Timed[string]]       // to all, forward
 	perPageState *runtime.WindowState[string, et.Session]  // open windows of per-page per key
 	perPageFire  func(string, runtime.Window, *et.Session) // perPageResult, made once
@@ -922,22 +937,14 @@ func (c *perPageChain) records(recs []runtime.Timed[et.Click]) {
 
 // direct passes one record to "per-page" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *perPageChain) direct(r *et.Click, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toPerPage(r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *perPageChain) recoverDirect(r *et.Click, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[et.Click]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toPerPage is operator "per-page": aggregate: add AddClick, result PageLine by ByPage on tumbling 5s windows (event time), emitting once per key and window.
@@ -1018,6 +1025,7 @@ type watchChain struct {
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[et.Click]]
+	inCall      bool                                // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	watchToAll  *runtime.Out[runtime.Timed[string]] // to all, forward
 	watchState  *state.Memory[string, et.Seen]      // state of watch: one et.Seen per key
 	watchTimers *runtime.TimerService[string]
@@ -1102,41 +1110,35 @@ func (c *watchChain) records(recs []runtime.Timed[et.Click]) {
 
 // direct passes one record to "watch" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *watchChain) direct(r *et.Click, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.toWatch(r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *watchChain) recoverDirect(r *et.Click, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[et.Click]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toWatch is operator "watch": process Watch by ByUser, func(user string, s *Seen, c Click, ctx pipegen.Context, emit func(string)), timers Report.
 func (c *watchChain) toWatch(r *et.Click, ts int64) {
 	k := et.ByUser(*r)
-	st, timers := c.watchState.GetOrAddAux(k)
-	c.watchCtx.BeginIn(k, ts, timers)
+	st, ref := c.watchState.GetOrAddRef(k)
+	c.watchCtx.BeginIn(k, ts, ref.Aux())
 	et.Watch(k, st, *r, c.watchCtx, c.watchEmitFn)
+	ref.SetAux(c.watchCtx.Aux())
 	if c.watchCtx.Cleared() {
-		c.watchState.Delete(k)
+		c.watchState.DeleteRef(ref)
 	}
 }
 
 // watchTimer runs Report for a timer of "watch" that is due.
 func (c *watchChain) watchTimer(k string, at int64) {
-	st, timers := c.watchState.GetOrAddAux(k)
-	c.watchCtx.BeginTimerIn(k, at, timers)
+	st, ref := c.watchState.GetOrAddRef(k)
+	c.watchCtx.BeginTimerIn(k, at, ref.Aux())
 	et.Report(k, st, runtime.MillisTime(at), c.watchCtx, c.watchEmitFn)
+	ref.SetAux(c.watchCtx.Aux())
 	if c.watchCtx.Cleared() {
-		c.watchState.Delete(k)
+		c.watchState.DeleteRef(ref)
 	}
 }
 

@@ -127,6 +127,7 @@ func newOrdersChain(j *runtime.Job, sub int, ordersToLarge *runtime.Out[fan.Orde
 // runtime.Linger.
 func (c *ordersChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	defer c.recoverCall() // a panic names the chain it came from
 	var r fan.Order
 	for {
 		ok := false
@@ -209,11 +210,33 @@ func (c *ordersChain) end() {
 	c.meter.End()
 }
 
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *ordersChain) blame(p any) (any, bool) {
+	if d := c.largeByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "large", d.sub), true
+	}
+	if d := c.bySizeByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "by-size", d.sub), true
+	}
+	return p, false
+}
+
+// recoverCall, deferred by run, names in a panic the chain that this one passed a
+// record to by a call, when it came from there (blame).
+func (c *ordersChain) recoverCall() {
+	if p := recover(); p != nil {
+		p, _ = c.blame(p)
+		panic(p)
+	}
+}
+
 // largeChain is one subtask of filter "large" and the nodes fused with it: described, large-orders.
 type largeChain struct {
 	sub             int           // the subtask's index
 	task            *runtime.Task // its part in checkpoints
 	in              *runtime.Inbox[fan.Order]
+	inCall          bool // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	largeOrdersSink *runtime.FileSink[string]
 	meter           *runtime.Meter // the subtask's metrics
 	counts          [6]uint64      // records emitted by large, described, large-orders, then late for them; flush publishes them
@@ -275,18 +298,13 @@ func (c *largeChain) records(recs []fan.Order) {
 
 // direct passes one record to "large" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *largeChain) direct(r *fan.Order) {
-	defer c.recoverDirect(r)
+	c.inCall = true
 	c.in.Took()
 	c.toLarge(*r)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *largeChain) recoverDirect(r *fan.Order) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *r)
-	}
+	c.inCall = false
 }
 
 // toLarge is operator "large": filter Large, func(o Order) bool.
@@ -350,6 +368,7 @@ type bySizeChain struct {
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[fan.Line]
+	inCall      bool                            // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	bySizeState *state.Memory[int64, fan.Tally] // state of by-size: one fan.Tally per key
 	talliesSink *runtime.StdoutSink[fan.SizeTally]
 	meter       *runtime.Meter // the subtask's metrics
@@ -364,7 +383,7 @@ func newBySizeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Line]) *bySiz
 	}
 	c.bySizeState = state.NewMemory[int64, fan.Tally]()
 	runtime.RestoreMemory(c.task, nodeBySize, c.bySizeState, bySizeCodec)
-	c.talliesSink = runtime.NewStdoutSink(j, nodeTallies, sub, encodeTalliesJSON)
+	c.talliesSink = runtime.NewStdoutSink[fan.SizeTally](j, nodeTallies, sub, nil) // no encoder: toTallies encodes each record
 	c.meter = j.Meter(sub, nodeBySize, nodeTallies)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -414,18 +433,13 @@ func (c *bySizeChain) records(recs []fan.Line) {
 
 // direct passes one record to "by-size" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *bySizeChain) direct(r *fan.Line) {
-	defer c.recoverDirect(r)
+	c.inCall = true
 	c.in.Took()
 	c.toBySize(*r)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *bySizeChain) recoverDirect(r *fan.Line) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *r)
-	}
+	c.inCall = false
 }
 
 // toBySize is operator "by-size": aggregate by BySize: add AddLine, result Result, emitting one result per key when the input ends.
@@ -443,7 +457,7 @@ func (c *bySizeChain) emitBySize(r fan.SizeTally) {
 
 // toTallies is sink "tallies": stdout sink, format jsonl.
 func (c *bySizeChain) toTallies(r fan.SizeTally) {
-	c.talliesSink.Write(r)
+	c.talliesSink.Wrote(encodeTalliesJSON(c.talliesSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -558,11 +572,11 @@ func decodeTally(in *codec.Reader, v *fan.Tally) {
 
 // encodeTalliesJSON writes a record of sink "tallies" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeTalliesJSON(dst []byte, v fan.SizeTally) ([]byte, error) {
-	if b, ok := appendSizeTallyJSON(dst, &v); ok {
+func encodeTalliesJSON(dst []byte, v *fan.SizeTally) ([]byte, error) {
+	if b, ok := appendSizeTallyJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // appendSizeTallyJSON appends a fan.SizeTally as encoding/json writes it; false when it cannot.

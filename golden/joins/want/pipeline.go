@@ -555,7 +555,7 @@ func newPaidChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[joi
 		return c.paidState.Restore(sec, decodePaidKey, decodePaidValue, decodePaidRight)
 	})
 	c.paidPair = c.paidResult
-	c.latePaymentsSink = runtime.NewFileSink(j, nodeLatePayments, sub, encodeLatePaymentsJSON)
+	c.latePaymentsSink = runtime.NewFileSink[joins.Payment](j, nodeLatePayments, sub, nil) // no encoder: toLatePayments encodes each record
 	c.meter = j.Meter(sub, nodePaid, nodeLateEvents, nodeLatePayments)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -686,7 +686,7 @@ func (c *paidChain) emitLateEvents(r string, ts int64) {
 
 // toLatePayments is sink "late-payments": file sink, format jsonl.
 func (c *paidChain) toLatePayments(r joins.Payment, ts int64) {
-	c.latePaymentsSink.Write(r)
+	c.latePaymentsSink.Wrote(encodeLatePaymentsJSON(c.latePaymentsSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -1151,11 +1151,11 @@ func decodePaymentJSON(s *textcodec.Scanner, v *joins.Payment, strict bool) {
 
 // encodeLatePaymentsJSON writes a record of sink "late-payments" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeLatePaymentsJSON(dst []byte, v joins.Payment) ([]byte, error) {
-	if b, ok := appendPaymentJSON(dst, &v); ok {
+func encodeLatePaymentsJSON(dst []byte, v *joins.Payment) ([]byte, error) {
+	if b, ok := appendPaymentJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // appendPaymentJSON appends a joins.Payment as encoding/json writes it; false when it cannot.

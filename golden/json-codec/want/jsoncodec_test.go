@@ -118,7 +118,7 @@ func TestEncode(t *testing.T) {
 	for i := range 20000 {
 		v := randRich(r)
 		want, wantErr := stdEncode(v)
-		got, err := encodeOutJSON(nil, v)
+		got, err := encodeOutJSON(nil, &v)
 		if (err == nil) != (wantErr == nil) || err == nil && !bytes.Equal(got, want) {
 			t.Fatalf("record %d %+v:\ngenerated %s (%v)\nencoding/json %s (%v)", i, v, got, err, want, wantErr)
 		}

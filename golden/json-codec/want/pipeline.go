@@ -77,7 +77,7 @@ func newRecordsChain(j *runtime.Job, sub int) *recordsChain {
 	}
 	c.src = runtime.NewFileSource(j, nodeRecords, sub, runtime.JSONFormatFast(decodeRecordsJSONL))
 	c.ctl = c.src.Ctl()
-	c.outSink = runtime.NewFileSink(j, nodeOut, sub, encodeOutJSON)
+	c.outSink = runtime.NewFileSink[jsoncodec.Rich](j, nodeOut, sub, nil) // no encoder: toOut encodes each record
 	c.meter = j.Meter(sub, nodeRecords, nodeOut)
 	return c
 }
@@ -113,7 +113,7 @@ func (c *recordsChain) emitRecords(r *jsoncodec.Rich) {
 
 // toOut is sink "out": file sink, format jsonl.
 func (c *recordsChain) toOut(r *jsoncodec.Rich) {
-	c.outSink.Write(*r)
+	c.outSink.Wrote(encodeOutJSON(c.outSink.Buf(), r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -686,11 +686,11 @@ func decodePointJSON(s *textcodec.Scanner, v *jsoncodec.Point, strict bool) {
 
 // encodeOutJSON writes a record of sink "out" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeOutJSON(dst []byte, v jsoncodec.Rich) ([]byte, error) {
-	if b, ok := appendRichJSON(dst, &v); ok {
+func encodeOutJSON(dst []byte, v *jsoncodec.Rich) ([]byte, error) {
+	if b, ok := appendRichJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // appendRichJSON appends a jsoncodec.Rich as encoding/json writes it; false when it cannot.

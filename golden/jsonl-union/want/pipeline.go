@@ -311,6 +311,9 @@ func (c *allChain) records(recs []clicks.Click) {
 	i := 0
 	defer func() {
 		if p := recover(); p != nil {
+			if q, called := c.blame(p); called {
+				panic(q)
+			}
 			runtime.PanicWithRecord(p, recs[i])
 		}
 	}()
@@ -371,11 +374,21 @@ func (c *allChain) end() {
 	c.meter.End()
 }
 
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *allChain) blame(p any) (any, bool) {
+	if d := c.sectionsByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "sections", d.sub), true
+	}
+	return p, false
+}
+
 // sectionsChain is one subtask of aggregate "sections" and the nodes fused with it: print.
 type sectionsChain struct {
 	sub           int           // the subtask's index
 	task          *runtime.Task // its part in checkpoints
 	in            *runtime.Inbox[clicks.Visit]
+	inCall        bool                                // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	sectionsState *state.Memory[string, clicks.Stats] // state of sections: one clicks.Stats per key
 	printSink     *runtime.StdoutSink[clicks.Stats]
 	meter         *runtime.Meter // the subtask's metrics
@@ -390,7 +403,7 @@ func newSectionsChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Visit]) 
 	}
 	c.sectionsState = state.NewMemory[string, clicks.Stats]()
 	runtime.RestoreMemory(c.task, nodeSections, c.sectionsState, sectionsCodec)
-	c.printSink = runtime.NewStdoutSink(j, nodePrint, sub, encodePrintJSON)
+	c.printSink = runtime.NewStdoutSink[clicks.Stats](j, nodePrint, sub, nil) // no encoder: toPrint encodes each record
 	c.meter = j.Meter(sub, nodeSections, nodePrint)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -440,18 +453,13 @@ func (c *sectionsChain) records(recs []clicks.Visit) {
 
 // direct passes one record to "sections" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *sectionsChain) direct(r *clicks.Visit) {
-	defer c.recoverDirect(r)
+	c.inCall = true
 	c.in.Took()
 	c.toSections(*r)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *sectionsChain) recoverDirect(r *clicks.Visit) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *r)
-	}
+	c.inCall = false
 }
 
 // toSections is operator "sections": aggregate by BySection: add AddVisit, emitting one result per key when the input ends.
@@ -469,7 +477,7 @@ func (c *sectionsChain) emitSections(r clicks.Stats) {
 
 // toPrint is sink "print": stdout sink, format jsonl.
 func (c *sectionsChain) toPrint(r clicks.Stats) {
-	c.printSink.Write(r)
+	c.printSink.Wrote(encodePrintJSON(c.printSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -665,11 +673,11 @@ func decodeAppJSONL(line []byte, v *clicks.Click, strict bool) bool {
 
 // encodePrintJSON writes a record of sink "print" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodePrintJSON(dst []byte, v clicks.Stats) ([]byte, error) {
-	if b, ok := appendStatsJSON(dst, &v); ok {
+func encodePrintJSON(dst []byte, v *clicks.Stats) ([]byte, error) {
+	if b, ok := appendStatsJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // appendStatsJSON appends a clicks.Stats as encoding/json writes it; false when it cannot.

@@ -181,6 +181,7 @@ func newOrdersChain(j *runtime.Job, sub int, ordersToTotals *runtime.Out[runtime
 // record counts, so that it falls at the same places in every run.
 func (c *ordersChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	defer c.recoverCall() // a panic names the chain it came from
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := runtime.TimeMillis(orders.OrderTime(r))
@@ -293,6 +294,27 @@ func (c *ordersChain) end() {
 	c.task.Submit(s)
 	c.meter.Publish(c.counts[:])
 	c.meter.End()
+}
+
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *ordersChain) blame(p any) (any, bool) {
+	if d := c.totalsByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "totals", d.sub), true
+	}
+	if d := c.largestByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "largest", d.sub), true
+	}
+	return p, false
+}
+
+// recoverCall, deferred by run, names in a panic the chain that this one passed a
+// record to by a call, when it came from there (blame).
+func (c *ordersChain) recoverCall() {
+	if p := recover(); p != nil {
+		p, _ = c.blame(p)
+		panic(p)
+	}
 }
 
 // rawChain is one subtask of source "raw" and the nodes fused with it: copy.
@@ -419,6 +441,7 @@ type totalsChain struct {
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[orders.Order]]
 	inputWM     int64                                     // watermark of the sender of the batch being processed
+	inCall      bool                                      // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	totalsState *runtime.WindowState[string, orders.Sum]  // open windows of totals per key
 	totalsFire  func(string, runtime.Window, *orders.Sum) // totalsResult, made once
 	outSink     *kafka.Sink[orders.Total]
@@ -494,22 +517,14 @@ func (c *totalsChain) records(recs []runtime.Timed[orders.Order]) {
 
 // direct passes one record to "totals" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *totalsChain) direct(r *orders.Order, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toTotals(r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *totalsChain) recoverDirect(r *orders.Order, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[orders.Order]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toTotals is operator "totals": aggregate: add Add, result Result by ByCustomer on tumbling 1m0s windows (event time), emitting once per key and window.
@@ -592,6 +607,7 @@ type largestChain struct {
 	sub            int           // the subtask's index
 	task           *runtime.Task // its part in checkpoints
 	in             *runtime.Inbox[runtime.Timed[orders.Order]]
+	inCall         bool                                // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	largestState   *state.Memory[string, orders.Order] // state of largest: one orders.Order per key
 	largestOutSink *kafka.Sink[orders.Order]
 	largestCsvSink *kafka.Sink[orders.Order]
@@ -661,21 +677,13 @@ func (c *largestChain) records(recs []runtime.Timed[orders.Order]) {
 
 // direct passes one record to "largest" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *largestChain) direct(r *orders.Order, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.toLargest(*r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *largestChain) recoverDirect(r *orders.Order, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[orders.Order]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toLargest is operator "largest": reduce Larger by ByCustomer, emitting a result after every record.

@@ -156,6 +156,7 @@ func newClicksChain(j *runtime.Job, sub int, clicksToSessions *runtime.Out[runti
 // record counts, so that it falls at the same places in every run.
 func (c *clicksChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	defer c.recoverCall() // a panic names the chain it came from
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := ps.ClickTime(r)
@@ -257,12 +258,37 @@ func (c *clicksChain) end() {
 	c.meter.End()
 }
 
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *clicksChain) blame(p any) (any, bool) {
+	if d := c.sessionsByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "sessions", d.sub), true
+	}
+	if d := c.gapsByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "gaps", d.sub), true
+	}
+	if d := c.visitsByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "visits", d.sub), true
+	}
+	return p, false
+}
+
+// recoverCall, deferred by run, names in a panic the chain that this one passed a
+// record to by a call, when it came from there (blame).
+func (c *clicksChain) recoverCall() {
+	if p := recover(); p != nil {
+		p, _ = c.blame(p)
+		panic(p)
+	}
+}
+
 // sessionsChain is one subtask of aggregate "sessions" and the nodes fused with it: late-lines.
 type sessionsChain struct {
 	sub            int           // the subtask's index
 	task           *runtime.Task // its part in checkpoints
 	in             *runtime.Inbox[runtime.Timed[ps.Click]]
 	inputWM        int64                                     // watermark of the sender of the batch being processed
+	inCall         bool                                      // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	sessionsToAll  *runtime.Out[runtime.Timed[string]]       // to all, forward
 	lateLinesToAll *runtime.Out[runtime.Timed[string]]       // to all, forward
 	sessionsState  *pebblestate.Sessions[string, ps.Session] // open windows of sessions per key, in a Pebble store
@@ -341,22 +367,14 @@ func (c *sessionsChain) records(recs []runtime.Timed[ps.Click]) {
 
 // direct passes one record to "sessions" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *sessionsChain) direct(r *ps.Click, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toSessions(r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *sessionsChain) recoverDirect(r *ps.Click, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[ps.Click]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toSessions is operator "sessions": aggregate: add AddClick, result SessionLine by ByUser on session gap 1s windows (event time), allowed lateness 2s, emitting once per key and window.
@@ -457,6 +475,7 @@ type gapsChain struct {
 	task      *runtime.Task // its part in checkpoints
 	in        *runtime.Inbox[runtime.Timed[ps.Click]]
 	inputWM   int64                                     // watermark of the sender of the batch being processed
+	inCall    bool                                      // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	gapsToAll *runtime.Out[runtime.Timed[string]]       // to all, forward
 	gapsState *pebblestate.Sessions[string, ps.Session] // open windows of gaps per key, in a Pebble store
 	gapsFire  func(string, runtime.Window, *ps.Session) // gapsResult, made once
@@ -530,22 +549,14 @@ func (c *gapsChain) records(recs []runtime.Timed[ps.Click]) {
 
 // direct passes one record to "gaps" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *gapsChain) direct(r *ps.Click, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toGaps(r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *gapsChain) recoverDirect(r *ps.Click, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[ps.Click]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toGaps is operator "gaps": aggregate: add AddClick, result GapLine by ByUser on session gap per record Gap windows (event time), emitting once per key and window.
@@ -621,6 +632,7 @@ type visitsChain struct {
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[ps.Click]]
+	inCall      bool                                      // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	visitsToAll *runtime.Out[runtime.Timed[string]]       // to all, forward
 	visitsState *pebblestate.Sessions[string, ps.Session] // open windows of visits per key, in a Pebble store
 	visitsFire  func(string, runtime.Window, *ps.Session) // visitsResult, made once
@@ -696,21 +708,13 @@ func (c *visitsChain) records(recs []runtime.Timed[ps.Click]) {
 
 // direct passes one record to "visits" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *visitsChain) direct(r *ps.Click, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.toVisits(r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *visitsChain) recoverDirect(r *ps.Click, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[ps.Click]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toVisits is operator "visits": aggregate: add AddClick, result VisitLine by ByUser on session gap 1h0m0s windows (processing time), emitting once per key and window.

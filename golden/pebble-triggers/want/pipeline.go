@@ -202,6 +202,7 @@ func newClicksChain(j *runtime.Job, sub int, clicksToCounts *runtime.Out[runtime
 // record counts, so that it falls at the same places in every run.
 func (c *clicksChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	defer c.recoverCall() // a panic names the chain it came from
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := triggers.ClickTime(r)
@@ -336,12 +337,46 @@ func (c *clicksChain) end() {
 	c.meter.End()
 }
 
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *clicksChain) blame(p any) (any, bool) {
+	if d := c.countsByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "counts", d.sub), true
+	}
+	if d := c.deltasByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "deltas", d.sub), true
+	}
+	if d := c.sessionsByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "sessions", d.sub), true
+	}
+	if d := c.dynamicByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "dynamic", d.sub), true
+	}
+	if d := c.tensByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "tens", d.sub), true
+	}
+	if d := c.recentByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "recent", d.sub), true
+	}
+	return p, false
+}
+
+// recoverCall, deferred by run, names in a panic the chain that this one passed a
+// record to by a call, when it came from there (blame).
+func (c *clicksChain) recoverCall() {
+	if p := recover(); p != nil {
+		p, _ = c.blame(p)
+		panic(p)
+	}
+}
+
 // countsChain is one subtask of aggregate "counts" and the nodes fused with it: late.
 type countsChain struct {
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[triggers.Click]]
 	inputWM     int64                                        // watermark of the sender of the batch being processed
+	inCall      bool                                         // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	countsToAll *runtime.Out[runtime.Timed[string]]          // to all, forward
 	countsState *pebblestate.Triggered[string, triggers.Sum] // open windows of counts per key, with their trigger
 	lateSink    *runtime.FileSink[triggers.Click]
@@ -363,7 +398,7 @@ func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[tri
 	}, int64(1*time.Minute/time.Millisecond), nil, runtime.Trigger{
 		Count: 3,
 	}, c.countsResult, countsCodec)
-	c.lateSink = runtime.NewFileSink(j, nodeLate, sub, encodeLateJSON)
+	c.lateSink = runtime.NewFileSink[triggers.Click](j, nodeLate, sub, nil) // no encoder: toLate encodes each record
 	c.meter = j.Meter(sub, nodeCounts, nodeLate)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -417,22 +452,14 @@ func (c *countsChain) records(recs []runtime.Timed[triggers.Click]) {
 
 // direct passes one record to "counts" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *countsChain) direct(r *triggers.Click, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toCounts(*r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *countsChain) recoverDirect(r *triggers.Click, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toCounts is operator "counts": aggregate: add Add, result Result by ByUser on tumbling 1m0s windows (event time), allowed lateness 1m0s, emitting once per key and window, and early every 3 records, accumulate.
@@ -470,7 +497,7 @@ func (c *countsChain) emitCountsLate(r triggers.Click, ts int64) {
 
 // toLate is sink "late": file sink, format jsonl.
 func (c *countsChain) toLate(r triggers.Click, ts int64) {
-	c.lateSink.Write(r)
+	c.lateSink.Wrote(encodeLateJSON(c.lateSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -520,6 +547,7 @@ type deltasChain struct {
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[triggers.Click]]
 	inputWM     int64                                        // watermark of the sender of the batch being processed
+	inCall      bool                                         // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	deltasToAll *runtime.Out[runtime.Timed[string]]          // to all, forward
 	deltasState *pebblestate.Triggered[string, triggers.Sum] // open windows of deltas per key, with their trigger
 	meter       *runtime.Meter                               // the subtask's metrics
@@ -595,22 +623,14 @@ func (c *deltasChain) records(recs []runtime.Timed[triggers.Click]) {
 
 // direct passes one record to "deltas" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *deltasChain) direct(r *triggers.Click, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toDeltas(*r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *deltasChain) recoverDirect(r *triggers.Click, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toDeltas is operator "deltas": aggregate: add Add, result Result by ByUser on sliding 1m0s every 30s windows (event time), emitting once per key and window, and early every 10s of event time, discard.
@@ -688,6 +708,7 @@ type sessionsChain struct {
 	task          *runtime.Task // its part in checkpoints
 	in            *runtime.Inbox[runtime.Timed[triggers.Click]]
 	inputWM       int64                                        // watermark of the sender of the batch being processed
+	inCall        bool                                         // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	sessionsToAll *runtime.Out[runtime.Timed[string]]          // to all, forward
 	sessionsState *pebblestate.Triggered[string, triggers.Sum] // open windows of sessions per key, with their trigger
 	meter         *runtime.Meter                               // the subtask's metrics
@@ -761,22 +782,14 @@ func (c *sessionsChain) records(recs []runtime.Timed[triggers.Click]) {
 
 // direct passes one record to "sessions" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *sessionsChain) direct(r *triggers.Click, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toSessions(*r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *sessionsChain) recoverDirect(r *triggers.Click, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toSessions is operator "sessions": aggregate: add Add, result Result by ByUser on session gap 20s windows (event time), emitting once per key and window, and early every 5 records, accumulate.
@@ -854,6 +867,7 @@ type dynamicChain struct {
 	task         *runtime.Task // its part in checkpoints
 	in           *runtime.Inbox[runtime.Timed[triggers.Click]]
 	inputWM      int64                                        // watermark of the sender of the batch being processed
+	inCall       bool                                         // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	dynamicToAll *runtime.Out[runtime.Timed[string]]          // to all, forward
 	dynamicState *pebblestate.Triggered[string, triggers.Sum] // open windows of dynamic per key, with their trigger
 	meter        *runtime.Meter                               // the subtask's metrics
@@ -927,22 +941,14 @@ func (c *dynamicChain) records(recs []runtime.Timed[triggers.Click]) {
 
 // direct passes one record to "dynamic" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *dynamicChain) direct(r *triggers.Click, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toDynamic(*r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *dynamicChain) recoverDirect(r *triggers.Click, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toDynamic is operator "dynamic": aggregate: add Add, result Result by ByUser on session gap per record Gap windows (event time), emitting once per key and window, and early every 4 records, accumulate.
@@ -1020,6 +1026,7 @@ type tensChain struct {
 	sub       int           // the subtask's index
 	task      *runtime.Task // its part in checkpoints
 	in        *runtime.Inbox[runtime.Timed[triggers.Click]]
+	inCall    bool                                                            // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	tensToAll *runtime.Out[runtime.Timed[string]]                             // to all, forward
 	tensState *pebblestate.CountWindows[string, triggers.Click, triggers.Sum] // open count windows of tens per key
 	meter     *runtime.Meter                                                  // the subtask's metrics
@@ -1089,21 +1096,13 @@ func (c *tensChain) records(recs []runtime.Timed[triggers.Click]) {
 
 // direct passes one record to "tens" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *tensChain) direct(r *triggers.Click, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.toTens(*r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *tensChain) recoverDirect(r *triggers.Click, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toTens is operator "tens": aggregate: add Add, result CountResult by ByUser on count windows of 10 records, emitting as the last record of a window arrives.
@@ -1166,6 +1165,7 @@ type recentChain struct {
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[triggers.Click]]
+	inCall      bool                                                            // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	recentToAll *runtime.Out[runtime.Timed[string]]                             // to all, forward
 	recentState *pebblestate.CountWindows[string, triggers.Click, triggers.Sum] // open count windows of recent per key
 	meter       *runtime.Meter                                                  // the subtask's metrics
@@ -1235,21 +1235,13 @@ func (c *recentChain) records(recs []runtime.Timed[triggers.Click]) {
 
 // direct passes one record to "recent" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *recentChain) direct(r *triggers.Click, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.toRecent(*r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *recentChain) recoverDirect(r *triggers.Click, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toRecent is operator "recent": aggregate: add Add, result CountResult by ByUser on sliding count windows of 5 records every 2, emitting as the last record of a window arrives.
@@ -1905,11 +1897,11 @@ func decodeClickJSON(s *textcodec.Scanner, v *triggers.Click, strict bool) {
 
 // encodeLateJSON writes a record of sink "late" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeLateJSON(dst []byte, v triggers.Click) ([]byte, error) {
-	if b, ok := appendClickJSON(dst, &v); ok {
+func encodeLateJSON(dst []byte, v *triggers.Click) ([]byte, error) {
+	if b, ok := appendClickJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // appendClickJSON appends a triggers.Click as encoding/json writes it; false when it cannot.

@@ -125,6 +125,7 @@ func newNumbersChain(j *runtime.Job, sub int, numbersToSums *runtime.Out[int64],
 // runtime.Linger.
 func (c *numbersChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	defer c.recoverCall() // a panic names the chain it came from
 	var r int64
 	for {
 		ok := false
@@ -194,11 +195,33 @@ func (c *numbersChain) end() {
 	c.meter.End()
 }
 
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *numbersChain) blame(p any) (any, bool) {
+	if d := c.sumsByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "sums", d.sub), true
+	}
+	if d := c.tensByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "tens", d.sub), true
+	}
+	return p, false
+}
+
+// recoverCall, deferred by run, names in a panic the chain that this one passed a
+// record to by a call, when it came from there (blame).
+func (c *numbersChain) recoverCall() {
+	if p := recover(); p != nil {
+		p, _ = c.blame(p)
+		panic(p)
+	}
+}
+
 // sumsChain is one subtask of aggregate "sums" and the nodes fused with it: sum-out.
 type sumsChain struct {
 	sub        int           // the subtask's index
 	task       *runtime.Task // its part in checkpoints
 	in         *runtime.Inbox[int64]
+	inCall     bool                             // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	sumsState  *pebblestate.Keyed[int64, p.Sum] // state of sums: one p.Sum per key
 	sumOutSink *runtime.FileSink[p.Result]
 	meter      *runtime.Meter // the subtask's metrics
@@ -212,7 +235,7 @@ func newSumsChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *sumsChain 
 		task: j.Task(nodeSums, sub),
 	}
 	c.sumsState = pebblestate.Open(c.task, nodeSums, sumsCodec)
-	c.sumOutSink = runtime.NewFileSink(j, nodeSumOut, sub, encodeSumOutJSON)
+	c.sumOutSink = runtime.NewFileSink[p.Result](j, nodeSumOut, sub, nil) // no encoder: toSumOut encodes each record
 	c.meter = j.Meter(sub, nodeSums, nodeSumOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -262,18 +285,13 @@ func (c *sumsChain) records(recs []int64) {
 
 // direct passes one record to "sums" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *sumsChain) direct(r *int64) {
-	defer c.recoverDirect(r)
+	c.inCall = true
 	c.in.Took()
 	c.toSums(*r)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *sumsChain) recoverDirect(r *int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *r)
-	}
+	c.inCall = false
 }
 
 // toSums is operator "sums": aggregate by Mod17: add Add, result Total, emitting one result per key when the input ends.
@@ -291,7 +309,7 @@ func (c *sumsChain) emitSums(r p.Result) {
 
 // toSumOut is sink "sum-out": file sink, format jsonl.
 func (c *sumsChain) toSumOut(r p.Result) {
-	c.sumOutSink.Write(r)
+	c.sumOutSink.Wrote(encodeSumOutJSON(c.sumOutSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -331,6 +349,7 @@ type tensChain struct {
 	sub        int           // the subtask's index
 	task       *runtime.Task // its part in checkpoints
 	in         *runtime.Inbox[int64]
+	inCall     bool                             // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	tensState  *pebblestate.Keyed[int64, p.Ten] // state of tens: one p.Ten per key
 	tensTimers *pebblestate.Timers[int64]       // in the store of tens's state
 	tensCtx    *runtime.ProcessContext[int64]
@@ -400,18 +419,13 @@ func (c *tensChain) records(recs []int64) {
 
 // direct passes one record to "tens" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *tensChain) direct(r *int64) {
-	defer c.recoverDirect(r)
+	c.inCall = true
 	c.in.Took()
 	c.toTens(r)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *tensChain) recoverDirect(r *int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *r)
-	}
+	c.inCall = false
 }
 
 // toTens is operator "tens": process EveryTenth by Mod7, func(mod int64, st *Ten, n int64, ctx pipegen.Context, emit func(string)).
@@ -648,11 +662,11 @@ func decodeTen(in *codec.Reader, v *p.Ten) {
 
 // encodeSumOutJSON writes a record of sink "sum-out" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeSumOutJSON(dst []byte, v p.Result) ([]byte, error) {
-	if b, ok := appendResultJSON(dst, &v); ok {
+func encodeSumOutJSON(dst []byte, v *p.Result) ([]byte, error) {
+	if b, ok := appendResultJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // appendResultJSON appends a p.Result as encoding/json writes it; false when it cannot.

@@ -426,11 +426,12 @@ func (c *checkChain) recordsRight(recs []runtime.Timed[bc.Limit]) {
 // toCheckLeft takes a record of input payments of process "check": OnPayment by PaymentCard, func(card string, c *Card, p Payment, limits Limits, ctx pipegen.Context, emit func(string)).
 func (c *checkChain) toCheckLeft(r bc.Payment, ts int64) {
 	k := bc.PaymentCard(r)
-	st, timers := c.checkState.GetOrAddAux(k)
-	c.checkCtx.BeginIn(k, ts, timers)
+	st, ref := c.checkState.GetOrAddRef(k)
+	c.checkCtx.BeginIn(k, ts, ref.Aux())
 	bc.OnPayment(k, st, r, c.checkBroadcast, c.checkCtx, c.checkEmitFn)
+	ref.SetAux(c.checkCtx.Aux())
 	if c.checkCtx.Cleared() {
-		c.checkState.Delete(k)
+		c.checkState.DeleteRef(ref)
 	}
 }
 
@@ -442,11 +443,12 @@ func (c *checkChain) toCheckRight(r bc.Limit, ts int64) {
 
 // checkTimer runs OnTimer for a timer of "check" that is due.
 func (c *checkChain) checkTimer(k string, at int64) {
-	st, timers := c.checkState.GetOrAddAux(k)
-	c.checkCtx.BeginTimerIn(k, at, timers)
+	st, ref := c.checkState.GetOrAddRef(k)
+	c.checkCtx.BeginTimerIn(k, at, ref.Aux())
 	bc.OnTimer(k, st, runtime.MillisTime(at), c.checkBroadcast, c.checkCtx, c.checkEmitFn)
+	ref.SetAux(c.checkCtx.Aux())
 	if c.checkCtx.Cleared() {
-		c.checkState.Delete(k)
+		c.checkState.DeleteRef(ref)
 	}
 }
 

@@ -414,32 +414,35 @@ func (c *checkChain) recordsRight(recs []runtime.Timed[pair.Block]) {
 // toCheckLeft takes a record of input payments of process "check": OnPayment by PaymentCard, func(card string, c *Card, p Payment, ctx pipegen.Context, emit func(string)).
 func (c *checkChain) toCheckLeft(r pair.Payment, ts int64) {
 	k := pair.PaymentCard(r)
-	st, timers := c.checkState.GetOrAddAux(k)
-	c.checkCtx.BeginIn(k, ts, timers)
+	st, ref := c.checkState.GetOrAddRef(k)
+	c.checkCtx.BeginIn(k, ts, ref.Aux())
 	pair.OnPayment(k, st, r, c.checkCtx, c.checkEmitFn)
+	ref.SetAux(c.checkCtx.Aux())
 	if c.checkCtx.Cleared() {
-		c.checkState.Delete(k)
+		c.checkState.DeleteRef(ref)
 	}
 }
 
 // toCheckRight takes a record of input blocks of process "check": OnBlock by BlockCard, func(card string, c *Card, b Block, ctx pipegen.Context, emit func(string)).
 func (c *checkChain) toCheckRight(r pair.Block, ts int64) {
 	k := pair.BlockCard(r)
-	st, timers := c.checkState.GetOrAddAux(k)
-	c.checkCtx.BeginIn(k, ts, timers)
+	st, ref := c.checkState.GetOrAddRef(k)
+	c.checkCtx.BeginIn(k, ts, ref.Aux())
 	pair.OnBlock(k, st, r, c.checkCtx, c.checkEmitFn)
+	ref.SetAux(c.checkCtx.Aux())
 	if c.checkCtx.Cleared() {
-		c.checkState.Delete(k)
+		c.checkState.DeleteRef(ref)
 	}
 }
 
 // checkTimer runs OnTimer for a timer of "check" that is due.
 func (c *checkChain) checkTimer(k string, at int64) {
-	st, timers := c.checkState.GetOrAddAux(k)
-	c.checkCtx.BeginTimerIn(k, at, timers)
+	st, ref := c.checkState.GetOrAddRef(k)
+	c.checkCtx.BeginTimerIn(k, at, ref.Aux())
 	pair.OnTimer(k, st, runtime.MillisTime(at), c.checkCtx, c.checkEmitFn)
+	ref.SetAux(c.checkCtx.Aux())
 	if c.checkCtx.Cleared() {
-		c.checkState.Delete(k)
+		c.checkState.DeleteRef(ref)
 	}
 }
 

@@ -120,6 +120,7 @@ func newPaymentsChain(j *runtime.Job, sub int, paymentsToWatch *runtime.Out[runt
 // record counts, so that it falls at the same places in every run.
 func (c *paymentsChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	defer c.recoverCall() // a panic names the chain it came from
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := process.PaymentTime(r)
@@ -199,11 +200,30 @@ func (c *paymentsChain) end() {
 	c.meter.End()
 }
 
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *paymentsChain) blame(p any) (any, bool) {
+	if d := c.watchByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "watch", d.sub), true
+	}
+	return p, false
+}
+
+// recoverCall, deferred by run, names in a panic the chain that this one passed a
+// record to by a call, when it came from there (blame).
+func (c *paymentsChain) recoverCall() {
+	if p := recover(); p != nil {
+		p, _ = c.blame(p)
+		panic(p)
+	}
+}
+
 // watchChain is one subtask of process "watch" and the nodes fused with it: large-lines, out, large, behind.
 type watchChain struct {
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[process.Payment]]
+	inCall      bool                                // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	watchState  *state.Memory[string, process.Card] // state of watch: one process.Card per key
 	watchTimers *runtime.TimerService[string]
 	watchCtx    *runtime.ProcessContext[string]
@@ -292,41 +312,35 @@ func (c *watchChain) records(recs []runtime.Timed[process.Payment]) {
 
 // direct passes one record to "watch" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *watchChain) direct(r *process.Payment, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.toWatch(r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *watchChain) recoverDirect(r *process.Payment, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[process.Payment]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toWatch is operator "watch": process Watch by ByCard, func(card string, c *Card, p Payment, ctx pipegen.Context, emit func(string)), timers Idle, side outputs behind, large.
 func (c *watchChain) toWatch(r *process.Payment, ts int64) {
 	k := process.ByCard(*r)
-	st, timers := c.watchState.GetOrAddAux(k)
-	c.watchCtx.BeginIn(k, ts, timers)
+	st, ref := c.watchState.GetOrAddRef(k)
+	c.watchCtx.BeginIn(k, ts, ref.Aux())
 	process.Watch(k, st, *r, c.watchCtx, c.watchEmitFn)
+	ref.SetAux(c.watchCtx.Aux())
 	if c.watchCtx.Cleared() {
-		c.watchState.Delete(k)
+		c.watchState.DeleteRef(ref)
 	}
 }
 
 // watchTimer runs Idle for a timer of "watch" that is due.
 func (c *watchChain) watchTimer(k string, at int64) {
-	st, timers := c.watchState.GetOrAddAux(k)
-	c.watchCtx.BeginTimerIn(k, at, timers)
+	st, ref := c.watchState.GetOrAddRef(k)
+	c.watchCtx.BeginTimerIn(k, at, ref.Aux())
 	process.Idle(k, st, runtime.MillisTime(at), c.watchCtx, c.watchEmitFn)
+	ref.SetAux(c.watchCtx.Aux())
 	if c.watchCtx.Cleared() {
-		c.watchState.Delete(k)
+		c.watchState.DeleteRef(ref)
 	}
 }
 

@@ -148,6 +148,7 @@ func newOrdersChain(j *runtime.Job, sub int, ordersToPriced *runtime.Out[reorder
 // runtime.Linger.
 func (c *ordersChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	defer c.recoverCall() // a panic names the chain it came from
 	var r reorder.Order
 	for {
 		ok := false
@@ -209,10 +210,30 @@ func (c *ordersChain) end() {
 	c.meter.End()
 }
 
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *ordersChain) blame(p any) (any, bool) {
+	if d := c.pricedByCall; d != nil && d.inCall {
+		p, _ = d.blame(p)
+		return runtime.InChain(p, "priced", d.sub), true
+	}
+	return p, false
+}
+
+// recoverCall, deferred by run, names in a panic the chain that this one passed a
+// record to by a call, when it came from there (blame).
+func (c *ordersChain) recoverCall() {
+	if p := recover(); p != nil {
+		p, _ = c.blame(p)
+		panic(p)
+	}
+}
+
 // pricedChain is one subtask of map "priced".
 type pricedChain struct {
 	sub             int // the subtask's index
 	in              *runtime.Inbox[reorder.Order]
+	inCall          bool                        // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	pricedToRunning *runtime.Out[reorder.Order] // to running, hash
 	runningByCall   *runningChain               // running, when it takes the records by a call; set by build
 	pricedToLatest  *runtime.Out[reorder.Order] // to latest, hash
@@ -273,6 +294,9 @@ func (c *pricedChain) records(recs []reorder.Order) {
 	i := 0
 	defer func() {
 		if p := recover(); p != nil {
+			if q, called := c.blame(p); called {
+				panic(q)
+			}
 			runtime.PanicWithRecord(p, recs[i])
 		}
 	}()
@@ -283,18 +307,13 @@ func (c *pricedChain) records(recs []reorder.Order) {
 
 // direct passes one record to "priced" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *pricedChain) direct(r *reorder.Order) {
-	defer c.recoverDirect(r)
+	c.inCall = true
 	c.in.Took()
 	c.toPriced(*r)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *pricedChain) recoverDirect(r *reorder.Order) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *r)
-	}
+	c.inCall = false
 }
 
 // toPriced is operator "priced": map Price, func(o Order) Order.
@@ -350,11 +369,27 @@ func (c *pricedChain) end() {
 	c.meter.End()
 }
 
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *pricedChain) blame(p any) (any, bool) {
+	if d := c.runningByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "running", d.sub), true
+	}
+	if d := c.latestByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "latest", d.sub), true
+	}
+	if d := c.countByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "count", d.sub), true
+	}
+	return p, false
+}
+
 // runningChain is one subtask of reduce "running" and the nodes fused with it: out.
 type runningChain struct {
 	sub          int           // the subtask's index
 	task         *runtime.Task // its part in checkpoints
 	in           *runtime.Inbox[reorder.Order]
+	inCall       bool                                 // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	runningState *state.Memory[string, reorder.Order] // state of running: one reorder.Order per key
 	outSink      *runtime.StdoutSink[reorder.Order]
 	meter        *runtime.Meter // the subtask's metrics
@@ -369,7 +404,7 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) 
 	}
 	c.runningState = state.NewMemory[string, reorder.Order]()
 	runtime.RestoreMemory(c.task, nodeRunning, c.runningState, runningCodec)
-	c.outSink = runtime.NewStdoutSink(j, nodeOut, sub, encodeOutJSON)
+	c.outSink = runtime.NewStdoutSink[reorder.Order](j, nodeOut, sub, nil) // no encoder: toOut encodes each record
 	c.meter = j.Meter(sub, nodeRunning, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -419,18 +454,13 @@ func (c *runningChain) records(recs []reorder.Order) {
 
 // direct passes one record to "running" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *runningChain) direct(r *reorder.Order) {
-	defer c.recoverDirect(r)
+	c.inCall = true
 	c.in.Took()
 	c.toRunning(*r)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *runningChain) recoverDirect(r *reorder.Order) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *r)
-	}
+	c.inCall = false
 }
 
 // toRunning is operator "running": reduce Add by ByCustomer, emitting a result after every record.
@@ -453,7 +483,7 @@ func (c *runningChain) emitRunning(r reorder.Order) {
 
 // toOut is sink "out": stdout sink, format jsonl.
 func (c *runningChain) toOut(r reorder.Order) {
-	c.outSink.Write(r)
+	c.outSink.Wrote(encodeOutJSON(c.outSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -489,6 +519,7 @@ type latestChain struct {
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[reorder.Order]
+	inCall      bool                                 // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	latestState *state.Memory[string, reorder.Order] // state of latest: one reorder.Order per key
 	lastSink    *runtime.StdoutSink[reorder.Order]
 	meter       *runtime.Meter // the subtask's metrics
@@ -503,7 +534,7 @@ func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *
 	}
 	c.latestState = state.NewMemory[string, reorder.Order]()
 	runtime.RestoreMemory(c.task, nodeLatest, c.latestState, latestCodec)
-	c.lastSink = runtime.NewStdoutSink(j, nodeLast, sub, encodeLastJSON)
+	c.lastSink = runtime.NewStdoutSink[reorder.Order](j, nodeLast, sub, nil) // no encoder: toLast encodes each record
 	c.meter = j.Meter(sub, nodeLatest, nodeLast)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -553,18 +584,13 @@ func (c *latestChain) records(recs []reorder.Order) {
 
 // direct passes one record to "latest" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *latestChain) direct(r *reorder.Order) {
-	defer c.recoverDirect(r)
+	c.inCall = true
 	c.in.Took()
 	c.toLatest(*r)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *latestChain) recoverDirect(r *reorder.Order) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *r)
-	}
+	c.inCall = false
 }
 
 // toLatest is operator "latest": aggregate by ByCustomer: add Keep, emitting a result after every record.
@@ -583,7 +609,7 @@ func (c *latestChain) emitLatest(r reorder.Order) {
 
 // toLast is sink "last": stdout sink, format jsonl.
 func (c *latestChain) toLast(r reorder.Order) {
-	c.lastSink.Write(r)
+	c.lastSink.Wrote(encodeLastJSON(c.lastSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -619,6 +645,7 @@ type countChain struct {
 	sub        int           // the subtask's index
 	task       *runtime.Task // its part in checkpoints
 	in         *runtime.Inbox[reorder.Order]
+	inCall     bool                       // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	countState *state.Memory[string, int] // state of count: one int per key
 	countsSink *runtime.StdoutSink[int]
 	meter      *runtime.Meter // the subtask's metrics
@@ -633,7 +660,7 @@ func newCountChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *c
 	}
 	c.countState = state.NewMemory[string, int]()
 	runtime.RestoreMemory(c.task, nodeCount, c.countState, countCodec)
-	c.countsSink = runtime.NewStdoutSink(j, nodeCounts, sub, encodeCountsJSON)
+	c.countsSink = runtime.NewStdoutSink[int](j, nodeCounts, sub, nil) // no encoder: toCounts encodes each record
 	c.meter = j.Meter(sub, nodeCount, nodeCounts)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -683,18 +710,13 @@ func (c *countChain) records(recs []reorder.Order) {
 
 // direct passes one record to "count" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *countChain) direct(r *reorder.Order) {
-	defer c.recoverDirect(r)
+	c.inCall = true
 	c.in.Took()
 	c.toCount(*r)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *countChain) recoverDirect(r *reorder.Order) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *r)
-	}
+	c.inCall = false
 }
 
 // toCount is operator "count": aggregate by ByCustomer: add Count, emitting one result per key when the input ends.
@@ -712,7 +734,7 @@ func (c *countChain) emitCount(r int) {
 
 // toCounts is sink "counts": stdout sink, format jsonl.
 func (c *countChain) toCounts(r int) {
-	c.countsSink.Write(r)
+	c.countsSink.Wrote(encodeCountsJSON(c.countsSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -935,11 +957,11 @@ func decodeOrder(in *codec.Reader, v *reorder.Order) {
 
 // encodeOutJSON writes a record of sink "out" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeOutJSON(dst []byte, v reorder.Order) ([]byte, error) {
-	if b, ok := appendOrderJSON(dst, &v); ok {
+func encodeOutJSON(dst []byte, v *reorder.Order) ([]byte, error) {
+	if b, ok := appendOrderJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // appendOrderJSON appends a reorder.Order as encoding/json writes it; false when it cannot.
@@ -954,11 +976,11 @@ func appendOrderJSON(b []byte, v *reorder.Order) (_ []byte, ok bool) {
 
 // encodeLastJSON writes a record of sink "last" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeLastJSON(dst []byte, v reorder.Order) ([]byte, error) {
-	if b, ok := appendOrderJSON(dst, &v); ok {
+func encodeLastJSON(dst []byte, v *reorder.Order) ([]byte, error) {
+	if b, ok := appendOrderJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // appendCountsJSON appends a record of sink "counts" as encoding/json writes it; false when it cannot.
@@ -969,9 +991,9 @@ func appendCountsJSON(b []byte, v *int) (_ []byte, ok bool) {
 
 // encodeCountsJSON writes a record of sink "counts" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeCountsJSON(dst []byte, v int) ([]byte, error) {
-	if b, ok := appendCountsJSON(dst, &v); ok {
+func encodeCountsJSON(dst []byte, v *int) ([]byte, error) {
+	if b, ok := appendCountsJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }

@@ -109,6 +109,7 @@ func newOrdersChain(j *runtime.Job, sub int, pricedToRunning *runtime.Out[totals
 // runtime.Linger.
 func (c *ordersChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	defer c.recoverCall() // a panic names the chain it came from
 	var r totals.Order
 	for {
 		ok := false
@@ -140,16 +141,17 @@ func (c *ordersChain) emitOrders(r *totals.Order) {
 
 // toPriced is operator "priced": map Price, func(o Order) Total.
 func (c *ordersChain) toPriced(r *totals.Order) {
-	c.emitPriced(totals.Price(*r))
+	out := totals.Price(*r)
+	c.emitPriced(&out)
 }
 
 // emitPriced passes the records of "priced" to running.
-func (c *ordersChain) emitPriced(r totals.Total) {
+func (c *ordersChain) emitPriced(r *totals.Total) {
 	c.counts[1]++
 	if d := c.runningByCall; d != nil {
-		d.direct(&r)
+		d.direct(r)
 	} else {
-		*c.pricedToRunning.HashSlot(hashKeyRunning(totals.ByCustomer(r))) = r
+		*c.pricedToRunning.HashSlot(hashKeyRunning(totals.ByCustomer(*r))) = *r
 	}
 }
 
@@ -181,11 +183,30 @@ func (c *ordersChain) end() {
 	c.meter.End()
 }
 
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *ordersChain) blame(p any) (any, bool) {
+	if d := c.runningByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "running", d.sub), true
+	}
+	return p, false
+}
+
+// recoverCall, deferred by run, names in a panic the chain that this one passed a
+// record to by a call, when it came from there (blame).
+func (c *ordersChain) recoverCall() {
+	if p := recover(); p != nil {
+		p, _ = c.blame(p)
+		panic(p)
+	}
+}
+
 // runningChain is one subtask of reduce "running" and the nodes fused with it: out.
 type runningChain struct {
 	sub          int           // the subtask's index
 	task         *runtime.Task // its part in checkpoints
 	in           *runtime.Inbox[totals.Total]
+	inCall       bool                                // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	runningState *state.Memory[string, totals.Total] // state of running: one totals.Total per key
 	outSink      *runtime.FileSink[totals.Total]
 	meter        *runtime.Meter // the subtask's metrics
@@ -200,7 +221,7 @@ func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[totals.Total]) *
 	}
 	c.runningState = state.NewMemory[string, totals.Total]()
 	runtime.RestoreMemory(c.task, nodeRunning, c.runningState, runningCodec)
-	c.outSink = runtime.NewFileSink(j, nodeOut, sub, encodeOutJSON)
+	c.outSink = runtime.NewFileSink[totals.Total](j, nodeOut, sub, nil) // no encoder: toOut encodes each record
 	c.meter = j.Meter(sub, nodeRunning, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -250,18 +271,13 @@ func (c *runningChain) records(recs []totals.Total) {
 
 // direct passes one record to "running" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *runningChain) direct(r *totals.Total) {
-	defer c.recoverDirect(r)
+	c.inCall = true
 	c.in.Took()
 	c.toRunning(*r)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *runningChain) recoverDirect(r *totals.Total) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *r)
-	}
+	c.inCall = false
 }
 
 // toRunning is operator "running": reduce Add by ByCustomer, emitting a result after every record.
@@ -284,7 +300,7 @@ func (c *runningChain) emitRunning(r totals.Total) {
 
 // toOut is sink "out": file sink, format jsonl.
 func (c *runningChain) toOut(r totals.Total) {
-	c.outSink.Write(r)
+	c.outSink.Wrote(encodeOutJSON(c.outSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -419,11 +435,11 @@ func decodeTotal(in *codec.Reader, v *totals.Total) {
 
 // encodeOutJSON writes a record of sink "out" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeOutJSON(dst []byte, v totals.Total) ([]byte, error) {
-	if b, ok := appendTotalJSON(dst, &v); ok {
+func encodeOutJSON(dst []byte, v *totals.Total) ([]byte, error) {
+	if b, ok := appendTotalJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // appendTotalJSON appends a totals.Total as encoding/json writes it; false when it cannot.

@@ -123,6 +123,7 @@ func newNumbersChain(j *runtime.Job, sub int, numbersToLasts *runtime.Out[int64]
 // runtime.Linger.
 func (c *numbersChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	defer c.recoverCall() // a panic names the chain it came from
 	var r int64
 	for {
 		ok := false
@@ -192,11 +193,33 @@ func (c *numbersChain) end() {
 	c.meter.End()
 }
 
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *numbersChain) blame(p any) (any, bool) {
+	if d := c.lastsByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "lasts", d.sub), true
+	}
+	if d := c.sumsByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "sums", d.sub), true
+	}
+	return p, false
+}
+
+// recoverCall, deferred by run, names in a panic the chain that this one passed a
+// record to by a call, when it came from there (blame).
+func (c *numbersChain) recoverCall() {
+	if p := recover(); p != nil {
+		p, _ = c.blame(p)
+		panic(p)
+	}
+}
+
 // lastsChain is one subtask of reduce "lasts" and the nodes fused with it: out.
 type lastsChain struct {
 	sub        int           // the subtask's index
 	task       *runtime.Task // its part in checkpoints
 	in         *runtime.Inbox[int64]
+	inCall     bool                        // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	lastsState *state.Memory[int64, int64] // state of lasts: one int64 per key
 	outSink    *runtime.FileSink[int64]
 	meter      *runtime.Meter // the subtask's metrics
@@ -211,7 +234,7 @@ func newLastsChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *lastsChai
 	}
 	c.lastsState = state.NewMemory[int64, int64]()
 	runtime.RestoreMemory(c.task, nodeLasts, c.lastsState, lastsCodec)
-	c.outSink = runtime.NewFileSink(j, nodeOut, sub, encodeOutJSON)
+	c.outSink = runtime.NewFileSink[int64](j, nodeOut, sub, nil) // no encoder: toOut encodes each record
 	c.meter = j.Meter(sub, nodeLasts, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -261,18 +284,13 @@ func (c *lastsChain) records(recs []int64) {
 
 // direct passes one record to "lasts" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *lastsChain) direct(r *int64) {
-	defer c.recoverDirect(r)
+	c.inCall = true
 	c.in.Took()
 	c.toLasts(*r)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *lastsChain) recoverDirect(r *int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *r)
-	}
+	c.inCall = false
 }
 
 // toLasts is operator "lasts": reduce Max by Mod7, emitting one result per key when the input ends.
@@ -294,7 +312,7 @@ func (c *lastsChain) emitLasts(r int64) {
 
 // toOut is sink "out": file sink, format jsonl.
 func (c *lastsChain) toOut(r int64) {
-	c.outSink.Write(r)
+	c.outSink.Wrote(encodeOutJSON(c.outSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -334,6 +352,7 @@ type sumsChain struct {
 	sub        int           // the subtask's index
 	task       *runtime.Task // its part in checkpoints
 	in         *runtime.Inbox[int64]
+	inCall     bool                        // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	sumsState  *state.Memory[int64, p.Sum] // state of sums: one p.Sum per key
 	sumOutSink *runtime.FileSink[p.Sum]
 	meter      *runtime.Meter // the subtask's metrics
@@ -348,7 +367,7 @@ func newSumsChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *sumsChain 
 	}
 	c.sumsState = state.NewMemory[int64, p.Sum]()
 	runtime.RestoreMemory(c.task, nodeSums, c.sumsState, sumsCodec)
-	c.sumOutSink = runtime.NewFileSink(j, nodeSumOut, sub, encodeSumOutJSON)
+	c.sumOutSink = runtime.NewFileSink[p.Sum](j, nodeSumOut, sub, nil) // no encoder: toSumOut encodes each record
 	c.meter = j.Meter(sub, nodeSums, nodeSumOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -398,18 +417,13 @@ func (c *sumsChain) records(recs []int64) {
 
 // direct passes one record to "sums" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *sumsChain) direct(r *int64) {
-	defer c.recoverDirect(r)
+	c.inCall = true
 	c.in.Took()
 	c.toSums(*r)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *sumsChain) recoverDirect(r *int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *r)
-	}
+	c.inCall = false
 }
 
 // toSums is operator "sums": aggregate by Mod5: add Add, emitting one result per key when the input ends.
@@ -427,7 +441,7 @@ func (c *sumsChain) emitSums(r p.Sum) {
 
 // toSumOut is sink "sum-out": file sink, format jsonl.
 func (c *sumsChain) toSumOut(r p.Sum) {
-	c.sumOutSink.Write(r)
+	c.sumOutSink.Wrote(encodeSumOutJSON(c.sumOutSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -608,20 +622,20 @@ func appendOutJSON(b []byte, v *int64) (_ []byte, ok bool) {
 
 // encodeOutJSON writes a record of sink "out" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeOutJSON(dst []byte, v int64) ([]byte, error) {
-	if b, ok := appendOutJSON(dst, &v); ok {
+func encodeOutJSON(dst []byte, v *int64) ([]byte, error) {
+	if b, ok := appendOutJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // encodeSumOutJSON writes a record of sink "sum-out" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeSumOutJSON(dst []byte, v p.Sum) ([]byte, error) {
-	if b, ok := appendSumJSON(dst, &v); ok {
+func encodeSumOutJSON(dst []byte, v *p.Sum) ([]byte, error) {
+	if b, ok := appendSumJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // appendSumJSON appends a p.Sum as encoding/json writes it; false when it cannot.

@@ -130,6 +130,7 @@ func newEventsChain(j *runtime.Job, sub int, pacedToAccs *runtime.Out[statetypes
 // runtime.Linger.
 func (c *eventsChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	defer c.recoverCall() // a panic names the chain it came from
 	for {
 		if r, ok := c.src.Next(); ok {
 			c.emitEvents(&r)
@@ -155,32 +156,34 @@ func (c *eventsChain) emitEvents(r *statetypes.Event) {
 
 // toPaced is operator "paced": map Pace, func(e Event) Event.
 func (c *eventsChain) toPaced(r *statetypes.Event) {
-	c.emitPaced(statetypes.Pace(*r))
+	out := statetypes.Pace(*r)
+	c.emitPaced(&out)
 }
 
 // emitPaced passes the records of "paced" to accs, readings.
-func (c *eventsChain) emitPaced(r statetypes.Event) {
+func (c *eventsChain) emitPaced(r *statetypes.Event) {
 	c.counts[1]++
 	if d := c.accsByCall; d != nil {
-		d.direct(&r)
+		d.direct(r)
 	} else {
-		*c.pacedToAccs.HashSlot(hashKeyAccs(statetypes.ByKey(r))) = r
+		*c.pacedToAccs.HashSlot(hashKeyAccs(statetypes.ByKey(*r))) = *r
 	}
 	c.toReadings(r)
 }
 
 // toReadings is operator "readings": map ToReading, func(e Event) Reading.
-func (c *eventsChain) toReadings(r statetypes.Event) {
-	c.emitReadings(statetypes.ToReading(r))
+func (c *eventsChain) toReadings(r *statetypes.Event) {
+	out := statetypes.ToReading(*r)
+	c.emitReadings(&out)
 }
 
 // emitReadings passes the records of "readings" to sensors.
-func (c *eventsChain) emitReadings(r statetypes.Reading) {
+func (c *eventsChain) emitReadings(r *statetypes.Reading) {
 	c.counts[2]++
 	if d := c.sensorsByCall; d != nil {
-		d.direct(&r)
+		d.direct(r)
 	} else {
-		*c.readingsToSensors.HashSlot(hashKeySensors(statetypes.BySensor(r))) = r
+		*c.readingsToSensors.HashSlot(hashKeySensors(statetypes.BySensor(*r))) = *r
 	}
 }
 
@@ -215,11 +218,33 @@ func (c *eventsChain) end() {
 	c.meter.End()
 }
 
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *eventsChain) blame(p any) (any, bool) {
+	if d := c.accsByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "accs", d.sub), true
+	}
+	if d := c.sensorsByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "sensors", d.sub), true
+	}
+	return p, false
+}
+
+// recoverCall, deferred by run, names in a panic the chain that this one passed a
+// record to by a call, when it came from there (blame).
+func (c *eventsChain) recoverCall() {
+	if p := recover(); p != nil {
+		p, _ = c.blame(p)
+		panic(p)
+	}
+}
+
 // accsChain is one subtask of aggregate "accs" and the nodes fused with it: acc-out.
 type accsChain struct {
 	sub        int           // the subtask's index
 	task       *runtime.Task // its part in checkpoints
 	in         *runtime.Inbox[statetypes.Event]
+	inCall     bool                                          // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	accsState  *state.Memory[statetypes.Key, statetypes.Acc] // state of accs: one statetypes.Acc per key
 	accOutSink *runtime.FileSink[string]
 	meter      *runtime.Meter // the subtask's metrics
@@ -284,18 +309,13 @@ func (c *accsChain) records(recs []statetypes.Event) {
 
 // direct passes one record to "accs" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *accsChain) direct(r *statetypes.Event) {
-	defer c.recoverDirect(r)
+	c.inCall = true
 	c.in.Took()
 	c.toAccs(*r)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *accsChain) recoverDirect(r *statetypes.Event) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *r)
-	}
+	c.inCall = false
 }
 
 // toAccs is operator "accs": aggregate by ByKey: add Add, result Render, emitting one result per key when the input ends.
@@ -353,6 +373,7 @@ type sensorsChain struct {
 	sub           int           // the subtask's index
 	task          *runtime.Task // its part in checkpoints
 	in            *runtime.Inbox[statetypes.Reading]
+	inCall        bool                                                // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	sensorsState  *state.Memory[statetypes.Label, statetypes.Reading] // state of sensors: one statetypes.Reading per key
 	sensorOutSink *runtime.FileSink[string]
 	meter         *runtime.Meter // the subtask's metrics
@@ -417,18 +438,13 @@ func (c *sensorsChain) records(recs []statetypes.Reading) {
 
 // direct passes one record to "sensors" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *sensorsChain) direct(r *statetypes.Reading) {
-	defer c.recoverDirect(r)
+	c.inCall = true
 	c.in.Took()
 	c.toSensors(*r)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *sensorsChain) recoverDirect(r *statetypes.Reading) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *r)
-	}
+	c.inCall = false
 }
 
 // toSensors is operator "sensors": reduce Merge by BySensor, emitting one result per key when the input ends.

@@ -201,6 +201,7 @@ func newClicksChain(j *runtime.Job, sub int, clicksToCounts *runtime.Out[runtime
 // record counts, so that it falls at the same places in every run.
 func (c *clicksChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	defer c.recoverCall() // a panic names the chain it came from
 	for {
 		if r, ok := c.src.Next(); ok {
 			ts := triggers.ClickTime(r)
@@ -335,12 +336,46 @@ func (c *clicksChain) end() {
 	c.meter.End()
 }
 
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *clicksChain) blame(p any) (any, bool) {
+	if d := c.countsByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "counts", d.sub), true
+	}
+	if d := c.deltasByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "deltas", d.sub), true
+	}
+	if d := c.sessionsByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "sessions", d.sub), true
+	}
+	if d := c.dynamicByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "dynamic", d.sub), true
+	}
+	if d := c.tensByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "tens", d.sub), true
+	}
+	if d := c.recentByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "recent", d.sub), true
+	}
+	return p, false
+}
+
+// recoverCall, deferred by run, names in a panic the chain that this one passed a
+// record to by a call, when it came from there (blame).
+func (c *clicksChain) recoverCall() {
+	if p := recover(); p != nil {
+		p, _ = c.blame(p)
+		panic(p)
+	}
+}
+
 // countsChain is one subtask of aggregate "counts" and the nodes fused with it: late.
 type countsChain struct {
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[triggers.Click]]
 	inputWM     int64                                           // watermark of the sender of the batch being processed
+	inCall      bool                                            // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	countsToAll *runtime.Out[runtime.Timed[string]]             // to all, forward
 	countsState *runtime.TriggeredWindows[string, triggers.Sum] // open windows of counts per key, with their trigger
 	lateSink    *runtime.FileSink[triggers.Click]
@@ -365,7 +400,7 @@ func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[tri
 	runtime.RestoreKeyed(c.task, nodeCounts, "", func(sec []byte) error {
 		return c.countsState.Restore(sec, decodeCountsKey, decodeCountsValue)
 	})
-	c.lateSink = runtime.NewFileSink(j, nodeLate, sub, encodeLateJSON)
+	c.lateSink = runtime.NewFileSink[triggers.Click](j, nodeLate, sub, nil) // no encoder: toLate encodes each record
 	c.meter = j.Meter(sub, nodeCounts, nodeLate)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -419,22 +454,14 @@ func (c *countsChain) records(recs []runtime.Timed[triggers.Click]) {
 
 // direct passes one record to "counts" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *countsChain) direct(r *triggers.Click, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toCounts(*r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *countsChain) recoverDirect(r *triggers.Click, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toCounts is operator "counts": aggregate: add Add, result Result by ByUser on tumbling 1m0s windows (event time), allowed lateness 1m0s, emitting once per key and window, and early every 3 records, accumulate.
@@ -472,7 +499,7 @@ func (c *countsChain) emitCountsLate(r triggers.Click, ts int64) {
 
 // toLate is sink "late": file sink, format jsonl.
 func (c *countsChain) toLate(r triggers.Click, ts int64) {
-	c.lateSink.Write(r)
+	c.lateSink.Wrote(encodeLateJSON(c.lateSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -524,6 +551,7 @@ type deltasChain struct {
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[triggers.Click]]
 	inputWM     int64                                           // watermark of the sender of the batch being processed
+	inCall      bool                                            // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	deltasToAll *runtime.Out[runtime.Timed[string]]             // to all, forward
 	deltasState *runtime.TriggeredWindows[string, triggers.Sum] // open windows of deltas per key, with their trigger
 	meter       *runtime.Meter                                  // the subtask's metrics
@@ -602,22 +630,14 @@ func (c *deltasChain) records(recs []runtime.Timed[triggers.Click]) {
 
 // direct passes one record to "deltas" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *deltasChain) direct(r *triggers.Click, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toDeltas(*r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *deltasChain) recoverDirect(r *triggers.Click, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toDeltas is operator "deltas": aggregate: add Add, result Result by ByUser on sliding 1m0s every 30s windows (event time), emitting once per key and window, and early every 10s of event time, discard.
@@ -697,6 +717,7 @@ type sessionsChain struct {
 	task          *runtime.Task // its part in checkpoints
 	in            *runtime.Inbox[runtime.Timed[triggers.Click]]
 	inputWM       int64                                           // watermark of the sender of the batch being processed
+	inCall        bool                                            // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	sessionsToAll *runtime.Out[runtime.Timed[string]]             // to all, forward
 	sessionsState *runtime.TriggeredWindows[string, triggers.Sum] // open windows of sessions per key, with their trigger
 	meter         *runtime.Meter                                  // the subtask's metrics
@@ -773,22 +794,14 @@ func (c *sessionsChain) records(recs []runtime.Timed[triggers.Click]) {
 
 // direct passes one record to "sessions" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *sessionsChain) direct(r *triggers.Click, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toSessions(*r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *sessionsChain) recoverDirect(r *triggers.Click, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toSessions is operator "sessions": aggregate: add Add, result Result by ByUser on session gap 20s windows (event time), emitting once per key and window, and early every 5 records, accumulate.
@@ -868,6 +881,7 @@ type dynamicChain struct {
 	task         *runtime.Task // its part in checkpoints
 	in           *runtime.Inbox[runtime.Timed[triggers.Click]]
 	inputWM      int64                                           // watermark of the sender of the batch being processed
+	inCall       bool                                            // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	dynamicToAll *runtime.Out[runtime.Timed[string]]             // to all, forward
 	dynamicState *runtime.TriggeredWindows[string, triggers.Sum] // open windows of dynamic per key, with their trigger
 	meter        *runtime.Meter                                  // the subtask's metrics
@@ -944,22 +958,14 @@ func (c *dynamicChain) records(recs []runtime.Timed[triggers.Click]) {
 
 // direct passes one record to "dynamic" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *dynamicChain) direct(r *triggers.Click, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toDynamic(*r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *dynamicChain) recoverDirect(r *triggers.Click, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toDynamic is operator "dynamic": aggregate: add Add, result Result by ByUser on session gap per record Gap windows (event time), emitting once per key and window, and early every 4 records, accumulate.
@@ -1039,6 +1045,7 @@ type tensChain struct {
 	sub       int           // the subtask's index
 	task      *runtime.Task // its part in checkpoints
 	in        *runtime.Inbox[runtime.Timed[triggers.Click]]
+	inCall    bool                                                        // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	tensToAll *runtime.Out[runtime.Timed[string]]                         // to all, forward
 	tensState *runtime.CountWindows[string, triggers.Click, triggers.Sum] // open count windows of tens per key
 	meter     *runtime.Meter                                              // the subtask's metrics
@@ -1111,21 +1118,13 @@ func (c *tensChain) records(recs []runtime.Timed[triggers.Click]) {
 
 // direct passes one record to "tens" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *tensChain) direct(r *triggers.Click, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.toTens(*r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *tensChain) recoverDirect(r *triggers.Click, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toTens is operator "tens": aggregate: add Add, result CountResult by ByUser on count windows of 10 records, emitting as the last record of a window arrives.
@@ -1190,6 +1189,7 @@ type recentChain struct {
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[triggers.Click]]
+	inCall      bool                                                        // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	recentToAll *runtime.Out[runtime.Timed[string]]                         // to all, forward
 	recentState *runtime.CountWindows[string, triggers.Click, triggers.Sum] // open count windows of recent per key
 	meter       *runtime.Meter                                              // the subtask's metrics
@@ -1262,21 +1262,13 @@ func (c *recentChain) records(recs []runtime.Timed[triggers.Click]) {
 
 // direct passes one record to "recent" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *recentChain) direct(r *triggers.Click, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.toRecent(*r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *recentChain) recoverDirect(r *triggers.Click, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[triggers.Click]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toRecent is operator "recent": aggregate: add Add, result CountResult by ByUser on sliding count windows of 5 records every 2, emitting as the last record of a window arrives.
@@ -1826,11 +1818,11 @@ func decodeClickJSON(s *textcodec.Scanner, v *triggers.Click, strict bool) {
 
 // encodeLateJSON writes a record of sink "late" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeLateJSON(dst []byte, v triggers.Click) ([]byte, error) {
-	if b, ok := appendClickJSON(dst, &v); ok {
+func encodeLateJSON(dst []byte, v *triggers.Click) ([]byte, error) {
+	if b, ok := appendClickJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // appendClickJSON appends a triggers.Click as encoding/json writes it; false when it cannot.

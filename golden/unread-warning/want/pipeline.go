@@ -126,6 +126,7 @@ func newWordsChain(j *runtime.Job, sub int, wordsToCounts *runtime.Out[runtime.T
 // record counts, so that it falls at the same places in every run.
 func (c *wordsChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	defer c.recoverCall() // a panic names the chain it came from
 	var r string
 	for {
 		ok := false
@@ -256,6 +257,24 @@ func (c *wordsChain) end() {
 	c.meter.End()
 }
 
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *wordsChain) blame(p any) (any, bool) {
+	if d := c.countsByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "counts", d.sub), true
+	}
+	return p, false
+}
+
+// recoverCall, deferred by run, names in a panic the chain that this one passed a
+// record to by a call, when it came from there (blame).
+func (c *wordsChain) recoverCall() {
+	if p := recover(); p != nil {
+		p, _ = c.blame(p)
+		panic(p)
+	}
+}
+
 // spareChain is one subtask of source "spare".
 type spareChain struct {
 	sub    int           // the subtask's index
@@ -342,6 +361,7 @@ type countsChain struct {
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[string]]
 	inputWM     int64                                                    // watermark of the sender of the batch being processed
+	inCall      bool                                                     // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	countsState *runtime.WindowState[string, runtime.ReduceAcc[string]]  // open windows of counts per key
 	countsFire  func(string, runtime.Window, *runtime.ReduceAcc[string]) // countsResult, made once
 	lateSink    *runtime.StdoutSink[string]
@@ -417,22 +437,14 @@ func (c *countsChain) records(recs []runtime.Timed[string]) {
 
 // direct passes one record to "counts" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *countsChain) direct(r *string, ts int64) {
-	defer c.recoverDirect(r, ts)
+	c.inCall = true
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
 	c.toCounts(r, ts)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *countsChain) recoverDirect(r *string, ts int64) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, runtime.Timed[string]{
-			TS: ts,
-			V:  *r,
-		})
-	}
+	c.inCall = false
 }
 
 // toCounts is operator "counts": reduce Longer by Self on tumbling 1s windows (event time), emitting once per key and window.

@@ -111,6 +111,7 @@ func newLinesChain(j *runtime.Job, sub int, wordsToCounts *runtime.Out[wc.Word])
 // runtime.Linger.
 func (c *linesChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
+	defer c.recoverCall() // a panic names the chain it came from
 	for {
 		if r, ok := c.src.Next(); ok {
 			c.emitLines(&r)
@@ -177,11 +178,30 @@ func (c *linesChain) end() {
 	c.meter.End()
 }
 
+// blame annotates panic p with the chain that this one passed a record to by a
+// call (direct) if that had not returned, and reports whether it had not.
+func (c *linesChain) blame(p any) (any, bool) {
+	if d := c.countsByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "counts", d.sub), true
+	}
+	return p, false
+}
+
+// recoverCall, deferred by run, names in a panic the chain that this one passed a
+// record to by a call, when it came from there (blame).
+func (c *linesChain) recoverCall() {
+	if p := recover(); p != nil {
+		p, _ = c.blame(p)
+		panic(p)
+	}
+}
+
 // countsChain is one subtask of aggregate "counts" and the nodes fused with it: out.
 type countsChain struct {
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[wc.Word]
+	inCall      bool                            // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	countsState *state.Memory[string, wc.Count] // state of counts: one wc.Count per key
 	outSink     *runtime.FileSink[wc.WordCount]
 	meter       *runtime.Meter // the subtask's metrics
@@ -196,7 +216,7 @@ func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[wc.Word]) *counts
 	}
 	c.countsState = state.NewMemory[string, wc.Count]()
 	runtime.RestoreMemory(c.task, nodeCounts, c.countsState, countsCodec)
-	c.outSink = runtime.NewFileSink(j, nodeOut, sub, encodeOutJSON)
+	c.outSink = runtime.NewFileSink[wc.WordCount](j, nodeOut, sub, nil) // no encoder: toOut encodes each record
 	c.meter = j.Meter(sub, nodeCounts, nodeOut)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -246,18 +266,13 @@ func (c *countsChain) records(recs []wc.Word) {
 
 // direct passes one record to "counts" from its only sender, which calls it instead of
 // handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
-// record stays the sender's: nothing keeps its address after the call.
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
 func (c *countsChain) direct(r *wc.Word) {
-	defer c.recoverDirect(r)
+	c.inCall = true
 	c.in.Took()
 	c.toCounts(*r)
-}
-
-// recoverDirect, deferred by direct, reports a panic in user code with its record.
-func (c *countsChain) recoverDirect(r *wc.Word) {
-	if p := recover(); p != nil {
-		runtime.PanicWithRecord(p, *r)
-	}
+	c.inCall = false
 }
 
 // toCounts is operator "counts": aggregate by WordKey: add AddWord, result EmitCount, emitting one result per key when the input ends.
@@ -275,7 +290,7 @@ func (c *countsChain) emitCounts(r wc.WordCount) {
 
 // toOut is sink "out": file sink, format jsonl.
 func (c *countsChain) toOut(r wc.WordCount) {
-	c.outSink.Write(r)
+	c.outSink.Wrote(encodeOutJSON(c.outSink.Buf(), &r))
 }
 
 // flush hands partial batches downstream; the chain calls it when it has nothing
@@ -390,11 +405,11 @@ func decodeCount(in *codec.Reader, v *wc.Count) {
 
 // encodeOutJSON writes a record of sink "out" as encoding/json does; what the generated
 // code does not handle (NaN, a time out of range) goes through encoding/json.
-func encodeOutJSON(dst []byte, v wc.WordCount) ([]byte, error) {
-	if b, ok := appendWordCountJSON(dst, &v); ok {
+func encodeOutJSON(dst []byte, v *wc.WordCount) ([]byte, error) {
+	if b, ok := appendWordCountJSON(dst, v); ok {
 		return b, nil
 	}
-	return runtime.EncodeJSON(dst, v)
+	return runtime.EncodeJSON(dst, *v)
 }
 
 // appendWordCountJSON appends a wc.WordCount as encoding/json writes it; false when it cannot.

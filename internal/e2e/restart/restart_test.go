@@ -112,7 +112,10 @@ func TestGiveUp(t *testing.T) {
 
 // TestGiveUpParallelism1: at parallelism 1 the keyed operator runs in the
 // source's goroutine and takes each record by a call, not in a batch
-// (runtime.Inbox.Calls); its panic still names the record.
+// (runtime.Inbox.Calls), without a recover of its own; its panic still
+// names its chain (not the source's, whose goroutine it runs in) and the
+// source's record it came from, by its sequence number (Gen(seq) has K 3
+// when seq%10 is 3).
 func TestGiveUpParallelism1(t *testing.T) {
 	bin := build(t)
 	cmd := exec.Command(bin, "run", "--quiet", "--parallelism=1", "--set", "checkpoint.interval=20ms", "--set", "restart.delay=1ms", "--set", "restart.attempts=1")
@@ -124,7 +127,7 @@ func TestGiveUpParallelism1(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 		t.Fatalf("exit: %v, want status 1\n%s", err, stderr.String())
 	}
-	for _, want := range []string{"gen[0]: panic: boom", "record: {K:3 N:1}"} {
+	for _, want := range []string{"sums[0]: panic: boom", "from: sources.gen, sequence number 39993\n"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, stderr.String())
 		}

@@ -29,11 +29,16 @@ type ProcessContext[K comparable] struct {
 	// output sends a value to a side output: made by the generated code,
 	// nil when the compiler found no calls of Output.
 	output func(name string, v any)
-	// svc is timers when it is a TimerService, and slot the aux word of
-	// the call's key's state entry (BeginIn, BeginTimerIn), nil for none:
-	// the timers are then registered with it, found without a lookup.
-	svc  *TimerService[K]
-	slot *uint64
+	// svc is timers when it is a TimerService. aux is a copy of the aux
+	// word of the call's key's state entry while in is set (BeginIn,
+	// BeginTimerIn): the timers are then registered with it, found
+	// without a lookup, and the caller writes it back to the entry after
+	// the call (Aux). A copy, not a pointer to the word: a pointer stored
+	// here at every call was a write barrier while the garbage collector
+	// marks (1% of q4's CPU).
+	svc *TimerService[K]
+	aux uint64
+	in  bool
 }
 
 var _ pipegen.Context = (*ProcessContext[string])(nil)
@@ -55,16 +60,22 @@ func (c *ProcessContext[K]) SetOutput(f func(name string, v any)) { c.output = f
 func (c *ProcessContext[K]) Begin(k K, ts int64) {
 	c.key, c.ts, c.fired = k, ts, pipegen.NoTimer
 	c.cleared, c.keyless = false, false
-	c.slot = nil
+	c.in = false
 }
 
-// BeginIn is Begin for a key whose state entry has aux word slot
-// (state.Memory.GetOrAddAux), where the operator's TimerService keeps the
-// key's timers (TimerService.KeepWith).
-func (c *ProcessContext[K]) BeginIn(k K, ts int64, slot *uint64) {
+// BeginIn is Begin for a key whose state entry has aux word aux
+// (state.Ref), where the operator's TimerService keeps the key's timers
+// (TimerService.KeepWith). After the call, the entry's word is to be set
+// to Aux.
+func (c *ProcessContext[K]) BeginIn(k K, ts int64, aux uint64) {
 	c.Begin(k, ts)
-	c.slot = slot
+	c.aux, c.in = aux, true
 }
+
+// Aux is the aux word of the call's key's state entry (BeginIn,
+// BeginTimerIn) after the call: the timers it registered may have given
+// the key a record of timers.
+func (c *ProcessContext[K]) Aux() uint64 { return c.aux }
 
 // BeginBroadcast prepares the context for a call of the broadcast
 // function, for a record of event time ts: a call without a key.
@@ -72,7 +83,7 @@ func (c *ProcessContext[K]) BeginBroadcast(ts int64) {
 	var zero K
 	c.key, c.ts, c.fired = zero, ts, pipegen.NoTimer
 	c.cleared, c.keyless = false, true
-	c.slot = nil
+	c.in = false
 }
 
 // keyed fails the job when the call has no key: what timers and Clear need.
@@ -96,28 +107,28 @@ func (c *ProcessContext[K]) Firing(processing bool) {
 func (c *ProcessContext[K]) BeginTimer(k K, at int64) {
 	c.key, c.ts, c.fired = k, at, c.firing
 	c.cleared, c.keyless = false, false
-	c.slot = nil
+	c.in = false
 }
 
 // BeginTimerIn is BeginTimer for a key whose state entry has aux word
-// slot, as BeginIn.
-func (c *ProcessContext[K]) BeginTimerIn(k K, at int64, slot *uint64) {
+// aux, as BeginIn.
+func (c *ProcessContext[K]) BeginTimerIn(k K, at int64, aux uint64) {
 	c.BeginTimer(k, at)
-	c.slot = slot
+	c.aux, c.in = aux, true
 }
 
 // register and remove set and delete a timer of the call's key.
 func (c *ProcessContext[K]) register(at int64, processing bool) {
-	if c.slot != nil && c.svc != nil {
-		c.svc.RegisterIn(c.key, c.slot, at, processing)
+	if c.in && c.svc != nil {
+		c.svc.RegisterIn(c.key, &c.aux, at, processing)
 		return
 	}
 	c.timers.Register(c.key, at, processing)
 }
 
 func (c *ProcessContext[K]) remove(at int64, processing bool) {
-	if c.slot != nil && c.svc != nil {
-		c.svc.DeleteIn(c.key, c.slot, at, processing)
+	if c.in && c.svc != nil {
+		c.svc.DeleteIn(c.key, &c.aux, at, processing)
 		return
 	}
 	c.timers.Delete(c.key, at, processing)

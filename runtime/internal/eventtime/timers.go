@@ -21,7 +21,7 @@ import (
 // A key's timers have a record (keyTimers), in a slab of records that
 // its heap entries give the number of: a due timer is checked and unset
 // without a lookup by key. The record's number is kept with the key's
-// state, in the aux word of its entry (state.Memory.GetOrAddAux;
+// state, in the aux word of its entry (state.Memory.GetOrAddRef;
 // KeepWith), where the process function's call has just looked the key
 // up: registering a timer then costs no lookup either. Only records whose
 // key has no state entry (cleared while it had timers, or restored) are
@@ -130,7 +130,7 @@ type auxKeeper[K comparable] interface {
 // KeepWith makes the service keep each key's timers with the key's entry
 // in s: from now on timers are registered and deleted only through a
 // ProcessContext whose calls BeginIn and BeginTimerIn give it the entry's
-// aux word (state.Memory.GetOrAddAux). When s deletes an entry whose key
+// aux word (state.Memory.GetOrAddRef). When s deletes an entry whose key
 // still has timers, they move to loose.
 func (t *TimerService[K]) KeepWith(s auxKeeper[K]) {
 	t.kept = true
@@ -277,8 +277,9 @@ func (t *TimerService[K]) Register(k K, at int64, processing bool) {
 	t.register(k, nil, at, processing)
 }
 
-// RegisterIn is Register for a key whose state entry has aux word slot
-// (state.Memory.GetOrAddAux).
+// RegisterIn is Register for a key whose state entry has aux word *slot
+// (state.Ref), or a copy of it that goes back to the entry after the
+// call.
 func (t *TimerService[K]) RegisterIn(k K, slot *uint64, at int64, processing bool) {
 	t.register(k, slot, at, processing)
 }

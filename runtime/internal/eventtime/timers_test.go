@@ -319,11 +319,15 @@ func newKeptTimers() *keptTimers {
 	return k
 }
 
-// slot is the aux word of k's entry, which the call makes if k has none.
-func (k *keptTimers) slot(key int) *uint64 {
-	v, aux := k.st.GetOrAddAux(key)
+// call runs f with a copy of the aux word of key's entry, which it makes
+// if key has none, and writes the copy back after it, as the generated
+// code does around a call of the process function (ProcessContext.BeginIn).
+func (k *keptTimers) call(key int, f func(slot *uint64)) {
+	v, ref := k.st.GetOrAddRef(key)
 	*v++
-	return aux
+	aux := ref.Aux()
+	f(&aux)
+	ref.SetAux(aux)
 }
 
 // clear deletes k's state after some calls, decided by the key and the
@@ -339,17 +343,18 @@ func (k *keptTimers) apply(o testOp) []string {
 	fire := func(processing bool) func(key int, at int64) {
 		return func(key int, at int64) {
 			out = append(out, fmt.Sprintf("%d@%d", key, at))
-			slot := k.slot(key)
-			onTimer(key, at, func(key int, at int64) { k.t.RegisterIn(key, slot, at, processing) }, func(key int, at int64) { k.t.DeleteIn(key, slot, at, processing) })
+			k.call(key, func(slot *uint64) {
+				onTimer(key, at, func(key int, at int64) { k.t.RegisterIn(key, slot, at, processing) }, func(key int, at int64) { k.t.DeleteIn(key, slot, at, processing) })
+			})
 			k.clear(key, at)
 		}
 	}
 	switch o.kind {
 	case opRegister:
-		k.t.RegisterIn(o.key, k.slot(o.key), o.ts, o.left)
+		k.call(o.key, func(slot *uint64) { k.t.RegisterIn(o.key, slot, o.ts, o.left) })
 		k.clear(o.key, o.ts)
 	case opDelete:
-		k.t.DeleteIn(o.key, k.slot(o.key), o.ts, o.left)
+		k.call(o.key, func(slot *uint64) { k.t.DeleteIn(o.key, slot, o.ts, o.left) })
 		k.clear(o.key, o.ts)
 	case opAdvance:
 		k.t.AdvanceEvent(o.ts, fire(false))

@@ -375,10 +375,10 @@ func (s *WindowState[K, A]) entryIn(p *pane[K, A], k K, ix bool, sl int32, pos i
 	}
 	if !ok {
 		i = int32(len(p.keys))
+		if len(p.keys) == cap(p.keys) && len(p.keys) >= 1024 {
+			p.double(ix)
+		}
 		if ix {
-			if len(p.keys) == cap(p.keys) && len(p.keys) >= 1024 {
-				p.double()
-			}
 			s.ix.put(sl, k, w.Start, pos, i)
 			p.slots = append(p.slots, sl)
 		} else {
@@ -421,14 +421,19 @@ func (s *WindowState[K, A]) touch(r winRef[K, A]) {
 	s.stamp(r.p, i)
 }
 
-// double doubles the room of a sliding window's pane for keys: append
-// grows large slices by a quarter, and a pane of q5 of Nexmark that
-// grew to 300K keys so was copied some ten times over (memmove and
-// page faults, 8% of its CPU at 20M events).
-func (p *pane[K, A]) double() {
+// double doubles the room of a pane for keys (and their slots in the
+// index of sliding windows, when ix): append grows large slices by a
+// quarter, and a pane of q5 of Nexmark that grew to 300K keys so was
+// copied some ten times over (memmove and page faults, 8% of its CPU at
+// 20M events); q8's join, whose windows hold each person's records
+// (pointers, so the copies also run the collector's write barriers), had
+// 6% of its CPU in growing its tumbling pane.
+func (p *pane[K, A]) double(ix bool) {
 	n := len(p.keys)
 	p.keys = slices.Grow(p.keys, n)
-	p.slots = slices.Grow(p.slots, n)
+	if ix {
+		p.slots = slices.Grow(p.slots, n)
+	}
 	p.seqs = slices.Grow(p.seqs, n)
 	p.accs = slices.Grow(p.accs, n)
 	p.vers = slices.Grow(p.vers, n)

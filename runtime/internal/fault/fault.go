@@ -41,6 +41,9 @@ func FromPanic(node string, sub int, r any) error {
 		}
 		return &SubtaskError{Node: node, Subtask: sub, Err: v.err}
 	case *recordPanic:
+		if v.node != "" {
+			node, sub = v.node, v.sub
+		}
 		return &PanicError{Node: node, Subtask: sub, Value: v.value, Record: v.record, Origin: v.origin, Stack: v.stack}
 	default:
 		return &PanicError{Node: node, Subtask: sub, Value: r, Stack: debug.Stack()}
@@ -98,12 +101,15 @@ func (e *PanicError) Error() string {
 }
 
 // recordPanic is a panic annotated, on its way up, with the record that
-// caused it.
+// caused it, where that came from, and the chain it happened in when that
+// is not the goroutine's (InChain).
 type recordPanic struct {
 	value  any
 	record string
 	origin string
 	stack  []byte
+	node   string
+	sub    int
 }
 
 // maxRecordText bounds how much of a record a panic message shows.
@@ -113,17 +119,46 @@ const maxRecordText = 300
 // processed. Generated code calls it from a deferred recover around each
 // batch: no cost per record until something panics.
 func PanicWithRecord[T any](p any, rec T) {
-	switch p.(type) {
-	case abort, *recordPanic:
+	switch v := p.(type) {
+	case abort:
+		panic(p)
+	case *recordPanic:
+		if v.record == "" {
+			v.record = recordText(rec)
+		}
 		panic(p)
 	}
+	// The stack still holds the frames of the panic: deferred calls run on
+	// top of them.
+	panic(&recordPanic{value: p, record: recordText(rec), stack: debug.Stack()})
+}
+
+// recordText is a record as a panic's error shows it.
+func recordText(rec any) string {
 	text := fmt.Sprintf("%+v", rec)
 	if len(text) > maxRecordText {
 		text = text[:maxRecordText] + "..."
 	}
-	// The stack still holds the frames of the panic: deferred calls run on
-	// top of them.
-	panic(&recordPanic{value: p, record: text, stack: debug.Stack()})
+	return text
+}
+
+// InChain returns panic p annotated with the chain it happened in, head
+// node and subtask sub, unless it names one already: a chain that runs in
+// its sender's goroutine and takes its records by calls (the generated
+// chain's direct) has no recover of its own, which would cost on every
+// record, and its sender's names it (the generated blame). An abort goes
+// on as it is: its error names the node.
+func InChain(p any, node string, sub int) any {
+	switch v := p.(type) {
+	case abort:
+		return p
+	case *recordPanic:
+		if v.node == "" {
+			v.node, v.sub = node, sub
+		}
+		return v
+	}
+	return &recordPanic{value: p, stack: debug.Stack(), node: node, sub: sub}
 }
 
 // PanicWithOrigin panics again with p annotated with where the record came

@@ -69,7 +69,8 @@ type pendingPart struct {
 }
 
 // NewSink prepares subtask sub of the file sink node, encoding records
-// with enc.
+// with enc; enc may be nil when the caller encodes every record itself
+// (Buf, Wrote) and never calls Write.
 func NewSink[T any](env connector.Env, node, sub int, enc format.Encoder[T]) *Sink[T] {
 	n := env.Node(node)
 	cp := env.Checkpoints()
@@ -107,6 +108,30 @@ func (s *Sink[T]) Write(v T) {
 		fault.Abortf("sinks.%s: encode record: %w", s.name, err)
 	}
 	if _, err := w.Write(append(b, '\n')); err != nil {
+		s.fail(err)
+	}
+	s.written += len(b) + 1
+}
+
+// Buf is the free space of the sink's buffer, for generated code that
+// encodes a record into it by reference, with its encoder called
+// statically (Write takes the record by value and calls the encoder
+// through a function value: a large record is copied on the way). Hand
+// what the encoder returns to Wrote.
+func (s *Sink[T]) Buf() []byte {
+	if s.cur == nil {
+		s.open()
+	}
+	return s.w.AvailableBuffer()
+}
+
+// Wrote writes the record that was encoded at the start of the buffer
+// Buf returned, with what the encoder returned.
+func (s *Sink[T]) Wrote(b []byte, err error) {
+	if err != nil {
+		fault.Abortf("sinks.%s: encode record: %w", s.name, err)
+	}
+	if _, err := s.w.Write(append(b, '\n')); err != nil {
 		s.fail(err)
 	}
 	s.written += len(b) + 1

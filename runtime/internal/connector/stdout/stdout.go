@@ -37,7 +37,8 @@ type Sink[T any] struct {
 }
 
 // NewSink prepares subtask sub of the stdout sink node, encoding
-// records with enc.
+// records with enc; enc may be nil when the caller encodes every record
+// itself (Buf, Wrote) and never calls Write.
 func NewSink[T any](env connector.Env, node, sub int, enc format.Encoder[T]) *Sink[T] {
 	return &Sink[T]{name: env.Node(node).Name, enc: enc, buf: make([]byte, 0, stdoutFlushAt+4<<10), m: env.Metrics().Node(node, sub)}
 }
@@ -45,6 +46,26 @@ func NewSink[T any](env connector.Env, node, sub int, enc format.Encoder[T]) *Si
 // Write prints one record.
 func (s *Sink[T]) Write(v T) {
 	b, err := s.enc(s.buf, v)
+	if err != nil {
+		fault.Abortf("sinks.%s: encode record: %w", s.name, err)
+	}
+	s.buf = append(b, '\n')
+	if len(s.buf) >= stdoutFlushAt {
+		s.Flush()
+	}
+}
+
+// Buf is the sink's buffer, for generated code that encodes a record
+// into it by reference, with its encoder called statically (Write takes
+// the record by value and calls the encoder through a function value:
+// a large record is copied on the way, and each copy right after the
+// stores of the argument registers stalls). Hand what the encoder
+// returns to Wrote.
+func (s *Sink[T]) Buf() []byte { return s.buf }
+
+// Wrote takes back the buffer that Buf returned, with one more record
+// encoded at its end, and what the encoder returned.
+func (s *Sink[T]) Wrote(b []byte, err error) {
 	if err != nil {
 		fault.Abortf("sinks.%s: encode record: %w", s.name, err)
 	}
