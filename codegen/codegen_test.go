@@ -115,6 +115,42 @@ func checkFile(t *testing.T, f codegen.File) {
 		t.Errorf("%s is not recognized as generated code", f.Name)
 	}
 	checkNames(t, f.Name, file)
+	checkChainPads(t, f.Name, file)
+}
+
+// checkChainPads reports a chain type (a struct with the counts that flush
+// publishes) whose first and last fields are not 64-byte pads: the chains
+// of a stage's subtasks are allocated side by side, and without the pads
+// one subtask's counts, written at every record, can share a cache line
+// with fields that the next subtask reads at every record on another core.
+func checkChainPads(t *testing.T, name string, file *ast.File) {
+	t.Helper()
+	isPad := func(f *ast.Field) bool {
+		arr, ok := f.Type.(*ast.ArrayType)
+		if !ok || len(f.Names) != 1 || f.Names[0].Name != "_" {
+			return false
+		}
+		elem, ok := arr.Elt.(*ast.Ident)
+		size, ok2 := arr.Len.(*ast.BasicLit)
+		return ok && ok2 && elem.Name == "byte" && size.Value == "64"
+	}
+	ast.Inspect(file, func(n ast.Node) bool {
+		ts, ok := n.(*ast.TypeSpec)
+		if !ok {
+			return true
+		}
+		st, ok := ts.Type.(*ast.StructType)
+		if !ok || !slices.ContainsFunc(st.Fields.List, func(f *ast.Field) bool {
+			return len(f.Names) == 1 && f.Names[0].Name == "counts"
+		}) {
+			return true
+		}
+		fields := st.Fields.List
+		if !isPad(fields[0]) || !isPad(fields[len(fields)-1]) {
+			t.Errorf("%s: chain type %s does not begin and end with a field _ [64]byte", name, ts.Name.Name)
+		}
+		return true
+	})
 }
 
 // checkNames reports a name declared twice at package level, a field and a
@@ -134,6 +170,9 @@ func checkNames(t *testing.T, name string, file *ast.File) {
 	}
 	members := map[string]map[string]bool{} // type -> fields and methods
 	member := func(typ, id string) {
+		if id == "_" {
+			return // blank fields (pads) may repeat
+		}
 		if members[typ] == nil {
 			members[typ] = map[string]bool{}
 		}

@@ -98,6 +98,7 @@ func pipegenBusiestBuild(j *runtime.Job) {
 
 // pipegenBusiestDemoChain is one subtask of source "demo".
 type pipegenBusiestDemoChain struct {
+	_             [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub           int           // the subtask's index
 	task          *runtime.Task // its part in checkpoints
 	src           *runtime.GeneratorSource[View]
@@ -106,6 +107,7 @@ type pipegenBusiestDemoChain struct {
 	longestByCall *pipegenBusiestLongestChain // longest, when it takes the records by a call; set by pipegenBusiestBuild
 	meter         *runtime.Meter              // the subtask's metrics
 	counts        [2]uint64                   // records emitted by demo, then late for them; flush publishes them
+	_             [64]byte                    // and off those of whatever is allocated after it
 }
 
 func pipegenBusiestNewDemoChain(j *runtime.Job, sub int, demoToLongest *runtime.Out[View]) *pipegenBusiestDemoChain {
@@ -209,6 +211,7 @@ func (c *pipegenBusiestDemoChain) recoverCall() {
 
 // pipegenBusiestLongestChain is one subtask of reduce "longest" and the nodes fused with it: print.
 type pipegenBusiestLongestChain struct {
+	_            [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub          int           // the subtask's index
 	task         *runtime.Task // its part in checkpoints
 	in           *runtime.Inbox[View]
@@ -217,6 +220,7 @@ type pipegenBusiestLongestChain struct {
 	printSink    *runtime.StdoutSink[View]
 	meter        *runtime.Meter // the subtask's metrics
 	counts       [4]uint64      // records emitted by longest, print, then late for them; flush publishes them
+	_            [64]byte       // and off those of whatever is allocated after it
 }
 
 func pipegenBusiestNewLongestChain(j *runtime.Job, sub int, in *runtime.Inbox[View]) *pipegenBusiestLongestChain {

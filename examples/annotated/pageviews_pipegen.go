@@ -107,6 +107,7 @@ func pipegenPageviewsBuild(j *runtime.Job) {
 
 // pipegenPageviewsViewsChain is one subtask of source "views" and the nodes fused with it: humans, visits.
 type pipegenPageviewsViewsChain struct {
+	_               [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub             int           // the subtask's index
 	task            *runtime.Task // its part in checkpoints
 	src             *runtime.FileSource[View]
@@ -115,6 +116,7 @@ type pipegenPageviewsViewsChain struct {
 	perPageByCall   *pipegenPageviewsPerPageChain // per-page, when it takes the records by a call; set by pipegenPageviewsBuild
 	meter           *runtime.Meter                // the subtask's metrics
 	counts          [6]uint64                     // records emitted by views, humans, visits, then late for them; flush publishes them
+	_               [64]byte                      // and off those of whatever is allocated after it
 }
 
 func pipegenPageviewsNewViewsChain(j *runtime.Job, sub int, visitsToPerPage *runtime.Out[Visit]) *pipegenPageviewsViewsChain {
@@ -236,6 +238,7 @@ func (c *pipegenPageviewsViewsChain) recoverCall() {
 
 // pipegenPageviewsPerPageChain is one subtask of aggregate "per-page" and the nodes fused with it: pages.
 type pipegenPageviewsPerPageChain struct {
+	_            [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub          int           // the subtask's index
 	task         *runtime.Task // its part in checkpoints
 	in           *runtime.Inbox[Visit]
@@ -244,6 +247,7 @@ type pipegenPageviewsPerPageChain struct {
 	pagesSink    *runtime.FileSink[PageStats]
 	meter        *runtime.Meter // the subtask's metrics
 	counts       [4]uint64      // records emitted by per-page, pages, then late for them; flush publishes them
+	_            [64]byte       // and off those of whatever is allocated after it
 }
 
 func pipegenPageviewsNewPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[Visit]) *pipegenPageviewsPerPageChain {

@@ -213,6 +213,7 @@ func pipegenCardblockTestBuild(j *runtime.Job) {
 
 // pipegenCardblockTestPaymentsChain is one subtask of source "payments".
 type pipegenCardblockTestPaymentsChain struct {
+	_               [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub             int           // the subtask's index
 	task            *runtime.Task // its part in checkpoints
 	src             *runtime.DriverSource[Payment]
@@ -221,6 +222,7 @@ type pipegenCardblockTestPaymentsChain struct {
 	paymentsToCheck *runtime.Out[runtime.Timed[Payment]] // to check, hash
 	meter           *runtime.Meter                       // the subtask's metrics
 	counts          [2]uint64                            // records emitted by payments, then late for them; flush publishes them
+	_               [64]byte                             // and off those of whatever is allocated after it
 }
 
 func pipegenCardblockTestNewPaymentsChain(j *runtime.Job, sub int, paymentsToCheck *runtime.Out[runtime.Timed[Payment]]) *pipegenCardblockTestPaymentsChain {
@@ -322,6 +324,7 @@ func (c *pipegenCardblockTestPaymentsChain) end() {
 
 // pipegenCardblockTestBlocksChain is one subtask of source "blocks".
 type pipegenCardblockTestBlocksChain struct {
+	_             [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub           int           // the subtask's index
 	task          *runtime.Task // its part in checkpoints
 	src           *runtime.DriverSource[Block]
@@ -330,6 +333,7 @@ type pipegenCardblockTestBlocksChain struct {
 	blocksToCheck *runtime.Out[runtime.Timed[Block]] // to check, hash
 	meter         *runtime.Meter                     // the subtask's metrics
 	counts        [2]uint64                          // records emitted by blocks, then late for them; flush publishes them
+	_             [64]byte                           // and off those of whatever is allocated after it
 }
 
 func pipegenCardblockTestNewBlocksChain(j *runtime.Job, sub int, blocksToCheck *runtime.Out[runtime.Timed[Block]]) *pipegenCardblockTestBlocksChain {
@@ -431,6 +435,7 @@ func (c *pipegenCardblockTestBlocksChain) end() {
 
 // pipegenCardblockTestCheckChain is one subtask of process "check" and the nodes fused with it: accepted, rejected.
 type pipegenCardblockTestCheckChain struct {
+	_            [64]byte                                                    // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub          int                                                         // the subtask's index
 	task         *runtime.Task                                               // its part in checkpoints
 	in           *runtime.Pair[runtime.Timed[Payment], runtime.Timed[Block]] // the left and right inputs
@@ -443,6 +448,7 @@ type pipegenCardblockTestCheckChain struct {
 	rejectedSink *runtime.DriverSink[Rejected]
 	meter        *runtime.Meter // the subtask's metrics
 	counts       [6]uint64      // records emitted by check, accepted, rejected, then late for them; flush publishes them
+	_            [64]byte       // and off those of whatever is allocated after it
 }
 
 func pipegenCardblockTestNewCheckChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[Payment]], right *runtime.Inbox[runtime.Timed[Block]]) *pipegenCardblockTestCheckChain {

@@ -227,6 +227,7 @@ func pipegenFraudTestBuild(j *runtime.Job) {
 
 // pipegenFraudTestPaymentsChain is one subtask of source "payments".
 type pipegenFraudTestPaymentsChain struct {
+	_               [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub             int           // the subtask's index
 	task            *runtime.Task // its part in checkpoints
 	src             *runtime.DriverSource[Payment]
@@ -235,6 +236,7 @@ type pipegenFraudTestPaymentsChain struct {
 	paymentsToCheck *runtime.Out[runtime.Timed[Payment]] // to check, hash
 	meter           *runtime.Meter                       // the subtask's metrics
 	counts          [2]uint64                            // records emitted by payments, then late for them; flush publishes them
+	_               [64]byte                             // and off those of whatever is allocated after it
 }
 
 func pipegenFraudTestNewPaymentsChain(j *runtime.Job, sub int, paymentsToCheck *runtime.Out[runtime.Timed[Payment]]) *pipegenFraudTestPaymentsChain {
@@ -336,6 +338,7 @@ func (c *pipegenFraudTestPaymentsChain) end() {
 
 // pipegenFraudTestRulesChain is one subtask of source "rules".
 type pipegenFraudTestRulesChain struct {
+	_            [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub          int           // the subtask's index
 	task         *runtime.Task // its part in checkpoints
 	src          *runtime.DriverSource[Rule]
@@ -344,6 +347,7 @@ type pipegenFraudTestRulesChain struct {
 	rulesToCheck *runtime.Out[runtime.Timed[Rule]] // to check, broadcast
 	meter        *runtime.Meter                    // the subtask's metrics
 	counts       [2]uint64                         // records emitted by rules, then late for them; flush publishes them
+	_            [64]byte                          // and off those of whatever is allocated after it
 }
 
 func pipegenFraudTestNewRulesChain(j *runtime.Job, sub int, rulesToCheck *runtime.Out[runtime.Timed[Rule]]) *pipegenFraudTestRulesChain {
@@ -446,6 +450,7 @@ func (c *pipegenFraudTestRulesChain) end() {
 
 // pipegenFraudTestCheckChain is one subtask of process "check" and the nodes fused with it: accepted, rejected, alerts.
 type pipegenFraudTestCheckChain struct {
+	_              [64]byte                                                   // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub            int                                                        // the subtask's index
 	task           *runtime.Task                                              // its part in checkpoints
 	in             *runtime.Pair[runtime.Timed[Payment], runtime.Timed[Rule]] // the left and right inputs
@@ -460,6 +465,7 @@ type pipegenFraudTestCheckChain struct {
 	alertsSink     *runtime.DriverSink[Alert]
 	meter          *runtime.Meter // the subtask's metrics
 	counts         [8]uint64      // records emitted by check, accepted, rejected, alerts, then late for them; flush publishes them
+	_              [64]byte       // and off those of whatever is allocated after it
 }
 
 func pipegenFraudTestNewCheckChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[Payment]], right *runtime.Inbox[runtime.Timed[Rule]]) *pipegenFraudTestCheckChain {

@@ -165,6 +165,7 @@ func pipegenMerchantsTestBuild(j *runtime.Job) {
 
 // pipegenMerchantsTestPaymentsChain is one subtask of source "payments".
 type pipegenMerchantsTestPaymentsChain struct {
+	_               [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub             int           // the subtask's index
 	task            *runtime.Task // its part in checkpoints
 	src             *runtime.DriverSource[Payment]
@@ -173,6 +174,7 @@ type pipegenMerchantsTestPaymentsChain struct {
 	spendByCall     *pipegenMerchantsTestSpendChain // spend, when it takes the records by a call; set by pipegenMerchantsTestBuild
 	meter           *runtime.Meter                  // the subtask's metrics
 	counts          [2]uint64                       // records emitted by payments, then late for them; flush publishes them
+	_               [64]byte                        // and off those of whatever is allocated after it
 }
 
 func pipegenMerchantsTestNewPaymentsChain(j *runtime.Job, sub int, paymentsToSpend *runtime.Out[Payment]) *pipegenMerchantsTestPaymentsChain {
@@ -270,6 +272,7 @@ func (c *pipegenMerchantsTestPaymentsChain) recoverCall() {
 
 // pipegenMerchantsTestSpendChain is one subtask of process "spend" and the nodes fused with it: out.
 type pipegenMerchantsTestSpendChain struct {
+	_                 [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub               int           // the subtask's index
 	task              *runtime.Task // its part in checkpoints
 	in                *runtime.Inbox[Payment]
@@ -282,6 +285,7 @@ type pipegenMerchantsTestSpendChain struct {
 	outSink           *runtime.DriverSink[string]
 	meter             *runtime.Meter // the subtask's metrics
 	counts            [4]uint64      // records emitted by spend, out, then late for them; flush publishes them
+	_                 [64]byte       // and off those of whatever is allocated after it
 }
 
 func pipegenMerchantsTestNewSpendChain(j *runtime.Job, sub int, in *runtime.Inbox[Payment]) *pipegenMerchantsTestSpendChain {

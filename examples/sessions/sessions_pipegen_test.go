@@ -209,6 +209,7 @@ func pipegenSessionsTestBuild(j *runtime.Job) {
 
 // pipegenSessionsTestClicksChain is one subtask of source "clicks".
 type pipegenSessionsTestClicksChain struct {
+	_                [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub              int           // the subtask's index
 	task             *runtime.Task // its part in checkpoints
 	src              *runtime.DriverSource[Click]
@@ -218,6 +219,7 @@ type pipegenSessionsTestClicksChain struct {
 	sessionsByCall   *pipegenSessionsTestSessionsChain  // sessions, when it takes the records by a call; set by pipegenSessionsTestBuild
 	meter            *runtime.Meter                     // the subtask's metrics
 	counts           [2]uint64                          // records emitted by clicks, then late for them; flush publishes them
+	_                [64]byte                           // and off those of whatever is allocated after it
 }
 
 func pipegenSessionsTestNewClicksChain(j *runtime.Job, sub int, clicksToSessions *runtime.Out[runtime.Timed[Click]]) *pipegenSessionsTestClicksChain {
@@ -342,6 +344,7 @@ func (c *pipegenSessionsTestClicksChain) recoverCall() {
 
 // pipegenSessionsTestSessionsChain is one subtask of process "sessions" and the nodes fused with it: out, bounces, late.
 type pipegenSessionsTestSessionsChain struct {
+	_              [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub            int           // the subtask's index
 	task           *runtime.Task // its part in checkpoints
 	in             *runtime.Inbox[runtime.Timed[Click]]
@@ -355,6 +358,7 @@ type pipegenSessionsTestSessionsChain struct {
 	lateSink       *runtime.DriverSink[Click]
 	meter          *runtime.Meter // the subtask's metrics
 	counts         [8]uint64      // records emitted by sessions, out, bounces, late, then late for them; flush publishes them
+	_              [64]byte       // and off those of whatever is allocated after it
 }
 
 func pipegenSessionsTestNewSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[Click]]) *pipegenSessionsTestSessionsChain {

@@ -212,6 +212,7 @@ func build(j *runtime.Job) {
 
 // paymentsChain is one subtask of source "payments".
 type paymentsChain struct {
+	_               [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub             int           // the subtask's index
 	task            *runtime.Task // its part in checkpoints
 	src             *runtime.DriverSource[cardblock.Payment]
@@ -220,6 +221,7 @@ type paymentsChain struct {
 	paymentsToCheck *runtime.Out[runtime.Timed[cardblock.Payment]] // to check, hash
 	meter           *runtime.Meter                                 // the subtask's metrics
 	counts          [2]uint64                                      // records emitted by payments, then late for them; flush publishes them
+	_               [64]byte                                       // and off those of whatever is allocated after it
 }
 
 func newPaymentsChain(j *runtime.Job, sub int, paymentsToCheck *runtime.Out[runtime.Timed[cardblock.Payment]]) *paymentsChain {
@@ -321,6 +323,7 @@ func (c *paymentsChain) end() {
 
 // blocksChain is one subtask of source "blocks".
 type blocksChain struct {
+	_             [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub           int           // the subtask's index
 	task          *runtime.Task // its part in checkpoints
 	src           *runtime.DriverSource[cardblock.Block]
@@ -329,6 +332,7 @@ type blocksChain struct {
 	blocksToCheck *runtime.Out[runtime.Timed[cardblock.Block]] // to check, hash
 	meter         *runtime.Meter                               // the subtask's metrics
 	counts        [2]uint64                                    // records emitted by blocks, then late for them; flush publishes them
+	_             [64]byte                                     // and off those of whatever is allocated after it
 }
 
 func newBlocksChain(j *runtime.Job, sub int, blocksToCheck *runtime.Out[runtime.Timed[cardblock.Block]]) *blocksChain {
@@ -430,6 +434,7 @@ func (c *blocksChain) end() {
 
 // checkChain is one subtask of process "check" and the nodes fused with it: accepted, rejected.
 type checkChain struct {
+	_            [64]byte                                                                        // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub          int                                                                             // the subtask's index
 	task         *runtime.Task                                                                   // its part in checkpoints
 	in           *runtime.Pair[runtime.Timed[cardblock.Payment], runtime.Timed[cardblock.Block]] // the left and right inputs
@@ -442,6 +447,7 @@ type checkChain struct {
 	rejectedSink *runtime.DriverSink[cardblock.Rejected]
 	meter        *runtime.Meter // the subtask's metrics
 	counts       [6]uint64      // records emitted by check, accepted, rejected, then late for them; flush publishes them
+	_            [64]byte       // and off those of whatever is allocated after it
 }
 
 func newCheckChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[cardblock.Payment]], right *runtime.Inbox[runtime.Timed[cardblock.Block]]) *checkChain {

@@ -226,6 +226,7 @@ func build(j *runtime.Job) {
 
 // paymentsChain is one subtask of source "payments".
 type paymentsChain struct {
+	_               [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub             int           // the subtask's index
 	task            *runtime.Task // its part in checkpoints
 	src             *runtime.DriverSource[fraud.Payment]
@@ -234,6 +235,7 @@ type paymentsChain struct {
 	paymentsToCheck *runtime.Out[runtime.Timed[fraud.Payment]] // to check, hash
 	meter           *runtime.Meter                             // the subtask's metrics
 	counts          [2]uint64                                  // records emitted by payments, then late for them; flush publishes them
+	_               [64]byte                                   // and off those of whatever is allocated after it
 }
 
 func newPaymentsChain(j *runtime.Job, sub int, paymentsToCheck *runtime.Out[runtime.Timed[fraud.Payment]]) *paymentsChain {
@@ -335,6 +337,7 @@ func (c *paymentsChain) end() {
 
 // rulesChain is one subtask of source "rules".
 type rulesChain struct {
+	_            [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub          int           // the subtask's index
 	task         *runtime.Task // its part in checkpoints
 	src          *runtime.DriverSource[fraud.Rule]
@@ -343,6 +346,7 @@ type rulesChain struct {
 	rulesToCheck *runtime.Out[runtime.Timed[fraud.Rule]] // to check, broadcast
 	meter        *runtime.Meter                          // the subtask's metrics
 	counts       [2]uint64                               // records emitted by rules, then late for them; flush publishes them
+	_            [64]byte                                // and off those of whatever is allocated after it
 }
 
 func newRulesChain(j *runtime.Job, sub int, rulesToCheck *runtime.Out[runtime.Timed[fraud.Rule]]) *rulesChain {
@@ -445,6 +449,7 @@ func (c *rulesChain) end() {
 
 // checkChain is one subtask of process "check" and the nodes fused with it: accepted, rejected, alerts.
 type checkChain struct {
+	_              [64]byte                                                               // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub            int                                                                    // the subtask's index
 	task           *runtime.Task                                                          // its part in checkpoints
 	in             *runtime.Pair[runtime.Timed[fraud.Payment], runtime.Timed[fraud.Rule]] // the left and right inputs
@@ -459,6 +464,7 @@ type checkChain struct {
 	alertsSink     *runtime.DriverSink[fraud.Alert]
 	meter          *runtime.Meter // the subtask's metrics
 	counts         [8]uint64      // records emitted by check, accepted, rejected, alerts, then late for them; flush publishes them
+	_              [64]byte       // and off those of whatever is allocated after it
 }
 
 func newCheckChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[fraud.Payment]], right *runtime.Inbox[runtime.Timed[fraud.Rule]]) *checkChain {

@@ -208,6 +208,7 @@ func build(j *runtime.Job) {
 
 // clicksChain is one subtask of source "clicks".
 type clicksChain struct {
+	_                [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub              int           // the subtask's index
 	task             *runtime.Task // its part in checkpoints
 	src              *runtime.DriverSource[sessions.Click]
@@ -217,6 +218,7 @@ type clicksChain struct {
 	sessionsByCall   *sessionsChain                              // sessions, when it takes the records by a call; set by build
 	meter            *runtime.Meter                              // the subtask's metrics
 	counts           [2]uint64                                   // records emitted by clicks, then late for them; flush publishes them
+	_                [64]byte                                    // and off those of whatever is allocated after it
 }
 
 func newClicksChain(j *runtime.Job, sub int, clicksToSessions *runtime.Out[runtime.Timed[sessions.Click]]) *clicksChain {
@@ -341,6 +343,7 @@ func (c *clicksChain) recoverCall() {
 
 // sessionsChain is one subtask of process "sessions" and the nodes fused with it: out, bounces, late.
 type sessionsChain struct {
+	_              [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub            int           // the subtask's index
 	task           *runtime.Task // its part in checkpoints
 	in             *runtime.Inbox[runtime.Timed[sessions.Click]]
@@ -354,6 +357,7 @@ type sessionsChain struct {
 	lateSink       *runtime.DriverSink[sessions.Click]
 	meter          *runtime.Meter // the subtask's metrics
 	counts         [8]uint64      // records emitted by sessions, out, bounces, late, then late for them; flush publishes them
+	_              [64]byte       // and off those of whatever is allocated after it
 }
 
 func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[sessions.Click]]) *sessionsChain {

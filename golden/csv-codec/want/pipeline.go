@@ -63,6 +63,7 @@ func build(j *runtime.Job) {
 
 // recordsChain is one subtask of source "records" and the nodes fused with it: out, csvout, printed.
 type recordsChain struct {
+	_           [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	src         *runtime.FileSource[csvcodec.Rich]
@@ -72,6 +73,7 @@ type recordsChain struct {
 	printedSink *runtime.StdoutSink[csvcodec.Rich]
 	meter       *runtime.Meter // the subtask's metrics
 	counts      [8]uint64      // records emitted by records, out, csvout, printed, then late for them; flush publishes them
+	_           [64]byte       // and off those of whatever is allocated after it
 }
 
 func newRecordsChain(j *runtime.Job, sub int) *recordsChain {

@@ -80,6 +80,7 @@ func build(j *runtime.Job) {
 
 // salesChain is one subtask of source "sales".
 type salesChain struct {
+	_             [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub           int           // the subtask's index
 	task          *runtime.Task // its part in checkpoints
 	src           *runtime.FileSource[sales.Sale]
@@ -88,6 +89,7 @@ type salesChain struct {
 	totalsByCall  *totalsChain             // totals, when it takes the records by a call; set by build
 	meter         *runtime.Meter           // the subtask's metrics
 	counts        [2]uint64                // records emitted by sales, then late for them; flush publishes them
+	_             [64]byte                 // and off those of whatever is allocated after it
 }
 
 func newSalesChain(j *runtime.Job, sub int, salesToTotals *runtime.Out[sales.Sale]) *salesChain {
@@ -185,6 +187,7 @@ func (c *salesChain) recoverCall() {
 
 // totalsChain is one subtask of reduce "totals" and the nodes fused with it: report, out.
 type totalsChain struct {
+	_           [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[sales.Sale]
@@ -193,6 +196,7 @@ type totalsChain struct {
 	outSink     *runtime.FileSink[string]
 	meter       *runtime.Meter // the subtask's metrics
 	counts      [6]uint64      // records emitted by totals, report, out, then late for them; flush publishes them
+	_           [64]byte       // and off those of whatever is allocated after it
 }
 
 func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[sales.Sale]) *totalsChain {

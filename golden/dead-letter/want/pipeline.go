@@ -70,6 +70,7 @@ func build(j *runtime.Job) {
 
 // readingsChain is one subtask of source "readings" and the nodes fused with it: lines, good, bad.
 type readingsChain struct {
+	_        [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub      int           // the subtask's index
 	task     *runtime.Task // its part in checkpoints
 	src      *runtime.FileSource[deadletter.Reading]
@@ -79,6 +80,7 @@ type readingsChain struct {
 	badSink  *runtime.FileSink[string]
 	meter    *runtime.Meter // the subtask's metrics
 	counts   [8]uint64      // records emitted by readings, lines, good, bad, then late for them; flush publishes them
+	_        [64]byte       // and off those of whatever is allocated after it
 }
 
 func newReadingsChain(j *runtime.Job, sub int) *readingsChain {

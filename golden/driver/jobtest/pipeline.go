@@ -226,6 +226,7 @@ func build(j *runtime.Job) {
 
 // ordersChain is one subtask of source "orders" and the nodes fused with it: big, big-orders.
 type ordersChain struct {
+	_              [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub            int           // the subtask's index
 	task           *runtime.Task // its part in checkpoints
 	src            *runtime.DriverSource[driver.Order]
@@ -236,6 +237,7 @@ type ordersChain struct {
 	bigOrdersSink  *runtime.DriverSink[driver.Order]
 	meter          *runtime.Meter // the subtask's metrics
 	counts         [6]uint64      // records emitted by orders, big, big-orders, then late for them; flush publishes them
+	_              [64]byte       // and off those of whatever is allocated after it
 }
 
 func newOrdersChain(j *runtime.Job, sub int, ordersToRemind *runtime.Out[runtime.Timed[driver.Order]]) *ordersChain {
@@ -384,6 +386,7 @@ func (c *ordersChain) recoverCall() {
 
 // remindChain is one subtask of process "remind" and the nodes fused with it: reminders, late.
 type remindChain struct {
+	_              [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub            int           // the subtask's index
 	task           *runtime.Task // its part in checkpoints
 	in             *runtime.Inbox[runtime.Timed[driver.Order]]
@@ -397,6 +400,7 @@ type remindChain struct {
 	remindFirstOut *runtime.DriverSink[string] // collects remind.first for the test driver
 	meter          *runtime.Meter              // the subtask's metrics
 	counts         [6]uint64                   // records emitted by remind, reminders, late, then late for them; flush publishes them
+	_              [64]byte                    // and off those of whatever is allocated after it
 }
 
 func newRemindChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[driver.Order]]) *remindChain {

@@ -87,6 +87,7 @@ func build(j *runtime.Job) {
 
 // ordersChain is one subtask of source "orders" and the nodes fused with it: big, big-orders.
 type ordersChain struct {
+	_              [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub            int           // the subtask's index
 	task           *runtime.Task // its part in checkpoints
 	src            *runtime.FileSource[driver.Order]
@@ -97,6 +98,7 @@ type ordersChain struct {
 	bigOrdersSink  *runtime.StdoutSink[driver.Order]
 	meter          *runtime.Meter // the subtask's metrics
 	counts         [6]uint64      // records emitted by orders, big, big-orders, then late for them; flush publishes them
+	_              [64]byte       // and off those of whatever is allocated after it
 }
 
 func newOrdersChain(j *runtime.Job, sub int, ordersToRemind *runtime.Out[runtime.Timed[driver.Order]]) *ordersChain {
@@ -245,6 +247,7 @@ func (c *ordersChain) recoverCall() {
 
 // remindChain is one subtask of process "remind" and the nodes fused with it: reminders, late.
 type remindChain struct {
+	_             [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub           int           // the subtask's index
 	task          *runtime.Task // its part in checkpoints
 	in            *runtime.Inbox[runtime.Timed[driver.Order]]
@@ -257,6 +260,7 @@ type remindChain struct {
 	lateSink      *runtime.FileSink[driver.Order]
 	meter         *runtime.Meter // the subtask's metrics
 	counts        [6]uint64      // records emitted by remind, reminders, late, then late for them; flush publishes them
+	_             [64]byte       // and off those of whatever is allocated after it
 }
 
 func newRemindChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[driver.Order]]) *remindChain {

@@ -155,6 +155,7 @@ func build(j *runtime.Job) {
 
 // clicksChain is one subtask of source "clicks".
 type clicksChain struct {
+	_                     [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub                   int           // the subtask's index
 	task                  *runtime.Task // its part in checkpoints
 	src                   *runtime.FileSource[et.Click]
@@ -172,6 +173,7 @@ type clicksChain struct {
 	clicksToWindowedPairs *runtime.Out[runtime.Timed[et.Click]] // to windowed-pairs, hash
 	meter                 *runtime.Meter                        // the subtask's metrics
 	counts                [2]uint64                             // records emitted by clicks, then late for them; flush publishes them
+	_                     [64]byte                              // and off those of whatever is allocated after it
 }
 
 func newClicksChain(j *runtime.Job, sub int, clicksToLatest *runtime.Out[runtime.Timed[et.Click]], clicksToSessions *runtime.Out[runtime.Timed[et.Click]], clicksToPerPage *runtime.Out[runtime.Timed[et.Click]], clicksToWatch *runtime.Out[runtime.Timed[et.Click]], clicksToPaired *runtime.Out[runtime.Timed[et.Click]], clicksToWindowedPairs *runtime.Out[runtime.Timed[et.Click]]) *clicksChain {
@@ -366,6 +368,7 @@ func (c *clicksChain) recoverCall() {
 
 // viewsChain is one subtask of source "views".
 type viewsChain struct {
+	_                    [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub                  int           // the subtask's index
 	task                 *runtime.Task // its part in checkpoints
 	src                  *runtime.FileSource[et.View]
@@ -375,6 +378,7 @@ type viewsChain struct {
 	viewsToWindowedPairs *runtime.Out[runtime.Timed[et.View]] // to windowed-pairs, hash
 	meter                *runtime.Meter                       // the subtask's metrics
 	counts               [2]uint64                            // records emitted by views, then late for them; flush publishes them
+	_                    [64]byte                             // and off those of whatever is allocated after it
 }
 
 func newViewsChain(j *runtime.Job, sub int, viewsToPaired *runtime.Out[runtime.Timed[et.View]], viewsToWindowedPairs *runtime.Out[runtime.Timed[et.View]]) *viewsChain {
@@ -489,6 +493,7 @@ func (c *viewsChain) end() {
 
 // latestChain is one subtask of reduce "latest" and the nodes fused with it: latest-lines, late-lines.
 type latestChain struct {
+	_                [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub              int           // the subtask's index
 	task             *runtime.Task // its part in checkpoints
 	in               *runtime.Inbox[runtime.Timed[et.Click]]
@@ -500,6 +505,7 @@ type latestChain struct {
 	latestFire       func(string, runtime.Window, *runtime.ReduceAcc[et.Click]) // latestResult, made once
 	meter            *runtime.Meter                                             // the subtask's metrics
 	counts           [6]uint64                                                  // records emitted by latest, latest-lines, late-lines, then late for them; flush publishes them
+	_                [64]byte                                                   // and off those of whatever is allocated after it
 }
 
 func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.Click]], latestLinesToAll *runtime.Out[runtime.Timed[string]], lateLinesToAll *runtime.Out[runtime.Timed[string]]) *latestChain {
@@ -686,6 +692,7 @@ func (c *latestChain) end() {
 
 // sessionsChain is one subtask of aggregate "sessions".
 type sessionsChain struct {
+	_              [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub            int           // the subtask's index
 	task           *runtime.Task // its part in checkpoints
 	in             *runtime.Inbox[runtime.Timed[et.Click]]
@@ -697,6 +704,7 @@ type sessionsChain struct {
 	sessionsUpdate func(string, runtime.Window, *et.Session) // sessionsLateResult, made once
 	meter          *runtime.Meter                            // the subtask's metrics
 	counts         [2]uint64                                 // records emitted by sessions, then late for them; flush publishes them
+	_              [64]byte                                  // and off those of whatever is allocated after it
 }
 
 func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.Click]], sessionsToAll *runtime.Out[runtime.Timed[string]]) *sessionsChain {
@@ -856,6 +864,7 @@ func (c *sessionsChain) end() {
 
 // perPageChain is one subtask of aggregate "per-page".
 type perPageChain struct {
+	_            [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub          int           // the subtask's index
 	task         *runtime.Task // its part in checkpoints
 	in           *runtime.Inbox[runtime.Timed[et.Click]]
@@ -866,6 +875,7 @@ type perPageChain struct {
 	perPageFire  func(string, runtime.Window, *et.Session) // perPageResult, made once
 	meter        *runtime.Meter                            // the subtask's metrics
 	counts       [2]uint64                                 // records emitted by per-page, then late for them; flush publishes them
+	_            [64]byte                                  // and off those of whatever is allocated after it
 }
 
 func newPerPageChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.Click]], perPageToAll *runtime.Out[runtime.Timed[string]]) *perPageChain {
@@ -1022,6 +1032,7 @@ func (c *perPageChain) end() {
 
 // watchChain is one subtask of process "watch".
 type watchChain struct {
+	_           [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[et.Click]]
@@ -1033,6 +1044,7 @@ type watchChain struct {
 	watchEmitFn func(string)   // the emit function watch gets, made once
 	meter       *runtime.Meter // the subtask's metrics
 	counts      [2]uint64      // records emitted by watch, then late for them; flush publishes them
+	_           [64]byte       // and off those of whatever is allocated after it
 }
 
 func newWatchChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.Click]], watchToAll *runtime.Out[runtime.Timed[string]]) *watchChain {
@@ -1201,6 +1213,7 @@ func (c *watchChain) end() {
 
 // pairedChain is one subtask of join "paired".
 type pairedChain struct {
+	_           [64]byte                                                       // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub         int                                                            // the subtask's index
 	task        *runtime.Task                                                  // its part in checkpoints
 	in          *runtime.Pair[runtime.Timed[et.Click], runtime.Timed[et.View]] // the left and right inputs
@@ -1210,6 +1223,7 @@ type pairedChain struct {
 	pairedPair  func(et.Click, et.View, int64)                                 // pairedResult, made once
 	meter       *runtime.Meter                                                 // the subtask's metrics
 	counts      [3]uint64                                                      // records emitted by paired, then late for them (the join's left input), then late of its right input; flush publishes them
+	_           [64]byte                                                       // and off those of whatever is allocated after it
 }
 
 func newPairedChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[et.Click]], right *runtime.Inbox[runtime.Timed[et.View]], pairedToAll *runtime.Out[runtime.Timed[string]]) *pairedChain {
@@ -1377,6 +1391,7 @@ func (c *pairedChain) end() {
 
 // windowedPairsChain is one subtask of join "windowed-pairs".
 type windowedPairsChain struct {
+	_                  [64]byte                                                       // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub                int                                                            // the subtask's index
 	task               *runtime.Task                                                  // its part in checkpoints
 	in                 *runtime.Pair[runtime.Timed[et.Click], runtime.Timed[et.View]] // the left and right inputs
@@ -1386,6 +1401,7 @@ type windowedPairsChain struct {
 	windowedPairsPair  func(et.Click, et.View, int64)                                 // windowedPairsResult, made once
 	meter              *runtime.Meter                                                 // the subtask's metrics
 	counts             [3]uint64                                                      // records emitted by windowed-pairs, then late for them (the join's left input), then late of its right input; flush publishes them
+	_                  [64]byte                                                       // and off those of whatever is allocated after it
 }
 
 func newWindowedPairsChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[et.Click]], right *runtime.Inbox[runtime.Timed[et.View]], windowedPairsToAll *runtime.Out[runtime.Timed[string]]) *windowedPairsChain {
@@ -1563,12 +1579,14 @@ func (c *windowedPairsChain) end() {
 
 // allChain is one subtask of union "all" and the nodes fused with it: out.
 type allChain struct {
+	_       [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub     int           // the subtask's index
 	task    *runtime.Task // its part in checkpoints
 	in      *runtime.Inbox[runtime.Timed[string]]
 	outSink *runtime.FileSink[string]
 	meter   *runtime.Meter // the subtask's metrics
 	counts  [4]uint64      // records emitted by all, out, then late for them; flush publishes them
+	_       [64]byte       // and off those of whatever is allocated after it
 }
 
 func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[string]]) *allChain {

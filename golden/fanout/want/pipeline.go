@@ -94,6 +94,7 @@ func build(j *runtime.Job) {
 
 // ordersChain is one subtask of source "orders" and the nodes fused with it: lines.
 type ordersChain struct {
+	_             [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub           int           // the subtask's index
 	task          *runtime.Task // its part in checkpoints
 	src           *runtime.GeneratorSource[fan.Order]
@@ -104,6 +105,7 @@ type ordersChain struct {
 	bySizeByCall  *bySizeChain            // by-size, when it takes the records by a call; set by build
 	meter         *runtime.Meter          // the subtask's metrics
 	counts        [4]uint64               // records emitted by orders, lines, then late for them; flush publishes them
+	_             [64]byte                // and off those of whatever is allocated after it
 }
 
 func newOrdersChain(j *runtime.Job, sub int, ordersToLarge *runtime.Out[fan.Order], linesToBySize *runtime.Out[fan.Line]) *ordersChain {
@@ -233,6 +235,7 @@ func (c *ordersChain) recoverCall() {
 
 // largeChain is one subtask of filter "large" and the nodes fused with it: described, large-orders.
 type largeChain struct {
+	_               [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub             int           // the subtask's index
 	task            *runtime.Task // its part in checkpoints
 	in              *runtime.Inbox[fan.Order]
@@ -240,6 +243,7 @@ type largeChain struct {
 	largeOrdersSink *runtime.FileSink[string]
 	meter           *runtime.Meter // the subtask's metrics
 	counts          [6]uint64      // records emitted by large, described, large-orders, then late for them; flush publishes them
+	_               [64]byte       // and off those of whatever is allocated after it
 }
 
 func newLargeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Order]) *largeChain {
@@ -365,6 +369,7 @@ func (c *largeChain) end() {
 
 // bySizeChain is one subtask of aggregate "by-size" and the nodes fused with it: tallies.
 type bySizeChain struct {
+	_           [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[fan.Line]
@@ -373,6 +378,7 @@ type bySizeChain struct {
 	talliesSink *runtime.StdoutSink[fan.SizeTally]
 	meter       *runtime.Meter // the subtask's metrics
 	counts      [4]uint64      // records emitted by by-size, tallies, then late for them; flush publishes them
+	_           [64]byte       // and off those of whatever is allocated after it
 }
 
 func newBySizeChain(j *runtime.Job, sub int, in *runtime.Inbox[fan.Line]) *bySizeChain {

@@ -62,6 +62,7 @@ func build(j *runtime.Job) {
 
 // sensorsChain is one subtask of source "sensors" and the nodes fused with it: warm, calibrated, print.
 type sensorsChain struct {
+	_         [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub       int           // the subtask's index
 	task      *runtime.Task // its part in checkpoints
 	src       *runtime.GeneratorSource[gen.Reading]
@@ -69,6 +70,7 @@ type sensorsChain struct {
 	printSink *runtime.StdoutSink[gen.Reading]
 	meter     *runtime.Meter // the subtask's metrics
 	counts    [8]uint64      // records emitted by sensors, warm, calibrated, print, then late for them; flush publishes them
+	_         [64]byte       // and off those of whatever is allocated after it
 }
 
 func newSensorsChain(j *runtime.Job, sub int) *sensorsChain {

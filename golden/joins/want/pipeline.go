@@ -106,6 +106,7 @@ func build(j *runtime.Job) {
 
 // eventsChain is one subtask of source "events".
 type eventsChain struct {
+	_             [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub           int           // the subtask's index
 	task          *runtime.Task // its part in checkpoints
 	src           *runtime.FileSource[joins.Event]
@@ -116,6 +117,7 @@ type eventsChain struct {
 	eventsToPaid  *runtime.Out[runtime.Timed[joins.Event]] // to paid, hash
 	meter         *runtime.Meter                           // the subtask's metrics
 	counts        [2]uint64                                // records emitted by events, then late for them; flush publishes them
+	_             [64]byte                                 // and off those of whatever is allocated after it
 }
 
 func newEventsChain(j *runtime.Job, sub int, eventsToNext *runtime.Out[runtime.Timed[joins.Event]], eventsToNext2 *runtime.Out[runtime.Timed[joins.Event]], eventsToPaid *runtime.Out[runtime.Timed[joins.Event]]) *eventsChain {
@@ -241,6 +243,7 @@ func (c *eventsChain) end() {
 
 // paymentsChain is one subtask of source "payments".
 type paymentsChain struct {
+	_              [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub            int           // the subtask's index
 	task           *runtime.Task // its part in checkpoints
 	src            *runtime.FileSource[joins.Payment]
@@ -249,6 +252,7 @@ type paymentsChain struct {
 	paymentsToPaid *runtime.Out[runtime.Timed[joins.Payment]] // to paid, hash
 	meter          *runtime.Meter                             // the subtask's metrics
 	counts         [2]uint64                                  // records emitted by payments, then late for them; flush publishes them
+	_              [64]byte                                   // and off those of whatever is allocated after it
 }
 
 func newPaymentsChain(j *runtime.Job, sub int, paymentsToPaid *runtime.Out[runtime.Timed[joins.Payment]]) *paymentsChain {
@@ -350,6 +354,7 @@ func (c *paymentsChain) end() {
 
 // nextChain is one subtask of join "next".
 type nextChain struct {
+	_         [64]byte                                                              // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub       int                                                                   // the subtask's index
 	task      *runtime.Task                                                         // its part in checkpoints
 	in        *runtime.Pair[runtime.Timed[joins.Event], runtime.Timed[joins.Event]] // the left and right inputs
@@ -359,6 +364,7 @@ type nextChain struct {
 	nextPair  func(joins.Event, joins.Event, int64)                                 // nextResult, made once
 	meter     *runtime.Meter                                                        // the subtask's metrics
 	counts    [3]uint64                                                             // records emitted by next, then late for them (the join's left input), then late of its right input; flush publishes them
+	_         [64]byte                                                              // and off those of whatever is allocated after it
 }
 
 func newNextChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[joins.Event]], right *runtime.Inbox[runtime.Timed[joins.Event]], nextToAll *runtime.Out[runtime.Timed[string]]) *nextChain {
@@ -527,6 +533,7 @@ func (c *nextChain) end() {
 
 // paidChain is one subtask of join "paid" and the nodes fused with it: late-events, late-payments.
 type paidChain struct {
+	_                [64]byte                                                                // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub              int                                                                     // the subtask's index
 	task             *runtime.Task                                                           // its part in checkpoints
 	in               *runtime.Pair[runtime.Timed[joins.Event], runtime.Timed[joins.Payment]] // the left and right inputs
@@ -538,6 +545,7 @@ type paidChain struct {
 	latePaymentsSink *runtime.FileSink[joins.Payment]
 	meter            *runtime.Meter // the subtask's metrics
 	counts           [7]uint64      // records emitted by paid, late-events, late-payments, then late for them (the join's left input), then late of its right input; flush publishes them
+	_                [64]byte       // and off those of whatever is allocated after it
 }
 
 func newPaidChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[joins.Event]], right *runtime.Inbox[runtime.Timed[joins.Payment]], paidToAll *runtime.Out[runtime.Timed[string]], lateEventsToAll *runtime.Out[runtime.Timed[string]]) *paidChain {
@@ -738,12 +746,14 @@ func (c *paidChain) end() {
 
 // allChain is one subtask of union "all" and the nodes fused with it: out.
 type allChain struct {
+	_       [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub     int           // the subtask's index
 	task    *runtime.Task // its part in checkpoints
 	in      *runtime.Inbox[runtime.Timed[string]]
 	outSink *runtime.FileSink[string]
 	meter   *runtime.Meter // the subtask's metrics
 	counts  [4]uint64      // records emitted by all, out, then late for them; flush publishes them
+	_       [64]byte       // and off those of whatever is allocated after it
 }
 
 func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[string]]) *allChain {

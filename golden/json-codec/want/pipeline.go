@@ -61,6 +61,7 @@ func build(j *runtime.Job) {
 
 // recordsChain is one subtask of source "records" and the nodes fused with it: out.
 type recordsChain struct {
+	_       [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub     int           // the subtask's index
 	task    *runtime.Task // its part in checkpoints
 	src     *runtime.FileSource[jsoncodec.Rich]
@@ -68,6 +69,7 @@ type recordsChain struct {
 	outSink *runtime.FileSink[jsoncodec.Rich]
 	meter   *runtime.Meter // the subtask's metrics
 	counts  [4]uint64      // records emitted by records, out, then late for them; flush publishes them
+	_       [64]byte       // and off those of whatever is allocated after it
 }
 
 func newRecordsChain(j *runtime.Job, sub int) *recordsChain {

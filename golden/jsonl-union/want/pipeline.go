@@ -96,6 +96,7 @@ func build(j *runtime.Job) {
 
 // webChain is one subtask of source "web".
 type webChain struct {
+	_        [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub      int           // the subtask's index
 	task     *runtime.Task // its part in checkpoints
 	src      *runtime.FileSource[clicks.Click]
@@ -103,6 +104,7 @@ type webChain struct {
 	webToAll *runtime.Out[clicks.Click] // to all, forward
 	meter    *runtime.Meter             // the subtask's metrics
 	counts   [2]uint64                  // records emitted by web, then late for them; flush publishes them
+	_        [64]byte                   // and off those of whatever is allocated after it
 }
 
 func newWebChain(j *runtime.Job, sub int, webToAll *runtime.Out[clicks.Click]) *webChain {
@@ -177,6 +179,7 @@ func (c *webChain) end() {
 
 // appChain is one subtask of source "app".
 type appChain struct {
+	_        [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub      int           // the subtask's index
 	task     *runtime.Task // its part in checkpoints
 	src      *runtime.FileSource[clicks.Click]
@@ -184,6 +187,7 @@ type appChain struct {
 	appToAll *runtime.Out[clicks.Click] // to all, forward
 	meter    *runtime.Meter             // the subtask's metrics
 	counts   [2]uint64                  // records emitted by app, then late for them; flush publishes them
+	_        [64]byte                   // and off those of whatever is allocated after it
 }
 
 func newAppChain(j *runtime.Job, sub int, appToAll *runtime.Out[clicks.Click]) *appChain {
@@ -258,12 +262,14 @@ func (c *appChain) end() {
 
 // allChain is one subtask of union "all" and the nodes fused with it: visits.
 type allChain struct {
-	sub              int // the subtask's index
+	_                [64]byte // keeps the fields below off the cache lines of whatever is allocated before the chain
+	sub              int      // the subtask's index
 	in               *runtime.Inbox[clicks.Click]
 	visitsToSections *runtime.Out[clicks.Visit] // to sections, hash
 	sectionsByCall   *sectionsChain             // sections, when it takes the records by a call; set by build
 	meter            *runtime.Meter             // the subtask's metrics
 	counts           [4]uint64                  // records emitted by all, visits, then late for them; flush publishes them
+	_                [64]byte                   // and off those of whatever is allocated after it
 }
 
 func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Click], visitsToSections *runtime.Out[clicks.Visit]) *allChain {
@@ -385,6 +391,7 @@ func (c *allChain) blame(p any) (any, bool) {
 
 // sectionsChain is one subtask of aggregate "sections" and the nodes fused with it: print.
 type sectionsChain struct {
+	_             [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub           int           // the subtask's index
 	task          *runtime.Task // its part in checkpoints
 	in            *runtime.Inbox[clicks.Visit]
@@ -393,6 +400,7 @@ type sectionsChain struct {
 	printSink     *runtime.StdoutSink[clicks.Stats]
 	meter         *runtime.Meter // the subtask's metrics
 	counts        [4]uint64      // records emitted by sections, print, then late for them; flush publishes them
+	_             [64]byte       // and off those of whatever is allocated after it
 }
 
 func newSectionsChain(j *runtime.Job, sub int, in *runtime.Inbox[clicks.Visit]) *sectionsChain {

@@ -139,6 +139,7 @@ func build(j *runtime.Job) {
 
 // ordersChain is one subtask of source "orders" and the nodes fused with it: bad-orders.
 type ordersChain struct {
+	_               [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub             int           // the subtask's index
 	task            *runtime.Task // its part in checkpoints
 	src             *kafka.Source[orders.Order]
@@ -151,6 +152,7 @@ type ordersChain struct {
 	badOrdersSink   *kafka.Sink[string]
 	meter           *runtime.Meter // the subtask's metrics
 	counts          [4]uint64      // records emitted by orders, bad-orders, then late for them; flush publishes them
+	_               [64]byte       // and off those of whatever is allocated after it
 }
 
 func newOrdersChain(j *runtime.Job, sub int, ordersToTotals *runtime.Out[runtime.Timed[orders.Order]], ordersToLargest *runtime.Out[runtime.Timed[orders.Order]]) *ordersChain {
@@ -319,6 +321,7 @@ func (c *ordersChain) recoverCall() {
 
 // rawChain is one subtask of source "raw" and the nodes fused with it: copy.
 type rawChain struct {
+	_        [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub      int           // the subtask's index
 	task     *runtime.Task // its part in checkpoints
 	src      *kafka.Source[[]byte]
@@ -327,6 +330,7 @@ type rawChain struct {
 	copySink *kafka.Sink[[]byte]
 	meter    *runtime.Meter // the subtask's metrics
 	counts   [4]uint64      // records emitted by raw, copy, then late for them; flush publishes them
+	_        [64]byte       // and off those of whatever is allocated after it
 }
 
 func newRawChain(j *runtime.Job, sub int) *rawChain {
@@ -437,6 +441,7 @@ func (c *rawChain) end() {
 
 // totalsChain is one subtask of aggregate "totals" and the nodes fused with it: out.
 type totalsChain struct {
+	_           [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[orders.Order]]
@@ -447,6 +452,7 @@ type totalsChain struct {
 	outSink     *kafka.Sink[orders.Total]
 	meter       *runtime.Meter // the subtask's metrics
 	counts      [4]uint64      // records emitted by totals, out, then late for them; flush publishes them
+	_           [64]byte       // and off those of whatever is allocated after it
 }
 
 func newTotalsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[orders.Order]]) *totalsChain {
@@ -604,6 +610,7 @@ func (c *totalsChain) end() {
 
 // largestChain is one subtask of reduce "largest" and the nodes fused with it: largest-out, largest-csv.
 type largestChain struct {
+	_              [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub            int           // the subtask's index
 	task           *runtime.Task // its part in checkpoints
 	in             *runtime.Inbox[runtime.Timed[orders.Order]]
@@ -613,6 +620,7 @@ type largestChain struct {
 	largestCsvSink *kafka.Sink[orders.Order]
 	meter          *runtime.Meter // the subtask's metrics
 	counts         [6]uint64      // records emitted by largest, largest-out, largest-csv, then late for them; flush publishes them
+	_              [64]byte       // and off those of whatever is allocated after it
 }
 
 func newLargestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[orders.Order]]) *largestChain {

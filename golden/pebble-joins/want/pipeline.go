@@ -143,6 +143,7 @@ func build(j *runtime.Job) {
 
 // eventsChain is one subtask of source "events".
 type eventsChain struct {
+	_                       [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub                     int           // the subtask's index
 	task                    *runtime.Task // its part in checkpoints
 	src                     *runtime.FileSource[joins.Event]
@@ -156,6 +157,7 @@ type eventsChain struct {
 	eventsToSameSecondVisit *runtime.Out[runtime.Timed[joins.Event]] // to same-second-visit, hash
 	meter                   *runtime.Meter                           // the subtask's metrics
 	counts                  [2]uint64                                // records emitted by events, then late for them; flush publishes them
+	_                       [64]byte                                 // and off those of whatever is allocated after it
 }
 
 func newEventsChain(j *runtime.Job, sub int, eventsToNext *runtime.Out[runtime.Timed[joins.Event]], eventsToNext2 *runtime.Out[runtime.Timed[joins.Event]], eventsToPaid *runtime.Out[runtime.Timed[joins.Event]], eventsToSameSecond *runtime.Out[runtime.Timed[joins.Event]], eventsToSameVisit *runtime.Out[runtime.Timed[joins.Event]], eventsToSameSecondVisit *runtime.Out[runtime.Timed[joins.Event]]) *eventsChain {
@@ -314,6 +316,7 @@ func (c *eventsChain) end() {
 
 // paymentsChain is one subtask of source "payments".
 type paymentsChain struct {
+	_                         [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub                       int           // the subtask's index
 	task                      *runtime.Task // its part in checkpoints
 	src                       *runtime.FileSource[joins.Payment]
@@ -325,6 +328,7 @@ type paymentsChain struct {
 	paymentsToSameSecondVisit *runtime.Out[runtime.Timed[joins.Payment]] // to same-second-visit, hash
 	meter                     *runtime.Meter                             // the subtask's metrics
 	counts                    [2]uint64                                  // records emitted by payments, then late for them; flush publishes them
+	_                         [64]byte                                   // and off those of whatever is allocated after it
 }
 
 func newPaymentsChain(j *runtime.Job, sub int, paymentsToPaid *runtime.Out[runtime.Timed[joins.Payment]], paymentsToSameSecond *runtime.Out[runtime.Timed[joins.Payment]], paymentsToSameVisit *runtime.Out[runtime.Timed[joins.Payment]], paymentsToSameSecondVisit *runtime.Out[runtime.Timed[joins.Payment]]) *paymentsChain {
@@ -461,6 +465,7 @@ func (c *paymentsChain) end() {
 
 // nextChain is one subtask of join "next".
 type nextChain struct {
+	_         [64]byte                                                              // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub       int                                                                   // the subtask's index
 	task      *runtime.Task                                                         // its part in checkpoints
 	in        *runtime.Pair[runtime.Timed[joins.Event], runtime.Timed[joins.Event]] // the left and right inputs
@@ -470,6 +475,7 @@ type nextChain struct {
 	nextPair  func(joins.Event, joins.Event, int64)                                 // nextResult, made once
 	meter     *runtime.Meter                                                        // the subtask's metrics
 	counts    [3]uint64                                                             // records emitted by next, then late for them (the join's left input), then late of its right input; flush publishes them
+	_         [64]byte                                                              // and off those of whatever is allocated after it
 }
 
 func newNextChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[joins.Event]], right *runtime.Inbox[runtime.Timed[joins.Event]], nextToAll *runtime.Out[runtime.Timed[string]]) *nextChain {
@@ -633,6 +639,7 @@ func (c *nextChain) end() {
 
 // paidChain is one subtask of join "paid" and the nodes fused with it: late-events, late-payments.
 type paidChain struct {
+	_                [64]byte                                                                // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub              int                                                                     // the subtask's index
 	task             *runtime.Task                                                           // its part in checkpoints
 	in               *runtime.Pair[runtime.Timed[joins.Event], runtime.Timed[joins.Payment]] // the left and right inputs
@@ -644,6 +651,7 @@ type paidChain struct {
 	latePaymentsSink *runtime.FileSink[joins.Payment]
 	meter            *runtime.Meter // the subtask's metrics
 	counts           [7]uint64      // records emitted by paid, late-events, late-payments, then late for them (the join's left input), then late of its right input; flush publishes them
+	_                [64]byte       // and off those of whatever is allocated after it
 }
 
 func newPaidChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[joins.Event]], right *runtime.Inbox[runtime.Timed[joins.Payment]], paidToAll *runtime.Out[runtime.Timed[string]], lateEventsToAll *runtime.Out[runtime.Timed[string]]) *paidChain {
@@ -839,6 +847,7 @@ func (c *paidChain) end() {
 
 // sameSecondChain is one subtask of join "same-second" and the nodes fused with it: windowed.
 type sameSecondChain struct {
+	_               [64]byte                                                                // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub             int                                                                     // the subtask's index
 	task            *runtime.Task                                                           // its part in checkpoints
 	in              *runtime.Pair[runtime.Timed[joins.Event], runtime.Timed[joins.Payment]] // the left and right inputs
@@ -848,6 +857,7 @@ type sameSecondChain struct {
 	windowedSink    *runtime.FileSink[string]
 	meter           *runtime.Meter // the subtask's metrics
 	counts          [5]uint64      // records emitted by same-second, windowed, then late for them (the join's left input), then late of its right input; flush publishes them
+	_               [64]byte       // and off those of whatever is allocated after it
 }
 
 func newSameSecondChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[joins.Event]], right *runtime.Inbox[runtime.Timed[joins.Payment]]) *sameSecondChain {
@@ -1019,6 +1029,7 @@ func (c *sameSecondChain) end() {
 
 // sameVisitChain is one subtask of join "same-visit" and the nodes fused with it: sessioned.
 type sameVisitChain struct {
+	_              [64]byte                                                                // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub            int                                                                     // the subtask's index
 	task           *runtime.Task                                                           // its part in checkpoints
 	in             *runtime.Pair[runtime.Timed[joins.Event], runtime.Timed[joins.Payment]] // the left and right inputs
@@ -1028,6 +1039,7 @@ type sameVisitChain struct {
 	sessionedSink  *runtime.FileSink[string]
 	meter          *runtime.Meter // the subtask's metrics
 	counts         [5]uint64      // records emitted by same-visit, sessioned, then late for them (the join's left input), then late of its right input; flush publishes them
+	_              [64]byte       // and off those of whatever is allocated after it
 }
 
 func newSameVisitChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[joins.Event]], right *runtime.Inbox[runtime.Timed[joins.Payment]]) *sameVisitChain {
@@ -1199,6 +1211,7 @@ func (c *sameVisitChain) end() {
 
 // sameSecondVisitChain is one subtask of join "same-second-visit" and the nodes fused with it: processed.
 type sameSecondVisitChain struct {
+	_                    [64]byte                                                                // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub                  int                                                                     // the subtask's index
 	task                 *runtime.Task                                                           // its part in checkpoints
 	in                   *runtime.Pair[runtime.Timed[joins.Event], runtime.Timed[joins.Payment]] // the left and right inputs
@@ -1208,6 +1221,7 @@ type sameSecondVisitChain struct {
 	processedSink        *runtime.FileSink[string]
 	meter                *runtime.Meter // the subtask's metrics
 	counts               [5]uint64      // records emitted by same-second-visit, processed, then late for them (the join's left input), then late of its right input; flush publishes them
+	_                    [64]byte       // and off those of whatever is allocated after it
 }
 
 func newSameSecondVisitChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[joins.Event]], right *runtime.Inbox[runtime.Timed[joins.Payment]]) *sameSecondVisitChain {
@@ -1378,12 +1392,14 @@ func (c *sameSecondVisitChain) end() {
 
 // allChain is one subtask of union "all" and the nodes fused with it: out.
 type allChain struct {
+	_       [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub     int           // the subtask's index
 	task    *runtime.Task // its part in checkpoints
 	in      *runtime.Inbox[runtime.Timed[string]]
 	outSink *runtime.FileSink[string]
 	meter   *runtime.Meter // the subtask's metrics
 	counts  [4]uint64      // records emitted by all, out, then late for them; flush publishes them
+	_       [64]byte       // and off those of whatever is allocated after it
 }
 
 func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[string]]) *allChain {

@@ -115,6 +115,7 @@ func build(j *runtime.Job) {
 
 // clicksChain is one subtask of source "clicks".
 type clicksChain struct {
+	_                [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub              int           // the subtask's index
 	task             *runtime.Task // its part in checkpoints
 	src              *runtime.FileSource[ps.Click]
@@ -128,6 +129,7 @@ type clicksChain struct {
 	visitsByCall     *visitsChain                          // visits, when it takes the records by a call; set by build
 	meter            *runtime.Meter                        // the subtask's metrics
 	counts           [2]uint64                             // records emitted by clicks, then late for them; flush publishes them
+	_                [64]byte                              // and off those of whatever is allocated after it
 }
 
 func newClicksChain(j *runtime.Job, sub int, clicksToSessions *runtime.Out[runtime.Timed[ps.Click]], clicksToGaps *runtime.Out[runtime.Timed[ps.Click]], clicksToVisits *runtime.Out[runtime.Timed[ps.Click]]) *clicksChain {
@@ -284,6 +286,7 @@ func (c *clicksChain) recoverCall() {
 
 // sessionsChain is one subtask of aggregate "sessions" and the nodes fused with it: late-lines.
 type sessionsChain struct {
+	_              [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub            int           // the subtask's index
 	task           *runtime.Task // its part in checkpoints
 	in             *runtime.Inbox[runtime.Timed[ps.Click]]
@@ -296,6 +299,7 @@ type sessionsChain struct {
 	sessionsUpdate func(string, runtime.Window, *ps.Session) // sessionsLateResult, made once
 	meter          *runtime.Meter                            // the subtask's metrics
 	counts         [4]uint64                                 // records emitted by sessions, late-lines, then late for them; flush publishes them
+	_              [64]byte                                  // and off those of whatever is allocated after it
 }
 
 func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[ps.Click]], sessionsToAll *runtime.Out[runtime.Timed[string]], lateLinesToAll *runtime.Out[runtime.Timed[string]]) *sessionsChain {
@@ -471,6 +475,7 @@ func (c *sessionsChain) end() {
 
 // gapsChain is one subtask of aggregate "gaps".
 type gapsChain struct {
+	_         [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub       int           // the subtask's index
 	task      *runtime.Task // its part in checkpoints
 	in        *runtime.Inbox[runtime.Timed[ps.Click]]
@@ -481,6 +486,7 @@ type gapsChain struct {
 	gapsFire  func(string, runtime.Window, *ps.Session) // gapsResult, made once
 	meter     *runtime.Meter                            // the subtask's metrics
 	counts    [2]uint64                                 // records emitted by gaps, then late for them; flush publishes them
+	_         [64]byte                                  // and off those of whatever is allocated after it
 }
 
 func newGapsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[ps.Click]], gapsToAll *runtime.Out[runtime.Timed[string]]) *gapsChain {
@@ -629,6 +635,7 @@ func (c *gapsChain) end() {
 
 // visitsChain is one subtask of aggregate "visits".
 type visitsChain struct {
+	_           [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[ps.Click]]
@@ -638,6 +645,7 @@ type visitsChain struct {
 	visitsFire  func(string, runtime.Window, *ps.Session) // visitsResult, made once
 	meter       *runtime.Meter                            // the subtask's metrics
 	counts      [2]uint64                                 // records emitted by visits, then late for them; flush publishes them
+	_           [64]byte                                  // and off those of whatever is allocated after it
 }
 
 func newVisitsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[ps.Click]], visitsToAll *runtime.Out[runtime.Timed[string]]) *visitsChain {
@@ -785,12 +793,14 @@ func (c *visitsChain) end() {
 
 // allChain is one subtask of union "all" and the nodes fused with it: out.
 type allChain struct {
+	_       [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub     int           // the subtask's index
 	task    *runtime.Task // its part in checkpoints
 	in      *runtime.Inbox[runtime.Timed[string]]
 	outSink *runtime.FileSink[string]
 	meter   *runtime.Meter // the subtask's metrics
 	counts  [4]uint64      // records emitted by all, out, then late for them; flush publishes them
+	_       [64]byte       // and off those of whatever is allocated after it
 }
 
 func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[string]]) *allChain {

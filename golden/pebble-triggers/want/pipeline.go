@@ -149,6 +149,7 @@ func build(j *runtime.Job) {
 
 // clicksChain is one subtask of source "clicks".
 type clicksChain struct {
+	_                [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub              int           // the subtask's index
 	task             *runtime.Task // its part in checkpoints
 	src              *runtime.FileSource[triggers.Click]
@@ -168,6 +169,7 @@ type clicksChain struct {
 	recentByCall     *recentChain                                // recent, when it takes the records by a call; set by build
 	meter            *runtime.Meter                              // the subtask's metrics
 	counts           [2]uint64                                   // records emitted by clicks, then late for them; flush publishes them
+	_                [64]byte                                    // and off those of whatever is allocated after it
 }
 
 func newClicksChain(j *runtime.Job, sub int, clicksToCounts *runtime.Out[runtime.Timed[triggers.Click]], clicksToDeltas *runtime.Out[runtime.Timed[triggers.Click]], clicksToSessions *runtime.Out[runtime.Timed[triggers.Click]], clicksToDynamic *runtime.Out[runtime.Timed[triggers.Click]], clicksToTens *runtime.Out[runtime.Timed[triggers.Click]], clicksToRecent *runtime.Out[runtime.Timed[triggers.Click]]) *clicksChain {
@@ -372,6 +374,7 @@ func (c *clicksChain) recoverCall() {
 
 // countsChain is one subtask of aggregate "counts" and the nodes fused with it: late.
 type countsChain struct {
+	_           [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[triggers.Click]]
@@ -382,6 +385,7 @@ type countsChain struct {
 	lateSink    *runtime.FileSink[triggers.Click]
 	meter       *runtime.Meter // the subtask's metrics
 	counts      [4]uint64      // records emitted by counts, late, then late for them; flush publishes them
+	_           [64]byte       // and off those of whatever is allocated after it
 }
 
 func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[triggers.Click]], countsToAll *runtime.Out[runtime.Timed[string]]) *countsChain {
@@ -543,6 +547,7 @@ func (c *countsChain) end() {
 
 // deltasChain is one subtask of aggregate "deltas".
 type deltasChain struct {
+	_           [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[triggers.Click]]
@@ -552,6 +557,7 @@ type deltasChain struct {
 	deltasState *pebblestate.Triggered[string, triggers.Sum] // open windows of deltas per key, with their trigger
 	meter       *runtime.Meter                               // the subtask's metrics
 	counts      [2]uint64                                    // records emitted by deltas, then late for them; flush publishes them
+	_           [64]byte                                     // and off those of whatever is allocated after it
 }
 
 func newDeltasChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[triggers.Click]], deltasToAll *runtime.Out[runtime.Timed[string]]) *deltasChain {
@@ -704,6 +710,7 @@ func (c *deltasChain) end() {
 
 // sessionsChain is one subtask of aggregate "sessions".
 type sessionsChain struct {
+	_             [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub           int           // the subtask's index
 	task          *runtime.Task // its part in checkpoints
 	in            *runtime.Inbox[runtime.Timed[triggers.Click]]
@@ -713,6 +720,7 @@ type sessionsChain struct {
 	sessionsState *pebblestate.Triggered[string, triggers.Sum] // open windows of sessions per key, with their trigger
 	meter         *runtime.Meter                               // the subtask's metrics
 	counts        [2]uint64                                    // records emitted by sessions, then late for them; flush publishes them
+	_             [64]byte                                     // and off those of whatever is allocated after it
 }
 
 func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[triggers.Click]], sessionsToAll *runtime.Out[runtime.Timed[string]]) *sessionsChain {
@@ -863,6 +871,7 @@ func (c *sessionsChain) end() {
 
 // dynamicChain is one subtask of aggregate "dynamic".
 type dynamicChain struct {
+	_            [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub          int           // the subtask's index
 	task         *runtime.Task // its part in checkpoints
 	in           *runtime.Inbox[runtime.Timed[triggers.Click]]
@@ -872,6 +881,7 @@ type dynamicChain struct {
 	dynamicState *pebblestate.Triggered[string, triggers.Sum] // open windows of dynamic per key, with their trigger
 	meter        *runtime.Meter                               // the subtask's metrics
 	counts       [2]uint64                                    // records emitted by dynamic, then late for them; flush publishes them
+	_            [64]byte                                     // and off those of whatever is allocated after it
 }
 
 func newDynamicChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[triggers.Click]], dynamicToAll *runtime.Out[runtime.Timed[string]]) *dynamicChain {
@@ -1023,6 +1033,7 @@ func (c *dynamicChain) end() {
 
 // tensChain is one subtask of aggregate "tens".
 type tensChain struct {
+	_         [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub       int           // the subtask's index
 	task      *runtime.Task // its part in checkpoints
 	in        *runtime.Inbox[runtime.Timed[triggers.Click]]
@@ -1031,6 +1042,7 @@ type tensChain struct {
 	tensState *pebblestate.CountWindows[string, triggers.Click, triggers.Sum] // open count windows of tens per key
 	meter     *runtime.Meter                                                  // the subtask's metrics
 	counts    [2]uint64                                                       // records emitted by tens, then late for them; flush publishes them
+	_         [64]byte                                                        // and off those of whatever is allocated after it
 }
 
 func newTensChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[triggers.Click]], tensToAll *runtime.Out[runtime.Timed[string]]) *tensChain {
@@ -1162,6 +1174,7 @@ func (c *tensChain) end() {
 
 // recentChain is one subtask of aggregate "recent".
 type recentChain struct {
+	_           [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[triggers.Click]]
@@ -1170,6 +1183,7 @@ type recentChain struct {
 	recentState *pebblestate.CountWindows[string, triggers.Click, triggers.Sum] // open count windows of recent per key
 	meter       *runtime.Meter                                                  // the subtask's metrics
 	counts      [2]uint64                                                       // records emitted by recent, then late for them; flush publishes them
+	_           [64]byte                                                        // and off those of whatever is allocated after it
 }
 
 func newRecentChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[triggers.Click]], recentToAll *runtime.Out[runtime.Timed[string]]) *recentChain {
@@ -1301,12 +1315,14 @@ func (c *recentChain) end() {
 
 // allChain is one subtask of union "all" and the nodes fused with it: out.
 type allChain struct {
+	_       [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub     int           // the subtask's index
 	task    *runtime.Task // its part in checkpoints
 	in      *runtime.Inbox[runtime.Timed[string]]
 	outSink *runtime.FileSink[string]
 	meter   *runtime.Meter // the subtask's metrics
 	counts  [4]uint64      // records emitted by all, out, then late for them; flush publishes them
+	_       [64]byte       // and off those of whatever is allocated after it
 }
 
 func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[string]]) *allChain {

@@ -92,6 +92,7 @@ func build(j *runtime.Job) {
 
 // numbersChain is one subtask of source "numbers".
 type numbersChain struct {
+	_             [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub           int           // the subtask's index
 	task          *runtime.Task // its part in checkpoints
 	src           *runtime.GeneratorSource[int64]
@@ -102,6 +103,7 @@ type numbersChain struct {
 	tensByCall    *tensChain          // tens, when it takes the records by a call; set by build
 	meter         *runtime.Meter      // the subtask's metrics
 	counts        [2]uint64           // records emitted by numbers, then late for them; flush publishes them
+	_             [64]byte            // and off those of whatever is allocated after it
 }
 
 func newNumbersChain(j *runtime.Job, sub int, numbersToSums *runtime.Out[int64], numbersToTens *runtime.Out[int64]) *numbersChain {
@@ -218,6 +220,7 @@ func (c *numbersChain) recoverCall() {
 
 // sumsChain is one subtask of aggregate "sums" and the nodes fused with it: sum-out.
 type sumsChain struct {
+	_          [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub        int           // the subtask's index
 	task       *runtime.Task // its part in checkpoints
 	in         *runtime.Inbox[int64]
@@ -226,6 +229,7 @@ type sumsChain struct {
 	sumOutSink *runtime.FileSink[p.Result]
 	meter      *runtime.Meter // the subtask's metrics
 	counts     [4]uint64      // records emitted by sums, sum-out, then late for them; flush publishes them
+	_          [64]byte       // and off those of whatever is allocated after it
 }
 
 func newSumsChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *sumsChain {
@@ -346,6 +350,7 @@ func (c *sumsChain) end() {
 
 // tensChain is one subtask of process "tens" and the nodes fused with it: ten-out.
 type tensChain struct {
+	_          [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub        int           // the subtask's index
 	task       *runtime.Task // its part in checkpoints
 	in         *runtime.Inbox[int64]
@@ -357,6 +362,7 @@ type tensChain struct {
 	tenOutSink *runtime.FileSink[string]
 	meter      *runtime.Meter // the subtask's metrics
 	counts     [4]uint64      // records emitted by tens, ten-out, then late for them; flush publishes them
+	_          [64]byte       // and off those of whatever is allocated after it
 }
 
 func newTensChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *tensChain {

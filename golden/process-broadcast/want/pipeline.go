@@ -84,6 +84,7 @@ func build(j *runtime.Job) {
 
 // paymentsChain is one subtask of source "payments".
 type paymentsChain struct {
+	_               [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub             int           // the subtask's index
 	task            *runtime.Task // its part in checkpoints
 	src             *runtime.FileSource[bc.Payment]
@@ -92,6 +93,7 @@ type paymentsChain struct {
 	paymentsToCheck *runtime.Out[runtime.Timed[bc.Payment]] // to check, hash
 	meter           *runtime.Meter                          // the subtask's metrics
 	counts          [2]uint64                               // records emitted by payments, then late for them; flush publishes them
+	_               [64]byte                                // and off those of whatever is allocated after it
 }
 
 func newPaymentsChain(j *runtime.Job, sub int, paymentsToCheck *runtime.Out[runtime.Timed[bc.Payment]]) *paymentsChain {
@@ -193,6 +195,7 @@ func (c *paymentsChain) end() {
 
 // limitsChain is one subtask of source "limits".
 type limitsChain struct {
+	_             [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub           int           // the subtask's index
 	task          *runtime.Task // its part in checkpoints
 	src           *runtime.FileSource[bc.Limit]
@@ -201,6 +204,7 @@ type limitsChain struct {
 	limitsToCheck *runtime.Out[runtime.Timed[bc.Limit]] // to check, broadcast
 	meter         *runtime.Meter                        // the subtask's metrics
 	counts        [2]uint64                             // records emitted by limits, then late for them; flush publishes them
+	_             [64]byte                              // and off those of whatever is allocated after it
 }
 
 func newLimitsChain(j *runtime.Job, sub int, limitsToCheck *runtime.Out[runtime.Timed[bc.Limit]]) *limitsChain {
@@ -303,6 +307,7 @@ func (c *limitsChain) end() {
 
 // checkChain is one subtask of process "check" and the nodes fused with it: accepted, over.
 type checkChain struct {
+	_              [64]byte                                                          // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub            int                                                               // the subtask's index
 	task           *runtime.Task                                                     // its part in checkpoints
 	in             *runtime.Pair[runtime.Timed[bc.Payment], runtime.Timed[bc.Limit]] // the left and right inputs
@@ -316,6 +321,7 @@ type checkChain struct {
 	overSink       *runtime.FileSink[string]
 	meter          *runtime.Meter // the subtask's metrics
 	counts         [6]uint64      // records emitted by check, accepted, over, then late for them; flush publishes them
+	_              [64]byte       // and off those of whatever is allocated after it
 }
 
 func newCheckChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[bc.Payment]], right *runtime.Inbox[runtime.Timed[bc.Limit]]) *checkChain {

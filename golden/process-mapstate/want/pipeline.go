@@ -79,6 +79,7 @@ func build(j *runtime.Job) {
 
 // paymentsChain is one subtask of source "payments".
 type paymentsChain struct {
+	_               [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub             int           // the subtask's index
 	task            *runtime.Task // its part in checkpoints
 	src             *runtime.FileSource[mapstate.Payment]
@@ -87,6 +88,7 @@ type paymentsChain struct {
 	spendByCall     *spendChain                    // spend, when it takes the records by a call; set by build
 	meter           *runtime.Meter                 // the subtask's metrics
 	counts          [2]uint64                      // records emitted by payments, then late for them; flush publishes them
+	_               [64]byte                       // and off those of whatever is allocated after it
 }
 
 func newPaymentsChain(j *runtime.Job, sub int, paymentsToSpend *runtime.Out[mapstate.Payment]) *paymentsChain {
@@ -184,6 +186,7 @@ func (c *paymentsChain) recoverCall() {
 
 // spendChain is one subtask of process "spend" and the nodes fused with it: out.
 type spendChain struct {
+	_                 [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub               int           // the subtask's index
 	task              *runtime.Task // its part in checkpoints
 	in                *runtime.Inbox[mapstate.Payment]
@@ -196,6 +199,7 @@ type spendChain struct {
 	outSink           *runtime.FileSink[string]
 	meter             *runtime.Meter // the subtask's metrics
 	counts            [4]uint64      // records emitted by spend, out, then late for them; flush publishes them
+	_                 [64]byte       // and off those of whatever is allocated after it
 }
 
 func newSpendChain(j *runtime.Job, sub int, in *runtime.Inbox[mapstate.Payment]) *spendChain {

@@ -84,6 +84,7 @@ func build(j *runtime.Job) {
 
 // paymentsChain is one subtask of source "payments".
 type paymentsChain struct {
+	_               [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub             int           // the subtask's index
 	task            *runtime.Task // its part in checkpoints
 	src             *runtime.FileSource[pair.Payment]
@@ -92,6 +93,7 @@ type paymentsChain struct {
 	paymentsToCheck *runtime.Out[runtime.Timed[pair.Payment]] // to check, hash
 	meter           *runtime.Meter                            // the subtask's metrics
 	counts          [2]uint64                                 // records emitted by payments, then late for them; flush publishes them
+	_               [64]byte                                  // and off those of whatever is allocated after it
 }
 
 func newPaymentsChain(j *runtime.Job, sub int, paymentsToCheck *runtime.Out[runtime.Timed[pair.Payment]]) *paymentsChain {
@@ -193,6 +195,7 @@ func (c *paymentsChain) end() {
 
 // blocksChain is one subtask of source "blocks".
 type blocksChain struct {
+	_             [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub           int           // the subtask's index
 	task          *runtime.Task // its part in checkpoints
 	src           *runtime.FileSource[pair.Block]
@@ -201,6 +204,7 @@ type blocksChain struct {
 	blocksToCheck *runtime.Out[runtime.Timed[pair.Block]] // to check, hash
 	meter         *runtime.Meter                          // the subtask's metrics
 	counts        [2]uint64                               // records emitted by blocks, then late for them; flush publishes them
+	_             [64]byte                                // and off those of whatever is allocated after it
 }
 
 func newBlocksChain(j *runtime.Job, sub int, blocksToCheck *runtime.Out[runtime.Timed[pair.Block]]) *blocksChain {
@@ -302,6 +306,7 @@ func (c *blocksChain) end() {
 
 // checkChain is one subtask of process "check" and the nodes fused with it: accepted, rejected.
 type checkChain struct {
+	_            [64]byte                                                              // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub          int                                                                   // the subtask's index
 	task         *runtime.Task                                                         // its part in checkpoints
 	in           *runtime.Pair[runtime.Timed[pair.Payment], runtime.Timed[pair.Block]] // the left and right inputs
@@ -314,6 +319,7 @@ type checkChain struct {
 	rejectedSink *runtime.FileSink[string]
 	meter        *runtime.Meter // the subtask's metrics
 	counts       [6]uint64      // records emitted by check, accepted, rejected, then late for them; flush publishes them
+	_            [64]byte       // and off those of whatever is allocated after it
 }
 
 func newCheckChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.Timed[pair.Payment]], right *runtime.Inbox[runtime.Timed[pair.Block]]) *checkChain {

@@ -87,6 +87,7 @@ func build(j *runtime.Job) {
 
 // paymentsChain is one subtask of source "payments".
 type paymentsChain struct {
+	_               [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub             int           // the subtask's index
 	task            *runtime.Task // its part in checkpoints
 	src             *runtime.FileSource[process.Payment]
@@ -96,6 +97,7 @@ type paymentsChain struct {
 	watchByCall     *watchChain                                  // watch, when it takes the records by a call; set by build
 	meter           *runtime.Meter                               // the subtask's metrics
 	counts          [2]uint64                                    // records emitted by payments, then late for them; flush publishes them
+	_               [64]byte                                     // and off those of whatever is allocated after it
 }
 
 func newPaymentsChain(j *runtime.Job, sub int, paymentsToWatch *runtime.Out[runtime.Timed[process.Payment]]) *paymentsChain {
@@ -220,6 +222,7 @@ func (c *paymentsChain) recoverCall() {
 
 // watchChain is one subtask of process "watch" and the nodes fused with it: large-lines, out, large, behind.
 type watchChain struct {
+	_           [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[process.Payment]]
@@ -233,6 +236,7 @@ type watchChain struct {
 	behindSink  *runtime.FileSink[string]
 	meter       *runtime.Meter // the subtask's metrics
 	counts      [10]uint64     // records emitted by watch, large-lines, out, large, behind, then late for them; flush publishes them
+	_           [64]byte       // and off those of whatever is allocated after it
 }
 
 func newWatchChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[process.Payment]]) *watchChain {

@@ -119,6 +119,7 @@ func build(j *runtime.Job) {
 
 // ordersChain is one subtask of source "orders".
 type ordersChain struct {
+	_              [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub            int           // the subtask's index
 	task           *runtime.Task // its part in checkpoints
 	src            *runtime.GeneratorSource[reorder.Order]
@@ -127,6 +128,7 @@ type ordersChain struct {
 	pricedByCall   *pricedChain                // priced, when it takes the records by a call; set by build
 	meter          *runtime.Meter              // the subtask's metrics
 	counts         [2]uint64                   // records emitted by orders, then late for them; flush publishes them
+	_              [64]byte                    // and off those of whatever is allocated after it
 }
 
 func newOrdersChain(j *runtime.Job, sub int, ordersToPriced *runtime.Out[reorder.Order]) *ordersChain {
@@ -231,7 +233,8 @@ func (c *ordersChain) recoverCall() {
 
 // pricedChain is one subtask of map "priced".
 type pricedChain struct {
-	sub             int // the subtask's index
+	_               [64]byte // keeps the fields below off the cache lines of whatever is allocated before the chain
+	sub             int      // the subtask's index
 	in              *runtime.Inbox[reorder.Order]
 	inCall          bool                        // set while direct runs: a panic that leaves it set came from this chain (see blame)
 	pricedToRunning *runtime.Out[reorder.Order] // to running, hash
@@ -242,6 +245,7 @@ type pricedChain struct {
 	countByCall     *countChain                 // count, when it takes the records by a call; set by build
 	meter           *runtime.Meter              // the subtask's metrics
 	counts          [2]uint64                   // records emitted by priced, then late for them; flush publishes them
+	_               [64]byte                    // and off those of whatever is allocated after it
 }
 
 func newPricedChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order], pricedToRunning *runtime.Out[reorder.Order], pricedToLatest *runtime.Out[reorder.Order], pricedToCount *runtime.Out[reorder.Order]) *pricedChain {
@@ -386,6 +390,7 @@ func (c *pricedChain) blame(p any) (any, bool) {
 
 // runningChain is one subtask of reduce "running" and the nodes fused with it: out.
 type runningChain struct {
+	_            [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub          int           // the subtask's index
 	task         *runtime.Task // its part in checkpoints
 	in           *runtime.Inbox[reorder.Order]
@@ -394,6 +399,7 @@ type runningChain struct {
 	outSink      *runtime.StdoutSink[reorder.Order]
 	meter        *runtime.Meter // the subtask's metrics
 	counts       [4]uint64      // records emitted by running, out, then late for them; flush publishes them
+	_            [64]byte       // and off those of whatever is allocated after it
 }
 
 func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *runningChain {
@@ -516,6 +522,7 @@ func (c *runningChain) end() {
 
 // latestChain is one subtask of aggregate "latest" and the nodes fused with it: last.
 type latestChain struct {
+	_           [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[reorder.Order]
@@ -524,6 +531,7 @@ type latestChain struct {
 	lastSink    *runtime.StdoutSink[reorder.Order]
 	meter       *runtime.Meter // the subtask's metrics
 	counts      [4]uint64      // records emitted by latest, last, then late for them; flush publishes them
+	_           [64]byte       // and off those of whatever is allocated after it
 }
 
 func newLatestChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *latestChain {
@@ -642,6 +650,7 @@ func (c *latestChain) end() {
 
 // countChain is one subtask of aggregate "count" and the nodes fused with it: counts.
 type countChain struct {
+	_          [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub        int           // the subtask's index
 	task       *runtime.Task // its part in checkpoints
 	in         *runtime.Inbox[reorder.Order]
@@ -650,6 +659,7 @@ type countChain struct {
 	countsSink *runtime.StdoutSink[int]
 	meter      *runtime.Meter // the subtask's metrics
 	counts     [4]uint64      // records emitted by count, counts, then late for them; flush publishes them
+	_          [64]byte       // and off those of whatever is allocated after it
 }
 
 func newCountChain(j *runtime.Job, sub int, in *runtime.Inbox[reorder.Order]) *countChain {

@@ -80,6 +80,7 @@ func build(j *runtime.Job) {
 
 // ordersChain is one subtask of source "orders" and the nodes fused with it: priced.
 type ordersChain struct {
+	_               [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub             int           // the subtask's index
 	task            *runtime.Task // its part in checkpoints
 	src             *runtime.GeneratorSource[totals.Order]
@@ -88,6 +89,7 @@ type ordersChain struct {
 	runningByCall   *runningChain              // running, when it takes the records by a call; set by build
 	meter           *runtime.Meter             // the subtask's metrics
 	counts          [4]uint64                  // records emitted by orders, priced, then late for them; flush publishes them
+	_               [64]byte                   // and off those of whatever is allocated after it
 }
 
 func newOrdersChain(j *runtime.Job, sub int, pricedToRunning *runtime.Out[totals.Total]) *ordersChain {
@@ -203,6 +205,7 @@ func (c *ordersChain) recoverCall() {
 
 // runningChain is one subtask of reduce "running" and the nodes fused with it: out.
 type runningChain struct {
+	_            [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub          int           // the subtask's index
 	task         *runtime.Task // its part in checkpoints
 	in           *runtime.Inbox[totals.Total]
@@ -211,6 +214,7 @@ type runningChain struct {
 	outSink      *runtime.FileSink[totals.Total]
 	meter        *runtime.Meter // the subtask's metrics
 	counts       [4]uint64      // records emitted by running, out, then late for them; flush publishes them
+	_            [64]byte       // and off those of whatever is allocated after it
 }
 
 func newRunningChain(j *runtime.Job, sub int, in *runtime.Inbox[totals.Total]) *runningChain {

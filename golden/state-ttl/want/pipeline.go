@@ -90,6 +90,7 @@ func build(j *runtime.Job) {
 
 // numbersChain is one subtask of source "numbers".
 type numbersChain struct {
+	_              [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub            int           // the subtask's index
 	task           *runtime.Task // its part in checkpoints
 	src            *runtime.GeneratorSource[int64]
@@ -100,6 +101,7 @@ type numbersChain struct {
 	sumsByCall     *sumsChain          // sums, when it takes the records by a call; set by build
 	meter          *runtime.Meter      // the subtask's metrics
 	counts         [2]uint64           // records emitted by numbers, then late for them; flush publishes them
+	_              [64]byte            // and off those of whatever is allocated after it
 }
 
 func newNumbersChain(j *runtime.Job, sub int, numbersToLasts *runtime.Out[int64], numbersToSums *runtime.Out[int64]) *numbersChain {
@@ -216,6 +218,7 @@ func (c *numbersChain) recoverCall() {
 
 // lastsChain is one subtask of reduce "lasts" and the nodes fused with it: out.
 type lastsChain struct {
+	_          [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub        int           // the subtask's index
 	task       *runtime.Task // its part in checkpoints
 	in         *runtime.Inbox[int64]
@@ -224,6 +227,7 @@ type lastsChain struct {
 	outSink    *runtime.FileSink[int64]
 	meter      *runtime.Meter // the subtask's metrics
 	counts     [4]uint64      // records emitted by lasts, out, then late for them; flush publishes them
+	_          [64]byte       // and off those of whatever is allocated after it
 }
 
 func newLastsChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *lastsChain {
@@ -349,6 +353,7 @@ func (c *lastsChain) end() {
 
 // sumsChain is one subtask of aggregate "sums" and the nodes fused with it: sum-out.
 type sumsChain struct {
+	_          [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub        int           // the subtask's index
 	task       *runtime.Task // its part in checkpoints
 	in         *runtime.Inbox[int64]
@@ -357,6 +362,7 @@ type sumsChain struct {
 	sumOutSink *runtime.FileSink[p.Sum]
 	meter      *runtime.Meter // the subtask's metrics
 	counts     [4]uint64      // records emitted by sums, sum-out, then late for them; flush publishes them
+	_          [64]byte       // and off those of whatever is allocated after it
 }
 
 func newSumsChain(j *runtime.Job, sub int, in *runtime.Inbox[int64]) *sumsChain {

@@ -97,6 +97,7 @@ func build(j *runtime.Job) {
 
 // eventsChain is one subtask of source "events" and the nodes fused with it: paced, readings.
 type eventsChain struct {
+	_                 [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub               int           // the subtask's index
 	task              *runtime.Task // its part in checkpoints
 	src               *runtime.FileSource[statetypes.Event]
@@ -107,6 +108,7 @@ type eventsChain struct {
 	sensorsByCall     *sensorsChain                    // sensors, when it takes the records by a call; set by build
 	meter             *runtime.Meter                   // the subtask's metrics
 	counts            [6]uint64                        // records emitted by events, paced, readings, then late for them; flush publishes them
+	_                 [64]byte                         // and off those of whatever is allocated after it
 }
 
 func newEventsChain(j *runtime.Job, sub int, pacedToAccs *runtime.Out[statetypes.Event], readingsToSensors *runtime.Out[statetypes.Reading]) *eventsChain {
@@ -241,6 +243,7 @@ func (c *eventsChain) recoverCall() {
 
 // accsChain is one subtask of aggregate "accs" and the nodes fused with it: acc-out.
 type accsChain struct {
+	_          [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub        int           // the subtask's index
 	task       *runtime.Task // its part in checkpoints
 	in         *runtime.Inbox[statetypes.Event]
@@ -249,6 +252,7 @@ type accsChain struct {
 	accOutSink *runtime.FileSink[string]
 	meter      *runtime.Meter // the subtask's metrics
 	counts     [4]uint64      // records emitted by accs, acc-out, then late for them; flush publishes them
+	_          [64]byte       // and off those of whatever is allocated after it
 }
 
 func newAccsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Event]) *accsChain {
@@ -370,6 +374,7 @@ func (c *accsChain) end() {
 
 // sensorsChain is one subtask of reduce "sensors" and the nodes fused with it: sensor-lines, sensor-out.
 type sensorsChain struct {
+	_             [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub           int           // the subtask's index
 	task          *runtime.Task // its part in checkpoints
 	in            *runtime.Inbox[statetypes.Reading]
@@ -378,6 +383,7 @@ type sensorsChain struct {
 	sensorOutSink *runtime.FileSink[string]
 	meter         *runtime.Meter // the subtask's metrics
 	counts        [6]uint64      // records emitted by sensors, sensor-lines, sensor-out, then late for them; flush publishes them
+	_             [64]byte       // and off those of whatever is allocated after it
 }
 
 func newSensorsChain(j *runtime.Job, sub int, in *runtime.Inbox[statetypes.Reading]) *sensorsChain {

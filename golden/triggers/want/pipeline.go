@@ -148,6 +148,7 @@ func build(j *runtime.Job) {
 
 // clicksChain is one subtask of source "clicks".
 type clicksChain struct {
+	_                [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub              int           // the subtask's index
 	task             *runtime.Task // its part in checkpoints
 	src              *runtime.FileSource[triggers.Click]
@@ -167,6 +168,7 @@ type clicksChain struct {
 	recentByCall     *recentChain                                // recent, when it takes the records by a call; set by build
 	meter            *runtime.Meter                              // the subtask's metrics
 	counts           [2]uint64                                   // records emitted by clicks, then late for them; flush publishes them
+	_                [64]byte                                    // and off those of whatever is allocated after it
 }
 
 func newClicksChain(j *runtime.Job, sub int, clicksToCounts *runtime.Out[runtime.Timed[triggers.Click]], clicksToDeltas *runtime.Out[runtime.Timed[triggers.Click]], clicksToSessions *runtime.Out[runtime.Timed[triggers.Click]], clicksToDynamic *runtime.Out[runtime.Timed[triggers.Click]], clicksToTens *runtime.Out[runtime.Timed[triggers.Click]], clicksToRecent *runtime.Out[runtime.Timed[triggers.Click]]) *clicksChain {
@@ -371,6 +373,7 @@ func (c *clicksChain) recoverCall() {
 
 // countsChain is one subtask of aggregate "counts" and the nodes fused with it: late.
 type countsChain struct {
+	_           [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[triggers.Click]]
@@ -381,6 +384,7 @@ type countsChain struct {
 	lateSink    *runtime.FileSink[triggers.Click]
 	meter       *runtime.Meter // the subtask's metrics
 	counts      [4]uint64      // records emitted by counts, late, then late for them; flush publishes them
+	_           [64]byte       // and off those of whatever is allocated after it
 }
 
 func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[triggers.Click]], countsToAll *runtime.Out[runtime.Timed[string]]) *countsChain {
@@ -547,6 +551,7 @@ func (c *countsChain) end() {
 
 // deltasChain is one subtask of aggregate "deltas".
 type deltasChain struct {
+	_           [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[triggers.Click]]
@@ -556,6 +561,7 @@ type deltasChain struct {
 	deltasState *runtime.TriggeredWindows[string, triggers.Sum] // open windows of deltas per key, with their trigger
 	meter       *runtime.Meter                                  // the subtask's metrics
 	counts      [2]uint64                                       // records emitted by deltas, then late for them; flush publishes them
+	_           [64]byte                                        // and off those of whatever is allocated after it
 }
 
 func newDeltasChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[triggers.Click]], deltasToAll *runtime.Out[runtime.Timed[string]]) *deltasChain {
@@ -713,6 +719,7 @@ func (c *deltasChain) end() {
 
 // sessionsChain is one subtask of aggregate "sessions".
 type sessionsChain struct {
+	_             [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub           int           // the subtask's index
 	task          *runtime.Task // its part in checkpoints
 	in            *runtime.Inbox[runtime.Timed[triggers.Click]]
@@ -722,6 +729,7 @@ type sessionsChain struct {
 	sessionsState *runtime.TriggeredWindows[string, triggers.Sum] // open windows of sessions per key, with their trigger
 	meter         *runtime.Meter                                  // the subtask's metrics
 	counts        [2]uint64                                       // records emitted by sessions, then late for them; flush publishes them
+	_             [64]byte                                        // and off those of whatever is allocated after it
 }
 
 func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[triggers.Click]], sessionsToAll *runtime.Out[runtime.Timed[string]]) *sessionsChain {
@@ -877,6 +885,7 @@ func (c *sessionsChain) end() {
 
 // dynamicChain is one subtask of aggregate "dynamic".
 type dynamicChain struct {
+	_            [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub          int           // the subtask's index
 	task         *runtime.Task // its part in checkpoints
 	in           *runtime.Inbox[runtime.Timed[triggers.Click]]
@@ -886,6 +895,7 @@ type dynamicChain struct {
 	dynamicState *runtime.TriggeredWindows[string, triggers.Sum] // open windows of dynamic per key, with their trigger
 	meter        *runtime.Meter                                  // the subtask's metrics
 	counts       [2]uint64                                       // records emitted by dynamic, then late for them; flush publishes them
+	_            [64]byte                                        // and off those of whatever is allocated after it
 }
 
 func newDynamicChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[triggers.Click]], dynamicToAll *runtime.Out[runtime.Timed[string]]) *dynamicChain {
@@ -1042,6 +1052,7 @@ func (c *dynamicChain) end() {
 
 // tensChain is one subtask of aggregate "tens".
 type tensChain struct {
+	_         [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub       int           // the subtask's index
 	task      *runtime.Task // its part in checkpoints
 	in        *runtime.Inbox[runtime.Timed[triggers.Click]]
@@ -1050,6 +1061,7 @@ type tensChain struct {
 	tensState *runtime.CountWindows[string, triggers.Click, triggers.Sum] // open count windows of tens per key
 	meter     *runtime.Meter                                              // the subtask's metrics
 	counts    [2]uint64                                                   // records emitted by tens, then late for them; flush publishes them
+	_         [64]byte                                                    // and off those of whatever is allocated after it
 }
 
 func newTensChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[triggers.Click]], tensToAll *runtime.Out[runtime.Timed[string]]) *tensChain {
@@ -1186,6 +1198,7 @@ func (c *tensChain) end() {
 
 // recentChain is one subtask of aggregate "recent".
 type recentChain struct {
+	_           [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[triggers.Click]]
@@ -1194,6 +1207,7 @@ type recentChain struct {
 	recentState *runtime.CountWindows[string, triggers.Click, triggers.Sum] // open count windows of recent per key
 	meter       *runtime.Meter                                              // the subtask's metrics
 	counts      [2]uint64                                                   // records emitted by recent, then late for them; flush publishes them
+	_           [64]byte                                                    // and off those of whatever is allocated after it
 }
 
 func newRecentChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[triggers.Click]], recentToAll *runtime.Out[runtime.Timed[string]]) *recentChain {
@@ -1330,12 +1344,14 @@ func (c *recentChain) end() {
 
 // allChain is one subtask of union "all" and the nodes fused with it: out.
 type allChain struct {
+	_       [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub     int           // the subtask's index
 	task    *runtime.Task // its part in checkpoints
 	in      *runtime.Inbox[runtime.Timed[string]]
 	outSink *runtime.FileSink[string]
 	meter   *runtime.Meter // the subtask's metrics
 	counts  [4]uint64      // records emitted by all, out, then late for them; flush publishes them
+	_       [64]byte       // and off those of whatever is allocated after it
 }
 
 func newAllChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[string]]) *allChain {

@@ -91,6 +91,7 @@ func build(j *runtime.Job) {
 
 // wordsChain is one subtask of source "words" and the nodes fused with it: upper, audit, flagged, out.
 type wordsChain struct {
+	_             [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub           int           // the subtask's index
 	task          *runtime.Task // its part in checkpoints
 	src           *runtime.GeneratorSource[string]
@@ -101,6 +102,7 @@ type wordsChain struct {
 	outSink       *runtime.StdoutSink[string]
 	meter         *runtime.Meter // the subtask's metrics
 	counts        [10]uint64     // records emitted by words, upper, audit, flagged, out, then late for them; flush publishes them
+	_             [64]byte       // and off those of whatever is allocated after it
 }
 
 func newWordsChain(j *runtime.Job, sub int, wordsToCounts *runtime.Out[runtime.Timed[string]]) *wordsChain {
@@ -277,12 +279,14 @@ func (c *wordsChain) recoverCall() {
 
 // spareChain is one subtask of source "spare".
 type spareChain struct {
+	_      [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub    int           // the subtask's index
 	task   *runtime.Task // its part in checkpoints
 	src    *runtime.GeneratorSource[string]
 	ctl    *runtime.SourceCtl
 	meter  *runtime.Meter // the subtask's metrics
 	counts [2]uint64      // records emitted by spare, then late for them; flush publishes them
+	_      [64]byte       // and off those of whatever is allocated after it
 }
 
 func newSpareChain(j *runtime.Job, sub int) *spareChain {
@@ -357,6 +361,7 @@ func (c *spareChain) end() {
 
 // countsChain is one subtask of reduce "counts" and the nodes fused with it: late.
 type countsChain struct {
+	_           [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[runtime.Timed[string]]
@@ -367,6 +372,7 @@ type countsChain struct {
 	lateSink    *runtime.StdoutSink[string]
 	meter       *runtime.Meter // the subtask's metrics
 	counts      [4]uint64      // records emitted by counts, late, then late for them; flush publishes them
+	_           [64]byte       // and off those of whatever is allocated after it
 }
 
 func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[string]]) *countsChain {

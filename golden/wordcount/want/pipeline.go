@@ -80,6 +80,7 @@ func build(j *runtime.Job) {
 
 // linesChain is one subtask of source "lines" and the nodes fused with it: words.
 type linesChain struct {
+	_             [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub           int           // the subtask's index
 	task          *runtime.Task // its part in checkpoints
 	src           *runtime.FileSource[string]
@@ -89,6 +90,7 @@ type linesChain struct {
 	emitWordsFn   func(wc.Word)         // emitWords, made once
 	meter         *runtime.Meter        // the subtask's metrics
 	counts        [4]uint64             // records emitted by lines, words, then late for them; flush publishes them
+	_             [64]byte              // and off those of whatever is allocated after it
 }
 
 func newLinesChain(j *runtime.Job, sub int, wordsToCounts *runtime.Out[wc.Word]) *linesChain {
@@ -198,6 +200,7 @@ func (c *linesChain) recoverCall() {
 
 // countsChain is one subtask of aggregate "counts" and the nodes fused with it: out.
 type countsChain struct {
+	_           [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
 	sub         int           // the subtask's index
 	task        *runtime.Task // its part in checkpoints
 	in          *runtime.Inbox[wc.Word]
@@ -206,6 +209,7 @@ type countsChain struct {
 	outSink     *runtime.FileSink[wc.WordCount]
 	meter       *runtime.Meter // the subtask's metrics
 	counts      [4]uint64      // records emitted by counts, out, then late for them; flush publishes them
+	_           [64]byte       // and off those of whatever is allocated after it
 }
 
 func newCountsChain(j *runtime.Job, sub int, in *runtime.Inbox[wc.Word]) *countsChain {

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/keygroup"
@@ -550,7 +551,10 @@ func (in *Inbox[T]) batch() []T {
 // Out is the sending side of one subtask towards one downstream node: a
 // batch per receiving subtask, and the routing of records to receivers.
 type Out[T any] struct {
-	to    []*Inbox[T]
+	to []*Inbox[T]
+	// bufs are the batches being filled, one per receiver; their headers
+	// are written at every record, and sit in an array of their own
+	// between pads (see NewOut).
 	bufs  [][]T
 	gated []bool
 	from  int32
@@ -570,7 +574,7 @@ type Out[T any] struct {
 func NewOut[T any](j Env, to []*Inbox[T], from int) *Out[T] {
 	o := &Out[T]{
 		to:    to,
-		bufs:  make([][]T, len(to)),
+		bufs:  padded[[]T](len(to)),
 		gated: make([]bool, len(to)),
 		from:  int32(from),
 		fwd:   from % len(to),
@@ -586,6 +590,23 @@ func NewOut[T any](j Env, to []*Inbox[T], from int) *Out[T] {
 		o.route[kg] = int32(keygroup.Owner(kg, o.maxP, len(to)))
 	}
 	return o
+}
+
+// padded makes a slice of n elements whose cache lines hold nothing else:
+// it sits in a larger array, with at least a cache line (64 bytes) unused
+// on each side. The Outs of a stage's subtasks are made one after the
+// other, and their arrays of batch headers, small, would land side by side
+// in memory, where the header one subtask writes at every record shares a
+// cache line with the one another subtask writes on the other core (false
+// sharing: both then run at a fraction of their speed).
+func padded[E any](n int) []E {
+	size := int(unsafe.Sizeof(*new(E)))
+	pad := 1
+	if size > 0 {
+		pad = (64 + size - 1) / size
+	}
+	all := make([]E, pad+n+pad)
+	return all[pad : pad+n : pad+n]
 }
 
 // Observe makes o learn how long the sender waits for its receivers.

@@ -31,6 +31,11 @@ const maxGeneratorLag = time.Second
 // had not reached when others had), then goes on with its blocks from
 // where the old subtasks stopped (rescale.go).
 type Source[T any] struct {
+	// The pads keep the fields that Take and Took write at every record
+	// (seq, left, last, uncounted, n) off the cache lines of the objects
+	// allocated next to the source, another subtask's source among them,
+	// whose goroutine runs on another core (false sharing).
+	_       [64]byte
 	name    string
 	fn      func(seq uint64) (T, bool)
 	ctl     *checkpoint.SourceCtl
@@ -59,6 +64,7 @@ type Source[T any] struct {
 	n        int64
 	// chain learns how long the subtask waits for records to be due.
 	chain *metrics.Chain
+	_     [64]byte
 }
 
 // NewSource prepares subtask sub of the generator source node.
