@@ -1,9 +1,6 @@
 package state
 
-import (
-	"reflect"
-	"unsafe"
-)
+import "github.com/pipegen/pipegen/runtime/internal/intkey"
 
 // index finds the live entries of a memory state by key: pages of
 // consecutive keys (dense) or a Go map while the state is small, a table
@@ -61,26 +58,11 @@ const (
 const bigState = 1 << 16
 
 func newIndex[K comparable, V any]() index[K, V] {
-	if denseKey[K]() {
+	if intkey.Is[K]() {
 		return index[K, V]{dense: true}
 	}
 	return index[K, V]{m: map[K]*entry[K, V]{}}
 }
-
-// denseKey reports whether keys of type K can be found in pages: integers
-// of 8 bytes, read as an int64. (The same test as the window engine's
-// pages, runtime/internal/eventtime/paneindex.go.)
-func denseKey[K comparable]() bool {
-	t := reflect.TypeFor[K]()
-	switch t.Kind() {
-	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint64, reflect.Uintptr:
-		return t.Size() == 8
-	}
-	return false
-}
-
-// intKey is k, an 8-byte integer (denseKey), as an int64.
-func intKey[K comparable](k K) int64 { return *(*int64)(unsafe.Pointer(&k)) }
 
 // grow makes the index a table with room for n keys, the entries moved
 // into it.
@@ -118,7 +100,7 @@ func (x *index[K, V]) getDense(v int64) *entry[K, V] {
 func (x *index[K, V]) get(k K) *entry[K, V] {
 	switch {
 	case x.dense:
-		return x.getDense(intKey(k))
+		return x.getDense(intkey.Of(k))
 	case !x.big:
 		return x.m[k]
 	}
@@ -130,7 +112,7 @@ func (x *index[K, V]) get(k K) *entry[K, V] {
 func (x *index[K, V]) lookup(k K) (*entry[K, V], uint64) {
 	switch {
 	case x.dense:
-		return x.getDense(intKey(k)), 0
+		return x.getDense(intkey.Of(k)), 0
 	case !x.big:
 		return x.m[k], 0
 	}
@@ -158,7 +140,7 @@ func (x *index[K, V]) add(h uint64, e *entry[K, V]) {
 // addDense adds e to the pages, or returns false when the keys would be
 // too sparse for them with it.
 func (x *index[K, V]) addDense(e *entry[K, V]) bool {
-	v := intKey(e.key)
+	v := intkey.Of(e.key)
 	p := v >> pageBits
 	if len(x.pages) == 0 {
 		x.base = p
@@ -228,7 +210,7 @@ func (x *index[K, V]) removeDense(v int64) *entry[K, V] {
 func (x *index[K, V]) remove(k K) *entry[K, V] {
 	switch {
 	case x.dense:
-		return x.removeDense(intKey(k))
+		return x.removeDense(intkey.Of(k))
 	case x.big:
 		return x.t.remove(k)
 	}

@@ -2,7 +2,8 @@ package eventtime
 
 import (
 	"math"
-	"unsafe"
+
+	"github.com/pipegen/pipegen/runtime/internal/intkey"
 )
 
 // keyIndex finds a key's index in a tumbling window's pane (pane.idx).
@@ -34,7 +35,7 @@ const (
 	denseRatio = 8
 )
 
-// newKeyIndex returns an empty index, an array when ints (denseKey) and a
+// newKeyIndex returns an empty index, an array when ints (intkey.Is) and a
 // map with room for hint keys otherwise.
 func newKeyIndex[K comparable](ints bool, hint int) keyIndex[K] {
 	if ints {
@@ -43,16 +44,13 @@ func newKeyIndex[K comparable](ints bool, hint int) keyIndex[K] {
 	return keyIndex[K]{m: make(map[K]int32, hint)}
 }
 
-// bits is the 64 bits of an integer key.
-func bits[K comparable](k *K) int64 { return *(*int64)(unsafe.Pointer(k)) }
-
 // get returns k's index, if k is in x.
 func (x *keyIndex[K]) get(k K) (int32, bool) {
 	if x.m != nil {
 		i, ok := x.m[k]
 		return i, ok
 	}
-	if j := uint64(bits(&k) - x.base); j < uint64(len(x.dense)) {
+	if j := uint64(intkey.Of(k) - x.base); j < uint64(len(x.dense)) {
 		if v := x.dense[j]; v != 0 {
 			return v - 1, true
 		}
@@ -66,7 +64,7 @@ func (x *keyIndex[K]) put(k K, i int32) {
 		x.m[k] = i
 		return
 	}
-	u := bits(&k)
+	u := intkey.Of(k)
 	j := uint64(u - x.base)
 	if j >= uint64(len(x.dense)) {
 		if !x.cover(u) {
@@ -124,9 +122,7 @@ func (x *keyIndex[K]) toMap() {
 	x.m = make(map[K]int32, 2*x.n)
 	for j, v := range x.dense {
 		if v != 0 {
-			var k K
-			*(*int64)(unsafe.Pointer(&k)) = x.base + int64(j)
-			x.m[k] = v - 1
+			x.m[intkey.To[K](x.base+int64(j))] = v - 1
 		}
 	}
 	x.dense, x.n = nil, 0

@@ -1,9 +1,6 @@
 package eventtime
 
-import (
-	"reflect"
-	"unsafe"
-)
+import "github.com/pipegen/pipegen/runtime/internal/intkey"
 
 // paneIndex finds a key's place in the sliding panes of a WindowState
 // with one map lookup per record, not one per pane (integer keys: one
@@ -105,17 +102,6 @@ const (
 	freePages = 64
 )
 
-// denseKey reports whether keys of type K can be found in pages: integers
-// of 8 bytes, read as an int64.
-func denseKey[K comparable]() bool {
-	t := reflect.TypeFor[K]()
-	switch t.Kind() {
-	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint64, reflect.Uintptr:
-		return t.Size() == 8
-	}
-	return false
-}
-
 // maxPaneRing bounds the ring per key: sliding windows of many slides
 // (an hour every second) would otherwise cost the key that many pairs.
 // Their records spill more.
@@ -126,7 +112,7 @@ func newPaneIndex[K comparable, A any](a WindowAssigner) paneIndex[K, A] {
 		return paneIndex[K, A]{}
 	}
 	x := paneIndex[K, A]{step: a.Slide, slots: make(map[K]int32), lastStart: MinTime}
-	if denseKey[K]() {
+	if intkey.Is[K]() {
 		x.dense, x.pages = true, make(map[int64]*slotPage)
 	}
 	x.width = int(min((a.Size+a.Slide-1)/a.Slide+1, maxPaneRing))
@@ -160,7 +146,7 @@ func (x *paneIndex[K, A]) firstPos(start int64) int {
 // slot returns k's slot, making one when k has none.
 func (x *paneIndex[K, A]) slot(k K) int32 {
 	if x.dense {
-		v := *(*int64)(unsafe.Pointer(&k))
+		v := intkey.Of(k)
 		if pg := x.lastPage; pg != nil && v>>pageBits == x.lastPg {
 			if sl := pg.sl[v&pageMask]; sl != 0 {
 				return sl - 1
@@ -189,7 +175,7 @@ func (x *paneIndex[K, A]) slotDense(k K, v int64) int32 {
 // has returns k's slot, if it has one.
 func (x *paneIndex[K, A]) has(k K) (int32, bool) {
 	if x.dense {
-		v := *(*int64)(unsafe.Pointer(&k))
+		v := intkey.Of(k)
 		if pg := x.pages[v>>pageBits]; pg != nil && pg.sl[v&pageMask] != 0 {
 			return pg.sl[v&pageMask] - 1, true
 		}
@@ -244,7 +230,7 @@ func (x *paneIndex[K, A]) setSlot(k K, sl int32) {
 		x.slots[k] = sl
 		return
 	}
-	v := *(*int64)(unsafe.Pointer(&k))
+	v := intkey.Of(k)
 	pg := x.pages[v>>pageBits]
 	if pg == nil {
 		if len(x.pages) >= freePages && (len(x.pages)+1)*pageSize > denseMin*(x.nkeys+1) {
@@ -268,7 +254,7 @@ func (x *paneIndex[K, A]) toMap() {
 		for o, sl := range pg.sl {
 			if sl != 0 {
 				v := p<<pageBits | int64(o)
-				x.slots[*(*K)(unsafe.Pointer(&v))] = sl - 1
+				x.slots[intkey.To[K](v)] = sl - 1
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/internal/intkey"
 	"github.com/pipegen/pipegen/runtime/state"
 )
 
@@ -190,7 +191,7 @@ func NewWindowState[K comparable, A any](a WindowAssigner, lateness int64, merge
 	return &WindowState[K, A]{assign: a, lateness: lateness, merge: merge, wm: MinTime,
 		panes: make(map[int64]*pane[K, A]), ix: newPaneIndex[K, A](a), sessions: make(map[K][]*winEntry[K, A]), epoch: 1,
 		capturable: a.Kind != Session && pointerFree(reflect.TypeFor[K]()) && pointerFree(reflect.TypeFor[A]()),
-		intKeys:    denseKey[K]()}
+		intKeys:    intkey.Is[K]()}
 }
 
 // Len is the number of open windows, counted per key.
