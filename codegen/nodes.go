@@ -660,6 +660,14 @@ func (j *joinGen) right() *ir.Type       { return j.cg.g.p.Nodes[j.n.Inputs[1].F
 func (j *joinGen) interval() bool        { return j.n.Between != nil }
 func (j *joinGen) processing() bool      { return j.n.Window != nil && j.n.Window.Processing }
 
+// incremental reports whether the join's windows are checkpointed as
+// deltas (WindowJoin.SnapshotDelta): tumbling and sliding windows in
+// memory; sessions, whose merges change windows that got no record, and
+// interval joins are written whole.
+func (j *joinGen) incremental() bool {
+	return !j.interval() && !j.cg.g.pebbleJoin(j.n) && j.n.Window.Kind != "session"
+}
+
 // bounds are the interval join's inclusive bounds in milliseconds.
 func (j *joinGen) bounds() (lo, hi jen.Code) {
 	n := j.n
@@ -742,6 +750,13 @@ func (j *joinGen) init(b *jen.Group) {
 		} else {
 			b.Add(j.state()).Op("=").Qual(runtimePath, "NewWindowJoin").Types(typeCode(n.KeyType), typeCode(j.left()), typeCode(j.right())).Call(
 				assigner(n.Window), millisCode(n.Lateness))
+		}
+		if j.incremental() {
+			b.Qual(runtimePath, "RestoreChanges").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit(""), j.state(),
+				jen.Func().Params(jen.Id("sec").Index().Byte(), jen.Id("delta").Bool()).Error().Block(
+					jen.Return(jen.Add(j.state()).Dot("RestoreSection").Call(jen.Id("sec"), jen.Id("delta"), jen.Id(g.global("decode%sKey", n)), jen.Id(g.global("decode%sValue", n)), jen.Id(g.global("decode%sRight", n)))),
+				))
+			break
 		}
 		b.Qual(runtimePath, "RestoreKeyed").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit(""),
 			jen.Func().Params(jen.Id("sec").Index().Byte()).Error().Block(
@@ -832,6 +847,15 @@ func (j *joinGen) snapshot(b *jen.Group) {
 			snap = "SnapshotIntervalJoin"
 		}
 		b.Qual(pebblePath, snap).Call(jen.Id("s"), jen.Id(g.constName(n)), j.state())
+		return
+	}
+	if j.incremental() {
+		b.Comment("The windows whose records changed since the last checkpoint (a record")
+		b.Comment("came, the window fired or emitted), or all of them.")
+		b.Qual(runtimePath, "SnapshotChanges").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit(""), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Id(g.global("%sValueSchema", n)), j.state(),
+			jen.Func().Params(jen.Id("sec").Op("*").Qual(statePath, "Sections"), jen.Id("kg").Func().Params(typeCode(n.KeyType)).Int(), jen.Id("d").Qual(runtimePath, "Delta")).Params(jen.Uint64(), jen.Error()).Block(
+				jen.Return(jen.Add(j.state()).Dot("SnapshotDelta").Call(jen.Id("sec"), jen.Id("kg"), jen.Id(g.global("encode%sKey", n)), jen.Id(g.global("encode%sValue", n)), jen.Id(g.global("encode%sRight", n)), jen.Id("d"))),
+			))
 		return
 	}
 	b.Qual(runtimePath, "SnapshotKeyed").Call(jen.Id("s"), jen.Id(g.constName(n)), jen.Lit(""), jen.Id(g.global("hashKey%s", n)), jen.Id(g.global("%sKeySchema", n)), jen.Id(g.global("%sValueSchema", n)),

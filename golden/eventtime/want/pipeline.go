@@ -1416,8 +1416,8 @@ func newWindowedPairsChain(j *runtime.Job, sub int, left *runtime.Inbox[runtime.
 		Kind: runtime.Tumbling,
 		Size: int64(5 * time.Second / time.Millisecond),
 	}, 0)
-	runtime.RestoreKeyed(c.task, nodeWindowedPairs, "", func(sec []byte) error {
-		return c.windowedPairsState.Restore(sec, decodeWindowedPairsKey, decodeWindowedPairsValue, decodeWindowedPairsRight)
+	runtime.RestoreChanges(c.task, nodeWindowedPairs, "", c.windowedPairsState, func(sec []byte, delta bool) error {
+		return c.windowedPairsState.RestoreSection(sec, delta, decodeWindowedPairsKey, decodeWindowedPairsValue, decodeWindowedPairsRight)
 	})
 	c.windowedPairsPair = c.windowedPairsResult
 	c.meter = j.Meter(sub, nodeWindowedPairs)
@@ -1548,8 +1548,10 @@ func (c *windowedPairsChain) flush() {
 func (c *windowedPairsChain) barrier(id int64) {
 	s := c.task.Begin(id)
 	s.InboxWatermarks(nodeWindowedPairs, c.in.Watermarks())
-	runtime.SnapshotKeyed(s, nodeWindowedPairs, "", hashKeyWindowedPairs, windowedPairsKeySchema, windowedPairsValueSchema, func(sec *state.Sections, kg func(string) int) error {
-		return c.windowedPairsState.Snapshot(sec, kg, encodeWindowedPairsKey, encodeWindowedPairsValue, encodeWindowedPairsRight)
+	// The windows whose records changed since the last checkpoint (a record
+	// came, the window fired or emitted), or all of them.
+	runtime.SnapshotChanges(s, nodeWindowedPairs, "", hashKeyWindowedPairs, windowedPairsKeySchema, windowedPairsValueSchema, c.windowedPairsState, func(sec *state.Sections, kg func(string) int, d runtime.Delta) (uint64, error) {
+		return c.windowedPairsState.SnapshotDelta(sec, kg, encodeWindowedPairsKey, encodeWindowedPairsValue, encodeWindowedPairsRight, d)
 	})
 	c.task.Submit(s)
 	c.windowedPairsToAll.Barrier(id)

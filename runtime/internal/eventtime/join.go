@@ -350,6 +350,7 @@ func NewWindowJoin[K comparable, L, R any](a WindowAssigner, lateness int64) *Wi
 		merge = MergeJoinRecords[L, R]
 	}
 	j.ws = NewWindowState[K, JoinRecords[L, R]](a, lateness, merge)
+	j.ws.stampFired = true
 	j.addL = func(a *JoinRecords[L, R]) { a.AddLeft(j.seq, j.curL) }
 	j.addR = func(a *JoinRecords[L, R]) { a.AddRight(j.seq, j.curR) }
 	j.markFn = j.mark
@@ -412,6 +413,9 @@ func (j *WindowJoin[K, L, R]) Advance(wm int64, emit func(l L, r R, w Window)) {
 			w, seq, fired, acc := j.ws.resolve(ref)
 			if acc.dirty && fired {
 				j.due = append(j.due, dueWindow[L, R]{w, seq, acc})
+				// Its records are about to take the emission's group:
+				// the next delta holds the window as it is after.
+				j.ws.touch(ref)
 			}
 			acc.dirty = false
 		}
@@ -509,6 +513,75 @@ func mergeItems[T any](a, b []joinItem[T]) []joinItem[T] {
 func (j *WindowJoin[K, L, R]) Snapshot(sec *state.Sections, keyGroup func(K) int, encK func(*codec.Writer, K), encL func(*codec.Writer, *L), encR func(*codec.Writer, *R)) error {
 	encA := func(w *codec.Writer, a *JoinRecords[L, R]) { a.Encode(w, encL, encR) }
 	return j.ws.snapshot(sec, keyGroup, encK, encA, sectionHeader{seq2: j.seq, group: j.group})
+}
+
+// Incremental reports whether SnapshotDelta can write deltas: tumbling and
+// sliding windows, not sessions (WindowState.Incremental).
+func (j *WindowJoin[K, L, R]) Incremental() bool { return j.ws.Incremental() }
+
+// Epoch is the epoch the next SnapshotDelta ends.
+func (j *WindowJoin[K, L, R]) Epoch() uint64 { return j.ws.Epoch() }
+
+// Track makes the join list its changes from now on: a delta may be
+// taken on top of the files it was restored from.
+func (j *WindowJoin[K, L, R]) Track() { j.ws.Track() }
+
+// SnapshotDelta writes the windows as d says, as WindowState.SnapshotDelta
+// does: every open one (as Snapshot does), or those whose records changed
+// after epoch d.Since: a window changes when it gets a record, when it
+// fires and when it emits the pairs of records that came after it fired
+// (the records' emission groups). It ends the epoch and returns it. The
+// sections' headers hold the join's counters, as Snapshot's do.
+func (j *WindowJoin[K, L, R]) SnapshotDelta(sec *state.Sections, keyGroup func(K) int, encK func(*codec.Writer, K), encL func(*codec.Writer, *L), encR func(*codec.Writer, *R), d Delta) (uint64, error) {
+	if d.Full {
+		if err := j.Snapshot(sec, keyGroup, encK, encL, encR); err != nil {
+			return 0, err
+		}
+		return j.ws.closeEpoch(), nil
+	}
+	if !j.ws.Incremental() {
+		return 0, fmt.Errorf("session windows of a join cannot be written as a delta")
+	}
+	c := j.ws.capturePanes(false, d.Since, false)
+	c.h.seq2, c.h.group = j.seq, j.group
+	if err := c.Encode(sec, keyGroup, encK, func(w *codec.Writer, a *JoinRecords[L, R]) { a.Encode(w, encL, encR) }); err != nil {
+		return 0, err
+	}
+	return j.ws.closeEpoch(), nil
+}
+
+// RestoreSection adds the windows of one key group's section of a full
+// file, or applies a delta's (delta set), as WindowState.RestoreSection
+// does; the files of each subtask of the checkpoint are ended by
+// EndChain.
+func (j *WindowJoin[K, L, R]) RestoreSection(section []byte, delta bool, decK func(*codec.Reader) K, decL func(*codec.Reader) *L, decR func(*codec.Reader) *R) error {
+	arrival, group, ok, err := ReadWindowJoinHeader(section)
+	if err != nil {
+		return err
+	}
+	if ok {
+		j.seq = max(j.seq, arrival)
+		j.group = max(j.group, group)
+	}
+	return j.ws.RestoreSection(section, delta, decK, func(r *codec.Reader) *JoinRecords[L, R] { return DecodeJoinRecords(r, decL, decR) })
+}
+
+// EndChain ends the files of one subtask of the checkpoint being restored
+// (RestoreSection). The windows that fired and hold records not emitted
+// yet emit them at the next Advance, as after Restore: which windows
+// those are is known only once a chain's deltas have been applied.
+func (j *WindowJoin[K, L, R]) EndChain() error {
+	if err := j.ws.EndChain(); err != nil {
+		return err
+	}
+	for _, p := range j.ws.panes {
+		for i, k := range p.keys {
+			if acc := &p.accs[i]; (p.fired || p.early[int32(i)]) && !acc.dirty && acc.Pending() {
+				j.mark(winRef[K, JoinRecords[L, R]]{p: p, k: k})
+			}
+		}
+	}
+	return nil
 }
 
 // Restore adds the windows of one key group's section to a join that holds

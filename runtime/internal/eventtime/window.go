@@ -88,6 +88,11 @@ type WindowState[K comparable, A any] struct {
 	// capturable is set when the windows may be captured for another
 	// goroutine to encode (CanCapture).
 	capturable bool
+	// stampFired is set when firing changes the accumulators (a window
+	// join's records take the emission's group): a window that fires is
+	// then stamped as if it got a record, so that a delta holds it as it
+	// is after firing, which a restore could not redo from the watermark.
+	stampFired bool
 	// intKeys is set when K is a 64-bit integer, which a tumbling
 	// pane's keyIndex keeps in an array.
 	intKeys bool
@@ -395,6 +400,28 @@ func (s *WindowState[K, A]) entryIn(p *pane[K, A], k K, ix bool, sl int32, pos i
 	return i
 }
 
+// stamp marks window i of pane p as changed in the current epoch, for
+// deltas, when changes are tracked.
+func (s *WindowState[K, A]) stamp(p *pane[K, A], i int32) {
+	if s.tracking && p.vers[i] != uint32(s.epoch) {
+		if p.shared {
+			p.own()
+		}
+		p.vers[i] = uint32(s.epoch)
+		p.ver = uint32(s.epoch)
+	}
+}
+
+// touch is stamp for the window of r, a pane's (sessions are written
+// whole).
+func (s *WindowState[K, A]) touch(r winRef[K, A]) {
+	if !s.tracking || r.e != nil {
+		return
+	}
+	i, _ := s.indexOf(r.p, r.k)
+	s.stamp(r.p, i)
+}
+
 // double doubles the room of a pane for keys (and their slots in the
 // index of sliding windows, when ix): append grows large slices by a
 // quarter, and a pane of q5 of Nexmark that grew to 300K keys so was
@@ -676,6 +703,11 @@ func (s *WindowState[K, A]) Advance(wm int64, fire func(k K, w Window, acc *A)) 
 				for i := range p.keys {
 					if p.early == nil || !p.early[int32(i)] {
 						fire(p.keys[i], p.w, &p.accs[i])
+					}
+				}
+				if s.stampFired && s.tracking {
+					for i := range p.keys {
+						s.stamp(p, int32(i))
 					}
 				}
 			}
