@@ -18,6 +18,12 @@ const watermarkEvery = 64
 // time seen minus the out-of-orderness bound, minus one (no record at or
 // before the watermark is expected any more).
 type Watermarks struct {
+	// The pads keep what Observe writes at every record (maxTS, n, seen)
+	// off the cache lines of the objects allocated next to it, another
+	// source subtask's Watermarks among them, whose goroutine runs on
+	// another core (false sharing: q4 at parallelism 2 took 1.3 times the
+	// CPU in the runs where the two were allocated side by side).
+	_       [64]byte
 	bound   int64
 	maxTS   int64
 	emitted int64
@@ -34,6 +40,7 @@ type Watermarks struct {
 	// set is the one it set last.
 	manual bool
 	set    int64
+	_      [64]byte
 }
 
 // Manual makes the generator follow the watermarks a test driver sets
