@@ -864,6 +864,26 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 		return jen.Id("r")
 	}
 	consumers := consumersOf(g.p, n, side)
+	// Hash edges that key the record by the same function share its
+	// hash, computed once (a node's hashKey depends on its key's type
+	// only): a stream fanned out to several operators keyed alike. An
+	// edge whose receiver may take the record by a call hashes only when
+	// it batches, and keeps its own.
+	hashKey := func(e crossEdge) *ir.Func {
+		if len(e.to.Keys) == 2 {
+			return e.to.Keys[e.input]
+		}
+		return e.to.Key
+	}
+	// Each node has its own ir.Func: they are told apart by name.
+	keyName := func(f *ir.Func) string { return f.PkgPath + "." + f.Name }
+	shared := map[string]int{}
+	for _, e := range consumers {
+		if g.chainOf[e.to.ID] != cg.c && e.to.Inputs[e.input].Partition == ir.Hash && !g.byCall(e) {
+			shared[keyName(hashKey(e))]++
+		}
+	}
+	hashVars := map[string]string{}
 	for _, e := range consumers {
 		to = append(to, e.to.Name)
 		if g.chainOf[e.to.ID] == cg.c {
@@ -882,14 +902,21 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 		var send []jen.Code
 		switch e.to.Inputs[e.input].Partition {
 		case ir.Hash:
-			key := e.to.Key
-			if len(e.to.Keys) == 2 {
-				key = e.to.Keys[e.input]
+			key := hashKey(e)
+			hash := g.hashCall(e.to, fn(key).Call(r()))
+			if name := keyName(key); shared[name] > 1 && !g.byCall(e) {
+				v, ok := hashVars[name]
+				if !ok {
+					v = fmt.Sprintf("h%d", len(hashVars))
+					hashVars[name] = v
+					body = append(body, jen.Id(v).Op(":=").Add(hash))
+				}
+				hash = jen.Id(v)
 			}
 			// The record is written into its batch in place
 			// (runtime.Out.HashSlot), not built and passed by value:
 			// every copy of a large record costs a stall.
-			slot := jen.Add(out).Dot("HashSlot").Call(g.hashCall(e.to, fn(key).Call(r())))
+			slot := jen.Add(out).Dot("HashSlot").Call(hash)
 			if cg.timed {
 				send = []jen.Code{
 					jen.Id("s").Op(":=").Add(slot),

@@ -270,13 +270,14 @@ func (c *clicksChain) emitClicks(r *et.Click, ts int64) {
 		s.TS = ts
 		s.V = *r
 	}
+	h0 := hashKeyPaired(et.ByPage(*r))
 	{
-		s := c.clicksToPaired.HashSlot(hashKeyPaired(et.ByPage(*r)))
+		s := c.clicksToPaired.HashSlot(h0)
 		s.TS = ts
 		s.V = *r
 	}
 	{
-		s := c.clicksToWindowedPairs.HashSlot(hashKeyWindowedPairs(et.ByPage(*r)))
+		s := c.clicksToWindowedPairs.HashSlot(h0)
 		s.TS = ts
 		s.V = *r
 	}
@@ -438,13 +439,14 @@ func (c *viewsChain) run() {
 // emitViews passes the records of "views" to paired, windowed-pairs.
 func (c *viewsChain) emitViews(r *et.View, ts int64) {
 	c.counts[0]++
+	h0 := hashKeyPaired(et.ViewPage(*r))
 	{
-		s := c.viewsToPaired.HashSlot(hashKeyPaired(et.ViewPage(*r)))
+		s := c.viewsToPaired.HashSlot(h0)
 		s.TS = ts
 		s.V = *r
 	}
 	{
-		s := c.viewsToWindowedPairs.HashSlot(hashKeyWindowedPairs(et.ViewPage(*r)))
+		s := c.viewsToWindowedPairs.HashSlot(h0)
 		s.TS = ts
 		s.V = *r
 	}

@@ -179,18 +179,19 @@ func (c *eventsChain) run() {
 // emitEvents passes the records of "events" to next, next, paid.
 func (c *eventsChain) emitEvents(r *joins.Event, ts int64) {
 	c.counts[0]++
+	h0 := hashKeyNext(joins.ByUser(*r))
 	{
-		s := c.eventsToNext.HashSlot(hashKeyNext(joins.ByUser(*r)))
+		s := c.eventsToNext.HashSlot(h0)
 		s.TS = ts
 		s.V = *r
 	}
 	{
-		s := c.eventsToNext2.HashSlot(hashKeyNext(joins.ByUser(*r)))
+		s := c.eventsToNext2.HashSlot(h0)
 		s.TS = ts
 		s.V = *r
 	}
 	{
-		s := c.eventsToPaid.HashSlot(hashKeyPaid(joins.ByUser(*r)))
+		s := c.eventsToPaid.HashSlot(h0)
 		s.TS = ts
 		s.V = *r
 	}

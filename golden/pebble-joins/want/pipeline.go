@@ -225,28 +225,29 @@ func (c *eventsChain) run() {
 // emitEvents passes the records of "events" to next, next, paid, same-second, same-visit, same-second-visit.
 func (c *eventsChain) emitEvents(r *joins.Event, ts int64) {
 	c.counts[0]++
+	h0 := hashKeyNext(joins.ByUser(*r))
 	{
-		s := c.eventsToNext.HashSlot(hashKeyNext(joins.ByUser(*r)))
+		s := c.eventsToNext.HashSlot(h0)
 		s.TS = ts
 		s.V = *r
 	}
 	{
-		s := c.eventsToNext2.HashSlot(hashKeyNext(joins.ByUser(*r)))
+		s := c.eventsToNext2.HashSlot(h0)
 		s.TS = ts
 		s.V = *r
 	}
 	{
-		s := c.eventsToPaid.HashSlot(hashKeyPaid(joins.ByUser(*r)))
+		s := c.eventsToPaid.HashSlot(h0)
 		s.TS = ts
 		s.V = *r
 	}
 	{
-		s := c.eventsToSameSecond.HashSlot(hashKeySameSecond(joins.ByUser(*r)))
+		s := c.eventsToSameSecond.HashSlot(h0)
 		s.TS = ts
 		s.V = *r
 	}
 	{
-		s := c.eventsToSameVisit.HashSlot(hashKeySameVisit(joins.ByUser(*r)))
+		s := c.eventsToSameVisit.HashSlot(h0)
 		s.TS = ts
 		s.V = *r
 	}
@@ -392,18 +393,19 @@ func (c *paymentsChain) run() {
 // emitPayments passes the records of "payments" to paid, same-second, same-visit, same-second-visit.
 func (c *paymentsChain) emitPayments(r *joins.Payment, ts int64) {
 	c.counts[0]++
+	h0 := hashKeyPaid(joins.PaymentUser(*r))
 	{
-		s := c.paymentsToPaid.HashSlot(hashKeyPaid(joins.PaymentUser(*r)))
+		s := c.paymentsToPaid.HashSlot(h0)
 		s.TS = ts
 		s.V = *r
 	}
 	{
-		s := c.paymentsToSameSecond.HashSlot(hashKeySameSecond(joins.PaymentUser(*r)))
+		s := c.paymentsToSameSecond.HashSlot(h0)
 		s.TS = ts
 		s.V = *r
 	}
 	{
-		s := c.paymentsToSameVisit.HashSlot(hashKeySameVisit(joins.PaymentUser(*r)))
+		s := c.paymentsToSameVisit.HashSlot(h0)
 		s.TS = ts
 		s.V = *r
 	}
