@@ -241,7 +241,7 @@ func (v *Verifier) Verify(opt Options) (*Report, error) {
 	log("clean run: done in %s (%s of CPU time)", round(clean.Duration), round(clean.CPU))
 
 	if !opt.KeepInterval {
-		rep.Interval = CheckpointInterval(clean.Duration)
+		rep.Interval = CheckpointInterval(clean.Duration, kills)
 		args = append(args, "--set", "checkpoint.interval="+rep.Interval.String())
 		log("killed run: checkpoint interval %s", rep.Interval)
 	}
@@ -285,11 +285,12 @@ func (v *Verifier) Verify(opt Options) (*Report, error) {
 }
 
 // KillSpan is the span a killed run's kill moments are drawn over
-// (KillDelays), given the clean run: its CPU time with CPUKills, else its
-// duration.
+// (KillDelays), given the clean run: with CPUKills the CPU time it used
+// after its start (Startup excluded, as it is from each kill's moment),
+// else its duration.
 func (v *Verifier) KillSpan(clean *RunResult) time.Duration {
 	if v.CPUKills {
-		return clean.CPU
+		return clean.CPU - clean.Startup
 	}
 	return clean.Duration
 }
@@ -307,10 +308,13 @@ func (v *Verifier) clock() string {
 func KilledTimeout(clean time.Duration) time.Duration { return 20*clean + 30*time.Second }
 
 // CheckpointInterval is the checkpoint interval of a killed run, given the
-// duration of the clean run: a tenth of it, within [20ms, 1s], so that
-// checkpoints complete between kills.
-func CheckpointInterval(clean time.Duration) time.Duration {
-	return min(max(clean/10, 20*time.Millisecond), time.Second).Round(time.Millisecond)
+// duration of the clean run and the number of kills: a third of the mean
+// time between two kills, clean/(3*(kills+1)), within [20ms, 1s], so that
+// a process killed after the mean time has completed a checkpoint or two
+// after its restore. (A tenth of the clean run, as it was, gave 6 kills a
+// checkpoint or less each: most processes died before their first one.)
+func CheckpointInterval(clean time.Duration, kills int) time.Duration {
+	return min(max(clean/time.Duration(3*(max(kills, 1)+1)), 20*time.Millisecond), time.Second).Round(time.Millisecond)
 }
 
 // KillDelays draws the kill moments of a killed run: n moments uniformly
@@ -347,8 +351,10 @@ type RunResult struct {
 	// restarts included.
 	Duration time.Duration
 	// CPU is the CPU time (user and system) its processes used, all of
-	// them together.
-	CPU time.Duration
+	// them together; with CPUKills, Startup is the part of it used before
+	// each process announced its start (its start event: the runtime's
+	// and the program's initialisation, before the job's own work).
+	CPU, Startup time.Duration
 	// Kills counts the processes killed; Restarts the processes started
 	// after the first.
 	Kills, Restarts int
@@ -422,12 +428,9 @@ func (v *Verifier) run(name string, delays []time.Duration, timeout time.Duratio
 		// The last kill waits, if need be, until the process has
 		// completed a checkpoint: on a slow machine every drawn moment can
 		// come before the first checkpoint, and no restart would resume.
-		waitFor := ""
-		if attempt == len(delays) {
-			waitFor = eventsFile
-		}
-		a, err := v.attempt(cmdArgs, killAfter, timeout, stdout, stderr, attempt, waitFor)
+		a, err := v.attempt(cmdArgs, eventsFile, killAfter, attempt == len(delays), timeout, stdout, stderr, attempt)
 		r.CPU += a.cpu
+		r.Startup += a.startup
 		if err != nil {
 			return nil, fmt.Errorf("%s run, process %d: %w (see %s)", name, attempt, err, dir)
 		}
@@ -436,7 +439,7 @@ func (v *Verifier) run(name string, delays []time.Duration, timeout time.Duratio
 		}
 		r.Kills++
 		if v.CPUKills {
-			log("%s run: kill %d/%d: process %d killed after %s of CPU time, %s after its start", name, r.Kills, len(delays), attempt, round(a.cpu), round(a.wall))
+			log("%s run: kill %d/%d: process %d killed after %s of CPU time from its start event, %s after its start", name, r.Kills, len(delays), attempt, round(a.cpu-a.startup), round(a.wall))
 		} else {
 			log("%s run: kill %d/%d: process %d killed %s after its start", name, r.Kills, len(delays), attempt, round(killAfter))
 		}
@@ -472,15 +475,17 @@ func (v *Verifier) sinkDir(run, sink string) string {
 type attempted struct {
 	// killed reports that the kill ended it.
 	killed bool
-	// cpu is the CPU time it used; wall the time from its start to its end.
-	cpu, wall time.Duration
+	// cpu is the CPU time it used, startup the part of it before its
+	// start event (with CPUKills); wall the time from its start to its end.
+	cpu, startup, wall time.Duration
 }
 
 // attempt runs one process, killing it when it has run for killAfter
-// (CPU time with CPUKills, else wall time) unless that is negative; with
-// waitFor, not before it has completed a checkpoint, as that events file
-// says. An error carries the end of the process's standard error.
-func (v *Verifier) attempt(args []string, killAfter, timeout time.Duration, stdout, stderr *os.File, n int, waitFor string) (a attempted, err error) {
+// (with CPUKills CPU time from its start event, else wall time from its
+// start) unless that is negative; with waitCheckpoint, not before it has
+// completed a checkpoint. eventsFile is its --events file. An error
+// carries the end of the process's standard error.
+func (v *Verifier) attempt(args []string, eventsFile string, killAfter time.Duration, waitCheckpoint bool, timeout time.Duration, stdout, stderr *os.File, n int) (a attempted, err error) {
 	fmt.Fprintf(stderr, "=== process %d: %s %s\n", n, v.Binary, strings.Join(args, " "))
 	offset, err := stderr.Seek(0, io.SeekCurrent)
 	if err != nil {
@@ -509,7 +514,8 @@ func (v *Verifier) attempt(args []string, killAfter, timeout time.Duration, stdo
 	}
 	pid := cmd.Process.Pid
 	var kill, cpuPoll, expire <-chan time.Time
-	if killAfter >= 0 && v.CPUKills {
+	started := false // with CPUKills: the process's start event was seen
+	if v.CPUKills {
 		t := time.NewTicker(time.Millisecond)
 		defer t.Stop()
 		cpuPoll = t.C
@@ -533,13 +539,27 @@ func (v *Verifier) attempt(args []string, killAfter, timeout time.Duration, stdo
 		case <-kill:
 			kill, due = nil, true
 		case <-cpuPoll:
+			used, ok := processCPU(pid)
+			if !started && ok {
+				// Its initialisation (the Go runtime's, the program's
+				// flags and files) is not the job's work: the kill's CPU
+				// time counts from the start event.
+				if !hasEvent(eventsFile, pid, events.Start) {
+					continue
+				}
+				started, a.startup = true, used
+			}
+			if killAfter < 0 {
+				cpuPoll = nil
+				continue
+			}
 			// A process that is gone (ok false) has ended: done says how.
-			if used, ok := processCPU(pid); ok && used < killAfter {
+			if ok && used-a.startup < killAfter {
 				continue
 			}
 			cpuPoll, due = nil, true
 		case <-checkpointPoll:
-			if !checkpointed(waitFor, pid) {
+			if !checkpointed(eventsFile, pid) {
 				continue
 			}
 		case <-expire:
@@ -548,7 +568,7 @@ func (v *Verifier) attempt(args []string, killAfter, timeout time.Duration, stdo
 			ended()
 			return a, fmt.Errorf("%w within %s", errTimeout, timeout)
 		}
-		if due && waitFor != "" && !checkpointed(waitFor, pid) {
+		if due && waitCheckpoint && !checkpointed(eventsFile, pid) {
 			t := time.NewTicker(5 * time.Millisecond)
 			defer t.Stop()
 			checkpointPoll = t.C
@@ -573,8 +593,14 @@ func (v *Verifier) attempt(args []string, killAfter, timeout time.Duration, stdo
 // checkpointed reports whether process pid has completed a checkpoint, as
 // the events file says.
 func checkpointed(eventsFile string, pid int) bool {
+	return hasEvent(eventsFile, pid, events.Checkpoint)
+}
+
+// hasEvent reports whether the events file has an event of kind from
+// process pid.
+func hasEvent(eventsFile string, pid int, kind events.Kind) bool {
 	evs, _ := events.ReadFile(eventsFile)
-	return slices.ContainsFunc(evs, func(e events.Event) bool { return e.PID == pid && e.Kind == events.Checkpoint })
+	return slices.ContainsFunc(evs, func(e events.Event) bool { return e.PID == pid && e.Kind == kind })
 }
 
 // count takes from a run's events the processes that resumed from a

@@ -260,7 +260,7 @@ func TestVerifierVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	interval := verify.CheckpointInterval(rep.Clean.Duration)
+	interval := verify.CheckpointInterval(rep.Clean.Duration, 2)
 	if !rep.Identical() || rep.Seed != 7 || rep.Requested != 2 || rep.Interval != interval {
 		t.Errorf("report %+v", rep)
 	}
@@ -345,15 +345,21 @@ func TestKillDelays(t *testing.T) {
 }
 
 func TestCheckpointInterval(t *testing.T) {
-	for _, tc := range []struct{ clean, want time.Duration }{
-		{0, 20 * time.Millisecond},
-		{100 * time.Millisecond, 20 * time.Millisecond},
-		{2 * time.Second, 200 * time.Millisecond},
-		{2345 * time.Millisecond, 235 * time.Millisecond},
-		{time.Minute, time.Second},
+	for _, tc := range []struct {
+		clean time.Duration
+		kills int
+		want  time.Duration
+	}{
+		{0, 5, 20 * time.Millisecond},
+		{100 * time.Millisecond, 5, 20 * time.Millisecond},
+		{2 * time.Second, 5, 111 * time.Millisecond},
+		{2 * time.Second, 1, 333 * time.Millisecond},
+		{2 * time.Second, 0, 333 * time.Millisecond},
+		{2345 * time.Millisecond, 6, 112 * time.Millisecond},
+		{time.Minute, 5, time.Second},
 	} {
-		if got := verify.CheckpointInterval(tc.clean); got != tc.want {
-			t.Errorf("CheckpointInterval(%s) = %s, want %s", tc.clean, got, tc.want)
+		if got := verify.CheckpointInterval(tc.clean, tc.kills); got != tc.want {
+			t.Errorf("CheckpointInterval(%s, %d) = %s, want %s", tc.clean, tc.kills, got, tc.want)
 		}
 	}
 	if got := verify.KilledTimeout(time.Second); got != 50*time.Second {
@@ -449,7 +455,7 @@ func TestCPUKills(t *testing.T) {
 	if r.CPU < fakeLines*5*time.Millisecond {
 		t.Errorf("the run used %s of CPU time, less than its spinning", r.CPU)
 	}
-	kills := regexp.MustCompile(`kill (\d)/2: process \d killed after (\S+) of CPU time, \S+ after its start`).FindAllStringSubmatch(log.String(), -1)
+	kills := regexp.MustCompile(`kill (\d)/2: process \d killed after (\S+) of CPU time from its start event, \S+ after its start`).FindAllStringSubmatch(log.String(), -1)
 	if len(kills) != 2 {
 		t.Errorf("the log does not give both kills' CPU time:\n%s", log.String())
 	}

@@ -106,17 +106,17 @@
 // relative to the working directory. The kill moments are N points drawn
 // uniformly over the clean run's CPU time from the seed S (by default
 // from the clock), sorted: the i-th process is killed when it has used
-// the CPU time between points i-1 and i (where another process's CPU
-// time cannot be read, on systems other than Linux: the clean run's
-// duration, and that long after its start). The killed run checkpoints
-// every tenth of the clean run's duration (within 20ms..1s) so that
+// the CPU time between points i-1 and i after its start event (where
+// another process's CPU time cannot be read, on systems other than
+// Linux: the clean run's duration, and that long after its start). The
+// killed run checkpoints every third of the mean time between two kills
+// (the clean run's duration / (3*(N+1)), within 20ms..1s) so that
 // checkpoints complete between kills, unless -keep-interval is given.
-// -parallelism
-// and each -set KEY=VALUE are passed to every run. -timeout (default
-// 10m) bounds the clean run; each process of the killed run is bounded by
-// 20 times the clean run's duration plus 30s. Progress lines (each kill,
-// each restart) go to standard error; the report, with the seed to replay
-// a failure with -seed, to standard output. The exit status is 0 when the
+// -parallelism and each -set KEY=VALUE are passed to every run. -timeout
+// (default 10m) bounds the clean run; each process of the killed run is
+// bounded by 20 times the clean run's duration plus 30s. Progress lines
+// (each kill, each restart) go to standard error; the report, with the
+// seed to replay a failure with -seed, to standard output. The exit status is 0 when the
 // outputs are identical and 1 when they differ or a run failed by itself.
 //
 // graph draws the job graph of a pipeline, from the compiled graph: every

@@ -26,7 +26,7 @@ func verifyFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) err
 	fs.Uint64Var(&opt.Seed, "seed", 0, "draw the kill moments from seed `S`, to replay a failure (default: from the clock)")
 	fs.IntVar(&opt.Parallelism, "parallelism", 0, "run the program with --parallelism `P` (default: the pipeline's)")
 	fs.StringVar(&opt.Dir, "o", "", "build and run in `DIR`, and keep it (default: a temporary directory, removed when the check passes)")
-	fs.BoolVar(&opt.KeepInterval, "keep-interval", false, "keep the pipeline's checkpoint interval (default: a tenth of the clean run's duration)")
+	fs.BoolVar(&opt.KeepInterval, "keep-interval", false, "keep the pipeline's checkpoint interval (default: a third of the mean time between two kills)")
 	fs.DurationVar(&opt.Timeout, "timeout", verify.DefaultCleanTimeout, "bound the clean run to `D`")
 	var sets stringList
 	fs.Var(&sets, "set", "pass --set `KEY=VALUE` to every run (repeated)")

@@ -148,7 +148,7 @@ func TestCrash(t *testing.T) {
 	}
 	delays := verify.KillDelays(rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), kills, clean.Duration)
 	// Checkpoints between kills: many kills come close together.
-	interval := min(verify.CheckpointInterval(clean.Duration), max(clean.Duration/time.Duration(3*kills), 20*time.Millisecond)).Round(time.Millisecond)
+	interval := verify.CheckpointInterval(clean.Duration, kills)
 	killed, err := v.RunWithKills("killed", delays, append(args(brokers, "killed"), "--set", "checkpoint.interval="+interval.String())...)
 	if err != nil {
 		t.Fatal(err)

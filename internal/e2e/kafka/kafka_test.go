@@ -113,7 +113,7 @@ func TestFileToKafka(t *testing.T) {
 	}
 	kafkatest.Compare(t, "clean run", want, kafkatest.Committed(t, brokers, "clean"))
 	delays := verify.KillDelays(rand.New(rand.NewPCG(seed, 1)), kills, clean.Duration)
-	killed, err := v.RunWithKills("killed", delays, append(args("killed"), "--set", "checkpoint.interval="+verify.CheckpointInterval(clean.Duration).String())...)
+	killed, err := v.RunWithKills("killed", delays, append(args("killed"), "--set", "checkpoint.interval="+verify.CheckpointInterval(clean.Duration, kills).String())...)
 	if err != nil {
 		t.Fatal(err)
 	}
