@@ -106,6 +106,8 @@ func (x *keyIndex[K]) cover(u int64) bool {
 	}
 	size := min(max(need, 2*old), max(need, limit))
 	dense := make([]int32, size)
+	// get and put read a slot before they write it (see prefault).
+	prefault(dense[:0])
 	if up <= down {
 		copy(dense, x.dense)
 	} else {

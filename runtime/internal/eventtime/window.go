@@ -438,6 +438,9 @@ func (p *pane[K, A]) double(ix bool) {
 	p.seqs = slices.Grow(p.seqs, n)
 	p.accs = slices.Grow(p.accs, n)
 	p.vers = slices.Grow(p.vers, n)
+	// The collector scans the accumulators up to their capacity: their
+	// pages must not be read before they are written (see prefault).
+	prefault(p.accs)
 }
 
 // Acc is Add for tumbling windows without the function: it returns the
