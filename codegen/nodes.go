@@ -51,7 +51,7 @@ func (m *mapGen) doc() string { return fmt.Sprintf("map %s, %s", m.n.Fn.Name, m.
 func (m *mapGen) record(b *jen.Group) {
 	n := m.n
 	if n.Fn.Shape == "error" {
-		b.List(jen.Id("out"), jen.Err()).Op(":=").Add(fn(n.Fn)).Call(m.in())
+		b.List(jen.Id("out"), jen.Err()).Op(":=").Add(fn(n.Fn)).Call(m.arg(n.Fn))
 		b.If(jen.Err().Op("!=").Nil()).Block(
 			jen.Qual(runtimePath, "Abortf").Call(jen.Lit(fmt.Sprintf("operators.%s: %s: %%w", n.Name, n.Fn.Name)), jen.Err()),
 		)
@@ -59,10 +59,10 @@ func (m *mapGen) record(b *jen.Group) {
 		return
 	}
 	if !emitsRef(n) {
-		b.Add(m.emit(fn(n.Fn).Call(m.in()), jen.Id("ts")))
+		b.Add(m.emit(fn(n.Fn).Call(m.arg(n.Fn)), jen.Id("ts")))
 		return
 	}
-	b.Id("out").Op(":=").Add(fn(n.Fn)).Call(m.in())
+	b.Id("out").Op(":=").Add(fn(n.Fn)).Call(m.arg(n.Fn))
 	b.Add(m.emit(jen.Op("&").Id("out"), jen.Id("ts")))
 }
 
@@ -75,7 +75,7 @@ func (f *filterGen) record(b *jen.Group) {
 	if emitsRef(f.n) {
 		x = f.inRef()
 	}
-	b.If(fn(f.n.Fn).Call(f.in())).Block(f.emit(x, jen.Id("ts")))
+	b.If(fn(f.n.Fn).Call(f.arg(f.n.Fn))).Block(f.emit(x, jen.Id("ts")))
 }
 
 type flatMapGen struct{ base }
@@ -131,10 +131,10 @@ func (f *flatMapGen) record(b *jen.Group) {
 		if f.cg.timed {
 			b.Add(f.field("TS")).Op("=").Id("ts")
 		}
-		b.Add(fn(n.Fn)).Call(f.in(), jen.Id("c").Dot(f.emitFn()))
+		b.Add(fn(n.Fn)).Call(f.arg(n.Fn), jen.Id("c").Dot(f.emitFn()))
 		return
 	}
-	b.For(jen.List(jen.Id("_"), jen.Id("out")).Op(":=").Range().Add(fn(n.Fn)).Call(f.in())).Block(
+	b.For(jen.List(jen.Id("_"), jen.Id("out")).Op(":=").Range().Add(fn(n.Fn)).Call(f.arg(n.Fn))).Block(
 		f.emit(f.ref(jen.Id("out")), jen.Id("ts")),
 	)
 }
@@ -314,7 +314,7 @@ func (k *keyedGen) record(b *jen.Group) {
 	n := k.n
 	st := k.state()
 	r := jen.Id("r")
-	b.Id("k").Op(":=").Add(fn(n.Key)).Call(r)
+	b.Id("k").Op(":=").Add(fn(n.Key)).Call(k.arg(n.Key))
 	if n.Kind == ir.Reduce {
 		b.If(jen.List(jen.Id("acc"), jen.Id("added")).Op(":=").Add(st).Dot("GetOrAdd").Call(jen.Id("k")), jen.Id("added")).Block(
 			jen.Op("*").Id("acc").Op("=").Id("r"),
@@ -328,7 +328,7 @@ func (k *keyedGen) record(b *jen.Group) {
 		return
 	}
 	b.List(jen.Id("acc"), jen.Id("_")).Op(":=").Add(st).Dot("GetOrAdd").Call(jen.Id("k"))
-	b.Add(fn(n.Add)).Call(jen.Id("acc"), r)
+	b.Add(fn(n.Add)).Call(jen.Id("acc"), k.arg(n.Add))
 	if n.Emit == "update" {
 		b.Add(k.emit(aggregateResult(n, jen.Id("k"), jen.Id("acc"), nil), jen.Id("ts")))
 	}
@@ -550,9 +550,9 @@ func (w *windowGen) record(b *jen.Group) {
 	if n.Kind == ir.Reduce {
 		add = jen.Id("acc").Dot("Add").Call(w.in(), fn(n.Fn))
 	} else {
-		add = fn(n.Add).Call(jen.Id("acc"), w.in())
+		add = fn(n.Add).Call(jen.Id("acc"), w.arg(n.Add))
 	}
-	b.Id("k").Op(":=").Add(fn(n.Key)).Call(w.in())
+	b.Id("k").Op(":=").Add(fn(n.Key)).Call(w.arg(n.Key))
 	if n.Window.Kind == "tumbling" && !n.Window.Processing && !w.cg.g.pebbleWindows(n) {
 		// One window a record: the user's function is called on its
 		// accumulator here, not in a closure that Add calls.
@@ -784,7 +784,7 @@ func (j *joinGen) methods() {
 			if j.processing() {
 				ts, wm = nowMillis(), jen.Qual(runtimePath, "MinTime")
 			}
-			args := []jen.Code{fn(n.Keys[i]).Call(jen.Id("r")), jen.Id("r"), ts, wm}
+			args := []jen.Code{fn(n.Keys[i]).Call(pass(n.Keys[i], jen.Id("r"), jen.Op("&").Id("r"))), jen.Id("r"), ts, wm}
 			if j.interval() {
 				args = append(args, j.field("Pair"))
 			}
@@ -801,7 +801,7 @@ func (j *joinGen) methods() {
 	result := j.member("%sResult")
 	f.Comment(fmt.Sprintf("%s applies %s to a pair of %q.", result, n.Apply.Name, n.Name))
 	f.Func().Params(cg.recv).Id(result).Params(jen.Id("l").Add(typeCode(j.left())), jen.Id("r").Add(typeCode(j.right())), jen.Id("ts").Int64()).Block(
-		j.emit(fn(n.Apply).Call(jen.Id("l"), jen.Id("r")), jen.Id("ts")),
+		j.emit(fn(n.Apply).Call(pass(n.Apply, jen.Id("l"), jen.Op("&").Id("l")), pass(n.Apply, jen.Id("r"), jen.Op("&").Id("r"))), jen.Id("ts")),
 	)
 	if !j.interval() {
 		pair := j.member("%sWindowPair")

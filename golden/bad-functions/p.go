@@ -17,7 +17,7 @@ func lower(e Event) Event { return e }
 
 func Identity[T any](t T) T { return t }
 
-func PtrMap(e *Event) Event { return *e }
+func PtrMap(e **Event) Event { return **e }
 
 func KeepAll(e Event) int { return 1 }
 
