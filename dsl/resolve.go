@@ -871,7 +871,7 @@ func (r *resolver) checkOperator(n *rnode, in types.Type) types.Type {
 			r.checkState(n, ns.Fn, in)
 			return in
 		}
-		r.signatureError(ns.Fn, "reduce", f, fmt.Sprintf("func(acc, in %s) %s", inS, inS))
+		r.signatureError(ns.Fn, "reduce", f, fmt.Sprintf("func(acc, in %s) %s (by value: the result becomes the key's state)", inS, inS))
 	case "aggregate":
 		return r.checkAggregate(n, in, key)
 	case "union":
