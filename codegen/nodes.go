@@ -216,6 +216,9 @@ func kafkaKey(n *ir.Node) jen.Code {
 		return jen.Nil()
 	}
 	helper := map[string]string{"bytes": "KeyBytes", "int": "KeyInt", "uint": "KeyUint"}[n.Key.Shape]
+	if n.Key.Ref {
+		return jen.Qual(kafkaPath, helper).Call(jen.Qual(kafkaPath, "ByRef").Call(fn(n.Key)))
+	}
 	return jen.Qual(kafkaPath, helper).Call(fn(n.Key))
 }
 
@@ -467,15 +470,15 @@ func (w *windowGen) fields(s *jen.Group) {
 	}
 }
 
-// sessionGap returns the method that adds record r (the expression r) of
-// key k at time ts, from an input at watermark wm, to the windows: Add, or
-// AddGap for sessions with a gap per record, whose gap it computes first;
-// and its first arguments.
-func sessionGap(b *jen.Group, n *ir.Node, r, ts, wm jen.Code) (method string, args []jen.Code) {
+// sessionGap returns the method that adds record r (the expression r, its
+// address ref) of key k at time ts, from an input at watermark wm, to the
+// windows: Add, or AddGap for sessions with a gap per record, whose gap it
+// computes first; and its first arguments.
+func sessionGap(b *jen.Group, n *ir.Node, r, ref *jen.Statement, ts, wm jen.Code) (method string, args []jen.Code) {
 	if n.Window.GapFn == nil {
 		return "Add", []jen.Code{jen.Id("k"), ts, wm}
 	}
-	b.Id("gap").Op(":=").Qual(runtimePath, "SessionGap").Call(fn(n.Window.GapFn).Call(r), jen.Lit(fmt.Sprintf("operators.%s: %s", n.Name, n.Window.GapFn.Name)))
+	b.Id("gap").Op(":=").Qual(runtimePath, "SessionGap").Call(fn(n.Window.GapFn).Call(pass(n.Window.GapFn, r, ref)), jen.Lit(fmt.Sprintf("operators.%s: %s", n.Name, n.Window.GapFn.Name)))
 	return "AddGap", []jen.Code{jen.Id("k"), ts, jen.Id("gap"), wm}
 }
 
@@ -567,7 +570,7 @@ func (w *windowGen) record(b *jen.Group) {
 		return
 	}
 	addFn := jen.Func().Params(jen.Id("acc").Op("*").Add(typeCode(w.acc()))).Block(add)
-	method, args := sessionGap(b, n, w.in(), ts, wm)
+	method, args := sessionGap(b, n, w.in(), w.inRef(), ts, wm)
 	if n.Window.Processing {
 		b.Add(w.state()).Dot(method).Call(append(args, addFn, w.fire())...)
 		return

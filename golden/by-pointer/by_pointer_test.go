@@ -68,6 +68,9 @@ func TestOutput(t *testing.T) {
 	for w, s := range windows {
 		line("windows", ShopSum{Shop: w.shop, End: w.end, Gross: s.Gross, Lines: s.Lines})
 	}
+	for user, s := range seen {
+		line("sessions", UserTotal{User: user, Orders: s.Orders, Items: s.Items})
+	}
 	for shop, s := range shops {
 		line("shops", ShopSum{Shop: shop, Gross: s.Gross, Lines: s.Lines})
 	}
@@ -80,7 +83,7 @@ func TestOutput(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("want/output.txt differs from the plain computation:\n%s", diff(want, got))
 	}
-	for _, sink := range []string{"windows", "shops", "users", "pairs", "tags"} {
+	for _, sink := range []string{"windows", "shops", "users", "pairs", "tags", "sessions"} {
 		if !slices.ContainsFunc(want, func(l string) bool { return strings.HasPrefix(l, sink+": ") }) {
 			t.Errorf("nothing for sink %s: the case does not test it", sink)
 		}

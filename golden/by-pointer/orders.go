@@ -3,7 +3,11 @@
 // neither keep it nor change it.
 package orders
 
-import "github.com/pipegen/pipegen"
+import (
+	"time"
+
+	"github.com/pipegen/pipegen"
+)
 
 // Order is large enough (six fields) that Go keeps it in memory and
 // copies it into a function that takes it by value.
@@ -116,6 +120,18 @@ type Paired struct {
 
 func Pair(t *Taxed, o *Order) Paired {
 	return Paired{Order: t.Order, N: t.N, User: o.User, Gross: t.Gross}
+}
+
+// OrderGap is the gap of a user's sessions: an hour, longer than the
+// orders' 3 seconds, so that each user has one session.
+func OrderGap(o *Order) time.Duration { return time.Hour }
+
+func AddOrder(s *Seen, o *Order) { s.Orders++; s.Items += o.Items }
+
+func MergeSeen(dst, src *Seen) { dst.Orders += src.Orders; dst.Items += src.Items }
+
+func SessionOf(user string, _ pipegen.Window, s *Seen) UserTotal {
+	return UserTotal{User: user, Orders: s.Orders, Items: s.Items}
 }
 
 // Tag is an order of more than two items, tagged.

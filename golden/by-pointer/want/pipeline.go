@@ -19,7 +19,7 @@ import (
 var config = &runtime.Config{
 	Name:           "by-pointer",
 	Source:         "golden/by-pointer/pipeline.yaml",
-	Fingerprint:    "6e47bff9c09930be736e7e74",
+	Fingerprint:    "eb20a7e202dc27f5fe63851a",
 	Parallelism:    2,
 	MaxParallelism: 128,
 	Checkpoint: runtime.CheckpointConfig{
@@ -53,30 +53,34 @@ var config = &runtime.Config{
 		{Name: "per-user", UID: "per-user", Kind: "process", Section: "operators", Inputs: []runtime.NodeInput{{From: "orders", Partition: "hash"}}, KeySchema: perUserKeySchema, ValueSchema: perUserValueSchema},
 		{Name: "paired", UID: "paired", Kind: "join", Section: "operators", Inputs: []runtime.NodeInput{{From: "taxed", Partition: "hash"}, {From: "orders", Partition: "hash"}}, Window: "tumbling 1s", KeySchema: pairedKeySchema, ValueSchema: pairedValueSchema},
 		{Name: "tags", UID: "tags", Kind: "flatmap", Section: "operators", FusedWith: "orders", Inputs: []runtime.NodeInput{{From: "orders", Partition: "forward"}}},
+		{Name: "sessions", UID: "sessions", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "orders", Partition: "hash"}}, Window: "session gap OrderGap", KeySchema: sessionsKeySchema, ValueSchema: sessionsValueSchema},
 		{Name: "windows", UID: "windows", Kind: "sink", Section: "sinks", FusedWith: "per-window", Inputs: []runtime.NodeInput{{From: "per-window", Partition: "forward"}}, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "windows"}},
 		{Name: "shops", UID: "shops", Kind: "sink", Section: "sinks", FusedWith: "per-shop", Inputs: []runtime.NodeInput{{From: "per-shop", Partition: "forward"}}, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "shops"}},
 		{Name: "users", UID: "users", Kind: "sink", Section: "sinks", FusedWith: "per-user", Inputs: []runtime.NodeInput{{From: "per-user", Partition: "forward"}}, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "users"}},
 		{Name: "pairs", UID: "pairs", Kind: "sink", Section: "sinks", FusedWith: "paired", Inputs: []runtime.NodeInput{{From: "paired", Partition: "forward"}}, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "pairs"}},
 		{Name: "tagged", UID: "tagged", Kind: "sink", Section: "sinks", FusedWith: "orders", Inputs: []runtime.NodeInput{{From: "tags", Partition: "forward"}}, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "tags"}},
+		{Name: "user-sessions", UID: "user-sessions", Kind: "sink", Section: "sinks", FusedWith: "sessions", Inputs: []runtime.NodeInput{{From: "sessions", Partition: "forward"}}, Connector: "file", Format: "jsonl", Options: map[string]string{"path": "sessions"}},
 	},
 }
 
 // The nodes' indexes in config.Nodes.
 const (
-	nodeOrders    = 0
-	nodeLines     = 1
-	nodePriced    = 2
-	nodeTaxed     = 3
-	nodePerWindow = 4
-	nodePerShop   = 5
-	nodePerUser   = 6
-	nodePaired    = 7
-	nodeTags      = 8
-	nodeWindows   = 9
-	nodeShops     = 10
-	nodeUsers     = 11
-	nodePairs     = 12
-	nodeTagged    = 13
+	nodeOrders       = 0
+	nodeLines        = 1
+	nodePriced       = 2
+	nodeTaxed        = 3
+	nodePerWindow    = 4
+	nodePerShop      = 5
+	nodePerUser      = 6
+	nodePaired       = 7
+	nodeTags         = 8
+	nodeSessions     = 9
+	nodeWindows      = 10
+	nodeShops        = 11
+	nodeUsers        = 12
+	nodePairs        = 13
+	nodeTagged       = 14
+	nodeUserSessions = 15
 )
 
 // build wires one run of the job and starts the goroutine of every subtask of
@@ -87,9 +91,10 @@ func build(j *runtime.Job) {
 	perUserIn := runtime.NewInboxes[runtime.Timed[orders.Order]](j, j.Parallelism(nodePerUser), j.Parallelism(nodeOrders))
 	pairedLeftIn := runtime.NewInboxes[runtime.Timed[orders.Taxed]](j, j.Parallelism(nodePaired), j.Parallelism(nodeTaxed))
 	pairedRightIn := runtime.NewInboxes[runtime.Timed[orders.Order]](j, j.Parallelism(nodePaired), j.Parallelism(nodeOrders))
+	sessionsIn := runtime.NewInboxes[runtime.Timed[orders.Order]](j, j.Parallelism(nodeSessions), j.Parallelism(nodeOrders))
 	var firstOrders *ordersChain
 	for i := range j.Parallelism(nodeOrders) {
-		c := newOrdersChain(j, i, runtime.NewOut(j, perWindowIn, i), runtime.NewOut(j, perShopIn, i), runtime.NewOut(j, perUserIn, i), runtime.NewOut(j, pairedLeftIn, i), runtime.NewOut(j, pairedRightIn, i))
+		c := newOrdersChain(j, i, runtime.NewOut(j, perWindowIn, i), runtime.NewOut(j, perShopIn, i), runtime.NewOut(j, perUserIn, i), runtime.NewOut(j, pairedLeftIn, i), runtime.NewOut(j, pairedRightIn, i), runtime.NewOut(j, sessionsIn, i))
 		if i == 0 {
 			firstOrders = c
 		}
@@ -125,6 +130,14 @@ func build(j *runtime.Job) {
 			j.Go("paired", i, c.run)
 		}
 	}
+	for i := range j.Parallelism(nodeSessions) {
+		c := newSessionsChain(j, i, sessionsIn[i])
+		if !c.in.Direct(c.handle) {
+			j.Go("sessions", i, c.run)
+		} else if c.in.ByCall() {
+			firstOrders.sessionsByCall = c
+		}
+	}
 }
 
 // ordersChain is one subtask of source "orders" and the nodes fused with it: lines, priced, taxed, tags, tagged.
@@ -143,6 +156,8 @@ type ordersChain struct {
 	perUserByCall    *perUserChain                             // per-user, when it takes the records by a call; set by build
 	taxedToPaired    *runtime.Out[runtime.Timed[orders.Taxed]] // to paired, hash
 	ordersToPaired   *runtime.Out[runtime.Timed[orders.Order]] // to paired, hash
+	ordersToSessions *runtime.Out[runtime.Timed[orders.Order]] // to sessions, hash
+	sessionsByCall   *sessionsChain                            // sessions, when it takes the records by a call; set by build
 	emitLinesFn      func(orders.Line)                         // emitLines, made once
 	linesTS          int64                                     // event time of the record lines is splitting
 	taggedSink       *runtime.FileSink[orders.Tag]
@@ -151,10 +166,11 @@ type ordersChain struct {
 	_                [64]byte       // and off those of whatever is allocated after it
 }
 
-func newOrdersChain(j *runtime.Job, sub int, taxedToPerWindow *runtime.Out[runtime.Timed[orders.Taxed]], taxedToPerShop *runtime.Out[runtime.Timed[orders.Taxed]], ordersToPerUser *runtime.Out[runtime.Timed[orders.Order]], taxedToPaired *runtime.Out[runtime.Timed[orders.Taxed]], ordersToPaired *runtime.Out[runtime.Timed[orders.Order]]) *ordersChain {
+func newOrdersChain(j *runtime.Job, sub int, taxedToPerWindow *runtime.Out[runtime.Timed[orders.Taxed]], taxedToPerShop *runtime.Out[runtime.Timed[orders.Taxed]], ordersToPerUser *runtime.Out[runtime.Timed[orders.Order]], taxedToPaired *runtime.Out[runtime.Timed[orders.Taxed]], ordersToPaired *runtime.Out[runtime.Timed[orders.Order]], ordersToSessions *runtime.Out[runtime.Timed[orders.Order]]) *ordersChain {
 	c := &ordersChain{
 		ordersToPaired:   ordersToPaired,
 		ordersToPerUser:  ordersToPerUser,
+		ordersToSessions: ordersToSessions,
 		sub:              sub,
 		task:             j.Task(nodeOrders, sub),
 		taxedToPaired:    taxedToPaired,
@@ -174,6 +190,7 @@ func newOrdersChain(j *runtime.Job, sub int, taxedToPerWindow *runtime.Out[runti
 	c.ordersToPerUser.Observe(c.meter)
 	c.taxedToPaired.Observe(c.meter)
 	c.ordersToPaired.Observe(c.meter)
+	c.ordersToSessions.Observe(c.meter)
 	return c
 }
 
@@ -222,7 +239,7 @@ func (c *ordersChain) run() {
 	c.end()
 }
 
-// emitOrders passes the records of "orders" to lines, per-user, paired, tags.
+// emitOrders passes the records of "orders" to lines, per-user, paired, tags, sessions.
 func (c *ordersChain) emitOrders(r *orders.Order, ts int64) {
 	c.counts[0]++
 	c.toLines(r, ts)
@@ -239,6 +256,13 @@ func (c *ordersChain) emitOrders(r *orders.Order, ts int64) {
 		s.V = *r
 	}
 	c.toTags(r, ts)
+	if d := c.sessionsByCall; d != nil {
+		d.direct(r, ts)
+	} else {
+		s := c.ordersToSessions.HashSlot(hashKeySessions(orders.OrderUser(r)))
+		s.TS = ts
+		s.V = *r
+	}
 }
 
 // toLines is operator "lines": flatmap Lines, func(o *Order, emit func(Line)).
@@ -323,6 +347,7 @@ func (c *ordersChain) flush() {
 	c.ordersToPerUser.Flush()
 	c.taxedToPaired.Flush()
 	c.ordersToPaired.Flush()
+	c.ordersToSessions.Flush()
 	c.meter.Publish(c.counts[:])
 }
 
@@ -339,6 +364,7 @@ func (c *ordersChain) barrier(id int64) {
 	c.ordersToPerUser.Barrier(id)
 	c.taxedToPaired.Barrier(id)
 	c.ordersToPaired.Barrier(id)
+	c.ordersToSessions.Barrier(id)
 }
 
 // watermark moves the chain's event time to w: what waited for it fires, then the
@@ -350,6 +376,7 @@ func (c *ordersChain) watermark(w int64) {
 	c.ordersToPerUser.Watermark(w)
 	c.taxedToPaired.Watermark(w)
 	c.ordersToPaired.Watermark(w)
+	c.ordersToSessions.Watermark(w)
 }
 
 // end runs when the chain's input has ended: it emits what waited for the end, takes
@@ -366,6 +393,7 @@ func (c *ordersChain) end() {
 	c.ordersToPerUser.End()
 	c.taxedToPaired.End()
 	c.ordersToPaired.End()
+	c.ordersToSessions.End()
 	c.task.Submit(s)
 	c.meter.Publish(c.counts[:])
 	c.meter.End()
@@ -382,6 +410,9 @@ func (c *ordersChain) blame(p any) (any, bool) {
 	}
 	if d := c.perUserByCall; d != nil && d.inCall {
 		return runtime.InChain(p, "per-user", d.sub), true
+	}
+	if d := c.sessionsByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "sessions", d.sub), true
 	}
 	return p, false
 }
@@ -1053,6 +1084,172 @@ func (c *pairedChain) end() {
 	c.meter.End()
 }
 
+// sessionsChain is one subtask of aggregate "sessions" and the nodes fused with it: user-sessions.
+type sessionsChain struct {
+	_                [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
+	sub              int           // the subtask's index
+	task             *runtime.Task // its part in checkpoints
+	in               *runtime.Inbox[runtime.Timed[orders.Order]]
+	inputWM          int64                                      // watermark of the sender of the batch being processed
+	inCall           bool                                       // set while direct runs: a panic that leaves it set came from this chain (see blame)
+	sessionsState    *runtime.WindowState[string, orders.Seen]  // open windows of sessions per key
+	sessionsFire     func(string, runtime.Window, *orders.Seen) // sessionsResult, made once
+	userSessionsSink *runtime.FileSink[orders.UserTotal]
+	meter            *runtime.Meter // the subtask's metrics
+	counts           [4]uint64      // records emitted by sessions, user-sessions, then late for them; flush publishes them
+	_                [64]byte       // and off those of whatever is allocated after it
+}
+
+func newSessionsChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[orders.Order]]) *sessionsChain {
+	c := &sessionsChain{
+		in:   in,
+		sub:  sub,
+		task: j.Task(nodeSessions, sub),
+	}
+	c.task.RestoreWatermarks(nodeSessions, c.in)
+	c.sessionsState = runtime.NewWindowState[string, orders.Seen](runtime.WindowAssigner{
+		Kind:       runtime.Session,
+		DynamicGap: true,
+	}, 0, orders.MergeSeen)
+	runtime.RestoreKeyed(c.task, nodeSessions, "", func(sec []byte) error {
+		return c.sessionsState.Restore(sec, decodeSessionsKey, decodeSessionsValue)
+	})
+	c.sessionsFire = c.sessionsResult
+	c.userSessionsSink = runtime.NewFileSink[orders.UserTotal](j, nodeUserSessions, sub, nil) // no encoder: toUserSessions encodes each record
+	c.meter = j.Meter(sub, nodeSessions, nodeUserSessions)
+	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
+	c.in.Calls()
+	return c
+}
+
+// run takes records and control events from the inbox of "sessions" until every
+// input has ended. The inbox aligns barriers: one arrives here once it came from
+// every input, and the senders wait until Release.
+func (c *sessionsChain) run() {
+	for c.handle(c.in.Next()) {
+	}
+}
+
+// handle acts on one message of the inbox of "sessions": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *sessionsChain) handle(m runtime.Msg[runtime.Timed[orders.Order]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.inputWM = c.in.SenderWatermark(m.From)
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
+}
+
+// records passes a batch to "sessions". A panic in user code is reported with the
+// record that caused it; the deferred check costs nothing per record.
+func (c *sessionsChain) records(recs []runtime.Timed[orders.Order]) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, recs[i])
+		}
+	}()
+	for ; i < len(recs); i++ {
+		c.toSessions(&recs[i].V, recs[i].TS)
+	}
+}
+
+// direct passes one record to "sessions" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
+func (c *sessionsChain) direct(r *orders.Order, ts int64) {
+	c.inCall = true
+	c.in.Took()
+	c.inputWM = c.in.SenderWatermark(0)
+	c.toSessions(r, ts)
+	c.inCall = false
+}
+
+// toSessions is operator "sessions": aggregate: add AddOrder, result SessionOf by OrderUser on session gap per record OrderGap windows (event time), emitting once per key and window.
+func (c *sessionsChain) toSessions(r *orders.Order, ts int64) {
+	k := orders.OrderUser(r)
+	gap := runtime.SessionGap(orders.OrderGap(r), "operators.sessions: OrderGap")
+	if !c.sessionsState.AddGap(k, ts, gap, c.inputWM, func(acc *orders.Seen) {
+		orders.AddOrder(acc, r)
+	}, c.sessionsFire) {
+		c.emitSessionsLate(*r, ts)
+	}
+}
+
+// sessionsResult emits the result of a window of "sessions" that fired (or, within the
+// allowed lateness, changed after it fired).
+func (c *sessionsChain) sessionsResult(k string, w runtime.Window, acc *orders.Seen) {
+	c.emitSessions(orders.SessionOf(k, runtime.UserWindow(w), acc), w.MaxTimestamp())
+}
+
+// emitSessions passes the records of "sessions" to user-sessions.
+func (c *sessionsChain) emitSessions(r orders.UserTotal, ts int64) {
+	c.counts[0]++
+	c.toUserSessions(r, ts)
+}
+
+// emitSessionsLate drops the records too late for the windows of "sessions": nothing reads them.
+func (c *sessionsChain) emitSessionsLate(r orders.Order, ts int64) {
+	c.counts[2]++
+}
+
+// toUserSessions is sink "user-sessions": file sink, format jsonl.
+func (c *sessionsChain) toUserSessions(r orders.UserTotal, ts int64) {
+	c.userSessionsSink.Wrote(encodeUserSessionsJSON(c.userSessionsSink.Buf(), &r))
+}
+
+// flush hands partial batches downstream; the chain calls it when it has nothing
+// to do, and at least every runtime.Linger.
+func (c *sessionsChain) flush() {
+	c.userSessionsSink.Flush()
+	c.meter.Publish(c.counts[:])
+}
+
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
+func (c *sessionsChain) barrier(id int64) {
+	s := c.task.Begin(id)
+	s.InboxWatermarks(nodeSessions, c.in.Watermarks())
+	runtime.SnapshotKeyed(s, nodeSessions, "", hashKeySessions, sessionsKeySchema, sessionsValueSchema, func(sec *state.Sections, kg func(string) int) error {
+		return c.sessionsState.Snapshot(sec, kg, encodeSessionsKey, encodeSessionsValue)
+	})
+	c.userSessionsSink.PreCommit(s, nodeUserSessions)
+	c.task.Submit(s)
+}
+
+// watermark moves the chain's event time to w: what waited for it fires, then the
+// watermark goes on downstream, after the records it released.
+func (c *sessionsChain) watermark(w int64) {
+	c.meter.Watermark(w)
+	c.sessionsState.Advance(w, c.sessionsFire)
+}
+
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
+func (c *sessionsChain) end() {
+	s := c.task.Final()
+	s.InboxWatermarks(nodeSessions, c.in.Watermarks())
+	c.userSessionsSink.PreCommit(s, nodeUserSessions)
+	c.userSessionsSink.End()
+	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
+}
+
 // hashKeyPerWindow hashes a key of "per-window". The hash decides the key group, which
 // checkpoints keep: it must never change.
 func hashKeyPerWindow(k int64) uint64 {
@@ -1224,6 +1421,38 @@ func encodePairedRight(w *codec.Writer, v *orders.Order) {
 func decodePairedRight(r *codec.Reader) *orders.Order {
 	v := new(orders.Order)
 	decodeOrder(r, v)
+	return v
+}
+
+// hashKeySessions hashes a key of "sessions". The hash decides the key group, which
+// checkpoints keep: it must never change.
+func hashKeySessions(k string) uint64 {
+	return runtime.HashString(k)
+}
+
+// The schema of the state of "sessions", recorded in every checkpoint.
+const (
+	sessionsKeySchema   = "string"
+	sessionsValueSchema = "github.com/pipegen/pipegen/golden/by-pointer.Seen{1 Orders int64; 2 Items int64}"
+)
+
+// encodeSessionsKey and decodeSessionsKey write and read a key of "sessions".
+func encodeSessionsKey(w *codec.Writer, k string) {
+	w.String(k)
+}
+func decodeSessionsKey(r *codec.Reader) string {
+	var k string
+	k = r.String()
+	return k
+}
+
+// encodeSessionsValue and decodeSessionsValue write and read a value of type orders.Seen of the state of "sessions".
+func encodeSessionsValue(w *codec.Writer, v *orders.Seen) {
+	encodeSeen(w, v)
+}
+func decodeSessionsValue(r *codec.Reader) *orders.Seen {
+	v := new(orders.Seen)
+	decodeSeen(r, v)
 	return v
 }
 
@@ -1535,4 +1764,13 @@ func appendTagJSON(b []byte, v *orders.Tag) (_ []byte, ok bool) {
 	b = textcodec.AppendString(b, v.Tag)
 	b = append(b, '}')
 	return b, true
+}
+
+// encodeUserSessionsJSON writes a record of sink "user-sessions" as encoding/json does; what the generated
+// code does not handle (NaN, a time out of range) goes through encoding/json.
+func encodeUserSessionsJSON(dst []byte, v *orders.UserTotal) ([]byte, error) {
+	if b, ok := appendUserTotalJSON(dst, v); ok {
+		return b, nil
+	}
+	return runtime.EncodeJSON(dst, *v)
 }
