@@ -114,6 +114,22 @@ func (b *base) inRef() *jen.Statement {
 	return jen.Op("&").Id("r")
 }
 
+// arg is the argument for the record parameter of user function f in the
+// node's per-record method: the record (in) or, when f takes it by
+// pointer (ir.Func.Ref), its address (inRef), which spares a copy.
+func (b *base) arg(f *ir.Func) *jen.Statement {
+	return pass(f, b.in(), b.inRef())
+}
+
+// pass is val, a record, or ref, its address, when user function f takes
+// its record by pointer (ir.Func.Ref).
+func pass(f *ir.Func, val, ref *jen.Statement) *jen.Statement {
+	if f.Ref {
+		return ref
+	}
+	return val
+}
+
 // byRef reports whether node n's per-record method takes its record by
 // reference: a map, filter, flatmap or sink fused behind a node whose emit
 // method has its record by reference (emitsRef: a source, whose read loop
@@ -532,9 +548,9 @@ func (cg *chainGen) loop() {
 				// A Kafka source's record timestamp.
 				extract = jen.Add(c).Dot("src").Dot("Timestamp").Call()
 			case ts.Extract.Shape == "time":
-				extract = jen.Qual(runtimePath, "TimeMillis").Call(fn(ts.Extract).Call(jen.Id("r")))
+				extract = jen.Qual(runtimePath, "TimeMillis").Call(fn(ts.Extract).Call(pass(ts.Extract, jen.Id("r"), jen.Op("&").Id("r"))))
 			default:
-				extract = fn(ts.Extract).Call(jen.Id("r"))
+				extract = fn(ts.Extract).Call(pass(ts.Extract, jen.Id("r"), jen.Op("&").Id("r")))
 			}
 			got = append(got,
 				jen.Id("ts").Op(":=").Add(extract),
@@ -903,7 +919,11 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 		switch e.to.Inputs[e.input].Partition {
 		case ir.Hash:
 			key := hashKey(e)
-			hash := g.hashCall(e.to, fn(key).Call(r()))
+			addr := jen.Op("&").Id("r")
+			if byRef {
+				addr = jen.Id("r")
+			}
+			hash := g.hashCall(e.to, fn(key).Call(pass(key, r(), addr)))
 			if name := keyName(key); shared[name] > 1 && !g.byCall(e) {
 				v, ok := hashVars[name]
 				if !ok {

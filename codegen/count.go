@@ -48,7 +48,7 @@ func (c *countGen) init(b *jen.Group) {
 	if n.Kind == ir.Reduce {
 		add = jen.Id("acc").Dot("Add").Call(jen.Id("r"), fn(n.Fn))
 	} else {
-		add = fn(n.Add).Call(jen.Id("acc"), jen.Id("r"))
+		add = fn(n.Add).Call(jen.Id("acc"), pass(n.Add, jen.Id("r"), jen.Op("&").Id("r")))
 	}
 	addFn := jen.Func().Params(jen.Id("acc").Op("*").Add(typeCode(c.acc())), jen.Id("r").Add(typeCode(n.In()))).Block(add)
 	if g.pebbleCount(n) {
@@ -79,7 +79,7 @@ func (c *countGen) record(b *jen.Group) {
 	if !c.cg.timed {
 		ts = jen.Lit(0)
 	}
-	b.Add(c.state()).Dot("Add").Call(fn(c.n.Key).Call(jen.Id("r")), jen.Id("r"), ts)
+	b.Add(c.state()).Dot("Add").Call(fn(c.n.Key).Call(c.arg(c.n.Key)), jen.Id("r"), ts)
 }
 
 func (c *countGen) snapshot(b *jen.Group) {

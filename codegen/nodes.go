@@ -51,7 +51,7 @@ func (m *mapGen) doc() string { return fmt.Sprintf("map %s, %s", m.n.Fn.Name, m.
 func (m *mapGen) record(b *jen.Group) {
 	n := m.n
 	if n.Fn.Shape == "error" {
-		b.List(jen.Id("out"), jen.Err()).Op(":=").Add(fn(n.Fn)).Call(m.in())
+		b.List(jen.Id("out"), jen.Err()).Op(":=").Add(fn(n.Fn)).Call(m.arg(n.Fn))
 		b.If(jen.Err().Op("!=").Nil()).Block(
 			jen.Qual(runtimePath, "Abortf").Call(jen.Lit(fmt.Sprintf("operators.%s: %s: %%w", n.Name, n.Fn.Name)), jen.Err()),
 		)
@@ -59,10 +59,10 @@ func (m *mapGen) record(b *jen.Group) {
 		return
 	}
 	if !emitsRef(n) {
-		b.Add(m.emit(fn(n.Fn).Call(m.in()), jen.Id("ts")))
+		b.Add(m.emit(fn(n.Fn).Call(m.arg(n.Fn)), jen.Id("ts")))
 		return
 	}
-	b.Id("out").Op(":=").Add(fn(n.Fn)).Call(m.in())
+	b.Id("out").Op(":=").Add(fn(n.Fn)).Call(m.arg(n.Fn))
 	b.Add(m.emit(jen.Op("&").Id("out"), jen.Id("ts")))
 }
 
@@ -75,7 +75,7 @@ func (f *filterGen) record(b *jen.Group) {
 	if emitsRef(f.n) {
 		x = f.inRef()
 	}
-	b.If(fn(f.n.Fn).Call(f.in())).Block(f.emit(x, jen.Id("ts")))
+	b.If(fn(f.n.Fn).Call(f.arg(f.n.Fn))).Block(f.emit(x, jen.Id("ts")))
 }
 
 type flatMapGen struct{ base }
@@ -131,10 +131,10 @@ func (f *flatMapGen) record(b *jen.Group) {
 		if f.cg.timed {
 			b.Add(f.field("TS")).Op("=").Id("ts")
 		}
-		b.Add(fn(n.Fn)).Call(f.in(), jen.Id("c").Dot(f.emitFn()))
+		b.Add(fn(n.Fn)).Call(f.arg(n.Fn), jen.Id("c").Dot(f.emitFn()))
 		return
 	}
-	b.For(jen.List(jen.Id("_"), jen.Id("out")).Op(":=").Range().Add(fn(n.Fn)).Call(f.in())).Block(
+	b.For(jen.List(jen.Id("_"), jen.Id("out")).Op(":=").Range().Add(fn(n.Fn)).Call(f.arg(n.Fn))).Block(
 		f.emit(f.ref(jen.Id("out")), jen.Id("ts")),
 	)
 }
@@ -216,6 +216,9 @@ func kafkaKey(n *ir.Node) jen.Code {
 		return jen.Nil()
 	}
 	helper := map[string]string{"bytes": "KeyBytes", "int": "KeyInt", "uint": "KeyUint"}[n.Key.Shape]
+	if n.Key.Ref {
+		return jen.Qual(kafkaPath, helper).Call(jen.Qual(kafkaPath, "ByRef").Call(fn(n.Key)))
+	}
 	return jen.Qual(kafkaPath, helper).Call(fn(n.Key))
 }
 
@@ -314,7 +317,7 @@ func (k *keyedGen) record(b *jen.Group) {
 	n := k.n
 	st := k.state()
 	r := jen.Id("r")
-	b.Id("k").Op(":=").Add(fn(n.Key)).Call(r)
+	b.Id("k").Op(":=").Add(fn(n.Key)).Call(k.arg(n.Key))
 	if n.Kind == ir.Reduce {
 		b.If(jen.List(jen.Id("acc"), jen.Id("added")).Op(":=").Add(st).Dot("GetOrAdd").Call(jen.Id("k")), jen.Id("added")).Block(
 			jen.Op("*").Id("acc").Op("=").Id("r"),
@@ -328,7 +331,7 @@ func (k *keyedGen) record(b *jen.Group) {
 		return
 	}
 	b.List(jen.Id("acc"), jen.Id("_")).Op(":=").Add(st).Dot("GetOrAdd").Call(jen.Id("k"))
-	b.Add(fn(n.Add)).Call(jen.Id("acc"), r)
+	b.Add(fn(n.Add)).Call(jen.Id("acc"), k.arg(n.Add))
 	if n.Emit == "update" {
 		b.Add(k.emit(aggregateResult(n, jen.Id("k"), jen.Id("acc"), nil), jen.Id("ts")))
 	}
@@ -467,15 +470,15 @@ func (w *windowGen) fields(s *jen.Group) {
 	}
 }
 
-// sessionGap returns the method that adds record r (the expression r) of
-// key k at time ts, from an input at watermark wm, to the windows: Add, or
-// AddGap for sessions with a gap per record, whose gap it computes first;
-// and its first arguments.
-func sessionGap(b *jen.Group, n *ir.Node, r, ts, wm jen.Code) (method string, args []jen.Code) {
+// sessionGap returns the method that adds record r (the expression r, its
+// address ref) of key k at time ts, from an input at watermark wm, to the
+// windows: Add, or AddGap for sessions with a gap per record, whose gap it
+// computes first; and its first arguments.
+func sessionGap(b *jen.Group, n *ir.Node, r, ref *jen.Statement, ts, wm jen.Code) (method string, args []jen.Code) {
 	if n.Window.GapFn == nil {
 		return "Add", []jen.Code{jen.Id("k"), ts, wm}
 	}
-	b.Id("gap").Op(":=").Qual(runtimePath, "SessionGap").Call(fn(n.Window.GapFn).Call(r), jen.Lit(fmt.Sprintf("operators.%s: %s", n.Name, n.Window.GapFn.Name)))
+	b.Id("gap").Op(":=").Qual(runtimePath, "SessionGap").Call(fn(n.Window.GapFn).Call(pass(n.Window.GapFn, r, ref)), jen.Lit(fmt.Sprintf("operators.%s: %s", n.Name, n.Window.GapFn.Name)))
 	return "AddGap", []jen.Code{jen.Id("k"), ts, jen.Id("gap"), wm}
 }
 
@@ -550,9 +553,9 @@ func (w *windowGen) record(b *jen.Group) {
 	if n.Kind == ir.Reduce {
 		add = jen.Id("acc").Dot("Add").Call(w.in(), fn(n.Fn))
 	} else {
-		add = fn(n.Add).Call(jen.Id("acc"), w.in())
+		add = fn(n.Add).Call(jen.Id("acc"), w.arg(n.Add))
 	}
-	b.Id("k").Op(":=").Add(fn(n.Key)).Call(w.in())
+	b.Id("k").Op(":=").Add(fn(n.Key)).Call(w.arg(n.Key))
 	if n.Window.Kind == "tumbling" && !n.Window.Processing && !w.cg.g.pebbleWindows(n) {
 		// One window a record: the user's function is called on its
 		// accumulator here, not in a closure that Add calls.
@@ -567,7 +570,7 @@ func (w *windowGen) record(b *jen.Group) {
 		return
 	}
 	addFn := jen.Func().Params(jen.Id("acc").Op("*").Add(typeCode(w.acc()))).Block(add)
-	method, args := sessionGap(b, n, w.in(), ts, wm)
+	method, args := sessionGap(b, n, w.in(), w.inRef(), ts, wm)
 	if n.Window.Processing {
 		b.Add(w.state()).Dot(method).Call(append(args, addFn, w.fire())...)
 		return
@@ -784,7 +787,7 @@ func (j *joinGen) methods() {
 			if j.processing() {
 				ts, wm = nowMillis(), jen.Qual(runtimePath, "MinTime")
 			}
-			args := []jen.Code{fn(n.Keys[i]).Call(jen.Id("r")), jen.Id("r"), ts, wm}
+			args := []jen.Code{fn(n.Keys[i]).Call(pass(n.Keys[i], jen.Id("r"), jen.Op("&").Id("r"))), jen.Id("r"), ts, wm}
 			if j.interval() {
 				args = append(args, j.field("Pair"))
 			}
@@ -801,7 +804,7 @@ func (j *joinGen) methods() {
 	result := j.member("%sResult")
 	f.Comment(fmt.Sprintf("%s applies %s to a pair of %q.", result, n.Apply.Name, n.Name))
 	f.Func().Params(cg.recv).Id(result).Params(jen.Id("l").Add(typeCode(j.left())), jen.Id("r").Add(typeCode(j.right())), jen.Id("ts").Int64()).Block(
-		j.emit(fn(n.Apply).Call(jen.Id("l"), jen.Id("r")), jen.Id("ts")),
+		j.emit(fn(n.Apply).Call(pass(n.Apply, jen.Id("l"), jen.Op("&").Id("l")), pass(n.Apply, jen.Id("r"), jen.Op("&").Id("r"))), jen.Id("ts")),
 	)
 	if !j.interval() {
 		pair := j.member("%sWindowPair")

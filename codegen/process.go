@@ -151,16 +151,18 @@ func (p *processGen) call(b *jen.Group, f *ir.Func, arg jen.Code, begin string, 
 	b.If(p.ctx().Dot("Cleared").Call()).Block(append([]jen.Code{del}, p.mapClear()...)...)
 }
 
-func (p *processGen) record(b *jen.Group) { p.input(b, p.n.Key, p.n.Fn, p.in()) }
+func (p *processGen) record(b *jen.Group) { p.input(b, p.n.Key, p.n.Fn, p.in(), p.inRef()) }
 
-// input runs the process function f for record r (r or *r), keyed by key.
-func (p *processGen) input(b *jen.Group, key, f *ir.Func, r jen.Code) {
-	b.Id("k").Op(":=").Add(fn(key)).Call(r)
+// input runs the process function f for the record val (r or *r), whose
+// address is ref, keyed by key; each function gets the record or its
+// address as it takes it (ir.Func.Ref).
+func (p *processGen) input(b *jen.Group, key, f *ir.Func, val, ref *jen.Statement) {
+	b.Id("k").Op(":=").Add(fn(key)).Call(pass(key, val, ref))
 	var ts jen.Code = jen.Qual(runtimePath, "MinTime")
 	if p.cg.timed {
 		ts = jen.Id("ts")
 	}
-	p.call(b, f, r, "Begin", ts)
+	p.call(b, f, pass(f, val, ref), "Begin", ts)
 }
 
 // inputMethods emits toXLeft and toXRight, the per-record methods of a
@@ -187,7 +189,7 @@ func (p *processGen) inputMethods() {
 		}
 		cg.f.Comment(fmt.Sprintf("%s takes a record of input %s of process %q: %s by %s, %s.", name, cg.g.p.Nodes[n.Inputs[i].From].Name, n.Name, n.Fns[i].Name, key.Name, n.Fns[i].Signature))
 		cg.f.Func().Params(cg.recv).Id(name).Params(cg.params(n.Inputs[i].Type)...).BlockFunc(func(b *jen.Group) {
-			p.input(b, key, n.Fns[i], jen.Id("r"))
+			p.input(b, key, n.Fns[i], jen.Id("r"), jen.Op("&").Id("r"))
 		})
 	}
 }

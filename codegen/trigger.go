@@ -98,9 +98,9 @@ func (t *triggerGen) record(b *jen.Group) {
 	if n.Window.Processing {
 		ts, wm = nowMillis(), jen.Qual(runtimePath, "MinTime")
 	}
-	b.Id("k").Op(":=").Add(fn(n.Key)).Call(t.in())
-	addFn := jen.Func().Params(jen.Id("acc").Op("*").Add(typeCode(t.userAcc()))).Block(fn(n.Add).Call(jen.Id("acc"), t.in()))
-	method, args := sessionGap(b, n, t.in(), ts, wm)
+	b.Id("k").Op(":=").Add(fn(n.Key)).Call(t.arg(n.Key))
+	addFn := jen.Func().Params(jen.Id("acc").Op("*").Add(typeCode(t.userAcc()))).Block(fn(n.Add).Call(jen.Id("acc"), t.arg(n.Add)))
+	method, args := sessionGap(b, n, t.in(), t.inRef(), ts, wm)
 	if n.Window.Processing {
 		b.Add(t.state()).Dot(method).Call(append(args, addFn)...)
 		return

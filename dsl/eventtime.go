@@ -54,13 +54,17 @@ func (r *resolver) checkTimestamps(n *rnode, out types.Type) {
 			return
 		}
 		ps, rs := params(f)
+		var ok, ref bool
+		if ps != nil && ps.Len() == 1 && rs.Len() == 1 {
+			ok, ref = recordParam(ps.At(0).Type(), out)
+		}
 		switch {
-		case ps != nil && ps.Len() == 1 && rs.Len() == 1 && types.Identical(ps.At(0).Type(), out) && isTime(rs.At(0).Type()):
-			t.Extract = r.fn(f, "time")
-		case ps != nil && ps.Len() == 1 && rs.Len() == 1 && types.Identical(ps.At(0).Type(), out) && types.Identical(rs.At(0).Type(), types.Typ[types.Int64]):
-			t.Extract = r.fn(f, "millis")
+		case ok && isTime(rs.At(0).Type()):
+			t.Extract = r.fnRef(f, "time", ref)
+		case ok && types.Identical(rs.At(0).Type(), types.Typ[types.Int64]):
+			t.Extract = r.fnRef(f, "millis", ref)
 		default:
-			r.signatureError(ts.Extract, "timestamps extract", f, fmt.Sprintf("func(%s) time.Time", r.u.typeString(out)), fmt.Sprintf("func(%s) int64", r.u.typeString(out)))
+			r.recordSignatureError(ts.Extract, "timestamps extract", f, out, fmt.Sprintf("func(%s) time.Time", r.u.typeString(out)), fmt.Sprintf("func(%s) int64", r.u.typeString(out)))
 			n.ok = false
 			return
 		}
@@ -283,6 +287,7 @@ func (r *resolver) checkProcessFns(n *rnode, ins []types.Type, key types.Type, n
 	}
 	keyS := r.u.typeString(key)
 	var fns []*types.Func
+	var refs []bool
 	var st *types.Pointer
 	var emit *types.Signature
 	for i, name := range names {
@@ -296,8 +301,12 @@ func (r *resolver) checkProcessFns(n *rnode, ins []types.Type, key types.Type, n
 			expected = fmt.Sprintf("func(key %s, state %s, in %s, ctx pipegen.Context, emit %s) (the state and emit types of %s)", keyS, r.u.typeString(st), r.u.typeString(ins[i]), r.u.typeString(fns[0].Type().(*types.Signature).Params().At(4).Type()), names[0].V)
 		}
 		ps, rs := params(f)
-		if ps == nil || ps.Len() != 5 || rs.Len() != 0 || !types.Identical(ps.At(0).Type(), key) || !types.Identical(ps.At(2).Type(), ins[i]) || !isPipegenType(ps.At(3).Type(), "Context") {
-			r.signatureError(name, "process", f, expected)
+		var inOK, ref bool
+		if ps != nil && ps.Len() == 5 {
+			inOK, ref = recordParam(ps.At(2).Type(), ins[i])
+		}
+		if !inOK || rs.Len() != 0 || !types.Identical(ps.At(0).Type(), key) || !isPipegenType(ps.At(3).Type(), "Context") {
+			r.recordSignatureError(name, "process", f, ins[i], expected)
 			n.ok = false
 			return nil
 		}
@@ -305,7 +314,7 @@ func (r *resolver) checkProcessFns(n *rnode, ins []types.Type, key types.Type, n
 		femit, ok2 := ps.At(4).Type().Underlying().(*types.Signature)
 		if !ok || !ok2 || femit.Params().Len() != 1 || femit.Results().Len() != 0 ||
 			st != nil && (!types.Identical(fst, st) || !types.Identical(femit, emit)) {
-			r.signatureError(name, "process", f, expected)
+			r.recordSignatureError(name, "process", f, ins[i], expected)
 			n.ok = false
 			return nil
 		}
@@ -313,12 +322,13 @@ func (r *resolver) checkProcessFns(n *rnode, ins []types.Type, key types.Type, n
 			st, emit = fst, femit
 		}
 		fns = append(fns, f)
+		refs = append(refs, ref)
 	}
 	out := emit.Params().At(0).Type()
-	n.ir.Fn = r.fn(fns[0], "")
+	n.ir.Fn = r.fnRef(fns[0], "", refs[0])
 	if len(fns) > 1 {
-		for _, f := range fns {
-			n.ir.Fns = append(n.ir.Fns, r.fn(f, ""))
+		for i, f := range fns {
+			n.ir.Fns = append(n.ir.Fns, r.fnRef(f, "", refs[i]))
 		}
 	}
 	n.ir.State = r.conv.convert(st.Elem())
@@ -383,12 +393,18 @@ func (r *resolver) checkJoin(n *rnode) types.Type {
 		return nil
 	}
 	ps, rs := params(f)
-	if ps == nil || ps.Len() != 2 || rs.Len() != 1 || !types.Identical(ps.At(0).Type(), left) || !types.Identical(ps.At(1).Type(), right) {
-		r.signatureError(ns.Apply, "join apply", f, fmt.Sprintf("func(%s, %s) Out", r.u.typeString(left), r.u.typeString(right)))
+	var okL, refL, okR, refR bool
+	if ps != nil && ps.Len() == 2 && rs.Len() == 1 {
+		okL, refL = recordParam(ps.At(0).Type(), left)
+		okR, refR = recordParam(ps.At(1).Type(), right)
+	}
+	if !okL || !okR || refL != refR {
+		lS, rS := r.u.typeString(left), r.u.typeString(right)
+		r.signatureError(ns.Apply, "join apply", f, fmt.Sprintf("func(%s, %s) Out or func(*%s, *%s) Out", lS, rS, lS, rS))
 		n.ok = false
 		return nil
 	}
-	n.ir.Apply = r.fn(f, "")
+	n.ir.Apply = r.fnRef(f, "", refL)
 	r.checkState(n, ns.Apply, left)
 	r.checkState(n, ns.Apply, right)
 	if ns.Exclusive.Set && ns.Between == nil {

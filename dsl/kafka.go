@@ -114,11 +114,15 @@ func (r *resolver) upstreamKey(n *rnode, in types.Type) {
 		return
 	}
 	ps, rs := params(f)
-	if ps == nil || ps.Len() != 1 || rs.Len() != 1 || !types.Identical(ps.At(0).Type(), in) {
+	if ps == nil || ps.Len() != 1 || rs.Len() != 1 {
+		return
+	}
+	ok, ref := recordParam(ps.At(0).Type(), in)
+	if !ok {
 		return
 	}
 	if shape := keyShape(rs.At(0).Type()); shape != "" {
-		n.ir.Key = r.fn(f, shape)
+		n.ir.Key = r.fnRef(f, shape, ref)
 	}
 }
 

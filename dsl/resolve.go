@@ -504,6 +504,36 @@ func (r *resolver) fn(f *types.Func, shape string) *ir.Func {
 	}
 }
 
+// fnRef is fn for a function that takes its input record by pointer
+// when ref (ir.Func.Ref).
+func (r *resolver) fnRef(f *types.Func, shape string, ref bool) *ir.Func {
+	x := r.fn(f, shape)
+	x.Ref = ref
+	return x
+}
+
+// recordParam reports whether t, the type of a function's parameter for
+// an input record of type in, takes it: as in (by value) or as *in (by
+// pointer, ref), which spares the copy of a large record at every call
+// (docs/dsl.md, Records by pointer).
+func recordParam(t, in types.Type) (ok, ref bool) {
+	if types.Identical(t, in) {
+		return true, false
+	}
+	if p, isPtr := t.(*types.Pointer); isPtr && types.Identical(p.Elem(), in) {
+		return true, true
+	}
+	return false, false
+}
+
+// recordSignatureError is signatureError for a function that may take its
+// input record of type in by value or by pointer: the expected forms are
+// written with in, and the message says *in is accepted too.
+func (r *resolver) recordSignatureError(name Str, role string, f *types.Func, in types.Type, expected ...string) {
+	inS := r.u.typeString(in)
+	r.signatureError(name, role, f, strings.Join(expected, " or ")+fmt.Sprintf(" (or *%s for %s: the record by pointer)", inS, inS))
+}
+
 // signatureError reports a function whose signature does not fit, showing
 // what was expected and what was found.
 func (r *resolver) signatureError(name Str, role string, f *types.Func, expected ...string) {
@@ -780,47 +810,56 @@ func (r *resolver) checkOperator(n *rnode, in types.Type) types.Type {
 			return nil
 		}
 		ps, rs := params(f)
-		if ps != nil && ps.Len() == 1 && types.Identical(ps.At(0).Type(), in) {
-			if rs.Len() == 1 {
-				n.ir.Fn = r.fn(f, "value")
-				return rs.At(0).Type()
-			}
-			if rs.Len() == 2 && types.Identical(rs.At(1).Type(), errorType) {
-				n.ir.Fn = r.fn(f, "error")
-				return rs.At(0).Type()
+		if ps != nil && ps.Len() == 1 {
+			if ok, ref := recordParam(ps.At(0).Type(), in); ok {
+				if rs.Len() == 1 {
+					n.ir.Fn = r.fnRef(f, "value", ref)
+					return rs.At(0).Type()
+				}
+				if rs.Len() == 2 && types.Identical(rs.At(1).Type(), errorType) {
+					n.ir.Fn = r.fnRef(f, "error", ref)
+					return rs.At(0).Type()
+				}
 			}
 		}
-		r.signatureError(ns.Fn, "map", f, fmt.Sprintf("func(%s) Out", inS), fmt.Sprintf("func(%s) (Out, error)", inS))
+		r.recordSignatureError(ns.Fn, "map", f, in, fmt.Sprintf("func(%s) Out", inS), fmt.Sprintf("func(%s) (Out, error)", inS))
 	case "filter":
 		f := r.u.lookupFunc(ns.Fn, &r.reporter)
 		if f == nil {
 			return nil
 		}
 		ps, rs := params(f)
-		if ps != nil && ps.Len() == 1 && types.Identical(ps.At(0).Type(), in) && rs.Len() == 1 && types.Identical(rs.At(0).Type(), types.Typ[types.Bool]) {
-			n.ir.Fn = r.fn(f, "")
-			return in
+		if ps != nil && ps.Len() == 1 && rs.Len() == 1 && types.Identical(rs.At(0).Type(), types.Typ[types.Bool]) {
+			if ok, ref := recordParam(ps.At(0).Type(), in); ok {
+				n.ir.Fn = r.fnRef(f, "", ref)
+				return in
+			}
 		}
-		r.signatureError(ns.Fn, "filter", f, fmt.Sprintf("func(%s) bool", inS))
+		r.recordSignatureError(ns.Fn, "filter", f, in, fmt.Sprintf("func(%s) bool", inS))
 	case "flatmap":
 		f := r.u.lookupFunc(ns.Fn, &r.reporter)
 		if f == nil {
 			return nil
 		}
 		ps, rs := params(f)
-		if ps != nil && ps.Len() == 2 && types.Identical(ps.At(0).Type(), in) && rs.Len() == 0 {
+		var ref bool
+		ok := ps != nil && ps.Len() >= 1
+		if ok {
+			ok, ref = recordParam(ps.At(0).Type(), in)
+		}
+		if ok && ps.Len() == 2 && rs.Len() == 0 {
 			if emit, ok := ps.At(1).Type().Underlying().(*types.Signature); ok && emit.Params().Len() == 1 && emit.Results().Len() == 0 && !emit.Variadic() {
-				n.ir.Fn = r.fn(f, "emit")
+				n.ir.Fn = r.fnRef(f, "emit", ref)
 				return emit.Params().At(0).Type()
 			}
 		}
-		if ps != nil && ps.Len() == 1 && types.Identical(ps.At(0).Type(), in) && rs.Len() == 1 {
+		if ok && ps.Len() == 1 && rs.Len() == 1 {
 			if sl, ok := rs.At(0).Type().(*types.Slice); ok {
-				n.ir.Fn = r.fn(f, "slice")
+				n.ir.Fn = r.fnRef(f, "slice", ref)
 				return sl.Elem()
 			}
 		}
-		r.signatureError(ns.Fn, "flatmap", f, fmt.Sprintf("func(%s, func(Out))", inS), fmt.Sprintf("func(%s) []Out", inS))
+		r.recordSignatureError(ns.Fn, "flatmap", f, in, fmt.Sprintf("func(%s, func(Out))", inS), fmt.Sprintf("func(%s) []Out", inS))
 	case "reduce":
 		f := r.u.lookupFunc(ns.Fn, &r.reporter)
 		if f == nil {
@@ -832,7 +871,7 @@ func (r *resolver) checkOperator(n *rnode, in types.Type) types.Type {
 			r.checkState(n, ns.Fn, in)
 			return in
 		}
-		r.signatureError(ns.Fn, "reduce", f, fmt.Sprintf("func(acc, in %s) %s", inS, inS))
+		r.signatureError(ns.Fn, "reduce", f, fmt.Sprintf("func(acc, in %s) %s (by value: the result becomes the key's state)", inS, inS))
 	case "aggregate":
 		return r.checkAggregate(n, in, key)
 	case "union":
@@ -849,8 +888,12 @@ func (r *resolver) checkKey(n *rnode, name Str, in types.Type) types.Type {
 		return nil
 	}
 	ps, rs := params(f)
-	if ps == nil || ps.Len() != 1 || rs.Len() != 1 || !types.Identical(ps.At(0).Type(), in) {
-		r.signatureError(name, "key", f, fmt.Sprintf("func(%s) K", r.u.typeString(in)))
+	var ok, ref bool
+	if ps != nil && ps.Len() == 1 && rs.Len() == 1 {
+		ok, ref = recordParam(ps.At(0).Type(), in)
+	}
+	if !ok {
+		r.recordSignatureError(name, "key", f, in, fmt.Sprintf("func(%s) K", r.u.typeString(in)))
 		n.ok = false
 		return nil
 	}
@@ -860,7 +903,7 @@ func (r *resolver) checkKey(n *rnode, name Str, in types.Type) types.Type {
 		n.ok = false
 		return nil
 	}
-	n.ir.Key = r.fn(f, "")
+	n.ir.Key = r.fnRef(f, "", ref)
 	n.ir.KeyType = r.conv.convert(k)
 	return k
 }
@@ -878,17 +921,19 @@ func (r *resolver) checkAggregate(n *rnode, in, key types.Type) types.Type {
 	inS := r.u.typeString(in)
 	ps, rs := params(add)
 	var acc types.Type
-	if ps != nil && ps.Len() == 2 && rs.Len() == 0 && types.Identical(ps.At(1).Type(), in) {
-		if ptr, ok := ps.At(0).Type().(*types.Pointer); ok {
-			acc = ptr.Elem()
+	var ref bool
+	if ps != nil && ps.Len() == 2 && rs.Len() == 0 {
+		ok, isRef := recordParam(ps.At(1).Type(), in)
+		if ptr, isPtr := ps.At(0).Type().(*types.Pointer); ok && isPtr {
+			acc, ref = ptr.Elem(), isRef
 		}
 	}
 	if acc == nil {
-		r.signatureError(ns.Add, "aggregate add", add, fmt.Sprintf("func(acc *A, in %s)", inS))
+		r.recordSignatureError(ns.Add, "aggregate add", add, in, fmt.Sprintf("func(acc *A, in %s)", inS))
 		n.ok = false
 		return nil
 	}
-	n.ir.Add = r.fn(add, "")
+	n.ir.Add = r.fnRef(add, "", ref)
 	n.ir.Acc = r.conv.convert(acc)
 	r.checkState(n, ns.Add, acc)
 	r.checkMerge(n, acc)

@@ -100,11 +100,15 @@ func (r *resolver) checkSessionGap(n *rnode, name Str) *ir.Func {
 		return nil
 	}
 	ps, rs := params(f)
-	if ps == nil || ps.Len() != 1 || rs.Len() != 1 || !types.Identical(ps.At(0).Type(), n.in) || !isDuration(rs.At(0).Type()) {
-		r.signatureError(name, "session-gap", f, fmt.Sprintf("func(%s) time.Duration", r.u.typeString(n.in)))
+	var ok, ref bool
+	if ps != nil && ps.Len() == 1 && rs.Len() == 1 && isDuration(rs.At(0).Type()) {
+		ok, ref = recordParam(ps.At(0).Type(), n.in)
+	}
+	if !ok {
+		r.recordSignatureError(name, "session-gap", f, n.in, fmt.Sprintf("func(%s) time.Duration", r.u.typeString(n.in)))
 		return nil
 	}
-	return r.fn(f, "")
+	return r.fnRef(f, "", ref)
 }
 
 // isDuration reports whether t is time.Duration.

@@ -326,6 +326,12 @@ type Func struct {
 	// Shape tells codegen which of a kind's accepted signatures the function
 	// has, for example "emit" or "slice" for a flatmap.
 	Shape string `json:"shape,omitempty"`
+	// Ref: the function takes its input record by pointer (func(*In) ...
+	// where func(In) ... is the form by value; a join's apply both its
+	// records), and the generated code passes the address of the record it
+	// holds rather than a copy. The function must neither keep the pointer
+	// nor change the record through it (docs/dsl.md, Records by pointer).
+	Ref bool `json:"ref,omitempty"`
 	// Signature is the function's type as the user wrote it, for comments in
 	// generated code.
 	Signature string `json:"signature"`

@@ -97,7 +97,7 @@ func TestCheckGood(t *testing.T) {
 // dir.
 func badWant(dir string) string {
 	return filepath.Join(dir, "pipeline.yaml") + `:7:5: unknown key "rte" in source "numbers", did you mean "rate"? (the generator source takes generate, rate)` + "\n" +
-		filepath.Join(dir, "pipeline.yaml") + `:11:10: map Square has the wrong signature: expected func(int) Out or func(int) (Out, error), got func(n *int) int (declared at ` + filepath.Join(dir, "bad.go") + ":7:6)\n"
+		filepath.Join(dir, "pipeline.yaml") + `:11:10: map Square has the wrong signature: expected func(int) Out or func(int) (Out, error) (or *int for int: the record by pointer), got func(n string) int (declared at ` + filepath.Join(dir, "bad.go") + ":7:6)\n"
 }
 
 func TestCheckBad(t *testing.T) {

@@ -349,5 +349,15 @@ func NextEvent(seq uint64) (Event, bool) {
 	return events.Event(seq), true
 }
 
-// EventTime is the event time of an event, for the sources' timestamps.
-func EventTime(e Event) int64 { return e.Time() }
+// EventTime is the event time of an event, for the sources' timestamps:
+// Event.Time read through the pointer (calling Time, whose receiver is a
+// value, would copy the event, which the pointer is there to spare).
+func EventTime(e *Event) int64 {
+	switch e.Type {
+	case PersonEvent:
+		return e.Person.DateTime
+	case AuctionEvent:
+		return e.Auction.DateTime
+	}
+	return e.Bid.DateTime
+}

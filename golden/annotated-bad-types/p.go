@@ -16,10 +16,10 @@ type Event struct {
 
 type Sum struct{ N int }
 
-// PtrMap takes a pointer where the records are values.
+// PtrMap takes a pointer to a pointer: a record goes by value or by pointer.
 //
 //pipegen:map ptr input=events
-func PtrMap(e *Event) Event { return *e }
+func PtrMap(e **Event) Event { return **e }
 
 // Add has the right signature; its key does not.
 //

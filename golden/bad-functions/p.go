@@ -17,7 +17,7 @@ func lower(e Event) Event { return e }
 
 func Identity[T any](t T) T { return t }
 
-func PtrMap(e *Event) Event { return *e }
+func PtrMap(e **Event) Event { return **e }
 
 func KeepAll(e Event) int { return 1 }
 
@@ -32,3 +32,7 @@ func Merge(a, b Event) Total { return Total{} }
 func AddByValue(t Total, e Event) {}
 
 func Result(key int, t *Total) string { return "" }
+
+// MixedPair takes one record by pointer and the other by value: a join's
+// apply takes both one way.
+func MixedPair(a *Event, b Event) Event { return b }

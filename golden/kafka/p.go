@@ -19,7 +19,7 @@ type Total struct {
 
 func OrderTime(o Order) time.Time { return o.At }
 
-func ByCustomer(o Order) string { return o.Customer }
+func ByCustomer(o *Order) string { return o.Customer }
 
 func Add(s *Sum, o Order) { s.Amount += o.Amount }
 

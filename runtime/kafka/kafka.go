@@ -70,6 +70,13 @@ func KeyInt[T any, K ~int | ~int8 | ~int16 | ~int32 | ~int64](f func(T) K) func(
 	return func(v T) []byte { return strconv.AppendInt(nil, int64(f(v)), 10) }
 }
 
+// ByRef makes a key function that takes its record by pointer take it by
+// value, as the key helpers above do: the key of the keyed node a sink
+// reads, when that node's key function takes its records by pointer.
+func ByRef[T, K any](f func(*T) K) func(T) K {
+	return func(v T) K { return f(&v) }
+}
+
 // KeyUint is KeyInt for unsigned integers.
 func KeyUint[T any, K ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64](f func(T) K) func(T) []byte {
 	return func(v T) []byte { return strconv.AppendUint(nil, uint64(f(v)), 10) }

@@ -223,14 +223,14 @@ func (c *ordersChain) emitOrders(r *orders.Order, ts int64) {
 	if d := c.totalsByCall; d != nil {
 		d.direct(r, ts)
 	} else {
-		s := c.ordersToTotals.HashSlot(hashKeyTotals(orders.ByCustomer(*r)))
+		s := c.ordersToTotals.HashSlot(hashKeyTotals(orders.ByCustomer(r)))
 		s.TS = ts
 		s.V = *r
 	}
 	if d := c.largestByCall; d != nil {
 		d.direct(r, ts)
 	} else {
-		s := c.ordersToLargest.HashSlot(hashKeyLargest(orders.ByCustomer(*r)))
+		s := c.ordersToLargest.HashSlot(hashKeyLargest(orders.ByCustomer(r)))
 		s.TS = ts
 		s.V = *r
 	}
@@ -535,7 +535,7 @@ func (c *totalsChain) direct(r *orders.Order, ts int64) {
 
 // toTotals is operator "totals": aggregate: add Add, result Result by ByCustomer on tumbling 1m0s windows (event time), emitting once per key and window.
 func (c *totalsChain) toTotals(r *orders.Order, ts int64) {
-	k := orders.ByCustomer(*r)
+	k := orders.ByCustomer(r)
 	if acc := c.totalsState.Acc(k, ts, c.inputWM); acc != nil {
 		orders.Add(acc, *r)
 		c.totalsState.Added(c.totalsFire)
@@ -632,8 +632,8 @@ func newLargestChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[or
 	c.task.RestoreWatermarks(nodeLargest, c.in)
 	c.largestState = state.NewMemory[string, orders.Order]()
 	runtime.RestoreMemory(c.task, nodeLargest, c.largestState, largestCodec)
-	c.largestOutSink = kafka.NewSink(j, nodeLargestOut, sub, encodeLargestOutJSON, kafka.KeyBytes(orders.ByCustomer))
-	c.largestCsvSink = kafka.NewSink(j, nodeLargestCsv, sub, runtime.CSVEncoder[orders.Order](j, nodeLargestCsv, appendOrderCSV), kafka.KeyBytes(orders.ByCustomer))
+	c.largestOutSink = kafka.NewSink(j, nodeLargestOut, sub, encodeLargestOutJSON, kafka.KeyBytes(kafka.ByRef(orders.ByCustomer)))
+	c.largestCsvSink = kafka.NewSink(j, nodeLargestCsv, sub, runtime.CSVEncoder[orders.Order](j, nodeLargestCsv, appendOrderCSV), kafka.KeyBytes(kafka.ByRef(orders.ByCustomer)))
 	c.meter = j.Meter(sub, nodeLargest, nodeLargestOut, nodeLargestCsv)
 	c.in.Observe(c.meter)
 	c.in.Bind(c.task, c.flush)
@@ -696,7 +696,7 @@ func (c *largestChain) direct(r *orders.Order, ts int64) {
 
 // toLargest is operator "largest": reduce Larger by ByCustomer, emitting a result after every record.
 func (c *largestChain) toLargest(r orders.Order, ts int64) {
-	k := orders.ByCustomer(r)
+	k := orders.ByCustomer(&r)
 	if acc, added := c.largestState.GetOrAdd(k); added {
 		*acc = r
 	} else {

@@ -4,4 +4,4 @@ package bad
 
 func Next(seq uint64) (int, bool) { return int(seq), seq < 5 }
 
-func Square(n *int) int { return *n * *n }
+func Square(n string) int { return len(n) }
