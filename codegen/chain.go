@@ -295,6 +295,7 @@ func (g *gen) chainCode(f *jen.File, c *chain) {
 			}
 		}
 	}
+	cg.combineMethods()
 	cg.controlMethods()
 	cg.blame()
 }
@@ -375,7 +376,7 @@ func (cg *chainGen) structType() {
 			s.Id("in").Op("*").Qual(runtimePath, "Pair").Types(crossRecord(cg.timed, h.Inputs[0].Type), crossRecord(cg.timed, h.Inputs[1].Type)).Comment("the left and right inputs")
 			s.Id("inputWM").Int64().Comment("watermark of the sender of the batch being processed")
 		default:
-			s.Id("in").Op("*").Qual(runtimePath, "Inbox").Types(crossRecord(cg.timed, h.In()))
+			s.Id("in").Op("*").Qual(runtimePath, "Inbox").Types(g.edgeRecord(cg.timed, h, 0))
 			if cg.needsInputWM() {
 				s.Id("inputWM").Int64().Comment("watermark of the sender of the batch being processed")
 			}
@@ -384,11 +385,12 @@ func (cg *chainGen) structType() {
 			s.Id("inCall").Bool().Comment("set while direct runs: a panic that leaves it set came from this chain (see blame)")
 		}
 		for _, e := range c.outs {
-			s.Id(cg.outField(e)).Op("*").Qual(runtimePath, "Out").Types(crossRecord(cg.timed, e.to.Inputs[e.input].Type)).Comment(fmt.Sprintf("to %s, %s", e.to.Name, e.to.Inputs[e.input].Partition))
+			s.Id(cg.outField(e)).Op("*").Qual(runtimePath, "Out").Types(g.edgeRecord(cg.timed, e.to, e.input)).Comment(fmt.Sprintf("to %s, %s", e.to.Name, e.to.Inputs[e.input].Partition))
 			if g.byCall(e) {
 				s.Id(g.callField(e)).Op("*").Id(g.chainType(g.chainOf[e.to.ID])).Comment(fmt.Sprintf("%s, when it takes the records by a call; set by %s", e.to.Name, g.own("build")))
 			}
 		}
+		cg.combineFields(s)
 		for _, ng := range cg.nodes {
 			ng.fields(s)
 		}
@@ -450,10 +452,10 @@ func (cg *chainGen) constructor() {
 		params = append(params, jen.Id("left").Op("*").Qual(runtimePath, "Inbox").Types(crossRecord(cg.timed, h.Inputs[0].Type)),
 			jen.Id("right").Op("*").Qual(runtimePath, "Inbox").Types(crossRecord(cg.timed, h.Inputs[1].Type)))
 	default:
-		params = append(params, jen.Id("in").Op("*").Qual(runtimePath, "Inbox").Types(crossRecord(cg.timed, h.In())))
+		params = append(params, jen.Id("in").Op("*").Qual(runtimePath, "Inbox").Types(g.edgeRecord(cg.timed, h, 0)))
 	}
 	for _, e := range c.outs {
-		params = append(params, jen.Id(cg.outField(e)).Op("*").Qual(runtimePath, "Out").Types(crossRecord(cg.timed, e.to.Inputs[e.input].Type)))
+		params = append(params, jen.Id(cg.outField(e)).Op("*").Qual(runtimePath, "Out").Types(g.edgeRecord(cg.timed, e.to, e.input)))
 	}
 	cg.f.Func().Id(g.chainNew(c)).Params(params...).Op("*").Id(typ).BlockFunc(func(b *jen.Group) {
 		fields := jen.Dict{jen.Id("sub"): jen.Id("sub")}
@@ -494,6 +496,7 @@ func (cg *chainGen) constructor() {
 		} else if cg.timed {
 			b.Id("c").Dot("task").Dot("RestoreWatermarks").Call(jen.Id(g.constName(h)), jen.Id("c").Dot("in"))
 		}
+		cg.combineInit(b)
 		for _, ng := range cg.nodes {
 			ng.init(b)
 		}
@@ -675,7 +678,7 @@ func (cg *chainGen) loop() {
 	f.Func().Params(cg.recv).Id("run").Params().Block(
 		jen.For(jen.Add(c).Dot("handle").Call(jen.Add(c).Dot("in").Dot("Next").Call())).Block(),
 	)
-	msg := jen.Qual(runtimePath, "Msg").Types(crossRecord(cg.timed, h.In()))
+	msg := jen.Qual(runtimePath, "Msg").Types(cg.g.edgeRecord(cg.timed, h, 0))
 	if h.Paired() {
 		msg = jen.Qual(runtimePath, "PairMsg").Types(crossRecord(cg.timed, h.Inputs[0].Type), crossRecord(cg.timed, h.Inputs[1].Type))
 		f.Comment(fmt.Sprintf("handle acts on one event of the inputs of %q: a batch of records of one", h.Name))
@@ -696,7 +699,11 @@ func (cg *chainGen) loop() {
 		cg.records("recordsRight", cg.member("to%sRight", h), h.Inputs[1].Type, fmt.Sprintf("the right input of %q", h.Name))
 		return
 	}
-	cg.records("records", cg.member("to%s", h), h.In(), fmt.Sprintf("%q", h.Name))
+	if cg.g.combined(h) {
+		cg.mergeRecords()
+	} else {
+		cg.records("records", cg.member("to%s", h), h.In(), fmt.Sprintf("%q", h.Name))
+	}
 	if cg.g.takesCalls(h) {
 		cg.direct(cg.member("to%s", h), h.In())
 	}
@@ -895,7 +902,7 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 	keyName := func(f *ir.Func) string { return f.PkgPath + "." + f.Name }
 	shared := map[string]int{}
 	for _, e := range consumers {
-		if g.chainOf[e.to.ID] != cg.c && e.to.Inputs[e.input].Partition == ir.Hash && !g.byCall(e) {
+		if g.chainOf[e.to.ID] != cg.c && e.to.Inputs[e.input].Partition == ir.Hash && !g.byCall(e) && !g.combined(e.to) {
 			shared[keyName(hashKey(e))]++
 		}
 	}
@@ -922,6 +929,10 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 			addr := jen.Op("&").Id("r")
 			if byRef {
 				addr = jen.Id("r")
+			}
+			if g.combined(e.to) {
+				send = cg.combineSend(e, r(), addr)
+				break
 			}
 			hash := g.hashCall(e.to, fn(key).Call(pass(key, r(), addr)))
 			if name := keyName(key); shared[name] > 1 && !g.byCall(e) {
@@ -1117,6 +1128,9 @@ func (cg *chainGen) controlMethods() {
 			}
 			b.Id("c").Dot("task").Dot("Submit").Call(s)
 		}
+		for _, e := range cg.combineOuts() {
+			b.Id("c").Dot(cg.combField(e)).Dot("Drain").Call(jen.Id("c").Dot(cg.sendField(e)))
+		}
 		for _, e := range c.outs {
 			b.Id("c").Dot(cg.outField(e)).Dot("Barrier").Call(jen.Id("id"))
 		}
@@ -1129,6 +1143,9 @@ func (cg *chainGen) controlMethods() {
 			b.Id("c").Dot("meter").Dot("Watermark").Call(jen.Id("w"))
 			for _, ng := range cg.nodes {
 				ng.watermark(b)
+			}
+			for _, e := range cg.combineOuts() {
+				b.Id("c").Dot(cg.combField(e)).Dot("Advance").Call(jen.Id("w"), jen.Id("c").Dot(cg.sendField(e)))
 			}
 			for _, e := range c.outs {
 				b.Id("c").Dot(cg.outField(e)).Dot("Watermark").Call(jen.Id("w"))
@@ -1169,6 +1186,9 @@ func (cg *chainGen) controlMethods() {
 			for _, k := range cg.chainCollectors() {
 				b.Id("c").Dot(cg.collectField(k)).Dot("PreCommit").Call(s, jen.Id(k.konst))
 			}
+		}
+		for _, e := range cg.combineOuts() {
+			b.Id("c").Dot(cg.combField(e)).Dot("Drain").Call(jen.Id("c").Dot(cg.sendField(e)))
 		}
 		for _, e := range c.outs {
 			b.Id("c").Dot(cg.outField(e)).Dot("End").Call()

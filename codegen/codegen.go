@@ -523,7 +523,7 @@ func (g *gen) build(f *jen.File) {
 			for _, e := range h.Inputs {
 				senders = append(senders, g.par(g.p.Nodes[e.From]))
 			}
-			b.Id(inbox(h)).Op(":=").Qual(runtimePath, "NewInboxes").Types(crossRecord(h.Timed, h.In())).Call(
+			b.Id(inbox(h)).Op(":=").Qual(runtimePath, "NewInboxes").Types(g.edgeRecord(h.Timed, h, 0)).Call(
 				jen.Id("j"), g.par(h), joinPlus(senders))
 		}
 		for _, c := range g.chains {

@@ -414,3 +414,22 @@ func EncodeStringer[T fmt.Stringer](dst []byte, v T) ([]byte, error) {
 
 // EncodeJSON writes a record as one line of JSON.
 func EncodeJSON[T any](dst []byte, v T) ([]byte, error) { return format.EncodeJSON(dst, v) }
+
+// Combined edges (Combiner): a sender's partial accumulators for a
+// tumbling-window aggregate with a merge function.
+
+// Combiner is the sending side of a combined edge.
+type Combiner[K comparable, A any] = eventtime.Combiner[K, A]
+
+// NewCombiner makes the combiner of a sender of a combined edge into
+// tumbling windows of assigner a.
+func NewCombiner[K comparable, A any](a WindowAssigner) *Combiner[K, A] {
+	return eventtime.NewCombiner[K, A](a)
+}
+
+// Partial is what crosses a combined edge: one sender's accumulator of key
+// Key for the window whose MaxTimestamp is the record's time.
+type Partial[K, A any] struct {
+	Key K
+	Acc A
+}

@@ -370,6 +370,20 @@ func AddHighest(h *Highest, b *Bid) {
 	}
 }
 
+// MergeHighestBids merges src, the highest bids of a window of a bucket
+// that one subtask saw, into dst (q7 at parallelism > 1 combines the bids
+// before they cross to the bucket's subtask): the highest of the highest
+// bids is the highest.
+func MergeHighestBids(dst, src *Highest) {
+	switch {
+	case len(src.Bids) == 0:
+	case len(dst.Bids) == 0 || src.Price > dst.Price:
+		dst.Price, dst.Bids = src.Price, append(dst.Bids[:0], src.Bids...)
+	case src.Price == dst.Price:
+		dst.Bids = append(dst.Bids, src.Bids...)
+	}
+}
+
 // WindowHighest is a bucket's highest bids in a window.
 type WindowHighest struct {
 	End   int64
