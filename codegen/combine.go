@@ -99,16 +99,20 @@ func (cg *chainGen) combineMethods() {
 
 // combineSend is what the sender's emit method does for a record of a
 // combined edge e instead of writing it into a batch: r is the record (a
-// pointer if addr is), which goes into its key's and window's partial, or
-// is dropped when it is late by the sender's watermark, as the receiver
-// would judge it (counted as late there, to the receiver's count, when it
-// comes as a partial; a record is counted nowhere: the sender has no
-// counter of the receiver's).
+// pointer if addr is), which goes into its key's and window's partial. A
+// record late by the sender's watermark, the one the receiver judges the
+// sender's records by, goes on as an empty partial at the record's time:
+// late there too, the receiver counts it as it would count the record.
 func (cg *chainGen) combineSend(e crossEdge, val, ref *jen.Statement) []jen.Code {
 	h := e.to
 	return []jen.Code{
-		jen.If(jen.Id("acc").Op(":=").Id("c").Dot(cg.combField(e)).Dot("Acc").Call(fn(h.Key).Call(pass(h.Key, val, ref)), jen.Id("ts")), jen.Id("acc").Op("!=").Nil()).Block(
+		jen.Id("k").Op(":=").Add(fn(h.Key).Call(pass(h.Key, val, ref))),
+		jen.If(jen.Id("acc").Op(":=").Id("c").Dot(cg.combField(e)).Dot("Acc").Call(jen.Id("k"), jen.Id("ts")), jen.Id("acc").Op("!=").Nil()).Block(
 			fn(h.Add).Call(jen.Id("acc"), pass(h.Add, val, ref)),
+		).Else().Block(
+			jen.Id("s").Op(":=").Id("c").Dot(cg.outField(e)).Dot("HashSlot").Call(cg.g.hashCall(h, jen.Id("k"))),
+			jen.Id("s").Dot("TS").Op("=").Id("ts"),
+			jen.Id("s").Dot("V").Op("=").Qual(runtimePath, "Partial").Types(typeCode(h.KeyType), typeCode(cg.g.keyedValue(h))).Values(jen.Dict{jen.Id("Key"): jen.Id("k")}),
 		),
 	}
 }
@@ -141,8 +145,9 @@ func (cg *chainGen) mergeRecords() {
 				fn(h.Merge).Call(jen.Id("acc"), jen.Op("&").Id("p").Dot("V").Dot("Acc")),
 				jen.Add(w.state()).Dot("Added").Call(w.update()),
 			).Else().Block(
-				jen.Comment("Cannot happen: its sender sent it before the watermark that closes"),
-				jen.Comment("its window. Counted as late, as its records would have been."),
+				jen.Comment("A record late by its sender's watermark, sent on empty: counted as"),
+				jen.Comment("late, as the record would have been. (A partial is never late: its"),
+				jen.Comment("sender sent it before the watermark that closes its window.)"),
 				cg.count(h, true),
 			),
 		),
