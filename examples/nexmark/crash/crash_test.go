@@ -31,6 +31,15 @@ func TestCrashQ4(t *testing.T) {
 	crash(t, "q4", nexmark.Config{Events: 100_000, Rate: 1000, Seed: 12}, 3, 7, "memory", "pebble")
 }
 
+// TestCrashQ7 does the same with q7 (q7.yaml) at parallelism 2, where the
+// source subtasks send the buckets partial accumulators of the bids
+// (merge) instead of the bids: they hold no state in a checkpoint, since
+// they send every partial before they pass a barrier on, and the highest
+// bids of every window are committed exactly once.
+func TestCrashQ7(t *testing.T) {
+	crash(t, "q7", nexmark.Config{Events: 100_000, Rate: 1000, Seed: 13}, 10, 9, "memory")
+}
+
 // crash runs the crash test of query's pipeline file on the events of
 // config (100 s of event time at 1000 events a second: ten windows of
 // 10 s, auctions that close), generated at 40,000 a second so that a
