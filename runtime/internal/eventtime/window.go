@@ -607,7 +607,7 @@ func (s *WindowState[K, A]) sortPane(p *pane[K, A]) {
 		}
 	}
 	p.keys, p.slots, p.seqs, p.accs, p.vers, p.early = keys, slots, seqs, accs, vers, early
-	p.shared = false // no capture holds the new arrays
+	p.shared = false       // no capture holds the new arrays
 	p.lo, p.loSince = 0, 0 // the windows moved
 }
 
