@@ -27,6 +27,16 @@ import (
 // checkpoint, and only for panes that change while a capture may hold
 // them; the check is one comparison per record and pane.
 //
+// An open pane is not shared: every one of its windows is changed by
+// the next records (q5's five panes hold every auction), and copying the
+// whole arrays on write cost a copy of every window of the pane at each
+// checkpoint. The capture copies instead, at the barrier, the windows
+// that it needs: a delta only those from the lowest index stamped since
+// its base (pane.lo), which for keys that are growing ids (Nexmark's
+// auctions) are the newest few; the pane then changes its arrays in
+// place. Fired panes, which may not change again, are still shared
+// unless the copy would be at most half of them.
+//
 // The mark is not cleared when the writer is done: the pane's next change
 // copies once more than it would need to, which spares the operator any
 // synchronisation with the writer, and lets captures overlap (a capture
