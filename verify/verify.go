@@ -136,8 +136,23 @@ type Verifier struct {
 	Args []string
 	// Timeout bounds every process; 0 means no bound.
 	Timeout time.Duration
+	// CPUKills measures the kill moments in the CPU time each process has
+	// used rather than in the wall time since its start. On a busy machine
+	// a process can get little of a core between its start and a moment
+	// drawn in wall time: kills then land before it has restored or
+	// checkpointed anything, and the killed run proves nothing. CPU time
+	// is the work the process has done, whatever the load. NewVerifier
+	// sets it where CPUClock is true.
+	CPUKills bool
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
+}
+
+// CPUClock reports whether this system lets the verifier read a running
+// process's CPU time (Linux does), which Verifier.CPUKills needs.
+func CPUClock() bool {
+	_, ok := processCPU(os.Getpid())
+	return ok
 }
 
 // NewVerifier builds the program of res into dir and prepares runs of it.
@@ -146,7 +161,7 @@ func NewVerifier(res *compile.Result, dir string) (*Verifier, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &Verifier{Binary: filepath.Join(abs, res.IR.Name), Pipeline: res.IR.Name, Mode: res.IR.Checkpoint.Mode, Dir: abs}
+	v := &Verifier{Binary: filepath.Join(abs, res.IR.Name), Pipeline: res.IR.Name, Mode: res.IR.Checkpoint.Mode, Dir: abs, CPUKills: CPUClock()}
 	for _, n := range res.IR.Nodes {
 		if n.Kind != ir.Sink {
 			continue
@@ -223,7 +238,7 @@ func (v *Verifier) Verify(opt Options) (*Report, error) {
 		return nil, err
 	}
 	rep.Clean = clean
-	log("clean run: done in %s", round(clean.Duration))
+	log("clean run: done in %s (%s of CPU time)", round(clean.Duration), round(clean.CPU))
 
 	if !opt.KeepInterval {
 		rep.Interval = CheckpointInterval(clean.Duration)
@@ -232,14 +247,15 @@ func (v *Verifier) Verify(opt Options) (*Report, error) {
 	}
 	// The user's own settings come last: they win over the interval.
 	args = append(args, sets...)
-	// The kill moments are drawn over the clean run's duration. A killed
-	// run that goes faster than the clean one did (a machine busy during
-	// the clean run, quiet after) can finish before its kills, or be
-	// killed only before its first checkpoint: then no restart resumed and
-	// the run proved nothing. It is run again, up to twice, with the
+	// The kill moments are drawn over the clean run's CPU time (or its
+	// duration: KillSpan). A killed run can still finish before its kills
+	// (its restarts redo the work after their checkpoints, but a process
+	// may also use less CPU for the same work than the clean one did), or
+	// be killed only before its first checkpoint: then no restart resumed
+	// and the run proved nothing. It is run again, up to twice, with the
 	// moments drawn over half the span before; not with a Kafka sink,
 	// whose topic would hold the output of both runs.
-	span := clean.Duration
+	span := v.KillSpan(clean)
 	var killed *RunResult
 	for try := 1; ; try++ {
 		delays := KillDelays(rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), kills, span)
@@ -252,7 +268,7 @@ func (v *Verifier) Verify(opt Options) (*Report, error) {
 			break
 		}
 		span /= 2
-		log("killed run: %d kills and no restart resumed from a checkpoint: again, with the kill moments drawn over %s", killed.Kills, round(span))
+		log("killed run: %d kills and no restart resumed from a checkpoint: again, with the kill moments drawn over %s of %s", killed.Kills, round(span), v.clock())
 	}
 	rep.Killed = killed
 	log("killed run: done in %s after %d kills and %d restarts (%d resumed from a checkpoint)", round(killed.Duration), killed.Kills, killed.Restarts, killed.Resumed)
@@ -268,6 +284,24 @@ func (v *Verifier) Verify(opt Options) (*Report, error) {
 	return rep, nil
 }
 
+// KillSpan is the span a killed run's kill moments are drawn over
+// (KillDelays), given the clean run: its CPU time with CPUKills, else its
+// duration.
+func (v *Verifier) KillSpan(clean *RunResult) time.Duration {
+	if v.CPUKills {
+		return clean.CPU
+	}
+	return clean.Duration
+}
+
+// clock names what the kill moments are measured in, for the log.
+func (v *Verifier) clock() string {
+	if v.CPUKills {
+		return "CPU time"
+	}
+	return "wall time"
+}
+
 // KilledTimeout bounds each process of a killed run, given the duration
 // of the clean run: 20 times it plus 30 s.
 func KilledTimeout(clean time.Duration) time.Duration { return 20*clean + 30*time.Second }
@@ -280,9 +314,10 @@ func CheckpointInterval(clean time.Duration) time.Duration {
 }
 
 // KillDelays draws the kill moments of a killed run: n moments uniformly
-// in [0, span) (span is the clean run's duration), sorted; the i-th
-// process is killed the gap between moments i-1 and i after it starts
-// (the first one at the first moment). The kills are spread over the run
+// in [0, span) (span is the clean run's KillSpan), sorted; the i-th
+// process is killed when it has run for the gap between moments i-1 and
+// i (the first one at the first moment), in CPU time or wall time as
+// Verifier.CPUKills says. The kills are spread over the run
 // like points on its timeline, and, since a restarted process redoes the
 // work after its last checkpoint, they all land before the job can finish.
 func KillDelays(rng *rand.Rand, n int, span time.Duration) []time.Duration {
@@ -311,6 +346,9 @@ type RunResult struct {
 	// Duration is the wall time from the first start to the exit 0,
 	// restarts included.
 	Duration time.Duration
+	// CPU is the CPU time (user and system) its processes used, all of
+	// them together.
+	CPU time.Duration
 	// Kills counts the processes killed; Restarts the processes started
 	// after the first.
 	Kills, Restarts int
@@ -332,8 +370,9 @@ func (v *Verifier) Run(name string, args ...string) (*RunResult, error) {
 	return v.RunWithKills(name, nil, args...)
 }
 
-// RunWithKills starts the program and kills it with SIGKILL delays[i]
-// after its i-th start, restarting the same command line after each kill,
+// RunWithKills starts the program and kills it with SIGKILL when its i-th
+// process has run for delays[i] (CPU time with CPUKills, else wall time
+// since its start), restarting the same command line after each kill,
 // until a process exits 0; then it reads the committed output. A process
 // that ends before its kill ends the run: Kills may be lower than
 // len(delays). A process that exits with an error, or does not finish
@@ -387,15 +426,20 @@ func (v *Verifier) run(name string, delays []time.Duration, timeout time.Duratio
 		if attempt == len(delays) {
 			waitFor = eventsFile
 		}
-		killed, err := v.attempt(cmdArgs, killAfter, timeout, stdout, stderr, attempt, waitFor)
+		a, err := v.attempt(cmdArgs, killAfter, timeout, stdout, stderr, attempt, waitFor)
+		r.CPU += a.cpu
 		if err != nil {
 			return nil, fmt.Errorf("%s run, process %d: %w (see %s)", name, attempt, err, dir)
 		}
-		if !killed {
+		if !a.killed {
 			break
 		}
 		r.Kills++
-		log("%s run: kill %d/%d: process %d killed %s after its start", name, r.Kills, len(delays), attempt, round(killAfter))
+		if v.CPUKills {
+			log("%s run: kill %d/%d: process %d killed after %s of CPU time, %s after its start", name, r.Kills, len(delays), attempt, round(a.cpu), round(a.wall))
+		} else {
+			log("%s run: kill %d/%d: process %d killed %s after its start", name, r.Kills, len(delays), attempt, round(killAfter))
+		}
 	}
 	r.Duration = time.Since(start)
 	evs, err := events.ReadFile(eventsFile)
@@ -424,14 +468,23 @@ func (v *Verifier) sinkDir(run, sink string) string {
 	return filepath.Join(v.Dir, run, "sinks", sink)
 }
 
-// attempt runs one process, killing it after killAfter unless that is
-// negative. killed reports that the kill ended it. An error carries the
-// end of the process's standard error.
-func (v *Verifier) attempt(args []string, killAfter, timeout time.Duration, stdout, stderr *os.File, n int, waitFor string) (killed bool, err error) {
+// attempted is what became of one process.
+type attempted struct {
+	// killed reports that the kill ended it.
+	killed bool
+	// cpu is the CPU time it used; wall the time from its start to its end.
+	cpu, wall time.Duration
+}
+
+// attempt runs one process, killing it when it has run for killAfter
+// (CPU time with CPUKills, else wall time) unless that is negative; with
+// waitFor, not before it has completed a checkpoint, as that events file
+// says. An error carries the end of the process's standard error.
+func (v *Verifier) attempt(args []string, killAfter, timeout time.Duration, stdout, stderr *os.File, n int, waitFor string) (a attempted, err error) {
 	fmt.Fprintf(stderr, "=== process %d: %s %s\n", n, v.Binary, strings.Join(args, " "))
 	offset, err := stderr.Seek(0, io.SeekCurrent)
 	if err != nil {
-		return false, err
+		return a, err
 	}
 	defer func() {
 		if err == nil {
@@ -443,13 +496,24 @@ func (v *Verifier) attempt(args []string, killAfter, timeout time.Duration, stdo
 	}()
 	cmd := exec.Command(v.Binary, args...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return false, err
+		return a, err
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	var kill, expire <-chan time.Time
-	if killAfter >= 0 {
+	// ended records what the process used, once Wait has returned.
+	ended := func() {
+		a.wall = time.Since(start)
+		a.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	pid := cmd.Process.Pid
+	var kill, cpuPoll, expire <-chan time.Time
+	if killAfter >= 0 && v.CPUKills {
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		cpuPoll = t.C
+	} else if killAfter >= 0 {
 		t := time.NewTimer(killAfter)
 		defer t.Stop()
 		kill = t.C
@@ -459,42 +523,51 @@ func (v *Verifier) attempt(args []string, killAfter, timeout time.Duration, stdo
 		defer t.Stop()
 		expire = t.C
 	}
-	var poll <-chan time.Time
+	var checkpointPoll <-chan time.Time
 	for {
+		due := false
 		select {
 		case err := <-done:
-			return false, exitError(err)
+			ended()
+			return a, exitError(err)
 		case <-kill:
-			kill = nil
-			if waitFor != "" && !checkpointed(waitFor, cmd.Process.Pid) {
-				t := time.NewTicker(5 * time.Millisecond)
-				defer t.Stop()
-				poll = t.C
+			kill, due = nil, true
+		case <-cpuPoll:
+			// A process that is gone (ok false) has ended: done says how.
+			if used, ok := processCPU(pid); ok && used < killAfter {
 				continue
 			}
-		case <-poll:
-			if !checkpointed(waitFor, cmd.Process.Pid) {
+			cpuPoll, due = nil, true
+		case <-checkpointPoll:
+			if !checkpointed(waitFor, pid) {
 				continue
 			}
 		case <-expire:
 			cmd.Process.Kill()
 			<-done
-			return false, fmt.Errorf("%w within %s", errTimeout, timeout)
+			ended()
+			return a, fmt.Errorf("%w within %s", errTimeout, timeout)
+		}
+		if due && waitFor != "" && !checkpointed(waitFor, pid) {
+			t := time.NewTicker(5 * time.Millisecond)
+			defer t.Stop()
+			checkpointPoll = t.C
+			continue
 		}
 		break
 	}
-	{
-		cmd.Process.Kill()
-		err := <-done
-		if err == nil {
-			return false, nil // it finished just before
-		}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() == -1 {
-			return true, nil // ended by the signal
-		}
-		return false, exitError(err)
+	cmd.Process.Kill()
+	err = <-done
+	ended()
+	if err == nil {
+		return a, nil // it finished just before
 	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == -1 {
+		a.killed = true // ended by the signal
+		return a, nil
+	}
+	return a, exitError(err)
 }
 
 // checkpointed reports whether process pid has completed a checkpoint, as

@@ -5,9 +5,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -37,7 +39,8 @@ const fakeLines = 40
 // checkpoint is the number of the next line, in DIR/next. It resumes from
 // it like a real program. Modes: ok; dup (a resumed run writes its first
 // line twice); fail (exits 1); hang (never ends); flaky (reports a failure
-// and an in-process restart once).
+// and an in-process restart once); busy (spins on the CPU between lines
+// instead of sleeping).
 func fakeJob(mode string, args []string) int {
 	var ckpt, out, eventsFile string
 	for i := 0; i < len(args); i++ {
@@ -105,10 +108,24 @@ func fakeJob(mode string, args []string) int {
 		write(filepath.Join(out, fmt.Sprintf("part-%d", next)), fmt.Sprintf("line %d\n", next))
 		write(filepath.Join(ckpt, "next"), strconv.Itoa(next+1))
 		ev.Emit(events.Event{Kind: events.Checkpoint, Checkpoint: int64(next + 1)})
-		time.Sleep(5 * time.Millisecond)
+		if mode == "busy" {
+			for t := cpuTime(); cpuTime()-t < 5*time.Millisecond; {
+			}
+		} else {
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
 	fmt.Println("fake: printed")
 	return 0
+}
+
+// cpuTime is the CPU time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // fakeVerifier returns a verifier that runs the fake job in mode.
@@ -402,5 +419,54 @@ func TestNewVerifierWithoutFileSink(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("NewVerifier made its directory before failing (%v)", err)
+	}
+}
+
+// TestCPUKills checks that with CPUKills a process is killed when it has
+// used its delay in CPU time: a job that spins is killed after that much
+// CPU, and one that sleeps, using next to no CPU, is not killed at all
+// within the same delay.
+func TestCPUKills(t *testing.T) {
+	if !verify.CPUClock() {
+		t.Skip("this system cannot read another process's CPU time")
+	}
+	var log strings.Builder
+	v := fakeVerifier(t, "busy")
+	v.CPUKills, v.Log = true, &log
+	delays := []time.Duration{40 * time.Millisecond, 40 * time.Millisecond}
+	r, err := v.RunWithKills("killed", delays)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Kills != 2 || r.Resumed != 2 {
+		t.Errorf("%d kills and %d resumed, want 2 and 2", r.Kills, r.Resumed)
+	}
+	if !slices.Equal(r.Output["out"], fakeWant()) {
+		t.Errorf("output %q, want %q", r.Output["out"], fakeWant())
+	}
+	// The busy job spins about fakeLines*5ms in all, plus what the two
+	// killed processes spun before their kills.
+	if r.CPU < fakeLines*5*time.Millisecond {
+		t.Errorf("the run used %s of CPU time, less than its spinning", r.CPU)
+	}
+	kills := regexp.MustCompile(`kill (\d)/2: process \d killed after (\S+) of CPU time, \S+ after its start`).FindAllStringSubmatch(log.String(), -1)
+	if len(kills) != 2 {
+		t.Errorf("the log does not give both kills' CPU time:\n%s", log.String())
+	}
+	for _, m := range kills {
+		k, _ := strconv.Atoi(m[1])
+		if d, err := time.ParseDuration(m[2]); err != nil || d < delays[k-1] {
+			t.Errorf("kill %d came after %s of CPU time, before its %s", k, m[2], delays[k-1])
+		}
+	}
+
+	v = fakeVerifier(t, "ok")
+	v.CPUKills = true
+	r, err = v.RunWithKills("killed", []time.Duration{time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Kills != 0 || r.Duration < fakeLines*5*time.Millisecond {
+		t.Errorf("a sleeping job was killed %d times in %s: its CPU time is far from 1s", r.Kills, r.Duration)
 	}
 }

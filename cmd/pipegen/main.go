@@ -104,11 +104,14 @@
 // Each run has its own checkpoint directory and sink directories (set with
 // `--set sinks.NAME.path=...`); input paths are used as configured,
 // relative to the working directory. The kill moments are N points drawn
-// uniformly over the clean run's duration from the seed S (by default
-// from the clock), sorted: the i-th process is killed the gap between
-// points i-1 and i after it starts. The killed run checkpoints every tenth
-// of the clean run's duration (within 20ms..1s) so that checkpoints
-// complete between kills, unless -keep-interval is given. -parallelism
+// uniformly over the clean run's CPU time from the seed S (by default
+// from the clock), sorted: the i-th process is killed when it has used
+// the CPU time between points i-1 and i (where another process's CPU
+// time cannot be read, on systems other than Linux: the clean run's
+// duration, and that long after its start). The killed run checkpoints
+// every tenth of the clean run's duration (within 20ms..1s) so that
+// checkpoints complete between kills, unless -keep-interval is given.
+// -parallelism
 // and each -set KEY=VALUE are passed to every run. -timeout (default
 // 10m) bounds the clean run; each process of the killed run is bounded by
 // 20 times the clean run's duration plus 30s. Progress lines (each kill,
