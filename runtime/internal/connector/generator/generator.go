@@ -31,25 +31,13 @@ const maxGeneratorLag = time.Second
 // had not reached when others had), then goes on with its blocks from
 // where the old subtasks stopped (rescale.go).
 type Source[T any] struct {
-	cursor
-	fn func(seq uint64) (T, bool)
-	_  [64]byte
-}
-
-// cursor is all of a Source but its function, and every method that does
-// not call the function: not generic, so that Took, which is (a method of
-// a cursor embedded in a Source, reached through runtime's generic alias
-// GeneratorSource, is not inlined: a quirk of Go 1.26), calls tookSlow
-// without the dictionary of T's shape, and Go inlines Took into a chain's
-// loop. Take, with its call of takeSlow, is just over Go's budget (83 of
-// 80) and stays a call.
-type cursor struct {
 	// The pads keep the fields that Take and Took write at every record
 	// (seq, left, last, uncounted, n) off the cache lines of the objects
 	// allocated next to the source, another subtask's source among them,
 	// whose goroutine runs on another core (false sharing).
 	_       [64]byte
 	name    string
+	fn      func(seq uint64) (T, bool)
 	ctl     *checkpoint.SourceCtl
 	cancel  <-chan struct{}
 	sub     int
@@ -70,35 +58,25 @@ type cursor struct {
 
 	uncounted int
 
-	// Take and Took pass the numbers below end with no other bookkeeping
-	// than seq (a burst, from the number from on, started by rearm): the
-	// numbers of a block before its last, while nothing is pending, the
-	// function has not ended, the job does not drain, there is no rate,
-	// and the next count is not due. Took then only moves seq, and
-	// leaves left, uncounted and n behind by seq-from until settle
-	// (end is 0 outside of a burst): small enough
-	// for Go to inline Took into the chain's loop (Take, Took and counted
-	// were calls, 2.7% of Nexmark q3's CPU).
-	from, end uint64
-
 	// With a rate, record n since start is due at start + n*interval.
 	interval time.Duration
 	start    time.Time
 	n        int64
 	// chain learns how long the subtask waits for records to be due.
 	chain *metrics.Chain
-	// Source's pad follows.
+	_     [64]byte
 }
 
 // NewSource prepares subtask sub of the generator source node.
 func NewSource[T any](env connector.Env, node, sub int, fn func(seq uint64) (T, bool)) *Source[T] {
 	n := env.Node(node)
-	s := &Source[T]{fn: fn, cursor: cursor{
+	s := &Source[T]{
 		name:   n.Name,
+		fn:     fn,
 		cancel: env.Context().Done(),
 		sub:    sub,
 		prog:   progression{step: uint64(env.Parallelism(node)), max: MaxBlock},
-	}}
+	}
 	s.SetSeq(s.prog.start(0, uint64(sub)))
 	if r := n.Option("rate"); r != "" {
 		rate, err := strconv.ParseFloat(r, 64)
@@ -116,15 +94,15 @@ func NewSource[T any](env connector.Env, node, sub int, fn func(seq uint64) (T, 
 }
 
 // Ctl is the source's control block, polled for barriers between records.
-func (s *cursor) Ctl() *checkpoint.SourceCtl { return s.ctl }
+func (s *Source[T]) Ctl() *checkpoint.SourceCtl { return s.ctl }
 
 // Done reports that the function has no more records, or that the job
 // drains (checkpoint.SourceCtl.AtEnd); it is meaningful after Next
 // returned false.
-func (s *cursor) Done() bool { return s.done || s.ctl.Draining() }
+func (s *Source[T]) Done() bool { return s.done || s.ctl.Draining() }
 
 // Seq returns the sequence number of the next record.
-func (s *cursor) Seq() uint64 {
+func (s *Source[T]) Seq() uint64 {
 	if len(s.pending) > 0 {
 		return s.pending[0].from
 	}
@@ -134,14 +112,12 @@ func (s *cursor) Seq() uint64 {
 // Index is the number of records the subtask calls the function for
 // before sequence number seq, one of its own, when it was not restored
 // at another parallelism (it has nothing pending): its record index.
-func (s *cursor) Index(seq uint64) uint64 { return s.prog.index(seq) }
+func (s *Source[T]) Index(seq uint64) uint64 { return s.prog.index(seq) }
 
 // SetSeq makes seq the sequence number of the next record, when the
 // source resumes from a checkpoint. It should be one of this subtask's.
-func (s *cursor) SetSeq(seq uint64) {
-	s.settle()
+func (s *Source[T]) SetSeq(seq uint64) {
 	s.seq = seq
-	s.from, s.end = seq, 0 // Took rearms
 	s.round, s.psub, s.left = s.prog.locate(seq)
 	s.done = false
 	s.start = time.Time{}
@@ -185,15 +161,15 @@ func (s *Source[T]) NextInto(rec *T) bool {
 // at for every record: countNow does, every connector.CountEvery records
 // and whenever the source waits, and from then on Take returns false
 // (Done reports it at once).
-func (s *cursor) Take() (uint64, bool) {
-	if s.seq < s.end {
-		s.last = s.seq // a panic from here to the next Take names it
-		return s.last, true
+func (s *Source[T]) Take() (uint64, bool) {
+	if s.done || s.drained || s.interval > 0 || len(s.pending) > 0 {
+		return s.takeSlow()
 	}
-	return s.takeSlow()
+	s.last = s.seq // a panic from here to the next Take names it
+	return s.seq, true
 }
 
-func (s *cursor) takeSlow() (uint64, bool) {
+func (s *Source[T]) takeSlow() (uint64, bool) {
 	if s.done || s.drained {
 		s.countNow() // what was read after the drain was seen
 		return 0, false
@@ -211,57 +187,19 @@ func (s *cursor) takeSlow() (uint64, bool) {
 // When the function gave none, the number was one of those pending after
 // a rescale and is skipped, or the function has ended (Done).
 func (s *Source[T]) Took(ok bool) bool {
-	if ok && s.seq < s.end {
+	if !ok || len(s.pending) > 0 {
+		return s.tookSlow(ok)
+	}
+	if s.left--; s.left > 0 {
 		s.seq++
-		return true
+	} else {
+		s.nextBlock()
 	}
-	return s.tookSlow(ok)
+	s.counted()
+	return true
 }
 
-// tookSlow is Took with all its bookkeeping: at the end of a burst, or
-// when Take gave a number outside of one. Not inlined: Took would then
-// be over Go's inlining budget.
-//
-//go:noinline
-func (s *cursor) tookSlow(ok bool) bool {
-	s.settle()
-	ok = s.took(ok)
-	s.rearm()
-	return ok
-}
-
-// settle brings left, uncounted and n up to date with the records that
-// Took passed in the current burst.
-func (s *cursor) settle() {
-	d := s.seq - s.from
-	s.left -= d
-	s.uncounted += int(d)
-	s.n += int64(d)
-	s.from = s.seq
-}
-
-// rearm starts a burst after Took's bookkeeping, when one may start: it
-// ends before the block's last number and before the next count, which
-// Took's bookkeeping then does.
-func (s *cursor) rearm() {
-	s.from, s.end = s.seq, 0
-	if !s.done && !s.drained && s.interval == 0 && len(s.pending) == 0 && s.left > 0 {
-		s.end = s.seq + min(s.left, uint64(connector.CountEvery-s.uncounted)) - 1
-	}
-}
-
-// took accounts for one record as Took does, settled.
-func (s *cursor) took(ok bool) bool {
-	if ok && len(s.pending) == 0 {
-		if s.left--; s.left > 0 {
-			s.seq++
-		} else {
-			s.nextBlock()
-		}
-		s.from = s.seq // counted, not a burst's: settle must not count it
-		s.counted()
-		return true
-	}
+func (s *Source[T]) tookSlow(ok bool) bool {
 	if len(s.pending) > 0 {
 		if s.pending[0].n--; s.pending[0].n == 0 {
 			s.pending = s.pending[1:]
@@ -280,14 +218,14 @@ func (s *cursor) took(ok bool) bool {
 }
 
 // nextBlock moves to the first number of the subtask's next block.
-func (s *cursor) nextBlock() {
+func (s *Source[T]) nextBlock() {
 	s.round++
 	s.seq = s.prog.start(s.round, s.psub)
 	s.left = s.prog.size(s.round)
 }
 
 // counted counts a record returned.
-func (s *cursor) counted() {
+func (s *Source[T]) counted() {
 	s.n++
 	if s.uncounted++; s.uncounted == connector.CountEvery {
 		s.countNow()
@@ -299,8 +237,7 @@ func (s *cursor) counted() {
 // latches drained when the job drains: every place that resets
 // uncounted looks, so that a drain is seen within CountEvery records or
 // at the next wait.
-func (s *cursor) countNow() {
-	s.settle()
+func (s *Source[T]) countNow() {
 	if s.uncounted > 0 {
 		s.ctl.Count(s.uncounted)
 		s.uncounted = 0
@@ -312,7 +249,7 @@ func (s *cursor) countNow() {
 
 // due reports whether the next record is due, after sleeping for it a
 // little if it is almost.
-func (s *cursor) due() bool {
+func (s *Source[T]) due() bool {
 	now := time.Now()
 	if s.start.IsZero() {
 		s.start, s.n = now, 0
@@ -339,7 +276,7 @@ func (s *cursor) due() bool {
 	return true
 }
 
-func (s *cursor) checkCancel() {
+func (s *Source[T]) checkCancel() {
 	select {
 	case <-s.cancel:
 		fault.Abort(fault.ErrCanceled)

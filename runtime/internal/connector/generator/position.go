@@ -87,12 +87,12 @@ func decodePosition(st storage.SourceState, parallelism int) (position, error) {
 }
 
 // Snapshot adds the generator's position to a checkpoint.
-func (s *cursor) Snapshot(snap *checkpoint.Snapshot, node int) {
+func (s *Source[T]) Snapshot(snap *checkpoint.Snapshot, node int) {
 	pos := encodePosition(position{seq: s.seq, prog: s.prog, pending: s.pending})
 	snap.AddSource(node, storage.SourceState{Subtask: s.sub, Position: pos, AtEnd: s.done})
 }
 
-func (s *cursor) restore(env connector.Env, node int) {
+func (s *Source[T]) restore(env connector.Env, node int) {
 	ns := env.Checkpoints().RestoredNode(node)
 	if ns == nil || len(ns.Sources) == 0 {
 		return
@@ -117,7 +117,7 @@ func (s *cursor) restore(env connector.Env, node int) {
 }
 
 // resume makes the source go on from position p.
-func (s *cursor) resume(p position) {
+func (s *Source[T]) resume(p position) {
 	s.prog = p.prog
 	s.SetSeq(p.seq)
 	s.pending, s.done = p.pending, p.atEnd
@@ -125,7 +125,7 @@ func (s *cursor) resume(p position) {
 
 // Recover, deferred by the chain of a generator source, adds to a panic the
 // sequence number of the record being processed.
-func (s *cursor) Recover() {
+func (s *Source[T]) Recover() {
 	if p := recover(); p != nil {
 		fault.PanicWithOrigin(p, fmt.Sprintf("sources.%s, sequence number %d", s.name, s.last))
 	}
