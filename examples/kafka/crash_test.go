@@ -135,7 +135,7 @@ func TestCrash(t *testing.T) {
 		}
 	}()
 	brokers, bin, dir, want := setup(t, "clean", "killed")
-	v := &verify.Verifier{Binary: bin, Pipeline: "kafkacount", Dir: dir, Timeout: 3 * time.Minute}
+	v := &verify.Verifier{Binary: bin, Pipeline: "kafkacount", Dir: dir, Timeout: 3 * time.Minute, CPUKills: verify.CPUClock()}
 	clean, err := v.Run("clean", args(brokers, "clean")...)
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +146,7 @@ func TestCrash(t *testing.T) {
 	if k, err := strconv.Atoi(os.Getenv(killsVar)); err == nil && k > 0 {
 		kills = k
 	}
-	delays := verify.KillDelays(rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), kills, clean.Duration)
+	delays := verify.KillDelays(rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), kills, v.KillSpan(clean))
 	// Checkpoints between kills: many kills come close together.
 	interval := verify.CheckpointInterval(clean.Duration, kills)
 	killed, err := v.RunWithKills("killed", delays, append(args(brokers, "killed"), "--set", "checkpoint.interval="+interval.String())...)

@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -94,8 +95,14 @@ type Memory[K comparable, V any] struct {
 	// snap is the capture being encoded, nil when none.
 	snap *Capture[K, V]
 	// fresh holds the entries, with their values, that getOrAdd has
-	// allocated for new keys and not used yet (freshSlab).
+	// allocated for new keys and not used yet (freshSlab); free holds
+	// such entries of deleted keys that nothing refers to any more
+	// (compact), for getOrAdd to use again first.
 	fresh []restored[K, V]
+	free  []*restored[K, V]
+	// iterating counts the All calls under way: compact then leaves the
+	// lists they read as they are.
+	iterating int
 	// slab holds the entries a restore has allocated and not used yet,
 	// vslab the same with their values (Codec.DecodeValueTo); reserved
 	// is about how many more it will use (Reserve). strs holds the
@@ -145,6 +152,11 @@ type entry[K comparable, V any] struct {
 	capt    atomic.Uint64
 	kg      int32
 	deleted bool
+	// own is set when the entry is the first field of a restored that
+	// getOrAdd made, its value beside it (val points there unless Put
+	// replaced it): compact may hand it to getOrAdd again once the key is
+	// deleted and no list refers to it.
+	own bool
 	// ts is the processing time (Unix milliseconds) of the entry's last
 	// write, kept with a ttl only.
 	ts int64
@@ -259,15 +271,34 @@ func (s *Memory[K, V]) getOrAdd(k K) (_ *entry[K, V], added bool) {
 		}
 		s.Delete(k) // expired: as if it had none (k's hash stays h)
 	}
-	if len(s.fresh) == 0 {
-		s.fresh = make([]restored[K, V], freshSlab[K, V]())
+	var p *restored[K, V]
+	if n := len(s.free); n > 0 {
+		p = s.free[n-1]
+		s.free[n-1] = nil
+		s.free = s.free[:n-1]
+		p.reset()
+	} else {
+		if len(s.fresh) == 0 {
+			s.fresh = make([]restored[K, V], freshSlab[K, V]())
+		}
+		p = &s.fresh[0]
+		s.fresh = s.fresh[1:]
 	}
-	p := &s.fresh[0]
-	s.fresh = s.fresh[1:]
 	p.e.key = k
 	p.e.val = &p.v
+	p.e.own = true
 	s.insert(h, &p.e)
 	return &p.e, true
+}
+
+// reset makes a deleted entry and its value zero, for a new key.
+func (p *restored[K, V]) reset() {
+	var zk K
+	var zv V
+	e := &p.e
+	e.key, e.val, e.ver, e.kg, e.deleted, e.own, e.ts, e.aux = zk, nil, 0, 0, false, false, 0, 0
+	e.capt.Store(0)
+	p.v = zv
 }
 
 // freshSlab is how many new keys' entries, each with its value, getOrAdd
@@ -348,21 +379,50 @@ func (s *Memory[K, V]) deleted(e *entry[K, V]) {
 	}
 	i := int(e.kg) - s.start
 	s.dead[i]++
-	if s.dead[i] > 64 && s.dead[i] > len(s.all[i])/2 && s.idle() {
+	if s.dead[i] > 16 && s.dead[i] > len(s.all[i])/2 && s.idle() {
 		s.compact(i)
 	}
 }
 
-// compact drops the deleted entries of key group start+i. It makes a new
-// list: a capture may still read the old one.
+// compact drops the deleted entries of key group start+i, when no
+// capture is being encoded (idle). It compacts the list in place, unless
+// an All reads it (then it makes a new one), and hands the entries that
+// getOrAdd made and that no list of changes holds (recyclable) to it
+// again: a key that comes and goes (q4's auctions, 128 bytes each with
+// the value) then costs no allocation, and the collector runs less often.
 func (s *Memory[K, V]) compact(i int) {
-	live := make([]*entry[K, V], 0, len(s.all[i])-s.dead[i])
-	for _, e := range s.all[i] {
-		if !e.deleted {
+	list := s.all[i]
+	live := list[:0]
+	if s.iterating > 0 {
+		live = make([]*entry[K, V], 0, len(list)-s.dead[i])
+	}
+	listed := s.listedSince()
+	for _, e := range list {
+		switch {
+		case !e.deleted:
 			live = append(live, e)
+		case e.own && e.ver < listed && s.iterating == 0:
+			s.free = append(s.free, (*restored[K, V])(unsafe.Pointer(e)))
 		}
 	}
+	if s.iterating == 0 {
+		clear(list[len(live):])
+	}
 	s.all[i], s.dead[i] = live, 0
+}
+
+// listedSince is the oldest epoch whose list of changes the state keeps
+// (dirty, pending): an entry last touched before it is in none of them,
+// every list that holds an entry being of an epoch it was touched in.
+func (s *Memory[K, V]) listedSince() uint64 {
+	if !s.tracking && len(s.pending) == 0 {
+		return math.MaxUint64
+	}
+	oldest := s.epoch
+	for _, l := range s.pending {
+		oldest = min(oldest, l.epoch)
+	}
+	return oldest
 }
 
 // Len is the number of keys.
@@ -375,6 +435,8 @@ func (s *Memory[K, V]) Len() int { return s.idx.len() }
 // change the state: what it deletes and has not been yielded yet is left
 // out, what it adds may or may not be yielded.
 func (s *Memory[K, V]) All(yield func(K, *V) bool) {
+	s.iterating++
+	defer func() { s.iterating-- }()
 	live := func(e *entry[K, V]) bool {
 		if e.deleted || s.ttl > 0 && s.expired(e) {
 			return true

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/pipegen/pipegen/runtime/codec"
@@ -280,5 +281,72 @@ func TestMemoryDeltasLarge(t *testing.T) {
 		if got := restore(t, chain); !maps.Equal(got, want) {
 			t.Fatalf("round %d: the restored state differs from the state at the barrier: %d keys, want %d", round, len(got), len(want))
 		}
+	}
+}
+
+// TestMemoryReusesEntries: the entries of deleted keys are used again for
+// new keys once no list of changes holds them, with a zero value: keys
+// that come and go (Nexmark q4's auctions) then cost no allocation.
+func TestMemoryReusesEntries(t *testing.T) {
+	s := newTestState()
+	next := 0
+	churn := func(n int) {
+		for range n {
+			k := next
+			next++
+			v, added := s.GetOrAdd(k)
+			if !added || *v != (testValue{}) {
+				t.Fatalf("GetOrAdd of new key %d = %+v, added %v; want a zero value, added", k, *v, added)
+			}
+			v.N, v.Name = int64(k), "live"
+			if k >= 100 {
+				s.Delete(k - 100) // 100 keys live
+			}
+		}
+	}
+	churn(10_000)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	churn(10_000)
+	runtime.ReadMemStats(&after)
+	// Without reuse: a slab a few keys, a page of the index every 256.
+	if n := after.Mallocs - before.Mallocs; n > 100 {
+		t.Errorf("10000 keys added and deleted took %d allocations, want almost none", n)
+	}
+	got := values(s)
+	if len(got) != 100 {
+		t.Fatalf("%d keys, want 100", len(got))
+	}
+	for k := next - 100; k < next; k++ {
+		if got[k] != (testValue{N: int64(k), Name: "live"}) {
+			t.Fatalf("key %d = %+v, want its own value", k, got[k])
+		}
+	}
+}
+
+// TestMemoryAllDeletes: All yields every key once, also when yield
+// deletes keys (which compacts the key groups' lists): a key deleted
+// before its turn is not yielded.
+func TestMemoryAllDeletes(t *testing.T) {
+	s := newTestState()
+	const keys = 2000
+	for k := range keys {
+		s.GetOrAdd(k)
+	}
+	seen := map[int]int{}
+	for k := range s.All {
+		seen[k]++
+		// The next keys of k's group, which come after it in the list.
+		for d := 1; d <= 4; d++ {
+			s.Delete(k + d*testGroups)
+		}
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("key %d yielded %d times", k, n)
+		}
+	}
+	if len(seen) != s.Len() {
+		t.Errorf("%d keys yielded, want the %d left after the deletions", len(seen), s.Len())
 	}
 }

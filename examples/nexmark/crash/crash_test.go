@@ -20,7 +20,7 @@ import (
 // source calls the join record by record (Pair.Direct with one
 // goroutine).
 func TestCrash(t *testing.T) {
-	crash(t, "q8", nexmark.Config{Events: 100_000, Rate: 1000, Seed: 11}, 100, 5, "memory")
+	crash(t, "q8", nexmark.Config{Events: 100_000, Rate: 1000, Seed: 11}, 100, 5, nil, "memory")
 }
 
 // TestCrashQ4 does the same with q4 (q4.yaml) on both backends: the
@@ -28,7 +28,17 @@ func TestCrash(t *testing.T) {
 // from it and found again through it) survive the kills, and every
 // auction closes once.
 func TestCrashQ4(t *testing.T) {
-	crash(t, "q4", nexmark.Config{Events: 100_000, Rate: 1000, Seed: 12}, 3, 7, "memory", "pebble")
+	crash(t, "q4", nexmark.Config{Events: 100_000, Rate: 1000, Seed: 12}, 3, 7, nil, "memory", "pebble")
+}
+
+// TestCrashQ5 does the same with q5 (q5.yaml): the sliding windows'
+// counts, captured at the barriers and written as deltas by the
+// checkpoint writer, survive the kills, and every window's hottest
+// auctions are committed once. A checkpoint every 50 ms, so that a run
+// killed after a few hundred milliseconds has taken deltas to resume
+// from.
+func TestCrashQ5(t *testing.T) {
+	crash(t, "q5", nexmark.Config{Events: 100_000, Rate: 1000, Seed: 13}, 40, 9, []string{"checkpoint.interval=50ms"}, "memory")
 }
 
 // TestCrashQ7 does the same with q7 (q7.yaml) at parallelism 2, where the
@@ -44,8 +54,9 @@ func TestCrashQ7(t *testing.T) {
 // config (100 s of event time at 1000 events a second: ten windows of
 // 10 s, auctions that close), generated at 40,000 a second so that a
 // clean run lasts about 2.5 s and the kills land in it; the reference
-// must have at least `least` lines, so that the test proves something.
-func crash(t *testing.T, query string, config nexmark.Config, least int, seed uint64, backends ...string) {
+// must have at least `least` lines, so that the test proves something;
+// sets are more settings for the runs.
+func crash(t *testing.T, query string, config nexmark.Config, least int, seed uint64, sets []string, backends ...string) {
 	if testing.Short() {
 		t.Skip("the crash test builds and runs the job many times")
 	}
@@ -67,7 +78,7 @@ func crash(t *testing.T, query string, config nexmark.Config, least int, seed ui
 	t.Setenv("NEXMARK_SEED", fmt.Sprint(config.Seed))
 	for _, backend := range crashtest.Backends(backends...) {
 		t.Run(backend, func(t *testing.T) {
-			crashtest.RunFile(t, query+".yaml", backend, crashtest.Seed(t, seed), []string{"sources.events.rate=40000"}, map[string][]string{"out": want})
+			crashtest.RunFile(t, query+".yaml", backend, crashtest.Seed(t, seed), append([]string{"sources.events.rate=40000"}, sets...), map[string][]string{"out": want})
 		})
 	}
 }

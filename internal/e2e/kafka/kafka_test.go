@@ -102,7 +102,7 @@ func TestFileToKafka(t *testing.T) {
 	if err := res.Build(bin); err != nil {
 		t.Fatal(err)
 	}
-	v := &verify.Verifier{Binary: bin, Pipeline: "fromfile", Dir: dir, Timeout: 3 * time.Minute}
+	v := &verify.Verifier{Binary: bin, Pipeline: "fromfile", Dir: dir, Timeout: 3 * time.Minute, CPUKills: verify.CPUClock()}
 	args := func(topic string) []string {
 		return []string{"--quiet", "--set", "sources.in.path=" + input, "--set", "sinks.out.brokers=" + brokers,
 			"--set", "sinks.out.topic=" + topic, "--set", "sinks.out.transactional-id=fromfile-" + topic}
@@ -112,7 +112,7 @@ func TestFileToKafka(t *testing.T) {
 		t.Fatal(err)
 	}
 	kafkatest.Compare(t, "clean run", want, kafkatest.Committed(t, brokers, "clean"))
-	delays := verify.KillDelays(rand.New(rand.NewPCG(seed, 1)), kills, clean.Duration)
+	delays := verify.KillDelays(rand.New(rand.NewPCG(seed, 1)), kills, v.KillSpan(clean))
 	killed, err := v.RunWithKills("killed", delays, append(args("killed"), "--set", "checkpoint.interval="+verify.CheckpointInterval(clean.Duration, kills).String())...)
 	if err != nil {
 		t.Fatal(err)

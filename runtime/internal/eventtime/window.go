@@ -127,6 +127,13 @@ type pane[K comparable, A any] struct {
 	// record in, once changes are tracked; ver the latest of them.
 	vers []uint32
 	ver  uint32
+	// lo is the lowest index of a window stamped after epoch loSince
+	// (len(keys) when none was): a delta captured on top of an epoch at
+	// or after loSince holds only windows from lo on, which the capture
+	// copies at the barrier (capturePanes) instead of sharing the arrays.
+	// 0 and 0 say nothing: every window may have changed.
+	lo      int32
+	loSince uint64
 	// shared is set when a capture that another goroutine may still be
 	// encoding holds accs, vers and early: they are copied before they
 	// are changed (own). keys, seqs and slots are only appended to, or
@@ -258,6 +265,7 @@ func (s *WindowState[K, A]) addSliding(k K, ts, wm int64, add func(acc *A), onUp
 				if s.tracking && p.vers[i] != uint32(s.epoch) {
 					p.vers[i] = uint32(s.epoch)
 					p.ver = uint32(s.epoch)
+					p.lo = min(p.lo, i)
 				}
 			} else {
 				p, i = s.entry(k, Window{start, start + size}, true, sl, pos)
@@ -396,6 +404,7 @@ func (s *WindowState[K, A]) entryIn(p *pane[K, A], k K, ix bool, sl int32, pos i
 	if s.tracking && p.vers[i] != uint32(s.epoch) {
 		p.vers[i] = uint32(s.epoch)
 		p.ver = uint32(s.epoch)
+		p.lo = min(p.lo, i)
 	}
 	return i
 }
@@ -409,6 +418,7 @@ func (s *WindowState[K, A]) stamp(p *pane[K, A], i int32) {
 		}
 		p.vers[i] = uint32(s.epoch)
 		p.ver = uint32(s.epoch)
+		p.lo = min(p.lo, i)
 	}
 }
 
@@ -600,7 +610,8 @@ func (s *WindowState[K, A]) sortPane(p *pane[K, A]) {
 		}
 	}
 	p.keys, p.slots, p.seqs, p.accs, p.vers, p.early = keys, slots, seqs, accs, vers, early
-	p.shared = false // no capture holds the new arrays
+	p.shared = false       // no capture holds the new arrays
+	p.lo, p.loSince = 0, 0 // the windows moved
 }
 
 func (s *WindowState[K, A]) addSession(k K, ts, wm int64, add func(acc *A), onUpdate func(k K, w Window, acc *A), onRef func(winRef[K, A]), each func(k K, w Window, fired bool, acc *A)) bool {

@@ -27,6 +27,16 @@ import (
 // checkpoint, and only for panes that change while a capture may hold
 // them; the check is one comparison per record and pane.
 //
+// An open pane is not shared: every one of its windows is changed by
+// the next records (q5's five panes hold every auction), and copying the
+// whole arrays on write cost a copy of every window of the pane at each
+// checkpoint. The capture copies instead, at the barrier, the windows
+// that it needs: a delta only those from the lowest index stamped since
+// its base (pane.lo), which for keys that are growing ids (Nexmark's
+// auctions) are the newest few; the pane then changes its arrays in
+// place. Fired panes, which may not change again, are still shared
+// unless the copy would be at most half of them.
+//
 // The mark is not cleared when the writer is done: the pane's next change
 // copies once more than it would need to, which spares the operator any
 // synchronisation with the writer, and lets captures overlap (a capture
@@ -52,13 +62,16 @@ type WindowCapture[K comparable, A any] struct {
 }
 
 // paneCapture is a pane at the barrier: its arrays are never changed in
-// place after it (pane.shared).
+// place after it (pane.shared), or accs and vers are copies of the
+// pane's from index off on (the windows before off did not change
+// after the capture's base).
 type paneCapture[K comparable, A any] struct {
 	w     Window
 	fired bool
 	early map[int32]bool
 	keys  []K
 	seqs  []uint64
+	off   int
 	accs  []A
 	vers  []uint32
 }
@@ -95,10 +108,30 @@ func (s *WindowState[K, A]) capturePanes(full bool, since uint64, mark bool) *Wi
 		if !full && !changedAfter(p.ver, since) {
 			continue
 		}
-		c.panes = append(c.panes, paneCapture[K, A]{w: p.w, fired: p.fired, early: p.early, keys: p.keys, seqs: p.seqs, accs: p.accs, vers: p.vers})
+		pc := paneCapture[K, A]{w: p.w, fired: p.fired, early: p.early, keys: p.keys, seqs: p.seqs, accs: p.accs, vers: p.vers}
 		if mark {
-			p.shared = true
+			n := len(p.keys)
+			lo := 0
+			if !full && since >= p.loSince {
+				lo = int(min(p.lo, int32(n)))
+			}
+			if !p.fired || n-lo <= n/2 {
+				// Copy what the capture reads now: the pane will
+				// change, an open one at once (a copy on write would
+				// copy the whole of its arrays, not just the windows
+				// that changed).
+				pc.off = lo
+				pc.accs = slices.Clone(p.accs[lo:n])
+				pc.vers = slices.Clone(p.vers[lo:n])
+				if p.early != nil {
+					pc.early = maps.Clone(p.early)
+				}
+			} else {
+				p.shared = true
+			}
+			p.lo, p.loSince = int32(n), s.Epoch()
 		}
+		c.panes = append(c.panes, pc)
 	}
 	// In ascending start, so that a snapshot's bytes do not depend on the
 	// order of a map.
@@ -132,8 +165,9 @@ func (c *WindowCapture[K, A]) Encode(sec *state.Sections, keyGroup func(K) int, 
 	cur := make([]cursor, len(sec.W))
 	for pi := range c.panes {
 		p := &c.panes[pi]
-		for i, k := range p.keys {
-			if !c.full && !changedAfter(p.vers[i], c.since) {
+		for i := p.off; i < len(p.keys); i++ {
+			k := p.keys[i]
+			if !c.full && !changedAfter(p.vers[i-p.off], c.since) {
 				continue
 			}
 			j := keyGroup(k) - sec.Start
@@ -158,7 +192,7 @@ func (c *WindowCapture[K, A]) Encode(sec *state.Sections, keyGroup func(K) int, 
 			w.Uvarint(windowHead(seq, at.last, fired))
 			at.last = seq
 			encK(w, k)
-			encA(w, &p.accs[i])
+			encA(w, &p.accs[i-p.off])
 		}
 	}
 	return nil
