@@ -47,7 +47,7 @@ func TestCrashQ5(t *testing.T) {
 // they send every partial before they pass a barrier on, and the highest
 // bids of every window are committed exactly once.
 func TestCrashQ7(t *testing.T) {
-	crash(t, "q7", nexmark.Config{Events: 100_000, Rate: 1000, Seed: 13}, 10, 9, "memory")
+	crash(t, "q7", nexmark.Config{Events: 100_000, Rate: 1000, Seed: 13}, 10, 9, nil, "memory")
 }
 
 // crash runs the crash test of query's pipeline file on the events of
