@@ -59,11 +59,11 @@ func TestRescaleQ7(t *testing.T) {
 		}
 	}()
 	env := append(os.Environ(), fmt.Sprintf("NEXMARK_EVENTS=%d", config.Events), fmt.Sprintf("NEXMARK_RATE=%d", config.Rate), fmt.Sprintf("NEXMARK_SEED=%d", config.Seed))
-	// Not from 2 to 4 or 4 to 2: a restore between two parallelisms above 1
-	// drops some 900 bids as late in q7 with or without merge (a fault of
-	// its own, seen on the base commit too, where 4 to 2 loses a window's
-	// highest bid with seed 15).
-	for _, ps := range [][2]int{{2, 1}, {1, 2}, {4, 1}, {1, 4}} {
+	// 2 to 4 and 4 to 2 dropped some 900 bids as late (4 to 2 lost a
+	// window's highest bid with seed 15) while a rescaled source subtask
+	// took the watermark progress of the old subtask of its number, which
+	// could be ahead of the input dealt to it.
+	for _, ps := range [][2]int{{2, 1}, {1, 2}, {4, 1}, {1, 4}, {2, 4}, {4, 2}} {
 		t.Run(fmt.Sprintf("%d-to-%d", ps[0], ps[1]), func(t *testing.T) {
 			dir := t.TempDir()
 			args := func(p int) []string {
@@ -78,14 +78,17 @@ func TestRescaleQ7(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Wait for the first checkpoint, then kill at a random moment
-			// of the next second (the clean run lasts about 2.5s).
+			// of the next 400ms (the clean run lasts about 2.5s at
+			// parallelism 1, 0.9s at 4).
 			deadline := time.Now().Add(20 * time.Second)
 			for !completed(dir) && time.Now().Before(deadline) {
 				time.Sleep(5 * time.Millisecond)
 			}
-			time.Sleep(time.Duration(rng.IntN(1000)) * time.Millisecond)
+			time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
 			first.Process.Kill()
-			first.Wait()
+			if first.Wait() == nil {
+				t.Skipf("the run at parallelism %d finished before its kill: nothing to rescale", ps[0])
+			}
 			if !completed(dir) {
 				t.Fatalf("no checkpoint completed before the kill:\n%s", stderr.String())
 			}

@@ -191,11 +191,34 @@ func (t *Task) RestoreWatermarks(node int, in interface{ RestoreWatermarks([]int
 // Decoder is event-time progress restored from a checkpoint.
 type Decoder interface {
 	Decode([]byte) error
+	// DecodeLowest restores the progress of several subtasks as one that
+	// is behind none of them.
+	DecodeLowest([][]byte) error
 }
 
 // RestoreGenerator sets a source subtask's watermark generator as the
-// checkpoint the job resumes from left it.
+// checkpoint the job resumes from left it. A source that ran with other
+// parallelism deals its old subtasks' unread input out anew (subtask i
+// may read what old subtask j had not), so old subtask i's progress is
+// not this one's: each subtask starts from the lowest of them all, or a
+// watermark of an old subtask that was ahead would make the records
+// another left behind late.
 func (t *Task) RestoreGenerator(node int, g Decoder) {
+	if ns := t.cp.restoredNode(node); ns != nil && ns.Parallelism != t.cp.cfg.Nodes[node].Parallelism {
+		var all [][]byte
+		for _, st := range ns.Subtasks {
+			if st.Generator != nil {
+				all = append(all, st.Generator)
+			}
+		}
+		if len(all) == 0 {
+			return
+		}
+		if err := g.DecodeLowest(all); err != nil {
+			fault.Abortf("sources.%s[%d]: restore watermarks: %w", t.cp.cfg.Nodes[node].Name, t.sub, err)
+		}
+		return
+	}
 	st := t.restoredSubtask(node)
 	if st == nil || st.Generator == nil {
 		return

@@ -1,6 +1,7 @@
 package eventtime
 
 import (
+	"math"
 	"time"
 
 	"github.com/pipegen/pipegen/runtime/codec"
@@ -156,6 +157,24 @@ func (g *Watermarks) Decode(b []byte) error {
 		return err
 	}
 	g.maxTS, g.emitted, g.n = maxTS, emitted, int(n)
+	return nil
+}
+
+// DecodeLowest restores, from the kept states of several generators, one
+// that is behind each of them: the lowest highest time seen and watermark
+// sent.
+func (g *Watermarks) DecodeLowest(states [][]byte) error {
+	maxTS, emitted := int64(math.MaxInt64), int64(math.MaxInt64)
+	for _, b := range states {
+		var one Watermarks
+		if err := one.Decode(b); err != nil {
+			return err
+		}
+		maxTS, emitted = min(maxTS, one.maxTS), min(emitted, one.emitted)
+	}
+	if len(states) > 0 {
+		g.maxTS, g.emitted, g.n = maxTS, emitted, 0
+	}
 	return nil
 }
 

@@ -54,3 +54,30 @@ func TestManualWatermarks(t *testing.T) {
 		t.Fatalf("restored: Pending = %d, %v after Set(600)", w, ok)
 	}
 }
+
+// TestDecodeLowest checks that a generator restored from several (a source
+// that ran at another parallelism) is behind each of them.
+func TestDecodeLowest(t *testing.T) {
+	var states [][]byte
+	for _, ts := range []int64{5000, 1000, 9000} {
+		g := NewWatermarks(config.WatermarkConfig{})
+		for range watermarkEvery {
+			g.Observe(ts)
+		}
+		states = append(states, g.Encode())
+	}
+	r := NewWatermarks(config.WatermarkConfig{})
+	if err := r.DecodeLowest(states); err != nil {
+		t.Fatal(err)
+	}
+	if r.maxTS != 1000 || r.emitted != 1000-1 {
+		t.Errorf("restored maxTS %d, emitted %d: want 1000 and 999, the lowest", r.maxTS, r.emitted)
+	}
+	// A record at 2000, after the old watermarks of the others, is not
+	// behind the restored generator's watermark.
+	for range watermarkEvery {
+		if w, ok := r.Observe(2000); ok && w >= 2000 {
+			t.Fatalf("watermark %d after a record at 2000", w)
+		}
+	}
+}

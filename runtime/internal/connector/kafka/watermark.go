@@ -191,3 +191,21 @@ func (g *Watermarks) Decode(b []byte) error {
 	g.emitted, g.n = emitted, int(n)
 	return nil
 }
+
+// DecodeLowest restores, from what several subtasks' generators kept (at
+// another parallelism), the lowest watermark any of them sent: the
+// partitions' own event times come with their positions.
+func (g *Watermarks) DecodeLowest(states [][]byte) error {
+	lowest := int64(math.MaxInt64)
+	for _, b := range states {
+		one := Watermarks{}
+		if err := one.Decode(b); err != nil {
+			return err
+		}
+		lowest = min(lowest, one.emitted)
+	}
+	if len(states) > 0 {
+		g.emitted, g.n = lowest, 0
+	}
+	return nil
+}
