@@ -90,8 +90,11 @@ type Memory[K comparable, V any] struct {
 	tracking bool
 	// dirty lists the entries first touched in the current epoch;
 	// pending the lists of earlier epochs that a later delta may need.
+	// gone counts the entries of dirty that were added and deleted in
+	// the current epoch (unlistDead takes them off).
 	dirty   []*entry[K, V]
 	pending []epochList[K, V]
+	gone    int
 	// snap is the capture being encoded, nil when none.
 	snap *Capture[K, V]
 	// fresh holds the entries, with their values, that getOrAdd has
@@ -152,6 +155,13 @@ type entry[K comparable, V any] struct {
 	capt    atomic.Uint64
 	kg      int32
 	deleted bool
+	// fresh is set while the entry has not been touched since the epoch
+	// its key was added in, ver: deleted too, it was added and deleted
+	// in epoch ver, and a delta after an earlier epoch leaves it out.
+	fresh bool
+	// dropped is set when compact took the deleted entry off its key
+	// group's list while a list of changes still held it.
+	dropped bool
 	// own is set when the entry is the first field of a restored that
 	// getOrAdd made, its value beside it (val points there unless Put
 	// replaced it): compact may hand it to getOrAdd again once the key is
@@ -297,6 +307,7 @@ func (p *restored[K, V]) reset() {
 	var zv V
 	e := &p.e
 	e.key, e.val, e.ver, e.kg, e.deleted, e.own, e.ts, e.aux = zk, nil, 0, 0, false, false, 0, 0
+	e.fresh, e.dropped = false, false
 	e.capt.Store(0)
 	p.v = zv
 }
@@ -318,7 +329,7 @@ func (s *Memory[K, V]) OnDeleteAux(f func(k K, aux uint64)) { s.onDeleteAux = f 
 // insert adds e, the entry of a key that has none (h is idx.lookup's),
 // with its value set.
 func (s *Memory[K, V]) insert(h uint64, e *entry[K, V]) {
-	e.ver = s.epoch
+	e.ver, e.fresh = s.epoch, true
 	if s.all == nil {
 		// Not bound to key groups (a test's state): a plain map, which
 		// Snapshot can still write.
@@ -368,6 +379,13 @@ func (s *Memory[K, V]) deleted(e *entry[K, V]) {
 		s.touch(e)
 	}
 	e.deleted, e.val = true, nil
+	if e.fresh && s.tracking && e.kg >= 0 {
+		// Added and deleted in this epoch: no delta needs it.
+		s.gone++
+		if s.gone > 1024 && 2*s.gone > len(s.dirty) {
+			s.unlistDead()
+		}
+	}
 	if a := e.aux; a != 0 {
 		e.aux = 0
 		if s.onDeleteAux != nil {
@@ -403,12 +421,42 @@ func (s *Memory[K, V]) compact(i int) {
 			live = append(live, e)
 		case e.own && e.ver < listed && s.iterating == 0:
 			s.free = append(s.free, (*restored[K, V])(unsafe.Pointer(e)))
+		default:
+			e.dropped = true
 		}
 	}
 	if s.iterating == 0 {
 		clear(list[len(live):])
 	}
 	s.all[i], s.dead[i] = live, 0
+}
+
+// unlistDead takes the entries added and deleted in the current epoch off
+// its list of changes: a key that comes and goes within an epoch (q4's
+// auctions: half a million a second) is then in no list, its entry is
+// given to a new key again (compact, or here if compact dropped it
+// already), and the list stays about as long as the keys that stay. Each
+// such entry has been listed once, when its key was added, at the
+// epoch's end of the list: no entry of another key is listed after it
+// on its account, so the list keeps the order of the changes.
+func (s *Memory[K, V]) unlistDead() {
+	kept := s.dirty[:0]
+	for _, e := range s.dirty {
+		if !(e.deleted && e.fresh && e.ver == s.epoch) {
+			kept = append(kept, e)
+			continue
+		}
+		// In no list of changes now: compact hands it to getOrAdd
+		// again (ver 0 is before every list), or hands it here if it
+		// took it off its key group's list already.
+		e.ver = 0
+		if e.dropped && e.own && s.iterating == 0 {
+			s.free = append(s.free, (*restored[K, V])(unsafe.Pointer(e)))
+		}
+	}
+	clear(s.dirty[len(kept):])
+	s.dirty = kept
+	s.gone = 0
 }
 
 // listedSince is the oldest epoch whose list of changes the state keeps
@@ -475,7 +523,7 @@ func (s *Memory[K, V]) touch(e *entry[K, V]) {
 			c.preImage(e)
 		}
 	}
-	e.ver = s.epoch
+	e.ver, e.fresh = s.epoch, false
 	if s.tracking {
 		s.dirty = append(s.dirty, e)
 	}
@@ -521,7 +569,9 @@ func (s *Memory[K, V]) Capture(full bool, since, keep uint64, c *Codec[K, V]) *C
 	if s.tracking {
 		s.pending = append(s.pending, epochList[K, V]{epoch: s.epoch, entries: s.dirty})
 	}
-	s.dirty = nil
+	// The next epoch lists about as many changes.
+	s.dirty = make([]*entry[K, V], 0, len(s.dirty))
+	s.gone = 0
 	kept := s.pending[:0]
 	for _, l := range s.pending {
 		if l.epoch > keep {
@@ -613,6 +663,9 @@ func (c *Capture[K, V]) preImage(e *entry[K, V]) {
 func (c *Capture[K, V]) encode(w *codec.Writer, e *entry[K, V]) bool {
 	if c.Full && e.deleted {
 		return false // deleted before the barrier
+	}
+	if !c.Full && e.deleted && e.fresh && e.ver > c.since {
+		return false // added after the base, and deleted: never written
 	}
 	mark := w.Begin()
 	if !c.Full {

@@ -350,3 +350,86 @@ func TestMemoryAllDeletes(t *testing.T) {
 		t.Errorf("%d keys yielded, want the %d left after the deletions", len(seen), s.Len())
 	}
 }
+
+// TestMemoryChurnWithDeltas: keys that come and go within an epoch, as
+// q4's auctions do, while checkpoints are taken: they are written in no
+// delta, their entries are used again for new keys in the same epoch,
+// and every chain of captures restores the state as it was at its
+// barrier, also when a key of the base is deleted and added again in an
+// epoch (its deletion must come before its new value).
+func TestMemoryChurnWithDeltas(t *testing.T) {
+	for seed := range uint64(8) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		s := newTestState()
+		const base = 1000
+		for k := range base {
+			v, _ := s.GetOrAdd(k)
+			v.N, v.Name = int64(k), "base"
+		}
+		next := base
+		churn := func(n int) {
+			for range n {
+				k := next
+				next++
+				v, _ := s.GetOrAdd(k)
+				v.N, v.Name = int64(k), "churn"
+				if k-base >= 50 {
+					s.Delete(k - 50) // 50 churning keys live
+				}
+				switch b := rng.IntN(base); rng.IntN(20) {
+				case 0: // a base key deleted and added again
+					s.Delete(b)
+					v, _ := s.GetOrAdd(b)
+					v.N, v.Name = int64(next), "again"
+				case 1:
+					if v := s.Get(b); v != nil {
+						v.N++
+					}
+				}
+			}
+		}
+		var chain []written
+		var epoch uint64
+		for round := range 12 {
+			want := values(s)
+			full := len(chain) == 0
+			c := s.Capture(full, epoch, epoch, testCodec)
+			done, gate := make(chan written), make(chan struct{})
+			go func() { <-gate; done <- writeCapture(t, c) }()
+			churn(1000 + rng.IntN(3000))
+			close(gate)
+			churn(1000 + rng.IntN(3000))
+			w := <-done
+			if !full && c.Entries() > 2*base+100 {
+				t.Errorf("seed %d, round %d: the delta wrote %d entries: want the base keys changed and the 50 churning keys at most", seed, round, c.Entries())
+			}
+			if round > 0 && rng.IntN(4) == 0 {
+				continue // failed: the next delta builds on the one before
+			}
+			if full {
+				chain = []written{w}
+			} else {
+				chain = append(chain, w)
+			}
+			epoch = c.Epoch
+			if got := restore(t, chain); !maps.Equal(got, want) {
+				t.Fatalf("seed %d, round %d: the restored state differs from the state at the barrier: %d keys, want %d", seed, round, len(got), len(want))
+			}
+		}
+		if n := len(s.dirty); n > 4*1024 {
+			t.Errorf("seed %d: the epoch lists %d changes", seed, n)
+		}
+		// With changes listed (a capture was taken), keys that come and
+		// go cost no allocation either.
+		for s.InFlight() != nil {
+			<-s.InFlight()
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		churn(20_000)
+		runtime.ReadMemStats(&after)
+		if n := after.Mallocs - before.Mallocs; n > 1000 {
+			t.Errorf("seed %d: 20000 keys added and deleted in an epoch took %d allocations, want few", seed, n)
+		}
+	}
+}

@@ -41,24 +41,60 @@ const (
 
 // changeLog lists what changed in each epoch, from the first capture (or
 // from a restore that a delta may build on) on.
-type changeLog[T any] struct {
+type changeLog[T change] struct {
 	// epoch is the current epoch; it starts at 1.
 	epoch    uint64
 	tracking bool
 	cur      []T
 	pending  []epochChanges[T]
+	// voids counts the places of cur whose change was taken off it
+	// (unlist).
+	voids int
 }
 
-type epochChanges[T any] struct {
+// change is what a changeLog lists: a void one was taken off the list.
+type change interface{ isVoid() bool }
+
+type epochChanges[T change] struct {
 	epoch uint64
 	items []T
 }
 
-// add lists x as changed in the current epoch.
-func (l *changeLog[T]) add(x T) {
-	if l.tracking {
-		l.cur = append(l.cur, x)
+// add lists x as changed in the current epoch and returns 1 + its place
+// in the epoch's list, or 0 when changes are not listed yet.
+func (l *changeLog[T]) add(x T) uint32 {
+	if !l.tracking {
+		return 0
 	}
+	l.cur = append(l.cur, x)
+	return uint32(len(l.cur))
+}
+
+// unlist takes the change at place p of the current epoch's list off it,
+// void in its place. Once most of the list is void it is compacted, the
+// changes kept in their order (a timer deleted, then another at the same
+// time of the same key registered, must restore in that order); moved
+// gets each change that moved, with 1 + its new place.
+func (l *changeLog[T]) unlist(p int, void T, moved func(x T, listed uint32)) {
+	l.cur[p] = void
+	l.voids++
+	if l.voids <= 1024 || 2*l.voids <= len(l.cur) {
+		return
+	}
+	n := 0
+	for i, x := range l.cur {
+		if x.isVoid() {
+			continue
+		}
+		if n != i {
+			l.cur[n] = x
+			moved(x, uint32(n)+1)
+		}
+		n++
+	}
+	clear(l.cur[n:])
+	l.cur = l.cur[:n]
+	l.voids = 0
 }
 
 // close ends the current epoch and returns it: yield gets every item
@@ -73,7 +109,8 @@ func (l *changeLog[T]) close(d Delta, yield func(epoch uint64, x T) error) (uint
 	}
 	// The next epoch lists about as many changes: growing the list from
 	// nothing copied it over and over (q5 with exactly-once).
-	l.cur = make([]T, 0, len(l.cur))
+	l.cur = make([]T, 0, len(l.cur)-l.voids)
+	l.voids = 0
 	var err error
 	if !d.Full {
 		for _, c := range l.pending {

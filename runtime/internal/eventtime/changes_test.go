@@ -397,3 +397,55 @@ func windowList(s *WindowState[int, testAcc]) string {
 	slices.Sort(l)
 	return fmt.Sprint(s.wm, s.seq, l)
 }
+
+// TestTimersComeAndGoInAnEpoch checks that timers registered and gone
+// within one epoch leave (almost) nothing in its list of changes, as a
+// key that comes and goes in q4 does, and that the delta still restores
+// the timers as they are when a timer of the base was deleted, another
+// at the same time of the same key registered, and the list compacted
+// in between (the order of the two changes matters to a restore).
+func TestTimersComeAndGoInAnEpoch(t *testing.T) {
+	kg := func(k int) int { return keygroup.Of(keygroup.HashInt64(int64(k)), 16) }
+	ts := NewTimerService[int]()
+	const late = 1 << 40
+	for k := range 10 {
+		ts.Register(k, late, false)
+	}
+	full := state.NewSections(0, 16)
+	e, err := ts.SnapshotDelta(full, kg, encTestKey, Delta{Full: true, Keep: ts.Epoch()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Delete(0, late, false) // in the base: its delete is listed
+	const n = 100_000
+	for i := range n {
+		k := 1000 + i
+		ts.Register(k, int64(200+i), false)
+		if i%3 == 0 {
+			ts.Delete(k, int64(200+i), false)
+		}
+	}
+	ts.Register(0, late, false)                    // the same timer as the deleted one, a new number
+	ts.AdvanceEvent(200+n-10, func(int, int64) {}) // runs the others but the last ten
+	if max := 2*1024 + 10 + 2; len(ts.log.cur) > max {
+		t.Errorf("the epoch lists %d changes (%d voids) after %d timers came and went: want at most %d", len(ts.log.cur), ts.log.voids, n, max)
+	}
+	delta := state.NewSections(0, 16)
+	if _, err := ts.SnapshotDelta(delta, kg, encTestKey, Delta{Since: e, Keep: e}); err != nil {
+		t.Fatal(err)
+	}
+	r := NewTimerService[int]()
+	for _, x := range []codecSections{{full, false}, {delta, true}} {
+		for i := range x.sec.W {
+			if err := r.RestoreSection(x.sec.W[i].Bytes(), x.delta, decTestKey); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if got, want := timerList(r), timerList(ts); got != want {
+		t.Errorf("restored from the full file and the delta:\n%.300s\nwant\n%.300s", got, want)
+	}
+	if ts.Len() != 10+6 { // the last ten but those of i%3 == 0
+		t.Errorf("%d timers set, want 16", ts.Len())
+	}
+}

@@ -71,6 +71,11 @@ type timerRec struct {
 	born uint64
 	// processing is the domain: processing time, or event time.
 	processing bool
+	// listed is 1 + the place of the timer's registration in the list
+	// of changes of epoch born (changeLog.add), 0 when not listed: a
+	// timer deleted or run in the epoch it was registered in is taken
+	// off the list (gone), not listed twice.
+	listed uint32
 }
 
 // keyTimers is the record of a key's timers: up to two of them, in, and
@@ -114,7 +119,11 @@ type timerChange[K comparable] struct {
 	rec, gen uint32
 	timerRec
 	gone bool
+	// void marks a change taken off the list (gone).
+	void bool
 }
+
+func (c timerChange[K]) isVoid() bool { return c.void }
 
 // NewTimerService returns a service without timers.
 func NewTimerService[K comparable]() *TimerService[K] {
@@ -291,8 +300,52 @@ func (t *TimerService[K]) register(k K, slot *uint64, at int64, processing bool)
 	}
 	tm := timerRec{at: at, seq: t.seq, born: t.log.epoch, processing: processing}
 	t.seq++
+	tm.listed = t.log.add(timerChange[K]{key: k, rec: i, gen: t.recs[i].gen, timerRec: tm})
 	t.set(i, tm)
-	t.log.add(timerChange[K]{key: k, rec: i, gen: t.recs[i].gen, timerRec: tm})
+}
+
+// gone lists timer tm of record i, key k, as deleted or run, after unset.
+// A timer registered in the current epoch is taken off the epoch's list
+// instead: a delta writes neither its registration nor its going, and a
+// key that comes and goes within an epoch (q4's auctions, each with a
+// timer at its expiry: a million a second) leaves nothing in the list,
+// which otherwise grew by two changes a key and was copied over and over
+// as it grew.
+func (t *TimerService[K]) gone(k K, i uint32, tm timerRec) {
+	if tm.listed != 0 && tm.born == t.log.epoch {
+		if p := int(tm.listed - 1); p < len(t.log.cur) {
+			if c := &t.log.cur[p]; !c.gone && !c.void && c.rec == i && c.seq == tm.seq {
+				t.log.unlist(p, timerChange[K]{void: true}, t.relist)
+				return
+			}
+		}
+	}
+	t.log.add(timerChange[K]{key: k, rec: i, timerRec: tm, gone: true})
+}
+
+// relist sets the place in the list of changes of the timer whose
+// registration c is, which the list's compaction moved (changeLog.unlist).
+func (t *TimerService[K]) relist(c timerChange[K], listed uint32) {
+	if c.gone {
+		return
+	}
+	r := &t.recs[c.rec]
+	if r.gen != c.gen {
+		return // gone since, its record freed
+	}
+	if j := r.find(c.at, c.processing); j >= 0 {
+		if r.in[j].seq == c.seq {
+			r.in[j].listed = listed
+		}
+		return
+	}
+	if r.more > 0 {
+		id := timerID[K]{r.key, c.at, c.processing}
+		if tm, ok := t.more[id]; ok && tm.seq == c.seq {
+			tm.listed = listed
+			t.more[id] = tm
+		}
+	}
 }
 
 // keptPanics fails a call that would miss the timers kept with the state.
@@ -323,7 +376,7 @@ func (t *TimerService[K]) delete(k K, slot *uint64, at int64, processing bool) {
 	}
 	t.unset(i, tm)
 	t.stale++
-	t.log.add(timerChange[K]{key: k, rec: i, timerRec: tm, gone: true})
+	t.gone(k, i, tm)
 	if t.stale > 1024 && t.stale > t.n {
 		t.compact()
 	}
@@ -401,7 +454,7 @@ func (t *TimerService[K]) advance(processing bool, now int64, fire func(k K, at 
 		}
 		k := t.recs[e.rec].key
 		t.unset(e.rec, tm)
-		t.log.add(timerChange[K]{key: k, rec: e.rec, timerRec: tm, gone: true})
+		t.gone(k, e.rec, tm)
 		fire(k, e.at)
 	}
 }
@@ -474,6 +527,8 @@ func (t *TimerService[K]) SnapshotDelta(sec *state.Sections, keyGroup func(K) in
 	return t.log.close(d, func(epoch uint64, c timerChange[K]) error {
 		op := uint64(deltaPut)
 		switch {
+		case c.void:
+			return nil
 		case !c.gone:
 			if r := &t.recs[c.rec]; r.gen != c.gen {
 				return nil // gone since, its record freed: its delete is listed too
