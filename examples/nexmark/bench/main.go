@@ -2,15 +2,17 @@
 // table: for each query its throughput at parallelism 1, per CPU-second
 // and as a ratio to the hand-written program (package hand), Flink's
 // published figure per core, what exactly-once checkpoints every second
-// cost, and the speed-up at parallelism 2 and 4. It writes the results to
+// cost (on longer runs, -checkpoint-events, that take several), and the
+// speed-up at parallelism 2 and 4. It writes the results to
 // OUT/nexmark.json and a chart to OUT/nexmark.png. `make bench` runs it;
 // `make bench-quick` runs it on fewer events, once.
 //
-//	go run ./examples/nexmark/bench [-events N] [-reps R] [-queries q0,q1] [-out bench/results]
+//	go run ./examples/nexmark/bench [-events N] [-checkpoint-events N] [-reps R] [-queries q0,q1] [-out bench/results]
 //
 // Every program runs as a process of its own, its output to /dev/null;
 // CPU time is the process's user and system time. The runs of a query
-// take turns (hand, p=1, p=1 exactly-once, p=2, p=4, then again), so
+// take turns (hand, p=1, p=2, p=4, p=1 and p=1 exactly-once on the
+// checkpoint runs' events, then again), so
 // that a change in the machine's speed falls on all of them; each figure
 // is the median of its runs.
 package main
@@ -54,9 +56,13 @@ type Result struct {
 	Events uint64  `json:"events"`
 	Hand   measure `json:"hand"`
 	P1     measure `json:"p1"`
-	P1EO   measure `json:"p1_exactly_once_1s"`
 	P2     measure `json:"p2"`
 	P4     measure `json:"p4"`
+	// The checkpoint runs: p=1 without checkpoints and with exactly-once
+	// every second, on CheckpointEvents events.
+	CheckpointEvents uint64  `json:"checkpoint_events"`
+	P1Long           measure `json:"p1_checkpoint_events"`
+	P1EO             measure `json:"p1_exactly_once_1s"`
 	// Derived.
 	EventsPerSec   float64 `json:"events_per_second"`
 	EventsPerCPU   float64 `json:"events_per_cpu_second"`
@@ -74,6 +80,7 @@ type Report struct {
 	Date       string   `json:"date"`
 	Machine    string   `json:"machine"`
 	Events     uint64   `json:"events"`
+	CkEvents   uint64   `json:"checkpoint_events"`
 	Rate       uint64   `json:"rate"`
 	Reps       int      `json:"reps"`
 	Generator  measure  `json:"generator_alone"`
@@ -84,18 +91,22 @@ type Report struct {
 
 func main() {
 	events := flag.Uint64("events", 5_000_000, "events per run")
+	ckEvents := flag.Uint64("checkpoint-events", 20_000_000, "events per run of the checkpoint cost's pair (0: -events); a run of -events events takes at most one checkpoint a second")
 	jsonlEvents := flag.Uint64("jsonl-events", 2_000_000, "events per run of q0-jsonl, read from JSON lines files (0: none)")
 	reps := flag.Int("reps", 3, "runs of each program")
 	queries := flag.String("queries", strings.Join(nexmark.Queries, ","), "the queries to run")
 	out := flag.String("out", "bench/results", "folder for nexmark.json and nexmark.png")
 	flag.Parse()
-	if err := run(*events, *jsonlEvents, *reps, strings.Split(*queries, ","), *out); err != nil {
+	if *ckEvents == 0 {
+		*ckEvents = *events
+	}
+	if err := run(*events, *ckEvents, *jsonlEvents, *reps, strings.Split(*queries, ","), *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(events, jsonlEvents uint64, reps int, queries []string, out string) error {
+func run(events, ckEvents, jsonlEvents uint64, reps int, queries []string, out string) error {
 	root, err := moduleRoot()
 	if err != nil {
 		return err
@@ -126,12 +137,12 @@ func run(events, jsonlEvents uint64, reps int, queries []string, out string) err
 			return err
 		}
 	}
-	env := append(os.Environ(), fmt.Sprintf("NEXMARK_EVENTS=%d", events), fmt.Sprintf("NEXMARK_RATE=%d", nexmark.DefaultRate), "NEXMARK_SEED=1")
-	r := &runner{env: env, tmp: tmp}
+	r := &runner{tmp: tmp}
 	rep := Report{
 		Date:       time.Now().UTC().Format(time.RFC3339),
 		Machine:    fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()),
 		Events:     events,
+		CkEvents:   ckEvents,
 		Rate:       nexmark.DefaultRate,
 		Reps:       reps,
 		FlinkCited: flinkSource,
@@ -139,7 +150,7 @@ func run(events, jsonlEvents uint64, reps int, queries []string, out string) err
 	}
 	var gen []measure
 	for range reps {
-		m, err := r.run(hand, "hand", "gen")
+		m, err := r.run(events, hand, "hand", "gen")
 		if err != nil {
 			return err
 		}
@@ -150,22 +161,25 @@ func run(events, jsonlEvents uint64, reps int, queries []string, out string) err
 	for _, q := range queries {
 		prog := programs[q]
 		type config struct {
-			name string
-			bin  string
-			args []string
+			name   string
+			events uint64
+			bin    string
+			args   []string
 		}
+		n, nck := events, ckEvents
 		configs := []config{
-			{"hand", hand, []string{"hand", q}},
-			{"p1", prog, pipegenArgs(1, "none")},
-			{"p1eo", prog, pipegenArgs(1, "exactly-once")},
-			{"p2", prog, pipegenArgs(2, "none")},
-			{"p4", prog, pipegenArgs(4, "none")},
+			{"hand", n, hand, []string{"hand", q}},
+			{"p1", n, prog, pipegenArgs(1, "none")},
+			{"p2", n, prog, pipegenArgs(2, "none")},
+			{"p4", n, prog, pipegenArgs(4, "none")},
+			{"p1long", nck, prog, pipegenArgs(1, "none")},
+			{"p1eo", nck, prog, pipegenArgs(1, "exactly-once")},
 		}
-		n := events
 		if q == "q0-jsonl" {
 			// The events of JSON lines files: one file for parallelism 1
-			// and the hand-written program, else one per subtask.
-			n = jsonlEvents
+			// and the hand-written program, else one per subtask; the
+			// checkpoint runs read the same file as p=1.
+			n, nck = jsonlEvents, jsonlEvents
 			dirs := map[int]string{}
 			for _, k := range []int{1, 2, 4} {
 				dirs[k] = filepath.Join(tmp, fmt.Sprintf("jsonl-%d", k))
@@ -178,31 +192,33 @@ func run(events, jsonlEvents uint64, reps int, queries []string, out string) err
 			}
 			set := func(k int) []string { return []string{"--set", "sources.events.path=" + dirs[k]} }
 			configs = []config{
-				{"hand", hand, []string{"hand", "q0", filepath.Join(dirs[1], "events-0.jsonl")}},
-				{"p1", prog, append(pipegenArgs(1, "none"), set(1)...)},
-				{"p1eo", prog, append(pipegenArgs(1, "exactly-once"), set(1)...)},
-				{"p2", prog, append(pipegenArgs(2, "none"), set(2)...)},
-				{"p4", prog, append(pipegenArgs(4, "none"), set(4)...)},
+				{"hand", n, hand, []string{"hand", "q0", filepath.Join(dirs[1], "events-0.jsonl")}},
+				{"p1", n, prog, append(pipegenArgs(1, "none"), set(1)...)},
+				{"p2", n, prog, append(pipegenArgs(2, "none"), set(2)...)},
+				{"p4", n, prog, append(pipegenArgs(4, "none"), set(4)...)},
+				{"p1long", n, prog, append(pipegenArgs(1, "none"), set(1)...)},
+				{"p1eo", n, prog, append(pipegenArgs(1, "exactly-once"), set(1)...)},
 			}
 		}
 		got := map[string][]measure{}
 		for range reps {
 			for _, c := range configs {
-				m, err := r.run(c.bin, c.args...)
+				m, err := r.run(c.events, c.bin, c.args...)
 				if err != nil {
 					return fmt.Errorf("%s %s: %w", q, c.name, err)
 				}
 				got[c.name] = append(got[c.name], m)
 			}
 		}
-		res := Result{Query: q, Events: n, Hand: median(got["hand"]), P1: median(got["p1"]), P1EO: median(got["p1eo"]), P2: median(got["p2"]), P4: median(got["p4"])}
+		res := Result{Query: q, Events: n, Hand: median(got["hand"]), P1: median(got["p1"]), P2: median(got["p2"]), P4: median(got["p4"]),
+			CheckpointEvents: nck, P1Long: median(got["p1long"]), P1EO: median(got["p1eo"])}
 		res.EventsPerSec = float64(n) / res.P1.Wall
 		res.EventsPerCPU = float64(n) / res.P1.CPU
 		res.HandPerCPU = float64(n) / res.Hand.CPU
 		res.RatioToHand = res.Hand.CPU / res.P1.CPU
 		res.FlinkPerCore = flink[strings.TrimSuffix(q, "-jsonl")]
-		res.CheckpointCPU = res.P1EO.CPU/res.P1.CPU - 1
-		res.CheckpointWall = res.P1EO.Wall/res.P1.Wall - 1
+		res.CheckpointCPU = res.P1EO.CPU/res.P1Long.CPU - 1
+		res.CheckpointWall = res.P1EO.Wall/res.P1Long.Wall - 1
 		res.SpeedupP2 = res.P1.Wall / res.P2.Wall
 		res.SpeedupP4 = res.P1.Wall / res.P4.Wall
 		rep.Results = append(rep.Results, res)
@@ -227,14 +243,13 @@ func pipegenArgs(p int, mode string) []string {
 }
 
 type runner struct {
-	env []string
 	tmp string
 	n   int
 }
 
-// run runs one program to its end, its output to /dev/null, and returns
-// its wall and CPU time.
-func (r *runner) run(bin string, args ...string) (measure, error) {
+// run runs one program on events events to its end, its output to
+// /dev/null, and returns its wall and CPU time.
+func (r *runner) run(events uint64, bin string, args ...string) (measure, error) {
 	r.n++
 	ckpt := filepath.Join(r.tmp, fmt.Sprintf("ckpt-%d", r.n))
 	if filepath.Base(bin) != "nexmark" {
@@ -247,7 +262,7 @@ func (r *runner) run(bin string, args ...string) (measure, error) {
 	}
 	defer devnull.Close()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = r.env
+	cmd.Env = append(os.Environ(), fmt.Sprintf("NEXMARK_EVENTS=%d", events), fmt.Sprintf("NEXMARK_RATE=%d", nexmark.DefaultRate), "NEXMARK_SEED=1")
 	cmd.Stdout = devnull
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -274,13 +289,13 @@ func median(ms []measure) measure {
 func table(rep *Report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Nexmark, %s events at %s events/s of event time, median of %d runs each, %s\n\n", count(float64(rep.Events)), count(float64(rep.Rate)), rep.Reps, rep.Machine)
-	fmt.Fprintf(&b, "| query | events | events/s (p=1) | events per CPU-s (p=1) | hand-written per CPU-s | ratio to hand-written | Flink per core | exactly-once 1s: CPU | wall | p=2 / p=1 | p=4 / p=1 |\n")
-	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|\n")
-	fmt.Fprintf(&b, "| generator alone | %s | | %s | | | | | | | |\n", count(float64(rep.Events)), count(float64(rep.Events)/rep.Generator.CPU))
+	fmt.Fprintf(&b, "| query | events | events/s (p=1) | events per CPU-s (p=1) | hand-written per CPU-s | ratio to hand-written | Flink per core | exactly-once 1s: events | CPU | wall | p=2 / p=1 | p=4 / p=1 |\n")
+	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| generator alone | %s | | %s | | | | | | | | |\n", count(float64(rep.Events)), count(float64(rep.Events)/rep.Generator.CPU))
 	for _, r := range rep.Results {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.2f | %s | %+.1f%% | %+.1f%% | %.2fx | %.2fx |\n",
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.2f | %s | %s in %.1fs | %+.1f%% | %+.1f%% | %.2fx | %.2fx |\n",
 			r.Query, count(float64(r.Events)), count(r.EventsPerSec), count(r.EventsPerCPU), count(r.HandPerCPU), r.RatioToHand,
-			count(r.FlinkPerCore), 100*r.CheckpointCPU, 100*r.CheckpointWall, r.SpeedupP2, r.SpeedupP4)
+			count(r.FlinkPerCore), count(float64(r.CheckpointEvents)), r.P1Long.Wall, 100*r.CheckpointCPU, 100*r.CheckpointWall, r.SpeedupP2, r.SpeedupP4)
 	}
 	fmt.Fprintf(&b, "\nFlink per core: %s. q0-jsonl reads the events from JSON lines files (one file at p=1, one per subtask at p=2 and 4), its hand-written program with encoding/json.\n", flinkSource)
 	return b.String()
