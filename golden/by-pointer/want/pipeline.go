@@ -158,8 +158,6 @@ type ordersChain struct {
 	ordersToPaired   *runtime.Out[runtime.Timed[orders.Order]] // to paired, hash
 	ordersToSessions *runtime.Out[runtime.Timed[orders.Order]] // to sessions, hash
 	sessionsByCall   *sessionsChain                            // sessions, when it takes the records by a call; set by build
-	emitLinesFn      func(orders.Line)                         // emitLines, made once
-	linesTS          int64                                     // event time of the record lines is splitting
 	taggedSink       *runtime.FileSink[orders.Tag]
 	meter            *runtime.Meter // the subtask's metrics
 	counts           [12]uint64     // records emitted by orders, lines, priced, taxed, tags, tagged, then late for them; flush publishes them
@@ -180,9 +178,6 @@ func newOrdersChain(j *runtime.Job, sub int, taxedToPerWindow *runtime.Out[runti
 	c.src = runtime.NewGeneratorSource(j, nodeOrders, sub, orders.Next)
 	c.ctl = c.src.Ctl()
 	c.wm = runtime.NewWatermarks(c.task, nodeOrders)
-	c.emitLinesFn = func(r orders.Line) {
-		c.emitLines(&r, c.linesTS)
-	}
 	c.taggedSink = runtime.NewFileSink[orders.Tag](j, nodeTagged, sub, nil) // no encoder: toTagged encodes each record
 	c.meter = j.Meter(sub, nodeOrders, nodeLines, nodePriced, nodeTaxed, nodeTags, nodeTagged)
 	c.taxedToPerWindow.Observe(c.meter)
@@ -267,8 +262,9 @@ func (c *ordersChain) emitOrders(r *orders.Order, ts int64) {
 
 // toLines is operator "lines": flatmap Lines, func(o *Order, emit func(Line)).
 func (c *ordersChain) toLines(r *orders.Order, ts int64) {
-	c.linesTS = ts
-	orders.Lines(r, c.emitLinesFn)
+	orders.Lines(r, func(out orders.Line) {
+		c.emitLines(&out, ts)
+	})
 }
 
 // emitLines passes the records of "lines" to priced.

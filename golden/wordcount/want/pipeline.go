@@ -87,7 +87,6 @@ type linesChain struct {
 	ctl           *runtime.SourceCtl
 	wordsToCounts *runtime.Out[wc.Word] // to counts, hash
 	countsByCall  *countsChain          // counts, when it takes the records by a call; set by build
-	emitWordsFn   func(wc.Word)         // emitWords, made once
 	meter         *runtime.Meter        // the subtask's metrics
 	counts        [4]uint64             // records emitted by lines, words, then late for them; flush publishes them
 	_             [64]byte              // and off those of whatever is allocated after it
@@ -101,7 +100,6 @@ func newLinesChain(j *runtime.Job, sub int, wordsToCounts *runtime.Out[wc.Word])
 	}
 	c.src = runtime.NewFileSource(j, nodeLines, sub, runtime.LinesFormat())
 	c.ctl = c.src.Ctl()
-	c.emitWordsFn = c.emitWords
 	c.meter = j.Meter(sub, nodeLines, nodeWords)
 	c.wordsToCounts.Observe(c.meter)
 	return c
@@ -139,7 +137,9 @@ func (c *linesChain) emitLines(r *string) {
 
 // toWords is operator "words": flatmap SplitWords, func(line string, emit func(Word)).
 func (c *linesChain) toWords(r *string) {
-	wc.SplitWords(*r, c.emitWordsFn)
+	wc.SplitWords(*r, func(out wc.Word) {
+		c.emitWords(out)
+	})
 }
 
 // emitWords passes the records of "words" to counts.
