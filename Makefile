@@ -17,12 +17,13 @@ demo: $(BIN)/pipegen
 
 # Every test, vet, gofmt, and tidy go.mod files (this module's and
 # examples/annotated's, a module of its own); what CI runs. The tests link
-# many programs (each golden program twice, the examples, the generated
-# pipelines); without DWARF (-ldflags=-w) a link takes half the time, and
-# no test reads debug information (a panic's stack trace does not need it).
+# many programs (the golden programs, the examples, the generated
+# pipelines, about 70 test binaries); without the symbol table and DWARF
+# (-ldflags=-s, which implies -w) a link takes half the time, and no test
+# reads them (a panic's stack trace does not need them).
 test: vet tidy
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1; }
-	GOFLAGS="$(GOFLAGS) -ldflags=-w" $(GO) test -count=1 -timeout 20m ./...
+	GOFLAGS="$(GOFLAGS) -ldflags=-s" $(GO) test -count=1 -timeout 20m ./...
 
 test-short:
 	$(GO) test -short ./...

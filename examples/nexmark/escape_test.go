@@ -1,13 +1,11 @@
 package nexmark_test
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/pipegen/pipegen/compile"
 	"github.com/pipegen/pipegen/examples/nexmark"
 )
 
@@ -26,14 +24,7 @@ func TestRecordsStayOnStack(t *testing.T) {
 	for _, q := range nexmark.Queries {
 		t.Run(q, func(t *testing.T) {
 			t.Parallel()
-			res, err := compile.Generate(filepath.Join("queries", q+".yaml"), compile.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := res.BuildOutput(os.DevNull, "-gcflags=-m")
-			if err != nil {
-				t.Fatalf("go build -gcflags=-m of the generated program of %s: %v", q, err)
-			}
+			out := build(t, filepath.Join("queries", q+".yaml")).out
 			if !strings.Contains(out, "pipeline.go:") {
 				t.Fatalf("go build -gcflags=-m printed nothing of the generated program of %s: the test would prove nothing", q)
 			}

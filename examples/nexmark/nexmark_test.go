@@ -40,11 +40,19 @@ var (
 type built struct {
 	once sync.Once
 	path string
+	out  string // what the go command printed: -gcflags=-m's escape analysis
 	err  error
 }
 
 // program builds the pipeline of file once per test process.
 func program(t testing.TB, file string) string {
+	return build(t, file).path
+}
+
+// build builds the pipeline of file once per test process, with the
+// compiler's escape analysis printed (-gcflags=-m, for
+// TestRecordsStayOnStack): one build serves both tests.
+func build(t testing.TB, file string) *built {
 	binOnce.Do(func() {
 		binaries, _ = os.MkdirTemp("", "nexmark-bin-*")
 	})
@@ -57,12 +65,12 @@ func program(t testing.TB, file string) string {
 			return
 		}
 		b.path = filepath.Join(binaries, strings.TrimSuffix(filepath.Base(file), ".yaml"))
-		b.err = res.Build(b.path)
+		b.out, b.err = res.BuildOutput(b.path, "-gcflags=-m")
 	})
 	if b.err != nil {
 		t.Fatal(b.err)
 	}
-	return b.path
+	return b
 }
 
 // runQuery runs a query's program and returns the lines it printed,
