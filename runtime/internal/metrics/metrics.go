@@ -57,6 +57,11 @@ type Chain struct {
 	// Idle and Backpressured are the nanoseconds the goroutine waited for
 	// input and for room downstream.
 	idle, backpressured atomic.Int64
+	// idleFrom and blockedFrom are when the wait for input, or for room
+	// downstream, that goes on now started (Unix nanoseconds, 0 for
+	// none): Times counts it before it ends, so that a chain blocked
+	// for long shows as waiting, not busy.
+	idleFrom, blockedFrom atomic.Int64
 	// started and ended are when the goroutine started and ended (Unix
 	// nanoseconds, 0 for not yet); idleSince, when a source read all its
 	// input (from then on it only waits).
@@ -97,11 +102,29 @@ func (c *Chain) Publish(counts []uint64) {
 // Received counts a batch of n records taken from the chain's inbox.
 func (c *Chain) Received(n int) { c.nodes[0].In.Add(uint64(n)) }
 
-// Idle adds time the chain waited for input.
-func (c *Chain) Idle(d time.Duration) { c.idle.Add(int64(d)) }
+// Waiting records that the chain waits, since start, for input or
+// (backpressured) for room downstream, until the next Idle or
+// Backpressured.
+func (c *Chain) Waiting(start time.Time, backpressured bool) {
+	if backpressured {
+		c.blockedFrom.Store(start.UnixNano())
+	} else {
+		c.idleFrom.Store(start.UnixNano())
+	}
+}
 
-// Backpressured adds time the chain waited for room downstream.
-func (c *Chain) Backpressured(d time.Duration) { c.backpressured.Add(int64(d)) }
+// Idle adds time the chain waited for input, and ends the wait.
+func (c *Chain) Idle(d time.Duration) {
+	c.idleFrom.Store(0)
+	c.idle.Add(int64(d))
+}
+
+// Backpressured adds time the chain waited for room downstream, and ends
+// the wait.
+func (c *Chain) Backpressured(d time.Duration) {
+	c.blockedFrom.Store(0)
+	c.backpressured.Add(int64(d))
+}
 
 // Inbox adds a way to see how full one of the chain's inboxes is.
 func (c *Chain) Inbox(fill func() (n, capacity int)) {
@@ -117,8 +140,18 @@ func (c *Chain) Watermark(w int64) { c.watermark.Store(w) }
 // now on it only waits for the others.
 func (c *Chain) InputEnded() { c.idleSince.CompareAndSwap(0, time.Now().UnixNano()) }
 
-// End records that the chain's goroutine has finished.
-func (c *Chain) End() { c.ended.Store(time.Now().UnixNano()) }
+// End records that the chain's goroutine has finished; a wait it was in
+// (a job canceled while the chain waited) counts until now.
+func (c *Chain) End() {
+	now := time.Now().UnixNano()
+	if s := c.idleFrom.Swap(0); s != 0 && s < now {
+		c.idle.Add(now - s)
+	}
+	if s := c.blockedFrom.Swap(0); s != 0 && s < now {
+		c.backpressured.Add(now - s)
+	}
+	c.ended.Store(now)
+}
 
 // Start records that the chain's goroutine (of a new attempt) runs; the
 // time since the last attempt ended counts as idle.
@@ -164,11 +197,19 @@ func (c *Chain) Times() Times {
 	if end != 0 {
 		now, t.Ended = end, true
 	}
+	// A wait that goes on counts up to now. Between a wait's end and
+	// its time's addition (Idle) a read sees neither: a moment's busy
+	// time more, not less.
 	idle := c.idle.Load()
 	if s := c.idleSince.Load(); s != 0 && s < now {
 		idle += now - s
+	} else if s := c.idleFrom.Load(); s != 0 && s < now && end == 0 {
+		idle += now - s
 	}
 	bp := c.backpressured.Load()
+	if s := c.blockedFrom.Load(); s != 0 && s < now && end == 0 {
+		bp += now - s
+	}
 	wall := now - start
 	t.Idle = float64(idle) / 1e9
 	t.Backpressured = float64(bp) / 1e9

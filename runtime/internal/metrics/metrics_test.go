@@ -93,6 +93,33 @@ func TestTimes(t *testing.T) {
 	}
 }
 
+// TestTimesOfAWaitThatGoesOn: a chain waiting for input, or for room
+// downstream, counts the wait as it goes, not only once it ends: one
+// blocked for a minute does not show as busy for that minute.
+func TestTimesOfAWaitThatGoesOn(t *testing.T) {
+	r := New(graph())
+	c := r.Meter(0, 2, 3)
+	start := time.Now().Add(-time.Minute)
+	c.Waiting(start, false)
+	if tm := c.Times(); tm.Idle < 60 || tm.Busy > 1 {
+		t.Errorf("waiting for input for a minute: %+v, want idle 60 s and more", tm)
+	}
+	// It ends: the wait's time is added once, not twice.
+	c.Idle(time.Since(start))
+	if tm := c.Times(); tm.Idle < 60 || tm.Idle > 61 {
+		t.Errorf("after the wait: idle %v s, want 60", tm.Idle)
+	}
+	c.Waiting(time.Now().Add(-time.Minute), true)
+	if tm := c.Times(); tm.Backpressured < 60 || tm.Busy > 1 {
+		t.Errorf("waiting for room for a minute: %+v, want backpressured 60 s and more", tm)
+	}
+	// Canceled while it waits: the wait counts until the end, once.
+	c.End()
+	if tm := c.Times(); tm.Backpressured < 60 || tm.Backpressured > 61 || !tm.Ended {
+		t.Errorf("ended while waiting: %+v, want backpressured 60 s", tm)
+	}
+}
+
 func TestEvents(t *testing.T) {
 	r := New(graph())
 	var seen []Checkpoint

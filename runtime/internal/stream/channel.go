@@ -35,6 +35,11 @@ type AlignmentRecorder interface {
 type Observer interface {
 	// Received counts a batch of n records taken from an inbox.
 	Received(n int)
+	// Waiting says that the subtask waits, since start, for input or
+	// (backpressured) for room downstream, so that a long wait counts
+	// as it goes, not only once it ends: the next Idle or Backpressured
+	// ends it.
+	Waiting(start time.Time, backpressured bool)
 	// Idle adds time spent waiting for input.
 	Idle(d time.Duration)
 	// Backpressured adds time spent waiting for room downstream (a full
@@ -48,6 +53,7 @@ type Observer interface {
 type nobody struct{}
 
 func (nobody) Received(int)                   {}
+func (nobody) Waiting(time.Time, bool)        {}
 func (nobody) Idle(time.Duration)             {}
 func (nobody) Backpressured(time.Duration)    {}
 func (nobody) Inbox(func() (n, capacity int)) {}
@@ -310,6 +316,7 @@ func (in *Inbox[T]) Next() Msg[T] {
 		default:
 			in.idle()
 			start := time.Now()
+			in.obs.Waiting(start, false)
 			select {
 			case m = <-in.c:
 				in.obs.Idle(time.Since(start))
@@ -752,6 +759,7 @@ func (o *Out[T]) send(i int, m Msg[T]) {
 		default:
 			// The receiver aligns a barrier: wait until it has.
 			start := time.Now()
+			o.obs.Waiting(start, true)
 			select {
 			case <-in.release[o.from]:
 			case <-o.done:
@@ -770,6 +778,7 @@ func (o *Out[T]) send(i int, m Msg[T]) {
 	default:
 		// The receiver is behind: wait for it (backpressure).
 		start := time.Now()
+		o.obs.Waiting(start, true)
 		select {
 		case in.c <- m:
 		case <-o.done:

@@ -124,6 +124,7 @@ func (p *Pair[L, R]) Next() PairMsg[L, R] {
 		}
 		p.idle()
 		start := time.Now()
+		p.Left.obs.Waiting(start, false)
 		select {
 		case m := <-p.Left.channel():
 			p.Left.obs.Idle(time.Since(start))

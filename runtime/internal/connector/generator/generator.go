@@ -266,6 +266,7 @@ func (s *Source[T]) due() bool {
 	// Records read so far show up in progress while the source is slow.
 	s.countNow()
 	s.checkCancel()
+	s.chain.Waiting(now, false)
 	if wait > maxGeneratorWait {
 		time.Sleep(maxGeneratorWait)
 		s.chain.Idle(time.Since(now))
