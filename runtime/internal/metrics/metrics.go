@@ -197,17 +197,17 @@ func (c *Chain) Times() Times {
 	if end != 0 {
 		now, t.Ended = end, true
 	}
-	// A wait that goes on counts up to now. Between a wait's end and
-	// its time's addition (Idle) a read sees neither: a moment's busy
-	// time more, not less.
+	// A wait that goes on counts up to now (End has counted it and
+	// cleared it). Between a wait's end and its time's addition (Idle)
+	// a read sees neither: a moment's busy time more, not less.
 	idle := c.idle.Load()
 	if s := c.idleSince.Load(); s != 0 && s < now {
 		idle += now - s
-	} else if s := c.idleFrom.Load(); s != 0 && s < now && end == 0 {
+	} else if s := c.idleFrom.Load(); s != 0 && s < now {
 		idle += now - s
 	}
 	bp := c.backpressured.Load()
-	if s := c.blockedFrom.Load(); s != 0 && s < now && end == 0 {
+	if s := c.blockedFrom.Load(); s != 0 && s < now {
 		bp += now - s
 	}
 	wall := now - start
