@@ -593,10 +593,20 @@ func (cg *chainGen) loop() {
 			// a function value returns on the stack to be copied (a
 			// Nexmark event is 72 bytes: the copies were 10-14% of
 			// examples/nexmark's q2 and q7).
-			decl = jen.Var().Id("r").Add(typeCode(h.Out))
+			call := jen.List(jen.Id("r"), jen.Id("ok")).Op("=").Add(fn(h.Fn)).Call(jen.Id("seq"))
 			take = jen.Id("ok").Op(":=").False()
+			if h.Fn.Shape == "into" {
+				// The function writes the record into r, field by field
+				// as it makes it: no result stored and copied again
+				// (docs/dsl.md, Records by pointer). r is a zero record
+				// at every call, as the function's contract says.
+				call = jen.Id("ok").Op("=").Add(fn(h.Fn)).Call(jen.Id("seq"), jen.Op("&").Id("r"))
+				take = jen.Add(take).Line().Var().Id("r").Add(typeCode(h.Out))
+			} else {
+				decl = jen.Var().Id("r").Add(typeCode(h.Out))
+			}
 			take = jen.Add(take).Line().If(jen.List(jen.Id("seq"), jen.Id("more")).Op(":=").Add(c).Dot("src").Dot("Take").Call(), jen.Id("more")).Block(
-				jen.List(jen.Id("r"), jen.Id("ok")).Op("=").Add(fn(h.Fn)).Call(jen.Id("seq")),
+				call,
 				jen.Id("ok").Op("=").Add(c).Dot("src").Dot("Took").Call(jen.Id("ok")),
 			)
 			next = []jen.Code{jen.Id("ok")}
@@ -1263,7 +1273,17 @@ func (g *gen) newSource(n *ir.Node) jen.Code {
 		return jen.Qual(runtimePath, "NewDriverSource").Types(typeCode(n.Out)).Call(args...)
 	}
 	if n.Connector == "generator" {
-		return jen.Qual(runtimePath, "NewGeneratorSource").Call(append(args, fn(n.Fn))...)
+		f := jen.Code(fn(n.Fn))
+		if n.Fn.Shape == "into" {
+			// The source itself (NextInto) takes the record as a result; the run
+			// loop calls the function itself.
+			f = jen.Func().Params(jen.Id("seq").Uint64()).Params(typeCode(n.Out), jen.Bool()).Block(
+				jen.Var().Id("r").Add(typeCode(n.Out)),
+				jen.Id("ok").Op(":=").Add(fn(n.Fn)).Call(jen.Id("seq"), jen.Op("&").Id("r")),
+				jen.Return(jen.Id("r"), jen.Id("ok")),
+			)
+		}
+		return jen.Qual(runtimePath, "NewGeneratorSource").Call(append(args, f)...)
 	}
 	var format jen.Code
 	switch {

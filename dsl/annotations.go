@@ -566,7 +566,7 @@ func (p *annotationParser) connectorOptions(n *NodeSpec, d *directive, fn Str, k
 	switch {
 	case generator:
 		if d.fn == nil {
-			p.report(d.kind.Pos, diag.Missing, "a generator source goes in the doc comment of its function, func(seq uint64) (T, bool)")
+			p.report(d.kind.Pos, diag.Missing, "a generator source goes in the doc comment of its function, func(seq uint64) (T, bool) or func(seq uint64, into *T) bool")
 		}
 		// Without a function (reported), an option without a value keeps
 		// Resolve from asking for one.

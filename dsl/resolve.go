@@ -585,12 +585,21 @@ func (r *resolver) checkSource(n *rnode) types.Type {
 			return nil
 		}
 		ps, rs := params(f)
-		if ps != nil && ps.Len() == 1 && types.Identical(ps.At(0).Type(), types.Typ[types.Uint64]) &&
-			rs.Len() == 2 && types.Identical(rs.At(1).Type(), types.Typ[types.Bool]) {
+		seqFirst := ps != nil && ps.Len() >= 1 && types.Identical(ps.At(0).Type(), types.Typ[types.Uint64])
+		if seqFirst && ps.Len() == 1 && rs.Len() == 2 && types.Identical(rs.At(1).Type(), types.Typ[types.Bool]) {
 			n.ir.Fn = r.fn(f, "")
 			return rs.At(0).Type()
 		}
-		r.signatureError(gen.Value(), "generator", f, "func(seq uint64) (T, bool)")
+		// The form that writes the record into the chain's variable: the
+		// value form's result is stored and then copied, a copy that
+		// stalls on store forwarding (docs/dsl.md, Records by pointer).
+		if seqFirst && ps.Len() == 2 && rs.Len() == 1 && types.Identical(rs.At(0).Type(), types.Typ[types.Bool]) {
+			if ptr, ok := ps.At(1).Type().(*types.Pointer); ok {
+				n.ir.Fn = r.fn(f, "into")
+				return ptr.Elem()
+			}
+		}
+		r.signatureError(gen.Value(), "generator", f, "func(seq uint64) (T, bool)", "func(seq uint64, into *T) bool")
 		n.ok = false
 	}
 	return nil

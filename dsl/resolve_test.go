@@ -274,6 +274,7 @@ func TestResolveShapes(t *testing.T) {
 		out             *ir.Type
 	}{
 		{"gen", "Next", "", ir.StringType},
+		{"words", "NextWord", "into", word},
 		{"split-emit", "SplitEmit", "emit", word},
 		{"split-slice", "SplitSlice", "slice", word},
 		{"upper", "Upper", "value", word},

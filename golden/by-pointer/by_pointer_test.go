@@ -26,8 +26,8 @@ func TestOutput(t *testing.T) {
 	shops := map[int64]*Sum{}
 	seen := map[string]*Seen{}
 	for seq := uint64(0); ; seq++ {
-		o, ok := Next(seq)
-		if !ok {
+		var o Order
+		if !Next(seq, &o) {
 			break
 		}
 		s := seen[o.User]

@@ -25,13 +25,20 @@ var users = []string{"ann", "bob", "cid", "dan", "eve"}
 // Orders is the number of orders Next makes.
 const Orders = 100
 
-// Next makes order seq, 30 ms of event time after the one before.
-func Next(seq uint64) (Order, bool) {
+// Next makes order seq, 30 ms of event time after the one before, in o:
+// a generator writes its record by pointer too. o is a zero Order at
+// every call, so Next sets only the fields that are not zero (an order
+// of no items leaves Items as it found it).
+func Next(seq uint64, o *Order) bool {
 	if seq >= Orders {
-		return Order{}, false
+		return false
 	}
 	s := int64(seq)
-	return Order{ID: s, User: users[s%5], Shop: s % 3, Items: s % 4, Price: s * 7 % 50, Ms: s * 30}, true
+	o.ID, o.User, o.Shop, o.Price, o.Ms = s, users[s%5], s%3, s*7%50, s*30
+	if items := s % 4; items > 0 {
+		o.Items = items
+	}
+	return true
 }
 
 func OrderTime(o *Order) int64 { return o.Ms }

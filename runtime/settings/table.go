@@ -188,7 +188,7 @@ var connectors = []*Connector{
 		Name: "generator", Scope: Source, Rescalable: true,
 		Help: "calls a function of the pipeline's package for each sequence number; spread over the subtasks in blocks of consecutive numbers that double from 1 to 16384 (at parallelism 1, every number in order)",
 		Options: []*Setting{
-			{Path: "generate", Kind: Func, Required: true, Static: true, Help: "func(seq uint64) (T, bool): the record for seq, false once there are no more (for every later seq too)"},
+			{Path: "generate", Kind: Func, Required: true, Static: true, Help: "func(seq uint64) (T, bool): the record for seq, false once there are no more (for every later seq too); or func(seq uint64, into *T) bool, which writes the record into *into, a zero T"},
 			{Path: "rate", Kind: Float, Min: 0, Default: "0", Help: "records per second per subtask; 0 for as fast as possible"},
 		},
 	},

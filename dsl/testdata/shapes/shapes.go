@@ -13,6 +13,11 @@ type Word struct {
 
 func Next(seq uint64) (string, bool) { return "a b", seq < 2 }
 
+func NextWord(seq uint64, into *Word) bool {
+	into.Text = "w"
+	return seq < 2
+}
+
 func SplitEmit(line string, emit func(Word)) {
 	for w := range strings.FieldsSeq(line) {
 		emit(Word{Text: w})

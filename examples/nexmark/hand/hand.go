@@ -19,19 +19,25 @@ import (
 	"github.com/pipegen/pipegen/examples/nexmark"
 )
 
-// Next returns the next event, false at the end.
-type Next func() (nexmark.Event, bool)
+// Next writes the next event into e, the zero Event, and reports whether
+// there was one. A query keeps one Event for the whole loop and zeroes it
+// after each: as next is a function value, the Event moves to the heap,
+// which a variable made in every iteration would do at every event.
+type Next func(e *nexmark.Event) bool
 
-// Generated reads the events of g.
+// Generated reads the events of g. Each is written where the program
+// keeps it (Generator.EventInto): returned by value, the event would be
+// stored and then copied, a copy that stalls on store forwarding.
 func Generated(g *nexmark.Generator) Next {
 	var n uint64
 	end := g.Config().Events
-	return func() (nexmark.Event, bool) {
+	return func(e *nexmark.Event) bool {
 		if n == end {
-			return nexmark.Event{}, false
+			return false
 		}
+		g.EventInto(n, e)
 		n++
-		return g.Event(n - 1), true
+		return true
 	}
 }
 
@@ -39,23 +45,22 @@ func Generated(g *nexmark.Generator) Next {
 // programmer would. A bad line panics.
 func JSONLines(r io.Reader) Next {
 	br := bufio.NewReaderSize(r, 256<<10)
-	return func() (nexmark.Event, bool) {
+	return func(e *nexmark.Event) bool {
 		for {
 			line, err := br.ReadSlice('\n')
 			if len(line) == 0 && err != nil {
 				if err != io.EOF {
 					panic(err)
 				}
-				return nexmark.Event{}, false
+				return false
 			}
 			if len(line) <= 1 {
 				continue
 			}
-			var e nexmark.Event
-			if err := json.Unmarshal(line, &e); err != nil {
+			if err := json.Unmarshal(line, e); err != nil {
 				panic(fmt.Sprintf("bad event %q: %v", line, err))
 			}
-			return e, true
+			return true
 		}
 	}
 }
@@ -115,7 +120,8 @@ func Run(q string, next Next, w io.Writer) error {
 
 func gen(next Next, out *writer) {
 	var sum int64
-	for e, ok := next(); ok; e, ok = next() {
+	var e nexmark.Event
+	for ; next(&e); e = (nexmark.Event{}) {
 		switch e.Type {
 		case nexmark.PersonEvent:
 			sum += e.Person.ID
@@ -129,7 +135,8 @@ func gen(next Next, out *writer) {
 }
 
 func q0(next Next, out *writer) {
-	for e, ok := next(); ok; e, ok = next() {
+	var e nexmark.Event
+	for ; next(&e); e = (nexmark.Event{}) {
 		if e.Type == nexmark.BidEvent {
 			out.buf = appendBid(out.buf, &e.Bid)
 			out.check()
@@ -138,7 +145,8 @@ func q0(next Next, out *writer) {
 }
 
 func q1(next Next, out *writer) {
-	for e, ok := next(); ok; e, ok = next() {
+	var e nexmark.Event
+	for ; next(&e); e = (nexmark.Event{}) {
 		if b := &e.Bid; e.Type == nexmark.BidEvent {
 			x := nexmark.EuroBid{Auction: b.Auction, Bidder: b.Bidder, Price: float64(b.Price*908) / 1000, DateTime: b.DateTime, Extra: b.Extra}
 			out.buf = appendEuroBid(out.buf, &x)
@@ -148,7 +156,8 @@ func q1(next Next, out *writer) {
 }
 
 func q2(next Next, out *writer) {
-	for e, ok := next(); ok; e, ok = next() {
+	var e nexmark.Event
+	for ; next(&e); e = (nexmark.Event{}) {
 		if b := &e.Bid; e.Type == nexmark.BidEvent && b.Auction%123 == 0 {
 			out.buf = appendAuctionPrice(out.buf, b.Auction, b.Price)
 			out.check()
@@ -171,7 +180,8 @@ func q3(next Next, out *writer) {
 		}
 		return s
 	}
-	for e, ok := next(); ok; e, ok = next() {
+	var e nexmark.Event
+	for ; next(&e); e = (nexmark.Event{}) {
 		switch e.Type {
 		case nexmark.PersonEvent:
 			p := e.Person
@@ -286,7 +296,8 @@ func q4(next Next, out *writer) {
 			}
 		}
 	}
-	for e, ok := next(); ok; e, ok = next() {
+	var e nexmark.Event
+	for ; next(&e); e = (nexmark.Event{}) {
 		if e.Type == nexmark.PersonEvent {
 			continue
 		}
@@ -358,7 +369,8 @@ func q5(next Next, out *writer) {
 		}
 		out.check()
 	}
-	for e, ok := next(); ok; e, ok = next() {
+	var e nexmark.Event
+	for ; next(&e); e = (nexmark.Event{}) {
 		if e.Type != nexmark.BidEvent {
 			continue
 		}
@@ -395,7 +407,8 @@ func q7(next Next, out *writer) {
 		out.check()
 		top = top[:0]
 	}
-	for e, ok := next(); ok; e, ok = next() {
+	var e nexmark.Event
+	for ; next(&e); e = (nexmark.Event{}) {
 		if e.Type != nexmark.BidEvent {
 			continue
 		}
@@ -429,7 +442,8 @@ func q8(next Next, out *writer) {
 		clear(people)
 		clear(sellers)
 	}
-	for e, ok := next(); ok; e, ok = next() {
+	var e nexmark.Event
+	for ; next(&e); e = (nexmark.Event{}) {
 		if e.Type == nexmark.BidEvent {
 			continue
 		}

@@ -175,7 +175,11 @@ func newOrdersChain(j *runtime.Job, sub int, taxedToPerWindow *runtime.Out[runti
 		taxedToPerShop:   taxedToPerShop,
 		taxedToPerWindow: taxedToPerWindow,
 	}
-	c.src = runtime.NewGeneratorSource(j, nodeOrders, sub, orders.Next)
+	c.src = runtime.NewGeneratorSource(j, nodeOrders, sub, func(seq uint64) (orders.Order, bool) {
+		var r orders.Order
+		ok := orders.Next(seq, &r)
+		return r, ok
+	})
 	c.ctl = c.src.Ctl()
 	c.wm = runtime.NewWatermarks(c.task, nodeOrders)
 	c.taggedSink = runtime.NewFileSink[orders.Tag](j, nodeTagged, sub, nil) // no encoder: toTagged encodes each record
@@ -198,11 +202,11 @@ func newOrdersChain(j *runtime.Job, sub int, taxedToPerWindow *runtime.Out[runti
 func (c *ordersChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	defer c.recoverCall() // a panic names the chain it came from
-	var r orders.Order
 	for {
 		ok := false
+		var r orders.Order
 		if seq, more := c.src.Take(); more {
-			r, ok = orders.Next(seq)
+			ok = orders.Next(seq, &r)
 			ok = c.src.Took(ok)
 		}
 		if ok {
