@@ -169,8 +169,9 @@ func (g *Generator) Event(n uint64) Event {
 // a Bid made in a variable and returned is copied 16 bytes at a time from
 // the 8-byte stores that made it, a load that waits until those stores
 // have left the store buffer (store forwarding fails), and then until
-// every store before them has too. That was 10% of the generator's CPU,
-// and at parallelism 2 twice as much (examples/nexmark/README.md).
+// every store before them has too: 10% of the generator's CPU, and at
+// parallelism 2, behind stores that wait for the other core, twice the
+// samples in bid (examples/nexmark/README.md).
 func (g *Generator) EventInto(n uint64, e *Event) {
 	r := newRand(g.cfg.Seed, n)
 	ts := g.Timestamp(n)
