@@ -588,11 +588,12 @@ func (cg *chainGen) loop() {
 		if h.Connector == "generator" && !cg.g.opts.Test {
 			// A generator's function is called here, statically, with
 			// the sequence number the source deals out (Take) and
-			// accounts for (Took): Go can inline a small function and
-			// write its record straight into r, which a call through
-			// a function value returns on the stack to be copied (a
-			// Nexmark event is 72 bytes: the copies were 10-14% of
-			// examples/nexmark's q2 and q7).
+			// accounts for (Took): Go can inline a small function, where
+			// a call through a function value costs the call and a copy
+			// more (a Nexmark event is 72 bytes: 10-14% of
+			// examples/nexmark's q2 and q7). A record returned by value
+			// is still stored and copied into r once, which the form by
+			// pointer spares.
 			call := jen.List(jen.Id("r"), jen.Id("ok")).Op("=").Add(fn(h.Fn)).Call(jen.Id("seq"))
 			take = jen.Id("ok").Op(":=").False()
 			if h.Fn.Shape == "into" {
