@@ -15,6 +15,7 @@ import (
 	"github.com/pipegen/pipegen/examples/nexmark"
 	"github.com/pipegen/pipegen/examples/nexmark/hand"
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
+	"github.com/pipegen/pipegen/internal/multicall"
 )
 
 // The tests run every query on 100,000 events at 1000 events per second
@@ -31,46 +32,64 @@ func testEvents() []nexmark.Event {
 	return events
 }
 
-var (
-	builds   sync.Map // query file -> *built
-	binaries string
-	binOnce  sync.Once
-)
-
-type built struct {
-	once sync.Once
-	path string
-	out  string // what the go command printed: -gcflags=-m's escape analysis
-	err  error
+// programs is the one build of every query's program.
+var programs struct {
+	once  sync.Once
+	dir   string // the binary, removed by TestMain
+	built *multicall.Built
+	err   error
 }
 
-// program builds the pipeline of file once per test process.
+// program returns the binary of the pipeline of file (queries/NAME.yaml).
 func program(t testing.TB, file string) string {
 	return build(t, file).path
 }
 
-// build builds the pipeline of file once per test process, with the
-// compiler's escape analysis printed (-gcflags=-m, for
-// TestRecordsStayOnStack): one build serves both tests.
-func build(t testing.TB, file string) *built {
-	binOnce.Do(func() {
-		binaries, _ = os.MkdirTemp("", "nexmark-bin-*")
-	})
-	v, _ := builds.LoadOrStore(file, &built{})
-	b := v.(*built)
-	b.once.Do(func() {
-		res, err := compile.Generate(file, compile.Options{})
-		if err != nil {
-			b.err = err
+type built struct {
+	path string
+	out  string // what the compiler printed: -gcflags=-m's escape analysis
+}
+
+// build builds every query's pipeline, from YAML and from JSON lines,
+// once per test process, into one binary (internal/multicall: a link per
+// program cost more than the rest of the build), with the compiler's
+// escape analysis printed (-gcflags=-m, for TestRecordsStayOnStack), and
+// returns that of file.
+func build(t testing.TB, file string) built {
+	programs.once.Do(func() {
+		programs.dir, programs.err = os.MkdirTemp("", "nexmark-bin-*")
+		if programs.err != nil {
 			return
 		}
-		b.path = filepath.Join(binaries, strings.TrimSuffix(filepath.Base(file), ".yaml"))
-		b.out, b.err = res.BuildOutput(b.path, "-gcflags=-m")
+		var progs []multicall.Program
+		var moduleDir string
+		for _, q := range nexmark.Queries {
+			for _, name := range []string{q, q + "-jsonl"} {
+				res, err := compile.Generate(filepath.Join("queries", name+".yaml"), compile.Options{})
+				if err != nil {
+					programs.err = err
+					return
+				}
+				files := map[string][]byte{}
+				for _, f := range res.Files {
+					files[f.Name] = f.Content
+				}
+				progs = append(progs, multicall.Program{Name: name, Files: files})
+				moduleDir = res.IR.ModuleDir
+			}
+		}
+		programs.built, programs.err = multicall.Build(progs, multicall.Options{
+			ModuleDir: moduleDir, ModulePath: "github.com/pipegen/pipegen", Dir: programs.dir, Gcflags: "-m"})
 	})
-	if b.err != nil {
-		t.Fatal(b.err)
+	if programs.err != nil {
+		t.Fatal(programs.err)
 	}
-	return b
+	name := strings.TrimSuffix(filepath.Base(file), ".yaml")
+	path, ok := programs.built.Paths[name]
+	if !ok {
+		t.Fatalf("%s: not one of the queries built", file)
+	}
+	return built{path: path, out: programs.built.Compiler[name]}
 }
 
 // runQuery runs a query's program and returns the lines it printed,
@@ -186,12 +205,12 @@ func compareLines(t *testing.T, what string, got, want []string) {
 	}
 }
 
-// TestMain removes the queries' binaries (a few hundred MB) after the
+// TestMain removes the queries' binary (about 60 MB) after the
 // tests: left in the temporary folder, every run would add to it.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binaries != "" {
-		os.RemoveAll(binaries)
+	if programs.dir != "" {
+		os.RemoveAll(programs.dir)
 	}
 	os.Exit(code)
 }
