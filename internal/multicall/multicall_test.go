@@ -9,7 +9,7 @@ import (
 
 func program(name, greeting string) Program {
 	return Program{Name: name, Files: map[string][]byte{
-		"main.go": []byte("// Command " + name + " greets.\npackage main\n\nimport \"os\"\n\nfunc main() {\n\tos.Stdout.WriteString(greeting + \" \" + os.Args[1] + \"\\n\")\n}\n"),
+		"main.go":     []byte("// Command " + name + " greets.\npackage main\n\nimport \"os\"\n\nfunc main() {\n\tos.Stdout.WriteString(greeting + \" \" + os.Args[1] + \"\\n\")\n}\n"),
 		"greeting.go": []byte("package main\n\nvar greeting = " + `"` + greeting + `"` + "\n\nfunc escapes() *int {\n\tx := 1\n\treturn &x\n}\n"),
 	}}
 }
