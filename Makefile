@@ -17,8 +17,9 @@ demo: $(BIN)/pipegen
 
 # Every test, vet, gofmt, and tidy go.mod files (this module's and
 # examples/annotated's, a module of its own); what CI runs. The tests link
-# many programs (the golden programs, the examples, the generated
-# pipelines, about 70 test binaries); without the symbol table and DWARF
+# many programs (the examples' generated pipelines, about 70 test
+# binaries; golden's and Nexmark's programs are linked into one binary
+# each, internal/multicall); without the symbol table and DWARF
 # (-ldflags=-s, which implies -w) a link takes half the time, and no test
 # reads them (a panic's stack trace does not need them).
 test: vet tidy

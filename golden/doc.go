@@ -10,6 +10,9 @@
 // arguments (one per line), files in input/ are copied into its working
 // directory, and want/output.txt holds the sorted lines of every file the
 // program writes (each prefixed with its name) and of its standard output.
+// The same pipeline generated for the other state backend must print and
+// write the same. The YAML cases' programs, both backends, are linked into
+// one binary (internal/multicall), which each runs as by its own name.
 //
 //	go test ./golden -update
 //
