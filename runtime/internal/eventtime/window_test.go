@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -1095,5 +1096,66 @@ func TestSlidingAddReportsEarlyWindows(t *testing.T) {
 	})
 	if want := "[U key=1 [0, 20) [1 2]]"; fmt.Sprint(got) != want {
 		t.Fatalf("updates %v, want %s", got, want)
+	}
+}
+
+// TestLargePanesFire checks that panes that grow their arrays many times
+// (pane.double: keys, index slots, creation numbers, accumulators, and
+// stamps once a checkpoint has started tracking changes) keep every
+// window: each key's count in each window, and the firing order within
+// a window (creation order), against a plain count; with integer and
+// string keys (no pointers, and pointers the collector follows).
+func TestLargePanesFire(t *testing.T) {
+	t.Parallel()
+	const keys = 5000
+	for _, a := range []WindowAssigner{{Kind: Tumbling, Size: 10}, {Kind: Sliding, Size: 10, Slide: 5}} {
+		t.Run(a.Kind.String(), func(t *testing.T) {
+			ints := NewWindowState[int64, int64](a, 0, nil)
+			strs := NewWindowState[string, []int64](a, 0, nil)
+			type win struct {
+				k     int64
+				start int64
+			}
+			want := map[win]int64{}
+			var order []win // each window's first record, in order
+			rng := rand.New(rand.NewPCG(3, 4))
+			for i := range 4 * keys {
+				k := int64(rng.IntN(keys))
+				ts := int64(i * 10 / (4 * keys)) // all in [0, 10)
+				ints.Add(k, ts, MinTime, func(acc *int64) { *acc++ }, nil)
+				strs.Add(fmt.Sprint(k), ts, MinTime, func(acc *[]int64) { *acc = append(*acc, k) }, nil)
+				for _, w := range a.Assign(ts, nil) {
+					if want[win{k, w.Start}]++; want[win{k, w.Start}] == 1 {
+						order = append(order, win{k, w.Start})
+					}
+				}
+				if i == keys {
+					// Tracking starts: stamps from now on, in arrays that
+					// grow with the others.
+					for _, s := range []interface{ closeEpoch() uint64 }{ints, strs} {
+						s.closeEpoch()
+					}
+				}
+			}
+			var got, gotStr []win
+			ints.Advance(MaxTime, func(k int64, w Window, acc *int64) {
+				if *acc != want[win{k, w.Start}] {
+					t.Errorf("key %d, window %v: count %d, want %d", k, w, *acc, want[win{k, w.Start}])
+				}
+				got = append(got, win{k, w.Start})
+			})
+			strs.Advance(MaxTime, func(ks string, w Window, acc *[]int64) {
+				k, _ := strconv.ParseInt(ks, 10, 64)
+				if int64(len(*acc)) != want[win{k, w.Start}] {
+					t.Errorf("key %q, window %v: %d records, want %d", ks, w, len(*acc), want[win{k, w.Start}])
+				}
+				gotStr = append(gotStr, win{k, w.Start})
+			})
+			// Windows fire by end, each window's keys in creation order.
+			slices.SortStableFunc(order, func(x, y win) int { return cmp.Compare(x.start, y.start) })
+			if !slices.Equal(got, order) || !slices.Equal(gotStr, order) {
+				t.Errorf("fired %d and %d windows (%v... and %v...), want %d in creation order (%v...)", len(got), len(gotStr), got[:3], gotStr[:3], len(order), order[:3])
+			}
+		})
 	}
 }

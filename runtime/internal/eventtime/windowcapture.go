@@ -70,7 +70,7 @@ type paneCapture[K comparable, A any] struct {
 	fired bool
 	early map[int32]bool
 	keys  []K
-	seqs  []uint64
+	seqs  seqList
 	off   int
 	accs  []A
 	vers  []uint32
@@ -122,7 +122,9 @@ func (s *WindowState[K, A]) capturePanes(full bool, since uint64, mark bool) *Wi
 				// that changed).
 				pc.off = lo
 				pc.accs = slices.Clone(p.accs[lo:n])
-				pc.vers = slices.Clone(p.vers[lo:n])
+				if len(p.vers) > 0 {
+					pc.vers = slices.Clone(p.vers[lo:n])
+				}
 				if p.early != nil {
 					pc.early = maps.Clone(p.early)
 				}
@@ -188,7 +190,7 @@ func (c *WindowCapture[K, A]) Encode(sec *state.Sections, keyGroup func(K) int, 
 			if p.early != nil {
 				fired = fired || p.early[int32(i)]
 			}
-			seq := p.seqs[i]
+			seq := p.seqs.at(i)
 			w.Uvarint(windowHead(seq, at.last, fired))
 			at.last = seq
 			encK(w, k)
@@ -222,7 +224,9 @@ func (p *pane[K, A]) own() {
 	// without growing them again, which copied a pane of Nexmark q5
 	// (300K windows) a second time right after this copy.
 	p.accs = grown(p.accs, cap(p.keys))
-	p.vers = grown(p.vers, cap(p.keys))
+	if len(p.vers) > 0 {
+		p.vers = grown(p.vers, cap(p.keys))
+	}
 	if p.early != nil {
 		p.early = maps.Clone(p.early)
 	}
@@ -241,21 +245,31 @@ func grown[T any](x []T, c int) []T {
 // pointerFree reports whether a value of type t refers to nothing that
 // can change in place, so that a copy of it is a snapshot: numbers,
 // booleans, strings, and arrays and structs of them.
-func pointerFree(t reflect.Type) bool {
+func pointerFree(t reflect.Type) bool { return !holdsPointers(t, false) }
+
+// hasPointers reports whether a value of type t holds pointers that the
+// garbage collector follows, strings included.
+func hasPointers(t reflect.Type) bool { return holdsPointers(t, true) }
+
+// holdsPointers reports whether a value of type t holds pointers; a
+// string counts as one when strings is set.
+func holdsPointers(t reflect.Type, strings bool) bool {
 	switch t.Kind() {
 	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.String:
-		return true
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return false
+	case reflect.String:
+		return strings
 	case reflect.Array:
-		return t.Len() == 0 || pointerFree(t.Elem())
+		return t.Len() > 0 && holdsPointers(t.Elem(), strings)
 	case reflect.Struct:
 		for i := range t.NumField() {
-			if !pointerFree(t.Field(i).Type) {
-				return false
+			if holdsPointers(t.Field(i).Type, strings) {
+				return true
 			}
 		}
-		return true
+		return false
 	}
-	return false
+	return true
 }

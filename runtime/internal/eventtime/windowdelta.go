@@ -44,7 +44,7 @@ func (s *WindowState[K, A]) SnapshotDelta(sec *state.Sections, keyGroup func(K) 
 func (s *WindowState[K, A]) closeEpoch() uint64 {
 	e := s.Epoch()
 	s.epoch = e + 1
-	s.tracking = true
+	s.Track()
 	return e
 }
 
@@ -53,7 +53,17 @@ func (s *WindowState[K, A]) Epoch() uint64 { return max(s.epoch, 1) }
 
 // Track makes the state list its changes from now on: a delta may be
 // taken on top of the files it was restored from.
-func (s *WindowState[K, A]) Track() { s.tracking = true }
+func (s *WindowState[K, A]) Track() {
+	if s.tracking {
+		return
+	}
+	s.tracking = true
+	// The windows so far have not changed since any epoch (stamp 0):
+	// their panes get stamps from now on.
+	for _, p := range s.panes {
+		p.vers = make([]uint32, len(p.keys), cap(p.keys))
+	}
+}
 
 // RestoreSection adds the windows of one key group's section of a full
 // file, or applies a delta's (delta set) on top of the files before it.
@@ -109,7 +119,7 @@ func (s *WindowState[K, A]) EndChain() error {
 		p := c.panes[start]
 		c.sortPane(p)
 		for i, k := range p.keys {
-			if _, _, err := s.restorePane(k, p.w, p.seqs[i], p.fired || p.early[int32(i)], &p.accs[i]); err != nil {
+			if _, _, err := s.restorePane(k, p.w, p.seqs.at(i), p.fired || p.early[int32(i)], &p.accs[i]); err != nil {
 				return err
 			}
 			s.n++
@@ -178,7 +188,7 @@ func (s *WindowState[K, A]) restoreDelta(section []byte, decK func(*codec.Reader
 func (s *WindowState[K, A]) Windows(yield func(k K, w Window, seq uint64, fired bool, acc *A) bool) {
 	for _, p := range s.panes {
 		for i, k := range p.keys {
-			if !yield(k, p.w, p.seqs[i], p.fired || p.early[int32(i)], &p.accs[i]) {
+			if !yield(k, p.w, p.seqs.at(i), p.fired || p.early[int32(i)], &p.accs[i]) {
 				return
 			}
 		}
