@@ -63,7 +63,10 @@ func (l *seqList) double() {
 // newSeqList returns the list of the numbers seqs, which are ascending
 // (a sorted pane's): narrow when they span less than 2^32.
 func newSeqList(seqs []uint64) seqList {
-	if len(seqs) == 0 || seqs[len(seqs)-1]-seqs[0] > math.MaxUint32 {
+	if len(seqs) == 0 {
+		return seqList{}
+	}
+	if seqs[len(seqs)-1]-seqs[0] > math.MaxUint32 {
 		return seqList{wide: seqs}
 	}
 	l := seqList{base: seqs[0], off: make([]uint32, len(seqs))}
