@@ -3,9 +3,9 @@
 // and as a ratio to the hand-written program (package hand), Flink's
 // published figure per core, what exactly-once checkpoints every second
 // cost (on longer runs, -checkpoint-events, that take several), and the
-// speed-up at parallelism 2 and 4 (on those longer runs too). It writes the results to
-// OUT/nexmark.json and a chart to OUT/nexmark.png. `make bench` runs it;
-// `make bench-quick` runs it on fewer events, once.
+// speed-up at parallelism 2 and 4 (on those longer runs too). It writes
+// the results to OUT/nexmark.json and a chart to OUT/nexmark.png. `make
+// bench` runs it; `make bench-quick` runs it on fewer events, once.
 //
 //	go run ./examples/nexmark/bench [-events N] [-checkpoint-events N] [-reps R] [-queries q0,q1] [-out bench/results]
 //
