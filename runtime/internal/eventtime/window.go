@@ -88,6 +88,9 @@ type WindowState[K comparable, A any] struct {
 	// capturable is set when the windows may be captured for another
 	// goroutine to encode (CanCapture).
 	capturable bool
+	// accPointers is set when A holds pointers, which the collector
+	// scans a pane's accumulators for up to their capacity (double).
+	accPointers bool
 	// stampFired is set when firing changes the accumulators (a window
 	// join's records take the emission's group): a window that fires is
 	// then stamped as if it got a record, so that a delta holds it as it
@@ -200,8 +203,9 @@ func NewWindowState[K comparable, A any](a WindowAssigner, lateness int64, merge
 	}
 	return &WindowState[K, A]{assign: a, lateness: lateness, merge: merge, wm: MinTime,
 		panes: make(map[int64]*pane[K, A]), ix: newPaneIndex[K, A](a), sessions: make(map[K][]*winEntry[K, A]), epoch: 1,
-		capturable: a.Kind != Session && pointerFree(reflect.TypeFor[K]()) && pointerFree(reflect.TypeFor[A]()),
-		intKeys:    intkey.Is[K]()}
+		capturable:  a.Kind != Session && pointerFree(reflect.TypeFor[K]()) && pointerFree(reflect.TypeFor[A]()),
+		accPointers: hasPointers(reflect.TypeFor[A]()),
+		intKeys:     intkey.Is[K]()}
 }
 
 // Len is the number of open windows, counted per key.
@@ -388,7 +392,7 @@ func (s *WindowState[K, A]) entryIn(p *pane[K, A], k K, ix bool, sl int32, pos i
 	if !ok {
 		i = int32(len(p.keys))
 		if len(p.keys) == cap(p.keys) && len(p.keys) >= 1024 {
-			p.double(ix)
+			p.double(ix, s.accPointers)
 		}
 		if ix {
 			s.ix.put(sl, k, w.Start, pos, i)
@@ -450,8 +454,10 @@ func (s *WindowState[K, A]) touch(r winRef[K, A]) {
 // page of it, while memory fresh from the operating system is zero
 // already and make leaves it untouched; the room's pages are then
 // mapped only as windows fill them. That halved the page faults of q5
-// (5M events: peak memory 103 MB against 162, CPU 0.81 of append's).
-func (p *pane[K, A]) double(ix bool) {
+// (5M events: peak memory 103 MB against 162, CPU 0.81 of append's;
+// examples/nexmark/README.md, q5 on the EPYC machine, has the runs).
+// prefaultAccs is set when the accumulators hold pointers.
+func (p *pane[K, A]) double(ix, prefaultAccs bool) {
 	p.keys = doubled(p.keys)
 	if ix {
 		p.slots = doubled(p.slots)
@@ -461,7 +467,7 @@ func (p *pane[K, A]) double(ix bool) {
 	if len(p.vers) > 0 {
 		p.vers = doubled(p.vers)
 	}
-	if hasPointers(reflect.TypeFor[A]()) {
+	if prefaultAccs {
 		// The collector scans the accumulators up to their capacity:
 		// their pages must not be read before they are written (see
 		// prefault). It does not scan an array without pointers.

@@ -739,7 +739,9 @@ func (o *Out[T]) End() {
 
 // flushTo hands over receiver i's batch and takes the next one for
 // writing, every slot of which it clears first when the batch handed
-// over held a quarter of a batch or more.
+// over held a quarter of a batch or more and the receiver runs in a
+// goroutine of its own (one that runs in this sender's, Inbox.Direct,
+// reads the batch on this core).
 //
 // A recycled batch was last read on the receiver's core, which holds
 // its cache lines: every record written into it is a store that must
@@ -759,7 +761,9 @@ func (o *Out[T]) End() {
 // after a full batch gave q5 0.910 and 0.903 (q5 hands over many
 // batches that are not full, most likely flushed before its frequent
 // watermarks), clearing every batch taken q5 0.874 and 0.903, q3 0.99
-// and 0.98, q7 and q8, where few records cross, 1.00.
+// and 0.98, q7 and q8, where few records cross, 1.00
+// (examples/nexmark/README.md, Parallelism 2, batches for the other
+// core, has the commands).
 func (o *Out[T]) flushTo(i int) {
 	b := o.bufs[i]
 	if len(b) == 0 {
@@ -767,7 +771,7 @@ func (o *Out[T]) flushTo(i int) {
 	}
 	o.send(i, Msg[T]{Recs: b, From: o.from})
 	next := o.to[i].batch()
-	if len(b) >= BatchSize/4 {
+	if len(b) >= BatchSize/4 && o.to[i].direct == nil {
 		clear(next[:cap(next)])
 	}
 	o.bufs[i] = next
