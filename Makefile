@@ -50,7 +50,7 @@ bench: bench-nexmark bench-wordcount
 
 # Nexmark on fewer events, each program run once: within a minute.
 bench-quick:
-	$(GO) run ./examples/nexmark/bench -events 1000000 -checkpoint-events 0 -jsonl-events 500000 -reps 1 -out $(BIN)/bench-quick
+	$(GO) run ./examples/nexmark/bench -events 1000000 -checkpoint-events 0 -jsonl-events 500000 -jsonl-checkpoint-events 0 -reps 1 -out $(BIN)/bench-quick
 
 bench-nexmark:
 	$(GO) run ./examples/nexmark/bench -out bench/results

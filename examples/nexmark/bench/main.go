@@ -13,8 +13,11 @@
 // CPU time is the process's user and system time. The runs of a query
 // take turns (hand and p=1, then p=2, p=4, p=1 and p=1 exactly-once
 // on the checkpoint runs' events, then again), so
-// that a change in the machine's speed falls on all of them; each figure
-// is the median of its runs.
+// that a change in the machine's speed falls on all of them; each time
+// is the median of its runs, and each ratio (to the hand-written program,
+// the checkpoint cost, the speed-ups) the median of the ratios of the two
+// runs of each turn, so that a change of the machine's speed from one
+// turn to the next cancels out of it.
 package main
 
 import (
@@ -66,7 +69,7 @@ type Result struct {
 	P1EO             measure `json:"p1_exactly_once_1s"`
 	P2               measure `json:"p2_checkpoint_events"`
 	P4               measure `json:"p4_checkpoint_events"`
-	// Derived.
+	// Derived; the ratios are medians of the ratios of each turn's runs.
 	EventsPerSec   float64 `json:"events_per_second"`
 	EventsPerCPU   float64 `json:"events_per_cpu_second"`
 	HandPerCPU     float64 `json:"hand_events_per_cpu_second"`
@@ -96,6 +99,7 @@ func main() {
 	events := flag.Uint64("events", 5_000_000, "events per run")
 	ckEvents := flag.Uint64("checkpoint-events", 20_000_000, "events per run of the checkpoint cost's pair and of the speed-ups (0: -events); a run of -events events takes at most one checkpoint a second")
 	jsonlEvents := flag.Uint64("jsonl-events", 2_000_000, "events per run of q0-jsonl, read from JSON lines files (0: none)")
+	jsonlCkEvents := flag.Uint64("jsonl-checkpoint-events", 6_000_000, "events per run of q0-jsonl's checkpoint pair and speed-ups (0: -jsonl-events)")
 	reps := flag.Int("reps", 3, "runs of each program")
 	queries := flag.String("queries", strings.Join(nexmark.Queries, ","), "the queries to run")
 	out := flag.String("out", "bench/results", "folder for nexmark.json and nexmark.png")
@@ -103,13 +107,16 @@ func main() {
 	if *ckEvents == 0 {
 		*ckEvents = *events
 	}
-	if err := run(*events, *ckEvents, *jsonlEvents, *reps, strings.Split(*queries, ","), *out); err != nil {
+	if *jsonlCkEvents == 0 {
+		*jsonlCkEvents = *jsonlEvents
+	}
+	if err := run(*events, *ckEvents, *jsonlEvents, *jsonlCkEvents, *reps, strings.Split(*queries, ","), *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(events, ckEvents, jsonlEvents uint64, reps int, queries []string, out string) error {
+func run(events, ckEvents, jsonlEvents, jsonlCkEvents uint64, reps int, queries []string, out string) error {
 	root, err := moduleRoot()
 	if err != nil {
 		return err
@@ -179,28 +186,44 @@ func run(events, ckEvents, jsonlEvents uint64, reps int, queries []string, out s
 			{"p1eo", nck, prog, pipegenArgs(1, "exactly-once")},
 		}
 		if q == "q0-jsonl" {
-			// The events of JSON lines files: one file for parallelism 1
-			// and the hand-written program, else one per subtask; the
-			// checkpoint runs read the same file as p=1.
-			n, nck = jsonlEvents, jsonlEvents
-			dirs := map[int]string{}
-			for _, k := range []int{1, 2, 4} {
-				dirs[k] = filepath.Join(tmp, fmt.Sprintf("jsonl-%d", k))
-				cmd := exec.Command(hand, "jsonl", dirs[k], fmt.Sprint(k))
-				cmd.Env = append(os.Environ(), fmt.Sprintf("NEXMARK_EVENTS=%d", n), fmt.Sprintf("NEXMARK_RATE=%d", nexmark.DefaultRate), "NEXMARK_SEED=1")
+			// The events of JSON lines files: one file of -jsonl-events
+			// for the hand-written program and p=1, and the long runs'
+			// (-jsonl-checkpoint-events) in one file for p=1, else one
+			// per subtask.
+			n, nck = jsonlEvents, jsonlCkEvents
+			write := func(name string, events uint64, files int) (string, error) {
+				dir := filepath.Join(tmp, name)
+				fmt.Fprintf(os.Stderr, "writing %d events of JSON lines into %d files of %s\n", events, files, dir)
+				cmd := exec.Command(hand, "jsonl", dir, fmt.Sprint(files))
+				cmd.Env = append(os.Environ(), fmt.Sprintf("NEXMARK_EVENTS=%d", events), fmt.Sprintf("NEXMARK_RATE=%d", nexmark.DefaultRate), "NEXMARK_SEED=1")
 				cmd.Stderr = os.Stderr
 				if err := cmd.Run(); err != nil {
-					return fmt.Errorf("writing JSON lines: %w", err)
+					return "", fmt.Errorf("writing JSON lines: %w", err)
+				}
+				return dir, nil
+			}
+			short, err := write("jsonl-short", n, 1)
+			if err != nil {
+				return err
+			}
+			long := map[int]string{}
+			for _, k := range []int{1, 2, 4} {
+				if k == 1 && nck == n {
+					long[k] = short
+					continue
+				}
+				if long[k], err = write(fmt.Sprintf("jsonl-%d", k), nck, k); err != nil {
+					return err
 				}
 			}
-			set := func(k int) []string { return []string{"--set", "sources.events.path=" + dirs[k]} }
+			set := func(dir string) []string { return []string{"--set", "sources.events.path=" + dir} }
 			configs = []config{
-				{"hand", n, hand, []string{"hand", "q0", filepath.Join(dirs[1], "events-0.jsonl")}},
-				{"p1", n, prog, append(pipegenArgs(1, "none"), set(1)...)},
-				{"p2", n, prog, append(pipegenArgs(2, "none"), set(2)...)},
-				{"p4", n, prog, append(pipegenArgs(4, "none"), set(4)...)},
-				{"p1long", n, prog, append(pipegenArgs(1, "none"), set(1)...)},
-				{"p1eo", n, prog, append(pipegenArgs(1, "exactly-once"), set(1)...)},
+				{"hand", n, hand, []string{"hand", "q0", filepath.Join(short, "events-0.jsonl")}},
+				{"p1", n, prog, append(pipegenArgs(1, "none"), set(short)...)},
+				{"p2", nck, prog, append(pipegenArgs(2, "none"), set(long[2])...)},
+				{"p4", nck, prog, append(pipegenArgs(4, "none"), set(long[4])...)},
+				{"p1long", nck, prog, append(pipegenArgs(1, "none"), set(long[1])...)},
+				{"p1eo", nck, prog, append(pipegenArgs(1, "exactly-once"), set(long[1])...)},
 			}
 		}
 		got := map[string][]measure{}
@@ -218,12 +241,12 @@ func run(events, ckEvents, jsonlEvents uint64, reps int, queries []string, out s
 		res.EventsPerSec = float64(n) / res.P1.Wall
 		res.EventsPerCPU = float64(n) / res.P1.CPU
 		res.HandPerCPU = float64(n) / res.Hand.CPU
-		res.RatioToHand = res.Hand.CPU / res.P1.CPU
+		res.RatioToHand = paired(got["hand"], got["p1"], cpu)
 		res.FlinkPerCore = flink[strings.TrimSuffix(q, "-jsonl")]
-		res.CheckpointCPU = res.P1EO.CPU/res.P1Long.CPU - 1
-		res.CheckpointWall = res.P1EO.Wall/res.P1Long.Wall - 1
-		res.SpeedupP2 = res.P1Long.Wall / res.P2.Wall
-		res.SpeedupP4 = res.P1Long.Wall / res.P4.Wall
+		res.CheckpointCPU = paired(got["p1eo"], got["p1long"], cpu) - 1
+		res.CheckpointWall = paired(got["p1eo"], got["p1long"], wall) - 1
+		res.SpeedupP2 = paired(got["p1long"], got["p2"], wall)
+		res.SpeedupP4 = paired(got["p1long"], got["p4"], wall)
 		rep.Results = append(rep.Results, res)
 		fmt.Fprintf(os.Stderr, "%s: %.2fM events per CPU-second, %.2f of hand-written\n", q, res.EventsPerCPU/1e6, res.RatioToHand)
 	}
@@ -278,6 +301,20 @@ func (r *runner) run(events uint64, bin string, args ...string) (measure, error)
 	return measure{Wall: wall.Seconds(), CPU: cpu.Seconds()}, nil
 }
 
+func cpu(m measure) float64  { return m.CPU }
+func wall(m measure) float64 { return m.Wall }
+
+// paired is the median over the turns of f(num)/f(den), num's and den's
+// runs of the same turn.
+func paired(num, den []measure, f func(measure) float64) float64 {
+	rs := make([]float64, len(num))
+	for i := range num {
+		rs[i] = f(num[i]) / f(den[i])
+	}
+	slices.Sort(rs)
+	return rs[len(rs)/2]
+}
+
 func median(ms []measure) measure {
 	walls, cpus := make([]float64, len(ms)), make([]float64, len(ms))
 	for i, m := range ms {
@@ -291,7 +328,7 @@ func median(ms []measure) measure {
 // table renders the report as a Markdown table.
 func table(rep *Report) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Nexmark, %s events at %s events/s of event time, median of %d runs each, %s\n\n", count(float64(rep.Events)), count(float64(rep.Rate)), rep.Reps, rep.Machine)
+	fmt.Fprintf(&b, "Nexmark, %s events at %s events/s of event time, median of %d runs each (ratios: median of the ratios of the runs taken in turn), %s\n\n", count(float64(rep.Events)), count(float64(rep.Rate)), rep.Reps, rep.Machine)
 	fmt.Fprintf(&b, "| query | events | events/s (p=1) | events per CPU-s (p=1) | hand-written per CPU-s | ratio to hand-written | Flink per core | exactly-once 1s: events | CPU | wall | p=2 / p=1 | p=4 / p=1 |\n")
 	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	fmt.Fprintf(&b, "| generator alone | %s | | %s | | | | | | | | |\n", count(float64(rep.Events)), count(float64(rep.Events)/rep.Generator.CPU))
