@@ -2,7 +2,8 @@ package state
 
 import (
 	"hash/maphash"
-	"unsafe"
+
+	"github.com/pipegen/pipegen/runtime/internal/pages"
 )
 
 // table is the index of a memory state: its live entries by key, in an
@@ -53,30 +54,17 @@ func slotsFor(n int) int {
 }
 
 func (t *table[K, V]) alloc(size int) {
-	t.slots = make([]slot[K, V], size)
-	prefault(t.slots)
+	t.slots = make([]slot[K, V], 0, size)
+	// A table's first access to a slot is a read (is it free?), which
+	// would map a page of zeros and fault again on the write after it
+	// (package pages); in a restore of 5M keys per subtask, the flushes
+	// of the other processors' TLBs that those second faults take were
+	// 15-20% of the CPU.
+	pages.Touch(t.slots)
+	t.slots = t.slots[:size]
 	t.shift = 64
 	for s := size; s > 1; s >>= 1 {
 		t.shift--
-	}
-}
-
-// prefault writes a word of every page of slots, fresh memory from the
-// system, front to back. A table's first access to a slot is a read (is
-// it free?): the system maps a shared page of zeros on the read, and
-// copies it on the write that follows, with a second fault and a flush
-// of the other processors' TLBs (an interrupt each) to take the page of
-// zeros back. Written first, a page takes one fault. In a restore of 5M
-// keys per subtask, the flushes alone were 15-20% of the CPU.
-func prefault[T any](slots []T) {
-	var zero T
-	size := int(unsafe.Sizeof(zero))
-	if size == 0 || len(slots)*size < 1<<20 {
-		return // small: the faults, if any, cost little
-	}
-	step := max(4096/size, 1)
-	for i := 0; i < len(slots); i += step {
-		slots[i] = zero
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/pipegen/pipegen/runtime/internal/intkey"
+	"github.com/pipegen/pipegen/runtime/internal/pages"
 )
 
 // keyIndex finds a key's index in a tumbling window's pane (pane.idx).
@@ -106,8 +107,8 @@ func (x *keyIndex[K]) cover(u int64) bool {
 	}
 	size := min(max(need, 2*old), max(need, limit))
 	dense := make([]int32, size)
-	// get and put read a slot before they write it (see prefault).
-	prefault(dense[:0])
+	// get and put read a slot before they write it (package pages).
+	pages.Touch(dense[:0])
 	if up <= down {
 		copy(dense, x.dense)
 	} else {

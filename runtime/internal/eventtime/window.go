@@ -8,6 +8,7 @@ import (
 
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/intkey"
+	"github.com/pipegen/pipegen/runtime/internal/pages"
 	"github.com/pipegen/pipegen/runtime/state"
 )
 
@@ -88,9 +89,9 @@ type WindowState[K comparable, A any] struct {
 	// capturable is set when the windows may be captured for another
 	// goroutine to encode (CanCapture).
 	capturable bool
-	// accPointers is set when A holds pointers, which the collector
-	// scans a pane's accumulators for up to their capacity (double).
-	accPointers bool
+	// keyPointers and accPointers are set when K and A hold pointers
+	// (strings count): a pane's arrays of them double apart (double).
+	keyPointers, accPointers bool
 	// stampFired is set when firing changes the accumulators (a window
 	// join's records take the emission's group): a window that fires is
 	// then stamped as if it got a record, so that a delta holds it as it
@@ -204,6 +205,7 @@ func NewWindowState[K comparable, A any](a WindowAssigner, lateness int64, merge
 	return &WindowState[K, A]{assign: a, lateness: lateness, merge: merge, wm: MinTime,
 		panes: make(map[int64]*pane[K, A]), ix: newPaneIndex[K, A](a), sessions: make(map[K][]*winEntry[K, A]), epoch: 1,
 		capturable:  a.Kind != Session && pointerFree(reflect.TypeFor[K]()) && pointerFree(reflect.TypeFor[A]()),
+		keyPointers: hasPointers(reflect.TypeFor[K]()),
 		accPointers: hasPointers(reflect.TypeFor[A]()),
 		intKeys:     intkey.Is[K]()}
 }
@@ -392,7 +394,7 @@ func (s *WindowState[K, A]) entryIn(p *pane[K, A], k K, ix bool, sl int32, pos i
 	if !ok {
 		i = int32(len(p.keys))
 		if len(p.keys) == cap(p.keys) && len(p.keys) >= 1024 {
-			p.double(ix, s.accPointers)
+			p.double(ix, s.keyPointers, s.accPointers)
 		}
 		if ix {
 			s.ix.put(sl, k, w.Start, pos, i)
@@ -456,22 +458,25 @@ func (s *WindowState[K, A]) touch(r winRef[K, A]) {
 // mapped only as windows fill them. That halved the page faults of q5
 // (5M events: peak memory 103 MB against 162, CPU 0.81 of append's;
 // examples/nexmark/README.md, q5 on the EPYC machine, has the runs).
-// prefaultAccs is set when the accumulators hold pointers.
-func (p *pane[K, A]) double(ix, prefaultAccs bool) {
-	p.keys = doubled(p.keys)
+// keyPointers and accPointers are set when the keys and the accumulators
+// hold pointers.
+func (p *pane[K, A]) double(ix, keyPointers, accPointers bool) {
+	if keyPointers {
+		p.keys = doubledPointers(p.keys)
+	} else {
+		p.keys = doubled(p.keys)
+	}
 	if ix {
 		p.slots = doubled(p.slots)
 	}
 	p.seqs.double()
-	p.accs = doubled(p.accs)
+	if accPointers {
+		p.accs = doubledPointers(p.accs)
+	} else {
+		p.accs = doubled(p.accs)
+	}
 	if len(p.vers) > 0 {
 		p.vers = doubled(p.vers)
-	}
-	if prefaultAccs {
-		// The collector scans the accumulators up to their capacity:
-		// their pages must not be read before they are written (see
-		// prefault). It does not scan an array without pointers.
-		prefault(p.accs)
 	}
 }
 
@@ -479,6 +484,24 @@ func (p *pane[K, A]) double(ix, prefaultAccs bool) {
 func doubled[T any](x []T) []T {
 	y := make([]T, len(x), 2*len(x))
 	copy(y, x)
+	return y
+}
+
+// doubledPointers is doubled for elements that hold pointers, whose
+// arrays the collector scans up to their capacity and whose copy runs its
+// write barrier, which reads each slot of the destination first: every
+// page of the new array is touched before anything reads it, and the
+// copy goes in pieces that the collector can stop the goroutine between
+// (runtime/internal/pages). Nexmark q8's join, whose pane holds each
+// person's records, had 17% of its samples (20M events, p=1) under the
+// copies of doubling: page faults taken twice in the barrier's reads,
+// and the collector spinning and signalling for the goroutine inside the
+// copy.
+func doubledPointers[T any](x []T) []T {
+	y := make([]T, 0, 2*len(x))
+	pages.Touch(y)
+	y = y[:len(x)]
+	pages.CopyPointers(y, x)
 	return y
 }
 
