@@ -712,6 +712,41 @@ func BenchmarkWindowStateTumbling(b *testing.B) {
 	}
 }
 
+// BenchmarkWindowStateGrow fills one tumbling window with a million keys,
+// one record each, in a state made anew for every iteration: the pane's
+// arrays double some ten times. counts: an int64 per key; records: the
+// key's records in a slice (pointers, as a window join's; the appends
+// keep the collector running while the arrays double, which the copies
+// of arrays of pointers must let it interrupt: runtime/internal/pages).
+func BenchmarkWindowStateGrow(b *testing.B) {
+	const keys = 1_000_000
+	b.Run("counts", func(b *testing.B) {
+		for b.Loop() {
+			s := NewWindowState[int64, int64](WindowAssigner{Kind: Tumbling, Size: 1000}, 0, nil)
+			for k := range int64(keys) {
+				*s.Acc(k, 0, MinTime)++
+			}
+			if s.Len() != keys {
+				b.Fatalf("%d windows, want %d", s.Len(), keys)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/keys, "ns/key")
+	})
+	b.Run("records", func(b *testing.B) {
+		for b.Loop() {
+			s := NewWindowState[int64, []int64](WindowAssigner{Kind: Tumbling, Size: 1000}, 0, nil)
+			for k := range int64(keys) {
+				acc := s.Acc(k, 0, MinTime)
+				*acc = append(*acc, k)
+			}
+			if s.Len() != keys {
+				b.Fatalf("%d windows, want %d", s.Len(), keys)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/keys, "ns/key")
+	})
+}
+
 // BenchmarkWindowStateSlidingSession is the same count in sliding windows
 // of 10s every 1s (10 windows per record) and in sessions with a gap of
 // 100ms, 100 records per key and second.
