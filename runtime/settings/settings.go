@@ -1,7 +1,6 @@
 package settings
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -103,7 +102,7 @@ type Setting struct {
 	Reserved []string
 	// Pattern is what a Name or NodeRef must match, PatternDoc the same in
 	// words.
-	Pattern    *regexp.Regexp
+	Pattern    *Pattern
 	PatternDoc string
 	// Min is the least value of an Int or Float; Max, when not 0, the
 	// largest of an Int.

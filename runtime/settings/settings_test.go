@@ -138,6 +138,11 @@ func TestTable(t *testing.T) {
 			s.Kind == Nodes && s.Nodes == 0:
 			t.Errorf("%s: a %s without its values, pattern or nodes", what, s.Kind)
 		}
+		if s.Pattern != nil && (!s.Pattern.MatchString("a1") || s.Pattern.MatchString("a/b") || s.Pattern.MatchString(strings.Repeat("a", 65))) {
+			// The first match compiles the pattern, and panics when it
+			// does not compile.
+			t.Errorf("%s: pattern %s takes a1, or a/b, or 65 letters", what, s.Pattern)
+		}
 	}
 	for _, kind := range OperatorKinds {
 		if s := Node(Operator, kind, kind); s == nil || !slices.Equal(s.Kinds, []string{kind}) {
