@@ -584,33 +584,18 @@ func (cg *chainGen) loop() {
 			got = append(got, jen.Add(c).Dot(cg.member("emit%s", h)).Call(jen.Op("&").Id("r")))
 		}
 		next := []jen.Code{jen.List(jen.Id("r"), jen.Id("ok")).Op(":=").Add(c).Dot("src").Dot("Next").Call(), jen.Id("ok")}
-		var decl, take jen.Code = jen.Null(), jen.Null()
+		callDefer := jen.Null()
+		if len(cg.callOuts()) > 0 {
+			callDefer = jen.Defer().Add(c).Dot("recoverCall").Call().Comment("a panic names the chain it came from")
+		}
+		poll := jen.If(jen.Id("id").Op(":=").Add(c).Dot("ctl").Dot("Poll").Call(), jen.Id("id").Op(">").Lit(0)).Block(
+			jen.Add(c).Dot("barrier").Call(jen.Id("id")),
+		).Else().If(jen.Id("id").Op("<").Lit(0)).Block(
+			jen.Add(c).Dot("flush").Call(),
+		)
 		if h.Connector == "generator" && !cg.g.opts.Test {
-			// A generator's function is called here, statically, with
-			// the sequence number the source deals out (Take) and
-			// accounts for (Took): Go can inline a small function, where
-			// a call through a function value costs the call and a copy
-			// more (a Nexmark event is 72 bytes: 10-14% of
-			// examples/nexmark's q2 and q7). A record returned by value
-			// is still stored and copied into r once, which the form by
-			// pointer spares.
-			call := jen.List(jen.Id("r"), jen.Id("ok")).Op("=").Add(fn(h.Fn)).Call(jen.Id("seq"))
-			take = jen.Id("ok").Op(":=").False()
-			if h.Fn.Shape == "into" {
-				// The function writes the record into r, field by field
-				// as it makes it: no result stored and copied again
-				// (docs/dsl.md, Records by pointer). r is a zero record
-				// at every call, as the function's contract says.
-				call = jen.Id("ok").Op("=").Add(fn(h.Fn)).Call(jen.Id("seq"), jen.Op("&").Id("r"))
-				take = jen.Add(take).Line().Var().Id("r").Add(typeCode(h.Out))
-			} else {
-				decl = jen.Var().Id("r").Add(typeCode(h.Out))
-			}
-			take = jen.Add(take).Line().If(jen.List(jen.Id("seq"), jen.Id("more")).Op(":=").Add(c).Dot("src").Dot("Take").Call(), jen.Id("more")).Block(
-				call,
-				jen.Id("ok").Op("=").Add(c).Dot("src").Dot("Took").Call(jen.Id("ok")),
-			)
-			next = []jen.Code{jen.Id("ok")}
+			cg.generatorLoop(got, done, idle, callDefer, poll)
+			return
 		}
 		var step jen.Code
 		if h.Timestamps != nil {
@@ -622,23 +607,10 @@ func (cg *chainGen) loop() {
 				Else().If(jen.Add(c).Dot("src").Dot("Done").Call().Op("&&").Add(c).Dot("ctl").Dot("AtEnd").Call()).Block(jen.Break()).
 				Else().Block(jen.Add(c).Dot("flush").Call())
 		}
-		callDefer := jen.Null()
-		if len(cg.callOuts()) > 0 {
-			callDefer = jen.Defer().Add(c).Dot("recoverCall").Call().Comment("a panic names the chain it came from")
-		}
 		f.Func().Params(cg.recv).Id("run").Params().Block(
 			jen.Defer().Add(c).Dot("src").Dot("Recover").Call().Comment("a panic names the record's file and line"),
 			callDefer,
-			decl,
-			jen.For().Block(
-				take,
-				step,
-				jen.If(jen.Id("id").Op(":=").Add(c).Dot("ctl").Dot("Poll").Call(), jen.Id("id").Op(">").Lit(0)).Block(
-					jen.Add(c).Dot("barrier").Call(jen.Id("id")),
-				).Else().If(jen.Id("id").Op("<").Lit(0)).Block(
-					jen.Add(c).Dot("flush").Call(),
-				),
-			),
+			jen.For().Block(step, poll),
 			jen.Add(c).Dot("end").Call(),
 		)
 		return
@@ -1420,4 +1392,80 @@ func typeSize(t *ir.Type) (int64, bool) {
 		return sum, true
 	}
 	return 0, false
+}
+
+// generatorLoop emits the run method of a generator source's chain. The
+// source deals out runs of sequence numbers that need nothing of it in
+// between (TakeRun); the chain calls the generate function for each,
+// statically, and accounts for the records of a run together (TookRun),
+// before a barrier and at the run's end: a call per record to take a
+// number and another to account for it were a tenth of examples/nexmark's
+// q2. A static call lets Go inline a small function, where a call through
+// a function value costs the call and a copy more (a Nexmark event is 72
+// bytes: 10-14% of q2 and q7). A record returned by value is still stored
+// and copied into r once, which the form by pointer spares. got emits
+// one record; done and idle are what the chain does when the source has
+// no run for it, because its input has ended or not now; poll looks for
+// a barrier then.
+func (cg *chainGen) generatorLoop(got, done, idle []jen.Code, callDefer, poll jen.Code) {
+	h, f := cg.c.head, cg.f
+	c := jen.Id("c")
+	src := jen.Add(c).Dot("src")
+	var decl jen.Code = jen.Null()
+	var call []jen.Code
+	if h.Fn.Shape == "into" {
+		// The function writes the record into r, field by field as it
+		// makes it: no result stored and copied again (docs/dsl.md,
+		// Records by pointer). r is a zero record at every call, as the
+		// function's contract says.
+		call = []jen.Code{
+			jen.Var().Id("r").Add(typeCode(h.Out)),
+			jen.Add(src).Dot("At").Call(jen.Id("seq")).Comment("a panic names it"),
+			jen.If(jen.Op("!").Add(fn(h.Fn)).Call(jen.Id("seq"), jen.Op("&").Id("r"))).Block(jen.Break()),
+		}
+	} else {
+		decl = jen.Var().Id("r").Add(typeCode(h.Out))
+		call = []jen.Code{
+			jen.Add(src).Dot("At").Call(jen.Id("seq")).Comment("a panic names it"),
+			jen.Var().Id("ok").Bool(),
+			jen.If(jen.List(jen.Id("r"), jen.Id("ok")).Op("=").Add(fn(h.Fn)).Call(jen.Id("seq")), jen.Op("!").Id("ok")).Block(jen.Break()),
+		}
+	}
+	record := append(call, jen.Id("seq").Op("++"), jen.Id("took").Op("++"))
+	record = append(record, got...)
+	record = append(record, jen.If(jen.Id("id").Op(":=").Add(c).Dot("ctl").Dot("Poll").Call(), jen.Id("id").Op("!=").Lit(0)).Block(
+		jen.Add(src).Dot("TookRun").Call(jen.Id("took")).Comment("the records before a barrier count as emitted"),
+		jen.Id("took").Op("=").Lit(0),
+		jen.If(jen.Id("id").Op(">").Lit(0)).Block(
+			jen.Add(c).Dot("barrier").Call(jen.Id("id")),
+		).Else().Block(
+			jen.Add(c).Dot("flush").Call(),
+		),
+	))
+	none := []jen.Code{jen.If(jen.Add(src).Dot("Done").Call()).Block(done...).Else().Block(idle...)}
+	if h.Timestamps == nil {
+		none = []jen.Code{
+			jen.If(jen.Add(src).Dot("Done").Call().Op("&&").Add(c).Dot("ctl").Dot("AtEnd").Call()).Block(jen.Break()),
+			jen.Add(c).Dot("flush").Call(),
+		}
+	}
+	f.Comment("The generator's sequence numbers come in runs (TakeRun), whose records are")
+	f.Comment("accounted for together (TookRun), before a barrier and at the run's end.")
+	f.Func().Params(cg.recv).Id("run").Params().Block(
+		jen.Defer().Add(src).Dot("Recover").Call().Comment("a panic names the record's file and line"),
+		callDefer,
+		decl,
+		jen.For().Block(
+			jen.List(jen.Id("seq"), jen.Id("n")).Op(":=").Add(src).Dot("TakeRun").Call(),
+			jen.If(jen.Id("n").Op("==").Lit(0)).Block(none...),
+			jen.Id("took").Op(":=").Uint64().Call(jen.Lit(0)),
+			jen.For(jen.Empty(), jen.Id("n").Op(">").Lit(0), jen.Id("n").Op("--")).Block(record...),
+			jen.Add(src).Dot("TookRun").Call(jen.Id("took")),
+			jen.If(jen.Id("n").Op(">").Lit(0)).Block(
+				jen.Add(src).Dot("NoRecord").Call().Comment("none for seq: the function has ended, or seq is skipped"),
+			),
+			poll,
+		),
+		jen.Add(c).Dot("end").Call(),
+	)
 }

@@ -13,11 +13,11 @@ import (
 	"time"
 )
 
-// This code was generated for version 4 of the runtime's contract; a runtime
+// This code was generated for version 5 of the runtime's contract; a runtime
 // that cannot run it fails to compile here.
 const (
-	_ = runtime.EnforceVersion(4 - runtime.MinGenVersion)
-	_ = runtime.EnforceVersion(runtime.GenVersion - 4)
+	_ = runtime.EnforceVersion(5 - runtime.MinGenVersion)
+	_ = runtime.EnforceVersion(runtime.GenVersion - 5)
 )
 
 // RunBusiest runs the stream pipeline busiest, compiled by pipegen from the
@@ -127,22 +127,43 @@ func pipegenBusiestNewDemoChain(j *runtime.Job, sub int, demoToLongest *runtime.
 // records it injects the checkpoint barriers the coordinator asks for; it hands
 // partial batches downstream when nothing can be read now, and at least every
 // runtime.Linger.
+// The generator's sequence numbers come in runs (TakeRun), whose records are
+// accounted for together (TookRun), before a barrier and at the run's end.
 func (c *pipegenBusiestDemoChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	defer c.recoverCall() // a panic names the chain it came from
 	var r View
 	for {
-		ok := false
-		if seq, more := c.src.Take(); more {
-			r, ok = DemoView(seq)
-			ok = c.src.Took(ok)
-		}
-		if ok {
-			c.emitDemo(&r)
-		} else if c.src.Done() && c.ctl.AtEnd() {
-			break
-		} else {
+		seq, n := c.src.TakeRun()
+		if n == 0 {
+			if c.src.Done() && c.ctl.AtEnd() {
+				break
+			}
 			c.flush()
+		}
+		took := uint64(0)
+		for ; n > 0; n-- {
+			c.src.At(seq) // a panic names it
+			var ok bool
+			if r, ok = DemoView(seq); !ok {
+				break
+			}
+			seq++
+			took++
+			c.emitDemo(&r)
+			if id := c.ctl.Poll(); id != 0 {
+				c.src.TookRun(took) // the records before a barrier count as emitted
+				took = 0
+				if id > 0 {
+					c.barrier(id)
+				} else {
+					c.flush()
+				}
+			}
+		}
+		c.src.TookRun(took)
+		if n > 0 {
+			c.src.NoRecord() // none for seq: the function has ended, or seq is skipped
 		}
 		if id := c.ctl.Poll(); id > 0 {
 			c.barrier(id)

@@ -199,35 +199,56 @@ func newOrdersChain(j *runtime.Job, sub int, taxedToPerWindow *runtime.Out[runti
 // runtime.Linger.
 // Every record gets its event time; the watermark follows the records, at fixed
 // record counts, so that it falls at the same places in every run.
+// The generator's sequence numbers come in runs (TakeRun), whose records are
+// accounted for together (TookRun), before a barrier and at the run's end.
 func (c *ordersChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	defer c.recoverCall() // a panic names the chain it came from
 	for {
-		ok := false
-		var r orders.Order
-		if seq, more := c.src.Take(); more {
-			ok = orders.Next(seq, &r)
-			ok = c.src.Took(ok)
+		seq, n := c.src.TakeRun()
+		if n == 0 {
+			if c.src.Done() {
+				if w, ok := c.wm.Finish(); ok {
+					c.watermark(w) // the end of time: every window fires
+				}
+				if c.ctl.AtEnd() {
+					break
+				}
+				c.flush()
+			} else {
+				if w, ok := c.wm.Pending(); ok {
+					c.watermark(w) // nothing to read now: event time goes on
+				}
+				c.flush()
+			}
 		}
-		if ok {
+		took := uint64(0)
+		for ; n > 0; n-- {
+			var r orders.Order
+			c.src.At(seq) // a panic names it
+			if !orders.Next(seq, &r) {
+				break
+			}
+			seq++
+			took++
 			ts := orders.OrderTime(&r)
 			c.emitOrders(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
-		} else if c.src.Done() {
-			if w, ok := c.wm.Finish(); ok {
-				c.watermark(w) // the end of time: every window fires
+			if id := c.ctl.Poll(); id != 0 {
+				c.src.TookRun(took) // the records before a barrier count as emitted
+				took = 0
+				if id > 0 {
+					c.barrier(id)
+				} else {
+					c.flush()
+				}
 			}
-			if c.ctl.AtEnd() {
-				break
-			}
-			c.flush()
-		} else {
-			if w, ok := c.wm.Pending(); ok {
-				c.watermark(w) // nothing to read now: event time goes on
-			}
-			c.flush()
+		}
+		c.src.TookRun(took)
+		if n > 0 {
+			c.src.NoRecord() // none for seq: the function has ended, or seq is skipped
 		}
 		if id := c.ctl.Poll(); id > 0 {
 			c.barrier(id)

@@ -125,22 +125,43 @@ func newNumbersChain(j *runtime.Job, sub int, numbersToSums *runtime.Out[int64],
 // records it injects the checkpoint barriers the coordinator asks for; it hands
 // partial batches downstream when nothing can be read now, and at least every
 // runtime.Linger.
+// The generator's sequence numbers come in runs (TakeRun), whose records are
+// accounted for together (TookRun), before a barrier and at the run's end.
 func (c *numbersChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	defer c.recoverCall() // a panic names the chain it came from
 	var r int64
 	for {
-		ok := false
-		if seq, more := c.src.Take(); more {
-			r, ok = p.Next(seq)
-			ok = c.src.Took(ok)
-		}
-		if ok {
-			c.emitNumbers(&r)
-		} else if c.src.Done() && c.ctl.AtEnd() {
-			break
-		} else {
+		seq, n := c.src.TakeRun()
+		if n == 0 {
+			if c.src.Done() && c.ctl.AtEnd() {
+				break
+			}
 			c.flush()
+		}
+		took := uint64(0)
+		for ; n > 0; n-- {
+			c.src.At(seq) // a panic names it
+			var ok bool
+			if r, ok = p.Next(seq); !ok {
+				break
+			}
+			seq++
+			took++
+			c.emitNumbers(&r)
+			if id := c.ctl.Poll(); id != 0 {
+				c.src.TookRun(took) // the records before a barrier count as emitted
+				took = 0
+				if id > 0 {
+					c.barrier(id)
+				} else {
+					c.flush()
+				}
+			}
+		}
+		c.src.TookRun(took)
+		if n > 0 {
+			c.src.NoRecord() // none for seq: the function has ended, or seq is skipped
 		}
 		if id := c.ctl.Poll(); id > 0 {
 			c.barrier(id)

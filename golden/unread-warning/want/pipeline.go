@@ -126,35 +126,57 @@ func newWordsChain(j *runtime.Job, sub int, wordsToCounts *runtime.Out[runtime.T
 // runtime.Linger.
 // Every record gets its event time; the watermark follows the records, at fixed
 // record counts, so that it falls at the same places in every run.
+// The generator's sequence numbers come in runs (TakeRun), whose records are
+// accounted for together (TookRun), before a barrier and at the run's end.
 func (c *wordsChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	defer c.recoverCall() // a panic names the chain it came from
 	var r string
 	for {
-		ok := false
-		if seq, more := c.src.Take(); more {
-			r, ok = unread.Words(seq)
-			ok = c.src.Took(ok)
+		seq, n := c.src.TakeRun()
+		if n == 0 {
+			if c.src.Done() {
+				if w, ok := c.wm.Finish(); ok {
+					c.watermark(w) // the end of time: every window fires
+				}
+				if c.ctl.AtEnd() {
+					break
+				}
+				c.flush()
+			} else {
+				if w, ok := c.wm.Pending(); ok {
+					c.watermark(w) // nothing to read now: event time goes on
+				}
+				c.flush()
+			}
 		}
-		if ok {
+		took := uint64(0)
+		for ; n > 0; n-- {
+			c.src.At(seq) // a panic names it
+			var ok bool
+			if r, ok = unread.Words(seq); !ok {
+				break
+			}
+			seq++
+			took++
 			ts := unread.WordTime(r)
 			c.emitWords(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
-		} else if c.src.Done() {
-			if w, ok := c.wm.Finish(); ok {
-				c.watermark(w) // the end of time: every window fires
+			if id := c.ctl.Poll(); id != 0 {
+				c.src.TookRun(took) // the records before a barrier count as emitted
+				took = 0
+				if id > 0 {
+					c.barrier(id)
+				} else {
+					c.flush()
+				}
 			}
-			if c.ctl.AtEnd() {
-				break
-			}
-			c.flush()
-		} else {
-			if w, ok := c.wm.Pending(); ok {
-				c.watermark(w) // nothing to read now: event time goes on
-			}
-			c.flush()
+		}
+		c.src.TookRun(took)
+		if n > 0 {
+			c.src.NoRecord() // none for seq: the function has ended, or seq is skipped
 		}
 		if id := c.ctl.Poll(); id > 0 {
 			c.barrier(id)
@@ -304,21 +326,42 @@ func newSpareChain(j *runtime.Job, sub int) *spareChain {
 // records it injects the checkpoint barriers the coordinator asks for; it hands
 // partial batches downstream when nothing can be read now, and at least every
 // runtime.Linger.
+// The generator's sequence numbers come in runs (TakeRun), whose records are
+// accounted for together (TookRun), before a barrier and at the run's end.
 func (c *spareChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	var r string
 	for {
-		ok := false
-		if seq, more := c.src.Take(); more {
-			r, ok = unread.Words(seq)
-			ok = c.src.Took(ok)
-		}
-		if ok {
-			c.emitSpare(&r)
-		} else if c.src.Done() && c.ctl.AtEnd() {
-			break
-		} else {
+		seq, n := c.src.TakeRun()
+		if n == 0 {
+			if c.src.Done() && c.ctl.AtEnd() {
+				break
+			}
 			c.flush()
+		}
+		took := uint64(0)
+		for ; n > 0; n-- {
+			c.src.At(seq) // a panic names it
+			var ok bool
+			if r, ok = unread.Words(seq); !ok {
+				break
+			}
+			seq++
+			took++
+			c.emitSpare(&r)
+			if id := c.ctl.Poll(); id != 0 {
+				c.src.TookRun(took) // the records before a barrier count as emitted
+				took = 0
+				if id > 0 {
+					c.barrier(id)
+				} else {
+					c.flush()
+				}
+			}
+		}
+		c.src.TookRun(took)
+		if n > 0 {
+			c.src.NoRecord() // none for seq: the function has ended, or seq is skipped
 		}
 		if id := c.ctl.Poll(); id > 0 {
 			c.barrier(id)

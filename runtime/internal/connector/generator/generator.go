@@ -31,10 +31,10 @@ const maxGeneratorLag = time.Second
 // had not reached when others had), then goes on with its blocks from
 // where the old subtasks stopped (rescale.go).
 type Source[T any] struct {
-	// The pads keep the fields that Take and Took write at every record
-	// (seq, left, last, uncounted, n) off the cache lines of the objects
-	// allocated next to the source, another subtask's source among them,
-	// whose goroutine runs on another core (false sharing).
+	// The pads keep the fields that At, TakeRun and TookRun write at every
+	// record or run (seq, left, last, uncounted, n) off the cache lines of
+	// the objects allocated next to the source, another subtask's source
+	// among them, whose goroutine runs on another core (false sharing).
 	_       [64]byte
 	name    string
 	fn      func(seq uint64) (T, bool)
@@ -132,89 +132,100 @@ func (s *Source[T]) Next() (rec T, ok bool) {
 
 // NextInto is Next into rec, for callers that hold the function only
 // as a value (tests, Next). Generated chains call the function
-// themselves, between Take and Took: a static call that Go can inline
-// writes the record straight into the chain's variable, where a call
-// through s.fn returns it on the stack to be copied (a Nexmark event is
-// 72 bytes). rec holds no record when it returns false.
+// themselves, for the numbers of TakeRun: a static call that Go can
+// inline writes the record straight into the chain's variable, where a
+// call through s.fn returns it on the stack to be copied (a Nexmark
+// event is 72 bytes). rec holds no record when it returns false.
 func (s *Source[T]) NextInto(rec *T) bool {
 	for {
-		seq, ok := s.Take()
-		if !ok {
+		seq, n := s.TakeRun()
+		if n == 0 {
 			return false
 		}
-		*rec, ok = s.fn(seq)
-		if s.Took(ok) {
+		var ok bool
+		if *rec, ok = s.fn(seq); ok {
+			s.TookRun(1)
 			return true
 		}
+		s.NoRecord()
 		if s.done {
 			return false
 		}
 	}
 }
 
-// Take returns the sequence number to call the function for next; false
-// when there is none now: the function has ended, the job drains, or
-// with a rate the next record is not due yet. The caller calls the
-// function for it and then Took, before anything else of the source.
+// TakeRun returns the sequence numbers to call the function for next: n
+// of them from seq, in order, between which the source has nothing to
+// do; 0 when there is none now: the function has ended, the job drains,
+// or with a rate the next record is not due yet. The caller calls the
+// function for them one after the other and accounts for those that gave
+// a record with TookRun, before a barrier and at the run's end; for a
+// number the function gave no record for, with NoRecord, which ends the
+// run. At and Recover name the number a panic came from.
 //
-// Whether the job drains (checkpoint.SourceCtl.Draining) is not looked
-// at for every record: countNow does, every connector.CountEvery records
-// and whenever the source waits, and from then on Take returns false
-// (Done reports it at once).
-func (s *Source[T]) Take() (uint64, bool) {
+// A run ends where the subtask's block does, where the progress count
+// is due (whether the job drains, checkpoint.SourceCtl.Draining, is
+// looked at then, every connector.CountEvery records, and whenever the
+// source waits; from then on TakeRun returns 0 and Done reports it), and
+// after one number with a rate or while numbers are pending after a
+// rescale. The chain's loop over a run costs a counter where a call per
+// record to take a number and another to account for it cost Nexmark q2
+// a tenth of its CPU.
+func (s *Source[T]) TakeRun() (seq, n uint64) {
 	if s.done || s.drained || s.interval > 0 || len(s.pending) > 0 {
 		return s.takeSlow()
 	}
-	s.last = s.seq // a panic from here to the next Take names it
-	return s.seq, true
+	s.last = s.seq
+	return s.seq, min(s.left, uint64(connector.CountEvery-s.uncounted))
 }
 
-func (s *Source[T]) takeSlow() (uint64, bool) {
+func (s *Source[T]) takeSlow() (uint64, uint64) {
 	if s.done || s.drained {
 		s.countNow() // what was read after the drain was seen
-		return 0, false
+		return 0, 0
 	}
 	if s.interval > 0 && !s.due() {
-		return 0, false
+		return 0, 0
 	}
 	s.last = s.Seq()
-	return s.last, true
+	return s.last, 1
 }
 
-// Took accounts for the sequence number Take returned, ok when the
-// function gave a record for it: then the record counts as emitted (the
-// source's position in a checkpoint is after it) and Took returns true.
-// When the function gave none, the number was one of those pending after
-// a rescale and is skipped, or the function has ended (Done).
-func (s *Source[T]) Took(ok bool) bool {
-	if !ok || len(s.pending) > 0 {
-		return s.tookSlow(ok)
+// At records that the chain calls the function for sequence number seq,
+// so that a panic until the next At names it (Recover).
+func (s *Source[T]) At(seq uint64) { s.last = seq }
+
+// TookRun accounts for the first n numbers of the run TakeRun returned,
+// or of what is left of it after an earlier TookRun, each of which gave
+// a record: the records count as emitted (the source's position in a
+// checkpoint is after them).
+func (s *Source[T]) TookRun(n uint64) {
+	if n == 0 {
+		return
 	}
-	if s.left--; s.left > 0 {
-		s.seq++
-	} else {
+	if len(s.pending) > 0 { // a run of one
+		s.passPending()
+		s.counted(1)
+		return
+	}
+	s.seq += n
+	if s.left -= n; s.left == 0 {
 		s.nextBlock()
 	}
-	s.counted()
-	return true
+	s.counted(n)
 }
 
-func (s *Source[T]) tookSlow(ok bool) bool {
+// NoRecord accounts for the number after those TookRun accounted for,
+// which the function gave no record for: one of those pending after a
+// rescale, which is skipped, or the function has ended (Done).
+func (s *Source[T]) NoRecord() {
 	if len(s.pending) > 0 {
-		if s.pending[0].n--; s.pending[0].n == 0 {
-			s.pending = s.pending[1:]
-		} else {
-			s.pending[0].from++
-		}
-		if ok {
-			s.counted()
-		}
-		return ok
+		s.passPending()
+		return
 	}
 	s.done = true
 	s.chain.InputEnded()
 	s.countNow()
-	return false
 }
 
 // nextBlock moves to the first number of the subtask's next block.
@@ -224,10 +235,20 @@ func (s *Source[T]) nextBlock() {
 	s.left = s.prog.size(s.round)
 }
 
-// counted counts a record returned.
-func (s *Source[T]) counted() {
-	s.n++
-	if s.uncounted++; s.uncounted == connector.CountEvery {
+// passPending moves past the first pending number.
+func (s *Source[T]) passPending() {
+	if s.pending[0].n--; s.pending[0].n == 0 {
+		s.pending = s.pending[1:]
+	} else {
+		s.pending[0].from++
+	}
+}
+
+// counted counts n records returned: never more than take the count to
+// connector.CountEvery (TakeRun).
+func (s *Source[T]) counted(n uint64) {
+	s.n += int64(n)
+	if s.uncounted += int(n); s.uncounted >= connector.CountEvery {
 		s.countNow()
 		s.checkCancel()
 	}

@@ -2,6 +2,7 @@ package generator
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -182,4 +183,78 @@ func TestGeneratorDrain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readRun reads up to limit records as a generated chain does: a run from
+// TakeRun, the function called for each of its numbers after At, TookRun
+// for those that gave a record in pieces of random sizes (as a barrier
+// in the middle of a run has it), NoRecord for a number without one,
+// which ends the run. more is false when the source had no run.
+func readRun(s *Source[uint64], rng *rand.Rand, limit int) (got []uint64, more bool) {
+	seq, n := s.TakeRun()
+	if n == 0 {
+		return nil, false
+	}
+	took := uint64(0)
+	for ; n > 0 && len(got) < limit; n-- {
+		s.At(seq)
+		r, ok := s.fn(seq)
+		if !ok {
+			s.TookRun(took)
+			s.NoRecord()
+			return got, true
+		}
+		got = append(got, r)
+		seq++
+		if took++; rng.IntN(8) == 0 {
+			s.TookRun(took)
+			took = 0
+		}
+	}
+	s.TookRun(took)
+	return got, true
+}
+
+// TestGeneratorRuns reads every subtask in runs (readRun) and checks that
+// it gets the records Next gives, in order, that the progress count has
+// every record, and that a run stops at the progress count's turn.
+func TestGeneratorRuns(t *testing.T) {
+	const n = 5*connector.CountEvery + 77
+	rng := rand.New(rand.NewPCG(1, 2))
+	j := generatorJob(t, 3, "")
+	jn := generatorJob(t, 3, "")
+	for sub := range 3 {
+		g := NewSource(j, 0, sub, upTo(n))
+		var got []uint64
+		for {
+			if seq, n := g.TakeRun(); n > 0 && uint64(g.uncounted)+n > connector.CountEvery {
+				t.Fatalf("subtask %d: a run of %d from %d with %d records uncounted goes past the count's turn", sub, n, seq, g.uncounted)
+			}
+			rec, more := readRun(g, rng, 1+rng.IntN(3000))
+			got = append(got, rec...)
+			if !more {
+				break
+			}
+		}
+		want := connectortest.ReadAll[uint64](NewSource(jn, 0, sub, upTo(n)))
+		if !slices.Equal(got, want) {
+			t.Errorf("subtask %d: %d records in runs, %d by Next; first difference at %d", sub, len(got), len(want), mismatch(got, want))
+		}
+		if !g.Done() {
+			t.Errorf("subtask %d: not done after the end", sub)
+		}
+	}
+	if got := j.Ckpt().RecordsRead(); got != n {
+		t.Errorf("progress counted %d records, want %d", got, n)
+	}
+}
+
+// mismatch is the first index where a and b differ.
+func mismatch(a, b []uint64) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
 }

@@ -7,7 +7,7 @@ import (
 
 // TestSourcePadded checks that a source's fields have a cache line of
 // padding on each side: the sources of a stage's subtasks are allocated
-// side by side, and Take and Took write some of the fields at every record,
+// side by side, and At and TookRun write some of the fields at every record,
 // which another subtask's fields, read at every record on another core,
 // must not share a cache line with.
 func TestSourcePadded(t *testing.T) {

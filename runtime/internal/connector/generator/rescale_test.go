@@ -47,7 +47,21 @@ func TestRescaleExactlyOnce(t *testing.T) {
 		}
 		for round := 0; ; round++ {
 			for _, s := range subs {
-				for range rng.IntN(int(n)/4 + 1) {
+				budget := rng.IntN(int(n)/4 + 1)
+				if rng.IntN(2) == 0 {
+					// As a generated chain reads: in runs.
+					for budget > 0 {
+						got, more := readRun(s, rng, budget)
+						for _, seq := range got {
+							seen[seq]++
+						}
+						if budget -= len(got); !more {
+							break
+						}
+					}
+					continue
+				}
+				for range budget {
 					seq, ok := s.Next()
 					if !ok {
 						break
