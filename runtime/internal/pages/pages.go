@@ -45,12 +45,13 @@ func Touch[T any](s []T) {
 const copyPiece = 64 << 10
 
 // CopyPointers is copy for elements that hold pointers, for a dst that
-// does not overlap src, best with its pages touched first (Touch). Go copies such an array inside the runtime,
-// where a goroutine cannot be stopped: a collector that wants to scan its
-// stack meanwhile spins and signals it until the copy ends, on another
-// core. A copy of tens of megabytes (a window's accumulators doubling)
-// held the collector so for milliseconds at a time; in pieces, the
-// goroutine can stop between two of them.
+// does not overlap src, best with its pages touched first (Touch). Go
+// copies such an array inside the runtime, where a goroutine cannot be
+// stopped: a collector that wants to scan its stack meanwhile spins and
+// signals it until the copy ends, on another core. A copy of tens of
+// megabytes (a window's accumulators doubling) held the collector so for
+// milliseconds at a time; in pieces, the goroutine can stop between two
+// of them.
 func CopyPointers[T any](dst, src []T) int {
 	n := min(len(dst), len(src))
 	step := max(1, copyPiece/int(unsafe.Sizeof(*new(T))))
