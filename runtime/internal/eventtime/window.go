@@ -461,20 +461,12 @@ func (s *WindowState[K, A]) touch(r winRef[K, A]) {
 // keyPointers and accPointers are set when the keys and the accumulators
 // hold pointers.
 func (p *pane[K, A]) double(ix, keyPointers, accPointers bool) {
-	if keyPointers {
-		p.keys = doubledPointers(p.keys)
-	} else {
-		p.keys = doubled(p.keys)
-	}
+	p.keys = doubledAs(p.keys, keyPointers)
 	if ix {
 		p.slots = doubled(p.slots)
 	}
 	p.seqs.double()
-	if accPointers {
-		p.accs = doubledPointers(p.accs)
-	} else {
-		p.accs = doubled(p.accs)
-	}
+	p.accs = doubledAs(p.accs, accPointers)
 	if len(p.vers) > 0 {
 		p.vers = doubled(p.vers)
 	}
@@ -485,6 +477,15 @@ func doubled[T any](x []T) []T {
 	y := make([]T, len(x), 2*len(x))
 	copy(y, x)
 	return y
+}
+
+// doubledAs is doubledPointers for elements that hold pointers, else
+// doubled.
+func doubledAs[T any](x []T, pointers bool) []T {
+	if pointers {
+		return doubledPointers(x)
+	}
+	return doubled(x)
 }
 
 // doubledPointers is doubled for elements that hold pointers, whose
