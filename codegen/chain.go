@@ -1405,8 +1405,8 @@ func typeSize(t *ir.Type) (int64, bool) {
 // bytes: 10-14% of q2 and q7). A record returned by value is still stored
 // and copied into r once, which the form by pointer spares. got emits
 // one record; done and idle are what the chain does when the source has
-// no run for it, because its input has ended or not now; poll looks for
-// a barrier then.
+// no run for it, because its input has ended or not now, before poll
+// looks for a barrier (within a run, each record is followed by a look).
 func (cg *chainGen) generatorLoop(got, done, idle []jen.Code, callDefer, poll jen.Code) {
 	h, f := cg.c.head, cg.f
 	c := jen.Id("c")
@@ -1457,14 +1457,13 @@ func (cg *chainGen) generatorLoop(got, done, idle []jen.Code, callDefer, poll je
 		decl,
 		jen.For().Block(
 			jen.List(jen.Id("seq"), jen.Id("n")).Op(":=").Add(src).Dot("TakeRun").Call(),
-			jen.If(jen.Id("n").Op("==").Lit(0)).Block(none...),
+			jen.If(jen.Id("n").Op("==").Lit(0)).Block(append(none, poll, jen.Continue())...),
 			jen.Id("took").Op(":=").Uint64().Call(jen.Lit(0)),
 			jen.For(jen.Empty(), jen.Id("n").Op(">").Lit(0), jen.Id("n").Op("--")).Block(record...),
 			jen.Add(src).Dot("TookRun").Call(jen.Id("took")),
 			jen.If(jen.Id("n").Op(">").Lit(0)).Block(
 				jen.Add(src).Dot("NoRecord").Call().Comment("none for seq: the function has ended, or seq is skipped"),
 			),
-			poll,
 		),
 		jen.Add(c).Dot("end").Call(),
 	)

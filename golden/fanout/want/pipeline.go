@@ -140,6 +140,12 @@ func (c *ordersChain) run() {
 				break
 			}
 			c.flush()
+			if id := c.ctl.Poll(); id > 0 {
+				c.barrier(id)
+			} else if id < 0 {
+				c.flush()
+			}
+			continue
 		}
 		took := uint64(0)
 		for ; n > 0; n-- {
@@ -164,11 +170,6 @@ func (c *ordersChain) run() {
 		c.src.TookRun(took)
 		if n > 0 {
 			c.src.NoRecord() // none for seq: the function has ended, or seq is skipped
-		}
-		if id := c.ctl.Poll(); id > 0 {
-			c.barrier(id)
-		} else if id < 0 {
-			c.flush()
 		}
 	}
 	c.end()

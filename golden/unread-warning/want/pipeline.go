@@ -149,6 +149,12 @@ func (c *wordsChain) run() {
 				}
 				c.flush()
 			}
+			if id := c.ctl.Poll(); id > 0 {
+				c.barrier(id)
+			} else if id < 0 {
+				c.flush()
+			}
+			continue
 		}
 		took := uint64(0)
 		for ; n > 0; n-- {
@@ -177,11 +183,6 @@ func (c *wordsChain) run() {
 		c.src.TookRun(took)
 		if n > 0 {
 			c.src.NoRecord() // none for seq: the function has ended, or seq is skipped
-		}
-		if id := c.ctl.Poll(); id > 0 {
-			c.barrier(id)
-		} else if id < 0 {
-			c.flush()
 		}
 	}
 	c.end()
@@ -338,6 +339,12 @@ func (c *spareChain) run() {
 				break
 			}
 			c.flush()
+			if id := c.ctl.Poll(); id > 0 {
+				c.barrier(id)
+			} else if id < 0 {
+				c.flush()
+			}
+			continue
 		}
 		took := uint64(0)
 		for ; n > 0; n-- {
@@ -362,11 +369,6 @@ func (c *spareChain) run() {
 		c.src.TookRun(took)
 		if n > 0 {
 			c.src.NoRecord() // none for seq: the function has ended, or seq is skipped
-		}
-		if id := c.ctl.Poll(); id > 0 {
-			c.barrier(id)
-		} else if id < 0 {
-			c.flush()
 		}
 	}
 	c.end()

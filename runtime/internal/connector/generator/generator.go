@@ -31,10 +31,10 @@ const maxGeneratorLag = time.Second
 // had not reached when others had), then goes on with its blocks from
 // where the old subtasks stopped (rescale.go).
 type Source[T any] struct {
-	// The pads keep the fields that At, TakeRun and TookRun write at every
-	// record or run (seq, left, last, uncounted, n) off the cache lines of
-	// the objects allocated next to the source, another subtask's source
-	// among them, whose goroutine runs on another core (false sharing).
+	// The pads keep the fields that At and TookRun write at every record
+	// or run (seq, left, last, uncounted, n) off the cache lines of the
+	// objects allocated next to the source, another subtask's source among
+	// them, whose goroutine runs on another core (false sharing).
 	_       [64]byte
 	name    string
 	fn      func(seq uint64) (T, bool)
@@ -50,7 +50,7 @@ type Source[T any] struct {
 	psub  uint64
 	round uint64
 	left  uint64
-	// last is the sequence number of the record returned last.
+	// last is the sequence number the function was called for last (At).
 	last uint64
 	done bool
 	// drained latches SourceCtl.Draining, seen by countNow.
@@ -142,6 +142,7 @@ func (s *Source[T]) NextInto(rec *T) bool {
 		if n == 0 {
 			return false
 		}
+		s.At(seq)
 		var ok bool
 		if *rec, ok = s.fn(seq); ok {
 			s.TookRun(1)
@@ -175,7 +176,6 @@ func (s *Source[T]) TakeRun() (seq, n uint64) {
 	if s.done || s.drained || s.interval > 0 || len(s.pending) > 0 {
 		return s.takeSlow()
 	}
-	s.last = s.seq
 	return s.seq, min(s.left, uint64(connector.CountEvery-s.uncounted))
 }
 
@@ -187,8 +187,7 @@ func (s *Source[T]) takeSlow() (uint64, uint64) {
 	if s.interval > 0 && !s.due() {
 		return 0, 0
 	}
-	s.last = s.Seq()
-	return s.last, 1
+	return s.Seq(), 1
 }
 
 // At records that the chain calls the function for sequence number seq,
