@@ -10,14 +10,6 @@ import (
 
 const hex = "0123456789abcdef"
 
-// safe marks the ASCII bytes a JSON string holds as they are.
-var safe = func() (s [utf8.RuneSelf]bool) {
-	for c := range utf8.RuneSelf {
-		s[c] = c >= 0x20 && c != '"' && c != '\\'
-	}
-	return s
-}()
-
 // AppendString appends s as a JSON string, as encoding/json writes it
 // with HTML escaping off: invalid UTF-8 as \ufffd, U+2028 and U+2029
 // escaped.
@@ -25,11 +17,10 @@ func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i += plainPrefixString(s[i:]); i == len(s) {
+			break
+		}
 		if c := s[i]; c < utf8.RuneSelf {
-			if safe[c] {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '\\', '"':

@@ -146,9 +146,7 @@ func (s *Scanner) str() []byte {
 	d := s.data
 	for i := start; i < len(d); i++ {
 		// Most bytes of most strings need no look: skip them fast.
-		for i < len(d) && plain[d[i]] {
-			i++
-		}
+		i += plainPrefix(d[i:])
 		if i == len(d) {
 			break
 		}
