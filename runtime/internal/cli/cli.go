@@ -39,6 +39,7 @@ type Program struct {
 
 // Main is the generated program's command line. It never returns.
 func Main(p Program) {
+	keepHeapFloor() // the process is the job's: Run leaves the user's own alone
 	os.Exit(run(p, os.Args[1:], os.Stdout, os.Stderr, notify()))
 }
 
