@@ -1,0 +1,75 @@
+package eventtime
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestTimerHeapOrder pushes and pops timers in random interleavings and
+// checks that they come out by (at, seq), against a sorted list.
+func TestTimerHeapOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for round := range 200 {
+		var h timerHeap
+		var want []timerEntry
+		seq := uint64(0)
+		for range r.IntN(3000) {
+			if len(h) > 0 && r.IntN(3) == 0 {
+				slices.SortFunc(want, cmpEntry)
+				if got := h.pop(); got != want[0] {
+					t.Fatalf("round %d: pop %+v, want %+v", round, got, want[0])
+				}
+				want = want[1:]
+				continue
+			}
+			e := timerEntry{at: int64(r.IntN(50)), seq: seq, rec: uint32(seq)}
+			seq++
+			h.push(e)
+			want = append(want, e)
+		}
+		if round%2 == 0 {
+			// Out of order, then init: as compact leaves it.
+			r.Shuffle(len(h), func(i, j int) { h[i], h[j] = h[j], h[i] })
+			h.init()
+		}
+		slices.SortFunc(want, cmpEntry)
+		for _, w := range want {
+			if got := h.pop(); got != w {
+				t.Fatalf("round %d: pop %+v, want %+v", round, got, w)
+			}
+		}
+		if len(h) != 0 {
+			t.Fatalf("round %d: %d left", round, len(h))
+		}
+	}
+}
+
+func cmpEntry(a, b timerEntry) int {
+	switch {
+	case a.at != b.at:
+		return int(a.at - b.at)
+	case a.seq < b.seq:
+		return -1
+	case a.seq > b.seq:
+		return 1
+	}
+	return 0
+}
+
+// BenchmarkTimerHeap is Nexmark q4's timers: one set per auction at its
+// expiry, a little after now, and every due one run as time passes,
+// with about 2,000 pending.
+func BenchmarkTimerHeap(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var h timerHeap
+	now, seq := int64(0), uint64(0)
+	for b.Loop() {
+		h.push(timerEntry{at: now + 1 + int64(r.IntN(4000)), seq: seq})
+		seq++
+		now++
+		for len(h) > 0 && h[0].at <= now {
+			h.pop()
+		}
+	}
+}
