@@ -73,3 +73,54 @@ func BenchmarkTimerHeap(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTimersManyKeys registers a timer for each of a million keys
+// at once, as a process operator does when a window of its input's
+// results comes in (each key's record of timers and the heap grow with
+// them), then runs them.
+func BenchmarkTimersManyKeys(b *testing.B) {
+	const n = 1 << 20
+	for b.Loop() {
+		t := NewTimerService[int64]()
+		for k := range int64(n) {
+			t.Register(k, 1000+k%7, false)
+		}
+		fired := 0
+		t.AdvanceEvent(2000, func(int64, int64) { fired++ })
+		if fired != n {
+			b.Fatalf("%d timers ran, want %d", fired, n)
+		}
+	}
+}
+
+// TestTimersManyKeys sets timers of keys over several chunks of records
+// and a heap that doubles, frees a third of the records and gives them to
+// new keys, and checks that every timer runs once, for its key, in order.
+func TestTimersManyKeys(t *testing.T) {
+	const n = 5*recChunk + 17
+	ts := NewTimerService[int64]()
+	want := map[int64]int64{}
+	for k := range int64(n) {
+		ts.Register(k, 100+k%13, false)
+		want[k] = 100 + k%13
+	}
+	for k := int64(0); k < n; k += 3 {
+		ts.Delete(k, 100+k%13, false) // the key's record is freed
+		delete(want, k)
+	}
+	for k := int64(n); k < n+n/3; k++ {
+		ts.Register(k, 90+k%7, false) // on a freed record
+		want[k] = 90 + k%7
+	}
+	last := int64(0)
+	ts.AdvanceEvent(MaxTime, func(k, at int64) {
+		if w, ok := want[k]; !ok || w != at || at < last {
+			t.Fatalf("timer of key %d at %d ran (want %d, %v; the one before at %d)", k, at, w, ok, last)
+		}
+		delete(want, k)
+		last = at
+	})
+	if len(want) != 0 || ts.Len() != 0 {
+		t.Fatalf("%d timers did not run, %d left", len(want), ts.Len())
+	}
+}

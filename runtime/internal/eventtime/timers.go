@@ -31,7 +31,7 @@ import (
 type TimerService[K comparable] struct {
 	// recs are the records, by number; free lists the numbers of
 	// records not in use.
-	recs []keyTimers[K]
+	recs recList[K]
 	free []uint32
 	// loose numbers the records not kept with a state entry, by key. A
 	// key has at most one record with timers, there or in its entry.
@@ -150,7 +150,7 @@ func (t *TimerService[K]) KeepWith(s auxKeeper[K]) {
 // that s deletes.
 func (t *TimerService[K]) detach(k K, aux uint64) {
 	i := uint32(aux - 1)
-	r := &t.recs[i]
+	r := t.recs.at(i)
 	r.attached = false
 	if r.empty() {
 		t.release(i)
@@ -161,21 +161,52 @@ func (t *TimerService[K]) detach(k K, aux uint64) {
 
 // newRecord returns the number of a new record of k.
 func (t *TimerService[K]) newRecord(k K) uint32 {
-	var i uint32
 	if n := len(t.free); n > 0 {
-		i = t.free[n-1]
+		i := t.free[n-1]
 		t.free = t.free[:n-1]
-	} else {
-		i = uint32(len(t.recs))
-		t.recs = append(t.recs, keyTimers[K]{})
+		r := t.recs.at(i)
+		*r = keyTimers[K]{key: k, gen: r.gen}
+		return i
 	}
-	t.recs[i] = keyTimers[K]{key: k, gen: t.recs[i].gen}
+	return t.recs.add(keyTimers[K]{key: k})
+}
+
+// recList holds the records of a timer service in chunks of recChunk,
+// so that it grows without copying. As one array grown by append, a
+// burst of a million keys that each set a timer (a process operator
+// taking a window's results) took 1.5-2 s in BenchmarkTimersManyKeys:
+// each growth copied every record into fresh pages, and a third of the
+// time was the collector spinning and signalling for the goroutine
+// inside those copies, which it cannot stop.
+type recList[K comparable] struct {
+	chunks [][]keyTimers[K]
+	n      int
+}
+
+// recChunk is the number of records in a chunk: some 88 KiB of them for
+// integer keys.
+const recChunk = 1024
+
+// at returns record i.
+func (l *recList[K]) at(i uint32) *keyTimers[K] {
+	return &l.chunks[i/recChunk][i%recChunk]
+}
+
+// add appends r and returns its number.
+func (l *recList[K]) add(r keyTimers[K]) uint32 {
+	i := uint32(l.n)
+	if l.n%recChunk == 0 {
+		l.chunks = append(l.chunks, make([]keyTimers[K], recChunk))
+	}
+	*l.at(i) = r
+	l.n++
 	return i
 }
 
 // release frees record i, which holds no timer.
 func (t *TimerService[K]) release(i uint32) {
-	t.recs[i] = keyTimers[K]{gen: t.recs[i].gen + 1}
+	r := t.recs.at(i)
+	*r = keyTimers[K]{gen: r.gen + 1}
 	t.free = append(t.free, i)
 }
 
@@ -205,7 +236,7 @@ func (t *TimerService[K]) record(k K, slot *uint64, create bool) uint32 {
 			if slot != nil {
 				delete(t.loose, k)
 				*slot = uint64(i) + 1
-				t.recs[i].attached = true
+				t.recs.at(i).attached = true
 			}
 			return i
 		}
@@ -216,7 +247,7 @@ func (t *TimerService[K]) record(k K, slot *uint64, create bool) uint32 {
 	i := t.newRecord(k)
 	if slot != nil {
 		*slot = uint64(i) + 1
-		t.recs[i].attached = true
+		t.recs.at(i).attached = true
 	} else {
 		t.loose[k] = i
 	}
@@ -229,7 +260,7 @@ func (t *TimerService[K]) lookup(i uint32, at int64, processing bool) (timerRec,
 	if i == none {
 		return timerRec{}, false
 	}
-	r := &t.recs[i]
+	r := t.recs.at(i)
 	if j := r.find(at, processing); j >= 0 {
 		return r.in[j], true
 	}
@@ -243,7 +274,7 @@ func (t *TimerService[K]) lookup(i uint32, at int64, processing bool) (timerRec,
 
 // set adds a timer that is not set to record i.
 func (t *TimerService[K]) set(i uint32, tm timerRec) {
-	r := &t.recs[i]
+	r := t.recs.at(i)
 	if int(r.nIn) < len(r.in) {
 		r.in[r.nIn] = tm
 		r.nIn++
@@ -262,7 +293,7 @@ func (t *TimerService[K]) set(i uint32, tm timerRec) {
 // becomes stale, or is gone already (popped). A loose record left empty
 // goes.
 func (t *TimerService[K]) unset(i uint32, tm timerRec) {
-	r := &t.recs[i]
+	r := t.recs.at(i)
 	if j := r.find(tm.at, tm.processing); j >= 0 && r.in[j].seq == tm.seq {
 		r.nIn--
 		r.in[j] = r.in[r.nIn]
@@ -300,7 +331,7 @@ func (t *TimerService[K]) register(k K, slot *uint64, at int64, processing bool)
 	}
 	tm := timerRec{at: at, seq: t.seq, born: t.log.epoch, processing: processing}
 	t.seq++
-	tm.listed = t.log.add(timerChange[K]{key: k, rec: i, gen: t.recs[i].gen, timerRec: tm})
+	tm.listed = t.log.add(timerChange[K]{key: k, rec: i, gen: t.recs.at(i).gen, timerRec: tm})
 	t.set(i, tm)
 }
 
@@ -329,7 +360,7 @@ func (t *TimerService[K]) relist(c timerChange[K], listed uint32) {
 	if c.gone {
 		return
 	}
-	r := &t.recs[c.rec]
+	r := t.recs.at(c.rec)
 	if r.gen != c.gen {
 		return // gone since, its record freed
 	}
@@ -385,7 +416,7 @@ func (t *TimerService[K]) delete(k K, slot *uint64, at int64, processing bool) {
 // live returns the timer of heap entry e, if it is set. (A record freed
 // and used again since holds timers of higher numbers.)
 func (t *TimerService[K]) live(e timerEntry, processing bool) (timerRec, bool) {
-	r := &t.recs[e.rec]
+	r := t.recs.at(e.rec)
 	if r.gen != e.gen {
 		return timerRec{}, false
 	}
@@ -452,7 +483,7 @@ func (t *TimerService[K]) advance(processing bool, now int64, fire func(k K, at 
 			t.stale--
 			continue
 		}
-		k := t.recs[e.rec].key
+		k := t.recs.at(e.rec).key
 		t.unset(e.rec, tm)
 		t.gone(k, e.rec, tm)
 		fire(k, e.at)
@@ -484,7 +515,7 @@ func (t *TimerService[K]) timers(yield func(k K, tm timerRec) error) error {
 	for _, processing := range []bool{false, true} {
 		for _, e := range *t.heap(processing) {
 			if tm, ok := t.live(e, processing); ok {
-				if err := yield(t.recs[e.rec].key, tm); err != nil {
+				if err := yield(t.recs.at(e.rec).key, tm); err != nil {
 					return err
 				}
 			}
@@ -530,7 +561,7 @@ func (t *TimerService[K]) SnapshotDelta(sec *state.Sections, keyGroup func(K) in
 		case c.void:
 			return nil
 		case !c.gone:
-			if r := &t.recs[c.rec]; r.gen != c.gen {
+			if r := t.recs.at(c.rec); r.gen != c.gen {
 				return nil // gone since, its record freed: its delete is listed too
 			}
 			if r, ok := t.lookup(c.rec, c.at, c.processing); !ok || r.seq != c.seq {
@@ -623,6 +654,13 @@ func (h timerHeap) less(i, j int) bool {
 }
 
 func (h *timerHeap) push(e timerEntry) {
+	if len(*h) == cap(*h) && cap(*h) >= 1024 {
+		// Doubled in pieces, its room untouched: append grows a large
+		// slice by a quarter, copying it whole in one call that the
+		// collector cannot stop the goroutine in, and clears the room
+		// it adds (BenchmarkTimersManyKeys).
+		*h = doubled(*h)
+	}
 	*h = append(*h, e)
 	s := *h
 	for i := len(s) - 1; i > 0; {

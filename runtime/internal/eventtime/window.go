@@ -472,12 +472,17 @@ func (p *pane[K, A]) double(ix, keyPointers, accPointers bool) {
 	}
 }
 
-// doubled returns a copy of x with room for as many elements again.
+// doubled returns a copy of x with room for as many elements again (at
+// least minGrown), copied in pieces that the collector can stop the
+// goroutine between (pages.Copy); the room is left untouched.
 func doubled[T any](x []T) []T {
-	y := make([]T, len(x), 2*len(x))
-	copy(y, x)
+	y := make([]T, len(x), max(2*len(x), minGrown))
+	pages.Copy(y, x)
 	return y
 }
+
+// minGrown is the least room doubled and doubledPointers make.
+const minGrown = 16
 
 // doubledAs is doubledPointers for elements that hold pointers, else
 // doubled.
@@ -499,10 +504,10 @@ func doubledAs[T any](x []T, pointers bool) []T {
 // and the collector spinning and signalling for the goroutine inside the
 // copy.
 func doubledPointers[T any](x []T) []T {
-	y := make([]T, 0, 2*len(x))
+	y := make([]T, 0, max(2*len(x), minGrown))
 	pages.Touch(y)
 	y = y[:len(x)]
-	pages.CopyPointers(y, x)
+	pages.Copy(y, x)
 	return y
 }
 

@@ -1,5 +1,5 @@
 // Package pages maps fresh memory in before it is read, and copies
-// arrays of pointers in pieces that the garbage collector can wait for.
+// large arrays in pieces that the garbage collector can wait for.
 //
 // Memory fresh from the operating system is not mapped until it is
 // touched. When the first touch of a page is a read, Linux maps the
@@ -40,21 +40,22 @@ func Touch[T any](s []T) {
 	}
 }
 
-// copyPiece is how many bytes CopyPointers copies at a time: tens of
+// copyPiece is how many bytes Copy copies at a time: tens of
 // microseconds at most.
 const copyPiece = 64 << 10
 
-// CopyPointers is copy for elements that hold pointers, for a dst that
-// does not overlap src, best with its pages touched first (Touch). Go
-// copies such an array inside the runtime, where a goroutine cannot be
+// Copy is copy for large arrays, for a dst that does not overlap src,
+// best with its pages touched first (Touch) when its elements hold
+// pointers. Go copies an array inside the runtime (memmove, or
+// typedslicecopy for elements with pointers), where a goroutine cannot be
 // stopped: a collector that wants to scan its stack meanwhile spins and
 // signals it until the copy ends, on another core. A copy of tens of
-// megabytes (a window's accumulators doubling) held the collector so for
-// milliseconds at a time; in pieces, the goroutine can stop between two
-// of them.
-func CopyPointers[T any](dst, src []T) int {
+// megabytes (a window's accumulators doubling, a timer service's heap)
+// held the collector so for milliseconds at a time; in pieces, the
+// goroutine can stop between two of them.
+func Copy[T any](dst, src []T) int {
 	n := min(len(dst), len(src))
-	step := max(1, copyPiece/int(unsafe.Sizeof(*new(T))))
+	step := max(1, copyPiece/max(1, int(unsafe.Sizeof(*new(T)))))
 	for i := 0; i < n; i += step {
 		copy(dst[i:n], src[i:min(i+step, n)])
 	}

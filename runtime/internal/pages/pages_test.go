@@ -33,10 +33,10 @@ func TestTouchKeepsValues(t *testing.T) {
 	Touch([]struct{}{})
 }
 
-// TestCopyPointers copies arrays shorter than, as long as and longer than
+// TestCopy copies arrays shorter than, as long as and longer than
 // a piece, into shorter and longer destinations, and checks every
 // pointer after a collection.
-func TestCopyPointers(t *testing.T) {
+func TestCopy(t *testing.T) {
 	step := copyPiece / 48
 	for _, n := range []int{0, 1, step - 1, step, step + 1, 3*step + 7} {
 		src := make([]rec, n)
@@ -48,7 +48,7 @@ func TestCopyPointers(t *testing.T) {
 			dst := make([]rec, 0, m)
 			Touch(dst)
 			dst = dst[:m]
-			if got, want := CopyPointers(dst, src), min(m, n); got != want {
+			if got, want := Copy(dst, src), min(m, n); got != want {
 				t.Fatalf("n=%d m=%d: copied %d, want %d", n, m, got, want)
 			}
 			runtime.GC()
