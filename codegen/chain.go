@@ -1431,11 +1431,14 @@ func (cg *chainGen) generatorLoop(got, done, idle []jen.Code, callDefer, poll je
 			jen.If(jen.List(jen.Id("r"), jen.Id("ok")).Op("=").Add(fn(h.Fn)).Call(jen.Id("seq")), jen.Op("!").Id("ok")).Block(jen.Break()),
 		}
 	}
-	record := append(call, jen.Id("seq").Op("++"), jen.Id("took").Op("++"))
+	// The run's records not accounted for yet are seq - from: from moves
+	// to seq whenever TookRun accounts for them.
+	took := jen.Id("seq").Op("-").Id("from")
+	record := append(call, jen.Id("seq").Op("++"))
 	record = append(record, got...)
 	record = append(record, jen.If(jen.Id("id").Op(":=").Add(c).Dot("ctl").Dot("Poll").Call(), jen.Id("id").Op("!=").Lit(0)).Block(
-		jen.Add(src).Dot("TookRun").Call(jen.Id("took")).Comment("the records before a barrier count as emitted"),
-		jen.Id("took").Op("=").Lit(0),
+		jen.Add(src).Dot("TookRun").Call(took).Comment("the records before a barrier count as emitted"),
+		jen.Id("from").Op("=").Id("seq"),
 		jen.If(jen.Id("id").Op(">").Lit(0)).Block(
 			jen.Add(c).Dot("barrier").Call(jen.Id("id")),
 		).Else().Block(
@@ -1458,9 +1461,9 @@ func (cg *chainGen) generatorLoop(got, done, idle []jen.Code, callDefer, poll je
 		jen.For().Block(
 			jen.List(jen.Id("seq"), jen.Id("n")).Op(":=").Add(src).Dot("TakeRun").Call(),
 			jen.If(jen.Id("n").Op("==").Lit(0)).Block(append(none, poll, jen.Continue())...),
-			jen.Id("took").Op(":=").Uint64().Call(jen.Lit(0)),
+			jen.Id("from").Op(":=").Id("seq"),
 			jen.For(jen.Empty(), jen.Id("n").Op(">").Lit(0), jen.Id("n").Op("--")).Block(record...),
-			jen.Add(src).Dot("TookRun").Call(jen.Id("took")),
+			jen.Add(src).Dot("TookRun").Call(took),
 			jen.If(jen.Id("n").Op(">").Lit(0)).Block(
 				jen.Add(src).Dot("NoRecord").Call().Comment("none for seq: the function has ended, or seq is skipped"),
 			),

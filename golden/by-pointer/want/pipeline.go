@@ -228,7 +228,7 @@ func (c *ordersChain) run() {
 			}
 			continue
 		}
-		took := uint64(0)
+		from := seq
 		for ; n > 0; n-- {
 			var r orders.Order
 			c.src.At(seq) // a panic names it
@@ -236,15 +236,14 @@ func (c *ordersChain) run() {
 				break
 			}
 			seq++
-			took++
 			ts := orders.OrderTime(&r)
 			c.emitOrders(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
 			if id := c.ctl.Poll(); id != 0 {
-				c.src.TookRun(took) // the records before a barrier count as emitted
-				took = 0
+				c.src.TookRun(seq - from) // the records before a barrier count as emitted
+				from = seq
 				if id > 0 {
 					c.barrier(id)
 				} else {
@@ -252,7 +251,7 @@ func (c *ordersChain) run() {
 				}
 			}
 		}
-		c.src.TookRun(took)
+		c.src.TookRun(seq - from)
 		if n > 0 {
 			c.src.NoRecord() // none for seq: the function has ended, or seq is skipped
 		}

@@ -108,7 +108,7 @@ func (c *sensorsChain) run() {
 			}
 			continue
 		}
-		took := uint64(0)
+		from := seq
 		for ; n > 0; n-- {
 			c.src.At(seq) // a panic names it
 			var ok bool
@@ -116,11 +116,10 @@ func (c *sensorsChain) run() {
 				break
 			}
 			seq++
-			took++
 			c.emitSensors(&r)
 			if id := c.ctl.Poll(); id != 0 {
-				c.src.TookRun(took) // the records before a barrier count as emitted
-				took = 0
+				c.src.TookRun(seq - from) // the records before a barrier count as emitted
+				from = seq
 				if id > 0 {
 					c.barrier(id)
 				} else {
@@ -128,7 +127,7 @@ func (c *sensorsChain) run() {
 				}
 			}
 		}
-		c.src.TookRun(took)
+		c.src.TookRun(seq - from)
 		if n > 0 {
 			c.src.NoRecord() // none for seq: the function has ended, or seq is skipped
 		}

@@ -168,7 +168,7 @@ func (c *ordersChain) run() {
 			}
 			continue
 		}
-		took := uint64(0)
+		from := seq
 		for ; n > 0; n-- {
 			c.src.At(seq) // a panic names it
 			var ok bool
@@ -176,11 +176,10 @@ func (c *ordersChain) run() {
 				break
 			}
 			seq++
-			took++
 			c.emitOrders(&r)
 			if id := c.ctl.Poll(); id != 0 {
-				c.src.TookRun(took) // the records before a barrier count as emitted
-				took = 0
+				c.src.TookRun(seq - from) // the records before a barrier count as emitted
+				from = seq
 				if id > 0 {
 					c.barrier(id)
 				} else {
@@ -188,7 +187,7 @@ func (c *ordersChain) run() {
 				}
 			}
 		}
-		c.src.TookRun(took)
+		c.src.TookRun(seq - from)
 		if n > 0 {
 			c.src.NoRecord() // none for seq: the function has ended, or seq is skipped
 		}

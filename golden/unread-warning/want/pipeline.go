@@ -156,7 +156,7 @@ func (c *wordsChain) run() {
 			}
 			continue
 		}
-		took := uint64(0)
+		from := seq
 		for ; n > 0; n-- {
 			c.src.At(seq) // a panic names it
 			var ok bool
@@ -164,15 +164,14 @@ func (c *wordsChain) run() {
 				break
 			}
 			seq++
-			took++
 			ts := unread.WordTime(r)
 			c.emitWords(&r, ts)
 			if w, ok := c.wm.Observe(ts); ok {
 				c.watermark(w)
 			}
 			if id := c.ctl.Poll(); id != 0 {
-				c.src.TookRun(took) // the records before a barrier count as emitted
-				took = 0
+				c.src.TookRun(seq - from) // the records before a barrier count as emitted
+				from = seq
 				if id > 0 {
 					c.barrier(id)
 				} else {
@@ -180,7 +179,7 @@ func (c *wordsChain) run() {
 				}
 			}
 		}
-		c.src.TookRun(took)
+		c.src.TookRun(seq - from)
 		if n > 0 {
 			c.src.NoRecord() // none for seq: the function has ended, or seq is skipped
 		}
@@ -346,7 +345,7 @@ func (c *spareChain) run() {
 			}
 			continue
 		}
-		took := uint64(0)
+		from := seq
 		for ; n > 0; n-- {
 			c.src.At(seq) // a panic names it
 			var ok bool
@@ -354,11 +353,10 @@ func (c *spareChain) run() {
 				break
 			}
 			seq++
-			took++
 			c.emitSpare(&r)
 			if id := c.ctl.Poll(); id != 0 {
-				c.src.TookRun(took) // the records before a barrier count as emitted
-				took = 0
+				c.src.TookRun(seq - from) // the records before a barrier count as emitted
+				from = seq
 				if id > 0 {
 					c.barrier(id)
 				} else {
@@ -366,7 +364,7 @@ func (c *spareChain) run() {
 				}
 			}
 		}
-		c.src.TookRun(took)
+		c.src.TookRun(seq - from)
 		if n > 0 {
 			c.src.NoRecord() // none for seq: the function has ended, or seq is skipped
 		}
