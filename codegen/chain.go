@@ -593,20 +593,21 @@ func (cg *chainGen) loop() {
 		).Else().If(jen.Id("id").Op("<").Lit(0)).Block(
 			jen.Add(c).Dot("flush").Call(),
 		)
-		if h.Connector == "generator" && !cg.g.opts.Test {
-			cg.generatorLoop(got, done, idle, callDefer, poll)
-			return
-		}
-		var step jen.Code
+		// none is what the chain does when the source has no record now:
+		// its input has ended (done), or not yet (idle).
+		var none *jen.Statement
 		if h.Timestamps != nil {
-			step = jen.If(next...).Block(got...).
-				Else().If(jen.Add(c).Dot("src").Dot("Done").Call()).Block(done...).
+			none = jen.If(jen.Add(c).Dot("src").Dot("Done").Call()).Block(done...).
 				Else().Block(idle...)
 		} else {
-			step = jen.If(next...).Block(got...).
-				Else().If(jen.Add(c).Dot("src").Dot("Done").Call().Op("&&").Add(c).Dot("ctl").Dot("AtEnd").Call()).Block(jen.Break()).
+			none = jen.If(jen.Add(c).Dot("src").Dot("Done").Call().Op("&&").Add(c).Dot("ctl").Dot("AtEnd").Call()).Block(jen.Break()).
 				Else().Block(jen.Add(c).Dot("flush").Call())
 		}
+		if h.Connector == "generator" && !cg.g.opts.Test {
+			cg.generatorLoop(got, none, callDefer, poll)
+			return
+		}
+		step := jen.If(next...).Block(got...).Else().Add(none)
 		f.Func().Params(cg.recv).Id("run").Params().Block(
 			jen.Defer().Add(c).Dot("src").Dot("Recover").Call().Comment("a panic names the record's file and line"),
 			callDefer,
@@ -1404,10 +1405,10 @@ func typeSize(t *ir.Type) (int64, bool) {
 // a function value costs the call and a copy more (a Nexmark event is 72
 // bytes: 10-14% of q2 and q7). A record returned by value is still stored
 // and copied into r once, which the form by pointer spares. got emits
-// one record; done and idle are what the chain does when the source has
-// no run for it, because its input has ended or not now, before poll
-// looks for a barrier (within a run, each record is followed by a look).
-func (cg *chainGen) generatorLoop(got, done, idle []jen.Code, callDefer, poll jen.Code) {
+// one record; none is what the chain does when the source has no run for
+// it, before poll looks for a barrier (within a run, each record is
+// followed by a look).
+func (cg *chainGen) generatorLoop(got []jen.Code, none, callDefer, poll jen.Code) {
 	h, f := cg.c.head, cg.f
 	c := jen.Id("c")
 	src := jen.Add(c).Dot("src")
@@ -1445,13 +1446,6 @@ func (cg *chainGen) generatorLoop(got, done, idle []jen.Code, callDefer, poll je
 			jen.Add(c).Dot("flush").Call(),
 		),
 	))
-	none := []jen.Code{jen.If(jen.Add(src).Dot("Done").Call()).Block(done...).Else().Block(idle...)}
-	if h.Timestamps == nil {
-		none = []jen.Code{
-			jen.If(jen.Add(src).Dot("Done").Call().Op("&&").Add(c).Dot("ctl").Dot("AtEnd").Call()).Block(jen.Break()),
-			jen.Add(c).Dot("flush").Call(),
-		}
-	}
 	f.Comment("The generator's sequence numbers come in runs (TakeRun), whose records are")
 	f.Comment("accounted for together (TookRun), before a barrier and at the run's end.")
 	f.Func().Params(cg.recv).Id("run").Params().Block(
@@ -1460,7 +1454,7 @@ func (cg *chainGen) generatorLoop(got, done, idle []jen.Code, callDefer, poll je
 		decl,
 		jen.For().Block(
 			jen.List(jen.Id("seq"), jen.Id("n")).Op(":=").Add(src).Dot("TakeRun").Call(),
-			jen.If(jen.Id("n").Op("==").Lit(0)).Block(append(none, poll, jen.Continue())...),
+			jen.If(jen.Id("n").Op("==").Lit(0)).Block(none, poll, jen.Continue()),
 			jen.Id("from").Op(":=").Id("seq"),
 			jen.For(jen.Empty(), jen.Id("n").Op(">").Lit(0), jen.Id("n").Op("--")).Block(record...),
 			jen.Add(src).Dot("TookRun").Call(took),

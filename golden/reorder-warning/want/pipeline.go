@@ -159,8 +159,9 @@ func (c *ordersChain) run() {
 		if n == 0 {
 			if c.src.Done() && c.ctl.AtEnd() {
 				break
+			} else {
+				c.flush()
 			}
-			c.flush()
 			if id := c.ctl.Poll(); id > 0 {
 				c.barrier(id)
 			} else if id < 0 {
