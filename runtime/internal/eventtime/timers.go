@@ -654,7 +654,7 @@ func (h timerHeap) less(i, j int) bool {
 }
 
 func (h *timerHeap) push(e timerEntry) {
-	if len(*h) == cap(*h) && cap(*h) >= 1024 {
+	if len(*h) == cap(*h) && cap(*h) >= doubleFrom {
 		// Doubled in pieces, its room untouched: append grows a large
 		// slice by a quarter, copying it whole in one call that the
 		// collector cannot stop the goroutine in, and clears the room

@@ -393,7 +393,7 @@ func (s *WindowState[K, A]) entryIn(p *pane[K, A], k K, ix bool, sl int32, pos i
 	}
 	if !ok {
 		i = int32(len(p.keys))
-		if len(p.keys) == cap(p.keys) && len(p.keys) >= 1024 {
+		if len(p.keys) == cap(p.keys) && len(p.keys) >= doubleFrom {
 			p.double(ix, s.keyPointers, s.accPointers)
 		}
 		if ix {
@@ -483,6 +483,12 @@ func doubled[T any](x []T) []T {
 
 // minGrown is the least room doubled and doubledPointers make.
 const minGrown = 16
+
+// doubleFrom is the length from which a pane's arrays and a timer heap
+// double (doubled, doubledPointers) instead of growing by append, which
+// for large slices copies whole in one call the collector cannot stop
+// the goroutine in, by a quarter at a time.
+const doubleFrom = 1024
 
 // doubledAs is doubledPointers for elements that hold pointers, else
 // doubled.
