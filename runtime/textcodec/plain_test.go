@@ -29,9 +29,9 @@ func TestPlainPrefixEveryPlace(t *testing.T) {
 	}
 }
 
-// TestStringsAsEncodingJSON writes and reads strings with escapes,
-// invalid and multi-byte UTF-8 at every place across two words as
-// encoding/json does.
+// TestStringsAsEncodingJSON writes, reads and skips strings with
+// escapes, invalid and multi-byte UTF-8 at every place across two words
+// as encoding/json does.
 func TestStringsAsEncodingJSON(t *testing.T) {
 	for _, odd := range []string{"\"", "\\", "\x00", "\x1f", "\n", "é", "\u2028", "😀", "\xff", "\xe2\x80"} {
 		for n := range 20 {
@@ -43,8 +43,8 @@ func TestStringsAsEncodingJSON(t *testing.T) {
 	}
 }
 
-// FuzzStrings checks AppendString and Scanner.String against
-// encoding/json on any string.
+// FuzzStrings checks AppendString, Scanner.String and Scanner.Skip
+// against encoding/json on any string.
 func FuzzStrings(f *testing.F) {
 	for _, s := range []string{"", "plain ascii text of some length", "a\"b\\c\x00", "é\u2028\xff😀"} {
 		f.Add(s)
@@ -82,6 +82,14 @@ func sameString(t *testing.T, v string) {
 			t.Fatalf("Scanner.String(%s) = %q, encoding/json failed: %v", in, r, werr)
 		case r != w:
 			t.Fatalf("Scanner.String(%s) = %q, encoding/json %q", in, r, w)
+		}
+		// Skipped, as the value of a field the decoder does not know, it
+		// is well formed exactly when encoding/json says so (which, for
+		// a value it skips, does not look at its UTF-8).
+		s.Reset(in)
+		s.Skip()
+		if ok := s.End(); ok != json.Valid(in) {
+			t.Fatalf("Scanner.Skip(%s) took it as well formed: %v; encoding/json: %v", in, ok, !ok)
 		}
 	}
 }

@@ -160,7 +160,7 @@ func (s *Scanner) str() []byte {
 			}
 			return d[start:i]
 		case c == '\\':
-			return s.unescape(start)
+			return s.unescape(start, i)
 		case c < 0x20:
 			s.failed = true
 			return nil
@@ -181,14 +181,22 @@ var plain = func() (p [256]bool) {
 	return p
 }()
 
-// unescape reads the rest of a string with escapes into scratch.
-func (s *Scanner) unescape(start int) []byte {
-	b := append(s.scratch[:0], s.data[start:s.pos]...)
-	i := s.pos
+// unescape reads a string with escapes into scratch: it starts at start,
+// and its first escape is at at.
+func (s *Scanner) unescape(start, at int) []byte {
+	b := append(s.scratch[:0], s.data[start:at]...)
+	i := at
 	for ; i < len(s.data); i++ {
+		// The plain bytes between two escapes go over as one copy.
+		if n := plainPrefix(s.data[i:]); n > 0 {
+			b = append(b, s.data[i:i+n]...)
+			if i += n; i == len(s.data) {
+				break
+			}
+		}
 		c := s.data[i]
 		if c >= 0x20 && c != '"' && c != '\\' {
-			b = append(b, c)
+			b = append(b, c) // a byte of a multi-byte character
 			continue
 		}
 		if c == '"' {
@@ -511,6 +519,10 @@ func (s *Scanner) skipString() {
 	}
 	d := s.data
 	for i := s.pos + 1; i < len(d); i++ {
+		// As in str: most bytes of a field nobody reads need no look.
+		if i += plainPrefix(d[i:]); i == len(d) {
+			break
+		}
 		switch c := d[i]; {
 		case c == '"':
 			s.pos = i + 1

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -88,4 +89,34 @@ func TestAppend(t *testing.T) {
 	if _, ok := AppendFloat(nil, math.NaN(), 64); ok {
 		t.Error("AppendFloat wrote NaN")
 	}
+}
+
+// BenchmarkScanStrings reads lines of JSON whose strings a decoder skips
+// (fields it does not know: a Nexmark bid's extra field, 150 letters)
+// or unescapes (text with a line break every 50 bytes).
+func BenchmarkScanStrings(b *testing.B) {
+	text := strings.Repeat("abcdefghij klmnopqrstuvwxyz", 6)[:150]
+	skip := []byte(`{"auction":1001,"extra":"` + text + `","channel":"` + text[:40] + `"}`)
+	escaped := []byte(`"` + strings.ReplaceAll(strings.Repeat(text[:50]+"|", 3), "|", `\n`) + `"`)
+	b.Run("skip", func(b *testing.B) {
+		b.SetBytes(int64(len(skip)))
+		var s Scanner
+		for b.Loop() {
+			s.Reset(skip)
+			s.Skip()
+			if !s.End() {
+				b.Fatal("failed")
+			}
+		}
+	})
+	b.Run("unescape", func(b *testing.B) {
+		b.SetBytes(int64(len(escaped)))
+		var s Scanner
+		for b.Loop() {
+			s.Reset(escaped)
+			if len(s.String()) != 153 || !s.End() {
+				b.Fatal("failed")
+			}
+		}
+	})
 }
