@@ -143,7 +143,7 @@ func TestCrash(t *testing.T) {
 	for _, backend := range crashtest.Backends("pebble", "memory") {
 		t.Run(backend, func(t *testing.T) {
 			out, late := expected(t, 64)
-			crashtest.Run(t, backend, crashtest.Seed(t, defaultSeed), nil, map[string][]string{"out": out, "late": late})
+			crashtest.Run(t, backend, crashtest.Seed(t, defaultSeed), []string{"checkpoint.interval=5ms"}, map[string][]string{"out": out, "late": late})
 		})
 	}
 	// At parallelism 1 the source calls the sessions' chain record by
@@ -151,6 +151,6 @@ func TestCrash(t *testing.T) {
 	// the barriers still follow the records before them.
 	t.Run("memory-parallelism-1", func(t *testing.T) {
 		out, late := expected(t, 64)
-		crashtest.Run(t, "memory", crashtest.Seed(t, defaultSeed), []string{"parallelism=1"}, map[string][]string{"out": out, "late": late})
+		crashtest.Run(t, "memory", crashtest.Seed(t, defaultSeed), []string{"parallelism=1", "checkpoint.interval=5ms"}, map[string][]string{"out": out, "late": late})
 	})
 }
