@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"golang.org/x/tools/go/packages"
 
@@ -45,16 +46,103 @@ const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax | 
 // (codegen.BuildTag; dsl does not import codegen).
 const generatedTag = "pipegen"
 
+// loadConfig is the go/packages configuration of a load from dir. The
+// tag leaves out the files pipegen generated into the package
+// (//go:build !pipegen): a stale one must not stop the next generate.
+func loadConfig(dir string) *packages.Config {
+	return &packages.Config{Mode: loadMode, Dir: dir, Tests: false, BuildFlags: []string{"-tags=" + generatedTag}}
+}
+
+// packageCache keeps loaded packages by directory once CachePackages has
+// been called.
+var packageCache struct {
+	sync.Mutex
+	on   bool
+	pkgs map[string]*packages.Package
+}
+
+// CachePackages makes every later load of a package directory in this
+// process reuse what the first load of it found. A load runs go list,
+// which hashes the whole dependency graph again (about 0.25 s of CPU):
+// the golden tests, which compile each case's package several times,
+// spent more than half of their CPU there. Only for programs during
+// whose run the packages, and what they import, do not change.
+func CachePackages() {
+	packageCache.Lock()
+	defer packageCache.Unlock()
+	if !packageCache.on {
+		packageCache.on = true
+		packageCache.pkgs = map[string]*packages.Package{}
+	}
+}
+
+// Preload loads the packages in dirs with one go list, for the loads
+// after it (it calls CachePackages). A package with errors is left to be
+// loaded, and reported, by the compile that names it.
+func Preload(dirs ...string) error {
+	CachePackages()
+	if len(dirs) == 0 {
+		return nil
+	}
+	patterns := make([]string, len(dirs))
+	for i, d := range dirs {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return err
+		}
+		patterns[i] = abs
+	}
+	pkgs, err := packages.Load(loadConfig(patterns[0]), patterns...)
+	if err != nil {
+		return fmt.Errorf("preload %d Go packages: %w", len(dirs), err)
+	}
+	packageCache.Lock()
+	defer packageCache.Unlock()
+	for _, pkg := range pkgs {
+		if len(pkg.Errors) == 0 && pkg.Types != nil && len(pkg.GoFiles) > 0 {
+			packageCache.pkgs[filepath.Dir(pkg.GoFiles[0])] = pkg
+		}
+	}
+	return nil
+}
+
+// cachedDir returns the absolute directory that pattern names from dir,
+// when caching is on and pattern is a directory (not an import path).
+func cachedDir(dir, pattern string) (string, bool) {
+	packageCache.Lock()
+	on := packageCache.on
+	packageCache.Unlock()
+	if !on || !(pattern == "." || pattern == ".." || strings.HasPrefix(pattern, "./") || strings.HasPrefix(pattern, "../") || filepath.IsAbs(pattern)) {
+		return "", false
+	}
+	abs, err := filepath.Abs(filepath.Join(dir, pattern))
+	return abs, err == nil
+}
+
 // loadPackage loads the package named by pattern (a directory relative to
 // dir, or an import path) and reports its errors at their Go positions.
 func loadPackage(dir, pattern string, at diag.Pos, rep *reporter) *userPackage {
-	// The tag leaves out the files pipegen generated into the package
-	// (//go:build !pipegen): a stale one must not stop the next generate.
-	cfg := &packages.Config{Mode: loadMode, Dir: dir, Tests: false, BuildFlags: []string{"-tags=" + generatedTag}}
-	pkgs, err := packages.Load(cfg, pattern)
-	if err != nil {
-		rep.report(at, diag.GoPackage, "cannot load Go package %q: %v", pattern, err)
-		return nil
+	key, cache := cachedDir(dir, pattern)
+	var pkgs []*packages.Package
+	if cache {
+		packageCache.Lock()
+		if pkg := packageCache.pkgs[key]; pkg != nil {
+			pkgs = []*packages.Package{pkg}
+		}
+		packageCache.Unlock()
+	}
+	if pkgs == nil {
+		var err error
+		pkgs, err = packages.Load(loadConfig(dir), pattern)
+		if err != nil {
+			rep.report(at, diag.GoPackage, "cannot load Go package %q: %v", pattern, err)
+			return nil
+		}
+		if cache && len(pkgs) == 1 && len(pkgs[0].Errors) == 0 && pkgs[0].Types != nil {
+			packageCache.Lock()
+			packageCache.pkgs[key] = pkgs[0]
+			packageCache.Unlock()
+		}
 	}
 	if len(pkgs) != 1 {
 		rep.report(at, diag.GoPackage, "package %q names %d Go packages, want exactly one", pattern, len(pkgs))
