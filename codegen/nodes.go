@@ -412,7 +412,49 @@ func (w *windowGen) doc() string {
 	if n.Lateness > 0 {
 		doc += fmt.Sprintf(", allowed lateness %s", n.Lateness)
 	}
+	if w.sliced() {
+		doc += fmt.Sprintf(", kept in slices of %s", win.Every)
+	}
 	return doc + ", emitting once per key and window"
+}
+
+// sliced reports whether the windows are kept in slices of the slide
+// (runtime.NewSlicedWindows): sliding windows of event time whose size
+// is a multiple of the slide, of an aggregate with a merge function, no
+// allowed lateness and no trigger, on the memory backend, and a key and
+// accumulator without pointers (the runtime's condition too: a merged
+// accumulator must not share what a slice goes on changing). A reduce
+// stays per window: its function sees a window's records in the order
+// they came, which merging slices would change for one that keeps the
+// first of equals.
+func (w *windowGen) sliced() bool {
+	n, win := w.n, w.n.Window
+	return win.Kind == "sliding" && !win.Processing && n.Lateness == 0 && n.Trigger == nil && !w.cg.g.pebbleWindows(n) &&
+		n.Kind == ir.Aggregate && n.Merge != nil && win.Size > win.Every && win.Size%win.Every == 0 &&
+		flat(n.KeyType) && flat(w.acc())
+}
+
+// flat reports whether values of t hold no pointers (strings, immutable,
+// are fine), as the runtime's pointerFree: time.Time holds its location's.
+func flat(t *ir.Type) bool {
+	switch {
+	case t == nil:
+		return false
+	case t.Kind == ir.BasicType:
+		return true
+	case t.Kind == ir.NamedType:
+		return isDuration(t) || t.PkgPath != "time" && flat(t.Underlying)
+	case t.Kind == ir.ArrayType:
+		return flat(t.Elem)
+	case t.Kind == ir.StructType:
+		for _, f := range t.Fields {
+			if !flat(f.Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // pebbleWindows reports whether node n keeps its windows in the pebble
@@ -480,7 +522,7 @@ func (w *windowGen) init(b *jen.Group) {
 	g, n := w.cg.g, w.n
 	var merge jen.Code = jen.Nil()
 	switch {
-	case n.Window.Kind != "session":
+	case n.Window.Kind != "session" && !w.sliced():
 	case n.Kind == ir.Reduce:
 		merge = jen.Qual(runtimePath, "MergeReduce").Call(fn(n.Fn))
 	default:
@@ -494,8 +536,13 @@ func (w *windowGen) init(b *jen.Group) {
 		b.Add(w.state()).Op("=").Qual(pebblePath, "OpenWindows").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)),
 			assigner(n.Window), millisCode(n.Lateness), jen.Id(g.global("%sCodec", n)))
 	default:
-		b.Add(w.state()).Op("=").Qual(runtimePath, "NewWindowState").Types(typeCode(n.KeyType), typeCode(w.acc())).Call(
-			assigner(n.Window), millisCode(n.Lateness), merge)
+		if w.sliced() {
+			b.Add(w.state()).Op("=").Qual(runtimePath, "NewSlicedWindows").Types(typeCode(n.KeyType), typeCode(w.acc())).Call(
+				assigner(n.Window), merge)
+		} else {
+			b.Add(w.state()).Op("=").Qual(runtimePath, "NewWindowState").Types(typeCode(n.KeyType), typeCode(w.acc())).Call(
+				assigner(n.Window), millisCode(n.Lateness), merge)
+		}
 		if w.incremental() {
 			b.Qual(runtimePath, "RestoreChanges").Call(jen.Id("c").Dot("task"), jen.Id(g.constName(n)), jen.Lit(""), w.state(),
 				jen.Func().Params(jen.Id("sec").Index().Byte(), jen.Id("delta").Bool()).Error().Block(

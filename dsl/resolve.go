@@ -994,9 +994,12 @@ func (r *resolver) checkMerge(n *rnode, acc types.Type) {
 	// On event-time tumbling windows merge is optional: with it, the
 	// senders of a hash edge into the aggregate at parallelism > 1 send
 	// partial accumulators instead of records (codegen's combined edges).
-	tumbling := n.ir.Window != nil && n.ir.Window.Kind == "tumbling" && !n.ir.Window.Processing
-	if !session && !tumbling {
-		r.report(ns.Merge.Pos, diag.Misplaced, "%v is for aggregates on session windows and event-time tumbling windows", keyRef("aggregate.merge"))
+	// On event-time sliding windows it lets the windows be kept in
+	// slices of the slide (runtime.NewSlicedWindows).
+	w := n.ir.Window
+	optional := w != nil && (w.Kind == "tumbling" || w.Kind == "sliding") && !w.Processing
+	if !session && !optional {
+		r.report(ns.Merge.Pos, diag.Misplaced, "%v is for aggregates on session windows and event-time tumbling and sliding windows", keyRef("aggregate.merge"))
 		n.ok = false
 		return
 	}

@@ -259,6 +259,14 @@ func NewWindowState[K comparable, A any](a WindowAssigner, lateness int64, merge
 	return eventtime.NewWindowState[K](a, lateness, merge)
 }
 
+// NewSlicedWindows makes the open windows of a keyed operator on sliding
+// windows with a merge function and no allowed lateness, kept in slices
+// of the slide when they allow it (docs/eventtime.md, Sliding windows in
+// slices).
+func NewSlicedWindows[K comparable, A any](a WindowAssigner, merge func(dst, src *A)) *WindowState[K, A] {
+	return eventtime.NewSlicedWindows[K](a, merge)
+}
+
 // NewIntervalJoin makes an interval join's buffers.
 func NewIntervalJoin[K comparable, L, R any](lower, upper int64) *IntervalJoin[K, L, R] {
 	return eventtime.NewIntervalJoin[K, L, R](lower, upper)

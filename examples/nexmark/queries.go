@@ -286,6 +286,11 @@ type Count struct{ N int64 }
 // CountBid counts a bid.
 func CountBid(c *Count, _ *Bid) { c.N++ }
 
+// MergeCounts adds the count of src to dst: with it q5's sliding windows
+// are kept in slices of 2 s, each bid counted once, and a window's count
+// is the sum of its five slices'.
+func MergeCounts(dst, src *Count) { dst.N += src.N }
+
 // AuctionCount is the number of bids of an auction in a window.
 type AuctionCount struct {
 	Auction int64 `json:"auction"`

@@ -78,6 +78,12 @@ func PageLine(page string, w pipegen.Window, s *Session) string {
 	return fmt.Sprintf("page %s [%d,%d) clicks=%d", page, w.Start.UnixMilli(), w.End.UnixMilli(), s.Clicks)
 }
 
+// RecentLine is a page's clicks in a sliding window, merged from its
+// slices.
+func RecentLine(page string, w pipegen.Window, s *Session) string {
+	return fmt.Sprintf("recent %s [%d,%d) clicks=%d first=%d last=%d", page, w.Start.UnixMilli(), w.End.UnixMilli(), s.Clicks, s.First, s.Last)
+}
+
 // Seen counts a user's clicks and reports them 1s of event time after the
 // first one, then starts again.
 type Seen struct {

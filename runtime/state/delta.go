@@ -9,4 +9,8 @@ package state
 type Delta struct {
 	Full        bool
 	Since, Keep uint64
+	// Canonical asks for the form that savepoints hold, whatever the
+	// state keeps in memory: sliding windows kept in slices write their
+	// windows whole (eventtime.WindowState). It comes with Full.
+	Canonical bool
 }

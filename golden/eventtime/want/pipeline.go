@@ -19,7 +19,7 @@ import (
 var config = &runtime.Config{
 	Name:           "eventtime",
 	Source:         "golden/eventtime/pipeline.yaml",
-	Fingerprint:    "6f6d53a3c521e28a815a8864",
+	Fingerprint:    "82237be7911a1258ef980a50",
 	Parallelism:    2,
 	MaxParallelism: 128,
 	Checkpoint: runtime.CheckpointConfig{
@@ -54,10 +54,11 @@ var config = &runtime.Config{
 		{Name: "late-lines", UID: "late-lines", Kind: "map", Section: "operators", FusedWith: "latest", Inputs: []runtime.NodeInput{{From: "latest", Side: "late", Partition: "forward"}}},
 		{Name: "sessions", UID: "sessions", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "clicks", Partition: "hash"}}, Window: "session 1s", KeySchema: sessionsKeySchema, ValueSchema: sessionsValueSchema},
 		{Name: "per-page", UID: "per-page", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "clicks", Partition: "hash"}}, Window: "tumbling 5s", KeySchema: perPageKeySchema, ValueSchema: perPageValueSchema},
+		{Name: "recent-pages", UID: "recent-pages", Kind: "aggregate", Section: "operators", Inputs: []runtime.NodeInput{{From: "clicks", Partition: "hash"}}, Window: "sliding 2s every 500ms", KeySchema: recentPagesKeySchema, ValueSchema: recentPagesValueSchema},
 		{Name: "watch", UID: "watch", Kind: "process", Section: "operators", Inputs: []runtime.NodeInput{{From: "clicks", Partition: "hash"}}, KeySchema: watchKeySchema, ValueSchema: watchValueSchema},
 		{Name: "paired", UID: "paired", Kind: "join", Section: "operators", Inputs: []runtime.NodeInput{{From: "clicks", Partition: "hash"}, {From: "views", Partition: "hash"}}, Window: "interval -1s 1s", KeySchema: pairedKeySchema, ValueSchema: pairedValueSchema},
 		{Name: "windowed-pairs", UID: "windowed-pairs", Kind: "join", Section: "operators", Inputs: []runtime.NodeInput{{From: "clicks", Partition: "hash"}, {From: "views", Partition: "hash"}}, Window: "tumbling 5s", KeySchema: windowedPairsKeySchema, ValueSchema: windowedPairsValueSchema},
-		{Name: "all", UID: "all", Kind: "union", Section: "operators", Inputs: []runtime.NodeInput{{From: "latest-lines", Partition: "forward"}, {From: "late-lines", Partition: "forward"}, {From: "sessions", Partition: "forward"}, {From: "per-page", Partition: "forward"}, {From: "watch", Partition: "forward"}, {From: "paired", Partition: "forward"}, {From: "windowed-pairs", Partition: "forward"}}},
+		{Name: "all", UID: "all", Kind: "union", Section: "operators", Inputs: []runtime.NodeInput{{From: "latest-lines", Partition: "forward"}, {From: "late-lines", Partition: "forward"}, {From: "sessions", Partition: "forward"}, {From: "per-page", Partition: "forward"}, {From: "recent-pages", Partition: "forward"}, {From: "watch", Partition: "forward"}, {From: "paired", Partition: "forward"}, {From: "windowed-pairs", Partition: "forward"}}},
 		{Name: "out", UID: "out", Kind: "sink", Section: "sinks", FusedWith: "all", Inputs: []runtime.NodeInput{{From: "all", Partition: "forward"}}, Connector: "file", Format: "lines", Options: map[string]string{"path": "out"}},
 	},
 }
@@ -71,11 +72,12 @@ const (
 	nodeLateLines     = 4
 	nodeSessions      = 5
 	nodePerPage       = 6
-	nodeWatch         = 7
-	nodePaired        = 8
-	nodeWindowedPairs = 9
-	nodeAll           = 10
-	nodeOut           = 11
+	nodeRecentPages   = 7
+	nodeWatch         = 8
+	nodePaired        = 9
+	nodeWindowedPairs = 10
+	nodeAll           = 11
+	nodeOut           = 12
 )
 
 // build wires one run of the job and starts the goroutine of every subtask of
@@ -84,15 +86,16 @@ func build(j *runtime.Job) {
 	latestIn := runtime.NewInboxes[runtime.Timed[et.Click]](j, j.Parallelism(nodeLatest), j.Parallelism(nodeClicks))
 	sessionsIn := runtime.NewInboxes[runtime.Timed[et.Click]](j, j.Parallelism(nodeSessions), j.Parallelism(nodeClicks))
 	perPageIn := runtime.NewInboxes[runtime.Timed[et.Click]](j, j.Parallelism(nodePerPage), j.Parallelism(nodeClicks))
+	recentPagesIn := runtime.NewInboxes[runtime.Timed[et.Click]](j, j.Parallelism(nodeRecentPages), j.Parallelism(nodeClicks))
 	watchIn := runtime.NewInboxes[runtime.Timed[et.Click]](j, j.Parallelism(nodeWatch), j.Parallelism(nodeClicks))
 	pairedLeftIn := runtime.NewInboxes[runtime.Timed[et.Click]](j, j.Parallelism(nodePaired), j.Parallelism(nodeClicks))
 	pairedRightIn := runtime.NewInboxes[runtime.Timed[et.View]](j, j.Parallelism(nodePaired), j.Parallelism(nodeViews))
 	windowedPairsLeftIn := runtime.NewInboxes[runtime.Timed[et.Click]](j, j.Parallelism(nodeWindowedPairs), j.Parallelism(nodeClicks))
 	windowedPairsRightIn := runtime.NewInboxes[runtime.Timed[et.View]](j, j.Parallelism(nodeWindowedPairs), j.Parallelism(nodeViews))
-	allIn := runtime.NewInboxes[runtime.Timed[string]](j, j.Parallelism(nodeAll), j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeWatch)+j.Parallelism(nodePaired)+j.Parallelism(nodeWindowedPairs))
+	allIn := runtime.NewInboxes[runtime.Timed[string]](j, j.Parallelism(nodeAll), j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeRecentPages)+j.Parallelism(nodeWatch)+j.Parallelism(nodePaired)+j.Parallelism(nodeWindowedPairs))
 	var firstClicks *clicksChain
 	for i := range j.Parallelism(nodeClicks) {
-		c := newClicksChain(j, i, runtime.NewOut(j, latestIn, i), runtime.NewOut(j, sessionsIn, i), runtime.NewOut(j, perPageIn, i), runtime.NewOut(j, watchIn, i), runtime.NewOut(j, pairedLeftIn, i), runtime.NewOut(j, windowedPairsLeftIn, i))
+		c := newClicksChain(j, i, runtime.NewOut(j, latestIn, i), runtime.NewOut(j, sessionsIn, i), runtime.NewOut(j, perPageIn, i), runtime.NewOut(j, recentPagesIn, i), runtime.NewOut(j, watchIn, i), runtime.NewOut(j, pairedLeftIn, i), runtime.NewOut(j, windowedPairsLeftIn, i))
 		if i == 0 {
 			firstClicks = c
 		}
@@ -125,8 +128,16 @@ func build(j *runtime.Job) {
 			firstClicks.perPageByCall = c
 		}
 	}
+	for i := range j.Parallelism(nodeRecentPages) {
+		c := newRecentPagesChain(j, i, recentPagesIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+i))
+		if !c.in.Direct(c.handle) {
+			j.Go("recent-pages", i, c.run)
+		} else if c.in.ByCall() {
+			firstClicks.recentPagesByCall = c
+		}
+	}
 	for i := range j.Parallelism(nodeWatch) {
-		c := newWatchChain(j, i, watchIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+i))
+		c := newWatchChain(j, i, watchIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeRecentPages)+i))
 		if !c.in.Direct(c.handle) {
 			j.Go("watch", i, c.run)
 		} else if c.in.ByCall() {
@@ -134,13 +145,13 @@ func build(j *runtime.Job) {
 		}
 	}
 	for i := range j.Parallelism(nodePaired) {
-		c := newPairedChain(j, i, pairedLeftIn[i], pairedRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeWatch)+i))
+		c := newPairedChain(j, i, pairedLeftIn[i], pairedRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeRecentPages)+j.Parallelism(nodeWatch)+i))
 		if !c.in.Direct(c.handle, false) {
 			j.Go("paired", i, c.run)
 		}
 	}
 	for i := range j.Parallelism(nodeWindowedPairs) {
-		c := newWindowedPairsChain(j, i, windowedPairsLeftIn[i], windowedPairsRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeWatch)+j.Parallelism(nodePaired)+i))
+		c := newWindowedPairsChain(j, i, windowedPairsLeftIn[i], windowedPairsRightIn[i], runtime.NewOut(j, allIn, j.Parallelism(nodeLatestLines)+j.Parallelism(nodeLateLines)+j.Parallelism(nodeSessions)+j.Parallelism(nodePerPage)+j.Parallelism(nodeRecentPages)+j.Parallelism(nodeWatch)+j.Parallelism(nodePaired)+i))
 		if !c.in.Direct(c.handle, false) {
 			j.Go("windowed-pairs", i, c.run)
 		}
@@ -167,6 +178,8 @@ type clicksChain struct {
 	sessionsByCall        *sessionsChain                        // sessions, when it takes the records by a call; set by build
 	clicksToPerPage       *runtime.Out[runtime.Timed[et.Click]] // to per-page, hash
 	perPageByCall         *perPageChain                         // per-page, when it takes the records by a call; set by build
+	clicksToRecentPages   *runtime.Out[runtime.Timed[et.Click]] // to recent-pages, hash
+	recentPagesByCall     *recentPagesChain                     // recent-pages, when it takes the records by a call; set by build
 	clicksToWatch         *runtime.Out[runtime.Timed[et.Click]] // to watch, hash
 	watchByCall           *watchChain                           // watch, when it takes the records by a call; set by build
 	clicksToPaired        *runtime.Out[runtime.Timed[et.Click]] // to paired, hash
@@ -176,11 +189,12 @@ type clicksChain struct {
 	_                     [64]byte                              // and off those of whatever is allocated after it
 }
 
-func newClicksChain(j *runtime.Job, sub int, clicksToLatest *runtime.Out[runtime.Timed[et.Click]], clicksToSessions *runtime.Out[runtime.Timed[et.Click]], clicksToPerPage *runtime.Out[runtime.Timed[et.Click]], clicksToWatch *runtime.Out[runtime.Timed[et.Click]], clicksToPaired *runtime.Out[runtime.Timed[et.Click]], clicksToWindowedPairs *runtime.Out[runtime.Timed[et.Click]]) *clicksChain {
+func newClicksChain(j *runtime.Job, sub int, clicksToLatest *runtime.Out[runtime.Timed[et.Click]], clicksToSessions *runtime.Out[runtime.Timed[et.Click]], clicksToPerPage *runtime.Out[runtime.Timed[et.Click]], clicksToRecentPages *runtime.Out[runtime.Timed[et.Click]], clicksToWatch *runtime.Out[runtime.Timed[et.Click]], clicksToPaired *runtime.Out[runtime.Timed[et.Click]], clicksToWindowedPairs *runtime.Out[runtime.Timed[et.Click]]) *clicksChain {
 	c := &clicksChain{
 		clicksToLatest:        clicksToLatest,
 		clicksToPaired:        clicksToPaired,
 		clicksToPerPage:       clicksToPerPage,
+		clicksToRecentPages:   clicksToRecentPages,
 		clicksToSessions:      clicksToSessions,
 		clicksToWatch:         clicksToWatch,
 		clicksToWindowedPairs: clicksToWindowedPairs,
@@ -194,6 +208,7 @@ func newClicksChain(j *runtime.Job, sub int, clicksToLatest *runtime.Out[runtime
 	c.clicksToLatest.Observe(c.meter)
 	c.clicksToSessions.Observe(c.meter)
 	c.clicksToPerPage.Observe(c.meter)
+	c.clicksToRecentPages.Observe(c.meter)
 	c.clicksToWatch.Observe(c.meter)
 	c.clicksToPaired.Observe(c.meter)
 	c.clicksToWindowedPairs.Observe(c.meter)
@@ -239,7 +254,7 @@ func (c *clicksChain) run() {
 	c.end()
 }
 
-// emitClicks passes the records of "clicks" to latest, sessions, per-page, watch, paired, windowed-pairs.
+// emitClicks passes the records of "clicks" to latest, sessions, per-page, recent-pages, watch, paired, windowed-pairs.
 func (c *clicksChain) emitClicks(r *et.Click, ts int64) {
 	c.counts[0]++
 	if d := c.latestByCall; d != nil {
@@ -260,6 +275,13 @@ func (c *clicksChain) emitClicks(r *et.Click, ts int64) {
 		d.direct(r, ts)
 	} else {
 		s := c.clicksToPerPage.HashSlot(hashKeyPerPage(et.ByPage(*r)))
+		s.TS = ts
+		s.V = *r
+	}
+	if d := c.recentPagesByCall; d != nil {
+		d.direct(r, ts)
+	} else {
+		s := c.clicksToRecentPages.HashSlot(hashKeyRecentPages(et.ByPage(*r)))
 		s.TS = ts
 		s.V = *r
 	}
@@ -289,6 +311,7 @@ func (c *clicksChain) flush() {
 	c.clicksToLatest.Flush()
 	c.clicksToSessions.Flush()
 	c.clicksToPerPage.Flush()
+	c.clicksToRecentPages.Flush()
 	c.clicksToWatch.Flush()
 	c.clicksToPaired.Flush()
 	c.clicksToWindowedPairs.Flush()
@@ -305,6 +328,7 @@ func (c *clicksChain) barrier(id int64) {
 	c.clicksToLatest.Barrier(id)
 	c.clicksToSessions.Barrier(id)
 	c.clicksToPerPage.Barrier(id)
+	c.clicksToRecentPages.Barrier(id)
 	c.clicksToWatch.Barrier(id)
 	c.clicksToPaired.Barrier(id)
 	c.clicksToWindowedPairs.Barrier(id)
@@ -317,6 +341,7 @@ func (c *clicksChain) watermark(w int64) {
 	c.clicksToLatest.Watermark(w)
 	c.clicksToSessions.Watermark(w)
 	c.clicksToPerPage.Watermark(w)
+	c.clicksToRecentPages.Watermark(w)
 	c.clicksToWatch.Watermark(w)
 	c.clicksToPaired.Watermark(w)
 	c.clicksToWindowedPairs.Watermark(w)
@@ -332,6 +357,7 @@ func (c *clicksChain) end() {
 	c.clicksToLatest.End()
 	c.clicksToSessions.End()
 	c.clicksToPerPage.End()
+	c.clicksToRecentPages.End()
 	c.clicksToWatch.End()
 	c.clicksToPaired.End()
 	c.clicksToWindowedPairs.End()
@@ -351,6 +377,9 @@ func (c *clicksChain) blame(p any) (any, bool) {
 	}
 	if d := c.perPageByCall; d != nil && d.inCall {
 		return runtime.InChain(p, "per-page", d.sub), true
+	}
+	if d := c.recentPagesByCall; d != nil && d.inCall {
+		return runtime.InChain(p, "recent-pages", d.sub), true
 	}
 	if d := c.watchByCall; d != nil && d.inCall {
 		return runtime.InChain(p, "watch", d.sub), true
@@ -1032,6 +1061,172 @@ func (c *perPageChain) end() {
 	c.meter.End()
 }
 
+// recentPagesChain is one subtask of aggregate "recent-pages".
+type recentPagesChain struct {
+	_                [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
+	sub              int           // the subtask's index
+	task             *runtime.Task // its part in checkpoints
+	in               *runtime.Inbox[runtime.Timed[et.Click]]
+	inputWM          int64                                     // watermark of the sender of the batch being processed
+	inCall           bool                                      // set while direct runs: a panic that leaves it set came from this chain (see blame)
+	recentPagesToAll *runtime.Out[runtime.Timed[string]]       // to all, forward
+	recentPagesState *runtime.WindowState[string, et.Session]  // open windows of recent-pages per key
+	recentPagesFire  func(string, runtime.Window, *et.Session) // recentPagesResult, made once
+	meter            *runtime.Meter                            // the subtask's metrics
+	counts           [2]uint64                                 // records emitted by recent-pages, then late for them; flush publishes them
+	_                [64]byte                                  // and off those of whatever is allocated after it
+}
+
+func newRecentPagesChain(j *runtime.Job, sub int, in *runtime.Inbox[runtime.Timed[et.Click]], recentPagesToAll *runtime.Out[runtime.Timed[string]]) *recentPagesChain {
+	c := &recentPagesChain{
+		in:               in,
+		recentPagesToAll: recentPagesToAll,
+		sub:              sub,
+		task:             j.Task(nodeRecentPages, sub),
+	}
+	c.task.RestoreWatermarks(nodeRecentPages, c.in)
+	c.recentPagesState = runtime.NewSlicedWindows[string, et.Session](runtime.WindowAssigner{
+		Kind:  runtime.Sliding,
+		Size:  int64(2 * time.Second / time.Millisecond),
+		Slide: 500,
+	}, et.MergeSessions)
+	runtime.RestoreChanges(c.task, nodeRecentPages, "", c.recentPagesState, func(sec []byte, delta bool) error {
+		return c.recentPagesState.RestoreSection(sec, delta, decodeRecentPagesKey, decodeRecentPagesValue)
+	})
+	c.recentPagesFire = c.recentPagesResult
+	c.meter = j.Meter(sub, nodeRecentPages)
+	c.in.Observe(c.meter)
+	c.in.Bind(c.task, c.flush)
+	c.in.Calls()
+	c.recentPagesToAll.Observe(c.meter)
+	return c
+}
+
+// run takes records and control events from the inbox of "recent-pages" until every
+// input has ended. The inbox aligns barriers: one arrives here once it came from
+// every input, and the senders wait until Release.
+func (c *recentPagesChain) run() {
+	for c.handle(c.in.Next()) {
+	}
+}
+
+// handle acts on one message of the inbox of "recent-pages": a batch of records or a
+// control event; false at the end of input. At parallelism 1 with one sender it runs
+// in the sender's goroutine (runtime.Inbox.Direct), called from its sends.
+func (c *recentPagesChain) handle(m runtime.Msg[runtime.Timed[et.Click]]) bool {
+	switch m.Kind {
+	case runtime.Records:
+		c.inputWM = c.in.SenderWatermark(m.From)
+		c.records(m.Recs)
+		c.in.Recycle(m.Recs)
+	case runtime.Barrier:
+		c.barrier(m.Checkpoint)
+		c.in.Release(m.Checkpoint)
+	case runtime.Watermark:
+		c.watermark(m.Time)
+	case runtime.End:
+		c.end()
+		return false
+	}
+	return true
+}
+
+// records passes a batch to "recent-pages". A panic in user code is reported with the
+// record that caused it; the deferred check costs nothing per record.
+func (c *recentPagesChain) records(recs []runtime.Timed[et.Click]) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			runtime.PanicWithRecord(p, recs[i])
+		}
+	}()
+	for ; i < len(recs); i++ {
+		c.toRecentPages(&recs[i].V, recs[i].TS)
+	}
+}
+
+// direct passes one record to "recent-pages" from its only sender, which calls it instead of
+// handing over batches when both run in one goroutine (runtime.Inbox.Calls). The
+// record stays the sender's: nothing keeps its address after the call. A panic
+// leaves inCall set, for the sender's recover to name this chain (blame).
+func (c *recentPagesChain) direct(r *et.Click, ts int64) {
+	c.inCall = true
+	c.in.Took()
+	c.inputWM = c.in.SenderWatermark(0)
+	c.toRecentPages(r, ts)
+	c.inCall = false
+}
+
+// toRecentPages is operator "recent-pages": aggregate: add AddClick, result RecentLine by ByPage on sliding 2s every 500ms windows (event time), kept in slices of 500ms, emitting once per key and window.
+func (c *recentPagesChain) toRecentPages(r *et.Click, ts int64) {
+	k := et.ByPage(*r)
+	if !c.recentPagesState.Add(k, ts, c.inputWM, func(acc *et.Session) {
+		et.AddClick(acc, *r)
+	}, c.recentPagesFire) {
+		c.emitRecentPagesLate(*r, ts)
+	}
+}
+
+// recentPagesResult emits the result of a window of "recent-pages" that fired (or, within the
+// allowed lateness, changed after it fired).
+func (c *recentPagesChain) recentPagesResult(k string, w runtime.Window, acc *et.Session) {
+	c.emitRecentPages(et.RecentLine(k, runtime.UserWindow(w), acc), w.MaxTimestamp())
+}
+
+// emitRecentPages passes the records of "recent-pages" to all.
+func (c *recentPagesChain) emitRecentPages(r string, ts int64) {
+	c.counts[0]++
+	c.recentPagesToAll.Forward(runtime.Timed[string]{
+		TS: ts,
+		V:  r,
+	})
+}
+
+// emitRecentPagesLate drops the records too late for the windows of "recent-pages": nothing reads them.
+func (c *recentPagesChain) emitRecentPagesLate(r et.Click, ts int64) {
+	c.counts[1]++
+}
+
+// flush hands partial batches downstream; the chain calls it when it has nothing
+// to do, and at least every runtime.Linger.
+func (c *recentPagesChain) flush() {
+	c.recentPagesToAll.Flush()
+	c.meter.Publish(c.counts[:])
+}
+
+// barrier takes the chain's snapshot for checkpoint id, hands it to the writer, and
+// passes the barrier on after the records before it.
+func (c *recentPagesChain) barrier(id int64) {
+	s := c.task.Begin(id)
+	s.InboxWatermarks(nodeRecentPages, c.in.Watermarks())
+	// The windows that got records since the last checkpoint, or all of them;
+	// captured copy on write and encoded by the checkpoint writer when their
+	// accumulators hold no pointers.
+	runtime.SnapshotWindows(s, nodeRecentPages, "", hashKeyRecentPages, recentPagesKeySchema, recentPagesValueSchema, c.recentPagesState, encodeRecentPagesKey, encodeRecentPagesValue)
+	c.task.Submit(s)
+	c.recentPagesToAll.Barrier(id)
+}
+
+// watermark moves the chain's event time to w: what waited for it fires, then the
+// watermark goes on downstream, after the records it released.
+func (c *recentPagesChain) watermark(w int64) {
+	c.meter.Watermark(w)
+	c.recentPagesState.Advance(w, c.recentPagesFire)
+	c.recentPagesToAll.Watermark(w)
+}
+
+// end runs when the chain's input has ended: it emits what waited for the end, takes
+// the chain's part of the final checkpoint, and tells every receiver that nothing
+// follows.
+func (c *recentPagesChain) end() {
+	s := c.task.Final()
+	s.InboxWatermarks(nodeRecentPages, c.in.Watermarks())
+	c.recentPagesToAll.End()
+	c.task.Submit(s)
+	c.meter.Publish(c.counts[:])
+	c.meter.End()
+}
+
 // watchChain is one subtask of process "watch".
 type watchChain struct {
 	_           [64]byte      // keeps the fields below off the cache lines of whatever is allocated before the chain
@@ -1647,7 +1842,7 @@ func (c *allChain) records(recs []runtime.Timed[string]) {
 	}
 }
 
-// toAll is operator "all": union of latest-lines, late-lines, sessions, per-page, watch, paired, windowed-pairs.
+// toAll is operator "all": union of latest-lines, late-lines, sessions, per-page, recent-pages, watch, paired, windowed-pairs.
 func (c *allChain) toAll(r string, ts int64) {
 	c.emitAll(r, ts)
 }
@@ -1789,6 +1984,38 @@ func encodePerPageValue(w *codec.Writer, v *et.Session) {
 	encodeSession(w, v)
 }
 func decodePerPageValue(r *codec.Reader) *et.Session {
+	v := new(et.Session)
+	decodeSession(r, v)
+	return v
+}
+
+// hashKeyRecentPages hashes a key of "recent-pages". The hash decides the key group, which
+// checkpoints keep: it must never change.
+func hashKeyRecentPages(k string) uint64 {
+	return runtime.HashString(k)
+}
+
+// The schema of the state of "recent-pages", recorded in every checkpoint.
+const (
+	recentPagesKeySchema   = "string"
+	recentPagesValueSchema = "github.com/pipegen/pipegen/golden/eventtime.Session{1 Clicks int; 2 First int64; 3 Last int64}"
+)
+
+// encodeRecentPagesKey and decodeRecentPagesKey write and read a key of "recent-pages".
+func encodeRecentPagesKey(w *codec.Writer, k string) {
+	w.String(k)
+}
+func decodeRecentPagesKey(r *codec.Reader) string {
+	var k string
+	k = r.String()
+	return k
+}
+
+// encodeRecentPagesValue and decodeRecentPagesValue write and read a value of type et.Session of the state of "recent-pages".
+func encodeRecentPagesValue(w *codec.Writer, v *et.Session) {
+	encodeSession(w, v)
+}
+func decodeRecentPagesValue(r *codec.Reader) *et.Session {
 	v := new(et.Session)
 	decodeSession(r, v)
 	return v

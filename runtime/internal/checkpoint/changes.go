@@ -67,7 +67,7 @@ func snapshotChanges[K comparable](s *Snapshot, node int, name string, hash func
 	ch := t.chain(node, name)
 	base, ok := ch.get(t.cp.Committed())
 	full := !ok || base.deltas >= base.base || len(base.files) >= maxChain || s.Savepoint()
-	d := state.Delta{Full: full, Keep: st.Epoch()}
+	d := state.Delta{Full: full, Keep: st.Epoch(), Canonical: s.Savepoint()}
 	if ok {
 		d.Since, d.Keep = base.epoch, base.epoch
 	}
@@ -148,7 +148,13 @@ func snapshotChanges[K comparable](s *Snapshot, node int, name string, hash func
 				link.files = append(slices.Clone(base.files), f)
 				link.base, link.deltas = base.base, base.deltas+size
 			}
-			ch.put(id, link)
+			// No delta builds on a savepoint's file: its form may not be
+			// the state's (sliding windows kept in slices write whole
+			// windows, and a delta of slices on top would count the
+			// records of a slice twice).
+			if !d.Canonical {
+				ch.put(id, link)
+			}
 			return link.files, size, nil
 		}})
 }

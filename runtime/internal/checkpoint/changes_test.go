@@ -74,3 +74,42 @@ func TestCaptureChangesEncodesInWriter(t *testing.T) {
 		}
 	}
 }
+
+// TestNoDeltaOnSavepoint: a savepoint's capture is asked for the
+// canonical form, and no later delta builds on its file (sliding windows
+// kept in slices write whole windows there, under which a delta of
+// slices would count records twice); a checkpoint's file is built on.
+func TestNoDeltaOnSavepoint(t *testing.T) {
+	cfg := &config.Config{Name: "win", MaxParallelism: 8, Nodes: []config.NodeConfig{{Name: "win", UID: "win", Parallelism: 1}},
+		Checkpoint: config.CheckpointConfig{Mode: config.ExactlyOnce, Dir: "/ckpt"}}
+	cp := New(context.Background(), cfg, Options{FS: vfs.NewMem(), Logf: t.Logf})
+	task := cp.Task(0, 0)
+	st := &epochState{epoch: 1}
+	for _, c := range []struct {
+		id        int64
+		savepoint bool
+	}{{1, false}, {2, true}} {
+		id, savepoint := c.id, c.savepoint
+		if savepoint {
+			cp.savepointID.Store(id)
+		}
+		if err := cp.st.Prepare(id); err != nil {
+			t.Fatal(err)
+		}
+		s := task.Begin(id)
+		CaptureChanges(s, 0, "", func(k int) uint64 { return uint64(k) }, "int", "int", st, func(d state.Delta) (uint64, func(*state.Sections, func(int) int) error, error) {
+			if d.Canonical != savepoint || !d.Full {
+				t.Errorf("checkpoint %d (savepoint %v): asked for %+v", id, savepoint, d)
+			}
+			e := st.epoch
+			st.epoch++
+			return e, func(sec *state.Sections, kg func(int) int) error { return nil }, nil
+		})
+		if a := cp.write(s); a.err != nil {
+			t.Fatal(a.err)
+		}
+		if _, ok := task.chain(0, "").get(id); ok == savepoint {
+			t.Errorf("checkpoint %d (savepoint %v): a later delta may build on it: %v", id, savepoint, ok)
+		}
+	}
+}

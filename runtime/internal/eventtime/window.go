@@ -105,6 +105,13 @@ type WindowState[K comparable, A any] struct {
 	// (RestoreSection); inChain is set while a chain is read.
 	chain   *WindowState[K, A]
 	inChain bool
+
+	// Sliding windows kept in slices (NewSlicedWindows,
+	// windowslices.go): panes are the slices, whole holds the windows
+	// restored whole (from a savepoint, or a checkpoint of windows kept
+	// per window) until they fire.
+	sliced bool
+	sl     slicing[K, A]
 }
 
 // pane is one tumbling or sliding window, with the accumulator of every
@@ -217,8 +224,14 @@ func (s *WindowState[K, A]) Len() int { return s.n }
 // snapshot's), MinTime at first.
 func (s *WindowState[K, A]) Watermark() int64 { return s.wm }
 
-// cleanup is the time at which w is dropped.
-func (s *WindowState[K, A]) cleanup(w Window) int64 { return addSat(w.MaxTimestamp(), s.lateness) }
+// cleanup is the time at which w is dropped; a slice's, when the last
+// window it is part of fires.
+func (s *WindowState[K, A]) cleanup(w Window) int64 {
+	if s.sliced && w.End-w.Start == s.assign.Slide {
+		return addSat(w.Start, s.assign.Size) - 1
+	}
+	return addSat(w.MaxTimestamp(), s.lateness)
+}
 
 // Add adds a record of key k at time ts, which came from an input whose
 // watermark is inputWatermark: add folds the record into the accumulator of
@@ -233,6 +246,9 @@ func (s *WindowState[K, A]) cleanup(w Window) int64 { return addSat(w.MaxTimesta
 // has fired already, in ascending window order: the caller re-emits its
 // result. acc is valid only during the call, which must not call s.
 func (s *WindowState[K, A]) Add(k K, ts, inputWatermark int64, add func(acc *A), onUpdate func(k K, w Window, acc *A)) bool {
+	if s.sliced {
+		return s.addSliced(k, ts, inputWatermark, add)
+	}
 	if s.ix.width > 0 && ts > -slidingSafe && ts < slidingSafe && s.assign.Size < slidingSafe {
 		return s.addSliding(k, ts, max(inputWatermark, s.wm), add, onUpdate)
 	}
@@ -591,7 +607,7 @@ func (s *WindowState[K, A]) pane(w Window, pos int) *pane[K, A] {
 			}
 			p.idx = newKeyIndex[K](s.intKeys, hint)
 		}
-		p.fired = w.MaxTimestamp() <= s.wm
+		p.fired = !s.sliced && w.MaxTimestamp() <= s.wm
 		s.schedulePane(p)
 		s.panes[w.Start] = p
 		s.paneHeap.push(p)
@@ -632,6 +648,10 @@ func (s *WindowState[K, A]) dropPane(p *pane[K, A]) {
 }
 
 func (s *WindowState[K, A]) schedulePane(p *pane[K, A]) {
+	if s.sliced && p.w.End-p.w.Start == s.assign.Slide {
+		p.at = s.nextFiring(p.w)
+		return
+	}
 	if p.fired {
 		p.at = s.cleanup(p.w)
 	} else {
@@ -774,8 +794,15 @@ func (s *WindowState[K, A]) dropSession(e *winEntry[K, A]) {
 // valid only during the call, which must not call s. Advance costs next to
 // nothing when no window is due.
 func (s *WindowState[K, A]) Advance(wm int64, fire func(k K, w Window, acc *A)) {
+	if s.sl.unsettled {
+		s.settle() // at the restored watermark, before it moves
+	}
 	s.wm = max(s.wm, wm)
 	wm = s.wm
+	if s.sliced {
+		s.advanceSliced(fire)
+		return
+	}
 	for len(s.paneHeap) > 0 && s.paneHeap[0].at <= wm {
 		p := s.paneHeap[0]
 		if !p.fired {
@@ -844,7 +871,7 @@ func (s *WindowState[K, A]) Snapshot(sec *state.Sections, keyGroup func(K) int, 
 func (s *WindowState[K, A]) snapshot(sec *state.Sections, keyGroup func(K) int, encK func(*codec.Writer, K), encA func(*codec.Writer, *A), h sectionHeader) error {
 	if s.assign.Kind != Session {
 		// The panes' windows as a capture encodes them, at once.
-		c := s.capturePanes(true, 0, false)
+		c := s.capture(Delta{Full: true}, false)
 		c.h.seq2, c.h.group = h.seq2, h.group
 		return c.Encode(sec, keyGroup, encK, encA)
 	}
@@ -867,6 +894,14 @@ func (s *WindowState[K, A]) snapshot(sec *state.Sections, keyGroup func(K) int, 
 // subtask's key groups are restored one by one). The watermark becomes the
 // section's, or the lowest of the sections' when they differ.
 func (s *WindowState[K, A]) Restore(section []byte, decK func(*codec.Reader) K, decA func(*codec.Reader) *A) error {
+	if s.sliced {
+		// A section's watermark is its own subtask's: slices of keys
+		// whose subtask was ahead must not fire again (EndChain).
+		if err := s.RestoreSection(section, false, decK, decA); err != nil {
+			return err
+		}
+		return s.EndChain()
+	}
 	_, err := s.restore(section, decK, decA, nil)
 	return err
 }
@@ -877,10 +912,16 @@ func (s *WindowState[K, A]) restore(section []byte, decK func(*codec.Reader) K, 
 	if !ok {
 		return h, r.Err()
 	}
+	if err := s.layoutFits(h); err != nil {
+		return h, err
+	}
 	s.wm = restoredWatermark(s.wm, !s.restored, h.wm)
 	s.restored = true
 	s.seq = max(s.seq, h.seq)
 	err := readWindows(r, h, false, decK, decA, func(k K, w Window, seq uint64, fired bool, a *A) error {
+		if s.sliced {
+			return s.restoreSliced(k, w, seq, a)
+		}
 		if err := s.fits(w); err != nil {
 			return fmt.Errorf("%w: window %v of key %v: %w", codec.ErrCorrupt, w, k, err)
 		}

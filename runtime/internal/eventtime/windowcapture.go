@@ -55,10 +55,11 @@ import (
 // they were at a barrier (Capture), which Encode writes on any goroutine
 // while the state goes on changing.
 type WindowCapture[K comparable, A any] struct {
-	h     sectionHeader
-	full  bool
-	since uint64
-	panes []paneCapture[K, A]
+	h      sectionHeader
+	layout uint64 // layoutPanes, or layoutSlices
+	full   bool
+	since  uint64
+	panes  []paneCapture[K, A]
 }
 
 // paneCapture is a pane at the barrier: its arrays are never changed in
@@ -94,17 +95,16 @@ func (s *WindowState[K, A]) Capture(d Delta) (*WindowCapture[K, A], uint64, erro
 		var a A
 		return nil, 0, fmt.Errorf("windows of %T keys and %T accumulators cannot be captured: sessions, or a type that holds pointers; encode them at the barrier (SnapshotDelta)", k, a)
 	}
-	c := s.capturePanes(d.Full, d.Since, true)
-	return c, s.closeEpoch(), nil
+	return s.capture(d, true), s.closeEpoch(), nil
 }
 
 // capturePanes captures the panes: every one when full is set, else those
 // with windows that changed after epoch since. Unless mark is set the
 // capture must be encoded before s changes.
 func (s *WindowState[K, A]) capturePanes(full bool, since uint64, mark bool) *WindowCapture[K, A] {
-	c := &WindowCapture[K, A]{h: sectionHeader{wm: s.wm, seq: s.seq}, full: full, since: since,
-		panes: make([]paneCapture[K, A], 0, len(s.panes))}
-	for _, p := range s.panes {
+	c := &WindowCapture[K, A]{h: sectionHeader{wm: s.wm, seq: s.seq}, layout: layoutPanes, full: full, since: since,
+		panes: make([]paneCapture[K, A], 0, len(s.panes)+len(s.sl.whole))}
+	for p := range s.allPanes() {
 		if !full && !changedAfter(p.ver, since) {
 			continue
 		}
@@ -137,7 +137,9 @@ func (s *WindowState[K, A]) capturePanes(full bool, since uint64, mark bool) *Wi
 	}
 	// In ascending start, so that a snapshot's bytes do not depend on the
 	// order of a map.
-	slices.SortFunc(c.panes, func(a, b paneCapture[K, A]) int { return cmp.Compare(a.w.Start, b.w.Start) })
+	slices.SortFunc(c.panes, func(a, b paneCapture[K, A]) int {
+		return cmp.Or(cmp.Compare(a.w.Start, b.w.Start), cmp.Compare(a.w.End, b.w.End))
+	})
 	return c
 }
 
@@ -156,7 +158,7 @@ func changedAfter(v uint32, since uint64) bool {
 // order.
 func (c *WindowCapture[K, A]) Encode(sec *state.Sections, keyGroup func(K) int, encK func(*codec.Writer, K), encA func(*codec.Writer, *A)) error {
 	h := c.h
-	h.layout = layoutPanes
+	h.layout = c.layout
 	writeSectionHeaders(sec, h)
 	// Per section: the pane whose head it holds last (its index + 1),
 	// and that pane's last creation number written.

@@ -32,7 +32,7 @@ func (s *WindowState[K, A]) SnapshotDelta(sec *state.Sections, keyGroup func(K) 
 	if !s.Incremental() {
 		return 0, fmt.Errorf("session windows cannot be written as a delta")
 	}
-	c := s.capturePanes(false, d.Since, false)
+	c := s.capture(d, false)
 	if err := c.Encode(sec, keyGroup, encK, encA); err != nil {
 		return 0, err
 	}
@@ -60,7 +60,7 @@ func (s *WindowState[K, A]) Track() {
 	s.tracking = true
 	// The windows so far have not changed since any epoch (stamp 0):
 	// their panes get stamps from now on.
-	for _, p := range s.panes {
+	for p := range s.allPanes() {
 		p.vers = make([]uint32, len(p.keys), cap(p.keys))
 	}
 }
@@ -78,6 +78,9 @@ func (s *WindowState[K, A]) RestoreSection(section []byte, delta bool, decK func
 		s.inChain = true
 		if s.restored || s.n > 0 {
 			s.chain = NewWindowState[K](s.assign, s.lateness, s.merge)
+			if s.sliced {
+				s.chain.slice()
+			}
 		}
 	}
 	into := s
@@ -97,11 +100,18 @@ func (s *WindowState[K, A]) EndChain() error {
 	s.inChain = false
 	c := s.chain
 	if c == nil {
+		if s.sliced {
+			s.chainRestored(nil)
+		}
 		return nil
 	}
 	s.chain = nil
 	if !c.restored {
 		return nil
+	}
+	if s.sliced {
+		s.chainRestored(c)
+		return s.mergeChain(c)
 	}
 	s.wm = restoredWatermark(s.wm, !s.restored, c.wm)
 	s.restored = true
@@ -148,10 +158,16 @@ func (s *WindowState[K, A]) restoreDelta(section []byte, decK func(*codec.Reader
 	if !ok {
 		return r.Err()
 	}
+	if err := s.layoutFits(h); err != nil {
+		return err
+	}
 	s.restored = true
 	s.seq = max(s.seq, h.seq)
 	s.Advance(h.wm, nil)
 	return readWindows(r, h, true, decK, decA, func(k K, w Window, seq uint64, fired bool, a *A) error {
+		if s.sliced {
+			return s.restoreSliced(k, w, seq, a)
+		}
 		if err := s.fits(w); err != nil {
 			return fmt.Errorf("%w: window %v of key %v: %w", codec.ErrCorrupt, w, k, err)
 		}

@@ -43,6 +43,9 @@ func ReadWindows[K, A any](section []byte, decK func(*codec.Reader) K, decA func
 	if !ok {
 		return 0, 0, false, r.Err()
 	}
+	if h.layout == layoutSlices {
+		return 0, 0, false, errSlices
+	}
 	if err := readWindows(r, h, false, decK, decA, window); err != nil {
 		return 0, 0, false, err
 	}
@@ -76,10 +79,20 @@ func ReadWindows[K, A any](section []byte, decK func(*codec.Reader) K, decA func
 // Other even heads are operations a later version may add: this one
 // refuses them. A program older than layoutPanes reads field 5 as an
 // unknown header field and then fails on the first pane.
+//
+// layoutSlices is layoutPanes of sliding windows kept in slices
+// (windowslices.go): a pane of the slide's width is a slice, a pane of the
+// window's size a window restored whole. Only checkpoints hold it;
+// savepoints hold the windows whole (layoutPanes).
 const (
 	layoutEntries = 0
 	layoutPanes   = 1
+	layoutSlices  = 2
 )
+
+// errSlices is what a reader of windows that has no merge function finds
+// in a checkpoint of windows kept in slices.
+var errSlices = fmt.Errorf("%w: the windows are kept in slices (sliding windows with a merge function, checkpointed by the memory backend), which this program cannot read: resume from a savepoint, which holds them whole", codec.ErrCorrupt)
 
 // readWindows reads the windows after a section's header h in r, in
 // either layout, and calls window for each; delta says the section is a
@@ -102,7 +115,7 @@ func readWindows[K, A any](r *codec.Reader, h sectionHeader, delta bool, decK fu
 				return err
 			}
 		}
-	case layoutPanes:
+	case layoutPanes, layoutSlices:
 		var w Window
 		var pane, empty bool
 		var last uint64
