@@ -302,6 +302,11 @@ type sectionHeader struct {
 	// field 5: the layout of a section of windows after the header:
 	// layoutEntries (absent) or layoutPanes (windowformat.go).
 	layout uint64
+	// field 6: of sliding windows kept in slices, the watermark through
+	// which the windows of the section's keys fired before a change of
+	// parallelism, when it is ahead of wm (windowslices.go,
+	// firedThrough); MinTime when absent.
+	fired int64
 }
 
 func writeSectionHeaders(sec *state.Sections, h sectionHeader) {
@@ -331,6 +336,10 @@ func writeSectionHeader(w *codec.Writer, h sectionHeader) {
 		w.Tag(5, codec.Varint)
 		w.Uvarint(h.layout)
 	}
+	if h.fired > h.wm {
+		w.Tag(6, codec.Varint)
+		w.Varint(h.fired)
+	}
 	w.End(m)
 }
 
@@ -341,7 +350,7 @@ func readSectionHeader(r *codec.Reader) (h sectionHeader, ok bool) {
 		return h, false
 	}
 	hr := r.Nested()
-	h.wm = MinTime
+	h.wm, h.fired = MinTime, MinTime
 	for hr.More() {
 		id, wt := hr.Tag()
 		switch id {
@@ -364,6 +373,10 @@ func readSectionHeader(r *codec.Reader) (h sectionHeader, ok bool) {
 		case 5:
 			if hr.Want(id, wt, codec.Varint) {
 				h.layout = hr.Uvarint()
+			}
+		case 6:
+			if hr.Want(id, wt, codec.Varint) {
+				h.fired = hr.Varint()
 			}
 		default:
 			hr.Skip(wt)

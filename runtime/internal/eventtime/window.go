@@ -107,9 +107,8 @@ type WindowState[K comparable, A any] struct {
 	inChain bool
 
 	// Sliding windows kept in slices (NewSlicedWindows,
-	// windowslices.go): panes are the slices, whole holds the windows
-	// restored whole (from a savepoint, or a checkpoint of windows kept
-	// per window) until they fire.
+	// windowslices.go): panes are the slices, and sl holds the windows
+	// kept whole (restored from a savepoint, say) until they fire.
 	sliced bool
 	sl     slicing[K, A]
 }
@@ -918,6 +917,7 @@ func (s *WindowState[K, A]) restore(section []byte, decK func(*codec.Reader) K, 
 	s.wm = restoredWatermark(s.wm, !s.restored, h.wm)
 	s.restored = true
 	s.seq = max(s.seq, h.seq)
+	s.sl.sectionFired = h.fired
 	err := readWindows(r, h, false, decK, decA, func(k K, w Window, seq uint64, fired bool, a *A) error {
 		if s.sliced {
 			return s.restoreSliced(k, w, seq, a)

@@ -57,9 +57,11 @@ import (
 type WindowCapture[K comparable, A any] struct {
 	h      sectionHeader
 	layout uint64 // layoutPanes, or layoutSlices
-	full   bool
-	since  uint64
-	panes  []paneCapture[K, A]
+	// firedThrough is the slices' (slicing.firedThrough) at the barrier.
+	firedThrough map[K]int64
+	full         bool
+	since        uint64
+	panes        []paneCapture[K, A]
 }
 
 // paneCapture is a pane at the barrier: its arrays are never changed in
@@ -160,6 +162,27 @@ func (c *WindowCapture[K, A]) Encode(sec *state.Sections, keyGroup func(K) int, 
 	h := c.h
 	h.layout = c.layout
 	writeSectionHeaders(sec, h)
+	if c.firedThrough != nil {
+		// The keys of a key group came from one subtask: the section
+		// says how far their windows fired.
+		fired := make([]int64, len(sec.W))
+		for i := range fired {
+			fired[i] = MinTime
+		}
+		for k, ft := range c.firedThrough {
+			if j := keyGroup(k) - sec.Start; uint(j) < uint(len(sec.W)) {
+				fired[j] = max(fired[j], ft)
+			}
+		}
+		for i := range sec.W {
+			if fired[i] > h.wm {
+				hi := h
+				hi.fired = fired[i]
+				sec.W[i].Reset()
+				writeSectionHeader(&sec.W[i], hi)
+			}
+		}
+	}
 	// Per section: the pane whose head it holds last (its index + 1),
 	// and that pane's last creation number written.
 	type cursor struct {

@@ -164,6 +164,7 @@ func (s *WindowState[K, A]) restoreDelta(section []byte, decK func(*codec.Reader
 	s.restored = true
 	s.seq = max(s.seq, h.seq)
 	s.Advance(h.wm, nil)
+	s.sl.sectionFired = h.fired
 	return readWindows(r, h, true, decK, decA, func(k K, w Window, seq uint64, fired bool, a *A) error {
 		if s.sliced {
 			return s.restoreSliced(k, w, seq, a)

@@ -67,6 +67,9 @@ type slicing[K comparable, A any] struct {
 	// firedThrough are settled at the next Advance, once the restored
 	// watermark is known.
 	unsettled bool
+	// sectionFired is the header's fired (field 6) of the section being
+	// restored: its keys' windows fired through it.
+	sectionFired int64
 	// Scratch of fireWindow.
 	acc    A
 	firing []*pane[K, A]
@@ -373,6 +376,12 @@ func (s *WindowState[K, A]) restoreSliced(k K, w Window, seq uint64, a *A) error
 	}
 	s.seq = max(s.seq, seq+1)
 	s.sl.unsettled = true
+	if ft := s.sl.sectionFired; ft > MinTime {
+		if s.sl.firedThrough == nil {
+			s.sl.firedThrough = map[K]int64{}
+		}
+		s.sl.firedThrough[k] = max(s.sl.firedThrough[k], ft)
+	}
 	switch w.End - w.Start {
 	case s.assign.Slide:
 		if w.Start != floorMultiple(w.Start, s.assign.Slide) {
@@ -447,12 +456,15 @@ func (s *WindowState[K, A]) chainRestored(c *WindowState[K, A]) {
 	if s.sl.firedThrough != nil {
 		for p := range c.allPanes() {
 			for _, k := range p.keys {
-				s.sl.firedThrough[k] = c.wm
+				s.sl.firedThrough[k] = max(s.sl.firedThrough[k], c.wm)
 			}
 		}
-		for k, ft := range c.sl.firedThrough {
-			s.sl.firedThrough[k] = max(s.sl.firedThrough[k], ft)
-		}
+	}
+	if len(c.sl.firedThrough) > 0 && s.sl.firedThrough == nil {
+		s.sl.firedThrough = map[K]int64{}
+	}
+	for k, ft := range c.sl.firedThrough {
+		s.sl.firedThrough[k] = max(s.sl.firedThrough[k], ft)
 	}
 }
 
@@ -491,6 +503,9 @@ func (s *WindowState[K, A]) capture(d Delta, mark bool) *WindowCapture[K, A] {
 	}
 	c := s.capturePanes(d.Full, d.Since, mark)
 	c.layout = layoutSlices
+	if s.sl.firedThrough != nil {
+		c.firedThrough = maps.Clone(s.sl.firedThrough)
+	}
 	return c
 }
 

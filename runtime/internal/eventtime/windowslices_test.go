@@ -222,6 +222,25 @@ func TestSlicedAsPerWindow(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		if rng.IntN(2) == 0 {
+			// A checkpoint at once, before the watermark passes the
+			// subtask ahead: it keeps how far its keys' windows fired.
+			sl, ref := snapshotTwin(t, one, 0, 1, Delta{Full: true})
+			again := newSliceTwin(a)
+			again.wm = one.wm
+			for i := range sl {
+				if err := again.sl.RestoreSection(sl[i][0], false, decTestKey, decSetAcc); err != nil {
+					t.Fatal(err)
+				}
+				if err := again.ref.Restore(ref[i], decTestKey, decSetAcc); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := again.sl.EndChain(); err != nil {
+				t.Fatal(err)
+			}
+			one = again
+		}
 		twins = []*sliceTwin{one}
 		phase = "after both subtasks were restored into one"
 		run(60, false)
