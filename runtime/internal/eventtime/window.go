@@ -978,23 +978,7 @@ func (s *WindowState[K, A]) restorePane(k K, w Window, seq uint64, fired bool, a
 	if _, dup := s.indexOf(p, k); dup {
 		return nil, 0, fmt.Errorf("%w: window %v of key %v restored twice", codec.ErrCorrupt, w, k)
 	}
-	i := int32(len(p.keys))
-	if i > 0 && p.seqs.at(int(i-1)) > seq {
-		p.unsorted = true
-	}
-	if s.ix.width > 0 {
-		sl := s.ix.slot(k)
-		s.ix.put(sl, k, w.Start, s.ix.pos(w.Start), i)
-		p.slots = append(p.slots, sl)
-	} else {
-		p.idx.put(k, i)
-	}
-	p.keys = append(p.keys, k)
-	p.seqs.add(seq)
-	p.accs = append(p.accs, *a)
-	if s.tracking {
-		p.vers = append(p.vers, 0)
-	}
+	i := s.appendRestored(p, k, seq, a)
 	switch {
 	case p.fired && !fired:
 		// The window fired in another subtask's snapshot but not in this
@@ -1016,6 +1000,29 @@ func (s *WindowState[K, A]) restorePane(k K, w Window, seq uint64, fired bool, a
 		p.early[i] = true
 	}
 	return p, i, nil
+}
+
+// appendRestored adds key k's restored window, of creation number seq and
+// accumulator a, to pane p, which does not hold k, and returns its index.
+func (s *WindowState[K, A]) appendRestored(p *pane[K, A], k K, seq uint64, a *A) int32 {
+	i := int32(len(p.keys))
+	if i > 0 && p.seqs.at(int(i-1)) > seq {
+		p.unsorted = true
+	}
+	if s.ix.width > 0 {
+		sl := s.ix.slot(k)
+		s.ix.put(sl, k, p.w.Start, s.ix.pos(p.w.Start), i)
+		p.slots = append(p.slots, sl)
+	} else {
+		p.idx.put(k, i)
+	}
+	p.keys = append(p.keys, k)
+	p.seqs.add(seq)
+	p.accs = append(p.accs, *a)
+	if s.tracking {
+		p.vers = append(p.vers, 0)
+	}
+	return i
 }
 
 func (s *WindowState[K, A]) restoreSession(k K, w Window, seq uint64, fired bool, a *A) (*winEntry[K, A], error) {

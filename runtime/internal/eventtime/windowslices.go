@@ -103,9 +103,6 @@ func (s *WindowState[K, A]) slice() {
 	s.sl = slicing[K, A]{whole: map[int64]*pane[K, A]{}}
 }
 
-// Sliced reports whether s keeps its windows in slices.
-func (s *WindowState[K, A]) Sliced() bool { return s.sliced }
-
 // allPanes yields the panes: the slices and the windows kept whole.
 func (s *WindowState[K, A]) allPanes() iter.Seq[*pane[K, A]] {
 	return func(yield func(*pane[K, A]) bool) {
@@ -260,7 +257,7 @@ func (s *WindowState[K, A]) advanceSliced(fire func(k K, w Window, acc *A)) {
 
 // fireWindow hands emit the result of every key of the window that ends
 // at end, with the key's creation number in it: the merge of the key's
-// slices (and of its window restored whole), in the order of the keys'
+// window kept whole, if any, and its slices, in the order of the keys'
 // creation. The accumulator is valid only during the call.
 func (s *WindowState[K, A]) fireWindow(end int64, emit func(k K, w Window, seq uint64, acc *A)) {
 	size, slide := s.assign.Size, s.assign.Slide
@@ -382,26 +379,20 @@ func (s *WindowState[K, A]) restoreSliced(k K, w Window, seq uint64, a *A) error
 		}
 		s.sl.firedThrough[k] = max(s.sl.firedThrough[k], ft)
 	}
+	// A slice, or a window kept whole; a delta's replaces the key's.
+	var p *pane[K, A]
 	switch w.End - w.Start {
 	case s.assign.Slide:
 		if w.Start != floorMultiple(w.Start, s.assign.Slide) {
 			return fmt.Errorf("%w: slice %v of key %v does not start at a multiple of the slide (%dms)", codec.ErrCorrupt, w, k, s.assign.Slide)
 		}
-		p := s.panes[w.Start]
-		if p != nil {
-			if i, ok := p.idx.get(k); ok {
-				if p.shared {
-					p.own()
-				}
-				p.accs[i] = *a
-				return nil
-			}
-		}
-		if _, _, err := s.restorePane(k, w, seq, false, a); err != nil {
-			return err
-		}
+		p = s.panes[w.Start]
 	case s.assign.Size:
-		p := s.wholePane(w)
+		p = s.wholePane(w)
+	default:
+		return fmt.Errorf("%w: window %v of key %v: the windows are %dms long every %dms now: the window changed", codec.ErrCorrupt, w, k, s.assign.Size, s.assign.Slide)
+	}
+	if p != nil {
 		if i, ok := p.idx.get(k); ok {
 			if p.shared {
 				p.own()
@@ -409,19 +400,13 @@ func (s *WindowState[K, A]) restoreSliced(k K, w Window, seq uint64, a *A) error
 			p.accs[i] = *a
 			return nil
 		}
-		i := int32(len(p.keys))
-		if i > 0 && p.seqs.at(int(i-1)) > seq {
-			p.unsorted = true
+	}
+	if p == nil {
+		if _, _, err := s.restorePane(k, w, seq, false, a); err != nil {
+			return err
 		}
-		p.idx.put(k, i)
-		p.keys = append(p.keys, k)
-		p.seqs.add(seq)
-		p.accs = append(p.accs, *a)
-		if s.tracking {
-			p.vers = append(p.vers, 0)
-		}
-	default:
-		return fmt.Errorf("%w: window %v of key %v: the windows are %dms long every %dms now: the window changed", codec.ErrCorrupt, w, k, s.assign.Size, s.assign.Slide)
+	} else {
+		s.appendRestored(p, k, seq, a)
 	}
 	s.n++
 	return nil

@@ -121,7 +121,7 @@ func TestSlicedAsPerWindow(t *testing.T) {
 		slide := int64(1 + rng.IntN(4))
 		a := WindowAssigner{Kind: Sliding, Slide: slide, Size: slide * int64(2+rng.IntN(4))}
 		twins := []*sliceTwin{newSliceTwin(a), newSliceTwin(a)}
-		if !twins[0].sl.Sliced() {
+		if !twins[0].sl.sliced {
 			t.Fatalf("%+v: not kept in slices", a)
 		}
 		id := 0
