@@ -106,32 +106,31 @@ func Preload(dirs ...string) error {
 	return nil
 }
 
-// cachedDir returns the absolute directory that pattern names from dir,
-// when caching is on and pattern is a directory (not an import path).
-func cachedDir(dir, pattern string) (string, bool) {
-	packageCache.Lock()
-	on := packageCache.on
-	packageCache.Unlock()
-	if !on || !(pattern == "." || pattern == ".." || strings.HasPrefix(pattern, "./") || strings.HasPrefix(pattern, "../") || filepath.IsAbs(pattern)) {
-		return "", false
+// cached returns, when caching is on and pattern names a directory (not
+// an import path), that directory's absolute path, the cache's key, and
+// the package kept for it if any.
+func cached(dir, pattern string) (key string, pkg *packages.Package, cache bool) {
+	if !(pattern == "." || pattern == ".." || strings.HasPrefix(pattern, "./") || strings.HasPrefix(pattern, "../") || filepath.IsAbs(pattern)) {
+		return "", nil, false
 	}
-	abs, err := filepath.Abs(filepath.Join(dir, pattern))
-	return abs, err == nil
+	packageCache.Lock()
+	defer packageCache.Unlock()
+	if !packageCache.on {
+		return "", nil, false
+	}
+	key, err := filepath.Abs(filepath.Join(dir, pattern))
+	if err != nil {
+		return "", nil, false
+	}
+	return key, packageCache.pkgs[key], true
 }
 
 // loadPackage loads the package named by pattern (a directory relative to
 // dir, or an import path) and reports its errors at their Go positions.
 func loadPackage(dir, pattern string, at diag.Pos, rep *reporter) *userPackage {
-	key, cache := cachedDir(dir, pattern)
-	var pkgs []*packages.Package
-	if cache {
-		packageCache.Lock()
-		if pkg := packageCache.pkgs[key]; pkg != nil {
-			pkgs = []*packages.Package{pkg}
-		}
-		packageCache.Unlock()
-	}
-	if pkgs == nil {
+	key, kept, cache := cached(dir, pattern)
+	pkgs := []*packages.Package{kept}
+	if kept == nil {
 		var err error
 		pkgs, err = packages.Load(loadConfig(dir), pattern)
 		if err != nil {
