@@ -79,6 +79,7 @@ var listening = regexp.MustCompile(`DevTools listening on (ws://\S+)`)
 func Start(ctx context.Context, path, dir string, width, height int) (*Browser, error) {
 	args := append(append([]string(nil), Flags...), "--user-data-dir="+dir, fmt.Sprintf("--window-size=%d,%d", width, height), "about:blank")
 	cmd := exec.CommandContext(ctx, path, args...)
+	ownGroup(cmd)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -139,7 +140,7 @@ func (b *Browser) Close() {
 		b.conn.Close()
 	}
 	if b.cmd.Process != nil {
-		b.cmd.Process.Kill()
+		killGroup(b.cmd)
 	}
 	b.cmd.Wait()
 }
