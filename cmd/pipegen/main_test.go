@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -255,11 +258,33 @@ func TestBuild(t *testing.T) {
 	if out, err := exec.Command(bin, "--help").CombinedOutput(); err != nil {
 		t.Errorf("%s --help: %v\n%s", bin, err, out)
 	}
+	checkStatic(t, bin)
 	if code, _, stderr := pipegen(t, "build", "-o", bin+"2", bad); code != 1 || !strings.Contains(stderr, "unknown key") {
 		t.Errorf("build of a bad pipeline: exit status %d\n%s", code, stderr)
 	}
 	if _, err := os.Stat(bin + "2"); !os.IsNotExist(err) {
 		t.Errorf("build of a bad pipeline wrote a binary (%v)", err)
+	}
+}
+
+// checkStatic checks that the program bin needs no dynamic loader: pipegen
+// build links without the C library when nothing needs cgo (netgo,
+// osusergo), which starts faster and runs on any Linux.
+func checkStatic(t *testing.T, bin string) {
+	t.Helper()
+	if runtime.GOOS != "linux" || strings.Contains(os.Getenv("GOFLAGS"), "-tags") {
+		return
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			interp, _ := io.ReadAll(p.Open())
+			t.Errorf("%s is linked dynamically (loader %s): want a static binary", bin, strings.TrimRight(string(interp), "\x00"))
+		}
 	}
 }
 
