@@ -419,42 +419,10 @@ func (w *windowGen) doc() string {
 }
 
 // sliced reports whether the windows are kept in slices of the slide
-// (runtime.NewSlicedWindows): sliding windows of event time whose size
-// is a multiple of the slide, of an aggregate with a merge function, no
-// allowed lateness and no trigger, on the memory backend, and a key and
-// accumulator without pointers (the runtime's condition too: a merged
-// accumulator must not share what a slice goes on changing). A reduce
-// stays per window: its function sees a window's records in the order
-// they came, which merging slices would change for one that keeps the
-// first of equals.
+// (runtime.NewSlicedWindows; ir.Pipeline.SlicedWindows says when).
 func (w *windowGen) sliced() bool {
-	n, win := w.n, w.n.Window
-	return win.Kind == "sliding" && !win.Processing && n.Lateness == 0 && n.Trigger == nil && !w.cg.g.pebbleWindows(n) &&
-		n.Kind == ir.Aggregate && n.Merge != nil && win.Size > win.Every && win.Size%win.Every == 0 &&
-		flat(n.KeyType) && flat(w.acc())
-}
-
-// flat reports whether values of t hold no pointers (strings, immutable,
-// are fine), as the runtime's pointerFree: time.Time holds its location's.
-func flat(t *ir.Type) bool {
-	switch {
-	case t == nil:
-		return false
-	case t.Kind == ir.BasicType:
-		return true
-	case t.Kind == ir.NamedType:
-		return isDuration(t) || t.PkgPath != "time" && flat(t.Underlying)
-	case t.Kind == ir.ArrayType:
-		return flat(t.Elem)
-	case t.Kind == ir.StructType:
-		for _, f := range t.Fields {
-			if !flat(f.Type) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
+	ok, _ := w.cg.g.p.SlicedWindows(w.n)
+	return ok
 }
 
 // pebbleWindows reports whether node n keeps its windows in the pebble

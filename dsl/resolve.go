@@ -170,8 +170,26 @@ func (r *resolver) resolve() *ir.Pipeline {
 		r.warnReordering()
 		r.warnNoSink()
 		r.warnTransactionTimeouts()
+		r.warnMergeUnused(p)
 	}
 	return p
+}
+
+// warnMergeUnused warns of an aggregate.merge on event-time sliding
+// windows that cannot be kept in slices (ir.Pipeline.SlicedWindows): the
+// windows are kept whole, and merge is never called.
+func (r *resolver) warnMergeUnused(p *ir.Pipeline) {
+	defer func() { r.nodeName = "" }()
+	for _, n := range r.order {
+		if !n.ok || n.ir == nil {
+			continue
+		}
+		if _, why := p.SlicedWindows(n.ir); why != "" {
+			r.nodeName = n.spec.Name.V
+			r.warn(n.spec.Merge.Pos, diag.Misplaced, "%v is never called: the sliding windows of %q are kept whole, since %s, and only windows kept in slices of the slide merge them (docs/eventtime.md, Sliding windows in slices); remove it, or lift what keeps the slices off",
+				keyRef("aggregate.merge"), n.spec.Name.V, why)
+		}
+	}
 }
 
 // value is the pipeline-wide setting at path as written, or its default

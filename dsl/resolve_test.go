@@ -501,3 +501,33 @@ func TestResolveReadsEverySetting(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeUnusedWarning checks that an aggregate.merge on sliding windows
+// that cannot be kept in slices is reported as never called, with the
+// reason, and that one whose windows are kept in slices is not.
+func TestMergeUnusedWarning(t *testing.T) {
+	p, diags := resolveFile(t, filepath.Join("testdata", "sliced", "pipeline.yaml"))
+	if diags.HasErrors() || p == nil {
+		t.Fatalf("Resolve(sliced):\n%s", diags.Format(""))
+	}
+	want := map[string]string{
+		"late":     "since it has an allowed lateness",
+		"uneven":   "since its size 5s is not a multiple of its slide 2s",
+		"pointers": "since its accumulator type sliced.Seen holds pointers",
+	}
+	for _, d := range diags.Items() {
+		why, ok := want[d.Node]
+		if !ok || d.Severity != diag.Warning || d.Kind != diag.Misplaced || d.Key != "aggregate.merge" ||
+			!strings.Contains(d.Msg, "is never called") || !strings.Contains(d.Msg, why) {
+			t.Errorf("unexpected diagnostic: %s (node %q, kind %q, key %q)", d.Error(), d.Node, d.Kind, d.Key)
+			continue
+		}
+		delete(want, d.Node)
+	}
+	for name, why := range want {
+		t.Errorf("no warning for %q, whose windows are kept whole %s", name, why)
+	}
+	if ok, why := p.SlicedWindows(node(t, p, "sliced")); !ok {
+		t.Errorf("the windows of \"sliced\" are not kept in slices: %s", why)
+	}
+}

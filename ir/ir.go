@@ -359,6 +359,38 @@ func (n *Node) Fused() bool {
 	return n.Kind != Source && len(n.Inputs) == 1 && n.Inputs[0].Partition == Forward
 }
 
+// SlicedWindows reports whether node n keeps its windows in slices of
+// the slide (runtime.NewSlicedWindows) and, for an aggregate with a merge
+// function on event-time sliding windows that does not, why not.
+// Slices take sliding windows of event time whose size is a multiple of
+// the slide, of an aggregate with a merge function, no allowed lateness
+// and no trigger, on the memory backend, and a key and accumulator
+// without pointers (a merged accumulator must not share what a slice
+// goes on changing). A reduce stays per window: its function sees a
+// window's records in the order they came, which merging slices would
+// change for one that keeps the first of equals.
+func (p *Pipeline) SlicedWindows(n *Node) (ok bool, whyNot string) {
+	w := n.Window
+	if n.Kind != Aggregate || n.Merge == nil || w == nil || w.Kind != "sliding" || w.Processing || w.Size <= w.Every {
+		return false, ""
+	}
+	switch {
+	case n.Lateness > 0:
+		return false, "it has an allowed lateness"
+	case n.Trigger != nil:
+		return false, "it has a trigger"
+	case p.StateBackend == "pebble":
+		return false, "the pebble backend keeps each window whole"
+	case w.Size%w.Every != 0:
+		return false, fmt.Sprintf("its size %s is not a multiple of its slide %s", w.Size, w.Every)
+	case !n.KeyType.PointerFree():
+		return false, fmt.Sprintf("its key type %s holds pointers", n.KeyType)
+	case !n.Acc.PointerFree():
+		return false, fmt.Sprintf("its accumulator type %s holds pointers", n.Acc)
+	}
+	return true, ""
+}
+
 // Head returns the head of n's chain: n itself, or the node that the
 // chain of fused nodes n belongs to starts with.
 func (p *Pipeline) Head(n *Node) *Node {

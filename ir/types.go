@@ -71,6 +71,31 @@ var (
 // IsString reports whether t is the basic type string.
 func (t *Type) IsString() bool { return t != nil && t.Kind == BasicType && t.Name == "string" }
 
+// PointerFree reports whether values of t hold no pointers (strings,
+// immutable, are fine): time.Time holds its location's. Slices of
+// windows share such values with a checkpoint being written without a
+// copy (runtime.NewSlicedWindows).
+func (t *Type) PointerFree() bool {
+	switch {
+	case t == nil:
+		return false
+	case t.Kind == BasicType:
+		return true
+	case t.Kind == NamedType:
+		return t.PkgPath == "time" && t.Name == "Duration" || t.PkgPath != "time" && t.Underlying.PointerFree()
+	case t.Kind == ArrayType:
+		return t.Elem.PointerFree()
+	case t.Kind == StructType:
+		for _, f := range t.Fields {
+			if !f.Type.PointerFree() {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
 // Struct returns the struct underneath t (through defined types), or nil.
 func (t *Type) Struct() *Type {
 	for t != nil && t.Kind == NamedType {
