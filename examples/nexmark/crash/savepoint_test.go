@@ -1,0 +1,154 @@
+package crash
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/examples/nexmark"
+	"github.com/pipegen/pipegen/runtime/events"
+	"github.com/pipegen/pipegen/verify"
+)
+
+// TestSavepointOfSlices stops q5 (q5.yaml), whose sliding windows are
+// kept in slices on the memory backend, with a savepoint in the middle of
+// its input, and resumes from the savepoint: the same program, which
+// keeps the restored windows whole beside its new slices until they
+// fire, and the program of the pebble backend, which keeps every window
+// whole (a savepoint holds windows whole, as every backend reads them).
+// Each time the output committed by both runs together is the
+// reference's, each line once.
+func TestSavepointOfSlices(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds q5 twice and runs it")
+	}
+	config := nexmark.Config{Events: 100_000, Rate: 1000, Seed: 15}
+	g := nexmark.NewGenerator(config)
+	evs := make([]nexmark.Event, config.Events)
+	for i := range evs {
+		evs[i] = g.Event(uint64(i))
+	}
+	want, err := nexmark.Reference("q5", evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) < 40 {
+		t.Fatalf("the reference of q5 has %d lines: the test would prove little", len(want))
+	}
+	slices.Sort(want)
+	t.Setenv("NEXMARK_EVENTS", fmt.Sprint(config.Events))
+	t.Setenv("NEXMARK_RATE", fmt.Sprint(config.Rate))
+	t.Setenv("NEXMARK_SEED", fmt.Sprint(config.Seed))
+
+	bins := map[string]string{}
+	for _, backend := range []string{"memory", "pebble"} {
+		res, err := compile.Generate("q5.yaml", compile.Options{StateBackend: backend})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var src string
+		for _, f := range res.Files {
+			src += string(f.Content)
+		}
+		if sliced := strings.Contains(src, "kept in slices of 2s"); sliced != (backend == "memory") {
+			t.Fatalf("on the %s backend the windows are kept in slices: %v", backend, sliced)
+		}
+		bins[backend] = filepath.Join(t.TempDir(), "q5-"+backend)
+		if err := res.Build(bins[backend]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, to := range []string{"memory", "pebble"} {
+		t.Run("to-"+to, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			sp := stopWithSavepoint(t, bins["memory"], dir, out, len(want))
+			resume := exec.Command(bins[to], "run", "--quiet", "--from-savepoint", sp, "--checkpoint-dir", filepath.Join(dir, "c2"),
+				"--set", "sinks.out.path="+out, "--set", "checkpoint.interval=50ms")
+			if log, err := resume.CombinedOutput(); err != nil {
+				t.Fatalf("resuming on %s: %v\n%s", to, err, log)
+			}
+			got, err := verify.ReadCommitted(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := verify.CompareLines(want, got, 5); !d.Equal() {
+				t.Errorf("output of the run stopped with a savepoint and the run resumed from it on %s against the reference: %d lines missing (first %q), %d extra (first %q)",
+					to, d.Missing, d.FirstMissing, d.Extra, d.FirstExtra)
+			}
+		})
+	}
+}
+
+// stopWithSavepoint runs bin (q5) with its sink at out, at 40,000 events
+// a second and a checkpoint every 50 ms, stops it with a savepoint once
+// two checkpoints are complete, checks that it had committed some of the
+// reference's lines but not all (all is whole), and returns the
+// savepoint's folder.
+func stopWithSavepoint(t *testing.T, bin, dir, out string, all int) string {
+	t.Helper()
+	ckpt, evFile := filepath.Join(dir, "c1"), filepath.Join(dir, "events.jsonl")
+	job := exec.Command(bin, "run", "--quiet", "--checkpoint-dir", ckpt, "--events", evFile,
+		"--set", "sinks.out.path="+out, "--set", "sources.events.rate=40000", "--set", "checkpoint.interval=50ms")
+	var jobErr bytes.Buffer
+	job.Stderr = &jobErr
+	if err := job.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- job.Wait() }()
+	defer job.Process.Kill()
+	deadline := time.After(time.Minute)
+	for checkpoints(evFile) < 2 {
+		select {
+		case err := <-exited:
+			t.Fatalf("the job ended before it was stopped: %v\n%s", err, jobErr.String())
+		case <-deadline:
+			t.Fatalf("no two checkpoints within a minute\n%s", jobErr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	stop := exec.Command(bin, "stop", "--savepoint", "--checkpoint-dir", ckpt)
+	var stopOut, stopErr bytes.Buffer
+	stop.Stdout, stop.Stderr = &stopOut, &stopErr
+	if err := stop.Run(); err != nil {
+		t.Fatalf("stop --savepoint: %v\n%s\njob:\n%s", err, stopErr.String(), jobErr.String())
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("the job after stop --savepoint: %v\n%s", err, jobErr.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("the job did not end within a minute of stop --savepoint\n%s", jobErr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stopOut.String()), "\n")
+	sp := lines[len(lines)-1]
+	if _, err := os.Stat(filepath.Join(sp, "MANIFEST")); err != nil {
+		t.Fatalf("the savepoint printed last (%q): %v", sp, err)
+	}
+	if got, err := verify.ReadCommitted(out); err != nil || len(got) == 0 || len(got) >= all {
+		t.Fatalf("the job committed %d of the reference's %d lines before the savepoint (%v): want it stopped in the middle", len(got), all, err)
+	}
+	return sp
+}
+
+// checkpoints is the number of checkpoints completed, as the events file
+// says.
+func checkpoints(file string) int {
+	evs, _ := events.ReadFile(file)
+	n := 0
+	for _, e := range evs {
+		if e.Kind == events.Checkpoint {
+			n++
+		}
+	}
+	return n
+}
