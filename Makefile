@@ -21,10 +21,13 @@ demo: $(BIN)/pipegen
 # binaries; golden's and Nexmark's programs are linked into one binary
 # each, internal/multicall); without the symbol table and DWARF
 # (-ldflags=-s, which implies -w) a link takes half the time, and no test
-# reads them (a panic's stack trace does not need them).
+# reads them (a panic's stack trace does not need them). The tags are
+# the ones pipegen build passes (compile/build.go, staticTags): test
+# binaries and built pipelines then share the compiled packages that
+# import net, instead of each compiling their own.
 test: vet tidy
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1; }
-	GOFLAGS="$(GOFLAGS) -ldflags=-s" $(GO) test -count=1 -timeout 20m ./...
+	GOFLAGS="$(GOFLAGS) -ldflags=-s -tags=netgo,osusergo" $(GO) test -count=1 -timeout 20m ./...
 
 test-short:
 	$(GO) test -short ./...
