@@ -75,7 +75,7 @@ func (r *Result) BuildOutput(out string, flags ...string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	args := append([]string{"build", "-overlay", overlayFile, "-o", absOut}, staticTags()...)
+	args := append([]string{"build", "-overlay", overlayFile, "-o", absOut}, staticTags(goflags(r.IR.ModuleDir))...)
 	args = append(args, flags...)
 	cmd := exec.Command("go", append(args, "./"+overlayDir+"/"+r.IR.Name)...)
 	cmd.Dir = r.IR.ModuleDir
@@ -97,13 +97,37 @@ func (r *Result) BuildOutput(out string, flags ...string) (string, error) {
 // without cgo) instead of through the C library. A program linked to the
 // C library starts slower (the dynamic loader, the C library's start-up:
 // 3.5 ms of CPU of a Nexmark query's 25) and runs only where that library
-// is. A GOFLAGS that sets -tags chooses the tags itself: the go command
-// takes the command line's over it.
-func staticTags() []string {
-	if strings.Contains(os.Getenv("GOFLAGS"), "-tags") {
-		return nil
+// is. The go command takes a -tags of the command line over one of
+// GOFLAGS, so the tags GOFLAGS sets (goflags) are kept among them.
+func staticTags(goflags string) []string {
+	var tags []string
+	for _, f := range strings.Fields(goflags) {
+		if v, ok := strings.CutPrefix(strings.TrimLeft(f, "-"), "tags="); ok {
+			tags = strings.FieldsFunc(v, func(r rune) bool { return r == ',' })
+		}
 	}
-	return []string{"-tags", "netgo,osusergo"}
+	for _, t := range []string{"netgo", "osusergo"} {
+		if !slices.Contains(tags, t) {
+			tags = append(tags, t)
+		}
+	}
+	return []string{"-tags", strings.Join(tags, ",")}
+}
+
+// goflags is GOFLAGS as the go command sees it in dir: the
+// environment's, else the one `go env -w` keeps; "" when the go command
+// cannot say.
+func goflags(dir string) string {
+	if v, ok := os.LookupEnv("GOFLAGS"); ok {
+		return v
+	}
+	cmd := exec.Command("go", "env", "GOFLAGS")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // cacheTrim is how long a kept source stays in the cache unused: the
