@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/internal/crashtest"
 	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/verify"
 )
@@ -56,8 +57,8 @@ func TestRescale(t *testing.T) {
 			return false
 		}
 		deadline := time.After(time.Minute)
-		for count(evFile, events.Checkpoint) < killAfter {
-			if count(evFile, events.Done) > 0 || final(evFile) {
+		for crashtest.CountEvents(evFile, events.Checkpoint) < killAfter {
+			if crashtest.CountEvents(evFile, events.Done) > 0 || final(evFile) {
 				break // it is finishing: no kill would leave work to resume
 			}
 			select {
@@ -89,7 +90,7 @@ func TestRescale(t *testing.T) {
 	}
 	run("1", 0)
 	for _, p := range []string{"3", "1"} {
-		if n := count(filepath.Join(dir, "events-"+p+".jsonl"), events.Resume); n != 1 {
+		if n := crashtest.CountEvents(filepath.Join(dir, "events-"+p+".jsonl"), events.Resume); n != 1 {
 			t.Fatalf("the run at %s subtasks resumed %d times from a checkpoint, want 1", p, n)
 		}
 	}
@@ -106,18 +107,6 @@ func TestRescale(t *testing.T) {
 func final(file string) bool {
 	evs, _ := events.ReadFile(file)
 	return slices.ContainsFunc(evs, func(e events.Event) bool { return e.Kind == events.Checkpoint && e.Final })
-}
-
-// count is the number of events of kind in the events file.
-func count(file string, kind events.Kind) int {
-	evs, _ := events.ReadFile(file)
-	n := 0
-	for _, e := range evs {
-		if e.Kind == kind {
-			n++
-		}
-	}
-	return n
 }
 
 // committed is the sorted lines of the committed part files of a file

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/internal/crashtest"
 	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/verify"
 )
@@ -48,7 +49,7 @@ func TestRescale(t *testing.T) {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	deadline := time.After(time.Minute)
-	for count(evFile, events.Checkpoint) < 2 {
+	for crashtest.CountEvents(evFile, events.Checkpoint) < 2 {
 		select {
 		case err := <-exited:
 			if err != nil {
@@ -71,7 +72,7 @@ func TestRescale(t *testing.T) {
 	if out, err := run.CombinedOutput(); err != nil {
 		t.Fatalf("resuming at 3 subtasks: %v\n%s", err, out)
 	}
-	if n := count(evFile, events.Resume); n != 1 {
+	if n := crashtest.CountEvents(evFile, events.Resume); n != 1 {
 		t.Fatalf("%d runs resumed from a checkpoint, want 1", n)
 	}
 	if parts, _ := filepath.Glob(filepath.Join(dir, "accepted", "part-00002-*")); len(parts) == 0 {
@@ -84,18 +85,6 @@ func TestRescale(t *testing.T) {
 			t.Errorf("sink %s: %d lines missing, %d extra; first missing %q, first extra %q", sink, d.Missing, d.Extra, d.FirstMissing, d.FirstExtra)
 		}
 	}
-}
-
-// count is the number of events of kind in the events file.
-func count(file string, kind events.Kind) int {
-	evs, _ := events.ReadFile(file)
-	n := 0
-	for _, e := range evs {
-		if e.Kind == kind {
-			n++
-		}
-	}
-	return n
 }
 
 // committed is the sorted lines of the committed part files of a file

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pipegen/pipegen/compile"
 	"github.com/pipegen/pipegen/examples/windows"
+	"github.com/pipegen/pipegen/internal/crashtest"
 	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/verify"
 )
@@ -57,7 +58,7 @@ func TestStopDrain(t *testing.T) {
 			// Once two checkpoints are complete, windows have closed and
 			// others are open.
 			deadline := time.After(time.Minute)
-			for countKind(evFile, events.Checkpoint) < 2 {
+			for crashtest.CountEvents(evFile, events.Checkpoint) < 2 {
 				select {
 				case err := <-exited:
 					t.Fatalf("the job ended before it was stopped: %v\n%s", err, jobErr.String())
@@ -131,16 +132,4 @@ func TestStopDrain(t *testing.T) {
 			}
 		})
 	}
-}
-
-// countKind is the number of events of kind k in the events file.
-func countKind(file string, k events.Kind) int {
-	evs, _ := events.ReadFile(file)
-	n := 0
-	for _, e := range evs {
-		if e.Kind == k {
-			n++
-		}
-	}
-	return n
 }

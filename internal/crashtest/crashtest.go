@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/verify"
 )
 
@@ -130,4 +131,18 @@ var _ io.Writer = testLog{}
 func (l testLog) Write(p []byte) (int, error) {
 	l.t.Log(string(p[:len(p)-1]))
 	return len(p), nil
+}
+
+// CountEvents is the number of events of kind in a program's events file
+// (run --events): a test that stops or kills a job after its first
+// checkpoints waits for them so. A file not yet written counts none.
+func CountEvents(file string, kind events.Kind) int {
+	evs, _ := events.ReadFile(file)
+	n := 0
+	for _, e := range evs {
+		if e.Kind == kind {
+			n++
+		}
+	}
+	return n
 }

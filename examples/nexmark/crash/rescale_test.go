@@ -30,19 +30,7 @@ func TestRescaleQ7(t *testing.T) {
 		t.Skip("the rescale test builds and runs the job several times")
 	}
 	config := nexmark.Config{Events: 100_000, Rate: 1000, Seed: 14}
-	g := nexmark.NewGenerator(config)
-	events := make([]nexmark.Event, config.Events)
-	for i := range events {
-		events[i] = g.Event(uint64(i))
-	}
-	want, err := nexmark.Reference("q7", events)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(want) < 10 {
-		t.Fatalf("the reference of q7 has %d lines: the test would prove little", len(want))
-	}
-	slices.Sort(want)
+	want := reference(t, "q7", config, 10)
 	res, err := compile.Generate("q7.yaml", compile.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -2,17 +2,16 @@ package crash
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pipegen/pipegen/compile"
 	"github.com/pipegen/pipegen/examples/nexmark"
+	"github.com/pipegen/pipegen/internal/crashtest"
 	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/verify"
 )
@@ -29,23 +28,7 @@ func TestSavepointOfSlices(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds q5 twice and runs it")
 	}
-	config := nexmark.Config{Events: 100_000, Rate: 1000, Seed: 15}
-	g := nexmark.NewGenerator(config)
-	evs := make([]nexmark.Event, config.Events)
-	for i := range evs {
-		evs[i] = g.Event(uint64(i))
-	}
-	want, err := nexmark.Reference("q5", evs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(want) < 40 {
-		t.Fatalf("the reference of q5 has %d lines: the test would prove little", len(want))
-	}
-	slices.Sort(want)
-	t.Setenv("NEXMARK_EVENTS", fmt.Sprint(config.Events))
-	t.Setenv("NEXMARK_RATE", fmt.Sprint(config.Rate))
-	t.Setenv("NEXMARK_SEED", fmt.Sprint(config.Seed))
+	want := reference(t, "q5", nexmark.Config{Events: 100_000, Rate: 1000, Seed: 15}, 40)
 
 	bins := map[string]string{}
 	for _, backend := range []string{"memory", "pebble"} {
@@ -106,7 +89,7 @@ func stopWithSavepoint(t *testing.T, bin, dir, out string, all int) string {
 	go func() { exited <- job.Wait() }()
 	defer job.Process.Kill()
 	deadline := time.After(time.Minute)
-	for checkpoints(evFile) < 2 {
+	for crashtest.CountEvents(evFile, events.Checkpoint) < 2 {
 		select {
 		case err := <-exited:
 			t.Fatalf("the job ended before it was stopped: %v\n%s", err, jobErr.String())
@@ -138,17 +121,4 @@ func stopWithSavepoint(t *testing.T, bin, dir, out string, all int) string {
 		t.Fatalf("the job committed %d of the reference's %d lines before the savepoint (%v): want it stopped in the middle", len(got), all, err)
 	}
 	return sp
-}
-
-// checkpoints is the number of checkpoints completed, as the events file
-// says.
-func checkpoints(file string) int {
-	evs, _ := events.ReadFile(file)
-	n := 0
-	for _, e := range evs {
-		if e.Kind == events.Checkpoint {
-			n++
-		}
-	}
-	return n
 }
