@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -75,7 +76,10 @@ func (r *Result) BuildOutput(out string, flags ...string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	args := append([]string{"build", "-overlay", overlayFile, "-o", absOut}, staticTags(goflags(r.IR.ModuleDir))...)
+	args := []string{"build", "-overlay", overlayFile, "-o", absOut}
+	if targetOS() == "linux" {
+		args = append(args, staticTags(goflags(r.IR.ModuleDir))...)
+	}
 	args = append(args, flags...)
 	cmd := exec.Command("go", append(args, "./"+overlayDir+"/"+r.IR.Name)...)
 	cmd.Dir = r.IR.ModuleDir
@@ -112,6 +116,17 @@ func staticTags(goflags string) []string {
 		}
 	}
 	return []string{"-tags", strings.Join(tags, ",")}
+}
+
+// targetOS is the system the program is built for: GOOS, else this one.
+// The static tags are for Linux only: elsewhere (macOS) netgo would make
+// Go resolve names itself instead of asking the system, which knows of
+// VPNs and local names.
+func targetOS() string {
+	if goos := os.Getenv("GOOS"); goos != "" {
+		return goos
+	}
+	return runtime.GOOS
 }
 
 // goflags is GOFLAGS as the go command sees it in dir: the
