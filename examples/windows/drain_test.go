@@ -1,14 +1,9 @@
 package windows_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/pipegen/pipegen/compile"
 	"github.com/pipegen/pipegen/examples/windows"
@@ -44,54 +39,13 @@ func TestStopDrain(t *testing.T) {
 			out, late := filepath.Join(dir, "out"), filepath.Join(dir, "late")
 			// 5000 clicks a second per subtask: the 2M clicks would take
 			// minutes, so the stop comes mid-stream.
-			job := exec.Command(bin, "run", "--quiet", "--checkpoint-dir", ckpt, "--events", evFile,
-				"--set", "sinks.out.path="+out, "--set", "sinks.late.path="+late,
-				"--set", "sources.clicks.rate=5000", "--set", "checkpoint.interval=200ms")
-			var jobErr bytes.Buffer
-			job.Stderr = &jobErr
-			if err := job.Start(); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- job.Wait() }()
-			defer job.Process.Kill()
-			// Once two checkpoints are complete, windows have closed and
-			// others are open.
-			deadline := time.After(time.Minute)
-			for crashtest.CountEvents(evFile, events.Checkpoint) < 2 {
-				select {
-				case err := <-exited:
-					t.Fatalf("the job ended before it was stopped: %v\n%s", err, jobErr.String())
-				case <-deadline:
-					t.Fatalf("no two checkpoints within a minute\n%s", jobErr.String())
-				case <-time.After(10 * time.Millisecond):
-				}
-			}
 			args := []string{"stop", "--savepoint", "--checkpoint-dir", ckpt}
 			if drain {
 				args = []string{"stop", "--drain", "--checkpoint-dir", ckpt}
 			}
-			stop := exec.Command(bin, args...)
-			var stopOut, stopErr bytes.Buffer
-			stop.Stdout, stop.Stderr = &stopOut, &stopErr
-			if err := stop.Run(); err != nil {
-				t.Fatalf("%s: %v\n%s\njob:\n%s", strings.Join(args, " "), err, stopErr.String(), jobErr.String())
-			}
-			select {
-			case err := <-exited:
-				if err != nil {
-					t.Fatalf("the job after %s: %v\n%s", args[1], err, jobErr.String())
-				}
-			case <-time.After(time.Minute):
-				t.Fatalf("the job did not end within a minute of %s\n%s", args[1], jobErr.String())
-			}
-			sp := strings.TrimSpace(stopOut.String())
-			if i := strings.LastIndexByte(sp, '\n'); i >= 0 {
-				sp = sp[i+1:]
-			}
-			if _, err := os.Stat(filepath.Join(sp, "MANIFEST")); err != nil {
-				t.Fatalf("the savepoint printed last (%q): %v", sp, err)
-			}
+			crashtest.StopMidway(t, bin, []string{"run", "--quiet", "--checkpoint-dir", ckpt,
+				"--set", "sinks.out.path=" + out, "--set", "sinks.late.path=" + late,
+				"--set", "sources.clicks.rate=5000", "--set", "checkpoint.interval=200ms"}, evFile, args)
 
 			evs, err := events.ReadFile(evFile)
 			if err != nil {

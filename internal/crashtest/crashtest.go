@@ -6,11 +6,16 @@
 package crashtest
 
 import (
+	"bytes"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pipegen/pipegen/compile"
 	"github.com/pipegen/pipegen/runtime/events"
@@ -145,4 +150,54 @@ func CountEvents(file string, kind events.Kind) int {
 		}
 	}
 	return n
+}
+
+// StopMidway runs bin with run's arguments and --events evFile, waits
+// until two checkpoints are complete (so that some windows have closed
+// and others are open), runs bin with stop's arguments (a `stop
+// --savepoint` or `stop --drain`), waits for the job to end, and returns
+// the savepoint folder that stop printed last, which must hold a
+// MANIFEST.
+func StopMidway(t *testing.T, bin string, run []string, evFile string, stop []string) string {
+	t.Helper()
+	job := exec.Command(bin, append(slices.Clone(run), "--events", evFile)...)
+	var jobErr bytes.Buffer
+	job.Stderr = &jobErr
+	if err := job.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- job.Wait() }()
+	defer job.Process.Kill()
+	deadline := time.After(time.Minute)
+	for CountEvents(evFile, events.Checkpoint) < 2 {
+		select {
+		case err := <-exited:
+			t.Fatalf("the job ended before it was stopped: %v\n%s", err, jobErr.String())
+		case <-deadline:
+			t.Fatalf("no two checkpoints within a minute\n%s", jobErr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	cmd := exec.Command(bin, stop...)
+	var stopOut, stopErr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stopOut, &stopErr
+	what := strings.Join(stop[:min(2, len(stop))], " ")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\n%s\njob:\n%s", what, err, stopErr.String(), jobErr.String())
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("the job after %s: %v\n%s", what, err, jobErr.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("the job did not end within a minute of %s\n%s", what, jobErr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stopOut.String()), "\n")
+	sp := lines[len(lines)-1]
+	if _, err := os.Stat(filepath.Join(sp, "MANIFEST")); err != nil {
+		t.Fatalf("the savepoint printed last (%q): %v", sp, err)
+	}
+	return sp
 }

@@ -1,18 +1,14 @@
 package crash
 
 import (
-	"bytes"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pipegen/pipegen/compile"
 	"github.com/pipegen/pipegen/examples/nexmark"
 	"github.com/pipegen/pipegen/internal/crashtest"
-	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/verify"
 )
 
@@ -77,46 +73,10 @@ func TestSavepointOfSlices(t *testing.T) {
 // savepoint's folder.
 func stopWithSavepoint(t *testing.T, bin, dir, out string, all int) string {
 	t.Helper()
-	ckpt, evFile := filepath.Join(dir, "c1"), filepath.Join(dir, "events.jsonl")
-	job := exec.Command(bin, "run", "--quiet", "--checkpoint-dir", ckpt, "--events", evFile,
-		"--set", "sinks.out.path="+out, "--set", "sources.events.rate=40000", "--set", "checkpoint.interval=50ms")
-	var jobErr bytes.Buffer
-	job.Stderr = &jobErr
-	if err := job.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- job.Wait() }()
-	defer job.Process.Kill()
-	deadline := time.After(time.Minute)
-	for crashtest.CountEvents(evFile, events.Checkpoint) < 2 {
-		select {
-		case err := <-exited:
-			t.Fatalf("the job ended before it was stopped: %v\n%s", err, jobErr.String())
-		case <-deadline:
-			t.Fatalf("no two checkpoints within a minute\n%s", jobErr.String())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	stop := exec.Command(bin, "stop", "--savepoint", "--checkpoint-dir", ckpt)
-	var stopOut, stopErr bytes.Buffer
-	stop.Stdout, stop.Stderr = &stopOut, &stopErr
-	if err := stop.Run(); err != nil {
-		t.Fatalf("stop --savepoint: %v\n%s\njob:\n%s", err, stopErr.String(), jobErr.String())
-	}
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("the job after stop --savepoint: %v\n%s", err, jobErr.String())
-		}
-	case <-time.After(time.Minute):
-		t.Fatalf("the job did not end within a minute of stop --savepoint\n%s", jobErr.String())
-	}
-	lines := strings.Split(strings.TrimSpace(stopOut.String()), "\n")
-	sp := lines[len(lines)-1]
-	if _, err := os.Stat(filepath.Join(sp, "MANIFEST")); err != nil {
-		t.Fatalf("the savepoint printed last (%q): %v", sp, err)
-	}
+	ckpt := filepath.Join(dir, "c1")
+	sp := crashtest.StopMidway(t, bin, []string{"run", "--quiet", "--checkpoint-dir", ckpt,
+		"--set", "sinks.out.path=" + out, "--set", "sources.events.rate=40000", "--set", "checkpoint.interval=50ms"},
+		filepath.Join(dir, "events.jsonl"), []string{"stop", "--savepoint", "--checkpoint-dir", ckpt})
 	if got, err := verify.ReadCommitted(out); err != nil || len(got) == 0 || len(got) >= all {
 		t.Fatalf("the job committed %d of the reference's %d lines before the savepoint (%v): want it stopped in the middle", len(got), all, err)
 	}
