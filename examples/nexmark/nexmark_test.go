@@ -130,9 +130,10 @@ func TestQueries(t *testing.T) {
 				{"--parallelism=1"},
 				{"--parallelism=2", "--set", "checkpoint.interval=50ms"},
 			}
-			if q == "q7" {
-				// q7's buckets combine the bids in each source subtask
-				// (merge): at parallelism > 1 partials cross, not bids.
+			if q == "q5" || q == "q7" {
+				// q7's buckets combine the bids in each source subtask,
+				// and q5's hottest the counts in each subtask of counts
+				// (merge): at parallelism > 1 partials cross, not records.
 				runs = append(runs, []string{"--parallelism=4", "--set", "checkpoint.interval=20ms"})
 			}
 			for _, args := range runs {
@@ -213,4 +214,36 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(programs.dir)
 	}
 	os.Exit(code)
+}
+
+// TestMergeHot checks q5's combining: the counts of a window folded with
+// AddHot in parts, merged with MergeHot, give the hottest auctions of all
+// the counts folded at once. The counts are few and small, so that the
+// highest is tied across parts, which the queries' runs need not meet.
+func TestMergeHot(t *testing.T) {
+	for seed := range uint64(200) {
+		counts := make([]nexmark.AuctionCount, 1+seed%17)
+		parts := int(1 + seed%4)
+		for i := range counts {
+			x := seed*31 + uint64(i)*7
+			counts[i] = nexmark.AuctionCount{Auction: int64(1000 + i), Num: int64(1 + x%3)}
+		}
+		var whole nexmark.Hottest
+		for _, c := range counts {
+			nexmark.AddHot(&whole, c)
+		}
+		partial := make([]nexmark.Hottest, parts)
+		for i, c := range counts {
+			nexmark.AddHot(&partial[(i*5+int(seed))%parts], c)
+		}
+		var merged nexmark.Hottest
+		for i := range partial {
+			nexmark.MergeHot(&merged, &partial[i])
+		}
+		slices.Sort(whole.Auctions)
+		slices.Sort(merged.Auctions)
+		if merged.Num != whole.Num || !slices.Equal(merged.Auctions, whole.Auctions) {
+			t.Fatalf("seed %d: merged %d %v, want %d %v (counts %v)", seed, merged.Num, merged.Auctions, whole.Num, whole.Auctions, counts)
+		}
+	}
 }

@@ -337,6 +337,21 @@ func AddHot(h *Hottest, c AuctionCount) {
 	}
 }
 
+// MergeHot merges src, the hottest auctions of a window among the counts
+// that one subtask of counts made, into dst: at parallelism > 1 each
+// subtask combines its counts of a window before they cross to the
+// window's subtask of hottest, one partial a window instead of a count
+// per auction (the highest of the highest counts is the highest).
+func MergeHot(dst, src *Hottest) {
+	switch {
+	case len(src.Auctions) == 0:
+	case len(dst.Auctions) == 0 || src.Num > dst.Num:
+		dst.Num, dst.Auctions = src.Num, append(dst.Auctions[:0], src.Auctions...)
+	case src.Num == dst.Num:
+		dst.Auctions = append(dst.Auctions, src.Auctions...)
+	}
+}
+
 // HotItems is a window's hottest auctions.
 type HotItems struct {
 	End      int64
