@@ -25,7 +25,7 @@ func TestCommandHelp(t *testing.T) {
 	}{
 		{"check", []string{"-allow-non-restored-state", "-pkg", "-savepoint"}},
 		{"generate", []string{"-o", "-pkg", "-cmd", "-check", "-dump-ir", "-test"}},
-		{"build", []string{"-o"}},
+		{"build", []string{"-o", "-pgo"}},
 		{"verify", []string{"-kills", "-seed", "-parallelism", "-o", "-keep-interval", "-set", "-timeout"}},
 		{"schema", nil},
 		{"version", nil},

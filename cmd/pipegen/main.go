@@ -190,7 +190,7 @@ func init() {
 			{"-test [-pkg DIR] [-check]", "the same into NAME_pipegen_test.go of the annotated package"},
 		}},
 		{name: "build", flags: buildFlags, forms: []form{
-			{"[-o BINARY] PIPELINE.yaml", "generate and go build the program"},
+			{"[-o BINARY] [-pgo FILE|auto|off] PIPELINE.yaml", "generate and go build the program"},
 		}},
 		{name: "verify", flags: verifyFlags, forms: []form{
 			{"[-kills N] [-seed S] [-parallelism P] [-o DIR] [-keep-interval]\n[-set KEY=VALUE]... [-timeout D] PIPELINE.yaml", "run it clean and with crashes, compare outputs"},
@@ -514,8 +514,13 @@ func generateFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) e
 
 func buildFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) error {
 	out := fs.String("o", "", "write the program to `BINARY`, or to BINARY/NAME when BINARY is a directory (default: NAME, the pipeline's name, in the working directory)")
+	pgo := fs.String("pgo", "auto", "profile-guided build from the CPU profile `FILE` (a run's --cpuprofile); auto: "+compile.DefaultProfile+" beside the pipeline file, if there is one; off: none")
 	return func(fs *flag.FlagSet, stdout, _ io.Writer) error {
 		path, err := pipelineArg(fs)
+		if err != nil {
+			return err
+		}
+		pgoFlags, err := compile.PGOFlags(path, *pgo)
 		if err != nil {
 			return err
 		}
@@ -527,13 +532,20 @@ func buildFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) erro
 		if err != nil {
 			return err
 		}
-		if err := res.Build(bin); err != nil {
+		if _, err := res.BuildOutput(bin, pgoFlags...); err != nil {
 			return err
 		}
-		if res.SourceDir == "" {
+		var notes []string
+		if len(pgoFlags) > 0 {
+			notes = append(notes, "guided by the profile "+strings.TrimPrefix(pgoFlags[0], "-pgo="))
+		}
+		if res.SourceDir != "" {
+			notes = append(notes, "its generated source is in "+res.SourceDir)
+		}
+		if len(notes) == 0 {
 			fmt.Fprintf(stdout, "built %s\n", bin)
 		} else {
-			fmt.Fprintf(stdout, "built %s (its generated source is in %s)\n", bin, res.SourceDir)
+			fmt.Fprintf(stdout, "built %s (%s)\n", bin, strings.Join(notes, "; "))
 		}
 		return nil
 	}

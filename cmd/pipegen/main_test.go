@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
 	"github.com/pipegen/pipegen/ir"
@@ -273,6 +275,62 @@ func TestBuild(t *testing.T) {
 	}
 	if _, err := os.Stat(bin + "2"); !os.IsNotExist(err) {
 		t.Errorf("build of a bad pipeline wrote a binary (%v)", err)
+	}
+}
+
+// TestBuildPGO: -pgo FILE builds the program guided by the profile (the
+// go command records it in the binary's build settings, go version -m),
+// and a profile that is not there stops the build before anything is
+// generated.
+func TestBuildPGO(t *testing.T) {
+	if testing.Short() {
+		t.Skip("go build is skipped in -short mode")
+	}
+	dir := t.TempDir()
+	profile := filepath.Join(dir, "cpu.pprof")
+	writeCPUProfile(t, profile)
+	bin := filepath.Join(dir, "prog")
+	code, stdout, stderr := pipegen(t, "build", "-o", bin, "-pgo", profile, good)
+	if code != 0 {
+		t.Fatalf("exit status %d\n%s", code, stderr)
+	}
+	if want := "guided by the profile " + profile; !strings.Contains(stdout, want) {
+		t.Errorf("stdout %q, want it to say %q", stdout, want)
+	}
+	info, err := exec.Command("go", "version", "-m", bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "-pgo=" + profile; !strings.Contains(string(info), want) {
+		t.Errorf("go version -m %s does not list %s:\n%s", bin, want, info)
+	}
+	code, _, stderr = pipegen(t, "build", "-o", bin+"2", "-pgo", filepath.Join(dir, "none.pprof"), good)
+	if want := "pipegen build: the CPU profile for a profile-guided build: "; code != 1 || !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "--cpuprofile") {
+		t.Errorf("build with a missing profile: exit status %d, stderr %q; want 1 and %q... with how to make one", code, stderr, want)
+	}
+	if _, err := os.Stat(bin + "2"); !os.IsNotExist(err) {
+		t.Errorf("build with a missing profile wrote a binary (%v)", err)
+	}
+}
+
+// writeCPUProfile writes a CPU profile of a moment of this process: a
+// valid profile for the go command's -pgo, whatever its samples.
+func writeCPUProfile(t *testing.T, file string) {
+	t.Helper()
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		t.Fatal(err)
+	}
+	sum := 0
+	for start := time.Now(); time.Since(start) < 30*time.Millisecond; {
+		sum += len(strings.Fields("a b c"))
+	}
+	pprof.StopCPUProfile()
+	if err := f.Close(); err != nil || sum == 0 {
+		t.Fatal(err)
 	}
 }
 
