@@ -394,6 +394,18 @@ type Highest struct {
 // BidBucket spreads the bids over 64 buckets.
 func BidBucket(b *Bid) int64 { return b.Auction % 64 }
 
+// IsBid keeps the bids of the stream, which stay in their events: q7's
+// windows read each bid through a pointer to its event, where Bids would
+// copy it out (48 bytes a bid, right after the generator wrote it: q7
+// took 0.972 of the CPU without that copy, 9 pairs of 20M events).
+func IsBid(e *Event) bool { return e.Type == BidEvent }
+
+// EventBucket is BidBucket of an event's bid.
+func EventBucket(e *Event) int64 { return BidBucket(&e.Bid) }
+
+// AddHighestOfEvent takes an event's bid into its window's highest.
+func AddHighestOfEvent(h *Highest, e *Event) { AddHighest(h, &e.Bid) }
+
 // AddHighest takes a bid into its window's highest.
 func AddHighest(h *Highest, b *Bid) {
 	switch {
