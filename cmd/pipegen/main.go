@@ -532,7 +532,7 @@ func buildFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) erro
 		if err != nil {
 			return err
 		}
-		if _, err := res.BuildOutput(bin, pgoFlags...); err != nil {
+		if err := goBuild(res, bin, pgoFlags); err != nil {
 			return err
 		}
 		var notes []string
@@ -549,6 +549,15 @@ func buildFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) erro
 		}
 		return nil
 	}
+}
+
+// goBuild compiles the program of res into bin with the go command's
+// flags; a variable so that a test can have the go command only print
+// what it would run (-n): a profile-guided build compiles every package
+// again, a minute of CPU.
+var goBuild = func(res *compile.Result, bin string, flags []string) error {
+	_, err := res.BuildOutput(bin, flags...)
+	return err
 }
 
 // binaryPath is where build writes the program of the pipeline name, given
