@@ -342,13 +342,17 @@ func AddHot(h *Hottest, c AuctionCount) {
 // subtask combines its counts of a window before they cross to the
 // window's subtask of hottest, one partial a window instead of a count
 // per auction (the highest of the highest counts is the highest).
-func MergeHot(dst, src *Hottest) {
+func MergeHot(dst, src *Hottest) { mergeTied(&dst.Num, &dst.Auctions, src.Num, src.Auctions) }
+
+// mergeTied merges src, items tied at the value srcTop, into dst, items
+// tied at *dstTop: the higher value's items, or both's on a tie.
+func mergeTied[T any](dstTop *int64, dst *[]T, srcTop int64, src []T) {
 	switch {
-	case len(src.Auctions) == 0:
-	case len(dst.Auctions) == 0 || src.Num > dst.Num:
-		dst.Num, dst.Auctions = src.Num, append(dst.Auctions[:0], src.Auctions...)
-	case src.Num == dst.Num:
-		dst.Auctions = append(dst.Auctions, src.Auctions...)
+	case len(src) == 0:
+	case len(*dst) == 0 || srcTop > *dstTop:
+		*dstTop, *dst = srcTop, append((*dst)[:0], src...)
+	case srcTop == *dstTop:
+		*dst = append(*dst, src...)
 	}
 }
 
@@ -420,15 +424,7 @@ func AddHighest(h *Highest, b *Bid) {
 // that one subtask saw, into dst (q7 at parallelism > 1 combines the bids
 // before they cross to the bucket's subtask): the highest of the highest
 // bids is the highest.
-func MergeHighestBids(dst, src *Highest) {
-	switch {
-	case len(src.Bids) == 0:
-	case len(dst.Bids) == 0 || src.Price > dst.Price:
-		dst.Price, dst.Bids = src.Price, append(dst.Bids[:0], src.Bids...)
-	case src.Price == dst.Price:
-		dst.Bids = append(dst.Bids, src.Bids...)
-	}
-}
+func MergeHighestBids(dst, src *Highest) { mergeTied(&dst.Price, &dst.Bids, src.Price, src.Bids) }
 
 // WindowHighest is a bucket's highest bids in a window.
 type WindowHighest struct {
