@@ -8,7 +8,7 @@
 //	pipegen generate [-pkg DIR] [-cmd] [-dump-ir] [-check]
 //	pipegen generate -test [-o DIR] [-check] PIPELINE.yaml
 //	pipegen generate -test [-pkg DIR] [-check]
-//	pipegen build [-o BINARY] PIPELINE.yaml
+//	pipegen build [-o BINARY] [-pgo FILE|auto|off] PIPELINE.yaml
 //	pipegen verify [-kills N] [-seed S] [-parallelism P] [-o DIR] [-keep-interval] [-set KEY=VALUE]... [-timeout D] PIPELINE.yaml
 //	pipegen graph [-format dot|mermaid|svg] [-o FILE] PIPELINE.yaml
 //	pipegen graph [-pkg DIR] [-pipeline NAME] [-format dot|mermaid|svg] [-o FILE]
@@ -88,7 +88,11 @@
 // the binary's path and where it kept the generated source:
 // os.UserCacheDir()/pipegen/NAME-HASH (HASH names the pipeline file),
 // replaced by the next build of the same pipeline, so that the file names
-// in the program's panics and stack traces are files that exist.
+// in the program's panics and stack traces are files that exist. -pgo
+// FILE builds the program guided by a CPU profile (a run's --cpuprofile;
+// Go's profile-guided optimisation); by default (auto) default.pgo
+// beside the pipeline file when there is one, with off never
+// (docs/runtime.md, Profile-guided builds).
 //
 // verify checks that the pipeline's output is exactly-once. It builds the
 // program (into DIR, by default a temporary directory, removed when the
