@@ -17,6 +17,7 @@ import (
 
 	"github.com/pipegen/pipegen/compile"
 	"github.com/pipegen/pipegen/examples/kafka"
+	"github.com/pipegen/pipegen/internal/crashtest"
 	"github.com/pipegen/pipegen/internal/kafkatest"
 	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/verify"
@@ -185,7 +186,7 @@ func TestRescale(t *testing.T) {
 	// killed once it has completed one of its own; at 2 again to the end.
 	killAfter := func(p, more int) bool {
 		t.Helper()
-		checkpoints := countCheckpoints(evFile) + more
+		checkpoints := crashtest.CountEvents(evFile, events.Checkpoint) + more
 		cmd := exec.Command(bin, append([]string{"run", "--parallelism", fmt.Sprint(p)}, base...)...)
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
@@ -195,7 +196,7 @@ func TestRescale(t *testing.T) {
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
 		deadline := time.After(time.Minute)
-		for countCheckpoints(evFile) < checkpoints {
+		for crashtest.CountEvents(evFile, events.Checkpoint) < checkpoints {
 			select {
 			case err := <-exited:
 				// It ended before it could be killed: at exit 0 the job
@@ -240,17 +241,4 @@ func TestRescale(t *testing.T) {
 		t.Fatalf("%d runs resumed from a checkpoint, want 2 (events: %s):\n%s", resumed, strings.Join(kinds, " "), out)
 	}
 	kafkatest.Compare(t, "rescaled run", want, kafkatest.Committed(t, brokers, "rescaled"))
-}
-
-// countCheckpoints is the number of completed checkpoints in the events
-// file.
-func countCheckpoints(file string) int {
-	evs, _ := events.ReadFile(file)
-	got := 0
-	for _, e := range evs {
-		if e.Kind == events.Checkpoint {
-			got++
-		}
-	}
-	return got
 }
