@@ -45,7 +45,10 @@ func TestCrashQ5(t *testing.T) {
 // subtasks, one of them a block of the generator's sequence ahead, send
 // the bids to the counts' subtasks by batches, aligned at the barriers,
 // and a subtask's slices take records whose sender's watermark is ahead
-// of the state's (the fast path, aheadOf). The generator's sources are
+// of the state's (the fast path, aheadOf); each subtask of the counts
+// combines its counts per window and sends hottest partials (merge:
+// MergeHot), which no checkpoint holds: they are sent before every
+// barrier. The generator's sources are
 // in order, so no record here is late for some of its slice's windows:
 // the windows kept whole for those are TestSlicedAsPerWindow's
 // (runtime/internal/eventtime); with aheadOf always false this test
