@@ -540,7 +540,27 @@ func doubledPointers[T any](x []T) []T {
 // directly, inlined if it can be, where Add calls a closure per record
 // that holds the record. It panics for other windows, which a record can
 // belong to several or none of: they take Add.
+//
+// Most records of in-order input are for a key that is already in the
+// last record's window, which is open, not held by a capture, and was
+// stamped in this epoch: that case takes one function with no call in it
+// (keyIndex.get inlines), and everything else the rest (acc). Nexmark
+// q7's buckets, 64 keys in one window, take 5.1 ns a record with Added
+// instead of 7.1 (BenchmarkWindowStateAccFew; the same fold into an array
+// of 64 accumulators takes 1.4). It leaves again as the last Added did:
+// false.
 func (s *WindowState[K, A]) Acc(k K, ts, inputWatermark int64) *A {
+	if p := s.last; p != nil && ts >= p.w.Start && ts < p.w.End && s.lastDrop > inputWatermark && s.lastDrop > s.wm && !p.fired && p.early == nil && !p.shared {
+		if i, ok := p.idx.get(k); ok && (!s.tracking || p.vers[i] == uint32(s.epoch)) {
+			return &p.accs[i]
+		}
+	}
+	return s.acc(k, ts, inputWatermark)
+}
+
+// acc is Acc's every case: a new window or key, a late record, a window
+// that fired already or that a capture holds, a first change in an epoch.
+func (s *WindowState[K, A]) acc(k K, ts, inputWatermark int64) *A {
 	if s.assign.Kind != Tumbling || s.ix.width > 0 {
 		panic("WindowState.Acc takes tumbling windows; others take Add")
 	}

@@ -712,6 +712,45 @@ func BenchmarkWindowStateTumbling(b *testing.B) {
 	}
 }
 
+// BenchmarkWindowStateAccFew is Nexmark q7's buckets: 64 keys in one
+// tumbling window, each record folded into its key's accumulator by Acc
+// (a highest price and the records at it); hand is the same fold into an
+// array of 64 accumulators, the floor.
+func BenchmarkWindowStateAccFew(b *testing.B) {
+	type highest struct {
+		price int64
+		at    []int64
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	keys, prices := make([]int64, 1<<16), make([]int64, 1<<16)
+	for i := range keys {
+		keys[i], prices[i] = rng.Int64N(1<<40)%64, rng.Int64N(1<<20)
+	}
+	fold := func(h *highest, p int64) {
+		switch {
+		case len(h.at) == 0 || p > h.price:
+			h.price, h.at = p, append(h.at[:0], p)
+		case p == h.price:
+			h.at = append(h.at, p)
+		}
+	}
+	b.Run("acc", func(b *testing.B) {
+		s := NewWindowState[int64, highest](WindowAssigner{Kind: Tumbling, Size: 1 << 40}, 0, nil)
+		for i := 0; b.Loop(); i++ {
+			if h := s.Acc(keys[i&0xffff], int64(i>>10), MinTime); h != nil {
+				fold(h, prices[i&0xffff])
+				s.Added(nil)
+			}
+		}
+	})
+	b.Run("hand", func(b *testing.B) {
+		var accs [64]highest
+		for i := 0; b.Loop(); i++ {
+			fold(&accs[keys[i&0xffff]], prices[i&0xffff])
+		}
+	})
+}
+
 // BenchmarkWindowStateGrow fills one tumbling window with a million keys,
 // one record each, in a state made anew for every iteration: the pane's
 // arrays double some ten times. counts: an int64 per key; records: the
