@@ -1,6 +1,7 @@
 package eventtime
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -45,16 +46,50 @@ func TestTimerHeapOrder(t *testing.T) {
 	}
 }
 
-func cmpEntry(a, b timerEntry) int {
-	switch {
-	case a.at != b.at:
-		return int(a.at - b.at)
-	case a.seq < b.seq:
-		return -1
-	case a.seq > b.seq:
-		return 1
+// TestTimerHeapOrderLarge fills heaps past cachedHeap, where down takes
+// its branch per level, with times on both sides of zero and of the
+// int64 range's ends (before flips the sign bit), pops half, fills again
+// and pops the rest, against a sorted list.
+func TestTimerHeapOrderLarge(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	times := []int64{MinTime, MinTime + 1, -1, 0, 1, MaxTime - 1, MaxTime}
+	for _, n := range []int{cachedHeap / 2, cachedHeap + 1, 3 * cachedHeap} {
+		var h timerHeap
+		var want []timerEntry
+		seq := uint64(0)
+		add := func(k int) {
+			for range k {
+				at := int64(r.IntN(200)) - 100
+				if r.IntN(50) == 0 {
+					at = times[r.IntN(len(times))]
+				}
+				e := timerEntry{at: at, seq: seq}
+				seq++
+				h.push(e)
+				want = append(want, e)
+			}
+			slices.SortFunc(want, cmpEntry)
+		}
+		take := func(k int) {
+			for i := range k {
+				if got := h.pop(); got != want[i] {
+					t.Fatalf("%d timers: pop %d gave %+v, want %+v", n, i, got, want[i])
+				}
+			}
+			want = want[k:]
+		}
+		add(n)
+		take(n / 2)
+		add(n)
+		take(len(want))
+		if len(h) != 0 {
+			t.Fatalf("%d timers: %d left", n, len(h))
+		}
 	}
-	return 0
+}
+
+func cmpEntry(a, b timerEntry) int {
+	return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.seq, b.seq))
 }
 
 // BenchmarkTimerHeap is Nexmark q4's timers: one set per auction at its
