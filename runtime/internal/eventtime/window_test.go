@@ -897,17 +897,22 @@ func TestWindowStateRestoreMixedWatermarks(t *testing.T) {
 	kA, kB := twoSubtaskKeys()
 	a := WindowAssigner{Kind: Tumbling, Size: 10}
 	id := 0
+	byAcc := false // records by Acc and Added, as generated code adds them, or by Add
 	add := func(s *WindowState[int, testAcc], k int, ts, iwm int64) []wemit {
 		id++
-		_, out := applyWindowOp(s, testOp{kind: opAdd, key: k, ts: ts, iwm: iwm, id: id}, false)
+		_, out := applyWindowOpBy(s, testOp{kind: opAdd, key: k, ts: ts, iwm: iwm, id: id}, false, byAcc)
 		return out
 	}
 	advance := func(s *WindowState[int, testAcc], wm int64) []wemit {
 		_, out := applyWindowOp(s, testOp{kind: opAdvance, ts: wm}, false)
 		return out
 	}
-	for _, tc := range []struct{ reverse, again bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+	for _, tc := range []struct{ reverse, again, byAcc bool }{
+		{false, false, false}, {true, false, false}, {false, true, false}, {true, true, false},
+		{false, false, true}, {true, false, true}, {false, true, true}, {true, true, true},
+	} {
 		reverse, again := tc.reverse, tc.again
+		byAcc = tc.byAcc
 		sa, sb := newTestWindowState(a, 100), newTestWindowState(a, 100)
 		add(sa, kA, 5, MinTime)
 		idA := id
@@ -955,6 +960,11 @@ func TestWindowStateRestoreMixedWatermarks(t *testing.T) {
 		}
 		if got, want := fmt.Sprint(add(c, kA, 6, 9)), fmt.Sprintf("[U key=%d [0, 10) [%d %d]]", kA, idA, id); got != want {
 			t.Errorf("reverse=%v: a record for the window that fired before: %s, want %s", reverse, got, want)
+		}
+		// Again, now that the window's pane is the last record's (Acc's
+		// fast path must not take it: the key fired in its subtask).
+		if got, want := fmt.Sprint(add(c, kA, 6, 9)), fmt.Sprintf("[U key=%d [0, 10) [%d %d %d]]", kA, idA, id-1, id); got != want {
+			t.Errorf("reverse=%v byAcc=%v: a second record for the window that fired before: %s, want %s", reverse, byAcc, got, want)
 		}
 		if got := add(c, kB, 7, 5); len(got) != 0 {
 			t.Errorf("reverse=%v: a record for the window that had not fired: %v", reverse, got)
