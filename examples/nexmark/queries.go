@@ -442,14 +442,7 @@ func HighestOf(_ int64, w pipegen.Window, h *Highest) WindowHighest {
 func HighestEnd(h WindowHighest) int64 { return h.End }
 
 // MergeHighest takes a bucket's highest into its window's.
-func MergeHighest(h *Highest, w WindowHighest) {
-	switch {
-	case len(h.Bids) == 0 || w.Price > h.Price:
-		h.Price, h.Bids = w.Price, append(h.Bids[:0], w.Bids...)
-	case w.Price == h.Price:
-		h.Bids = append(h.Bids, w.Bids...)
-	}
-}
+func MergeHighest(h *Highest, w WindowHighest) { mergeTied(&h.Price, &h.Bids, w.Price, w.Bids) }
 
 // AllHighest is a window's highest bids.
 func AllHighest(_ int64, h *Highest) Highest { return *h }
