@@ -18,25 +18,24 @@ const DefaultProfile = "default.pgo"
 // itself would look for default.pgo beside the generated main package,
 // which exists only in its overlay, so a pipeline's profile is found here.
 func PGOFlags(pipelineFile, pgo string) ([]string, error) {
-	switch pgo {
-	case "off":
+	auto := pgo == "" || pgo == "auto"
+	switch {
+	case pgo == "off":
 		return nil, nil
-	case "", "auto":
-		file := filepath.Join(filepath.Dir(pipelineFile), DefaultProfile)
-		if _, err := os.Stat(file); err != nil {
-			return nil, nil
-		}
-		pgo = file
+	case auto:
+		pgo = filepath.Join(filepath.Dir(pipelineFile), DefaultProfile)
 	}
 	abs, err := filepath.Abs(pgo)
 	if err != nil {
 		return nil, err
 	}
 	fi, err := os.Stat(abs)
-	if err != nil {
+	switch {
+	case err != nil && auto:
+		return nil, nil // no profile beside the pipeline: a build without one
+	case err != nil:
 		return nil, fmt.Errorf("the CPU profile for a profile-guided build: %v (make one with the program's run --cpuprofile FILE, or give -pgo=off)", err)
-	}
-	if fi.IsDir() {
+	case fi.IsDir():
 		return nil, fmt.Errorf("the CPU profile for a profile-guided build: %s is a directory, not a profile (make one with the program's run --cpuprofile FILE)", pgo)
 	}
 	return []string{"-pgo=" + abs}, nil
