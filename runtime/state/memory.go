@@ -733,12 +733,18 @@ func (c *Capture[K, V]) Write(section func(parts ...[]byte) error) (err error) {
 	w := codec.NewWriter(nil)
 	for i := range n {
 		w.Reset()
-		for _, e := range byGroup[i] {
-			if c.claim(e) {
-				if c.encode(w, e) {
-					c.n++
+		list := byGroup[i]
+		for len(list) > 0 {
+			batch := list[:min(len(list), fetchAhead)]
+			list = list[len(batch):]
+			fetch(batch)
+			for _, e := range batch {
+				if c.claim(e) {
+					if c.encode(w, e) {
+						c.n++
+					}
+					e.capt.Store(c.Epoch)
 				}
-				e.capt.Store(c.Epoch)
 			}
 		}
 		if err := w.Err(); err != nil {
@@ -759,6 +765,21 @@ func (c *Capture[K, V]) Write(section func(parts ...[]byte) error) (err error) {
 		}
 	}
 	return nil
+}
+
+// fetchAhead is how many entries Write reads before it claims the first
+// of them: claim's compare-and-swap waits for every load before it, so
+// the entries, which are scattered over the heap, would be fetched one
+// at a time; read first, their fetches overlap.
+const fetchAhead = 16
+
+// fetch reads each entry's capture epoch, to have the entries in the
+// cache. (Only capt: the subtask may be changing the rest. The compiler
+// keeps an atomic load whose value is not used.)
+func fetch[K comparable, V any](es []*entry[K, V]) {
+	for _, e := range es {
+		e.capt.Load()
+	}
 }
 
 // Entries is the number of entries Write wrote (a full capture's keys, a
