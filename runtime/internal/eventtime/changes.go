@@ -39,30 +39,28 @@ const (
 	deltaDelete = 1
 )
 
-// changeLog lists what changed in each epoch, from the first capture (or
-// from a restore that a delta may build on) on.
-type changeLog[T change] struct {
+// changeLog lists the changes of timers (TimerService) in each epoch,
+// from the first capture (or from a restore that a delta may build on)
+// on.
+type changeLog[K comparable] struct {
 	// epoch is the current epoch; it starts at 1.
 	epoch    uint64
 	tracking bool
-	cur      []T
-	pending  []epochChanges[T]
+	cur      []timerChange[K]
+	pending  []epochChanges[K]
 	// voids counts the places of cur whose change was taken off it
 	// (unlist).
 	voids int
 }
 
-// change is what a changeLog lists: a void one was taken off the list.
-type change interface{ isVoid() bool }
-
-type epochChanges[T change] struct {
+type epochChanges[K comparable] struct {
 	epoch uint64
-	items []T
+	items []timerChange[K]
 }
 
 // add lists x as changed in the current epoch and returns 1 + its place
 // in the epoch's list, or 0 when changes are not listed yet.
-func (l *changeLog[T]) add(x T) uint32 {
+func (l *changeLog[K]) add(x timerChange[K]) uint32 {
 	if !l.tracking {
 		return 0
 	}
@@ -75,20 +73,20 @@ func (l *changeLog[T]) add(x T) uint32 {
 // changes kept in their order (a timer deleted, then another at the same
 // time of the same key registered, must restore in that order); moved
 // gets each change that moved, with 1 + its new place.
-func (l *changeLog[T]) unlist(p int, void T, moved func(x T, listed uint32)) {
-	l.cur[p] = void
+func (l *changeLog[K]) unlist(p int, moved func(x *timerChange[K], listed uint32)) {
+	l.cur[p] = timerChange[K]{void: true}
 	l.voids++
 	if l.voids <= 1024 || 2*l.voids <= len(l.cur) {
 		return
 	}
 	n := 0
-	for i, x := range l.cur {
-		if x.isVoid() {
+	for i := range l.cur {
+		if l.cur[i].void {
 			continue
 		}
 		if n != i {
-			l.cur[n] = x
-			moved(x, uint32(n)+1)
+			l.cur[n] = l.cur[i]
+			moved(&l.cur[n], uint32(n)+1)
 		}
 		n++
 	}
@@ -100,16 +98,16 @@ func (l *changeLog[T]) unlist(p int, void T, moved func(x T, listed uint32)) {
 // close ends the current epoch and returns it: yield gets every item
 // listed after epoch d.Since (with the epoch it was listed in, oldest
 // first) unless d is full, and the lists up to d.Keep are dropped.
-func (l *changeLog[T]) close(d Delta, yield func(epoch uint64, x T) error) (uint64, error) {
+func (l *changeLog[K]) close(d Delta, yield func(epoch uint64, x *timerChange[K]) error) (uint64, error) {
 	if l.epoch == 0 {
 		l.epoch = 1
 	}
 	if l.tracking {
-		l.pending = append(l.pending, epochChanges[T]{l.epoch, l.cur})
+		l.pending = append(l.pending, epochChanges[K]{l.epoch, l.cur})
 	}
 	// The next epoch lists about as many changes: growing the list from
 	// nothing copied it over and over (q5 with exactly-once).
-	l.cur = make([]T, 0, len(l.cur)-l.voids)
+	l.cur = make([]timerChange[K], 0, len(l.cur)-l.voids)
 	l.voids = 0
 	var err error
 	if !d.Full {
@@ -117,8 +115,8 @@ func (l *changeLog[T]) close(d Delta, yield func(epoch uint64, x T) error) (uint
 			if c.epoch <= d.Since {
 				continue
 			}
-			for _, x := range c.items {
-				if err = yield(c.epoch, x); err != nil {
+			for i := range c.items {
+				if err = yield(c.epoch, &c.items[i]); err != nil {
 					break
 				}
 			}
@@ -139,4 +137,4 @@ func (l *changeLog[T]) close(d Delta, yield func(epoch uint64, x T) error) (uint
 }
 
 // current is the epoch the next close ends.
-func (l *changeLog[T]) current() uint64 { return max(l.epoch, 1) }
+func (l *changeLog[K]) current() uint64 { return max(l.epoch, 1) }

@@ -2,6 +2,7 @@ package eventtime
 
 import (
 	"cmp"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -157,5 +158,31 @@ func TestTimersManyKeys(t *testing.T) {
 	})
 	if len(want) != 0 || ts.Len() != 0 {
 		t.Fatalf("%d timers did not run, %d left", len(want), ts.Len())
+	}
+}
+
+// BenchmarkTimersChurn is Nexmark q4's timers through the service: a new
+// key a step, with a timer a little after now, and every due one run,
+// about 2,000 pending. With tracking (exactly-once) every change is
+// listed, and an epoch closes every 500,000 steps (a second of q4).
+func BenchmarkTimersChurn(b *testing.B) {
+	for _, tracking := range []bool{false, true} {
+		b.Run(fmt.Sprintf("tracking=%v", tracking), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			t := NewTimerService[int64]()
+			if tracking {
+				t.Track()
+			}
+			now, since := int64(0), uint64(0)
+			for b.Loop() {
+				t.Register(now, now+1+int64(r.IntN(4000)), false)
+				now++
+				t.AdvanceEvent(now, func(int64, int64) {})
+				if tracking && now%500_000 == 0 {
+					e, _ := t.log.close(Delta{Since: since, Keep: since}, func(uint64, *timerChange[int64]) error { return nil })
+					since = e
+				}
+			}
+		})
 	}
 }

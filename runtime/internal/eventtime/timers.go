@@ -55,7 +55,7 @@ type TimerService[K comparable] struct {
 	seq        uint64 // the registration number of the next timer
 	// log lists the timers registered and the timers gone (deleted or
 	// run) in each epoch, for deltas (changes.go).
-	log changeLog[timerChange[K]]
+	log changeLog[K]
 }
 
 type timerID[K comparable] struct {
@@ -124,11 +124,9 @@ type timerChange[K comparable] struct {
 	void bool
 }
 
-func (c timerChange[K]) isVoid() bool { return c.void }
-
 // NewTimerService returns a service without timers.
 func NewTimerService[K comparable]() *TimerService[K] {
-	return &TimerService[K]{loose: make(map[K]uint32), log: changeLog[timerChange[K]]{epoch: 1}}
+	return &TimerService[K]{loose: make(map[K]uint32), log: changeLog[K]{epoch: 1}}
 }
 
 // auxKeeper is a keyed state that keeps a word per key for its timers:
@@ -347,7 +345,7 @@ func (t *TimerService[K]) gone(k K, i uint32, tm timerRec) {
 	if tm.listed != 0 && tm.born == t.log.epoch {
 		if p := int(tm.listed - 1); p < len(t.log.cur) {
 			if c := &t.log.cur[p]; !c.gone && !c.void && c.rec == i && c.seq == tm.seq {
-				t.log.unlist(p, timerChange[K]{void: true}, t.relist)
+				t.log.unlist(p, t.relist)
 				return
 			}
 		}
@@ -357,7 +355,7 @@ func (t *TimerService[K]) gone(k K, i uint32, tm timerRec) {
 
 // relist sets the place in the list of changes of the timer whose
 // registration c is, which the list's compaction moved (changeLog.unlist).
-func (t *TimerService[K]) relist(c timerChange[K], listed uint32) {
+func (t *TimerService[K]) relist(c *timerChange[K], listed uint32) {
 	if c.gone {
 		return
 	}
@@ -556,7 +554,7 @@ func (t *TimerService[K]) SnapshotDelta(sec *state.Sections, keyGroup func(K) in
 		return t.log.close(d, nil)
 	}
 	writeSectionHeaders(sec, sectionHeader{wm: MinTime, seq: t.seq})
-	return t.log.close(d, func(epoch uint64, c timerChange[K]) error {
+	return t.log.close(d, func(epoch uint64, c *timerChange[K]) error {
 		op := uint64(deltaPut)
 		switch {
 		case c.void:
