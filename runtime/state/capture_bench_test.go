@@ -1,6 +1,7 @@
 package state
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -61,4 +62,42 @@ func BenchmarkCaptureDelta(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*changed), "ns/key")
+}
+
+// BenchmarkMemoryChurn is Nexmark q4's auctions: a new key a step,
+// deleted about 2,000 steps later. With tracking (exactly-once) the
+// changes are listed, and an epoch closes every 500,000 steps (a second
+// of q4) with a delta.
+func BenchmarkMemoryChurn(b *testing.B) {
+	for _, tracking := range []bool{false, true} {
+		b.Run(fmt.Sprintf("tracking=%v", tracking), func(b *testing.B) {
+			s := NewMemory[uint64, benchValue]()
+			s.Bind(func(k uint64) int { return int(benchCodec.Hash(k) >> 57) }, 0, 128)
+			if tracking {
+				s.Track()
+			}
+			r := rand.New(rand.NewPCG(1, 2))
+			var since uint64
+			k := uint64(0)
+			for b.Loop() {
+				v, _ := s.GetOrAdd(k)
+				v.Count++
+				if k >= 2000 {
+					old := k - 2000 + uint64(r.IntN(5))
+					if v, _ := s.GetOrAdd(old); v != nil {
+						v.Sum++
+					}
+					s.Delete(k - 2000)
+				}
+				k++
+				if tracking && k%500_000 == 0 {
+					c := s.Capture(false, since, since, benchCodec)
+					if err := c.Write(func(parts ...[]byte) error { return nil }); err != nil {
+						b.Fatal(err)
+					}
+					since = c.Epoch
+				}
+			}
+		})
+	}
 }
