@@ -83,10 +83,10 @@ func BenchmarkMemoryChurn(b *testing.B) {
 				v, _ := s.GetOrAdd(k)
 				v.Count++
 				if k >= 2000 {
-					old := k - 2000 + uint64(r.IntN(5))
-					if v, _ := s.GetOrAdd(old); v != nil {
-						v.Sum++
-					}
+					// A bid for one of the oldest auctions, then the
+					// oldest closes.
+					v, _ := s.GetOrAdd(k - 2000 + uint64(r.IntN(5)))
+					v.Sum++
 					s.Delete(k - 2000)
 				}
 				k++
