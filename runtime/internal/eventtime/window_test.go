@@ -913,13 +913,14 @@ func TestWindowStateRestoreMixedWatermarks(t *testing.T) {
 	} {
 		reverse, again := tc.reverse, tc.again
 		byAcc = tc.byAcc
+		name := fmt.Sprintf("reverse=%v again=%v byAcc=%v", reverse, again, byAcc)
 		sa, sb := newTestWindowState(a, 100), newTestWindowState(a, 100)
 		add(sa, kA, 5, MinTime)
 		idA := id
 		add(sb, kB, 5, MinTime)
 		idB := id
 		if got := fmt.Sprint(advance(sa, 9)); got != fmt.Sprintf("[F key=%d [0, 10) [%d]]", kA, idA) {
-			t.Fatalf("subtask 0 fired %s", got)
+			t.Fatalf("%s: subtask 0 fired %s", name, got)
 		}
 		advance(sb, 5)
 		sections := make([][]byte, testMaxParallelism)
@@ -956,28 +957,28 @@ func TestWindowStateRestoreMixedWatermarks(t *testing.T) {
 			}
 		}
 		if c.Watermark() != 5 || c.Len() != 2 {
-			t.Fatalf("restored watermark %d and %d windows, want 5 and 2", c.Watermark(), c.Len())
+			t.Fatalf("%s: restored watermark %d and %d windows, want 5 and 2", name, c.Watermark(), c.Len())
 		}
 		if got, want := fmt.Sprint(add(c, kA, 6, 9)), fmt.Sprintf("[U key=%d [0, 10) [%d %d]]", kA, idA, id); got != want {
-			t.Errorf("reverse=%v: a record for the window that fired before: %s, want %s", reverse, got, want)
+			t.Errorf("%s: a record for the window that fired before: %s, want %s", name, got, want)
 		}
 		// Again, now that the window's pane is the last record's (Acc's
 		// fast path must not take it: the key fired in its subtask).
 		if got, want := fmt.Sprint(add(c, kA, 6, 9)), fmt.Sprintf("[U key=%d [0, 10) [%d %d %d]]", kA, idA, id-1, id); got != want {
-			t.Errorf("reverse=%v byAcc=%v: a second record for the window that fired before: %s, want %s", reverse, byAcc, got, want)
+			t.Errorf("%s: a second record for the window that fired before: %s, want %s", name, got, want)
 		}
 		if got := add(c, kB, 7, 5); len(got) != 0 {
-			t.Errorf("reverse=%v: a record for the window that had not fired: %v", reverse, got)
+			t.Errorf("%s: a record for the window that had not fired: %v", name, got)
 		}
 		idB2 := id
 		if got, want := fmt.Sprint(advance(c, 9)), fmt.Sprintf("[F key=%d [0, 10) [%d %d]]", kB, idB, idB2); got != want {
-			t.Errorf("reverse=%v: fired %s, want %s", reverse, got, want)
+			t.Errorf("%s: fired %s, want %s", name, got, want)
 		}
 		if got, want := fmt.Sprint(add(c, kB, 8, 9)), fmt.Sprintf("[U key=%d [0, 10) [%d %d %d]]", kB, idB, idB2, id); got != want {
-			t.Errorf("reverse=%v: a late record: %s, want %s", reverse, got, want)
+			t.Errorf("%s: a late record: %s, want %s", name, got, want)
 		}
 		if got := advance(c, MaxTime); len(got) != 0 || c.Len() != 0 {
-			t.Errorf("reverse=%v: at the end, fired %v, %d windows left", reverse, got, c.Len())
+			t.Errorf("%s: at the end, fired %v, %d windows left", name, got, c.Len())
 		}
 	}
 }
