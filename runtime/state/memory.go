@@ -187,8 +187,10 @@ const busy = 1 << 63
 // back only when no capture is under way, unlistDead only one added after
 // the last barrier). An atomic store is an exchange on amd64, which waits
 // for every store before it, the new key's value among them: a quarter
-// of q4's getOrAdd. TestMemoryCaptures, run with -race, checks the
-// claim: keys come and go there while captures are written.
+// of q4's getOrAdd. TestMemoryChurnWithDeltas hands entries back in
+// both ways while captures are written, and restores each chain to the
+// state at its barrier (which an entry reused under a capture would
+// break); run with -race it also checks that no capture reads capt then.
 func (e *entry[K, V]) setCapt(v uint64) {
 	*(*uint64)(unsafe.Pointer(&e.capt)) = v
 }
