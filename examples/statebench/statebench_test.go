@@ -37,7 +37,7 @@ import (
 //	rss-MiB     peak RSS with exactly-once (rss-none-MiB: mode none)
 //	restore-ms  the restore of the newest checkpoint; restore-s/GB per GB of its files
 //
-//	make bench   (or: go test ./examples/statebench -run '^$' -bench State -benchtime 1x -timeout 60m)
+//	make bench-state   (or: go test ./examples/statebench -run '^$' -bench State -benchtime 1x -timeout 120m)
 func BenchmarkState(b *testing.B) {
 	sizes := []uint64{10_000, 1_000_000, 10_000_000}
 	if s := os.Getenv("STATEBENCH_SIZES"); s != "" {
