@@ -89,8 +89,11 @@ type Result struct {
 
 // Report is what nexmark.json holds.
 type Report struct {
-	Date      string  `json:"date"`
-	Machine   string  `json:"machine"`
+	Date    string `json:"date"`
+	Machine string `json:"machine"`
+	// CPUs is the machine's runtime.NumCPU (0 in reports written before
+	// 2026-12-05), the bound beyondCPUs holds the speed-ups to.
+	CPUs      int     `json:"cpus"`
 	Events    uint64  `json:"events"`
 	CkEvents  uint64  `json:"checkpoint_events"`
 	Rate      uint64  `json:"rate"`
@@ -161,6 +164,7 @@ func run(events, ckEvents, jsonlEvents, jsonlCkEvents uint64, reps int, queries 
 	rep := Report{
 		Date:       time.Now().UTC().Format(time.RFC3339),
 		Machine:    fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()),
+		CPUs:       runtime.NumCPU(),
 		Events:     events,
 		CkEvents:   ckEvents,
 		Rate:       nexmark.DefaultRate,
@@ -371,11 +375,45 @@ func table(rep *Report) string {
 			count(r.FlinkPerCore), count(float64(r.CheckpointEvents)), r.P1Long.Wall, 100*r.CheckpointCPU, 100*r.CheckpointWall, r.SpeedupP2, r.SpeedupP4)
 	}
 	fmt.Fprintf(&b, "\nThe exactly-once cost, the speed-ups of p=2 and p=4 over p=1 and the ratio to hand-written \"on the long runs\" are measured on runs of the events the checkpoint column says (their times are long enough for a ratio, and the programs' start weighs less). Flink per core: %s. q0-jsonl reads the events from JSON lines files (one file at p=1, one per subtask at p=2 and 4), its hand-written program with encoding/json.\n", flinkSource)
+	if above := beyondCPUs(rep); len(above) > 0 {
+		fmt.Fprintf(&b, "\nCheck this run: %s %s above what the subtasks can give on %d CPUs if each event costs what it does at p=1: either the host slowed the runs at p=1 (other load) or the work per event shrank at higher parallelism (compare the CPU of the runs in nexmark.json); the wall-clock columns of such a run deserve another run.\n",
+			strings.Join(above, ", "), plural(len(above), "is", "are"), rep.CPUs)
+	}
 	if rep.Startup.CPU > 0 {
 		fmt.Fprintf(&b, "\nStart: a run of one event takes %.1f ms of CPU (%.1f ms wall) for pipegen's q0, %.1f ms (%.1f ms) for the hand-written program (medians of %d).\n",
 			1e3*rep.Startup.CPU, 1e3*rep.Startup.Wall, 1e3*rep.HandStartup.CPU, 1e3*rep.HandStartup.Wall, startRuns)
 	}
 	return b.String()
+}
+
+// beyondCPUs lists the speed-ups over p=1 that exceed what p subtasks
+// on the machine's CPUs can give when the work per event stays the same:
+// min(p, CPUs), with 2% for the noise of a median of paired runs. A run
+// of 2026-12-05 showed p=2 at 2.07 times p=1 on two CPUs, the host
+// having slowed its runs at p=1.
+func beyondCPUs(rep *Report) []string {
+	if rep.CPUs <= 0 {
+		return nil
+	}
+	var above []string
+	for _, r := range rep.Results {
+		for _, s := range []struct {
+			p       int
+			speedup float64
+		}{{2, r.SpeedupP2}, {4, r.SpeedupP4}} {
+			if bound := min(s.p, rep.CPUs); s.speedup > 1.02*float64(bound) {
+				above = append(above, fmt.Sprintf("%s's p=%d / p=1 (%.2fx, at most %dx)", r.Query, s.p, s.speedup, bound))
+			}
+		}
+	}
+	return above
+}
+
+func plural(n int, one, more string) string {
+	if n == 1 {
+		return one
+	}
+	return more
 }
 
 func count(x float64) string {
