@@ -317,14 +317,17 @@ func (s *Memory[K, V]) getOrAdd(k K) (_ *entry[K, V], added bool) {
 	return &p.e, true
 }
 
-// reset makes a deleted entry and its value zero, for a new key.
+// reset makes a deleted entry and its value zero, for a new key, but for
+// capt, which the insert that follows it sets (setCapt): only a state
+// bound to key groups hands entries back (compact, unlistDead), and its
+// insert always sets capt.
 func (p *restored[K, V]) reset() {
 	var zk K
 	var zv V
 	e := &p.e
 	e.key, e.val, e.ver, e.kg, e.deleted, e.own, e.ts, e.aux = zk, nil, 0, 0, false, false, 0, 0
 	e.fresh, e.dropped = false, false
-	p.v = zv // capt: insert sets it
+	p.v = zv
 }
 
 // freshSlab is how many new keys' entries, each with its value, getOrAdd
