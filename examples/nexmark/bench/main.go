@@ -106,6 +106,11 @@ type Report struct {
 	Results     []Result `json:"results"`
 	FlinkCited  string   `json:"flink_source"`
 	Command     string   `json:"command"`
+	// StealPercent is the share of the machine's CPU time, from the
+	// first measurement to the last, that its host gave to others (steal
+	// in /proc/stat, cpuTimes); nil where it is not known (not Linux,
+	// reports before 2026-12-05).
+	StealPercent *float64 `json:"cpu_steal_percent,omitempty"`
 }
 
 func main() {
@@ -172,6 +177,7 @@ func run(events, ckEvents, jsonlEvents, jsonlCkEvents uint64, reps int, queries 
 		FlinkCited: flinkSource,
 		Command:    "go run ./examples/nexmark/bench " + strings.Join(os.Args[1:], " "),
 	}
+	cpuStart, cpuKnown := readCPUTimes()
 	var gen []measure
 	for range reps {
 		m, err := r.run(events, hand, "hand", "gen")
@@ -283,6 +289,10 @@ func run(events, ckEvents, jsonlEvents, jsonlCkEvents uint64, reps int, queries 
 		rep.Results = append(rep.Results, res)
 		fmt.Fprintf(os.Stderr, "%s: %.2fM events per CPU-second, %.2f of hand-written\n", q, res.EventsPerCPU/1e6, res.RatioToHand)
 	}
+	if end, ok := readCPUTimes(); ok && cpuKnown {
+		steal := stealPercent(cpuStart, end)
+		rep.StealPercent = &steal
+	}
 	fmt.Print(table(&rep))
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
@@ -378,6 +388,9 @@ func table(rep *Report) string {
 	if above := beyondCPUs(rep); len(above) > 0 {
 		fmt.Fprintf(&b, "\nCheck this run: %s %s above what the subtasks can give on %d CPUs if each event costs what it does at p=1: either the host slowed the runs at p=1 (other load) or the work per event shrank at higher parallelism (compare the CPU of the runs in nexmark.json); the wall-clock columns of such a run deserve another run.\n",
 			strings.Join(above, ", "), plural(len(above), "is", "are"), rep.CPUs)
+	}
+	if rep.StealPercent != nil {
+		fmt.Fprintf(&b, "\nHost: %.1f%% of this machine's CPU time from the first measurement to the last waited for the host's other work (steal time, /proc/stat), which slows runs without showing in their CPU time: the wall-clock columns move with it, the ratios per CPU-second less. Its absence does not make a host quiet: other tenants also slow a VM through shared caches and memory, which shows in CPU time and no counter here.\n", *rep.StealPercent)
 	}
 	if rep.Startup.CPU > 0 {
 		fmt.Fprintf(&b, "\nStart: a run of one event takes %.1f ms of CPU (%.1f ms wall) for pipegen's q0, %.1f ms (%.1f ms) for the hand-written program (medians of %d).\n",

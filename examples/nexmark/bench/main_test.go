@@ -35,3 +35,40 @@ func TestTableChecksSpeedups(t *testing.T) {
 		t.Errorf("with 8 CPUs, p=4 at 4.2x is above p=4's bound of 4:\n%s", got)
 	}
 }
+
+// TestSteal: the steal time is read from /proc/stat's first line, its
+// share of the CPU time between two readings is what the table says, and
+// a report that has none says nothing of it.
+func TestSteal(t *testing.T) {
+	const before = "cpu  1000 10 200 5000 40 0 30 20 0 0\ncpu0 500 5 100 2500 20 0 15 10 0 0\n"
+	const after = "cpu  1600 10 300 6000 40 0 30 320 0 0\ncpu0 800 5 150 2850 20 0 15 160 0 0\n"
+	a, ok := parseCPUTimes(before)
+	if !ok || a.total != 6300 || a.steal != 20 {
+		t.Fatalf("parseCPUTimes(before) = %+v, %v; want total 6300, steal 20", a, ok)
+	}
+	b, ok := parseCPUTimes(after)
+	if !ok {
+		t.Fatal("parseCPUTimes(after) failed")
+	}
+	if got := stealPercent(a, b); got != 15 { // 300 of 2000 ticks
+		t.Errorf("stealPercent = %v, want 15", got)
+	}
+	for _, bad := range []string{"", "intr 1 2 3\n", "cpu 1 2 3\n", "cpu 1 2 3 4 5 6 7 x 9\n"} {
+		if _, ok := parseCPUTimes(bad); ok {
+			t.Errorf("parseCPUTimes(%q) took it", bad)
+		}
+	}
+	if _, ok := readCPUTimes(); !ok {
+		t.Log("no /proc/stat here: reports leave the steal out")
+	}
+
+	rep := &Report{CPUs: 2, Results: []Result{{Query: "q4", SpeedupP2: 1.6}}}
+	if got := table(rep); strings.Contains(got, "steal") {
+		t.Errorf("a report without the steal time speaks of it:\n%s", got)
+	}
+	steal := 15.0
+	rep.StealPercent = &steal
+	if got := table(rep); !strings.Contains(got, "Host: 15.0% of this machine's CPU time") {
+		t.Errorf("the table does not give the steal time:\n%s", got)
+	}
+}
