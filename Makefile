@@ -104,8 +104,8 @@ FORCE:
 # exceeded" and no input found (a race in its coordinator,
 # go.dev/issue/75804, fixed in Go 1.27): targets of golden/state-types
 # did so in two CI runs of two, and in a local run. Such a failure, and
-# only such, is run again, up to twice more; a failure that wrote an input to testdata/fuzz, or any other,
-# stops make fuzz at once.
+# only such, is run again, up to twice more; a failure that wrote an
+# input to testdata/fuzz, or any other, stops make fuzz at once.
 FUZZTIME ?= 10s
 .PHONY: fuzz
 fuzz:
