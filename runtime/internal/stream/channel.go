@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -70,6 +71,55 @@ const BatchSize = 1024
 // subtask is busy: every Linger, each subtask hands its partial batches on
 // (an idle subtask does so at once).
 const Linger = 20 * time.Millisecond
+
+// spinFor is how long a receiver whose inbox is empty keeps looking for a
+// message before it parks, if its last wait was short (spinWhile): a
+// receiver that parks is woken by the sender's next message, and Go
+// runs the woken goroutine on the sender's processor, so that the two
+// take turns on one CPU while the other idles, and every wake-up of the
+// parked thread is a system call. At parallelism 2, Nexmark q5's two
+// CPUs were busy 1.88 of 2 (/proc/stat over a run) and 1.93-1.96 with a
+// spin of 5-100 µs; paired runs of 20M events, this spin over none: q5
+// at p=2 0.966 of the wall and 1.004 of the CPU, q4 0.974 and 0.979, q3
+// and q7 0.989-0.999 of both, q5 and q4 at p=1 0.987-0.997; a spin of
+// 200 µs cost q5 4% more CPU for no wall time (docs/runtime.md,
+// Batching; examples/nexmark/README.md, the eleventh session's entry).
+const spinFor = 20 * time.Microsecond
+
+// spinWhile is the longest last wait after which a receiver spins
+// (spinFor) before it parks: longer waits mean slow input, where a spin
+// would find nothing and cost up to spinFor of CPU a message. It is
+// Linger, not less: spinning only after waits under 1 ms lost the gain
+// (q5 at p=2 1.003 of the wall), likely because a wait over 1 ms (a
+// receiver that ran ahead of its senders) is often followed by short
+// ones; the waits' lengths were not measured.
+const spinWhile = Linger
+
+// lastWait is how long a receiver last waited for a message.
+type lastWait time.Duration
+
+// short reports whether the last wait was short enough to spin.
+func (w lastWait) short() bool { return time.Duration(w) < spinWhile }
+
+// ended records a wait that began at start and ends now.
+func (w *lastWait) ended(start time.Time) { *w = lastWait(time.Since(start)) }
+
+// spin looks for a message on c until spinFor after start, yielding the
+// processor between looks so that a sender that waits for it (one on the
+// same processor, with GOMAXPROCS goroutines busy) runs meanwhile.
+func spin[T any](c <-chan Msg[T], start time.Time) (Msg[T], bool) {
+	for {
+		runtime.Gosched()
+		select {
+		case m := <-c:
+			return m, true
+		default:
+		}
+		if time.Since(start) >= spinFor {
+			return Msg[T]{}, false
+		}
+	}
+}
 
 // inboxDepth is the number of messages an inbox holds before its senders
 // block: the bound on memory between two subtasks, and what turns a slow
@@ -167,6 +217,7 @@ type Inbox[T any] struct {
 	ended    []bool
 	nEnded   int
 	ready    []Msg[T] // events completed by one message, handed out in order
+	wait     lastWait // how long the receiver last waited for a message
 }
 
 // NewInboxes makes the inboxes of a node's subtasks, each fed by senders
@@ -317,16 +368,24 @@ func (in *Inbox[T]) Next() Msg[T] {
 			in.idle()
 			start := time.Now()
 			in.obs.Waiting(start, false)
-			select {
-			case m = <-in.c:
-				in.obs.Idle(time.Since(start))
-			case <-in.tick:
-				// Nothing arrives, but processing time goes on.
-				in.obs.Idle(time.Since(start))
-				return Msg[T]{Kind: Tick}
-			case <-in.done:
-				fault.Abort(fault.ErrCanceled)
+			var got bool
+			if in.wait.short() {
+				m, got = spin(in.c, start)
 			}
+			if !got {
+				select {
+				case m = <-in.c:
+				case <-in.tick:
+					// Nothing arrives, but processing time goes on.
+					in.wait.ended(start)
+					in.obs.Idle(time.Since(start))
+					return Msg[T]{Kind: Tick}
+				case <-in.done:
+					fault.Abort(fault.ErrCanceled)
+				}
+			}
+			in.wait.ended(start)
+			in.obs.Idle(time.Since(start))
 		}
 		if m, ok := in.handle(m); ok {
 			return m

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -1051,4 +1052,90 @@ func BenchmarkOutInbox(b *testing.B) {
 			b.ReportMetric(float64(got)/b.Elapsed().Seconds(), "records/s")
 		})
 	}
+}
+
+// waits records the waits an Observer is told of.
+type waits struct {
+	nobody
+	mu           sync.Mutex
+	began, ended int
+	idle         time.Duration
+}
+
+func (w *waits) Waiting(time.Time, bool) { w.mu.Lock(); w.began++; w.mu.Unlock() }
+func (w *waits) Idle(d time.Duration)    { w.mu.Lock(); w.ended++; w.idle += d; w.mu.Unlock() }
+
+// TestWaitSpin: a receiver that finds its inbox empty reports one wait,
+// begun and ended, whether the message came while it spun (spinFor) or
+// after it parked, and it spins only after a short wait: a wait longer
+// than spinWhile (slow input) makes the next one park at once. The same
+// holds for a Pair.
+func TestWaitSpin(t *testing.T) {
+	// check runs three waits: each record is sent once the receiver has
+	// found its input empty (empty), at once or after a pause.
+	check := func(t *testing.T, next func() int, send func(int), empty chan struct{}, wait *lastWait, w *waits) {
+		t.Helper()
+		for i, pause := range []time.Duration{0, 2 * spinWhile, 0} {
+			got := make(chan int, 1)
+			go func() { got <- next() }()
+			recvWithin(t, "the receiver to find its input empty", empty)
+			time.Sleep(pause)
+			send(i)
+			if r := recvWithin(t, "Next", got); r != i {
+				t.Fatalf("wait %d: Next gave record %d", i, r)
+			}
+			w.mu.Lock()
+			began, ended, idle := w.began, w.ended, w.idle
+			w.mu.Unlock()
+			if began != i+1 || ended != i+1 {
+				t.Errorf("after wait %d the observer saw %d waits begin and %d end, want %d each", i, began, ended, i+1)
+			}
+			if pause > 0 {
+				if idle < pause {
+					t.Errorf("wait %d of at least %v counted %v idle in all", i, pause, idle)
+				}
+				if wait.short() {
+					t.Errorf("after a wait of at least %v (over spinWhile %v) the receiver would spin", pause, spinWhile)
+				}
+			}
+		}
+	}
+	t.Run("inbox", func(t *testing.T) {
+		_, ins, outs := newRig[int](ExactlyOnce, 1, 1)
+		w := &waits{}
+		ins[0].Observe(w)
+		empty := make(chan struct{}, 1)
+		ins[0].OnIdle(func() { empty <- struct{}{} })
+		next := func() int { return ins[0].Next().Recs[0] }
+		send := func(r int) { outs[0].Send(0, r); outs[0].Flush() }
+		check(t, next, send, empty, &ins[0].wait, w)
+	})
+	t.Run("pair", func(t *testing.T) {
+		j := newTestJob(true)
+		left, right := NewInboxes[int](j, 1, 1), NewInboxes[string](j, 1, 1)
+		lo, ro := NewOut(j, left, 0), NewOut(j, right, 0)
+		p := NewPair(left[0], right[0])
+		empty := make(chan struct{}, 1)
+		p.Bind(nil, func() { empty <- struct{}{} })
+		w := &waits{}
+		p.Observe(w)
+		next := func() int {
+			m := p.Next()
+			if m.Side == 0 {
+				return m.Left[0]
+			}
+			n, _ := strconv.Atoi(m.Right[0])
+			return n
+		}
+		send := func(r int) {
+			if r%2 == 0 {
+				lo.Send(0, r)
+				lo.Flush()
+			} else {
+				ro.Send(0, strconv.Itoa(r))
+				ro.Flush()
+			}
+		}
+		check(t, next, send, empty, &p.wait, w)
+	})
 }

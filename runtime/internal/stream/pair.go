@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/pipegen/pipegen/runtime/internal/fault"
@@ -23,6 +24,7 @@ type Pair[L, R any] struct {
 	idle    func()
 	done    <-chan struct{}
 	ready   []PairMsg[L, R]
+	wait    lastWait // how long the subtask last waited for a message
 }
 
 // PairMsg is an event of a Pair: records of one side (Side 0 for the left
@@ -125,20 +127,51 @@ func (p *Pair[L, R]) Next() PairMsg[L, R] {
 		p.idle()
 		start := time.Now()
 		p.Left.obs.Waiting(start, false)
+		if p.wait.short() && p.spin(start) {
+			continue
+		}
 		select {
 		case m := <-p.Left.channel():
-			p.Left.obs.Idle(time.Since(start))
+			p.waited(start)
 			p.leftMsg(m)
 		case m := <-p.Right.channel():
-			p.Left.obs.Idle(time.Since(start))
+			p.waited(start)
 			p.rightMsg(m)
 		case <-p.Left.ticker():
-			p.Left.obs.Idle(time.Since(start))
+			p.waited(start)
 			return PairMsg[L, R]{Kind: Tick}
 		case <-p.done:
 			fault.Abort(fault.ErrCanceled)
 		}
 	}
+}
+
+// spin is the inboxes' spin (see spinFor) over both channels: it
+// reports whether it took a message.
+func (p *Pair[L, R]) spin(start time.Time) bool {
+	for {
+		runtime.Gosched()
+		select {
+		case m := <-p.Left.channel():
+			p.waited(start)
+			p.leftMsg(m)
+			return true
+		case m := <-p.Right.channel():
+			p.waited(start)
+			p.rightMsg(m)
+			return true
+		default:
+		}
+		if time.Since(start) >= spinFor {
+			return false
+		}
+	}
+}
+
+// waited ends a wait that began at start.
+func (p *Pair[L, R]) waited(start time.Time) {
+	p.wait.ended(start)
+	p.Left.obs.Idle(time.Since(start))
 }
 
 func (p *Pair[L, R]) leftMsg(m Msg[L]) {
