@@ -101,22 +101,26 @@ type lastWait time.Duration
 // short reports whether the last wait was short enough to spin.
 func (w lastWait) short() bool { return time.Duration(w) < spinWhile }
 
-// ended records a wait that began at start and ends now.
-func (w *lastWait) ended(start time.Time) { *w = lastWait(time.Since(start)) }
+// ended records a wait that began at start and ends now, and returns its
+// length.
+func (w *lastWait) ended(start time.Time) time.Duration {
+	d := time.Since(start)
+	*w = lastWait(d)
+	return d
+}
 
-// spin looks for a message on c until spinFor after start, yielding the
-// processor between looks so that a sender that waits for it (one on the
-// same processor, with GOMAXPROCS goroutines busy) runs meanwhile.
-func spin[T any](c <-chan Msg[T], start time.Time) (Msg[T], bool) {
+// spin calls look until it finds a message or spinFor has passed since
+// start, yielding the processor between looks so that a sender that
+// waits for it (one on the same processor, with GOMAXPROCS goroutines
+// busy) runs meanwhile; it reports whether look found one.
+func spin(start time.Time, look func() bool) bool {
 	for {
 		runtime.Gosched()
-		select {
-		case m := <-c:
-			return m, true
-		default:
+		if look() {
+			return true
 		}
 		if time.Since(start) >= spinFor {
-			return Msg[T]{}, false
+			return false
 		}
 	}
 }
@@ -368,24 +372,28 @@ func (in *Inbox[T]) Next() Msg[T] {
 			in.idle()
 			start := time.Now()
 			in.obs.Waiting(start, false)
-			var got bool
-			if in.wait.short() {
-				m, got = spin(in.c, start)
-			}
+			got := in.wait.short() && spin(start, func() bool {
+				select {
+				case m = <-in.c:
+					return true
+				default:
+					return false
+				}
+			})
+			tick := false
 			if !got {
 				select {
 				case m = <-in.c:
 				case <-in.tick:
-					// Nothing arrives, but processing time goes on.
-					in.wait.ended(start)
-					in.obs.Idle(time.Since(start))
-					return Msg[T]{Kind: Tick}
+					tick = true // nothing arrives, but processing time goes on
 				case <-in.done:
 					fault.Abort(fault.ErrCanceled)
 				}
 			}
-			in.wait.ended(start)
-			in.obs.Idle(time.Since(start))
+			in.obs.Idle(in.wait.ended(start))
+			if tick {
+				return Msg[T]{Kind: Tick}
+			}
 		}
 		if m, ok := in.handle(m); ok {
 			return m

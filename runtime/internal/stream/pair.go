@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"runtime"
 	"time"
 
 	"github.com/pipegen/pipegen/runtime/internal/fault"
@@ -127,7 +126,20 @@ func (p *Pair[L, R]) Next() PairMsg[L, R] {
 		p.idle()
 		start := time.Now()
 		p.Left.obs.Waiting(start, false)
-		if p.wait.short() && p.spin(start) {
+		if p.wait.short() && spin(start, func() bool {
+			select {
+			case m := <-p.Left.channel():
+				p.waited(start)
+				p.leftMsg(m)
+				return true
+			case m := <-p.Right.channel():
+				p.waited(start)
+				p.rightMsg(m)
+				return true
+			default:
+				return false
+			}
+		}) {
 			continue
 		}
 		select {
@@ -146,33 +158,8 @@ func (p *Pair[L, R]) Next() PairMsg[L, R] {
 	}
 }
 
-// spin is the inboxes' spin (see spinFor) over both channels: it
-// reports whether it took a message.
-func (p *Pair[L, R]) spin(start time.Time) bool {
-	for {
-		runtime.Gosched()
-		select {
-		case m := <-p.Left.channel():
-			p.waited(start)
-			p.leftMsg(m)
-			return true
-		case m := <-p.Right.channel():
-			p.waited(start)
-			p.rightMsg(m)
-			return true
-		default:
-		}
-		if time.Since(start) >= spinFor {
-			return false
-		}
-	}
-}
-
 // waited ends a wait that began at start.
-func (p *Pair[L, R]) waited(start time.Time) {
-	p.wait.ended(start)
-	p.Left.obs.Idle(time.Since(start))
-}
+func (p *Pair[L, R]) waited(start time.Time) { p.Left.obs.Idle(p.wait.ended(start)) }
 
 func (p *Pair[L, R]) leftMsg(m Msg[L]) {
 	if ev, ok := p.Left.handle(m); ok {
