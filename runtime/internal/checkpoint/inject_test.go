@@ -1,0 +1,51 @@
+package checkpoint
+
+import (
+	"context"
+	goruntime "runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/vfs"
+)
+
+// TestSourceYields: on one processor a source's Count yields it once
+// yieldEvery records have been counted, so that another goroutine (the
+// collector's worker) gets a turn while the source's loop never blocks,
+// and not before; on two processors it never yields.
+func TestSourceYields(t *testing.T) {
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
+	cfg := &config.Config{Name: "sum", MaxParallelism: 128,
+		Checkpoint: config.CheckpointConfig{Mode: config.ExactlyOnce, Interval: time.Second, Timeout: time.Second, Retain: 3, Dir: "/ckpt"},
+		Nodes:      []config.NodeConfig{{Name: "src", UID: "src", Kind: "source", Section: "sources", Parallelism: 1}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cp := New(ctx, cfg, Options{FS: vfs.NewMem(), Output: noOutput{}, Logf: t.Logf, Manual: true})
+	ctl := cp.NewSourceCtl()
+	if !ctl.yields {
+		t.Fatal("a source on one processor does not yield")
+	}
+	var ran atomic.Bool
+	go ran.Store(true) // runnable on this processor, which only a yield (or a preemption, after 10 ms) gives up
+	const batch = 1024
+	for range yieldEvery/batch - 1 {
+		ctl.Count(batch)
+	}
+	if ran.Load() {
+		t.Fatalf("the other goroutine ran after %d records, before the yield due at %d", yieldEvery-batch, yieldEvery)
+	}
+	ctl.Count(batch)
+	if !ran.Load() {
+		t.Fatalf("the other goroutine has not run after %d records counted on one processor", yieldEvery)
+	}
+	if got := cp.RecordsRead(); got != yieldEvery {
+		t.Errorf("RecordsRead = %d, want %d", got, yieldEvery)
+	}
+
+	goruntime.GOMAXPROCS(2)
+	if cp.NewSourceCtl().yields {
+		t.Error("a source on two processors yields")
+	}
+}
