@@ -29,9 +29,9 @@ type SourceCtl struct {
 	// pointer the job writes goes through the write barrier (Nexmark q0
 	// over JSON lines, pinned to one CPU: 17% of the run marking, 1.7%
 	// with the yields; q7 7-15%, 1%). On more processors the worker runs
-	// on another one, and a yield would hand the source's turn to its
-	// receivers and move it between CPUs: q4 at parallelism 2 on two
-	// CPUs took 1.19 of the CPU with the yields (9 pairs).
+	// on another one, and there the yields cost more than they gave: q4
+	// at parallelism 2 on two CPUs took 1.19 of the CPU with them (9
+	// pairs; docs/runtime.md, One processor: sources yield).
 	yields    bool
 	unyielded int // records read since the last yield
 }
