@@ -30,8 +30,9 @@ type SourceCtl struct {
 	// over JSON lines, pinned to one CPU: 17% of the run marking, 1.7%
 	// with the yields; q7 7-15%, 1%). On more processors the worker runs
 	// on another one, and there the yields cost more than they gave: q4
-	// at parallelism 2 on two CPUs took 1.19 of the CPU with them (9
-	// pairs; docs/runtime.md, One processor: sources yield).
+	// at parallelism 2 on two CPUs took 1.19 of the CPU with a yield
+	// every 1,024 records (9 pairs; docs/runtime.md, One processor:
+	// sources yield).
 	yields    bool
 	unyielded int // records read since the last yield
 }
