@@ -24,15 +24,11 @@ type SourceCtl struct {
 	// 1, as Go sets it in a container limited to one CPU). There a
 	// source's loop, which never blocks while its input lasts and whose
 	// chain takes its records by calls, leaves the collector's worker
-	// no turn until the scheduler preempts it, every 10 ms: each
-	// collection's mark phase then lasts 10-20 ms, in which every
-	// pointer the job writes goes through the write barrier (Nexmark q0
-	// over JSON lines, pinned to one CPU: 17% of the run marking, 1.7%
-	// with the yields; q7 7-15%, 1%). On more processors the worker runs
-	// on another one, and there the yields cost more than they gave: q4
-	// at parallelism 2 on two CPUs took 1.19 of the CPU with a yield
-	// every 1,024 records (9 pairs; docs/runtime.md, One processor:
-	// sources yield).
+	// no turn until the scheduler preempts it, every 10 ms, and each
+	// collection marks, write barrier on, for that long. On more
+	// processors the worker runs on another one, and yields cost more
+	// than they gave (docs/runtime.md, One processor: sources yield, has
+	// the figures).
 	yields    bool
 	unyielded int // records read since the last yield
 }
@@ -175,8 +171,9 @@ func (s *SourceCtl) Count(n int) {
 }
 
 // yieldEvery is how many records a source reads between two yields of
-// the processor (yields). A yield takes about 90 ns; Nexmark q7 reads
-// this many in about 0.4 ms, so its yields cost 0.02% of its CPU.
+// the processor (yields). A yield takes about 110 ns
+// (BenchmarkSourceCountYield); Nexmark q7 reads this many in about
+// 0.4 ms, so its yields cost 0.03% of its CPU.
 const yieldEvery = 4 * 1024
 
 // Malformed counts one malformed record that the source skipped or sent

@@ -49,3 +49,16 @@ func TestSourceYields(t *testing.T) {
 		t.Error("a source on two processors yields")
 	}
 }
+
+// BenchmarkSourceCountYield is the cost of the yield a source makes on
+// one processor (an op is one yield: yieldEvery records counted at
+// once), with nothing else to run:
+//
+//	go test -run '^$' -bench SourceCountYield ./runtime/internal/checkpoint/
+func BenchmarkSourceCountYield(b *testing.B) {
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
+	ctl := &SourceCtl{yields: true}
+	for b.Loop() {
+		ctl.Count(yieldEvery)
+	}
+}
