@@ -6,32 +6,70 @@ import (
 	"testing"
 )
 
-// TestGeneratedCodeInlines compiles a golden program (eventtime: a file
-// source with event time, windows, processing-time timers) with the
-// compiler's inlining decisions printed, and checks that the small
-// methods of the runtime's internal types that generated code calls per
-// record, per window or per watermark are inlined there, not called: the
-// compiler has their bodies only when package runtime carries them
-// (runtime/inline.go, golang/go#74783).
+// TestGeneratedCodeInlines compiles golden programs with the compiler's
+// inlining decisions printed, and checks that the small functions that
+// they call per record, per window or per watermark are inlined there,
+// not called: the runtime's methods that generated code calls through
+// the facade's aliases, and the plain helpers that the program's own
+// instances of the runtime's generic methods call. The compiler has
+// their bodies only when the package that the program imports carries
+// them (runtime/inline.go, golang/go#74783).
 func TestGeneratedCodeInlines(t *testing.T) {
 	if testing.Short() {
-		t.Skip("compiling a golden program is skipped in -short mode")
+		t.Skip("compiling golden programs is skipped in -short mode")
 	}
-	out, err := exec.Command("go", "build", "-gcflags=-m", "-o", "/dev/null", "./eventtime/want").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build -gcflags=-m of the eventtime golden program failed: %v\n%s", err, out)
-	}
-	for _, m := range []string{
-		"checkpoint.(*SourceCtl).Poll",
-		"eventtime.(*Watermarks).Observe",
-		"eventtime.(*Watermarks).Pending",
-		"eventtime.(*Watermarks).Finish",
-		"checkpoint.(*Task).NowMillis",
-		"eventtime.Window.MaxTimestamp",
-		"metrics.(*Chain).Watermark",
+	built := map[string][]byte{} // a program's decisions, printed once
+	for _, c := range []struct {
+		program string // a folder of golden/
+		where   string // what keeps the bodies
+		inlined []string
+	}{
+		// A file source with event time, windows (sliding, sliced,
+		// tumbling, sessions), an interval join, processing-time timers.
+		{"eventtime", "runtime.inlineBodies (runtime/inline.go)", []string{
+			"checkpoint.(*SourceCtl).Poll",
+			"checkpoint.(*SourceCtl).Draining",
+			"eventtime.(*Watermarks).Observe",
+			"eventtime.(*Watermarks).Pending",
+			"eventtime.(*Watermarks).Finish",
+			"checkpoint.(*Task).NowMillis",
+			"eventtime.Window.MaxTimestamp",
+			"metrics.(*Chain).Watermark",
+		}},
+		{"eventtime", "runtime.inlineGenericBodies (runtime/inline.go)", []string{
+			"eventtime.floorMultiple", // sliced windows, per record
+			"eventtime.aheadOf",
+			"eventtime.addSat", // sliding windows, cleanup times
+			"eventtime.WindowAssigner.tumbling",
+			"eventtime.changedAfter", // the checkpoint writer, per window
+			"eventtime.(*seqList).at",
+			"eventtime.windowHead",
+			"eventtime.subSat",      // the interval join, per record
+			"keygroup.Of",           // per record sent by key
+			"stream.lastWait.short", // per wait for a batch
+		}},
+		{"kafka", "kafka.inlineGenericBodies (runtime/kafka/inline.go)", []string{
+			"kafka.(*part).done",     // the source, per record
+			"kafka.(*batch).failure", // the sink, per record
+		}},
+		{"pebble-joins", "pebblestate.inlineBodies (runtime/pebblestate/inline.go)", []string{
+			"eventtime.AddSat",
+			"eventtime.SubSat",
+		}},
 	} {
-		if !strings.Contains(string(out), "inlining call to "+m+"\n") {
-			t.Errorf("the generated code of golden/eventtime calls %s instead of inlining it: is it in runtime.inlineBodies (runtime/inline.go)?", m)
+		out, ok := built[c.program]
+		if !ok {
+			var err error
+			out, err = exec.Command("go", "build", "-gcflags=-m", "-o", "/dev/null", "./"+c.program+"/want").CombinedOutput()
+			if err != nil {
+				t.Fatalf("go build -gcflags=-m of the %s golden program failed: %v\n%s", c.program, err, out)
+			}
+			built[c.program] = out
+		}
+		for _, f := range c.inlined {
+			if !strings.Contains(string(out), "inlining call to "+f+"\n") {
+				t.Errorf("golden/%s calls %s instead of inlining it: does %s reach it?", c.program, f, c.where)
+			}
 		}
 	}
 }
