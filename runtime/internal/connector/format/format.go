@@ -120,10 +120,10 @@ func (*jsonDecoder[T]) Header([]byte) error { return nil }
 
 func (d *jsonDecoder[T]) Decode(line []byte) (T, bool, error) {
 	var zero T
-	// A line that starts with a byte above the space is not blank: the
-	// check stays in this body, which a generated program compiles and
-	// inlines, where isBlank would be a call at every line
-	// (runtime/inline.go says why).
+	// A line that starts with a byte above the space is not blank. The
+	// check is written here, in the body that a generated program
+	// compiles as its own instance, because there isBlank stays a call
+	// (runtime/inline.go says why): one at every line otherwise.
 	if (len(line) == 0 || line[0] <= ' ') && isBlank(line) {
 		return zero, false, nil
 	}
