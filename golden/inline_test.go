@@ -36,7 +36,7 @@ func TestGeneratedCodeInlines(t *testing.T) {
 			"eventtime.Window.MaxTimestamp",
 			"metrics.(*Chain).Watermark",
 		}},
-		{"eventtime", "runtime.inlineGenericBodies (runtime/inline.go)", []string{
+		{"eventtime", "runtime.genericBodies (runtime/inline.go)", []string{
 			"eventtime.floorMultiple", // sliced windows, per record
 			"eventtime.aheadOf",
 			"eventtime.addSat", // sliding windows, cleanup times
@@ -48,7 +48,7 @@ func TestGeneratedCodeInlines(t *testing.T) {
 			"keygroup.Of",           // per record sent by key
 			"stream.lastWait.short", // per wait for a batch
 		}},
-		{"kafka", "kafka.inlineGenericBodies (runtime/kafka/inline.go)", []string{
+		{"kafka", "kafka.genericBodies (runtime/kafka/inline.go)", []string{
 			"kafka.(*part).done",     // the source, per record
 			"kafka.(*batch).failure", // the sink, per record
 		}},
