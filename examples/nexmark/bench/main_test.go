@@ -72,3 +72,35 @@ func TestSteal(t *testing.T) {
 		t.Errorf("the table does not give the steal time:\n%s", got)
 	}
 }
+
+// TestSpread: the lowest and the highest of the turns' ratios are what
+// paired takes the median of, and the table shows them when the report
+// has more than one turn and every query has them.
+func TestSpread(t *testing.T) {
+	num := []measure{{Wall: 2, CPU: 3}, {Wall: 2, CPU: 2.5}, {Wall: 1, CPU: 4}}
+	den := []measure{{Wall: 1, CPU: 2}, {Wall: 1, CPU: 2}, {Wall: 1, CPU: 2}}
+	cpu := func(m measure) float64 { return m.CPU }
+	if got, want := spread(num, den, cpu), [2]float64{1.25, 2}; got != want {
+		t.Errorf("spread = %v, want %v", got, want)
+	}
+	if got := paired(num, den, cpu); got != 1.5 {
+		t.Errorf("paired = %v, want 1.5, the middle of the spread's ratios", got)
+	}
+
+	sp := &Spread{RatioToHandLong: [2]float64{0.91, 0.97}, CheckpointCPU: [2]float64{0.021, 0.06}, CheckpointWall: [2]float64{-0.01, 0.03}, SpeedupP2: [2]float64{1.51, 1.84}}
+	rep := &Report{CPUs: 2, Reps: 3, Results: []Result{{Query: "q4", SpeedupP2: 1.77, Spread: sp}}}
+	got := table(rep)
+	for _, want := range []string{"The lowest and the highest of the 3 turns' ratios", "| q4 | 0.91 to 0.97 | +2.1% to +6.0% | -1.0% to +3.0% | 1.51x to 1.84x |"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the table does not say %q:\n%s", want, got)
+		}
+	}
+	rep.Results = append(rep.Results, Result{Query: "q5", SpeedupP2: 1.8}) // from a report of before
+	if got := table(rep); strings.Contains(got, "lowest and the highest") {
+		t.Errorf("the spreads are shown although q5 has none:\n%s", got)
+	}
+	rep.Results, rep.Reps = rep.Results[:1], 1
+	if got := table(rep); strings.Contains(got, "lowest and the highest") {
+		t.Errorf("the spreads of a single turn are shown:\n%s", got)
+	}
+}
