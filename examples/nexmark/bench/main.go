@@ -408,8 +408,9 @@ func median(ms []measure) measure {
 
 // spreadTable renders, under the table, the lowest and the highest of
 // the turns' ratios behind the medians that the targets are
-// about, so that a reader sees how far one run's figure may move; ""
-// when the report has none (one turn, or written before they were kept).
+// about, so that a reader sees how far apart the runs behind a figure
+// lay; "" when the report has none (one turn, or written before they
+// were kept).
 func spreadTable(rep *Report) string {
 	if rep.Reps < 2 {
 		return ""
@@ -440,9 +441,7 @@ func table(rep *Report) string {
 			r.Query, count(float64(r.Events)), count(r.EventsPerSec), count(r.EventsPerCPU), count(r.HandPerCPU), r.RatioToHand, r.RatioToHandLong,
 			count(r.FlinkPerCore), count(float64(r.CheckpointEvents)), r.P1Long.Wall, 100*r.CheckpointCPU, 100*r.CheckpointWall, r.SpeedupP2, r.SpeedupP4)
 	}
-	if spreads := spreadTable(rep); spreads != "" {
-		b.WriteString(spreads)
-	}
+	b.WriteString(spreadTable(rep))
 	fmt.Fprintf(&b, "\nThe exactly-once cost, the speed-ups of p=2 and p=4 over p=1 and the ratio to hand-written \"on the long runs\" are measured on runs of the events the checkpoint column says (their times are long enough for a ratio, and the programs' start weighs less). Flink per core: %s. q0-jsonl reads the events from JSON lines files (one file at p=1, one per subtask at p=2 and 4), its hand-written program with encoding/json.\n", flinkSource)
 	if above := beyondCPUs(rep); len(above) > 0 {
 		fmt.Fprintf(&b, "\nCheck this run: %s %s above what the subtasks can give on %d CPUs if each event costs what it does at p=1: either the host slowed the runs at p=1 (other load) or the work per event shrank at higher parallelism (compare the CPU of the runs in nexmark.json); the wall-clock columns of such a run deserve another run.\n",
