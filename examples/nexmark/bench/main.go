@@ -26,7 +26,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -372,26 +371,28 @@ func (r *runner) run(events uint64, bin string, args ...string) (measure, error)
 func cpu(m measure) float64  { return m.CPU }
 func wall(m measure) float64 { return m.Wall }
 
-// paired is the median over the turns of f(num)/f(den), num's and den's
-// runs of the same turn.
-func paired(num, den []measure, f func(measure) float64) float64 {
+// ratios is f(num)/f(den) for each turn, num's and den's runs of the
+// same turn, in ascending order.
+func ratios(num, den []measure, f func(measure) float64) []float64 {
 	rs := make([]float64, len(num))
 	for i := range num {
 		rs[i] = f(num[i]) / f(den[i])
 	}
 	slices.Sort(rs)
+	return rs
+}
+
+// paired is the median of the turns' ratios.
+func paired(num, den []measure, f func(measure) float64) float64 {
+	rs := ratios(num, den, f)
 	return rs[len(rs)/2]
 }
 
-// spread is the lowest and the highest of the ratios whose median
-// paired gives.
+// spread is the lowest and the highest of the turns' ratios, whose
+// median paired gives.
 func spread(num, den []measure, f func(measure) float64) [2]float64 {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for i := range num {
-		r := f(num[i]) / f(den[i])
-		lo, hi = min(lo, r), max(hi, r)
-	}
-	return [2]float64{lo, hi}
+	rs := ratios(num, den, f)
+	return [2]float64{rs[0], rs[len(rs)-1]}
 }
 
 func minus1(r [2]float64) [2]float64 { return [2]float64{r[0] - 1, r[1] - 1} }
