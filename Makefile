@@ -32,8 +32,12 @@ test: vet tidy
 test-short:
 	$(GO) test -short ./...
 
+# With the tests' tags, so that the packages vet compiles (those that
+# import net above all) are the ones the tests then find in the build
+# cache: with an empty cache, as in CI, that spares compiling them twice
+# (about 20 s on 2 cores).
 vet:
-	$(GO) vet ./...
+	GOFLAGS="$(GOFLAGS) -tags=netgo,osusergo" $(GO) vet ./...
 
 # go mod tidy would change nothing: every requirement is needed and marked
 # direct or indirect as it is.
