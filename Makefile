@@ -21,13 +21,15 @@ demo: $(BIN)/pipegen
 # binaries; golden's and Nexmark's programs are linked into one binary
 # each, internal/multicall); without the symbol table and DWARF
 # (-ldflags=-s, which implies -w) a link takes half the time, and no test
-# reads them (a panic's stack trace does not need them). The tags are
-# the ones pipegen build passes (compile/build.go, staticTags): test
-# binaries and built pipelines then share the compiled packages that
+# reads them (a panic's stack trace does not need them). TAGS are the
+# ones pipegen build passes (compile/build.go, staticTags): test
+# binaries, vet and built pipelines then share the compiled packages that
 # import net, instead of each compiling their own.
+TAGS := netgo,osusergo
+
 test: vet tidy
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1; }
-	GOFLAGS="$(GOFLAGS) -ldflags=-s -tags=netgo,osusergo" $(GO) test -count=1 -timeout 20m ./...
+	GOFLAGS="$(GOFLAGS) -ldflags=-s -tags=$(TAGS)" $(GO) test -count=1 -timeout 20m ./...
 
 test-short:
 	$(GO) test -short ./...
@@ -37,7 +39,7 @@ test-short:
 # cache: with an empty cache, as in CI, that spares compiling them twice
 # (207 s against 238 for vet and the tests' compile, on 2 cores).
 vet:
-	GOFLAGS="$(GOFLAGS) -tags=netgo,osusergo" $(GO) vet ./...
+	GOFLAGS="$(GOFLAGS) -tags=$(TAGS)" $(GO) vet ./...
 
 # go mod tidy would change nothing: every requirement is needed and marked
 # direct or indirect as it is.

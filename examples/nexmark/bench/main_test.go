@@ -79,7 +79,6 @@ func TestSteal(t *testing.T) {
 func TestSpread(t *testing.T) {
 	num := []measure{{Wall: 2, CPU: 3}, {Wall: 2, CPU: 2.5}, {Wall: 1, CPU: 4}}
 	den := []measure{{Wall: 1, CPU: 2}, {Wall: 1, CPU: 2}, {Wall: 1, CPU: 2}}
-	cpu := func(m measure) float64 { return m.CPU }
 	if got, want := spread(num, den, cpu), [2]float64{1.25, 2}; got != want {
 		t.Errorf("spread = %v, want %v", got, want)
 	}

@@ -283,6 +283,9 @@ func BenchmarkWindowStateCapture(b *testing.B) {
 		s.Add(k, ts+int64(k%500), MinTime, add, nil)
 	}
 	encAcc := func(w *codec.Writer, a *int64) { w.Varint(*a) }
+	keyGroupsOf := func(groups int) func(int) int {
+		return func(k int) int { return keygroup.Of(keygroup.HashInt64(int64(k)), groups) }
+	}
 	perWindow := func(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(5*keys), "ns/window")
 	}
@@ -309,7 +312,7 @@ func BenchmarkWindowStateCapture(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		keyGroup := func(k int) int { return keygroup.Of(keygroup.HashInt64(int64(k)), 128) }
+		keyGroup := keyGroupsOf(128)
 		b.ReportAllocs()
 		for range b.N {
 			if err := c.Encode(state.NewSections(0, 128), keyGroup, encTestKey, encAcc); err != nil {
@@ -332,7 +335,7 @@ func BenchmarkWindowStateCapture(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			keyGroup := func(k int) int { return keygroup.Of(keygroup.HashInt64(int64(k)), groups) }
+			keyGroup := keyGroupsOf(groups)
 			sec := state.NewSections(0, groups)
 			if err := c.Encode(sec, keyGroup, encTestKey, encAcc); err != nil {
 				b.Fatal(err)
