@@ -7,6 +7,8 @@ import (
 
 	"github.com/pipegen/pipegen/examples/adclicks"
 	"github.com/pipegen/pipegen/internal/crashtest"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 // defaultSeed seeds the kill moments when crashtest.SeedVar is not set.

@@ -21,6 +21,8 @@ import (
 	"github.com/pipegen/pipegen/internal/kafkatest"
 	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/verify"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 // seedVar names the environment variable that replays a crash test.

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 // TestOutput checks want/output.txt against pairs computed here from the

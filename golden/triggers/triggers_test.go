@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/pipegen/pipegen"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 // TestOutput checks want/output.txt against the results computed here from

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 func TestWriteRead(t *testing.T) {

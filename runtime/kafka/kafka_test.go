@@ -1,6 +1,10 @@
 package kafka
 
-import "testing"
+import (
+	"testing"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
+)
 
 type order struct {
 	Customer string

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/pipegen/pipegen/runtime/vfs"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 // TestBudget: without a memory limit every store has the unbounded

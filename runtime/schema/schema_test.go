@@ -3,6 +3,8 @@ package schema
 import (
 	"strings"
 	"testing"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 // acc is the schema codegen writes for a struct with named, nested,

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 func TestParse(t *testing.T) {

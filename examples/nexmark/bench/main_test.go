@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 // TestTableChecksSpeedups: a speed-up over p=1 above what the machine's

@@ -11,6 +11,8 @@ import (
 
 	"github.com/pipegen/pipegen/examples/nexmark"
 	"github.com/pipegen/pipegen/internal/crashtest"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 // TestCrash builds q8 with a file sink (q8.yaml), runs it without

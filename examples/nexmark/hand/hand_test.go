@@ -9,6 +9,8 @@ import (
 
 	"github.com/pipegen/pipegen/examples/nexmark"
 	"github.com/pipegen/pipegen/examples/nexmark/hand"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 var cfg = nexmark.Config{Events: 100_000, Rate: 1000, Seed: 7}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/pipegen/pipegen/examples/sessions/joins"
 	"github.com/pipegen/pipegen/internal/crashtest"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 // defaultSeed seeds the kill moments when crashtest.SeedVar is not set:

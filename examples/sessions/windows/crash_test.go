@@ -9,6 +9,8 @@ import (
 	"github.com/pipegen/pipegen/examples/sessions"
 	"github.com/pipegen/pipegen/examples/sessions/windows"
 	"github.com/pipegen/pipegen/internal/crashtest"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 // defaultSeed seeds the kill moments when crashtest.SeedVar is not set.

@@ -19,6 +19,8 @@ import (
 
 	csvcodec "github.com/pipegen/pipegen/golden/csv-codec"
 	"github.com/pipegen/pipegen/runtime"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 // columns are Rich's columns as a header names them, in field order.

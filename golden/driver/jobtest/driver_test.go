@@ -11,6 +11,8 @@ import (
 
 	"github.com/pipegen/pipegen/golden/driver"
 	"github.com/pipegen/pipegen/runtime"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	jsoncodec "github.com/pipegen/pipegen/golden/json-codec"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 // stdEncode is what the sink wrote before generated encoders:

@@ -32,6 +32,8 @@ import (
 	"github.com/pipegen/pipegen/golden/state-types"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 type (

@@ -18,6 +18,8 @@ import (
 	"github.com/pipegen/pipegen/golden/wordcount"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 type countsEntry struct {

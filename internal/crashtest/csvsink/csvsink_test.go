@@ -16,6 +16,8 @@ import (
 
 	"github.com/pipegen/pipegen/internal/crashtest"
 	"github.com/pipegen/pipegen/internal/crashtest/csvsink"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 // defaultSeed seeds the kill moments when crashtest.SeedVar is not set.

@@ -13,6 +13,8 @@ import (
 
 	"github.com/pipegen/pipegen/compile"
 	"github.com/pipegen/pipegen/internal/kafkatest"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 // benchRecords is the input of every run of BenchmarkKafka.

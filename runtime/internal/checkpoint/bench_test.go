@@ -13,6 +13,8 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/vfs"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 // The benchmarks of this file measure what one checkpoint of a large

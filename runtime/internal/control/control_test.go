@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 type fakeJob struct {

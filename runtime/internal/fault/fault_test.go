@@ -3,6 +3,8 @@ package fault
 import (
 	"errors"
 	"testing"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 // recovered runs f and returns what it panicked with.

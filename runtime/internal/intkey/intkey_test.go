@@ -3,6 +3,8 @@ package intkey
 import (
 	"math"
 	"testing"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 type id int64

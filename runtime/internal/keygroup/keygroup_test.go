@@ -1,6 +1,10 @@
 package keygroup
 
-import "testing"
+import (
+	"testing"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
+)
 
 func TestKeyGroupRangesCoverOwners(t *testing.T) {
 	for _, maxP := range []int{1, 7, 128, 1000} {

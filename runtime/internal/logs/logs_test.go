@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 func TestText(t *testing.T) {

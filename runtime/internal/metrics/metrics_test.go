@@ -7,6 +7,8 @@ import (
 
 	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/runtime/internal/config"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 // graph is src -> (fused) keep -> hash -> win (an event-time window)

@@ -3,6 +3,8 @@ package pages
 import (
 	"syscall"
 	"testing"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 // TestTouchFaultsIn: once Touch has touched fresh room, reading and then

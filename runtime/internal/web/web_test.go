@@ -8,6 +8,8 @@ import (
 
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/metrics"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 func TestAddress(t *testing.T) {

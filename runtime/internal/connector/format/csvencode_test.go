@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 // words is a record of strings only: its line must be encoding/csv's.

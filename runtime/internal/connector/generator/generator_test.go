@@ -11,6 +11,8 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/connector"
 	"github.com/pipegen/pipegen/runtime/internal/connector/connectortest"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 func generatorJob(t testing.TB, p int, rate string) *connectortest.Env {

@@ -19,6 +19,8 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/connector/connectortest"
 	"github.com/pipegen/pipegen/runtime/internal/connector/format"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 // cluster starts an in-process Kafka cluster (kfake) with the given topics

@@ -11,6 +11,8 @@ import (
 
 	"github.com/pipegen/pipegen/runtime/internal/connector/connectortest"
 	"github.com/pipegen/pipegen/runtime/internal/connector/format"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
 // lineWriter checks that every write holds whole lines, and keeps them.
