@@ -1,6 +1,7 @@
 package codegen
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 
@@ -177,6 +178,104 @@ func nestsIn(t *ir.Type, seen map[string]bool) bool {
 	return false
 }
 
+// shortLen is the most bytes that the encoding of a value of t takes, its
+// length included, and whether that is known and small enough that every
+// length in it is one byte (maxShort or less): then its encoder ends
+// it with EndShort, which is inlined, rather than End. It is known for
+// numbers, bools, times and durations, and structs and arrays of them;
+// not for strings, slices, maps, pointers, or a type that holds itself.
+func (c *codecGen) shortLen(t *ir.Type) (int, bool) {
+	return c.shortLenIn(t, map[string]bool{})
+}
+
+func (c *codecGen) shortLenIn(t *ir.Type, path map[string]bool) (int, bool) {
+	switch {
+	case isTime(t):
+		return 1 + 10 + 5, true // codec.Writer.Time: its length, the seconds and the nanoseconds
+	case isDuration(t):
+		return binary.MaxVarintLen64, true
+	}
+	t = c.resolve(t)
+	if b := basicOf(t); b != nil {
+		return basicMaxLen(b.Name)
+	}
+	if t.Kind == ir.NamedType {
+		key := typeKey(t)
+		if t.Underlying == nil || path[key] {
+			return 0, false
+		}
+		path[key] = true
+		defer delete(path, key)
+	}
+	var n int
+	switch u := c.under(t); u.Kind {
+	case ir.StructType:
+		for i, f := range u.Fields {
+			if f.Name == "_" || isMapState(f.Type) {
+				continue // not written (encodeFields)
+			}
+			if c.under(f.Type).Kind == ir.PointerType {
+				return 0, false
+			}
+			v, ok := c.shortLenIn(f.Type, path)
+			if !ok {
+				return 0, false
+			}
+			n += uvarintLen(uint64(i+1)<<3) + v
+		}
+	case ir.ArrayType:
+		v, ok := c.shortLenIn(u.Elem, path)
+		if !ok {
+			return 0, false
+		}
+		n = uvarintLen(uint64(u.Len)) + int(u.Len)*v
+	default:
+		return 0, false
+	}
+	return 1 + n, n <= maxShort
+}
+
+// maxShort is codec.MaxShort, the longest value codec.Writer.EndShort
+// ends (the compiler does not import the runtime's codec).
+const maxShort = 0x7f
+
+// basicMaxLen is the most bytes a value of the basic type named name takes
+// (basicCodec's encoding), and false for a string, which has no bound.
+func basicMaxLen(name string) (int, bool) {
+	bits := 64
+	switch name {
+	case "bool":
+		return 1, true
+	case "float64":
+		return 8, true
+	case "float32":
+		return 4, true
+	case "string":
+		return 0, false
+	case "int8", "uint8", "byte":
+		bits = 8
+	case "int16", "uint16":
+		bits = 16
+	case "int32", "uint32", "rune":
+		bits = 32
+	}
+	// A varint holds 7 bits a byte; zigzag keeps a signed value's width.
+	return (bits + 6) / 7, true
+}
+
+func uvarintLen(x uint64) int {
+	return len(binary.AppendUvarint(nil, x))
+}
+
+// endMethod is the codec.Writer method that ends a value of t that begins
+// with Begin: EndShort when it is short (shortLen), else End.
+func (c *codecGen) endMethod(t *ir.Type) string {
+	if _, ok := c.shortLen(t); ok {
+		return "EndShort"
+	}
+	return "End"
+}
+
 // encodeFunc and decodeFunc name the functions of a named type (see
 // hasFunc), and queue them.
 func (c *codecGen) encodeFunc(t *ir.Type) string { return c.funcName("encode%s", t) }
@@ -209,7 +308,7 @@ func (c *codecGen) flush() {
 			encode = func(g *jen.Group) {
 				g.Id("m").Op(":=").Id("w").Dot("Begin").Call()
 				c.encodeFields(g, v, st, 0)
-				g.Id("w").Dot("End").Call(jen.Id("m"))
+				g.Id("w").Dot(c.endMethod(t)).Call(jen.Id("m"))
 			}
 			// The reader of the fields is a variable of the decoder
 			// (in.Nested() would allocate it): it stays on the stack
@@ -514,7 +613,7 @@ func (c *codecGen) encodeValue(g *jen.Group, x *jen.Statement, t, u *ir.Type, de
 	case ir.StructType:
 		g.Id(m).Op(":=").Add(w).Dot("Begin").Call()
 		c.encodeFields(g, x, u, depth+1)
-		g.Add(w).Dot("End").Call(jen.Id(m))
+		g.Add(w).Dot(c.endMethod(t)).Call(jen.Id(m))
 	case ir.PointerType:
 		g.If(jen.Add(x).Op("==").Nil()).Block(
 			jen.Add(w).Dot("Bool").Call(jen.False()),
@@ -528,7 +627,7 @@ func (c *codecGen) encodeValue(g *jen.Group, x *jen.Statement, t, u *ir.Type, de
 		g.For(jen.Id(i).Op(":=").Range().Add(x)).BlockFunc(func(g *jen.Group) {
 			c.encode(g, c.operand(x).Index(jen.Id(i)), u.Elem, depth+1)
 		})
-		g.Add(w).Dot("End").Call(jen.Id(m))
+		g.Add(w).Dot(c.endMethod(t)).Call(jen.Id(m))
 	case ir.MapType:
 		k, v := fmt.Sprintf("k%d", depth), fmt.Sprintf("v%d", depth)
 		g.Id(m).Op(":=").Add(w).Dot("Begin").Call()

@@ -19,6 +19,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/pipegen/pipegen/ir"
+	"github.com/pipegen/pipegen/runtime/codec"
 )
 
 // IR types, as the front end builds them. Named types here have no
@@ -375,5 +376,62 @@ func TestSchema(t *testing.T) {
 		if got := schema(c.t); got != c.want {
 			t.Errorf("schema(%s) = %q, want %q", c.t, got, c.want)
 		}
+	}
+}
+
+// TestShortLen checks the bound that lets an encoder end a value with
+// EndShort: the most bytes a value takes, and none for types without one.
+func TestShortLen(t *testing.T) {
+	int64s := func(n int) *ir.Type {
+		var fields []any
+		for i := range n {
+			fields = append(fields, fmt.Sprintf("F%d", i), basic("int64"))
+		}
+		return structOf(fields...)
+	}
+	for _, c := range []struct {
+		name string
+		t    *ir.Type
+		want int // 0: no bound
+	}{
+		{"count", named("Count", structOf("N", basic("int64"))), 1 + 1 + 10},
+		{"narrow ints", structOf("A", basic("int8"), "B", basic("uint16"), "C", basic("int32"), "D", basic("bool")), 1 + 1 + 2 + 1 + 3 + 1 + 5 + 1 + 1},
+		{"floats", structOf("A", tFloat64, "B", basic("float32")), 1 + 1 + 8 + 1 + 4},
+		{"time and duration", structOf("At", tTime, "Every", tDuration), 1 + 1 + 16 + 1 + 10},
+		{"array", arrayOf(3, basic("int8")), 1 + 1 + 3*2},
+		{"nested", structOf("In", named("In", structOf("N", tInt))), 1 + 1 + 12},
+		// Tags of field 16 and later take two bytes.
+		{"eleven int64s", int64s(11), 1 + 11*11},
+		{"twelve int64s", int64s(12), 0},
+		{"string", structOf("S", tString), 0},
+		{"pointer", structOf("P", ptrTo(tInt)), 0},
+		{"slice", structOf("S", sliceOf(tInt)), 0},
+		// Not a valid Go type (it would be infinite), but one that
+		// shows shortLen stops at a type inside itself.
+		{"holds itself", named("Node", structOf("Next", arrayOf(1, ref("Node")))), 0},
+	} {
+		cg := newCodecGen(jen.NewFile("main"), newGen(&ir.Pipeline{Name: "test"}, Options{}))
+		n, ok := cg.shortLen(c.t)
+		if !ok {
+			n = 0
+		}
+		if n != c.want {
+			t.Errorf("%s: shortLen = %d, %v; want %d", c.name, n, ok, c.want)
+		}
+	}
+	var fields []any
+	for i := range 16 {
+		fields = append(fields, fmt.Sprintf("F%d", i), basic("bool"))
+	}
+	cg := newCodecGen(jen.NewFile("main"), newGen(&ir.Pipeline{Name: "test"}, Options{}))
+	if n, _ := cg.shortLen(structOf(fields...)); n != 1+15*2+3 {
+		t.Errorf("sixteen bools: shortLen = %d; want %d (field 16's tag is two bytes)", n, 1+15*2+3)
+	}
+}
+
+// TestMaxShort keeps the compiler's bound equal to the runtime's.
+func TestMaxShort(t *testing.T) {
+	if maxShort != codec.MaxShort {
+		t.Fatalf("codegen's maxShort is %d, runtime/codec's MaxShort %d", maxShort, codec.MaxShort)
 	}
 }

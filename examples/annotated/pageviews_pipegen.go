@@ -390,9 +390,8 @@ func pipegenPageviewsDecodePerPageKey(r *codec.Reader) string {
 }
 
 // pipegenPageviewsEncodePerPageValue and pipegenPageviewsDecodePerPageValue write and read a value of type PageTotal of the state of "per-page".
-func pipegenPageviewsEncodePerPageValue(w *codec.Writer, v *PageTotal) {
-	pipegenPageviewsEncodePageTotal(w, v)
-}
+var pipegenPageviewsEncodePerPageValue = pipegenPageviewsEncodePageTotal
+
 func pipegenPageviewsDecodePerPageValue(r *codec.Reader) *PageTotal {
 	v := new(PageTotal)
 	pipegenPageviewsDecodePerPageValueTo(r, v)
@@ -428,7 +427,7 @@ func pipegenPageviewsEncodePageTotal(w *codec.Writer, v *PageTotal) {
 		w.Tag(2, codec.Varint)
 		w.Varint(v.Millis)
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // pipegenPageviewsDecodePageTotal reads a PageTotal; fields it does not know are skipped.

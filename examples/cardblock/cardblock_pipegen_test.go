@@ -693,9 +693,8 @@ func pipegenCardblockTestDecodeCheckKey(r *codec.Reader) string {
 }
 
 // pipegenCardblockTestEncodeCheckValue and pipegenCardblockTestDecodeCheckValue write and read a value of type CardState of the state of "check".
-func pipegenCardblockTestEncodeCheckValue(w *codec.Writer, v *CardState) {
-	pipegenCardblockTestEncodeCardState(w, v)
-}
+var pipegenCardblockTestEncodeCheckValue = pipegenCardblockTestEncodeCardState
+
 func pipegenCardblockTestDecodeCheckValue(r *codec.Reader) *CardState {
 	v := new(CardState)
 	pipegenCardblockTestDecodeCheckValueTo(r, v)

@@ -746,9 +746,8 @@ func pipegenFraudTestDecodeCheckKey(r *codec.Reader) string {
 }
 
 // pipegenFraudTestEncodeCheckValue and pipegenFraudTestDecodeCheckValue write and read a value of type CardState of the state of "check".
-func pipegenFraudTestEncodeCheckValue(w *codec.Writer, v *CardState) {
-	pipegenFraudTestEncodeCardState(w, v)
-}
+var pipegenFraudTestEncodeCheckValue = pipegenFraudTestEncodeCardState
+
 func pipegenFraudTestDecodeCheckValue(r *codec.Reader) *CardState {
 	v := new(CardState)
 	pipegenFraudTestDecodeCheckValueTo(r, v)

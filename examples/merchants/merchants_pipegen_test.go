@@ -443,9 +443,8 @@ func pipegenMerchantsTestDecodeSpendKey(r *codec.Reader) string {
 }
 
 // pipegenMerchantsTestEncodeSpendValue and pipegenMerchantsTestDecodeSpendValue write and read a value of type Card of the state of "spend".
-func pipegenMerchantsTestEncodeSpendValue(w *codec.Writer, v *Card) {
-	pipegenMerchantsTestEncodeCard(w, v)
-}
+var pipegenMerchantsTestEncodeSpendValue = pipegenMerchantsTestEncodeCard
+
 func pipegenMerchantsTestDecodeSpendValue(r *codec.Reader) *Card {
 	v := new(Card)
 	pipegenMerchantsTestDecodeSpendValueTo(r, v)
@@ -459,9 +458,8 @@ func pipegenMerchantsTestDecodeSpendValueTo(r *codec.Reader, v *Card) {
 }
 
 // pipegenMerchantsTestEncodeSpendMerchantsMapValue and pipegenMerchantsTestDecodeSpendMerchantsMapValue write and read a value of type Spend of the state of "spend".
-func pipegenMerchantsTestEncodeSpendMerchantsMapValue(w *codec.Writer, v *Spend) {
-	pipegenMerchantsTestEncodeSpend(w, v)
-}
+var pipegenMerchantsTestEncodeSpendMerchantsMapValue = pipegenMerchantsTestEncodeSpend
+
 func pipegenMerchantsTestDecodeSpendMerchantsMapValue(r *codec.Reader) *Spend {
 	v := new(Spend)
 	pipegenMerchantsTestDecodeSpend(r, v)
@@ -497,7 +495,7 @@ func pipegenMerchantsTestEncodeCard(w *codec.Writer, v *Card) {
 		w.Tag(1, codec.Varint)
 		w.Varint(int64(v.Payments))
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // pipegenMerchantsTestDecodeCard reads a Card; fields it does not know are skipped.
@@ -529,7 +527,7 @@ func pipegenMerchantsTestEncodeSpend(w *codec.Writer, v *Spend) {
 		w.Tag(2, codec.Varint)
 		w.Varint(v.Cents)
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // pipegenMerchantsTestDecodeSpend reads a Spend; fields it does not know are skipped.

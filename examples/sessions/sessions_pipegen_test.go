@@ -602,9 +602,8 @@ func pipegenSessionsTestDecodeSessionsKey(r *codec.Reader) string {
 }
 
 // pipegenSessionsTestEncodeSessionsValue and pipegenSessionsTestDecodeSessionsValue write and read a value of type UserState of the state of "sessions".
-func pipegenSessionsTestEncodeSessionsValue(w *codec.Writer, v *UserState) {
-	pipegenSessionsTestEncodeUserState(w, v)
-}
+var pipegenSessionsTestEncodeSessionsValue = pipegenSessionsTestEncodeUserState
+
 func pipegenSessionsTestDecodeSessionsValue(r *codec.Reader) *UserState {
 	v := new(UserState)
 	pipegenSessionsTestDecodeSessionsValueTo(r, v)

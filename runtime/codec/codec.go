@@ -156,7 +156,7 @@ func (w *Writer) Time(t time.Time) {
 	mark := w.Begin()
 	w.Varint(t.Unix())
 	w.Uvarint(uint64(t.Nanosecond()))
-	w.End(mark)
+	w.EndShort(mark) // at most 10 + 5 bytes
 }
 
 // Begin starts a length-delimited value (a struct, a slice, a map, a
@@ -210,6 +210,24 @@ func (w *Writer) End(mark int) {
 	w.buf = append(w.buf, tmp[:k-1]...)
 	copy(w.buf[mark-1+k:], w.buf[mark:mark+n])
 	copy(w.buf[mark-1:], tmp[:k])
+}
+
+// MaxShort is the longest value EndShort can finish: its length is one
+// byte.
+const MaxShort = 0x7f
+
+// EndShort is End for a value its encoder knows to be at most MaxShort
+// bytes long: a struct of a few numbers, whose generated encoder adds up
+// the most each field can take. Unlike End it is inlined, which makes
+// such an encoder about a third faster (BenchmarkEncodeSmallStruct); a
+// checkpoint writes one per window or entry. A longer value is a bug in
+// the encoder: EndShort panics rather than write a wrong length.
+func (w *Writer) EndShort(mark int) {
+	n := len(w.buf) - mark
+	if n > MaxShort {
+		panic("codec: EndShort given a value longer than MaxShort bytes; its encoder must call End")
+	}
+	w.buf[mark-1] = byte(n)
 }
 
 // Reader decodes values from a buffer. Its first error sticks: later reads

@@ -427,3 +427,72 @@ func TestVarints(t *testing.T) {
 		}
 	}
 }
+
+func TestEndShort(t *testing.T) {
+	for n := 0; n <= MaxShort; n++ {
+		long, short := NewWriter(nil), NewWriter(nil)
+		m := long.Begin()
+		long.Raw(bytes.Repeat([]byte{7}, n))
+		long.End(m)
+		m = short.Begin()
+		short.Raw(bytes.Repeat([]byte{7}, n))
+		short.EndShort(m)
+		if !bytes.Equal(long.Bytes(), short.Bytes()) {
+			t.Fatalf("%d bytes: EndShort wrote %x, End %x", n, short.Bytes(), long.Bytes())
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("EndShort of a value of MaxShort+1 bytes did not panic")
+		}
+	}()
+	w := NewWriter(nil)
+	m := w.Begin()
+	w.Raw(make([]byte, MaxShort+1))
+	w.EndShort(m)
+}
+
+// BenchmarkEncodeSmallStruct is a generated encoder of a struct of one
+// int64 (a count, as a window of Nexmark's q5 holds), called through a
+// function value as a checkpoint calls it, finished by End and by
+// EndShort.
+func BenchmarkEncodeSmallStruct(b *testing.B) {
+	type count struct{ N int64 }
+	encoders := []struct {
+		name   string
+		encode func(w *Writer, v *count)
+	}{
+		{"End", func(w *Writer, v *count) {
+			m := w.Begin()
+			if v.N != 0 {
+				w.Tag(1, Varint)
+				w.Varint(v.N)
+			}
+			w.End(m)
+		}},
+		{"EndShort", func(w *Writer, v *count) {
+			m := w.Begin()
+			if v.N != 0 {
+				w.Tag(1, Varint)
+				w.Varint(v.N)
+			}
+			w.EndShort(m)
+		}},
+	}
+	const n = 1 << 16 // a power of two: the loop takes i mod n by a mask
+	counts := make([]count, n)
+	for i := range counts {
+		counts[i].N = int64(i%97 + 1)
+	}
+	for _, e := range encoders {
+		b.Run(e.name, func(b *testing.B) {
+			w := NewWriter(make([]byte, 0, 4<<20))
+			for i := 0; i < b.N; i++ {
+				if i&(n-1) == 0 {
+					w.Reset()
+				}
+				e.encode(w, &counts[i&(n-1)])
+			}
+		})
+	}
+}

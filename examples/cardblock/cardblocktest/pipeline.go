@@ -692,9 +692,8 @@ func decodeCheckKey(r *codec.Reader) string {
 }
 
 // encodeCheckValue and decodeCheckValue write and read a value of type cardblock.CardState of the state of "check".
-func encodeCheckValue(w *codec.Writer, v *cardblock.CardState) {
-	encodeCardState(w, v)
-}
+var encodeCheckValue = encodeCardState
+
 func decodeCheckValue(r *codec.Reader) *cardblock.CardState {
 	v := new(cardblock.CardState)
 	decodeCheckValueTo(r, v)

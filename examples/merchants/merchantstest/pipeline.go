@@ -442,9 +442,8 @@ func decodeSpendKey(r *codec.Reader) string {
 }
 
 // encodeSpendValue and decodeSpendValue write and read a value of type merchants.Card of the state of "spend".
-func encodeSpendValue(w *codec.Writer, v *merchants.Card) {
-	encodeCard(w, v)
-}
+var encodeSpendValue = encodeCard
+
 func decodeSpendValue(r *codec.Reader) *merchants.Card {
 	v := new(merchants.Card)
 	decodeSpendValueTo(r, v)
@@ -458,9 +457,8 @@ func decodeSpendValueTo(r *codec.Reader, v *merchants.Card) {
 }
 
 // encodeSpendMerchantsMapValue and decodeSpendMerchantsMapValue write and read a value of type merchants.Spend of the state of "spend".
-func encodeSpendMerchantsMapValue(w *codec.Writer, v *merchants.Spend) {
-	encodeSpend(w, v)
-}
+var encodeSpendMerchantsMapValue = encodeSpend
+
 func decodeSpendMerchantsMapValue(r *codec.Reader) *merchants.Spend {
 	v := new(merchants.Spend)
 	decodeSpend(r, v)
@@ -496,7 +494,7 @@ func encodeCard(w *codec.Writer, v *merchants.Card) {
 		w.Tag(1, codec.Varint)
 		w.Varint(int64(v.Payments))
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // decodeCard reads a merchants.Card; fields it does not know are skipped.
@@ -528,7 +526,7 @@ func encodeSpend(w *codec.Writer, v *merchants.Spend) {
 		w.Tag(2, codec.Varint)
 		w.Varint(v.Cents)
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // decodeSpend reads a merchants.Spend; fields it does not know are skipped.

@@ -601,9 +601,8 @@ func decodeSessionsKey(r *codec.Reader) string {
 }
 
 // encodeSessionsValue and decodeSessionsValue write and read a value of type sessions.UserState of the state of "sessions".
-func encodeSessionsValue(w *codec.Writer, v *sessions.UserState) {
-	encodeUserState(w, v)
-}
+var encodeSessionsValue = encodeUserState
+
 func decodeSessionsValue(r *codec.Reader) *sessions.UserState {
 	v := new(sessions.UserState)
 	decodeSessionsValueTo(r, v)

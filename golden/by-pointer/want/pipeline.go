@@ -1294,9 +1294,8 @@ func decodePerWindowKey(r *codec.Reader) int64 {
 }
 
 // encodePerWindowValue and decodePerWindowValue write and read a value of type orders.Sum of the state of "per-window".
-func encodePerWindowValue(w *codec.Writer, v *orders.Sum) {
-	encodeSum(w, v)
-}
+var encodePerWindowValue = encodeSum
+
 func decodePerWindowValue(r *codec.Reader) *orders.Sum {
 	v := new(orders.Sum)
 	decodeSum(r, v)
@@ -1326,9 +1325,8 @@ func decodePerShopKey(r *codec.Reader) int64 {
 }
 
 // encodePerShopValue and decodePerShopValue write and read a value of type orders.Sum of the state of "per-shop".
-func encodePerShopValue(w *codec.Writer, v *orders.Sum) {
-	encodeSum(w, v)
-}
+var encodePerShopValue = encodeSum
+
 func decodePerShopValue(r *codec.Reader) *orders.Sum {
 	v := new(orders.Sum)
 	decodePerShopValueTo(r, v)
@@ -1376,9 +1374,8 @@ func decodePerUserKey(r *codec.Reader) string {
 }
 
 // encodePerUserValue and decodePerUserValue write and read a value of type orders.Seen of the state of "per-user".
-func encodePerUserValue(w *codec.Writer, v *orders.Seen) {
-	encodeSeen(w, v)
-}
+var encodePerUserValue = encodeSeen
+
 func decodePerUserValue(r *codec.Reader) *orders.Seen {
 	v := new(orders.Seen)
 	decodePerUserValueTo(r, v)
@@ -1426,9 +1423,8 @@ func decodePairedKey(r *codec.Reader) int64 {
 }
 
 // encodePairedValue and decodePairedValue write and read a value of type orders.Taxed of the state of "paired".
-func encodePairedValue(w *codec.Writer, v *orders.Taxed) {
-	encodeTaxed(w, v)
-}
+var encodePairedValue = encodeTaxed
+
 func decodePairedValue(r *codec.Reader) *orders.Taxed {
 	v := new(orders.Taxed)
 	decodeTaxed(r, v)
@@ -1436,9 +1432,8 @@ func decodePairedValue(r *codec.Reader) *orders.Taxed {
 }
 
 // encodePairedRight and decodePairedRight write and read a value of type orders.Order of the state of "paired".
-func encodePairedRight(w *codec.Writer, v *orders.Order) {
-	encodeOrder(w, v)
-}
+var encodePairedRight = encodeOrder
+
 func decodePairedRight(r *codec.Reader) *orders.Order {
 	v := new(orders.Order)
 	decodeOrder(r, v)
@@ -1468,9 +1463,8 @@ func decodeSessionsKey(r *codec.Reader) string {
 }
 
 // encodeSessionsValue and decodeSessionsValue write and read a value of type orders.Seen of the state of "sessions".
-func encodeSessionsValue(w *codec.Writer, v *orders.Seen) {
-	encodeSeen(w, v)
-}
+var encodeSessionsValue = encodeSeen
+
 func decodeSessionsValue(r *codec.Reader) *orders.Seen {
 	v := new(orders.Seen)
 	decodeSeen(r, v)
@@ -1488,7 +1482,7 @@ func encodeSum(w *codec.Writer, v *orders.Sum) {
 		w.Tag(2, codec.Varint)
 		w.Varint(v.Lines)
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // decodeSum reads a orders.Sum; fields it does not know are skipped.
@@ -1524,7 +1518,7 @@ func encodeSeen(w *codec.Writer, v *orders.Seen) {
 		w.Tag(2, codec.Varint)
 		w.Varint(v.Items)
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // decodeSeen reads a orders.Seen; fields it does not know are skipped.
@@ -1572,7 +1566,7 @@ func encodeTaxed(w *codec.Writer, v *orders.Taxed) {
 		w.Tag(5, codec.Varint)
 		w.Varint(v.Net)
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // decodeTaxed reads a orders.Taxed; fields it does not know are skipped.

@@ -439,9 +439,8 @@ func decodePerPageKey(r *codec.Reader) string {
 }
 
 // encodePerPageValue and decodePerPageValue write and read a value of type combine.Clicks of the state of "per-page".
-func encodePerPageValue(w *codec.Writer, v *combine.Clicks) {
-	encodeClicks(w, v)
-}
+var encodePerPageValue = encodeClicks
+
 func decodePerPageValue(r *codec.Reader) *combine.Clicks {
 	v := new(combine.Clicks)
 	decodeClicks(r, v)
@@ -463,7 +462,7 @@ func encodeClicks(w *codec.Writer, v *combine.Clicks) {
 		w.Tag(3, codec.Varint)
 		w.Varint(v.Last)
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // decodeClicks reads a combine.Clicks; fields it does not know are skipped.

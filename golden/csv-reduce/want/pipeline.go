@@ -354,9 +354,8 @@ func decodeTotalsKey(r *codec.Reader) sales.RegionProduct {
 }
 
 // encodeTotalsValue and decodeTotalsValue write and read a value of type sales.Sale of the state of "totals".
-func encodeTotalsValue(w *codec.Writer, v *sales.Sale) {
-	encodeSale(w, v)
-}
+var encodeTotalsValue = encodeSale
+
 func decodeTotalsValue(r *codec.Reader) *sales.Sale {
 	v := new(sales.Sale)
 	decodeTotalsValueTo(r, v)

@@ -492,9 +492,8 @@ func decodeRemindKey(r *codec.Reader) string {
 }
 
 // encodeRemindValue and decodeRemindValue write and read a value of type driver.Pending of the state of "remind".
-func encodeRemindValue(w *codec.Writer, v *driver.Pending) {
-	encodePending(w, v)
-}
+var encodeRemindValue = encodePending
+
 func decodeRemindValue(r *codec.Reader) *driver.Pending {
 	v := new(driver.Pending)
 	decodeRemindValueTo(r, v)
@@ -530,7 +529,7 @@ func encodePending(w *codec.Writer, v *driver.Pending) {
 		w.Tag(2, codec.Varint)
 		w.Varint(int64(v.Total))
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // decodePending reads a driver.Pending; fields it does not know are skipped.

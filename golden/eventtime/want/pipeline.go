@@ -1916,9 +1916,8 @@ func decodeLatestKey(r *codec.Reader) string {
 }
 
 // encodeLatestValue and decodeLatestValue write and read a value of type runtime.ReduceAcc of the state of "latest".
-func encodeLatestValue(w *codec.Writer, v *runtime.ReduceAcc[et.Click]) {
-	encodeReduceAcc(w, v)
-}
+var encodeLatestValue = encodeReduceAcc
+
 func decodeLatestValue(r *codec.Reader) *runtime.ReduceAcc[et.Click] {
 	v := new(runtime.ReduceAcc[et.Click])
 	decodeReduceAcc(r, v)
@@ -1948,9 +1947,8 @@ func decodeSessionsKey(r *codec.Reader) string {
 }
 
 // encodeSessionsValue and decodeSessionsValue write and read a value of type et.Session of the state of "sessions".
-func encodeSessionsValue(w *codec.Writer, v *et.Session) {
-	encodeSession(w, v)
-}
+var encodeSessionsValue = encodeSession
+
 func decodeSessionsValue(r *codec.Reader) *et.Session {
 	v := new(et.Session)
 	decodeSession(r, v)
@@ -1980,9 +1978,8 @@ func decodePerPageKey(r *codec.Reader) string {
 }
 
 // encodePerPageValue and decodePerPageValue write and read a value of type et.Session of the state of "per-page".
-func encodePerPageValue(w *codec.Writer, v *et.Session) {
-	encodeSession(w, v)
-}
+var encodePerPageValue = encodeSession
+
 func decodePerPageValue(r *codec.Reader) *et.Session {
 	v := new(et.Session)
 	decodeSession(r, v)
@@ -2012,9 +2009,8 @@ func decodeRecentPagesKey(r *codec.Reader) string {
 }
 
 // encodeRecentPagesValue and decodeRecentPagesValue write and read a value of type et.Session of the state of "recent-pages".
-func encodeRecentPagesValue(w *codec.Writer, v *et.Session) {
-	encodeSession(w, v)
-}
+var encodeRecentPagesValue = encodeSession
+
 func decodeRecentPagesValue(r *codec.Reader) *et.Session {
 	v := new(et.Session)
 	decodeSession(r, v)
@@ -2044,9 +2040,8 @@ func decodeWatchKey(r *codec.Reader) string {
 }
 
 // encodeWatchValue and decodeWatchValue write and read a value of type et.Seen of the state of "watch".
-func encodeWatchValue(w *codec.Writer, v *et.Seen) {
-	encodeSeen(w, v)
-}
+var encodeWatchValue = encodeSeen
+
 func decodeWatchValue(r *codec.Reader) *et.Seen {
 	v := new(et.Seen)
 	decodeWatchValueTo(r, v)
@@ -2094,9 +2089,8 @@ func decodePairedKey(r *codec.Reader) string {
 }
 
 // encodePairedValue and decodePairedValue write and read a value of type et.Click of the state of "paired".
-func encodePairedValue(w *codec.Writer, v *et.Click) {
-	encodeClick(w, v)
-}
+var encodePairedValue = encodeClick
+
 func decodePairedValue(r *codec.Reader) *et.Click {
 	v := new(et.Click)
 	decodeClick(r, v)
@@ -2104,9 +2098,8 @@ func decodePairedValue(r *codec.Reader) *et.Click {
 }
 
 // encodePairedRight and decodePairedRight write and read a value of type et.View of the state of "paired".
-func encodePairedRight(w *codec.Writer, v *et.View) {
-	encodeView(w, v)
-}
+var encodePairedRight = encodeView
+
 func decodePairedRight(r *codec.Reader) *et.View {
 	v := new(et.View)
 	decodeView(r, v)
@@ -2136,9 +2129,8 @@ func decodeWindowedPairsKey(r *codec.Reader) string {
 }
 
 // encodeWindowedPairsValue and decodeWindowedPairsValue write and read a value of type et.Click of the state of "windowed-pairs".
-func encodeWindowedPairsValue(w *codec.Writer, v *et.Click) {
-	encodeClick(w, v)
-}
+var encodeWindowedPairsValue = encodeClick
+
 func decodeWindowedPairsValue(r *codec.Reader) *et.Click {
 	v := new(et.Click)
 	decodeClick(r, v)
@@ -2146,9 +2138,8 @@ func decodeWindowedPairsValue(r *codec.Reader) *et.Click {
 }
 
 // encodeWindowedPairsRight and decodeWindowedPairsRight write and read a value of type et.View of the state of "windowed-pairs".
-func encodeWindowedPairsRight(w *codec.Writer, v *et.View) {
-	encodeView(w, v)
-}
+var encodeWindowedPairsRight = encodeView
+
 func decodeWindowedPairsRight(r *codec.Reader) *et.View {
 	v := new(et.View)
 	decodeView(r, v)
@@ -2204,7 +2195,7 @@ func encodeSession(w *codec.Writer, v *et.Session) {
 		w.Tag(3, codec.Varint)
 		w.Varint(v.Last)
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // decodeSession reads a et.Session; fields it does not know are skipped.
@@ -2244,7 +2235,7 @@ func encodeSeen(w *codec.Writer, v *et.Seen) {
 		w.Tag(2, codec.Varint)
 		w.Bool(v.Armed)
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // decodeSeen reads a et.Seen; fields it does not know are skipped.

@@ -543,9 +543,8 @@ func decodeBySizeKey(r *codec.Reader) int64 {
 }
 
 // encodeBySizeValue and decodeBySizeValue write and read a value of type fan.Tally of the state of "by-size".
-func encodeBySizeValue(w *codec.Writer, v *fan.Tally) {
-	encodeTally(w, v)
-}
+var encodeBySizeValue = encodeTally
+
 func decodeBySizeValue(r *codec.Reader) *fan.Tally {
 	v := new(fan.Tally)
 	decodeBySizeValueTo(r, v)
@@ -577,7 +576,7 @@ func encodeTally(w *codec.Writer, v *fan.Tally) {
 		w.Tag(1, codec.Varint)
 		w.Varint(int64(v.Items))
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // decodeTally reads a fan.Tally; fields it does not know are skipped.

@@ -887,9 +887,8 @@ func decodeNextKey(r *codec.Reader) string {
 }
 
 // encodeNextValue and decodeNextValue write and read a value of type joins.Event of the state of "next".
-func encodeNextValue(w *codec.Writer, v *joins.Event) {
-	encodeEvent(w, v)
-}
+var encodeNextValue = encodeEvent
+
 func decodeNextValue(r *codec.Reader) *joins.Event {
 	v := new(joins.Event)
 	decodeEvent(r, v)
@@ -897,9 +896,8 @@ func decodeNextValue(r *codec.Reader) *joins.Event {
 }
 
 // encodeNextRight and decodeNextRight write and read a value of type joins.Event of the state of "next".
-func encodeNextRight(w *codec.Writer, v *joins.Event) {
-	encodeEvent(w, v)
-}
+var encodeNextRight = encodeEvent
+
 func decodeNextRight(r *codec.Reader) *joins.Event {
 	v := new(joins.Event)
 	decodeEvent(r, v)
@@ -929,9 +927,8 @@ func decodePaidKey(r *codec.Reader) string {
 }
 
 // encodePaidValue and decodePaidValue write and read a value of type joins.Event of the state of "paid".
-func encodePaidValue(w *codec.Writer, v *joins.Event) {
-	encodeEvent(w, v)
-}
+var encodePaidValue = encodeEvent
+
 func decodePaidValue(r *codec.Reader) *joins.Event {
 	v := new(joins.Event)
 	decodeEvent(r, v)
@@ -939,9 +936,8 @@ func decodePaidValue(r *codec.Reader) *joins.Event {
 }
 
 // encodePaidRight and decodePaidRight write and read a value of type joins.Payment of the state of "paid".
-func encodePaidRight(w *codec.Writer, v *joins.Payment) {
-	encodePayment(w, v)
-}
+var encodePaidRight = encodePayment
+
 func decodePaidRight(r *codec.Reader) *joins.Payment {
 	v := new(joins.Payment)
 	decodePayment(r, v)

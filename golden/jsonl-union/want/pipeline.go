@@ -543,9 +543,8 @@ func decodeSectionsKey(r *codec.Reader) string {
 }
 
 // encodeSectionsValue and decodeSectionsValue write and read a value of type clicks.Stats of the state of "sections".
-func encodeSectionsValue(w *codec.Writer, v *clicks.Stats) {
-	encodeStats(w, v)
-}
+var encodeSectionsValue = encodeStats
+
 func decodeSectionsValue(r *codec.Reader) *clicks.Stats {
 	v := new(clicks.Stats)
 	decodeSectionsValueTo(r, v)

@@ -786,9 +786,8 @@ func decodeTotalsKey(r *codec.Reader) string {
 }
 
 // encodeTotalsValue and decodeTotalsValue write and read a value of type orders.Sum of the state of "totals".
-func encodeTotalsValue(w *codec.Writer, v *orders.Sum) {
-	encodeSum(w, v)
-}
+var encodeTotalsValue = encodeSum
+
 func decodeTotalsValue(r *codec.Reader) *orders.Sum {
 	v := new(orders.Sum)
 	decodeSum(r, v)
@@ -818,9 +817,8 @@ func decodeLargestKey(r *codec.Reader) string {
 }
 
 // encodeLargestValue and decodeLargestValue write and read a value of type orders.Order of the state of "largest".
-func encodeLargestValue(w *codec.Writer, v *orders.Order) {
-	encodeOrder(w, v)
-}
+var encodeLargestValue = encodeOrder
+
 func decodeLargestValue(r *codec.Reader) *orders.Order {
 	v := new(orders.Order)
 	decodeLargestValueTo(r, v)
@@ -852,7 +850,7 @@ func encodeSum(w *codec.Writer, v *orders.Sum) {
 		w.Tag(1, codec.Varint)
 		w.Varint(v.Amount)
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // decodeSum reads a orders.Sum; fields it does not know are skipped.

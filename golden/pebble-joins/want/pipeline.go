@@ -1534,9 +1534,8 @@ func decodeNextKey(r *codec.Reader) string {
 }
 
 // encodeNextValue and decodeNextValue write and read a value of type joins.Event of the state of "next".
-func encodeNextValue(w *codec.Writer, v *joins.Event) {
-	encodeEvent(w, v)
-}
+var encodeNextValue = encodeEvent
+
 func decodeNextValue(r *codec.Reader) *joins.Event {
 	v := new(joins.Event)
 	decodeNextValueTo(r, v)
@@ -1550,9 +1549,8 @@ func decodeNextValueTo(r *codec.Reader, v *joins.Event) {
 }
 
 // encodeNextRight and decodeNextRight write and read a value of type joins.Event of the state of "next".
-func encodeNextRight(w *codec.Writer, v *joins.Event) {
-	encodeEvent(w, v)
-}
+var encodeNextRight = encodeEvent
+
 func decodeNextRight(r *codec.Reader) *joins.Event {
 	v := new(joins.Event)
 	decodeEvent(r, v)
@@ -1594,9 +1592,8 @@ func decodePaidKey(r *codec.Reader) string {
 }
 
 // encodePaidValue and decodePaidValue write and read a value of type joins.Event of the state of "paid".
-func encodePaidValue(w *codec.Writer, v *joins.Event) {
-	encodeEvent(w, v)
-}
+var encodePaidValue = encodeEvent
+
 func decodePaidValue(r *codec.Reader) *joins.Event {
 	v := new(joins.Event)
 	decodePaidValueTo(r, v)
@@ -1610,9 +1607,8 @@ func decodePaidValueTo(r *codec.Reader, v *joins.Event) {
 }
 
 // encodePaidRight and decodePaidRight write and read a value of type joins.Payment of the state of "paid".
-func encodePaidRight(w *codec.Writer, v *joins.Payment) {
-	encodePayment(w, v)
-}
+var encodePaidRight = encodePayment
+
 func decodePaidRight(r *codec.Reader) *joins.Payment {
 	v := new(joins.Payment)
 	decodePayment(r, v)
@@ -1654,9 +1650,8 @@ func decodeSameSecondKey(r *codec.Reader) string {
 }
 
 // encodeSameSecondValue and decodeSameSecondValue write and read a value of type joins.Event of the state of "same-second".
-func encodeSameSecondValue(w *codec.Writer, v *joins.Event) {
-	encodeEvent(w, v)
-}
+var encodeSameSecondValue = encodeEvent
+
 func decodeSameSecondValue(r *codec.Reader) *joins.Event {
 	v := new(joins.Event)
 	decodeSameSecondValueTo(r, v)
@@ -1670,9 +1665,8 @@ func decodeSameSecondValueTo(r *codec.Reader, v *joins.Event) {
 }
 
 // encodeSameSecondRight and decodeSameSecondRight write and read a value of type joins.Payment of the state of "same-second".
-func encodeSameSecondRight(w *codec.Writer, v *joins.Payment) {
-	encodePayment(w, v)
-}
+var encodeSameSecondRight = encodePayment
+
 func decodeSameSecondRight(r *codec.Reader) *joins.Payment {
 	v := new(joins.Payment)
 	decodePayment(r, v)
@@ -1714,9 +1708,8 @@ func decodeSameVisitKey(r *codec.Reader) string {
 }
 
 // encodeSameVisitValue and decodeSameVisitValue write and read a value of type joins.Event of the state of "same-visit".
-func encodeSameVisitValue(w *codec.Writer, v *joins.Event) {
-	encodeEvent(w, v)
-}
+var encodeSameVisitValue = encodeEvent
+
 func decodeSameVisitValue(r *codec.Reader) *joins.Event {
 	v := new(joins.Event)
 	decodeSameVisitValueTo(r, v)
@@ -1730,9 +1723,8 @@ func decodeSameVisitValueTo(r *codec.Reader, v *joins.Event) {
 }
 
 // encodeSameVisitRight and decodeSameVisitRight write and read a value of type joins.Payment of the state of "same-visit".
-func encodeSameVisitRight(w *codec.Writer, v *joins.Payment) {
-	encodePayment(w, v)
-}
+var encodeSameVisitRight = encodePayment
+
 func decodeSameVisitRight(r *codec.Reader) *joins.Payment {
 	v := new(joins.Payment)
 	decodePayment(r, v)
@@ -1774,9 +1766,8 @@ func decodeSameSecondVisitKey(r *codec.Reader) string {
 }
 
 // encodeSameSecondVisitValue and decodeSameSecondVisitValue write and read a value of type joins.Event of the state of "same-second-visit".
-func encodeSameSecondVisitValue(w *codec.Writer, v *joins.Event) {
-	encodeEvent(w, v)
-}
+var encodeSameSecondVisitValue = encodeEvent
+
 func decodeSameSecondVisitValue(r *codec.Reader) *joins.Event {
 	v := new(joins.Event)
 	decodeSameSecondVisitValueTo(r, v)
@@ -1790,9 +1781,8 @@ func decodeSameSecondVisitValueTo(r *codec.Reader, v *joins.Event) {
 }
 
 // encodeSameSecondVisitRight and decodeSameSecondVisitRight write and read a value of type joins.Payment of the state of "same-second-visit".
-func encodeSameSecondVisitRight(w *codec.Writer, v *joins.Payment) {
-	encodePayment(w, v)
-}
+var encodeSameSecondVisitRight = encodePayment
+
 func decodeSameSecondVisitRight(r *codec.Reader) *joins.Payment {
 	v := new(joins.Payment)
 	decodePayment(r, v)

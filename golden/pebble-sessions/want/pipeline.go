@@ -933,9 +933,8 @@ func decodeSessionsKey(r *codec.Reader) string {
 }
 
 // encodeSessionsValue and decodeSessionsValue write and read a value of type ps.Session of the state of "sessions".
-func encodeSessionsValue(w *codec.Writer, v *ps.Session) {
-	encodeSession(w, v)
-}
+var encodeSessionsValue = encodeSession
+
 func decodeSessionsValue(r *codec.Reader) *ps.Session {
 	v := new(ps.Session)
 	decodeSessionsValueTo(r, v)
@@ -983,9 +982,8 @@ func decodeGapsKey(r *codec.Reader) string {
 }
 
 // encodeGapsValue and decodeGapsValue write and read a value of type ps.Session of the state of "gaps".
-func encodeGapsValue(w *codec.Writer, v *ps.Session) {
-	encodeSession(w, v)
-}
+var encodeGapsValue = encodeSession
+
 func decodeGapsValue(r *codec.Reader) *ps.Session {
 	v := new(ps.Session)
 	decodeGapsValueTo(r, v)
@@ -1033,9 +1031,8 @@ func decodeVisitsKey(r *codec.Reader) string {
 }
 
 // encodeVisitsValue and decodeVisitsValue write and read a value of type ps.Session of the state of "visits".
-func encodeVisitsValue(w *codec.Writer, v *ps.Session) {
-	encodeSession(w, v)
-}
+var encodeVisitsValue = encodeSession
+
 func decodeVisitsValue(r *codec.Reader) *ps.Session {
 	v := new(ps.Session)
 	decodeVisitsValueTo(r, v)
@@ -1075,7 +1072,7 @@ func encodeSession(w *codec.Writer, v *ps.Session) {
 		w.Tag(3, codec.Varint)
 		w.Varint(v.Last)
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // decodeSession reads a ps.Session; fields it does not know are skipped.

@@ -1455,9 +1455,8 @@ func decodeCountsKey(r *codec.Reader) string {
 }
 
 // encodeCountsValue and decodeCountsValue write and read a value of type runtime.TriggerAcc of the state of "counts".
-func encodeCountsValue(w *codec.Writer, v *runtime.TriggerAcc[triggers.Sum]) {
-	encodeTriggerAcc(w, v)
-}
+var encodeCountsValue = encodeTriggerAcc
+
 func decodeCountsValue(r *codec.Reader) *runtime.TriggerAcc[triggers.Sum] {
 	v := new(runtime.TriggerAcc[triggers.Sum])
 	decodeCountsValueTo(r, v)
@@ -1505,9 +1504,8 @@ func decodeDeltasKey(r *codec.Reader) string {
 }
 
 // encodeDeltasValue and decodeDeltasValue write and read a value of type runtime.TriggerAcc of the state of "deltas".
-func encodeDeltasValue(w *codec.Writer, v *runtime.TriggerAcc[triggers.Sum]) {
-	encodeTriggerAcc(w, v)
-}
+var encodeDeltasValue = encodeTriggerAcc
+
 func decodeDeltasValue(r *codec.Reader) *runtime.TriggerAcc[triggers.Sum] {
 	v := new(runtime.TriggerAcc[triggers.Sum])
 	decodeDeltasValueTo(r, v)
@@ -1555,9 +1553,8 @@ func decodeSessionsKey(r *codec.Reader) string {
 }
 
 // encodeSessionsValue and decodeSessionsValue write and read a value of type runtime.TriggerAcc of the state of "sessions".
-func encodeSessionsValue(w *codec.Writer, v *runtime.TriggerAcc[triggers.Sum]) {
-	encodeTriggerAcc(w, v)
-}
+var encodeSessionsValue = encodeTriggerAcc
+
 func decodeSessionsValue(r *codec.Reader) *runtime.TriggerAcc[triggers.Sum] {
 	v := new(runtime.TriggerAcc[triggers.Sum])
 	decodeSessionsValueTo(r, v)
@@ -1605,9 +1602,8 @@ func decodeDynamicKey(r *codec.Reader) string {
 }
 
 // encodeDynamicValue and decodeDynamicValue write and read a value of type runtime.TriggerAcc of the state of "dynamic".
-func encodeDynamicValue(w *codec.Writer, v *runtime.TriggerAcc[triggers.Sum]) {
-	encodeTriggerAcc(w, v)
-}
+var encodeDynamicValue = encodeTriggerAcc
+
 func decodeDynamicValue(r *codec.Reader) *runtime.TriggerAcc[triggers.Sum] {
 	v := new(runtime.TriggerAcc[triggers.Sum])
 	decodeDynamicValueTo(r, v)
@@ -1655,9 +1651,8 @@ func decodeTensKey(r *codec.Reader) string {
 }
 
 // encodeTensValue and decodeTensValue write and read a value of type triggers.Sum of the state of "tens".
-func encodeTensValue(w *codec.Writer, v *triggers.Sum) {
-	encodeSum(w, v)
-}
+var encodeTensValue = encodeSum
+
 func decodeTensValue(r *codec.Reader) *triggers.Sum {
 	v := new(triggers.Sum)
 	decodeTensValueTo(r, v)
@@ -1705,9 +1700,8 @@ func decodeRecentKey(r *codec.Reader) string {
 }
 
 // encodeRecentValue and decodeRecentValue write and read a value of type triggers.Sum of the state of "recent".
-func encodeRecentValue(w *codec.Writer, v *triggers.Sum) {
-	encodeSum(w, v)
-}
+var encodeRecentValue = encodeSum
+
 func decodeRecentValue(r *codec.Reader) *triggers.Sum {
 	v := new(triggers.Sum)
 	decodeRecentValueTo(r, v)
@@ -1721,9 +1715,8 @@ func decodeRecentValueTo(r *codec.Reader, v *triggers.Sum) {
 }
 
 // encodeRecentRecord and decodeRecentRecord write and read a value of type triggers.Click of the state of "recent".
-func encodeRecentRecord(w *codec.Writer, v *triggers.Click) {
-	encodeClick(w, v)
-}
+var encodeRecentRecord = encodeClick
+
 func decodeRecentRecord(r *codec.Reader) *triggers.Click {
 	v := new(triggers.Click)
 	decodeClick(r, v)
@@ -1751,7 +1744,7 @@ func encodeTriggerAcc(w *codec.Writer, v *runtime.TriggerAcc[triggers.Sum]) {
 	}
 	w.Tag(2, codec.Bytes)
 	encodeSum(w, &v.Acc)
-	w.End(m)
+	w.EndShort(m)
 }
 
 // decodeTriggerAcc reads a runtime.TriggerAcc; fields it does not know are skipped.
@@ -1787,7 +1780,7 @@ func encodeSum(w *codec.Writer, v *triggers.Sum) {
 		w.Tag(2, codec.Varint)
 		w.Varint(v.Ms)
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // decodeSum reads a triggers.Sum; fields it does not know are skipped.

@@ -530,9 +530,8 @@ func decodeSumsKey(r *codec.Reader) int64 {
 }
 
 // encodeSumsValue and decodeSumsValue write and read a value of type p.Sum of the state of "sums".
-func encodeSumsValue(w *codec.Writer, v *p.Sum) {
-	encodeSum(w, v)
-}
+var encodeSumsValue = encodeSum
+
 func decodeSumsValue(r *codec.Reader) *p.Sum {
 	v := new(p.Sum)
 	decodeSumsValueTo(r, v)
@@ -580,9 +579,8 @@ func decodeTensKey(r *codec.Reader) int64 {
 }
 
 // encodeTensValue and decodeTensValue write and read a value of type p.Ten of the state of "tens".
-func encodeTensValue(w *codec.Writer, v *p.Ten) {
-	encodeTen(w, v)
-}
+var encodeTensValue = encodeTen
+
 func decodeTensValue(r *codec.Reader) *p.Ten {
 	v := new(p.Ten)
 	decodeTensValueTo(r, v)

@@ -581,9 +581,8 @@ func decodeCheckKey(r *codec.Reader) string {
 }
 
 // encodeCheckValue and decodeCheckValue write and read a value of type bc.Card of the state of "check".
-func encodeCheckValue(w *codec.Writer, v *bc.Card) {
-	encodeCard(w, v)
-}
+var encodeCheckValue = encodeCard
+
 func decodeCheckValue(r *codec.Reader) *bc.Card {
 	v := new(bc.Card)
 	decodeCheckValueTo(r, v)

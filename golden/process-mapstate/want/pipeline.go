@@ -357,9 +357,8 @@ func decodeSpendKey(r *codec.Reader) string {
 }
 
 // encodeSpendValue and decodeSpendValue write and read a value of type mapstate.Card of the state of "spend".
-func encodeSpendValue(w *codec.Writer, v *mapstate.Card) {
-	encodeCard(w, v)
-}
+var encodeSpendValue = encodeCard
+
 func decodeSpendValue(r *codec.Reader) *mapstate.Card {
 	v := new(mapstate.Card)
 	decodeSpendValueTo(r, v)
@@ -373,9 +372,8 @@ func decodeSpendValueTo(r *codec.Reader, v *mapstate.Card) {
 }
 
 // encodeSpendMerchantsMapValue and decodeSpendMerchantsMapValue write and read a value of type mapstate.Spend of the state of "spend".
-func encodeSpendMerchantsMapValue(w *codec.Writer, v *mapstate.Spend) {
-	encodeSpend(w, v)
-}
+var encodeSpendMerchantsMapValue = encodeSpend
+
 func decodeSpendMerchantsMapValue(r *codec.Reader) *mapstate.Spend {
 	v := new(mapstate.Spend)
 	decodeSpend(r, v)
@@ -410,7 +408,7 @@ func encodeCard(w *codec.Writer, v *mapstate.Card) {
 		w.Tag(1, codec.Varint)
 		w.Varint(int64(v.N))
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // decodeCard reads a mapstate.Card; fields it does not know are skipped.
@@ -442,7 +440,7 @@ func encodeSpend(w *codec.Writer, v *mapstate.Spend) {
 		w.Tag(2, codec.Fixed64)
 		w.Float64(v.Total)
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // decodeSpend reads a mapstate.Spend; fields it does not know are skipped.

@@ -564,9 +564,8 @@ func decodeCheckKey(r *codec.Reader) string {
 }
 
 // encodeCheckValue and decodeCheckValue write and read a value of type pair.Card of the state of "check".
-func encodeCheckValue(w *codec.Writer, v *pair.Card) {
-	encodeCard(w, v)
-}
+var encodeCheckValue = encodeCard
+
 func decodeCheckValue(r *codec.Reader) *pair.Card {
 	v := new(pair.Card)
 	decodeCheckValueTo(r, v)

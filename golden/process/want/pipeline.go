@@ -491,9 +491,8 @@ func decodeWatchKey(r *codec.Reader) string {
 }
 
 // encodeWatchValue and decodeWatchValue write and read a value of type process.Card of the state of "watch".
-func encodeWatchValue(w *codec.Writer, v *process.Card) {
-	encodeCard(w, v)
-}
+var encodeWatchValue = encodeCard
+
 func decodeWatchValue(r *codec.Reader) *process.Card {
 	v := new(process.Card)
 	decodeWatchValueTo(r, v)
@@ -533,7 +532,7 @@ func encodeCard(w *codec.Writer, v *process.Card) {
 		w.Tag(3, codec.Varint)
 		w.Varint(v.Timer)
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // decodeCard reads a process.Card; fields it does not know are skipped.

@@ -824,9 +824,8 @@ func decodeRunningKey(r *codec.Reader) string {
 }
 
 // encodeRunningValue and decodeRunningValue write and read a value of type reorder.Order of the state of "running".
-func encodeRunningValue(w *codec.Writer, v *reorder.Order) {
-	encodeOrder(w, v)
-}
+var encodeRunningValue = encodeOrder
+
 func decodeRunningValue(r *codec.Reader) *reorder.Order {
 	v := new(reorder.Order)
 	decodeRunningValueTo(r, v)
@@ -874,9 +873,8 @@ func decodeLatestKey(r *codec.Reader) string {
 }
 
 // encodeLatestValue and decodeLatestValue write and read a value of type reorder.Order of the state of "latest".
-func encodeLatestValue(w *codec.Writer, v *reorder.Order) {
-	encodeOrder(w, v)
-}
+var encodeLatestValue = encodeOrder
+
 func decodeLatestValue(r *codec.Reader) *reorder.Order {
 	v := new(reorder.Order)
 	decodeLatestValueTo(r, v)

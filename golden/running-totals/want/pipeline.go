@@ -380,9 +380,8 @@ func decodeRunningKey(r *codec.Reader) string {
 }
 
 // encodeRunningValue and decodeRunningValue write and read a value of type totals.Total of the state of "running".
-func encodeRunningValue(w *codec.Writer, v *totals.Total) {
-	encodeTotal(w, v)
-}
+var encodeRunningValue = encodeTotal
+
 func decodeRunningValue(r *codec.Reader) *totals.Total {
 	v := new(totals.Total)
 	decodeRunningValueTo(r, v)

@@ -578,9 +578,8 @@ func decodeSumsKey(r *codec.Reader) int64 {
 }
 
 // encodeSumsValue and decodeSumsValue write and read a value of type p.Sum of the state of "sums".
-func encodeSumsValue(w *codec.Writer, v *p.Sum) {
-	encodeSum(w, v)
-}
+var encodeSumsValue = encodeSum
+
 func decodeSumsValue(r *codec.Reader) *p.Sum {
 	v := new(p.Sum)
 	decodeSumsValueTo(r, v)
@@ -617,7 +616,7 @@ func encodeSum(w *codec.Writer, v *p.Sum) {
 		w.Tag(2, codec.Varint)
 		w.Varint(v.Total)
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // decodeSum reads a p.Sum; fields it does not know are skipped.

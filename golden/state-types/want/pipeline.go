@@ -544,9 +544,8 @@ func decodeAccsKey(r *codec.Reader) statetypes.Key {
 }
 
 // encodeAccsValue and decodeAccsValue write and read a value of type statetypes.Acc of the state of "accs".
-func encodeAccsValue(w *codec.Writer, v *statetypes.Acc) {
-	encodeAcc(w, v)
-}
+var encodeAccsValue = encodeAcc
+
 func decodeAccsValue(r *codec.Reader) *statetypes.Acc {
 	v := new(statetypes.Acc)
 	decodeAccsValueTo(r, v)
@@ -594,9 +593,8 @@ func decodeSensorsKey(r *codec.Reader) statetypes.Label {
 }
 
 // encodeSensorsValue and decodeSensorsValue write and read a value of type statetypes.Reading of the state of "sensors".
-func encodeSensorsValue(w *codec.Writer, v *statetypes.Reading) {
-	encodeReading(w, v)
-}
+var encodeSensorsValue = encodeReading
+
 func decodeSensorsValue(r *codec.Reader) *statetypes.Reading {
 	v := new(statetypes.Reading)
 	decodeSensorsValueTo(r, v)
@@ -785,7 +783,7 @@ func encodeAcc(w *codec.Writer, v *statetypes.Acc) {
 		for i0 := range v.Top {
 			w.Float32(v.Top[i0])
 		}
-		w.End(m0)
+		w.EndShort(m0)
 	}
 	w.Tag(22, codec.Bytes)
 	{
@@ -797,9 +795,9 @@ func encodeAcc(w *codec.Writer, v *statetypes.Acc) {
 			for i1 := range v.Grid[i0] {
 				w.Varint(int64(v.Grid[i0][i1]))
 			}
-			w.End(m1)
+			w.EndShort(m1)
 		}
-		w.End(m0)
+		w.EndShort(m0)
 	}
 	if len(v.Labels) > 0 {
 		w.Tag(23, codec.Bytes)
@@ -1247,7 +1245,7 @@ func encodeReading(w *codec.Writer, v *statetypes.Reading) {
 		for i0 := range v.Flags {
 			w.Bool(v.Flags[i0])
 		}
-		w.End(m0)
+		w.EndShort(m0)
 	}
 	if len(v.Notes) > 0 {
 		w.Tag(8, codec.Bytes)
@@ -1346,7 +1344,7 @@ func encodeSpan(w *codec.Writer, v *statetypes.Span) {
 		w.Tag(3, codec.Varint)
 		w.Varint(int64(v.Width))
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // decodeSpan reads a statetypes.Span; fields it does not know are skipped.

@@ -1484,9 +1484,8 @@ func decodeCountsKey(r *codec.Reader) string {
 }
 
 // encodeCountsValue and decodeCountsValue write and read a value of type runtime.TriggerAcc of the state of "counts".
-func encodeCountsValue(w *codec.Writer, v *runtime.TriggerAcc[triggers.Sum]) {
-	encodeTriggerAcc(w, v)
-}
+var encodeCountsValue = encodeTriggerAcc
+
 func decodeCountsValue(r *codec.Reader) *runtime.TriggerAcc[triggers.Sum] {
 	v := new(runtime.TriggerAcc[triggers.Sum])
 	decodeTriggerAcc(r, v)
@@ -1516,9 +1515,8 @@ func decodeDeltasKey(r *codec.Reader) string {
 }
 
 // encodeDeltasValue and decodeDeltasValue write and read a value of type runtime.TriggerAcc of the state of "deltas".
-func encodeDeltasValue(w *codec.Writer, v *runtime.TriggerAcc[triggers.Sum]) {
-	encodeTriggerAcc(w, v)
-}
+var encodeDeltasValue = encodeTriggerAcc
+
 func decodeDeltasValue(r *codec.Reader) *runtime.TriggerAcc[triggers.Sum] {
 	v := new(runtime.TriggerAcc[triggers.Sum])
 	decodeTriggerAcc(r, v)
@@ -1548,9 +1546,8 @@ func decodeSessionsKey(r *codec.Reader) string {
 }
 
 // encodeSessionsValue and decodeSessionsValue write and read a value of type runtime.TriggerAcc of the state of "sessions".
-func encodeSessionsValue(w *codec.Writer, v *runtime.TriggerAcc[triggers.Sum]) {
-	encodeTriggerAcc(w, v)
-}
+var encodeSessionsValue = encodeTriggerAcc
+
 func decodeSessionsValue(r *codec.Reader) *runtime.TriggerAcc[triggers.Sum] {
 	v := new(runtime.TriggerAcc[triggers.Sum])
 	decodeTriggerAcc(r, v)
@@ -1580,9 +1577,8 @@ func decodeDynamicKey(r *codec.Reader) string {
 }
 
 // encodeDynamicValue and decodeDynamicValue write and read a value of type runtime.TriggerAcc of the state of "dynamic".
-func encodeDynamicValue(w *codec.Writer, v *runtime.TriggerAcc[triggers.Sum]) {
-	encodeTriggerAcc(w, v)
-}
+var encodeDynamicValue = encodeTriggerAcc
+
 func decodeDynamicValue(r *codec.Reader) *runtime.TriggerAcc[triggers.Sum] {
 	v := new(runtime.TriggerAcc[triggers.Sum])
 	decodeTriggerAcc(r, v)
@@ -1612,9 +1608,8 @@ func decodeTensKey(r *codec.Reader) string {
 }
 
 // encodeTensValue and decodeTensValue write and read a value of type triggers.Sum of the state of "tens".
-func encodeTensValue(w *codec.Writer, v *triggers.Sum) {
-	encodeSum(w, v)
-}
+var encodeTensValue = encodeSum
+
 func decodeTensValue(r *codec.Reader) *triggers.Sum {
 	v := new(triggers.Sum)
 	decodeSum(r, v)
@@ -1644,9 +1639,8 @@ func decodeRecentKey(r *codec.Reader) string {
 }
 
 // encodeRecentValue and decodeRecentValue write and read a value of type triggers.Sum of the state of "recent".
-func encodeRecentValue(w *codec.Writer, v *triggers.Sum) {
-	encodeSum(w, v)
-}
+var encodeRecentValue = encodeSum
+
 func decodeRecentValue(r *codec.Reader) *triggers.Sum {
 	v := new(triggers.Sum)
 	decodeSum(r, v)
@@ -1654,9 +1648,8 @@ func decodeRecentValue(r *codec.Reader) *triggers.Sum {
 }
 
 // encodeRecentRecord and decodeRecentRecord write and read a value of type triggers.Click of the state of "recent".
-func encodeRecentRecord(w *codec.Writer, v *triggers.Click) {
-	encodeClick(w, v)
-}
+var encodeRecentRecord = encodeClick
+
 func decodeRecentRecord(r *codec.Reader) *triggers.Click {
 	v := new(triggers.Click)
 	decodeClick(r, v)
@@ -1672,7 +1665,7 @@ func encodeTriggerAcc(w *codec.Writer, v *runtime.TriggerAcc[triggers.Sum]) {
 	}
 	w.Tag(2, codec.Bytes)
 	encodeSum(w, &v.Acc)
-	w.End(m)
+	w.EndShort(m)
 }
 
 // decodeTriggerAcc reads a runtime.TriggerAcc; fields it does not know are skipped.
@@ -1708,7 +1701,7 @@ func encodeSum(w *codec.Writer, v *triggers.Sum) {
 		w.Tag(2, codec.Varint)
 		w.Varint(v.Ms)
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // decodeSum reads a triggers.Sum; fields it does not know are skipped.

@@ -595,9 +595,8 @@ func decodeCountsKey(r *codec.Reader) string {
 }
 
 // encodeCountsValue and decodeCountsValue write and read a value of type runtime.ReduceAcc of the state of "counts".
-func encodeCountsValue(w *codec.Writer, v *runtime.ReduceAcc[string]) {
-	encodeReduceAcc(w, v)
-}
+var encodeCountsValue = encodeReduceAcc
+
 func decodeCountsValue(r *codec.Reader) *runtime.ReduceAcc[string] {
 	v := new(runtime.ReduceAcc[string])
 	decodeReduceAcc(r, v)

@@ -352,9 +352,8 @@ func decodeCountsKey(r *codec.Reader) string {
 }
 
 // encodeCountsValue and decodeCountsValue write and read a value of type wc.Count of the state of "counts".
-func encodeCountsValue(w *codec.Writer, v *wc.Count) {
-	encodeCount(w, v)
-}
+var encodeCountsValue = encodeCount
+
 func decodeCountsValue(r *codec.Reader) *wc.Count {
 	v := new(wc.Count)
 	decodeCountsValueTo(r, v)
@@ -386,7 +385,7 @@ func encodeCount(w *codec.Writer, v *wc.Count) {
 		w.Tag(1, codec.Varint)
 		w.Varint(v.N)
 	}
-	w.End(m)
+	w.EndShort(m)
 }
 
 // decodeCount reads a wc.Count; fields it does not know are skipped.
