@@ -154,8 +154,8 @@ func (g *gen) valueCodec(f *jen.File, cg *codecGen, n *ir.Node, suffix string, t
 	encode, decode := g.global("encode%s"+suffix, n), g.global("decode%s"+suffix, n)
 	f.Comment(fmt.Sprintf("%s and %s write and read a value of type %s of the state of %q.", encode, decode, g.typeString(t), n.Name))
 	if cg.hasFunc(t) {
-		// The type's own encoder, which a snapshot then calls with no
-		// wrapper in between (a call a window or entry).
+		// The type's own encoder: a snapshot calls it with no wrapper
+		// in between, one call fewer a window or entry.
 		f.Var().Id(encode).Op("=").Id(cg.encodeFunc(t))
 	} else {
 		f.Func().Id(encode).Params(jen.Id("w").Op("*").Qual(codecPath, "Writer"), jen.Id("v").Op("*").Add(typeCode(t))).BlockFunc(func(b *jen.Group) {
