@@ -400,7 +400,8 @@ func TestShortLen(t *testing.T) {
 		{"time and duration", structOf("At", tTime, "Every", tDuration), 1 + 1 + 16 + 1 + 10},
 		{"array", arrayOf(3, basic("int8")), 1 + 1 + 3*2},
 		{"nested", structOf("In", named("In", structOf("N", tInt))), 1 + 1 + 12},
-		// Tags of field 16 and later take two bytes.
+		// Up to 127 bytes inside the length: eleven int64 fields
+		// (121) fit, twelve (132) do not.
 		{"eleven int64s", int64s(11), 1 + 11*11},
 		{"twelve int64s", int64s(12), 0},
 		{"string", structOf("S", tString), 0},
