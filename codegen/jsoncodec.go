@@ -482,9 +482,9 @@ func (j *jsonGen) encodeValue(g *jen.Group, x jen.Code, t *ir.Type, depth int, f
 			g.List(jen.Id("b"), ok).Op("=").Qual(textcodecPath, "AppendFloat").Call(jen.Id("b"), as(jen.Float64(), "float64"), jen.Lit(bits))
 			g.If(jen.Op("!").Add(ok)).Block(jen.Return(fail))
 		case strings.HasPrefix(u.Name, "u") || u.Name == "byte":
-			g.Id("b").Op("=").Qual("strconv", "AppendUint").Call(jen.Id("b"), as(jen.Uint64(), "uint64"), jen.Lit(10))
+			g.Id("b").Op("=").Qual(textcodecPath, "AppendUint").Call(jen.Id("b"), as(jen.Uint64(), "uint64"))
 		default:
-			g.Id("b").Op("=").Qual("strconv", "AppendInt").Call(jen.Id("b"), as(jen.Int64(), "int64"), jen.Lit(10))
+			g.Id("b").Op("=").Qual(textcodecPath, "AppendInt").Call(jen.Id("b"), as(jen.Int64(), "int64"))
 		}
 	case ir.PointerType:
 		g.If(jen.Add(x).Op("==").Nil()).Block(

@@ -11,7 +11,6 @@ import (
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/textcodec"
-	"strconv"
 	"time"
 )
 
@@ -541,9 +540,9 @@ func pipegenPageviewsAppendPageStatsJSON(b []byte, v *PageStats) (_ []byte, ok b
 	b = append(b, `{"path":`...)
 	b = textcodec.AppendString(b, v.Path)
 	b = append(b, `,"views":`...)
-	b = strconv.AppendInt(b, v.Views, 10)
+	b = textcodec.AppendInt(b, v.Views)
 	b = append(b, `,"avg_millis":`...)
-	b = strconv.AppendInt(b, v.AvgMillis, 10)
+	b = textcodec.AppendInt(b, v.AvgMillis)
 	b = append(b, '}')
 	return b, true
 }

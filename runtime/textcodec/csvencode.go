@@ -117,13 +117,13 @@ func (w *CSVWriter) Bool(b []byte, v bool) []byte {
 // Int appends v as a cell.
 func (w *CSVWriter) Int(b []byte, v int64) []byte {
 	start := len(b)
-	return w.quoteFrom(strconv.AppendInt(b, v, 10), start)
+	return w.quoteFrom(AppendInt(b, v), start)
 }
 
 // Uint appends v as a cell.
 func (w *CSVWriter) Uint(b []byte, v uint64) []byte {
 	start := len(b)
-	return w.quoteFrom(strconv.AppendUint(b, v, 10), start)
+	return w.quoteFrom(AppendUint(b, v), start)
 }
 
 // Float appends v, a float of bits 32 or 64, as a cell.

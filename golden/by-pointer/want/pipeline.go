@@ -10,7 +10,6 @@ import (
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/textcodec"
-	"strconv"
 	"time"
 )
 
@@ -1683,7 +1682,7 @@ func encodeWindowsJSON(dst []byte, v *orders.ShopSum) ([]byte, error) {
 // appendShopSumJSON appends a orders.ShopSum as encoding/json writes it; false when it cannot.
 func appendShopSumJSON(b []byte, v *orders.ShopSum) (_ []byte, ok bool) {
 	b = append(b, `{"shop":`...)
-	b = strconv.AppendInt(b, v.Shop, 10)
+	b = textcodec.AppendInt(b, v.Shop)
 	n0 := len(b)
 	n0--
 	if v.End != 0 {
@@ -1691,18 +1690,18 @@ func appendShopSumJSON(b []byte, v *orders.ShopSum) (_ []byte, ok bool) {
 			b = append(b, ',')
 		}
 		b = append(b, `"end":`...)
-		b = strconv.AppendInt(b, v.End, 10)
+		b = textcodec.AppendInt(b, v.End)
 	}
 	if len(b) > n0 {
 		b = append(b, ',')
 	}
 	b = append(b, `"gross":`...)
-	b = strconv.AppendInt(b, v.Gross, 10)
+	b = textcodec.AppendInt(b, v.Gross)
 	if len(b) > n0 {
 		b = append(b, ',')
 	}
 	b = append(b, `"lines":`...)
-	b = strconv.AppendInt(b, v.Lines, 10)
+	b = textcodec.AppendInt(b, v.Lines)
 	b = append(b, '}')
 	return b, true
 }
@@ -1730,11 +1729,11 @@ func appendUserTotalJSON(b []byte, v *orders.UserTotal) (_ []byte, ok bool) {
 	b = append(b, `{"user":`...)
 	b = textcodec.AppendString(b, v.User)
 	b = append(b, `,"order":`...)
-	b = strconv.AppendInt(b, v.Order, 10)
+	b = textcodec.AppendInt(b, v.Order)
 	b = append(b, `,"orders":`...)
-	b = strconv.AppendInt(b, v.Orders, 10)
+	b = textcodec.AppendInt(b, v.Orders)
 	b = append(b, `,"items":`...)
-	b = strconv.AppendInt(b, v.Items, 10)
+	b = textcodec.AppendInt(b, v.Items)
 	b = append(b, '}')
 	return b, true
 }
@@ -1751,13 +1750,13 @@ func encodePairsJSON(dst []byte, v *orders.Paired) ([]byte, error) {
 // appendPairedJSON appends a orders.Paired as encoding/json writes it; false when it cannot.
 func appendPairedJSON(b []byte, v *orders.Paired) (_ []byte, ok bool) {
 	b = append(b, `{"order":`...)
-	b = strconv.AppendInt(b, v.Order, 10)
+	b = textcodec.AppendInt(b, v.Order)
 	b = append(b, `,"n":`...)
-	b = strconv.AppendInt(b, v.N, 10)
+	b = textcodec.AppendInt(b, v.N)
 	b = append(b, `,"user":`...)
 	b = textcodec.AppendString(b, v.User)
 	b = append(b, `,"gross":`...)
-	b = strconv.AppendInt(b, v.Gross, 10)
+	b = textcodec.AppendInt(b, v.Gross)
 	b = append(b, '}')
 	return b, true
 }
@@ -1774,7 +1773,7 @@ func encodeTaggedJSON(dst []byte, v *orders.Tag) ([]byte, error) {
 // appendTagJSON appends a orders.Tag as encoding/json writes it; false when it cannot.
 func appendTagJSON(b []byte, v *orders.Tag) (_ []byte, ok bool) {
 	b = append(b, `{"order":`...)
-	b = strconv.AppendInt(b, v.Order, 10)
+	b = textcodec.AppendInt(b, v.Order)
 	b = append(b, `,"tag":`...)
 	b = textcodec.AppendString(b, v.Tag)
 	b = append(b, '}')

@@ -10,7 +10,6 @@ import (
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/textcodec"
-	"strconv"
 	"time"
 )
 
@@ -637,7 +636,7 @@ func appendOrderJSON(b []byte, v *driver.Order) (_ []byte, ok bool) {
 	b = append(b, `{"customer":`...)
 	b = textcodec.AppendString(b, v.Customer)
 	b = append(b, `,"amount":`...)
-	b = strconv.AppendInt(b, int64(v.Amount), 10)
+	b = textcodec.AppendInt(b, int64(v.Amount))
 	b = append(b, `,"at":`...)
 	b, ok = textcodec.AppendTime(b, v.At)
 	if !ok {

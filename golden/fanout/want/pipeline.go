@@ -9,7 +9,7 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
-	"strconv"
+	"github.com/pipegen/pipegen/runtime/textcodec"
 	"time"
 )
 
@@ -609,9 +609,9 @@ func encodeTalliesJSON(dst []byte, v *fan.SizeTally) ([]byte, error) {
 // appendSizeTallyJSON appends a fan.SizeTally as encoding/json writes it; false when it cannot.
 func appendSizeTallyJSON(b []byte, v *fan.SizeTally) (_ []byte, ok bool) {
 	b = append(b, `{"size":`...)
-	b = strconv.AppendInt(b, v.Size, 10)
+	b = textcodec.AppendInt(b, v.Size)
 	b = append(b, `,"items":`...)
-	b = strconv.AppendInt(b, int64(v.Items), 10)
+	b = textcodec.AppendInt(b, int64(v.Items))
 	b = append(b, '}')
 	return b, true
 }

@@ -698,23 +698,23 @@ func encodeOutJSON(dst []byte, v *jsoncodec.Rich) ([]byte, error) {
 // appendRichJSON appends a jsoncodec.Rich as encoding/json writes it; false when it cannot.
 func appendRichJSON(b []byte, v *jsoncodec.Rich) (_ []byte, ok bool) {
 	b = append(b, `{"id":`...)
-	b = strconv.AppendInt(b, v.ID, 10)
+	b = textcodec.AppendInt(b, v.ID)
 	b = append(b, `,"i8":`...)
-	b = strconv.AppendInt(b, int64(v.I8), 10)
+	b = textcodec.AppendInt(b, int64(v.I8))
 	b = append(b, `,"i16":`...)
-	b = strconv.AppendInt(b, int64(v.I16), 10)
+	b = textcodec.AppendInt(b, int64(v.I16))
 	b = append(b, `,"i32":`...)
-	b = strconv.AppendInt(b, int64(v.I32), 10)
+	b = textcodec.AppendInt(b, int64(v.I32))
 	b = append(b, `,"i":`...)
-	b = strconv.AppendInt(b, int64(v.I), 10)
+	b = textcodec.AppendInt(b, int64(v.I))
 	b = append(b, `,"u8":`...)
-	b = strconv.AppendUint(b, uint64(v.U8), 10)
+	b = textcodec.AppendUint(b, uint64(v.U8))
 	b = append(b, `,"u16":`...)
-	b = strconv.AppendUint(b, uint64(v.U16), 10)
+	b = textcodec.AppendUint(b, uint64(v.U16))
 	b = append(b, `,"u32":`...)
-	b = strconv.AppendUint(b, uint64(v.U32), 10)
+	b = textcodec.AppendUint(b, uint64(v.U32))
 	b = append(b, `,"u64":`...)
-	b = strconv.AppendUint(b, v.U64, 10)
+	b = textcodec.AppendUint(b, v.U64)
 	b = append(b, `,"f32":`...)
 	b, ok = textcodec.AppendFloat(b, float64(v.F32), 32)
 	if !ok {
@@ -740,14 +740,14 @@ func appendRichJSON(b []byte, v *jsoncodec.Rich) (_ []byte, ok bool) {
 	b = append(b, `,"level":`...)
 	b = textcodec.AppendString(b, string(v.Level))
 	b = append(b, `,"score":`...)
-	b = strconv.AppendInt(b, int64(v.Score), 10)
+	b = textcodec.AppendInt(b, int64(v.Score))
 	b = append(b, `,"when":`...)
 	b, ok = textcodec.AppendTime(b, v.When)
 	if !ok {
 		return b, false
 	}
 	b = append(b, `,"took":`...)
-	b = strconv.AppendInt(b, int64(v.Took), 10)
+	b = textcodec.AppendInt(b, int64(v.Took))
 	b = append(b, `,"data":`...)
 	if v.Data == nil {
 		b = append(b, "null"...)
@@ -776,7 +776,7 @@ func appendRichJSON(b []byte, v *jsoncodec.Rich) (_ []byte, ok bool) {
 			if i1 > 0 {
 				b = append(b, ',')
 			}
-			b = strconv.AppendInt(b, int64(v1), 10)
+			b = textcodec.AppendInt(b, int64(v1))
 		}
 		b = append(b, ']')
 	}
@@ -791,7 +791,7 @@ func appendRichJSON(b []byte, v *jsoncodec.Rich) (_ []byte, ok bool) {
 			if i2 > 0 {
 				b = append(b, ',')
 			}
-			b = strconv.AppendInt(b, int64(v2), 10)
+			b = textcodec.AppendInt(b, int64(v2))
 		}
 		b = append(b, ']')
 	}
@@ -800,7 +800,7 @@ func appendRichJSON(b []byte, v *jsoncodec.Rich) (_ []byte, ok bool) {
 	if v.Ptr == nil {
 		b = append(b, "null"...)
 	} else {
-		b = strconv.AppendInt(b, (*v.Ptr), 10)
+		b = textcodec.AppendInt(b, (*v.Ptr))
 	}
 	b = append(b, `,"ptr_point":`...)
 	if v.PtrPoint == nil {
@@ -877,13 +877,13 @@ func appendRichJSON(b []byte, v *jsoncodec.Rich) (_ []byte, ok bool) {
 			}
 			b = textcodec.AppendString(b, k1)
 			b = append(b, ':')
-			b = strconv.AppendInt(b, int64(v.Counts[jsoncodec.Level(k1)]), 10)
+			b = textcodec.AppendInt(b, int64(v.Counts[jsoncodec.Level(k1)]))
 		}
 		b = append(b, '}')
 	}
 	b = append(b, `,"inline":`...)
 	b = append(b, `{"a":`...)
-	b = strconv.AppendInt(b, int64(v.Inline.A), 10)
+	b = textcodec.AppendInt(b, int64(v.Inline.A))
 	n1 := len(b)
 	n1--
 	if len(v.Inline.B) != 0 {
@@ -908,7 +908,7 @@ func appendRichJSON(b []byte, v *jsoncodec.Rich) (_ []byte, ok bool) {
 			b = append(b, ',')
 		}
 		b = append(b, `"maybe_int":`...)
-		b = strconv.AppendInt(b, int64(v.MaybeInt), 10)
+		b = textcodec.AppendInt(b, int64(v.MaybeInt))
 	}
 	if v.MaybeFloat != 0 {
 		if len(b) > n0 {
@@ -951,7 +951,7 @@ func appendRichJSON(b []byte, v *jsoncodec.Rich) (_ []byte, ok bool) {
 				if i1 > 0 {
 					b = append(b, ',')
 				}
-				b = strconv.AppendInt(b, int64(v1), 10)
+				b = textcodec.AppendInt(b, int64(v1))
 			}
 			b = append(b, ']')
 		}
@@ -976,7 +976,7 @@ func appendRichJSON(b []byte, v *jsoncodec.Rich) (_ []byte, ok bool) {
 				}
 				b = textcodec.AppendString(b, k1)
 				b = append(b, ':')
-				b = strconv.AppendInt(b, int64(v.MaybeMap[string(k1)]), 10)
+				b = textcodec.AppendInt(b, int64(v.MaybeMap[string(k1)]))
 			}
 			b = append(b, '}')
 		}
@@ -1027,7 +1027,7 @@ func appendRichJSON(b []byte, v *jsoncodec.Rich) (_ []byte, ok bool) {
 				if i1 > 0 {
 					b = append(b, ',')
 				}
-				b = strconv.AppendInt(b, int64(v1), 10)
+				b = textcodec.AppendInt(b, int64(v1))
 			}
 			b = append(b, ']')
 		}

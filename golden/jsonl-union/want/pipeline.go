@@ -10,7 +10,6 @@ import (
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/textcodec"
-	"strconv"
 	"time"
 )
 
@@ -692,7 +691,7 @@ func appendStatsJSON(b []byte, v *clicks.Stats) (_ []byte, ok bool) {
 	b = append(b, `{"section":`...)
 	b = textcodec.AppendString(b, v.Section)
 	b = append(b, `,"visits":`...)
-	b = strconv.AppendInt(b, int64(v.Visits), 10)
+	b = textcodec.AppendInt(b, int64(v.Visits))
 	b = append(b, '}')
 	return b, true
 }

@@ -11,7 +11,6 @@ import (
 	kafka "github.com/pipegen/pipegen/runtime/kafka"
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/textcodec"
-	"strconv"
 	"time"
 )
 
@@ -998,7 +997,7 @@ func appendTotalJSON(b []byte, v *orders.Total) (_ []byte, ok bool) {
 	b = append(b, `{"customer":`...)
 	b = textcodec.AppendString(b, v.Customer)
 	b = append(b, `,"amount":`...)
-	b = strconv.AppendInt(b, v.Amount, 10)
+	b = textcodec.AppendInt(b, v.Amount)
 	b = append(b, '}')
 	return b, true
 }
@@ -1017,7 +1016,7 @@ func appendOrderJSON(b []byte, v *orders.Order) (_ []byte, ok bool) {
 	b = append(b, `{"customer":`...)
 	b = textcodec.AppendString(b, v.Customer)
 	b = append(b, `,"amount":`...)
-	b = strconv.AppendInt(b, v.Amount, 10)
+	b = textcodec.AppendInt(b, v.Amount)
 	b = append(b, `,"at":`...)
 	b, ok = textcodec.AppendTime(b, v.At)
 	if !ok {

@@ -11,7 +11,6 @@ import (
 	"github.com/pipegen/pipegen/runtime/pebblestate"
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/textcodec"
-	"strconv"
 	"time"
 )
 
@@ -2027,9 +2026,9 @@ func appendPaymentJSON(b []byte, v *joins.Payment) (_ []byte, ok bool) {
 	b = append(b, `{"user":`...)
 	b = textcodec.AppendString(b, v.User)
 	b = append(b, `,"ms":`...)
-	b = strconv.AppendInt(b, v.Ms, 10)
+	b = textcodec.AppendInt(b, v.Ms)
 	b = append(b, `,"amount":`...)
-	b = strconv.AppendInt(b, int64(v.Amount), 10)
+	b = textcodec.AppendInt(b, int64(v.Amount))
 	b = append(b, '}')
 	return b, true
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/pipegen/pipegen/runtime/pebblestate"
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/textcodec"
-	"strconv"
 	"time"
 )
 
@@ -1918,7 +1917,7 @@ func appendClickJSON(b []byte, v *triggers.Click) (_ []byte, ok bool) {
 	b = append(b, `{"user":`...)
 	b = textcodec.AppendString(b, v.User)
 	b = append(b, `,"ms":`...)
-	b = strconv.AppendInt(b, v.Ms, 10)
+	b = textcodec.AppendInt(b, v.Ms)
 	b = append(b, '}')
 	return b, true
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/pipegen/pipegen/runtime/pebblestate"
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/textcodec"
-	"strconv"
 	"time"
 )
 
@@ -698,11 +697,11 @@ func encodeSumOutJSON(dst []byte, v *p.Result) ([]byte, error) {
 // appendResultJSON appends a p.Result as encoding/json writes it; false when it cannot.
 func appendResultJSON(b []byte, v *p.Result) (_ []byte, ok bool) {
 	b = append(b, `{"mod":`...)
-	b = strconv.AppendInt(b, v.Mod, 10)
+	b = textcodec.AppendInt(b, v.Mod)
 	b = append(b, `,"count":`...)
-	b = strconv.AppendInt(b, v.Count, 10)
+	b = textcodec.AppendInt(b, v.Count)
 	b = append(b, `,"total":`...)
-	b = strconv.AppendInt(b, v.Total, 10)
+	b = textcodec.AppendInt(b, v.Total)
 	b = append(b, `,"last":`...)
 	b = textcodec.AppendString(b, v.Last)
 	b = append(b, '}')

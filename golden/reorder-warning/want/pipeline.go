@@ -10,7 +10,6 @@ import (
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/textcodec"
-	"strconv"
 	"time"
 )
 
@@ -999,7 +998,7 @@ func appendOrderJSON(b []byte, v *reorder.Order) (_ []byte, ok bool) {
 	b = append(b, `{"Customer":`...)
 	b = textcodec.AppendString(b, v.Customer)
 	b = append(b, `,"Cents":`...)
-	b = strconv.AppendInt(b, v.Cents, 10)
+	b = textcodec.AppendInt(b, v.Cents)
 	b = append(b, '}')
 	return b, true
 }
@@ -1015,7 +1014,7 @@ func encodeLastJSON(dst []byte, v *reorder.Order) ([]byte, error) {
 
 // appendCountsJSON appends a record of sink "counts" as encoding/json writes it; false when it cannot.
 func appendCountsJSON(b []byte, v *int) (_ []byte, ok bool) {
-	b = strconv.AppendInt(b, int64((*v)), 10)
+	b = textcodec.AppendInt(b, int64((*v)))
 	return b, true
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/textcodec"
-	"strconv"
 	"time"
 )
 
@@ -472,11 +471,11 @@ func appendTotalJSON(b []byte, v *totals.Total) (_ []byte, ok bool) {
 	b = append(b, `{"customer":`...)
 	b = textcodec.AppendString(b, v.Customer)
 	b = append(b, `,"orders":`...)
-	b = strconv.AppendInt(b, v.Orders, 10)
+	b = textcodec.AppendInt(b, v.Orders)
 	b = append(b, `,"cents":`...)
-	b = strconv.AppendInt(b, v.Cents, 10)
+	b = textcodec.AppendInt(b, v.Cents)
 	b = append(b, `,"last":`...)
-	b = strconv.AppendUint(b, v.Last, 10)
+	b = textcodec.AppendUint(b, v.Last)
 	b = append(b, '}')
 	return b, true
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/pipegen/pipegen/runtime"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
-	"strconv"
+	"github.com/pipegen/pipegen/runtime/textcodec"
 	"time"
 )
 
@@ -643,7 +643,7 @@ func decodeSum(in *codec.Reader, v *p.Sum) {
 
 // appendOutJSON appends a record of sink "out" as encoding/json writes it; false when it cannot.
 func appendOutJSON(b []byte, v *int64) (_ []byte, ok bool) {
-	b = strconv.AppendInt(b, (*v), 10)
+	b = textcodec.AppendInt(b, (*v))
 	return b, true
 }
 
@@ -668,9 +668,9 @@ func encodeSumOutJSON(dst []byte, v *p.Sum) ([]byte, error) {
 // appendSumJSON appends a p.Sum as encoding/json writes it; false when it cannot.
 func appendSumJSON(b []byte, v *p.Sum) (_ []byte, ok bool) {
 	b = append(b, `{"count":`...)
-	b = strconv.AppendInt(b, v.Count, 10)
+	b = textcodec.AppendInt(b, v.Count)
 	b = append(b, `,"total":`...)
-	b = strconv.AppendInt(b, v.Total, 10)
+	b = textcodec.AppendInt(b, v.Total)
 	b = append(b, '}')
 	return b, true
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/textcodec"
-	"strconv"
 	"time"
 )
 
@@ -1839,7 +1838,7 @@ func appendClickJSON(b []byte, v *triggers.Click) (_ []byte, ok bool) {
 	b = append(b, `{"user":`...)
 	b = textcodec.AppendString(b, v.User)
 	b = append(b, `,"ms":`...)
-	b = strconv.AppendInt(b, v.Ms, 10)
+	b = textcodec.AppendInt(b, v.Ms)
 	b = append(b, '}')
 	return b, true
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/textcodec"
-	"strconv"
 	"time"
 )
 
@@ -420,7 +419,7 @@ func appendWordCountJSON(b []byte, v *wc.WordCount) (_ []byte, ok bool) {
 	b = append(b, `{"word":`...)
 	b = textcodec.AppendString(b, v.Word)
 	b = append(b, `,"count":`...)
-	b = strconv.AppendInt(b, v.Count, 10)
+	b = textcodec.AppendInt(b, v.Count)
 	b = append(b, '}')
 	return b, true
 }
