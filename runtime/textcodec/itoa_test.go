@@ -114,3 +114,20 @@ func BenchmarkAppendInt(b *testing.B) {
 	})
 	appended = buf
 }
+
+// TestScanIntRoundTrip reads back what AppendInt writes, before a comma
+// (as in a JSON object) and at the end of the input, for numbers of
+// every length.
+func TestScanIntRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var s Scanner
+	for range 200_000 {
+		want := int64(r.Uint64() >> r.UintN(64))
+		for _, tail := range []string{"", `,"x":1}`} {
+			s.Reset(append(AppendInt(nil, want), tail...))
+			if got := s.Int(64); s.Failed() || got != want {
+				t.Fatalf("Int(%q) = %d (failed %v), want %d", s.data, got, s.Failed(), want)
+			}
+		}
+	}
+}
