@@ -92,9 +92,14 @@ kafka-soak:
 
 # Rewrite every golden file from the current compiler, and the generated
 # code of examples/annotated (a module of its own); review the diff.
+# golden/ first, alone: its test rewrites the want/ packages, which a go
+# test of ./... has already planned to build from the files as they were
+# (a generated import added then failed their build). examples/annotated
+# before ./..., whose examples test fails when it is stale.
 golden:
-	$(GO) test ./... -update
+	$(GO) test ./golden -update
 	cd examples/annotated && $(GO) generate ./...
+	$(GO) test ./... -update
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -7,15 +7,17 @@ import (
 
 // Integers in decimal, eight digits at a time.
 //
-// strconv.AppendInt divides by 100 once per two digits, each quotient
-// waiting for the one before: a millisecond timestamp (13 digits) takes
-// seven dependent multiply-and-shift steps. Here a number is cut into
-// chunks of eight digits (one division by 10^8 per chunk), and the eight
-// digits of a chunk come out together, as bytes of one 64-bit word: the
-// chunk split in halves of four digits, each half in pairs, each pair in
-// digits, every step one multiply over all the lanes of the word at once
-// (SWAR). BenchmarkAppendInt: Nexmark's bids' numbers (ids of 4-7
-// digits, prices, timestamps) in about 0.6 of strconv's time.
+// strconv.AppendInt cuts a number in chunks of nine digits and writes a
+// chunk two digits at a time from a table, dividing by 100 for each two,
+// each division waiting for the one before (four for a chunk of nine),
+// into a buffer of its own, which it then copies. Here a number is cut
+// into chunks of eight digits (one division by 10^8 per chunk), and the
+// eight digits of a chunk come out together, as the bytes of one 64-bit
+// word stored where they go: the chunk split in halves of four digits,
+// each half in pairs, each pair in digits, every step one multiply over
+// all the lanes of the word at once (SWAR). BenchmarkAppendInt: Nexmark's
+// bids' numbers (ids of 4-7 digits, prices, timestamps) in about 0.6 of
+// strconv's time.
 
 // digits8 returns the eight decimal digits of x < 10^8 as ASCII, the
 // first digit in the lowest byte (so that a little-endian store writes
