@@ -13,11 +13,11 @@ import (
 	"time"
 )
 
-// This code was generated for version 5 of the runtime's contract; a runtime
+// This code was generated for version 6 of the runtime's contract; a runtime
 // that cannot run it fails to compile here.
 const (
-	_ = runtime.EnforceVersion(5 - runtime.MinGenVersion)
-	_ = runtime.EnforceVersion(runtime.GenVersion - 5)
+	_ = runtime.EnforceVersion(6 - runtime.MinGenVersion)
+	_ = runtime.EnforceVersion(runtime.GenVersion - 6)
 )
 
 // RunBusiest runs the stream pipeline busiest, compiled by pipegen from the

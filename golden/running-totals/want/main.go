@@ -15,11 +15,11 @@ package main
 
 import "github.com/pipegen/pipegen/runtime"
 
-// This code was generated for version 5 of the runtime's contract; a
+// This code was generated for version 6 of the runtime's contract; a
 // runtime that cannot run it fails to compile here.
 const (
-	_ = runtime.EnforceVersion(5 - runtime.MinGenVersion)
-	_ = runtime.EnforceVersion(runtime.GenVersion - 5)
+	_ = runtime.EnforceVersion(6 - runtime.MinGenVersion)
+	_ = runtime.EnforceVersion(runtime.GenVersion - 6)
 )
 
 func main() {
