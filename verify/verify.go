@@ -134,6 +134,11 @@ type Verifier struct {
 	Headers map[string]bool
 	// Args are passed to every run, after the verifier's own.
 	Args []string
+	// Env holds KEY=VALUE pairs added to every run's environment, which
+	// is otherwise this process's: a program whose functions read the
+	// environment (Nexmark's generator) gets its settings here, so that
+	// verifications with different ones may run at once.
+	Env []string
 	// Timeout bounds every process; 0 means no bound.
 	Timeout time.Duration
 	// CPUKills measures the kill moments in the CPU time each process has
@@ -501,6 +506,9 @@ func (v *Verifier) attempt(args []string, eventsFile string, killAfter time.Dura
 	}()
 	cmd := exec.Command(v.Binary, args...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if len(v.Env) > 0 {
+		cmd.Env = append(os.Environ(), v.Env...)
+	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return a, err

@@ -24,6 +24,7 @@ func TestRescale(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the job")
 	}
+	t.Parallel() // beside TestCrash: both wait for paced runs most of their time
 	res, err := compile.Generate("pipeline.yaml", compile.Options{StateBackend: "pebble"})
 	if err != nil {
 		t.Fatal(err)

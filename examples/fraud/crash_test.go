@@ -121,8 +121,12 @@ func TestCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the crash test builds and runs the job many times")
 	}
+	t.Parallel() // the runs are paced and wait most of their time
 	for _, backend := range crashtest.Backends("memory", "pebble") {
-		t.Run(backend, func(t *testing.T) { testCrash(t, backend) })
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			testCrash(t, backend)
+		})
 	}
 }
 

@@ -45,7 +45,7 @@ func TestStopDrain(t *testing.T) {
 			}
 			crashtest.StopMidway(t, bin, []string{"run", "--quiet", "--checkpoint-dir", ckpt,
 				"--set", "sinks.out.path=" + out, "--set", "sinks.late.path=" + late,
-				"--set", "sources.clicks.rate=5000", "--set", "checkpoint.interval=200ms"}, evFile, args)
+				"--set", "sources.clicks.rate=5000", "--set", "checkpoint.interval=200ms"}, nil, evFile, args)
 
 			evs, err := events.ReadFile(evFile)
 			if err != nil {

@@ -60,14 +60,16 @@ func Seed(t *testing.T, def uint64) uint64 {
 // committed lines of each file sink, sorted.
 func Run(t *testing.T, backend string, seed uint64, sets []string, want map[string][]string) {
 	t.Helper()
-	RunFile(t, "pipeline.yaml", backend, seed, sets, want)
+	RunFile(t, "pipeline.yaml", backend, seed, sets, nil, want)
 }
 
 // RunFile is Run on the pipeline file of that name in the current
 // directory: a pipeline that is not an example of its own (its package
 // is another example's) has no pipeline.yaml, which would ask for an
-// annotated twin (examples TestTwins).
-func RunFile(t *testing.T, file, backend string, seed uint64, sets []string, want map[string][]string) {
+// annotated twin (examples TestTwins). env (KEY=VALUE) is added to the
+// environment of every run of the job: unlike t.Setenv it lets tests
+// with different settings run in parallel.
+func RunFile(t *testing.T, file, backend string, seed uint64, sets, env []string, want map[string][]string) {
 	t.Helper()
 	defer func() {
 		if t.Failed() {
@@ -84,6 +86,7 @@ func RunFile(t *testing.T, file, backend string, seed uint64, sets []string, wan
 		t.Fatal(err)
 	}
 	v.Log = testLog{t}
+	v.Env = env
 	rep, err := v.Verify(verify.Options{Kills: Kills, Seed: seed, Sets: sets})
 	if err != nil {
 		t.Fatal(err)
@@ -157,10 +160,13 @@ func CountEvents(file string, kind events.Kind) int {
 // and others are open), runs bin with stop's arguments (a `stop
 // --savepoint` or `stop --drain`), waits for the job to end, and returns
 // the savepoint folder that stop printed last, which must hold a
-// MANIFEST.
-func StopMidway(t *testing.T, bin string, run []string, evFile string, stop []string) string {
+// MANIFEST. env (KEY=VALUE) is added to the job's environment.
+func StopMidway(t *testing.T, bin string, run, env []string, evFile string, stop []string) string {
 	t.Helper()
 	job := exec.Command(bin, append(slices.Clone(run), "--events", evFile)...)
+	if len(env) > 0 {
+		job.Env = append(os.Environ(), env...)
+	}
 	var jobErr bytes.Buffer
 	job.Stderr = &jobErr
 	if err := job.Start(); err != nil {

@@ -89,19 +89,24 @@ func crash(t *testing.T, query string, config nexmark.Config, least int, seed ui
 	if testing.Short() {
 		t.Skip("the crash test builds and runs the job many times")
 	}
-	want := reference(t, query, config, least)
+	// A run is paced (40,000 events a second) and waits most of its
+	// time: the tests run in parallel, each with its generator's settings
+	// in its runs' environment rather than in this process's.
+	t.Parallel()
+	want, env := reference(t, query, config, least)
 	for _, backend := range crashtest.Backends(backends...) {
 		t.Run(backend, func(t *testing.T) {
-			crashtest.RunFile(t, query+".yaml", backend, crashtest.Seed(t, seed), append([]string{"sources.events.rate=40000"}, sets...), map[string][]string{"out": want})
+			t.Parallel()
+			crashtest.RunFile(t, query+".yaml", backend, crashtest.Seed(t, seed), append([]string{"sources.events.rate=40000"}, sets...), env, map[string][]string{"out": want})
 		})
 	}
 }
 
 // reference is the reference's output of query on the events of config,
 // sorted, which must have at least least lines for the test to prove
-// something; it sets the environment that makes the query's programs
-// generate the same events.
-func reference(t *testing.T, query string, config nexmark.Config, least int) []string {
+// something, and the environment (KEY=VALUE) that makes the query's
+// programs generate the same events.
+func reference(t *testing.T, query string, config nexmark.Config, least int) (want, env []string) {
 	t.Helper()
 	g := nexmark.NewGenerator(config)
 	events := make([]nexmark.Event, config.Events)
@@ -116,8 +121,9 @@ func reference(t *testing.T, query string, config nexmark.Config, least int) []s
 		t.Fatalf("the reference of %s has %d lines: the test would prove little", query, len(want))
 	}
 	slices.Sort(want)
-	t.Setenv("NEXMARK_EVENTS", fmt.Sprint(config.Events))
-	t.Setenv("NEXMARK_RATE", fmt.Sprint(config.Rate))
-	t.Setenv("NEXMARK_SEED", fmt.Sprint(config.Seed))
-	return want
+	return want, []string{
+		fmt.Sprint("NEXMARK_EVENTS=", config.Events),
+		fmt.Sprint("NEXMARK_RATE=", config.Rate),
+		fmt.Sprint("NEXMARK_SEED=", config.Seed),
+	}
 }

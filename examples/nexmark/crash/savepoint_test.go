@@ -1,6 +1,7 @@
 package crash
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -24,7 +25,8 @@ func TestSavepointOfSlices(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds q5 twice and runs it")
 	}
-	want := reference(t, "q5", nexmark.Config{Events: 100_000, Rate: 1000, Seed: 15}, 40)
+	t.Parallel()
+	want, env := reference(t, "q5", nexmark.Config{Events: 100_000, Rate: 1000, Seed: 15}, 40)
 
 	bins := map[string]string{}
 	for _, backend := range []string{"memory", "pebble"} {
@@ -46,11 +48,13 @@ func TestSavepointOfSlices(t *testing.T) {
 	}
 	for _, to := range []string{"memory", "pebble"} {
 		t.Run("to-"+to, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			out := filepath.Join(dir, "out")
-			sp := stopWithSavepoint(t, bins["memory"], dir, out, len(want))
+			sp := stopWithSavepoint(t, bins["memory"], env, dir, out, len(want))
 			resume := exec.Command(bins[to], "run", "--quiet", "--from-savepoint", sp, "--checkpoint-dir", filepath.Join(dir, "c2"),
 				"--set", "sinks.out.path="+out, "--set", "checkpoint.interval=50ms")
+			resume.Env = append(os.Environ(), env...)
 			if log, err := resume.CombinedOutput(); err != nil {
 				t.Fatalf("resuming on %s: %v\n%s", to, err, log)
 			}
@@ -70,13 +74,13 @@ func TestSavepointOfSlices(t *testing.T) {
 // a second and a checkpoint every 50 ms, stops it with a savepoint once
 // two checkpoints are complete, checks that it had committed some of the
 // reference's lines but not all (all is whole), and returns the
-// savepoint's folder.
-func stopWithSavepoint(t *testing.T, bin, dir, out string, all int) string {
+// savepoint's folder; env is the generator's settings.
+func stopWithSavepoint(t *testing.T, bin string, env []string, dir, out string, all int) string {
 	t.Helper()
 	ckpt := filepath.Join(dir, "c1")
 	sp := crashtest.StopMidway(t, bin, []string{"run", "--quiet", "--checkpoint-dir", ckpt,
 		"--set", "sinks.out.path=" + out, "--set", "sources.events.rate=40000", "--set", "checkpoint.interval=50ms"},
-		filepath.Join(dir, "events.jsonl"), []string{"stop", "--savepoint", "--checkpoint-dir", ckpt})
+		env, filepath.Join(dir, "events.jsonl"), []string{"stop", "--savepoint", "--checkpoint-dir", ckpt})
 	if got, err := verify.ReadCommitted(out); err != nil || len(got) == 0 || len(got) >= all {
 		t.Fatalf("the job committed %d of the reference's %d lines before the savepoint (%v): want it stopped in the middle", len(got), all, err)
 	}
