@@ -61,6 +61,16 @@ type Checkpoints interface {
 	RestoredNode(node int) *storage.NodeState
 }
 
+// Sharer is an Env whose subtasks run at once, each in its goroutine (a
+// job's run, not a test's Env that reads subtasks one after another): the
+// subtasks of one node may share a value there to coordinate, as a
+// generator's keep pace.
+type Sharer interface {
+	// Shared returns the value of the run kept under key, which mk makes
+	// the first time key is asked for. It is safe for concurrent use.
+	Shared(key any, mk func() any) any
+}
+
 // CountEvery is how many records a source reads between two updates of its
 // progress count (and two checks that the job is still running).
 const CountEvery = 1024

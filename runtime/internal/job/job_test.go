@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -303,4 +304,33 @@ func waitJob(t testing.TB, j *Job) error {
 	c := make(chan error, 1)
 	go func() { c <- j.Wait() }()
 	return recvWithin(t, "the job's goroutines to finish", c)
+}
+
+// TestJobShared checks that the subtasks of a run get one value per key
+// (a generator's subtasks keep pace through it), made once even when they
+// ask at once, and that another run starts with none.
+func TestJobShared(t *testing.T) {
+	j := chanJob(config.ExactlyOnce)
+	var made atomic.Int32
+	mk := func() any { made.Add(1); return new(int) }
+	var wg sync.WaitGroup
+	got := make([]any, 8)
+	for i := range got {
+		wg.Go(func() { got[i] = j.Shared("pace", mk) })
+	}
+	wg.Wait()
+	for i, v := range got {
+		if v != got[0] {
+			t.Fatalf("subtask %d got %p, subtask 0 %p: want one value", i, v, got[0])
+		}
+	}
+	if made.Load() != 1 {
+		t.Errorf("the value was made %d times, want once", made.Load())
+	}
+	if other := j.Shared("other", mk); other == got[0] {
+		t.Error("another key got the same value")
+	}
+	if next := chanJob(config.ExactlyOnce).Shared("pace", mk); next == got[0] {
+		t.Error("another run got this run's value")
+	}
 }

@@ -64,7 +64,11 @@ type Source[T any] struct {
 	n        int64
 	// chain learns how long the subtask waits for records to be due.
 	chain *metrics.Chain
-	_     [64]byte
+	// pace is shared with the node's other subtasks, which s keeps pace
+	// with (pace.go); s looks at it once its round is past through.
+	pace    *pace
+	through uint64
+	_       [64]byte
 }
 
 // NewSource prepares subtask sub of the generator source node.
@@ -89,6 +93,7 @@ func NewSource[T any](env connector.Env, node, sub int, fn func(seq uint64) (T, 
 	}
 	s.ctl = env.Checkpoints().NewSourceCtl()
 	s.chain = env.Metrics().Chain(node, sub)
+	s.joinPace(env, node)
 	s.restore(env, node)
 	return s
 }
@@ -121,6 +126,7 @@ func (s *Source[T]) SetSeq(seq uint64) {
 	s.round, s.psub, s.left = s.prog.locate(seq)
 	s.done = false
 	s.start = time.Time{}
+	s.publishRound()
 }
 
 // Next returns the next record. With a rate, it returns false (not done)
@@ -173,7 +179,7 @@ func (s *Source[T]) NextInto(rec *T) bool {
 // record to take a number and another to account for it cost Nexmark q2
 // a tenth of its CPU.
 func (s *Source[T]) TakeRun() (seq, n uint64) {
-	if s.done || s.drained || s.interval > 0 || len(s.pending) > 0 {
+	if s.done || s.drained || s.interval > 0 || len(s.pending) > 0 || s.round > s.through {
 		return s.takeSlow()
 	}
 	return s.seq, min(s.left, uint64(connector.CountEvery-s.uncounted))
@@ -184,10 +190,19 @@ func (s *Source[T]) takeSlow() (uint64, uint64) {
 		s.countNow() // what was read after the drain was seen
 		return 0, 0
 	}
-	if s.interval > 0 && !s.due() {
+	if s.interval > 0 {
+		if !s.due() {
+			return 0, 0
+		}
+		return s.Seq(), 1
+	}
+	if len(s.pending) > 0 {
+		return s.Seq(), 1 // numbers the old subtasks left behind: no one to wait for
+	}
+	if !s.keepPace() {
 		return 0, 0
 	}
-	return s.Seq(), 1
+	return s.seq, min(s.left, uint64(connector.CountEvery-s.uncounted))
 }
 
 // At records that the chain calls the function for sequence number seq,
@@ -223,6 +238,7 @@ func (s *Source[T]) NoRecord() {
 		return
 	}
 	s.done = true
+	s.publishRound()
 	s.chain.InputEnded()
 	s.countNow()
 }
@@ -232,6 +248,7 @@ func (s *Source[T]) nextBlock() {
 	s.round++
 	s.seq = s.prog.start(s.round, s.psub)
 	s.left = s.prog.size(s.round)
+	s.publishRound()
 }
 
 // passPending moves past the first pending number.
@@ -262,8 +279,9 @@ func (s *Source[T]) countNow() {
 		s.ctl.Count(s.uncounted)
 		s.uncounted = 0
 	}
-	if s.ctl.Draining() {
+	if s.ctl.Draining() && !s.drained {
 		s.drained = true
+		s.publishRound()
 	}
 }
 

@@ -121,6 +121,7 @@ func (s *Source[T]) resume(p position) {
 	s.prog = p.prog
 	s.SetSeq(p.seq)
 	s.pending, s.done = p.pending, p.atEnd
+	s.publishRound()
 }
 
 // Recover, deferred by the chain of a generator source, adds to a panic the
