@@ -43,11 +43,6 @@ func TestRescaleQ7(t *testing.T) {
 	}
 	seed := crashtest.Seed(t, 15)
 	rng := rand.New(rand.NewPCG(seed, 1))
-	defer func() {
-		if t.Failed() {
-			t.Logf("kill moments drawn with seed %d: reproduce with %s=%d", seed, crashtest.SeedVar, seed)
-		}
-	}()
 	// 2 to 4 and 4 to 2 dropped some 900 bids as late (4 to 2 lost a
 	// window's highest bid with seed 15) while a rescaled source subtask
 	// took the watermark progress of the old subtask of its number, which
@@ -58,6 +53,13 @@ func TestRescaleQ7(t *testing.T) {
 		wait := time.Duration(rng.IntN(400)) * time.Millisecond
 		t.Run(fmt.Sprintf("%d-to-%d", ps[0], ps[1]), func(t *testing.T) {
 			t.Parallel()
+			// In the subtest: a parallel subtest ends after its parent's
+			// function has returned.
+			defer func() {
+				if t.Failed() {
+					t.Logf("kill moments drawn with seed %d: reproduce with %s=%d", seed, crashtest.SeedVar, seed)
+				}
+			}()
 			dir := t.TempDir()
 			args := func(p int) []string {
 				return []string{"run", "--quiet", fmt.Sprint("--parallelism=", p), "--checkpoint-dir", "ck",

@@ -18,9 +18,10 @@ import (
 // apart by up to 15 ms of event time (150,000 events), held 9,400 timers
 // per closing subtask on average against 650 at parallelism 1 (early bids
 // that wait for the slower subtask's auctions and watermark), and its
-// peak memory went from 29 to 30-58 MiB from run to run. Kept within a
-// round, the subtasks are at most two blocks apart (MaxBlock numbers
-// each, 3.3 ms of Nexmark's event time at 10M events a second).
+// peak memory varied from 30 to 58 MiB between runs (28-29 MiB in
+// pace). Kept within a round, the subtasks are at most two blocks apart
+// (MaxBlock numbers each, 3.3 ms of Nexmark's event time at 10M events a
+// second).
 //
 // A subtask that is ahead returns no run from TakeRun for a while
 // (paceWait), as a subtask with a rate does when its next record is not
