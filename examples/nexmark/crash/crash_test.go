@@ -44,6 +44,19 @@ func TestCrashQ4Parallel(t *testing.T) {
 	crash(t, "q4", nexmark.Config{Events: 100_000, Rate: 1000, Seed: 17}, 3, 11, []string{"parallelism=2"}, "memory", "pebble")
 }
 
+// TestCrashQ4InPace does what TestCrashQ4Parallel does with the source
+// at full speed: without a rate the generator's subtasks keep pace
+// (runtime/internal/connector/generator/pace.go), and one that is ahead
+// returns no run while the other catches up, which the kills and the
+// barriers must find it in too (a panic put in the wait fails this test:
+// the subtasks do wait). 2M events make a clean run of about half a
+// second, long enough for every restart to resume from a checkpoint.
+// (The other crash tests pace their sources by a rate, which leaves the
+// subtasks to the clock.)
+func TestCrashQ4InPace(t *testing.T) {
+	crash(t, "q4", nexmark.Config{Events: 2_000_000, Rate: 1000, Seed: 18}, 3, 19, []string{"parallelism=2", "sources.events.rate=0"}, "memory")
+}
+
 // TestCrashQ5 does the same with q5 (q5.yaml): the sliding windows'
 // counts, captured at the barriers and written as deltas by the
 // checkpoint writer, survive the kills, and every window's hottest
@@ -84,7 +97,8 @@ func TestCrashQ7(t *testing.T) {
 // 10 s, auctions that close), generated at 40,000 a second so that a
 // clean run lasts about 2.5 s and the kills land in it; the reference
 // must have at least `least` lines, so that the test proves something;
-// sets are more settings for the runs.
+// sets are more settings for the runs (`sources.events.rate=0` among them
+// runs the source at full speed).
 func crash(t *testing.T, query string, config nexmark.Config, least int, seed uint64, sets []string, backends ...string) {
 	if testing.Short() {
 		t.Skip("the crash test builds and runs the job many times")
