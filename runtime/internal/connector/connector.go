@@ -71,6 +71,27 @@ type Sharer interface {
 	Shared(key any, mk func() any) any
 }
 
+// Shares is a Sharer's values: an Env embeds it.
+type Shares struct {
+	mu     sync.Mutex
+	shared map[any]any
+}
+
+// Shared returns the value kept under key, made by mk the first time.
+func (s *Shares) Shared(key any, mk func() any) any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.shared[key]
+	if !ok {
+		if s.shared == nil {
+			s.shared = map[any]any{}
+		}
+		v = mk()
+		s.shared[key] = v
+	}
+	return v
+}
+
 // CountEvery is how many records a source reads between two updates of its
 // progress count (and two checks that the job is still running).
 const CountEvery = 1024

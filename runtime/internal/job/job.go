@@ -115,8 +115,10 @@ type Job struct {
 	building bool
 	pending  []func()
 
-	// shared holds what the run's subtasks share (Shared).
-	shared map[any]any
+	// Shares holds what the run's subtasks share (connector.Sharer): the
+	// subtasks of a node, which run each in its goroutine, coordinate
+	// through it (a generator's keep pace).
+	connector.Shares
 }
 
 // New prepares a run of the pipeline with the given settings.
@@ -191,23 +193,6 @@ func (j *Job) Metrics() *metrics.Registry { return j.opts.Metrics }
 // Meter returns the counters of subtask sub of the chain of nodes, head
 // first, which generated code publishes its counts to.
 func (j *Job) Meter(sub int, nodes ...int) *metrics.Chain { return j.opts.Metrics.Meter(sub, nodes...) }
-
-// Shared returns the value of this run kept under key, made by mk the
-// first time (connector.Sharer): the subtasks of a node, which run each
-// in its goroutine, coordinate through it.
-func (j *Job) Shared(key any, mk func() any) any {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	v, ok := j.shared[key]
-	if !ok {
-		if j.shared == nil {
-			j.shared = map[any]any{}
-		}
-		v = mk()
-		j.shared[key] = v
-	}
-	return v
-}
 
 var _ connector.Sharer = (*Job)(nil)
 

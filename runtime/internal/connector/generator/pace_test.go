@@ -2,7 +2,6 @@ package generator
 
 import (
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/pipegen/pipegen/runtime/internal/connector"
@@ -13,20 +12,7 @@ import (
 // (connector.Sharer), as a job's run does: its generators keep pace.
 type sharedEnv struct {
 	*connectortest.Env
-	mu     sync.Mutex
-	shared map[any]any
-}
-
-func (e *sharedEnv) Shared(key any, mk func() any) any {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.shared == nil {
-		e.shared = map[any]any{}
-	}
-	if _, ok := e.shared[key]; !ok {
-		e.shared[key] = mk()
-	}
-	return e.shared[key]
+	connector.Shares
 }
 
 var _ connector.Sharer = (*sharedEnv)(nil)
