@@ -132,7 +132,7 @@ func pipegenBusiestNewDemoChain(j *runtime.Job, sub int, demoToLongest *runtime.
 func (c *pipegenBusiestDemoChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	defer c.recoverCall() // a panic names the chain it came from
-	var r View
+	var batch [73]View    // records made, to pass on
 	for {
 		seq, n := c.src.TakeRun()
 		if n == 0 {
@@ -149,22 +149,34 @@ func (c *pipegenBusiestDemoChain) run() {
 			continue
 		}
 		from := seq
-		for ; n > 0; n-- {
-			c.src.At(seq) // a panic names it
-			var ok bool
-			if r, ok = DemoView(seq); !ok {
-				break
-			}
-			seq++
-			c.emitDemo(&r)
-			if id := c.ctl.Poll(); id != 0 {
-				c.src.TookRun(seq - from) // the records before a barrier count as emitted
-				from = seq
-				if id > 0 {
-					c.barrier(id)
-				} else {
-					c.flush()
+		for n > 0 {
+			k := min(n, uint64(len(batch)))
+			made := uint64(0)
+			for ; made < k; made++ {
+				c.src.At(seq + made) // a panic names it
+				var ok bool
+				if batch[made], ok = DemoView(seq + made); !ok {
+					break
 				}
+			}
+			for i := range made {
+				r := &batch[i]
+				c.src.At(seq) // a panic names it
+				seq++
+				n--
+				c.emitDemo(r)
+				if id := c.ctl.Poll(); id != 0 {
+					c.src.TookRun(seq - from) // the records before a barrier count as emitted
+					from = seq
+					if id > 0 {
+						c.barrier(id)
+					} else {
+						c.flush()
+					}
+				}
+			}
+			if made < k {
+				break
 			}
 		}
 		c.src.TookRun(seq - from)

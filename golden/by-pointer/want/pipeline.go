@@ -201,8 +201,9 @@ func newOrdersChain(j *runtime.Job, sub int, taxedToPerWindow *runtime.Out[runti
 // The generator's sequence numbers come in runs (TakeRun), whose records are
 // accounted for together (TookRun), before a barrier and at the run's end.
 func (c *ordersChain) run() {
-	defer c.src.Recover() // a panic names the record's file and line
-	defer c.recoverCall() // a panic names the chain it came from
+	defer c.src.Recover()      // a panic names the record's file and line
+	defer c.recoverCall()      // a panic names the chain it came from
+	var batch [73]orders.Order // records made, to pass on
 	for {
 		seq, n := c.src.TakeRun()
 		if n == 0 {
@@ -228,26 +229,38 @@ func (c *ordersChain) run() {
 			continue
 		}
 		from := seq
-		for ; n > 0; n-- {
-			var r orders.Order
-			c.src.At(seq) // a panic names it
-			if !orders.Next(seq, &r) {
-				break
-			}
-			seq++
-			ts := orders.OrderTime(&r)
-			c.emitOrders(&r, ts)
-			if w, ok := c.wm.Observe(ts); ok {
-				c.watermark(w)
-			}
-			if id := c.ctl.Poll(); id != 0 {
-				c.src.TookRun(seq - from) // the records before a barrier count as emitted
-				from = seq
-				if id > 0 {
-					c.barrier(id)
-				} else {
-					c.flush()
+		for n > 0 {
+			k := min(n, uint64(len(batch)))
+			made := uint64(0)
+			for ; made < k; made++ {
+				batch[made] = orders.Order{} // a zero record at every call, as the function's contract says
+				c.src.At(seq + made)         // a panic names it
+				if !orders.Next(seq+made, &batch[made]) {
+					break
 				}
+			}
+			for i := range made {
+				r := &batch[i]
+				c.src.At(seq) // a panic names it
+				seq++
+				n--
+				ts := orders.OrderTime(r)
+				c.emitOrders(r, ts)
+				if w, ok := c.wm.Observe(ts); ok {
+					c.watermark(w)
+				}
+				if id := c.ctl.Poll(); id != 0 {
+					c.src.TookRun(seq - from) // the records before a barrier count as emitted
+					from = seq
+					if id > 0 {
+						c.barrier(id)
+					} else {
+						c.flush()
+					}
+				}
+			}
+			if made < k {
+				break
 			}
 		}
 		c.src.TookRun(seq - from)

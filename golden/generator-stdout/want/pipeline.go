@@ -92,8 +92,8 @@ func newSensorsChain(j *runtime.Job, sub int) *sensorsChain {
 // The generator's sequence numbers come in runs (TakeRun), whose records are
 // accounted for together (TookRun), before a barrier and at the run's end.
 func (c *sensorsChain) run() {
-	defer c.src.Recover() // a panic names the record's file and line
-	var r gen.Reading
+	defer c.src.Recover()      // a panic names the record's file and line
+	var batch [256]gen.Reading // records made, to pass on
 	for {
 		seq, n := c.src.TakeRun()
 		if n == 0 {
@@ -110,22 +110,34 @@ func (c *sensorsChain) run() {
 			continue
 		}
 		from := seq
-		for ; n > 0; n-- {
-			c.src.At(seq) // a panic names it
-			var ok bool
-			if r, ok = gen.Next(seq); !ok {
-				break
-			}
-			seq++
-			c.emitSensors(&r)
-			if id := c.ctl.Poll(); id != 0 {
-				c.src.TookRun(seq - from) // the records before a barrier count as emitted
-				from = seq
-				if id > 0 {
-					c.barrier(id)
-				} else {
-					c.flush()
+		for n > 0 {
+			k := min(n, uint64(len(batch)))
+			made := uint64(0)
+			for ; made < k; made++ {
+				c.src.At(seq + made) // a panic names it
+				var ok bool
+				if batch[made], ok = gen.Next(seq + made); !ok {
+					break
 				}
+			}
+			for i := range made {
+				r := &batch[i]
+				c.src.At(seq) // a panic names it
+				seq++
+				n--
+				c.emitSensors(r)
+				if id := c.ctl.Poll(); id != 0 {
+					c.src.TookRun(seq - from) // the records before a barrier count as emitted
+					from = seq
+					if id > 0 {
+						c.barrier(id)
+					} else {
+						c.flush()
+					}
+				}
+			}
+			if made < k {
+				break
 			}
 		}
 		c.src.TookRun(seq - from)

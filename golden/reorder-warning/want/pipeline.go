@@ -150,9 +150,9 @@ func newOrdersChain(j *runtime.Job, sub int, ordersToPriced *runtime.Out[reorder
 // The generator's sequence numbers come in runs (TakeRun), whose records are
 // accounted for together (TookRun), before a barrier and at the run's end.
 func (c *ordersChain) run() {
-	defer c.src.Recover() // a panic names the record's file and line
-	defer c.recoverCall() // a panic names the chain it came from
-	var r reorder.Order
+	defer c.src.Recover()        // a panic names the record's file and line
+	defer c.recoverCall()        // a panic names the chain it came from
+	var batch [170]reorder.Order // records made, to pass on
 	for {
 		seq, n := c.src.TakeRun()
 		if n == 0 {
@@ -169,22 +169,34 @@ func (c *ordersChain) run() {
 			continue
 		}
 		from := seq
-		for ; n > 0; n-- {
-			c.src.At(seq) // a panic names it
-			var ok bool
-			if r, ok = reorder.Next(seq); !ok {
-				break
-			}
-			seq++
-			c.emitOrders(&r)
-			if id := c.ctl.Poll(); id != 0 {
-				c.src.TookRun(seq - from) // the records before a barrier count as emitted
-				from = seq
-				if id > 0 {
-					c.barrier(id)
-				} else {
-					c.flush()
+		for n > 0 {
+			k := min(n, uint64(len(batch)))
+			made := uint64(0)
+			for ; made < k; made++ {
+				c.src.At(seq + made) // a panic names it
+				var ok bool
+				if batch[made], ok = reorder.Next(seq + made); !ok {
+					break
 				}
+			}
+			for i := range made {
+				r := &batch[i]
+				c.src.At(seq) // a panic names it
+				seq++
+				n--
+				c.emitOrders(r)
+				if id := c.ctl.Poll(); id != 0 {
+					c.src.TookRun(seq - from) // the records before a barrier count as emitted
+					from = seq
+					if id > 0 {
+						c.barrier(id)
+					} else {
+						c.flush()
+					}
+				}
+			}
+			if made < k {
+				break
 			}
 		}
 		c.src.TookRun(seq - from)

@@ -128,7 +128,7 @@ func newNumbersChain(j *runtime.Job, sub int, numbersToLasts *runtime.Out[int64]
 func (c *numbersChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	defer c.recoverCall() // a panic names the chain it came from
-	var r int64
+	var batch [256]int64  // records made, to pass on
 	for {
 		seq, n := c.src.TakeRun()
 		if n == 0 {
@@ -145,22 +145,34 @@ func (c *numbersChain) run() {
 			continue
 		}
 		from := seq
-		for ; n > 0; n-- {
-			c.src.At(seq) // a panic names it
-			var ok bool
-			if r, ok = p.Next(seq); !ok {
-				break
-			}
-			seq++
-			c.emitNumbers(&r)
-			if id := c.ctl.Poll(); id != 0 {
-				c.src.TookRun(seq - from) // the records before a barrier count as emitted
-				from = seq
-				if id > 0 {
-					c.barrier(id)
-				} else {
-					c.flush()
+		for n > 0 {
+			k := min(n, uint64(len(batch)))
+			made := uint64(0)
+			for ; made < k; made++ {
+				c.src.At(seq + made) // a panic names it
+				var ok bool
+				if batch[made], ok = p.Next(seq + made); !ok {
+					break
 				}
+			}
+			for i := range made {
+				r := &batch[i]
+				c.src.At(seq) // a panic names it
+				seq++
+				n--
+				c.emitNumbers(r)
+				if id := c.ctl.Poll(); id != 0 {
+					c.src.TookRun(seq - from) // the records before a barrier count as emitted
+					from = seq
+					if id > 0 {
+						c.barrier(id)
+					} else {
+						c.flush()
+					}
+				}
+			}
+			if made < k {
+				break
 			}
 		}
 		c.src.TookRun(seq - from)

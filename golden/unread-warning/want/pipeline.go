@@ -131,7 +131,7 @@ func newWordsChain(j *runtime.Job, sub int, wordsToCounts *runtime.Out[runtime.T
 func (c *wordsChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
 	defer c.recoverCall() // a panic names the chain it came from
-	var r string
+	var batch [256]string // records made, to pass on
 	for {
 		seq, n := c.src.TakeRun()
 		if n == 0 {
@@ -157,26 +157,38 @@ func (c *wordsChain) run() {
 			continue
 		}
 		from := seq
-		for ; n > 0; n-- {
-			c.src.At(seq) // a panic names it
-			var ok bool
-			if r, ok = unread.Words(seq); !ok {
-				break
-			}
-			seq++
-			ts := unread.WordTime(r)
-			c.emitWords(&r, ts)
-			if w, ok := c.wm.Observe(ts); ok {
-				c.watermark(w)
-			}
-			if id := c.ctl.Poll(); id != 0 {
-				c.src.TookRun(seq - from) // the records before a barrier count as emitted
-				from = seq
-				if id > 0 {
-					c.barrier(id)
-				} else {
-					c.flush()
+		for n > 0 {
+			k := min(n, uint64(len(batch)))
+			made := uint64(0)
+			for ; made < k; made++ {
+				c.src.At(seq + made) // a panic names it
+				var ok bool
+				if batch[made], ok = unread.Words(seq + made); !ok {
+					break
 				}
+			}
+			for i := range made {
+				r := &batch[i]
+				c.src.At(seq) // a panic names it
+				seq++
+				n--
+				ts := unread.WordTime(*r)
+				c.emitWords(r, ts)
+				if w, ok := c.wm.Observe(ts); ok {
+					c.watermark(w)
+				}
+				if id := c.ctl.Poll(); id != 0 {
+					c.src.TookRun(seq - from) // the records before a barrier count as emitted
+					from = seq
+					if id > 0 {
+						c.barrier(id)
+					} else {
+						c.flush()
+					}
+				}
+			}
+			if made < k {
+				break
 			}
 		}
 		c.src.TookRun(seq - from)
@@ -330,7 +342,7 @@ func newSpareChain(j *runtime.Job, sub int) *spareChain {
 // accounted for together (TookRun), before a barrier and at the run's end.
 func (c *spareChain) run() {
 	defer c.src.Recover() // a panic names the record's file and line
-	var r string
+	var batch [256]string // records made, to pass on
 	for {
 		seq, n := c.src.TakeRun()
 		if n == 0 {
@@ -347,22 +359,34 @@ func (c *spareChain) run() {
 			continue
 		}
 		from := seq
-		for ; n > 0; n-- {
-			c.src.At(seq) // a panic names it
-			var ok bool
-			if r, ok = unread.Words(seq); !ok {
-				break
-			}
-			seq++
-			c.emitSpare(&r)
-			if id := c.ctl.Poll(); id != 0 {
-				c.src.TookRun(seq - from) // the records before a barrier count as emitted
-				from = seq
-				if id > 0 {
-					c.barrier(id)
-				} else {
-					c.flush()
+		for n > 0 {
+			k := min(n, uint64(len(batch)))
+			made := uint64(0)
+			for ; made < k; made++ {
+				c.src.At(seq + made) // a panic names it
+				var ok bool
+				if batch[made], ok = unread.Words(seq + made); !ok {
+					break
 				}
+			}
+			for i := range made {
+				r := &batch[i]
+				c.src.At(seq) // a panic names it
+				seq++
+				n--
+				c.emitSpare(r)
+				if id := c.ctl.Poll(); id != 0 {
+					c.src.TookRun(seq - from) // the records before a barrier count as emitted
+					from = seq
+					if id > 0 {
+						c.barrier(id)
+					} else {
+						c.flush()
+					}
+				}
+			}
+			if made < k {
+				break
 			}
 		}
 		c.src.TookRun(seq - from)
