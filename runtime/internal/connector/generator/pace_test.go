@@ -6,6 +6,7 @@ import (
 
 	"github.com/pipegen/pipegen/runtime/internal/connector"
 	"github.com/pipegen/pipegen/runtime/internal/connector/connectortest"
+	"github.com/pipegen/pipegen/runtime/internal/fault"
 )
 
 // sharedEnv is a connectortest.Env that says its subtasks run at once
@@ -133,5 +134,36 @@ func TestGeneratorWithoutSharerDoesNotWait(t *testing.T) {
 	s1 := NewSource(env, 0, 1, upTo(3*MaxBlock))
 	if got := readAhead(s1); !s1.Done() || len(got) == 0 {
 		t.Fatalf("subtask 1 read %d numbers and stopped (done %v): want it to its end", len(got), s1.Done())
+	}
+}
+
+// TestGeneratorDrainWhileInPace drains the job while a subtask waits in
+// pace for the other: the waiting subtask sees the drain at its next look
+// and is done, the other stops within connector.CountEvery records, and
+// every record either read is counted (a `stop --drain` reports the
+// count): no subtask is left waiting for one that drains.
+func TestGeneratorDrainWhileInPace(t *testing.T) {
+	env := &sharedEnv{Env: generatorJob(t, 2, "")}
+	defer env.Cancel(fault.ErrCanceled)
+	s0 := NewSource(env, 0, 0, upTo(1<<40))
+	s1 := NewSource(env, 0, 1, upTo(1<<40))
+	read := len(readAhead(s1))
+	if _, n := s1.TakeRun(); n != 0 || s1.Done() {
+		t.Fatalf("subtask 1 alone: a run of %d numbers (done %v), want it waiting for subtask 0", n, s1.Done())
+	}
+	env.Ckpt().RequestSavepoint(t.TempDir(), true, true)
+	if more := readAhead(s1); len(more) > 0 || !s1.Done() || !s1.drained {
+		t.Fatalf("subtask 1, waiting when the job drained: %d more numbers, done %v, drained %v; want none, done and drained", len(more), s1.Done(), s1.drained)
+	}
+	got := readAhead(s0)
+	if len(got) > connector.CountEvery || !s0.Done() || !s0.drained {
+		t.Fatalf("subtask 0 after the drain: %d numbers, done %v, drained %v; want at most %d, done and drained", len(got), s0.Done(), s0.drained, connector.CountEvery)
+	}
+	if more := readAhead(s0); len(more) > 0 {
+		t.Fatalf("subtask 0 read %d numbers after it had seen the drain", len(more))
+	}
+	read += len(got)
+	if counted := env.Ckpt().RecordsRead(); counted != int64(read) {
+		t.Errorf("%d records counted, %d read", counted, read)
 	}
 }
