@@ -610,7 +610,7 @@ func (cg *chainGen) loop() {
 				Else().Block(jen.Add(c).Dot("flush").Call())
 		}
 		if h.Connector == "generator" && !cg.g.opts.Test {
-			cg.generatorLoop(got, gotAt, none, callDefer, poll)
+			cg.generatorLoop(gotAt, none, callDefer, poll)
 			return
 		}
 		step := jen.If(next...).Block(got...).Else().Add(none)
@@ -1410,10 +1410,10 @@ func typeSize(t *ir.Type) (int64, bool) {
 // q2. A static call lets Go inline a small function, where a call through
 // a function value costs the call and a copy more (a Nexmark event is 72
 // bytes: 10-14% of q2 and q7). A record returned by value is still stored
-// and copied into r once, which the form by pointer spares. got emits
-// one record r; gotAt one record given as a value and an address; none
-// is what the chain does when the source has no run for it, before poll
-// looks for a barrier (within a run, each record is followed by a look).
+// and copied into r once, which the form by pointer spares. gotAt emits
+// one record, given as a value and as its address; none is what the
+// chain does when the source has no run for it, before poll looks for a
+// barrier (within a run, each record is followed by a look).
 //
 // Within a run the records come in batches (generatorBatch): the chain
 // calls the function for up to a batch of numbers, into an array, then
@@ -1427,7 +1427,7 @@ func typeSize(t *ir.Type) (int64, bool) {
 // passed on before a barrier is passed on after it, as if it had been
 // made then: the function is one of seq alone, and the position in the
 // checkpoint counts only the records passed on.
-func (cg *chainGen) generatorLoop(got []jen.Code, gotAt func(val, ref func() *jen.Statement) []jen.Code, none, callDefer, poll jen.Code) {
+func (cg *chainGen) generatorLoop(gotAt func(val, ref func() *jen.Statement) []jen.Code, none, callDefer, poll jen.Code) {
 	h, f := cg.c.head, cg.f
 	c := jen.Id("c")
 	src := jen.Add(c).Dot("src")
@@ -1501,7 +1501,7 @@ func (cg *chainGen) generatorLoop(got []jen.Code, gotAt func(val, ref func() *je
 			}
 		}
 		record := append(call, jen.Id("seq").Op("++"))
-		record = append(record, got...)
+		record = append(record, gotAt(func() *jen.Statement { return jen.Id("r") }, func() *jen.Statement { return jen.Op("&").Id("r") })...)
 		record = append(record, atBarrier)
 		loop = []jen.Code{jen.For(jen.Empty(), jen.Id("n").Op(">").Lit(0), jen.Id("n").Op("--")).Block(record...)}
 	}
