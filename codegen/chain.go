@@ -1466,7 +1466,6 @@ func (cg *chainGen) generatorLoop(gotAt func(val, ref func() *jen.Statement) []j
 			jen.Id("r").Op(":=").Op("&").Id("batch").Index(jen.Id("i")),
 			jen.Add(src).Dot("At").Call(jen.Id("seq")).Comment("a panic names it"),
 			jen.Id("seq").Op("++"),
-			jen.Id("n").Op("--"),
 		}
 		pass = append(pass, gotAt(func() *jen.Statement { return jen.Op("*").Id("r") }, func() *jen.Statement { return jen.Id("r") })...)
 		pass = append(pass, atBarrier)
@@ -1477,6 +1476,7 @@ func (cg *chainGen) generatorLoop(gotAt func(val, ref func() *jen.Statement) []j
 				jen.Id("made").Op(":=").Id("uint64").Call(jen.Lit(0)),
 				jen.For(jen.Empty(), jen.Id("made").Op("<").Id("k"), jen.Id("made").Op("++")).Add(call),
 				jen.For(jen.Id("i").Op(":=").Range().Id("made")).Block(pass...),
+				jen.Id("n").Op("-=").Id("made"),
 				jen.If(jen.Id("made").Op("<").Id("k")).Block(jen.Break()),
 			),
 		}

@@ -243,7 +243,6 @@ func (c *ordersChain) run() {
 				r := &batch[i]
 				c.src.At(seq) // a panic names it
 				seq++
-				n--
 				ts := orders.OrderTime(r)
 				c.emitOrders(r, ts)
 				if w, ok := c.wm.Observe(ts); ok {
@@ -259,6 +258,7 @@ func (c *ordersChain) run() {
 					}
 				}
 			}
+			n -= made
 			if made < k {
 				break
 			}

@@ -124,7 +124,6 @@ func (c *sensorsChain) run() {
 				r := &batch[i]
 				c.src.At(seq) // a panic names it
 				seq++
-				n--
 				c.emitSensors(r)
 				if id := c.ctl.Poll(); id != 0 {
 					c.src.TookRun(seq - from) // the records before a barrier count as emitted
@@ -136,6 +135,7 @@ func (c *sensorsChain) run() {
 					}
 				}
 			}
+			n -= made
 			if made < k {
 				break
 			}

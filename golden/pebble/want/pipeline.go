@@ -160,7 +160,6 @@ func (c *numbersChain) run() {
 				r := &batch[i]
 				c.src.At(seq) // a panic names it
 				seq++
-				n--
 				c.emitNumbers(r)
 				if id := c.ctl.Poll(); id != 0 {
 					c.src.TookRun(seq - from) // the records before a barrier count as emitted
@@ -172,6 +171,7 @@ func (c *numbersChain) run() {
 					}
 				}
 			}
+			n -= made
 			if made < k {
 				break
 			}

@@ -144,7 +144,6 @@ func (c *ordersChain) run() {
 				r := &batch[i]
 				c.src.At(seq) // a panic names it
 				seq++
-				n--
 				c.emitOrders(r)
 				if id := c.ctl.Poll(); id != 0 {
 					c.src.TookRun(seq - from) // the records before a barrier count as emitted
@@ -156,6 +155,7 @@ func (c *ordersChain) run() {
 					}
 				}
 			}
+			n -= made
 			if made < k {
 				break
 			}

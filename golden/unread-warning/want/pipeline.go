@@ -171,7 +171,6 @@ func (c *wordsChain) run() {
 				r := &batch[i]
 				c.src.At(seq) // a panic names it
 				seq++
-				n--
 				ts := unread.WordTime(*r)
 				c.emitWords(r, ts)
 				if w, ok := c.wm.Observe(ts); ok {
@@ -187,6 +186,7 @@ func (c *wordsChain) run() {
 					}
 				}
 			}
+			n -= made
 			if made < k {
 				break
 			}
@@ -373,7 +373,6 @@ func (c *spareChain) run() {
 				r := &batch[i]
 				c.src.At(seq) // a panic names it
 				seq++
-				n--
 				c.emitSpare(r)
 				if id := c.ctl.Poll(); id != 0 {
 					c.src.TookRun(seq - from) // the records before a barrier count as emitted
@@ -385,6 +384,7 @@ func (c *spareChain) run() {
 					}
 				}
 			}
+			n -= made
 			if made < k {
 				break
 			}

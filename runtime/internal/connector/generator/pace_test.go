@@ -140,7 +140,7 @@ func TestGeneratorWithoutSharerDoesNotWait(t *testing.T) {
 // TestGeneratorDrainWhileInPace drains the job while a subtask waits in
 // pace for the other: the waiting subtask sees the drain at its next look
 // and is done, the other stops within connector.CountEvery records, and
-// every record either read is counted (a `stop --drain` reports the
+// every record either subtask read is counted (a `stop --drain` reports the
 // count): no subtask is left waiting for one that drains.
 func TestGeneratorDrainWhileInPace(t *testing.T) {
 	env := &sharedEnv{Env: generatorJob(t, 2, "")}
