@@ -57,6 +57,15 @@ func TestCrashQ4InPace(t *testing.T) {
 	crash(t, "q4", nexmark.Config{Events: 2_000_000, Rate: 1000, Seed: 18}, 3, 19, []string{"parallelism=2", "sources.events.rate=0"}, "memory")
 }
 
+// TestCrashQ4FullSpeed kills q4 at parallelism 1 with its source at full
+// speed, where the generator's chain makes its records in batches of 56
+// and passes them on after (a rate makes a batch of one record): barriers
+// fall between a record made and the same record passed on, and the
+// position in each checkpoint must count only the records passed on.
+func TestCrashQ4FullSpeed(t *testing.T) {
+	crash(t, "q4", nexmark.Config{Events: 2_000_000, Rate: 1000, Seed: 20}, 3, 21, []string{"sources.events.rate=0"}, "memory")
+}
+
 // TestCrashQ5 does the same with q5 (q5.yaml): the sliding windows'
 // counts, captured at the barriers and written as deltas by the
 // checkpoint writer, survive the kills, and every window's hottest
