@@ -25,6 +25,10 @@ type chainGen struct {
 	// timed is set when the chain's records carry an event time: then
 	// every per-record method takes it as a second argument.
 	timed bool
+	// writtenIn holds the per-record methods (toX, emitX) whose code is
+	// written into their only caller: a source's loop (emitCode with
+	// writeIn), direct (a combined head's toX). They are not made.
+	writtenIn map[string]bool
 }
 
 // nodeGen is what one node contributes to its chain's code. base gives
@@ -252,7 +256,7 @@ func (g *gen) chainCode(f *jen.File, c *chain) {
 	// recordsLeft, flush, ...) are not named by members: none of them is a
 	// name that a pattern of a member makes (toX, emitX, toXLeft, xState,
 	// xTimer, xToY, ...).
-	cg := &chainGen{g: g, c: c, f: f, recv: jen.Id("c").Op("*").Id(g.chainType(c)), members: g.chainMembers(c)}
+	cg := &chainGen{g: g, c: c, f: f, recv: jen.Id("c").Op("*").Id(g.chainType(c)), members: g.chainMembers(c), writtenIn: map[string]bool{}}
 	h := c.head
 	cg.timed = h.Timed || h.Timestamps != nil
 	for _, n := range c.nodes {
@@ -263,7 +267,7 @@ func (g *gen) chainCode(f *jen.File, c *chain) {
 	cg.loop()
 	for _, ng := range cg.nodes {
 		n := ng.node()
-		if n.Kind != ir.Source && !n.Paired() {
+		if n.Kind != ir.Source && !n.Paired() && !cg.writtenIn[cg.member("to%s", n)] {
 			cg.nodeMethod(ng)
 		}
 		switch x := ng.(type) {
@@ -544,10 +548,25 @@ func (cg *chainGen) loop() {
 			f.Comment("record counts, so that it falls at the same places in every run.")
 		}
 		// gotAt emits the record: val is the record, ref its address.
-		gotAt := func(val, ref func() *jen.Statement) []jen.Code {
+		// With writeIn (ref is then r) the loop passes the record on in
+		// its own body, not by a call to the source's emit method
+		// (emitCode): through the filters behind the source as well, each
+		// a call less per record. Go inlines a small emit method, but not
+		// one that passes its records to a receiver that may take them by
+		// a call and, when it does not, sends them through an Out (two
+		// calls, over the inliner's budget): q7's emitBids.
+		gotAt := func(val, ref func() *jen.Statement, writeIn bool) []jen.Code {
+			emit := []jen.Code{jen.Add(c).Dot(cg.member("emit%s", h)).Call(cg.args(ref(), jen.Id("ts"))...)}
+			if writeIn {
+				if e := cg.emitCode(h, "", true); len(e.to) > 0 {
+					emit = append([]jen.Code{jen.Comment(fmt.Sprintf("On to %s: the emit methods written in, a call less per record.", strings.Join(e.to, ", ")))}, e.body...)
+				} else {
+					delete(cg.writtenIn, e.name) // nothing reads the records: the method drops them
+				}
+			}
 			ts := h.Timestamps
 			if ts == nil {
-				return []jen.Code{jen.Add(c).Dot(cg.member("emit%s", h)).Call(ref())}
+				return emit
 			}
 			var extract jen.Code
 			switch {
@@ -559,15 +578,13 @@ func (cg *chainGen) loop() {
 			default:
 				extract = fn(ts.Extract).Call(pass(ts.Extract, val(), ref()))
 			}
-			return []jen.Code{
-				jen.Id("ts").Op(":=").Add(extract),
-				jen.Add(c).Dot(cg.member("emit%s", h)).Call(ref(), jen.Id("ts")),
+			return append(append([]jen.Code{jen.Id("ts").Op(":=").Add(extract)}, emit...),
 				jen.If(jen.List(jen.Id("w"), jen.Id("ok")).Op(":=").Add(c).Dot("wm").Dot("Observe").Call(jen.Id("ts")), jen.Id("ok")).Block(
 					jen.Add(c).Dot("watermark").Call(jen.Id("w")),
 				),
-			}
+			)
 		}
-		got := gotAt(func() *jen.Statement { return jen.Id("r") }, func() *jen.Statement { return jen.Op("&").Id("r") })
+		got := gotAt(func() *jen.Statement { return jen.Id("r") }, func() *jen.Statement { return jen.Op("&").Id("r") }, false)
 		var done, idle []jen.Code
 		if ts := h.Timestamps; ts != nil {
 			done = append(done,
@@ -731,7 +748,16 @@ func (cg *chainGen) direct(to string, t *ir.Type) {
 		if cg.needsInputWM() {
 			b.Add(c).Dot("inputWM").Op("=").Add(c).Dot("in").Dot("SenderWatermark").Call(jen.Lit(0))
 		}
-		b.Add(c).Dot(to).Call(cg.args(r, jen.Id("ts"))...)
+		if cg.g.combined(h) && cg.byRef(h) {
+			// Its only caller (its batches hold partials, which records
+			// merges): the operator's code is written in, a call less per
+			// record (q7's buckets, examples/nexmark/README.md).
+			cg.writtenIn[to] = true
+			b.Comment(fmt.Sprintf("%s %q, written in: %s.", section(h)[:len(section(h))-1], h.Name, cg.nodes[0].doc()))
+			cg.nodes[0].record(b)
+		} else {
+			b.Add(c).Dot(to).Call(cg.args(r, jen.Id("ts"))...)
+		}
 		b.Add(c).Dot("inCall").Op("=").False()
 	})
 }
@@ -833,13 +859,64 @@ func (cg *chainGen) nodeMethod(ng nodeGen) {
 
 // emitMethod emits emitX, which passes node X's output records on (or, for
 // side "late", the records too late for its window): by a call to every
-// consumer fused in this chain, and through an Out to every other.
+// consumer fused in this chain, and through an Out to every other. A node
+// whose records a source's loop passes on itself (writtenIn) has none.
 func (cg *chainGen) emitMethod(n *ir.Node, side string) {
+	if side == "" && cg.writtenIn[cg.member("emit%s", n)] {
+		return
+	}
+	e := cg.emitCode(n, side, false)
+	what := fmt.Sprintf("the records of %q", n.Name)
+	switch {
+	case n.Side(side) != nil:
+		what = fmt.Sprintf("the side output %s of %q", side, n.Name)
+	case side == "late":
+		what = fmt.Sprintf("the records too late for the windows of %q", n.Name)
+	case side == joinLateSide[0], side == joinLateSide[1]:
+		what = fmt.Sprintf("the records of the %s input too late to be paired by %q", strings.TrimPrefix(side, "late-"), n.Name)
+	case side == deadLetter && n.Connector == "kafka":
+		what = fmt.Sprintf("the malformed records of %q (JSON objects: source, topic, partition, offset, error, record)", n.Name)
+	case side == deadLetter:
+		what = fmt.Sprintf("the malformed records of %q (JSON objects: source, file, line, error, record)", n.Name)
+	}
+	doc := fmt.Sprintf("%s passes %s to %s.", e.name, what, strings.Join(e.to, ", "))
+	if len(e.to) == 0 {
+		doc = fmt.Sprintf("%s drops %s: nothing reads them.", e.name, what)
+	}
+	cg.f.Comment(doc)
+	params := cg.params(e.t)
+	if e.byRef {
+		params[0] = jen.Id("r").Op("*").Add(typeCode(e.t))
+	}
+	cg.f.Func().Params(cg.recv).Id(e.name).Params(params...).Block(e.body...)
+}
+
+// emitCode is the code of an emit method (emitMethod): its name, its
+// record's type, whether it takes the record by reference, its body and
+// the nodes it passes the records to.
+type emitCode struct {
+	name  string
+	t     *ir.Type
+	byRef bool
+	body  []jen.Code
+	to    []string
+}
+
+// emitCode makes the emit method of node n's output side. With writeIn it
+// is the code that a source's loop runs in the method's place, with the
+// record's address in r: a filter fused behind n (one that takes the
+// record by reference and passes it on so) is written in with what it
+// emits, and is marked writtenIn, so that it gets no methods of its own
+// (writeIn).
+func (cg *chainGen) emitCode(n *ir.Node, side string, writeIn bool) emitCode {
 	g := cg.g
 	var body []jen.Code
 	var to []string
 	t := n.Out
 	name := cg.member("emit%s", n)
+	if writeIn {
+		cg.writtenIn[name] = true
+	}
 	sideOut := n.Side(side) // a process's own, whatever its name
 	switch {
 	case sideOut != nil:
@@ -903,6 +980,20 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 			x := r()
 			if byRef && cg.byRef(e.to) {
 				x = jen.Id("r")
+			}
+			if writeIn && byRef && e.to.Kind == ir.Filter && cg.byRef(e.to) {
+				cg.writtenIn[cg.member("to%s", e.to)] = true
+				var kept []jen.Code
+				inner := cg.emitCode(e.to, "", true)
+				if !emitsRef(e.to) && len(inner.to) > 0 {
+					// Its emit method would take the record by value.
+					kept = append(kept, jen.Id("r").Op(":=").Op("*").Id("r"))
+				}
+				kept = append(kept, inner.body...)
+				body = append(body,
+					jen.Comment(fmt.Sprintf("%s %q: filter %s.", section(e.to)[:len(section(e.to))-1], e.to.Name, e.to.Fn.Name)),
+					jen.If(fn(e.to.Fn).Call(pass(e.to.Fn, jen.Op("*").Id("r"), jen.Id("r")))).Block(kept...))
+				continue
 			}
 			body = append(body, jen.Id("c").Dot(cg.member("to%s", e.to)).Call(cg.args(x, jen.Id("ts"))...))
 			continue
@@ -977,29 +1068,7 @@ func (cg *chainGen) emitMethod(n *ir.Node, side string) {
 		body = append(body, jen.Id("c").Dot(cg.collectField(k)).Dot("Write").Call(r()))
 		to = append(to, "the test driver")
 	}
-	what := fmt.Sprintf("the records of %q", n.Name)
-	switch {
-	case sideOut != nil:
-		what = fmt.Sprintf("the side output %s of %q", side, n.Name)
-	case side == "late":
-		what = fmt.Sprintf("the records too late for the windows of %q", n.Name)
-	case side == joinLateSide[0], side == joinLateSide[1]:
-		what = fmt.Sprintf("the records of the %s input too late to be paired by %q", strings.TrimPrefix(side, "late-"), n.Name)
-	case side == deadLetter && n.Connector == "kafka":
-		what = fmt.Sprintf("the malformed records of %q (JSON objects: source, topic, partition, offset, error, record)", n.Name)
-	case side == deadLetter:
-		what = fmt.Sprintf("the malformed records of %q (JSON objects: source, file, line, error, record)", n.Name)
-	}
-	doc := fmt.Sprintf("%s passes %s to %s.", name, what, strings.Join(to, ", "))
-	if len(to) == 0 {
-		doc = fmt.Sprintf("%s drops %s: nothing reads them.", name, what)
-	}
-	cg.f.Comment(doc)
-	params := cg.params(t)
-	if byRef {
-		params[0] = jen.Id("r").Op("*").Add(typeCode(t))
-	}
-	cg.f.Func().Params(cg.recv).Id(name).Params(params...).Block(body...)
+	return emitCode{name: name, t: t, byRef: byRef, body: body, to: to}
 }
 
 // count counts one record that node n emitted (or, late, one too late for
@@ -1413,7 +1482,8 @@ func typeSize(t *ir.Type) (int64, bool) {
 // and copied into r once, which the form by pointer spares. gotAt emits
 // one record, given as a value and as its address; none is what the
 // chain does when the source has no run for it, before poll looks for a
-// barrier (within a run, each record is followed by a look).
+// barrier (within a run, each record, or each batch, is followed by a
+// look).
 //
 // Within a run the records come in batches (generatorBatch): the chain
 // calls the function for up to a batch of numbers, into an array, then
@@ -1426,8 +1496,12 @@ func typeSize(t *ir.Type) (int64, bool) {
 // (paired runs, examples/nexmark/README.md). A record made but not
 // passed on before a barrier is passed on after it, as if it had been
 // made then: the function is one of seq alone, and the position in the
-// checkpoint counts only the records passed on.
-func (cg *chainGen) generatorLoop(gotAt func(val, ref func() *jen.Statement) []jen.Code, none, callDefer, poll jen.Code) {
+// checkpoint counts only the records passed on. The chain looks for a
+// barrier after each batch, not after each record: a barrier waits at
+// most a batch's records (a few microseconds), and the loop that passes
+// them on keeps nothing live for the barrier's path (q7 took 0.98 of the
+// CPU, examples/nexmark/README.md).
+func (cg *chainGen) generatorLoop(gotAt func(val, ref func() *jen.Statement, writeIn bool) []jen.Code, none, callDefer, poll jen.Code) {
 	h, f := cg.c.head, cg.f
 	c := jen.Id("c")
 	src := jen.Add(c).Dot("src")
@@ -1467,17 +1541,17 @@ func (cg *chainGen) generatorLoop(gotAt func(val, ref func() *jen.Statement) []j
 			jen.Add(src).Dot("At").Call(jen.Id("seq")).Comment("a panic names it"),
 			jen.Id("seq").Op("++"),
 		}
-		pass = append(pass, gotAt(func() *jen.Statement { return jen.Op("*").Id("r") }, func() *jen.Statement { return jen.Id("r") })...)
-		pass = append(pass, atBarrier)
+		pass = append(pass, gotAt(func() *jen.Statement { return jen.Op("*").Id("r") }, func() *jen.Statement { return jen.Id("r") }, true)...)
 		decl = jen.Var().Id("batch").Index(jen.Lit(int(batch))).Add(typeCode(h.Out)).Comment("records made, to pass on")
 		loop = []jen.Code{
 			jen.For(jen.Id("n").Op(">").Lit(0)).Block(
-				jen.Id("k").Op(":=").Min(jen.Id("n"), jen.Id("uint64").Call(jen.Len(jen.Id("batch")))),
+				jen.Id("want").Op(":=").Min(jen.Id("n"), jen.Id("uint64").Call(jen.Len(jen.Id("batch")))),
 				jen.Id("made").Op(":=").Id("uint64").Call(jen.Lit(0)),
-				jen.For(jen.Empty(), jen.Id("made").Op("<").Id("k"), jen.Id("made").Op("++")).Add(call),
+				jen.For(jen.Empty(), jen.Id("made").Op("<").Id("want"), jen.Id("made").Op("++")).Add(call),
 				jen.For(jen.Id("i").Op(":=").Range().Id("made")).Block(pass...),
+				atBarrier,
 				jen.Id("n").Op("-=").Id("made"),
-				jen.If(jen.Id("made").Op("<").Id("k")).Block(jen.Break()),
+				jen.If(jen.Id("made").Op("<").Id("want")).Block(jen.Break()),
 			),
 		}
 	} else {
@@ -1501,7 +1575,7 @@ func (cg *chainGen) generatorLoop(gotAt func(val, ref func() *jen.Statement) []j
 			}
 		}
 		record := append(call, jen.Id("seq").Op("++"))
-		record = append(record, gotAt(func() *jen.Statement { return jen.Id("r") }, func() *jen.Statement { return jen.Op("&").Id("r") })...)
+		record = append(record, gotAt(func() *jen.Statement { return jen.Id("r") }, func() *jen.Statement { return jen.Op("&").Id("r") }, false)...)
 		record = append(record, atBarrier)
 		loop = []jen.Code{jen.For(jen.Empty(), jen.Id("n").Op(">").Lit(0), jen.Id("n").Op("--")).Block(record...)}
 	}

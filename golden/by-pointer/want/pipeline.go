@@ -230,9 +230,9 @@ func (c *ordersChain) run() {
 		}
 		from := seq
 		for n > 0 {
-			k := min(n, uint64(len(batch)))
+			want := min(n, uint64(len(batch)))
 			made := uint64(0)
-			for ; made < k; made++ {
+			for ; made < want; made++ {
 				batch[made] = orders.Order{} // a zero record at every call, as the function's contract says
 				c.src.At(seq + made)         // a panic names it
 				if !orders.Next(seq+made, &batch[made]) {
@@ -244,22 +244,44 @@ func (c *ordersChain) run() {
 				c.src.At(seq) // a panic names it
 				seq++
 				ts := orders.OrderTime(r)
-				c.emitOrders(r, ts)
+				// On to lines, per-user, paired, tags, sessions: the emit methods written in, a call less per record.
+				c.counts[0]++
+				c.toLines(r, ts)
+				if d := c.perUserByCall; d != nil {
+					d.direct(r, ts)
+				} else {
+					s := c.ordersToPerUser.HashSlot(hashKeyPerUser(orders.OrderUser(r)))
+					s.TS = ts
+					s.V = *r
+				}
+				{
+					s := c.ordersToPaired.HashSlot(hashKeyPaired(orders.OrderID(r)))
+					s.TS = ts
+					s.V = *r
+				}
+				c.toTags(r, ts)
+				if d := c.sessionsByCall; d != nil {
+					d.direct(r, ts)
+				} else {
+					s := c.ordersToSessions.HashSlot(hashKeySessions(orders.OrderUser(r)))
+					s.TS = ts
+					s.V = *r
+				}
 				if w, ok := c.wm.Observe(ts); ok {
 					c.watermark(w)
 				}
-				if id := c.ctl.Poll(); id != 0 {
-					c.src.TookRun(seq - from) // the records before a barrier count as emitted
-					from = seq
-					if id > 0 {
-						c.barrier(id)
-					} else {
-						c.flush()
-					}
+			}
+			if id := c.ctl.Poll(); id != 0 {
+				c.src.TookRun(seq - from) // the records before a barrier count as emitted
+				from = seq
+				if id > 0 {
+					c.barrier(id)
+				} else {
+					c.flush()
 				}
 			}
 			n -= made
-			if made < k {
+			if made < want {
 				break
 			}
 		}
@@ -269,32 +291,6 @@ func (c *ordersChain) run() {
 		}
 	}
 	c.end()
-}
-
-// emitOrders passes the records of "orders" to lines, per-user, paired, tags, sessions.
-func (c *ordersChain) emitOrders(r *orders.Order, ts int64) {
-	c.counts[0]++
-	c.toLines(r, ts)
-	if d := c.perUserByCall; d != nil {
-		d.direct(r, ts)
-	} else {
-		s := c.ordersToPerUser.HashSlot(hashKeyPerUser(orders.OrderUser(r)))
-		s.TS = ts
-		s.V = *r
-	}
-	{
-		s := c.ordersToPaired.HashSlot(hashKeyPaired(orders.OrderID(r)))
-		s.TS = ts
-		s.V = *r
-	}
-	c.toTags(r, ts)
-	if d := c.sessionsByCall; d != nil {
-		d.direct(r, ts)
-	} else {
-		s := c.ordersToSessions.HashSlot(hashKeySessions(orders.OrderUser(r)))
-		s.TS = ts
-		s.V = *r
-	}
 }
 
 // toLines is operator "lines": flatmap Lines, func(o *Order, emit func(Line)).

@@ -337,12 +337,7 @@ func (c *perPageChain) direct(r *combine.Click, ts int64) {
 	c.inCall = true
 	c.in.Took()
 	c.inputWM = c.in.SenderWatermark(0)
-	c.toPerPage(r, ts)
-	c.inCall = false
-}
-
-// toPerPage is operator "per-page": aggregate: add AddClick, result PageLine by ByPage on tumbling 5s windows (event time), emitting once per key and window.
-func (c *perPageChain) toPerPage(r *combine.Click, ts int64) {
+	// operator "per-page", written in: aggregate: add AddClick, result PageLine by ByPage on tumbling 5s windows (event time), emitting once per key and window.
 	k := combine.ByPage(*r)
 	if acc := c.perPageState.Acc(k, ts, c.inputWM); acc != nil {
 		combine.AddClick(acc, *r)
@@ -352,6 +347,7 @@ func (c *perPageChain) toPerPage(r *combine.Click, ts int64) {
 		// sender's watermark: to the side output.
 		c.emitPerPageLate(*r, ts)
 	}
+	c.inCall = false
 }
 
 // perPageResult emits the result of a window of "per-page" that fired (or, within the

@@ -150,9 +150,9 @@ func (c *ordersChain) run() {
 		}
 		from := seq
 		for n > 0 {
-			k := min(n, uint64(len(batch)))
+			want := min(n, uint64(len(batch)))
 			made := uint64(0)
-			for ; made < k; made++ {
+			for ; made < want; made++ {
 				c.src.At(seq + made) // a panic names it
 				var ok bool
 				if batch[made], ok = fan.NextOrder(seq + made); !ok {
@@ -163,19 +163,26 @@ func (c *ordersChain) run() {
 				r := &batch[i]
 				c.src.At(seq) // a panic names it
 				seq++
-				c.emitOrders(r)
-				if id := c.ctl.Poll(); id != 0 {
-					c.src.TookRun(seq - from) // the records before a barrier count as emitted
-					from = seq
-					if id > 0 {
-						c.barrier(id)
-					} else {
-						c.flush()
-					}
+				// On to large, lines: the emit methods written in, a call less per record.
+				c.counts[0]++
+				if d := c.largeByCall; d != nil {
+					d.direct(r)
+				} else {
+					c.ordersToLarge.Rebalance(*r)
+				}
+				c.toLines(r)
+			}
+			if id := c.ctl.Poll(); id != 0 {
+				c.src.TookRun(seq - from) // the records before a barrier count as emitted
+				from = seq
+				if id > 0 {
+					c.barrier(id)
+				} else {
+					c.flush()
 				}
 			}
 			n -= made
-			if made < k {
+			if made < want {
 				break
 			}
 		}
@@ -185,17 +192,6 @@ func (c *ordersChain) run() {
 		}
 	}
 	c.end()
-}
-
-// emitOrders passes the records of "orders" to large, lines.
-func (c *ordersChain) emitOrders(r *fan.Order) {
-	c.counts[0]++
-	if d := c.largeByCall; d != nil {
-		d.direct(r)
-	} else {
-		c.ordersToLarge.Rebalance(*r)
-	}
-	c.toLines(r)
 }
 
 // toLines is operator "lines": flatmap Lines, func(o Order) []Line.

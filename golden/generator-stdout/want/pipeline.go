@@ -111,9 +111,9 @@ func (c *sensorsChain) run() {
 		}
 		from := seq
 		for n > 0 {
-			k := min(n, uint64(len(batch)))
+			want := min(n, uint64(len(batch)))
 			made := uint64(0)
-			for ; made < k; made++ {
+			for ; made < want; made++ {
 				c.src.At(seq + made) // a panic names it
 				var ok bool
 				if batch[made], ok = gen.Next(seq + made); !ok {
@@ -124,19 +124,26 @@ func (c *sensorsChain) run() {
 				r := &batch[i]
 				c.src.At(seq) // a panic names it
 				seq++
-				c.emitSensors(r)
-				if id := c.ctl.Poll(); id != 0 {
-					c.src.TookRun(seq - from) // the records before a barrier count as emitted
-					from = seq
-					if id > 0 {
-						c.barrier(id)
-					} else {
-						c.flush()
-					}
+				// On to warm: the emit methods written in, a call less per record.
+				c.counts[0]++
+				// operator "warm": filter Warm.
+				if gen.Warm(*r) {
+					r := *r
+					c.counts[1]++
+					c.toCalibrated(r)
+				}
+			}
+			if id := c.ctl.Poll(); id != 0 {
+				c.src.TookRun(seq - from) // the records before a barrier count as emitted
+				from = seq
+				if id > 0 {
+					c.barrier(id)
+				} else {
+					c.flush()
 				}
 			}
 			n -= made
-			if made < k {
+			if made < want {
 				break
 			}
 		}
@@ -146,25 +153,6 @@ func (c *sensorsChain) run() {
 		}
 	}
 	c.end()
-}
-
-// emitSensors passes the records of "sensors" to warm.
-func (c *sensorsChain) emitSensors(r *gen.Reading) {
-	c.counts[0]++
-	c.toWarm(r)
-}
-
-// toWarm is operator "warm": filter Warm, func(r Reading) bool.
-func (c *sensorsChain) toWarm(r *gen.Reading) {
-	if gen.Warm(*r) {
-		c.emitWarm(*r)
-	}
-}
-
-// emitWarm passes the records of "warm" to calibrated.
-func (c *sensorsChain) emitWarm(r gen.Reading) {
-	c.counts[1]++
-	c.toCalibrated(r)
 }
 
 // toCalibrated is operator "calibrated": map Calibrate, func(r Reading) Reading.
