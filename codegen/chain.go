@@ -906,9 +906,8 @@ type emitCode struct {
 // emitCode makes the emit method of node n's output side. With writeIn it
 // is the code that a source's loop runs in the method's place, with the
 // record's address in r: a filter fused behind n (one that takes the
-// record by reference and passes it on so) is written in with what it
-// emits, and is marked writtenIn, so that it gets no methods of its own
-// (writeIn).
+// record by reference) is written in with what it emits. Each method so
+// written in is marked writtenIn, and is not made.
 func (cg *chainGen) emitCode(n *ir.Node, side string, writeIn bool) emitCode {
 	g := cg.g
 	var body []jen.Code
