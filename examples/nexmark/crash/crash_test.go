@@ -66,6 +66,53 @@ func TestCrashQ4FullSpeed(t *testing.T) {
 	crash(t, "q4", nexmark.Config{Events: 2_000_000, Rate: 1000, Seed: 20}, 3, 21, []string{"sources.events.rate=0"}, "memory")
 }
 
+// TestCrashBidCounts kills the count of bids per bucket and window
+// (bidcounts.yaml: q7's path up to its buckets, at parallelism 1 and 2) with its
+// source at full speed, where the generator's chain passes the records of
+// a batch on in its own loop (the filter IsBid and the emit methods
+// written in) to the buckets' direct, which has the aggregate's code, and
+// looks for a barrier after each batch. Every bid changes a count, so a
+// bid lost or counted twice shows, which in q7's highest bids it seldom
+// would: a scratch codegen whose barrier came before a batch was passed
+// on, counting its records in the position, passed a kill test of q7
+// and fails this one. The counts are computed here, from the events.
+func TestCrashBidCounts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the crash test builds and runs the job many times")
+	}
+	t.Parallel()
+	config := nexmark.Config{Events: 2_000_000, Rate: 1000, Seed: 21}
+	type window struct{ bucket, start int64 }
+	counts := map[window]int64{}
+	g := nexmark.NewGenerator(config)
+	for i := range uint64(config.Events) {
+		if e := g.Event(i); e.Type == nexmark.BidEvent {
+			counts[window{e.Bid.Auction % 64, e.Bid.DateTime - e.Bid.DateTime%10_000}]++
+		}
+	}
+	var want []string
+	for w, n := range counts {
+		want = append(want, fmt.Sprintf(`{"auction":%d,"num":%d}`, w.bucket, n))
+	}
+	if len(want) < 1000 {
+		t.Fatalf("%d counts: the test would prove little", len(want))
+	}
+	slices.Sort(want)
+	env := []string{
+		fmt.Sprint("NEXMARK_EVENTS=", config.Events),
+		fmt.Sprint("NEXMARK_RATE=", config.Rate),
+		fmt.Sprint("NEXMARK_SEED=", config.Seed),
+	}
+	// At parallelism 2 the loop's written-in code combines the bids per
+	// bucket and window and sends partials, flushed before every barrier.
+	for _, p := range []int{1, 2} {
+		t.Run(fmt.Sprint("parallelism=", p), func(t *testing.T) {
+			t.Parallel()
+			crashtest.RunFile(t, "bidcounts.yaml", "memory", crashtest.Seed(t, 22+uint64(p)), []string{"sources.events.rate=0", fmt.Sprint("parallelism=", p)}, env, map[string][]string{"out": want})
+		})
+	}
+}
+
 // TestCrashQ5 does the same with q5 (q5.yaml): the sliding windows'
 // counts, captured at the barriers and written as deltas by the
 // checkpoint writer, survive the kills, and every window's hottest
