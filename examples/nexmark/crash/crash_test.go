@@ -67,15 +67,16 @@ func TestCrashQ4FullSpeed(t *testing.T) {
 }
 
 // TestCrashBidCounts kills the count of bids per bucket and window
-// (bidcounts.yaml: q7's path up to its buckets, at parallelism 1 and 2) with its
-// source at full speed, where the generator's chain passes the records of
-// a batch on in its own loop (the filter IsBid and the emit methods
-// written in) to the buckets' direct, which has the aggregate's code, and
-// looks for a barrier after each batch. Every bid changes a count, so a
-// bid lost or counted twice shows, which in q7's highest bids it seldom
-// would: a scratch codegen whose barrier came before a batch was passed
-// on, counting its records in the position, passed a kill test of q7
-// and fails this one. The counts are computed here, from the events.
+// (bidcounts.yaml: q7's path up to its buckets) at parallelism 1 and 2
+// with its source at full speed, where the generator's chain passes the
+// records of a batch on in its own loop (the filter IsBid and the emit
+// methods written in) to the buckets' direct, which has the aggregate's
+// code, and looks for a barrier after each batch. Every bid changes a
+// count, so a bid lost or counted twice shows, which in q7's highest bids
+// it seldom would: a scratch codegen whose barrier came before a batch
+// was passed on, counting its records in the position, passed a kill
+// test of q7 at parallelism 1 and fails this one at both. The counts are
+// computed here, from the events.
 func TestCrashBidCounts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the crash test builds and runs the job many times")
