@@ -99,11 +99,7 @@ func TestCrashBidCounts(t *testing.T) {
 		t.Fatalf("%d counts: the test would prove little", len(want))
 	}
 	slices.Sort(want)
-	env := []string{
-		fmt.Sprint("NEXMARK_EVENTS=", config.Events),
-		fmt.Sprint("NEXMARK_RATE=", config.Rate),
-		fmt.Sprint("NEXMARK_SEED=", config.Seed),
-	}
+	env := generatorEnv(config)
 	// At parallelism 2 the loop's written-in code combines the bids per
 	// bucket and window and sends partials, flushed before every barrier.
 	for _, p := range []int{1, 2} {
@@ -175,8 +171,8 @@ func crash(t *testing.T, query string, config nexmark.Config, least int, seed ui
 
 // reference is the reference's output of query on the events of config,
 // sorted, which must have at least least lines for the test to prove
-// something, and the environment (KEY=VALUE) that makes the query's
-// programs generate the same events.
+// something, and the environment that makes the query's programs
+// generate the same events (generatorEnv).
 func reference(t *testing.T, query string, config nexmark.Config, least int) (want, env []string) {
 	t.Helper()
 	g := nexmark.NewGenerator(config)
@@ -192,7 +188,13 @@ func reference(t *testing.T, query string, config nexmark.Config, least int) (wa
 		t.Fatalf("the reference of %s has %d lines: the test would prove little", query, len(want))
 	}
 	slices.Sort(want)
-	return want, []string{
+	return want, generatorEnv(config)
+}
+
+// generatorEnv is the environment (KEY=VALUE) that makes the queries'
+// programs generate the events of config.
+func generatorEnv(config nexmark.Config) []string {
+	return []string{
 		fmt.Sprint("NEXMARK_EVENTS=", config.Events),
 		fmt.Sprint("NEXMARK_RATE=", config.Rate),
 		fmt.Sprint("NEXMARK_SEED=", config.Seed),
