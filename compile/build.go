@@ -30,7 +30,13 @@ const overlayDir = "pipegen_build"
 // stack traces and the go command's errors name files that exist, at the
 // right lines. When there is no cache to keep it in, SourceDir stays empty
 // and the program names files that do not.
+//
+// After ReuseBuilds, a Build of files built before in this process hard
+// links that build's binary to out (reuse.go).
 func (r *Result) Build(out string) error {
+	if reusing() {
+		return r.buildReused(out)
+	}
 	_, err := r.BuildOutput(out)
 	return err
 }

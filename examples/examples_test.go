@@ -13,6 +13,7 @@ import (
 
 	"github.com/pipegen/pipegen/codegen"
 	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/dsl"
 	"github.com/pipegen/pipegen/internal/goldenfile"
 	"github.com/pipegen/pipegen/ir"
 )
@@ -82,6 +83,15 @@ func comparable(t *testing.T, p *ir.Pipeline) string {
 // sourceLines are where generated code names the file its pipeline came
 // from: the header's // source: line and the compiled Config.Source.
 var sourceLines = regexp.MustCompile(`(?m)^(// source: .*|\tSource: +".*",)\n`)
+
+// TestMain makes each example's package load once for all the compiles
+// of it (dsl.CachePackages): TestTwins compiles every example from its
+// directives and from each of its pipeline files, TestDriversUpToDate
+// twice more, and the examples do not change while the tests run.
+func TestMain(m *testing.M) {
+	dsl.CachePackages()
+	os.Exit(m.Run())
+}
 
 // TestTwins compiles every pipeline of every example from YAML and from
 // the //pipegen: directives of its package, and checks that both give the

@@ -79,11 +79,13 @@ func RunFile(t *testing.T, file, backend string, seed uint64, sets, env []string
 		}
 	}()
 	// The examples' packages do not change while their tests run, and a
-	// test binary may compile its example's pipelines many times
-	// (examples/nexmark/crash: 12 here): one go list of the package
-	// instead of one per compile, which hashes the whole dependency graph
-	// (about 0.3 s of CPU).
+	// test binary may compile and build its example's pipelines many
+	// times (examples/nexmark/crash: 15 builds of 7 programs): one
+	// go list of the package instead of one per compile, which hashes the
+	// whole dependency graph (about 0.3 s of CPU), and one link of each
+	// program (about 1-2 s).
 	dsl.CachePackages()
+	compile.ReuseBuilds()
 	res, err := compile.Generate(file, compile.Options{StateBackend: backend})
 	if err != nil {
 		t.Fatal(err)

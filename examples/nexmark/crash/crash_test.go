@@ -6,14 +6,26 @@ package crash
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 
+	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/dsl"
 	"github.com/pipegen/pipegen/examples/nexmark"
 	"github.com/pipegen/pipegen/internal/crashtest"
 
 	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
+
+// TestMain loads the nexmark package once and links each program once for
+// all the tests, as crashtest.RunFile does for its own: the rescale and
+// savepoint tests build q7 and q5 as the crash tests do.
+func TestMain(m *testing.M) {
+	dsl.CachePackages()
+	compile.ReuseBuilds()
+	os.Exit(m.Run())
+}
 
 // TestCrash builds q8 with a file sink (q8.yaml), runs it without
 // failures, then again killing it with SIGKILL at random moments and
