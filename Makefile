@@ -19,7 +19,8 @@ demo: $(BIN)/pipegen
 # examples/annotated's, a module of its own); what CI runs. The tests link
 # many programs (the examples' generated pipelines, about 70 test
 # binaries; golden's and Nexmark's programs are linked into one binary
-# each, internal/multicall); without the symbol table and DWARF
+# each, internal/multicall, and the crash tests link each of their
+# programs once, compile.ReuseBuilds); without the symbol table and DWARF
 # (-ldflags=-s, which implies -w) a link takes half the time, and no test
 # reads them (a panic's stack trace does not need them). TAGS are the
 # ones pipegen build passes (compile/build.go, staticTags): test
