@@ -2,9 +2,12 @@ package adclicks_test
 
 import (
 	"encoding/json"
+	"os"
 	"slices"
 	"testing"
 
+	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/dsl"
 	"github.com/pipegen/pipegen/examples/adclicks"
 	"github.com/pipegen/pipegen/internal/crashtest"
 
@@ -59,6 +62,16 @@ func expected(t *testing.T) (attributed, sameWindow []string) {
 	slices.Sort(attributed)
 	slices.Sort(sameWindow)
 	return attributed, sameWindow
+}
+
+// TestMain loads the example's package once and links each of its
+// programs once for all the tests (dsl.CachePackages,
+// compile.ReuseBuilds): TestCrash and TestRescale build the same
+// program on pebble.
+func TestMain(m *testing.M) {
+	dsl.CachePackages()
+	compile.ReuseBuilds()
+	os.Exit(m.Run())
 }
 
 // TestExpected checks that the independent answer is not a trivial one.

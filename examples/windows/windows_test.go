@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/dsl"
 	"github.com/pipegen/pipegen/examples/windows"
 	"github.com/pipegen/pipegen/internal/crashtest"
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
@@ -72,6 +73,16 @@ func verifier(t testing.TB, backend string) *verify.Verifier {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestMain loads the example's package once and links each of its
+// programs once for all the tests (dsl.CachePackages,
+// compile.ReuseBuilds): TestWindows and TestStopDrain build the same
+// program.
+func TestMain(m *testing.M) {
+	dsl.CachePackages()
+	compile.ReuseBuilds()
+	os.Exit(m.Run())
 }
 
 // TestWindows runs the job cleanly and with SIGKILLs at random moments,
