@@ -1500,10 +1500,10 @@ func typeSize(t *ir.Type) (int64, bool) {
 // at most a batch's records to go through the chain (56 Nexmark events,
 // a few microseconds; longer behind slow operators), and the loop that
 // passes them on keeps nothing live for the barrier's path (q7 took
-// 0.991 of the CPU, q0 0.986). That loop passes each record on in its own body
-// (gotAt's writeIn): with the filters behind the source written in as
-// well, and a combined aggregate's code in its direct, q7 took 0.973
-// (examples/nexmark/README.md).
+// 0.991 of the CPU, q0 0.986). That loop passes each record on in its
+// own body (gotAt's writeIn): with the filters behind the source written
+// in as well, and a combined aggregate's code in its direct, q7 took
+// 0.973 (examples/nexmark/README.md).
 func (cg *chainGen) generatorLoop(gotAt func(val, ref func() *jen.Statement, writeIn bool) []jen.Code, none, callDefer, poll jen.Code) {
 	h, f := cg.c.head, cg.f
 	c := jen.Id("c")

@@ -23,9 +23,9 @@ var reused struct {
 	progs map[[sha256.Size]byte]*reusedProgram
 }
 
-// reusedProgram is one build of a version of the generated files; done is
-// closed when it has ended, and path is then its binary ("" if it
-// failed).
+// reusedProgram is a version's binary: done is closed when the first
+// Build of it has ended, and path (under reused's lock) is then the
+// binary to link from, "" while there is none.
 type reusedProgram struct {
 	done      chan struct{}
 	path      string
@@ -81,27 +81,25 @@ func (r *Result) buildReused(out string) error {
 	reused.Unlock()
 	if !first {
 		<-p.done
-		if p.path != "" && os.Link(p.path, out) == nil {
-			r.SourceDir = p.sourceDir
+		reused.Lock()
+		path, sourceDir := p.path, p.sourceDir
+		reused.Unlock()
+		if path != "" && os.Link(path, out) == nil {
+			r.SourceDir = sourceDir
 			return nil
 		}
 	}
 	_, err := r.BuildOutput(out)
-	if first {
-		if err == nil {
-			p.path, p.sourceDir = out, r.SourceDir
-		}
-		close(p.done)
-	} else if err == nil {
+	if err == nil {
 		reused.Lock()
-		reused.progs[key] = &reusedProgram{done: closed, path: out, sourceDir: r.SourceDir}
+		p.path, p.sourceDir = out, r.SourceDir
 		reused.Unlock()
+	}
+	if first {
+		close(p.done)
 	}
 	return err
 }
-
-// closed is a closed channel, the done of a build that has ended.
-var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // reusing reports whether ReuseBuilds is on.
 func reusing() bool {

@@ -2,12 +2,9 @@ package adclicks_test
 
 import (
 	"encoding/json"
-	"os"
 	"slices"
 	"testing"
 
-	"github.com/pipegen/pipegen/compile"
-	"github.com/pipegen/pipegen/dsl"
 	"github.com/pipegen/pipegen/examples/adclicks"
 	"github.com/pipegen/pipegen/internal/crashtest"
 
@@ -65,13 +62,10 @@ func expected(t *testing.T) (attributed, sameWindow []string) {
 }
 
 // TestMain loads the example's package once and links each of its
-// programs once for all the tests (dsl.CachePackages,
-// compile.ReuseBuilds): TestCrash and TestRescale build the same
-// program on pebble.
+// programs once for all the tests (crashtest.Main): TestCrash and TestRescale build
+// the same program on pebble.
 func TestMain(m *testing.M) {
-	dsl.CachePackages()
-	compile.ReuseBuilds()
-	os.Exit(m.Run())
+	crashtest.Main(m)
 }
 
 // TestExpected checks that the independent answer is not a trivial one.

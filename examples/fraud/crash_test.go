@@ -3,14 +3,11 @@ package fraud_test
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pipegen/pipegen/compile"
-	"github.com/pipegen/pipegen/dsl"
 	"github.com/pipegen/pipegen/examples/fraud"
 	"github.com/pipegen/pipegen/internal/crashtest"
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
@@ -86,13 +83,10 @@ func expected(t *testing.T) (accepted, rejected, alerts []string) {
 }
 
 // TestMain loads the example's package once and links each of its
-// programs once for all the tests (dsl.CachePackages,
-// compile.ReuseBuilds): TestCrash and TestRescale build the same
-// program on memory.
+// programs once for all the tests (crashtest.Main): TestCrash and TestRescale build
+// the same program on memory.
 func TestMain(m *testing.M) {
-	dsl.CachePackages()
-	compile.ReuseBuilds()
-	os.Exit(m.Run())
+	crashtest.Main(m)
 }
 
 // TestExpected checks that the independent answer is not a trivial one:

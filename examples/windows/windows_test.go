@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/pipegen/pipegen/compile"
-	"github.com/pipegen/pipegen/dsl"
 	"github.com/pipegen/pipegen/examples/windows"
 	"github.com/pipegen/pipegen/internal/crashtest"
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
@@ -76,13 +75,10 @@ func verifier(t testing.TB, backend string) *verify.Verifier {
 }
 
 // TestMain loads the example's package once and links each of its
-// programs once for all the tests (dsl.CachePackages,
-// compile.ReuseBuilds): TestWindows and TestStopDrain build the same
-// program.
+// programs once for all the tests (crashtest.Main): TestWindows and TestStopDrain build
+// the same program.
 func TestMain(m *testing.M) {
-	dsl.CachePackages()
-	compile.ReuseBuilds()
-	os.Exit(m.Run())
+	crashtest.Main(m)
 }
 
 // TestWindows runs the job cleanly and with SIGKILLs at random moments,

@@ -78,14 +78,7 @@ func RunFile(t *testing.T, file, backend string, seed uint64, sets, env []string
 			t.Logf("kill moments drawn with seed %d: reproduce with %s=%d go test -count=1 -run TestCrash -v in %s (the moments also depend on the machine's speed)", seed, SeedVar, seed, wd)
 		}
 	}()
-	// The examples' packages do not change while their tests run, and a
-	// test binary may compile and build its example's pipelines many
-	// times (examples/nexmark/crash: 15 builds of 7 programs): one
-	// go list of the package instead of one per compile, which hashes the
-	// whole dependency graph (about 0.3 s of CPU), and one link of each
-	// program (about 1-2 s).
-	dsl.CachePackages()
-	compile.ReuseBuilds()
+	reuse()
 	res, err := compile.Generate(file, compile.Options{StateBackend: backend})
 	if err != nil {
 		t.Fatal(err)
@@ -124,6 +117,27 @@ func RunFile(t *testing.T, file, backend string, seed uint64, sets, env []string
 			diff(t, run.Name+" run, sink "+sink, verify.CompareLines(lines, run.Output[sink], 5))
 		}
 	}
+}
+
+// Main runs a test binary's tests (TestMain's m) with what reuse turns
+// on: for the example tests whose other tests build the same programs as
+// their crash tests.
+func Main(m *testing.M) {
+	reuse()
+	os.Exit(m.Run())
+}
+
+// reuse makes the test binary load each Go package once and link each
+// program once (dsl.CachePackages, compile.ReuseBuilds). The examples'
+// packages do not change while their tests run (these write no Go
+// files), and a test binary may compile and build its example's
+// pipelines many times (examples/nexmark/crash: 15 builds of 7
+// programs): one go list of the package instead of one per compile,
+// which hashes the whole dependency graph (about 0.3 s of CPU), and one
+// link of each program (about 1-2 s).
+func reuse() {
+	dsl.CachePackages()
+	compile.ReuseBuilds()
 }
 
 func diff(t *testing.T, what string, d verify.LineDiff) {

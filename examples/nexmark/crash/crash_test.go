@@ -6,12 +6,9 @@ package crash
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"testing"
 
-	"github.com/pipegen/pipegen/compile"
-	"github.com/pipegen/pipegen/dsl"
 	"github.com/pipegen/pipegen/examples/nexmark"
 	"github.com/pipegen/pipegen/internal/crashtest"
 
@@ -19,12 +16,10 @@ import (
 )
 
 // TestMain loads the nexmark package once and links each program once for
-// all the tests, as crashtest.RunFile does for its own: the rescale and
-// savepoint tests build q7 and q5 as the crash tests do.
+// all the tests (crashtest.Main), as crashtest.RunFile does for its own:
+// the rescale and savepoint tests build q7 and q5 as the crash tests do.
 func TestMain(m *testing.M) {
-	dsl.CachePackages()
-	compile.ReuseBuilds()
-	os.Exit(m.Run())
+	crashtest.Main(m)
 }
 
 // TestCrash builds q8 with a file sink (q8.yaml), runs it without
