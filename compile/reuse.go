@@ -2,8 +2,10 @@ package compile
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 )
 
@@ -15,11 +17,14 @@ import (
 // a pipeline into its own temporary folder links it anew, and the link
 // was a quarter of make test's CPU (examples/nexmark/crash built 15
 // programs, 7 of them distinct). A later Build of the same files hard
-// links the first one's binary instead, which stays valid when the
-// first test's folder is removed.
+// links the first one's binary instead. The binary is also linked into a
+// folder of reused's own (dir), so that it outlives the folder of the
+// test that built it: the tests of a package mostly run one after the
+// other, and each removes its folder when it ends.
 var reused struct {
 	sync.Mutex
 	on    bool
+	dir   string // the kept binaries, one per version, named by its key
 	progs map[[sha256.Size]byte]*reusedProgram
 }
 
@@ -34,17 +39,30 @@ type reusedProgram struct {
 
 // ReuseBuilds makes every later Build in this process of the same
 // generated files, from the same module, hard link the program the first
-// one built instead of building it again. Only for programs (test
-// binaries) during whose run the user's packages, what they import and
-// the go command's settings do not change: the go command is not asked
-// again whether the binary is up to date.
-func ReuseBuilds() {
+// one built instead of building it again, until stop is called. Only for
+// programs (test binaries) during whose run the user's packages, what
+// they import and the go command's settings do not change: the go
+// command is not asked again whether the binary is up to date. stop
+// removes the folder that keeps the binaries (a TestMain calls it after
+// m.Run); the outputs of the Builds stay.
+func ReuseBuilds() (stop func(), err error) {
 	reused.Lock()
 	defer reused.Unlock()
-	if !reused.on {
-		reused.on = true
-		reused.progs = map[[sha256.Size]byte]*reusedProgram{}
+	if reused.on {
+		return nil, fmt.Errorf("compile.ReuseBuilds: the builds are reused already")
 	}
+	dir, err := os.MkdirTemp("", "pipegen-reused-*")
+	if err != nil {
+		return nil, fmt.Errorf("compile.ReuseBuilds: a folder for the programs built: %w", err)
+	}
+	reused.on, reused.dir = true, dir
+	reused.progs = map[[sha256.Size]byte]*reusedProgram{}
+	return func() {
+		reused.Lock()
+		defer reused.Unlock()
+		reused.on, reused.dir, reused.progs = false, "", nil
+		os.RemoveAll(dir)
+	}, nil
 }
 
 // reuseKey names a build of r: its module, its generated files and the
@@ -66,9 +84,9 @@ func (r *Result) reuseKey() [sha256.Size]byte {
 
 // buildReused is Build when ReuseBuilds is on: the first Build of r's
 // version builds it, one at a time, and the others link its binary to
-// out once it is done. A Build whose link fails (the binary was removed,
-// out exists, or it is on another file system) builds for itself, and
-// the next ones link from its binary.
+// out once it is done. A Build whose link fails (the kept binary was
+// removed, out exists, or it is on another file system) builds for
+// itself, and the next ones link from its binary.
 func (r *Result) buildReused(out string) error {
 	key := r.reuseKey()
 	reused.Lock()
@@ -78,6 +96,7 @@ func (r *Result) buildReused(out string) error {
 		p = &reusedProgram{done: make(chan struct{})}
 		reused.progs[key] = p
 	}
+	dir := reused.dir
 	reused.Unlock()
 	if !first {
 		<-p.done
@@ -91,8 +110,16 @@ func (r *Result) buildReused(out string) error {
 	}
 	_, err := r.BuildOutput(out)
 	if err == nil {
+		// Kept under reused's folder when it can be; else out itself,
+		// for as long as its test keeps it.
+		path := out
+		kept := filepath.Join(dir, hex.EncodeToString(key[:]))
+		os.Remove(kept)
+		if os.Link(out, kept) == nil {
+			path = kept
+		}
 		reused.Lock()
-		p.path, p.sourceDir = out, r.SourceDir
+		p.path, p.sourceDir = path, r.SourceDir
 		reused.Unlock()
 	}
 	if first {

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"sync"
@@ -8,26 +9,28 @@ import (
 )
 
 // TestReuseBuilds: after ReuseBuilds, Builds of the same files at once
-// make one program, linked to each output; once its binaries are removed
-// the next Build builds again, and the one after links that one's. Not
-// parallel: it turns the reuse on for the whole process, and sets it back
-// before the parallel tests (which change packages and build again) run.
+// make one program, linked to each output and kept; once those outputs
+// are removed (their tests ended) the next Build still links the kept
+// one; once that is removed too the next Build builds again, and the one
+// after links that one's. stop removes the kept binaries. Not parallel:
+// it turns the reuse on for the whole process, and sets it back before
+// the parallel tests (which change packages and build again) run.
 func TestReuseBuilds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("go build is skipped in -short mode")
 	}
-	reused.Lock()
-	was := reused.on
-	reused.Unlock()
-	if was {
-		t.Fatal("ReuseBuilds is on before the test: it would not be set back")
+	stop, err := ReuseBuilds()
+	if err != nil {
+		t.Fatal(err)
 	}
-	ReuseBuilds()
 	defer func() {
-		reused.Lock()
-		reused.on, reused.progs = false, nil
-		reused.Unlock()
+		if reusing() {
+			stop()
+		}
 	}()
+	if _, err := ReuseBuilds(); err == nil {
+		t.Error("a second ReuseBuilds did not fail: two stops would remove one folder")
+	}
 	res, err := Generate(filepath.Join("testdata", "panics", "pipeline.yaml"), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -45,25 +48,45 @@ func TestReuseBuilds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sameFile(t, out("a"), out("b"))
+	sameFile(t, out("a"), out("b"), true)
+	key := res.reuseKey()
+	kept := filepath.Join(reused.dir, hex.EncodeToString(key[:]))
+	sameFile(t, out("a"), kept, true)
 	for _, name := range []string{"a", "b"} {
 		if err := os.Remove(out(name)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, name := range []string{"c", "d"} {
+	if err := res.Build(out("c")); err != nil {
+		t.Fatal(err)
+	}
+	sameFile(t, out("c"), kept, true)
+	if err := os.Remove(kept); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"d", "e"} {
 		if err := res.Build(out(name)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	sameFile(t, out("c"), out("d"))
-	if fi, err := os.Stat(out("c")); err != nil || fi.Mode()&0o111 == 0 {
-		t.Fatalf("%s is not an executable: %v", out("c"), err)
+	sameFile(t, out("d"), out("c"), false)
+	sameFile(t, out("d"), out("e"), true)
+	if fi, err := os.Stat(out("d")); err != nil || fi.Mode()&0o111 == 0 {
+		t.Fatalf("%s is not an executable: %v", out("d"), err)
+	}
+	keptDir := reused.dir
+	stop()
+	if _, err := os.Stat(keptDir); !os.IsNotExist(err) {
+		t.Errorf("stop left the kept binaries' folder %s: %v", keptDir, err)
+	}
+	if reusing() {
+		t.Error("the builds are still reused after stop")
 	}
 }
 
-// sameFile checks that a and b are one file (hard links).
-func sameFile(t *testing.T, a, b string) {
+// sameFile checks that a and b are one file (hard links), or two when
+// want is false.
+func sameFile(t *testing.T, a, b string, want bool) {
 	t.Helper()
 	fa, err := os.Stat(a)
 	if err != nil {
@@ -73,7 +96,11 @@ func sameFile(t *testing.T, a, b string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !os.SameFile(fa, fb) {
-		t.Errorf("%s and %s are two files, want one linked to both", a, b)
+	if got := os.SameFile(fa, fb); got != want {
+		if want {
+			t.Errorf("%s and %s are two files, want one linked to both", a, b)
+		} else {
+			t.Errorf("%s and %s are one file, want a new build", a, b)
+		}
 	}
 }

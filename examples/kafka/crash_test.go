@@ -244,3 +244,10 @@ func TestRescale(t *testing.T) {
 	}
 	kafkatest.Compare(t, "rescaled run", want, kafkatest.Committed(t, brokers, "rescaled"))
 }
+
+// TestMain loads the example's package once and links its program once for
+// all the tests (crashtest.Main): TestCrash and TestRescale build the same
+// program.
+func TestMain(m *testing.M) {
+	crashtest.Main(m)
+}

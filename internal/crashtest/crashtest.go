@@ -7,6 +7,7 @@ package crashtest
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -69,7 +70,8 @@ func Run(t *testing.T, backend string, seed uint64, sets []string, want map[stri
 // is another example's) has no pipeline.yaml, which would ask for an
 // annotated twin (examples TestTwins). env (KEY=VALUE) is added to the
 // environment of every run of the job: unlike t.Setenv it lets tests
-// with different settings run in parallel.
+// with different settings run in parallel. Its test binary's TestMain
+// calls Main, which links each program once for all its tests.
 func RunFile(t *testing.T, file, backend string, seed uint64, sets, env []string, want map[string][]string) {
 	t.Helper()
 	defer func() {
@@ -78,7 +80,6 @@ func RunFile(t *testing.T, file, backend string, seed uint64, sets, env []string
 			t.Logf("kill moments drawn with seed %d: reproduce with %s=%d go test -count=1 -run TestCrash -v in %s (the moments also depend on the machine's speed)", seed, SeedVar, seed, wd)
 		}
 	}()
-	reuse()
 	res, err := compile.Generate(file, compile.Options{StateBackend: backend})
 	if err != nil {
 		t.Fatal(err)
@@ -119,25 +120,25 @@ func RunFile(t *testing.T, file, backend string, seed uint64, sets, env []string
 	}
 }
 
-// Main runs a test binary's tests (TestMain's m) with what reuse turns
-// on: for the example tests whose other tests build the same programs as
-// their crash tests.
+// Main runs a test binary's tests (TestMain's m) loading each Go package
+// once and linking each program once (dsl.CachePackages,
+// compile.ReuseBuilds): for the example tests, whose crash tests and
+// others compile and build the same pipelines many times
+// (examples/nexmark/crash: 15 builds of 7 programs). That is one go list
+// of the package instead of one per compile, which hashes the whole
+// dependency graph (about 0.3 s of CPU), and one link of each program
+// (about 1-2 s). It is safe there: the examples' packages do not change
+// while their tests run (these write no Go files).
 func Main(m *testing.M) {
-	reuse()
-	os.Exit(m.Run())
-}
-
-// reuse makes the test binary load each Go package once and link each
-// program once (dsl.CachePackages, compile.ReuseBuilds). The examples'
-// packages do not change while their tests run (these write no Go
-// files), and a test binary may compile and build its example's
-// pipelines many times (examples/nexmark/crash: 15 builds of 7
-// programs): one go list of the package instead of one per compile,
-// which hashes the whole dependency graph (about 0.3 s of CPU), and one
-// link of each program (about 1-2 s).
-func reuse() {
 	dsl.CachePackages()
-	compile.ReuseBuilds()
+	stop, err := compile.ReuseBuilds()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	stop()
+	os.Exit(code)
 }
 
 func diff(t *testing.T, what string, d verify.LineDiff) {

@@ -14,8 +14,15 @@ import (
 	"testing"
 
 	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/internal/crashtest"
 	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
+
+// TestMain loads the package once and links its program once for all the
+// tests (crashtest.Main), each of which builds it.
+func TestMain(m *testing.M) {
+	crashtest.Main(m)
+}
 
 func build(t *testing.T) string {
 	if testing.Short() {
