@@ -334,10 +334,14 @@ func (g *gen) config(f *jen.File) {
 			kv = append(kv, field("Format", jen.Lit(n.Format)))
 		}
 		if ts := n.Timestamps; ts != nil {
-			kv = append(kv, field("Watermark", jen.Qual(runtimePath, "WatermarkConfig").Values(jen.Dict{
+			wm := jen.Dict{
 				jen.Id("MaxOutOfOrderness"): durationCode(ts.MaxOutOfOrderness),
 				jen.Id("IdleTimeout"):       durationCode(ts.IdleTimeout),
-			})))
+			}
+			if ts.MaxDrift > 0 {
+				wm[jen.Id("MaxDrift")] = durationCode(ts.MaxDrift)
+			}
+			kv = append(kv, field("Watermark", jen.Qual(runtimePath, "WatermarkConfig").Values(wm)))
 		}
 		if n.KeyType != nil {
 			kv = append(kv, field("KeySchema", jen.Id(g.global("%sKeySchema", n))), field("ValueSchema", jen.Id(g.global("%sValueSchema", n))))

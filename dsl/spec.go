@@ -167,12 +167,12 @@ func (n *NodeSpec) field(path string) *Str {
 		}
 		t := n.Trigger
 		return map[string]*Str{"trigger.count": &t.Count, "trigger.every": &t.Every, "trigger.time": &t.Time, "trigger.mode": &t.Mode}[path]
-	case "timestamps.extract", "timestamps.max-out-of-orderness", "timestamps.idle-timeout":
+	case "timestamps.extract", "timestamps.max-out-of-orderness", "timestamps.idle-timeout", "timestamps.max-drift":
 		if n.Timestamps == nil {
 			n.Timestamps = &TimestampsSpec{}
 		}
 		t := n.Timestamps
-		return map[string]*Str{"timestamps.extract": &t.Extract, "timestamps.max-out-of-orderness": &t.MaxOutOfOrderness, "timestamps.idle-timeout": &t.IdleTimeout}[path]
+		return map[string]*Str{"timestamps.extract": &t.Extract, "timestamps.max-out-of-orderness": &t.MaxOutOfOrderness, "timestamps.idle-timeout": &t.IdleTimeout, "timestamps.max-drift": &t.MaxDrift}[path]
 	}
 	return nil
 }
@@ -222,6 +222,7 @@ type TimestampsSpec struct {
 	Extract           Str
 	MaxOutOfOrderness Str
 	IdleTimeout       Str
+	MaxDrift          Str
 }
 
 // Str is a string value and where it was written. Set is false when the

@@ -35,3 +35,5 @@ func SelfPair(a, b Click) string                                 { return "" }
 func CountLine(user string, w pipegen.Window, n *Count) string { return "" }
 func Latest(a, b Click) Click                                  { return b }
 func MergeCounts(dst, src *Count)                              { dst.N += src.N }
+
+func NextClick(seq uint64) (Click, bool) { return Click{}, true }

@@ -47,6 +47,7 @@ var config = &runtime.Config{
 		}, Options: map[string]string{"path": "clicks.jsonl"}},
 		{Name: "views", UID: "views", Kind: "source", Section: "sources", Connector: "file", Format: "jsonl", Watermark: runtime.WatermarkConfig{
 			IdleTimeout:       0,
+			MaxDrift:          1 * time.Minute,
 			MaxOutOfOrderness: 0,
 		}, Options: map[string]string{"path": "views.jsonl"}},
 		{Name: "latest", UID: "latest", Kind: "reduce", Section: "operators", Inputs: []runtime.NodeInput{{From: "clicks", Partition: "hash"}}, Window: "sliding 2s every 1s", KeySchema: latestKeySchema, ValueSchema: latestValueSchema},
@@ -421,6 +422,7 @@ func newViewsChain(j *runtime.Job, sub int, viewsToPaired *runtime.Out[runtime.T
 	c.src = runtime.NewFileSource(j, nodeViews, sub, runtime.JSONFormatFast(decodeViewsJSONL))
 	c.ctl = c.src.Ctl()
 	c.wm = runtime.NewWatermarks(c.task, nodeViews)
+	c.src.Align(nodeViews, c.wm)
 	c.meter = j.Meter(sub, nodeViews)
 	c.viewsToPaired.Observe(c.meter)
 	c.viewsToWindowedPairs.Observe(c.meter)

@@ -10,4 +10,8 @@ type WatermarkConfig struct {
 	// IdleTimeout, when set, is how long a source subtask without records
 	// waits before it lets the watermark go on without it.
 	IdleTimeout time.Duration
+	// MaxDrift, when set, is how far a source subtask's watermark may run
+	// ahead of the slowest of its source's other subtasks before it stops
+	// reading until they catch up (watermark alignment; file sources).
+	MaxDrift time.Duration
 }

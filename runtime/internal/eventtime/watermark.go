@@ -82,6 +82,12 @@ func (g *Watermarks) Observe(ts int64) (int64, bool) {
 	return w, true
 }
 
+// EmittedAt is where the generator keeps the last watermark it sent
+// (MinTime before the first), for its subtask's connector.Aligner to read
+// between records on the subtask's goroutine: a load per record, where a
+// call back at every watermark would keep Observe from being inlined.
+func (g *Watermarks) EmittedAt() *int64 { return &g.emitted }
+
 // Latest is the newest event time seen so far (MinTime before the first
 // record): a record with it is never late.
 func (g *Watermarks) Latest() int64 { return g.maxTS }

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/connector"
@@ -123,6 +124,38 @@ type Source[T any] struct {
 	chain *metrics.Chain
 	read  int64
 	sizes []int64
+
+	// align keeps the subtask within timestamps.max-drift of the others
+	// (Align); nil without.
+	align *connector.Aligner
+}
+
+// alignKey names a file source node's alignment group in the run's shared
+// values.
+type alignKey struct{ node int }
+
+// alignWait is how long a subtask that is ahead of the others waits
+// before it looks again (Next).
+const alignWait = 200 * time.Microsecond
+
+// Align makes the subtask stop reading while its watermarks (wm's) are
+// more than the node's timestamps.max-drift ahead of the slowest of the
+// other subtasks' (connector.Aligner): generated code calls it for a
+// source with a maximum drift. At parallelism 1, or outside a job's run,
+// there is no one to keep pace with.
+func (s *Source[T]) Align(node int, wm connector.Emitter) {
+	drift := s.env.Node(node).Watermark.MaxDrift
+	sh, ok := s.env.(connector.Sharer)
+	p := s.env.Parallelism(node)
+	if drift <= 0 || !ok || p < 2 {
+		return
+	}
+	g := sh.Shared(alignKey{node}, func() any { return connector.NewAlignGroup(p) }).(*connector.AlignGroup)
+	// Event time is in whole milliseconds: a drift under one is one.
+	s.align = connector.NewAligner(g, s.sub, max(drift.Milliseconds(), 1), wm)
+	if s.done {
+		s.align.Release()
+	}
 }
 
 // NewSource prepares subtask sub of the file source node, decoding
@@ -247,11 +280,21 @@ func (s *Source[T]) Ctl() *checkpoint.SourceCtl { return s.ctl }
 // returned false.
 func (s *Source[T]) Done() bool { return s.done || s.ctl.Draining() }
 
-// Next returns the next record. It returns false only once every file is
-// read: reading a file never has to wait for more.
+// Next returns the next record. It returns false once every file is read
+// (Done), and for a while when the subtask is ahead of the others by more
+// than its maximum drift (Align): reading a file never has to wait for
+// more.
 func (s *Source[T]) Next() (T, bool) {
 	if s.ctl.Draining() {
 		s.count()
+		if s.align != nil {
+			s.align.Release()
+		}
+		var zero T
+		return zero, false
+	}
+	if s.align != nil && s.align.Hold() {
+		time.Sleep(alignWait)
 		var zero T
 		return zero, false
 	}
@@ -506,6 +549,9 @@ func (s *Source[T]) finish() {
 		return
 	}
 	s.done = true
+	if s.align != nil {
+		s.align.Release()
+	}
 	if s.finished == nil {
 		// A subtask restored at its end keeps what it recorded then.
 		s.finished = s.statFiles()

@@ -1,0 +1,143 @@
+package connector
+
+import (
+	"math"
+	"sync/atomic"
+)
+
+// Watermark alignment (timestamps.max-drift; Flink's watermark alignment).
+//
+// The subtasks of a source read their inputs at their own pace, and a
+// keyed operator downstream takes the records of all of them while its
+// event time is the slowest one's watermark: whatever a fast subtask has
+// read ahead waits in the operator's state (windows that cannot fire,
+// timers not due, a join's kept side). Nothing bounds it: two files of a
+// history, one read faster, can fill the state with a whole day of one of
+// them. With a maximum drift a subtask whose watermark is more than the
+// drift ahead of the slowest of its source's other subtasks stops reading
+// until they catch up; while it waits its chain still passes barriers on
+// and hands its partial batches over, so checkpoints and the others go on.
+//
+// A subtask that has read all its input, or drains, holds no one back
+// (Release). Before its first watermark a subtask holds the others at
+// their first: the drift is measured from the first watermarks of all of
+// them.
+
+// Event time's bounds (those of package eventtime, which connectors do not
+// import): no watermark yet, and the end of input.
+const (
+	noWatermark  = math.MinInt64
+	endWatermark = math.MaxInt64
+)
+
+// AlignGroup is the watermarks of the subtasks of one source, which each
+// publishes and the others read.
+type AlignGroup struct {
+	wms []paddedWatermark
+}
+
+// paddedWatermark keeps each subtask's watermark, written every few dozen
+// records, off the cache lines of the others' (false sharing).
+type paddedWatermark struct {
+	_  [64]byte
+	wm atomic.Int64
+}
+
+// NewAlignGroup makes the group of a source of p subtasks, none of which
+// has a watermark yet.
+func NewAlignGroup(p int) *AlignGroup {
+	g := &AlignGroup{wms: make([]paddedWatermark, p)}
+	for i := range g.wms {
+		g.wms[i].wm.Store(noWatermark)
+	}
+	return g
+}
+
+// Emitter is a source subtask's watermark generator, as an Aligner needs
+// it: EmittedAt is where it keeps the last watermark it sent (the lowest
+// int64 before the first), which the Aligner reads on the subtask's
+// goroutine.
+type Emitter interface {
+	EmittedAt() *int64
+}
+
+// Aligner is one subtask's part in its source's alignment: it publishes
+// the subtask's watermarks and tells the source when to stop reading.
+type Aligner struct {
+	group     *AlignGroup
+	sub       int
+	drift     int64  // milliseconds, positive
+	emitted   *int64 // the subtask's last watermark sent (Emitter)
+	published int64
+	held      bool
+	released  bool
+}
+
+// NewAligner makes the part of subtask sub in group g, with a maximum
+// drift in milliseconds (positive), following the watermarks of wm.
+func NewAligner(g *AlignGroup, sub int, driftMillis int64, wm Emitter) *Aligner {
+	a := &Aligner{group: g, sub: sub, drift: driftMillis, emitted: wm.EmittedAt(), published: noWatermark}
+	if w := *a.emitted; w != noWatermark {
+		// Restored from a checkpoint: the subtask is that far already.
+		a.publish(w)
+		a.held = a.ahead()
+	}
+	return a
+}
+
+// Hold reports whether the subtask is ahead of the slowest of the others
+// by more than the drift and should read nothing for now. The source asks
+// before every record: between two watermarks of its own it is one
+// comparison, and the others' watermarks are read only when its own moved
+// or while it waits.
+func (a *Aligner) Hold() bool {
+	if *a.emitted == a.published && !a.held {
+		return false
+	}
+	return a.hold()
+}
+
+// hold is the rest of Hold, out of line so that Hold inlines.
+func (a *Aligner) hold() bool {
+	if a.released {
+		return false
+	}
+	if w := *a.emitted; w != a.published {
+		a.publish(w)
+	}
+	a.held = a.ahead()
+	return a.held
+}
+
+// Release tells the others that the subtask holds no one back from now on:
+// it has read all its input, or it drains.
+func (a *Aligner) Release() {
+	a.publish(endWatermark)
+	a.held, a.released = false, true
+}
+
+func (a *Aligner) publish(w int64) {
+	a.published = w
+	a.group.wms[a.sub].wm.Store(w)
+}
+
+// ahead reports whether the subtask's watermark is more than the drift
+// ahead of the lowest of the others'.
+func (a *Aligner) ahead() bool {
+	if a.published == noWatermark || a.published == endWatermark {
+		return false
+	}
+	lowest := int64(endWatermark)
+	for i := range a.group.wms {
+		if i != a.sub {
+			lowest = min(lowest, a.group.wms[i].wm.Load())
+		}
+	}
+	// published - drift, saturated at the start of time (the drift is
+	// positive, so it cannot overflow upward).
+	limit := a.published - a.drift
+	if limit > a.published {
+		limit = noWatermark
+	}
+	return limit > lowest
+}

@@ -1,0 +1,59 @@
+package connector
+
+import (
+	"testing"
+
+	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
+)
+
+// fakeEmitter is a watermark generator whose last watermark sent the test
+// sets by hand.
+type fakeEmitter struct{ w int64 }
+
+func (e *fakeEmitter) EmittedAt() *int64 { return &e.w }
+
+// TestAligner moves the watermarks of three subtasks by hand: one is held
+// while it is more than the drift ahead of the lowest of the others, the
+// lowest never is, a released subtask holds no one back from then on
+// (whatever its watermark), and one made from a restored watermark counts
+// from it at once.
+func TestAligner(t *testing.T) {
+	g := NewAlignGroup(3)
+	wms := make([]*fakeEmitter, 3)
+	as := make([]*Aligner, 3)
+	for i := range as {
+		wms[i] = &fakeEmitter{w: noWatermark}
+		as[i] = NewAligner(g, i, 100, wms[i])
+	}
+	set := func(i int, w int64) { wms[i].w = w }
+	held := func(want ...bool) {
+		t.Helper()
+		for _, a := range as {
+			a.Hold() // each publishes its watermark first
+		}
+		for i, a := range as {
+			if got := a.Hold(); got != want[i] {
+				t.Errorf("subtask %d (watermark %d): held %v, want %v", i, wms[i].w, got, want[i])
+			}
+		}
+	}
+	held(false, false, false) // no watermarks yet
+	set(0, 1000)
+	held(true, false, false) // the others have none: 0 waits for them
+	set(1, 950)
+	set(2, 899)
+	held(true, false, false) // 0 is 101 ahead of 2
+	set(2, 900)
+	held(false, false, false) // 100 ahead: within the drift
+	set(1, 1200)
+	held(false, true, false)
+	as[2].Release() // 2 ended: 1 is measured against 0 alone
+	held(false, true, false)
+	set(0, 1100)
+	held(false, false, false)
+	// A subtask restored at watermark 5000 counts from it before its next
+	// watermark: the others are far behind, so it waits.
+	restored := &fakeEmitter{w: 5000}
+	as[2], wms[2] = NewAligner(g, 2, 100, restored), restored
+	held(false, false, true)
+}
