@@ -82,15 +82,11 @@ func (r *resolver) checkTimestamps(n *rnode, out types.Type) {
 		t.IdleTimeout = d
 	}
 	if d, ok := r.duration("timestamps.max-drift", ts.MaxDrift); ok && d > 0 {
-		switch n.spec.Connector.V {
-		case "file":
+		if n.spec.Connector.V == "generator" {
+			r.report(ts.MaxDrift.Pos, diag.Misplaced, "%v is for file and Kafka sources: a generator's subtasks keep pace by themselves (docs/runtime.md, Generator source); drop it", keyRef("timestamps.max-drift"))
+			n.ok = false
+		} else {
 			t.MaxDrift = d
-		case "generator":
-			r.report(ts.MaxDrift.Pos, diag.Misplaced, "%v is for file sources: a generator's subtasks keep pace by themselves (docs/runtime.md, Generator source); drop it", keyRef("timestamps.max-drift"))
-			n.ok = false
-		default:
-			r.report(ts.MaxDrift.Pos, diag.Unsupported, "%v is for file sources; a Kafka source does not align its subtasks yet: drop it", keyRef("timestamps.max-drift"))
-			n.ok = false
 		}
 	}
 	n.ir.Timestamps = t

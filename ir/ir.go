@@ -211,8 +211,8 @@ type Timestamps struct {
 	Extract           *Func         `json:"extract"`
 	MaxOutOfOrderness time.Duration `json:"maxOutOfOrderness"`
 	IdleTimeout       time.Duration `json:"idleTimeout,omitempty"`
-	// MaxDrift bounds how far a file source's subtasks' watermarks drift
-	// apart (watermark alignment); 0 for none.
+	// MaxDrift bounds how far a file or Kafka source's subtasks'
+	// watermarks drift apart (watermark alignment); 0 for none.
 	MaxDrift time.Duration `json:"maxDrift,omitempty"`
 }
 

@@ -43,6 +43,7 @@ var config = &runtime.Config{
 	Nodes: []runtime.NodeConfig{
 		{Name: "orders", UID: "orders", Kind: "source", Section: "sources", Connector: "kafka", Format: "jsonl", Watermark: runtime.WatermarkConfig{
 			IdleTimeout:       5 * time.Second,
+			MaxDrift:          30 * time.Second,
 			MaxOutOfOrderness: 1 * time.Second,
 		}, Options: map[string]string{
 			"brokers":  "localhost:9092",
@@ -164,6 +165,7 @@ func newOrdersChain(j *runtime.Job, sub int, ordersToTotals *runtime.Out[runtime
 	c.src = kafka.NewSource(j, nodeOrders, sub, runtime.JSONFormatFast(decodeOrdersJSONL))
 	c.ctl = c.src.Ctl()
 	c.wm = c.src.Watermarks(c.task, nodeOrders)
+	c.src.Align(nodeOrders, c.wm)
 	c.src.OnDeadLetter(func(r string) {
 		c.emitOrdersDeadLetter(r, c.wm.Latest())
 	})

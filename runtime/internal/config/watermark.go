@@ -12,6 +12,7 @@ type WatermarkConfig struct {
 	IdleTimeout time.Duration
 	// MaxDrift, when set, is how far a source subtask's watermark may run
 	// ahead of the slowest of its source's other subtasks before it stops
-	// reading until they catch up (watermark alignment; file sources).
+	// reading until they catch up (watermark alignment; file and Kafka
+	// sources).
 	MaxDrift time.Duration
 }

@@ -3,6 +3,7 @@ package connector
 import (
 	"math"
 	"sync/atomic"
+	"time"
 )
 
 // Watermark alignment (timestamps.max-drift; Flink's watermark alignment).
@@ -19,7 +20,9 @@ import (
 // and hands its partial batches over, so checkpoints and the others go on.
 //
 // A subtask that has read all its input, or drains, holds no one back
-// (Release). Before its first watermark a subtask holds the others at
+// (Release), nor does one that is idle until its watermark moves again
+// (Idle: a Kafka subtask whose partitions have had nothing to read for
+// the idle timeout). Before its first watermark a subtask holds the others at
 // their first: the drift is measured from the first watermarks of all of
 // them.
 
@@ -61,6 +64,31 @@ type Emitter interface {
 	EmittedAt() *int64
 }
 
+// alignKey names a source node's alignment group in the run's shared
+// values.
+type alignKey struct{ node int }
+
+// AlignWait is how long a subtask that is ahead of the others waits before
+// it looks again: a source's Next sleeps it when Hold says so, as a
+// generator's subtask that is ahead does.
+const AlignWait = 200 * time.Microsecond
+
+// Align returns subtask sub's part in the alignment of source node in env
+// (its timestamps.max-drift), following the watermarks of wm; nil when the
+// node has no maximum drift, at parallelism 1, and outside a job's run
+// (env is no Sharer), where there is no one to keep pace with.
+func Align(env Env, node, sub int, wm Emitter) *Aligner {
+	drift := env.Node(node).Watermark.MaxDrift
+	sh, ok := env.(Sharer)
+	p := env.Parallelism(node)
+	if drift <= 0 || !ok || p < 2 {
+		return nil
+	}
+	g := sh.Shared(alignKey{node}, func() any { return NewAlignGroup(p) }).(*AlignGroup)
+	// Event time is in whole milliseconds: a drift under one is one.
+	return NewAligner(g, sub, max(drift.Milliseconds(), 1), wm)
+}
+
 // Aligner is one subtask's part in its source's alignment: it publishes
 // the subtask's watermarks and tells the source when to stop reading.
 type Aligner struct {
@@ -71,6 +99,10 @@ type Aligner struct {
 	published int64
 	held      bool
 	released  bool
+	// idle is set by Idle until the subtask's watermark moves from
+	// idleAt.
+	idle   bool
+	idleAt int64
 }
 
 // NewAligner makes the part of subtask sub in group g, with a maximum
@@ -89,7 +121,8 @@ func NewAligner(g *AlignGroup, sub int, driftMillis int64, wm Emitter) *Aligner 
 // by more than the drift and should read nothing for now. The source asks
 // before every record: between two watermarks of its own it is one
 // comparison, and the others' watermarks are read only when its own moved
-// or while it waits.
+// or while it waits. (They only rise, but for a subtask back from idle,
+// which a subtask that is not waiting sees at its own next watermark.)
 func (a *Aligner) Hold() bool {
 	if *a.emitted == a.published && !a.held {
 		return false
@@ -101,6 +134,12 @@ func (a *Aligner) Hold() bool {
 func (a *Aligner) hold() bool {
 	if a.released {
 		return false
+	}
+	if a.idle {
+		if *a.emitted == a.idleAt {
+			return false
+		}
+		a.idle = false
 	}
 	if w := *a.emitted; w != a.published {
 		a.publish(w)
@@ -114,6 +153,17 @@ func (a *Aligner) hold() bool {
 func (a *Aligner) Release() {
 	a.publish(endWatermark)
 	a.held, a.released = false, true
+}
+
+// Idle tells the others that the subtask holds no one back until its
+// watermark moves again: it has nothing to read (its watermark generator
+// said it is idle).
+func (a *Aligner) Idle() {
+	if a.released {
+		return
+	}
+	a.publish(endWatermark)
+	a.held, a.idle, a.idleAt = false, true, *a.emitted
 }
 
 func (a *Aligner) publish(w int64) {

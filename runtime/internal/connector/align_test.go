@@ -57,3 +57,37 @@ func TestAligner(t *testing.T) {
 	as[2], wms[2] = NewAligner(g, 2, 100, restored), restored
 	held(false, false, true)
 }
+
+// TestAlignerIdle: an idle subtask holds no one back until its watermark
+// moves again, and then counts as before, for the others from their next
+// watermark; one that is released after it went idle stays released.
+func TestAlignerIdle(t *testing.T) {
+	g := NewAlignGroup(2)
+	e0, e1 := &fakeEmitter{w: 1000}, &fakeEmitter{w: 500}
+	a0, a1 := NewAligner(g, 0, 100, e0), NewAligner(g, 1, 100, e1)
+	if !a0.Hold() || a1.Hold() {
+		t.Fatalf("held %v and %v, want subtask 0 (500 ahead) held", a0.Hold(), a1.Hold())
+	}
+	a1.Idle()
+	if a0.Hold() {
+		t.Error("subtask 0 is held by an idle subtask")
+	}
+	if a1.Hold() {
+		t.Error("the idle subtask is held")
+	}
+	e1.w = 600 // a record came: it is active again, at 600
+	a1.Hold()
+	// Subtask 0 sees it at its own next watermark (the others' only rise
+	// but for a subtask back from idle, so it looks when its own moves).
+	e0.w = 1001
+	if !a0.Hold() {
+		t.Error("subtask 0 is not held by the subtask that became active again 400 behind it")
+	}
+	a1.Idle()
+	a1.Release()
+	e1.w = 700
+	a1.Hold()
+	if a0.Hold() {
+		t.Error("subtask 0 is held by a released subtask whose watermark moved")
+	}
+}

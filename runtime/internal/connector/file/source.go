@@ -130,30 +130,13 @@ type Source[T any] struct {
 	align *connector.Aligner
 }
 
-// alignKey names a file source node's alignment group in the run's shared
-// values.
-type alignKey struct{ node int }
-
-// alignWait is how long a subtask that is ahead of the others waits
-// before it looks again (Next).
-const alignWait = 200 * time.Microsecond
-
 // Align makes the subtask stop reading while its watermarks (wm's) are
 // more than the node's timestamps.max-drift ahead of the slowest of the
-// other subtasks' (connector.Aligner): generated code calls it for a
-// source with a maximum drift. At parallelism 1, or outside a job's run,
-// there is no one to keep pace with.
+// other subtasks' (connector.Align): generated code calls it for a source
+// with a maximum drift.
 func (s *Source[T]) Align(node int, wm connector.Emitter) {
-	drift := s.env.Node(node).Watermark.MaxDrift
-	sh, ok := s.env.(connector.Sharer)
-	p := s.env.Parallelism(node)
-	if drift <= 0 || !ok || p < 2 {
-		return
-	}
-	g := sh.Shared(alignKey{node}, func() any { return connector.NewAlignGroup(p) }).(*connector.AlignGroup)
-	// Event time is in whole milliseconds: a drift under one is one.
-	s.align = connector.NewAligner(g, s.sub, max(drift.Milliseconds(), 1), wm)
-	if s.done {
+	s.align = connector.Align(s.env, node, s.sub, wm)
+	if s.align != nil && s.done {
 		s.align.Release()
 	}
 }
@@ -294,7 +277,7 @@ func (s *Source[T]) Next() (T, bool) {
 		return zero, false
 	}
 	if s.align != nil && s.align.Hold() {
-		time.Sleep(alignWait)
+		time.Sleep(connector.AlignWait)
 		var zero T
 		return zero, false
 	}

@@ -122,6 +122,10 @@ type Source[T any] struct {
 	m     *metrics.Node
 	chain *metrics.Chain
 	read  int64
+
+	// align keeps the subtask within timestamps.max-drift of the others
+	// (Align); nil without.
+	align *connector.Aligner
 }
 
 // groupCommit is the offsets a checkpoint holds, committed to the group
@@ -439,12 +443,34 @@ func (s *Source[T]) Ctl() *checkpoint.SourceCtl { return s.ctl }
 // (checkpoint.SourceCtl.AtEnd).
 func (s *Source[T]) Done() bool { return s.done || s.ctl.Draining() }
 
+// Align makes the subtask stop reading while its watermarks (wm's) are
+// more than the node's timestamps.max-drift ahead of the slowest of the
+// other subtasks' that are not idle (connector.Align): generated code
+// calls it for a source with a maximum drift.
+func (s *Source[T]) Align(node int, wm *Watermarks) {
+	if s.align = connector.Align(s.env, node, s.sub, wm); s.align == nil {
+		return
+	}
+	wm.align = s.align
+	if s.done {
+		s.align.Release()
+	}
+}
+
 // Next returns the next record; false when none has come within a few
-// milliseconds, or when a bounded source is done.
+// milliseconds, when a bounded source is done, and for a while when the
+// subtask is ahead of the others by more than its maximum drift (Align).
 func (s *Source[T]) Next() (T, bool) {
 	var zero T
 	if s.ctl.Draining() {
 		s.count()
+		if s.align != nil {
+			s.align.Release()
+		}
+		return zero, false
+	}
+	if s.align != nil && s.align.Hold() {
+		time.Sleep(connector.AlignWait)
 		return zero, false
 	}
 	for {
@@ -585,6 +611,9 @@ func (s *Source[T]) finish() {
 		return
 	}
 	s.done = true
+	if s.align != nil {
+		s.align.Release()
+	}
 	s.count()
 	s.chain.InputEnded()
 	switch {

@@ -7,6 +7,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/connector"
 )
 
 // The bounds of event time (as package stream has them).
@@ -52,6 +53,10 @@ type Watermarks struct {
 	// the last look and when it changed.
 	seen   map[*part]uint64
 	looked map[*part]look
+
+	// align, when set, is the subtask's part in its source's alignment
+	// (Source.Align): told when the subtask goes idle.
+	align *connector.Aligner
 }
 
 type look struct {
@@ -169,8 +174,15 @@ func (g *Watermarks) Idle(now time.Time) bool {
 		return false
 	}
 	g.idle = true
+	if g.align != nil {
+		g.align.Idle()
+	}
 	return true
 }
+
+// EmittedAt is where the generator keeps the last watermark it sent, for
+// the subtask's connector.Aligner to read between records.
+func (g *Watermarks) EmittedAt() *int64 { return &g.emitted }
 
 // Encode and Decode keep the subtask's last watermark in a checkpoint (the
 // partitions' event times are in the source's position).
