@@ -148,6 +148,10 @@ func (a *Aligner) hold() bool {
 	return a.held
 }
 
+// Held reports whether the subtask waits for the others, as Hold last
+// said.
+func (a *Aligner) Held() bool { return a.held }
+
 // Release tells the others that the subtask holds no one back from now on:
 // it has read all its input, or it drains.
 func (a *Aligner) Release() {
@@ -157,9 +161,10 @@ func (a *Aligner) Release() {
 
 // Idle tells the others that the subtask holds no one back until its
 // watermark moves again: it has nothing to read (its watermark generator
-// said it is idle).
+// said it is idle). A subtask that waits for the others (Held) is not
+// idle: it has records it does not read; Idle does nothing then.
 func (a *Aligner) Idle() {
-	if a.released {
+	if a.released || a.held {
 		return
 	}
 	a.publish(endWatermark)

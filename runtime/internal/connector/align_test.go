@@ -60,13 +60,18 @@ func TestAligner(t *testing.T) {
 
 // TestAlignerIdle: an idle subtask holds no one back until its watermark
 // moves again, and then counts as before, for the others from their next
-// watermark; one that is released after it went idle stays released.
+// watermark; one that is released after it went idle stays released; one
+// that waits for the others does not go idle.
 func TestAlignerIdle(t *testing.T) {
 	g := NewAlignGroup(2)
 	e0, e1 := &fakeEmitter{w: 1000}, &fakeEmitter{w: 500}
 	a0, a1 := NewAligner(g, 0, 100, e0), NewAligner(g, 1, 100, e1)
 	if !a0.Hold() || a1.Hold() {
 		t.Fatalf("held %v and %v, want subtask 0 (500 ahead) held", a0.Hold(), a1.Hold())
+	}
+	a0.Idle()
+	if !a0.Hold() {
+		t.Error("a subtask that waits for the others went idle and stopped waiting")
 	}
 	a1.Idle()
 	if a0.Hold() {

@@ -170,6 +170,11 @@ func (g *Watermarks) Idle(now time.Time) bool {
 	if g.idleTimeout == 0 || g.idle {
 		return false
 	}
+	if g.align != nil && g.align.Held() {
+		// Waiting for the other subtasks (Source.Align): not idle, its
+		// partitions have records it does not read yet.
+		return false
+	}
 	if _, active := g.watermark(now); active {
 		return false
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/connector"
 )
 
 // fakeParts is a source's partitions for Watermarks.
@@ -71,5 +72,32 @@ func TestWatermarksPerPartition(t *testing.T) {
 	}
 	if w, sent := g.Finish(); !sent || w != maxTime {
 		t.Fatalf("finish %d %v", w, sent)
+	}
+}
+
+// A subtask that waits for the other subtasks of its source (alignment)
+// reads nothing, but is not idle: it does not say so, however long it
+// waits; once it no longer waits, a quiet subtask says so as before.
+func TestWatermarksHeldIsNotIdle(t *testing.T) {
+	f, a, b := twoPartitions()
+	g := newWatermarks(f, config.WatermarkConfig{IdleTimeout: 10 * time.Millisecond})
+	group := connector.NewAlignGroup(2)
+	other := &Watermarks{emitted: 0}
+	connector.NewAligner(group, 1, 100, other) // the other subtask, at 0
+	g.align = connector.NewAligner(group, 0, 100, g)
+	observe(g, f, a, 1000, watermarkEvery)
+	observe(g, f, b, 1000, watermarkEvery)
+	if !g.align.Hold() {
+		t.Fatalf("watermark %d, 999 ahead of the other's 0 with a drift of 100: want it held", g.emitted)
+	}
+	time.Sleep(20 * time.Millisecond)
+	g.Idle(time.Now()) // the first look starts the partitions' clocks
+	time.Sleep(20 * time.Millisecond)
+	if g.Idle(time.Now()) {
+		t.Fatal("a subtask that waits for the others said it is idle")
+	}
+	g.align.Release()
+	if !g.Idle(time.Now()) {
+		t.Fatal("a quiet subtask that no longer waits did not say it is idle")
 	}
 }
