@@ -122,13 +122,13 @@ func RunFile(t *testing.T, file, backend string, seed uint64, sets, env []string
 
 // Main runs a test binary's tests (TestMain's m) loading each Go package
 // once and linking each program once (dsl.CachePackages,
-// compile.ReuseBuilds): for the example tests, whose crash tests and
-// others compile and build the same pipelines many times
-// (examples/nexmark/crash: 15 builds of 7 programs). That is one go list
-// of the package instead of one per compile, which hashes the whole
-// dependency graph (about 0.3 s of CPU), and one link of each program
-// (about 1-2 s). It is safe there: the examples' packages do not change
-// while their tests run (these write no Go files).
+// compile.ReuseBuilds): for test binaries whose tests compile and build
+// the same pipelines many times (examples/nexmark/crash: 15 builds of 7
+// programs; internal/e2e/restart: 4 of one). That is one go list of the
+// package instead of one per compile, which hashes the whole dependency
+// graph (about 0.3 s of CPU), and one link of each program (about 1-2 s).
+// It is only safe where the packages do not change while the tests run:
+// those that call it write no Go files.
 func Main(m *testing.M) {
 	dsl.CachePackages()
 	stop, err := compile.ReuseBuilds()
