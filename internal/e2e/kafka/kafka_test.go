@@ -54,18 +54,29 @@ func build(t *testing.T, pipeline string) (*compile.Result, string) {
 }
 
 // TestKafkaToFile kills a job that reads a topic into the file sink: its
-// committed files hold every line once, as in a run without kills.
+// committed files hold every line once, as in a run without kills. The
+// records' Kafka timestamps are their event time, those of partitions 1
+// and 2 five seconds ahead of partition 0's, and the source keeps its two
+// subtasks within a second of each other's watermarks (tofile.yaml): the
+// one without partition 0 waits for the other at first and then
+// whenever it gets a second ahead, also across the kills.
 func TestKafkaToFile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the job many times")
 	}
 	brokers := cluster(t, map[string]int32{"in": 3})
 	in, want := lines()
+	base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	var recs []*kgo.Record
-	for _, l := range in {
-		recs = append(recs, &kgo.Record{Value: []byte(l)})
+	for i, l := range in {
+		p := int32(i % 3)
+		ts := base.Add(time.Duration(i/3) * time.Millisecond)
+		if p > 0 {
+			ts = ts.Add(5 * time.Second)
+		}
+		recs = append(recs, &kgo.Record{Partition: p, Value: []byte(l), Timestamp: ts})
 	}
-	if err := kafkatest.Produce(brokers, "in", recs...); err != nil {
+	if err := kafkatest.ProduceManual(brokers, "in", recs...); err != nil {
 		t.Fatal(err)
 	}
 	res, dir := build(t, "tofile.yaml")
