@@ -109,11 +109,9 @@ type Aligner struct {
 // drift in milliseconds (positive), following the watermarks of wm.
 func NewAligner(g *AlignGroup, sub int, driftMillis int64, wm Emitter) *Aligner {
 	a := &Aligner{group: g, sub: sub, drift: driftMillis, emitted: wm.EmittedAt(), published: noWatermark}
-	if w := *a.emitted; w != noWatermark {
-		// Restored from a checkpoint: the subtask is that far already.
-		a.publish(w)
-		a.held = a.ahead()
-	}
+	// A subtask restored from a checkpoint is as far as its watermark
+	// already: published, and held if need be.
+	a.hold()
 	return a
 }
 

@@ -138,6 +138,17 @@ func Catch(f func()) (err error) {
 	return nil
 }
 
+// SharedEnv is an Env that says its subtasks run at once
+// (connector.Sharer), as a job's run does, for tests of what subtasks
+// share: a generator's pace, a source's watermark alignment. The plain
+// Env reads its subtasks one after another and shares nothing.
+type SharedEnv struct {
+	*Env
+	connector.Shares
+}
+
+var _ connector.Sharer = (*SharedEnv)(nil)
+
 // SourceNode is a source of connector with the given options.
 func SourceNode(name, connector string, options map[string]string) config.NodeConfig {
 	return config.NodeConfig{Name: name, UID: name, Kind: "source", Section: "sources", Connector: connector, Options: options}

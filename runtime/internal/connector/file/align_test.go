@@ -16,13 +16,6 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/eventtime"
 )
 
-// sharedEnv is a connectortest.Env that says its subtasks run at once
-// (connector.Sharer), as a job's run does: its sources may align.
-type sharedEnv struct {
-	*connectortest.Env
-	connector.Shares
-}
-
 // alignedSubtask is a subtask of a file source of lines that are event
 // times in milliseconds, with its watermarks (no out-of-orderness) and
 // the times it read.
@@ -67,7 +60,7 @@ func alignedSource(t *testing.T, drift time.Duration, shared bool, times ...[]in
 	n.Watermark = config.WatermarkConfig{MaxDrift: drift}
 	var env connector.Env = connectortest.New(t, len(times), n)
 	if shared {
-		env = &sharedEnv{Env: env.(*connectortest.Env)}
+		env = &connectortest.SharedEnv{Env: env.(*connectortest.Env)}
 	}
 	subs := make([]*alignedSubtask, len(times))
 	for i := range subs {

@@ -9,15 +9,6 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 )
 
-// sharedEnv is a connectortest.Env that says its subtasks run at once
-// (connector.Sharer), as a job's run does: its generators keep pace.
-type sharedEnv struct {
-	*connectortest.Env
-	connector.Shares
-}
-
-var _ connector.Sharer = (*sharedEnv)(nil)
-
 // readAhead reads s's runs until TakeRun returns none, or for at most
 // 4*MaxBlock numbers (a subtask that never stops), and returns the
 // sequence numbers read.
@@ -46,7 +37,7 @@ func readAhead(s *Source[uint64]) []uint64 {
 // (TakeRun returns no run, not done) once it is paceLead rounds ahead of
 // the other, and goes on by a round when the other does.
 func TestGeneratorSubtasksKeepPace(t *testing.T) {
-	env := &sharedEnv{Env: generatorJob(t, 2, "")}
+	env := &connectortest.SharedEnv{Env: generatorJob(t, 2, "")}
 	s0 := NewSource(env, 0, 0, upTo(1<<40))
 	s1 := NewSource(env, 0, 1, upTo(1<<40))
 	// Rounds 0, 1, ... have blocks of 1, 2, 4, ... numbers.
@@ -76,7 +67,7 @@ func TestGeneratorSubtasksKeepPace(t *testing.T) {
 // has ended the other reads to its end at one go.
 func TestGeneratorEndedSubtaskHoldsNoOneBack(t *testing.T) {
 	const n = 3*MaxBlock + 5
-	env := &sharedEnv{Env: generatorJob(t, 2, "")}
+	env := &connectortest.SharedEnv{Env: generatorJob(t, 2, "")}
 	subs := []*Source[uint64]{NewSource(env, 0, 0, upTo(n)), NewSource(env, 0, 1, upTo(n))}
 	var all []uint64
 	for turn := 0; !subs[0].Done() || !subs[1].Done(); turn++ {
@@ -111,7 +102,7 @@ func TestGeneratorEndedSubtaskHoldsNoOneBack(t *testing.T) {
 // TestGeneratorEndedSubtaskReleases ends one subtask early (its
 // function ends): the other then reads on without waiting for it.
 func TestGeneratorEndedSubtaskReleases(t *testing.T) {
-	env := &sharedEnv{Env: generatorJob(t, 2, "")}
+	env := &connectortest.SharedEnv{Env: generatorJob(t, 2, "")}
 	s0 := NewSource(env, 0, 0, upTo(40))
 	s1 := NewSource(env, 0, 1, upTo(1<<40))
 	for turn := 0; !s0.Done(); turn++ {
@@ -143,7 +134,7 @@ func TestGeneratorWithoutSharerDoesNotWait(t *testing.T) {
 // every record either subtask read is counted (a `stop --drain` reports the
 // count): no subtask is left waiting for one that drains.
 func TestGeneratorDrainWhileInPace(t *testing.T) {
-	env := &sharedEnv{Env: generatorJob(t, 2, "")}
+	env := &connectortest.SharedEnv{Env: generatorJob(t, 2, "")}
 	defer env.Cancel(fault.ErrCanceled)
 	s0 := NewSource(env, 0, 0, upTo(1<<40))
 	s1 := NewSource(env, 0, 1, upTo(1<<40))

@@ -8,17 +8,9 @@ import (
 	"time"
 
 	"github.com/pipegen/pipegen/runtime/internal/config"
-	"github.com/pipegen/pipegen/runtime/internal/connector"
 	"github.com/pipegen/pipegen/runtime/internal/connector/connectortest"
 	"github.com/pipegen/pipegen/runtime/internal/connector/format"
 )
-
-// sharedEnv is a connectortest.Env that says its subtasks run at once
-// (connector.Sharer), as a job's run does: its sources may align.
-type sharedEnv struct {
-	*connectortest.Env
-	connector.Shares
-}
 
 // alignedSubtask is a subtask of a Kafka source of lines that are event
 // times in milliseconds, with its watermarks (no out-of-orderness) and the
@@ -76,7 +68,7 @@ func TestSourceAlignment(t *testing.T) {
 	}
 	n := connectortest.SourceNode("in", "kafka", map[string]string{"brokers": brokers, "topic": "in", "bounded": "latest"})
 	n.Watermark = config.WatermarkConfig{MaxDrift: drift * time.Millisecond}
-	env := &sharedEnv{Env: connectortest.New(t, 2, n)}
+	env := &connectortest.SharedEnv{Env: connectortest.New(t, 2, n)}
 	subs := make([]*alignedSubtask, 2)
 	for i := range subs {
 		src := NewSource(env, 0, i, format.LinesFormat())
