@@ -115,7 +115,7 @@ var table = []*Setting{
 	{Path: "timestamps.idle-timeout", Scope: Source, Kind: Duration, Default: "0", Static: true,
 		Help: "a subtask without records for this long stops holding the watermark back; 0 is off"},
 	{Path: "timestamps.max-drift", Scope: Source, Kind: Duration, Default: "0", Static: true,
-		Help: "a file or Kafka source's subtask whose watermark is this far ahead of the slowest of the others stops reading until they catch up (watermark alignment), which bounds what waits in keyed state downstream; 0 is off"},
+		Help: "a file or Kafka source's subtask whose watermark is this far ahead of the slowest of the others stops reading until they catch up, as does a Kafka partition this far ahead of the source's slowest (watermark alignment), which bounds what waits in keyed state downstream; 0 is off"},
 
 	// Operators: the kinds, then the keys of some kinds.
 	{Path: "map", Scope: Operator, Kind: Func, Kinds: []string{"map"}, Static: true,

@@ -78,15 +78,14 @@ const AlignWait = 200 * time.Microsecond
 // node has no maximum drift, at parallelism 1, and outside a job's run
 // (env is no Sharer), where there is no one to keep pace with.
 func Align(env Env, node, sub int, wm Emitter) *Aligner {
-	drift := env.Node(node).Watermark.MaxDrift
+	drift := MaxDrift(env, node)
 	sh, ok := env.(Sharer)
 	p := env.Parallelism(node)
-	if drift <= 0 || !ok || p < 2 {
+	if drift == 0 || !ok || p < 2 {
 		return nil
 	}
 	g := sh.Shared(alignKey{node}, func() any { return NewAlignGroup(p) }).(*AlignGroup)
-	// Event time is in whole milliseconds: a drift under one is one.
-	return NewAligner(g, sub, max(drift.Milliseconds(), 1), wm)
+	return NewAligner(g, sub, drift, wm)
 }
 
 // Aligner is one subtask's part in its source's alignment: it publishes
@@ -176,21 +175,40 @@ func (a *Aligner) publish(w int64) {
 
 // ahead reports whether the subtask's watermark is more than the drift
 // ahead of the lowest of the others'.
-func (a *Aligner) ahead() bool {
-	if a.published == noWatermark || a.published == endWatermark {
-		return false
-	}
+func (a *Aligner) ahead() bool { return Ahead(a.published, a.Lowest(), a.drift) }
+
+// Lowest is the lowest of the other subtasks' watermarks as they published
+// them: the lowest int64 while one has none yet, the highest when none
+// holds the subtask back (all ended, drained or idle).
+func (a *Aligner) Lowest() int64 {
 	lowest := int64(endWatermark)
 	for i := range a.group.wms {
 		if i != a.sub {
 			lowest = min(lowest, a.group.wms[i].wm.Load())
 		}
 	}
-	// published - drift, saturated at the start of time (the drift is
-	// positive, so it cannot overflow upward).
-	limit := a.published - a.drift
-	if limit > a.published {
-		limit = noWatermark
+	return lowest
+}
+
+// Ahead reports whether watermark w is more than drift (positive
+// milliseconds) ahead of lowest. Neither no watermark yet (the lowest
+// int64) nor the end of input (the highest) is ahead of anything.
+func Ahead(w, lowest, drift int64) bool {
+	if w == noWatermark || w == endWatermark {
+		return false
 	}
-	return limit > lowest
+	// w - drift, which overflows only below the start of time (the drift
+	// is positive): no limit then.
+	limit := w - drift
+	return limit < w && limit > lowest
+}
+
+// MaxDrift is source node's timestamps.max-drift in env, in whole
+// milliseconds (event time's unit; a drift under one is one); 0 without.
+func MaxDrift(env Env, node int) int64 {
+	d := env.Node(node).Watermark.MaxDrift
+	if d <= 0 {
+		return 0
+	}
+	return max(d.Milliseconds(), 1)
 }

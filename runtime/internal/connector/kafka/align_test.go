@@ -2,8 +2,10 @@ package kafka
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,4 +122,83 @@ func TestSourceAlignment(t *testing.T) {
 	if !slices.Equal(all, want) {
 		t.Errorf("read %d records, want each of the %d once", len(all), len(want))
 	}
+}
+
+// TestSourcePartitionAlignment reads a bounded Kafka source of one subtask
+// and two partitions, with timestamps.max-drift 100ms: partition 0 holds
+// event times from 0 to 6 s, partition 1 from 5 s on. Records of 4 KiB make
+// a fetch of a partition about 240 of them (the client's 1 MiB a
+// partition), so that what a partition reads past the drift before it is
+// paused is one fetch: partition 1 waits until partition 0 comes within
+// the drift, instead of being read beside it to its end. Every record is
+// read once, in order.
+func TestSourcePartitionAlignment(t *testing.T) {
+	const (
+		drift = 100
+		n     = 1500
+		start = 5000 // partition 1's first event time
+	)
+	brokers := cluster(t, 2, "in")
+	// Letters at random, which the producer's compression cannot shrink.
+	rnd := rand.New(rand.NewPCG(1, 2))
+	pad := make([]byte, 4<<10)
+	var want [2][]int64
+	for p := range want {
+		var vs []string
+		for i := range n {
+			ts := int64(i * 4) // partition 0: 0 to 6 s
+			if p == 1 {
+				ts = start + int64(i)
+			}
+			want[p] = append(want[p], ts)
+			for j := range pad {
+				pad[j] = 'a' + byte(rnd.IntN(26))
+			}
+			vs = append(vs, fmt.Sprint(ts, " ", string(pad)))
+		}
+		produce(t, brokers, "in", int32(p), vs...)
+	}
+	node := connectortest.SourceNode("in", "kafka", map[string]string{"brokers": brokers, "topic": "in", "bounded": "latest"})
+	node.Watermark = config.WatermarkConfig{MaxDrift: drift * time.Millisecond}
+	env := connectortest.New(t, 1, node)
+	src := NewSource(env, 0, 0, format.LinesFormat())
+	wm := newWatermarks(src, node.Watermark)
+	src.Align(0, wm)
+
+	var read [2][]int64
+	early := 0 // records of partition 1 read while partition 0 was more than the drift behind
+	deadline := time.Now().Add(20 * time.Second)
+	for !src.Done() {
+		line, ok := src.Next()
+		if !ok {
+			if time.Now().After(deadline) {
+				t.Fatalf("not done after 20 s: %d and %d records read", len(read[0]), len(read[1]))
+			}
+			continue
+		}
+		ts, err := strconv.ParseInt(line[:strings.IndexByte(line, ' ')], 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := src.current().partition
+		read[p] = append(read[p], ts)
+		wm.Observe(ts)
+		// Partition 0's records are 4 ms apart: a few of them of slack.
+		if p == 1 && len(read[0]) < n && (len(read[0]) == 0 || ts-read[0][len(read[0])-1] > drift+20) {
+			early++
+		}
+	}
+	for p := range read {
+		if !slices.Equal(read[p], want[p]) {
+			t.Errorf("partition %d: read %d records, want each of the %d once, in order", p, len(read[p]), len(want[p]))
+		}
+	}
+	// A fetch of partition 1 is about 240 records: it reads one before it
+	// is paused, and once resumed reads a fetch at a time, which can run
+	// a little ahead of partition 0's. Read beside partition 0 without
+	// pausing, nearly all 1500 would be early.
+	if early > n/3 {
+		t.Errorf("%d records of partition 1 read while partition 0 was more than the drift behind: want at most about one fetch", early)
+	}
+	t.Logf("%d records of partition 1 read ahead of the drift", early)
 }

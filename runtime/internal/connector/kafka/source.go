@@ -43,13 +43,15 @@ type part struct {
 	// stop is where a bounded source stops (the partition's end when the
 	// job started); -1 for an unbounded one.
 	stop int64
-	// maxTS is the newest event time read from the partition; lastRecord
-	// when the last record came, for idleness.
-	maxTS      int64
-	lastRecord time.Time
+	// maxTS is the newest event time read from the partition.
+	maxTS int64
 	// end is the partition's readable end (its last stable offset) at the
 	// latest fetch, for the lag; -1 before one.
 	end int64
+	// paused is set while the client does not fetch the partition: it is
+	// ahead of the others by more than the maximum drift
+	// (alignPartitions).
+	paused bool
 }
 
 func (p *part) done() bool { return p.stop >= 0 && p.next >= p.stop }
@@ -124,8 +126,13 @@ type Source[T any] struct {
 	read  int64
 
 	// align keeps the subtask within timestamps.max-drift of the others
-	// (Align); nil without.
+	// (Align); nil without, and at parallelism 1. drift is the maximum
+	// drift in milliseconds (0 without), which also keeps the subtask's
+	// partitions within it of each other (alignPartitions), following the
+	// watermarks of wm.
 	align *connector.Aligner
+	drift int64
+	wm    *Watermarks
 }
 
 // groupCommit is the offsets a checkpoint holds, committed to the group
@@ -443,20 +450,6 @@ func (s *Source[T]) Ctl() *checkpoint.SourceCtl { return s.ctl }
 // (checkpoint.SourceCtl.AtEnd).
 func (s *Source[T]) Done() bool { return s.done || s.ctl.Draining() }
 
-// Align makes the subtask stop reading while its watermarks (wm's) are
-// more than the node's timestamps.max-drift ahead of the slowest of the
-// other subtasks' that are not idle (connector.Align): generated code
-// calls it for a source with a maximum drift.
-func (s *Source[T]) Align(node int, wm *Watermarks) {
-	if s.align = connector.Align(s.env, node, s.sub, wm); s.align == nil {
-		return
-	}
-	wm.align = s.align
-	if s.done {
-		s.align.Release()
-	}
-}
-
 // Next returns the next record; false when none has come within a few
 // milliseconds, when a bounded source is done, and for a while when the
 // subtask is ahead of the others by more than its maximum drift (Align).
@@ -531,6 +524,9 @@ func (s *Source[T]) fetch() bool {
 	if s.discover > 0 && !s.bounded && time.Since(s.lastLook) >= s.discover {
 		s.lastLook = time.Now()
 		s.discoverPartitions()
+	}
+	if s.drift > 0 {
+		s.alignPartitions(time.Now())
 	}
 	fs := s.cl.PollRecords(nil, 0)
 	if fs.Empty() {

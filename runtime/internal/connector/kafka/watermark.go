@@ -142,11 +142,13 @@ func (g *Watermarks) watermark(now time.Time) (w int64, active bool) {
 }
 
 // idleAt reports whether partition p has had no record for the idle
-// timeout at now.
+// timeout at now. A partition paused by the alignment is not idle: it has
+// records the subtask does not fetch yet, and its timeout starts again
+// once it is resumed.
 func (g *Watermarks) idleAt(p *part, now time.Time) bool {
 	seen := g.seen[p]
 	l, ok := g.looked[p]
-	if !ok || l.seen != seen {
+	if !ok || l.seen != seen || p.paused {
 		g.looked[p] = look{seen: seen, at: now}
 		return false
 	}

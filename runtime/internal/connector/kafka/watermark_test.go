@@ -101,3 +101,29 @@ func TestWatermarksHeldIsNotIdle(t *testing.T) {
 		t.Fatal("a quiet subtask that no longer waits did not say it is idle")
 	}
 }
+
+// A partition paused by the alignment (it is ahead of the others) reads
+// nothing, but is not idle: it keeps holding the subtask's idleness back,
+// and once resumed has the whole idle timeout before it is idle.
+func TestWatermarksPausedIsNotIdle(t *testing.T) {
+	f, a, b := twoPartitions()
+	g := newWatermarks(f, config.WatermarkConfig{IdleTimeout: 10 * time.Millisecond})
+	observe(g, f, a, 1000, watermarkEvery)
+	observe(g, f, b, 5000, watermarkEvery)
+	b.paused = true
+	time.Sleep(20 * time.Millisecond)
+	if g.Idle(time.Now()) {
+		t.Fatal("the subtask said it is idle while a partition is paused")
+	}
+	if w, active := g.watermark(time.Now()); !active || w != 4999 {
+		t.Fatalf("watermark %d (active %v): want the paused partition's 4999, partition 0 being idle", w, active)
+	}
+	b.paused = false
+	if g.idleAt(b, time.Now()) {
+		t.Fatal("a partition just resumed is idle: its timeout starts again when it is resumed")
+	}
+	time.Sleep(20 * time.Millisecond)
+	if !g.Idle(time.Now()) {
+		t.Fatal("both partitions quiet for the timeout since the resume: want the subtask idle")
+	}
+}
