@@ -48,18 +48,25 @@ type part struct {
 	// end is the partition's readable end (its last stable offset) at the
 	// latest fetch, for the lag; -1 before one.
 	end int64
-	// paused is set while the client does not fetch the partition: it is
-	// ahead of the others by more than the maximum drift
-	// (alignPartitions).
-	paused bool
+	// paused is set while the partition is ahead of the source's slowest
+	// by more than the maximum drift (alignPartitions): the subtask does
+	// not read it, and from its next poll on the client does not fetch it
+	// (fetchPaused, what the client was told).
+	paused      bool
+	fetchPaused bool
+	// unread is how many fetches of the partition the subtask holds with
+	// records it has not read (pauseFetches).
+	unread int
 }
 
 func (p *part) done() bool { return p.stop >= 0 && p.next >= p.stop }
 
-// chunk is records of one partition from a fetch, taken in order.
+// chunk is records of one partition from a fetch, taken in order; at is
+// the next one to take.
 type chunk struct {
 	p    *part
 	recs []*kgo.Record
+	at   int
 }
 
 // Source is one subtask of a Kafka source: it reads the partitions of its
@@ -99,9 +106,11 @@ type Source[T any] struct {
 	discover time.Duration
 	lastLook time.Time
 
+	// chunks are the records fetched and not read yet; ci is the first
+	// that may have some to read (the chunks before it are read, or of
+	// partitions paused).
 	chunks []chunk
-	ci     int // chunk being read
-	ri     int // next record of chunks[ci]
+	ci     int
 	// cur is the partition of the record Next returned last, ts its
 	// Kafka timestamp (Unix milliseconds), off its offset.
 	cur *part
@@ -129,10 +138,12 @@ type Source[T any] struct {
 	// (Align); nil without, and at parallelism 1. drift is the maximum
 	// drift in milliseconds (0 without), which also keeps the subtask's
 	// partitions within it of each other (alignPartitions), following the
-	// watermarks of wm.
-	align *connector.Aligner
-	drift int64
-	wm    *Watermarks
+	// watermarks of wm; unaligned counts the records read since they were
+	// last compared.
+	align     *connector.Aligner
+	drift     int64
+	wm        *Watermarks
+	unaligned int
 }
 
 // groupCommit is the offsets a checkpoint holds, committed to the group
@@ -182,7 +193,7 @@ func NewSource[T any](env connector.Env, node, sub int, f format.Format[T]) *Sou
 	}
 	// A partition found by discovery is fetched after the next metadata
 	// refresh, which this bounds.
-	opts = append(opts, kgo.KeepControlRecords(), kgo.FetchMaxWait(500*time.Millisecond), kgo.MetadataMinAge(250*time.Millisecond))
+	opts = append(opts, kgo.KeepControlRecords(), kgo.FetchMaxWait(fetchMaxWait(n)), kgo.MetadataMinAge(250*time.Millisecond))
 	switch iso := n.Option("isolation"); iso {
 	case "", "read-committed":
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
@@ -469,13 +480,12 @@ func (s *Source[T]) Next() (T, bool) {
 	for {
 		for s.ci < len(s.chunks) {
 			c := &s.chunks[s.ci]
-			if s.ri >= len(c.recs) {
+			if c.at >= len(c.recs) || c.p.paused {
 				s.ci++
-				s.ri = 0
 				continue
 			}
-			r := c.recs[s.ri]
-			s.ri++
+			r := c.recs[c.at]
+			c.at++
 			p := c.p
 			if r.Offset < p.next || p.done() {
 				continue // read before the checkpoint, or past the end
@@ -504,6 +514,12 @@ func (s *Source[T]) Next() (T, bool) {
 			if s.uncounted++; s.uncounted == connector.CountEvery {
 				s.count()
 			}
+			if s.drift > 0 {
+				if s.unaligned++; s.unaligned == watermarkEvery {
+					s.unaligned = 0
+					s.alignPartitions(time.Now())
+				}
+			}
 			return rec, true
 		}
 		if s.done || !s.fetch() {
@@ -513,9 +529,18 @@ func (s *Source[T]) Next() (T, bool) {
 }
 
 // fetch takes the records the client has fetched, waiting pollWait for
-// some when it has none; false when there are none.
+// some when it has none; false when there are none to read.
 func (s *Source[T]) fetch() bool {
-	s.chunks, s.ci, s.ri = s.chunks[:0], 0, 0
+	// The records of partitions paused by the alignment wait for them to
+	// be resumed; the chunks read are let go.
+	kept := s.chunks[:0]
+	for _, c := range s.chunks {
+		if c.at < len(c.recs) {
+			kept = append(kept, c)
+		}
+	}
+	clear(s.chunks[len(kept):])
+	s.chunks, s.ci = kept, 0
 	if s.bounded && s.allDone() {
 		s.finish()
 		return false
@@ -527,6 +552,8 @@ func (s *Source[T]) fetch() bool {
 	}
 	if s.drift > 0 {
 		s.alignPartitions(time.Now())
+		s.pauseFetches()
+		defer s.pauseFetches() // with the records of this poll
 	}
 	fs := s.cl.PollRecords(nil, 0)
 	if fs.Empty() {
@@ -558,7 +585,12 @@ func (s *Source[T]) fetch() bool {
 			s.chunks = append(s.chunks, chunk{p: p, recs: fp.Records})
 		}
 	})
-	return len(s.chunks) > 0
+	for _, c := range s.chunks {
+		if !c.p.paused {
+			return true
+		}
+	}
+	return false
 }
 
 // discoverPartitions reads, from the earliest offset, the partitions added
