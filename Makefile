@@ -70,8 +70,10 @@ bench-nexmark:
 # Benchmarks of the word count: its ratio to a hand-written Go loop
 # (gen/hand), to mode none with checkpoints every second (ckpt/none), and
 # without --http to with it, scraped every 100ms (http/plain); and of
-# Kafka -> map -> Kafka through kfake, exactly-once to at-least-once.
-# About a minute and a quarter.
+# Kafka -> map -> Kafka through kfake, exactly-once to at-least-once; and
+# of Kafka partitions kept within a drift of each other (max-drift) against
+# not, in memory, CPU and wall time (BenchmarkKafkaAlignment). About a
+# minute and a half.
 bench-wordcount:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./examples/wordcount
 	$(GO) test -run '^$$' -bench Kafka -benchtime 3x ./internal/e2e/kafka
