@@ -203,3 +203,58 @@ func TestSourcePartitionAlignment(t *testing.T) {
 	}
 	t.Logf("%d records of partition 1 read ahead of the drift", early)
 }
+
+// TestSourceEmptyPartitionHoldsTheOthers: with timestamps.max-drift and no
+// idle timeout, a partition that has no record holds the others back (as
+// it holds event time back): the subtask reads a few records of the other
+// partition and then waits, and the job's log names the empty partition.
+// With an idle timeout the empty partition goes idle, and the other is
+// read to its end.
+func TestSourceEmptyPartitionHoldsTheOthers(t *testing.T) {
+	brokers := cluster(t, 2, "in")
+	var vs []string
+	for i := range 1000 {
+		vs = append(vs, fmt.Sprint(i*10))
+	}
+	produce(t, brokers, "in", 0, vs...)
+	for _, idle := range []time.Duration{0, 20 * time.Millisecond} {
+		node := connectortest.SourceNode("in", "kafka", map[string]string{"brokers": brokers, "topic": "in"})
+		node.Watermark = config.WatermarkConfig{MaxDrift: 100 * time.Millisecond, IdleTimeout: idle}
+		env := connectortest.New(t, 1, node)
+		src := NewSource(env, 0, 0, format.LinesFormat())
+		wm := newWatermarks(src, node.Watermark)
+		wm.stuck, wm.warnAfter = src.stuck, 50*time.Millisecond
+		src.Align(0, wm)
+		read := 0
+		for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end) && read < len(vs); {
+			line, ok := src.Next()
+			if !ok {
+				wm.Pending()
+				wm.Idle(time.Now())
+				continue
+			}
+			ts, err := strconv.ParseInt(line, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wm.Observe(ts)
+			read++
+		}
+		log := env.Log()
+		if idle == 0 {
+			if read > 2*watermarkEvery {
+				t.Errorf("read %d records of partition 0 while partition 1 has none: want it held back after about %d", read, watermarkEvery)
+			}
+			if !strings.Contains(log, "partition in/1 has had no record") || !strings.Contains(log, "max-drift") || !strings.Contains(log, "sources.in.timestamps.idle-timeout") {
+				t.Errorf("the log does not name the empty partition, the drift and the idle timeout:\n%s", log)
+			}
+		} else {
+			if read != len(vs) {
+				t.Errorf("with an idle timeout, read %d records of partition 0, want all %d", read, len(vs))
+			}
+			if strings.Contains(log, "has had no record") {
+				t.Errorf("told of an empty partition with an idle timeout set:\n%s", log)
+			}
+		}
+	}
+}

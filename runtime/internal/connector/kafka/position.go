@@ -20,6 +20,10 @@ type tp struct {
 
 func (t tp) String() string { return fmt.Sprintf("%s/%d", t.topic, t.partition) }
 
+func (t tp) less(u tp) bool {
+	return t.topic < u.topic || t.topic == u.topic && t.partition < u.partition
+}
+
 // saved is one partition's part of a source subtask's position: the offset
 // of the next record to read, the offset a bounded source stops at (-1:
 // none), and the newest event time read from it (for its watermark).

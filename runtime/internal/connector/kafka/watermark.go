@@ -57,7 +57,22 @@ type Watermarks struct {
 	// align, when set, is the subtask's part in its source's alignment
 	// (Source.Align): told when the subtask goes idle.
 	align *connector.Aligner
+
+	// stuck, when set, tells the job's log of a partition that has had no
+	// record for warnAfter while it holds the watermark back, without an
+	// idle timeout (once, until it has records again: warned); looked
+	// for at most once a second, or warnAfter when shorter (stuckLook).
+	stuck     func(p *part, quiet time.Duration)
+	warnAfter time.Duration
+	warned    *part
+	stuckLook time.Time
 }
+
+// holdWarning is how long a partition without records may hold its
+// subtask's watermark back, without an idle timeout, before the job's log
+// says so: event time stops at it for as long as it has none, and with
+// timestamps.max-drift the other partitions wait for it too.
+const holdWarning = 30 * time.Second
 
 type look struct {
 	seen uint64
@@ -68,13 +83,29 @@ type look struct {
 // checkpoint the job resumes from left it.
 func (s *Source[T]) Watermarks(t *checkpoint.Task, node int) *Watermarks {
 	g := newWatermarks(s, t.Node(node).Watermark)
+	g.stuck = s.stuck
 	t.RestoreGenerator(node, g)
 	return g
 }
 
 func newWatermarks(src partitions, cfg config.WatermarkConfig) *Watermarks {
 	return &Watermarks{src: src, bound: cfg.MaxOutOfOrderness.Milliseconds(), idleTimeout: cfg.IdleTimeout,
-		emitted: minTime, seen: map[*part]uint64{}, looked: map[*part]look{}}
+		emitted: minTime, seen: map[*part]uint64{}, looked: map[*part]look{}, warnAfter: holdWarning}
+}
+
+// stuck writes to the job's log that partition p has had no record for
+// quiet and holds the subtask's watermark back (Watermarks.warnStuck).
+func (s *Source[T]) stuck(p *part, quiet time.Duration) {
+	if quiet >= time.Second {
+		quiet = quiet.Round(time.Second)
+	} else {
+		quiet = quiet.Round(time.Millisecond)
+	}
+	also := ""
+	if s.drift > 0 {
+		also = ", and the partitions ahead of it by more than timestamps.max-drift wait for it"
+	}
+	s.env.Logf("sources.%s[%d]: partition %s has had no record for %s and holds the watermark back: event time stops at it until it has one%s; if it may stay empty, set sources.%s.timestamps.idle-timeout", s.name, s.sub, p.tp, quiet, also, s.name)
 }
 
 // Observe takes the event time of the record just emitted, from the
@@ -116,6 +147,10 @@ func (g *Watermarks) Pending() (int64, bool) {
 // moved.
 func (g *Watermarks) advance(now time.Time) (int64, bool) {
 	w, active := g.watermark(now)
+	if g.stuck != nil && g.idleTimeout == 0 && now.Sub(g.stuckLook) >= min(time.Second, g.warnAfter) {
+		g.stuckLook = now
+		g.warnStuck(now)
+	}
 	if !active || w <= g.emitted {
 		return 0, false
 	}
@@ -139,6 +174,31 @@ func (g *Watermarks) watermark(now time.Time) (w int64, active bool) {
 		w = min(w, p.maxTS-g.bound-1)
 	}
 	return w, active
+}
+
+// warnStuck tells the job's log, once, of the partition whose watermark is
+// the subtask's (the lowest) when it has had no record for warnAfter; once
+// that partition has records again it may tell of it again.
+func (g *Watermarks) warnStuck(now time.Time) {
+	if g.warned != nil && now.Sub(g.looked[g.warned].at) < g.warnAfter {
+		g.warned = nil // it had records since
+	}
+	var low *part
+	for _, p := range g.src.partitionSet() {
+		if p.done() {
+			continue
+		}
+		if low == nil || p.maxTS < low.maxTS || p.maxTS == low.maxTS && p.tp.less(low.tp) {
+			low = p
+		}
+	}
+	if low == nil || low == g.warned {
+		return
+	}
+	if l, ok := g.looked[low]; ok && now.Sub(l.at) >= g.warnAfter {
+		g.warned = low
+		g.stuck(low, now.Sub(l.at))
+	}
 }
 
 // idleAt reports whether partition p has had no record for the idle

@@ -127,3 +127,49 @@ func TestWatermarksPausedIsNotIdle(t *testing.T) {
 		t.Fatal("both partitions quiet for the timeout since the resume: want the subtask idle")
 	}
 }
+
+// The partition that holds the subtask's watermark back (the lowest),
+// without an idle timeout, is told of once it has had no record for the
+// warning's delay: once, until it has records again.
+func TestWatermarksWarnStuck(t *testing.T) {
+	f, a, b := twoPartitions()
+	g := newWatermarks(f, config.WatermarkConfig{})
+	g.warnAfter = 50 * time.Millisecond
+	var told []string
+	g.stuck = func(p *part, quiet time.Duration) { told = append(told, p.tp.String()) }
+	observe(g, f, a, 1000, watermarkEvery)
+	observe(g, f, b, 2000, watermarkEvery)
+	time.Sleep(60 * time.Millisecond)
+	g.Pending()
+	if len(told) != 1 || told[0] != "t/0" {
+		t.Fatalf("told of %v after partition 0 held the watermark with no record for the delay: want t/0 once", told)
+	}
+	time.Sleep(60 * time.Millisecond)
+	g.Pending()
+	if len(told) != 1 {
+		t.Fatalf("told of %v: want t/0 once while it stays quiet", told)
+	}
+	observe(g, f, a, 3000, watermarkEvery) // partition 1 is the lowest now
+	time.Sleep(60 * time.Millisecond)
+	g.Pending()
+	if len(told) != 2 || told[1] != "t/1" {
+		t.Fatalf("told of %v: want t/1 next, the lowest once partition 0 moved past it", told)
+	}
+	observe(g, f, b, 4000, watermarkEvery)
+	observe(g, f, a, 3000, 1)
+	g.Pending() // the look that sees partition 0's record
+	time.Sleep(60 * time.Millisecond)
+	g.Pending()
+	if len(told) != 3 || told[2] != "t/0" {
+		t.Fatalf("told of %v: want t/0 again, quiet once more after it had records", told)
+	}
+
+	// With an idle timeout the partition goes idle instead: nothing to say.
+	f, a, _ = twoPartitions()
+	g = newWatermarks(f, config.WatermarkConfig{IdleTimeout: time.Hour})
+	g.warnAfter = 10 * time.Millisecond
+	g.stuck = func(p *part, quiet time.Duration) { t.Errorf("told of %v with an idle timeout set", p.tp) }
+	observe(g, f, a, 1000, watermarkEvery)
+	time.Sleep(20 * time.Millisecond)
+	g.Pending()
+}
