@@ -169,7 +169,11 @@ func (g *Watermarks) watermark(now time.Time) (w int64, active bool) {
 		}
 		active = true
 		if p.maxTS == minTime {
-			return minTime, true // nothing read from it yet
+			// Nothing read from it yet: no watermark. The partitions
+			// after it are still looked at, so that each one's last
+			// record is known (warnStuck).
+			w = minTime
+			continue
 		}
 		w = min(w, p.maxTS-g.bound-1)
 	}
