@@ -57,9 +57,12 @@ func build(t *testing.T, pipeline string) (*compile.Result, string) {
 // committed files hold every line once, as in a run without kills. The
 // records' Kafka timestamps are their event time, those of partitions 1
 // and 2 five seconds ahead of partition 0's, and the source keeps its two
-// subtasks within a second of each other's watermarks (tofile.yaml): the
-// one without partition 0 waits for the other at first and then
-// whenever it gets a second ahead, also across the kills.
+// subtasks and their partitions within a second of each other's
+// watermarks (tofile.yaml): the subtask that reads partitions 0 and 2
+// pauses partition 2 whenever it gets a second ahead of partition 0, its
+// fetched records unread, and the other subtask waits for the first, also
+// across the kills (a scratch build that logged the pauses saw them in the
+// clean run and in killed processes).
 func TestKafkaToFile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the job many times")
