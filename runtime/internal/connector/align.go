@@ -4,6 +4,8 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+
+	"github.com/pipegen/pipegen/runtime/internal/metrics"
 )
 
 // Watermark alignment (timestamps.max-drift; Flink's watermark alignment).
@@ -69,9 +71,20 @@ type Emitter interface {
 type alignKey struct{ node int }
 
 // AlignWait is how long a subtask that is ahead of the others waits before
-// it looks again: a source's Next sleeps it when Hold says so, as a
-// generator's subtask that is ahead does.
+// it looks again: a source's Next sleeps it when Hold says so
+// (WaitAligned), as a generator's subtask that is ahead does.
 const AlignWait = 200 * time.Microsecond
+
+// WaitAligned sleeps AlignWait, which chain counts as time waited for
+// input: a subtask that waits for the others does no work, and the status
+// page and pipegen_idle_seconds_total say so rather than counting it
+// busy.
+func WaitAligned(chain *metrics.Chain) {
+	now := time.Now()
+	chain.Waiting(now, false)
+	time.Sleep(AlignWait)
+	chain.Idle(time.Since(now))
+}
 
 // Align returns subtask sub's part in the alignment of source node in env
 // (its timestamps.max-drift), following the watermarks of wm; nil when the

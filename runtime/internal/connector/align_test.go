@@ -3,6 +3,9 @@ package connector
 import (
 	"testing"
 
+	"github.com/pipegen/pipegen/runtime/internal/config"
+	"github.com/pipegen/pipegen/runtime/internal/metrics"
+
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
 )
 
@@ -94,5 +97,19 @@ func TestAlignerIdle(t *testing.T) {
 	a1.Hold()
 	if a0.Hold() {
 		t.Error("subtask 0 is held by a released subtask whose watermark moved")
+	}
+}
+
+// TestWaitAlignedIsIdle: the time a subtask waits for the others counts as
+// its chain's idle time, not busy.
+func TestWaitAlignedIsIdle(t *testing.T) {
+	r := metrics.New(&config.Config{Nodes: []config.NodeConfig{{Name: "in", Parallelism: 1}}})
+	chain := r.Meter(0, 0)
+	for range 100 {
+		WaitAligned(chain)
+	}
+	tm := chain.Times()
+	if tm.Idle < 100*AlignWait.Seconds() || tm.Busy > tm.Idle {
+		t.Errorf("100 waits of %v: idle %.4f s, busy %.4f s; want the waits idle", AlignWait, tm.Idle, tm.Busy)
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/connector"
@@ -277,7 +276,7 @@ func (s *Source[T]) Next() (T, bool) {
 		return zero, false
 	}
 	if s.align != nil && s.align.Hold() {
-		time.Sleep(connector.AlignWait)
+		connector.WaitAligned(s.chain)
 		var zero T
 		return zero, false
 	}

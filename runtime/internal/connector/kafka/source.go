@@ -474,7 +474,7 @@ func (s *Source[T]) Next() (T, bool) {
 		return zero, false
 	}
 	if s.align != nil && s.align.Hold() {
-		time.Sleep(connector.AlignWait)
+		connector.WaitAligned(s.chain)
 		return zero, false
 	}
 	for {
@@ -557,10 +557,15 @@ func (s *Source[T]) fetch() bool {
 	}
 	fs := s.cl.PollRecords(nil, 0)
 	if fs.Empty() {
+		// Waiting for records is idle time, not busy (the status page,
+		// pipegen_idle_seconds_total).
 		s.count()
+		now := time.Now()
+		s.chain.Waiting(now, false)
 		ctx, cancel := context.WithTimeout(s.ctx, pollWait)
 		fs = s.cl.PollRecords(ctx, 0)
 		cancel()
+		s.chain.Idle(time.Since(now))
 	}
 	for _, e := range fs.Errors() {
 		if errors.Is(e.Err, context.DeadlineExceeded) {

@@ -384,3 +384,23 @@ func TestSourceDeadLetters(t *testing.T) {
 		t.Errorf("log %q does not count the dead letters", e.Log())
 	}
 }
+
+// TestSourceWaitIsIdle: a Kafka source subtask with nothing to read waits
+// in the client's poll, and its chain counts that time as idle, not busy
+// (the status page, pipegen_idle_seconds_total).
+func TestSourceWaitIsIdle(t *testing.T) {
+	brokers := cluster(t, 1, "in")
+	env := sourceEnv(t, brokers, 1, map[string]string{"bounded": ""}) // unbounded: it waits for records
+	chain := env.Metrics().Meter(0, 0)
+	src := NewSource(env, 0, 0, format.LinesFormat())
+	start := time.Now()
+	for time.Since(start) < 300*time.Millisecond {
+		if _, ok := src.Next(); ok {
+			t.Fatal("a record from an empty topic")
+		}
+	}
+	tm := chain.Times()
+	if tm.Idle < 0.2 || tm.Busy > tm.Idle {
+		t.Errorf("waiting 0.3 s for records of an empty topic: idle %.3f s, busy %.3f s; want most of it idle", tm.Idle, tm.Busy)
+	}
+}
