@@ -341,6 +341,9 @@ func (g *gen) config(f *jen.File) {
 			if ts.MaxDrift > 0 {
 				wm[jen.Id("MaxDrift")] = durationCode(ts.MaxDrift)
 			}
+			if ts.AlignGroup != "" {
+				wm[jen.Id("AlignGroup")] = jen.Lit(ts.AlignGroup)
+			}
 			kv = append(kv, field("Watermark", jen.Qual(runtimePath, "WatermarkConfig").Values(wm)))
 		}
 		if n.KeyType != nil {

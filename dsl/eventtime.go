@@ -81,12 +81,26 @@ func (r *resolver) checkTimestamps(n *rnode, out types.Type) {
 	if d, ok := r.duration("timestamps.idle-timeout", ts.IdleTimeout); ok {
 		t.IdleTimeout = d
 	}
-	if d, ok := r.duration("timestamps.max-drift", ts.MaxDrift); ok && d > 0 {
+	d, driftOK := r.duration("timestamps.max-drift", ts.MaxDrift)
+	if driftOK && d > 0 {
 		if n.spec.Connector.V == "generator" {
 			r.report(ts.MaxDrift.Pos, diag.Misplaced, "%v is for file and Kafka sources: a generator's subtasks keep pace by themselves (docs/runtime.md, Generator source); drop it", keyRef("timestamps.max-drift"))
 			n.ok = false
 		} else {
 			t.MaxDrift = d
+		}
+	}
+	if g := ts.AlignGroup; g.Set && g.V != "" {
+		switch {
+		case n.spec.Connector.V == "generator":
+			r.report(g.Pos, diag.Misplaced, "%v is for file and Kafka sources: a generator's subtasks keep pace by themselves (docs/runtime.md, Generator source); drop it", keyRef("timestamps.align-group"))
+			n.ok = false
+		case t.MaxDrift > 0:
+			t.AlignGroup = g.V
+		case driftOK || !ts.MaxDrift.Set:
+			// (A max-drift that is wrong has its own error.)
+			r.report(g.Pos, diag.Missing, "%v needs %v greater than 0: how far this source's watermark may run ahead of the slowest subtask of its group's sources", keyRef("timestamps.align-group"), keyRef("timestamps.max-drift"))
+			n.ok = false
 		}
 	}
 	n.ir.Timestamps = t

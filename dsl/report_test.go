@@ -55,7 +55,7 @@ func TestDirectiveKeys(t *testing.T) {
 		kind  string
 		want  []string
 	}{
-		{settings.Source, "source", []string{"uid", "parallelism", "connector", "timestamps.extract", "timestamps.max-out-of-orderness", "timestamps.idle-timeout", "timestamps.max-drift"}},
+		{settings.Source, "source", []string{"uid", "parallelism", "connector", "timestamps.extract", "timestamps.max-out-of-orderness", "timestamps.idle-timeout", "timestamps.max-drift", "timestamps.align-group"}},
 		{settings.Sink, "sink", []string{"uid", "parallelism", "input", "connector"}},
 		{settings.Operator, "map", []string{"uid", "parallelism", "input", "inputs", "key",
 			"window.tumbling", "window.sliding", "window.every", "window.session", "window.count", "window.count-every", "window.session-gap", "window.time", "trigger.count", "trigger.every", "trigger.time", "trigger.mode", "allowed-lateness", "state-ttl", "emit", "broadcast", "on-timer"}},

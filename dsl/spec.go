@@ -167,12 +167,12 @@ func (n *NodeSpec) field(path string) *Str {
 		}
 		t := n.Trigger
 		return map[string]*Str{"trigger.count": &t.Count, "trigger.every": &t.Every, "trigger.time": &t.Time, "trigger.mode": &t.Mode}[path]
-	case "timestamps.extract", "timestamps.max-out-of-orderness", "timestamps.idle-timeout", "timestamps.max-drift":
+	case "timestamps.extract", "timestamps.max-out-of-orderness", "timestamps.idle-timeout", "timestamps.max-drift", "timestamps.align-group":
 		if n.Timestamps == nil {
 			n.Timestamps = &TimestampsSpec{}
 		}
 		t := n.Timestamps
-		return map[string]*Str{"timestamps.extract": &t.Extract, "timestamps.max-out-of-orderness": &t.MaxOutOfOrderness, "timestamps.idle-timeout": &t.IdleTimeout, "timestamps.max-drift": &t.MaxDrift}[path]
+		return map[string]*Str{"timestamps.extract": &t.Extract, "timestamps.max-out-of-orderness": &t.MaxOutOfOrderness, "timestamps.idle-timeout": &t.IdleTimeout, "timestamps.max-drift": &t.MaxDrift, "timestamps.align-group": &t.AlignGroup}[path]
 	}
 	return nil
 }
@@ -223,6 +223,7 @@ type TimestampsSpec struct {
 	MaxOutOfOrderness Str
 	IdleTimeout       Str
 	MaxDrift          Str
+	AlignGroup        Str
 }
 
 // Str is a string value and where it was written. Set is false when the

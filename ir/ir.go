@@ -214,6 +214,9 @@ type Timestamps struct {
 	// MaxDrift bounds how far a file or Kafka source's subtasks'
 	// watermarks drift apart (watermark alignment); 0 for none.
 	MaxDrift time.Duration `json:"maxDrift,omitempty"`
+	// AlignGroup names the sources whose subtasks keep pace with each
+	// other's, each within its own MaxDrift; "" for the source alone.
+	AlignGroup string `json:"alignGroup,omitempty"`
 }
 
 // Window is a window definition.

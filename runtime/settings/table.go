@@ -116,6 +116,8 @@ var table = []*Setting{
 		Help: "a subtask without records for this long stops holding the watermark back; 0 is off"},
 	{Path: "timestamps.max-drift", Scope: Source, Kind: Duration, Default: "0", Static: true,
 		Help: "a file or Kafka source's subtask whose watermark is this far ahead of the slowest of the others stops reading until they catch up, as does a Kafka partition this far ahead of the source's slowest (watermark alignment), which bounds what waits in keyed state downstream; 0 is off"},
+	{Path: "timestamps.align-group", Scope: Source, Kind: String, Static: true,
+		Help: "sources with the same align-group keep pace with each other, each within its own max-drift of the slowest subtask of them all (the two inputs of a join, say); needs max-drift; empty: the source keeps pace with itself only"},
 
 	// Operators: the kinds, then the keys of some kinds.
 	{Path: "map", Scope: Operator, Kind: Func, Kinds: []string{"map"}, Static: true,

@@ -42,10 +42,13 @@ var config = &runtime.Config{
 	StateBackend: "memory",
 	Nodes: []runtime.NodeConfig{
 		{Name: "clicks", UID: "clicks", Kind: "source", Section: "sources", Connector: "file", Format: "jsonl", Watermark: runtime.WatermarkConfig{
+			AlignGroup:        "inputs",
 			IdleTimeout:       0,
+			MaxDrift:          1 * time.Minute,
 			MaxOutOfOrderness: 500 * time.Millisecond,
 		}, Options: map[string]string{"path": "clicks.jsonl"}},
 		{Name: "views", UID: "views", Kind: "source", Section: "sources", Connector: "file", Format: "jsonl", Watermark: runtime.WatermarkConfig{
+			AlignGroup:        "inputs",
 			IdleTimeout:       0,
 			MaxDrift:          1 * time.Minute,
 			MaxOutOfOrderness: 0,
@@ -205,6 +208,7 @@ func newClicksChain(j *runtime.Job, sub int, clicksToLatest *runtime.Out[runtime
 	c.src = runtime.NewFileSource(j, nodeClicks, sub, runtime.JSONFormatFast(decodeClicksJSONL))
 	c.ctl = c.src.Ctl()
 	c.wm = runtime.NewWatermarks(c.task, nodeClicks)
+	c.src.Align(nodeClicks, c.wm)
 	c.meter = j.Meter(sub, nodeClicks)
 	c.clicksToLatest.Observe(c.meter)
 	c.clicksToSessions.Observe(c.meter)

@@ -197,5 +197,33 @@ func (c *Config) Resolve() error {
 			return fmt.Errorf("operator %q has parallelism %d but max-parallelism is %d: a keyed operator cannot have more subtasks than key groups", n.Name, n.Parallelism, c.MaxParallelism)
 		}
 	}
+	c.resolveAlignGroups()
 	return nil
+}
+
+// resolveAlignGroups gives every source with a maximum drift its place in
+// its alignment group (WatermarkConfig.AlignSlot, AlignSize): the subtasks
+// of the group's sources one after the other, in the order of the nodes.
+// A source without a group is a group of its own.
+func (c *Config) resolveAlignGroups() {
+	group := func(n *NodeConfig) string {
+		if g := n.Watermark.AlignGroup; g != "" {
+			return "group " + g
+		}
+		return "node " + n.Name
+	}
+	size := map[string]int{}
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		n.Watermark.AlignSlot, n.Watermark.AlignSize = 0, 0
+		if n.Watermark.MaxDrift > 0 {
+			n.Watermark.AlignSlot = size[group(n)]
+			size[group(n)] += n.Parallelism
+		}
+	}
+	for i := range c.Nodes {
+		if n := &c.Nodes[i]; n.Watermark.MaxDrift > 0 {
+			n.Watermark.AlignSize = size[group(n)]
+		}
+	}
 }

@@ -305,3 +305,38 @@ func TestEverySettingHasAField(t *testing.T) {
 		}
 	}
 }
+
+// Resolve gives every source with a maximum drift its place in its
+// alignment group: the subtasks of a group's sources one after the other,
+// at their parallelism as resolved; a source without a group is alone.
+func TestConfigResolveAlignGroups(t *testing.T) {
+	src := func(name string, p int, drift time.Duration, group string) config.NodeConfig {
+		return config.NodeConfig{Name: name, Kind: "source", Section: "sources", Parallelism: p, ParallelismSet: p > 0,
+			Watermark: config.WatermarkConfig{MaxDrift: drift, AlignGroup: group}}
+	}
+	c := &config.Config{Parallelism: 4, MaxParallelism: 128, Nodes: []config.NodeConfig{
+		src("a", 2, time.Second, "g"),
+		src("alone", 0, time.Second, ""), // the default parallelism, 4
+		src("b", 3, time.Minute, "g"),
+		src("untimed", 2, 0, ""),
+		src("c", 1, time.Second, "h"),
+	}}
+	if err := c.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]int{"a": {0, 5}, "alone": {0, 4}, "b": {2, 5}, "untimed": {0, 0}, "c": {0, 1}}
+	for _, n := range c.Nodes {
+		if got := [2]int{n.Watermark.AlignSlot, n.Watermark.AlignSize}; got != want[n.Name] {
+			t.Errorf("%s: slot and size %v, want %v", n.Name, got, want[n.Name])
+		}
+	}
+	// Resolved again at another parallelism (a rescaled restart), the
+	// places follow.
+	c.Nodes[0].Parallelism = 1
+	if err := c.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	if w := c.Nodes[2].Watermark; w.AlignSlot != 1 || w.AlignSize != 4 {
+		t.Errorf("b after a went to 1 subtask: slot and size %d, %d, want 1, 4", w.AlignSlot, w.AlignSize)
+	}
+}

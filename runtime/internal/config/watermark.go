@@ -15,4 +15,14 @@ type WatermarkConfig struct {
 	// reading until they catch up (watermark alignment; file and Kafka
 	// sources).
 	MaxDrift time.Duration
+	// AlignGroup, when set, names the sources whose subtasks keep pace
+	// with each other's watermarks, each within its own MaxDrift
+	// (timestamps.align-group); a source with a MaxDrift and no group
+	// keeps pace with itself only.
+	AlignGroup string
+	// AlignSlot and AlignSize are, once Resolve has run, the place of the
+	// source's first subtask among those of its alignment group, and how
+	// many subtasks the group has (those of its sources at their
+	// parallelism); 0 and 0 before, or without a MaxDrift.
+	AlignSlot, AlignSize int
 }

@@ -67,8 +67,11 @@ type Emitter interface {
 }
 
 // alignKey names a source node's alignment group in the run's shared
-// values.
-type alignKey struct{ node int }
+// values: the node's own, or the one its timestamps.align-group names.
+type alignKey struct {
+	node  int
+	group string
+}
 
 // AlignWait is how long a subtask that is ahead of the others waits before
 // it looks again: a source's Next sleeps it when Hold says so
@@ -88,17 +91,27 @@ func WaitAligned(chain *metrics.Chain) {
 
 // Align returns subtask sub's part in the alignment of source node in env
 // (its timestamps.max-drift), following the watermarks of wm; nil when the
-// node has no maximum drift, at parallelism 1, and outside a job's run
-// (env is no Sharer), where there is no one to keep pace with.
+// node has no maximum drift, when its group has one subtask (the node's
+// own group at parallelism 1), and outside a job's run (env is no Sharer),
+// where there is no one to keep pace with. The group is the node's own,
+// or that of every source with the same timestamps.align-group, whose
+// subtasks have the places that config.Config.Resolve gave them.
 func Align(env Env, node, sub int, wm Emitter) *Aligner {
 	drift := MaxDrift(env, node)
 	sh, ok := env.(Sharer)
-	p := env.Parallelism(node)
-	if drift == 0 || !ok || p < 2 {
+	w := env.Node(node).Watermark
+	key, slot, size := alignKey{node: node}, w.AlignSlot, w.AlignSize
+	if w.AlignGroup != "" {
+		key = alignKey{node: -1, group: w.AlignGroup}
+	}
+	if size == 0 { // a configuration not resolved (tests): the node alone
+		key, slot, size = alignKey{node: node}, 0, env.Parallelism(node)
+	}
+	if drift == 0 || !ok || size < 2 {
 		return nil
 	}
-	g := sh.Shared(alignKey{node}, func() any { return NewAlignGroup(p) }).(*AlignGroup)
-	return NewAligner(g, sub, drift, wm)
+	g := sh.Shared(key, func() any { return NewAlignGroup(size) }).(*AlignGroup)
+	return NewAligner(g, slot+sub, drift, wm)
 }
 
 // Aligner is one subtask's part in its source's alignment: it publishes

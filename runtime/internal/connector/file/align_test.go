@@ -145,3 +145,69 @@ func TestFileSourceAlignmentOff(t *testing.T) {
 		}
 	}
 }
+
+// TestFileSourceAlignmentAcrossSources: two file sources at parallelism 1
+// in one timestamps.align-group (each with a drift of 100ms) keep pace
+// with each other as the subtasks of one source do: the one ahead stops
+// once more than its drift ahead of the other, and each reads all its
+// records once. A source alone at parallelism 1 has no one to wait for.
+func TestFileSourceAlignmentAcrossSources(t *testing.T) {
+	const drift = 100
+	dir := t.TempDir()
+	var nodes []config.NodeConfig
+	for i, times := range [][]int64{span(0, 1000), span(0, 3000)} {
+		var b strings.Builder
+		for _, v := range times {
+			fmt.Fprintln(&b, v)
+		}
+		name := fmt.Sprintf("src%d", i)
+		writeFile(t, filepath.Join(dir, name+".txt"), b.String())
+		n := connectortest.SourceNode(name, "file", map[string]string{"path": filepath.Join(dir, name+".txt")})
+		n.Watermark = config.WatermarkConfig{MaxDrift: drift * time.Millisecond, AlignGroup: "inputs"}
+		nodes = append(nodes, n)
+	}
+	env := &connectortest.SharedEnv{Env: connectortest.New(t, 1, nodes...)}
+	subs := make([]*alignedSubtask, 2)
+	for i := range subs {
+		s := &alignedSubtask{src: NewSource(env, i, 0, format.LinesFormat()), wm: eventtime.NewWatermarks(nodes[i].Watermark)}
+		s.src.Align(i, s.wm)
+		if s.src.align == nil {
+			t.Fatalf("source %d of a group of two has no part in the alignment", i)
+		}
+		subs[i] = s
+	}
+	s0, s1 := subs[0], subs[1]
+	turns := 0
+	for ; !s0.src.Done(); turns++ {
+		if turns > 100 {
+			t.Fatalf("source 0 not done after %d turns: %d and %d records read", turns, len(s0.read), len(s1.read))
+		}
+		for _, s := range []*alignedSubtask{s0, s1} {
+			if s.readUntilHeld(t) && len(s0.read) > 0 && len(s1.read) > 0 {
+				if d := max(s0.read[len(s0.read)-1]-s1.read[len(s1.read)-1], s1.read[len(s1.read)-1]-s0.read[len(s0.read)-1]); d > drift+2*64 {
+					t.Fatalf("a source stopped %d ms ahead of the other: want at most just over the drift, %d ms", d, drift)
+				}
+			}
+		}
+	}
+	if turns < 4 {
+		t.Errorf("the sources took turns %d times: want each held several times over 1000 ms with a drift of %d", turns, drift)
+	}
+	if s1.readUntilHeld(t) {
+		t.Fatalf("source 0 ended and source 1 is still held, after %d records", len(s1.read))
+	}
+	for i, want := range []int64{1000, 3000} {
+		if got := subs[i].read; !slices.Equal(got, span(0, want)) {
+			t.Errorf("source %d read %d records, want each of its %d once in order", i, len(got), want)
+		}
+	}
+
+	// Without the group, each source at parallelism 1 is alone.
+	nodes[0].Watermark.AlignGroup = ""
+	alone := &connectortest.SharedEnv{Env: connectortest.New(t, 1, nodes[0])}
+	src := NewSource(alone, 0, 0, format.LinesFormat())
+	src.Align(0, eventtime.NewWatermarks(nodes[0].Watermark))
+	if src.align != nil {
+		t.Errorf("a source alone at parallelism 1 has a part in an alignment")
+	}
+}
