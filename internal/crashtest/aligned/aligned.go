@@ -1,8 +1,9 @@
-// Package aligned is the pipeline of the crash test of watermark
+// Package aligned is the pipelines of the crash tests of watermark
 // alignment: readings of two files, one starting later in event time than
-// the other, read by two subtasks of a file source with
-// timestamps.max-drift, summed per sensor in tumbling windows (see
-// pipeline.yaml).
+// the other, summed per sensor in tumbling windows. pipeline.yaml reads
+// them with the two subtasks of a file source with timestamps.max-drift;
+// grouped.yaml with two sources at parallelism 1 in one
+// timestamps.align-group.
 package aligned
 
 import (

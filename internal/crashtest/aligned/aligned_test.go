@@ -65,18 +65,10 @@ func expected(files ...[]aligned.Reading) []string {
 	return lines
 }
 
-// TestCrash runs the job once without failures and once killed at random
-// moments (package crashtest), and checks that both commit exactly the
-// expected sums: a subtask that waits for the other passes the
-// checkpoints' barriers on, and alignment loses or repeats nothing.
-func TestCrash(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the crash test builds and runs the job many times")
-	}
-	dir := filepath.Join(t.TempDir(), "readings")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+// writeInputs writes the readings of both files into dir, as part-0.jsonl
+// and part-1.jsonl, and returns them.
+func writeInputs(t *testing.T, dir string) [][]aligned.Reading {
+	t.Helper()
 	var files [][]aligned.Reading
 	for f := range 2 {
 		rs := input(f)
@@ -91,5 +83,34 @@ func TestCrash(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return files
+}
+
+// TestCrash runs the job once without failures and once killed at random
+// moments (package crashtest), and checks that both commit exactly the
+// expected sums: a subtask that waits for the other passes the
+// checkpoints' barriers on, and alignment loses or repeats nothing.
+func TestCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the crash test builds and runs the job many times")
+	}
+	dir := filepath.Join(t.TempDir(), "readings")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := writeInputs(t, dir)
 	crashtest.Run(t, "memory", crashtest.Seed(t, defaultSeed), []string{"sources.readings.path=" + dir}, map[string][]string{"out": expected(files...)})
+}
+
+// TestCrashGroup is TestCrash for grouped.yaml: each file read by a source
+// of its own at parallelism 1, the two sources kept within a second of
+// each other by their timestamps.align-group.
+func TestCrashGroup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the crash test builds and runs the job many times")
+	}
+	dir := t.TempDir()
+	files := writeInputs(t, dir)
+	sets := []string{"sources.first.path=" + filepath.Join(dir, "part-0.jsonl"), "sources.second.path=" + filepath.Join(dir, "part-1.jsonl")}
+	crashtest.RunFile(t, "grouped.yaml", "memory", crashtest.Seed(t, defaultSeed), sets, nil, map[string][]string{"out": expected(files...)})
 }
