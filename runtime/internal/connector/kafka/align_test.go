@@ -258,3 +258,61 @@ func TestSourceEmptyPartitionHoldsTheOthers(t *testing.T) {
 		}
 	}
 }
+
+// TestSourceWithoutPartitionsIsIdle: at parallelism 2 over a topic of one
+// partition, the subtask that owns no partition is idle at once, without
+// an idle timeout: it holds neither the watermark downstream nor, with
+// timestamps.max-drift, the other subtask back, which reads all its
+// records.
+func TestSourceWithoutPartitionsIsIdle(t *testing.T) {
+	brokers := cluster(t, 1, "in")
+	var vs []string
+	for i := range 1000 {
+		vs = append(vs, fmt.Sprint(i*10))
+	}
+	produce(t, brokers, "in", 0, vs...)
+	n := connectortest.SourceNode("in", "kafka", map[string]string{"brokers": brokers, "topic": "in"})
+	n.Watermark = config.WatermarkConfig{MaxDrift: 100 * time.Millisecond}
+	env := &connectortest.SharedEnv{Env: connectortest.New(t, 2, n)}
+	subs := make([]*alignedSubtask, 2)
+	empty := -1
+	for i := range subs {
+		src := NewSource(env, 0, i, format.LinesFormat())
+		s := &alignedSubtask{src: src, wm: newWatermarks(src, n.Watermark)}
+		src.Align(0, s.wm)
+		subs[i] = s
+		if len(src.parts) == 0 {
+			empty = i
+		}
+	}
+	if empty < 0 {
+		t.Fatal("both subtasks own a partition of a topic of one")
+	}
+	e := subs[empty]
+	if _, ok := e.src.Next(); ok {
+		t.Fatal("a record from a subtask without partitions")
+	}
+	if !e.wm.Idle(time.Now()) {
+		t.Fatal("the subtask without partitions is not idle")
+	}
+	if e.wm.Idle(time.Now()) {
+		t.Fatal("the subtask without partitions said it is idle twice")
+	}
+	other := subs[1-empty]
+	read := 0
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end) && read < len(vs); {
+		line, ok := other.src.Next()
+		if !ok {
+			continue
+		}
+		ts, err := strconv.ParseInt(line, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other.wm.Observe(ts)
+		read++
+	}
+	if read != len(vs) {
+		t.Errorf("the subtask with the partition read %d of its %d records: held back by the one without", read, len(vs))
+	}
+}

@@ -231,9 +231,24 @@ func (g *Watermarks) Finish() (int64, bool) {
 
 // Idle reports, when the source has nothing to read, whether every one of
 // its partitions has been idle for the idle timeout (once, until records
-// come again).
+// come again). A subtask that owns no partition (more subtasks than the
+// topics have partitions) is idle at once, with or without an idle
+// timeout, as Flink's readers without splits are: it has nothing to wait
+// for, and would hold the watermark downstream, and with
+// timestamps.max-drift the other subtasks, back for good. A partition
+// found later (discovery-interval) wakes it with its first watermark.
 func (g *Watermarks) Idle(now time.Time) bool {
-	if g.idleTimeout == 0 || g.idle {
+	if g.idle {
+		return false
+	}
+	if len(g.src.partitionSet()) == 0 {
+		g.idle = true
+		if g.align != nil {
+			g.align.Idle()
+		}
+		return true
+	}
+	if g.idleTimeout == 0 {
 		return false
 	}
 	if g.align != nil && g.align.Held() {
