@@ -211,12 +211,7 @@ func TestSourcePartitionAlignment(t *testing.T) {
 // With an idle timeout the empty partition goes idle, and the other is
 // read to its end.
 func TestSourceEmptyPartitionHoldsTheOthers(t *testing.T) {
-	brokers := cluster(t, 2, "in")
-	var vs []string
-	for i := range 1000 {
-		vs = append(vs, fmt.Sprint(i*10))
-	}
-	produce(t, brokers, "in", 0, vs...)
+	brokers, total := timesTopic(t, 2)
 	for _, idle := range []time.Duration{0, 20 * time.Millisecond} {
 		node := connectortest.SourceNode("in", "kafka", map[string]string{"brokers": brokers, "topic": "in"})
 		node.Watermark = config.WatermarkConfig{MaxDrift: 100 * time.Millisecond, IdleTimeout: idle}
@@ -225,21 +220,7 @@ func TestSourceEmptyPartitionHoldsTheOthers(t *testing.T) {
 		wm := newWatermarks(src, node.Watermark)
 		wm.stuck, wm.warnAfter = src.stuck, 50*time.Millisecond
 		src.Align(0, wm)
-		read := 0
-		for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end) && read < len(vs); {
-			line, ok := src.Next()
-			if !ok {
-				wm.Pending()
-				wm.Idle(time.Now())
-				continue
-			}
-			ts, err := strconv.ParseInt(line, 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wm.Observe(ts)
-			read++
-		}
+		read := readFor(t, src, wm, total, 500*time.Millisecond)
 		log := env.Log()
 		if idle == 0 {
 			if read > 2*watermarkEvery {
@@ -249,8 +230,8 @@ func TestSourceEmptyPartitionHoldsTheOthers(t *testing.T) {
 				t.Errorf("the log does not name the empty partition, the drift and the idle timeout:\n%s", log)
 			}
 		} else {
-			if read != len(vs) {
-				t.Errorf("with an idle timeout, read %d records of partition 0, want all %d", read, len(vs))
+			if read != total {
+				t.Errorf("with an idle timeout, read %d records of partition 0, want all %d", read, total)
 			}
 			if strings.Contains(log, "has had no record") {
 				t.Errorf("told of an empty partition with an idle timeout set:\n%s", log)
@@ -265,12 +246,7 @@ func TestSourceEmptyPartitionHoldsTheOthers(t *testing.T) {
 // timestamps.max-drift, the other subtask back, which reads all its
 // records.
 func TestSourceWithoutPartitionsIsIdle(t *testing.T) {
-	brokers := cluster(t, 1, "in")
-	var vs []string
-	for i := range 1000 {
-		vs = append(vs, fmt.Sprint(i*10))
-	}
-	produce(t, brokers, "in", 0, vs...)
+	brokers, total := timesTopic(t, 1)
 	n := connectortest.SourceNode("in", "kafka", map[string]string{"brokers": brokers, "topic": "in"})
 	n.Watermark = config.WatermarkConfig{MaxDrift: 100 * time.Millisecond}
 	env := &connectortest.SharedEnv{Env: connectortest.New(t, 2, n)}
@@ -299,20 +275,45 @@ func TestSourceWithoutPartitionsIsIdle(t *testing.T) {
 		t.Fatal("the subtask without partitions said it is idle twice")
 	}
 	other := subs[1-empty]
+	if read := readFor(t, other.src, other.wm, total, 2*time.Second); read != total {
+		t.Errorf("the subtask with the partition read %d of its %d records: held back by the one without", read, total)
+	}
+}
+
+// timesTopic starts a cluster whose topic "in" has parts partitions, and
+// puts lines into partition 0 that are event times 10 ms apart; it returns
+// the brokers and how many lines it put.
+func timesTopic(t *testing.T, parts int32) (brokers string, n int) {
+	t.Helper()
+	brokers = cluster(t, parts, "in")
+	var vs []string
+	for i := range 1000 {
+		vs = append(vs, fmt.Sprint(i*10))
+	}
+	produce(t, brokers, "in", 0, vs...)
+	return brokers, len(vs)
+}
+
+// readFor reads a source subtask of event-time lines as its generated loop
+// would, until it has read want records or d has passed, and returns how
+// many it read. While Next returns nothing the watermarks look at
+// whether the subtask is idle.
+func readFor(t *testing.T, src *Source[string], wm *Watermarks, want int, d time.Duration) int {
+	t.Helper()
 	read := 0
-	for end := time.Now().Add(2 * time.Second); time.Now().Before(end) && read < len(vs); {
-		line, ok := other.src.Next()
+	for end := time.Now().Add(d); time.Now().Before(end) && read < want; {
+		line, ok := src.Next()
 		if !ok {
+			wm.Pending()
+			wm.Idle(time.Now())
 			continue
 		}
 		ts, err := strconv.ParseInt(line, 10, 64)
 		if err != nil {
 			t.Fatal(err)
 		}
-		other.wm.Observe(ts)
+		wm.Observe(ts)
 		read++
 	}
-	if read != len(vs) {
-		t.Errorf("the subtask with the partition read %d of its %d records: held back by the one without", read, len(vs))
-	}
+	return read
 }
