@@ -90,6 +90,9 @@ func BenchmarkKafkaAlignment(b *testing.B) {
 	}
 }
 
+// benchAlignment runs the aligned and the unaligned program (bins) over
+// topic in turns, b.N times each, and reports what BenchmarkKafkaAlignment
+// says.
 func benchAlignment(b *testing.B, bins map[string]string, brokers, topic string) {
 	type config struct {
 		name      string
