@@ -111,7 +111,10 @@ func Align(env Env, node, sub int, wm Emitter) *Aligner {
 		return nil
 	}
 	g := sh.Shared(key, func() any { return NewAlignGroup(size) }).(*AlignGroup)
-	return NewAligner(g, slot+sub, drift, wm)
+	a := NewAligner(g, slot+sub, drift, wm)
+	a.gauge = &env.Metrics().Node(node, sub).Drift
+	a.report(a.Lowest())
+	return a
 }
 
 // Aligner is one subtask's part in its source's alignment: it publishes
@@ -122,8 +125,11 @@ type Aligner struct {
 	drift     int64  // milliseconds, positive
 	emitted   *int64 // the subtask's last watermark sent (Emitter)
 	published int64
-	held      bool
-	released  bool
+	// gauge, when set, is where the subtask's drift is reported
+	// (metrics.Node.Drift).
+	gauge    *atomic.Int64
+	held     bool
+	released bool
 	// idle is set by Idle until the subtask's watermark moves from
 	// idleAt.
 	idle   bool
@@ -180,6 +186,7 @@ func (a *Aligner) Held() bool { return a.held }
 func (a *Aligner) Release() {
 	a.publish(endWatermark)
 	a.held, a.released = false, true
+	a.report(endWatermark)
 }
 
 // Idle tells the others that the subtask holds no one back until its
@@ -192,6 +199,7 @@ func (a *Aligner) Idle() {
 	}
 	a.publish(endWatermark)
 	a.held, a.idle, a.idleAt = false, true, *a.emitted
+	a.report(endWatermark)
 }
 
 func (a *Aligner) publish(w int64) {
@@ -200,8 +208,30 @@ func (a *Aligner) publish(w int64) {
 }
 
 // ahead reports whether the subtask's watermark is more than the drift
-// ahead of the lowest of the others'.
-func (a *Aligner) ahead() bool { return Ahead(a.published, a.Lowest(), a.drift) }
+// ahead of the lowest of the others', and reports its drift.
+func (a *Aligner) ahead() bool {
+	lowest := a.Lowest()
+	a.report(lowest)
+	return Ahead(a.published, lowest, a.drift)
+}
+
+// report stores the subtask's drift from the lowest of the others'
+// watermarks in the gauge, if any: 0 when none holds it back (it is the
+// lowest, or the others ended or are idle), the lowest int64 while it or
+// one of them has no watermark yet.
+func (a *Aligner) report(lowest int64) {
+	if a.gauge == nil {
+		return
+	}
+	switch {
+	case a.published == endWatermark || lowest == endWatermark:
+		a.gauge.Store(0)
+	case a.published == noWatermark || lowest == noWatermark:
+		a.gauge.Store(math.MinInt64)
+	default:
+		a.gauge.Store(max(a.published-lowest, 0))
+	}
+}
 
 // Lowest is the lowest of the other subtasks' watermarks as they published
 // them: the lowest int64 while one has none yet, the highest when none

@@ -46,6 +46,12 @@ type Node struct {
 	// Lag is a source's input not read yet: bytes for a file source,
 	// records (offsets) for a Kafka source; -1 when not known.
 	Lag atomic.Int64
+	// Drift is how far a source subtask's watermark is ahead of the
+	// slowest other subtask of its alignment group (timestamps.max-drift),
+	// in milliseconds, as of its latest watermark or wait: 0 when none
+	// holds it back; math.MinInt64 when not known (no alignment, or no
+	// watermarks yet).
+	Drift atomic.Int64
 }
 
 // Chain is the counters of one subtask of a chain: its goroutine. It is
@@ -308,6 +314,7 @@ func New(cfg *config.Config) *Registry {
 		for s := range p {
 			r.nodes[i][s] = &Node{}
 			r.nodes[i][s].Lag.Store(-1)
+			r.nodes[i][s].Drift.Store(math.MinInt64)
 		}
 		if n.FusedWith == "" {
 			r.chains[i] = make([]*Chain, p)
@@ -456,6 +463,8 @@ type Figures struct {
 	// source skipped.
 	Dropped uint64
 	Lag     int64
+	// Drift is Node.Drift: math.MinInt64 when not known.
+	Drift int64
 }
 
 // Figures returns the counts of subtask sub of node id. The input of a
@@ -464,7 +473,7 @@ type Figures struct {
 func (r *Registry) Figures(id, sub int) Figures {
 	n := r.nodes[id][sub]
 	f := Figures{Out: n.Out.Load(), In: n.In.Load(), Late: n.Late.Load() + n.LateRight.Load(), Malformed: n.Malformed.Load(),
-		BytesIn: n.BytesIn.Load(), BytesOut: n.BytesOut.Load(), Lag: n.Lag.Load()}
+		BytesIn: n.BytesIn.Load(), BytesOut: n.BytesOut.Load(), Lag: n.Lag.Load(), Drift: n.Drift.Load()}
 	cfg := &r.Config.Nodes[id]
 	if cfg.FusedWith != "" && len(cfg.Inputs) == 1 {
 		in := cfg.Inputs[0]

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,6 +36,7 @@ var jobMetrics = []metric{
 	{"pipegen_records_malformed_total", "Malformed records of a file source (skipped or sent to its dead letters).", nodeLabels},
 	{"pipegen_source_lag_bytes", "Input a file source has not read yet, in bytes.", nodeLabels},
 	{"pipegen_source_lag_records", "Offsets of a Kafka source's partitions not read yet, as of its latest fetch of each.", nodeLabels},
+	{"pipegen_source_alignment_drift_milliseconds", "How far a source subtask's watermark is ahead of the slowest other subtask of its alignment group (timestamps.max-drift); 0 when none holds it back.", nodeLabels},
 	{"pipegen_watermark_milliseconds", "Event time of a node (its chain's watermark), in Unix milliseconds.", nodeLabels},
 	{"pipegen_busy_seconds_total", "Time a chain subtask (named by its head) spent working.", nodeLabels},
 	{"pipegen_backpressured_seconds_total", "Time a chain subtask waited for room downstream (backpressure, barrier alignment).", nodeLabels},
@@ -117,6 +119,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 				emit("pipegen_bytes_out_total", counter, float64(f.BytesOut), n.Name, s)
 			case n.JudgesLate():
 				emit("pipegen_records_late_total", counter, float64(f.Late), n.Name, s)
+			}
+			if n.Kind == "source" && f.Drift != math.MinInt64 {
+				emit("pipegen_source_alignment_drift_milliseconds", gauge, float64(f.Drift), n.Name, s)
 			}
 			if why != "" {
 				emit("pipegen_records_dropped_total", counter, float64(f.Dropped), n.Name, s, why)

@@ -79,6 +79,14 @@ func TestServer(t *testing.T) {
 		!strings.Contains(body, `pipegen_records_in_total{node="out",pipeline="t",subtask="0"} 42`) {
 		t.Errorf("/metrics: %d\n%s", code, body)
 	}
+	// A source's alignment drift shows once it is known.
+	if strings.Contains(body, "pipegen_source_alignment_drift_milliseconds{") {
+		t.Errorf("/metrics has a drift before any is known:\n%s", body)
+	}
+	r.Node(0, 0).Drift.Store(1500)
+	if _, body := get(t, base+"/metrics", "tok"); !strings.Contains(body, `pipegen_source_alignment_drift_milliseconds{node="src",pipeline="t",subtask="0"} 1500`) {
+		t.Errorf("/metrics without the drift set:\n%s", body)
+	}
 	if code, body := get(t, base+"/readyz", "tok"); code != 503 || !strings.Contains(body, "starting") {
 		t.Errorf("/readyz of a job starting: %d %q", code, body)
 	}

@@ -182,16 +182,24 @@ func TestFileSourceAlignmentAcrossSources(t *testing.T) {
 		if turns > 100 {
 			t.Fatalf("source 0 not done after %d turns: %d and %d records read", turns, len(s0.read), len(s1.read))
 		}
-		for _, s := range []*alignedSubtask{s0, s1} {
+		for i, s := range []*alignedSubtask{s0, s1} {
 			if s.readUntilHeld(t) && len(s0.read) > 0 && len(s1.read) > 0 {
 				if d := max(s0.read[len(s0.read)-1]-s1.read[len(s1.read)-1], s1.read[len(s1.read)-1]-s0.read[len(s0.read)-1]); d > drift+2*64 {
 					t.Fatalf("a source stopped %d ms ahead of the other: want at most just over the drift, %d ms", d, drift)
+				}
+				// Its drift as the metrics report it.
+				if d := env.Metrics().Figures(i, 0).Drift; d <= drift || d > drift+2*64 {
+					t.Fatalf("source %d, held, reports a drift of %d ms: want just over %d", i, d, drift)
 				}
 			}
 		}
 	}
 	if turns < 4 {
 		t.Errorf("the sources took turns %d times: want each held several times over 1000 ms with a drift of %d", turns, drift)
+	}
+	// Source 0 ended: it is ahead of no one.
+	if d := env.Metrics().Figures(0, 0).Drift; d != 0 {
+		t.Errorf("source 0, ended, reports a drift of %d ms: want 0", d)
 	}
 	if s1.readUntilHeld(t) {
 		t.Fatalf("source 0 ended and source 1 is still held, after %d records", len(s1.read))
