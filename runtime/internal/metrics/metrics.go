@@ -524,10 +524,11 @@ func (r *Registry) Dropped(id int) string {
 	return ""
 }
 
-// Total sums Figures over the subtasks of node id.
+// Total sums Figures over the subtasks of node id; its Drift is the
+// largest of theirs.
 func (r *Registry) Total(id int) Figures {
 	var t Figures
-	t.Lag = -1
+	t.Lag, t.Drift = -1, math.MinInt64
 	for s := range r.nodes[id] {
 		f := r.Figures(id, s)
 		t.In += f.In
@@ -540,6 +541,7 @@ func (r *Registry) Total(id int) Figures {
 		if f.Lag >= 0 {
 			t.Lag = max(t.Lag, 0) + f.Lag
 		}
+		t.Drift = max(t.Drift, f.Drift)
 	}
 	return t
 }
