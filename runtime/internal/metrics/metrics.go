@@ -52,6 +52,11 @@ type Node struct {
 	// holds it back; math.MinInt64 when not known (no alignment, or no
 	// watermarks yet).
 	Drift atomic.Int64
+	// Paused is how many of a Kafka source subtask's partitions wait
+	// because they are ahead of its alignment group's slowest by more
+	// than the maximum drift (split-level alignment); -1 without
+	// alignment.
+	Paused atomic.Int64
 }
 
 // Chain is the counters of one subtask of a chain: its goroutine. It is
@@ -315,6 +320,7 @@ func New(cfg *config.Config) *Registry {
 			r.nodes[i][s] = &Node{}
 			r.nodes[i][s].Lag.Store(-1)
 			r.nodes[i][s].Drift.Store(math.MinInt64)
+			r.nodes[i][s].Paused.Store(-1)
 		}
 		if n.FusedWith == "" {
 			r.chains[i] = make([]*Chain, p)
@@ -463,8 +469,9 @@ type Figures struct {
 	// source skipped.
 	Dropped uint64
 	Lag     int64
-	// Drift is Node.Drift: math.MinInt64 when not known.
-	Drift int64
+	// Drift is Node.Drift: math.MinInt64 when not known. Paused is
+	// Node.Paused: -1 without alignment.
+	Drift, Paused int64
 }
 
 // Figures returns the counts of subtask sub of node id. The input of a
@@ -473,7 +480,7 @@ type Figures struct {
 func (r *Registry) Figures(id, sub int) Figures {
 	n := r.nodes[id][sub]
 	f := Figures{Out: n.Out.Load(), In: n.In.Load(), Late: n.Late.Load() + n.LateRight.Load(), Malformed: n.Malformed.Load(),
-		BytesIn: n.BytesIn.Load(), BytesOut: n.BytesOut.Load(), Lag: n.Lag.Load(), Drift: n.Drift.Load()}
+		BytesIn: n.BytesIn.Load(), BytesOut: n.BytesOut.Load(), Lag: n.Lag.Load(), Drift: n.Drift.Load(), Paused: n.Paused.Load()}
 	cfg := &r.Config.Nodes[id]
 	if cfg.FusedWith != "" && len(cfg.Inputs) == 1 {
 		in := cfg.Inputs[0]
@@ -528,7 +535,7 @@ func (r *Registry) Dropped(id int) string {
 // largest of theirs.
 func (r *Registry) Total(id int) Figures {
 	var t Figures
-	t.Lag, t.Drift = -1, math.MinInt64
+	t.Lag, t.Drift, t.Paused = -1, math.MinInt64, -1
 	for s := range r.nodes[id] {
 		f := r.Figures(id, s)
 		t.In += f.In
@@ -542,6 +549,9 @@ func (r *Registry) Total(id int) Figures {
 			t.Lag = max(t.Lag, 0) + f.Lag
 		}
 		t.Drift = max(t.Drift, f.Drift)
+		if f.Paused >= 0 {
+			t.Paused = max(t.Paused, 0) + f.Paused
+		}
 	}
 	return t
 }

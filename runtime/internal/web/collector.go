@@ -36,6 +36,7 @@ var jobMetrics = []metric{
 	{"pipegen_records_malformed_total", "Malformed records of a file source (skipped or sent to its dead letters).", nodeLabels},
 	{"pipegen_source_lag_bytes", "Input a file source has not read yet, in bytes.", nodeLabels},
 	{"pipegen_source_lag_records", "Offsets of a Kafka source's partitions not read yet, as of its latest fetch of each.", nodeLabels},
+	{"pipegen_source_paused_partitions", "Partitions of a Kafka source subtask that wait, ahead of the source's slowest by more than timestamps.max-drift.", nodeLabels},
 	{"pipegen_source_alignment_drift_milliseconds", "How far a source subtask's watermark is ahead of the slowest other subtask of its alignment group (timestamps.max-drift); 0 when none holds it back.", nodeLabels},
 	{"pipegen_watermark_milliseconds", "Event time of a node (its chain's watermark), in Unix milliseconds.", nodeLabels},
 	{"pipegen_busy_seconds_total", "Time a chain subtask (named by its head) spent working.", nodeLabels},
@@ -114,6 +115,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			case n.Kind == "source" && n.Connector == "kafka":
 				if f.Lag >= 0 {
 					emit("pipegen_source_lag_records", gauge, float64(f.Lag), n.Name, s)
+				}
+				if f.Paused >= 0 {
+					emit("pipegen_source_paused_partitions", gauge, float64(f.Paused), n.Name, s)
 				}
 			case n.Kind == "sink":
 				emit("pipegen_bytes_out_total", counter, float64(f.BytesOut), n.Name, s)

@@ -105,3 +105,26 @@ func TestServer(t *testing.T) {
 		t.Errorf("/healthz of a failed job: %d", code)
 	}
 }
+
+// A Kafka source's paused partitions show on /metrics once it aligns
+// them (a source without timestamps.max-drift has none to show).
+func TestMetricsPausedPartitions(t *testing.T) {
+	cfg := &config.Config{Name: "t", Parallelism: 1, MaxParallelism: 128, Nodes: []config.NodeConfig{
+		{Name: "in", Kind: "source", Section: "sources", Connector: "kafka"},
+	}}
+	cfg.Resolve()
+	r := metrics.New(cfg)
+	s, err := Listen("127.0.0.1:0", "tok", r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const line = `pipegen_source_paused_partitions{node="in",pipeline="t",subtask="0"}`
+	if _, body := get(t, "http://"+s.Addr()+"/metrics", "tok"); strings.Contains(body, line) {
+		t.Errorf("/metrics has paused partitions of a source that does not align them:\n%s", body)
+	}
+	r.Node(0, 0).Paused.Store(2)
+	if _, body := get(t, "http://"+s.Addr()+"/metrics", "tok"); !strings.Contains(body, line+" 2") {
+		t.Errorf("/metrics without the 2 paused partitions:\n%s", body)
+	}
+}

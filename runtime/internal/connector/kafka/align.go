@@ -27,6 +27,7 @@ func (s *Source[T]) Align(node int, wm *Watermarks) {
 		return
 	}
 	s.wm = wm
+	s.m.Paused.Store(0)
 	if s.align = connector.Align(s.env, node, s.sub, wm); s.align == nil {
 		return
 	}
@@ -54,7 +55,7 @@ func (s *Source[T]) alignPartitions(now time.Time) {
 	if s.align != nil {
 		lowest = min(lowest, s.align.Lowest())
 	}
-	flipped := false
+	flipped, paused := false, 0
 	for _, p := range s.parts {
 		drift := s.drift
 		if p.paused {
@@ -66,8 +67,12 @@ func (s *Source[T]) alignPartitions(now time.Time) {
 		}
 		flipped = flipped || ahead != p.paused
 		p.paused = ahead
+		if ahead {
+			paused++
+		}
 	}
 	if flipped {
+		s.m.Paused.Store(int64(paused))
 		s.pauseFetches()
 	}
 }

@@ -167,6 +167,7 @@ func TestSourcePartitionAlignment(t *testing.T) {
 
 	var read [2][]int64
 	early := 0 // records of partition 1 read while partition 0 was more than the drift behind
+	mostPaused := int64(-1) // the most partitions the metrics said were paused
 	deadline := time.Now().Add(20 * time.Second)
 	for !src.Done() {
 		line, ok := src.Next()
@@ -183,6 +184,7 @@ func TestSourcePartitionAlignment(t *testing.T) {
 		p := src.current().partition
 		read[p] = append(read[p], ts)
 		wm.Observe(ts)
+		mostPaused = max(mostPaused, env.Metrics().Figures(0, 0).Paused)
 		// Partition 0's records are 4 ms apart: a few of them of slack.
 		if p == 1 && len(read[0]) < n && (len(read[0]) == 0 || ts-read[0][len(read[0])-1] > drift+20) {
 			early++
@@ -198,6 +200,9 @@ func TestSourcePartitionAlignment(t *testing.T) {
 	// drift each time it is resumed. Paused only between fetches, it read
 	// about 300; read beside partition 0 without the alignment, nearly
 	// all 1500.
+	if mostPaused != 1 {
+		t.Errorf("the metrics said at most %d partitions were paused: want partition 1, one", mostPaused)
+	}
 	if early > 3*watermarkEvery {
 		t.Errorf("%d records of partition 1 read while partition 0 was more than the drift behind: want at most a few times %d", early, watermarkEvery)
 	}
