@@ -166,7 +166,7 @@ func TestSourcePartitionAlignment(t *testing.T) {
 	src.Align(0, wm)
 
 	var read [2][]int64
-	early := 0 // records of partition 1 read while partition 0 was more than the drift behind
+	early := 0              // records of partition 1 read while partition 0 was more than the drift behind
 	mostPaused := int64(-1) // the most partitions the metrics said were paused
 	deadline := time.Now().Add(20 * time.Second)
 	for !src.Done() {
