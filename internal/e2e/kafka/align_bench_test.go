@@ -1,7 +1,6 @@
 package e2ekafka_test
 
 import (
-	"bufio"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/pipegen/pipegen/compile"
 	"github.com/pipegen/pipegen/internal/kafkatest"
+	"github.com/pipegen/pipegen/verify"
 )
 
 // backlogRecords is how many records each of the two partitions of
@@ -123,8 +123,12 @@ func benchAlignment(b *testing.B, bins map[string]string, brokers, topic string)
 			ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 			cf.cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 			cf.peakMiB = max(cf.peakMiB, <-peak)
-			if n := countLines(b, filepath.Join(work, "out")); n != 2*backlogRecords {
-				b.Fatalf("%s: %d windows written, want one a record, %d", cf.name, n, 2*backlogRecords)
+			lines, err := verify.ReadCommitted(filepath.Join(work, "out"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(lines) != 2*backlogRecords {
+				b.Fatalf("%s: %d windows written, want one a record, %d", cf.name, len(lines), 2*backlogRecords)
 			}
 		}
 	}
@@ -159,26 +163,4 @@ func peakMemory(pid int) int64 {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-// countLines counts the lines of the file sink's committed files in dir.
-func countLines(b *testing.B, dir string) int {
-	b.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "part-*"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	n := 0
-	for _, name := range files {
-		f, err := os.Open(name)
-		if err != nil {
-			b.Fatal(err)
-		}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			n++
-		}
-		f.Close()
-	}
-	return n
 }
