@@ -168,6 +168,7 @@ func TestSourcePartitionAlignment(t *testing.T) {
 	var read [2][]int64
 	early := 0              // records of partition 1 read while partition 0 was more than the drift behind
 	mostPaused := int64(-1) // the most partitions the metrics said were paused
+	mostHeld := 0           // the most fetches of a paused partition held at once
 	deadline := time.Now().Add(20 * time.Second)
 	for !src.Done() {
 		line, ok := src.Next()
@@ -185,6 +186,15 @@ func TestSourcePartitionAlignment(t *testing.T) {
 		read[p] = append(read[p], ts)
 		wm.Observe(ts)
 		mostPaused = max(mostPaused, env.Metrics().Figures(0, 0).Paused)
+		// A paused partition's fetched records wait in at most
+		// heldFetches fetches: the client fetches no more of it then.
+		held := 0
+		for _, c := range src.chunks {
+			if c.p.paused && c.at < len(c.recs) {
+				held++
+			}
+		}
+		mostHeld = max(mostHeld, held)
 		// Partition 0's records are 4 ms apart: a few of them of slack.
 		if p == 1 && len(read[0]) < n && (len(read[0]) == 0 || ts-read[0][len(read[0])-1] > drift+20) {
 			early++
@@ -200,6 +210,9 @@ func TestSourcePartitionAlignment(t *testing.T) {
 	// drift each time it is resumed. Paused only between fetches, it read
 	// about 300; read beside partition 0 without the alignment, nearly
 	// all 1500.
+	if mostHeld < 1 || mostHeld > heldFetches {
+		t.Errorf("held up to %d fetches of the paused partition: want 1 to %d", mostHeld, heldFetches)
+	}
 	if mostPaused != 1 {
 		t.Errorf("the metrics said at most %d partitions were paused: want partition 1, one", mostPaused)
 	}
