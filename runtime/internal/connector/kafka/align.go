@@ -49,8 +49,9 @@ func (s *Source[T]) Align(node int, wm *Watermarks) {
 // read yet has no watermark and is not paused, while it holds the others
 // back (as a subtask with no watermark yet holds the other subtasks) until
 // it has read a record or, with an idle timeout, is idle; a partition at
-// its end is never paused.
-func (s *Source[T]) alignPartitions(now time.Time) {
+// its end is never paused. It reports whether a partition was paused or
+// resumed: the client is told then (pauseFetches).
+func (s *Source[T]) alignPartitions(now time.Time) bool {
 	lowest, _ := s.wm.watermark(now) // the highest int64 when no partition is active
 	if s.align != nil {
 		lowest = min(lowest, s.align.Lowest())
@@ -73,8 +74,8 @@ func (s *Source[T]) alignPartitions(now time.Time) {
 	}
 	if flipped {
 		s.m.Paused.Store(int64(paused))
-		s.pauseFetches()
 	}
+	return flipped
 }
 
 // heldFetches is how many fetches of a partition paused the subtask holds
@@ -92,8 +93,9 @@ const heldFetches = 2
 // partition paused for a moment does not wait for a fetch when it is
 // resumed, nor has the client drop one. With one fetch held, partitions
 // read in turns at the drift waited for a fetch at nearly every turn
-// (BenchmarkKafkaAlignment, lead=5s). alignPartitions calls it when a
-// partition is paused or resumed, and fetch before and after every poll.
+// (BenchmarkKafkaAlignment, lead=5s). Next calls it when alignPartitions
+// has paused or resumed a partition, and fetch before and after every
+// poll.
 func (s *Source[T]) pauseFetches() {
 	for _, p := range s.parts {
 		p.unread = 0

@@ -517,7 +517,9 @@ func (s *Source[T]) Next() (T, bool) {
 			if s.drift > 0 {
 				if s.unaligned++; s.unaligned == watermarkEvery {
 					s.unaligned = 0
-					s.alignPartitions(time.Now())
+					if s.alignPartitions(time.Now()) {
+						s.pauseFetches()
+					}
 				}
 			}
 			return rec, true
