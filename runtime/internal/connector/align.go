@@ -95,7 +95,9 @@ func WaitAligned(chain *metrics.Chain) {
 // own group at parallelism 1), and outside a job's run (env is no Sharer),
 // where there is no one to keep pace with. The group is the node's own,
 // or that of every source with the same timestamps.align-group, whose
-// subtasks have the places that config.Config.Resolve gave them.
+// subtasks have the places that config.Config.Resolve gave them (a
+// configuration not resolved has no group: every job's and test's Env
+// is resolved).
 func Align(env Env, node, sub int, wm Emitter) *Aligner {
 	drift := MaxDrift(env, node)
 	sh, ok := env.(Sharer)
@@ -103,9 +105,6 @@ func Align(env Env, node, sub int, wm Emitter) *Aligner {
 	key, slot, size := alignKey{node: node}, w.AlignSlot, w.AlignSize
 	if w.AlignGroup != "" {
 		key = alignKey{node: -1, group: w.AlignGroup}
-	}
-	if size == 0 { // a configuration not resolved (tests): the node alone
-		key, slot, size = alignKey{node: node}, 0, env.Parallelism(node)
 	}
 	if drift == 0 || !ok || size < 2 {
 		return nil
