@@ -3,10 +3,8 @@ package e2ekafka_test
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/pipegen/pipegen/compile"
 	"github.com/pipegen/pipegen/internal/kafkatest"
+	"github.com/pipegen/pipegen/internal/peakrss"
 	"github.com/pipegen/pipegen/verify"
 )
 
@@ -33,8 +32,8 @@ const backlogRecords = 200000
 // drift, paused and resumed over and over. Every record has a key of its
 // own, so that the windows that wait for the slower partition's watermark
 // are the state; records of 100 random bytes keep a fetch to about 10,000
-// records. It reports each program's peak resident memory (VmHWM, sampled
-// every 5 ms while it runs), its CPU and wall time, and the ratios aligned
+// records. It reports each program's peak resident memory (its own, see
+// peakrss), its CPU and wall time, and the ratios aligned
 // / unaligned; each run's output is checked to hold one window a record.
 //
 //	go test ./internal/e2e/kafka -run '^$' -bench KafkaAlignment -benchtime 3x
@@ -114,15 +113,18 @@ func benchAlignment(b *testing.B, bins map[string]string, brokers, topic string)
 			if err := cmd.Start(); err != nil {
 				b.Fatal(err)
 			}
-			peak := make(chan int64)
-			go func() { peak <- peakMemory(cmd.Process.Pid) }()
+			peak := peakrss.Watch(cmd.Process.Pid)
 			if err := cmd.Wait(); err != nil {
 				b.Fatalf("%s: %v\n%s", cf.name, err, out.String())
 			}
 			cf.wall += time.Since(start)
 			ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 			cf.cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-			cf.peakMiB = max(cf.peakMiB, <-peak)
+			p, err := peak()
+			if err != nil {
+				b.Fatal(err)
+			}
+			cf.peakMiB = max(cf.peakMiB, p>>20)
 			lines, err := verify.ReadCommitted(filepath.Join(work, "out"))
 			if err != nil {
 				b.Fatal(err)
@@ -142,25 +144,4 @@ func benchAlignment(b *testing.B, bins map[string]string, brokers, topic string)
 	b.ReportMetric(al.cpu.Seconds()/un.cpu.Seconds(), "cpu-aligned/unaligned")
 	b.ReportMetric(al.wall.Seconds()/un.wall.Seconds(), "wall-aligned/unaligned")
 	b.ReportMetric(0, "ns/op")
-}
-
-// peakMemory samples process pid's peak resident memory (VmHWM) every 5
-// ms until it can no longer read it, and returns the last value in MiB.
-// The rusage of a child is no use here: its maximum resident size starts
-// from the parent's at the fork, and this process holds the cluster.
-func peakMemory(pid int) int64 {
-	var peak int64
-	for {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-		if err != nil {
-			return peak
-		}
-		for _, l := range strings.Split(string(b), "\n") {
-			if f := strings.Fields(l); len(f) == 3 && f[0] == "VmHWM:" {
-				kb, _ := strconv.ParseInt(f[1], 10, 64)
-				peak = max(peak, kb/1024)
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
