@@ -13,11 +13,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/internal/peakrss"
 	_ "github.com/pipegen/pipegen/internal/goldenfile"
 )
 
@@ -256,18 +256,25 @@ func measure(b *testing.B, bin string, keys, updates uint64, env string, pairs i
 }
 
 // run runs the program in dir and returns its standard error, its wall
-// time and its peak RSS.
+// time and its peak RSS (its own: see peakrss).
 func run(b *testing.B, dir string, env []string, bin string, args ...string) (string, time.Duration, int64) {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir, cmd.Env = dir, env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("%s %s: %v", bin, strings.Join(args, " "), err)
+	}
+	peak := peakrss.Watch(cmd.Process.Pid)
+	if err := cmd.Wait(); err != nil {
 		b.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, stderr.String())
 	}
 	wall := time.Since(start)
-	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024
+	rss, err := peak()
+	if err != nil {
+		b.Fatal(err)
+	}
 	return stderr.String(), wall, rss
 }
 
