@@ -44,6 +44,37 @@ func (r *Result) Build(out string) error {
 // BuildOutput is Build with flags added to the go command's (a test's
 // -gcflags=-m); it returns what the go command printed.
 func (r *Result) BuildOutput(out string, flags ...string) (string, error) {
+	return r.BuildWith(out, BuildOptions{Flags: flags})
+}
+
+// BuildOptions are the choices of BuildWith.
+type BuildOptions struct {
+	// Flags are added to the go command's.
+	Flags []string
+	// Progress, if set, learns of each module the go command downloads
+	// and each package it compiles, as it starts them (its -v): a build
+	// with a cold cache compiles the runtime and its dependencies, a
+	// minute of CPU, and a profile-guided one compiles every package
+	// again. A package the go command finds in its cache is neither
+	// compiled nor told.
+	Progress func(BuildStep)
+}
+
+// A BuildStep is what the go command began to do.
+type BuildStep struct {
+	// Download is set for a module's download, Path then the module and
+	// its version ("github.com/cockroachdb/pebble/v2 v2.1.0"); otherwise
+	// Path is the import path of a package the go command compiles.
+	Download bool
+	Path     string
+	// Program is set for the generated program's own package, the last
+	// the go command compiles before it links the binary.
+	Program bool
+}
+
+// BuildWith is Build with the options opts; it returns what the go
+// command printed (without the steps that Progress was told of).
+func (r *Result) BuildWith(out string, opts BuildOptions) (string, error) {
 	if r.IR.ModuleDir == "" {
 		return "", fmt.Errorf("the pipeline's package is not in a Go module: run `go mod init` in its directory first")
 	}
@@ -86,12 +117,25 @@ func (r *Result) BuildOutput(out string, flags ...string) (string, error) {
 	if targetOS() == "linux" {
 		args = append(args, staticTags(goflags(r.IR.ModuleDir))...)
 	}
-	args = append(args, flags...)
+	args = append(args, opts.Flags...)
+	if opts.Progress != nil {
+		args = append(args, "-v")
+	}
 	cmd := exec.Command("go", append(args, "./"+overlayDir+"/"+r.IR.Name)...)
 	cmd.Dir = r.IR.ModuleDir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
+	var steps *stepWriter
+	if opts.Progress != nil {
+		steps = &stepWriter{rest: &stderr, step: opts.Progress, program: "/" + overlayDir + "/" + r.IR.Name}
+		cmd.Stderr = steps
+	}
+	err = cmd.Run()
+	if steps != nil {
+		// A last line without its newline.
+		stderr.Write(steps.partial)
+	}
+	if err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if missingRequirement(msg) {
 			return "", requirementError(r.IR.ModuleDir, msg)
@@ -100,6 +144,43 @@ func (r *Result) BuildOutput(out string, flags ...string) (string, error) {
 	}
 	return stderr.String(), nil
 }
+
+// stepWriter takes what the go command prints with -v: the lines that
+// name a package it compiles or a module it downloads go to step, the
+// rest (errors, the compiler's messages) to rest. A package's line is
+// its import path alone; a message has a space or a colon, or starts
+// with "# " (the package it is about).
+type stepWriter struct {
+	rest    *bytes.Buffer
+	step    func(BuildStep)
+	program string // how the import path of the program's package ends
+	partial []byte
+}
+
+func (w *stepWriter) Write(p []byte) (int, error) {
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := w.partial[:i+1]
+		text := string(bytes.TrimRight(line, "\r\n"))
+		switch {
+		case strings.HasPrefix(text, "go: downloading "):
+			w.step(BuildStep{Download: true, Path: strings.TrimPrefix(text, "go: downloading ")})
+		case importPathLine.MatchString(text):
+			w.step(BuildStep{Path: text, Program: strings.HasSuffix(text, w.program)})
+		default:
+			w.rest.Write(line)
+		}
+		w.partial = w.partial[i+1:]
+	}
+}
+
+// importPathLine matches a line that is an import path, as the go
+// command's -v prints a package it compiles.
+var importPathLine = regexp.MustCompile(`^[A-Za-z0-9_.~+-]+(/[A-Za-z0-9_.~+-]+)*$`)
 
 // staticTags are the build tags that make the program one static binary
 // when nothing in it needs cgo: the net and os/user packages in pure Go

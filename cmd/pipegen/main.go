@@ -92,7 +92,14 @@
 // FILE builds the program guided by a CPU profile (a run's --cpuprofile;
 // Go's profile-guided optimisation); by default (auto) default.pgo
 // beside the pipeline file when there is one, with off never
-// (docs/runtime.md, Profile-guided builds).
+// (docs/runtime.md, Profile-guided builds). A build that lasts over two
+// seconds (the first, which compiles the runtime and its dependencies,
+// about 45 s on two cores, or a profile-guided one, which compiles every
+// package) says on standard error what the go command is doing: on a
+// terminal one line redrawn in place, elsewhere a line every ten
+// seconds, then how many packages it compiled; the go command keeps
+// them in its cache, and the next build compiles only the program's own
+// package.
 //
 // verify checks that the pipeline's output is exactly-once. It builds the
 // program (into DIR, by default a temporary directory, removed when the
@@ -519,7 +526,7 @@ func generateFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) e
 func buildFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) error {
 	out := fs.String("o", "", "write the program to `BINARY`, or to BINARY/NAME when BINARY is a directory (default: NAME, the pipeline's name, in the working directory)")
 	pgo := fs.String("pgo", "auto", "profile-guided build from the CPU profile `FILE` (a run's --cpuprofile); auto: "+compile.DefaultProfile+" beside the pipeline file, if there is one; off: none")
-	return func(fs *flag.FlagSet, stdout, _ io.Writer) error {
+	return func(fs *flag.FlagSet, stdout, stderr io.Writer) error {
 		path, err := pipelineArg(fs)
 		if err != nil {
 			return err
@@ -528,15 +535,17 @@ func buildFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) erro
 		if err != nil {
 			return err
 		}
+		progress := startProgress(stderr, path)
+		var bin string
 		res, err := compile.Generate(path, stamp(fs))
-		if err != nil {
-			return err
+		if err == nil {
+			if bin, err = binaryPath(*out, res.IR.Name); err == nil {
+				progress.building()
+				err = goBuild(res, bin, pgoFlags, progress.step)
+			}
 		}
-		bin, err := binaryPath(*out, res.IR.Name)
+		progress.end(err)
 		if err != nil {
-			return err
-		}
-		if err := goBuild(res, bin, pgoFlags); err != nil {
 			return err
 		}
 		var notes []string
@@ -556,11 +565,11 @@ func buildFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) erro
 }
 
 // goBuild compiles the program of res into bin with the go command's
-// flags; a variable so that a test can have the go command only print
-// what it would run (-n): a profile-guided build compiles every package
-// again, a minute of CPU.
-var goBuild = func(res *compile.Result, bin string, flags []string) error {
-	_, err := res.BuildOutput(bin, flags...)
+// flags, telling progress of its steps; a variable so that a test can
+// have the go command only print what it would run (-n): a
+// profile-guided build compiles every package again, a minute of CPU.
+var goBuild = func(res *compile.Result, bin string, flags []string, progress func(compile.BuildStep)) error {
+	_, err := res.BuildWith(bin, compile.BuildOptions{Flags: flags, Progress: progress})
 	return err
 }
 

@@ -292,7 +292,7 @@ func TestBuildPGO(t *testing.T) {
 	var printed string
 	orig := goBuild
 	t.Cleanup(func() { goBuild = orig })
-	goBuild = func(res *compile.Result, bin string, flags []string) error {
+	goBuild = func(res *compile.Result, bin string, flags []string, _ func(compile.BuildStep)) error {
 		out, err := res.BuildOutput(bin, append(flags, "-n")...)
 		printed = out
 		return err
