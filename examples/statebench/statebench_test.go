@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/pipegen/pipegen/compile"
-	"github.com/pipegen/pipegen/internal/peakrss"
 	_ "github.com/pipegen/pipegen/internal/goldenfile"
+	"github.com/pipegen/pipegen/internal/peakrss"
 )
 
 // BenchmarkState runs the state benchmark's job (pipeline.yaml) on both
