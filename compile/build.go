@@ -72,8 +72,9 @@ type BuildStep struct {
 	Program bool
 }
 
-// BuildWith is Build with the options opts; it returns what the go
-// command printed (without the steps that Progress was told of).
+// BuildWith is Build with the options opts, but always runs the go
+// command (ReuseBuilds aside); it returns what the go command printed
+// (without the steps that Progress was told of).
 func (r *Result) BuildWith(out string, opts BuildOptions) (string, error) {
 	if r.IR.ModuleDir == "" {
 		return "", fmt.Errorf("the pipeline's package is not in a Go module: run `go mod init` in its directory first")

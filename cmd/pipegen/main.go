@@ -92,14 +92,14 @@
 // FILE builds the program guided by a CPU profile (a run's --cpuprofile;
 // Go's profile-guided optimisation); by default (auto) default.pgo
 // beside the pipeline file when there is one, with off never
-// (docs/runtime.md, Profile-guided builds). A build that lasts over two
-// seconds (the first, which compiles the runtime and its dependencies,
-// about 45 s on two cores, or a profile-guided one, which compiles every
-// package) says on standard error what the go command is doing: on a
-// terminal one line redrawn in place, elsewhere a line every ten
-// seconds, then how many packages it compiled; the go command keeps
-// them in its cache, and the next build compiles only the program's own
-// package.
+// (docs/runtime.md, Profile-guided builds). A build that compiles more
+// than the program's own package and lasts over two seconds (the first,
+// which compiles the runtime and its dependencies, about 45 s on two
+// cores, or a profile-guided one, which compiles every package) says on
+// standard error what the go command is doing: on a terminal one line
+// redrawn in place, elsewhere a line every ten seconds, then how many
+// packages it compiled; the go command keeps them in its cache, and the
+// next build compiles only the program's own package.
 //
 // verify checks that the pipeline's output is exactly-once. It builds the
 // program (into DIR, by default a temporary directory, removed when the
