@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -12,11 +11,11 @@ import (
 	goruntime "runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
+	"github.com/pipegen/pipegen/internal/syncbuf"
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/runtime/internal/config"
@@ -27,6 +26,10 @@ import (
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
+
+// syncBuffer is a log that goroutines of a job may write while a test
+// reads it.
+type syncBuffer = syncbuf.Buffer
 
 // This file builds a small job by hand, the way generated code does, for
 // the checkpoint and recovery tests: a generator source "gen" sends int64
@@ -187,25 +190,6 @@ func (o *sumJob) config(t testing.TB) *Config {
 		t.Fatal(err)
 	}
 	return cfg
-}
-
-// syncBuffer is a log that goroutines of a job may write while a test
-// reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // sumRun is a finished run of the sum job.

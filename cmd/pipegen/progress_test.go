@@ -1,40 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/internal/syncbuf"
 )
-
-// syncBuffer is a bytes.Buffer that the progress's goroutine and the test
-// may use at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestProgressQuietWhenQuick: a build that ends before the progress is
 // due prints nothing, as a build with a warm cache does.
 func TestProgressQuietWhenQuick(t *testing.T) {
-	var out syncBuffer
+	var out syncbuf.Buffer
 	p := startProgressEvery(&out, "p.yaml", false, time.Hour, time.Hour)
 	p.step(compile.BuildStep{Path: "github.com/you/job/pipegen_build/job", Program: true})
 	p.end(nil)
@@ -46,7 +26,7 @@ func TestProgressQuietWhenQuick(t *testing.T) {
 // TestProgressQuietForTheProgram: a build that compiles only the
 // program's own package says nothing, however long it takes.
 func TestProgressQuietForTheProgram(t *testing.T) {
-	var out syncBuffer
+	var out syncbuf.Buffer
 	p := startProgressEvery(&out, "p.yaml", false, time.Millisecond, time.Millisecond)
 	p.building()
 	p.step(compile.BuildStep{Path: "github.com/you/job/pipegen_build/job", Program: true})
@@ -61,7 +41,7 @@ func TestProgressQuietForTheProgram(t *testing.T) {
 // period, each saying what was compiled and downloaded so far and what
 // the go command does now, then what it compiled in all.
 func TestProgressLines(t *testing.T) {
-	var out syncBuffer
+	var out syncbuf.Buffer
 	p := startProgressEvery(&out, "p.yaml", false, time.Millisecond, 5*time.Millisecond)
 	waitFor(t, &out, "loading the pipeline's Go packages\n")
 	p.building()
@@ -88,7 +68,7 @@ func TestProgressLines(t *testing.T) {
 // to its width, and erased at the end; a failed build leaves no summary
 // (its error follows).
 func TestProgressTerminal(t *testing.T) {
-	var out syncBuffer
+	var out syncbuf.Buffer
 	p := startProgressEvery(&out, "p.yaml", true, time.Millisecond, time.Millisecond)
 	p.step(compile.BuildStep{Path: "github.com/pipegen/pipegen/" + strings.Repeat("x", 200)})
 	waitFor(t, &out, "...")
@@ -108,7 +88,7 @@ func TestProgressTerminal(t *testing.T) {
 }
 
 // waitFor waits until out holds want.
-func waitFor(t *testing.T, out *syncBuffer, want string) {
+func waitFor(t *testing.T, out *syncbuf.Buffer, want string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(out.String(), want) {

@@ -2,7 +2,6 @@ package observe_test
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,6 +21,7 @@ import (
 	"github.com/pipegen/pipegen/compile"
 	"github.com/pipegen/pipegen/examples/observe"
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
+	"github.com/pipegen/pipegen/internal/syncbuf"
 	"github.com/pipegen/pipegen/verify"
 )
 
@@ -73,25 +73,8 @@ func TestMain(m *testing.M) {
 type job struct {
 	cmd    *exec.Cmd
 	addr   string // host:port to connect to
-	stderr *syncBuffer
+	stderr *syncbuf.Buffer
 	done   chan error
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 var statusLine = regexp.MustCompile(`status page at http://([^/\s]+)/`)
@@ -109,7 +92,7 @@ func start(t *testing.T, env []string, args ...string) *job {
 	if err := os.WriteFile(filepath.Join(dir, "readings.jsonl"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	j := &job{stderr: &syncBuffer{}, done: make(chan error, 1)}
+	j := &job{stderr: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	j.cmd = exec.Command(bin, append([]string{"run"}, args...)...)
 	j.cmd.Dir = dir
 	j.cmd.Env = append(os.Environ(), env...)
