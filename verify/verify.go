@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/internal/buildprogress"
 	"github.com/pipegen/pipegen/ir"
 	"github.com/pipegen/pipegen/runtime/events"
 )
@@ -84,7 +85,7 @@ func Verify(path string, opt Options) (*Report, error) {
 		temp = true
 	}
 	log("building %s into %s", res.IR.Name, dir)
-	v, err := NewVerifier(res, dir)
+	v, err := newVerifier(res, dir, opt.Log, path)
 	if err != nil {
 		if temp {
 			os.RemoveAll(dir)
@@ -162,6 +163,12 @@ func CPUClock() bool {
 
 // NewVerifier builds the program of res into dir and prepares runs of it.
 func NewVerifier(res *compile.Result, dir string) (*Verifier, error) {
+	return newVerifier(res, dir, nil, "")
+}
+
+// newVerifier is NewVerifier, which shows on progress (when not nil)
+// what a long build of the pipeline file is doing (internal/buildprogress).
+func newVerifier(res *compile.Result, dir string, progress io.Writer, file string) (*Verifier, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -193,7 +200,15 @@ func NewVerifier(res *compile.Result, dir string) (*Verifier, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, err
 	}
-	if err := res.Build(v.Binary); err != nil {
+	if progress == nil {
+		err = res.Build(v.Binary)
+	} else {
+		p := buildprogress.Start(progress, file)
+		p.Building()
+		_, err = res.BuildWith(v.Binary, compile.BuildOptions{Progress: p.Step})
+		p.End(err)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return v, nil

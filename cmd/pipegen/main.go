@@ -103,7 +103,7 @@
 //
 // verify checks that the pipeline's output is exactly-once. It builds the
 // program (into DIR, by default a temporary directory, removed when the
-// check passes), runs it once on its bounded input without failures, then
+// check passes; a long build's progress shown as build shows it), runs it once on its bounded input without failures, then
 // once more from scratch killing it with SIGKILL N times (default 5) at
 // random moments and restarting the same command line after each kill, so
 // that it resumes from its newest complete checkpoint, until it exits 0.
@@ -169,6 +169,7 @@ import (
 	"strings"
 
 	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/internal/buildprogress"
 	"github.com/pipegen/pipegen/runtime/settings"
 )
 
@@ -535,16 +536,16 @@ func buildFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) erro
 		if err != nil {
 			return err
 		}
-		progress := startProgress(stderr, path)
+		progress := buildprogress.Start(stderr, path)
 		var bin string
 		res, err := compile.Generate(path, stamp(fs))
 		if err == nil {
 			if bin, err = binaryPath(*out, res.IR.Name); err == nil {
-				progress.building()
-				err = goBuild(res, bin, pgoFlags, progress.step)
+				progress.Building()
+				err = goBuild(res, bin, pgoFlags, progress.Step)
 			}
 		}
-		progress.end(err)
+		progress.End(err)
 		if err != nil {
 			return err
 		}
@@ -565,7 +566,7 @@ func buildFlags(fs *flag.FlagSet) func(*flag.FlagSet, io.Writer, io.Writer) erro
 }
 
 // goBuild compiles the program of res into bin with the go command's
-// flags, telling progress of its steps; a variable so that a test can
+// flags, telling progress of its steps (internal/buildprogress); a variable so that a test can
 // have the go command only print what it would run (-n): a
 // profile-guided build compiles every package again, a minute of CPU.
 var goBuild = func(res *compile.Result, bin string, flags []string, progress func(compile.BuildStep)) error {

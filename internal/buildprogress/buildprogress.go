@@ -1,4 +1,14 @@
-package main
+// Package buildprogress shows what a long build of a pipeline is doing,
+// for the commands that build one (pipegen build, verify).
+//
+// The progress of a build is shown only once it has lasted a while, and
+// only when it does more than usual: a build with a warm cache compiles
+// the program's own package and links it, a few seconds, and says
+// nothing. A first build compiles the runtime and its dependencies (45 s
+// on two cores), and a profile-guided one every package: the user is
+// told what the go command is doing rather than left before a silent
+// terminal.
+package buildprogress
 
 import (
 	"fmt"
@@ -11,13 +21,6 @@ import (
 	"github.com/pipegen/pipegen/compile"
 )
 
-// The progress of a build is shown only once it has lasted a while, and
-// only when it does more than usual: a build with a warm cache compiles
-// the program's own package and links it, a few seconds, and says
-// nothing until its "built" line. A first build compiles the runtime and
-// its dependencies (45 s on two cores), and a profile-guided one every
-// package: the user is told what the go command is doing rather than
-// left before a silent terminal.
 const (
 	// progressAfter is how long a build goes on before its progress is
 	// shown.
@@ -31,11 +34,11 @@ const (
 	progressEvery = 10 * time.Second
 )
 
-// buildProgress shows on w (the standard error) what a long build is
-// doing: on a terminal one line, redrawn in place and erased at the end;
-// elsewhere a line every progressEvery. Its step method is the build's
+// Progress shows on w (the standard error) what a long build is doing:
+// on a terminal one line, redrawn in place and erased at the end;
+// elsewhere a line every progressEvery. Its Step method is the build's
 // compile.BuildOptions.Progress.
-type buildProgress struct {
+type Progress struct {
 	w        io.Writer
 	label    string // the pipeline file
 	terminal bool
@@ -54,20 +57,20 @@ type buildProgress struct {
 	shown      bool   // a line was written
 }
 
-// startProgress starts showing the progress of the build of the pipeline
+// Start starts showing the progress of the build of the pipeline
 // file on w, which first loads the Go packages the pipeline names (with
 // a cold cache, the go command compiles what they import to type-check
-// them); end stops it.
-func startProgress(w io.Writer, file string) *buildProgress {
+// them); End stops it.
+func Start(w io.Writer, file string) *Progress {
 	every := progressEvery
 	if isTerminal(w) {
 		every = progressRedraw
 	}
-	return startProgressEvery(w, file, isTerminal(w), progressAfter, every)
+	return start(w, file, isTerminal(w), progressAfter, every)
 }
 
-func startProgressEvery(w io.Writer, file string, terminal bool, after, every time.Duration) *buildProgress {
-	p := &buildProgress{w: w, label: file, terminal: terminal, after: after, every: every, start: time.Now(),
+func start(w io.Writer, file string, terminal bool, after, every time.Duration) *Progress {
+	p := &Progress{w: w, label: file, terminal: terminal, after: after, every: every, start: time.Now(),
 		stop: make(chan struct{}), done: make(chan struct{}), current: "loading the pipeline's Go packages"}
 	go p.run()
 	return p
@@ -84,15 +87,15 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// building says that the pipeline's packages are loaded, and the go
+// Building says that the pipeline's packages are loaded, and the go
 // command starts.
-func (p *buildProgress) building() {
+func (p *Progress) Building() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.loaded, p.current = true, "starting the go command"
 }
 
-func (p *buildProgress) step(s compile.BuildStep) {
+func (p *Progress) Step(s compile.BuildStep) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
@@ -109,7 +112,7 @@ func (p *buildProgress) step(s compile.BuildStep) {
 	}
 }
 
-func (p *buildProgress) run() {
+func (p *Progress) run() {
 	defer close(p.done)
 	select {
 	case <-time.After(p.after):
@@ -129,7 +132,7 @@ func (p *buildProgress) run() {
 }
 
 // line says what the build has done so far.
-func (p *buildProgress) line() string {
+func (p *Progress) line() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := fmt.Sprintf("building %s: %s", p.label, time.Since(p.start).Round(time.Second))
@@ -158,13 +161,13 @@ const progressWidth = 100
 // that compiles only the program's own package and links it takes a few
 // seconds on any cache (8 s for a large pipeline on two cores), and is
 // not worth a line.
-func (p *buildProgress) worthShowing() bool {
+func (p *Progress) worthShowing() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return !p.loaded || p.deps > 0 || p.downloaded > 0
 }
 
-func (p *buildProgress) show() {
+func (p *Progress) show() {
 	if !p.worthShowing() {
 		return
 	}
@@ -186,11 +189,11 @@ func (p *buildProgress) show() {
 	p.mu.Unlock()
 }
 
-// end stops showing the progress. When a line was shown, it erases the
+// End stops showing the progress. When a line was shown, it erases the
 // terminal's and says what the build compiled and how long it took; the
 // go command keeps what it compiled, so that the next build compiles
 // only the program's own package.
-func (p *buildProgress) end(err error) {
+func (p *Progress) End(err error) {
 	close(p.stop)
 	<-p.done
 	p.mu.Lock()

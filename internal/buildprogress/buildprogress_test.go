@@ -1,4 +1,4 @@
-package main
+package buildprogress
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pipegen/pipegen/compile"
+	_ "github.com/pipegen/pipegen/internal/goldenfile"
 	"github.com/pipegen/pipegen/internal/syncbuf"
 )
 
@@ -15,9 +16,9 @@ import (
 // due prints nothing, as a build with a warm cache does.
 func TestProgressQuietWhenQuick(t *testing.T) {
 	var out syncbuf.Buffer
-	p := startProgressEvery(&out, "p.yaml", false, time.Hour, time.Hour)
-	p.step(compile.BuildStep{Path: "github.com/you/job/pipegen_build/job", Program: true})
-	p.end(nil)
+	p := start(&out, "p.yaml", false, time.Hour, time.Hour)
+	p.Step(compile.BuildStep{Path: "github.com/you/job/pipegen_build/job", Program: true})
+	p.End(nil)
 	if out.String() != "" {
 		t.Errorf("a quick build printed %q", out.String())
 	}
@@ -27,11 +28,11 @@ func TestProgressQuietWhenQuick(t *testing.T) {
 // program's own package says nothing, however long it takes.
 func TestProgressQuietForTheProgram(t *testing.T) {
 	var out syncbuf.Buffer
-	p := startProgressEvery(&out, "p.yaml", false, time.Millisecond, time.Millisecond)
-	p.building()
-	p.step(compile.BuildStep{Path: "github.com/you/job/pipegen_build/job", Program: true})
+	p := start(&out, "p.yaml", false, time.Millisecond, time.Millisecond)
+	p.Building()
+	p.Step(compile.BuildStep{Path: "github.com/you/job/pipegen_build/job", Program: true})
 	time.Sleep(50 * time.Millisecond)
-	p.end(nil)
+	p.End(nil)
 	if out.String() != "" {
 		t.Errorf("a build of the program's package alone printed %q", out.String())
 	}
@@ -42,16 +43,16 @@ func TestProgressQuietForTheProgram(t *testing.T) {
 // the go command does now, then what it compiled in all.
 func TestProgressLines(t *testing.T) {
 	var out syncbuf.Buffer
-	p := startProgressEvery(&out, "p.yaml", false, time.Millisecond, 5*time.Millisecond)
+	p := start(&out, "p.yaml", false, time.Millisecond, 5*time.Millisecond)
 	waitFor(t, &out, "loading the pipeline's Go packages\n")
-	p.building()
-	p.step(compile.BuildStep{Download: true, Path: "github.com/cockroachdb/pebble/v2 v2.1.0"})
-	p.step(compile.BuildStep{Path: "fmt"})
-	p.step(compile.BuildStep{Path: "github.com/pipegen/pipegen/runtime"})
+	p.Building()
+	p.Step(compile.BuildStep{Download: true, Path: "github.com/cockroachdb/pebble/v2 v2.1.0"})
+	p.Step(compile.BuildStep{Path: "fmt"})
+	p.Step(compile.BuildStep{Path: "github.com/pipegen/pipegen/runtime"})
 	waitFor(t, &out, "1 module downloaded, 2 packages compiled, compiling github.com/pipegen/pipegen/runtime\n")
-	p.step(compile.BuildStep{Path: "github.com/you/job/pipegen_build/job", Program: true})
+	p.Step(compile.BuildStep{Path: "github.com/you/job/pipegen_build/job", Program: true})
 	waitFor(t, &out, ", 3 packages compiled, compiling and linking the program\n")
-	p.end(nil)
+	p.End(nil)
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 	if !regexp.MustCompile(`^building p\.yaml: \d+s, loading the pipeline's Go packages$`).MatchString(lines[0]) {
 		t.Errorf("first line %q", lines[0])
@@ -69,10 +70,10 @@ func TestProgressLines(t *testing.T) {
 // (its error follows).
 func TestProgressTerminal(t *testing.T) {
 	var out syncbuf.Buffer
-	p := startProgressEvery(&out, "p.yaml", true, time.Millisecond, time.Millisecond)
-	p.step(compile.BuildStep{Path: "github.com/pipegen/pipegen/" + strings.Repeat("x", 200)})
+	p := start(&out, "p.yaml", true, time.Millisecond, time.Millisecond)
+	p.Step(compile.BuildStep{Path: "github.com/pipegen/pipegen/" + strings.Repeat("x", 200)})
 	waitFor(t, &out, "...")
-	p.end(errors.New("go build failed"))
+	p.End(errors.New("go build failed"))
 	got := out.String()
 	if !strings.HasPrefix(got, "\r\033[Kbuilding p.yaml: ") || !strings.HasSuffix(got, "\r\033[K") {
 		t.Errorf("terminal output %q, want lines drawn in place and erased", got)
