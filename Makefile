@@ -6,7 +6,10 @@ BIN := bin
 
 all: $(BIN)/pipegen
 
+# On a fresh machine the go command compiles pipegen's dependencies
+# first, two minutes on two cores, and says nothing meanwhile.
 $(BIN)/pipegen: FORCE
+	@echo '==> building pipegen (a first build compiles its dependencies: about 2 minutes on two cores)'
 	$(GO) build -o $(BIN)/pipegen ./cmd/pipegen
 
 # Build pipegen, compile the word count example, run it on a generated
