@@ -95,6 +95,8 @@ func (p *Progress) Building() {
 	p.loaded, p.current = true, "starting the go command"
 }
 
+// Step counts a step the go command began, for the next line; it is the
+// build's compile.BuildOptions.Progress.
 func (p *Progress) Step(s compile.BuildStep) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
