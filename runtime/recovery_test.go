@@ -866,6 +866,21 @@ func TestFresh(t *testing.T) {
 	if moved != len(first) {
 		t.Errorf("%d files of the first run's output moved aside, want %d", moved, len(first))
 	}
+	if strings.Contains(r.log.String(), "earlier run") {
+		t.Errorf("the first --fresh speaks of earlier runs aside:\n%s", r.log)
+	}
+	// Started over once more: the line says what earlier runs left aside,
+	// which nothing deletes.
+	r = o.mustRun(t)
+	o.checkOutput(t, mem)
+	for _, want := range []string{
+		"; 1 earlier run's checkpoints are aside in " + sumCkptDir + " too (aside-*): remove the folders you no longer need",
+		"; 1 earlier run's files are aside in ",
+	} {
+		if !strings.Contains(r.log.String(), want) {
+			t.Errorf("a second --fresh does not say %q:\n%s", want, r.log)
+		}
+	}
 
 	// Another job's checkpoints: refused, then started over with --fresh.
 	other := defaultSumJob(2, mem)

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/vfs"
@@ -19,6 +20,7 @@ func (c *Checkpointer) MoveAside(tag string) (string, error) {
 	if err != nil || len(entries) == 0 {
 		return "", err
 	}
+	earlier := AsideCount(c.fs, c.st.Dir, "aside-")
 	aside := vfs.Unused(c.fs, filepath.Join(c.st.Dir, "aside-"+tag))
 	if err := vfs.MkdirAllDurable(c.fs, aside); err != nil {
 		return "", err
@@ -44,5 +46,43 @@ func (c *Checkpointer) MoveAside(tag string) (string, error) {
 	if err := vfs.SyncDir(c.fs, c.st.Dir); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("moved %d checkpoints aside to %s", len(entries), aside), nil
+	return fmt.Sprintf("moved %s aside to %s", plural(len(entries), "checkpoint"), aside) + AsideNote(earlier, "checkpoints", c.st.Dir, "aside-*"), nil
+}
+
+// plural is n things, "1 checkpoint" or "3 checkpoints".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
+
+// AsideCount counts the folders of dir whose names start with prefix:
+// what earlier runs that started over left there.
+func AsideCount(fsys vfs.FS, dir, prefix string) int {
+	entries, err := fsys.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		if e.IsDir() && strings.HasPrefix(e.Name(), prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// AsideNote adds to the line of a move aside how many earlier runs' what
+// are aside in dir already (the folders that pattern names), if any:
+// nothing is ever deleted, so a job started over again and again keeps
+// every run's checkpoints and output until the user removes them.
+func AsideNote(earlier int, what, dir, pattern string) string {
+	switch earlier {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("; 1 earlier run's %s are aside in %s too (%s): remove the folders you no longer need", what, dir, pattern)
+	}
+	return fmt.Sprintf("; %d earlier runs' %s are aside in %s too (%s): remove the folders you no longer need", earlier, what, dir, pattern)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
@@ -21,6 +22,7 @@ func (committer) MoveAside(fsys vfs.FS, n *config.NodeConfig, tag string) (strin
 	if err != nil {
 		return "", err
 	}
+	earlier := checkpoint.AsideCount(fsys, dir, ".aside-")
 	aside := vfs.Unused(fsys, filepath.Join(dir, ".aside-"+tag))
 	moved := 0
 	for _, e := range entries {
@@ -46,5 +48,9 @@ func (committer) MoveAside(fsys vfs.FS, n *config.NodeConfig, tag string) (strin
 	if err := vfs.SyncDir(fsys, dir); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("moved %d files aside to %s", moved, aside), nil
+	files := "1 file"
+	if moved != 1 {
+		files = fmt.Sprintf("%d files", moved)
+	}
+	return fmt.Sprintf("moved %s aside to %s", files, aside) + checkpoint.AsideNote(earlier, "files", dir, ".aside-*"), nil
 }
