@@ -46,15 +46,7 @@ func (c *Checkpointer) MoveAside(tag string) (string, error) {
 	if err := vfs.SyncDir(c.fs, c.st.Dir); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("moved %s aside to %s", plural(len(entries), "checkpoint"), aside) + AsideNote(earlier, "checkpoints", c.st.Dir, "aside-*"), nil
-}
-
-// plural is n things, "1 checkpoint" or "3 checkpoints".
-func plural(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
+	return MovedAside(len(entries), "checkpoint", aside, earlier, c.st.Dir, "aside-*"), nil
 }
 
 // AsideCount counts the folders of dir whose names start with prefix:
@@ -73,16 +65,21 @@ func AsideCount(fsys vfs.FS, dir, prefix string) int {
 	return n
 }
 
-// AsideNote adds to the line of a move aside how many earlier runs' what
-// are aside in dir already (the folders that pattern names), if any:
+// MovedAside is the line of a move aside: n things (a checkpoint, a
+// file) moved to the folder aside, and how many earlier runs left theirs
+// aside in dir already (the folders that pattern names), if any:
 // nothing is ever deleted, so a job started over again and again keeps
 // every run's checkpoints and output until the user removes them.
-func AsideNote(earlier int, what, dir, pattern string) string {
+func MovedAside(n int, thing, aside string, earlier int, dir, pattern string) string {
+	line := fmt.Sprintf("moved %d %ss aside to %s", n, thing, aside)
+	if n == 1 {
+		line = fmt.Sprintf("moved 1 %s aside to %s", thing, aside)
+	}
 	switch earlier {
 	case 0:
-		return ""
+		return line
 	case 1:
-		return fmt.Sprintf("; 1 earlier run's %s are aside in %s too (%s): remove the folders you no longer need", what, dir, pattern)
+		return fmt.Sprintf("%s; 1 earlier run's %ss are aside in %s too (%s): remove the folders you no longer need", line, thing, dir, pattern)
 	}
-	return fmt.Sprintf("; %d earlier runs' %s are aside in %s too (%s): remove the folders you no longer need", earlier, what, dir, pattern)
+	return fmt.Sprintf("%s; %d earlier runs' %ss are aside in %s too (%s): remove the folders you no longer need", line, earlier, thing, dir, pattern)
 }

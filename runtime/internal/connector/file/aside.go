@@ -48,9 +48,5 @@ func (committer) MoveAside(fsys vfs.FS, n *config.NodeConfig, tag string) (strin
 	if err := vfs.SyncDir(fsys, dir); err != nil {
 		return "", err
 	}
-	files := "1 file"
-	if moved != 1 {
-		files = fmt.Sprintf("%d files", moved)
-	}
-	return fmt.Sprintf("moved %s aside to %s", files, aside) + checkpoint.AsideNote(earlier, "files", dir, ".aside-*"), nil
+	return checkpoint.MovedAside(moved, "file", aside, earlier, dir, ".aside-*"), nil
 }
