@@ -49,8 +49,8 @@ type Progress struct {
 	done     chan struct{}
 
 	mu         sync.Mutex
-	compiled   int    // packages the go command began to compile
-	deps       int    // of them, those other than the program's own
+	deps       int    // packages the go command began to compile, but the program's own
+	program    bool   // it began to compile the program's own package
 	downloaded int    // modules it began to download
 	loaded     bool   // the pipeline's Go packages are loaded
 	current    string // the latest step, as shown
@@ -62,11 +62,11 @@ type Progress struct {
 // a cold cache, the go command compiles what they import to type-check
 // them); End stops it.
 func Start(w io.Writer, file string) *Progress {
-	every := progressEvery
-	if isTerminal(w) {
+	terminal, every := isTerminal(w), progressEvery
+	if terminal {
 		every = progressRedraw
 	}
-	return start(w, file, isTerminal(w), progressAfter, every)
+	return start(w, file, terminal, progressAfter, every)
 }
 
 func start(w io.Writer, file string, terminal bool, after, every time.Duration) *Progress {
@@ -105,10 +105,9 @@ func (p *Progress) Step(s compile.BuildStep) {
 		p.downloaded++
 		p.current = "downloading " + s.Path
 	case s.Program:
-		p.compiled++
+		p.program = true
 		p.current = "compiling and linking the program"
 	default:
-		p.compiled++
 		p.deps++
 		p.current = "compiling " + s.Path
 	}
@@ -141,10 +140,19 @@ func (p *Progress) line() string {
 	if p.downloaded > 0 {
 		s += ", " + counted(p.downloaded, "module", "modules") + " downloaded"
 	}
-	if p.compiled > 0 {
-		s += ", " + counted(p.compiled, "package", "packages") + " compiled"
+	if p.compiled() > 0 {
+		s += ", " + counted(p.compiled(), "package", "packages") + " compiled"
 	}
 	return s + ", " + p.current
+}
+
+// compiled is how many packages the go command began to compile; the
+// caller holds the lock.
+func (p *Progress) compiled() int {
+	if p.program {
+		return p.deps + 1
+	}
+	return p.deps
 }
 
 func counted(n int, one, many string) string {
@@ -210,5 +218,5 @@ func (p *Progress) End(err error) {
 		return
 	}
 	fmt.Fprintf(p.w, "building %s: %s compiled in %s; the go command keeps them in its cache for the next build\n",
-		p.label, counted(p.compiled, "package", "packages"), time.Since(p.start).Round(100*time.Millisecond))
+		p.label, counted(p.compiled(), "package", "packages"), time.Since(p.start).Round(100*time.Millisecond))
 }

@@ -33,8 +33,8 @@ const backlogRecords = 200000
 // own, so that the windows that wait for the slower partition's watermark
 // are the state; records of 100 random bytes keep a fetch to about 10,000
 // records. It reports each program's peak resident memory (its own, see
-// peakrss), its CPU and wall time, and the ratios aligned
-// / unaligned; each run's output is checked to hold one window a record.
+// peakrss), its CPU and wall time, and the ratios aligned / unaligned;
+// each run's output is checked to hold one window a record.
 //
 //	go test ./internal/e2e/kafka -run '^$' -bench KafkaAlignment -benchtime 3x
 func BenchmarkKafkaAlignment(b *testing.B) {
