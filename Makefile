@@ -31,9 +31,20 @@ demo: $(BIN)/pipegen
 # import net, instead of each compiling their own.
 TAGS := netgo,osusergo
 
+# The packages go test runs: all but golden's want/ programs without tests
+# of their own. go test would compile each as the main package it is,
+# and golden's test compiles them again, into its one binary; vet checks
+# them as they are. After a change to the runtime, which every program
+# imports, that spares 25 compiles: the test binaries built in 67-71 s
+# instead of 93-110 (2 cores).
+LISTPKGS = $(GO) list -f '{{.ImportPath}} {{len .TestGoFiles}}{{len .XTestGoFiles}}' ./...
+NOTWANT = awk '!($$1 ~ /\/golden\/[^\/]+\/want$$/ && $$2 == "00") { print $$1 }'
+
 test: vet tidy
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1; }
-	GOFLAGS="$(GOFLAGS) -ldflags=-s -tags=$(TAGS)" $(GO) test -count=1 -timeout 20m ./...
+	@list=$$($(LISTPKGS)) && pkgs=$$(echo "$$list" | $(NOTWANT)) && [ -n "$$pkgs" ] || { echo 'go list ./... failed'; exit 1; }; \
+		echo 'go test -count=1 -timeout 20m ./... (but golden/*/want without tests)'; \
+		GOFLAGS="$(GOFLAGS) -ldflags=-s -tags=$(TAGS)" $(GO) test -count=1 -timeout 20m $$pkgs
 
 test-short:
 	$(GO) test -short ./...
