@@ -58,6 +58,12 @@ func expected(t *testing.T) (accepted, rejected []string) {
 	return accepted, rejected
 }
 
+// TestMain loads the package's Go code once and links each program once
+// for all the tests (crashtest.Main).
+func TestMain(m *testing.M) {
+	crashtest.Main(m)
+}
+
 // TestExpected checks that the independent answer is not a trivial one:
 // both outputs have many lines, and rejections come from many blocks.
 func TestExpected(t *testing.T) {

@@ -60,6 +60,12 @@ func expected() []string {
 	return out
 }
 
+// TestMain loads the package's Go code once and links each program once
+// for all the tests (crashtest.Main).
+func TestMain(m *testing.M) {
+	crashtest.Main(m)
+}
+
 // TestExpected: the answer is not a trivial one: merchants come back to
 // cards, and cards close with many merchants.
 func TestExpected(t *testing.T) {

@@ -80,6 +80,12 @@ func expected(t *testing.T) (out, bounces, late []string) {
 	return out, bounces, late
 }
 
+// TestMain loads the package's Go code once and links each program once
+// for all the tests (crashtest.Main).
+func TestMain(m *testing.M) {
+	crashtest.Main(m)
+}
+
 // TestExpected checks that the independent answer is not a trivial one.
 func TestExpected(t *testing.T) {
 	out, bounces, late := expected(t)

@@ -97,6 +97,12 @@ func expected(t *testing.T) (out []string, merges int) {
 	return out, merges
 }
 
+// TestMain loads the package's Go code once and links each program once
+// for all the tests (crashtest.Main).
+func TestMain(m *testing.M) {
+	crashtest.Main(m)
+}
+
 // TestExpected checks that the independent answer is not a trivial one:
 // many pairs, and records that merge sessions.
 func TestExpected(t *testing.T) {

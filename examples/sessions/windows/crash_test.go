@@ -108,6 +108,12 @@ func expected(t *testing.T, every uint64) (out, late []string) {
 	return out, late
 }
 
+// TestMain loads the package's Go code once and links each program once
+// for all the tests (crashtest.Main).
+func TestMain(m *testing.M) {
+	crashtest.Main(m)
+}
+
 // TestExpected checks that the independent answer is not a trivial one.
 // (It would not be the answer with a rate: then the watermarks a waiting
 // source sends move late clicks across the lateness, which the output

@@ -86,6 +86,12 @@ func writeInputs(t *testing.T, dir string) [][]aligned.Reading {
 	return files
 }
 
+// TestMain loads the package's Go code once and links each program once
+// for all the tests (crashtest.Main).
+func TestMain(m *testing.M) {
+	crashtest.Main(m)
+}
+
 // TestCrash runs the job once without failures and once killed at random
 // moments (package crashtest), and checks that both commit exactly the
 // expected sums: a subtask that waits for the other passes the

@@ -96,6 +96,12 @@ func expected(t *testing.T, os_ []csvsink.Order) []string {
 	return lines
 }
 
+// TestMain loads the package's Go code once and links each program once
+// for all the tests (crashtest.Main).
+func TestMain(m *testing.M) {
+	crashtest.Main(m)
+}
+
 // TestExpected: the expected output reads back, with encoding/csv, into
 // the priced orders: the test's own answer is a faithful one.
 func TestExpected(t *testing.T) {
