@@ -54,26 +54,70 @@ func loadConfig(dir string) *packages.Config {
 }
 
 // packageCache keeps loaded packages by directory once CachePackages has
-// been called.
+// been called, each with its folder's stamp when it was loaded.
 var packageCache struct {
 	sync.Mutex
 	on   bool
-	pkgs map[string]*packages.Package
+	pkgs map[string]cachedPackage
+}
+
+type cachedPackage struct {
+	pkg   *packages.Package
+	stamp string
 }
 
 // CachePackages makes every later load of a package directory in this
-// process reuse what the first load of it found. A load runs go list,
+// process reuse what the first load of it found, for as long as the
+// folder's stamp (folderStamp) stays the same. A load runs go list,
 // which hashes the whole dependency graph again (about 0.25 s of CPU):
 // the golden tests, which compile each case's package several times,
 // spent more than half of their CPU there. Only for programs during
-// whose run the packages, and what they import, do not change.
+// whose run what the packages import does not change: a test that
+// rewrites a package's own files, or its module's go.mod, gets it
+// loaded again, but a change to another package it imports goes unseen.
 func CachePackages() {
 	packageCache.Lock()
 	defer packageCache.Unlock()
 	if !packageCache.on {
 		packageCache.on = true
-		packageCache.pkgs = map[string]*packages.Package{}
+		packageCache.pkgs = map[string]cachedPackage{}
 	}
+}
+
+// folderStamp names what a load of the package in dir reads that a
+// program may change while it runs: the names, sizes and modification
+// times of the folder's files, those of the go.mod of its module, and
+// the go command's settings from the environment. "" when the folder
+// cannot be read: nothing is kept for it then.
+func folderStamp(dir string) string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, v := range []string{"GOFLAGS", "GOOS", "GOARCH", "GOWORK", "CGO_ENABLED"} {
+		fmt.Fprintf(&b, "%s=%s\x00", v, os.Getenv(v))
+	}
+	stamp := func(path string, fi os.FileInfo) {
+		fmt.Fprintf(&b, "%s %d %d\x00", path, fi.Size(), fi.ModTime().UnixNano())
+	}
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			stamp(e.Name(), fi)
+		}
+	}
+	for d := dir; ; {
+		if fi, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			stamp(filepath.Join(d, "go.mod"), fi)
+			break
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			break
+		}
+		d = up
+	}
+	return b.String()
 }
 
 // Preload loads the packages in dirs with one go list, for the loads
@@ -85,12 +129,16 @@ func Preload(dirs ...string) error {
 		return nil
 	}
 	patterns := make([]string, len(dirs))
+	stamps := map[string]string{}
 	for i, d := range dirs {
 		abs, err := filepath.Abs(d)
 		if err != nil {
 			return err
 		}
 		patterns[i] = abs
+		// Taken before the load: a file changed during it makes the
+		// next load load the package again.
+		stamps[abs] = folderStamp(abs)
 	}
 	pkgs, err := packages.Load(loadConfig(patterns[0]), patterns...)
 	if err != nil {
@@ -100,35 +148,48 @@ func Preload(dirs ...string) error {
 	defer packageCache.Unlock()
 	for _, pkg := range pkgs {
 		if len(pkg.Errors) == 0 && pkg.Types != nil && len(pkg.GoFiles) > 0 {
-			packageCache.pkgs[filepath.Dir(pkg.GoFiles[0])] = pkg
+			dir := filepath.Dir(pkg.GoFiles[0])
+			if stamp := stamps[dir]; stamp != "" {
+				packageCache.pkgs[dir] = cachedPackage{pkg, stamp}
+			}
 		}
 	}
 	return nil
 }
 
 // cached returns, when caching is on and pattern names a directory (not
-// an import path), that directory's absolute path, the cache's key, and
-// the package kept for it if any.
-func cached(dir, pattern string) (key string, pkg *packages.Package, cache bool) {
+// an import path), that directory's absolute path, the cache's key, its
+// stamp, and the package kept for it if its stamp is the same.
+func cached(dir, pattern string) (key, stamp string, pkg *packages.Package, cache bool) {
 	if !(pattern == "." || pattern == ".." || strings.HasPrefix(pattern, "./") || strings.HasPrefix(pattern, "../") || filepath.IsAbs(pattern)) {
-		return "", nil, false
+		return "", "", nil, false
 	}
 	packageCache.Lock()
-	defer packageCache.Unlock()
-	if !packageCache.on {
-		return "", nil, false
+	on := packageCache.on
+	packageCache.Unlock()
+	if !on {
+		return "", "", nil, false
 	}
 	key, err := filepath.Abs(filepath.Join(dir, pattern))
 	if err != nil {
-		return "", nil, false
+		return "", "", nil, false
 	}
-	return key, packageCache.pkgs[key], true
+	stamp = folderStamp(key)
+	if stamp == "" {
+		return "", "", nil, false
+	}
+	packageCache.Lock()
+	defer packageCache.Unlock()
+	if c, ok := packageCache.pkgs[key]; ok && c.stamp == stamp {
+		return key, stamp, c.pkg, true
+	}
+	return key, stamp, nil, true
 }
 
 // loadPackage loads the package named by pattern (a directory relative to
 // dir, or an import path) and reports its errors at their Go positions.
 func loadPackage(dir, pattern string, at diag.Pos, rep *reporter) *userPackage {
-	key, kept, cache := cached(dir, pattern)
+	key, stamp, kept, cache := cached(dir, pattern)
 	pkgs := []*packages.Package{kept}
 	if kept == nil {
 		var err error
@@ -139,7 +200,7 @@ func loadPackage(dir, pattern string, at diag.Pos, rep *reporter) *userPackage {
 		}
 		if cache && len(pkgs) == 1 && len(pkgs[0].Errors) == 0 && pkgs[0].Types != nil {
 			packageCache.Lock()
-			packageCache.pkgs[key] = pkgs[0]
+			packageCache.pkgs[key] = cachedPackage{pkgs[0], stamp}
 			packageCache.Unlock()
 		}
 	}

@@ -12,11 +12,7 @@ import (
 // any path to it, reuses the package that one go list loaded; a package
 // with errors is not kept, so that its compile loads and reports them.
 func TestPreload(t *testing.T) {
-	defer func() {
-		packageCache.Lock()
-		packageCache.on, packageCache.pkgs = false, nil
-		packageCache.Unlock()
-	}()
+	fresh(t)
 	// Inside the module (a temporary folder is not), beside the fixtures.
 	broken, err := os.MkdirTemp("testdata", "broken-")
 	if err != nil {
@@ -49,5 +45,65 @@ func TestPreload(t *testing.T) {
 	packageCache.Unlock()
 	if kept != 1 {
 		t.Errorf("%d packages kept, want keys-ok's only", kept)
+	}
+}
+
+// fresh empties the package cache for the test and puts back the one of
+// the other tests (TestMain's) after it.
+func fresh(t *testing.T) {
+	packageCache.Lock()
+	on, pkgs := packageCache.on, packageCache.pkgs
+	packageCache.on, packageCache.pkgs = false, nil
+	packageCache.Unlock()
+	t.Cleanup(func() {
+		packageCache.Lock()
+		packageCache.on, packageCache.pkgs = on, pkgs
+		packageCache.Unlock()
+	})
+}
+
+// TestCacheSeesChanges: a kept package is loaded again when a file of its
+// folder, or its module's go.mod, changed since it was loaded, and reused
+// while nothing did.
+func TestCacheSeesChanges(t *testing.T) {
+	fresh(t)
+	CachePackages()
+	dir := writePackage(t, map[string]string{"a.go": "package p\n\nfunc F(x int) int { return x }\n"})
+	load := func() *userPackage {
+		t.Helper()
+		rep := &reporter{diags: &diag.List{}, syntax: yamlSyntax{}}
+		u := loadPackage(dir, ".", diag.Pos{File: dir}, rep)
+		if u == nil {
+			t.Fatalf("the package did not load: %v", rep.diags)
+		}
+		return u
+	}
+	signature := func(u *userPackage) string {
+		return u.pkg.Types.Scope().Lookup("F").Type().String()
+	}
+	first := load()
+	if again := load(); again.pkg != first.pkg {
+		t.Error("a second load of an unchanged folder loaded it again")
+	}
+	// A rewrite of the same size: only the modification time tells.
+	if err := os.WriteFile(filepath.Join(dir, "a.go"), []byte("package p\n\nfunc F(x any) any { return x }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changed := load()
+	if got := signature(changed); got != "func(x any) any" {
+		t.Errorf("after a.go changed, F is %s, want func(x any) any: the kept package was reused", got)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b.go"), []byte("package p\n\nfunc G() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if u := load(); u.pkg.Types.Scope().Lookup("G") == nil {
+		t.Error("after b.go was added, the kept package without G was reused")
+	}
+	kept := load()
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/p\n\ngo 1.25\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if u := load(); u.pkg == kept.pkg {
+		t.Error("after go.mod changed, the kept package was reused")
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/dsl"
 	_ "github.com/pipegen/pipegen/internal/goldenfile" // defines -update
 	"github.com/pipegen/pipegen/ir"
 	"github.com/pipegen/pipegen/runtime/settings"
@@ -27,6 +28,15 @@ var (
 	bad    = filepath.Join("testdata", "bad", "pipeline.yaml")
 	broken = filepath.Join("testdata", "broken-go", "pipeline.yaml")
 )
+
+// TestMain keeps the loaded Go packages (dsl.CachePackages): the tests
+// compile the same pipelines again and again (testdata/good's fifteen
+// times), and each load runs go list. A test that rewrites a package's
+// files (TestGenerateAnnotatedPackage's typo) gets it loaded again.
+func TestMain(m *testing.M) {
+	dsl.CachePackages()
+	os.Exit(m.Run())
+}
 
 // pipegen runs the command line and returns its exit status and output.
 func pipegen(t *testing.T, args ...string) (code int, stdout, stderr string) {
