@@ -73,19 +73,30 @@ type Options struct {
 // outputs is reported by the Report, not as an error.
 func Verify(path string, opt Options) (*Report, error) {
 	log := logger(opt.Log)
-	res, err := compile.Generate(path, compile.Options{}) // a program built to run and thrown away: nothing to record
-	if err != nil {
-		return nil, err
-	}
 	dir, temp := opt.Dir, false
 	if dir == "" {
+		var err error
 		if dir, err = os.MkdirTemp("", "pipegen-verify-*"); err != nil {
 			return nil, err
 		}
 		temp = true
 	}
-	log("building %s into %s", res.IR.Name, dir)
-	v, err := newVerifier(res, dir, opt.Log, path)
+	log("building %s into %s", path, dir)
+	// The progress of a long build from its start: loading the
+	// pipeline's Go packages can take long too (a first load compiles
+	// their dependencies).
+	var progress *buildprogress.Progress
+	if opt.Log != nil {
+		progress = buildprogress.Start(opt.Log, path)
+	}
+	res, err := compile.Generate(path, compile.Options{}) // a program built to run and thrown away: nothing to record
+	var v *Verifier
+	if err == nil {
+		v, err = newVerifier(res, dir, progress)
+	}
+	if progress != nil {
+		progress.End(err)
+	}
 	if err != nil {
 		if temp {
 			os.RemoveAll(dir)
@@ -163,12 +174,12 @@ func CPUClock() bool {
 
 // NewVerifier builds the program of res into dir and prepares runs of it.
 func NewVerifier(res *compile.Result, dir string) (*Verifier, error) {
-	return newVerifier(res, dir, nil, "")
+	return newVerifier(res, dir, nil)
 }
 
-// newVerifier is NewVerifier, which shows on progress (when not nil)
-// what a long build of the pipeline file is doing (internal/buildprogress).
-func newVerifier(res *compile.Result, dir string, progress io.Writer, file string) (*Verifier, error) {
+// newVerifier is NewVerifier, which tells progress (when not nil) the
+// steps of the build; the caller ends it.
+func newVerifier(res *compile.Result, dir string, progress *buildprogress.Progress) (*Verifier, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -203,10 +214,8 @@ func newVerifier(res *compile.Result, dir string, progress io.Writer, file strin
 	if progress == nil {
 		err = res.Build(v.Binary)
 	} else {
-		p := buildprogress.Start(progress, file)
-		p.Building()
-		_, err = res.BuildWith(v.Binary, compile.BuildOptions{Progress: p.Step})
-		p.End(err)
+		progress.Building()
+		_, err = res.BuildWith(v.Binary, compile.BuildOptions{Progress: progress.Step})
 	}
 	if err != nil {
 		return nil, err

@@ -428,6 +428,29 @@ func TestNewVerifierWithoutFileSink(t *testing.T) {
 	}
 }
 
+// TestVerifyCompileError: Verify says what it builds and where before it
+// compiles (the progress of a long load follows that line), and when the
+// pipeline does not compile, returns the error and removes the temporary
+// directory it made.
+func TestVerifyCompileError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pipeline.yaml")
+	if err := os.WriteFile(path, []byte("version: 2\nname: broken\nwhatever: [\n  1]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	_, err := verify.Verify(path, verify.Options{Log: &log})
+	if err == nil {
+		t.Fatal("Verify of a pipeline that does not compile returned no error")
+	}
+	m := regexp.MustCompile(`^verify: building (.+) into (.+)\n$`).FindStringSubmatch(log.String())
+	if m == nil || m[1] != path {
+		t.Fatalf("log %q, want one line: verify: building %s into DIR", log.String(), path)
+	}
+	if _, err := os.Stat(m[2]); !os.IsNotExist(err) {
+		t.Errorf("the temporary directory %s is left after the compile failed (%v)", m[2], err)
+	}
+}
+
 // TestCPUKills checks that with CPUKills a process is killed when it has
 // used its delay in CPU time: a job that spins is killed after that much
 // CPU, and one that sleeps, using next to no CPU, is not killed at all
