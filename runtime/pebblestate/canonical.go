@@ -17,7 +17,7 @@ import (
 // length-prefixed. The store's keys are the key group (2 bytes, big
 // endian) and then the key's bytes, so nothing is decoded: the bytes are
 // moved, in the store's order.
-func (st *Keyed[K, V]) writeCanonical(id int64, local string, stor *storage.Storage) (storage.StateFile, error) {
+func (st *untyped) writeCanonical(id int64, local string, stor *storage.Storage) (storage.StateFile, error) {
 	db, err := st.files.open(local, true)
 	if err != nil {
 		return storage.StateFile{}, st.errorf("open the checkpoint", err)
@@ -38,7 +38,7 @@ func (st *Keyed[K, V]) writeCanonical(id int64, local string, stor *storage.Stor
 // none), then what entry writes of each of the group's keys (its bytes
 // after the key-group prefix) and values, in the store's order. An error
 // of entry is returned as it is.
-func (st *Keyed[K, V]) writeSections(db *pebble.DB, id int64, stor *storage.Storage, header func(*codec.Writer), entry func(sec *codec.Writer, key, value []byte) error) (storage.StateFile, error) {
+func (st *untyped) writeSections(db *pebble.DB, id int64, stor *storage.Storage, header func(*codec.Writer), entry func(sec *codec.Writer, key, value []byte) error) (storage.StateFile, error) {
 	sub := st.t.Subtask()
 	name := fmt.Sprintf("%s-%d-savepoint.state", st.uid, sub)
 	w, err := stor.CreateState(id, name, st.start, st.end-st.start)

@@ -24,6 +24,39 @@ import (
 // Keyed is the keyed state of one subtask of a keyed node, in a Pebble
 // store with a cache of decoded values in front.
 type Keyed[K comparable, V any] struct {
+	untyped
+	codec *state.Codec[K, V]
+	// keyGroup places a key.
+	keyGroup func(K) int
+
+	// cache holds decoded values; dirty lists the entries changed since
+	// they were last written to the store.
+	cache map[K]*entry[K, V]
+	dirty []*entry[K, V]
+	// spillAt and maxCache are the cache's sizes (tests make them small).
+	spillAt, maxCache int
+	// slack is how far the cache may grow past maxCache before the next
+	// trim: 0 unless the last trim found too few values it could drop
+	// (changed ones, or ones a checkpoint still needs), so that a trim
+	// that cannot shrink the cache is not tried again at every access.
+	slack int
+	// capture is the checkpoint being taken, nil when none; seq counts
+	// the captures.
+	capture *capture[K, V]
+	seq     uint64
+
+	key, val codec.Writer
+	// sweep is the store key a sweep for expired values (state TTL)
+	// starts from; nil: the first.
+	sweep []byte
+}
+
+// untyped is the part of a Keyed that its key and value types do not
+// touch: the store, its files and checkpoints, its parts. Its methods are
+// compiled once, here, instead of once for every pair of key and value
+// types of every program (a program's Keyed types were 42% of the code
+// the compiler made for it, golden/pebble-joins).
+type untyped struct {
 	t    *checkpoint.Task
 	node int
 	name string // the node's name, for errors
@@ -31,9 +64,7 @@ type Keyed[K comparable, V any] struct {
 	// a named state (map state) a dash and the state's name.
 	uid   string
 	state string // "" for the node's main state
-	codec *state.Codec[K, V]
-	// keyGroup places a key; [start, end) are the subtask's key groups.
-	keyGroup   func(K) int
+	// [start, end) are the subtask's key groups.
 	start, end int
 
 	files *files
@@ -51,25 +82,10 @@ type Keyed[K comparable, V any] struct {
 	readsAt uint64
 	commits atomic.Uint64
 
-	// cache holds decoded values; dirty lists the entries changed since
-	// they were last written to the store.
-	cache map[K]*entry[K, V]
-	dirty []*entry[K, V]
-	// spillAt and maxCache are the cache's sizes (tests make them small).
-	spillAt, maxCache int
-	// slack is how far the cache may grow past maxCache before the next
-	// trim: 0 unless the last trim found too few values it could drop
-	// (changed ones, or ones a checkpoint still needs), so that a trim
-	// that cannot shrink the cache is not tried again at every access.
-	slack int
 	// frozen is set while a checkpoint of the store is being taken: the
 	// store must stay as it was at the barrier, so changed values stay in
 	// the cache until it is clear.
 	frozen atomic.Bool
-	// capture is the checkpoint being taken, nil when none; seq counts
-	// the captures.
-	capture *capture[K, V]
-	seq     uint64
 	// broken is the error of a write the writer could not make.
 	broken atomic.Pointer[error]
 	// compacting is set while a compaction of the store runs (in its own
@@ -92,11 +108,6 @@ type Keyed[K comparable, V any] struct {
 	// noCanonical is set when a part writes the savepoint's main file.
 	readMemory  func([]storage.StateFile, *storage.Loaded)
 	noCanonical bool
-
-	key, val codec.Writer
-	// sweep is the store key a sweep for expired values (state TTL)
-	// starts from; nil: the first.
-	sweep []byte
 }
 
 type entry[K comparable, V any] struct {
@@ -153,10 +164,11 @@ func openState[K comparable, V any](t *checkpoint.Task, node int, stateName stri
 	start, end := t.KeyRange(node)
 	maxP := t.MaxParallelism()
 	b := budgetFor(memoryLimit(), stores(t))
-	s := &Keyed[K, V]{t: t, node: node, name: n.Name, uid: uid, state: stateName, codec: c,
-		keyGroup: func(k K) int { return keygroup.Of(c.Hash(k), maxP) }, start: start, end: end,
-		cache: map[K]*entry[K, V]{}, spillAt: b.spillAt, maxCache: b.maxCache,
-		uploaded: map[int64]map[string]string{}, names: map[string]string{}}
+	s := &Keyed[K, V]{
+		untyped: untyped{t: t, node: node, name: n.Name, uid: uid, state: stateName, start: start, end: end,
+			uploaded: map[int64]map[string]string{}, names: map[string]string{}},
+		codec: c, keyGroup: func(k K) int { return keygroup.Of(c.Hash(k), maxP) },
+		cache: map[K]*entry[K, V]{}, spillAt: b.spillAt, maxCache: b.maxCache}
 	st := t.Storage()
 	s.files = newFiles(st.FS, filepath.Join(st.Dir, "pebble", fmt.Sprintf("%s-%d", uid, t.Subtask())))
 	s.files.budget, s.files.comparer = b, cmp
@@ -189,7 +201,7 @@ func stores(t *checkpoint.Task) int {
 }
 
 // open opens the store in the working folder.
-func (s *Keyed[K, V]) open() {
+func (s *untyped) open() {
 	db, err := s.files.open(s.files.dir, false)
 	if err != nil {
 		fault.Abortf("operators.%s[%d]: open pebble state: %w", s.name, s.t.Subtask(), err)
@@ -199,7 +211,7 @@ func (s *Keyed[K, V]) open() {
 
 // close closes the store and removes its files: they are in the
 // checkpoints.
-func (s *Keyed[K, V]) close() {
+func (s *untyped) close() {
 	if s.stop != nil {
 		s.stop()
 	}
@@ -217,7 +229,7 @@ func (s *Keyed[K, V]) close() {
 }
 
 // fail stops the subtask with an error of the store.
-func (s *Keyed[K, V]) fail(what string, err error) {
+func (s *untyped) fail(what string, err error) {
 	fault.Abortf("operators.%s[%d]: pebble state: %s: %w", s.name, s.t.Subtask(), what, err)
 }
 
@@ -313,7 +325,7 @@ func (s *Keyed[K, V]) read(k K) (*V, int64) {
 }
 
 // reader returns the iterator that sees the store's newest batches.
-func (s *Keyed[K, V]) reader() *pebble.Iterator {
+func (s *untyped) reader() *pebble.Iterator {
 	n := s.commits.Load()
 	if s.reads != nil && s.readsAt == n {
 		return s.reads
@@ -329,7 +341,7 @@ func (s *Keyed[K, V]) reader() *pebble.Iterator {
 
 // closeReads closes the iterator of read, if any: it holds on to the
 // memtables and sstables it saw, which the store would free or delete.
-func (s *Keyed[K, V]) closeReads() {
+func (s *untyped) closeReads() {
 	if s.reads != nil {
 		s.reads.Close()
 		s.reads = nil
@@ -338,7 +350,7 @@ func (s *Keyed[K, V]) closeReads() {
 
 // committed counts a batch committed to the store: reads after it use a
 // new iterator.
-func (s *Keyed[K, V]) committed() { s.commits.Add(1) }
+func (s *untyped) committed() { s.commits.Add(1) }
 
 // Put makes v the value of k.
 func (s *Keyed[K, V]) Put(k K, v *V) { s.set(k, v, false) }
@@ -455,7 +467,7 @@ func (s *Keyed[K, V]) trim() {
 // maybeCompact compacts the store, in the background, once level 0 (the
 // flushes since the last compaction) holds half as much as the levels
 // below it, or 4 MiB when those are empty.
-func (s *Keyed[K, V]) maybeCompact() {
+func (s *untyped) maybeCompact() {
 	if s.compacting.Load() {
 		return
 	}

@@ -48,11 +48,11 @@ type part interface {
 }
 
 // addPart makes p a part of the store.
-func (s *Keyed[K, V]) addPart(p part) { s.parts = append(s.parts, p) }
+func (s *untyped) addPart(p part) { s.parts = append(s.parts, p) }
 
 // canonicalParts writes the parts of the store's checkpoint in folder
 // local as state files of savepoint id.
-func (s *Keyed[K, V]) canonicalParts(id int64, local string, stor *storage.Storage) ([]storage.StateFile, error) {
+func (s *untyped) canonicalParts(id int64, local string, stor *storage.Storage) ([]storage.StateFile, error) {
 	if len(s.parts) == 0 {
 		return nil, nil
 	}

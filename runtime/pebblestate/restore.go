@@ -19,6 +19,12 @@ import (
 // subtask opens a new store and copies into it the key-group ranges it
 // owns from each old store (or from the memory backend's files).
 func (st *Keyed[K, V]) restore(files []storage.StateFile, l *storage.Loaded) {
+	st.restoreFiles(files, l, st.copyMemoryFile)
+}
+
+// restoreFiles is restore, with copyMemory the Keyed's copyMemoryFile:
+// the only step that decodes keys and values.
+func (st *untyped) restoreFiles(files []storage.StateFile, l *storage.Loaded, copyMemory func(storage.StateFile, *storage.Loaded)) {
 	bySub := map[int][]storage.StateFile{}
 	for _, f := range files {
 		bySub[f.Subtask] = append(bySub[f.Subtask], f)
@@ -59,7 +65,7 @@ func (st *Keyed[K, V]) restore(files []storage.StateFile, l *storage.Loaded) {
 			continue
 		}
 		for _, f := range fs {
-			st.copyMemoryFile(f, l)
+			copyMemory(f, l)
 		}
 	}
 }
@@ -69,7 +75,7 @@ const batchBytes = 4 << 20
 
 // copyRanges copies the keys of the subtask's key groups from an old
 // subtask's store, opened read-only from the checkpoint's files.
-func (st *Keyed[K, V]) copyRanges(fs []storage.StateFile, l *storage.Loaded) {
+func (st *untyped) copyRanges(fs []storage.StateFile, l *storage.Loaded) {
 	dir := st.files.dir + fmt.Sprintf(".restore-%d", fs[0].Subtask)
 	st.files.fs.RemoveAll(dir)
 	defer st.files.fs.RemoveAll(dir)
@@ -115,7 +121,7 @@ func (st *Keyed[K, V]) copyRanges(fs []storage.StateFile, l *storage.Loaded) {
 	}
 }
 
-func (st *Keyed[K, V]) commit(b *pebble.Batch) {
+func (st *untyped) commit(b *pebble.Batch) {
 	if err := b.Commit(pebble.NoSync); err != nil {
 		st.fail("restore", err)
 	}

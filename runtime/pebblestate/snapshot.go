@@ -228,12 +228,20 @@ func (st *Keyed[K, V]) finish(c *capture[K, V]) {
 // directory; it runs on a writer.
 func (st *Keyed[K, V]) write(c *capture[K, V], base map[string]string, stor *storage.Storage) (files []storage.StateFile, written int64, err error) {
 	defer st.finish(c)
-	local := st.files.dir + fmt.Sprintf(".checkpoint-%d", c.id)
-	st.files.fs.RemoveAll(local)
-	defer st.files.fs.RemoveAll(local)
 	if err := st.writeBatches(c); err != nil {
 		return nil, 0, err
 	}
+	return st.writeStore(c.id, c.savepoint, c.taken, base, stor)
+}
+
+// writeStore is write once the capture's values are in the store: it
+// flushes the store, takes its checkpoint, closes taken (the store may be
+// written again), and puts the checkpoint's files in the checkpoint
+// directory (savepoint: as state files, writeCanonical).
+func (st *untyped) writeStore(id int64, savepoint bool, taken chan struct{}, base map[string]string, stor *storage.Storage) (files []storage.StateFile, written int64, err error) {
+	local := st.files.dir + fmt.Sprintf(".checkpoint-%d", id)
+	st.files.fs.RemoveAll(local)
+	defer st.files.fs.RemoveAll(local)
 	if err := st.db.Flush(); err != nil {
 		return nil, 0, st.errorf("flush", err)
 	}
@@ -243,24 +251,24 @@ func (st *Keyed[K, V]) write(c *capture[K, V], base map[string]string, stor *sto
 	// The store holds what it held at the barrier in local: the subtask
 	// may write to it again.
 	st.frozen.Store(false)
-	close(c.taken)
+	close(taken)
 	st.maybeCompact()
 
-	if c.savepoint {
+	if savepoint {
 		// A savepoint's checkpoint holds the state as state files, which
 		// either backend restores; the next checkpoint builds on nothing.
 		if !st.noCanonical {
-			f, err := st.writeCanonical(c.id, local, stor)
+			f, err := st.writeCanonical(id, local, stor)
 			if err != nil {
 				return nil, 0, err
 			}
 			files, written = []storage.StateFile{f}, f.Size
 		}
-		parts, err := st.canonicalParts(c.id, local, stor)
+		parts, err := st.canonicalParts(id, local, stor)
 		if err != nil {
 			return nil, 0, err
 		}
-		st.uploaded[c.id] = map[string]string{}
+		st.uploaded[id] = map[string]string{}
 		for _, p := range parts {
 			files, written = append(files, p), written+p.Size
 		}
@@ -300,7 +308,7 @@ func (st *Keyed[K, V]) write(c *capture[K, V], base map[string]string, stor *sto
 			// The store's MANIFEST (as it was at the checkpoint), its
 			// markers and empty logs: small, and the checkpoint's own.
 			f.Name = fmt.Sprintf("%s-%d-%s", st.uid, sub, name)
-			f.Size, f.CRC, err = st.files.put(src, stor.Path(c.id, f.Name), true)
+			f.Size, f.CRC, err = st.files.put(src, stor.Path(id, f.Name), true)
 		}
 		if err != nil {
 			return nil, 0, st.errorf("write "+f.Name, err)
@@ -308,10 +316,10 @@ func (st *Keyed[K, V]) write(c *capture[K, V], base map[string]string, stor *sto
 		written += f.Size
 		files = append(files, f)
 	}
-	st.uploaded[c.id] = uploaded
+	st.uploaded[id] = uploaded
 	return files, written, nil
 }
 
-func (st *Keyed[K, V]) errorf(what string, err error) error {
+func (st *untyped) errorf(what string, err error) error {
 	return fmt.Errorf("operators.%s[%d]: pebble state: %s: %w", st.name, st.t.Subtask(), what, err)
 }
