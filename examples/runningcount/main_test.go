@@ -1,25 +1,18 @@
 package runningcount_test
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
-	"github.com/pipegen/pipegen/compile"
+	"github.com/pipegen/pipegen/internal/crashtest"
 )
 
-// TestMain links each version of the job once (compile.ReuseBuilds):
-// TestCrash's run on the memory backend, TestSavepoints and TestSIGTERM
-// build the same program, each into a folder of its own. TestUpgrade
-// writes its two versions before it builds them, into a module of its
-// own, and builds each once.
+// TestMain loads the package once and links each version of the job once
+// (crashtest.Main): TestCrash's run on the memory backend, TestSavepoints
+// and TestSIGTERM build the same program, each into a folder of its own.
+// TestUpgrade writes its two versions into one folder of a module of its
+// own, each before its build: the second write changes the folder's
+// files, so its package is loaded again, and its generated files differ
+// from the first's, so it is built again.
 func TestMain(m *testing.M) {
-	stop, err := compile.ReuseBuilds()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	stop()
-	os.Exit(code)
+	crashtest.Main(m)
 }

@@ -54,8 +54,8 @@ type Keyed[K comparable, V any] struct {
 // untyped is the part of a Keyed that its key and value types do not
 // touch: the store, its files and checkpoints, its parts. Its methods are
 // compiled once, here, instead of once for every pair of key and value
-// types of every program (a program's Keyed types were 42% of the code
-// the compiler made for it, golden/pebble-joins).
+// types of every program: as Keyed's, they were 11% of the code compiled
+// for golden/pebble-joins's program (its seven Keyed types).
 type untyped struct {
 	t    *checkpoint.Task
 	node int
