@@ -127,8 +127,11 @@ func RunFile(t *testing.T, file, backend string, seed uint64, sets, env []string
 // programs; internal/e2e/restart: 4 of one). That is one go list of the
 // package instead of one per compile, which hashes the whole dependency
 // graph (about 0.3 s of CPU), and one link of each program (about 1-2 s).
-// It is only safe where the packages do not change while the tests run:
-// those that call it write no Go files.
+// A package whose folder's files change is loaded again, but a build is
+// reused for the same generated files from the same module whatever the
+// user's code: a test that rewrites a package's Go code must change its
+// pipeline too (examples/runningcount's TestUpgrade does), or build it
+// without Main.
 func Main(m *testing.M) {
 	dsl.CachePackages()
 	stop, err := compile.ReuseBuilds()
