@@ -684,11 +684,8 @@ func (s *WindowState[K, A]) sortPane(p *pane[K, A]) {
 		return
 	}
 	p.unsorted = false
-	perm := make([]int32, len(p.keys))
-	for i := range perm {
-		perm[i] = int32(i)
-	}
-	slices.SortStableFunc(perm, func(a, b int32) int { return cmp.Compare(p.seqs.at(int(a)), p.seqs.at(int(b))) })
+	perm := indexes(len(p.keys))
+	sortIndexes(perm, func(a, b int32) int { return cmp.Compare(p.seqs.at(int(a)), p.seqs.at(int(b))) })
 	keys, seqs, accs := make([]K, len(perm)), make([]uint64, len(perm)), make([]A, len(perm))
 	var vers []uint32
 	if len(p.vers) > 0 {

@@ -144,9 +144,16 @@ func (s *WindowState[K, A]) capturePanes(full bool, since uint64, mark bool) *Wi
 	}
 	// In ascending start, so that a snapshot's bytes do not depend on the
 	// order of a map.
-	slices.SortFunc(c.panes, func(a, b paneCapture[K, A]) int {
-		return cmp.Or(cmp.Compare(a.w.Start, b.w.Start), cmp.Compare(a.w.End, b.w.End))
+	perm := indexes(len(c.panes))
+	sortIndexes(perm, func(a, b int32) int {
+		wa, wb := c.panes[a].w, c.panes[b].w
+		return cmp.Or(cmp.Compare(wa.Start, wb.Start), cmp.Compare(wa.End, wb.End))
 	})
+	sorted := make([]paneCapture[K, A], len(perm))
+	for to, from := range perm {
+		sorted[to] = c.panes[from]
+	}
+	c.panes = sorted
 	return c
 }
 

@@ -472,10 +472,13 @@ func (s *WindowState[K, A]) mergeChain(c *WindowState[K, A]) error {
 	s.restored = true
 	s.seq = max(s.seq, c.seq)
 	all := slices.Collect(c.allPanes())
-	slices.SortFunc(all, func(a, b *pane[K, A]) int {
-		return cmp.Or(cmp.Compare(a.w.Start, b.w.Start), cmp.Compare(a.w.End, b.w.End))
+	perm := indexes(len(all))
+	sortIndexes(perm, func(a, b int32) int {
+		wa, wb := all[a].w, all[b].w
+		return cmp.Or(cmp.Compare(wa.Start, wb.Start), cmp.Compare(wa.End, wb.End))
 	})
-	for _, p := range all {
+	for _, i := range perm {
+		p := all[i]
 		c.sortPane(p)
 		for i, k := range p.keys {
 			if err := s.restoreSliced(k, p.w, p.seqs.at(i), &p.accs[i]); err != nil {

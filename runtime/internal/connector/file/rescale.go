@@ -62,7 +62,7 @@ func (s *Source[T]) rescale(ns *storage.NodeState) {
 			}
 		}
 	}
-	slices.SortFunc(parts, func(a, b part) int { return cmp.Compare(a.pos.File, b.pos.File) })
+	sortParts(parts)
 	s.rescaled, s.queue, s.mine = true, nil, nil
 	if s.sub == 0 {
 		s.mine = append(s.mine, done...)
@@ -129,4 +129,13 @@ func (s *Source[T]) rest() []int {
 		out = append(out, i)
 	}
 	return out
+}
+
+// sortParts sorts parts by file. Apart from rescale, which is generic,
+// and not inlined into it: a sort in a generic method is compiled again
+// in every program, for every type of its records.
+//
+//go:noinline
+func sortParts(parts []part) {
+	slices.SortFunc(parts, func(a, b part) int { return cmp.Compare(a.pos.File, b.pos.File) })
 }
