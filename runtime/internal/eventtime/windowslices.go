@@ -477,8 +477,8 @@ func (s *WindowState[K, A]) mergeChain(c *WindowState[K, A]) error {
 		wa, wb := all[a].w, all[b].w
 		return cmp.Or(cmp.Compare(wa.Start, wb.Start), cmp.Compare(wa.End, wb.End))
 	})
-	for _, i := range perm {
-		p := all[i]
+	for _, j := range perm {
+		p := all[j]
 		c.sortPane(p)
 		for i, k := range p.keys {
 			if err := s.restoreSliced(k, p.w, p.seqs.at(i), &p.accs[i]); err != nil {

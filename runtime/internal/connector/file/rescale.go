@@ -131,9 +131,9 @@ func (s *Source[T]) rest() []int {
 	return out
 }
 
-// sortParts sorts parts by file. Apart from rescale, which is generic,
-// and not inlined into it: a sort in a generic method is compiled again
-// in every program, for every type of its records.
+// sortParts sorts parts by file. It is a function of its own, and not
+// inlined, because a sort in rescale, a generic method, would be compiled
+// again in every program, for every record type.
 //
 //go:noinline
 func sortParts(parts []part) {
