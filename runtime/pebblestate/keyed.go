@@ -55,7 +55,9 @@ type Keyed[K comparable, V any] struct {
 // touch: the store, its files and checkpoints, its parts. Its methods are
 // compiled once, here, instead of once for every pair of key and value
 // types of every program: as Keyed's, they were 11% of the code compiled
-// for golden/pebble-joins's program (its seven Keyed types).
+// for golden/pebble-joins's program, with its seven Keyed types (the
+// sizes that go build -gcflags=PACKAGE=-S prints for its package, summed:
+// 1.33 MB, 1.18 since).
 type untyped struct {
 	t    *checkpoint.Task
 	node int

@@ -6,11 +6,12 @@ import (
 )
 
 // A sort in a generic function is compiled again for every type it
-// sorts, in every program that instantiates the function: the sorts of
-// window panes, of a capture's panes and of a restored pane's keys were a
-// quarter of the code compiled for golden/eventtime's program, 14 copies
-// of pdqsort. The checkpoint and restore paths sort indexes instead,
-// with the one sort below, compiled once here.
+// sorts, in every program that instantiates the function. The checkpoint
+// and restore paths sort indexes instead, with the one sort below,
+// compiled once here: golden/eventtime's program then compiles to 857 KB
+// of code instead of 1,014, with 5 copies of pdqsort instead of 14 (the
+// sizes that go build -gcflags=PACKAGE=-S prints for its package,
+// summed).
 
 // indexes returns 0, 1, ..., n-1: the elements of a slice, to be sorted.
 func indexes(n int) []int32 {
