@@ -263,6 +263,11 @@ type sumSource struct {
 	toSum *Out[int64]
 	// nextPause indexes o.pauses.
 	nextPause int
+	// savepointBarrier is the savepoint's barrier once the subtask has
+	// injected it, and savepointDone is set once the subtask has waited
+	// for its checkpoint (savepointRun).
+	savepointBarrier int64
+	savepointDone    bool
 }
 
 func newSumSource(j *Job, o *sumJob, sub int, toSum *Out[int64]) *sumSource {
@@ -344,6 +349,9 @@ func (c *sumSource) run() {
 
 func (c *sumSource) barrier(id int64) {
 	s := c.task.Begin(id)
+	if s.Savepoint() {
+		c.savepointBarrier = id
+	}
 	c.src.Snapshot(s, sumGen)
 	c.toSum.Barrier(id)
 	c.task.Submit(s)

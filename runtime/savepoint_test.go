@@ -22,12 +22,15 @@ import (
 
 // savepointRun runs the sum job and, after record at of its source
 // (counted over every subtask in this run), asks for a savepoint into dir
-// ("" for the default folder); with stop, the job stops at it. Each
-// source subtask then waits for the savepoint's barrier before its next
-// record, and after it until the savepoint's checkpoint is complete, so
-// that none reaches the end of its input first (the final checkpoint
-// would supersede the savepoint's). It returns the savepoint's result and the
-// run.
+// ("" for the default folder); with stop, the job stops at it. From then
+// on each source subtask waits, before its next record, for a barrier to
+// be due (which it injects after that record), until it has injected the
+// savepoint's barrier, and then until the savepoint's checkpoint is
+// complete, so that none reaches the end of its input first (the final
+// checkpoint would supersede the savepoint's). A subtask that holds its
+// polls (sumJob.holdPolls) does not wait before it polls again: it could
+// not inject the barrier it waits for, and the checkpoint under way
+// would wait for it. It returns the savepoint's result and the run.
 func savepointRun(t *testing.T, o *sumJob, at uint64, dir string, stop bool) (checkpoint.SavepointResult, *sumRun) {
 	t.Helper()
 	var (
@@ -35,30 +38,25 @@ func savepointRun(t *testing.T, o *sumJob, at uint64, dir string, stop bool) (ch
 		once      sync.Once
 		requested atomic.Bool
 		seen      atomic.Uint64
-		base      atomic.Int64
-		waited    sync.Map
 		result    = make(chan checkpoint.SavepointResult, 1)
 	)
 	o.started = func(j *job.Job) { running.Store(j) }
 	o.hook = func(c *sumSource, i uint64) {
 		if seen.Add(1) > at {
 			once.Do(func() {
-				base.Store(running.Load().Checkpointer().Committed())
 				requested.Store(true)
 				go func() { result <- <-running.Load().Checkpointer().RequestSavepoint(dir, stop, false) }()
 			})
 		}
-		if !requested.Load() {
-			return
-		}
-		// Once: wait for the savepoint's barrier; the next time (the
-		// barrier injected), for the savepoint's checkpoint to complete.
-		n, _ := waited.LoadOrStore(c.sub, new(atomic.Int32))
-		switch n.(*atomic.Int32).Add(1) {
-		case 1:
+		switch {
+		case !requested.Load() || c.savepointDone:
+		case c.savepointBarrier > 0:
+			c.awaitCommitted(c.savepointBarrier)
+			c.savepointDone = true
+		case i >= o.holdPolls:
+			// The barrier due may be of the checkpoint under way, which
+			// the savepoint's follows: then this waits again.
 			c.awaitBarrier()
-		case 2:
-			c.awaitCommitted(base.Load() + 1)
 		}
 	}
 	r := o.run(t)
