@@ -29,8 +29,10 @@ demo: $(BIN)/pipegen
 # compiler make the DWARF that such a link would drop
 # (-gcflags=all=-dwarf=false): compiling the package of golden/eventtime's
 # program on the pebble backend took 7.9-8.7 CPU-s instead of 10.4-10.6
-# (3 runs each, taken in turn; after a change to the runtime, compiles
-# are half of make test's CPU). TAGS are the ones pipegen build passes
+# (3 runs each, taken in turn, of `go list -export` of that program
+# generated into a package of this module, a comment line added to it
+# before each run, with GOFLAGS as below, with and without the flag;
+# after a change to the runtime, compiles are half of make test's CPU). TAGS are the ones pipegen build passes
 # (compile/build.go, staticTags): test binaries, vet and built pipelines
 # then share the compiled packages that import net, instead of each
 # compiling their own. vet takes the same compiler flags, so that the
