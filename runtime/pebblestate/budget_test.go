@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"testing"
 
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 	"github.com/pipegen/pipegen/runtime/vfs"
 
 	_ "github.com/pipegen/pipegen/internal/goldenfile"
@@ -88,17 +89,17 @@ func TestBlockCacheKeepsFilters(t *testing.T) {
 	if err := st.db.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if tables := st.db.Metrics().Total().TablesCount; tables < 2 {
+	if tables := kv.Pebble(st.db).Metrics().Total().TablesCount; tables < 2 {
 		t.Fatalf("the store has %d tables: the lookups would test one filter", tables)
 	}
-	before := st.db.Metrics().BlockCache
+	before := kv.Pebble(st.db).Metrics().BlockCache
 	const lookups = 20_000
 	for k := range int64(lookups) {
 		if v := st.Get(keys + k); v != nil {
 			t.Fatalf("key %d: found %+v, never written", keys+k, v)
 		}
 	}
-	after := st.db.Metrics().BlockCache
+	after := kv.Pebble(st.db).Metrics().BlockCache
 	misses := after.Misses - before.Misses
 	t.Logf("%d lookups of absent keys: %d block cache hits, %d misses", lookups, after.Hits-before.Hits, misses)
 	// A filter's false positives (about 1% per table) read a data block.

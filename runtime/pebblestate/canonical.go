@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/cockroachdb/pebble/v2"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
@@ -38,14 +38,14 @@ func (st *untyped) writeCanonical(id int64, local string, stor *storage.Storage)
 // none), then what entry writes of each of the group's keys (its bytes
 // after the key-group prefix) and values, in the store's order. An error
 // of entry is returned as it is.
-func (st *untyped) writeSections(db *pebble.DB, id int64, stor *storage.Storage, header func(*codec.Writer), entry func(sec *codec.Writer, key, value []byte) error) (storage.StateFile, error) {
+func (st *untyped) writeSections(db kv.Store, id int64, stor *storage.Storage, header func(*codec.Writer), entry func(sec *codec.Writer, key, value []byte) error) (storage.StateFile, error) {
 	sub := st.t.Subtask()
 	name := fmt.Sprintf("%s-%d-savepoint.state", st.uid, sub)
 	w, err := stor.CreateState(id, name, st.start, st.end-st.start)
 	if err != nil {
 		return storage.StateFile{}, err
 	}
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: groupPrefix(st.start), UpperBound: groupPrefix(st.end)})
+	it, err := db.NewIter(&kv.IterOptions{LowerBound: groupPrefix(st.start), UpperBound: groupPrefix(st.end)})
 	if err != nil {
 		w.Abort()
 		return storage.StateFile{}, st.errorf("iterate", err)

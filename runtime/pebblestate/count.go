@@ -3,7 +3,7 @@ package pebblestate
 import (
 	"fmt"
 
-	"github.com/cockroachdb/pebble/v2"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
@@ -139,9 +139,9 @@ func (c *CountWindows[K, T, A]) Add(k K, r T, ts int64) {
 	}
 }
 
-func (c *CountWindows[K, T, A]) barrier()                            {}
-func (c *CountWindows[K, T, A]) copyFrom(old *pebble.DB, lo, hi int) {}
-func (c *CountWindows[K, T, A]) close()                              {}
+func (c *CountWindows[K, T, A]) barrier()                          {}
+func (c *CountWindows[K, T, A]) copyFrom(old kv.Store, lo, hi int) {}
+func (c *CountWindows[K, T, A]) close()                            {}
 
 // readMemory reads the count windows of the subtask's key groups in the
 // state files of one subtask of the memory backend's form (a checkpoint
@@ -180,7 +180,7 @@ func (c *CountWindows[K, T, A]) readMemory(fs []storage.StateFile, l *storage.Lo
 // store, as the memory backend's state file of the node
 // (CountWindows.Snapshot's form): one section per key group, a header,
 // then every key and its window, as the store holds them.
-func (c *CountWindows[K, T, A]) writeCanonical(db *pebble.DB, id int64, stor *storage.Storage) ([]storage.StateFile, error) {
+func (c *CountWindows[K, T, A]) writeCanonical(db kv.Store, id int64, stor *storage.Storage) ([]storage.StateFile, error) {
 	st := c.store
 	f, err := st.writeSections(db, id, stor,
 		func(sec *codec.Writer) { eventtime.WriteWindowHeader(sec, eventtime.MinTime, 0) },

@@ -12,12 +12,13 @@ import (
 	pvfs "github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 )
 
 // open opens the store in folder dir. The store keeps no write-ahead log:
 // it is rebuilt from the checkpoints after a crash, and a checkpoint
 // flushes the memtable first.
-func (f *files) open(dir string, readOnly bool) (*pebble.DB, error) {
+func (f *files) open(dir string, readOnly bool) (kv.Store, error) {
 	// Pebble reserves the room of its memtables in the block cache (so
 	// that one size bounds both): a cache of blockCache bytes alone would
 	// leave the blocks almost nothing once two memtables are counted. A
@@ -26,12 +27,19 @@ func (f *files) open(dir string, readOnly bool) (*pebble.DB, error) {
 	// key, which took half its CPU.
 	cache := pebble.NewCache(f.budget.blockCache + 2*f.budget.memTable)
 	defer cache.Unref() // the store holds its own reference
-	o := f.options(cache)
+	o := storeOptions(f, cache)
 	o.ReadOnly = readOnly
-	return pebble.Open(dir, o)
+	db, err := pebble.Open(dir, o)
+	if err != nil {
+		return nil, err
+	}
+	return kv.Wrap(db), nil
 }
 
-func (f *files) options(cache *pebble.Cache) *pebble.Options {
+// storeOptions is not a method of files: a method naming Pebble's options
+// would make every program that instantiates a generic type holding
+// files compile Pebble's generic types (internal/kv).
+func storeOptions(f *files, cache *pebble.Cache) *pebble.Options {
 	o := &pebble.Options{
 		FS:           f.fs,
 		Cache:        cache,

@@ -14,6 +14,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/eventtime"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 	"github.com/pipegen/pipegen/runtime/state"
 )
 
@@ -44,7 +45,7 @@ type IntervalJoin[K comparable, L, R any] struct {
 
 	// b holds the changes not written to the store yet (nil before the
 	// first use).
-	b   *pebble.Batch
+	b   kv.Batch
 	wm  int64
 	seq uint64
 	// loaded is set once the meta values are read from the store;
@@ -64,7 +65,7 @@ type IntervalJoin[K comparable, L, R any] struct {
 	// one meets, from one record to the next: moving it (SetOptions)
 	// costs less than making one. Its bounds alternate between two
 	// buffers, as it may compare the new ones with the old.
-	it     *pebble.Iterator
+	it     kv.Iterator
 	bounds [2][2][]byte
 	flip   int
 
@@ -175,9 +176,9 @@ func (j *IntervalJoin[K, L, R]) load() {
 }
 
 // readJoinMeta reads the meta values in db; ok is false when it has none.
-func readJoinMeta(db pebble.Reader) (m joinMeta, err error) {
+func readJoinMeta(db kv.Reader) (m joinMeta, err error) {
 	v, closer, err := db.Get(metaJoin)
-	if errors.Is(err, pebble.ErrNotFound) {
+	if errors.Is(err, kv.ErrNotFound) {
 		return joinMeta{wm: eventtime.MinTime}, nil
 	}
 	if err != nil {
@@ -194,20 +195,20 @@ func (j *IntervalJoin[K, L, R]) meta() joinMeta {
 }
 
 // writeMeta adds the meta values to w (the batch, or the store).
-func (j *IntervalJoin[K, L, R]) writeMeta(w pebble.Writer) {
+func (j *IntervalJoin[K, L, R]) writeMeta(w kv.Writer) {
 	var v codec.Writer
 	v.Varint(j.wm)
 	v.Uvarint(j.seq)
 	v.Varint(j.lower)
 	v.Varint(j.upper)
-	if err := w.Set(metaJoin, v.Bytes(), pebble.NoSync); err != nil {
+	if err := w.Set(metaJoin, v.Bytes()); err != nil {
 		j.fail("write", err)
 	}
 	j.written = j.meta()
 }
 
 // batch returns the batch of changes, made at the first use.
-func (j *IntervalJoin[K, L, R]) batch() *pebble.Batch {
+func (j *IntervalJoin[K, L, R]) batch() kv.Batch {
 	if j.b == nil {
 		j.load()
 		j.b = j.store.db.NewIndexedBatch()
@@ -217,7 +218,7 @@ func (j *IntervalJoin[K, L, R]) batch() *pebble.Batch {
 
 // Len is the number of buffered records. It reads them all.
 func (j *IntervalJoin[K, L, R]) Len() int {
-	it, err := j.batch().NewIter(&pebble.IterOptions{LowerBound: []byte{prefixJoin}, UpperBound: []byte{prefixJoin + 1}})
+	it, err := j.batch().NewIter(&kv.IterOptions{LowerBound: []byte{prefixJoin}, UpperBound: []byte{prefixJoin + 1}})
 	if err != nil {
 		j.fail("read", err)
 	}
@@ -353,7 +354,7 @@ func (j *IntervalJoin[K, L, R]) AddRight(k K, r R, ts, inputWatermark int64, emi
 
 // scan calls match for each buffered record of key kb on side with a
 // time in [lo, hi], in ascending time, equal times in arrival order.
-func (j *IntervalJoin[K, L, R]) scan(b *pebble.Batch, kb []byte, side byte, lo, hi int64, match func(ts int64, v []byte)) {
+func (j *IntervalJoin[K, L, R]) scan(b kv.Batch, kb []byte, side byte, lo, hi int64, match func(ts int64, v []byte)) {
 	lower := recordKey(&j.key, kb, side, lo, 0)
 	w := &j.bound
 	w.Reset()
@@ -371,7 +372,7 @@ func (j *IntervalJoin[K, L, R]) scan(b *pebble.Batch, kb []byte, side byte, lo, 
 	j.flip ^= 1
 	bd := &j.bounds[j.flip]
 	bd[0], bd[1] = append(bd[0][:0], lower...), append(bd[1][:0], w.Bytes()...)
-	opts := &pebble.IterOptions{LowerBound: bd[0], UpperBound: bd[1]}
+	opts := &kv.IterOptions{LowerBound: bd[0], UpperBound: bd[1]}
 	if j.it == nil {
 		it, err := b.NewIter(opts)
 		if err != nil {
@@ -408,16 +409,16 @@ func (j *IntervalJoin[K, L, R]) closeIter() {
 
 // buffer adds a record of key kb with value v (the encoded record) to the
 // batch, and its drop key.
-func (j *IntervalJoin[K, L, R]) buffer(b *pebble.Batch, kb []byte, side byte, ts, drop int64, v *codec.Writer, k K) {
+func (j *IntervalJoin[K, L, R]) buffer(b kv.Batch, kb []byte, side byte, ts, drop int64, v *codec.Writer, k K) {
 	if err := v.Err(); err != nil {
 		j.fail(fmt.Sprintf("encode a record of key %v", k), err)
 	}
 	rec := recordKey(&j.key, kb, side, ts, j.seq)
 	j.seq++
-	if err := b.Set(rec, v.Bytes(), nil); err != nil {
+	if err := b.Set(rec, v.Bytes()); err != nil {
 		j.fail("write", err)
 	}
-	if err := b.Set(dropKey(&j.drop, rec, drop), nil, nil); err != nil {
+	if err := b.Set(dropKey(&j.drop, rec, drop), nil); err != nil {
 		j.fail("write", err)
 	}
 	if drop < j.low {
@@ -437,7 +438,7 @@ func (j *IntervalJoin[K, L, R]) Advance(wm int64) {
 		return
 	}
 	b := j.batch()
-	it, err := b.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixJoinDrop}, UpperBound: []byte{prefixJoinDrop + 1}})
+	it, err := b.NewIter(&kv.IterOptions{LowerBound: []byte{prefixJoinDrop}, UpperBound: []byte{prefixJoinDrop + 1}})
 	if err != nil {
 		j.fail("read", err)
 	}
@@ -453,7 +454,7 @@ func (j *IntervalJoin[K, L, R]) Advance(wm int64) {
 			next = at
 			break
 		}
-		if err := b.Delete(dk, nil); err != nil {
+		if err := b.Delete(dk); err != nil {
 			it.Close()
 			j.fail("write", err)
 		}
@@ -461,7 +462,7 @@ func (j *IntervalJoin[K, L, R]) Advance(wm int64) {
 		w.Reset()
 		w.Raw([]byte{prefixJoin})
 		w.Raw(dk[9:])
-		if err := b.Delete(w.Bytes(), nil); err != nil {
+		if err := b.Delete(w.Bytes()); err != nil {
 			it.Close()
 			j.fail("write", err)
 		}
@@ -498,7 +499,7 @@ func (j *IntervalJoin[K, L, R]) commit() {
 		return
 	}
 	j.closeIter()
-	if err := j.b.Commit(pebble.NoSync); err != nil {
+	if err := j.b.Commit(); err != nil {
 		j.fail("write", err)
 	}
 	j.b.Close()
@@ -530,7 +531,7 @@ func (j *IntervalJoin[K, L, R]) close() {
 func (j *IntervalJoin[K, L, R]) reindex() {
 	db := j.store.db
 	b := db.NewBatch()
-	if err := b.DeleteRange([]byte{prefixJoinDrop}, []byte{prefixJoinDrop + 1}, nil); err != nil {
+	if err := b.DeleteRange([]byte{prefixJoinDrop}, []byte{prefixJoinDrop + 1}); err != nil {
 		j.fail("restore", err)
 	}
 	j.commitRestore(b)
@@ -542,15 +543,15 @@ func (j *IntervalJoin[K, L, R]) reindex() {
 }
 
 // index writes into db the drop key of every record of src.
-func (j *IntervalJoin[K, L, R]) index(db *pebble.DB, src pebble.Reader) {
-	it, err := src.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixJoin}, UpperBound: []byte{prefixJoin + 1}})
+func (j *IntervalJoin[K, L, R]) index(db kv.Store, src kv.Reader) {
+	it, err := src.NewIter(&kv.IterOptions{LowerBound: []byte{prefixJoin}, UpperBound: []byte{prefixJoin + 1}})
 	if err != nil {
 		j.fail("restore", err)
 	}
 	defer it.Close()
 	b := db.NewBatch()
 	for ok := it.First(); ok; ok = it.Next() {
-		if err := b.Set(dropKey(&j.drop, it.Key(), j.dropAt(it.Key())), nil, nil); err != nil {
+		if err := b.Set(dropKey(&j.drop, it.Key(), j.dropAt(it.Key())), nil); err != nil {
 			j.fail("restore", err)
 		}
 		if b.Len() >= batchBytes {
@@ -564,8 +565,8 @@ func (j *IntervalJoin[K, L, R]) index(db *pebble.DB, src pebble.Reader) {
 	j.commitRestore(b)
 }
 
-func (j *IntervalJoin[K, L, R]) commitRestore(b *pebble.Batch) {
-	if err := b.Commit(pebble.NoSync); err != nil {
+func (j *IntervalJoin[K, L, R]) commitRestore(b kv.Batch) {
+	if err := b.Commit(); err != nil {
 		j.fail("restore", err)
 	}
 	b.Close()
@@ -586,7 +587,7 @@ func (j *IntervalJoin[K, L, R]) restoredHeader(wm int64, seq uint64) {
 
 // copyFrom copies the records of key groups [lo, hi) of an old store and
 // makes their drop keys.
-func (j *IntervalJoin[K, L, R]) copyFrom(old *pebble.DB, lo, hi int) {
+func (j *IntervalJoin[K, L, R]) copyFrom(old kv.Store, lo, hi int) {
 	j.load()
 	db := j.store.db
 	m, err := readJoinMeta(old)
@@ -594,7 +595,7 @@ func (j *IntervalJoin[K, L, R]) copyFrom(old *pebble.DB, lo, hi int) {
 		j.fail("restore", err)
 	}
 	j.restoredHeader(m.wm, m.seq)
-	it, err := old.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixJoin, byte(lo >> 8), byte(lo)}, UpperBound: []byte{prefixJoin, byte(hi >> 8), byte(hi)}})
+	it, err := old.NewIter(&kv.IterOptions{LowerBound: []byte{prefixJoin, byte(lo >> 8), byte(lo)}, UpperBound: []byte{prefixJoin, byte(hi >> 8), byte(hi)}})
 	if err != nil {
 		j.fail("restore", err)
 	}
@@ -607,10 +608,10 @@ func (j *IntervalJoin[K, L, R]) copyFrom(old *pebble.DB, lo, hi int) {
 		}
 		key := it.Key()
 		j.seq = max(j.seq, binary.BigEndian.Uint64(key[len(key)-8:])+1)
-		if err := b.Set(key, v, nil); err != nil {
+		if err := b.Set(key, v); err != nil {
 			j.fail("restore", err)
 		}
-		if err := b.Set(dropKey(&j.drop, key, j.dropAt(key)), nil, nil); err != nil {
+		if err := b.Set(dropKey(&j.drop, key, j.dropAt(key)), nil); err != nil {
 			j.fail("restore", err)
 		}
 		if b.Len() >= batchBytes {
@@ -639,10 +640,10 @@ func (j *IntervalJoin[K, L, R]) readMemory(f storage.StateFile, l *storage.Loade
 		if err := j.val.Err(); err != nil {
 			return err
 		}
-		if err := b.Set(rec, j.val.Bytes(), nil); err != nil {
+		if err := b.Set(rec, j.val.Bytes()); err != nil {
 			return err
 		}
-		return b.Set(dropKey(&j.drop, rec, drop), nil, nil)
+		return b.Set(dropKey(&j.drop, rec, drop), nil)
 	}
 	err := l.ReadSections(f, st.start, st.end, func(kg int, sec []byte) error {
 		wm, ok, err := eventtime.ReadIntervalJoin(sec, j.codec.DecodeKey, j.codec.DecodeValue, j.decR, func(k K, left []eventtime.Timed[L], right []eventtime.Timed[R]) error {
@@ -689,7 +690,7 @@ func (j *IntervalJoin[K, L, R]) readMemory(f storage.StateFile, l *storage.Loade
 // the memory backend's state file of the node (IntervalJoin.Snapshot's
 // form): one section per key group, each with the watermark, then every
 // key's records.
-func (j *IntervalJoin[K, L, R]) writeCanonical(db *pebble.DB, id int64, stor *storage.Storage) ([]storage.StateFile, error) {
+func (j *IntervalJoin[K, L, R]) writeCanonical(db kv.Store, id int64, stor *storage.Storage) ([]storage.StateFile, error) {
 	st := j.store
 	m, err := readJoinMeta(db)
 	if err != nil {
@@ -701,7 +702,7 @@ func (j *IntervalJoin[K, L, R]) writeCanonical(db *pebble.DB, id int64, stor *st
 	if err != nil {
 		return nil, err
 	}
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixJoin, byte(st.start >> 8), byte(st.start)}, UpperBound: []byte{prefixJoin, byte(st.end >> 8), byte(st.end)}})
+	it, err := db.NewIter(&kv.IterOptions{LowerBound: []byte{prefixJoin, byte(st.start >> 8), byte(st.start)}, UpperBound: []byte{prefixJoin, byte(st.end >> 8), byte(st.end)}})
 	if err != nil {
 		w.Abort()
 		return nil, st.errorf("join: iterate", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/keygroup"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
@@ -70,7 +71,7 @@ type untyped struct {
 	start, end int
 
 	files *files
-	db    *pebble.DB
+	db    kv.Store
 	// reads is the iterator read looks keys up with, nil until the first
 	// read; it sees the store as it was when it was made, when commits
 	// was readsAt: commits counts the batches committed to the store (by
@@ -80,7 +81,7 @@ type untyped struct {
 	// keys: a key the store does not hold (every new key) cost a data
 	// block read and decompression there, about a third of the CPU of
 	// the state benchmark's job at 3M keys (examples/statebench).
-	reads   *pebble.Iterator
+	reads   kv.Iterator
 	readsAt uint64
 	commits atomic.Uint64
 
@@ -327,13 +328,13 @@ func (s *Keyed[K, V]) read(k K) (*V, int64) {
 }
 
 // reader returns the iterator that sees the store's newest batches.
-func (s *untyped) reader() *pebble.Iterator {
+func (s *untyped) reader() kv.Iterator {
 	n := s.commits.Load()
 	if s.reads != nil && s.readsAt == n {
 		return s.reads
 	}
 	s.closeReads()
-	it, err := s.db.NewIter(&pebble.IterOptions{UseL6Filters: true})
+	it, err := s.db.NewIter(&kv.IterOptions{UseL6Filters: true})
 	if err != nil {
 		s.fail("read", err)
 	}
@@ -417,7 +418,7 @@ func (s *Keyed[K, V]) spill(all bool) {
 	}
 	if !frozen {
 		if b := s.batch(); b != nil {
-			if err := b.Commit(pebble.NoSync); err != nil {
+			if err := b.Commit(); err != nil {
 				s.fail("write", err)
 			}
 			b.Close()
@@ -473,7 +474,7 @@ func (s *untyped) maybeCompact() {
 	if s.compacting.Load() {
 		return
 	}
-	m := s.db.Metrics()
+	m := kv.Pebble(s.db).Metrics()
 	l0, rest := m.Levels[0].TablesSize, int64(0)
 	for _, l := range m.Levels[1:] {
 		rest += l.TablesSize
@@ -496,7 +497,7 @@ func (s *untyped) maybeCompact() {
 
 // batch encodes the changed values into a batch of writes to the store
 // and counts them as written; nil when none changed.
-func (s *Keyed[K, V]) batch() *pebble.Batch {
+func (s *Keyed[K, V]) batch() kv.Batch {
 	if len(s.dirty) == 0 {
 		return nil
 	}
@@ -505,7 +506,7 @@ func (s *Keyed[K, V]) batch() *pebble.Batch {
 		key := s.storeKey(e.key)
 		var err error
 		if e.deleted {
-			err = b.Delete(key, nil)
+			err = b.Delete(key)
 		} else {
 			s.val.Reset()
 			if s.codec.TTL > 0 {
@@ -516,7 +517,7 @@ func (s *Keyed[K, V]) batch() *pebble.Batch {
 				b.Close()
 				s.fail(fmt.Sprintf("encode the value of %v", e.key), err)
 			}
-			err = b.Set(key, s.val.Bytes(), nil)
+			err = b.Set(key, s.val.Bytes())
 		}
 		if err != nil {
 			b.Close()
@@ -560,7 +561,7 @@ func (s *Keyed[K, V]) Len() int {
 // input).
 func (s *Keyed[K, V]) All(yield func(K, *V) bool) {
 	s.spill(true)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: groupPrefix(s.start), UpperBound: groupPrefix(s.end)})
+	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: groupPrefix(s.start), UpperBound: groupPrefix(s.end)})
 	if err != nil {
 		s.fail("read", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"iter"
 
-	"github.com/cockroachdb/pebble/v2"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
@@ -136,7 +136,7 @@ func (m *Map[K, UK, UV]) keys(k K, fn func([]UK) bool, count *int) {
 	upper := successor(lower)
 	chunk := make([]UK, 0, chunkKeys)
 	for {
-		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+		it, err := s.db.NewIter(&kv.IterOptions{LowerBound: lower, UpperBound: upper})
 		if err != nil {
 			s.fail("read", err)
 		}

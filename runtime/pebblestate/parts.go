@@ -1,7 +1,7 @@
 package pebblestate
 
 import (
-	"github.com/cockroachdb/pebble/v2"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 )
@@ -38,11 +38,11 @@ type part interface {
 	// copyFrom copies the part's entries of key groups [lo, hi) from old,
 	// the store of a subtask of the checkpoint the job resumes from, into
 	// the store (a restore at another parallelism), before any use.
-	copyFrom(old *pebble.DB, lo, hi int)
+	copyFrom(old kv.Store, lo, hi int)
 	// writeCanonical writes the part's entries in db, the store's
 	// checkpoint for savepoint id, as the memory backend's state file
 	// (none when another part's file holds them).
-	writeCanonical(db *pebble.DB, id int64, stor *storage.Storage) ([]storage.StateFile, error)
+	writeCanonical(db kv.Store, id int64, stor *storage.Storage) ([]storage.StateFile, error)
 	// close lets go of what the part holds of the store, before it closes.
 	close()
 }

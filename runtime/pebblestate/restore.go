@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/cockroachdb/pebble/v2"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
@@ -93,7 +93,7 @@ func (st *untyped) copyRanges(fs []storage.StateFile, l *storage.Loaded) {
 	}
 	defer old.Close()
 	lo, hi := max(st.start, fs[0].KeyGroups[0]), min(st.end, fs[0].KeyGroups[1])
-	it, err := old.NewIter(&pebble.IterOptions{LowerBound: groupPrefix(lo), UpperBound: groupPrefix(hi)})
+	it, err := old.NewIter(&kv.IterOptions{LowerBound: groupPrefix(lo), UpperBound: groupPrefix(hi)})
 	if err != nil {
 		st.fail("restore", err)
 	}
@@ -104,7 +104,7 @@ func (st *untyped) copyRanges(fs []storage.StateFile, l *storage.Loaded) {
 		if err != nil {
 			st.fail("restore", err)
 		}
-		if err := b.Set(it.Key(), v, nil); err != nil {
+		if err := b.Set(it.Key(), v); err != nil {
 			st.fail("restore", err)
 		}
 		if b.Len() >= batchBytes {
@@ -121,8 +121,8 @@ func (st *untyped) copyRanges(fs []storage.StateFile, l *storage.Loaded) {
 	}
 }
 
-func (st *untyped) commit(b *pebble.Batch) {
-	if err := b.Commit(pebble.NoSync); err != nil {
+func (st *untyped) commit(b kv.Batch) {
+	if err := b.Commit(); err != nil {
 		st.fail("restore", err)
 	}
 	b.Close()
@@ -160,14 +160,14 @@ func (st *Keyed[K, V]) copyMemoryFile(f storage.StateFile, l *storage.Loaded) {
 			key := st.storeKey(k)
 			var err error
 			if v == nil {
-				err = b.Delete(key, nil)
+				err = b.Delete(key)
 			} else {
 				st.val.Reset()
 				if st.codec.TTL > 0 {
 					st.val.Varint(ts)
 				}
 				st.codec.EncodeValue(&st.val, v)
-				err = b.Set(key, st.val.Bytes(), nil)
+				err = b.Set(key, st.val.Bytes())
 			}
 			if err != nil {
 				return err

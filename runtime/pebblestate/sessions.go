@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/cockroachdb/pebble/v2"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
@@ -300,7 +300,7 @@ func (s *Sessions[K, A]) barrier() { s.windowMeta.barrier(s.store.db, s.store.fa
 // copyFrom merges the watermark and the next creation number of an old
 // store (the sessions and their timers are copied with the key-group
 // ranges): the lowest watermark, the highest number.
-func (s *Sessions[K, A]) copyFrom(old *pebble.DB, lo, hi int) {
+func (s *Sessions[K, A]) copyFrom(old kv.Store, lo, hi int) {
 	s.windowMeta.copyFrom(s.store.db, old, s.store.fail)
 }
 
@@ -356,7 +356,7 @@ func (s *Sessions[K, A]) put(k K, w eventtime.Window, seq uint64, fired bool, ac
 // the memory backend's state file of the node (WindowState.Snapshot's
 // form): one section per key group, each with the watermark and the next
 // creation number, then every key's sessions.
-func (s *Sessions[K, A]) writeCanonical(db *pebble.DB, id int64, stor *storage.Storage) ([]storage.StateFile, error) {
+func (s *Sessions[K, A]) writeCanonical(db kv.Store, id int64, stor *storage.Storage) ([]storage.StateFile, error) {
 	st := s.store
 	wm, seq, arrival, group, err := s.header(db)
 	if err != nil {

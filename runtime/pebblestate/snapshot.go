@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/cockroachdb/pebble/v2"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
@@ -27,9 +27,9 @@ type capture[K comparable, V any] struct {
 	// for those the subtask encoded first into side, before changing them
 	// (copy on write; mu guards side).
 	entries []*entry[K, V]
-	batch   *pebble.Batch
+	batch   kv.Batch
 	mu      sync.Mutex
-	side    *pebble.Batch
+	side    kv.Batch
 	// written is set once the batches are in the store (the writer's
 	// goroutine only).
 	written bool
@@ -145,10 +145,10 @@ func (st *Keyed[K, V]) preImage(e *entry[K, V]) {
 
 // encodeInto adds e's value, or its deletion, to batch b, with key and
 // val as buffers.
-func (st *Keyed[K, V]) encodeInto(b *pebble.Batch, e *entry[K, V], key, val *codec.Writer) error {
+func (st *Keyed[K, V]) encodeInto(b kv.Batch, e *entry[K, V], key, val *codec.Writer) error {
 	k := st.storeKeyIn(key, e.key)
 	if e.deleted {
-		return b.Delete(k, nil)
+		return b.Delete(k)
 	}
 	val.Reset()
 	if st.codec.TTL > 0 {
@@ -158,7 +158,7 @@ func (st *Keyed[K, V]) encodeInto(b *pebble.Batch, e *entry[K, V], key, val *cod
 	if err := val.Err(); err != nil {
 		return fmt.Errorf("encode the value of %v: %w", e.key, err)
 	}
-	return b.Set(k, val.Bytes(), nil)
+	return b.Set(k, val.Bytes())
 }
 
 // writeBatches encodes the capture's entries that the subtask did not,
@@ -190,10 +190,10 @@ func (st *Keyed[K, V]) writeBatches(c *capture[K, V]) error {
 	if err != nil {
 		return st.errorf("write", err)
 	}
-	if err := c.batch.Commit(pebble.NoSync); err != nil {
+	if err := c.batch.Commit(); err != nil {
 		return st.errorf("write", err)
 	}
-	if err := side.Commit(pebble.NoSync); err != nil {
+	if err := side.Commit(); err != nil {
 		return st.errorf("write", err)
 	}
 	// Before the cache may drop these values (once the subtask sees the

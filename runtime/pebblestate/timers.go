@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/cockroachdb/pebble/v2"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
@@ -36,7 +36,7 @@ type Timers[K comparable] struct {
 	name       string // "operators.NAME[SUBTASK]", for errors
 	uid        string
 	sub        int
-	db         func() *pebble.DB
+	db         func() kv.Store
 	frozen     func() bool
 	waitTaken  func()
 	keyGroup   func(K) int
@@ -47,7 +47,7 @@ type Timers[K comparable] struct {
 	// b holds the changes not written to the store yet (nil before the
 	// first use); seq is the next registration number, written the one
 	// the store holds.
-	b            *pebble.Batch
+	b            kv.Batch
 	seq, written uint64
 	// low is, by domain, a time at or before the earliest timer's,
 	// exactly its time when known (math.MaxInt64: none). Timers are looked
@@ -99,7 +99,7 @@ func OpenTimers[K comparable, V any](st *Keyed[K, V]) *Timers[K] {
 // key groups by keyGroup and written by encK.
 func openTimersOf[T, K comparable, V any](st *Keyed[K, V], keyGroup func(T) int, encK func(*codec.Writer, T), decK func(*codec.Reader) T) *Timers[T] {
 	t := &Timers[T]{name: fmt.Sprintf("operators.%s[%d]", st.name, st.t.Subtask()), uid: st.uid, sub: st.t.Subtask(),
-		db: func() *pebble.DB { return st.db }, frozen: st.frozen.Load, waitTaken: st.waitCapture,
+		db: func() kv.Store { return st.db }, frozen: st.frozen.Load, waitTaken: st.waitCapture,
 		keyGroup: keyGroup, start: st.start, end: st.end, encK: encK, decK: decK,
 		spillAt: timerSpill}
 	t.low[0].at, t.low[1].at = math.MinInt64, math.MinInt64
@@ -115,7 +115,7 @@ func (t *Timers[K]) fail(what string, err error) {
 
 // batch returns the batch of changes, made at the first use: the store
 // is open then, restored.
-func (t *Timers[K]) batch() *pebble.Batch {
+func (t *Timers[K]) batch() kv.Batch {
 	if t.b == nil {
 		db := t.db()
 		t.seq = t.readSeq(db)
@@ -129,9 +129,9 @@ func (t *Timers[K]) batch() *pebble.Batch {
 var metaSeq = []byte{prefixMeta, 't'}
 
 // readSeq reads the next registration number in the store db.
-func readSeq(db pebble.Reader) (uint64, error) {
+func readSeq(db kv.Reader) (uint64, error) {
 	v, closer, err := db.Get(metaSeq)
-	if errors.Is(err, pebble.ErrNotFound) {
+	if errors.Is(err, kv.ErrNotFound) {
 		return 0, nil
 	}
 	if err != nil {
@@ -146,7 +146,7 @@ func readSeq(db pebble.Reader) (uint64, error) {
 }
 
 // readSeq is readSeq on the subtask's goroutine: an error fails it.
-func (t *Timers[K]) readSeq(db pebble.Reader) uint64 {
+func (t *Timers[K]) readSeq(db kv.Reader) uint64 {
 	seq, err := readSeq(db)
 	if err != nil {
 		t.fail("read", err)
@@ -223,18 +223,18 @@ func (t *Timers[K]) register(k K, at int64, processing, numbered bool, seq uint6
 		closer.Close()
 		return // it exists
 	}
-	if !errors.Is(err, pebble.ErrNotFound) {
+	if !errors.Is(err, kv.ErrNotFound) {
 		t.fail("read", err)
 	}
 	if !numbered {
 		seq = t.seq
 		t.seq++
 	}
-	if err := b.Set(key, binary.AppendUvarint(nil, seq), nil); err != nil {
+	if err := b.Set(key, binary.AppendUvarint(nil, seq)); err != nil {
 		t.fail("write", err)
 	}
 	tk := entryTimeKey(&t.time, key, seq)
-	if err := b.Set(tk, nil, nil); err != nil {
+	if err := b.Set(tk, nil); err != nil {
 		t.fail("write", err)
 	}
 	if l := &t.low[d]; at < l.at {
@@ -254,7 +254,7 @@ func (t *Timers[K]) Delete(k K, at int64, processing bool) {
 	d := domainOf(processing)
 	key := t.entryKey(k, d, at)
 	v, closer, err := b.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
+	if errors.Is(err, kv.ErrNotFound) {
 		return
 	}
 	if err != nil {
@@ -265,10 +265,10 @@ func (t *Timers[K]) Delete(k K, at int64, processing bool) {
 	if n <= 0 {
 		t.fail("read", fmt.Errorf("%w: timer number %x", codec.ErrCorrupt, v))
 	}
-	if err := b.Delete(key, nil); err != nil {
+	if err := b.Delete(key); err != nil {
 		t.fail("write", err)
 	}
-	if err := b.Delete(entryTimeKey(&t.time, key, seq), nil); err != nil {
+	if err := b.Delete(entryTimeKey(&t.time, key, seq)); err != nil {
 		t.fail("write", err)
 	}
 	if l := &t.low[d]; l.at == at {
@@ -284,11 +284,11 @@ func (t *Timers[K]) Delete(k K, at int64, processing bool) {
 func (t *Timers[K]) setKnown(k K, at int64, seq uint64) {
 	b := t.batch()
 	key := t.entryKey(k, eventDomain, at)
-	if err := b.Set(key, binary.AppendUvarint(nil, seq), nil); err != nil {
+	if err := b.Set(key, binary.AppendUvarint(nil, seq)); err != nil {
 		t.fail("write", err)
 	}
 	tk := entryTimeKey(&t.time, key, seq)
-	if err := b.Set(tk, nil, nil); err != nil {
+	if err := b.Set(tk, nil); err != nil {
 		t.fail("write", err)
 	}
 	if l := &t.low[eventDomain]; at < l.at {
@@ -306,10 +306,10 @@ func (t *Timers[K]) setKnown(k K, at int64, seq uint64) {
 func (t *Timers[K]) deleteKnown(k K, at int64, seq uint64) {
 	b := t.batch()
 	key := t.entryKey(k, eventDomain, at)
-	if err := b.Delete(key, nil); err != nil {
+	if err := b.Delete(key); err != nil {
 		t.fail("write", err)
 	}
-	if err := b.Delete(entryTimeKey(&t.time, key, seq), nil); err != nil {
+	if err := b.Delete(entryTimeKey(&t.time, key, seq)); err != nil {
 		t.fail("write", err)
 	}
 	if l := &t.low[eventDomain]; l.at == at {
@@ -336,7 +336,7 @@ func (t *Timers[K]) advance(d byte, now int64, fire func(k K, at int64)) {
 		return
 	}
 	b := t.batch()
-	opts := &pebble.IterOptions{LowerBound: []byte{prefixTimerTime, d}, UpperBound: []byte{prefixTimerTime, d + 1}}
+	opts := &kv.IterOptions{LowerBound: []byte{prefixTimerTime, d}, UpperBound: []byte{prefixTimerTime, d + 1}}
 	it, err := b.NewIter(opts)
 	if err != nil {
 		t.fail("read", err)
@@ -373,10 +373,10 @@ func (t *Timers[K]) advance(d byte, now int64, fire func(k K, at int64)) {
 		w.Raw(kb)
 		w.Raw([]byte{d})
 		w.Raw(tk[2:10])
-		if err := b.Delete(w.Bytes(), nil); err != nil {
+		if err := b.Delete(w.Bytes()); err != nil {
 			t.fail("write", err)
 		}
-		if err := b.Delete(t.cursor, nil); err != nil {
+		if err := b.Delete(t.cursor); err != nil {
 			t.fail("write", err)
 		}
 		t.changes = 0
@@ -405,7 +405,7 @@ func (t *Timers[K]) scan(d byte, after int64, fire func(k K, at int64)) {
 	if after == math.MaxInt64 {
 		return
 	}
-	it, err := t.batch().NewIter(&pebble.IterOptions{LowerBound: []byte{prefixTimerTime, d}, UpperBound: []byte{prefixTimerTime, d + 1}})
+	it, err := t.batch().NewIter(&kv.IterOptions{LowerBound: []byte{prefixTimerTime, d}, UpperBound: []byte{prefixTimerTime, d + 1}})
 	if err != nil {
 		t.fail("read", err)
 	}
@@ -429,7 +429,7 @@ func (t *Timers[K]) scan(d byte, after int64, fire func(k K, at int64)) {
 
 // Len is the number of timers. It reads them all.
 func (t *Timers[K]) Len() int {
-	it, err := t.batch().NewIter(&pebble.IterOptions{LowerBound: []byte{prefixTimerTime}, UpperBound: []byte{prefixTimerTime + 1}})
+	it, err := t.batch().NewIter(&kv.IterOptions{LowerBound: []byte{prefixTimerTime}, UpperBound: []byte{prefixTimerTime + 1}})
 	if err != nil {
 		t.fail("read", err)
 	}
@@ -461,7 +461,7 @@ func (t *Timers[K]) maybeSpill() {
 // store.
 func (t *Timers[K]) commit() {
 	if t.seq != t.written {
-		if err := t.b.Set(metaSeq, binary.AppendUvarint(nil, t.seq), nil); err != nil {
+		if err := t.b.Set(metaSeq, binary.AppendUvarint(nil, t.seq)); err != nil {
 			t.fail("write", err)
 		}
 		t.written = t.seq
@@ -469,7 +469,7 @@ func (t *Timers[K]) commit() {
 	if t.b.Empty() {
 		return
 	}
-	if err := t.b.Commit(pebble.NoSync); err != nil {
+	if err := t.b.Commit(); err != nil {
 		t.fail("write", err)
 	}
 	t.b.Close()
@@ -491,10 +491,10 @@ func (t *Timers[K]) close() {
 
 // copyFrom copies the timers of key groups [lo, hi) of the old store, and
 // builds their time keys.
-func (t *Timers[K]) copyFrom(old *pebble.DB, lo, hi int) {
+func (t *Timers[K]) copyFrom(old kv.Store, lo, hi int) {
 	db := t.db()
 	seq := max(t.readSeq(db), t.readSeq(old))
-	it, err := old.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixTimer, byte(lo >> 8), byte(lo)}, UpperBound: []byte{prefixTimer, byte(hi >> 8), byte(hi)}})
+	it, err := old.NewIter(&kv.IterOptions{LowerBound: []byte{prefixTimer, byte(lo >> 8), byte(lo)}, UpperBound: []byte{prefixTimer, byte(hi >> 8), byte(hi)}})
 	if err != nil {
 		t.fail("restore", err)
 	}
@@ -511,10 +511,10 @@ func (t *Timers[K]) copyFrom(old *pebble.DB, lo, hi int) {
 			t.fail("restore", fmt.Errorf("%w: timer number %x", codec.ErrCorrupt, v))
 		}
 		seq = max(seq, s+1)
-		if err := b.Set(it.Key(), v, nil); err != nil {
+		if err := b.Set(it.Key(), v); err != nil {
 			t.fail("restore", err)
 		}
-		if err := b.Set(entryTimeKey(&w, it.Key(), s), nil, nil); err != nil {
+		if err := b.Set(entryTimeKey(&w, it.Key(), s), nil); err != nil {
 			t.fail("restore", err)
 		}
 		if b.Len() >= batchBytes {
@@ -525,14 +525,14 @@ func (t *Timers[K]) copyFrom(old *pebble.DB, lo, hi int) {
 	if err := it.Error(); err != nil {
 		t.fail("restore", err)
 	}
-	if err := b.Set(metaSeq, binary.AppendUvarint(nil, seq), nil); err != nil {
+	if err := b.Set(metaSeq, binary.AppendUvarint(nil, seq)); err != nil {
 		t.fail("restore", err)
 	}
 	t.commitRestore(b)
 }
 
-func (t *Timers[K]) commitRestore(b *pebble.Batch) {
-	if err := b.Commit(pebble.NoSync); err != nil {
+func (t *Timers[K]) commitRestore(b kv.Batch) {
+	if err := b.Commit(); err != nil {
 		t.fail("restore", err)
 	}
 	b.Close()
@@ -554,15 +554,15 @@ func (t *Timers[K]) restoreSections(files []storage.StateFile, l *storage.Loaded
 				key := t.entryKey(k, domainOf(processing), at)
 				seq = max(seq, s+1)
 				if del {
-					if err := b.Delete(key, nil); err != nil {
+					if err := b.Delete(key); err != nil {
 						return err
 					}
-					return b.Delete(entryTimeKey(&t.time, key, s), nil)
+					return b.Delete(entryTimeKey(&t.time, key, s))
 				}
-				if err := b.Set(key, binary.AppendUvarint(nil, s), nil); err != nil {
+				if err := b.Set(key, binary.AppendUvarint(nil, s)); err != nil {
 					return err
 				}
-				return b.Set(entryTimeKey(&t.time, key, s), nil, nil)
+				return b.Set(entryTimeKey(&t.time, key, s), nil)
 			})
 			if err != nil {
 				return err
@@ -578,7 +578,7 @@ func (t *Timers[K]) restoreSections(files []storage.StateFile, l *storage.Loaded
 			t.fail("restore", err)
 		}
 	}
-	if err := b.Set(metaSeq, binary.AppendUvarint(nil, seq), nil); err != nil {
+	if err := b.Set(metaSeq, binary.AppendUvarint(nil, seq)); err != nil {
 		t.fail("restore", err)
 	}
 	t.commitRestore(b)
@@ -587,7 +587,7 @@ func (t *Timers[K]) restoreSections(files []storage.StateFile, l *storage.Loaded
 // writeCanonical writes the timers in db, a checkpoint of the store, as
 // the memory backend's state file of timers: one section per key group,
 // each with a header and the timers (eventtime.ReadTimers reads it).
-func (t *Timers[K]) writeCanonical(db *pebble.DB, id int64, stor *storage.Storage) ([]storage.StateFile, error) {
+func (t *Timers[K]) writeCanonical(db kv.Store, id int64, stor *storage.Storage) ([]storage.StateFile, error) {
 	if t.internal {
 		return nil, nil
 	}
@@ -598,7 +598,7 @@ func (t *Timers[K]) writeCanonical(db *pebble.DB, id int64, stor *storage.Storag
 	return []storage.StateFile{f}, nil
 }
 
-func (t *Timers[K]) canonical(db *pebble.DB, id int64, stor *storage.Storage) (storage.StateFile, error) {
+func (t *Timers[K]) canonical(db kv.Store, id int64, stor *storage.Storage) (storage.StateFile, error) {
 	seq, err := readSeq(db)
 	if err != nil {
 		return storage.StateFile{}, fmt.Errorf("%s: timers: %w", t.name, err)
@@ -608,7 +608,7 @@ func (t *Timers[K]) canonical(db *pebble.DB, id int64, stor *storage.Storage) (s
 	if err != nil {
 		return storage.StateFile{}, err
 	}
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixTimer, byte(t.start >> 8), byte(t.start)}, UpperBound: []byte{prefixTimer, byte(t.end >> 8), byte(t.end)}})
+	it, err := db.NewIter(&kv.IterOptions{LowerBound: []byte{prefixTimer, byte(t.start >> 8), byte(t.start)}, UpperBound: []byte{prefixTimer, byte(t.end >> 8), byte(t.end)}})
 	if err != nil {
 		w.Abort()
 		return storage.StateFile{}, fmt.Errorf("%s: timers: %w", t.name, err)

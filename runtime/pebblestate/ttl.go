@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"errors"
 
-	"github.com/cockroachdb/pebble/v2"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
@@ -40,7 +40,7 @@ func (s *Keyed[K, V]) sweepExpired() {
 	if s.codec.TTL == 0 || s.db == nil {
 		return
 	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: groupPrefix(s.start), UpperBound: groupPrefix(s.end)})
+	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: groupPrefix(s.start), UpperBound: groupPrefix(s.end)})
 	if err != nil {
 		s.fail("read", err)
 	}

@@ -3,10 +3,9 @@ package pebblestate
 import (
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2"
-
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
@@ -15,7 +14,7 @@ import (
 func storeKeys(t *testing.T, s *Keyed[int64, value]) int {
 	t.Helper()
 	s.spill(true)
-	it, err := s.db.NewIter(&pebble.IterOptions{})
+	it, err := s.db.NewIter(&kv.IterOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/cockroachdb/pebble/v2"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
@@ -79,7 +79,7 @@ type joinWindows[K comparable, A any] interface {
 // keyedStore is what a part built on the windows (WindowJoin) needs of
 // their store, whatever its key and value types.
 type keyedStore struct {
-	db         func() *pebble.DB
+	db         func() kv.Store
 	fail       func(what string, err error)
 	start, end int // the subtask's key groups
 	addPart    func(part)
@@ -88,7 +88,7 @@ type keyedStore struct {
 }
 
 func keyedOf[K comparable, V any](st *Keyed[K, V]) keyedStore {
-	return keyedStore{db: func() *pebble.DB { return st.db }, fail: st.fail, start: st.start, end: st.end, addPart: st.addPart, readMemory: &st.readMemory}
+	return keyedStore{db: func() kv.Store { return st.db }, fail: st.fail, start: st.start, end: st.end, addPart: st.addPart, readMemory: &st.readMemory}
 }
 
 func (w trigWindows[K, A]) window(wk winKey[K]) (int64, uint64, bool, *A) {
@@ -199,9 +199,9 @@ func (j *WindowJoin[K, L, R]) load() {
 
 // readWindowJoinMeta reads the next arrival number and emission group in
 // db (0 and 0 when it has none).
-func readWindowJoinMeta(db pebble.Reader) (seq, group uint64, err error) {
+func readWindowJoinMeta(db kv.Reader) (seq, group uint64, err error) {
 	v, closer, err := db.Get(metaWindowJoin)
-	if errors.Is(err, pebble.ErrNotFound) {
+	if errors.Is(err, kv.ErrNotFound) {
 		return 0, 0, nil
 	}
 	if err != nil {
@@ -213,11 +213,11 @@ func readWindowJoinMeta(db pebble.Reader) (seq, group uint64, err error) {
 	return seq, group, r.Err()
 }
 
-func (j *WindowJoin[K, L, R]) writeMeta(db *pebble.DB) {
+func (j *WindowJoin[K, L, R]) writeMeta(db kv.Store) {
 	var w codec.Writer
 	w.Uvarint(j.seq)
 	w.Uvarint(j.group)
-	if err := db.Set(metaWindowJoin, w.Bytes(), pebble.NoSync); err != nil {
+	if err := db.Set(metaWindowJoin, w.Bytes()); err != nil {
 		j.st.fail("join: write", err)
 	}
 	j.written = [2]uint64{j.seq, j.group}
@@ -305,7 +305,7 @@ func (j *WindowJoin[K, L, R]) barrier() {
 
 // copyFrom merges the counters of an old store (the windows and their
 // timers are copied with the key-group ranges): the highest of each.
-func (j *WindowJoin[K, L, R]) copyFrom(old *pebble.DB, lo, hi int) {
+func (j *WindowJoin[K, L, R]) copyFrom(old kv.Store, lo, hi int) {
 	j.load()
 	st := j.st
 	seq, group, err := readWindowJoinMeta(old)
@@ -343,7 +343,7 @@ func (j *WindowJoin[K, L, R]) readMemory(f storage.StateFile, l *storage.Loaded)
 	j.writeMeta(st.db())
 }
 
-func (j *WindowJoin[K, L, R]) writeCanonical(*pebble.DB, int64, *storage.Storage) ([]storage.StateFile, error) {
+func (j *WindowJoin[K, L, R]) writeCanonical(kv.Store, int64, *storage.Storage) ([]storage.StateFile, error) {
 	return nil, nil // Windows or Sessions write the windows, with the counters
 }
 

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/cockroachdb/pebble/v2"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
@@ -224,7 +224,7 @@ func (s *Windows[K, A]) barrier() { s.windowMeta.barrier(s.store.db, s.store.fai
 // copyFrom merges the watermark and the next creation number of an old
 // store (the windows and their timers are copied with the key-group
 // ranges): the lowest watermark, the highest number.
-func (s *Windows[K, A]) copyFrom(old *pebble.DB, lo, hi int) {
+func (s *Windows[K, A]) copyFrom(old kv.Store, lo, hi int) {
 	s.windowMeta.copyFrom(s.store.db, old, s.store.fail)
 }
 
@@ -316,7 +316,7 @@ func (s *Windows[K, A]) readMemoryFile(f storage.StateFile, l *storage.Loaded) {
 // the memory backend's state file of the node (WindowState.Snapshot's
 // form): one section per key group, each with the watermark and the next
 // creation number, then every key's window.
-func (s *Windows[K, A]) writeCanonical(db *pebble.DB, id int64, stor *storage.Storage) ([]storage.StateFile, error) {
+func (s *Windows[K, A]) writeCanonical(db kv.Store, id int64, stor *storage.Storage) ([]storage.StateFile, error) {
 	st := s.store
 	wm, seq, arrival, group, err := s.header(db)
 	if err != nil {

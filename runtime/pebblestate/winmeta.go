@@ -3,7 +3,7 @@ package pebblestate
 import (
 	"errors"
 
-	"github.com/cockroachdb/pebble/v2"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/eventtime"
@@ -22,14 +22,14 @@ type windowMeta struct {
 	// counters, when set, reads the counters of the part that the
 	// windows' accumulators belong to (WindowJoin), which a savepoint's
 	// sections hold too.
-	counters func(db pebble.Reader) (arrival, group uint64, err error)
+	counters func(db kv.Reader) (arrival, group uint64, err error)
 }
 
 // header reads in db, a checkpoint of the store, what each section of
 // the windows' savepoint file starts with: the watermark and the next
 // creation number (MinTime and 0 before any was written), and the
 // counters of the part the windows belong to (0 and 0 for none).
-func (m *windowMeta) header(db pebble.Reader) (wm int64, seq, arrival, group uint64, err error) {
+func (m *windowMeta) header(db kv.Reader) (wm int64, seq, arrival, group uint64, err error) {
 	wm, seq, ok, err := readWindowMeta(db)
 	if err != nil {
 		return 0, 0, 0, 0, err
@@ -45,7 +45,7 @@ func (m *windowMeta) header(db pebble.Reader) (wm int64, seq, arrival, group uin
 
 // load reads wm and seq from db, once; fail reports an error (the
 // store's).
-func (m *windowMeta) load(db *pebble.DB, fail func(string, error)) {
+func (m *windowMeta) load(db kv.Store, fail func(string, error)) {
 	if m.loaded {
 		return
 	}
@@ -62,18 +62,18 @@ func (m *windowMeta) load(db *pebble.DB, fail func(string, error)) {
 
 // barrier writes the watermark and the next creation number, when they
 // changed.
-func (m *windowMeta) barrier(db *pebble.DB, fail func(string, error)) {
+func (m *windowMeta) barrier(db kv.Store, fail func(string, error)) {
 	if !m.loaded || m.written == [2]uint64{uint64(m.wm), m.seq} {
 		return
 	}
 	m.write(db, fail)
 }
 
-func (m *windowMeta) write(db *pebble.DB, fail func(string, error)) {
+func (m *windowMeta) write(db kv.Store, fail func(string, error)) {
 	var w codec.Writer
 	w.Varint(m.wm)
 	w.Uvarint(m.seq)
-	if err := db.Set(metaWindows, w.Bytes(), pebble.NoSync); err != nil {
+	if err := db.Set(metaWindows, w.Bytes()); err != nil {
 		fail("write", err)
 	}
 	m.written = [2]uint64{uint64(m.wm), m.seq}
@@ -82,7 +82,7 @@ func (m *windowMeta) write(db *pebble.DB, fail func(string, error)) {
 // copyFrom merges the watermark and the next creation number of an old
 // store (the windows and their timers are copied with the key-group
 // ranges): the lowest watermark, the highest number.
-func (m *windowMeta) copyFrom(db, old *pebble.DB, fail func(string, error)) {
+func (m *windowMeta) copyFrom(db, old kv.Store, fail func(string, error)) {
 	m.load(db, fail)
 	wm, seq, ok, err := readWindowMeta(old)
 	if err != nil {
@@ -106,9 +106,9 @@ func (m *windowMeta) restoredHeader(wm int64, seq uint64) {
 }
 
 // readWindowMeta reads the watermark and the next creation number in db.
-func readWindowMeta(db pebble.Reader) (wm int64, seq uint64, ok bool, err error) {
+func readWindowMeta(db kv.Reader) (wm int64, seq uint64, ok bool, err error) {
 	v, closer, err := db.Get(metaWindows)
-	if errors.Is(err, pebble.ErrNotFound) {
+	if errors.Is(err, kv.ErrNotFound) {
 		return 0, 0, false, nil
 	}
 	if err != nil {
