@@ -48,4 +48,10 @@
 // in an order-preserving encoding, so that one key's map is a range of
 // the store in the order of its map keys, and a Get reads one entry. With
 // a state TTL (ttl.go) each stored value begins with its write time.
+//
+// The generic types see the store only through the interfaces of
+// internal/kv, which name no Pebble type: a program instantiates them in
+// its own package, and a Pebble type reached from one of their fields or
+// method signatures made every such program compile Pebble's own
+// generic code again (TestNoPebbleGenerics).
 package pebblestate
