@@ -93,7 +93,6 @@ type Iterator interface {
 	Next() bool
 	SeekGE(key []byte) bool
 	SeekPrefixGE(key []byte) bool
-	Valid() bool
 	Key() []byte
 	ValueAndErr() ([]byte, error)
 	Error() error
@@ -117,13 +116,7 @@ func (s *store) db() *pebble.DB { return (*pebble.DB)(s) }
 
 func (s *store) Get(key []byte) ([]byte, io.Closer, error) { return s.db().Get(key) }
 
-func (s *store) NewIter(o *IterOptions) (Iterator, error) {
-	it, err := s.db().NewIter(o.pebble())
-	if err != nil {
-		return nil, err
-	}
-	return (*iterator)(it), nil
-}
+func (s *store) NewIter(o *IterOptions) (Iterator, error) { return iter(s.db().NewIter(o.pebble())) }
 
 func (s *store) Set(key, value []byte) error { return s.db().Set(key, value, pebble.NoSync) }
 func (s *store) Delete(key []byte) error     { return s.db().Delete(key, pebble.NoSync) }
@@ -146,13 +139,7 @@ func (b *batch) b() *pebble.Batch { return (*pebble.Batch)(b) }
 
 func (b *batch) Get(key []byte) ([]byte, io.Closer, error) { return b.b().Get(key) }
 
-func (b *batch) NewIter(o *IterOptions) (Iterator, error) {
-	it, err := b.b().NewIter(o.pebble())
-	if err != nil {
-		return nil, err
-	}
-	return (*iterator)(it), nil
-}
+func (b *batch) NewIter(o *IterOptions) (Iterator, error) { return iter(b.b().NewIter(o.pebble())) }
 
 func (b *batch) Set(key, value []byte) error         { return b.b().Set(key, value, nil) }
 func (b *batch) Delete(key []byte) error             { return b.b().Delete(key, nil) }
@@ -164,13 +151,21 @@ func (b *batch) Close() error                        { return b.b().Close() }
 
 type iterator pebble.Iterator
 
+// iter is a new Pebble iterator as an Iterator: nil, not an Iterator
+// holding a nil pointer, when there is none.
+func iter(it *pebble.Iterator, err error) (Iterator, error) {
+	if err != nil {
+		return nil, err
+	}
+	return (*iterator)(it), nil
+}
+
 func (i *iterator) it() *pebble.Iterator { return (*pebble.Iterator)(i) }
 
 func (i *iterator) First() bool                  { return i.it().First() }
 func (i *iterator) Next() bool                   { return i.it().Next() }
 func (i *iterator) SeekGE(key []byte) bool       { return i.it().SeekGE(key) }
 func (i *iterator) SeekPrefixGE(key []byte) bool { return i.it().SeekPrefixGE(key) }
-func (i *iterator) Valid() bool                  { return i.it().Valid() }
 func (i *iterator) Key() []byte                  { return i.it().Key() }
 func (i *iterator) ValueAndErr() ([]byte, error) { return i.it().ValueAndErr() }
 func (i *iterator) Error() error                 { return i.it().Error() }
