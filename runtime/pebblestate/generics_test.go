@@ -1,7 +1,13 @@
 package pebblestate
 
 import (
+	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -15,6 +21,39 @@ import (
 // Pebble's functions again (its B-trees, swiss maps and caches: 0.9 CPU-s
 // per compile). Generic code here sees the store through internal/kv.
 func TestNoPebbleGenerics(t *testing.T) {
+	// testdata/generics must name every exported generic type, or a new
+	// one would go unchecked.
+	program, err := os.ReadFile("testdata/generics/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.TYPE {
+				continue
+			}
+			for _, spec := range g.Specs {
+				ts := spec.(*ast.TypeSpec)
+				if ts.TypeParams != nil && ts.Name.IsExported() && !bytes.Contains(program, []byte("pebblestate."+ts.Name.Name+"[")) {
+					t.Errorf("%s: testdata/generics/main.go does not instantiate %s: add it", fset.Position(ts.Pos()), ts.Name.Name)
+				}
+			}
+		}
+	}
+
 	out, err := exec.Command("go", "list", "-export", "-f", "{{.Export}}", "./testdata/generics").Output()
 	if err != nil {
 		t.Fatalf("compile testdata/generics: %v\n%s", err, stderr(err))
