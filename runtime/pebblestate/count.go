@@ -3,12 +3,11 @@ package pebblestate
 import (
 	"fmt"
 
-	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
-
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/eventtime"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 	"github.com/pipegen/pipegen/runtime/state"
 )
 

@@ -7,10 +7,9 @@ import (
 	"fmt"
 	"iter"
 
-	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
-
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 	"github.com/pipegen/pipegen/runtime/state"
 )
 

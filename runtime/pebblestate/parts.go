@@ -1,9 +1,8 @@
 package pebblestate
 
 import (
-	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
-
 	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 )
 
 // The store of a keyed node's subtask holds, beside the per-key values

@@ -5,10 +5,9 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
-
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 )
 
 // restore fills the store from the files of the checkpoint the job

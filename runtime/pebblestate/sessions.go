@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
-
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/eventtime"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 	"github.com/pipegen/pipegen/runtime/state"
 )
 

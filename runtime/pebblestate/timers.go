@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
-
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/eventtime"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 )
 
 // Timers are the timers of one subtask of a process operator on the

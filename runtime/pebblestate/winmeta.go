@@ -3,10 +3,9 @@ package pebblestate
 import (
 	"errors"
 
-	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
-
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/eventtime"
+	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 )
 
 // windowMeta is what the windows of a subtask's store (Windows, Sessions)
