@@ -32,11 +32,11 @@ demo: $(BIN)/pipegen
 # (3 runs each, taken in turn, of `go list -export` of that program
 # generated into a package of this module, a comment line added to it
 # before each run, with GOFLAGS as below, with and without the flag;
-# after a change to the runtime, compiles are half of make test's CPU). TAGS are the ones pipegen build passes
-# (compile/build.go, staticTags): test binaries, vet and built pipelines
-# then share the compiled packages that import net, instead of each
-# compiling their own. vet takes the same compiler flags, so that the
-# tests find the packages it compiled.
+# after a change to the runtime, compiles are half of make test's CPU).
+# TAGS are the ones pipegen build passes (compile/build.go, staticTags):
+# test binaries, vet and built pipelines then share the compiled packages
+# that import net, instead of each compiling their own. vet takes the same
+# compiler flags, so that the tests find the packages it compiled.
 TAGS := netgo,osusergo
 BUILDFLAGS := -tags=$(TAGS) -gcflags=all=-dwarf=false
 
