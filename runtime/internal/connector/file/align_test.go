@@ -171,7 +171,7 @@ func TestFileSourceAlignmentAcrossSources(t *testing.T) {
 	for i := range subs {
 		s := &alignedSubtask{src: NewSource(env, i, 0, format.LinesFormat()), wm: eventtime.NewWatermarks(nodes[i].Watermark)}
 		s.src.Align(i, s.wm)
-		if s.src.align == nil {
+		if s.src.lr.align == nil {
 			t.Fatalf("source %d of a group of two has no part in the alignment", i)
 		}
 		subs[i] = s
@@ -215,7 +215,7 @@ func TestFileSourceAlignmentAcrossSources(t *testing.T) {
 	alone := &connectortest.SharedEnv{Env: connectortest.New(t, 1, nodes[0])}
 	src := NewSource(alone, 0, 0, format.LinesFormat())
 	src.Align(0, eventtime.NewWatermarks(nodes[0].Watermark))
-	if src.align != nil {
+	if src.lr.align != nil {
 		t.Errorf("a source alone at parallelism 1 has a part in an alignment")
 	}
 }

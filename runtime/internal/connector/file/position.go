@@ -59,7 +59,7 @@ type savedPosition struct {
 	finished []finishedFile
 	// identified is false for a position of format 1.
 	identified bool
-	// rescaled, queue and mine are a rescaled subtask's (Source.rescaled).
+	// rescaled, queue and mine are a rescaled subtask's (lineReader.rescaled).
 	rescaled bool
 	queue    []Position
 	mine     []int
@@ -131,11 +131,11 @@ func decodePosition(data []byte) (savedPosition, error) {
 
 // Snapshot adds the source's read position to a checkpoint.
 func (s *Source[T]) Snapshot(snap *checkpoint.Snapshot, node int) {
-	snap.AddSource(node, s.saved())
+	snap.AddSource(node, s.lr.saved())
 }
 
 // saved is the source's part of a checkpoint.
-func (s *Source[T]) saved() storage.SourceState {
+func (s *lineReader) saved() storage.SourceState {
 	p := savedPosition{Position: s.Position()}
 	if s.f != nil {
 		fi, err := s.f.Stat()
@@ -154,7 +154,7 @@ func (s *Source[T]) saved() storage.SourceState {
 // restore moves the source to the position of the checkpoint the job
 // resumes from, once it has checked that the file it stands in begins
 // with what was read of it then.
-func (s *Source[T]) restore(node int) {
+func (s *lineReader) restore(node int) {
 	ns := s.env.Checkpoints().RestoredNode(node)
 	if ns == nil || len(ns.Sources) == 0 {
 		return
@@ -176,7 +176,7 @@ func (s *Source[T]) restore(node int) {
 
 // resumeAt moves the source to p, a position of this subtask at this
 // parallelism.
-func (s *Source[T]) resumeAt(p savedPosition) {
+func (s *lineReader) resumeAt(p savedPosition) {
 	s.rescaled, s.queue, s.mine = p.rescaled, p.queue, p.mine
 	if p.identified && p.File >= 0 && p.File < len(s.files) && s.files[p.File] == p.Name {
 		if err := checkRead(p); err != nil {
@@ -223,7 +223,7 @@ func checkRead(p savedPosition) error {
 
 // statFiles returns the name, size and modification time of each of the
 // subtask's files.
-func (s *Source[T]) statFiles() []finishedFile {
+func (s *lineReader) statFiles() []finishedFile {
 	out := []finishedFile{}
 	idx := s.mine
 	if !s.rescaled {
@@ -304,11 +304,18 @@ func fileList(names []string) string {
 // and line of the record being processed.
 func (s *Source[T]) Recover() {
 	if p := recover(); p != nil {
-		p2 := s.Position()
-		origin := fmt.Sprintf("sources.%s", s.name)
-		if p2.Name != "" {
-			origin = fmt.Sprintf("%s:%d", p2.Name, p2.Line-1)
-		}
-		fault.PanicWithOrigin(p, origin)
+		s.lr.repanic(p)
 	}
+}
+
+// repanic panics again with p, the value of a panic recovered while the
+// record before the source's position was processed, naming its file
+// and line.
+func (s *lineReader) repanic(p any) {
+	p2 := s.Position()
+	origin := fmt.Sprintf("sources.%s", s.name)
+	if p2.Name != "" {
+		origin = fmt.Sprintf("%s:%d", p2.Name, p2.Line-1)
+	}
+	fault.PanicWithOrigin(p, origin)
 }

@@ -53,8 +53,8 @@ func TestFileSourceRefusesChangedInput(t *testing.T) {
 			for range 2 {
 				src.Next()
 			}
-			st := src.saved()
-			src.closeFile()
+			st := src.lr.saved()
+			src.lr.closeFile()
 			// A later modification time, as a real rewrite has.
 			writeFile(t, path, c.now)
 			later := time.Now().Add(time.Second)
@@ -88,7 +88,7 @@ func TestFileSourceChecksumGoesOn(t *testing.T) {
 	options := map[string]string{"path": path}
 	src := NewSource(fileSourceJob(t, 1, options), 0, 0, format.LinesFormat())
 	src.Next()
-	first := src.saved()
+	first := src.lr.saved()
 	j := fileSourceJob(t, 1, options)
 	j.SetFS(vfs.NewMem())
 	j.Restore(t, &storage.Manifest{ID: 1, MaxParallelism: 128, Nodes: []storage.NodeState{
@@ -99,7 +99,7 @@ func TestFileSourceChecksumGoesOn(t *testing.T) {
 	if got, want := resumed.Position().CRC, crcOf("a\nb\nc\n"); got != want {
 		t.Errorf("checksum after resuming and reading on: %08x, want %08x", got, want)
 	}
-	if got, err := resumeSource(t, options, resumed.saved()); err != nil || !slices.Equal(got, []string{"d"}) {
+	if got, err := resumeSource(t, options, resumed.lr.saved()); err != nil || !slices.Equal(got, []string{"d"}) {
 		t.Errorf("resumed again: %q, %v; want [d]", got, err)
 	}
 }
@@ -190,7 +190,7 @@ func TestCSVRecordsSpanLines(t *testing.T) {
 	var positions []storage.SourceState
 	for {
 		if len(got)%every == 0 {
-			positions = append(positions, src.saved())
+			positions = append(positions, src.lr.saved())
 		}
 		rec, ok := src.Next()
 		if !ok {

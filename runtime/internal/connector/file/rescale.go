@@ -13,7 +13,7 @@ import (
 // old subtasks had not read yet: each one's file in progress, from its
 // position, and the files after it, whole. Sorted by file, the parts are
 // dealt out, every P-th to each new subtask, which reads its parts one
-// after the other (Source.queue) and then ends. Nothing is read twice or
+// after the other (lineReader.queue) and then ends. Nothing is read twice or
 // skipped. The files that were read to their end before go with subtask
 // 0, which names them in its final position (input.CheckFinished).
 
@@ -27,7 +27,7 @@ type part struct {
 
 // rescale sets the subtask to its share of what the old subtasks of ns
 // left.
-func (s *Source[T]) rescale(ns *storage.NodeState) {
+func (s *lineReader) rescale(ns *storage.NodeState) {
 	var parts []part
 	var done []int
 	for _, st := range ns.Sources {
@@ -62,7 +62,7 @@ func (s *Source[T]) rescale(ns *storage.NodeState) {
 			}
 		}
 	}
-	sortParts(parts)
+	slices.SortFunc(parts, func(a, b part) int { return cmp.Compare(a.pos.File, b.pos.File) })
 	s.rescaled, s.queue, s.mine = true, nil, nil
 	if s.sub == 0 {
 		s.mine = append(s.mine, done...)
@@ -96,7 +96,7 @@ func (s *Source[T]) rescale(ns *storage.NodeState) {
 }
 
 // advance moves the subtask to its next file, at its end of the current.
-func (s *Source[T]) advance() {
+func (s *lineReader) advance() {
 	if !s.rescaled {
 		s.cur += s.step
 		return
@@ -117,7 +117,7 @@ func (s *Source[T]) advance() {
 }
 
 // rest is the indexes of the files the subtask reads after the current.
-func (s *Source[T]) rest() []int {
+func (s *lineReader) rest() []int {
 	var out []int
 	if s.rescaled {
 		for _, q := range s.queue {
@@ -129,13 +129,4 @@ func (s *Source[T]) rest() []int {
 		out = append(out, i)
 	}
 	return out
-}
-
-// sortParts sorts parts by file. It is a function of its own, and not
-// inlined, because a sort in rescale, a generic method, would be compiled
-// again in every program, for every record type.
-//
-//go:noinline
-func sortParts(parts []part) {
-	slices.SortFunc(parts, func(a, b part) int { return cmp.Compare(a.pos.File, b.pos.File) })
 }

@@ -53,9 +53,9 @@ func TestFileSourceRescale(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						src.resumeAt(pos)
+						src.lr.resumeAt(pos)
 					default:
-						src.rescale(ns)
+						src.lr.rescale(ns)
 					}
 					n := rng.IntN(60)
 					if round == len(ps)-1 {
@@ -75,7 +75,7 @@ func TestFileSourceRescale(t *testing.T) {
 				if err != nil {
 					t.Fatalf("seed %d, parallelism %d, subtask %d: %v", seed, p, sub, err)
 				}
-				next.Sources = append(next.Sources, src.saved())
+				next.Sources = append(next.Sources, src.lr.saved())
 			}
 			ns = next
 		}

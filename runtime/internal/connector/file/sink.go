@@ -32,13 +32,21 @@ const writeBufferSize = 256 << 10
 // whose names do not start with '.'.
 //
 // Without checkpoints (mode none) records go straight to part-SUB-SEQ.
+//
+// Only the encoding is generic (see Source): the files are partWriter's.
 type Sink[T any] struct {
+	pw  partWriter
+	enc format.Encoder[T]
+}
+
+// partWriter is a file sink without its record type: it writes the lines
+// of encoded records into part files and commits them.
+type partWriter struct {
 	cp   connector.Checkpoints
 	name string
 	sub  int
 	path string // as set: relative to the working directory, or absolute
 	dir  string // path made absolute
-	enc  format.Encoder[T]
 	// header, when not nil, is the first line of every part file (a CSV
 	// header), without its line ending.
 	header []byte
@@ -72,9 +80,16 @@ type pendingPart struct {
 // with enc; enc may be nil when the caller encodes every record itself
 // (Buf, Wrote) and never calls Write.
 func NewSink[T any](env connector.Env, node, sub int, enc format.Encoder[T]) *Sink[T] {
+	s := &Sink[T]{enc: enc}
+	s.pw.start(env, node, sub)
+	return s
+}
+
+// start prepares the writer of subtask sub of node.
+func (s *partWriter) start(env connector.Env, node, sub int) {
 	n := env.Node(node)
 	cp := env.Checkpoints()
-	s := &Sink[T]{cp: cp, name: n.Name, sub: sub, path: n.Option("path"), enc: enc, fs: cp.FS(), transactional: cp.Enabled(), m: env.Metrics().Node(node, sub)}
+	*s = partWriter{cp: cp, name: n.Name, sub: sub, path: n.Option("path"), fs: cp.FS(), transactional: cp.Enabled(), m: env.Metrics().Node(node, sub)}
 	dir, err := sinkDir(s.path)
 	if err != nil {
 		fault.Abortf("sinks.%s: bad path %q: %w", s.name, s.path, err)
@@ -88,29 +103,18 @@ func NewSink[T any](env connector.Env, node, sub int, enc format.Encoder[T]) *Si
 	}
 	s.w = bufio.NewWriterSize(nil, writeBufferSize)
 	s.live.closeWhen(env.Context())
-	return s
 }
 
 // SetHeader makes line (without a line ending) the first line of every
 // part file the sink starts from now on: the header of a CSV file, so
 // that each file can be read on its own.
-func (s *Sink[T]) SetHeader(line []byte) { s.header = line }
+func (s *Sink[T]) SetHeader(line []byte) { s.pw.header = line }
 
 // Write writes one record.
 func (s *Sink[T]) Write(v T) {
-	if s.cur == nil {
-		s.open()
-	}
-	w := s.w
 	// Encoding straight into the writer's free space spares a copy.
-	b, err := s.enc(w.AvailableBuffer(), v)
-	if err != nil {
-		fault.Abortf("sinks.%s: encode record: %w", s.name, err)
-	}
-	if _, err := w.Write(append(b, '\n')); err != nil {
-		s.fail(err)
-	}
-	s.written += len(b) + 1
+	b, err := s.enc(s.pw.Buf(), v)
+	s.pw.Wrote(b, err)
 }
 
 // Buf is the free space of the sink's buffer, for generated code that
@@ -118,7 +122,9 @@ func (s *Sink[T]) Write(v T) {
 // statically (Write takes the record by value and calls the encoder
 // through a function value: a large record is copied on the way). Hand
 // what the encoder returns to Wrote.
-func (s *Sink[T]) Buf() []byte {
+func (s *Sink[T]) Buf() []byte { return s.pw.Buf() }
+
+func (s *partWriter) Buf() []byte {
 	if s.cur == nil {
 		s.open()
 	}
@@ -127,7 +133,9 @@ func (s *Sink[T]) Buf() []byte {
 
 // Wrote writes the record that was encoded at the start of the buffer
 // Buf returned, with what the encoder returned.
-func (s *Sink[T]) Wrote(b []byte, err error) {
+func (s *Sink[T]) Wrote(b []byte, err error) { s.pw.Wrote(b, err) }
+
+func (s *partWriter) Wrote(b []byte, err error) {
 	if err != nil {
 		fault.Abortf("sinks.%s: encode record: %w", s.name, err)
 	}
@@ -147,7 +155,7 @@ func partName(sub int, seq uint64) string {
 	return fmt.Sprintf("part-%05d-%010d", sub, seq)
 }
 
-func (s *Sink[T]) open() {
+func (s *partWriter) open() {
 	s.curSeq = s.nextSeq
 	s.nextSeq++
 	name := partName(s.sub, s.curSeq)
@@ -173,7 +181,9 @@ func (s *Sink[T]) open() {
 }
 
 // Flush hands the buffered records to the operating system.
-func (s *Sink[T]) Flush() {
+func (s *Sink[T]) Flush() { s.pw.Flush() }
+
+func (s *partWriter) Flush() {
 	if s.cur == nil {
 		return
 	}
@@ -186,7 +196,7 @@ func (s *Sink[T]) Flush() {
 
 // closeCurrent closes the file being written; the next record opens a new
 // one.
-func (s *Sink[T]) closeCurrent() {
+func (s *partWriter) closeCurrent() {
 	if s.cur == nil {
 		return
 	}
@@ -211,7 +221,9 @@ func (s *Sink[T]) closeCurrent() {
 // last one is closed, and the snapshot carries every file not committed
 // yet, to be made durable under its pending name by the checkpoint's
 // writer and committed by the coordinator.
-func (s *Sink[T]) PreCommit(snap *checkpoint.Snapshot, node int) {
+func (s *Sink[T]) PreCommit(snap *checkpoint.Snapshot, node int) { s.pw.PreCommit(snap, node) }
+
+func (s *partWriter) PreCommit(snap *checkpoint.Snapshot, node int) {
 	if !s.transactional {
 		s.Flush()
 		return
@@ -289,7 +301,9 @@ func preCommit(fsys vfs.FS, dir string, parts []pendingPart) error {
 
 // End closes the sink. With checkpoints its last file was pre-committed by
 // the final snapshot; without, the file is synced in place.
-func (s *Sink[T]) End() {
+func (s *Sink[T]) End() { s.pw.End() }
+
+func (s *partWriter) End() {
 	if s.cur == nil {
 		return
 	}
@@ -301,7 +315,7 @@ func (s *Sink[T]) End() {
 	s.closeCurrent()
 }
 
-func (s *Sink[T]) fail(err error) {
+func (s *partWriter) fail(err error) {
 	if s.cur != nil {
 		s.live.track(nil)
 		s.cur.Close()

@@ -80,7 +80,7 @@ func TestFileSinkErrors(t *testing.T) {
 	// A failed write names the file.
 	s2 := NewSink(j, 0, 0, format.EncodeString)
 	s2.Write("x")
-	s2.cur.Close()
+	s2.pw.cur.Close()
 	if err := connectortest.Catch(s2.End); err == nil || !strings.Contains(err.Error(), partName(0, 0)) || !strings.HasPrefix(err.Error(), "sinks.out: ") {
 		t.Errorf("write to a closed file: got %v", err)
 	}

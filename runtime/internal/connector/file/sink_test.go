@@ -87,7 +87,7 @@ func TestFileSinkTwoPhaseCommit(t *testing.T) {
 
 	snap := &checkpoint.Snapshot{ID: 1}
 	s.PreCommit(snap, 0)
-	if s.cur != nil {
+	if s.pw.cur != nil {
 		t.Error("PreCommit left the file open")
 	}
 	// The files are named within the sink's directory, which the
@@ -179,10 +179,10 @@ func TestPartNames(t *testing.T) {
 	}
 	j := memSinkJob(t, config.ExactlyOnce, vfs.NewMem())
 	s := NewSink(j, 0, 4, format.EncodeString)
-	s.nextSeq = 9
+	s.pw.nextSeq = 9
 	s.Write("x")
 	s.PreCommit(&checkpoint.Snapshot{ID: 1}, 0)
-	p := s.pending[0]
+	p := s.pw.pending[0]
 	for name, want := range map[string]string{p.inProgress: ".part-00004-0000000009.inprogress", p.Pending: ".part-00004-0000000009.pending", p.Final: "part-00004-0000000009"} {
 		if name != want {
 			t.Errorf("file name %s, want %s", name, want)
@@ -306,9 +306,9 @@ func parts(t *testing.T, mem *vfs.MemFS, n int) []pendingPart {
 	s := NewSink(j, 0, 0, format.EncodeString)
 	for i := range n {
 		s.Write(strings.Repeat("x", i+1))
-		s.closeCurrent()
+		s.pw.closeCurrent()
 	}
-	return slices.Clone(s.pending)
+	return slices.Clone(s.pw.pending)
 }
 
 func TestPreCommitIdempotent(t *testing.T) {
@@ -446,8 +446,8 @@ func TestFileSinkModeNone(t *testing.T) {
 	// nothing is pending.
 	snap := &checkpoint.Snapshot{ID: 1}
 	s.PreCommit(snap, 0)
-	if len(snap.Sinks()) != 0 || s.cur == nil || len(s.pending) != 0 {
-		t.Errorf("PreCommit in mode none: %d sink states, open %v, %d pending", len(snap.Sinks()), s.cur != nil, len(s.pending))
+	if len(snap.Sinks()) != 0 || s.pw.cur == nil || len(s.pw.pending) != 0 {
+		t.Errorf("PreCommit in mode none: %d sink states, open %v, %d pending", len(snap.Sinks()), s.pw.cur != nil, len(s.pw.pending))
 	}
 	if err := snap.RunAsync(); err != nil {
 		t.Errorf("PreCommit in mode none left asynchronous work that fails: %v", err)
@@ -471,7 +471,7 @@ func TestFileSinkRestoredNextSeq(t *testing.T) {
 		{Subtask: 0, NextSeq: 5}, {Subtask: 1, NextSeq: 8},
 	}}}})
 	for sub, want := range []uint64{5, 8, 8} {
-		if got := NewSink(j, 0, sub, format.EncodeString).nextSeq; got != want {
+		if got := NewSink(j, 0, sub, format.EncodeString).pw.nextSeq; got != want {
 			t.Errorf("subtask %d: next file %d, want %d", sub, got, want)
 		}
 	}
@@ -578,7 +578,7 @@ func TestFileSinkClosedWhenJobEnds(t *testing.T) {
 	j := memSinkJob(t, config.ExactlyOnce, mem)
 	s := NewSink(j, 0, 0, format.EncodeString)
 	s.Write("a")
-	f := s.cur
+	f := s.pw.cur
 	j.Cancel(errors.New("another operator failed"))
 	deadline := time.Now().Add(10 * time.Second)
 	for {

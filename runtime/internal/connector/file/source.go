@@ -59,13 +59,26 @@ type Position struct {
 // Source is one subtask of a file source: it reads its share of the
 // matched files, one after the other, and decodes their lines with a
 // Format.
+//
+// Only the decoding is generic: Go compiles a generic type's methods
+// again in every program, for each record type it is instantiated with,
+// so the rest, the lines read and where they stand (listing, opening,
+// seeking, checkpointing and rescaling the files), is lineReader's,
+// compiled once with this package.
 type Source[T any] struct {
-	name   string
-	sub    int
-	env    connector.Env
-	ctl    *checkpoint.SourceCtl
+	lr     lineReader
 	format format.Format[T]
-	skip   bool // on-error=skip
+	dec    format.Decoder[T] // lr.dec, typed
+}
+
+// lineReader is a file source without its record type: it hands Source
+// the lines to decode.
+type lineReader struct {
+	name string
+	sub  int
+	env  connector.Env
+	ctl  *checkpoint.SourceCtl
+	skip bool // on-error=skip
 	// deadLetter is set for on-error=dead-letter; dead is what takes the
 	// malformed records then (OnDeadLetter).
 	deadLetter bool
@@ -86,9 +99,12 @@ type Source[T any] struct {
 	queue    []Position
 	mine     []int
 
-	f   *os.File // nil when the file cur is not open yet
-	r   *bufio.Reader
-	dec format.Decoder[T]
+	f *os.File // nil when the file cur is not open yet
+	r *bufio.Reader
+	// dec is the decoder of the file cur, made by newDecoder (Source's,
+	// which keeps it typed) when the file is opened.
+	dec        headerDecoder
+	newDecoder func() headerDecoder
 	// spans is dec when its records may go on past a line break (csv);
 	// record assembles such a record's lines.
 	spans  format.Spanning
@@ -129,11 +145,20 @@ type Source[T any] struct {
 	align *connector.Aligner
 }
 
+// headerDecoder is the part of a format.Decoder that does not name the
+// record type.
+type headerDecoder interface {
+	NeedsHeader() bool
+	Header(line []byte) error
+}
+
 // Align makes the subtask stop reading while its watermarks (wm's) are
 // more than the node's timestamps.max-drift ahead of the slowest of the
 // other subtasks' (connector.Align): generated code calls it for a source
 // with a maximum drift.
-func (s *Source[T]) Align(node int, wm connector.Emitter) {
+func (s *Source[T]) Align(node int, wm connector.Emitter) { s.lr.setAlign(node, wm) }
+
+func (s *lineReader) setAlign(node int, wm connector.Emitter) {
 	s.align = connector.Align(s.env, node, s.sub, wm)
 	if s.align != nil && s.done {
 		s.align.Release()
@@ -143,16 +168,34 @@ func (s *Source[T]) Align(node int, wm connector.Emitter) {
 // NewSource prepares subtask sub of the file source node, decoding
 // records with format. It only lists the files: they are opened when read.
 func NewSource[T any](env connector.Env, node, sub int, f format.Format[T]) *Source[T] {
+	s := &Source[T]{format: f}
+	s.lr.newDecoder = func() headerDecoder {
+		s.dec = s.format.NewDecoder()
+		return s.dec
+	}
+	s.lr.start(env, node, sub, func() bool {
+		st, ok := s.format.(format.Strictable[T])
+		if ok {
+			s.format = st.Strict()
+		}
+		return ok
+	})
+	return s
+}
+
+// start prepares the reader of subtask sub of node; strict makes its
+// format strict, and reports false if it cannot be.
+func (s *lineReader) start(env connector.Env, node, sub int, strict func() bool) {
 	n := env.Node(node)
-	s := &Source[T]{
-		name:   n.Name,
-		sub:    sub,
-		env:    env,
-		format: f,
-		cancel: env.Context().Done(),
-		cur:    sub,
-		step:   env.Parallelism(node),
-		line:   1,
+	*s = lineReader{
+		name:       n.Name,
+		sub:        sub,
+		env:        env,
+		newDecoder: s.newDecoder,
+		cancel:     env.Context().Done(),
+		cur:        sub,
+		step:       env.Parallelism(node),
+		line:       1,
 	}
 	switch onErr := n.Option("on-error"); onErr {
 	case "", "fail":
@@ -163,12 +206,8 @@ func NewSource[T any](env connector.Env, node, sub int, f format.Format[T]) *Sou
 	default:
 		fault.Abortf("sources.%s: on-error wants fail, skip or dead-letter, got %q", s.name, onErr)
 	}
-	if n.Option("strict") == "true" {
-		st, ok := f.(format.Strictable[T])
-		if !ok {
-			fault.Abortf("sources.%s: strict applies to formats jsonl and csv only", s.name)
-		}
-		s.format = st.Strict()
+	if n.Option("strict") == "true" && !strict() {
+		fault.Abortf("sources.%s: strict applies to formats jsonl and csv only", s.name)
 	}
 	path := n.Option("path")
 	files, err := matchFiles(path)
@@ -180,7 +219,6 @@ func NewSource[T any](env connector.Env, node, sub int, f format.Format[T]) *Sou
 	s.m, s.chain = env.Metrics().Node(node, sub), env.Metrics().Chain(node, sub)
 	s.live.closeWhen(env.Context())
 	s.restore(node)
-	return s
 }
 
 // matchFiles lists the files that path names, sorted: the file itself, the
@@ -255,35 +293,57 @@ func isRegular(path string, mode fs.FileMode) bool {
 }
 
 // Ctl is the source's control block, polled for barriers between records.
-func (s *Source[T]) Ctl() *checkpoint.SourceCtl { return s.ctl }
+func (s *Source[T]) Ctl() *checkpoint.SourceCtl { return s.lr.ctl }
 
 // Done reports that the source has read all its files, or that the job
 // drains (checkpoint.SourceCtl.AtEnd); it is meaningful after Next
 // returned false.
-func (s *Source[T]) Done() bool { return s.done || s.ctl.Draining() }
+func (s *Source[T]) Done() bool { return s.lr.done || s.lr.ctl.Draining() }
 
 // Next returns the next record. It returns false once every file is read
 // (Done), and for a while when the subtask is ahead of the others by more
 // than its maximum drift (Align): reading a file never has to wait for
 // more.
 func (s *Source[T]) Next() (T, bool) {
+	for {
+		line, lineNo, ok := s.lr.next()
+		if !ok {
+			var zero T
+			return zero, false
+		}
+		rec, ok, err := s.dec.Decode(line)
+		if err != nil {
+			s.lr.malformed(lineNo, line, err)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if s.lr.uncounted++; s.lr.uncounted == connector.CountEvery {
+			s.lr.count()
+		}
+		return rec, true
+	}
+}
+
+// next returns the next line to decode, without its line ending, and its
+// number; false when Next has no record to return (see Next). The line
+// is valid until the next call.
+func (s *lineReader) next() ([]byte, int64, bool) {
 	if s.ctl.Draining() {
 		s.count()
 		if s.align != nil {
 			s.align.Release()
 		}
-		var zero T
-		return zero, false
+		return nil, 0, false
 	}
 	if s.align != nil && s.align.Hold() {
 		connector.WaitAligned(s.chain)
-		var zero T
-		return zero, false
+		return nil, 0, false
 	}
 	for {
 		if s.f == nil && !s.open() {
-			var zero T
-			return zero, false
+			return nil, 0, false
 		}
 		raw, err := s.readLine()
 		if err != nil {
@@ -321,18 +381,7 @@ func (s *Source[T]) Next() (T, bool) {
 			s.header = false
 			continue
 		}
-		rec, ok, err := s.dec.Decode(line)
-		if err != nil {
-			s.malformed(lineNo, line, err)
-			continue
-		}
-		if !ok {
-			continue
-		}
-		if s.uncounted++; s.uncounted == connector.CountEvery {
-			s.count()
-		}
-		return rec, true
+		return line, lineNo, true
 	}
 }
 
@@ -341,7 +390,7 @@ func (s *Source[T]) Next() (T, bool) {
 // the line that ends it or the end of the file, and returns the whole
 // record, its line breaks as "\n" (as encoding/csv reads them). The
 // record is valid until the next call.
-func (s *Source[T]) spanned(first []byte) []byte {
+func (s *lineReader) spanned(first []byte) []byte {
 	s.record = append(s.record[:0], first...)
 	for {
 		raw, err := s.readLine()
@@ -367,7 +416,7 @@ func (s *Source[T]) spanned(first []byte) []byte {
 // readLine returns the next line with its line ending, or io.EOF at the end
 // of the file, and adds it to the checksum of what was read. The line is
 // valid until the next read.
-func (s *Source[T]) readLine() ([]byte, error) {
+func (s *lineReader) readLine() ([]byte, error) {
 	if i := bytes.IndexByte(s.window, '\n'); i >= 0 {
 		line := s.window[:i+1]
 		s.window = s.window[i+1:]
@@ -414,7 +463,7 @@ func (s *Source[T]) readLine() ([]byte, error) {
 }
 
 // open opens the file the source stands at; false when there is none left.
-func (s *Source[T]) open() bool {
+func (s *lineReader) open() bool {
 	if s.cur >= len(s.files) {
 		s.finish()
 		return false
@@ -425,7 +474,7 @@ func (s *Source[T]) open() bool {
 	return true
 }
 
-func (s *Source[T]) openFile() error {
+func (s *lineReader) openFile() error {
 	f, err := os.Open(s.files[s.cur])
 	if err != nil {
 		return err
@@ -437,7 +486,7 @@ func (s *Source[T]) openFile() error {
 	} else {
 		s.r.Reset(f)
 	}
-	s.dec = s.format.NewDecoder()
+	s.dec = s.newDecoder()
 	s.spans, _ = s.dec.(format.Spanning)
 	s.header = s.dec.NeedsHeader()
 	s.off, s.line, s.crc, s.view, s.window = 0, 1, 0, nil, nil
@@ -446,7 +495,7 @@ func (s *Source[T]) openFile() error {
 
 // release consumes, in the reader, the lines taken from the window, and
 // adds them to the checksum.
-func (s *Source[T]) release() {
+func (s *lineReader) release() {
 	if s.view == nil {
 		return
 	}
@@ -456,7 +505,7 @@ func (s *Source[T]) release() {
 	s.view, s.window = nil, nil
 }
 
-func (s *Source[T]) closeFile() {
+func (s *lineReader) closeFile() {
 	if s.f != nil {
 		s.live.track(nil)
 		s.f.Close() // read only: nothing to lose
@@ -468,13 +517,13 @@ func (s *Source[T]) closeFile() {
 	}
 }
 
-func (s *Source[T]) fail(err error) {
+func (s *lineReader) fail(err error) {
 	s.closeFile()
 	s.live.ended()
 	fault.Abortf("sources.%s: %w", s.name, err)
 }
 
-func (s *Source[T]) malformed(lineNo int64, line []byte, err error) {
+func (s *lineReader) malformed(lineNo int64, line []byte, err error) {
 	switch {
 	case s.deadLetter && s.dead != nil:
 		s.dead(deadLetterOf(s.name, s.files[s.cur], lineNo, line, err))
@@ -498,7 +547,7 @@ func (s *Source[T]) malformed(lineNo int64, line []byte, err error) {
 // dead-letter: each as a JSON object with the source, file, line, error
 // and the record's text. Generated code passes the emit function of the
 // side output NAME.dead-letter.
-func (s *Source[T]) OnDeadLetter(fn func(string)) { s.dead = fn }
+func (s *Source[T]) OnDeadLetter(fn func(string)) { s.lr.dead = fn }
 
 // deadLetterOf writes a malformed record as one JSON object.
 func deadLetterOf(source, file string, line int64, record []byte, err error) string {
@@ -512,7 +561,7 @@ func deadLetterOf(source, file string, line int64, record []byte, err error) str
 	return string(b)
 }
 
-func (s *Source[T]) count() {
+func (s *lineReader) count() {
 	s.ctl.Count(s.uncounted)
 	s.uncounted = 0
 	s.publish()
@@ -526,7 +575,7 @@ func (s *Source[T]) count() {
 	}
 }
 
-func (s *Source[T]) finish() {
+func (s *lineReader) finish() {
 	if s.done {
 		return
 	}
@@ -552,7 +601,7 @@ func (s *Source[T]) finish() {
 
 // publish hands the bytes read to the metrics, with what is left to read
 // (the lag): the rest of the file being read and the files after it.
-func (s *Source[T]) publish() {
+func (s *lineReader) publish() {
 	s.m.BytesIn.Add(uint64(s.read))
 	s.read = 0
 	if s.sizes == nil {
@@ -577,7 +626,9 @@ func (s *Source[T]) publish() {
 }
 
 // Position returns where the next record will be read from.
-func (s *Source[T]) Position() Position {
+func (s *Source[T]) Position() Position { return s.lr.Position() }
+
+func (s *lineReader) Position() Position {
 	if s.cur >= len(s.files) {
 		return Position{File: len(s.files), Line: 1}
 	}
@@ -589,7 +640,9 @@ func (s *Source[T]) Position() Position {
 // reading the same files with the same parallelism. The files of this
 // subtask before p's are not read. It takes p.CRC as the checksum of what
 // was read before p: checkRead verifies it.
-func (s *Source[T]) Seek(p Position) error {
+func (s *Source[T]) Seek(p Position) error { return s.lr.Seek(p) }
+
+func (s *lineReader) Seek(p Position) error {
 	s.closeFile()
 	s.done = false
 	if p.File >= len(s.files) {
@@ -613,7 +666,7 @@ func (s *Source[T]) Seek(p Position) error {
 	return nil
 }
 
-func (s *Source[T]) seek(p Position) error {
+func (s *lineReader) seek(p Position) error {
 	if err := s.openFile(); err != nil {
 		return err
 	}

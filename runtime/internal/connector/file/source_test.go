@@ -784,7 +784,7 @@ func TestFileSourceClosedWhenJobEnds(t *testing.T) {
 	if _, ok := src.Next(); !ok {
 		t.Fatal("no first line")
 	}
-	f := src.f
+	f := src.lr.f
 	j.Cancel(errors.New("another operator failed"))
 	deadline := time.Now().Add(10 * time.Second)
 	for {
