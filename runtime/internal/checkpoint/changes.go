@@ -39,8 +39,9 @@ type Changes interface {
 // savepoint (canonical form).
 func SnapshotChanges[K comparable](s *Snapshot, node int, name string, hash func(K) uint64, keySchema, valueSchema string, st Changes,
 	write func(sec *state.Sections, keyGroup func(K) int, d state.Delta) (uint64, error)) {
-	snapshotChanges(s, node, name, hash, keySchema, valueSchema, st, false, func(d state.Delta) (uint64, func(*state.Sections, func(K) int) (uint64, error), error) {
-		return 0, func(sec *state.Sections, kg func(K) int) (uint64, error) { return write(sec, kg, d) }, nil
+	kg := keyGroupOf(s.task, hash)
+	snapshotChanges(s, node, name, keySchema, valueSchema, st, false, func(d state.Delta) (uint64, func(*state.Sections) (uint64, error), error) {
+		return 0, func(sec *state.Sections) (uint64, error) { return write(sec, kg, d) }, nil
 	})
 }
 
@@ -52,17 +53,26 @@ func SnapshotChanges[K comparable](s *Snapshot, node int, name string, hash func
 // encode costs.
 func CaptureChanges[K comparable](s *Snapshot, node int, name string, hash func(K) uint64, keySchema, valueSchema string, st Changes,
 	capture func(d state.Delta) (epoch uint64, encode func(sec *state.Sections, keyGroup func(K) int) error, err error)) {
-	snapshotChanges(s, node, name, hash, keySchema, valueSchema, st, true, func(d state.Delta) (uint64, func(*state.Sections, func(K) int) (uint64, error), error) {
+	kg := keyGroupOf(s.task, hash)
+	snapshotChanges(s, node, name, keySchema, valueSchema, st, true, func(d state.Delta) (uint64, func(*state.Sections) (uint64, error), error) {
 		epoch, encode, err := capture(d)
-		return epoch, func(sec *state.Sections, kg func(K) int) (uint64, error) { return epoch, encode(sec, kg) }, err
+		return epoch, func(sec *state.Sections) (uint64, error) { return epoch, encode(sec, kg) }, err
 	})
+}
+
+// keyGroupOf returns the function that gives a key's key group, from
+// the key's hash.
+func keyGroupOf[K comparable](t *Task, hash func(K) uint64) func(K) int {
+	maxP := t.cp.cfg.MaxParallelism
+	return func(k K) int { return keygroup.Of(hash(k), maxP) }
 }
 
 // snapshotChanges is SnapshotChanges and CaptureChanges: capture returns
 // the epoch it ended, or encode does when it runs at the barrier (async
-// false).
-func snapshotChanges[K comparable](s *Snapshot, node int, name string, hash func(K) uint64, keySchema, valueSchema string, st Changes, async bool,
-	capture func(d state.Delta) (uint64, func(*state.Sections, func(K) int) (uint64, error), error)) {
+// false). It is not generic, so that programs do not compile it again
+// for each key type: the key's type is in capture's closures.
+func snapshotChanges(s *Snapshot, node int, name string, keySchema, valueSchema string, st Changes, async bool,
+	capture func(d state.Delta) (uint64, func(*state.Sections) (uint64, error), error)) {
 	t := s.task
 	ch := t.chain(node, name)
 	base, ok := ch.get(t.cp.Committed())
@@ -84,8 +94,6 @@ func snapshotChanges[K comparable](s *Snapshot, node int, name string, hash func
 		// BenchmarkWindowStateSnapshot: 16 against 19 ns a window).
 		hint = t.sizeHint(node, name+"\x00delta", end-start)
 	}
-	maxP := t.cp.cfg.MaxParallelism
-	keyGroup := func(k K) int { return keygroup.Of(hash(k), maxP) }
 	n := &t.cp.cfg.Nodes[node]
 	epoch, encode, err := capture(d)
 	if err != nil {
@@ -99,7 +107,7 @@ func snapshotChanges[K comparable](s *Snapshot, node int, name string, hash func
 		// of the same kind, full or delta.
 		sec := state.NewSectionsSized(start, end, hint)
 		var err error
-		epoch, err = encode(sec, keyGroup)
+		epoch, err = encode(sec)
 		for i := 0; err == nil && i < len(sec.W); i++ {
 			err = sec.W[i].Err() // a value the encoder refused, such as a cycle
 		}

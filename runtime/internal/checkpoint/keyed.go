@@ -34,38 +34,79 @@ func SnapshotMemory[K comparable, V any](s *Snapshot, node int, st *state.Memory
 // for its main state; "map.F" for the map state of field F of a process
 // node's state).
 func SnapshotMemoryState[K comparable, V any](s *Snapshot, node int, stateName string, st *state.Memory[K, V], c *state.Codec[K, V]) {
-	t := s.task
 	if done := st.InFlight(); done != nil {
-		// The previous capture is still being written (its checkpoint
-		// expired, say): the state has one capture at a time.
-		select {
-		case <-done:
-		case <-t.cp.ctx.Done():
-			fault.Abort(fault.ErrCanceled)
-		}
+		s.task.waitWritten(done)
 	}
 	st.Sweep() // expired values (state TTL) leave before the capture
-	ch := t.chain(node, stateName)
-	base, ok := ch.get(t.cp.Committed())
-	// A savepoint's checkpoint writes the state whole (canonical form).
-	full := !ok || base.deltas >= base.base || len(base.files) >= maxChain || s.Savepoint()
+	m := s.memoryChain(node, stateName)
 	since, keep := uint64(0), st.Epoch()
-	if ok {
-		since, keep = base.epoch, base.epoch
+	if m.ok {
+		since, keep = m.base.epoch, m.base.epoch
 	}
-	capture := st.Capture(full, since, keep, c)
+	capture := st.Capture(m.full, since, keep, c)
+	s.addMemoryFile(m, c.KeySchema, c.ValueSchema, memoryCapture{epoch: capture.Epoch, keys: capture.Keys, write: capture.Write, entries: capture.Entries, abandon: capture.Abandon})
+}
+
+// waitWritten waits until the previous capture of a state is written
+// (done is closed): its checkpoint expired, say, and the state has one
+// capture at a time.
+func (t *Task) waitWritten(done <-chan struct{}) {
+	select {
+	case <-done:
+	case <-t.cp.ctx.Done():
+		fault.Abort(fault.ErrCanceled)
+	}
+}
+
+// memoryChain is where the checkpoint of a memory state of the subtask
+// builds on: base, the newest completed checkpoint's files (if ok), and
+// whether the state is written whole (full) instead of as a delta.
+type memoryChain struct {
+	node  int
+	state string
+	ch    *chain
+	base  chainLink
+	ok    bool
+	full  bool
+}
+
+func (s *Snapshot) memoryChain(node int, stateName string) memoryChain {
+	t := s.task
+	m := memoryChain{node: node, state: stateName, ch: t.chain(node, stateName)}
+	m.base, m.ok = m.ch.get(t.cp.Committed())
+	// A savepoint's checkpoint writes the state whole (canonical form).
+	m.full = !m.ok || m.base.deltas >= m.base.base || len(m.base.files) >= maxChain || s.Savepoint()
+	return m
+}
+
+// memoryCapture is a state.Capture without its key and value types:
+// the writer's part of SnapshotMemoryState, which is not generic, so that
+// programs do not compile it again for each state.
+type memoryCapture struct {
+	epoch   uint64
+	keys    int
+	write   func(section func(parts ...[]byte) error) error
+	entries func() int
+	abandon func()
+}
+
+// addMemoryFile adds to the snapshot the file that the writer writes
+// capture into, in chain m.
+func (s *Snapshot) addMemoryFile(m memoryChain, keySchema, valueSchema string, capture memoryCapture) {
+	t := s.task
+	node, stateName, ch, base, full := m.node, m.state, m.ch, m.base, m.full
 	start, end := t.keyRange(node)
 	n := &t.cp.cfg.Nodes[node]
 	id, sub := s.ID, t.sub
-	s.files = append(s.files, keyedFiles{node: node, state: stateName, keySchema: c.KeySchema, valueSchema: c.ValueSchema, abandon: capture.Abandon,
+	s.files = append(s.files, keyedFiles{node: node, state: stateName, keySchema: keySchema, valueSchema: valueSchema, abandon: capture.abandon,
 		write: func(stor *storage.Storage) ([]storage.StateFile, int64, error) {
 			name := fmt.Sprintf("%s-%d-%06d.state", StateStem(n.UID, stateName), sub, id)
 			w, err := stor.CreateShared(name, start, end-start)
 			if err != nil {
-				capture.Abandon()
+				capture.abandon()
 				return nil, 0, err
 			}
-			if err := capture.Write(func(parts ...[]byte) error { w.Section(parts...); return nil }); err != nil {
+			if err := capture.write(func(parts ...[]byte) error { w.Section(parts...); return nil }); err != nil {
 				w.Abort()
 				return nil, 0, fmt.Errorf("%s[%d]: %w", n.Name, sub, err)
 			}
@@ -73,8 +114,8 @@ func SnapshotMemoryState[K comparable, V any](s *Snapshot, node int, stateName s
 			if err != nil {
 				return nil, 0, fmt.Errorf("%s: %w", filepath.Join(storage.SharedDir, name), err)
 			}
-			f := storage.StateFile{Subtask: sub, State: stateName, Name: name, Shared: true, KeyGroups: [2]int{start, end}, Size: size, CRC: crc, Entries: int64(capture.Entries()), Keys: int64(capture.Keys)}
-			link := chainLink{epoch: capture.Epoch, files: []storage.StateFile{f}, base: size}
+			f := storage.StateFile{Subtask: sub, State: stateName, Name: name, Shared: true, KeyGroups: [2]int{start, end}, Size: size, CRC: crc, Entries: int64(capture.entries()), Keys: int64(capture.keys)}
+			link := chainLink{epoch: capture.epoch, files: []storage.StateFile{f}, base: size}
 			if !full {
 				f.Kind = storage.KindDelta
 				link.files = append(slices.Clone(base.files), f)
@@ -156,24 +197,32 @@ func RestoreMemory[K comparable, V any](t *Task, node int, st *state.Memory[K, V
 // RestoreMemoryState is RestoreMemory of the named state of node.
 func RestoreMemoryState[K comparable, V any](t *Task, node int, stateName string, st *state.Memory[K, V], c *state.Codec[K, V]) {
 	start, end := t.keyRange(node)
-	maxP := t.cp.cfg.MaxParallelism
 	st.SetTTL(c.TTL)
 	st.SetClock(t.NowMillis)
-	st.Bind(func(k K) int { return keygroup.Of(c.Hash(k), maxP) }, start, end)
-	files := t.restoredChain(node, stateName, st.Track)
+	st.Bind(keyGroupOf(t, c.Hash), start, end)
+	t.restoreMemory(node, stateName, st.Track, st.Reserve, func(kg int, sec []byte, delta bool) error {
+		return st.RestoreSection(kg, sec, delta, c)
+	}, st.Restored)
+}
+
+// restoreMemory is RestoreMemoryState once the state is bound: it is not
+// generic, so that programs do not compile it again for each state.
+func (t *Task) restoreMemory(node int, stateName string, track func(), reserve func(keys int), section func(kg int, sec []byte, delta bool) error, restored func()) {
+	start, end := t.keyRange(node)
+	files := t.restoredChain(node, stateName, track)
 	if len(files) == 0 {
 		return
 	}
 	l := t.cp.restored
 	name := t.cp.cfg.Nodes[node].Name
 	t.restores = append(t.restores, func() {
-		st.Reserve(restoredKeys(files, start, end))
+		reserve(restoredKeys(files, start, end))
 		for _, f := range files {
 			readSections(l, f, start, end, name, func(kg int, sec []byte) error {
-				return st.RestoreSection(kg, sec, f.Kind == storage.KindDelta, c)
+				return section(kg, sec, f.Kind == storage.KindDelta)
 			})
 		}
-		st.Restored()
+		restored()
 	})
 }
 
@@ -232,11 +281,18 @@ func restoredKeys(files []storage.StateFile, start, end int) int {
 // starts with the size that section had in the subtask's previous
 // snapshot, so that encoding rarely grows a buffer.
 func SnapshotKeyed[K comparable](s *Snapshot, node int, name string, hash func(K) uint64, keySchema, valueSchema string, write func(sec *state.Sections, keyGroup func(K) int) error) {
+	kg := keyGroupOf(s.task, hash)
+	s.snapshotKeyed(node, name, keySchema, valueSchema, func(sec *state.Sections) error { return write(sec, kg) })
+}
+
+// snapshotKeyed is SnapshotKeyed without the key's type, which is in
+// write's closure: it is not generic, so that programs do not compile it
+// again for each key type.
+func (s *Snapshot) snapshotKeyed(node int, name string, keySchema, valueSchema string, write func(sec *state.Sections) error) {
 	start, end := s.task.keyRange(node)
 	hint := s.task.sizeHint(node, name, end-start)
 	sec := state.NewSectionsSized(start, end, hint)
-	maxP := s.task.cp.cfg.MaxParallelism
-	err := write(sec, func(k K) int { return keygroup.Of(hash(k), maxP) })
+	err := write(sec)
 	for i := 0; err == nil && i < len(sec.W); i++ {
 		err = sec.W[i].Err() // a value the encoder refused, such as a cycle
 	}
