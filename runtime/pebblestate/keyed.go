@@ -47,9 +47,6 @@ type Keyed[K comparable, V any] struct {
 	seq     uint64
 
 	key, val codec.Writer
-	// sweep is the store key a sweep for expired values (state TTL)
-	// starts from; nil: the first.
-	sweep []byte
 }
 
 // untyped is the part of a Keyed that its key and value types do not
@@ -96,6 +93,9 @@ type untyped struct {
 	compacting atomic.Bool
 	compacted  sync.WaitGroup
 	stop       context.CancelFunc
+	// sweep is the store key a sweep for expired values (state TTL)
+	// starts from; nil: the first.
+	sweep []byte
 	// uploaded holds, by checkpoint id, the names in the shared folder of
 	// the sstables that checkpoint refers to: the next checkpoint refers
 	// again to those of the newest completed one that it still has.
@@ -561,26 +561,34 @@ func (s *Keyed[K, V]) Len() int {
 // input).
 func (s *Keyed[K, V]) All(yield func(K, *V) bool) {
 	s.spill(true)
+	s.each(func(key, val []byte) bool {
+		k := s.codec.DecodeKey(codec.NewReader(key))
+		r := codec.NewReader(val)
+		if s.codec.TTL > 0 && s.expired(r.Varint()) {
+			return true
+		}
+		v := s.codec.DecodeValue(r)
+		if err := r.Err(); err != nil {
+			s.fail(fmt.Sprintf("decode the value of %v", k), err)
+		}
+		return yield(k, v)
+	})
+}
+
+// each hands fn every key of the store (without its key group) and its
+// value, in order, until fn returns false.
+func (s *untyped) each(fn func(key, val []byte) bool) {
 	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: groupPrefix(s.start), UpperBound: groupPrefix(s.end)})
 	if err != nil {
 		s.fail("read", err)
 	}
 	defer it.Close()
 	for ok := it.First(); ok; ok = it.Next() {
-		k := s.codec.DecodeKey(codec.NewReader(it.Key()[2:]))
 		val, err := it.ValueAndErr()
 		if err != nil {
 			s.fail("read", err)
 		}
-		r := codec.NewReader(val)
-		if s.codec.TTL > 0 && s.expired(r.Varint()) {
-			continue
-		}
-		v := s.codec.DecodeValue(r)
-		if err := r.Err(); err != nil {
-			s.fail(fmt.Sprintf("decode the value of %v", k), err)
-		}
-		if !yield(k, v) {
+		if !fn(it.Key()[2:], val) {
 			return
 		}
 	}

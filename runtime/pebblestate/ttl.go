@@ -39,12 +39,29 @@ func (s *Keyed[K, V]) sweepExpired() {
 	if s.codec.TTL == 0 || s.db == nil {
 		return
 	}
+	var expired []K
+	s.sweepStore(max(sweepKeys, len(s.cache)/16), s.expired, func(key []byte) {
+		k := s.codec.DecodeKey(codec.NewReader(key))
+		// A value in the cache is newer than the store's when it was
+		// written since: its own write time decides.
+		if e := s.cache[k]; e == nil || !e.deleted && s.expired(e.ts) {
+			expired = append(expired, k)
+		}
+	})
+	for _, k := range expired {
+		s.set(k, nil, true)
+	}
+}
+
+// sweepStore reads the write times of the next n values of the store
+// from sweep on, and hands to each the key (without its key group) of
+// each value written at a time that expired says has expired; it is
+// Keyed's sweepExpired without the key and value types, compiled once.
+func (s *untyped) sweepStore(n int, expired func(ts int64) bool, each func(key []byte)) {
 	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: groupPrefix(s.start), UpperBound: groupPrefix(s.end)})
 	if err != nil {
 		s.fail("read", err)
 	}
-	var expired []K
-	n := max(sweepKeys, len(s.cache)/16)
 	ok := it.SeekGE(s.sweepStart())
 	for looked := 0; looked < n; looked++ {
 		if !ok {
@@ -56,13 +73,8 @@ func (s *Keyed[K, V]) sweepExpired() {
 			it.Close()
 			s.fail("read", err)
 		}
-		if r := codec.NewReader(val); s.expired(r.Varint()) && r.Err() == nil {
-			k := s.codec.DecodeKey(codec.NewReader(it.Key()[2:]))
-			// A value in the cache is newer than the store's when it was
-			// written since: its own write time decides.
-			if e := s.cache[k]; e == nil || !e.deleted && s.expired(e.ts) {
-				expired = append(expired, k)
-			}
+		if r := codec.NewReader(val); expired(r.Varint()) && r.Err() == nil {
+			each(it.Key()[2:])
 		}
 		s.sweep = append(s.sweep[:0], it.Key()...)
 		ok = it.Next()
@@ -73,12 +85,9 @@ func (s *Keyed[K, V]) sweepExpired() {
 	if s.sweep != nil {
 		s.sweep = append(s.sweep, 0) // after the last key looked at
 	}
-	for _, k := range expired {
-		s.set(k, nil, true)
-	}
 }
 
-func (s *Keyed[K, V]) sweepStart() []byte {
+func (s *untyped) sweepStart() []byte {
 	if s.sweep == nil || bytes.Compare(s.sweep, groupPrefix(s.start)) < 0 {
 		return groupPrefix(s.start)
 	}
