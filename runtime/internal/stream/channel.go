@@ -176,9 +176,21 @@ type Msg[T any] struct {
 // at-least-once mode senders do not wait: nothing blocks, and the records
 // that overtake a barrier are counted in the snapshot and replayed after a
 // restore.
+//
+// The bookkeeping of control events is inboxControl's: it does not depend
+// on the record type, and Go compiles a generic type's methods again in
+// every program, for each record type.
 type Inbox[T any] struct {
 	c    chan Msg[T]
 	free chan []T
+	// direct, when set, is the receiver's handler: a sender hands each
+	// message to it in its own goroutine (see Direct).
+	direct func(Msg[T]) bool
+	inboxControl
+}
+
+// inboxControl is an Inbox without its record type.
+type inboxControl struct {
 	// release[s] wakes sender s after an alignment.
 	release []chan struct{}
 	done    <-chan struct{}
@@ -203,9 +215,6 @@ type Inbox[T any] struct {
 	senders int
 	// peers is the number of inboxes of the receiving node.
 	peers int
-	// direct, when set, is the receiver's handler: a sender hands each
-	// message to it in its own goroutine (see Direct).
-	direct func(Msg[T]) bool
 	// call is set when the receiver takes records from its only sender
 	// by a call instead of in batches: offered by Calls, taken up by
 	// Direct. took counts those records until the metrics learn of them.
@@ -220,8 +229,16 @@ type Inbox[T any] struct {
 	nArrived int
 	ended    []bool
 	nEnded   int
-	ready    []Msg[T] // events completed by one message, handed out in order
+	ready    []event  // events completed by one message, handed out in order
 	wait     lastWait // how long the receiver last waited for a message
+}
+
+// event is a control event: a Msg without records.
+type event struct {
+	Checkpoint int64
+	Time       int64
+	From       int32
+	Kind       MsgKind
 }
 
 // NewInboxes makes the inboxes of a node's subtasks, each fed by senders
@@ -230,43 +247,49 @@ func NewInboxes[T any](j Env, receivers, senders int) []*Inbox[T] {
 	ins := make([]*Inbox[T], receivers)
 	for i := range ins {
 		in := &Inbox[T]{
-			c:       make(chan Msg[T], inboxDepth),
-			free:    make(chan []T, inboxDepth+senders+1),
-			release: make([]chan struct{}, senders),
-			done:    j.Done(),
-			idle:    func() {},
-			obs:     nobody{},
-			aligned: j.Aligned(),
-			senders: senders,
-			peers:   receivers,
-			arrived: make([]bool, senders),
-			ended:   make([]bool, senders),
-			wms:     make([]int64, senders),
-			wm:      MinTime,
-
-			idleSender: make([]bool, senders),
+			c:    make(chan Msg[T], inboxDepth),
+			free: make(chan []T, inboxDepth+senders+1),
 		}
-		for s := range in.wms {
-			in.wms[s] = MinTime
-		}
-		for s := range in.release {
-			in.release[s] = make(chan struct{}, 1)
-		}
-		in.linger = j.LingerFlag()
-		in.manual = manualOf(j)
+		in.inboxControl.init(j, receivers, senders)
 		ins[i] = in
 	}
 	return ins
 }
 
+func (in *inboxControl) init(j Env, receivers, senders int) {
+	*in = inboxControl{
+		release: make([]chan struct{}, senders),
+		done:    j.Done(),
+		idle:    func() {},
+		obs:     nobody{},
+		aligned: j.Aligned(),
+		senders: senders,
+		peers:   receivers,
+		arrived: make([]bool, senders),
+		ended:   make([]bool, senders),
+		wms:     make([]int64, senders),
+		wm:      MinTime,
+
+		idleSender: make([]bool, senders),
+	}
+	for s := range in.wms {
+		in.wms[s] = MinTime
+	}
+	for s := range in.release {
+		in.release[s] = make(chan struct{}, 1)
+	}
+	in.linger = j.LingerFlag()
+	in.manual = manualOf(j)
+}
+
 // OnIdle sets what the receiver does when its inbox is empty, before it
 // blocks: flush its own partial batches downstream, so that records never
 // sit in a half-full batch while the pipeline is quiet.
-func (in *Inbox[T]) OnIdle(flush func()) { in.idle = flush }
+func (in *inboxControl) OnIdle(flush func()) { in.idle = flush }
 
 // Bind sets the receiving subtask's checkpoint task, which learns how long
 // each barrier took to align, and its idle function (see OnIdle).
-func (in *Inbox[T]) Bind(t AlignmentRecorder, idle func()) {
+func (in *inboxControl) Bind(t AlignmentRecorder, idle func()) {
 	in.task = t
 	in.idle = idle
 }
@@ -314,19 +337,19 @@ func (in *Inbox[T]) Direct(handle func(Msg[T]) bool) bool {
 // receiving chain's method statically, so that a record can go by
 // reference without escaping to the heap, which a call through a
 // function value would make it do.
-func (in *Inbox[T]) Calls() { in.offered = true }
+func (in *inboxControl) Calls() { in.offered = true }
 
 // ByCall reports whether the receiver takes its only sender's records by
 // a call (see Calls): the inbox runs Direct and its receiver offered a
 // function of one record. It does not change once the job runs.
-func (in *Inbox[T]) ByCall() bool { return in.call }
+func (in *inboxControl) ByCall() bool { return in.call }
 
 // Took counts a record that the receiver's function of Calls got; the
 // metrics learn of it with the next control event or flush.
-func (in *Inbox[T]) Took() { in.took++ }
+func (in *inboxControl) Took() { in.took++ }
 
 // received tells the metrics of the records taken by calls.
-func (in *Inbox[T]) received() {
+func (in *inboxControl) received() {
 	if in.took > 0 {
 		in.obs.Received(in.took)
 		in.took = 0
@@ -404,31 +427,47 @@ func (in *Inbox[T]) Next() Msg[T] {
 // pending returns an event that is ready without receiving: one completed
 // by an earlier message, or a tick.
 func (in *Inbox[T]) pending() (Msg[T], bool) {
+	if len(in.ready) == 0 && !in.linger.Load() {
+		return Msg[T]{}, false // most calls: nothing to hand out
+	}
+	e, ok := in.pendingEvent()
+	return Msg[T]{Kind: e.Kind, Checkpoint: e.Checkpoint, Time: e.Time, From: e.From}, ok
+}
+
+func (in *inboxControl) pendingEvent() (event, bool) {
 	if len(in.ready) > 0 {
-		m := in.ready[0]
+		e := in.ready[0]
 		in.ready = in.ready[1:]
-		return m, true
+		return e, true
 	}
 	if in.linger.Load() {
 		in.linger.Store(false)
 		in.idle()
 		if in.ticks {
-			return Msg[T]{Kind: Tick}, true
+			return event{Kind: Tick}, true
 		}
 	}
-	return Msg[T]{}, false
+	return event{}, false
 }
 
 // handle takes one message off the channel: records are handed out at
 // once; control events update the bookkeeping and may complete an event.
 func (in *Inbox[T]) handle(m Msg[T]) (Msg[T], bool) {
-	switch m.Kind {
-	case Records:
+	if m.Kind == Records {
 		if in.idleSender[m.From] {
 			in.idleSender[m.From] = false
 		}
 		in.obs.Received(len(m.Recs))
 		return m, true
+	}
+	in.control(event{Kind: m.Kind, Checkpoint: m.Checkpoint, Time: m.Time, From: m.From})
+	return in.pending()
+}
+
+// control takes a control event off the channel: it updates the
+// bookkeeping and may complete an event, which pending hands out.
+func (in *inboxControl) control(m event) {
+	switch m.Kind {
 	case Barrier:
 		in.arrive(m)
 	case Watermark:
@@ -445,15 +484,11 @@ func (in *Inbox[T]) handle(m Msg[T]) (Msg[T], bool) {
 		// ends (every window fires); End itself moves no watermark.
 		in.end(m)
 	}
-	if m, ok := in.pending(); ok {
-		return m, true
-	}
-	return Msg[T]{}, false
 }
 
 // advance recomputes the watermark, the minimum over the senders that are
 // not idle, and hands it out when it moved.
-func (in *Inbox[T]) advance() {
+func (in *inboxControl) advance() {
 	wm := MaxTime
 	active := false
 	for s, w := range in.wms {
@@ -468,7 +503,7 @@ func (in *Inbox[T]) advance() {
 	}
 	if wm > in.wm {
 		in.wm = wm
-		in.ready = append(in.ready, Msg[T]{Kind: Watermark, Time: wm})
+		in.ready = append(in.ready, event{Kind: Watermark, Time: wm})
 	}
 }
 
@@ -479,16 +514,16 @@ func (in *Inbox[T]) ticker() <-chan time.Time { return in.tick }
 func (in *Inbox[T]) stopped() <-chan struct{} { return in.done }
 
 // SenderCount is the number of subtasks that send to the inbox.
-func (in *Inbox[T]) SenderCount() int { return in.senders }
+func (in *inboxControl) SenderCount() int { return in.senders }
 
 // Watermark is the receiver's watermark: the minimum over its senders.
-func (in *Inbox[T]) Watermark() int64 { return in.wm }
+func (in *inboxControl) Watermark() int64 { return in.wm }
 
 // SenderWatermark is the watermark of one sender, against which the
 // lateness of that sender's records is judged: every record of a sender
 // comes after the watermarks it sent before it, whatever the other senders
 // do, so the judgement is the same in every run.
-func (in *Inbox[T]) SenderWatermark(from int32) int64 { return in.wms[from] }
+func (in *inboxControl) SenderWatermark(from int32) int64 { return in.wms[from] }
 
 // Ticks asks for a Tick event every Linger, also while nothing arrives.
 // In a driven job (Manual) the driver hands them out instead, to the
@@ -503,12 +538,12 @@ func (in *Inbox[T]) Ticks() {
 }
 
 // Watermarks returns every sender's watermark, for a checkpoint.
-func (in *Inbox[T]) Watermarks() []int64 { return slices.Clone(in.wms) }
+func (in *inboxControl) Watermarks() []int64 { return slices.Clone(in.wms) }
 
 // RestoreWatermarks sets the senders' watermarks from a checkpoint. With
 // another number of senders than when it was taken, every sender starts
 // from the lowest of them.
-func (in *Inbox[T]) RestoreWatermarks(wms []int64) {
+func (in *inboxControl) RestoreWatermarks(wms []int64) {
 	if len(wms) == 0 {
 		return
 	}
@@ -523,7 +558,7 @@ func (in *Inbox[T]) RestoreWatermarks(wms []int64) {
 	in.wm = slices.Min(in.wms)
 }
 
-func (in *Inbox[T]) arrive(m Msg[T]) {
+func (in *inboxControl) arrive(m event) {
 	switch {
 	case m.Checkpoint < in.barrier:
 		// A barrier of a checkpoint given up in favour of a newer one: let
@@ -545,7 +580,7 @@ func (in *Inbox[T]) arrive(m Msg[T]) {
 	in.checkAligned()
 }
 
-func (in *Inbox[T]) end(m Msg[T]) {
+func (in *inboxControl) end(m event) {
 	if in.ended[m.From] {
 		return
 	}
@@ -555,11 +590,11 @@ func (in *Inbox[T]) end(m Msg[T]) {
 	// aligned may be complete now.
 	in.checkAligned()
 	if in.nEnded == in.senders {
-		in.ready = append(in.ready, Msg[T]{Kind: End})
+		in.ready = append(in.ready, event{Kind: End})
 	}
 }
 
-func (in *Inbox[T]) checkAligned() {
+func (in *inboxControl) checkAligned() {
 	if in.barrier == 0 || in.nArrived == 0 {
 		return
 	}
@@ -572,7 +607,7 @@ func (in *Inbox[T]) checkAligned() {
 			return
 		}
 	}
-	in.ready = append(in.ready, Msg[T]{Kind: Barrier, Checkpoint: in.barrier})
+	in.ready = append(in.ready, event{Kind: Barrier, Checkpoint: in.barrier})
 	if in.task != nil {
 		in.task.Aligned(time.Since(in.alignStart))
 	}
@@ -580,13 +615,13 @@ func (in *Inbox[T]) checkAligned() {
 
 // Release lets the senders of barrier id go on. The receiver calls it after
 // it has taken its snapshot and forwarded the barrier.
-func (in *Inbox[T]) Release(id int64) {
+func (in *inboxControl) Release(id int64) {
 	if id == in.barrier {
 		in.releaseAll()
 	}
 }
 
-func (in *Inbox[T]) releaseAll() {
+func (in *inboxControl) releaseAll() {
 	for s, ok := range in.arrived {
 		if ok {
 			in.arrived[s] = false
@@ -596,7 +631,7 @@ func (in *Inbox[T]) releaseAll() {
 	in.nArrived = 0
 }
 
-func (in *Inbox[T]) releaseSender(s int) {
+func (in *inboxControl) releaseSender(s int) {
 	if in.aligned {
 		// Each sender waits for one release per barrier it sent, so the
 		// buffered slot is always free here.
