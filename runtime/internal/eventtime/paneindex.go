@@ -41,7 +41,7 @@ import "github.com/pipegen/pipegen/runtime/internal/intkey"
 // Tumbling/sparse took twice the time with the ring, its keys coming and
 // going with every window), so they keep it and the index is off (width
 // 0).
-type paneIndex[K comparable, A any] struct {
+type paneIndex[K comparable] struct {
 	step  int64 // the slide
 	width int   // 0: off
 
@@ -62,9 +62,6 @@ type paneIndex[K comparable, A any] struct {
 	idle  int // slots in the map whose live is 0
 	spill map[spillKey[K]]int32
 
-	// panes caches the pane at each ring position, to spare the map of
-	// panes by start; nil or another start on a miss.
-	panes []*pane[K, A]
 	// lastStart and lastPos cache the position of the last record's first
 	// pane: most records fall in the panes of the one before.
 	lastStart int64
@@ -107,23 +104,22 @@ const (
 // Their records spill more.
 const maxPaneRing = 17
 
-func newPaneIndex[K comparable, A any](a WindowAssigner) paneIndex[K, A] {
+func newPaneIndex[K comparable](a WindowAssigner) paneIndex[K] {
 	if a.Kind != Sliding || a.Size <= a.Slide {
-		return paneIndex[K, A]{}
+		return paneIndex[K]{}
 	}
-	x := paneIndex[K, A]{step: a.Slide, slots: make(map[K]int32), lastStart: MinTime}
+	x := paneIndex[K]{step: a.Slide, slots: make(map[K]int32), lastStart: MinTime}
 	if intkey.Is[K]() {
 		x.dense, x.pages = true, make(map[int64]*slotPage)
 	}
 	x.width = int(min((a.Size+a.Slide-1)/a.Slide+1, maxPaneRing))
-	x.panes = make([]*pane[K, A], x.width)
 	x.lastPos = x.pos(MinTime)
 	return x
 }
 
 // pos is the ring position of the pane that starts at start: floor
 // division, so that the next pane is always at the next position.
-func (x *paneIndex[K, A]) pos(start int64) int {
+func (x *paneIndex[K]) pos(start int64) int {
 	q := start / x.step
 	if start%x.step != 0 && start < 0 {
 		q--
@@ -136,7 +132,7 @@ func (x *paneIndex[K, A]) pos(start int64) int {
 }
 
 // firstPos is pos with the last record's answer kept.
-func (x *paneIndex[K, A]) firstPos(start int64) int {
+func (x *paneIndex[K]) firstPos(start int64) int {
 	if start != x.lastStart {
 		x.lastStart, x.lastPos = start, x.pos(start)
 	}
@@ -144,7 +140,7 @@ func (x *paneIndex[K, A]) firstPos(start int64) int {
 }
 
 // slot returns k's slot, making one when k has none.
-func (x *paneIndex[K, A]) slot(k K) int32 {
+func (x *paneIndex[K]) slot(k K) int32 {
 	if x.dense {
 		v := intkey.Of(k)
 		if pg := x.lastPage; pg != nil && v>>pageBits == x.lastPg {
@@ -161,7 +157,7 @@ func (x *paneIndex[K, A]) slot(k K) int32 {
 }
 
 // slotDense is slot for keys in pages past the last page's hit.
-func (x *paneIndex[K, A]) slotDense(k K, v int64) int32 {
+func (x *paneIndex[K]) slotDense(k K, v int64) int32 {
 	pg := x.pages[v>>pageBits]
 	if pg != nil {
 		x.lastPg, x.lastPage = v>>pageBits, pg
@@ -173,7 +169,7 @@ func (x *paneIndex[K, A]) slotDense(k K, v int64) int32 {
 }
 
 // has returns k's slot, if it has one.
-func (x *paneIndex[K, A]) has(k K) (int32, bool) {
+func (x *paneIndex[K]) has(k K) (int32, bool) {
 	if x.dense {
 		v := intkey.Of(k)
 		if pg := x.pages[v>>pageBits]; pg != nil && pg.sl[v&pageMask] != 0 {
@@ -186,7 +182,7 @@ func (x *paneIndex[K, A]) has(k K) (int32, bool) {
 }
 
 // keys is the number of keys with a slot.
-func (x *paneIndex[K, A]) keys() int {
+func (x *paneIndex[K]) keys() int {
 	if x.dense {
 		return x.nkeys
 	}
@@ -194,7 +190,7 @@ func (x *paneIndex[K, A]) keys() int {
 }
 
 // newSlot makes k a slot.
-func (x *paneIndex[K, A]) newSlot(k K) int32 {
+func (x *paneIndex[K]) newSlot(k K) int32 {
 	if x.idle > x.keys()/2+64 {
 		x.sweep()
 	}
@@ -225,7 +221,7 @@ func (x *paneIndex[K, A]) newSlot(k K) int32 {
 }
 
 // setSlot records k's new slot.
-func (x *paneIndex[K, A]) setSlot(k K, sl int32) {
+func (x *paneIndex[K]) setSlot(k K, sl int32) {
 	if !x.dense {
 		x.slots[k] = sl
 		return
@@ -249,7 +245,7 @@ func (x *paneIndex[K, A]) setSlot(k K, sl int32) {
 }
 
 // toMap moves the slots from the pages to the map, for good.
-func (x *paneIndex[K, A]) toMap() {
+func (x *paneIndex[K]) toMap() {
 	for p, pg := range x.pages {
 		for o, sl := range pg.sl {
 			if sl != 0 {
@@ -261,13 +257,13 @@ func (x *paneIndex[K, A]) toMap() {
 	x.dense, x.pages, x.lastPage, x.nkeys = false, nil, nil, 0
 }
 
-func (x *paneIndex[K, A]) ref(sl int32, pos int) *paneRef {
+func (x *paneIndex[K]) ref(sl int32, pos int) *paneRef {
 	return &x.refs[sl/slotChunk][int(sl%slotChunk)*x.width+pos]
 }
 
 // find returns k's index in the pane that starts at start, at ring
 // position pos, in slot sl.
-func (x *paneIndex[K, A]) find(sl int32, k K, start int64, pos int) (int32, bool) {
+func (x *paneIndex[K]) find(sl int32, k K, start int64, pos int) (int32, bool) {
 	r := x.ref(sl, pos)
 	if r.i >= 0 && r.start == start {
 		return r.i, true
@@ -281,7 +277,7 @@ func (x *paneIndex[K, A]) find(sl int32, k K, start int64, pos int) (int32, bool
 
 // put records k's index i in a pane it was not in. The newest pane keeps
 // the ring position.
-func (x *paneIndex[K, A]) put(sl int32, k K, start int64, pos int, i int32) {
+func (x *paneIndex[K]) put(sl int32, k K, start int64, pos int, i int32) {
 	r := x.ref(sl, pos)
 	switch {
 	case r.i < 0:
@@ -298,7 +294,7 @@ func (x *paneIndex[K, A]) put(sl int32, k K, start int64, pos int, i int32) {
 	x.live[sl]++
 }
 
-func (x *paneIndex[K, A]) spillPut(sk spillKey[K], i int32) {
+func (x *paneIndex[K]) spillPut(sk spillKey[K], i int32) {
 	if x.spill == nil {
 		x.spill = make(map[spillKey[K]]int32)
 	}
@@ -306,7 +302,7 @@ func (x *paneIndex[K, A]) spillPut(sk spillKey[K], i int32) {
 }
 
 // set changes k's index in a pane it is in (a pane that was sorted).
-func (x *paneIndex[K, A]) set(sl int32, k K, start int64, pos int, i int32) {
+func (x *paneIndex[K]) set(sl int32, k K, start int64, pos int, i int32) {
 	r := x.ref(sl, pos)
 	if r.i >= 0 && r.start == start {
 		r.i = i
@@ -317,7 +313,7 @@ func (x *paneIndex[K, A]) set(sl int32, k K, start int64, pos int, i int32) {
 
 // remove takes k out of a pane that is dropped, and frees its slot when it
 // was the key's last.
-func (x *paneIndex[K, A]) remove(sl int32, k K, start int64, pos int) {
+func (x *paneIndex[K]) remove(sl int32, k K, start int64, pos int) {
 	r := x.ref(sl, pos)
 	if r.i >= 0 && r.start == start {
 		r.i = -1
@@ -330,7 +326,7 @@ func (x *paneIndex[K, A]) remove(sl int32, k K, start int64, pos int) {
 }
 
 // sweep frees the slots of keys that are in no pane.
-func (x *paneIndex[K, A]) sweep() {
+func (x *paneIndex[K]) sweep() {
 	x.idle = 0
 	if x.dense {
 		for p, pg := range x.pages {
@@ -357,18 +353,19 @@ func (x *paneIndex[K, A]) sweep() {
 	}
 }
 
-// lookup returns k's index in p, if k is in it: for the paths that are
-// not per record (restores, deltas, a join's updated windows).
-func (x *paneIndex[K, A]) lookup(p *pane[K, A], k K) (int32, bool) {
+// lookup returns k's index in the pane that starts at start, if k is in
+// it: for the paths that are not per record (restores, deltas, a join's
+// updated windows).
+func (x *paneIndex[K]) lookup(start int64, k K) (int32, bool) {
 	sl, ok := x.has(k)
 	if !ok {
 		return 0, false
 	}
-	return x.find(sl, k, p.w.Start, x.pos(p.w.Start))
+	return x.find(sl, k, start, x.pos(start))
 }
 
 // pairs is the number of (key, pane) pairs indexed, for tests.
-func (x *paneIndex[K, A]) pairs() int {
+func (x *paneIndex[K]) pairs() int {
 	n := 0
 	for _, l := range x.live {
 		n += int(l)

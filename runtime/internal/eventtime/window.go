@@ -67,7 +67,13 @@ type WindowState[K comparable, A any] struct {
 	last     *pane[K, A] // the pane of the last record, without the index
 	lastDrop int64       // the time last is dropped at (cleanup)
 	paneHeap timeHeap[*pane[K, A]]
-	ix       paneIndex[K, A]
+	// ix indexes the panes of sliding windows by key (paneindex.go); ring
+	// caches the pane at each of its ring positions, to spare the map of
+	// panes by start (nil or another start on a miss). ix is not generic
+	// in A, so that the windows of a program with the same key type share
+	// its code.
+	ix   paneIndex[K]
+	ring []*pane[K, A]
 
 	// Session windows: the sessions of every key, sorted by Start, and all
 	// of them in a heap like the panes.
@@ -208,8 +214,9 @@ func NewWindowState[K comparable, A any](a WindowAssigner, lateness int64, merge
 	if a.Kind == Session && merge == nil {
 		panic("session windows need a merge function")
 	}
+	ix := newPaneIndex[K](a)
 	return &WindowState[K, A]{assign: a, lateness: lateness, merge: merge, wm: MinTime,
-		panes: make(map[int64]*pane[K, A]), ix: newPaneIndex[K, A](a), sessions: make(map[K][]*winEntry[K, A]), epoch: 1,
+		panes: make(map[int64]*pane[K, A]), ix: ix, ring: make([]*pane[K, A], ix.width), sessions: make(map[K][]*winEntry[K, A]), epoch: 1,
 		capturable:  a.Kind != Session && pointerFree(reflect.TypeFor[K]()) && pointerFree(reflect.TypeFor[A]()),
 		keyPointers: hasPointers(reflect.TypeFor[K]()),
 		accPointers: hasPointers(reflect.TypeFor[A]()),
@@ -281,7 +288,7 @@ func (s *WindowState[K, A]) addSliding(k K, ts, wm int64, add func(acc *A), onUp
 	sl := s.ix.slot(k)
 	pos := s.ix.firstPos(start)
 	for ; start <= last; start += step {
-		p := s.ix.panes[pos]
+		p := s.ring[pos]
 		var i int32
 		if p != nil && p.w.Start == start && !p.shared {
 			if ref := s.ix.ref(sl, pos); ref.i >= 0 && ref.start == start {
@@ -611,7 +618,7 @@ func (s *WindowState[K, A]) updated(onUpdate func(k K, w Window, acc *A)) {
 func (s *WindowState[K, A]) pane(w Window, pos int) *pane[K, A] {
 	cached := s.last
 	if s.ix.width > 0 {
-		cached = s.ix.panes[pos]
+		cached = s.ring[pos]
 	}
 	if cached != nil && cached.w.Start == w.Start {
 		return cached
@@ -632,7 +639,7 @@ func (s *WindowState[K, A]) pane(w Window, pos int) *pane[K, A] {
 		s.paneHeap.push(p)
 	}
 	if s.ix.width > 0 {
-		s.ix.panes[pos] = p
+		s.ring[pos] = p
 	} else {
 		s.last, s.lastDrop = p, s.cleanup(p.w)
 	}
@@ -642,7 +649,7 @@ func (s *WindowState[K, A]) pane(w Window, pos int) *pane[K, A] {
 // indexOf returns k's index in p, if k is in it.
 func (s *WindowState[K, A]) indexOf(p *pane[K, A], k K) (int32, bool) {
 	if s.ix.width > 0 {
-		return s.ix.lookup(p, k)
+		return s.ix.lookup(p.w.Start, k)
 	}
 	return p.idx.get(k)
 }
@@ -658,8 +665,8 @@ func (s *WindowState[K, A]) dropPane(p *pane[K, A]) {
 		return
 	}
 	pos := s.ix.pos(p.w.Start)
-	if s.ix.panes[pos] == p {
-		s.ix.panes[pos] = nil
+	if s.ring[pos] == p {
+		s.ring[pos] = nil
 	}
 	for i, sl := range p.slots {
 		s.ix.remove(sl, p.keys[i], p.w.Start, pos)

@@ -99,7 +99,7 @@ func (s *WindowState[K, A]) slice() {
 		return
 	}
 	s.sliced = true
-	s.ix = paneIndex[K, A]{}
+	s.ix, s.ring = paneIndex[K]{}, nil
 	s.sl = slicing[K, A]{whole: map[int64]*pane[K, A]{}}
 }
 
