@@ -169,29 +169,31 @@ func (s *lineReader) setAlign(node int, wm connector.Emitter) {
 // records with format. It only lists the files: they are opened when read.
 func NewSource[T any](env connector.Env, node, sub int, f format.Format[T]) *Source[T] {
 	s := &Source[T]{format: f}
-	s.lr.newDecoder = func() headerDecoder {
+	newDecoder := func() headerDecoder {
 		s.dec = s.format.NewDecoder()
 		return s.dec
 	}
-	s.lr.start(env, node, sub, func() bool {
+	strict := func() bool {
 		st, ok := s.format.(format.Strictable[T])
 		if ok {
 			s.format = st.Strict()
 		}
 		return ok
-	})
+	}
+	s.lr.start(env, node, sub, newDecoder, strict)
 	return s
 }
 
-// start prepares the reader of subtask sub of node; strict makes its
-// format strict, and reports false if it cannot be.
-func (s *lineReader) start(env connector.Env, node, sub int, strict func() bool) {
+// start prepares the reader of subtask sub of node. newDecoder makes the
+// decoder of a file; strict makes the format strict, and reports false
+// if it cannot be.
+func (s *lineReader) start(env connector.Env, node, sub int, newDecoder func() headerDecoder, strict func() bool) {
 	n := env.Node(node)
 	*s = lineReader{
 		name:       n.Name,
 		sub:        sub,
 		env:        env,
-		newDecoder: s.newDecoder,
+		newDecoder: newDecoder,
 		cancel:     env.Context().Done(),
 		cur:        sub,
 		step:       env.Parallelism(node),
