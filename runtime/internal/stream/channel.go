@@ -256,6 +256,8 @@ func NewInboxes[T any](j Env, receivers, senders int) []*Inbox[T] {
 	return ins
 }
 
+// init prepares the bookkeeping of one of receivers inboxes, fed by
+// senders upstream subtasks.
 func (in *inboxControl) init(j Env, receivers, senders int) {
 	*in = inboxControl{
 		release: make([]chan struct{}, senders),
@@ -434,6 +436,7 @@ func (in *Inbox[T]) pending() (Msg[T], bool) {
 	return Msg[T]{Kind: e.Kind, Checkpoint: e.Checkpoint, Time: e.Time, From: e.From}, ok
 }
 
+// pendingEvent is pending without the record type.
 func (in *inboxControl) pendingEvent() (event, bool) {
 	if len(in.ready) > 0 {
 		e := in.ready[0]
