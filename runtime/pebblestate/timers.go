@@ -32,16 +32,24 @@ import (
 // The time of the earliest timer of each domain is kept while it is
 // known, so that a watermark or a tick before it reads nothing.
 type Timers[K comparable] struct {
+	timerStore
+	keyGroup func(K) int
+	encK     func(*codec.Writer, K)
+	decK     func(*codec.Reader) K
+}
+
+// timerStore is the part of Timers that the key type does not touch: the
+// store, its batch and barriers, the copy of a restore and the savepoint
+// form. Its methods are compiled once, here, instead of once for every
+// key type of every program (as untyped is Keyed's).
+type timerStore struct {
 	name       string // "operators.NAME[SUBTASK]", for errors
 	uid        string
 	sub        int
 	db         func() kv.Store
 	frozen     func() bool
 	waitTaken  func()
-	keyGroup   func(K) int
 	start, end int
-	encK       func(*codec.Writer, K)
-	decK       func(*codec.Reader) K
 
 	// b holds the changes not written to the store yet (nil before the
 	// first use); seq is the next registration number, written the one
@@ -97,10 +105,10 @@ func OpenTimers[K comparable, V any](st *Keyed[K, V]) *Timers[K] {
 // type than the store's (Sessions: a key and a session's start), placed in
 // key groups by keyGroup and written by encK.
 func openTimersOf[T, K comparable, V any](st *Keyed[K, V], keyGroup func(T) int, encK func(*codec.Writer, T), decK func(*codec.Reader) T) *Timers[T] {
-	t := &Timers[T]{name: fmt.Sprintf("operators.%s[%d]", st.name, st.t.Subtask()), uid: st.uid, sub: st.t.Subtask(),
+	t := &Timers[T]{timerStore: timerStore{name: fmt.Sprintf("operators.%s[%d]", st.name, st.t.Subtask()), uid: st.uid, sub: st.t.Subtask(),
 		db: func() kv.Store { return st.db }, frozen: st.frozen.Load, waitTaken: st.waitCapture,
-		keyGroup: keyGroup, start: st.start, end: st.end, encK: encK, decK: decK,
-		spillAt: timerSpill}
+		start: st.start, end: st.end, spillAt: timerSpill},
+		keyGroup: keyGroup, encK: encK, decK: decK}
 	t.low[0].at, t.low[1].at = math.MinInt64, math.MinInt64
 	st.addPart(t)
 	return t
@@ -108,13 +116,13 @@ func openTimersOf[T, K comparable, V any](st *Keyed[K, V], keyGroup func(T) int,
 
 var _ eventtime.Timers[string] = (*Timers[string])(nil)
 
-func (t *Timers[K]) fail(what string, err error) {
+func (t *timerStore) fail(what string, err error) {
 	fault.Abortf("%s: pebble state: timers: %s: %w", t.name, what, err)
 }
 
 // batch returns the batch of changes, made at the first use: the store
 // is open then, restored.
-func (t *Timers[K]) batch() kv.Batch {
+func (t *timerStore) batch() kv.Batch {
 	if t.b == nil {
 		db := t.db()
 		t.seq = t.readSeq(db)
@@ -145,7 +153,7 @@ func readSeq(db kv.Reader) (uint64, error) {
 }
 
 // readSeq is readSeq on the subtask's goroutine: an error fails it.
-func (t *Timers[K]) readSeq(db kv.Reader) uint64 {
+func (t *timerStore) readSeq(db kv.Reader) uint64 {
 	seq, err := readSeq(db)
 	if err != nil {
 		t.fail("read", err)
@@ -427,7 +435,7 @@ func (t *Timers[K]) scan(d byte, after int64, fire func(k K, at int64)) {
 }
 
 // Len is the number of timers. It reads them all.
-func (t *Timers[K]) Len() int {
+func (t *timerStore) Len() int {
 	it, err := t.batch().NewIter(&kv.IterOptions{LowerBound: []byte{prefixTimerTime}, UpperBound: []byte{prefixTimerTime + 1}})
 	if err != nil {
 		t.fail("read", err)
@@ -443,7 +451,7 @@ func (t *Timers[K]) Len() int {
 // maybeSpill writes the changes to the store once they are many, unless
 // timers are running (their iterator reads the batch), or while the store
 // is frozen, unless they are very many.
-func (t *Timers[K]) maybeSpill() {
+func (t *timerStore) maybeSpill() {
 	if t.firing || t.b.Len() < t.spillAt {
 		return
 	}
@@ -458,7 +466,7 @@ func (t *Timers[K]) maybeSpill() {
 
 // commit writes the changes and the next registration number to the
 // store.
-func (t *Timers[K]) commit() {
+func (t *timerStore) commit() {
 	if t.seq != t.written {
 		if err := t.b.Set(metaSeq, binary.AppendUvarint(nil, t.seq)); err != nil {
 			t.fail("write", err)
@@ -475,13 +483,13 @@ func (t *Timers[K]) commit() {
 	t.b = t.db().NewIndexedBatch()
 }
 
-func (t *Timers[K]) barrier() {
+func (t *timerStore) barrier() {
 	if t.b != nil {
 		t.commit()
 	}
 }
 
-func (t *Timers[K]) close() {
+func (t *timerStore) close() {
 	if t.b != nil {
 		t.b.Close()
 		t.b = nil
@@ -490,7 +498,7 @@ func (t *Timers[K]) close() {
 
 // copyFrom copies the timers of key groups [lo, hi) of the old store, and
 // builds their time keys.
-func (t *Timers[K]) copyFrom(old kv.Store, lo, hi int) {
+func (t *timerStore) copyFrom(old kv.Store, lo, hi int) {
 	db := t.db()
 	seq := max(t.readSeq(db), t.readSeq(old))
 	it, err := old.NewIter(&kv.IterOptions{LowerBound: []byte{prefixTimer, byte(lo >> 8), byte(lo)}, UpperBound: []byte{prefixTimer, byte(hi >> 8), byte(hi)}})
@@ -530,7 +538,7 @@ func (t *Timers[K]) copyFrom(old kv.Store, lo, hi int) {
 	t.commitRestore(b)
 }
 
-func (t *Timers[K]) commitRestore(b kv.Batch) {
+func (t *timerStore) commitRestore(b kv.Batch) {
 	if err := b.Commit(); err != nil {
 		t.fail("restore", err)
 	}
@@ -586,7 +594,7 @@ func (t *Timers[K]) restoreSections(files []storage.StateFile, l *storage.Loaded
 // writeCanonical writes the timers in db, a checkpoint of the store, as
 // the memory backend's state file of timers: one section per key group,
 // each with a header and the timers (eventtime.ReadTimers reads it).
-func (t *Timers[K]) writeCanonical(db kv.Store, id int64, stor *storage.Storage) ([]storage.StateFile, error) {
+func (t *timerStore) writeCanonical(db kv.Store, id int64, stor *storage.Storage) ([]storage.StateFile, error) {
 	if t.internal {
 		return nil, nil
 	}
@@ -597,7 +605,7 @@ func (t *Timers[K]) writeCanonical(db kv.Store, id int64, stor *storage.Storage)
 	return []storage.StateFile{f}, nil
 }
 
-func (t *Timers[K]) canonical(db kv.Store, id int64, stor *storage.Storage) (storage.StateFile, error) {
+func (t *timerStore) canonical(db kv.Store, id int64, stor *storage.Storage) (storage.StateFile, error) {
 	seq, err := readSeq(db)
 	if err != nil {
 		return storage.StateFile{}, fmt.Errorf("%s: timers: %w", t.name, err)
