@@ -3,7 +3,6 @@ package checkpoint
 import (
 	"fmt"
 	"path/filepath"
-	"slices"
 
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/keygroup"
@@ -74,18 +73,16 @@ func keyGroupOf[K comparable](t *Task, hash func(K) uint64) func(K) int {
 func snapshotChanges(s *Snapshot, node int, name string, keySchema, valueSchema string, st Changes, async bool,
 	capture func(d state.Delta) (uint64, func(*state.Sections) (uint64, error), error)) {
 	t := s.task
-	ch := t.chain(node, name)
-	base, ok := ch.get(t.cp.Committed())
-	full := !ok || base.deltas >= base.base || len(base.files) >= maxChain || s.Savepoint()
-	d := state.Delta{Full: full, Keep: st.Epoch(), Canonical: s.Savepoint()}
-	if ok {
-		d.Since, d.Keep = base.epoch, base.epoch
+	m := s.stateChain(node, name)
+	d := state.Delta{Full: m.full, Keep: st.Epoch(), Canonical: s.Savepoint()}
+	if m.ok {
+		d.Since, d.Keep = m.base.epoch, m.base.epoch
 	}
 	start, end := t.keyRange(node)
 	// The hint is the subtask's or, for a capture, the writer's: the
 	// same state is always one or the other.
 	hint := t.sizeHint(node, name, end-start)
-	if !full {
+	if !m.full {
 		// A delta's buffers start at the size of the last delta's
 		// sections: where most entries change between two checkpoints
 		// (Nexmark q5's windows) a delta is as large as a full file, and
@@ -150,18 +147,13 @@ func snapshotChanges(s *Snapshot, node int, name string, keySchema, valueSchema 
 				return nil, 0, fmt.Errorf("%s: %w", filepath.Join(storage.SharedDir, fname), err)
 			}
 			f := storage.StateFile{Subtask: sub, State: name, Name: fname, Shared: true, KeyGroups: [2]int{start, end}, Size: size, CRC: crc}
-			link := chainLink{epoch: epoch, files: []storage.StateFile{f}, base: size}
-			if !full {
-				f.Kind = storage.KindDelta
-				link.files = append(slices.Clone(base.files), f)
-				link.base, link.deltas = base.base, base.deltas+size
-			}
+			link := m.link(f, epoch)
 			// No delta builds on a savepoint's file: its form may not be
 			// the state's (sliding windows kept in slices write whole
 			// windows, and a delta of slices on top would count the
 			// records of a slice twice).
 			if !d.Canonical {
-				ch.put(id, link)
+				m.ch.put(id, link)
 			}
 			return link.files, size, nil
 		}})

@@ -38,7 +38,7 @@ func SnapshotMemoryState[K comparable, V any](s *Snapshot, node int, stateName s
 		s.task.waitWritten(done)
 	}
 	st.Sweep() // expired values (state TTL) leave before the capture
-	m := s.memoryChain(node, stateName)
+	m := s.stateChain(node, stateName)
 	since, keep := uint64(0), st.Epoch()
 	if m.ok {
 		since, keep = m.base.epoch, m.base.epoch
@@ -58,10 +58,11 @@ func (t *Task) waitWritten(done <-chan struct{}) {
 	}
 }
 
-// memoryChain is where the checkpoint of a memory state of the subtask
-// builds on: base, the newest completed checkpoint's files (if ok), and
-// whether the state is written whole (full) instead of as a delta.
-type memoryChain struct {
+// stateChain is where the checkpoint of a state of the subtask that
+// writes deltas (state.Memory, Changes) builds on: base, the newest
+// completed checkpoint's files (if ok), and whether the state is written
+// whole (full) instead of as a delta.
+type stateChain struct {
 	node  int
 	state string
 	ch    *chain
@@ -70,13 +71,24 @@ type memoryChain struct {
 	full  bool
 }
 
-func (s *Snapshot) memoryChain(node int, stateName string) memoryChain {
+func (s *Snapshot) stateChain(node int, stateName string) stateChain {
 	t := s.task
-	m := memoryChain{node: node, state: stateName, ch: t.chain(node, stateName)}
+	m := stateChain{node: node, state: stateName, ch: t.chain(node, stateName)}
 	m.base, m.ok = m.ch.get(t.cp.Committed())
 	// A savepoint's checkpoint writes the state whole (canonical form).
 	m.full = !m.ok || m.base.deltas >= m.base.base || len(m.base.files) >= maxChain || s.Savepoint()
 	return m
+}
+
+// link is the chain after the checkpoint that wrote f, of the state as
+// it was at epoch: f alone when it is full, else the base's files and f,
+// a delta, on top.
+func (m stateChain) link(f storage.StateFile, epoch uint64) chainLink {
+	if m.full {
+		return chainLink{epoch: epoch, files: []storage.StateFile{f}, base: f.Size}
+	}
+	f.Kind = storage.KindDelta
+	return chainLink{epoch: epoch, files: append(slices.Clone(m.base.files), f), base: m.base.base, deltas: m.base.deltas + f.Size}
 }
 
 // memoryCapture is a state.Capture without its key and value types:
@@ -92,9 +104,9 @@ type memoryCapture struct {
 
 // addMemoryFile adds to the snapshot the file that the writer writes
 // capture into, in chain m.
-func (s *Snapshot) addMemoryFile(m memoryChain, keySchema, valueSchema string, capture memoryCapture) {
+func (s *Snapshot) addMemoryFile(m stateChain, keySchema, valueSchema string, capture memoryCapture) {
 	t := s.task
-	node, stateName, ch, base, full := m.node, m.state, m.ch, m.base, m.full
+	node, stateName := m.node, m.state
 	start, end := t.keyRange(node)
 	n := &t.cp.cfg.Nodes[node]
 	id, sub := s.ID, t.sub
@@ -115,13 +127,8 @@ func (s *Snapshot) addMemoryFile(m memoryChain, keySchema, valueSchema string, c
 				return nil, 0, fmt.Errorf("%s: %w", filepath.Join(storage.SharedDir, name), err)
 			}
 			f := storage.StateFile{Subtask: sub, State: stateName, Name: name, Shared: true, KeyGroups: [2]int{start, end}, Size: size, CRC: crc, Entries: int64(capture.entries()), Keys: int64(capture.keys)}
-			link := chainLink{epoch: capture.epoch, files: []storage.StateFile{f}, base: size}
-			if !full {
-				f.Kind = storage.KindDelta
-				link.files = append(slices.Clone(base.files), f)
-				link.base, link.deltas = base.base, base.deltas+size
-			}
-			ch.put(id, link)
+			link := m.link(f, capture.epoch)
+			m.ch.put(id, link)
 			return link.files, size, nil
 		}})
 }
