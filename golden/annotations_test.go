@@ -166,7 +166,11 @@ func runAnnotated(t *testing.T, name string, pk *compile.Package) {
 		t.Errorf("go vet of the generated code failed: %v\n%s", err, out)
 	}
 	bin := filepath.Join(tmp, "prog")
-	if out, err := exec.Command("go", "build", "-overlay", ov, "-o", bin, cmd).CombinedOutput(); err != nil {
+	// Compiled as the YAML cases' programs are (programs_test.go): the
+	// case's packages without optimisations (a flag for them replaces
+	// GOFLAGS', hence -dwarf=false again).
+	gcflags := "-gcflags=./" + name + "/...=-N -l -dwarf=false"
+	if out, err := exec.Command("go", "build", "-overlay", ov, gcflags, "-o", bin, cmd).CombinedOutput(); err != nil {
 		t.Fatalf("go build of the golden program failed: %v\n%s", err, out)
 	}
 	runProgram(t, name, bin)

@@ -2,8 +2,11 @@ package golden
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pipegen/pipegen/internal/multicall"
 )
 
 // TestGeneratedCodeInlines compiles golden programs with the compiler's
@@ -18,8 +21,7 @@ func TestGeneratedCodeInlines(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiling golden programs is skipped in -short mode")
 	}
-	built := map[string][]byte{} // a program's decisions, printed once
-	for _, c := range []struct {
+	cases := []struct {
 		program string // a folder of golden/
 		where   string // what keeps the bodies
 		inlined []string
@@ -62,18 +64,28 @@ func TestGeneratedCodeInlines(t *testing.T) {
 			"eventtime.AddSat",
 			"eventtime.SubSat",
 		}},
-	} {
-		out, ok := built[c.program]
+	}
+	// One go list -export compiles the programs' packages, in parallel,
+	// without linking them, and prints what the compiler printed, even
+	// when a compile is in the build cache.
+	args := []string{"list", "-export", "-gcflags=-m"}
+	for _, c := range cases {
+		if pkg := "./" + c.program + "/want"; !slices.Contains(args, pkg) {
+			args = append(args, pkg)
+		}
+	}
+	out, err := exec.Command("go", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go %s failed: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	decisions := multicall.CompilerOutput(string(out))
+	for _, c := range cases {
+		printed, ok := decisions["github.com/pipegen/pipegen/golden/"+c.program+"/want"]
 		if !ok {
-			var err error
-			out, err = exec.Command("go", "build", "-gcflags=-m", "-o", "/dev/null", "./"+c.program+"/want").CombinedOutput()
-			if err != nil {
-				t.Fatalf("go build -gcflags=-m of the %s golden program failed: %v\n%s", c.program, err, out)
-			}
-			built[c.program] = out
+			t.Fatalf("go list printed nothing of the compile of golden/%s:\n%s", c.program, out)
 		}
 		for _, f := range c.inlined {
-			if !strings.Contains(string(out), "inlining call to "+f+"\n") {
+			if !strings.Contains(printed, "inlining call to "+f+"\n") {
 				t.Errorf("golden/%s calls %s instead of inlining it: does %s reach it?", c.program, f, c.where)
 			}
 		}

@@ -42,7 +42,10 @@ type Options struct {
 	// the files of the overlay.
 	Dir string
 	// Gcflags are compiler flags for the programs' own packages only
-	// (-m: their escape analysis), or "".
+	// (-m: their escape analysis; -l: no inlining, a faster compile), or
+	// "". Build adds -dwarf=false: a flag for these packages replaces
+	// GOFLAGS' (make test's -gcflags=all=-dwarf=false), and a test
+	// binary needs no debug information.
 	Gcflags string
 }
 
@@ -111,10 +114,7 @@ func Build(programs []Program, opts Options) (*Built, error) {
 		return nil, err
 	}
 	all := filepath.Join(bin, "all")
-	args := []string{"build", "-overlay", ov, "-o", all}
-	if opts.Gcflags != "" {
-		args = append(args, "-gcflags=./"+buildDir+"/...="+opts.Gcflags)
-	}
+	args := []string{"build", "-overlay", ov, "-o", all, "-gcflags=./" + buildDir + "/...=" + strings.TrimSpace("-dwarf=false "+opts.Gcflags)}
 	cmd := exec.Command("go", append(args, "./"+buildDir+"/all")...)
 	cmd.Dir = opts.ModuleDir
 	var stderr bytes.Buffer
@@ -130,19 +130,30 @@ func Build(programs []Program, opts Options) (*Built, error) {
 		}
 		built.Paths[name] = link
 	}
-	// The go command heads what the compiler printed about a package with
-	// "# " and its import path.
-	var current string
-	for _, line := range strings.SplitAfter(stderr.String(), "\n") {
-		if path, ok := strings.CutPrefix(line, "# "); ok {
-			current = byPackage[strings.TrimSpace(path)]
-			continue
-		}
-		if current != "" {
-			built.Compiler[current] += line
+	for path, printed := range CompilerOutput(stderr.String()) {
+		if name, ok := byPackage[path]; ok {
+			built.Compiler[name] = printed
 		}
 	}
 	return built, nil
+}
+
+// CompilerOutput splits what the go command printed (with -gcflags=-m,
+// say) by package: it heads what the compiler printed about a package
+// with "# " and its import path.
+func CompilerOutput(out string) map[string]string {
+	byPackage := map[string]string{}
+	var current string
+	for _, line := range strings.SplitAfter(out, "\n") {
+		if path, ok := strings.CutPrefix(line, "# "); ok {
+			current = strings.TrimSpace(path)
+			continue
+		}
+		if current != "" {
+			byPackage[current] += line
+		}
+	}
+	return byPackage
 }
 
 // asLibrary turns a file of a main package into one of package program
