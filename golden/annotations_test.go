@@ -73,7 +73,7 @@ func TestGoldenAnnotations(t *testing.T) {
 			t.Parallel()
 			want := filepath.Join(name, "want")
 			got := map[string][]byte{}
-			pk, err := compile.GeneratePackage(name, compile.PackageOptions{Cmd: true, Options: compile.Options{Version: version, Command: "pipegen generate -cmd"}})
+			pk, err := compile.GeneratePackage(name, annotatedOptions())
 			if err != nil {
 				l, ok := compile.IsDiagnostics(err)
 				if !ok {
@@ -102,6 +102,12 @@ func TestGoldenAnnotations(t *testing.T) {
 	}
 }
 
+// annotatedOptions are the options of `pipegen generate -cmd`, which
+// generates the annotation cases' want/.
+func annotatedOptions() compile.PackageOptions {
+	return compile.PackageOptions{Cmd: true, Options: compile.Options{Version: version, Command: "pipegen generate -cmd"}}
+}
+
 // compareTree checks that dir holds exactly the files of got (names
 // slash-separated, relative to dir), but for output.txt, or rewrites it
 // with -update.
@@ -128,9 +134,9 @@ func compareTree(t *testing.T, dir string, got map[string][]byte) {
 	}
 }
 
-// runAnnotated builds the command of the case's one pipeline with the
-// generated files laid over the case's package, vets the package with
-// them, and runs the program.
+// runAnnotated vets the case's package with the generated files laid
+// over it, and runs the command of its one pipeline, built with the
+// others (programs_test.go) or, if that build failed, alone.
 func runAnnotated(t *testing.T, name string, pk *compile.Package) {
 	if testing.Short() {
 		t.Skip("running goldens is skipped in -short mode")
@@ -165,13 +171,16 @@ func runAnnotated(t *testing.T, name string, pk *compile.Package) {
 	if out, err := exec.Command("go", "vet", "-overlay", ov, "./"+name).CombinedOutput(); err != nil {
 		t.Errorf("go vet of the generated code failed: %v\n%s", err, out)
 	}
-	bin := filepath.Join(tmp, "prog")
-	// Compiled as the YAML cases' programs are (programs_test.go): the
-	// case's packages without optimisations (a flag for them replaces
-	// GOFLAGS', hence -dwarf=false again).
-	gcflags := "-gcflags=./" + name + "/...=-N -l -dwarf=false"
-	if out, err := exec.Command("go", "build", "-overlay", ov, gcflags, "-o", bin, cmd).CombinedOutput(); err != nil {
-		t.Fatalf("go build of the golden program failed: %v\n%s", err, out)
+	bin := builtProgram(t, wantKey(name))
+	if bin == "" {
+		bin = filepath.Join(tmp, "prog")
+		// Compiled as in the one build: the case's packages without
+		// optimisations (a flag for them replaces GOFLAGS', hence
+		// -dwarf=false again).
+		gcflags := "-gcflags=./" + name + "/...=-N -l -dwarf=false"
+		if out, err := exec.Command("go", "build", "-overlay", ov, gcflags, "-o", bin, cmd).CombinedOutput(); err != nil {
+			t.Fatalf("go build of the golden program failed: %v\n%s", err, out)
+		}
 	}
 	runProgram(t, name, bin)
 }

@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,12 +42,17 @@ type Options struct {
 	// Dir is where the binary and the programs' links are written, and
 	// the files of the overlay.
 	Dir string
-	// Gcflags are compiler flags for the programs' own packages only
-	// (-m: their escape analysis; -l: no inlining, a faster compile), or
+	// Gcflags are compiler flags for the programs' own packages, and
+	// those of the Overlay's files, only (-m: their escape analysis; -l:
+	// no inlining, a faster compile), or
 	// "". Build adds -dwarf=false: a flag for these packages replaces
 	// GOFLAGS' (make test's -gcflags=all=-dwarf=false), and a test
 	// binary needs no debug information.
 	Gcflags string
+	// Overlay lays more files, by absolute path, over the module's for
+	// the build: the generated files of the packages that programs
+	// import (pipegen generate's output for an annotated package).
+	Overlay map[string][]byte
 }
 
 // Built is the outcome of a build.
@@ -101,6 +107,19 @@ func Build(programs []Program, opts Options) (*Built, error) {
 	if err := lay("all/main.go", dispatcher(opts.ModulePath, names)); err != nil {
 		return nil, err
 	}
+	for i, path := range slices.Sorted(maps.Keys(opts.Overlay)) {
+		if !filepath.IsAbs(path) {
+			return nil, fmt.Errorf("overlay file %s: want an absolute path", path)
+		}
+		file := filepath.Join(opts.Dir, "overlay", fmt.Sprintf("%d-%s", i, filepath.Base(path)))
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(file, opts.Overlay[path], 0o644); err != nil {
+			return nil, err
+		}
+		overlay.Replace[path] = file
+	}
 	data, err := json.Marshal(overlay)
 	if err != nil {
 		return nil, err
@@ -114,7 +133,11 @@ func Build(programs []Program, opts Options) (*Built, error) {
 		return nil, err
 	}
 	all := filepath.Join(bin, "all")
-	args := []string{"build", "-overlay", ov, "-o", all, "-gcflags=./" + buildDir + "/...=" + strings.TrimSpace("-dwarf=false "+opts.Gcflags)}
+	gcflags := strings.TrimSpace("-dwarf=false " + opts.Gcflags)
+	args := []string{"build", "-overlay", ov, "-o", all, "-gcflags=./" + buildDir + "/...=" + gcflags}
+	for _, dir := range overlayDirs(opts) {
+		args = append(args, "-gcflags=./"+dir+"="+gcflags)
+	}
 	cmd := exec.Command("go", append(args, "./"+buildDir+"/all")...)
 	cmd.Dir = opts.ModuleDir
 	var stderr bytes.Buffer
@@ -154,6 +177,23 @@ func CompilerOutput(out string) map[string]string {
 		}
 	}
 	return byPackage
+}
+
+// overlayDirs are the folders of the Overlay's files, relative to the
+// module's, slash-separated and sorted.
+func overlayDirs(opts Options) []string {
+	var dirs []string
+	for path := range opts.Overlay {
+		rel, err := filepath.Rel(opts.ModuleDir, filepath.Dir(path))
+		if rel = filepath.ToSlash(rel); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			continue // not a package of the module: its flags are the go command's
+		}
+		if !slices.Contains(dirs, rel) {
+			dirs = append(dirs, rel)
+		}
+	}
+	slices.Sort(dirs)
+	return dirs
 }
 
 // asLibrary turns a file of a main package into one of package program

@@ -43,6 +43,33 @@ func TestBuild(t *testing.T) {
 	}
 }
 
+// TestOverlay builds a program that imports a package whose file is only
+// in Options.Overlay.
+func TestOverlay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("links a program")
+	}
+	module, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pkg = "github.com/pipegen/pipegen/internal/multicall/overlaid"
+	prog := Program{Name: "hey", Files: map[string][]byte{
+		"main.go": []byte("package main\n\nimport (\n\t\"os\"\n\n\t\"" + pkg + "\"\n)\n\nfunc main() {\n\tos.Stdout.WriteString(overlaid.Word + \"\\n\")\n}\n"),
+	}}
+	overlay := map[string][]byte{filepath.Join(module, "internal", "multicall", "overlaid", "word.go"): []byte("package overlaid\n\nvar Word = \"hey\"\n")}
+	built, err := Build([]Program{prog}, Options{ModuleDir: module, ModulePath: "github.com/pipegen/pipegen", Dir: t.TempDir(), Overlay: overlay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(built.Paths["hey"]).CombinedOutput(); err != nil || string(out) != "hey\n" {
+		t.Errorf("hey: %q, %v; want %q", out, err, "hey\n")
+	}
+	if dirs := overlayDirs(Options{ModuleDir: module, Overlay: overlay}); len(dirs) != 1 || dirs[0] != "internal/multicall/overlaid" {
+		t.Errorf("the overlay's folders: %q, want the one of its file", dirs)
+	}
+}
+
 // TestAsLibrary: a main package's files become a package program whose
 // main is Main, and what is not one program is refused.
 func TestAsLibrary(t *testing.T) {
