@@ -43,7 +43,7 @@ import (
 // pipegen build does, and the tests of examples/ and the crash tests
 // build theirs so too.
 
-// programs is the one build of every YAML case's programs.
+// programs is the one build of every case's programs.
 var programs struct {
 	once sync.Once
 	dir  string            // the binaries, removed by TestMain

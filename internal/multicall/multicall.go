@@ -42,12 +42,12 @@ type Options struct {
 	// Dir is where the binary and the programs' links are written, and
 	// the files of the overlay.
 	Dir string
-	// Gcflags are compiler flags for the programs' own packages, and
-	// those of the Overlay's files, only (-m: their escape analysis; -l:
-	// no inlining, a faster compile), or
-	// "". Build adds -dwarf=false: a flag for these packages replaces
-	// GOFLAGS' (make test's -gcflags=all=-dwarf=false), and a test
-	// binary needs no debug information.
+	// Gcflags are compiler flags for the programs' own packages and
+	// those of the Overlay's files only (-m: their escape analysis; -l:
+	// no inlining, a faster compile), or "". Build adds -dwarf=false: a
+	// flag for these packages replaces GOFLAGS' (make test's
+	// -gcflags=all=-dwarf=false), and a test binary needs no debug
+	// information.
 	Gcflags string
 	// Overlay lays more files, by absolute path, over the module's for
 	// the build: the generated files of the packages that programs
