@@ -173,12 +173,10 @@ func runAnnotated(t *testing.T, name string, pk *compile.Package) {
 	}
 	bin := builtProgram(t, wantKey(name))
 	if bin == "" {
+		// Built alone, as the YAML cases' programs are when the one
+		// build fails.
 		bin = filepath.Join(tmp, "prog")
-		// Compiled as in the one build: the case's packages without
-		// optimisations (a flag for them replaces GOFLAGS', hence
-		// -dwarf=false again).
-		gcflags := "-gcflags=./" + name + "/...=-N -l -dwarf=false"
-		if out, err := exec.Command("go", "build", "-overlay", ov, gcflags, "-o", bin, cmd).CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-overlay", ov, "-o", bin, cmd).CombinedOutput(); err != nil {
 			t.Fatalf("go build of the golden program failed: %v\n%s", err, out)
 		}
 	}
