@@ -153,7 +153,7 @@
 //
 // The generated program runs with
 //
-//	BINARY run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet] [--cpuprofile FILE]
+//	BINARY run [--parallelism N] [--checkpoint-dir DIR] [--from-checkpoint DIR] [--set KEY=VALUE]... [--quiet] [--cpuprofile FILE] [--memprofile FILE]
 //	BINARY checkpoints [--checkpoint-dir DIR]
 //
 // and BINARY --help lists every setting --set can change.

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -110,6 +111,7 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 	allowNonRestored := fs.Bool("allow-non-restored-state", false, "")
 	quiet := fs.Bool("quiet", false, "")
 	cpuProfile := fs.String("cpuprofile", "", "")
+	memProfile := fs.String("memprofile", "", "")
 	eventsFile := fs.String("events", "", "")
 	stopTimeout := fs.Duration("stop-timeout", DefaultStopTimeout, "")
 	httpAddr := fs.String("http", "", "")
@@ -177,6 +179,16 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 			return exitUsage
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *memProfile != "" {
+		// Created now, so that a path that cannot be written is a usage
+		// error before the job runs, not after.
+		f, err := os.Create(*memProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s run: --memprofile: %v\n", name, err)
+			return exitUsage
+		}
+		defer writeMemProfile(f, name, stderr)
 	}
 	log, err := logs.New(stderr, *logFormat, name)
 	if err != nil {
@@ -278,6 +290,23 @@ func run(p Program, args []string, stdout, stderr io.Writer, signals <-chan os.S
 		// A restart resumes from the newest checkpoint, which may be one
 		// the failed attempt took.
 		from, isSavepoint, *fresh = "", false, false
+	}
+}
+
+// writeMemProfile writes the allocation profile of the run into f: every
+// sampled allocation since the program started (pprof's alloc_space and
+// alloc_objects), and what of it was still live at the last collection
+// (inuse_space, inuse_objects).
+func writeMemProfile(f *os.File, name string, stderr io.Writer) {
+	// The profile's live figures are those of the last collection: one
+	// now makes them the run's end.
+	runtime.GC()
+	err := pprof.Lookup("allocs").WriteTo(f, 0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s run: --memprofile: %v\n", name, err)
 	}
 }
 
@@ -427,6 +456,8 @@ Flags of run:
                          may be given many times
   --quiet                no progress lines on standard error
   --cpuprofile FILE      write a CPU profile (go tool pprof) of the run
+  --memprofile FILE      write the run's allocations (go tool pprof) when it
+                         ends
   --stop-timeout D       on SIGTERM or SIGINT the job stops at a checkpoint
                          taken then; after D (default 20s) it stops at once
   --events FILE          append machine-readable events (JSON lines: start,

@@ -546,3 +546,25 @@ func abortWith(err error) (r any) {
 	fault.Abort(err)
 	return nil
 }
+
+func TestRunMemProfile(t *testing.T) {
+	d := new(demoProgram)
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "mem.pprof")
+	code, _, stderr := runDemo(t, d, "run", "--quiet", "--memprofile", prof)
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0; stderr:\n%s", code, stderr)
+	}
+	b, err := os.ReadFile(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// pprof's profiles are gzipped protocol buffers.
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("--memprofile wrote %d bytes that are not gzip: % x", len(b), b[:min(len(b), 8)])
+	}
+	code, _, stderr = runDemo(t, d, "run", "--quiet", "--memprofile", filepath.Join(dir, "no", "such", "dir", "mem.pprof"))
+	if code != exitUsage || !strings.Contains(stderr, "demo run: --memprofile: ") {
+		t.Errorf("exit %d, stderr %q; want 2 and a --memprofile error", code, stderr)
+	}
+}
