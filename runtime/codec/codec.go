@@ -181,6 +181,22 @@ func (w *Writer) Reserve(n int) {
 	}
 }
 
+// Room is how many more bytes fit in the buffer before it must grow.
+func (w *Writer) Room() int { return cap(w.buf) - len(w.buf) }
+
+// Grow makes room for n more bytes: when the buffer has less, it is copied
+// once into one with exactly that room. An encoder that knows about how
+// much it will write calls it first, so that the buffer is not doubled
+// (and copied) again and again up to a capacity of up to twice that.
+func (w *Writer) Grow(n int) {
+	if cap(w.buf)-len(w.buf) >= n {
+		return
+	}
+	buf := make([]byte, len(w.buf), len(w.buf)+n)
+	copy(buf, w.buf)
+	w.buf = buf
+}
+
 // beginRoom is the room Begin makes for a value: most values of state fit
 // without the appends growing the buffer themselves.
 const beginRoom = 128

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -351,6 +352,57 @@ func BenchmarkWindowStateCapture(b *testing.B) {
 				}
 			}
 			perWindow(b)
+		})
+	}
+}
+
+// TestCaptureEncodePresizes checks that a full capture's Encode sizes
+// the sections as it goes: into empty sections (a state's first full
+// file) it allocates about the file's size, not the 2-4 times that
+// buffers doubled from nothing would, whether the keys' bytes grow
+// through the file (ids in the order their windows were made) or not.
+func TestCaptureEncodePresizes(t *testing.T) {
+	const keys = 100_000
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct {
+		name string
+		key  func(i int) int
+	}{
+		{"growing ids", func(i int) int { return i }},
+		{"random", func(int) int { return int(rng.Int64()) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewWindowState[int, int64](WindowAssigner{Kind: Sliding, Size: 10_000, Slide: 2000}, 0, nil)
+			add := func(acc *int64) { *acc++ }
+			ts := int64(1_436_918_400_000)
+			for i := range keys {
+				s.Add(tc.key(i), ts+int64(i%500), MinTime, add, nil)
+			}
+			c, _, err := s.Capture(Delta{Full: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			encAcc := func(w *codec.Writer, a *int64) { w.Varint(*a) }
+			sec := state.NewSections(0, testMaxParallelism)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			if err := c.Encode(sec, testKeyGroup, encTestKey, encAcc); err != nil {
+				t.Fatal(err)
+			}
+			runtime.ReadMemStats(&after)
+			size, room := 0, 0
+			for i := range sec.W {
+				size += sec.W[i].Len()
+				room += sec.W[i].Room()
+			}
+			allocated := after.TotalAlloc - before.TotalAlloc
+			t.Logf("%d windows, %d bytes: allocated %.2f times the bytes, room left %.2f", 5*keys, size, float64(allocated)/float64(size), float64(room)/float64(size))
+			if float64(allocated) > 1.4*float64(size) {
+				t.Errorf("encoding %d windows into %d bytes allocated %d bytes, want at most 1.4 times the bytes", 5*keys, size, allocated)
+			}
+			if room > size/3 {
+				t.Errorf("the sections have %d bytes of room left over %d written, want at most a third", room, size)
+			}
 		})
 	}
 }
