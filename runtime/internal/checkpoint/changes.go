@@ -88,7 +88,9 @@ func snapshotChanges(s *Snapshot, node int, name string, keySchema, valueSchema 
 		// (Nexmark q5's windows) a delta is as large as a full file, and
 		// buffers grown by doubling copied and cleared as much again
 		// (BenchmarkWindowStateSnapshotSized against
-		// BenchmarkWindowStateSnapshot: 16 against 19 ns a window).
+		// BenchmarkWindowStateSnapshot: 16 against 19 ns a window,
+		// before windows sized a first file's sections as they encode
+		// it: eventtime's sectionSizer).
 		hint = t.sizeHint(node, name+"\x00delta", end-start)
 	}
 	n := &t.cp.cfg.Nodes[node]

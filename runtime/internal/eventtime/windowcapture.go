@@ -177,6 +177,9 @@ func changedAfter(v uint32, since uint64) bool {
 // pane's bounds and its windows of the section's key group in the pane's
 // order.
 func (c *WindowCapture[K, A]) Encode(sec *state.Sections, keyGroup func(K) int, encK func(*codec.Writer, K), encA func(*codec.Writer, *A)) error {
+	// Whether the sections were made without a size hint, before the
+	// headers give them room.
+	unsized := sectionsRoom(sec) == 0
 	h := c.h
 	h.layout = c.layout
 	writeSectionHeaders(sec, h)
@@ -208,7 +211,7 @@ func (c *WindowCapture[K, A]) Encode(sec *state.Sections, keyGroup func(K) int, 
 		last uint64
 	}
 	cur := make([]cursor, len(sec.W))
-	size := c.sizer(sec)
+	size := c.sizer(sec, unsized)
 	written := 0
 	for pi := range c.panes {
 		p := &c.panes[pi]
@@ -249,10 +252,10 @@ func (c *WindowCapture[K, A]) Encode(sec *state.Sections, keyGroup func(K) int, 
 	return nil
 }
 
-// sectionSizer gives a full capture's sections room for the windows
-// that Encode has yet to write, at the bytes per window of those it
-// wrote last. A full file that is its state's first has no size hint
-// from an earlier one (NewSectionsSized), and its buffers, doubled
+// sectionSizer gives a capture's sections room for the windows that
+// Encode has yet to write, at the bytes per window of those it wrote
+// last. A state's first full file or delta has no size hint from an
+// earlier one of its kind (NewSectionsSized), and its buffers, doubled
 // window by window from nothing, allocated 2.7 times the file's size
 // (Nexmark q5's first checkpoint, 5 MiB), each allocation fresh memory
 // that the kernel faults in. The first estimate, from the first
@@ -271,15 +274,30 @@ type sectionSizer struct {
 // it sizes the sections for the rest.
 const sizeSample = 4096
 
-// sizer starts the sizing of sec's sections, if c is full and large
-// enough for it.
-func (c *WindowCapture[K, A]) sizer(sec *state.Sections) sectionSizer {
+// sizer starts the sizing of sec's sections, if c is large enough for it
+// and full, or a delta into sections made without a size hint (its
+// state's first delta: unsized).
+func (c *WindowCapture[K, A]) sizer(sec *state.Sections, unsized bool) sectionSizer {
 	z := sectionSizer{next: -1, bytes: sectionsLen(sec)}
-	if !c.full || len(sec.W) == 0 {
+	if len(sec.W) == 0 {
 		return z
 	}
-	for pi := range c.panes {
-		z.total += len(c.panes[pi].keys) - c.panes[pi].off
+	switch {
+	case c.full:
+		for pi := range c.panes {
+			z.total += len(c.panes[pi].keys) - c.panes[pi].off
+		}
+	case unsized:
+		// A delta writes the windows stamped after its base; counting
+		// them is a pass over the stamps, cheaper than one more copy
+		// of the sections.
+		for pi := range c.panes {
+			for _, v := range c.panes[pi].vers {
+				if changedAfter(v, c.since) {
+					z.total++
+				}
+			}
+		}
 	}
 	if z.total >= 2*sizeSample {
 		z.next = sizeSample
@@ -306,6 +324,15 @@ func (z *sectionSizer) grow(sec *state.Sections, written int) {
 		}
 	}
 	z.at, z.bytes, z.next = written, n, 4*written
+}
+
+// sectionsRoom is the bytes that fit in sec's sections before they grow.
+func sectionsRoom(sec *state.Sections) int {
+	n := 0
+	for i := range sec.W {
+		n += sec.W[i].Room()
+	}
+	return n
 }
 
 // sectionsLen is the bytes written into all of sec's sections.

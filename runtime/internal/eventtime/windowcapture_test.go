@@ -356,11 +356,12 @@ func BenchmarkWindowStateCapture(b *testing.B) {
 	}
 }
 
-// TestCaptureEncodePresizes checks that a full capture's Encode sizes
-// the sections as it goes: into empty sections (a state's first full
-// file) it allocates about the file's size, not the 2-4 times that
-// buffers doubled from nothing would, whether the keys' bytes grow
-// through the file (ids in the order their windows were made) or not.
+// TestCaptureEncodePresizes checks that a capture's Encode sizes the
+// sections as it goes: into sections without a size hint (a state's
+// first full file, and its first delta) it allocates about the file's
+// size, not the 2-4 times that buffers doubled from nothing would,
+// whether the keys' bytes grow through the file (ids in the order their
+// windows were made) or not.
 func TestCaptureEncodePresizes(t *testing.T) {
 	const keys = 100_000
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -375,34 +376,49 @@ func TestCaptureEncodePresizes(t *testing.T) {
 			s := NewWindowState[int, int64](WindowAssigner{Kind: Sliding, Size: 10_000, Slide: 2000}, 0, nil)
 			add := func(acc *int64) { *acc++ }
 			ts := int64(1_436_918_400_000)
-			for i := range keys {
-				s.Add(tc.key(i), ts+int64(i%500), MinTime, add, nil)
-			}
-			c, _, err := s.Capture(Delta{Full: true})
-			if err != nil {
-				t.Fatal(err)
+			ks := make([]int, keys)
+			for i := range ks {
+				ks[i] = tc.key(i)
+				s.Add(ks[i], ts+int64(i%500), MinTime, add, nil)
 			}
 			encAcc := func(w *codec.Writer, a *int64) { w.Varint(*a) }
-			sec := state.NewSections(0, testMaxParallelism)
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			if err := c.Encode(sec, testKeyGroup, encTestKey, encAcc); err != nil {
-				t.Fatal(err)
+			encode := func(what string, d Delta) uint64 {
+				c, epoch, err := s.Capture(d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sec := state.NewSections(0, testMaxParallelism)
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				if err := c.Encode(sec, testKeyGroup, encTestKey, encAcc); err != nil {
+					t.Fatal(err)
+				}
+				runtime.ReadMemStats(&after)
+				size, room := 0, 0
+				for i := range sec.W {
+					size += sec.W[i].Len()
+					room += sec.W[i].Room()
+				}
+				allocated := after.TotalAlloc - before.TotalAlloc
+				t.Logf("%s: %d bytes, allocated %.2f times that, room left %.2f", what, size, float64(allocated)/float64(size), float64(room)/float64(size))
+				if size < 4*keys {
+					t.Fatalf("%s: %d bytes, want at least 4 a window", what, size)
+				}
+				if float64(allocated) > 1.4*float64(size) {
+					t.Errorf("%s: encoding %d bytes allocated %d bytes, want at most 1.4 times the bytes", what, size, allocated)
+				}
+				if room > size/3 {
+					t.Errorf("%s: the sections have %d bytes of room left over %d written, want at most a third", what, room, size)
+				}
+				return epoch
 			}
-			runtime.ReadMemStats(&after)
-			size, room := 0, 0
-			for i := range sec.W {
-				size += sec.W[i].Len()
-				room += sec.W[i].Room()
+			epoch := encode("full", Delta{Full: true})
+			// Every other key gets one more record in each of its
+			// windows: half the windows are in the delta.
+			for i := 0; i < keys; i += 2 {
+				s.Add(ks[i], ts+int64(i%500), MinTime, add, nil)
 			}
-			allocated := after.TotalAlloc - before.TotalAlloc
-			t.Logf("%d windows, %d bytes: allocated %.2f times the bytes, room left %.2f", 5*keys, size, float64(allocated)/float64(size), float64(room)/float64(size))
-			if float64(allocated) > 1.4*float64(size) {
-				t.Errorf("encoding %d windows into %d bytes allocated %d bytes, want at most 1.4 times the bytes", 5*keys, size, allocated)
-			}
-			if room > size/3 {
-				t.Errorf("the sections have %d bytes of room left over %d written, want at most a third", room, size)
-			}
+			encode("delta", Delta{Since: epoch})
 		})
 	}
 }
