@@ -125,7 +125,11 @@ func SnapshotWindows[K comparable, A any](s *Snapshot, node int, name string, ha
 		if err != nil {
 			return 0, nil, err
 		}
-		return epoch, func(sec *state.Sections, kg func(K) int) error { return c.Encode(sec, kg, encK, encA) }, nil
+		return epoch, func(sec *state.Sections, kg func(K) int) error {
+			err := c.Encode(sec, kg, encK, encA)
+			c.Release()
+			return err
+		}, nil
 	})
 }
 

@@ -3,7 +3,9 @@ package checkpoint
 import (
 	"fmt"
 	"path/filepath"
+	"sync"
 
+	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/keygroup"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
@@ -93,6 +95,7 @@ func snapshotChanges(s *Snapshot, node int, name string, keySchema, valueSchema 
 		// it: eventtime's sectionSizer).
 		hint = t.sizeHint(node, name+"\x00delta", end-start)
 	}
+	spare := t.sectionBuffers(node, name)
 	n := &t.cp.cfg.Nodes[node]
 	epoch, encode, err := capture(d)
 	if err != nil {
@@ -103,8 +106,9 @@ func snapshotChanges(s *Snapshot, node int, name string, keySchema, valueSchema 
 	// barrier or in the writer.
 	encodeSections := func() ([][]byte, error) {
 		// The buffers start at the size of the last snapshot's sections
-		// of the same kind, full or delta.
-		sec := state.NewSectionsSized(start, end, hint)
+		// of the same kind, full or delta, and are the last snapshot's
+		// where those are large enough.
+		sec := spare.sections(start, end, hint)
 		var err error
 		epoch, err = encode(sec)
 		for i := 0; err == nil && i < len(sec.W); i++ {
@@ -144,6 +148,8 @@ func snapshotChanges(s *Snapshot, node int, name string, keySchema, valueSchema 
 			for _, b := range sections {
 				w.Section(b)
 			}
+			// The writer kept none of them.
+			spare.give(sections)
 			size, crc, err := w.Close()
 			if err != nil {
 				return nil, 0, fmt.Errorf("%s: %w", filepath.Join(storage.SharedDir, fname), err)
@@ -191,4 +197,71 @@ func RestoreChanges(t *Task, node int, name string, st Changes, read func(sectio
 			}
 		}
 	})
+}
+
+// sectionBuffers keeps the buffers of one state's sections from a
+// checkpoint for the next. Made anew at each checkpoint, buffers of
+// Nexmark q5's windows (5 MiB a checkpoint) were fresh memory each time:
+// the runtime returned them to the operating system between two
+// checkpoints, and the kernel faulted them in again at the next, a
+// checkpoint's pages taking about as much CPU as its encoding. The
+// buffers are taken at the barrier or by the writer, and given back by
+// the writer once the file has them, hence the lock. Between two
+// checkpoints a state keeps about its last checkpoint's size in them.
+type sectionBuffers struct {
+	mu   sync.Mutex
+	bufs [][]byte
+}
+
+// sectionBuffers returns the spare buffers of the named state of node.
+func (t *Task) sectionBuffers(node int, name string) *sectionBuffers {
+	key := fmt.Sprint(node, "/", name)
+	b := t.spare[key]
+	if b == nil {
+		b = new(sectionBuffers)
+		if t.spare == nil {
+			t.spare = map[string]*sectionBuffers{}
+		}
+		t.spare[key] = b
+	}
+	return b
+}
+
+// sections prepares the sections of key groups [start, end) as
+// state.NewSectionsSized does, in the spare buffers that have the room
+// the hint asks. A section without a hint gets none: the state sizes
+// sections that have no room as it encodes them (eventtime's
+// sectionSizer).
+func (b *sectionBuffers) sections(start, end int, hint []int) *state.Sections {
+	b.mu.Lock()
+	bufs := b.bufs
+	b.bufs = nil
+	b.mu.Unlock()
+	sec := state.NewSections(start, end)
+	for i := range sec.W {
+		h := 0
+		if i < len(hint) {
+			h = hint[i]
+		}
+		if h == 0 {
+			continue
+		}
+		want := h + h/16 + 64
+		if i < len(bufs) && cap(bufs[i]) >= want {
+			sec.W[i] = *codec.NewWriter(bufs[i][:0])
+		} else {
+			sec.W[i] = *codec.NewWriter(make([]byte, 0, want))
+		}
+	}
+	return sec
+}
+
+// give keeps bufs for the next checkpoint, unless buffers are kept
+// already (two checkpoints were being written at once).
+func (b *sectionBuffers) give(bufs [][]byte) {
+	b.mu.Lock()
+	if b.bufs == nil {
+		b.bufs = bufs
+	}
+	b.mu.Unlock()
 }

@@ -113,3 +113,38 @@ func TestNoDeltaOnSavepoint(t *testing.T) {
 		}
 	}
 }
+
+// TestSectionBuffersReused checks that a state's sections are encoded
+// into the buffers of its last snapshot where those have the room its
+// hint asks, and into new ones where they have not or there is no hint.
+func TestSectionBuffersReused(t *testing.T) {
+	var b sectionBuffers
+	hint := []int{1000, 0, 1000}
+	first := b.sections(10, 13, hint)
+	if first.Start != 10 || len(first.W) != 3 {
+		t.Fatalf("sections of key groups %d..%d, want 10..12", first.Start, first.Start+len(first.W)-1)
+	}
+	bufs := make([][]byte, 3)
+	for i := range first.W {
+		first.W[i].Uvarint(uint64(i))
+		bufs[i] = first.W[i].Bytes()
+	}
+	b.give(bufs)
+	second := b.sections(10, 13, []int{1000, 0, 5000})
+	data := func(s *state.Sections, i int) *byte { return &s.W[i].Bytes()[:1][0] }
+	if data(second, 0) != &bufs[0][0] {
+		t.Error("section 0 got a new buffer where the last one had the room")
+	}
+	if second.W[1].Room() != 0 {
+		t.Errorf("section 1, without a hint, has %d bytes of room, want none (the state sizes it)", second.W[1].Room())
+	}
+	if data(second, 2) == &bufs[2][0] || second.W[2].Room() < 5000 {
+		t.Errorf("section 2 has %d bytes of room, want a new buffer of 5000 or more", second.W[2].Room())
+	}
+	if second.W[0].Len() != 0 {
+		t.Errorf("a reused buffer holds %d bytes, want it empty", second.W[0].Len())
+	}
+	if third := b.sections(10, 13, hint); third.W[0].Room() == 0 || data(third, 0) == &bufs[0][0] {
+		t.Error("the buffers were taken twice: a snapshot taken while another's are in use must get its own")
+	}
+}

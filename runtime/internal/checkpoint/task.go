@@ -23,6 +23,9 @@ type Task struct {
 	restores []func()
 	// hints are the section sizes of the previous snapshot of each state.
 	hints map[string][]int
+	// spare keeps the sections' buffers of each state that writes its
+	// changes (snapshotChanges) from one checkpoint to the next.
+	spare map[string]*sectionBuffers
 	// chains are the files of the checkpoints of each memory state.
 	chains map[string]*chain
 }

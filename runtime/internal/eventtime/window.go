@@ -98,6 +98,9 @@ type WindowState[K comparable, A any] struct {
 	// keyPointers and accPointers are set when K and A hold pointers
 	// (strings count): a pane's arrays of them double apart (double).
 	keyPointers, accPointers bool
+	// spare holds the arrays of encoded captures for the next ones
+	// (WindowCapture.Release).
+	spare *captureSpares[A]
 	// stampFired is set when firing changes the accumulators (a window
 	// join's records take the emission's group): a window that fires is
 	// then stamped as if it got a record, so that a delta holds it as it

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"sync"
 
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/state"
@@ -62,6 +63,8 @@ type WindowCapture[K comparable, A any] struct {
 	full         bool
 	since        uint64
 	panes        []paneCapture[K, A]
+	// spare takes the copies back (Release); nil when there are none.
+	spare *captureSpares[A]
 }
 
 // paneCapture is a pane at the barrier: its arrays are never changed in
@@ -77,6 +80,9 @@ type paneCapture[K comparable, A any] struct {
 	off   int
 	accs  []A
 	vers  []uint32
+	// copied is set when accs and vers are the capture's own copies,
+	// which Release gives back.
+	copied bool
 }
 
 // CanCapture reports whether Capture may be used: the windows are
@@ -128,10 +134,12 @@ func (s *WindowState[K, A]) capturePanes(full bool, since uint64, mark bool) *Wi
 				// and copying them all at a full checkpoint stalled
 				// Nexmark q5 for 62 ms.
 				pc.off = lo
-				pc.accs = slices.Clone(p.accs[lo:n])
+				sp := s.spares()
+				pc.accs = append(sp.takeAccs(n-lo), p.accs[lo:n]...)
 				if len(p.vers) > 0 {
-					pc.vers = slices.Clone(p.vers[lo:n])
+					pc.vers = append(sp.takeVers(n-lo), p.vers[lo:n]...)
 				}
+				pc.copied = true
 				if p.early != nil {
 					pc.early = maps.Clone(p.early)
 				}
@@ -141,6 +149,9 @@ func (s *WindowState[K, A]) capturePanes(full bool, since uint64, mark bool) *Wi
 			p.lo, p.loSince = int32(n), s.Epoch()
 		}
 		c.panes = append(c.panes, pc)
+	}
+	if mark {
+		c.spare = s.spare // made by the first copy
 	}
 	// In ascending start, so that a snapshot's bytes do not depend on the
 	// order of a map.
@@ -155,6 +166,130 @@ func (s *WindowState[K, A]) capturePanes(full bool, since uint64, mark bool) *Wi
 	}
 	c.panes = sorted
 	return c
+}
+
+// Release gives the arrays the capture copied back to its state, for the
+// next capture to copy into: made anew at each checkpoint, the copies of
+// Nexmark q5's open panes (5 MiB) were fresh memory that the runtime had
+// returned to the operating system since the last one, and the kernel
+// faulted in again. The capture must not be used after it; Release may
+// be called on any goroutine, once Encode is done.
+func (c *WindowCapture[K, A]) Release() {
+	if c.spare == nil {
+		return
+	}
+	for i := range c.panes {
+		p := &c.panes[i]
+		if p.copied {
+			c.spare.give(p.accs, p.vers)
+			p.accs, p.vers, p.copied = nil, nil, false
+		}
+	}
+	c.spare = nil
+}
+
+// captureSpares are the arrays of a state's encoded captures, which its
+// next capture copies into: the captures are taken on the state's
+// goroutine and released on the checkpoint writer's.
+type captureSpares[A any] struct {
+	mu   sync.Mutex
+	accs spareArrays[A]
+	vers spareArrays[uint32]
+	// clear is set when A holds pointers, which a spare array must not
+	// keep alive.
+	clear bool
+}
+
+// spares returns s's spare arrays, made on the first capture that copies.
+func (s *WindowState[K, A]) spares() *captureSpares[A] {
+	if s.spare == nil {
+		s.spare = &captureSpares[A]{clear: s.accPointers}
+	}
+	return s.spare
+}
+
+// give keeps a released capture's arrays.
+func (c *captureSpares[A]) give(accs []A, vers []uint32) {
+	if c.clear {
+		clear(accs)
+	}
+	c.mu.Lock()
+	c.accs.put(accs)
+	c.vers.put(vers)
+	c.mu.Unlock()
+}
+
+// takeAccs returns an empty array of accumulators with room for n.
+func (c *captureSpares[A]) takeAccs(n int) []A {
+	if n == 0 {
+		return nil
+	}
+	c.mu.Lock()
+	x := c.accs.take(n)
+	c.mu.Unlock()
+	return orMake(x, n)
+}
+
+// takeVers returns an empty array of stamps with room for n.
+func (c *captureSpares[A]) takeVers(n int) []uint32 {
+	if n == 0 {
+		return nil
+	}
+	c.mu.Lock()
+	x := c.vers.take(n)
+	c.mu.Unlock()
+	return orMake(x, n)
+}
+
+// orMake returns x, or when it is nil a new array with room for n
+// elements and an eighth more, so that it still has the room when the
+// panes have grown by the next capture.
+func orMake[T any](x []T, n int) []T {
+	if x == nil {
+		x = make([]T, 0, n+n/8)
+	}
+	return x
+}
+
+// spareArrays are arrays kept for reuse, at most maxSpares of them.
+type spareArrays[T any] [][]T
+
+// maxSpares is how many arrays of each kind a state keeps: a capture
+// copies one per open pane that changes (five in Nexmark q5).
+const maxSpares = 16
+
+// take removes and returns the smallest spare with room for n elements,
+// emptied, or nil.
+func (a *spareArrays[T]) take(n int) []T {
+	best := -1
+	for i, x := range *a {
+		if cap(x) >= n && (best < 0 || cap(x) < cap((*a)[best])) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	x := (*a)[best][:0]
+	*a = slices.Delete(*a, best, best+1)
+	return x
+}
+
+// put keeps x, dropping the smallest array when there are too many.
+func (a *spareArrays[T]) put(x []T) {
+	if cap(x) == 0 {
+		return
+	}
+	*a = append(*a, x[:0])
+	if len(*a) > maxSpares {
+		smallest := 0
+		for i, y := range *a {
+			if cap(y) < cap((*a)[smallest]) {
+				smallest = i
+			}
+		}
+		*a = slices.Delete(*a, smallest, smallest+1)
+	}
 }
 
 // quiet reports whether pane p has not changed since it was last

@@ -422,3 +422,65 @@ func TestCaptureEncodePresizes(t *testing.T) {
 		})
 	}
 }
+
+// TestCaptureReleaseReuses checks that a released capture's copies are
+// what the next capture copies into, and that a capture encoded while
+// the state goes on changing still writes the windows as they were at
+// its barrier when its arrays were an earlier capture's.
+func TestCaptureReleaseReuses(t *testing.T) {
+	const keys = 2000
+	s := NewWindowState[int, int64](WindowAssigner{Kind: Sliding, Size: 10_000, Slide: 2000}, 0, nil)
+	add := func(acc *int64) { *acc++ }
+	ts := int64(1_436_918_400_000)
+	feed := func() {
+		for k := range keys {
+			s.Add(k, ts+int64(k%500), MinTime, add, nil)
+		}
+	}
+	encAcc := func(w *codec.Writer, a *int64) { w.Varint(*a) }
+	encode := func(encode func(*state.Sections) error) [][]byte {
+		sec := state.NewSections(0, testMaxParallelism)
+		if err := encode(sec); err != nil {
+			t.Fatal(err)
+		}
+		out := make([][]byte, len(sec.W))
+		for i := range sec.W {
+			out[i] = bytes.Clone(sec.W[i].Bytes())
+		}
+		return out
+	}
+	// The first element of each array a capture copied.
+	copies := func(c *WindowCapture[int, int64]) map[*int64]bool {
+		m := map[*int64]bool{}
+		for _, p := range c.panes {
+			if p.copied && len(p.accs) > 0 {
+				m[&p.accs[0]] = true
+			}
+		}
+		return m
+	}
+	var released map[*int64]bool
+	for round := range 4 {
+		feed()
+		want := encode(func(sec *state.Sections) error { return s.Snapshot(sec, testKeyGroup, encTestKey, encAcc) })
+		c, _, err := s.Capture(Delta{Full: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := copies(c)
+		if len(got) == 0 {
+			t.Fatalf("round %d: the capture copied no pane", round)
+		}
+		for p := range got {
+			if round > 0 && !released[p] {
+				t.Errorf("round %d: the capture copied into an array of its own, not one released", round)
+			}
+		}
+		feed() // the state changes before the capture is encoded
+		if enc := encode(func(sec *state.Sections) error { return c.Encode(sec, testKeyGroup, encTestKey, encAcc) }); !reflect.DeepEqual(enc, want) {
+			t.Fatalf("round %d: the capture encoded after the state changed differs from the state at its barrier", round)
+		}
+		c.Release()
+		released = got
+	}
+}
