@@ -135,9 +135,9 @@ func (s *WindowState[K, A]) capturePanes(full bool, since uint64, mark bool) *Wi
 				// Nexmark q5 for 62 ms.
 				pc.off = lo
 				sp := s.spares()
-				pc.accs = append(sp.takeAccs(n-lo), p.accs[lo:n]...)
+				pc.accs = append(takeSpare(sp, &sp.accs, n-lo), p.accs[lo:n]...)
 				if len(p.vers) > 0 {
-					pc.vers = append(sp.takeVers(n-lo), p.vers[lo:n]...)
+					pc.vers = append(takeSpare(sp, &sp.vers, n-lo), p.vers[lo:n]...)
 				}
 				pc.copied = true
 				if p.early != nil {
@@ -219,32 +219,17 @@ func (c *captureSpares[A]) give(accs []A, vers []uint32) {
 	c.mu.Unlock()
 }
 
-// takeAccs returns an empty array of accumulators with room for n.
-func (c *captureSpares[A]) takeAccs(n int) []A {
+// takeSpare returns an empty array with room for n elements: the
+// smallest of c's spares a that has it, or a new one with an eighth more,
+// so that it still has the room when the panes have grown by the next
+// capture.
+func takeSpare[T, A any](c *captureSpares[A], a *spareArrays[T], n int) []T {
 	if n == 0 {
 		return nil
 	}
 	c.mu.Lock()
-	x := c.accs.take(n)
+	x := a.take(n)
 	c.mu.Unlock()
-	return orMake(x, n)
-}
-
-// takeVers returns an empty array of stamps with room for n.
-func (c *captureSpares[A]) takeVers(n int) []uint32 {
-	if n == 0 {
-		return nil
-	}
-	c.mu.Lock()
-	x := c.vers.take(n)
-	c.mu.Unlock()
-	return orMake(x, n)
-}
-
-// orMake returns x, or when it is nil a new array with room for n
-// elements and an eighth more, so that it still has the room when the
-// panes have grown by the next capture.
-func orMake[T any](x []T, n int) []T {
 	if x == nil {
 		x = make([]T, 0, n+n/8)
 	}
