@@ -382,12 +382,17 @@ func (c *WindowCapture[K, A]) Encode(sec *state.Sections, keyGroup func(K) int, 
 // sizeSample windows, gets a quarter more room; the later ones, after
 // four times as many windows each, an eighth: the bytes of a window
 // change through a file when they do with the key (growing ids, in the
-// order the windows were made), which the later estimates follow.
+// order the windows were made), which the later estimates follow. The
+// room goes to the sections that got windows since the last estimate,
+// in equal shares: keys spread over the key groups by their hash, and a
+// state with few keys (or few that are active) gives none to the key
+// groups that have none of them.
 type sectionSizer struct {
-	total int // the windows of the capture
-	next  int // the windows written at the next estimate; -1 for none
-	at    int // the windows written at the last estimate
-	bytes int // the sections' bytes then
+	total int   // the windows of the capture
+	next  int   // the windows written at the next estimate; -1 for none
+	at    int   // the windows written at the last estimate
+	bytes int   // the sections' bytes then
+	lens  []int // each section's bytes then
 }
 
 // sizeSample is how many windows a full capture's Encode writes before
@@ -421,17 +426,28 @@ func (c *WindowCapture[K, A]) sizer(sec *state.Sections, unsized bool) sectionSi
 	}
 	if z.total >= 2*sizeSample {
 		z.next = sizeSample
+		z.lens = make([]int, len(sec.W))
+		for i := range sec.W {
+			z.lens[i] = sec.W[i].Len()
+		}
 	}
 	return z
 }
 
-// grow makes each section's room at least its share of the windows left
-// to write, at the bytes per window since the last estimate: keys
-// spread over the key groups by their hash.
+// grow makes the room of each section that got windows since the last
+// estimate at least its share of the windows left to write, at the bytes
+// per window since then.
 func (z *sectionSizer) grow(sec *state.Sections, written int) {
-	n := sectionsLen(sec)
+	n, active := 0, 0
+	for i := range sec.W {
+		l := sec.W[i].Len()
+		n += l
+		if l > z.lens[i] {
+			active++
+		}
+	}
 	perWindow := float64(n-z.bytes) / float64(written-z.at)
-	per := int(perWindow * float64(z.total-written) / float64(len(sec.W)))
+	per := int(perWindow * float64(z.total-written) / float64(max(active, 1)))
 	more := per / 8
 	if z.at == 0 {
 		more = per / 4
@@ -439,9 +455,11 @@ func (z *sectionSizer) grow(sec *state.Sections, written int) {
 	for i := range sec.W {
 		// Sections sized from the last file mostly have the room
 		// already.
-		if w := &sec.W[i]; w.Room() < per {
+		w := &sec.W[i]
+		if l := w.Len(); l > z.lens[i] && w.Room() < per {
 			w.Grow(per + more + 64)
 		}
+		z.lens[i] = w.Len()
 	}
 	z.at, z.bytes, z.next = written, n, 4*written
 }

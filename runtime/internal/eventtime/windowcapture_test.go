@@ -361,25 +361,34 @@ func BenchmarkWindowStateCapture(b *testing.B) {
 // first full file, and its first delta) it allocates about the file's
 // size, not the 2-4 times that buffers doubled from nothing would,
 // whether the keys' bytes grow through the file (ids in the order their
-// windows were made) or not.
+// windows were made) or not, and when a few keys fill a few of the key
+// groups' sections.
 func TestCaptureEncodePresizes(t *testing.T) {
-	const keys = 100_000
+	const records = 100_000
+	const groups = 128
+	keyGroup := func(k int) int { return keygroup.Of(keygroup.HashInt64(int64(k)), groups) }
+	ts := int64(1_436_918_400_000)
+	sliding := WindowAssigner{Kind: Sliding, Size: 10_000, Slide: 2000}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, tc := range []struct {
-		name string
-		key  func(i int) int
+		name   string
+		assign WindowAssigner
+		key    func(i int) int
+		time   func(i int) int64
 	}{
-		{"growing ids", func(i int) int { return i }},
-		{"random", func(int) int { return int(rng.Int64()) }},
+		{"growing ids", sliding, func(i int) int { return i }, func(i int) int64 { return ts + int64(i%500) }},
+		{"random", sliding, func(int) int { return int(rng.Int64()) }, func(i int) int64 { return ts + int64(i%500) }},
+		// Six keys, a window of each every second: six of the 128
+		// sections get windows.
+		{"few keys", WindowAssigner{Kind: Tumbling, Size: 1000}, func(i int) int { return i % 6 }, func(i int) int64 { return ts + int64(i/6)*1000 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := NewWindowState[int, int64](WindowAssigner{Kind: Sliding, Size: 10_000, Slide: 2000}, 0, nil)
+			s := NewWindowState[int, int64](tc.assign, 0, nil)
 			add := func(acc *int64) { *acc++ }
-			ts := int64(1_436_918_400_000)
-			ks := make([]int, keys)
+			ks := make([]int, records)
 			for i := range ks {
 				ks[i] = tc.key(i)
-				s.Add(ks[i], ts+int64(i%500), MinTime, add, nil)
+				s.Add(ks[i], tc.time(i), MinTime, add, nil)
 			}
 			encAcc := func(w *codec.Writer, a *int64) { w.Varint(*a) }
 			encode := func(what string, d Delta) uint64 {
@@ -387,10 +396,10 @@ func TestCaptureEncodePresizes(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				sec := state.NewSections(0, testMaxParallelism)
+				sec := state.NewSections(0, groups)
 				var before, after runtime.MemStats
 				runtime.ReadMemStats(&before)
-				if err := c.Encode(sec, testKeyGroup, encTestKey, encAcc); err != nil {
+				if err := c.Encode(sec, keyGroup, encTestKey, encAcc); err != nil {
 					t.Fatal(err)
 				}
 				runtime.ReadMemStats(&after)
@@ -401,11 +410,13 @@ func TestCaptureEncodePresizes(t *testing.T) {
 				}
 				allocated := after.TotalAlloc - before.TotalAlloc
 				t.Logf("%s: %d bytes, allocated %.2f times that, room left %.2f", what, size, float64(allocated)/float64(size), float64(room)/float64(size))
-				if size < 4*keys {
-					t.Fatalf("%s: %d bytes, want at least 4 a window", what, size)
+				if size < 2*records {
+					t.Fatalf("%s: %d bytes, want at least 2 a record", what, size)
 				}
-				if float64(allocated) > 1.4*float64(size) {
-					t.Errorf("%s: encoding %d bytes allocated %d bytes, want at most 1.4 times the bytes", what, size, allocated)
+				// A later estimate may grow a section once more: the
+				// creation numbers' varints grow through the file.
+				if float64(allocated) > 1.6*float64(size) {
+					t.Errorf("%s: encoding %d bytes allocated %d bytes, want at most 1.6 times the bytes", what, size, allocated)
 				}
 				if room > size/3 {
 					t.Errorf("%s: the sections have %d bytes of room left over %d written, want at most a third", what, room, size)
@@ -413,10 +424,10 @@ func TestCaptureEncodePresizes(t *testing.T) {
 				return epoch
 			}
 			epoch := encode("full", Delta{Full: true})
-			// Every other key gets one more record in each of its
-			// windows: half the windows are in the delta.
-			for i := 0; i < keys; i += 2 {
-				s.Add(ks[i], ts+int64(i%500), MinTime, add, nil)
+			// Every other record comes again: about half the windows
+			// are in the delta.
+			for i := 0; i < records; i += 2 {
+				s.Add(ks[i], tc.time(i), MinTime, add, nil)
 			}
 			encode("delta", Delta{Since: epoch})
 		})
