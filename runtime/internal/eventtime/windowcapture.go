@@ -36,7 +36,12 @@ import (
 // its base (pane.lo), which for keys that are growing ids (Nexmark's
 // auctions) are the newest few; the pane then changes its arrays in
 // place. Fired panes, which may not change again, are still shared
-// unless the copy would be at most half of them.
+// unless the copy would be at most half of them. The copies go into the
+// arrays of an earlier capture once the writer is done with it
+// (Release), not into fresh memory.
+//
+// The first file of a state, full or delta, has no size hint for its
+// sections; Encode sizes them as it goes (sectionSizer).
 //
 // The mark is not cleared when the writer is done: the pane's next change
 // copies once more than it would need to, which spares the operator any
