@@ -171,14 +171,5 @@ func runAnnotated(t *testing.T, name string, pk *compile.Package) {
 	if out, err := exec.Command("go", "vet", "-overlay", ov, "./"+name).CombinedOutput(); err != nil {
 		t.Errorf("go vet of the generated code failed: %v\n%s", err, out)
 	}
-	bin := builtProgram(t, wantKey(name))
-	if bin == "" {
-		// Built alone, as the YAML cases' programs are when the one
-		// build fails.
-		bin = filepath.Join(tmp, "prog")
-		if out, err := exec.Command("go", "build", "-overlay", ov, "-o", bin, cmd).CombinedOutput(); err != nil {
-			t.Fatalf("go build of the golden program failed: %v\n%s", err, out)
-		}
-	}
-	runProgram(t, name, bin)
+	runProgram(t, name, program(t, wantKey(name), "-overlay", ov, cmd))
 }

@@ -130,15 +130,7 @@ func runCase(t *testing.T, name string) {
 	if testing.Short() {
 		t.Skip("running goldens is skipped in -short mode")
 	}
-	bin := builtProgram(t, wantKey(name))
-	if bin == "" {
-		bin = filepath.Join(t.TempDir(), "prog")
-		build := exec.Command("go", "build", "-o", bin, "./"+filepath.Join(name, "want"))
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build of the golden program failed: %v\n%s", err, out)
-		}
-	}
-	runProgram(t, name, bin)
+	runProgram(t, name, program(t, wantKey(name), "./"+filepath.Join(name, "want")))
 }
 
 // runProgram runs the case's program bin on the case's input (the files

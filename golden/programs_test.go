@@ -3,6 +3,7 @@ package golden
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -69,6 +70,21 @@ func builtProgram(t *testing.T, key string) string {
 		return ""
 	}
 	return programs.bins[key]
+}
+
+// program returns the binary of the program key from the one build or,
+// when that build failed, builds it alone with go build and args (its
+// flags, then the package), so that a failure is reported by the case it
+// belongs to.
+func program(t *testing.T, key string, args ...string) string {
+	if bin := builtProgram(t, key); bin != "" {
+		return bin
+	}
+	bin := filepath.Join(t.TempDir(), "prog")
+	if out, err := exec.Command("go", append([]string{"build", "-o", bin}, args...)...).CombinedOutput(); err != nil {
+		t.Fatalf("go build of the golden program failed: %v\n%s", err, out)
+	}
+	return bin
 }
 
 func buildPrograms(t *testing.T) {
