@@ -396,7 +396,6 @@ type sectionSizer struct {
 	total int   // the windows of the capture
 	next  int   // the windows written at the next estimate; -1 for none
 	at    int   // the windows written at the last estimate
-	bytes int   // the sections' bytes then
 	lens  []int // each section's bytes then
 }
 
@@ -408,7 +407,7 @@ const sizeSample = 4096
 // and full, or a delta into sections made without a size hint (its
 // state's first delta: unsized).
 func (c *WindowCapture[K, A]) sizer(sec *state.Sections, unsized bool) sectionSizer {
-	z := sectionSizer{next: -1, bytes: sectionsLen(sec)}
+	z := sectionSizer{next: -1}
 	if len(sec.W) == 0 {
 		return z
 	}
@@ -443,15 +442,14 @@ func (c *WindowCapture[K, A]) sizer(sec *state.Sections, unsized bool) sectionSi
 // estimate at least its share of the windows left to write, at the bytes
 // per window since then.
 func (z *sectionSizer) grow(sec *state.Sections, written int) {
-	n, active := 0, 0
+	added, active := 0, 0
 	for i := range sec.W {
-		l := sec.W[i].Len()
-		n += l
-		if l > z.lens[i] {
+		if d := sec.W[i].Len() - z.lens[i]; d > 0 {
+			added += d
 			active++
 		}
 	}
-	perWindow := float64(n-z.bytes) / float64(written-z.at)
+	perWindow := float64(added) / float64(written-z.at)
 	per := int(perWindow * float64(z.total-written) / float64(max(active, 1)))
 	more := per / 8
 	if z.at == 0 {
@@ -466,7 +464,7 @@ func (z *sectionSizer) grow(sec *state.Sections, written int) {
 		}
 		z.lens[i] = w.Len()
 	}
-	z.at, z.bytes, z.next = written, n, 4*written
+	z.at, z.next = written, 4*written
 }
 
 // sectionsRoom is the bytes that fit in sec's sections before they grow.
@@ -474,15 +472,6 @@ func sectionsRoom(sec *state.Sections) int {
 	n := 0
 	for i := range sec.W {
 		n += sec.W[i].Room()
-	}
-	return n
-}
-
-// sectionsLen is the bytes written into all of sec's sections.
-func sectionsLen(sec *state.Sections) int {
-	n := 0
-	for i := range sec.W {
-		n += sec.W[i].Len()
 	}
 	return n
 }
