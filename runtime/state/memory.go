@@ -1171,10 +1171,24 @@ func NewSections(start, end int) *Sections {
 // NewSectionsSized prepares the sections of key groups [start, end), the
 // buffer of section i with room for a little more than hint[i] bytes.
 func NewSectionsSized(start, end int, hint []int) *Sections {
+	return NewSectionsIn(start, end, hint, nil)
+}
+
+// NewSectionsIn is NewSectionsSized that writes section i into spare[i]
+// (emptied), the buffer of an earlier snapshot's section, when it has
+// that room: a state that snapshots often then writes into memory it has
+// used before, not fresh pages. A section without a hint gets no buffer.
+func NewSectionsIn(start, end int, hint []int, spare [][]byte) *Sections {
 	s := NewSections(start, end)
 	for i := range s.W {
-		if i < len(hint) && hint[i] > 0 {
-			s.W[i] = *codec.NewWriter(make([]byte, 0, hint[i]+hint[i]/16+64))
+		if i >= len(hint) || hint[i] <= 0 {
+			continue
+		}
+		room := hint[i] + hint[i]/16 + 64
+		if i < len(spare) && cap(spare[i]) >= room {
+			s.W[i] = *codec.NewWriter(spare[i][:0])
+		} else {
+			s.W[i] = *codec.NewWriter(make([]byte, 0, room))
 		}
 	}
 	return s

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/keygroup"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
@@ -227,33 +226,16 @@ func (t *Task) sectionBuffers(node int, name string) *sectionBuffers {
 	return b
 }
 
-// sections prepares the sections of key groups [start, end) as
-// state.NewSectionsSized does, in the spare buffers that have the room
-// the hint asks. A section without a hint gets none: the state sizes
-// sections that have no room as it encodes them (eventtime's
-// sectionSizer).
+// sections prepares the sections of key groups [start, end) in the
+// spare buffers (state.NewSectionsIn). A section without a hint gets
+// none: the state sizes sections that have no room as it encodes them
+// (eventtime's sectionSizer).
 func (b *sectionBuffers) sections(start, end int, hint []int) *state.Sections {
 	b.mu.Lock()
 	bufs := b.bufs
 	b.bufs = nil
 	b.mu.Unlock()
-	sec := state.NewSections(start, end)
-	for i := range sec.W {
-		h := 0
-		if i < len(hint) {
-			h = hint[i]
-		}
-		if h == 0 {
-			continue
-		}
-		want := h + h/16 + 64
-		if i < len(bufs) && cap(bufs[i]) >= want {
-			sec.W[i] = *codec.NewWriter(bufs[i][:0])
-		} else {
-			sec.W[i] = *codec.NewWriter(make([]byte, 0, want))
-		}
-	}
-	return sec
+	return state.NewSectionsIn(start, end, hint, bufs)
 }
 
 // give keeps bufs for the next checkpoint, unless buffers are kept
