@@ -495,3 +495,30 @@ func TestCaptureReleaseReuses(t *testing.T) {
 		released = got
 	}
 }
+
+// TestSpareArraysBounded: a state keeps at most maxSpares arrays of a
+// kind, dropping the smallest, and a capture takes the smallest that has
+// the room it needs.
+func TestSpareArraysBounded(t *testing.T) {
+	var a spareArrays[int64]
+	for n := 1; n <= maxSpares+4; n++ {
+		a.put(make([]int64, n, 10*n))
+	}
+	if len(a) != maxSpares {
+		t.Fatalf("%d spare arrays kept, want %d", len(a), maxSpares)
+	}
+	for _, x := range a {
+		if cap(x) < 50 || len(x) != 0 {
+			t.Errorf("a spare of capacity %d and length %d is kept: the smallest go first, and spares are empty", cap(x), len(x))
+		}
+	}
+	if x := a.take(95); cap(x) != 100 || len(x) != 0 {
+		t.Errorf("take(95) gave an array of capacity %d and length %d, want the smallest with the room (100), empty", cap(x), len(x))
+	}
+	if len(a) != maxSpares-1 {
+		t.Errorf("%d spare arrays after a take, want %d", len(a), maxSpares-1)
+	}
+	if x := a.take(1000); x != nil {
+		t.Errorf("take(1000) gave an array of capacity %d, want none: no spare has the room", cap(x))
+	}
+}
