@@ -11,11 +11,11 @@ import "github.com/pipegen/pipegen/runtime/state"
 // as state.Memory counts them. The first change in an epoch of a timer
 // appends it to the epoch's list, and a delta writes the entries listed
 // in the epochs after the one its base closed. A window is stamped with
-// the epoch of its last record instead (pane.vers), and a delta writes
-// the windows stamped after its base's epoch: it reads the panes with
-// such windows (pane.ver), not a list, so that the windows can be
-// captured at the barrier and encoded later (windowcapture.go). What a
-// delta writes is proportional to what changed, not to the state.
+// the epoch of its last record instead (pane.vers, stamps.go), and a
+// delta writes the windows stamped after its base's epoch: it reads the
+// panes with such windows (pane.ver), not a list, so that the windows
+// can be captured at the barrier and encoded later (windowcapture.go).
+// What a delta writes is proportional to what changed, not to the state.
 //
 // A delta section has the header of a full one (the watermark and the
 // next sequence number at the barrier), then one nested entry per change,

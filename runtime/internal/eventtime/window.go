@@ -83,9 +83,14 @@ type WindowState[K comparable, A any] struct {
 	// epoch is the current epoch, the time between two checkpoints
 	// (SnapshotDelta, Capture end it); once tracking is set, each window
 	// of a pane that gets a record is stamped with it (pane.vers), for
-	// deltas (tumbling and sliding windows only).
-	epoch    uint64
-	tracking bool
+	// deltas (tumbling and sliding windows only). curStamp is the
+	// epoch's stamp: the epoch less stampBase (stamps.go).
+	epoch     uint64
+	tracking  bool
+	curStamp  uint8
+	stampBase uint64
+	// testSpan, when set, is the highest stamp instead of stampSpan.
+	testSpan uint64
 	// again is set by Acc when the record's window had fired already:
 	// Added emits it again. cur and curIdx are that window and the key's
 	// index in its pane.
@@ -142,12 +147,11 @@ type pane[K comparable, A any] struct {
 	idx   keyIndex[K]
 	seqs  seqList
 	accs  []A
-	// vers holds, per key, the epoch (low 32 bits) its window last got a
-	// record in, once changes are tracked (and is empty before: a job
-	// without checkpoints spares 4 of the 32 bytes a window of integer
-	// keys and counts takes, which Nexmark q5 felt as page faults of
-	// fresh memory); ver the latest of them.
-	vers []uint32
+	// vers holds, per key, the stamp of the epoch its window last got a
+	// record in (stamps.go), once changes are tracked, and is empty
+	// before: a job without checkpoints spares the byte; ver is the
+	// latest of those epochs (low 32 bits).
+	vers []uint8
 	ver  uint32
 	// lo is the lowest index of a window stamped after epoch loSince
 	// (len(keys) when none was): a delta captured on top of an epoch at
@@ -219,7 +223,7 @@ func NewWindowState[K comparable, A any](a WindowAssigner, lateness int64, merge
 	}
 	ix := newPaneIndex[K](a)
 	return &WindowState[K, A]{assign: a, lateness: lateness, merge: merge, wm: MinTime,
-		panes: make(map[int64]*pane[K, A]), ix: ix, ring: make([]*pane[K, A], ix.width), sessions: make(map[K][]*winEntry[K, A]), epoch: 1,
+		panes: make(map[int64]*pane[K, A]), ix: ix, ring: make([]*pane[K, A], ix.width), sessions: make(map[K][]*winEntry[K, A]), epoch: 1, curStamp: 1,
 		capturable:  a.Kind != Session && pointerFree(reflect.TypeFor[K]()) && pointerFree(reflect.TypeFor[A]()),
 		keyPointers: hasPointers(reflect.TypeFor[K]()),
 		accPointers: hasPointers(reflect.TypeFor[A]()),
@@ -296,8 +300,8 @@ func (s *WindowState[K, A]) addSliding(k K, ts, wm int64, add func(acc *A), onUp
 		if p != nil && p.w.Start == start && !p.shared {
 			if ref := s.ix.ref(sl, pos); ref.i >= 0 && ref.start == start {
 				i = ref.i
-				if s.tracking && p.vers[i] != uint32(s.epoch) {
-					p.vers[i] = uint32(s.epoch)
+				if s.tracking && p.vers[i] != s.curStamp {
+					p.vers[i] = s.curStamp
 					p.ver = uint32(s.epoch)
 					p.lo = min(p.lo, i)
 				}
@@ -437,8 +441,8 @@ func (s *WindowState[K, A]) entryIn(p *pane[K, A], k K, ix bool, sl int32, pos i
 		}
 		s.n++
 	}
-	if s.tracking && p.vers[i] != uint32(s.epoch) {
-		p.vers[i] = uint32(s.epoch)
+	if s.tracking && p.vers[i] != s.curStamp {
+		p.vers[i] = s.curStamp
 		p.ver = uint32(s.epoch)
 		p.lo = min(p.lo, i)
 	}
@@ -448,11 +452,11 @@ func (s *WindowState[K, A]) entryIn(p *pane[K, A], k K, ix bool, sl int32, pos i
 // stamp marks window i of pane p as changed in the current epoch, for
 // deltas, when changes are tracked.
 func (s *WindowState[K, A]) stamp(p *pane[K, A], i int32) {
-	if s.tracking && p.vers[i] != uint32(s.epoch) {
+	if s.tracking && p.vers[i] != s.curStamp {
 		if p.shared {
 			p.own()
 		}
-		p.vers[i] = uint32(s.epoch)
+		p.vers[i] = s.curStamp
 		p.ver = uint32(s.epoch)
 		p.lo = min(p.lo, i)
 	}
@@ -561,7 +565,7 @@ func doubledPointers[T any](x []T) []T {
 // false.
 func (s *WindowState[K, A]) Acc(k K, ts, inputWatermark int64) *A {
 	if p := s.last; p != nil && ts >= p.w.Start && ts < p.w.End && s.lastDrop > inputWatermark && s.lastDrop > s.wm && !p.fired && p.early == nil && !p.shared {
-		if i, ok := p.idx.get(k); ok && (!s.tracking || p.vers[i] == uint32(s.epoch)) {
+		if i, ok := p.idx.get(k); ok && (!s.tracking || p.vers[i] == s.curStamp) {
 			return &p.accs[i]
 		}
 	}
@@ -697,9 +701,9 @@ func (s *WindowState[K, A]) sortPane(p *pane[K, A]) {
 	perm := indexes(len(p.keys))
 	sortIndexes(perm, func(a, b int32) int { return cmp.Compare(p.seqs.at(int(a)), p.seqs.at(int(b))) })
 	keys, seqs, accs := make([]K, len(perm)), make([]uint64, len(perm)), make([]A, len(perm))
-	var vers []uint32
+	var vers []uint8
 	if len(p.vers) > 0 {
-		vers = make([]uint32, len(perm))
+		vers = make([]uint8, len(perm))
 	}
 	var slots []int32
 	var pos int

@@ -67,7 +67,9 @@ type WindowCapture[K comparable, A any] struct {
 	firedThrough map[K]int64
 	full         bool
 	since        uint64
-	panes        []paneCapture[K, A]
+	// stampBase is the state's at the barrier: the stamps' base.
+	stampBase uint64
+	panes     []paneCapture[K, A]
 	// spare takes the copies back (Release); nil when there are none.
 	spare *captureSpares[A]
 }
@@ -84,7 +86,7 @@ type paneCapture[K comparable, A any] struct {
 	seqs  seqList
 	off   int
 	accs  []A
-	vers  []uint32
+	vers  []uint8
 	// copied is set when accs and vers are the capture's own copies,
 	// which Release gives back.
 	copied bool
@@ -115,7 +117,7 @@ func (s *WindowState[K, A]) Capture(d Delta) (*WindowCapture[K, A], uint64, erro
 // with windows that changed after epoch since. Unless mark is set the
 // capture must be encoded before s changes.
 func (s *WindowState[K, A]) capturePanes(full bool, since uint64, mark bool) *WindowCapture[K, A] {
-	c := &WindowCapture[K, A]{h: sectionHeader{wm: s.wm, seq: s.seq}, layout: layoutPanes, full: full, since: since,
+	c := &WindowCapture[K, A]{h: sectionHeader{wm: s.wm, seq: s.seq}, layout: layoutPanes, full: full, since: since, stampBase: s.stampBase,
 		panes: make([]paneCapture[K, A], 0, len(s.panes)+len(s.sl.whole))}
 	for p := range s.allPanes() {
 		if !full && !changedAfter(p.ver, since) {
@@ -199,7 +201,7 @@ func (c *WindowCapture[K, A]) Release() {
 type captureSpares[A any] struct {
 	mu   sync.Mutex
 	accs spareArrays[A]
-	vers spareArrays[uint32]
+	vers spareArrays[uint8]
 	// clear is set when A holds pointers, which a spare array must not
 	// keep alive.
 	clear bool
@@ -214,7 +216,7 @@ func (s *WindowState[K, A]) spares() *captureSpares[A] {
 }
 
 // give keeps a released capture's arrays.
-func (c *captureSpares[A]) give(accs []A, vers []uint32) {
+func (c *captureSpares[A]) give(accs []A, vers []uint8) {
 	if c.clear {
 		clear(accs)
 	}
@@ -288,9 +290,10 @@ func quiet[K comparable, A any](p *pane[K, A]) bool {
 	return p.loSince > 0 && !changedAfter(p.ver, p.loSince)
 }
 
-// changedAfter reports whether a window stamped with epoch v (low 32
-// bits; 0 for never) changed after epoch since: epochs are compared as
-// serial numbers, so a stamp is read right for 2^31 epochs after it.
+// changedAfter reports whether a pane whose latest change was in epoch
+// v (pane.ver: low 32 bits; 0 for never) changed after epoch since:
+// epochs are compared as serial numbers, so v is read right for 2^31
+// epochs after it. Its windows' stamps are bytes (stampedAfter).
 func changedAfter(v uint32, since uint64) bool {
 	return v != 0 && int32(v-uint32(since)) > 0
 }
@@ -342,7 +345,7 @@ func (c *WindowCapture[K, A]) Encode(sec *state.Sections, keyGroup func(K) int, 
 		p := &c.panes[pi]
 		for i := p.off; i < len(p.keys); i++ {
 			k := p.keys[i]
-			if !c.full && !changedAfter(p.vers[i-p.off], c.since) {
+			if !c.full && !stampedAfter(p.vers[i-p.off], c.stampBase, c.since) {
 				continue
 			}
 			if written == size.next {
@@ -422,7 +425,7 @@ func (c *WindowCapture[K, A]) sizer(sec *state.Sections, unsized bool) sectionSi
 		// of the sections.
 		for pi := range c.panes {
 			for _, v := range c.panes[pi].vers {
-				if changedAfter(v, c.since) {
+				if stampedAfter(v, c.stampBase, c.since) {
 					z.total++
 				}
 			}

@@ -77,11 +77,13 @@ func TestCanCapture(t *testing.T) {
 // sorted when they fire) before the capture is encoded, on this goroutine
 // or on another one while the changes go on (go test -race sees a write to
 // what the capture holds). The capture must encode what the twin wrote at
-// the barrier, byte for byte.
-func captureTwins(t *testing.T, name string, rng *rand.Rand, a WindowAssigner, lateness int64) (captures int) {
+// the barrier, byte for byte. A span other than 0 is both states' highest
+// window stamp (stamps.go).
+func captureTwins(t *testing.T, name string, rng *rand.Rand, a WindowAssigner, lateness int64, span uint64) (captures int) {
 	t.Helper()
 	live := NewWindowState[int, flatAcc](a, lateness, nil)
 	twin := NewWindowState[int, flatAcc](a, lateness, nil)
+	live.testSpan, twin.testSpan = span, span
 	ops := genStream(rng, 200+rng.IntN(400))
 	for i := range ops {
 		if ops[i].kind == opAdd && rng.IntN(3) == 0 {
@@ -205,7 +207,7 @@ func TestWindowCaptureCopiesOnWrite(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 41+uint64(kind)))
 			a := randomAssigner(rng, kind)
 			lateness := randomLateness(rng)
-			captures += captureTwins(t, fmt.Sprintf("%v size=%d slide=%d lateness=%d seed %d", kind, a.Size, a.Slide, lateness, seed), rng, a, lateness)
+			captures += captureTwins(t, fmt.Sprintf("%v size=%d slide=%d lateness=%d seed %d", kind, a.Size, a.Slide, lateness, seed), rng, a, lateness, 0)
 		}
 		if captures == 0 {
 			t.Errorf("%v: nothing captured", kind)

@@ -45,6 +45,7 @@ func (s *WindowState[K, A]) closeEpoch() uint64 {
 	e := s.Epoch()
 	s.epoch = e + 1
 	s.Track()
+	s.setStamp()
 	return e
 }
 
@@ -61,7 +62,7 @@ func (s *WindowState[K, A]) Track() {
 	// The windows so far have not changed since any epoch (stamp 0):
 	// their panes get stamps from now on.
 	for p := range s.allPanes() {
-		p.vers = make([]uint32, len(p.keys), cap(p.keys))
+		p.vers = make([]uint8, len(p.keys), cap(p.keys))
 	}
 }
 

@@ -216,7 +216,7 @@ func (s *WindowState[K, A]) wholePane(w Window) *pane[K, A] {
 		s.sl.whole[w.Start] = p
 		s.paneHeap.push(p)
 		if s.tracking {
-			p.vers = []uint32{}
+			p.vers = []uint8{}
 		}
 	}
 	return p

@@ -1,0 +1,102 @@
+package eventtime
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestStampsAcrossRebases changes windows of one pane at random over 700
+// epochs, with the stamps' span of production and with small ones (a
+// rebase every epoch or few), and checks after each epoch, for every
+// earlier epoch as a delta's base, that a window's stamp says it changed
+// after the base exactly when it did, or that every window counts as
+// changed when the base is older than the stamps' (stampedAfter).
+func TestStampsAcrossRebases(t *testing.T) {
+	t.Parallel()
+	for _, span := range []uint64{0, 1, 2, 3, 7} {
+		rng := rand.New(rand.NewPCG(span, 5))
+		s := NewWindowState[int, flatAcc](WindowAssigner{Kind: Tumbling, Size: 1 << 40}, 0, nil)
+		s.testSpan = span
+		s.Track()
+		const keys = 40
+		last := make(map[int]uint64) // key -> the epoch of its last record
+		epochs, rebases := 700, 0
+		for range epochs {
+			for k := range keys {
+				if rng.IntN(4) == 0 {
+					s.Add(k, 1, MinTime, func(a *flatAcc) { a.add(k) }, nil)
+					last[k] = s.Epoch()
+				}
+			}
+			base := s.stampBase
+			s.closeEpoch()
+			if s.stampBase != base {
+				rebases++
+			}
+			p := s.panes[0]
+			for since := range s.Epoch() {
+				for i, k := range p.keys {
+					got := stampedAfter(p.vers[i], s.stampBase, since)
+					want := last[k] > since || since < s.stampBase
+					if got != want {
+						t.Fatalf("span %d, epoch %d: key %d last changed in epoch %d, stamp %d over base %d: changed after epoch %d: %v, want %v",
+							span, s.Epoch(), k, last[k], p.vers[i], s.stampBase, since, got, want)
+					}
+				}
+			}
+		}
+		if rebases < epochs/int(s.span()+1) {
+			t.Errorf("span %d: %d rebases in %d epochs", s.span(), rebases, epochs)
+		}
+	}
+}
+
+// TestWindowsDeltaChainsAcrossRebases is TestWindowsDeltaChains with
+// stamps that rebase every epoch or few: deltas on a base older than the
+// stamps' write every window of the panes that changed, and a restore of
+// them must still be the run without checkpoints.
+func TestWindowsDeltaChainsAcrossRebases(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []WindowKind{Tumbling, Sliding} {
+		for _, span := range []uint64{1, 2, 5} {
+			crashes := 0
+			for seed := range seeds(30) {
+				rng := rand.New(rand.NewPCG(seed, 51+uint64(kind)))
+				a := randomAssigner(rng, kind)
+				lateness := randomLateness(rng)
+				ops := genStream(rng, 100+rng.IntN(300))
+				name := fmt.Sprintf("%v size=%d slide=%d lateness=%d span %d seed %d", kind, a.Size, a.Slide, lateness, span, seed)
+				crashes += checkDeltaChains(t, name, rng, ops, func() deltaEngine {
+					s := newTestWindowState(a, lateness)
+					s.testSpan = span
+					return &windowEngine{s: s}
+				})
+			}
+			if crashes == 0 {
+				t.Errorf("%v span %d: no run crashed and restored", kind, span)
+			}
+		}
+	}
+}
+
+// TestWindowCaptureAcrossRebases is TestWindowCaptureCopiesOnWrite with
+// stamps that rebase every epoch or few: a rebase rewrites the stamps
+// after a capture, which must still encode what the barrier saw.
+func TestWindowCaptureAcrossRebases(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []WindowKind{Tumbling, Sliding} {
+		for _, span := range []uint64{1, 2, 5} {
+			captures := 0
+			for seed := range seeds(40) {
+				rng := rand.New(rand.NewPCG(seed, 61+uint64(kind)))
+				a := randomAssigner(rng, kind)
+				lateness := randomLateness(rng)
+				captures += captureTwins(t, fmt.Sprintf("%v size=%d slide=%d lateness=%d span %d seed %d", kind, a.Size, a.Slide, lateness, span, seed), rng, a, lateness, span)
+			}
+			if captures == 0 {
+				t.Errorf("%v span %d: nothing captured", kind, span)
+			}
+		}
+	}
+}
