@@ -52,29 +52,37 @@ func TestStampsAcrossRebases(t *testing.T) {
 	}
 }
 
-// TestWindowsDeltaChainsAcrossRebases is TestWindowsDeltaChains with
-// stamps that rebase every epoch or few: deltas on a base older than the
-// stamps' write every window of the panes that changed, and a restore of
-// them must still be the run without checkpoints.
+// TestWindowsDeltaChainsAcrossRebases is TestWindowsDeltaChains and
+// TestWindowJoinDeltaChains with stamps that rebase every epoch or few:
+// deltas on a base older than the stamps' write every window of the
+// panes that changed, and a restore of them must still be the run
+// without checkpoints.
 func TestWindowsDeltaChainsAcrossRebases(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []WindowKind{Tumbling, Sliding} {
-		for _, span := range []uint64{1, 2, 5} {
-			crashes := 0
-			for seed := range seeds(30) {
-				rng := rand.New(rand.NewPCG(seed, 51+uint64(kind)))
-				a := randomAssigner(rng, kind)
-				lateness := randomLateness(rng)
-				ops := genStream(rng, 100+rng.IntN(300))
-				name := fmt.Sprintf("%v size=%d slide=%d lateness=%d span %d seed %d", kind, a.Size, a.Slide, lateness, span, seed)
-				crashes += checkDeltaChains(t, name, rng, ops, func() deltaEngine {
-					s := newTestWindowState(a, lateness)
-					s.testSpan = span
-					return &windowEngine{s: s}
-				})
-			}
-			if crashes == 0 {
-				t.Errorf("%v span %d: no run crashed and restored", kind, span)
+	for _, join := range []bool{false, true} {
+		for _, kind := range []WindowKind{Tumbling, Sliding} {
+			for _, span := range []uint64{1, 2, 5} {
+				crashes := 0
+				for seed := range seeds(30) {
+					rng := rand.New(rand.NewPCG(seed, 51+uint64(kind)))
+					a := randomAssigner(rng, kind)
+					lateness := randomLateness(rng)
+					ops := genStream(rng, 100+rng.IntN(300))
+					name := fmt.Sprintf("join %v %v size=%d slide=%d lateness=%d span %d seed %d", join, kind, a.Size, a.Slide, lateness, span, seed)
+					crashes += checkDeltaChains(t, name, rng, ops, func() deltaEngine {
+						if join {
+							j := NewWindowJoin[int, int, int](a, lateness)
+							j.ws.testSpan = span
+							return &windowJoinEngine{j}
+						}
+						s := newTestWindowState(a, lateness)
+						s.testSpan = span
+						return &windowEngine{s: s}
+					})
+				}
+				if crashes == 0 {
+					t.Errorf("join %v, %v, span %d: no run crashed and restored", join, kind, span)
+				}
 			}
 		}
 	}
