@@ -4,12 +4,12 @@ package eventtime
 //
 // A delta writes the windows that got records after its base's epoch, so
 // each window keeps the epoch of its last record, set when a record finds
-// it stamped with another (entryIn, stamp; Acc reads it). Held as the epoch's low
-// 32 bits, the stamps took 4 of the 32 bytes a window of Nexmark q5's
-// integer keys and counts takes. A byte: q5's peak memory with
-// exactly-once checkpoints every second fell from 95 to 85 MiB (100M
-// events, nine checkpoints) and from 117 to 104 (20M). Its CPU did not
-// change (1.003 and 0.999, paired runs), though a fifth of entryIn's
+// it stamped with another (entryIn, stamp; Acc reads it). Held as the
+// epoch's low 32 bits, the stamps took 4 of the 32 bytes a window of
+// Nexmark q5's integer keys and counts takes. A byte: q5's peak memory
+// with exactly-once checkpoints every second fell from 95 to 85 MiB
+// (100M events, nine checkpoints) and from 117 to 104 (20M). Its CPU did
+// not change (1.003 and 0.999, paired runs), though a fifth of entryIn's
 // samples were on the stamp's load (perf annotate).
 //
 // A stamp is the epoch less the state's stampBase, 1 to stampSpan; 0
