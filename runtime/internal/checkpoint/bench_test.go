@@ -183,3 +183,49 @@ func BenchmarkRestoreMemory(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSnapshotKeyed takes checkpoints of a state written whole at
+// each one (SnapshotKeyed: sessions, triggers, join buffers), of
+// benchKeys keys, after two that size and make its sections' buffers:
+// B/op is what a checkpoint allocates from then on.
+func BenchmarkSnapshotKeyed(b *testing.B) {
+	keys := make([]string, benchKeys)
+	values := make([]benchValue, benchKeys)
+	for i := range keys {
+		keys[i] = benchKey(i)
+		values[i] = benchValue{N: int64(i), Sum: int64(i) * 3, Name: "a name of some forty bytes, give or take"}
+	}
+	cp := New(context.Background(), benchConfig(b.TempDir(), 1), Options{FS: vfs.Default, Output: nopOutput{}, Logf: b.Logf})
+	t := cp.Task(0, 0)
+	id := int64(0)
+	checkpoint := func() int64 {
+		id++
+		if err := cp.st.Prepare(id); err != nil {
+			b.Fatal(err)
+		}
+		s := t.Begin(id)
+		SnapshotKeyed(s, 0, "", keygroup.HashString, "string", "bench", func(sec *state.Sections, keyGroup func(string) int) error {
+			for i, k := range keys {
+				w := &sec.W[keyGroup(k)-sec.Start]
+				m := w.Begin()
+				benchCodec.EncodeKey(w, k)
+				benchCodec.EncodeValue(w, &values[i])
+				w.End(m)
+			}
+			return nil
+		})
+		a := cp.write(s)
+		if a.err != nil {
+			b.Fatal(a.err)
+		}
+		return a.bytes
+	}
+	checkpoint()
+	checkpoint()
+	runtime.GC()
+	var bytes int64
+	for b.Loop() {
+		bytes = checkpoint()
+	}
+	b.ReportMetric(float64(bytes), "file-bytes")
+}

@@ -172,3 +172,60 @@ func TestRestoredKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotKeyedReusesBuffers: a state written whole at each
+// checkpoint encodes into the buffers of its last snapshot once the
+// writer has written them, never into those of a snapshot still to be
+// written, and writes the same bytes as into new buffers.
+func TestSnapshotKeyedReusesBuffers(t *testing.T) {
+	cfg := &config.Config{Name: "sessions", MaxParallelism: 8, Nodes: []config.NodeConfig{{Name: "sessions", UID: "sessions", Parallelism: 1}},
+		Checkpoint: config.CheckpointConfig{Mode: config.ExactlyOnce, Dir: "/ckpt", Retain: 10}}
+	cp := New(context.Background(), cfg, Options{FS: vfs.NewMem(), Output: nopOutput{}, Logf: t.Logf})
+	task := cp.Task(0, 0)
+	snapshot := func(id int64) *Snapshot {
+		if err := cp.st.Prepare(id); err != nil {
+			t.Fatal(err)
+		}
+		s := task.Begin(id)
+		SnapshotKeyed(s, 0, "", func(k int) uint64 { return uint64(k) * 0x9e3779b97f4a7c15 }, "int", "session", func(sec *state.Sections, keyGroup func(int) int) error {
+			for k := range 2000 {
+				w := &sec.W[keyGroup(k)-sec.Start]
+				w.Uvarint(uint64(k))
+				w.String("a session's accumulator, some forty bytes")
+			}
+			return nil
+		})
+		if s.err != nil || len(s.keyed) != 1 {
+			t.Fatalf("snapshot %d: %v, %d keyed states", id, s.err, len(s.keyed))
+		}
+		return s
+	}
+	data := func(s *Snapshot) []*byte {
+		var p []*byte
+		for _, b := range s.keyed[0].sections {
+			p = append(p, &b[:1][0])
+		}
+		return p
+	}
+	first := snapshot(1)
+	second := snapshot(2) // before the first is written
+	for i, p := range data(second) {
+		if p == data(first)[i] {
+			t.Fatalf("section %d of snapshot 2 is snapshot 1's buffer, which the writer has not written yet", i)
+		}
+	}
+	if a := cp.write(first); a.err != nil {
+		t.Fatal(a.err)
+	}
+	third := snapshot(3)
+	for i, p := range data(third) {
+		if p != data(first)[i] {
+			t.Errorf("section %d of snapshot 3 is a new buffer, not snapshot 1's, which was written", i)
+		}
+	}
+	for i := range third.keyed[0].sections {
+		if got, want := third.keyed[0].sections[i], second.keyed[0].sections[i]; !slices.Equal(got, want) {
+			t.Fatalf("section %d: %d bytes in the reused buffer, %d in a new one, not the same", i, len(got), len(want))
+		}
+	}
+}

@@ -81,6 +81,8 @@ type keyedSnapshot struct {
 	sections    [][]byte
 	keySchema   string
 	valueSchema string
+	// spare takes the sections' buffers back once they are written.
+	spare *sectionBuffers
 }
 
 // keyedFiles is a keyed state captured at the barrier, which the writer
