@@ -1176,8 +1176,10 @@ func NewSectionsSized(start, end int, hint []int) *Sections {
 
 // NewSectionsIn is NewSectionsSized that writes section i into spare[i]
 // (emptied), the buffer of an earlier snapshot's section, when it has
-// that room: a state that snapshots often then writes into memory it has
-// used before, not fresh pages. A section without a hint gets no buffer.
+// that room and at most twice it: a state that snapshots often then
+// writes into memory it has used before, not fresh pages, and a state
+// that shrank does not keep the buffers of its largest snapshot. A
+// section without a hint gets no buffer.
 func NewSectionsIn(start, end int, hint []int, spare [][]byte) *Sections {
 	s := NewSections(start, end)
 	for i := range s.W {
@@ -1185,7 +1187,7 @@ func NewSectionsIn(start, end int, hint []int, spare [][]byte) *Sections {
 			continue
 		}
 		room := hint[i] + hint[i]/16 + 64
-		if i < len(spare) && cap(spare[i]) >= room {
+		if i < len(spare) && cap(spare[i]) >= room && cap(spare[i]) <= 2*room {
 			s.W[i] = *codec.NewWriter(spare[i][:0])
 		} else {
 			s.W[i] = *codec.NewWriter(make([]byte, 0, room))

@@ -116,7 +116,8 @@ func TestNoDeltaOnSavepoint(t *testing.T) {
 
 // TestSectionBuffersReused checks that a state's sections are encoded
 // into the buffers of its last snapshot where those have the room its
-// hint asks, and into new ones where they have not or there is no hint.
+// hint asks (and not more than twice it), and into new ones where they
+// have not or there is no hint.
 func TestSectionBuffersReused(t *testing.T) {
 	var b sectionBuffers
 	hint := []int{1000, 0, 1000}
@@ -146,5 +147,15 @@ func TestSectionBuffersReused(t *testing.T) {
 	}
 	if third := b.sections(10, 13, hint); third.W[0].Room() == 0 || data(third, 0) == &bufs[0][0] {
 		t.Error("the buffers were taken twice: a snapshot taken while another's are in use must get its own")
+	}
+	// A state that shrank: a buffer of more than twice the room asked
+	// is dropped, not kept for good.
+	b.give([][]byte{make([]byte, 1, 100_000), make([]byte, 1, 2200)})
+	small := b.sections(10, 12, []int{1000, 1000})
+	if r := small.W[0].Room(); r >= 100_000 || r < 1000 {
+		t.Errorf("section 0 has %d bytes of room: the spare of 100000 was reused for a hint of 1000, or nothing was made", r)
+	}
+	if r := small.W[1].Room(); r != 2200 {
+		t.Errorf("section 1 has %d bytes of room, want the spare's 2200 (under twice the room asked)", r)
 	}
 }
