@@ -27,14 +27,15 @@ package eventtime
 // holds.
 const stampSpan = 255
 
-// setStamp sets the stamp of the current epoch, after it changed:
-// moving the base on when the epoch is past the span (rebase).
-func (s *WindowState[K, A]) setStamp() {
-	span := s.span()
-	if s.epoch-s.stampBase > span {
+// curStamp is the stamp of the current epoch, 1 to the span.
+func (s *WindowState[K, A]) curStamp() uint8 { return uint8(s.epoch - s.stampBase) }
+
+// rebaseIfPast moves the base on when the epoch, which just changed, is
+// past what a stamp holds (rebase).
+func (s *WindowState[K, A]) rebaseIfPast() {
+	if span := s.span(); s.epoch-s.stampBase > span {
 		s.rebase(s.epoch - span/2 - 1)
 	}
-	s.curStamp = uint8(s.epoch - s.stampBase)
 }
 
 // span is stampSpan, or less in tests (testSpan) that want rebases

@@ -83,11 +83,10 @@ type WindowState[K comparable, A any] struct {
 	// epoch is the current epoch, the time between two checkpoints
 	// (SnapshotDelta, Capture end it); once tracking is set, each window
 	// of a pane that gets a record is stamped with it (pane.vers), for
-	// deltas (tumbling and sliding windows only). curStamp is the
-	// epoch's stamp: the epoch less stampBase (stamps.go).
+	// deltas (tumbling and sliding windows only): the epoch less
+	// stampBase (stamps.go, curStamp).
 	epoch     uint64
 	tracking  bool
-	curStamp  uint8
 	stampBase uint64
 	// testSpan, when set, is the highest stamp instead of stampSpan.
 	testSpan uint64
@@ -223,7 +222,7 @@ func NewWindowState[K comparable, A any](a WindowAssigner, lateness int64, merge
 	}
 	ix := newPaneIndex[K](a)
 	return &WindowState[K, A]{assign: a, lateness: lateness, merge: merge, wm: MinTime,
-		panes: make(map[int64]*pane[K, A]), ix: ix, ring: make([]*pane[K, A], ix.width), sessions: make(map[K][]*winEntry[K, A]), epoch: 1, curStamp: 1,
+		panes: make(map[int64]*pane[K, A]), ix: ix, ring: make([]*pane[K, A], ix.width), sessions: make(map[K][]*winEntry[K, A]), epoch: 1,
 		capturable:  a.Kind != Session && pointerFree(reflect.TypeFor[K]()) && pointerFree(reflect.TypeFor[A]()),
 		keyPointers: hasPointers(reflect.TypeFor[K]()),
 		accPointers: hasPointers(reflect.TypeFor[A]()),
@@ -300,8 +299,8 @@ func (s *WindowState[K, A]) addSliding(k K, ts, wm int64, add func(acc *A), onUp
 		if p != nil && p.w.Start == start && !p.shared {
 			if ref := s.ix.ref(sl, pos); ref.i >= 0 && ref.start == start {
 				i = ref.i
-				if s.tracking && p.vers[i] != s.curStamp {
-					p.vers[i] = s.curStamp
+				if s.tracking && p.vers[i] != s.curStamp() {
+					p.vers[i] = s.curStamp()
 					p.ver = uint32(s.epoch)
 					p.lo = min(p.lo, i)
 				}
@@ -441,8 +440,8 @@ func (s *WindowState[K, A]) entryIn(p *pane[K, A], k K, ix bool, sl int32, pos i
 		}
 		s.n++
 	}
-	if s.tracking && p.vers[i] != s.curStamp {
-		p.vers[i] = s.curStamp
+	if s.tracking && p.vers[i] != s.curStamp() {
+		p.vers[i] = s.curStamp()
 		p.ver = uint32(s.epoch)
 		p.lo = min(p.lo, i)
 	}
@@ -452,11 +451,11 @@ func (s *WindowState[K, A]) entryIn(p *pane[K, A], k K, ix bool, sl int32, pos i
 // stamp marks window i of pane p as changed in the current epoch, for
 // deltas, when changes are tracked.
 func (s *WindowState[K, A]) stamp(p *pane[K, A], i int32) {
-	if s.tracking && p.vers[i] != s.curStamp {
+	if s.tracking && p.vers[i] != s.curStamp() {
 		if p.shared {
 			p.own()
 		}
-		p.vers[i] = s.curStamp
+		p.vers[i] = s.curStamp()
 		p.ver = uint32(s.epoch)
 		p.lo = min(p.lo, i)
 	}
@@ -565,7 +564,7 @@ func doubledPointers[T any](x []T) []T {
 // false.
 func (s *WindowState[K, A]) Acc(k K, ts, inputWatermark int64) *A {
 	if p := s.last; p != nil && ts >= p.w.Start && ts < p.w.End && s.lastDrop > inputWatermark && s.lastDrop > s.wm && !p.fired && p.early == nil && !p.shared {
-		if i, ok := p.idx.get(k); ok && (!s.tracking || p.vers[i] == s.curStamp) {
+		if i, ok := p.idx.get(k); ok && (!s.tracking || p.vers[i] == s.curStamp()) {
 			return &p.accs[i]
 		}
 	}

@@ -45,7 +45,7 @@ func (s *WindowState[K, A]) closeEpoch() uint64 {
 	e := s.Epoch()
 	s.epoch = e + 1
 	s.Track()
-	s.setStamp()
+	s.rebaseIfPast()
 	return e
 }
 
