@@ -206,7 +206,8 @@ func RestoreChanges(t *Task, node int, name string, st Changes, read func(sectio
 // checkpoint's pages taking about as much CPU as its encoding. The
 // buffers are taken at the barrier or by the writer, and given back by
 // the writer once the file has them, hence the lock. Between two
-// checkpoints a state keeps about its last checkpoint's size in them.
+// checkpoints a state keeps its last checkpoint's size in them, up to
+// about twice that (state.NewSectionsIn drops a spare of more).
 type sectionBuffers struct {
 	mu   sync.Mutex
 	bufs [][]byte
