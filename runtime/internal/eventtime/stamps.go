@@ -1,5 +1,11 @@
 package eventtime
 
+import (
+	"fmt"
+	"os"
+	"strconv"
+)
+
 // The stamps of tumbling and sliding windows (pane.vers): a byte a window.
 //
 // A delta writes the windows that got records after its base's epoch, so
@@ -38,8 +44,30 @@ func (s *WindowState[K, A]) rebaseIfPast() {
 	}
 }
 
-// span is stampSpan, or less in tests (testSpan) that want rebases
-// often.
+// SpanVar names the environment variable that sets the highest stamp
+// of every window state of the process, 1 to stampSpan, for pipegen's
+// own crash tests: a program killed after a few checkpoints has then
+// rebased its stamps, which at stampSpan takes over a hundred.
+const SpanVar = "PIPEGEN_TEST_STAMP_SPAN"
+
+// envSpan is SpanVar's value, 0 when it is not set.
+var envSpan = spanFromEnv(os.Getenv(SpanVar))
+
+// spanFromEnv parses SpanVar's value v. A value out of range stops the
+// program: a test that sets it would otherwise prove nothing, silently.
+func spanFromEnv(v string) uint64 {
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.ParseUint(v, 10, 8)
+	if err != nil || n == 0 {
+		panic(fmt.Sprintf("%s=%q: want a whole number from 1 to %d (a setting of pipegen's own tests; unset it)", SpanVar, v, stampSpan))
+	}
+	return n
+}
+
+// span is stampSpan, or less in tests (testSpan, SpanVar) that want
+// rebases often.
 func (s *WindowState[K, A]) span() uint64 {
 	if s.testSpan > 0 {
 		return s.testSpan

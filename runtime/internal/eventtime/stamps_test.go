@@ -108,3 +108,29 @@ func TestWindowCaptureAcrossRebases(t *testing.T) {
 		}
 	}
 }
+
+// TestSpanFromEnv: SpanVar's value is the span of every new window
+// state, and a value a byte's stamps cannot hold is refused.
+func TestSpanFromEnv(t *testing.T) {
+	for v, want := range map[string]uint64{"": 0, "1": 1, "7": 7, "255": 255} {
+		if got := spanFromEnv(v); got != want {
+			t.Errorf("spanFromEnv(%q) = %d, want %d", v, got, want)
+		}
+	}
+	for _, v := range []string{"0", "256", "-1", "three"} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("spanFromEnv(%q) did not refuse it", v)
+				}
+			}()
+			spanFromEnv(v)
+		}()
+	}
+	saved := envSpan
+	defer func() { envSpan = saved }()
+	envSpan = 3
+	if s := NewWindowState[int, flatAcc](WindowAssigner{Kind: Tumbling, Size: 10}, 0, nil); s.span() != 3 {
+		t.Errorf("a new state's span is %d with %s=3", s.span(), SpanVar)
+	}
+}

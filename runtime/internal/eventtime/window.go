@@ -88,7 +88,8 @@ type WindowState[K comparable, A any] struct {
 	epoch     uint64
 	tracking  bool
 	stampBase uint64
-	// testSpan, when set, is the highest stamp instead of stampSpan.
+	// testSpan, when set, is the highest stamp instead of stampSpan
+	// (SpanVar's value, or a test's).
 	testSpan uint64
 	// again is set by Acc when the record's window had fired already:
 	// Added emits it again. cur and curIdx are that window and the key's
@@ -226,7 +227,7 @@ func NewWindowState[K comparable, A any](a WindowAssigner, lateness int64, merge
 		capturable:  a.Kind != Session && pointerFree(reflect.TypeFor[K]()) && pointerFree(reflect.TypeFor[A]()),
 		keyPointers: hasPointers(reflect.TypeFor[K]()),
 		accPointers: hasPointers(reflect.TypeFor[A]()),
-		intKeys:     intkey.Is[K]()}
+		intKeys:     intkey.Is[K](), testSpan: envSpan}
 }
 
 // Len is the number of open windows, counted per key.
