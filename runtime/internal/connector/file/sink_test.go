@@ -13,6 +13,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/internal/config"
 	"github.com/pipegen/pipegen/runtime/internal/connector/connectortest"
 	"github.com/pipegen/pipegen/runtime/internal/connector/format"
+	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
@@ -591,4 +592,44 @@ func TestFileSinkClosedWhenJobEnds(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// TestFileSinkOpenedAfterJobEnded: a sink that opens its file after the
+// end of the job closed what it had (it still held records to write)
+// has that file closed too, not left to its finalizer, and the write
+// that then fails ends the subtask as canceled, not failed.
+func TestFileSinkOpenedAfterJobEnded(t *testing.T) {
+	mem := vfs.NewMem()
+	j := memSinkJob(t, config.ExactlyOnce, mem)
+	s := NewSink(j, 0, 0, format.EncodeString)
+	j.Cancel(errors.New("another operator failed"))
+	deadline := time.Now().Add(10 * time.Second)
+	for !shut(&s.pw.live) {
+		if time.Now().After(deadline) {
+			t.Fatal("the job ended and its files were not closed")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	s.Write("a")
+	if _, err := s.pw.cur.Write([]byte("x")); err == nil {
+		t.Fatal("the file opened after the end of the job is open")
+	}
+	p := recovered(func() { s.Flush() })
+	if err, ok := fault.FromPanic("out", 0, p).(error); !ok || !errors.Is(err, fault.ErrCanceled) {
+		t.Errorf("the write into the closed file ended the subtask with %v, want it canceled", p)
+	}
+}
+
+// recovered runs f and returns what it panicked with.
+func recovered(f func()) (p any) {
+	defer func() { p = recover() }()
+	f()
+	return nil
+}
+
+// shut reports whether the end of the job has closed l's file.
+func shut(l *liveFile) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.shut
 }
