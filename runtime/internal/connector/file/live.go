@@ -17,10 +17,11 @@ import (
 // A subtask may open a file after the end of the job closed what it had:
 // it goes on with the records it holds until it sees the job has ended.
 // Such a file is closed as it is tracked. It was left to its finalizer:
-// internal/e2e/restart's soak, slowed down under strace, held up to 12
-// descriptors more than at its start after 90 panics (a sink subtask's
-// in-progress file, opened by attempt after attempt), and failed; with
-// this, 0 to 2 more, which the end of the job closes.
+// the program of internal/e2e/restart's soak, slowed down under strace,
+// held up to 12 descriptors more at a panic than at its first ones (a
+// sink subtask's in-progress file, opened by attempt after attempt),
+// and make test under strace failed the soak twice; with this, at most
+// 2 more, files being closed at that moment.
 type liveFile struct {
 	mu   sync.Mutex
 	f    io.Closer
