@@ -301,9 +301,7 @@ func (s *WindowState[K, A]) addSliding(k K, ts, wm int64, add func(acc *A), onUp
 			if ref := s.ix.ref(sl, pos); ref.i >= 0 && ref.start == start {
 				i = ref.i
 				if s.tracking && p.vers[i] != s.curStamp() {
-					p.vers[i] = s.curStamp()
-					p.ver = uint32(s.epoch)
-					p.lo = min(p.lo, i)
+					s.restamp(p, i)
 				}
 			} else {
 				p, i = s.entry(k, Window{start, start + size}, true, sl, pos)
@@ -442,24 +440,30 @@ func (s *WindowState[K, A]) entryIn(p *pane[K, A], k K, ix bool, sl int32, pos i
 		s.n++
 	}
 	if s.tracking && p.vers[i] != s.curStamp() {
-		p.vers[i] = s.curStamp()
-		p.ver = uint32(s.epoch)
-		p.lo = min(p.lo, i)
+		s.restamp(p, i)
 	}
 	return i
 }
 
 // stamp marks window i of pane p as changed in the current epoch, for
-// deltas, when changes are tracked.
+// deltas, when changes are tracked. The per-record paths where p cannot
+// be shared (addSliding, entryIn) write the check out and call restamp:
+// the check then costs no call on every record.
 func (s *WindowState[K, A]) stamp(p *pane[K, A], i int32) {
 	if s.tracking && p.vers[i] != s.curStamp() {
 		if p.shared {
 			p.own()
 		}
-		p.vers[i] = s.curStamp()
-		p.ver = uint32(s.epoch)
-		p.lo = min(p.lo, i)
+		s.restamp(p, i)
 	}
+}
+
+// restamp stamps window i of pane p, which is its own, with the current
+// epoch: its first change in the epoch.
+func (s *WindowState[K, A]) restamp(p *pane[K, A], i int32) {
+	p.vers[i] = s.curStamp()
+	p.ver = uint32(s.epoch)
+	p.lo = min(p.lo, i)
 }
 
 // touch is stamp for the window of r, a pane's (sessions are written
