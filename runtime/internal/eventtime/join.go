@@ -324,7 +324,8 @@ type WindowJoin[K comparable, L, R any] struct {
 // flag for "listed in WindowJoin.dirty" made it 56; the records pending
 // (Pending) say what it said. Without it Nexmark q8 (20M events) peaked
 // at 130 MiB instead of 149 at p=1 and 137 instead of 147 at p=2, for
-// 0.98 and 0.97 of the CPU (8 pairs each).
+// 0.98 and 0.97 of the CPU (8 pairs each; the command is in
+// examples/nexmark/README.md, the thirty-second session's entry).
 type JoinRecords[L, R any] struct {
 	ls []joinItem[L]
 	rs []joinItem[R]
