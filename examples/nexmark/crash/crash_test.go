@@ -6,7 +6,10 @@ package crash
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pipegen/pipegen/examples/nexmark"
@@ -33,15 +36,43 @@ func TestMain(m *testing.M) {
 // Its windows' checkpoint stamps (runtime/internal/eventtime, stamps.go)
 // move their base on every checkpoint (a span of 1), as they do every 128
 // checkpoints in production: a process killed after a few checkpoints
-// has rebased them.
+// has rebased them, and stampSpan checks that several processes did.
 func TestCrash(t *testing.T) {
-	crashWith(t, "q8", nexmark.Config{Events: 100_000, Rate: 1000, Seed: 11}, 100, 5, nil, stampSpan(1), "memory")
+	crashWith(t, "q8", nexmark.Config{Events: 100_000, Rate: 1000, Seed: 11}, 100, 5, nil, stampSpan(t, 1), "memory")
 }
 
 // stampSpan is the environment that sets the highest window stamp of the
-// programs to span (eventtime.SpanVar, in a package this one cannot
-// import).
-func stampSpan(span int) []string { return []string{fmt.Sprint("PIPEGEN_TEST_STAMP_SPAN=", span)} }
+// programs to span and has them log their rebases to a file
+// (eventtime.SpanVar and RebaseLogVar, in a package this one cannot
+// import). Once t and its subtests are done it checks that at least
+// three processes rebased: the clean run's one and two of the killed
+// run's, which are cut short (the output cannot tell whether a process
+// rebased).
+func stampSpan(t *testing.T, span int) []string {
+	log := filepath.Join(t.TempDir(), "rebases")
+	t.Cleanup(func() {
+		if t.Failed() || testing.Short() {
+			return
+		}
+		data, err := os.ReadFile(log)
+		if err != nil {
+			t.Fatalf("no process rebased its window stamps: %v", err)
+		}
+		pids := map[string]int{}
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			pid, _, ok := strings.Cut(line, " ")
+			if !ok {
+				t.Fatalf("rebase log line %q: want PID BASE", line)
+			}
+			pids[pid]++
+		}
+		if len(pids) < 3 {
+			t.Errorf("%d processes rebased their window stamps (rebases by process id: %v), want 3 or more", len(pids), pids)
+		}
+		t.Logf("%d processes rebased their window stamps, %d times in all", len(pids), strings.Count(string(data), "\n"))
+	})
+	return []string{fmt.Sprint("PIPEGEN_TEST_STAMP_SPAN=", span), "PIPEGEN_TEST_STAMP_LOG=" + log}
+}
 
 // TestCrashQ4 does the same with q4 (q4.yaml) on both backends: the
 // auctions' state and their timers (kept with the state, restored apart
@@ -153,7 +184,7 @@ func TestCrashQ5(t *testing.T) {
 // Its windows' stamps move their base on every two checkpoints (a span of
 // 3), as TestCrash's do.
 func TestCrashQ5Parallel(t *testing.T) {
-	crashWith(t, "q5", nexmark.Config{Events: 100_000, Rate: 1000, Seed: 16}, 40, 10, []string{"checkpoint.interval=50ms", "parallelism=2"}, stampSpan(3), "memory")
+	crashWith(t, "q5", nexmark.Config{Events: 100_000, Rate: 1000, Seed: 16}, 40, 10, []string{"checkpoint.interval=50ms", "parallelism=2"}, stampSpan(t, 3), "memory")
 }
 
 // TestCrashQ7 does the same with q7 (q7.yaml) at parallelism 2, where the

@@ -66,6 +66,32 @@ func spanFromEnv(v string) uint64 {
 	return n
 }
 
+// RebaseLogVar names the environment variable of a file that every
+// rebase of the process appends a line to (the process id and the new
+// base), for pipegen's own crash tests: with SpanVar they check that the
+// processes they run and kill did rebase, which the output cannot show.
+const RebaseLogVar = "PIPEGEN_TEST_STAMP_LOG"
+
+// rebaseLog is RebaseLogVar's value, "" when it is not set.
+var rebaseLog = os.Getenv(RebaseLogVar)
+
+// logRebase appends the line of a rebase to base to the file path: one
+// write with O_APPEND, so that processes sharing the file do not mix
+// their lines. A line that cannot be written stops the program, as a bad
+// SpanVar does: the test would otherwise check a log that lies.
+func logRebase(path string, base uint64) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err == nil {
+		_, err = f.Write(fmt.Appendf(nil, "%d %d\n", os.Getpid(), base))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		panic(fmt.Sprintf("%s: %v (a setting of pipegen's own tests; unset it)", RebaseLogVar, err))
+	}
+}
+
 // span is stampSpan, or less in tests (testSpan, SpanVar) that want
 // rebases often.
 func (s *WindowState[K, A]) span() uint64 {
@@ -96,6 +122,9 @@ func (s *WindowState[K, A]) rebase(base uint64) {
 		}
 	}
 	s.stampBase = base
+	if rebaseLog != "" {
+		logRebase(rebaseLog, base)
+	}
 }
 
 // stampedAfter reports whether a window with stamp v, over base,

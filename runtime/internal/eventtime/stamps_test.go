@@ -3,6 +3,9 @@ package eventtime
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -133,4 +136,39 @@ func TestSpanFromEnv(t *testing.T) {
 	if s := NewWindowState[int, flatAcc](WindowAssigner{Kind: Tumbling, Size: 10}, 0, nil); s.span() != 3 {
 		t.Errorf("a new state's span is %d with %s=3", s.span(), SpanVar)
 	}
+}
+
+// TestRebaseLog: with RebaseLogVar set, every rebase appends the process
+// id and the new base to the file, and a file that cannot be written
+// stops the program.
+func TestRebaseLog(t *testing.T) {
+	saved := rebaseLog
+	defer func() { rebaseLog = saved }()
+	rebaseLog = filepath.Join(t.TempDir(), "rebases")
+	s := NewWindowState[int, flatAcc](WindowAssigner{Kind: Tumbling, Size: 10}, 0, nil)
+	s.testSpan = 4
+	for epoch := uint64(1); epoch <= 9; epoch++ {
+		s.epoch = epoch
+		s.rebaseIfPast()
+	}
+	data, err := os.ReadFile(rebaseLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Span 4: once the epoch is 5 past the base, the base moves to 3
+	// before the epoch.
+	want := fmt.Sprintf("%[1]d 2\n%[1]d 4\n%[1]d 6\n", os.Getpid())
+	if string(data) != want {
+		t.Errorf("the log holds %q, want %q", data, want)
+	}
+
+	rebaseLog = filepath.Join(t.TempDir(), "missing", "rebases")
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), RebaseLogVar) {
+			t.Errorf("a log that cannot be written: recover() = %v, want a panic naming %s", r, RebaseLogVar)
+		}
+	}()
+	s.epoch++
+	s.epoch++
+	s.rebaseIfPast()
 }
