@@ -90,16 +90,17 @@ func TestSpread(t *testing.T) {
 		t.Errorf("paired = %v, want 1.5, the middle of the spread's ratios", got)
 	}
 
-	sp := &Spread{RatioToHandLong: [2]float64{0.91, 0.97}, CheckpointCPU: [2]float64{0.021, 0.06}, CheckpointWall: [2]float64{-0.01, 0.03}, SpeedupP2: [2]float64{1.51, 1.84}, SpeedupPair: [2]float64{1.62, 1.71}}
-	rep := &Report{CPUs: 2, Reps: 3, Results: []Result{{Query: "q4", SpeedupP2: 1.77, SpeedupPair: 1.66, SpeedupP4: 1.3, Spread: sp}}}
+	sp := &Spread{RatioToHandLong: [2]float64{0.91, 0.97}, CheckpointCPU: [2]float64{0.021, 0.06}, CheckpointWall: [2]float64{-0.01, 0.03}, SpeedupP2: [2]float64{1.51, 1.84}, SpeedupPair: [2]float64{1.62, 1.71}, P2OfPair: [2]float64{0.88, 1.1}}
+	rep := &Report{CPUs: 2, Reps: 3, Results: []Result{{Query: "q4", SpeedupP2: 1.77, SpeedupPair: 1.66, P2OfPair: 1.04, SpeedupP4: 1.3, Spread: sp}}}
 	got := table(rep)
-	for _, want := range []string{"The lowest and the highest of the 3 turns' ratios", "| q4 | 0.91 to 0.97 | +2.1% to +6.0% | -1.0% to +3.0% | 1.51x to 1.84x | 1.62x to 1.71x |", "| 1.77x | 1.66x | 1.30x |"} {
+	for _, want := range []string{"The lowest and the highest of the 3 turns' ratios", "| q4 | 0.91 to 0.97 | +2.1% to +6.0% | -1.0% to +3.0% | 1.51x to 1.84x | 1.62x to 1.71x | 1.04 (0.88 to 1.10) |", "| 1.77x | 1.66x | 1.30x |"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the table does not say %q:\n%s", want, got)
 		}
 	}
 	rep.Results[0].Spread.SpeedupPair = [2]float64{} // from a report of before the pairs
-	if got := table(rep); !strings.Contains(got, "| 1.51x to 1.84x | - |") {
+	rep.Results[0].P2OfPair = 0
+	if got := table(rep); !strings.Contains(got, "| 1.51x to 1.84x | - | - |") {
 		t.Errorf("a spread without the pairs' does not show a dash for it:\n%s", got)
 	}
 	rep.Results = append(rep.Results, Result{Query: "q5", SpeedupP2: 1.8}) // from a report of before
