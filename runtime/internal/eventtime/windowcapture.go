@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/internal/pages"
 	"github.com/pipegen/pipegen/runtime/state"
 )
 
@@ -88,8 +89,10 @@ type paneCapture[K comparable, A any] struct {
 	accs  []A
 	vers  []uint8
 	// copied is set when accs and vers are the capture's own copies,
-	// which Release gives back.
-	copied bool
+	// which Release gives back; accsIn and versIn hold the memory of
+	// those that are outside the heap (nil for those in it).
+	copied         bool
+	accsIn, versIn *pages.Block
 }
 
 // CanCapture reports whether Capture may be used: the windows are
@@ -142,9 +145,13 @@ func (s *WindowState[K, A]) capturePanes(full bool, since uint64, mark bool) *Wi
 				// Nexmark q5 for 62 ms.
 				pc.off = lo
 				sp := s.spares()
-				pc.accs = append(takeSpare(sp, &sp.accs, n-lo), p.accs[lo:n]...)
+				var accs []A
+				accs, pc.accsIn = takeSpare(sp, &sp.accs, n-lo, !sp.clear)
+				pc.accs = append(accs, p.accs[lo:n]...)
 				if len(p.vers) > 0 {
-					pc.vers = append(takeSpare(sp, &sp.vers, n-lo), p.vers[lo:n]...)
+					var vers []uint8
+					vers, pc.versIn = takeSpare(sp, &sp.vers, n-lo, true)
+					pc.vers = append(vers, p.vers[lo:n]...)
 				}
 				pc.copied = true
 				if p.early != nil {
@@ -179,8 +186,11 @@ func (s *WindowState[K, A]) capturePanes(full bool, since uint64, mark bool) *Wi
 // next capture to copy into: made anew at each checkpoint, the copies of
 // Nexmark q5's open panes (5 MiB) were fresh memory that the runtime had
 // returned to the operating system since the last one, and the kernel
-// faulted in again. The capture must not be used after it; Release may
-// be called on any goroutine, once Encode is done.
+// faulted in again. They are outside Go's heap where their elements hold
+// no pointers (pages.Block), so that keeping them does not raise the
+// collector's goal. The capture must not be used after it; Release may
+// be called on any goroutine, once Encode is done. A capture dropped
+// without it leaves its copies to the collector (their Blocks too).
 func (c *WindowCapture[K, A]) Release() {
 	if c.spare == nil {
 		return
@@ -188,8 +198,8 @@ func (c *WindowCapture[K, A]) Release() {
 	for i := range c.panes {
 		p := &c.panes[i]
 		if p.copied {
-			c.spare.give(p.accs, p.vers)
-			p.accs, p.vers, p.copied = nil, nil, false
+			c.spare.give(p.accs, p.accsIn, p.vers, p.versIn)
+			p.accs, p.vers, p.copied, p.accsIn, p.versIn = nil, nil, false, nil, nil
 		}
 	}
 	c.spare = nil
@@ -215,68 +225,85 @@ func (s *WindowState[K, A]) spares() *captureSpares[A] {
 	return s.spare
 }
 
-// give keeps a released capture's arrays.
-func (c *captureSpares[A]) give(accs []A, vers []uint8) {
+// give keeps a released capture's arrays, and the Blocks of those
+// outside the heap.
+func (c *captureSpares[A]) give(accs []A, accsIn *pages.Block, vers []uint8, versIn *pages.Block) {
 	if c.clear {
 		clear(accs)
 	}
 	c.mu.Lock()
-	c.accs.put(accs)
-	c.vers.put(vers)
+	c.accs.put(spareArray[A]{accs, accsIn})
+	c.vers.put(spareArray[uint8]{vers, versIn})
 	c.mu.Unlock()
 }
 
 // takeSpare returns an empty array with room for n elements: the
 // smallest of c's spares a that has it, or a new one with an eighth more,
 // so that it still has the room when the panes have grown by the next
-// capture.
-func takeSpare[T, A any](c *captureSpares[A], a *spareArrays[T], n int) []T {
+// capture; outside the heap (in the Block it returns) when outside is
+// set, which it must not be for elements that hold pointers.
+func takeSpare[T, A any](c *captureSpares[A], a *spareArrays[T], n int, outside bool) ([]T, *pages.Block) {
 	if n == 0 {
-		return nil
+		return nil, nil
 	}
 	c.mu.Lock()
 	x := a.take(n)
 	c.mu.Unlock()
-	if x == nil {
-		x = make([]T, 0, n+n/8)
+	if x.a != nil {
+		return x.a, x.in
 	}
-	return x
+	if outside {
+		if in := pages.BlockFor[T](n + n/8); in != nil {
+			return pages.Array[T](in), in
+		}
+	}
+	return make([]T, 0, n+n/8), nil
 }
 
 // spareArrays are arrays kept for reuse, at most maxSpares of them.
-type spareArrays[T any] [][]T
+type spareArrays[T any] []spareArray[T]
+
+// spareArray is an array kept for reuse, and the Block that holds it when
+// it is outside the heap.
+type spareArray[T any] struct {
+	a  []T
+	in *pages.Block
+}
 
 // maxSpares is how many arrays of each kind a state keeps: a capture
 // copies one per open pane that changes (five in Nexmark q5).
 const maxSpares = 16
 
 // take removes and returns the smallest spare with room for n elements,
-// emptied, or nil.
-func (a *spareArrays[T]) take(n int) []T {
+// emptied, or none (a nil array).
+func (a *spareArrays[T]) take(n int) spareArray[T] {
 	best := -1
 	for i, x := range *a {
-		if cap(x) >= n && (best < 0 || cap(x) < cap((*a)[best])) {
+		if cap(x.a) >= n && (best < 0 || cap(x.a) < cap((*a)[best].a)) {
 			best = i
 		}
 	}
 	if best < 0 {
-		return nil
+		return spareArray[T]{}
 	}
-	x := (*a)[best][:0]
+	x := (*a)[best]
+	x.a = x.a[:0]
 	*a = slices.Delete(*a, best, best+1)
 	return x
 }
 
-// put keeps x, dropping the smallest array when there are too many.
-func (a *spareArrays[T]) put(x []T) {
-	if cap(x) == 0 {
+// put keeps x, dropping the smallest array when there are too many (its
+// Block, if any, is unmapped when collected).
+func (a *spareArrays[T]) put(x spareArray[T]) {
+	if cap(x.a) == 0 {
 		return
 	}
-	*a = append(*a, x[:0])
+	x.a = x.a[:0]
+	*a = append(*a, x)
 	if len(*a) > maxSpares {
 		smallest := 0
 		for i, y := range *a {
-			if cap(y) < cap((*a)[smallest]) {
+			if cap(y.a) < cap((*a)[smallest].a) {
 				smallest = i
 			}
 		}
