@@ -1174,16 +1174,6 @@ func NewSectionsSized(start, end int, hint []int) *Sections {
 	return NewSectionsIn(start, end, hint, nil)
 }
 
-// SectionRoom is the room NewSectionsSized gives a section of hint
-// bytes: a sixteenth more and a little, for a section that grew a little
-// since; 0 without a hint.
-func SectionRoom(hint int) int {
-	if hint <= 0 {
-		return 0
-	}
-	return hint + hint/16 + 64
-}
-
 // NewSectionsIn is NewSectionsSized that writes section i into spare[i]
 // (emptied), the buffer of an earlier snapshot's section, when it has
 // that room and at most twice it: a state that snapshots often then
@@ -1196,7 +1186,7 @@ func NewSectionsIn(start, end int, hint []int, spare [][]byte) *Sections {
 		if i >= len(hint) || hint[i] <= 0 {
 			continue
 		}
-		room := SectionRoom(hint[i])
+		room := hint[i] + hint[i]/16 + 64
 		if i < len(spare) && cap(spare[i]) >= room && cap(spare[i]) <= 2*room {
 			s.W[i] = *codec.NewWriter(spare[i][:0])
 		} else {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/pipegen/pipegen/runtime/internal/fault"
 	"github.com/pipegen/pipegen/runtime/internal/keygroup"
-	"github.com/pipegen/pipegen/runtime/internal/pages"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/state"
 )
@@ -102,24 +101,19 @@ func snapshotChanges(s *Snapshot, node int, name string, keySchema, valueSchema 
 		s.err = fmt.Errorf("%s[%d]: %w", n.Name, t.sub, err)
 		return
 	}
-	// lease holds the state's arena from the encoding until the file has
-	// the sections, or the snapshot failed (abandon).
-	var lease *sectionLease
 	// encodeSections encodes the sections and sets epoch; it runs at the
 	// barrier or in the writer.
 	encodeSections := func() ([][]byte, error) {
 		// The buffers start at the size of the last snapshot's sections
-		// of the same kind, full or delta, in the memory of the last
-		// snapshot where that is large enough.
-		var sec *state.Sections
-		sec, lease = spare.sections(start, end, hint)
+		// of the same kind, full or delta, and are the last snapshot's
+		// where those are large enough.
+		sec := spare.sections(start, end, hint)
 		var err error
 		epoch, err = encode(sec)
 		for i := 0; err == nil && i < len(sec.W); i++ {
 			err = sec.W[i].Err() // a value the encoder refused, such as a cycle
 		}
 		if err != nil {
-			lease.done()
 			return nil, fmt.Errorf("%s[%d]: %w", n.Name, t.sub, err)
 		}
 		sections := make([][]byte, len(sec.W))
@@ -137,7 +131,7 @@ func snapshotChanges(s *Snapshot, node int, name string, keySchema, valueSchema 
 		}
 	}
 	id, sub := s.ID, t.sub
-	s.files = append(s.files, keyedFiles{node: node, state: name, keySchema: keySchema, valueSchema: valueSchema, abandon: func() { lease.done() },
+	s.files = append(s.files, keyedFiles{node: node, state: name, keySchema: keySchema, valueSchema: valueSchema, abandon: func() {},
 		write: func(stor *storage.Storage) ([]storage.StateFile, int64, error) {
 			if async {
 				var err error
@@ -148,14 +142,13 @@ func snapshotChanges(s *Snapshot, node int, name string, keySchema, valueSchema 
 			fname := fmt.Sprintf("%s-%d-%06d.state", StateStem(n.UID, name), sub, id)
 			w, err := stor.CreateShared(fname, start, end-start)
 			if err != nil {
-				lease.done()
 				return nil, 0, err
 			}
 			for _, b := range sections {
 				w.Section(b)
 			}
 			// The writer kept none of them.
-			lease.done()
+			spare.give(sections)
 			size, crc, err := w.Close()
 			if err != nil {
 				return nil, 0, fmt.Errorf("%s: %w", filepath.Join(storage.SharedDir, fname), err)
@@ -205,32 +198,19 @@ func RestoreChanges(t *Task, node int, name string, st Changes, read func(sectio
 	})
 }
 
-// sectionBuffers keeps the memory of one state's sections from a
+// sectionBuffers keeps the buffers of one state's sections from a
 // checkpoint for the next. Made anew at each checkpoint, buffers of
 // Nexmark q5's windows (5 MiB a checkpoint) were fresh memory each time:
 // the runtime returned them to the operating system between two
 // checkpoints, and the kernel faulted them in again at the next, a
-// checkpoint's pages taking about as much CPU as its encoding. Kept in
-// Go's heap, they raised the collector's goal by twice their size for as
-// long as they were kept; they are kept outside it instead, in one arena
-// (a pages.Block) that a snapshot holds from the barrier (or the writer's
-// encoding) until the file has its bytes (sectionLease.done). A state's
-// first snapshot has no size for its sections and encodes into the heap,
-// as does a snapshot taken while another holds the arena; the arena is
-// made for the sizes of the last snapshot of the state, at most about
-// twice what a snapshot needs.
+// checkpoint's pages taking about as much CPU as its encoding. The
+// buffers are taken at the barrier or by the writer, and given back by
+// the writer once the file has them, hence the lock. Between two
+// checkpoints a state keeps its last checkpoint's size in them, up to
+// about twice that (state.NewSectionsIn drops a spare of more).
 type sectionBuffers struct {
-	mu    sync.Mutex
-	arena *pages.Block // nil while a snapshot holds it, or before one is made
-	held  bool
-}
-
-// sectionLease is a snapshot's hold on its state's arena, nil for none:
-// it keeps the arena mapped while the sections are in it.
-type sectionLease struct {
-	b        *sectionBuffers
-	arena    *pages.Block
-	returned bool
+	mu   sync.Mutex
+	bufs [][]byte
 }
 
 // sectionBuffers returns the spare buffers of the named state of node.
@@ -247,52 +227,24 @@ func (t *Task) sectionBuffers(node int, name string) *sectionBuffers {
 	return b
 }
 
-// sections prepares the sections of key groups [start, end), each with
-// room for a little more than its hint (state.SectionRoom), in the
-// state's arena when it is free: the lease gives it back. A section
-// without a hint gets no room: the state sizes sections that have none
-// as it encodes them (eventtime's sectionSizer), in the heap.
-func (b *sectionBuffers) sections(start, end int, hint []int) (*state.Sections, *sectionLease) {
-	total := 0
-	for _, h := range hint {
-		total += state.SectionRoom(h)
-	}
+// sections prepares the sections of key groups [start, end) in the
+// spare buffers (state.NewSectionsIn). A section without a hint gets
+// none: the state sizes sections that have no room as it encodes them
+// (eventtime's sectionSizer).
+func (b *sectionBuffers) sections(start, end int, hint []int) *state.Sections {
 	b.mu.Lock()
-	if b.held || total == 0 {
-		b.mu.Unlock()
-		return state.NewSectionsSized(start, end, hint), nil
-	}
-	arena := b.arena
-	b.arena, b.held = nil, true
+	bufs := b.bufs
+	b.bufs = nil
 	b.mu.Unlock()
-	if arena == nil || arena.Len() < total || arena.Len() > 2*total+pages.Size {
-		arena.Free() // nothing refers to a free arena
-		arena = pages.NewBlock(total + total/8)
-	}
-	l := &sectionLease{b: b, arena: arena}
-	if arena == nil {
-		return state.NewSectionsSized(start, end, hint), l
-	}
-	mem := arena.Bytes()[:arena.Len()]
-	spare := make([][]byte, len(hint))
-	off := 0
-	for i, h := range hint {
-		r := state.SectionRoom(h)
-		spare[i] = mem[off : off : off+r]
-		off += r
-	}
-	return state.NewSectionsIn(start, end, hint, spare), l
+	return state.NewSectionsIn(start, end, hint, bufs)
 }
 
-// done gives the arena back once nothing refers to the sections encoded
-// into it (the file has their bytes, or the snapshot failed); it may be
-// called more than once, and on nil.
-func (l *sectionLease) done() {
-	if l == nil || l.returned {
-		return
+// give keeps bufs for the next checkpoint, unless buffers are kept
+// already (two checkpoints were being written at once).
+func (b *sectionBuffers) give(bufs [][]byte) {
+	b.mu.Lock()
+	if b.bufs == nil {
+		b.bufs = bufs
 	}
-	l.returned = true
-	l.b.mu.Lock()
-	l.b.arena, l.b.held = l.arena, false
-	l.b.mu.Unlock()
+	b.mu.Unlock()
 }

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/pipegen/pipegen/runtime/internal/config"
-	"github.com/pipegen/pipegen/runtime/internal/pages"
 	"github.com/pipegen/pipegen/runtime/state"
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
@@ -117,70 +115,47 @@ func TestNoDeltaOnSavepoint(t *testing.T) {
 }
 
 // TestSectionBuffersReused checks that a state's sections are encoded
-// into one arena outside the heap, the room its hint asks for each, and
-// that the next snapshot reuses it once the last one gave it back: not
-// while that one holds it (the sections then go in the heap), nor when
-// it is too small or more than about twice what the hint asks (a new
-// arena, the old one unmapped).
+// into the buffers of its last snapshot where those have the room its
+// hint asks (and not more than twice it), and into new ones where they
+// have not or there is no hint.
 func TestSectionBuffersReused(t *testing.T) {
-	mapped := pages.Mapped()
 	var b sectionBuffers
-	in := func(s *state.Sections, i int, l *sectionLease) bool {
-		if l == nil || l.arena == nil {
-			return false
-		}
-		p := uintptr(unsafe.Pointer(&s.W[i].Bytes()[:1][0]))
-		a := uintptr(unsafe.Pointer(unsafe.SliceData(l.arena.Bytes())))
-		return p >= a && p < a+uintptr(l.arena.Len())
-	}
 	hint := []int{1000, 0, 1000}
-	first, l1 := b.sections(10, 13, hint)
+	first := b.sections(10, 13, hint)
 	if first.Start != 10 || len(first.W) != 3 {
 		t.Fatalf("sections of key groups %d..%d, want 10..12", first.Start, first.Start+len(first.W)-1)
 	}
-	if !in(first, 0, l1) || !in(first, 2, l1) || first.W[0].Room() < 1000 || first.W[2].Room() < 1000 {
-		t.Fatalf("sections 0 and 2 have %d and %d bytes of room, want 1000 or more in the arena", first.W[0].Room(), first.W[2].Room())
+	bufs := make([][]byte, 3)
+	for i := range first.W {
+		first.W[i].Uvarint(uint64(i))
+		bufs[i] = first.W[i].Bytes()
 	}
-	if first.W[1].Room() != 0 {
-		t.Errorf("section 1, without a hint, has %d bytes of room, want none (the state sizes it)", first.W[1].Room())
+	b.give(bufs)
+	second := b.sections(10, 13, []int{1000, 0, 5000})
+	data := func(s *state.Sections, i int) *byte { return &s.W[i].Bytes()[:1][0] }
+	if data(second, 0) != &bufs[0][0] {
+		t.Error("section 0 got a new buffer where the last one had the room")
 	}
-	if got := pages.Mapped() - mapped; got < 2000 || got > 64<<10 {
-		t.Errorf("%d bytes mapped for two sections of 1000", got)
+	if second.W[1].Room() != 0 {
+		t.Errorf("section 1, without a hint, has %d bytes of room, want none (the state sizes it)", second.W[1].Room())
 	}
-	// A section that outgrows its room moves to the heap, and the next
-	// section's bytes in the arena stay as they were.
-	first.W[2].Uvarint(7)
-	for range first.W[0].Room() + 10 {
-		first.W[0].Uvarint(1)
+	if data(second, 2) == &bufs[2][0] || second.W[2].Room() < 5000 {
+		t.Errorf("section 2 has %d bytes of room, want a new buffer of 5000 or more", second.W[2].Room())
 	}
-	if got := first.W[2].Bytes(); len(got) != 1 || got[0] != 7 {
-		t.Errorf("section 2 holds %v after section 0 outgrew its room, want [7]", got)
+	if second.W[0].Len() != 0 {
+		t.Errorf("a reused buffer holds %d bytes, want it empty", second.W[0].Len())
 	}
-	arena := l1.arena
-	// The arena is held: another snapshot meanwhile gets the heap.
-	other, l2 := b.sections(10, 13, hint)
-	if l2 != nil || other.W[0].Room() < 1000 {
-		t.Errorf("a snapshot taken while another holds the arena got a lease (%v) or %d bytes of room", l2 != nil, other.W[0].Room())
+	if third := b.sections(10, 13, hint); third.W[0].Room() == 0 || data(third, 0) == &bufs[0][0] {
+		t.Error("the buffers were taken twice: a snapshot taken while another's are in use must get its own")
 	}
-	l1.done()
-	l1.done() // twice is once
-	l2.done() // nil: nothing
-	second, l3 := b.sections(10, 13, hint)
-	if l3 == nil || l3.arena != arena || !in(second, 0, l3) || second.W[0].Len() != 0 {
-		t.Fatal("the arena given back was not reused, or its sections are not empty")
+	// A state that shrank: a buffer of more than twice the room asked
+	// is dropped, not kept for good.
+	b.give([][]byte{make([]byte, 1, 100_000), make([]byte, 1, 2200)})
+	small := b.sections(10, 12, []int{1000, 1000})
+	if r := small.W[0].Room(); r >= 100_000 || r < 1000 {
+		t.Errorf("section 0 has %d bytes of room: the spare of 100000 was reused for a hint of 1000, or nothing was made", r)
 	}
-	l3.done()
-	// Too small for the next hint, or more than about twice it: a new
-	// arena of the size asked (the system may map it where the old one
-	// was: the bytes mapped tell).
-	for _, h := range [][]int{{50_000, 50_000}, {1000, 1000}} {
-		s, l := b.sections(10, 12, h)
-		if l == nil || !in(s, 0, l) || !in(s, 1, l) || s.W[1].Room() < h[1] {
-			t.Errorf("hint %v: the sections are not in the arena", h)
-		}
-		if got, want := pages.Mapped()-mapped, int64(state.SectionRoom(h[0])*2); got < want || got > 2*want+2*pages.Size {
-			t.Errorf("hint %v: %d bytes mapped, want about %d: the arena was kept, or the old one not unmapped", h, got, want)
-		}
-		l.done()
+	if r := small.W[1].Room(); r != 2200 {
+		t.Errorf("section 1 has %d bytes of room, want the spare's 2200 (under twice the room asked)", r)
 	}
 }

@@ -286,10 +286,10 @@ func restoredKeys(files []storage.StateFile, start, end int) int {
 // buffers) that writes itself into key-group sections. name tells apart
 // the states of one node ("" for its main state). Each section's buffer
 // starts with the size that section had in the subtask's previous
-// snapshot, so that encoding rarely grows a buffer, in the memory of that
-// snapshot's sections where it is large enough and the writer is done
-// with it (sectionBuffers): a state written whole at every checkpoint
-// would otherwise allocate its size anew each time.
+// snapshot, so that encoding rarely grows a buffer, and is that
+// snapshot's buffer where it is large enough and the writer is done with
+// it (sectionBuffers): a state written whole at every checkpoint would
+// otherwise allocate its size anew each time.
 func SnapshotKeyed[K comparable](s *Snapshot, node int, name string, hash func(K) uint64, keySchema, valueSchema string, write func(sec *state.Sections, keyGroup func(K) int) error) {
 	kg := keyGroupOf(s.task, hash)
 	s.snapshotKeyed(node, name, keySchema, valueSchema, func(sec *state.Sections) error { return write(sec, kg) })
@@ -301,17 +301,17 @@ func SnapshotKeyed[K comparable](s *Snapshot, node int, name string, hash func(K
 func (s *Snapshot) snapshotKeyed(node int, name string, keySchema, valueSchema string, write func(sec *state.Sections) error) {
 	start, end := s.task.keyRange(node)
 	hint := s.task.sizeHint(node, name, end-start)
-	sec, lease := s.task.sectionBuffers(node, name).sections(start, end, hint)
+	spare := s.task.sectionBuffers(node, name)
+	sec := spare.sections(start, end, hint)
 	err := write(sec)
 	for i := 0; err == nil && i < len(sec.W); i++ {
 		err = sec.W[i].Err() // a value the encoder refused, such as a cycle
 	}
 	if err != nil {
-		lease.done()
 		s.err = fmt.Errorf("%s[%d]: %w", s.task.cp.cfg.Nodes[node].Name, s.task.sub, err)
 		return
 	}
-	ks := keyedSnapshot{node: node, state: name, start: start, keySchema: keySchema, valueSchema: valueSchema, lease: lease}
+	ks := keyedSnapshot{node: node, state: name, start: start, keySchema: keySchema, valueSchema: valueSchema, spare: spare}
 	for i := range sec.W {
 		b := sec.W[i].Bytes()
 		hint[i] = len(b)

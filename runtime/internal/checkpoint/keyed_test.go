@@ -174,8 +174,8 @@ func TestRestoredKeys(t *testing.T) {
 }
 
 // TestSnapshotKeyedReusesBuffers: a state written whole at each
-// checkpoint encodes into the memory of its last sized snapshot once the
-// writer has written that, never into that of a snapshot still to be
+// checkpoint encodes into the buffers of its last snapshot once the
+// writer has written them, never into those of a snapshot still to be
 // written, and writes the same bytes as into new buffers.
 func TestSnapshotKeyedReusesBuffers(t *testing.T) {
 	cfg := &config.Config{Name: "sessions", MaxParallelism: 8, Nodes: []config.NodeConfig{{Name: "sessions", UID: "sessions", Parallelism: 1}},
@@ -207,37 +207,25 @@ func TestSnapshotKeyedReusesBuffers(t *testing.T) {
 		}
 		return p
 	}
-	write := func(s *Snapshot) {
-		if a := cp.write(s); a.err != nil {
-			t.Fatal(a.err)
-		}
-	}
-	// The first has no sizes to make the arena for; the second, taken
-	// before the first is written, has them and holds it until written.
 	first := snapshot(1)
-	second := snapshot(2)
-	if first.keyed[0].lease != nil || second.keyed[0].lease == nil {
-		t.Fatalf("snapshot 1 holds an arena (%v), or snapshot 2 none (%v)", first.keyed[0].lease != nil, second.keyed[0].lease == nil)
+	second := snapshot(2) // before the first is written
+	for i, p := range data(second) {
+		if p == data(first)[i] {
+			t.Fatalf("section %d of snapshot 2 is snapshot 1's buffer, which the writer has not written yet", i)
+		}
 	}
-	write(first)
-	third := snapshot(3) // before the second is written
+	if a := cp.write(first); a.err != nil {
+		t.Fatal(a.err)
+	}
+	third := snapshot(3)
 	for i, p := range data(third) {
-		if p == data(second)[i] {
-			t.Fatalf("section %d of snapshot 3 is in snapshot 2's memory, which the writer has not written yet", i)
+		if p != data(first)[i] {
+			t.Errorf("section %d of snapshot 3 is a new buffer, not snapshot 1's, which was written", i)
 		}
 	}
-	write(second)
-	fourth := snapshot(4)
-	for i, p := range data(fourth) {
-		if p != data(second)[i] {
-			t.Errorf("section %d of snapshot 4 is new memory, not snapshot 2's, which was written", i)
+	for i := range third.keyed[0].sections {
+		if got, want := third.keyed[0].sections[i], second.keyed[0].sections[i]; !slices.Equal(got, want) {
+			t.Fatalf("section %d: %d bytes in the reused buffer, %d in a new one, not the same", i, len(got), len(want))
 		}
 	}
-	for i := range fourth.keyed[0].sections {
-		if got, want := fourth.keyed[0].sections[i], third.keyed[0].sections[i]; !slices.Equal(got, want) {
-			t.Fatalf("section %d: %d bytes in the reused memory, %d in new memory, not the same", i, len(got), len(want))
-		}
-	}
-	write(third)
-	write(fourth)
 }

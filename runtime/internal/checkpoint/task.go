@@ -81,8 +81,8 @@ type keyedSnapshot struct {
 	sections    [][]byte
 	keySchema   string
 	valueSchema string
-	// lease holds the memory of the sections until they are written.
-	lease *sectionLease
+	// spare takes the sections' buffers back once they are written.
+	spare *sectionBuffers
 }
 
 // keyedFiles is a keyed state captured at the barrier, which the writer

@@ -36,10 +36,6 @@ func (c *Checkpointer) write(s *Snapshot) ack {
 		for _, k := range s.files {
 			k.abandon()
 		}
-		// The sections written or given up, their memory is free.
-		for _, k := range s.keyed {
-			k.lease.done()
-		}
 	}()
 	if a.err != nil {
 		return a
@@ -64,6 +60,9 @@ func (c *Checkpointer) write(s *Snapshot) ack {
 			a.err = fmt.Errorf("%s: %w", filepath.Join(storage.FolderName(s.ID), name), err)
 			return a
 		}
+		// The file has the bytes: the next snapshot may encode into the
+		// buffers.
+		k.spare.give(k.sections)
 		a.bytes += size
 		ns := storage.NodeState{UID: n.UID, Files: []storage.StateFile{{Subtask: s.task.sub, State: k.state, Name: name,
 			KeyGroups: [2]int{k.start, k.start + len(k.sections)}, Size: size, CRC: crc}}}

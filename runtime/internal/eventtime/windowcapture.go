@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/pipegen/pipegen/runtime/codec"
-	"github.com/pipegen/pipegen/runtime/internal/pages"
 	"github.com/pipegen/pipegen/runtime/state"
 )
 
@@ -89,10 +88,8 @@ type paneCapture[K comparable, A any] struct {
 	accs  []A
 	vers  []uint8
 	// copied is set when accs and vers are the capture's own copies,
-	// which Release gives back; accsIn and versIn hold the memory of
-	// those that are outside the heap (nil for those in it).
-	copied         bool
-	accsIn, versIn *pages.Block
+	// which Release gives back.
+	copied bool
 }
 
 // CanCapture reports whether Capture may be used: the windows are
@@ -145,13 +142,9 @@ func (s *WindowState[K, A]) capturePanes(full bool, since uint64, mark bool) *Wi
 				// Nexmark q5 for 62 ms.
 				pc.off = lo
 				sp := s.spares()
-				var accs []A
-				accs, pc.accsIn = takeSpare(sp, &sp.accs, n-lo, !sp.clear)
-				pc.accs = append(accs, p.accs[lo:n]...)
+				pc.accs = append(takeSpare(sp, &sp.accs, n-lo), p.accs[lo:n]...)
 				if len(p.vers) > 0 {
-					var vers []uint8
-					vers, pc.versIn = takeSpare(sp, &sp.vers, n-lo, true)
-					pc.vers = append(vers, p.vers[lo:n]...)
+					pc.vers = append(takeSpare(sp, &sp.vers, n-lo), p.vers[lo:n]...)
 				}
 				pc.copied = true
 				if p.early != nil {
@@ -186,11 +179,8 @@ func (s *WindowState[K, A]) capturePanes(full bool, since uint64, mark bool) *Wi
 // next capture to copy into: made anew at each checkpoint, the copies of
 // Nexmark q5's open panes (5 MiB) were fresh memory that the runtime had
 // returned to the operating system since the last one, and the kernel
-// faulted in again. They are outside Go's heap where their elements hold
-// no pointers (pages.Block), so that keeping them does not raise the
-// collector's goal. The capture must not be used after it; Release may
-// be called on any goroutine, once Encode is done. A capture dropped
-// without it leaves its copies to the collector (their Blocks too).
+// faulted in again. The capture must not be used after it; Release may
+// be called on any goroutine, once Encode is done.
 func (c *WindowCapture[K, A]) Release() {
 	if c.spare == nil {
 		return
@@ -198,8 +188,8 @@ func (c *WindowCapture[K, A]) Release() {
 	for i := range c.panes {
 		p := &c.panes[i]
 		if p.copied {
-			c.spare.give(p.accs, p.accsIn, p.vers, p.versIn)
-			p.accs, p.vers, p.copied, p.accsIn, p.versIn = nil, nil, false, nil, nil
+			c.spare.give(p.accs, p.vers)
+			p.accs, p.vers, p.copied = nil, nil, false
 		}
 	}
 	c.spare = nil
@@ -225,85 +215,68 @@ func (s *WindowState[K, A]) spares() *captureSpares[A] {
 	return s.spare
 }
 
-// give keeps a released capture's arrays, and the Blocks of those
-// outside the heap.
-func (c *captureSpares[A]) give(accs []A, accsIn *pages.Block, vers []uint8, versIn *pages.Block) {
+// give keeps a released capture's arrays.
+func (c *captureSpares[A]) give(accs []A, vers []uint8) {
 	if c.clear {
 		clear(accs)
 	}
 	c.mu.Lock()
-	c.accs.put(spareArray[A]{accs, accsIn})
-	c.vers.put(spareArray[uint8]{vers, versIn})
+	c.accs.put(accs)
+	c.vers.put(vers)
 	c.mu.Unlock()
 }
 
 // takeSpare returns an empty array with room for n elements: the
 // smallest of c's spares a that has it, or a new one with an eighth more,
 // so that it still has the room when the panes have grown by the next
-// capture; outside the heap (in the Block it returns) when outside is
-// set, which it must not be for elements that hold pointers.
-func takeSpare[T, A any](c *captureSpares[A], a *spareArrays[T], n int, outside bool) ([]T, *pages.Block) {
+// capture.
+func takeSpare[T, A any](c *captureSpares[A], a *spareArrays[T], n int) []T {
 	if n == 0 {
-		return nil, nil
+		return nil
 	}
 	c.mu.Lock()
 	x := a.take(n)
 	c.mu.Unlock()
-	if x.a != nil {
-		return x.a, x.in
+	if x == nil {
+		x = make([]T, 0, n+n/8)
 	}
-	if outside {
-		if in := pages.BlockFor[T](n + n/8); in != nil {
-			return pages.Array[T](in), in
-		}
-	}
-	return make([]T, 0, n+n/8), nil
+	return x
 }
 
 // spareArrays are arrays kept for reuse, at most maxSpares of them.
-type spareArrays[T any] []spareArray[T]
-
-// spareArray is an array kept for reuse, and the Block that holds it when
-// it is outside the heap.
-type spareArray[T any] struct {
-	a  []T
-	in *pages.Block
-}
+type spareArrays[T any] [][]T
 
 // maxSpares is how many arrays of each kind a state keeps: a capture
 // copies one per open pane that changes (five in Nexmark q5).
 const maxSpares = 16
 
 // take removes and returns the smallest spare with room for n elements,
-// emptied, or none (a nil array).
-func (a *spareArrays[T]) take(n int) spareArray[T] {
+// emptied, or nil.
+func (a *spareArrays[T]) take(n int) []T {
 	best := -1
 	for i, x := range *a {
-		if cap(x.a) >= n && (best < 0 || cap(x.a) < cap((*a)[best].a)) {
+		if cap(x) >= n && (best < 0 || cap(x) < cap((*a)[best])) {
 			best = i
 		}
 	}
 	if best < 0 {
-		return spareArray[T]{}
+		return nil
 	}
-	x := (*a)[best]
-	x.a = x.a[:0]
+	x := (*a)[best][:0]
 	*a = slices.Delete(*a, best, best+1)
 	return x
 }
 
-// put keeps x, dropping the smallest array when there are too many (its
-// Block, if any, is unmapped when collected).
-func (a *spareArrays[T]) put(x spareArray[T]) {
-	if cap(x.a) == 0 {
+// put keeps x, dropping the smallest array when there are too many.
+func (a *spareArrays[T]) put(x []T) {
+	if cap(x) == 0 {
 		return
 	}
-	x.a = x.a[:0]
-	*a = append(*a, x)
+	*a = append(*a, x[:0])
 	if len(*a) > maxSpares {
 		smallest := 0
 		for i, y := range *a {
-			if cap(y.a) < cap((*a)[smallest].a) {
+			if cap(y) < cap((*a)[smallest]) {
 				smallest = i
 			}
 		}
