@@ -5,6 +5,8 @@ package storage
 import (
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/pipegen/pipegen/runtime/vfs"
 )
 
@@ -26,7 +28,7 @@ func mapFile(f vfs.File, size int64) []byte {
 	}
 	// Read front to back: the system reads ahead and maps more pages at
 	// each fault.
-	syscall.Madvise(data, syscall.MADV_SEQUENTIAL)
+	unix.Madvise(data, unix.MADV_SEQUENTIAL)
 	return data
 }
 
@@ -39,7 +41,7 @@ func releaseMapped(data []byte, from, to int64) int64 {
 	if to <= from {
 		return from
 	}
-	if syscall.Madvise(data[from:to], syscall.MADV_DONTNEED) != nil {
+	if unix.Madvise(data[from:to], unix.MADV_DONTNEED) != nil {
 		return from
 	}
 	return to
