@@ -3,6 +3,7 @@ package runningcount_test
 import (
 	"bytes"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pipegen/pipegen/internal/syncbuf"
 	"github.com/pipegen/pipegen/verify"
 )
 
@@ -25,11 +27,17 @@ func TestSIGTERM(t *testing.T) {
 	}
 	dir, bin := buildRunningCount(t)
 	out := filepath.Join(dir, "out")
+	// The events file tells when a process has started its job: the
+	// signal comes that long after, not after the process's start,
+	// which on a loaded machine (go test -p 4) took longer than the
+	// delay, so that SIGTERM came before the program had asked for it
+	// and ended it as the system does (exit -1, no checkpoint).
+	events := filepath.Join(dir, "events.jsonl")
 	args := []string{"run", "--checkpoint-dir", filepath.Join(dir, "checkpoints"), "--set", "sinks.out.path=" + out,
-		"--set", rate, "--set", "checkpoint.interval=1h", "--stop-timeout", "10s"}
+		"--set", rate, "--set", "checkpoint.interval=1h", "--stop-timeout", "10s", "--events", events}
 
 	for i, after := range []time.Duration{300 * time.Millisecond, 200 * time.Millisecond, 250 * time.Millisecond} {
-		code, stderr, took := runSignalled(t, bin, args, after, 1)
+		code, stderr, took := runSignalled(t, bin, args, events, after, 1)
 		if code != 0 || !strings.Contains(stderr, "stopped at checkpoint") {
 			t.Fatalf("process %d: exit %d after SIGTERM, want 0 and a stop at a checkpoint; stderr:\n%s", i+1, code, stderr)
 		}
@@ -40,7 +48,7 @@ func TestSIGTERM(t *testing.T) {
 			t.Errorf("process %d did not resume from the checkpoint its predecessor stopped at:\n%s", i+1, stderr)
 		}
 	}
-	code, stderr, _ := runSignalled(t, bin, args, -1, 0)
+	code, stderr, _ := runSignalled(t, bin, args, events, -1, 0)
 	if code != 0 {
 		t.Fatalf("the last run: exit %d\n%s", code, stderr)
 	}
@@ -51,13 +59,19 @@ func TestSIGTERM(t *testing.T) {
 	diff(t, "output after three SIGTERMs against the expected output", verify.CompareLines(expected(), got, 5))
 }
 
-// runSignalled runs bin with args, sends it n SIGTERMs after the delay
-// (none when negative), and returns its exit code, its standard
-// error and how long it ran after the first signal.
-func runSignalled(t *testing.T, bin string, args []string, after time.Duration, n int) (int, string, time.Duration) {
+// runSignalled runs bin with args, sends it n SIGTERMs the delay after
+// the process has written its start into the events file (none when the
+// delay is negative), and returns its exit code, its standard error and
+// how long it ran after the first signal.
+func runSignalled(t *testing.T, bin string, args []string, events string, after time.Duration, n int) (int, string, time.Duration) {
 	t.Helper()
+	starts := func() int {
+		b, _ := os.ReadFile(events)
+		return bytes.Count(b, []byte(`"event":"start"`))
+	}
+	before := starts()
 	cmd := exec.Command(bin, args...)
-	var stderr bytes.Buffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -66,6 +80,17 @@ func runSignalled(t *testing.T, bin string, args []string, after time.Duration, 
 	go func() { done <- cmd.Wait() }()
 	var signalled time.Time
 	if after >= 0 {
+		for deadline := time.Now().Add(time.Minute); starts() == before; time.Sleep(5 * time.Millisecond) {
+			select {
+			case err := <-done:
+				t.Fatalf("the job ended before it started: %v\n%s", err, stderr.String())
+			default:
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("the job did not write its start into %s within a minute\n%s", events, stderr.String())
+			}
+		}
 		select {
 		case err := <-done:
 			t.Fatalf("the job ended before the signal: %v\n%s", err, stderr.String())
