@@ -496,9 +496,9 @@ func spreadTable(rep *Report) string {
 			return ""
 		}
 		sp := r.Spread
-		fmt.Fprintf(&b, "| %s | %.2f to %.2f | %+.1f%% to %+.1f%% | %+.1f%% to %+.1f%% | %.2fx to %.2fx | %s | %s |\n", r.Query,
+		fmt.Fprintf(&b, "| %s | %.2f to %.2f | %+.1f%% to %+.1f%% | %+.1f%% to %+.1f%% | %s | %s | %s |\n", r.Query,
 			sp.RatioToHandLong[0], sp.RatioToHandLong[1], 100*sp.CheckpointCPU[0], 100*sp.CheckpointCPU[1],
-			100*sp.CheckpointWall[0], 100*sp.CheckpointWall[1], sp.SpeedupP2[0], sp.SpeedupP2[1], speedups(sp.SpeedupPair), ofPair(r.P2OfPair, sp.P2OfPair))
+			100*sp.CheckpointWall[0], 100*sp.CheckpointWall[1], speedups(sp.SpeedupP2), speedups(sp.SpeedupPair), ofPair(r.P2OfPair, sp.P2OfPair))
 	}
 	return fmt.Sprintf("\nThe lowest and the highest of the %d turns' ratios behind five of the medians above (a turn runs each command once; the table gives the median of the turns' ratios), and p=2's speed as a share of the two p=1 at once of the same turn (median, then lowest to highest):\n\n", rep.Reps) +
 		"| query | ratio to hand-written on the long runs | exactly-once 1s: CPU | wall | p=2 / p=1 | 2 p=1 at once / p=1 | p=2 / 2 p=1 at once |\n|---|---|---|---|---|---|---|\n" + b.String()
