@@ -519,7 +519,7 @@ func table(rep *Report) string {
 	b.WriteString(spreadTable(rep))
 	fmt.Fprintf(&b, "\nThe exactly-once cost, the speed-ups of p=2 and p=4 over p=1 and the ratio to hand-written \"on the long runs\" are measured on runs of the events the checkpoint column says (their times are long enough for a ratio, and the programs' start weighs less). \"2 p=1 at once\" is two p=1 processes started together, each on half those events (q0-jsonl: each on one of p=2's files), their wall time until both ended against one p=1 on all of them: what two CPUs of this machine give to the same program with nothing between its halves, the bound to read p=2 / p=1 against (2x only where the CPUs do not slow each other). Flink per core: %s. q0-jsonl reads the events from JSON lines files (one file at p=1, one per subtask at p=2 and 4), its hand-written program with encoding/json.\n", flinkSource)
 	if above := beyondCPUs(rep); len(above) > 0 {
-		fmt.Fprintf(&b, "\nCheck this run: %s %s above what the subtasks can give on %d CPUs if each event costs what it does at p=1: either the host slowed the runs at p=1 (other load) or the work per event shrank at higher parallelism (compare the CPU of the runs in nexmark.json); the wall-clock columns of such a run deserve another run.\n",
+		fmt.Fprintf(&b, "\nCheck this run: %s %s above what %d CPUs can give if each event costs what it does at p=1: either the host slowed the runs at p=1 (other load) or the work per event shrank in the parallel runs (compare the CPU of the runs in nexmark.json); the wall-clock columns of such a run deserve another run.\n",
 			strings.Join(above, ", "), plural(len(above), "is", "are"), rep.CPUs)
 	}
 	if rep.StealPercent != nil {
@@ -533,8 +533,8 @@ func table(rep *Report) string {
 }
 
 // beyondCPUs lists the speed-ups over p=1 that exceed what p subtasks
-// on the machine's CPUs can give when the work per event stays the same:
-// min(p, CPUs), with 2% for the noise of a median of paired runs. A run
+// (or the two p=1 processes at once) on the machine's CPUs can give when
+// the work per event stays the same: min(p, CPUs), with 2% for the noise of a median of paired runs. A run
 // of 2026-12-05 showed p=2 at 2.07 times p=1 on two CPUs, the host
 // having slowed its runs at p=1.
 func beyondCPUs(rep *Report) []string {
