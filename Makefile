@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin
 
-.PHONY: all demo test test-short bench bench-quick bench-nexmark bench-wordcount bench-state golden vet tidy fmt clean crash-test
+.PHONY: all demo test test-short bench bench-quick bench-nexmark bench-wordcount bench-state golden vet tidy fmt clean crash-test invariants
 
 all: $(BIN)/pipegen
 
@@ -114,6 +114,16 @@ bench-wordcount:
 # which stays within 10 minutes.
 bench-state:
 	$(GO) test -run '^$$' -bench State -benchtime 1x -timeout 120m ./examples/statebench
+
+# The runtime's tests and every example's and crash test's pipelines with
+# the runtime's self-checks on (the build tag invariants; see
+# runtime/internal/invariants): a timer service's records, heaps and
+# counts at each advance and snapshot, a keyed state's lists, index and
+# entries handed back at each capture. Not part of make test (it compiles
+# the runtime and the pipelines again under the tag: some 5 minutes on 2
+# cores); CI runs it after make test.
+invariants:
+	GOFLAGS="$(GOFLAGS) -ldflags=-s -tags=invariants,$(TAGS) -gcflags=all=-dwarf=false" $(GO) test -count=1 -timeout 30m ./runtime/... ./examples/... ./internal/crashtest/... ./internal/e2e/...
 
 # The Kafka crash test with 20 kills over a million events, for 10 seeds
 # (make test kills it 5 times over 200000, once).

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/internal/invariants"
 )
 
 // Keyed is one value of type V per key of type K.
@@ -581,6 +582,9 @@ func (s *Memory[K, V]) Capture(full bool, since, keep uint64, c *Codec[K, V]) *C
 	}
 	if s.all == nil {
 		panic("state.Memory: Capture before Bind")
+	}
+	if invariants.On {
+		s.check()
 	}
 	cp := &Capture[K, V]{Epoch: s.epoch, Full: full, Keys: s.idx.len(), since: since, start: s.start, codec: c, done: make(chan struct{}),
 		side: make([]codec.Writer, len(s.all))}

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/internal/invariants"
 	"github.com/pipegen/pipegen/runtime/state"
 )
 
@@ -487,6 +488,9 @@ func (t *TimerService[K]) advance(processing bool, now int64, fire func(k K, at 
 		t.gone(k, e.rec, tm)
 		fire(k, e.at)
 	}
+	if invariants.On {
+		t.check()
+	}
 }
 
 // NextProcessing is the time of the earliest processing-time timer: when
@@ -526,6 +530,9 @@ func (t *TimerService[K]) timers(yield func(k K, tm timerRec) error) error {
 // Snapshot writes every timer into the section of its key's group: the key
 // (encK), its time, its domain and its registration number.
 func (t *TimerService[K]) Snapshot(sec *state.Sections, keyGroup func(K) int, encK func(*codec.Writer, K)) error {
+	if invariants.On {
+		t.check()
+	}
 	writeSectionHeaders(sec, sectionHeader{wm: MinTime, seq: t.seq})
 	return t.timers(func(k K, r timerRec) error {
 		w, err := keySection(sec, keyGroup, k)
@@ -547,6 +554,9 @@ func (t *TimerService[K]) Snapshot(sec *state.Sections, keyGroup func(K) int, en
 // d.Since, each into the section of its key's group. It ends the epoch
 // and returns it: a delta on top of this snapshot passes it as Since.
 func (t *TimerService[K]) SnapshotDelta(sec *state.Sections, keyGroup func(K) int, encK func(*codec.Writer, K), d Delta) (uint64, error) {
+	if invariants.On && !d.Full {
+		t.check() // Snapshot checks a full one
+	}
 	if d.Full {
 		if err := t.Snapshot(sec, keyGroup, encK); err != nil {
 			return 0, err

@@ -1,0 +1,7 @@
+//go:build invariants
+
+package invariants
+
+// On reports whether the build checks the runtime's invariants (the
+// build tag invariants).
+const On = true
