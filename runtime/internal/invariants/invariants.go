@@ -11,11 +11,34 @@
 // (internal/invariants).
 package invariants
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
+
+// prefix starts the message of every violation.
+const prefix = "pipegen: invariant violated: "
 
 // Failf panics with a violated invariant: the runtime's state is wrong,
 // and going on could commit wrong output or a checkpoint that restores
 // wrong state.
 func Failf(format string, args ...any) {
-	panic("pipegen: invariant violated: " + fmt.Sprintf(format, args...))
+	panic(prefix + fmt.Sprintf(format, args...))
+}
+
+// Violation runs check and returns the message of the invariant it found
+// violated (Failf), or "" when it found none; any other panic goes on.
+// For the tests of the checks, which corrupt what a check watches.
+func Violation(check func()) (msg string) {
+	defer func() {
+		if r := recover(); r != nil {
+			s, ok := r.(string)
+			if !ok || !strings.HasPrefix(s, prefix) {
+				panic(r)
+			}
+			msg = s
+		}
+	}()
+	check()
+	return ""
 }
