@@ -28,17 +28,19 @@ var allowed = map[string][]string{
 	"runtime/internal/keygroup": nil,
 	"runtime/internal/intkey":   nil,
 	"runtime/internal/pages":    nil,
-	"runtime/schema":            nil,
-	"runtime/internal/logs":     nil,
-	"runtime/internal/control":  nil,
+	// The self-checks' switch (the build tag invariants).
+	"runtime/internal/invariants": nil,
+	"runtime/schema":              nil,
+	"runtime/internal/logs":       nil,
+	"runtime/internal/control":    nil,
 	// The counters of a job, and its HTTP side that reads them.
 	"runtime/internal/metrics": {"runtime/events", "runtime/internal/config"},
 	"runtime/internal/web":     {"runtime/internal/config", "runtime/internal/metrics"},
-	"runtime/state":            {"runtime/codec", "runtime/internal/intkey", "runtime/internal/pages"},
+	"runtime/state":            {"runtime/codec", "runtime/internal/intkey", "runtime/internal/invariants", "runtime/internal/pages"},
 	"runtime/internal/config":  {"runtime/settings"},
 	// The data plane and the event-time engines.
 	"runtime/internal/stream":    {"runtime/internal/fault", "runtime/internal/keygroup"},
-	"runtime/internal/eventtime": {"", "runtime/codec", "runtime/state", "runtime/internal/config", "runtime/internal/fault", "runtime/internal/intkey", "runtime/internal/pages", "runtime/internal/stream"},
+	"runtime/internal/eventtime": {"", "runtime/codec", "runtime/state", "runtime/internal/config", "runtime/internal/fault", "runtime/internal/intkey", "runtime/internal/invariants", "runtime/internal/pages", "runtime/internal/stream"},
 	// Checkpoints: the storage format below the protocol.
 	"runtime/internal/storage": {"runtime/codec", "runtime/vfs"},
 	"runtime/internal/checkpoint": {"runtime/codec", "runtime/state", "runtime/vfs", "runtime/events", "runtime/internal/config",
