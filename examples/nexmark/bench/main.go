@@ -534,9 +534,9 @@ func table(rep *Report) string {
 
 // beyondCPUs lists the speed-ups over p=1 that exceed what p subtasks
 // (or the two p=1 processes at once) on the machine's CPUs can give when
-// the work per event stays the same: min(p, CPUs), with 2% for the noise of a median of paired runs. A run
-// of 2026-12-05 showed p=2 at 2.07 times p=1 on two CPUs, the host
-// having slowed its runs at p=1.
+// the work per event stays the same: min(p, CPUs), with 2% for the noise
+// of a median of paired runs. A run of 2026-12-05 showed p=2 at 2.07
+// times p=1 on two CPUs, the host having slowed its runs at p=1.
 func beyondCPUs(rep *Report) []string {
 	if rep.CPUs <= 0 {
 		return nil
