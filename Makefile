@@ -119,7 +119,8 @@ bench-state:
 # the runtime's self-checks on (the build tag invariants; see
 # runtime/internal/invariants): a timer service's records, heaps and
 # counts at each advance and snapshot, a keyed state's lists, index and
-# entries handed back at each capture. Not part of make test: it compiles
+# entries handed back at each capture, the panes of tumbling and sliding
+# windows at each capture or snapshot. Not part of make test: it compiles
 # the runtime and the pipelines again under the tag (3 minutes on 2 cores
 # with them in the build cache, 9 for the first run, beside another test
 # run); CI runs it after make test.

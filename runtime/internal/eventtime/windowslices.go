@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/pipegen/pipegen/runtime/codec"
+	"github.com/pipegen/pipegen/runtime/internal/invariants"
 )
 
 // Sliding windows kept in slices.
@@ -492,6 +493,9 @@ func (s *WindowState[K, A]) mergeChain(c *WindowState[K, A]) error {
 // capture is capturePanes for the windows as d asks: the slices as they
 // are (layoutSlices), or for a savepoint (d.Canonical) the windows whole.
 func (s *WindowState[K, A]) capture(d Delta, mark bool) *WindowCapture[K, A] {
+	if invariants.On {
+		s.check()
+	}
 	if !s.sliced {
 		return s.capturePanes(d.Full, d.Since, mark)
 	}
