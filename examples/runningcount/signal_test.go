@@ -1,17 +1,17 @@
 package runningcount_test
 
 import (
-	"bytes"
 	"errors"
-	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pipegen/pipegen/internal/syncbuf"
+	"github.com/pipegen/pipegen/runtime/events"
 	"github.com/pipegen/pipegen/verify"
 )
 
@@ -32,12 +32,12 @@ func TestSIGTERM(t *testing.T) {
 	// which on a loaded machine (go test -p 4) took longer than the
 	// delay, so that SIGTERM came before the program had asked for it
 	// and ended it as the system does (exit -1, no checkpoint).
-	events := filepath.Join(dir, "events.jsonl")
+	evFile := filepath.Join(dir, "events.jsonl")
 	args := []string{"run", "--checkpoint-dir", filepath.Join(dir, "checkpoints"), "--set", "sinks.out.path=" + out,
-		"--set", rate, "--set", "checkpoint.interval=1h", "--stop-timeout", "10s", "--events", events}
+		"--set", rate, "--set", "checkpoint.interval=1h", "--stop-timeout", "10s", "--events", evFile}
 
 	for i, after := range []time.Duration{300 * time.Millisecond, 200 * time.Millisecond, 250 * time.Millisecond} {
-		code, stderr, took := runSignalled(t, bin, args, events, after, 1)
+		code, stderr, took := runSignalled(t, bin, args, evFile, after, 1)
 		if code != 0 || !strings.Contains(stderr, "stopped at checkpoint") {
 			t.Fatalf("process %d: exit %d after SIGTERM, want 0 and a stop at a checkpoint; stderr:\n%s", i+1, code, stderr)
 		}
@@ -48,7 +48,7 @@ func TestSIGTERM(t *testing.T) {
 			t.Errorf("process %d did not resume from the checkpoint its predecessor stopped at:\n%s", i+1, stderr)
 		}
 	}
-	code, stderr, _ := runSignalled(t, bin, args, events, -1, 0)
+	code, stderr, _ := runSignalled(t, bin, args, evFile, -1, 0)
 	if code != 0 {
 		t.Fatalf("the last run: exit %d\n%s", code, stderr)
 	}
@@ -63,13 +63,8 @@ func TestSIGTERM(t *testing.T) {
 // the process has written its start into the events file (none when the
 // delay is negative), and returns its exit code, its standard error and
 // how long it ran after the first signal.
-func runSignalled(t *testing.T, bin string, args []string, events string, after time.Duration, n int) (int, string, time.Duration) {
+func runSignalled(t *testing.T, bin string, args []string, evFile string, after time.Duration, n int) (int, string, time.Duration) {
 	t.Helper()
-	starts := func() int {
-		b, _ := os.ReadFile(events)
-		return bytes.Count(b, []byte(`"event":"start"`))
-	}
-	before := starts()
 	cmd := exec.Command(bin, args...)
 	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
@@ -80,7 +75,11 @@ func runSignalled(t *testing.T, bin string, args []string, events string, after 
 	go func() { done <- cmd.Wait() }()
 	var signalled time.Time
 	if after >= 0 {
-		for deadline := time.Now().Add(time.Minute); starts() == before; time.Sleep(5 * time.Millisecond) {
+		started := func() bool {
+			evs, _ := events.ReadFile(evFile)
+			return slices.ContainsFunc(evs, func(e events.Event) bool { return e.PID == cmd.Process.Pid && e.Kind == events.Start })
+		}
+		for deadline := time.Now().Add(time.Minute); !started(); time.Sleep(5 * time.Millisecond) {
 			select {
 			case err := <-done:
 				t.Fatalf("the job ended before it started: %v\n%s", err, stderr.String())
@@ -88,7 +87,7 @@ func runSignalled(t *testing.T, bin string, args []string, events string, after 
 			}
 			if time.Now().After(deadline) {
 				cmd.Process.Kill()
-				t.Fatalf("the job did not write its start into %s within a minute\n%s", events, stderr.String())
+				t.Fatalf("the job did not write its start into %s within a minute\n%s", evFile, stderr.String())
 			}
 		}
 		select {
