@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 	"runtime/state":            {"runtime/codec", "runtime/internal/intkey", "runtime/internal/invariants", "runtime/internal/pages"},
 	"runtime/internal/config":  {"runtime/settings"},
 	// The data plane and the event-time engines.
-	"runtime/internal/stream":    {"runtime/internal/fault", "runtime/internal/keygroup"},
+	"runtime/internal/stream":    {"runtime/internal/fault", "runtime/internal/invariants", "runtime/internal/keygroup"},
 	"runtime/internal/eventtime": {"", "runtime/codec", "runtime/state", "runtime/internal/config", "runtime/internal/fault", "runtime/internal/intkey", "runtime/internal/invariants", "runtime/internal/pages", "runtime/internal/stream"},
 	// Checkpoints: the storage format below the protocol.
 	"runtime/internal/storage": {"runtime/codec", "runtime/vfs"},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/intkey"
+	"github.com/pipegen/pipegen/runtime/internal/invariants"
 	"github.com/pipegen/pipegen/runtime/internal/pages"
 	"github.com/pipegen/pipegen/runtime/state"
 )
@@ -908,6 +909,9 @@ func (s *WindowState[K, A]) snapshot(sec *state.Sections, keyGroup func(K) int, 
 		c := s.capture(Delta{Full: true}, false)
 		c.h.seq2, c.h.group = h.seq2, h.group
 		return c.Encode(sec, keyGroup, encK, encA)
+	}
+	if invariants.On {
+		s.check()
 	}
 	h.wm, h.seq = s.wm, s.seq
 	writeSectionHeaders(sec, h)

@@ -64,3 +64,86 @@ func TestWindowCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionCheck: the self-check passes on sessions that merged, fired
+// (kept for their lateness) and were dropped, and catches each kind of
+// drift in a key's sessions and their heap.
+func TestSessionCheck(t *testing.T) {
+	build := func() *WindowState[int64, int64] {
+		s := NewWindowState[int64, int64](WindowAssigner{Kind: Session, Gap: 100}, 500, func(dst, src *int64) { *dst += *src })
+		for i := range int64(400) {
+			// Key i%7 gets records 70 ms apart (one growing session)
+			// until 2,000, then 250 ms apart (a session each); two
+			// records far apart and one between them bridge two
+			// sessions of key 100.
+			ts := 10 * i
+			if ts >= 2000 {
+				ts = 2000 + 250*(i-200)
+			}
+			s.Add(i%7, ts, MinTime, func(a *int64) { *a++ }, nil)
+		}
+		s.Add(100, 60_000, MinTime, func(a *int64) { *a++ }, nil)
+		s.Add(100, 60_150, MinTime, func(a *int64) { *a++ }, nil)
+		s.Add(100, 60_080, MinTime, func(a *int64) { *a++ }, nil)
+		s.Advance(30_000, func(int64, Window, *int64) {})
+		return s
+	}
+	s := build()
+	if got := invariants.Violation(s.check); got != "" {
+		t.Fatalf("the check found %q in sound sessions", got)
+	}
+	if len(s.sessions[100]) != 1 {
+		t.Fatalf("key 100 has %d sessions, want the two bridged into one", len(s.sessions[100]))
+	}
+	fired := 0
+	for _, e := range s.sessionHeap {
+		if e.fired {
+			fired++
+		}
+	}
+	if fired == 0 || fired == len(s.sessionHeap) {
+		t.Fatalf("%d of %d sessions fired: the check should see both kinds", fired, len(s.sessionHeap))
+	}
+	// The sessions of a key that has two or more, to corrupt.
+	twoOf := func(s *WindowState[int64, int64]) []*winEntry[int64, int64] {
+		for _, wins := range s.sessions {
+			if len(wins) >= 2 {
+				return wins
+			}
+		}
+		t.Fatal("no key has two sessions")
+		return nil
+	}
+	twoOf(s)
+	for _, tc := range []struct {
+		name    string
+		corrupt func(s *WindowState[int64, int64], wins []*winEntry[int64, int64])
+		want    string
+	}{
+		{"two sessions touching", func(_ *WindowState[int64, int64], wins []*winEntry[int64, int64]) {
+			wins[1].w.Start = wins[0].w.End
+		}, "should be one"},
+		{"a session out of its place in the heap", func(_ *WindowState[int64, int64], wins []*winEntry[int64, int64]) {
+			wins[0].hi = -1
+		}, "its place"},
+		{"a session due at the wrong time", func(_ *WindowState[int64, int64], wins []*winEntry[int64, int64]) {
+			wins[0].at++
+		}, "is due at"},
+		{"a dropped session still listed", func(_ *WindowState[int64, int64], wins []*winEntry[int64, int64]) {
+			wins[0].dead = true
+		}, "dropped true"},
+		{"a session missing from the heap", func(s *WindowState[int64, int64], wins []*winEntry[int64, int64]) {
+			s.sessionHeap.remove(wins[0].hi)
+			wins[0].hi = 0
+		}, "heap"},
+		{"a window too many counted", func(s *WindowState[int64, int64], _ []*winEntry[int64, int64]) {
+			s.n++
+		}, "Len counts"},
+	} {
+		s := build()
+		tc.corrupt(s, twoOf(s))
+		if got := invariants.Violation(s.check); got == "" || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: the check found %q, want a violated invariant that says %q", tc.name, got, tc.want)
+		}
+	}
+}

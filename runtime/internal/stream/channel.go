@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/invariants"
 	"github.com/pipegen/pipegen/runtime/internal/keygroup"
 )
 
@@ -457,6 +458,9 @@ func (in *inboxControl) pendingEvent() (event, bool) {
 // once; control events update the bookkeeping and may complete an event.
 func (in *Inbox[T]) handle(m Msg[T]) (Msg[T], bool) {
 	if m.Kind == Records {
+		if invariants.On {
+			in.checkRecords(m.From)
+		}
 		if in.idleSender[m.From] {
 			in.idleSender[m.From] = false
 		}
@@ -486,6 +490,9 @@ func (in *inboxControl) control(m event) {
 		// A sender with event time sends the watermark MaxTime before it
 		// ends (every window fires); End itself moves no watermark.
 		in.end(m)
+	}
+	if invariants.On {
+		in.check()
 	}
 }
 
