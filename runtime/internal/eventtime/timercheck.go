@@ -13,7 +13,8 @@ import "github.com/pipegen/pipegen/runtime/internal/invariants"
 //     holds a timer (unset frees it when it holds none); a free one is
 //     empty and attached nowhere;
 //   - the timers in records and in more number t.n, and the records
-//     count those of theirs in more.
+//     count those of theirs in more;
+//   - the list of the current epoch's changes (checkLog).
 //
 // A count that drifted would make compaction run too late or too often
 // and Len lie; a record on the free list that still held a timer would
@@ -88,5 +89,65 @@ func (t *TimerService[K]) check() {
 	}
 	if inMore != len(t.more) || inRecs+inMore != t.n {
 		invariants.Failf("timer records hold %d timers in place and count %d more, the service %d more and %d timers in all", inRecs, inMore, len(t.more), t.n)
+	}
+	t.checkLog()
+}
+
+// checkLog verifies the list of changes that the next delta writes
+// (changes.go), part of check:
+//
+//   - nothing is listed before changes are tracked, and the lists kept
+//     for deltas are of earlier epochs, oldest first;
+//   - the changes taken off the current epoch's list (void) number
+//     voids, which says when to compact it;
+//   - each timer set in the current epoch and listed is at its place in
+//     the list (listed), as its registration, and every registration on
+//     the list is of a timer still set: one deleted or run in the epoch
+//     it was registered in is taken off (gone).
+//
+// A timer whose place is wrong would be written by a delta as registered
+// although it went, or its going be listed besides its registration: a
+// restore from the delta would then hold a timer that was deleted, or
+// lose one that is set.
+func (t *TimerService[K]) checkLog() {
+	l := &t.log
+	if !l.tracking && (len(l.cur) > 0 || len(l.pending) > 0) {
+		invariants.Failf("timer changes: %d listed in the current epoch and %d epochs kept before changes are tracked", len(l.cur), len(l.pending))
+	}
+	for i, c := range l.pending {
+		if c.epoch >= l.current() || i > 0 && c.epoch <= l.pending[i-1].epoch {
+			invariants.Failf("timer changes: the lists kept are of epochs %v..., the current one %d", c.epoch, l.current())
+		}
+	}
+	voids, registered := 0, 0
+	for _, c := range l.cur {
+		switch {
+		case c.void:
+			voids++
+		case !c.gone:
+			registered++
+		}
+	}
+	if voids != l.voids {
+		invariants.Failf("timer changes: %d of the current epoch's list are void, voids counts %d", voids, l.voids)
+	}
+	matched := 0
+	_ = t.timers(func(k K, tm timerRec) error {
+		if tm.listed == 0 || tm.born != l.current() {
+			return nil
+		}
+		p := int(tm.listed) - 1
+		if p >= len(l.cur) {
+			invariants.Failf("timer of key %v at %d (seq %d) is listed at %d of %d changes", k, tm.at, tm.seq, p, len(l.cur))
+		}
+		c := &l.cur[p]
+		if c.void || c.gone || c.key != k || c.seq != tm.seq || c.at != tm.at || c.processing != tm.processing {
+			invariants.Failf("timer of key %v at %d (seq %d) is listed at %d, which holds the change of key %v at %d (seq %d, gone %v, void %v)", k, tm.at, tm.seq, p, c.key, c.at, c.seq, c.gone, c.void)
+		}
+		matched++
+		return nil
+	})
+	if matched != registered {
+		invariants.Failf("timer changes: %d registrations listed in the current epoch, %d of them of timers still set", registered, matched)
 	}
 }

@@ -1,12 +1,12 @@
 // Package invariants turns on the runtime's expensive self-checks: with
 // the build tag invariants, structures whose bookkeeping is spread over
-// several fields (a timer service's records, heaps and counts; a keyed
-// state's key group lists, index and entries handed back; window panes'
-// arrays and index; sessions and their heap; an exchange's barrier
-// alignment) check that it agrees with itself at points where it must,
-// and panic when it does not, naming what disagrees. Without the
-// tag On is a false constant and the checks compile away, so a pipeline
-// pays nothing.
+// several fields (a timer service's records, heaps, counts and list of
+// changes; a keyed state's key group lists, index and entries handed
+// back; window panes' arrays and index; sessions and their heap; an
+// exchange's barrier alignment) check that it agrees with itself at
+// points where it must, and panic when it does not, naming what
+// disagrees. Without the tag On is a false constant and the checks
+// compile away, so a pipeline pays nothing.
 //
 // make invariants runs the runtime's tests and crash tests of generated
 // pipelines built with the tag (GOFLAGS' tags reach the pipelines that
