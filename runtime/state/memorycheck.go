@@ -11,7 +11,14 @@ import "github.com/pipegen/pipegen/runtime/internal/invariants"
 //   - an entry handed back for a new key (free) is a deleted one that
 //     getOrAdd made, there once, and on no list of changes (dirty,
 //     pending), which would otherwise write its next key's value as the
-//     old key's change into a delta.
+//     old key's change into a delta;
+//   - once changes are tracked, every entry on the key groups' lists
+//     touched in the current epoch is on its list of changes (dirty),
+//     which holds each entry once and only entries touched in it, gone
+//     counting those of them added and deleted in it; an entry on an
+//     earlier epoch's list was touched in that epoch or since. An entry
+//     changed but not listed would be missing from the next delta: a
+//     restore from it would lose the change.
 //
 // It checks nothing while a restore still holds entries outside the
 // index (batch, deltas).
@@ -51,18 +58,56 @@ func (s *Memory[K, V]) check() {
 		}
 		free[e] = true
 	}
-	if len(free) == 0 {
+	if len(free) > 0 {
+		listed := func(es []*entry[K, V], which string) {
+			for _, e := range es {
+				if free[e] {
+					invariants.Failf("state entry of key %v is handed back for a new key but still on the list of changes of %s", e.key, which)
+				}
+			}
+		}
+		listed(s.dirty, "the current epoch")
+		for _, l := range s.pending {
+			listed(l.entries, "an earlier epoch")
+		}
+	}
+	s.checkChanges()
+}
+
+// checkChanges verifies the lists of changes (part of check).
+func (s *Memory[K, V]) checkChanges() {
+	if !s.tracking {
+		if len(s.dirty) > 0 {
+			invariants.Failf("state lists %d changes before changes are tracked", len(s.dirty))
+		}
 		return
 	}
-	listed := func(es []*entry[K, V], which string) {
-		for _, e := range es {
-			if free[e] {
-				invariants.Failf("state entry of key %v is handed back for a new key but still on the list of changes of %s", e.key, which)
+	dirty := make(map[*entry[K, V]]bool, len(s.dirty))
+	gone := 0
+	for _, e := range s.dirty {
+		if dirty[e] || e.ver != s.epoch {
+			invariants.Failf("state entry of key %v is on the current epoch's (%d) list of changes twice (%v) or touched in epoch %d", e.key, s.epoch, dirty[e], e.ver)
+		}
+		dirty[e] = true
+		if e.deleted && e.fresh {
+			gone++
+		}
+	}
+	if gone != s.gone {
+		invariants.Failf("the current epoch's list of changes holds %d entries added and deleted in it, gone counts %d", gone, s.gone)
+	}
+	for _, list := range s.all {
+		for _, e := range list {
+			if e.ver == s.epoch && !dirty[e] {
+				invariants.Failf("state entry of key %v (deleted %v) was touched in the current epoch %d but is not on its list of changes", e.key, e.deleted, s.epoch)
 			}
 		}
 	}
-	listed(s.dirty, "the current epoch")
 	for _, l := range s.pending {
-		listed(l.entries, "an earlier epoch")
+		for _, e := range l.entries {
+			if e.ver < l.epoch {
+				invariants.Failf("state entry of key %v is on the list of changes of epoch %d but was last touched in epoch %d", e.key, l.epoch, e.ver)
+			}
+		}
 	}
 }

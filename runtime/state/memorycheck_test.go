@@ -61,3 +61,75 @@ func TestMemoryCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryChangesCheck: the self-check passes on the lists of changes
+// of a state captured twice, whose keys were changed, added and deleted
+// in each epoch (some added and deleted in one, taken off the list
+// again), and catches a change left off its list or miscounted.
+func TestMemoryChangesCheck(t *testing.T) {
+	build := func() *Memory[int, testValue] {
+		s := newTestState()
+		for k := range 3000 {
+			v, _ := s.GetOrAdd(k)
+			v.N = 1
+		}
+		writeCapture(t, s.Capture(true, 0, 0, testCodec))
+		for k := range 1000 {
+			v, _ := s.GetOrAdd(k)
+			v.N++
+		}
+		for k := 1000; k < 1500; k++ {
+			s.Delete(k)
+		}
+		c := s.Capture(false, 1, 1, testCodec)
+		writeCapture(t, c)
+		// In the current epoch: 3,000 keys added and deleted again
+		// (taken off the list), 10 added and kept, 10 changed.
+		for k := 10_000; k < 13_000; k++ {
+			s.GetOrAdd(k)
+			s.Delete(k)
+		}
+		for k := 20_000; k < 20_010; k++ {
+			s.GetOrAdd(k)
+		}
+		for k := 2000; k < 2010; k++ {
+			v, _ := s.GetOrAdd(k)
+			v.N++
+		}
+		return s
+	}
+	s := build()
+	if got := invariants.Violation(s.check); got != "" {
+		t.Fatalf("the check found %q in a sound state", got)
+	}
+	if !s.tracking || len(s.pending) == 0 || len(s.dirty) == 0 {
+		t.Fatalf("tracking %v, %d earlier lists, %d changes listed: the test does not reach the lists' checks", s.tracking, len(s.pending), len(s.dirty))
+	}
+
+	for _, tc := range []struct {
+		name    string
+		corrupt func(*Memory[int, testValue])
+		want    string
+	}{
+		{"a change left off the list", func(s *Memory[int, testValue]) {
+			s.dirty = s.dirty[:len(s.dirty)-1]
+		}, "not on its list of changes"},
+		{"a change listed twice", func(s *Memory[int, testValue]) {
+			s.dirty = append(s.dirty, s.dirty[0])
+		}, "twice"},
+		{"a key added and deleted not counted", func(s *Memory[int, testValue]) {
+			s.GetOrAdd(30_000)
+			s.Delete(30_000)
+			s.gone--
+		}, "gone counts"},
+		{"an earlier epoch's list with an entry untouched in it", func(s *Memory[int, testValue]) {
+			s.pending[len(s.pending)-1].entries[0].ver = 0
+		}, "last touched in epoch 0"},
+	} {
+		s := build()
+		tc.corrupt(s)
+		if got := invariants.Violation(s.check); got == "" || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: the check found %q, want a violated invariant that says %q", tc.name, got, tc.want)
+		}
+	}
+}
