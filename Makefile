@@ -120,12 +120,14 @@ bench-state:
 # runtime/internal/invariants): a timer service's records, heaps, counts
 # and list of changes at each advance and snapshot, a keyed state's
 # lists, index, entries handed back and lists of changes at each
-# capture, the panes of tumbling and sliding windows and the sessions at
-# each capture or snapshot, an exchange's barrier alignment at each
-# control event. Not part of make test: it compiles the runtime and the
-# pipelines again under the tag (on 2 cores 3 minutes with them in the
-# build cache, 4.5 after a change to the runtime, 9 for the first run
-# beside another test run); CI runs it after make test.
+# capture, the pebble backend's cache and its list of changed values at
+# each barrier and spill, the panes of tumbling and sliding windows and
+# the sessions at each capture or snapshot, an exchange's barrier
+# alignment at each control event. Not part of make test: it compiles
+# the runtime and the pipelines again under the tag (on 2 cores 3
+# minutes with them in the build cache, 4.5 after a change to the
+# runtime, 9 for the first run beside another test run); CI runs it
+# after make test.
 invariants:
 	GOFLAGS="$(GOFLAGS) -ldflags=-s -tags=invariants,$(TAGS) -gcflags=all=-dwarf=false" $(GO) test -count=1 -timeout 30m ./runtime/... ./examples/... ./internal/crashtest/... ./internal/e2e/...
 

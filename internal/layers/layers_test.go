@@ -60,8 +60,8 @@ var allowed = map[string][]string{
 	// The pebble state backend, which only generated code of pipelines
 	// that use it imports (beside the facade).
 	"runtime/pebblestate": {"", "runtime/codec", "runtime/state", "runtime/vfs", "runtime/internal/checkpoint",
-		"runtime/internal/eventtime", "runtime/internal/fault", "runtime/internal/keygroup", "runtime/internal/storage",
-		"runtime/pebblestate/internal/kv"},
+		"runtime/internal/eventtime", "runtime/internal/fault", "runtime/internal/invariants", "runtime/internal/keygroup",
+		"runtime/internal/storage", "runtime/pebblestate/internal/kv"},
 	// The Pebble store as pebblestate's generic types see it: a leaf.
 	"runtime/pebblestate/internal/kv": nil,
 	// Supervision, then the command line, then the facade.

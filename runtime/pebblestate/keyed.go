@@ -15,6 +15,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/invariants"
 	"github.com/pipegen/pipegen/runtime/internal/keygroup"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
@@ -408,6 +409,9 @@ func (s *Keyed[K, V]) isDirty(e *entry[K, V]) bool { return e.gen == s.seq+1 }
 func (s *Keyed[K, V]) spill(all bool) {
 	if err := s.broken.Load(); err != nil {
 		fault.Abort(*err)
+	}
+	if invariants.On {
+		s.check()
 	}
 	frozen := s.frozen.Load()
 	if frozen && (all || len(s.dirty) >= 4*s.spillAt) {

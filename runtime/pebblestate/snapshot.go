@@ -11,6 +11,7 @@ import (
 	"github.com/pipegen/pipegen/runtime/codec"
 	"github.com/pipegen/pipegen/runtime/internal/checkpoint"
 	"github.com/pipegen/pipegen/runtime/internal/fault"
+	"github.com/pipegen/pipegen/runtime/internal/invariants"
 	"github.com/pipegen/pipegen/runtime/internal/storage"
 	"github.com/pipegen/pipegen/runtime/pebblestate/internal/kv"
 )
@@ -82,6 +83,9 @@ func (st *Keyed[K, V]) snapshot(s *checkpoint.Snapshot, node int) {
 // begin starts the capture of checkpoint id; base is what the newest
 // completed checkpoint, committed, holds, which it builds on.
 func (st *Keyed[K, V]) begin(id, committed int64) (c *capture[K, V], base map[string]string) {
+	if invariants.On {
+		st.check()
+	}
 	st.frozen.Store(true)
 	st.seq++
 	// The changed values, whose gen was st.seq+1, are c's now (entry.gen).

@@ -2,9 +2,10 @@
 // the build tag invariants, structures whose bookkeeping is spread over
 // several fields (a timer service's records, heaps, counts and list of
 // changes; a keyed state's key group lists, index, entries handed back
-// and lists of changes; window panes' arrays and index; sessions and
-// their heap; an exchange's barrier alignment) check that it agrees with
-// itself at points where it must, and panic when it does not, naming what
+// and lists of changes; the pebble backend's cache and its list of
+// changed values; window panes' arrays and index; sessions and their
+// heap; an exchange's barrier alignment) check that it agrees with itself
+// at points where it must, and panic when it does not, naming what
 // disagrees. Without the tag On is a false constant and the checks
 // compile away, so a pipeline pays nothing.
 //
