@@ -370,6 +370,9 @@ func (c *WindowCapture[K, A]) Encode(sec *state.Sections, keyGroup func(K) int, 
 			if p.early != nil {
 				fired = fired || p.early[int32(i)]
 			}
+			if c.layout == layoutSlicesMarked {
+				_, fired = c.firedThrough[k] // the section's mark holds for k
+			}
 			seq := p.seqs.at(i)
 			w.Uvarint(windowHead(seq, at.last, fired))
 			at.last = seq

@@ -43,7 +43,7 @@ func ReadWindows[K, A any](section []byte, decK func(*codec.Reader) K, decA func
 	if !ok {
 		return 0, 0, false, r.Err()
 	}
-	if h.layout == layoutSlices {
+	if h.layout == layoutSlices || h.layout == layoutSlicesMarked {
 		return 0, 0, false, errSlices
 	}
 	if err := readWindows(r, h, false, decK, decA, window); err != nil {
@@ -83,11 +83,24 @@ func ReadWindows[K, A any](section []byte, decK func(*codec.Reader) K, decA func
 // layoutSlices is layoutPanes of sliding windows kept in slices
 // (windowslices.go): a pane of the slide's width is a slice, a pane of the
 // window's size a window restored whole. Only checkpoints hold it;
-// savepoints hold the windows whole (layoutPanes).
+// savepoints hold the windows whole (layoutPanes). The header's fired
+// (field 6), when set, says how far the windows of every key of the
+// section fired (slicing.firedThrough).
+//
+// layoutSlicesMarked is layoutSlices written while some keys' windows
+// are marked as fired through a watermark after a change of parallelism:
+// the header's fired holds for the keys whose windows have the fired bit
+// set (otherwise unused: slices never fire as panes, and a window kept
+// whole goes when it fires), not for the others. A key that came after
+// the restore has no mark, and its slices count in every window; given
+// its section's mark by a restore, they no longer counted in the windows
+// ending before it, and a checkpoint taken before the watermark passed
+// the marks lost those windows' records since the restore.
 const (
-	layoutEntries = 0
-	layoutPanes   = 1
-	layoutSlices  = 2
+	layoutEntries      = 0
+	layoutPanes        = 1
+	layoutSlices       = 2
+	layoutSlicesMarked = 3
 )
 
 // errSlices is what a reader of windows that has no merge function finds
@@ -115,7 +128,7 @@ func readWindows[K, A any](r *codec.Reader, h sectionHeader, delta bool, decK fu
 				return err
 			}
 		}
-	case layoutPanes, layoutSlices:
+	case layoutPanes, layoutSlices, layoutSlicesMarked:
 		var w Window
 		var pane, empty bool
 		var last uint64

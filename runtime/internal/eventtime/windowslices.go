@@ -370,7 +370,7 @@ func (s *WindowState[K, A]) settle() {
 // layoutFits checks that a section of windows in the layout of header h
 // can be restored into s.
 func (s *WindowState[K, A]) layoutFits(h sectionHeader) error {
-	if h.layout == layoutSlices && !s.sliced {
+	if (h.layout == layoutSlices || h.layout == layoutSlicesMarked) && !s.sliced {
 		return errSlices
 	}
 	return nil
@@ -378,14 +378,15 @@ func (s *WindowState[K, A]) layoutFits(h sectionHeader) error {
 
 // restoreSliced restores a window of a checkpoint into s, which keeps
 // slices: a slice, or a window kept whole; it replaces the entry of the
-// key when there is one (a delta's).
-func (s *WindowState[K, A]) restoreSliced(k K, w Window, seq uint64, a *A) error {
+// key when there is one (a delta's). marked says whether the section's
+// mark of how far its keys' windows fired holds for k (layoutSlicesMarked).
+func (s *WindowState[K, A]) restoreSliced(k K, w Window, seq uint64, a *A, marked bool) error {
 	if a == nil {
 		a = new(A)
 	}
 	s.seq = max(s.seq, seq+1)
 	s.sl.unsettled = true
-	if ft := s.sl.sectionFired; ft > MinTime {
+	if ft := s.sl.sectionFired; ft > MinTime && marked {
 		if s.sl.firedThrough == nil {
 			s.sl.firedThrough = map[K]int64{}
 		}
@@ -482,7 +483,7 @@ func (s *WindowState[K, A]) mergeChain(c *WindowState[K, A]) error {
 		p := all[j]
 		c.sortPane(p)
 		for i, k := range p.keys {
-			if err := s.restoreSliced(k, p.w, p.seqs.at(i), &p.accs[i]); err != nil {
+			if err := s.restoreSliced(k, p.w, p.seqs.at(i), &p.accs[i], true); err != nil {
 				return err
 			}
 		}
@@ -507,6 +508,7 @@ func (s *WindowState[K, A]) capture(d Delta, mark bool) *WindowCapture[K, A] {
 	c := s.capturePanes(d.Full, d.Since, mark)
 	c.layout = layoutSlices
 	if s.sl.firedThrough != nil {
+		c.layout = layoutSlicesMarked
 		c.firedThrough = maps.Clone(s.sl.firedThrough)
 	}
 	return c
