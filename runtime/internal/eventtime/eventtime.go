@@ -305,8 +305,12 @@ type sectionHeader struct {
 	// field 6: of sliding windows kept in slices, the watermark through
 	// which the windows of the section's keys fired before a change of
 	// parallelism, when it is ahead of wm (windowslices.go,
-	// firedThrough); MinTime when absent.
-	fired int64
+	// firedThrough); MinTime when absent. It is written only when
+	// hasFired is set: a header made without it (fired 0) and a
+	// watermark still MinTime wrote a mark of 0, which a restore gave to
+	// every key, whose windows ending at or before 0 then never fired.
+	fired    int64
+	hasFired bool
 }
 
 func writeSectionHeaders(sec *state.Sections, h sectionHeader) {
@@ -336,7 +340,7 @@ func writeSectionHeader(w *codec.Writer, h sectionHeader) {
 		w.Tag(5, codec.Varint)
 		w.Uvarint(h.layout)
 	}
-	if h.fired > h.wm {
+	if h.hasFired && h.fired > h.wm {
 		w.Tag(6, codec.Varint)
 		w.Varint(h.fired)
 	}

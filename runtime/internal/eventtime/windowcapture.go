@@ -326,7 +326,7 @@ func (c *WindowCapture[K, A]) Encode(sec *state.Sections, keyGroup func(K) int, 
 		for i := range sec.W {
 			if fired[i] > h.wm {
 				hi := h
-				hi.fired = fired[i]
+				hi.fired, hi.hasFired = fired[i], true
 				sec.W[i].Reset()
 				writeSectionHeader(&sec.W[i], hi)
 			}
