@@ -376,6 +376,16 @@ func (s *WindowState[K, A]) layoutFits(h sectionHeader) error {
 	return nil
 }
 
+// markFired raises the mark of how far k's windows fired to ft. Not
+// max(firedThrough[k], ft): a key without a mark reads 0 there, and a mark
+// below 0 (a subtask that had no watermark yet, MinTime) became 0, so that
+// the key's windows ending at or before 0 never fired.
+func (sl *slicing[K, A]) markFired(k K, ft int64) {
+	if old, ok := sl.firedThrough[k]; !ok || ft > old {
+		sl.firedThrough[k] = ft
+	}
+}
+
 // restoreSliced restores a window of a checkpoint into s, which keeps
 // slices: a slice, or a window kept whole; it replaces the entry of the
 // key when there is one (a delta's). marked says whether the section's
@@ -390,7 +400,7 @@ func (s *WindowState[K, A]) restoreSliced(k K, w Window, seq uint64, a *A, marke
 		if s.sl.firedThrough == nil {
 			s.sl.firedThrough = map[K]int64{}
 		}
-		s.sl.firedThrough[k] = max(s.sl.firedThrough[k], ft)
+		s.sl.markFired(k, ft)
 	}
 	// A slice, or a window kept whole; a delta's replaces the key's.
 	var p *pane[K, A]
@@ -454,7 +464,7 @@ func (s *WindowState[K, A]) chainRestored(c *WindowState[K, A]) {
 	if s.sl.firedThrough != nil {
 		for p := range c.allPanes() {
 			for _, k := range p.keys {
-				s.sl.firedThrough[k] = max(s.sl.firedThrough[k], c.wm)
+				s.sl.markFired(k, c.wm)
 			}
 		}
 	}
@@ -462,7 +472,7 @@ func (s *WindowState[K, A]) chainRestored(c *WindowState[K, A]) {
 		s.sl.firedThrough = map[K]int64{}
 	}
 	for k, ft := range c.sl.firedThrough {
-		s.sl.firedThrough[k] = max(s.sl.firedThrough[k], ft)
+		s.sl.markFired(k, ft)
 	}
 }
 

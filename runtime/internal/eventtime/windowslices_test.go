@@ -118,7 +118,7 @@ func snapshotTwin(t *testing.T, tw *sliceTwin, sub, parallelism int, d Delta) (s
 // kept), and checks that the two ways fire the same windows with the
 // same results, in the same order within a subtask.
 func TestSlicedAsPerWindow(t *testing.T) {
-	for seed := range uint64(1000) {
+	for seed := range uint64(3000) {
 		rng := rand.New(rand.NewPCG(seed, 11))
 		slide := int64(1 + rng.IntN(4))
 		a := WindowAssigner{Kind: Sliding, Slide: slide, Size: slide * int64(2+rng.IntN(4))}
