@@ -168,7 +168,7 @@ func (s *WindowState[K, A]) restoreDelta(section []byte, decK func(*codec.Reader
 	s.sl.sectionFired = h.fired
 	return readWindows(r, h, true, decK, decA, func(k K, w Window, seq uint64, fired bool, a *A) error {
 		if s.sliced {
-			return s.restoreSliced(k, w, seq, a, h.layout != layoutSlicesMarked || fired)
+			return s.restoreSliced(k, w, seq, a, h.markHolds(fired))
 		}
 		if err := s.fits(w); err != nil {
 			return fmt.Errorf("%w: window %v of key %v: %w", codec.ErrCorrupt, w, k, err)

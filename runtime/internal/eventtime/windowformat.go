@@ -43,7 +43,7 @@ func ReadWindows[K, A any](section []byte, decK func(*codec.Reader) K, decA func
 	if !ok {
 		return 0, 0, false, r.Err()
 	}
-	if h.layout == layoutSlices || h.layout == layoutSlicesMarked {
+	if h.slices() {
 		return 0, 0, false, errSlices
 	}
 	if err := readWindows(r, h, false, decK, decA, window); err != nil {
@@ -102,6 +102,19 @@ const (
 	layoutSlices       = 2
 	layoutSlicesMarked = 3
 )
+
+// slices reports whether the windows after header h are kept in slices
+// (layoutSlices, layoutSlicesMarked).
+func (h sectionHeader) slices() bool {
+	return h.layout == layoutSlices || h.layout == layoutSlicesMarked
+}
+
+// markHolds reports whether the header's mark of how far its keys'
+// windows fired (fired) holds for the key of a window whose head had
+// the fired bit firedBit: for every key but in layoutSlicesMarked.
+func (h sectionHeader) markHolds(firedBit bool) bool {
+	return h.layout != layoutSlicesMarked || firedBit
+}
 
 // errSlices is what a reader of windows that has no merge function finds
 // in a checkpoint of windows kept in slices.

@@ -370,17 +370,21 @@ func (s *WindowState[K, A]) settle() {
 // layoutFits checks that a section of windows in the layout of header h
 // can be restored into s.
 func (s *WindowState[K, A]) layoutFits(h sectionHeader) error {
-	if (h.layout == layoutSlices || h.layout == layoutSlicesMarked) && !s.sliced {
+	if h.slices() && !s.sliced {
 		return errSlices
 	}
 	return nil
 }
 
-// markFired raises the mark of how far k's windows fired to ft. Not
-// max(firedThrough[k], ft): a key without a mark reads 0 there, and a mark
-// below 0 (a subtask that had no watermark yet, MinTime) became 0, so that
-// the key's windows ending at or before 0 never fired.
+// markFired raises the mark of how far k's windows fired to ft, making
+// the map of marks if there is none. Not max(firedThrough[k], ft): a key
+// without a mark reads 0 there, and a mark below 0 (a subtask that had no
+// watermark yet, MinTime) became 0, so that the key's windows ending at or
+// before 0 never fired.
 func (sl *slicing[K, A]) markFired(k K, ft int64) {
+	if sl.firedThrough == nil {
+		sl.firedThrough = map[K]int64{}
+	}
 	if old, ok := sl.firedThrough[k]; !ok || ft > old {
 		sl.firedThrough[k] = ft
 	}
@@ -397,9 +401,6 @@ func (s *WindowState[K, A]) restoreSliced(k K, w Window, seq uint64, a *A, marke
 	s.seq = max(s.seq, seq+1)
 	s.sl.unsettled = true
 	if ft := s.sl.sectionFired; ft > MinTime && marked {
-		if s.sl.firedThrough == nil {
-			s.sl.firedThrough = map[K]int64{}
-		}
 		s.sl.markFired(k, ft)
 	}
 	// A slice, or a window kept whole; a delta's replaces the key's.
@@ -467,9 +468,6 @@ func (s *WindowState[K, A]) chainRestored(c *WindowState[K, A]) {
 				s.sl.markFired(k, c.wm)
 			}
 		}
-	}
-	if len(c.sl.firedThrough) > 0 && s.sl.firedThrough == nil {
-		s.sl.firedThrough = map[K]int64{}
 	}
 	for k, ft := range c.sl.firedThrough {
 		s.sl.markFired(k, ft)
